@@ -1,0 +1,461 @@
+//! The `data`, `train`, `eval` and `predict` commands.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use distillrank::data::cache;
+use distillrank::data::letor::{read_letor_file_with_progress, ReadOptions};
+use distillrank::data::prepare::{prepare, GumbelDraws, PrepareOptions, Prepared, PrivilegedSplit};
+use distillrank::data::synth::generate;
+use distillrank::data::Dataset;
+use distillrank::metrics::{self, IdcgZero};
+use distillrank::model_io::{self, ModelConfig};
+use distillrank::train::{self, Event, TrainConfig};
+use distillrank::{Error, Result};
+
+use super::progress::{Output, Progress};
+use super::{DataArgs, EvalArgs, FileArgs, LabelsArg, PredictArgs, SynthArgs, TrainArgs};
+
+/// Loads a LETOR file: from `FILE` if it is a cache, from `FILE.drcache` when that is fresh,
+/// otherwise by parsing the text (with a progress bar over the bytes read).
+pub fn load(path: &Path, query: Option<&Path>, out: &Output) -> Result<Dataset> {
+    if path.extension().is_some_and(|e| e == "drcache") {
+        return Ok(cache::read_cache(path, None)?.0);
+    }
+    let cached = cache::cache_path(path);
+    if query.is_none() && cached.exists() {
+        if let Ok((data, cache::CacheState::Fresh)) = cache::read_cache(&cached, Some(path)) {
+            return Ok(data);
+        }
+        out.note(format!(
+            "{} is stale: parsing {} again",
+            cached.display(),
+            path.display()
+        ));
+    }
+    let size = std::fs::metadata(path)
+        .map_err(|e| Error::io(path, e))?
+        .len();
+    let mut bar = Progress::new(out, size, "B");
+    bar.message(format!("reading {}", path.display()));
+    let data =
+        read_letor_file_with_progress(path, query, &ReadOptions::default(), &mut |n| bar.set(n))?;
+    bar.finish();
+    Ok(data)
+}
+
+pub fn stats(args: &FileArgs, out: &Output) -> Result<()> {
+    let data = load(&args.file, args.query.as_deref(), out)?;
+    let s = data.stats();
+    if out.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&s).expect("stats serialise")
+        );
+        return Ok(());
+    }
+    println!("file                    {}", args.file.display());
+    println!("queries                 {}", s.queries);
+    println!("documents               {}", s.docs);
+    println!("features                {}", s.features);
+    println!(
+        "docs per query          min {} / median {} / max {}",
+        s.docs_per_query_min, s.docs_per_query_median, s.docs_per_query_max
+    );
+    let hist: Vec<String> = s.grades.iter().map(|(g, n)| format!("{g}: {n}")).collect();
+    println!("grades                  {}", hist.join(", "));
+    println!(
+        "constant features       {} {:?}",
+        s.constant_features.len(),
+        s.constant_features
+    );
+    println!("groups with no grade>0  {}", s.groups_without_positive);
+    Ok(())
+}
+
+pub fn synth(args: &SynthArgs, path: &Path, out: &Output) -> Result<()> {
+    let synthetic = generate(&args.options())?;
+    let file = std::fs::File::create(path).map_err(|e| Error::io(path, e))?;
+    let mut writer = std::io::BufWriter::new(file);
+    synthetic
+        .dataset
+        .write_letor(&mut writer)
+        .and_then(|_| writer.flush())
+        .map_err(|e| Error::io(path, e))?;
+    let d = &synthetic.dataset;
+    let z = &synthetic.privileged_columns;
+    if out.json {
+        let v = serde_json::json!({"file": path, "queries": d.n_groups(), "docs": d.n_docs(), "features": d.n_features, "privileged_columns": z});
+        println!("{v}");
+    } else {
+        println!(
+            "wrote {} ({} queries, {} docs, {} features)",
+            path.display(),
+            d.n_groups(),
+            d.n_docs(),
+            d.n_features
+        );
+        let cols: Vec<String> = z.iter().map(|c| c.to_string()).collect();
+        println!(
+            "privileged columns: {}  (train with --privileged cols:{})",
+            cols.join(","),
+            cols.join(",")
+        );
+    }
+    Ok(())
+}
+
+pub fn cache(args: &FileArgs, out: &Output) -> Result<()> {
+    let started = std::time::Instant::now();
+    let mut bar = Progress::new(
+        out,
+        std::fs::metadata(&args.file)
+            .map_err(|e| Error::io(&args.file, e))?
+            .len(),
+        "B",
+    );
+    let data = read_letor_file_with_progress(
+        &args.file,
+        args.query.as_deref(),
+        &ReadOptions::default(),
+        &mut |n| bar.set(n),
+    )?;
+    bar.finish();
+    let path = cache::cache_path(&args.file);
+    cache::write_cache(&data, &args.file, &path)?;
+    let seconds = started.elapsed().as_secs_f64();
+    if out.json {
+        println!(
+            "{}",
+            serde_json::json!({"cache": path, "docs": data.n_docs(), "queries": data.n_groups(), "seconds": seconds})
+        );
+    } else {
+        println!(
+            "wrote {} ({} queries, {} docs) in {:.2} s",
+            path.display(),
+            data.n_groups(),
+            data.n_docs(),
+            seconds
+        );
+    }
+    Ok(())
+}
+
+/// Parses `--privileged`.
+pub fn privileged_split(spec: &str) -> Result<PrivilegedSplit> {
+    let bad = || {
+        Error::Config(format!(
+            "--privileged '{spec}': expected top:N, cols:3,7,12 or discriminative:TAU_PRIV"
+        ))
+    };
+    let (kind, value) = spec.split_once(':').ok_or_else(bad)?;
+    match kind {
+        "top" => value
+            .trim()
+            .parse()
+            .map(PrivilegedSplit::TopCorrelation)
+            .map_err(|_| bad()),
+        "cols" => value
+            .split(',')
+            .map(|c| c.trim().parse::<usize>().map_err(|_| bad()))
+            .collect::<Result<Vec<_>>>()
+            .map(PrivilegedSplit::Columns),
+        "discriminative" => value
+            .trim()
+            .parse()
+            .map(|tau_priv| PrivilegedSplit::Discriminative { tau_priv })
+            .map_err(|_| bad()),
+        _ => Err(bad()),
+    }
+}
+
+/// The prepared splits, plus what a saved model needs to know about the source data.
+pub struct PreparedData {
+    pub prepared: Prepared,
+    pub source_features: usize,
+    pub description: String,
+    pub options: PrepareOptions,
+}
+
+/// Loads (or generates) and prepares the data of `train`.
+pub fn prepare_data(args: &DataArgs, out: &Output) -> Result<PreparedData> {
+    let (train, valid, test, default_split, default_tau, description) = match &args.train {
+        Some(path) => {
+            let train = load(path, args.train_query.as_deref(), out)?;
+            let valid = args
+                .valid
+                .as_ref()
+                .map(|p| load(p, args.valid_query.as_deref(), out))
+                .transpose()?;
+            let test = args
+                .test
+                .as_ref()
+                .map(|p| load(p, args.test_query.as_deref(), out))
+                .transpose()?;
+            (
+                train,
+                valid,
+                test,
+                PrivilegedSplit::TopCorrelation(40),
+                4.8,
+                path.display().to_string(),
+            )
+        }
+        None => {
+            if args.valid.is_some() || args.test.is_some() {
+                return Err(Error::Config("--valid/--test need --train".into()));
+            }
+            let synthetic = generate(&args.synth.options())?;
+            // The embedded default: 80% train, 10% valid, 10% test queries.
+            let n = synthetic.dataset.n_groups();
+            let groups: Vec<usize> = (0..n).collect();
+            let (a, b) = (n * 8 / 10, n * 9 / 10);
+            let pick =
+                |r: &[usize]| distillrank::data::prepare::select_groups(&synthetic.dataset, r);
+            let description = format!(
+                "synthetic {:?} data ({} queries, {} docs)",
+                args.synth.kind,
+                n,
+                synthetic.dataset.n_docs()
+            )
+            .to_lowercase();
+            (
+                pick(&groups[..a]),
+                Some(pick(&groups[a..b])),
+                Some(pick(&groups[b..])),
+                PrivilegedSplit::Columns(synthetic.privileged_columns),
+                3.5,
+                description,
+            )
+        }
+    };
+    let privileged = match &args.privileged {
+        Some(spec) => privileged_split(spec)?,
+        None => default_split,
+    };
+    let options = PrepareOptions {
+        min_group_size: args.min_group_size,
+        t: args.t,
+        tau_target: args.tau_target.unwrap_or(default_tau),
+        privileged,
+        holdout: 0.1,
+        seed: args.data_seed,
+    };
+    let prepared = prepare(&train, valid.as_ref(), test.as_ref(), &options)?;
+    for (split, report) in &prepared.filter {
+        out.note(format!("{split}: {report}"));
+    }
+    Ok(PreparedData {
+        prepared,
+        source_features: train.n_features,
+        description,
+        options,
+    })
+}
+
+pub fn train(args: &TrainArgs, out: &Output) -> Result<()> {
+    let config = TrainConfig {
+        loss: args.loss.into(),
+        view: args.features.into(),
+        widths: args.widths.clone(),
+        epochs: args.epochs,
+        adam: distillrank::cpu::adam::AdamConfig {
+            lr: args.lr,
+            ..Default::default()
+        },
+        batch_docs: args.batch_docs,
+        seed: args.seed,
+        idcg_zero: args.idcg_zero.into(),
+        ..Default::default()
+    };
+    config.validate()?;
+    let data = prepare_data(&args.data, out)?;
+    let p = &data.prepared;
+    out.note(format!(
+        "data: {}; {} train groups ({} positive), {} valid groups{}; x: {} features, z: {} features; tau_target {}",
+        data.description,
+        p.train.n_groups(),
+        p.train.positive_groups(),
+        p.valid.n_groups(),
+        if p.holdout { " (10% holdout)" } else { "" },
+        p.train.d_x,
+        p.train.d_z,
+        data.options.tau_target
+    ));
+    let docs_per_epoch = train::epoch_docs(&p.train, false) as u64;
+    let mut bar = Progress::new(out, docs_per_epoch * config.epochs as u64, "docs");
+    bar.message(format!("{} {:?}", config.loss, config.view).to_lowercase());
+    let trained = train::train(
+        &p.train,
+        &p.valid,
+        &config,
+        None,
+        &mut |event| match event {
+            Event::Step { docs } => bar.inc(docs as u64),
+            Event::Epoch(log) => bar.println(format!(
+                "epoch {:>3}  loss {:.5}  valid NDCG@{} {:.4}  {:.0} docs/s",
+                log.epoch, log.data_loss, config.eval_k, log.valid_ndcg, log.docs_per_s
+            )),
+        },
+    )?;
+    bar.finish();
+
+    let test_report = p.test.as_ref().map(|test| {
+        let scores = train::score(&trained.model, &test.inputs(config.view));
+        metrics::report(&scores, &test.labels, &test.group_offsets, config.idcg_zero)
+    });
+    let saved = match &args.save {
+        Some(prefix) => {
+            let columns = match config.view {
+                distillrank::data::prepare::FeatureView::Regular => p.regular_columns.clone(),
+                distillrank::data::prepare::FeatureView::Privileged => p.privileged_columns.clone(),
+                distillrank::data::prepare::FeatureView::Both => p
+                    .regular_columns
+                    .iter()
+                    .chain(&p.privileged_columns)
+                    .copied()
+                    .collect(),
+            };
+            if columns.len() != trained.model.n_in() {
+                return Err(Error::Config("the discriminative z is not a column of the data: a model that sees it cannot be saved for serving".into()));
+            }
+            let model_config = ModelConfig {
+                format: model_io::FORMAT.into(),
+                format_version: model_io::FORMAT_VERSION,
+                n_in: trained.model.n_in(),
+                widths: trained.model.widths(),
+                loss: config.loss,
+                view: config.view,
+                columns,
+                transform: "signed_log1p".into(),
+                source_features: data.source_features,
+            };
+            Some(model_io::save(prefix, &trained.model, &model_config)?)
+        }
+        None => None,
+    };
+    if out.json {
+        let v = serde_json::json!({
+            "data": data.description,
+            "config": config,
+            "best_epoch": trained.best_epoch,
+            "best_valid_ndcg": trained.best_valid_ndcg,
+            "history": trained.history,
+            "test": test_report,
+            "saved": saved,
+        });
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&v).expect("results serialise")
+        );
+    } else {
+        let first = trained.history.first().map_or(0.0, |l| l.valid_ndcg);
+        println!(
+            "valid NDCG@{}: {:.4} after epoch 1, best {:.4} at epoch {} (the model kept)",
+            config.eval_k, first, trained.best_valid_ndcg, trained.best_epoch
+        );
+        if let Some(r) = &test_report {
+            print_report("test", r);
+        }
+        if let Some((w, j)) = saved {
+            println!("saved {} and {}", w.display(), j.display());
+        }
+    }
+    Ok(())
+}
+
+fn print_report(name: &str, r: &metrics::Report) {
+    let ndcg: Vec<String> = r
+        .ndcg
+        .iter()
+        .map(|(k, v)| format!("NDCG@{k} {}", v.map_or("n/a".into(), |v| format!("{v:.4}"))))
+        .collect();
+    println!("{name}: {}", ndcg.join("  "));
+    let p: Vec<String> = r
+        .precision
+        .iter()
+        .map(|(k, v)| format!("P@{k} {v:.4}"))
+        .collect();
+    println!(
+        "{name}: MAP {:.4}  MRR {:.4}  {}  ({} groups count for NDCG)",
+        r.map,
+        r.mrr,
+        p.join("  "),
+        r.ndcg_groups
+    );
+}
+
+pub fn eval(args: &EvalArgs, out: &Output) -> Result<()> {
+    let (model, config) = model_io::load(&args.model)?;
+    let data = load(&args.file, args.query.as_deref(), out)?;
+    let inputs = model_io::model_inputs(&data, &config, &args.file)?;
+    let scores = train::score(&model, &inputs);
+    let labels: Vec<f32> = match args.labels {
+        LabelsArg::Graded => data.grades.iter().map(|&g| g as f32).collect(),
+        LabelsArg::Binary => GumbelDraws::new(data.n_docs(), args.data_seed, 2).labels(
+            &data.grades,
+            args.t,
+            args.tau_target,
+        ),
+    };
+    let convention: IdcgZero = args.idcg_zero.into();
+    let report = metrics::report(&scores, &labels, &data.group_offsets, convention);
+    if out.json {
+        println!("{}", serde_json::to_string_pretty(&serde_json::json!({"file": args.file, "labels": format!("{:?}", args.labels).to_lowercase(), "metrics": report})).expect("serialise"));
+    } else {
+        print_report(&args.file.display().to_string(), &report);
+    }
+    Ok(())
+}
+
+pub fn predict(args: &PredictArgs, out: &Output) -> Result<()> {
+    let (model, config) = model_io::load(&args.model)?;
+    let data = load(&args.file, args.query.as_deref(), out)?;
+    let inputs = model_io::model_inputs(&data, &config, &args.file)?;
+    let scores = train::score(&model, &inputs);
+    let write = |path: &Path, w: &mut dyn Write| -> Result<()> {
+        let io = |e| Error::io(path, e);
+        match &args.run {
+            Some(_) => {
+                for g in 0..data.n_groups() {
+                    let docs = data.group(g);
+                    let order = metrics::ranking(&scores[docs.clone()]);
+                    for (rank, &i) in order.iter().enumerate() {
+                        writeln!(
+                            w,
+                            "{} Q0 doc{} {} {:.6} distillrank",
+                            data.qids[g],
+                            i,
+                            rank + 1,
+                            scores[docs.start + i]
+                        )
+                        .map_err(io)?;
+                    }
+                }
+            }
+            None => {
+                for s in &scores {
+                    writeln!(w, "{s}").map_err(io)?;
+                }
+            }
+        }
+        w.flush().map_err(io)
+    };
+    match &args.run {
+        Some(path) => {
+            let file = std::fs::File::create(path).map_err(|e| Error::io(path, e))?;
+            write(path, &mut std::io::BufWriter::new(file))?;
+            out.note(format!(
+                "wrote {} ({} queries, {} docs)",
+                path.display(),
+                data.n_groups(),
+                data.n_docs()
+            ));
+        }
+        None => write(
+            &PathBuf::from("<stdout>"),
+            &mut std::io::BufWriter::new(std::io::stdout().lock()),
+        )?,
+    }
+    Ok(())
+}

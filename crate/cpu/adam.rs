@@ -1,0 +1,86 @@
+//! Adam (Kingma and Ba), with bias correction; spec §2 defaults lr 1e-3, betas 0.9 / 0.999,
+//! eps 1e-8. Optional L2 weight decay is added to the gradient (as in the Ranking Distillation
+//! authors' code).
+
+use super::mlp::{Gradients, Mlp};
+use super::{real, Real};
+
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct AdamConfig {
+    pub lr: f64,
+    pub beta1: f64,
+    pub beta2: f64,
+    pub eps: f64,
+    pub weight_decay: f64,
+}
+
+impl Default for AdamConfig {
+    fn default() -> Self {
+        AdamConfig {
+            lr: 1e-3,
+            beta1: 0.9,
+            beta2: 0.999,
+            eps: 1e-8,
+            weight_decay: 0.0,
+        }
+    }
+}
+
+/// First and second moment estimates, one pair of buffers per parameter tensor.
+pub struct Adam<T> {
+    pub config: AdamConfig,
+    pub step: u64,
+    m: Vec<Vec<T>>,
+    v: Vec<Vec<T>>,
+}
+
+impl<T: Real> Adam<T> {
+    pub fn new(model: &Mlp<T>, config: AdamConfig) -> Self {
+        let m: Vec<Vec<T>> = model
+            .layers
+            .iter()
+            .flat_map(|l| {
+                [
+                    vec![T::zero(); l.weight.len()],
+                    vec![T::zero(); l.bias.len()],
+                ]
+            })
+            .collect();
+        Adam {
+            config,
+            step: 0,
+            v: m.clone(),
+            m,
+        }
+    }
+
+    /// One update of every parameter of `model` from `grads`.
+    pub fn update(&mut self, model: &mut Mlp<T>, grads: &Gradients<T>) {
+        self.step += 1;
+        let c = self.config;
+        let (b1, b2) = (real::<T>(c.beta1), real::<T>(c.beta2));
+        let bias1 = 1.0 - c.beta1.powi(self.step as i32);
+        let bias2 = 1.0 - c.beta2.powi(self.step as i32);
+        // lr_t folds both bias corrections into the step size, as in the paper's Algorithm 1.
+        let lr_t: T = real(c.lr * bias2.sqrt() / bias1);
+        let eps_t: T = real(c.eps * bias2.sqrt());
+        let decay: T = real(c.weight_decay);
+        for (l, layer) in model.layers.iter_mut().enumerate() {
+            for (t, (param, grad)) in [
+                (&mut layer.weight, &grads.weight[l]),
+                (&mut layer.bias, &grads.bias[l]),
+            ]
+            .into_iter()
+            .enumerate()
+            {
+                let (m, v) = (&mut self.m[2 * l + t], &mut self.v[2 * l + t]);
+                for i in 0..param.len() {
+                    let g = grad[i] + decay * param[i];
+                    m[i] = b1 * m[i] + (T::one() - b1) * g;
+                    v[i] = b2 * v[i] + (T::one() - b2) * g * g;
+                    param[i] = param[i] - lr_t * m[i] / (v[i].sqrt() + eps_t);
+                }
+            }
+        }
+    }
+}

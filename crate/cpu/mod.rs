@@ -1,0 +1,123 @@
+//! The CPU training engine: the reference every GPU kernel is checked against, and a fast path for
+//! machines without a GPU. Generic over [`Real`] so that tests run the same code in f64 for
+//! finite-difference gradient checks; training uses f32.
+//!
+//! Matrix products go through the `gemm` crate (packed, SIMD, rayon-parallel on native).
+
+pub mod adam;
+pub mod loss;
+pub mod mlp;
+
+/// A floating-point type the engine runs in: f32 for training, f64 for gradient checks.
+pub trait Real:
+    num_traits::Float
+    + num_traits::FromPrimitive
+    + Default
+    + Send
+    + Sync
+    + std::fmt::Debug
+    + std::iter::Sum
+    + 'static
+{
+}
+impl Real for f32 {}
+impl Real for f64 {}
+
+#[inline]
+pub fn real<T: Real>(v: f64) -> T {
+    T::from_f64(v).unwrap()
+}
+
+/// Strided view of a matrix: element (r, c) is `data[r * row_stride + c * col_stride]`.
+#[derive(Clone, Copy)]
+pub struct View<'a, T> {
+    pub data: &'a [T],
+    pub rows: usize,
+    pub cols: usize,
+    pub row_stride: usize,
+    pub col_stride: usize,
+}
+
+impl<'a, T> View<'a, T> {
+    /// A row-major `rows x cols` matrix.
+    pub fn rows(data: &'a [T], rows: usize, cols: usize) -> Self {
+        View {
+            data,
+            rows,
+            cols,
+            row_stride: cols,
+            col_stride: 1,
+        }
+    }
+    /// The transpose of a row-major `rows x cols` matrix, seen as `cols x rows`.
+    pub fn transposed(data: &'a [T], rows: usize, cols: usize) -> Self {
+        View {
+            data,
+            rows: cols,
+            cols: rows,
+            row_stride: 1,
+            col_stride: cols,
+        }
+    }
+    fn fits(&self) -> bool {
+        self.rows == 0
+            || self.cols == 0
+            || (self.rows - 1) * self.row_stride + (self.cols - 1) * self.col_stride
+                < self.data.len()
+    }
+}
+
+/// `c = a . b` (or `c += a . b` with `accumulate`), `c` row-major `a.rows x b.cols`.
+pub fn matmul<T: Real>(c: &mut [T], a: View<T>, b: View<T>, accumulate: bool) {
+    assert_eq!(a.cols, b.rows, "matmul: inner dimensions differ");
+    assert_eq!(
+        c.len(),
+        a.rows * b.cols,
+        "matmul: output has the wrong size"
+    );
+    assert!(a.fits() && b.fits(), "matmul: a view reaches past its data");
+    let (m, k, n) = (a.rows, a.cols, b.cols);
+    if m == 0 || n == 0 {
+        return;
+    }
+    if k == 0 {
+        if !accumulate {
+            c.iter_mut().for_each(|v| *v = T::zero());
+        }
+        return;
+    }
+    // SAFETY: the asserts above bound every index gemm computes from these shapes and strides
+    // inside the three slices; `c` is borrowed mutably, so it cannot alias `a` or `b`.
+    unsafe {
+        gemm::gemm(
+            m,
+            n,
+            k,
+            c.as_mut_ptr(),
+            1,
+            n as isize,
+            accumulate,
+            a.data.as_ptr(),
+            a.col_stride as isize,
+            a.row_stride as isize,
+            b.data.as_ptr(),
+            b.col_stride as isize,
+            b.row_stride as isize,
+            T::one(),
+            T::one(),
+            false,
+            false,
+            false,
+            parallelism(),
+        );
+    }
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+fn parallelism() -> gemm::Parallelism {
+    gemm::Parallelism::Rayon(0)
+}
+#[cfg(target_arch = "wasm32")]
+fn parallelism() -> gemm::Parallelism {
+    gemm::Parallelism::None
+}

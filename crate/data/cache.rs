@@ -1,0 +1,205 @@
+//! Binary cache of a parsed dataset: parse the text once, then load in a fraction of the time.
+//!
+//! Layout (little-endian), every section starting on a 64-byte boundary so the file can be
+//! memory-mapped and its arrays used in place:
+//!
+//! ```text
+//! header (64 bytes):
+//!   magic        [u8; 8]  = b"DRLETOR\0"
+//!   version      u32      = CACHE_VERSION
+//!   reserved     u32
+//!   n_docs       u64
+//!   n_features   u64
+//!   n_groups     u64
+//!   source_len   u64      size of the text file it was built from
+//!   source_mtime u64      its modification time, ns since the epoch (0 if unknown)
+//! features       f32[n_docs * n_features]   row-major
+//! grades         u8[n_docs]
+//! group_offsets  u64[n_groups + 1]
+//! qids           u64[n_groups]
+//! ```
+//!
+//! A cache whose recorded source size or modification time differs from the source file's is
+//! stale and is rebuilt (see [`load_or_build`]).
+
+use std::path::{Path, PathBuf};
+
+use crate::data::letor::{read_letor_file, ReadOptions};
+use crate::data::Dataset;
+use crate::error::{Error, Result};
+
+pub const MAGIC: [u8; 8] = *b"DRLETOR\0";
+pub const CACHE_VERSION: u32 = 1;
+const HEADER_BYTES: usize = 64;
+const ALIGN: usize = 64;
+
+/// Where the cache of `source` lives: beside it, with `.drcache` appended.
+pub fn cache_path(source: &Path) -> PathBuf {
+    PathBuf::from(format!("{}.drcache", source.display()))
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct SourceStamp {
+    len: u64,
+    mtime_ns: u64,
+}
+
+fn stamp(source: &Path) -> Result<SourceStamp> {
+    let meta = std::fs::metadata(source).map_err(|e| Error::io(source, e))?;
+    let mtime_ns = meta
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos() as u64);
+    Ok(SourceStamp {
+        len: meta.len(),
+        mtime_ns,
+    })
+}
+
+fn align(n: usize) -> usize {
+    n.div_ceil(ALIGN) * ALIGN
+}
+
+/// Writes `dataset`, parsed from `source`, to `cache`.
+pub fn write_cache(dataset: &Dataset, source: &Path, cache: &Path) -> Result<()> {
+    let stamp = stamp(source)?;
+    let mut bytes = Vec::with_capacity(
+        HEADER_BYTES
+            + dataset.features.len() * 4
+            + dataset.n_docs()
+            + 16 * dataset.n_groups()
+            + 4 * ALIGN,
+    );
+    bytes.extend_from_slice(&MAGIC);
+    bytes.extend_from_slice(&CACHE_VERSION.to_le_bytes());
+    bytes.extend_from_slice(&0u32.to_le_bytes());
+    for v in [
+        dataset.n_docs() as u64,
+        dataset.n_features as u64,
+        dataset.n_groups() as u64,
+        stamp.len,
+        stamp.mtime_ns,
+    ] {
+        bytes.extend_from_slice(&v.to_le_bytes());
+    }
+    bytes.resize(HEADER_BYTES, 0);
+    let pad = |bytes: &mut Vec<u8>| bytes.resize(align(bytes.len()), 0);
+    for v in &dataset.features {
+        bytes.extend_from_slice(&v.to_le_bytes());
+    }
+    pad(&mut bytes);
+    bytes.extend_from_slice(&dataset.grades);
+    pad(&mut bytes);
+    for &o in &dataset.group_offsets {
+        bytes.extend_from_slice(&(o as u64).to_le_bytes());
+    }
+    pad(&mut bytes);
+    for &q in &dataset.qids {
+        bytes.extend_from_slice(&q.to_le_bytes());
+    }
+    // Write to a temporary file, then rename: a reader never sees half a cache.
+    let tmp = PathBuf::from(format!("{}.tmp", cache.display()));
+    std::fs::write(&tmp, &bytes).map_err(|e| Error::io(&tmp, e))?;
+    std::fs::rename(&tmp, cache).map_err(|e| Error::io(cache, e))
+}
+
+/// Why a cache file cannot be used.
+#[derive(Debug, PartialEq, Eq)]
+pub enum CacheState {
+    Fresh,
+    Stale,
+}
+
+/// Loads a cache file (memory-mapped). With `source`, also reports whether it is stale.
+pub fn read_cache(cache: &Path, source: Option<&Path>) -> Result<(Dataset, CacheState)> {
+    let bad = |message: String| Error::parse(cache, 0, 0, message);
+    if !cfg!(target_endian = "little") {
+        return Err(bad(
+            "binary caches are little-endian; this machine is not".into()
+        ));
+    }
+    let file = std::fs::File::open(cache).map_err(|e| Error::io(cache, e))?;
+    // SAFETY: the file is only read; a concurrent writer replaces it by rename, never in place.
+    let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| Error::io(cache, e))?;
+    if map.len() < HEADER_BYTES || map[..8] != MAGIC {
+        return Err(bad("not a distillrank cache (bad magic number)".into()));
+    }
+    let u32_at = |at: usize| u32::from_le_bytes(map[at..at + 4].try_into().unwrap());
+    let u64_at = |at: usize| u64::from_le_bytes(map[at..at + 8].try_into().unwrap());
+    let version = u32_at(8);
+    if version != CACHE_VERSION {
+        return Err(bad(format!("cache format version {version}, expected {CACHE_VERSION}: rebuild it with `distillrank data cache`")));
+    }
+    let (n_docs, n_features, n_groups) = (
+        u64_at(16) as usize,
+        u64_at(24) as usize,
+        u64_at(32) as usize,
+    );
+    let recorded = SourceStamp {
+        len: u64_at(40),
+        mtime_ns: u64_at(48),
+    };
+
+    let features_at = HEADER_BYTES;
+    let grades_at = align(
+        features_at
+            + n_docs
+                .checked_mul(n_features)
+                .and_then(|n| n.checked_mul(4))
+                .ok_or_else(|| bad("corrupt header".into()))?,
+    );
+    let offsets_at = align(grades_at + n_docs);
+    let qids_at = align(offsets_at + 8 * (n_groups + 1));
+    let end = qids_at + 8 * n_groups;
+    if map.len() != end {
+        return Err(bad(format!(
+            "truncated or corrupt cache: {} bytes, the header implies {end}",
+            map.len()
+        )));
+    }
+    let features: &[f32] =
+        bytemuck::cast_slice(&map[features_at..features_at + 4 * n_docs * n_features]);
+    let offsets: &[u64] = bytemuck::cast_slice(&map[offsets_at..offsets_at + 8 * (n_groups + 1)]);
+    let qids: &[u64] = bytemuck::cast_slice(&map[qids_at..end]);
+    let dataset = Dataset {
+        n_features,
+        features: features.to_vec(),
+        grades: map[grades_at..grades_at + n_docs].to_vec(),
+        group_offsets: offsets.iter().map(|&o| o as usize).collect(),
+        qids: qids.to_vec(),
+        source: source.map(Path::to_path_buf),
+    };
+    if dataset.group_offsets.first() != Some(&0)
+        || dataset.group_offsets.last() != Some(&n_docs)
+        || dataset.group_offsets.windows(2).any(|w| w[0] > w[1])
+    {
+        return Err(bad(
+            "corrupt cache: group offsets are not increasing from 0 to the number of documents"
+                .into(),
+        ));
+    }
+    let state = match source {
+        Some(s) if stamp(s)? != recorded => CacheState::Stale,
+        _ => CacheState::Fresh,
+    };
+    Ok((dataset, state))
+}
+
+/// Loads `source` through its cache: uses `SOURCE.drcache` when it is fresh, otherwise parses the
+/// text and (re)writes the cache. Returns the dataset and whether the cache was used.
+pub fn load_or_build(
+    source: &Path,
+    query: Option<&Path>,
+    options: &ReadOptions,
+) -> Result<(Dataset, bool)> {
+    let cache = cache_path(source);
+    if cache.exists() {
+        if let Ok((dataset, CacheState::Fresh)) = read_cache(&cache, Some(source)) {
+            return Ok((dataset, true));
+        }
+    }
+    let dataset = read_letor_file(source, query, options)?;
+    write_cache(&dataset, source, &cache)?;
+    Ok((dataset, false))
+}

@@ -1,0 +1,666 @@
+//! Reader for SVMlight / LETOR ranking data (spec §1.1):
+//!
+//! ```text
+//! <grade> qid:<id> <index>:<value> <index>:<value> ... [# comment]
+//! ```
+//!
+//! Indices start at 1 and may be sparse (absent = 0). Query groups are the contiguous runs of one
+//! qid. LightGBM-style files have no `qid:`; their group sizes come from a `.query` file, one count
+//! a line. Input may be gzip-compressed (detected from its first bytes).
+//!
+//! The reader streams: text is read in blocks of [`BLOCK_BYTES`], each block is cut at line ends
+//! into pieces parsed in parallel (rayon, native only), and the pieces are appended in order to a
+//! dense row-major feature matrix. A 2 GB file is never held in memory as text.
+//!
+//! Every malformed line gives [`Error::Parse`] naming file, line, column and what was expected.
+
+use std::collections::HashMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use crate::data::Dataset;
+use crate::error::{Error, Result};
+
+/// Bytes of text read (and parsed in parallel) at a time.
+pub const BLOCK_BYTES: usize = 16 << 20;
+/// The largest feature index accepted by default: the features are stored densely, and real LETOR
+/// sets have at most a few thousand (Yahoo: 700, Istella: 220, MSLR-WEB: 136).
+pub const DEFAULT_MAX_FEATURE_INDEX: u32 = 65_536;
+
+/// How to read a LETOR file.
+#[derive(Debug, Clone)]
+pub struct ReadOptions {
+    /// Feature indices above this are rejected with a clear error.
+    pub max_feature_index: u32,
+}
+
+impl Default for ReadOptions {
+    fn default() -> Self {
+        ReadOptions {
+            max_feature_index: DEFAULT_MAX_FEATURE_INDEX,
+        }
+    }
+}
+
+/// Reads a LETOR file, gzip-compressed or not. `query` names a LightGBM-style `.query` file of
+/// group sizes; without one, `FILE.query` is used when the file has no `qid:` and it exists.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn read_letor_file(
+    path: &Path,
+    query: Option<&Path>,
+    options: &ReadOptions,
+) -> Result<Dataset> {
+    read_letor_file_with_progress(path, query, options, &mut |_| {})
+}
+
+/// [`read_letor_file`], calling `on_bytes` with the number of (compressed) bytes read so far.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn read_letor_file_with_progress(
+    path: &Path,
+    query: Option<&Path>,
+    options: &ReadOptions,
+    on_bytes: &mut dyn FnMut(u64),
+) -> Result<Dataset> {
+    let open = || std::fs::File::open(path).map_err(|e| Error::io(path, e));
+    let query_sizes = match query {
+        Some(q) => Some(read_query_file(q)?),
+        None => None,
+    };
+    let file = Counting {
+        inner: open()?,
+        read: 0,
+        on_bytes: &mut *on_bytes,
+    };
+    let mut dataset = read_letor(path, file, query_sizes.clone(), options);
+    // A file without qid: and no .query given: look beside it, as LightGBM does.
+    if query_sizes.is_none() {
+        if let Err(Error::Parse { message, .. }) = &dataset {
+            if message.starts_with(NO_GROUPS) {
+                let beside = PathBuf::from(format!("{}.query", path.display()));
+                if beside.exists() {
+                    let sizes = read_query_file(&beside)?;
+                    let file = Counting {
+                        inner: open()?,
+                        read: 0,
+                        on_bytes: &mut *on_bytes,
+                    };
+                    dataset = read_letor(path, file, Some(sizes), options);
+                }
+            }
+        }
+    }
+    let mut dataset = dataset?;
+    dataset.source = Some(path.to_path_buf());
+    Ok(dataset)
+}
+
+/// A reader that reports how many bytes went through it.
+#[cfg(not(target_arch = "wasm32"))]
+struct Counting<'a, R> {
+    inner: R,
+    read: u64,
+    on_bytes: &'a mut dyn FnMut(u64),
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+impl<R: Read> Read for Counting<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.read += n as u64;
+        (self.on_bytes)(self.read);
+        Ok(n)
+    }
+}
+
+/// Reads a `.query` file: one positive group size a line (blank lines ignored).
+#[cfg(not(target_arch = "wasm32"))]
+pub fn read_query_file(path: &Path) -> Result<Vec<usize>> {
+    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    parse_query_sizes(path, &bytes)
+}
+
+/// Parses the text of a `.query` file (see [`read_query_file`]); `name` is used in errors.
+pub fn parse_query_sizes(name: &Path, bytes: &[u8]) -> Result<Vec<usize>> {
+    let mut sizes = Vec::new();
+    for (i, line) in bytes.split(|&b| b == b'\n').enumerate() {
+        let text = String::from_utf8_lossy(line);
+        let text = text.trim();
+        if text.is_empty() {
+            continue;
+        }
+        match text.parse::<usize>() {
+            Ok(0) => {
+                return Err(Error::parse(
+                    name,
+                    i as u64 + 1,
+                    1,
+                    "group size 0: every query group needs at least one document",
+                ))
+            }
+            Ok(n) => sizes.push(n),
+            Err(_) => {
+                return Err(Error::parse(
+                    name,
+                    i as u64 + 1,
+                    1,
+                    format!(
+                        "expected a group size (a positive integer), found '{}'",
+                        shorten(text)
+                    ),
+                ))
+            }
+        }
+    }
+    if sizes.is_empty() {
+        return Err(Error::parse(
+            name,
+            0,
+            0,
+            "empty .query file: expected one group size a line",
+        ));
+    }
+    Ok(sizes)
+}
+
+/// Reads LETOR text from any reader (a file, a decompressor, an uploaded buffer). `name` is the
+/// file name used in errors. Gzip input is detected and decompressed.
+pub fn read_letor(
+    name: &Path,
+    reader: impl Read,
+    query_sizes: Option<Vec<usize>>,
+    options: &ReadOptions,
+) -> Result<Dataset> {
+    let mut reader = std::io::BufReader::new(reader);
+    let is_gzip = {
+        use std::io::BufRead;
+        let head = reader.fill_buf().map_err(|e| Error::io(name, e))?;
+        head.len() >= 2 && head[0] == 0x1f && head[1] == 0x8b
+    };
+    if is_gzip {
+        read_blocks(
+            name,
+            flate2::read::MultiGzDecoder::new(reader),
+            query_sizes,
+            options,
+        )
+    } else {
+        read_blocks(name, reader, query_sizes, options)
+    }
+}
+
+/// Parses LETOR text held in memory (an upload in the browser, a test).
+pub fn parse_letor_bytes(
+    name: &Path,
+    bytes: &[u8],
+    query_sizes: Option<Vec<usize>>,
+    options: &ReadOptions,
+) -> Result<Dataset> {
+    read_letor(name, bytes, query_sizes, options)
+}
+
+const NO_GROUPS: &str = "no qid: on any line and no .query file";
+
+fn read_blocks(
+    name: &Path,
+    mut reader: impl Read,
+    query_sizes: Option<Vec<usize>>,
+    options: &ReadOptions,
+) -> Result<Dataset> {
+    let mut builder = Builder::new(name, options.max_feature_index);
+    let mut buffer: Vec<u8> = Vec::with_capacity(BLOCK_BYTES + 4096);
+    let mut first_line: u64 = 1; // line number of buffer[0]
+    let mut eof = false;
+    while !eof {
+        // Fill the buffer up to BLOCK_BYTES (it may start with the tail of the previous block).
+        let start = buffer.len();
+        buffer.resize(BLOCK_BYTES.max(start + 4096), 0);
+        let mut filled = start;
+        while filled < buffer.len() {
+            match reader.read(&mut buffer[filled..]) {
+                Ok(0) => {
+                    eof = true;
+                    break;
+                }
+                Ok(n) => filled += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(Error::io(name, e)),
+            }
+        }
+        buffer.truncate(filled);
+        // Parse up to the last complete line; keep the rest for the next block.
+        let end = if eof {
+            buffer.len()
+        } else {
+            buffer
+                .iter()
+                .rposition(|&b| b == b'\n')
+                .map_or(0, |p| p + 1)
+        };
+        if end > 0 {
+            let lines = parse_block(
+                name,
+                &buffer[..end],
+                first_line,
+                options.max_feature_index,
+                &mut builder,
+            )?;
+            first_line += lines;
+            buffer.drain(..end);
+        }
+    }
+    builder.finish(query_sizes)
+}
+
+/// Cuts `block` (whole lines) into pieces, parses them (in parallel on native) and appends them in
+/// order. Returns the number of lines in the block.
+fn parse_block(
+    name: &Path,
+    block: &[u8],
+    first_line: u64,
+    max_index: u32,
+    builder: &mut Builder,
+) -> Result<u64> {
+    const PIECE_BYTES: usize = 1 << 20;
+    let mut pieces = Vec::new();
+    let mut at = 0;
+    while at < block.len() {
+        let mut end = (at + PIECE_BYTES).min(block.len());
+        if end < block.len() {
+            end = block[end..]
+                .iter()
+                .position(|&b| b == b'\n')
+                .map_or(block.len(), |p| end + p + 1);
+        }
+        pieces.push(&block[at..end]);
+        at = end;
+    }
+    let parse = |piece: &&[u8]| parse_piece(piece, max_index);
+    #[cfg(not(target_arch = "wasm32"))]
+    let parsed: Vec<std::result::Result<Piece, PieceError>> = {
+        use rayon::prelude::*;
+        pieces.par_iter().map(parse).collect()
+    };
+    #[cfg(target_arch = "wasm32")]
+    let parsed: Vec<std::result::Result<Piece, PieceError>> = pieces.iter().map(parse).collect();
+
+    let mut line = first_line;
+    for piece in parsed {
+        match piece {
+            Ok(piece) => {
+                builder.append(&piece, line)?;
+                line += piece.lines;
+            }
+            Err(e) => return Err(Error::parse(name, line + e.line, e.column, e.message)),
+        }
+    }
+    Ok(line - first_line)
+}
+
+/// One parsed piece of text: documents in sparse form, line numbers relative to the piece.
+#[derive(Default)]
+struct Piece {
+    grades: Vec<u8>,
+    qids: Vec<Option<u64>>,
+    /// Line (0-based, within the piece) of each document.
+    doc_lines: Vec<u32>,
+    /// Document d's features are `indices/values[row_starts[d]..row_starts[d + 1]]`.
+    row_starts: Vec<u32>,
+    indices: Vec<u32>,
+    values: Vec<f32>,
+    max_index: u32,
+    lines: u64,
+}
+
+struct PieceError {
+    line: u64,
+    column: u64,
+    message: String,
+}
+
+fn parse_piece(text: &[u8], max_index: u32) -> std::result::Result<Piece, PieceError> {
+    let mut piece = Piece::default();
+    piece.row_starts.push(0);
+    let mut lines = text.split(|&b| b == b'\n').peekable();
+    while let Some(line) = lines.next() {
+        // The split yields an empty last item after a final newline: not a line.
+        if line.is_empty() && lines.peek().is_none() {
+            break;
+        }
+        let line_no = piece.lines;
+        parse_line(line, max_index, &mut piece).map_err(|(column, message)| PieceError {
+            line: line_no,
+            column,
+            message,
+        })?;
+        piece.lines += 1;
+    }
+    Ok(piece)
+}
+
+/// Parses one line into `piece`; on error returns (1-based column, message).
+fn parse_line(
+    line: &[u8],
+    max_index: u32,
+    piece: &mut Piece,
+) -> std::result::Result<(), (u64, String)> {
+    let line_no = piece.lines as u32;
+    // The comment (after '#') and a Windows line end are not data.
+    let data = match line.iter().position(|&b| b == b'#') {
+        Some(p) => &line[..p],
+        None => line,
+    };
+    let mut tokens = Tokens { line: data, at: 0 };
+    let Some((grade_col, grade_tok)) = tokens.next() else {
+        return Ok(()); // blank or comment-only line
+    };
+    let grade = parse_grade(grade_tok).map_err(|m| (grade_col, m))?;
+    let mut qid = None;
+    let mut previous_index = 0u32;
+    let mut first = true;
+    while let Some((col, tok)) = tokens.next() {
+        if let Some(rest) = tok.strip_prefix(b"qid:") {
+            if !first {
+                return Err((col, "qid: must come right after the grade".into()));
+            }
+            first = false;
+            let id = std::str::from_utf8(rest)
+                .ok()
+                .and_then(|s| s.parse::<u64>().ok());
+            match id {
+                Some(id) => qid = Some(id),
+                None => {
+                    return Err((
+                        col,
+                        format!("expected qid:<non-negative integer>, found '{}'", show(tok)),
+                    ))
+                }
+            }
+            continue;
+        }
+        first = false;
+        let Some(colon) = tok.iter().position(|&b| b == b':') else {
+            return Err((
+                col,
+                format!("expected <index>:<value>, found '{}'", show(tok)),
+            ));
+        };
+        let (index_tok, value_tok) = (&tok[..colon], &tok[colon + 1..]);
+        let index = match std::str::from_utf8(index_tok)
+            .ok()
+            .and_then(|s| s.parse::<u64>().ok())
+        {
+            Some(i) => i,
+            None => {
+                return Err((
+                    col,
+                    format!(
+                        "expected a feature index (a positive integer) before ':', found '{}'",
+                        show(index_tok)
+                    ),
+                ))
+            }
+        };
+        if index == 0 {
+            return Err((col, "feature index 0: indices start at 1".into()));
+        }
+        if index > max_index as u64 {
+            return Err((col, format!("feature index {index} exceeds the limit of {max_index} features (features are stored densely)")));
+        }
+        let index = index as u32;
+        if index <= previous_index {
+            return Err((col, format!("feature index {index} is not greater than the previous index {previous_index}: indices must increase")));
+        }
+        previous_index = index;
+        let value_col = col + colon as u64 + 1;
+        let value = match std::str::from_utf8(value_tok)
+            .ok()
+            .and_then(|s| s.parse::<f32>().ok())
+        {
+            Some(v) => v,
+            None => {
+                return Err((
+                    value_col,
+                    format!(
+                        "feature {index}: value '{}' is not a number",
+                        show(value_tok)
+                    ),
+                ))
+            }
+        };
+        if !value.is_finite() {
+            return Err((value_col, format!("feature {index}: value '{}' is not finite (NaN or infinity, or beyond the f32 range)", show(value_tok))));
+        }
+        if value != 0.0 {
+            piece.indices.push(index);
+            piece.values.push(value);
+        }
+        piece.max_index = piece.max_index.max(index);
+    }
+    piece.grades.push(grade);
+    piece.qids.push(qid);
+    piece.doc_lines.push(line_no);
+    piece.row_starts.push(piece.indices.len() as u32);
+    Ok(())
+}
+
+fn parse_grade(tok: &[u8]) -> std::result::Result<u8, String> {
+    let text = std::str::from_utf8(tok).map_err(|_| {
+        format!(
+            "expected a relevance grade (a non-negative integer), found '{}'",
+            show(tok)
+        )
+    })?;
+    if let Ok(g) = text.parse::<u64>() {
+        return u8::try_from(g).map_err(|_| format!("relevance grade {g} is above 255"));
+    }
+    match text.parse::<f64>() {
+        Ok(g) if g.is_finite() && g < 0.0 => Err(format!(
+            "negative relevance grade '{text}': expected a non-negative integer"
+        )),
+        Ok(g) if g.is_finite() && g.fract() == 0.0 && g <= 255.0 => Ok(g as u8),
+        Ok(g) if g.is_finite() && g.fract() != 0.0 => {
+            Err(format!("relevance grade '{text}' is not an integer"))
+        }
+        _ => Err(format!(
+            "expected a relevance grade (a non-negative integer), found '{}'",
+            show(tok)
+        )),
+    }
+}
+
+/// Whitespace-separated tokens of a line, with their 1-based columns.
+struct Tokens<'a> {
+    line: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Iterator for Tokens<'a> {
+    type Item = (u64, &'a [u8]);
+    fn next(&mut self) -> Option<Self::Item> {
+        let line = self.line;
+        while self.at < line.len() && line[self.at].is_ascii_whitespace() {
+            self.at += 1;
+        }
+        if self.at >= line.len() {
+            return None;
+        }
+        let start = self.at;
+        while self.at < line.len() && !line[self.at].is_ascii_whitespace() {
+            self.at += 1;
+        }
+        Some((start as u64 + 1, &line[start..self.at]))
+    }
+}
+
+/// A token as shown in an error message: lossy UTF-8, at most 40 characters.
+fn show(tok: &[u8]) -> String {
+    shorten(&String::from_utf8_lossy(tok))
+}
+
+fn shorten(text: &str) -> String {
+    let mut s: String = text.chars().take(40).collect();
+    if text.chars().count() > 40 {
+        s.push('…');
+    }
+    s
+}
+
+/// Appends parsed pieces, in order, into dense row-major storage and checks group structure.
+struct Builder {
+    name: PathBuf,
+    max_index: u32,
+    n_features: usize,
+    features: Vec<f32>,
+    grades: Vec<u8>,
+    /// qid of each document, while reading (None for files without qid:).
+    group_offsets: Vec<usize>,
+    qids: Vec<u64>,
+    /// For each finished group's qid: the line where the group ended.
+    finished: HashMap<u64, u64>,
+    current: Option<(u64, u64)>, // (qid, last line)
+    has_qid: Option<bool>,
+}
+
+impl Builder {
+    fn new(name: &Path, max_index: u32) -> Self {
+        Builder {
+            name: name.to_path_buf(),
+            max_index,
+            n_features: 0,
+            features: Vec::new(),
+            grades: Vec::new(),
+            group_offsets: vec![0],
+            qids: Vec::new(),
+            finished: HashMap::new(),
+            current: None,
+            has_qid: None,
+        }
+    }
+
+    fn widen(&mut self, n_features: usize) {
+        debug_assert!(n_features > self.n_features && n_features <= self.max_index as usize);
+        let n_docs = self.grades.len();
+        let old = self.n_features;
+        let mut wide = vec![0f32; n_docs * n_features];
+        if old > 0 {
+            for (dst, src) in wide
+                .chunks_exact_mut(n_features)
+                .zip(self.features.chunks_exact(old))
+            {
+                dst[..old].copy_from_slice(src);
+            }
+        }
+        self.features = wide;
+        self.n_features = n_features;
+    }
+
+    fn append(&mut self, piece: &Piece, first_line: u64) -> Result<()> {
+        if piece.max_index as usize > self.n_features {
+            self.widen(piece.max_index as usize);
+        }
+        let nf = self.n_features;
+        self.features.reserve(piece.grades.len() * nf);
+        for d in 0..piece.grades.len() {
+            let line = first_line + piece.doc_lines[d] as u64;
+            let qid = piece.qids[d];
+            match (self.has_qid, qid.is_some()) {
+                (None, has) => self.has_qid = Some(has),
+                (Some(true), false) => {
+                    return Err(Error::parse(
+                        &self.name,
+                        line,
+                        0,
+                        "this line has no qid: but earlier lines do",
+                    ))
+                }
+                (Some(false), true) => {
+                    return Err(Error::parse(
+                        &self.name,
+                        line,
+                        0,
+                        "this line has a qid: but earlier lines do not",
+                    ))
+                }
+                _ => {}
+            }
+            if let Some(q) = qid {
+                match self.current {
+                    Some((current, _)) if current == q => {}
+                    previous => {
+                        if let Some(&ended) = self.finished.get(&q) {
+                            return Err(Error::parse(
+                                &self.name,
+                                line,
+                                0,
+                                format!("qid {q} reappears after other queries (its group ended at line {ended}): the documents of a query must be contiguous"),
+                            ));
+                        }
+                        if let Some((prev_qid, prev_line)) = previous {
+                            self.finished.insert(prev_qid, prev_line);
+                            self.group_offsets.push(self.grades.len());
+                        }
+                        self.qids.push(q);
+                    }
+                }
+                self.current = Some((q, line));
+            }
+            let row_start = self.features.len();
+            self.features.resize(row_start + nf, 0.0);
+            let row = &mut self.features[row_start..];
+            let (a, b) = (
+                piece.row_starts[d] as usize,
+                piece.row_starts[d + 1] as usize,
+            );
+            for (&i, &v) in piece.indices[a..b].iter().zip(&piece.values[a..b]) {
+                row[i as usize - 1] = v;
+            }
+            self.grades.push(piece.grades[d]);
+        }
+        Ok(())
+    }
+
+    fn finish(mut self, query_sizes: Option<Vec<usize>>) -> Result<Dataset> {
+        let n_docs = self.grades.len();
+        if n_docs == 0 {
+            return Err(Error::parse(
+                &self.name,
+                0,
+                0,
+                "empty file: no documents (expected lines '<grade> qid:<id> <index>:<value> ...')",
+            ));
+        }
+        match (self.has_qid, query_sizes) {
+            (Some(true), Some(_)) => {
+                return Err(Error::parse(&self.name, 0, 0, "the file has qid: on its lines and a .query file was given too: use one or the other"))
+            }
+            (Some(true), None) => self.group_offsets.push(n_docs),
+            (_, Some(sizes)) => {
+                let total: usize = sizes.iter().sum();
+                if total != n_docs {
+                    return Err(Error::parse(
+                        &self.name,
+                        0,
+                        0,
+                        format!("the .query file's group sizes add up to {total} documents, but the file has {n_docs}"),
+                    ));
+                }
+                self.group_offsets = std::iter::once(0).chain(sizes.iter().scan(0, |acc, &s| {
+                    *acc += s;
+                    Some(*acc)
+                })).collect();
+                self.qids = (1..=sizes.len() as u64).collect();
+            }
+            (_, None) => {
+                return Err(Error::parse(&self.name, 0, 0, format!("{NO_GROUPS}: give the group sizes with --query FILE")))
+            }
+        }
+        Ok(Dataset {
+            n_features: self.n_features,
+            features: self.features,
+            grades: self.grades,
+            group_offsets: self.group_offsets,
+            qids: self.qids,
+            source: None,
+        })
+    }
+}

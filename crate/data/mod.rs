@@ -1,0 +1,113 @@
+//! Ranking data: reading ([`letor`]), caching ([`cache`], native), generating ([`synth`]) and the PFD
+//! paper's preparation ([`prepare`]).
+
+#[cfg(not(target_arch = "wasm32"))]
+pub mod cache;
+pub mod letor;
+pub mod prepare;
+pub mod synth;
+
+use std::io::Write;
+use std::path::PathBuf;
+
+/// A parsed ranking dataset: documents in query-group order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Dataset {
+    pub n_features: usize,
+    /// `n_docs x n_features`, row-major; absent sparse entries are 0.
+    pub features: Vec<f32>,
+    /// Graded relevance of each document.
+    pub grades: Vec<u8>,
+    /// Group g holds documents `group_offsets[g]..group_offsets[g + 1]`; length `n_groups + 1`.
+    pub group_offsets: Vec<usize>,
+    /// The qid of each group (1, 2, ... for files with a `.query` file).
+    pub qids: Vec<u64>,
+    /// The file it came from, if any.
+    pub source: Option<PathBuf>,
+}
+
+impl Dataset {
+    pub fn n_docs(&self) -> usize {
+        self.grades.len()
+    }
+    pub fn n_groups(&self) -> usize {
+        self.group_offsets.len() - 1
+    }
+    pub fn row(&self, doc: usize) -> &[f32] {
+        &self.features[doc * self.n_features..(doc + 1) * self.n_features]
+    }
+    /// Documents of group g.
+    pub fn group(&self, g: usize) -> std::ops::Range<usize> {
+        self.group_offsets[g]..self.group_offsets[g + 1]
+    }
+
+    /// Summary statistics (`distillrank data stats`).
+    pub fn stats(&self) -> Stats {
+        let mut sizes: Vec<usize> = (0..self.n_groups()).map(|g| self.group(g).len()).collect();
+        sizes.sort_unstable();
+        let mut grades = std::collections::BTreeMap::new();
+        for &g in &self.grades {
+            *grades.entry(g).or_insert(0usize) += 1;
+        }
+        let groups_without_positive = (0..self.n_groups())
+            .filter(|&g| self.grades[self.group(g)].iter().all(|&r| r == 0))
+            .count();
+        let constant_features = (0..self.n_features)
+            .filter(|&j| {
+                let first = self.features.get(j).copied().unwrap_or(0.0);
+                (0..self.n_docs()).all(|d| self.features[d * self.n_features + j] == first)
+            })
+            .map(|j| j + 1)
+            .collect();
+        Stats {
+            queries: self.n_groups(),
+            docs: self.n_docs(),
+            features: self.n_features,
+            docs_per_query_min: sizes.first().copied().unwrap_or(0),
+            docs_per_query_median: median(&sizes),
+            docs_per_query_max: sizes.last().copied().unwrap_or(0),
+            grades,
+            constant_features,
+            groups_without_positive,
+        }
+    }
+
+    /// Writes the dataset as LETOR text (`<grade> qid:<id> 1:<v> 2:<v> ...`), dense.
+    pub fn write_letor(&self, out: &mut impl Write) -> std::io::Result<()> {
+        for g in 0..self.n_groups() {
+            for d in self.group(g) {
+                write!(out, "{} qid:{}", self.grades[d], self.qids[g])?;
+                for (j, v) in self.row(d).iter().enumerate() {
+                    write!(out, " {}:{}", j + 1, v)?;
+                }
+                writeln!(out)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+fn median(sorted: &[usize]) -> f64 {
+    match sorted.len() {
+        0 => 0.0,
+        n if n % 2 == 1 => sorted[n / 2] as f64,
+        n => (sorted[n / 2 - 1] + sorted[n / 2]) as f64 / 2.0,
+    }
+}
+
+/// What `distillrank data stats` reports.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Stats {
+    pub queries: usize,
+    pub docs: usize,
+    pub features: usize,
+    pub docs_per_query_min: usize,
+    pub docs_per_query_median: f64,
+    pub docs_per_query_max: usize,
+    /// grade -> number of documents
+    pub grades: std::collections::BTreeMap<u8, usize>,
+    /// 1-based indices of features with one value in every document.
+    pub constant_features: Vec<usize>,
+    /// Groups whose documents all have grade 0.
+    pub groups_without_positive: usize,
+}

@@ -1,0 +1,459 @@
+//! The PFD paper's data preparation (spec §1, paper section 4.1), in order:
+//! filter groups -> signed log1p -> seeded Gumbel binary labels -> positive/negative groups ->
+//! privileged split (by |Pearson correlation| with y on the training split, or explicit columns, or
+//! the discriminative z of Figure 5) -> a 10% validation holdout when there is no validation split.
+
+use crate::data::Dataset;
+use crate::error::{Error, Result};
+use crate::rng::Rng;
+
+/// How the privileged features z are chosen.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub enum PrivilegedSplit {
+    /// The `d_z` features with the largest |Pearson correlation| with y on the training split.
+    TopCorrelation(usize),
+    /// Explicit 1-based feature columns.
+    Columns(Vec<usize>),
+    /// Figure 5: every original feature is regular; z is one binary feature
+    /// `1[t*r + G1 > t*tau_priv + G0]` drawn with the same Gumbel draws as y.
+    Discriminative { tau_priv: f64 },
+}
+
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct PrepareOptions {
+    /// Drop groups with fewer documents than this (paper: 10).
+    pub min_group_size: usize,
+    /// Temperature t of the Gumbel labelling (paper: 4).
+    pub t: f64,
+    /// Threshold tau_target of the Gumbel labelling (paper: 4.8 for grades 0..4).
+    pub tau_target: f64,
+    pub privileged: PrivilegedSplit,
+    /// Share of training queries held out for validation when no validation split is given.
+    pub holdout: f64,
+    pub seed: u64,
+}
+
+impl Default for PrepareOptions {
+    fn default() -> Self {
+        PrepareOptions {
+            min_group_size: 10,
+            t: 4.0,
+            tau_target: 4.8,
+            privileged: PrivilegedSplit::TopCorrelation(40),
+            holdout: 0.1,
+            seed: 0,
+        }
+    }
+}
+
+/// One split, prepared: regular features x, privileged features z, binary labels y.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RankingSet {
+    /// `n_docs x d_x`, row-major, after the signed log1p.
+    pub regular: Vec<f32>,
+    pub d_x: usize,
+    /// `n_docs x d_z`, row-major.
+    pub privileged: Vec<f32>,
+    pub d_z: usize,
+    pub grades: Vec<u8>,
+    /// Binary labels y in {0, 1}.
+    pub labels: Vec<f32>,
+    pub group_offsets: Vec<usize>,
+    /// Whether each group has at least one y = 1 (S_label); the others are unlabeled (S_unlabel).
+    pub positive_group: Vec<bool>,
+}
+
+/// Which features a model sees.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FeatureView {
+    /// x only: the student, the self-distillation teacher, serving.
+    Regular,
+    /// z only: the GenD teacher.
+    Privileged,
+    /// x and z: the PFD teacher.
+    Both,
+}
+
+impl RankingSet {
+    pub fn n_docs(&self) -> usize {
+        self.labels.len()
+    }
+    pub fn n_groups(&self) -> usize {
+        self.group_offsets.len() - 1
+    }
+    pub fn group(&self, g: usize) -> std::ops::Range<usize> {
+        self.group_offsets[g]..self.group_offsets[g + 1]
+    }
+    /// Width of the input a model with this view sees.
+    pub fn width(&self, view: FeatureView) -> usize {
+        match view {
+            FeatureView::Regular => self.d_x,
+            FeatureView::Privileged => self.d_z,
+            FeatureView::Both => self.d_x + self.d_z,
+        }
+    }
+    /// The `n_docs x width(view)` input matrix a model with this view sees.
+    pub fn inputs(&self, view: FeatureView) -> Vec<f32> {
+        match view {
+            FeatureView::Regular => self.regular.clone(),
+            FeatureView::Privileged => self.privileged.clone(),
+            FeatureView::Both => {
+                let mut out = Vec::with_capacity(self.n_docs() * (self.d_x + self.d_z));
+                for d in 0..self.n_docs() {
+                    out.extend_from_slice(&self.regular[d * self.d_x..(d + 1) * self.d_x]);
+                    out.extend_from_slice(&self.privileged[d * self.d_z..(d + 1) * self.d_z]);
+                }
+                out
+            }
+        }
+    }
+    pub fn positive_groups(&self) -> usize {
+        self.positive_group.iter().filter(|&&p| p).count()
+    }
+}
+
+/// What the group filter removed from one split.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct FilterReport {
+    pub groups_in: usize,
+    pub docs_in: usize,
+    pub no_relevant_groups: usize,
+    pub no_relevant_docs: usize,
+    pub small_groups: usize,
+    pub small_docs: usize,
+    pub groups_out: usize,
+    pub docs_out: usize,
+}
+
+impl std::fmt::Display for FilterReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} groups / {} docs in; removed {} groups ({} docs) with no grade > 0 and {} groups ({} docs) with too few docs; {} groups / {} docs kept",
+            self.groups_in, self.docs_in, self.no_relevant_groups, self.no_relevant_docs, self.small_groups, self.small_docs, self.groups_out, self.docs_out
+        )
+    }
+}
+
+/// Step 2: drops groups with no document of grade > 0, then groups with fewer than `min_size`
+/// documents.
+pub fn filter_groups(data: &Dataset, min_size: usize) -> (Dataset, FilterReport) {
+    let mut report = FilterReport {
+        groups_in: data.n_groups(),
+        docs_in: data.n_docs(),
+        ..Default::default()
+    };
+    let mut keep = Vec::new();
+    for g in 0..data.n_groups() {
+        let docs = data.group(g);
+        if data.grades[docs.clone()].iter().all(|&r| r == 0) {
+            report.no_relevant_groups += 1;
+            report.no_relevant_docs += docs.len();
+        } else if docs.len() < min_size {
+            report.small_groups += 1;
+            report.small_docs += docs.len();
+        } else {
+            keep.push(g);
+        }
+    }
+    let out = select_groups(data, &keep);
+    report.groups_out = out.n_groups();
+    report.docs_out = out.n_docs();
+    (out, report)
+}
+
+/// The dataset restricted to groups `keep`, in that order.
+pub fn select_groups(data: &Dataset, keep: &[usize]) -> Dataset {
+    let nf = data.n_features;
+    let mut out = Dataset {
+        n_features: nf,
+        features: Vec::new(),
+        grades: Vec::new(),
+        group_offsets: vec![0],
+        qids: Vec::new(),
+        source: data.source.clone(),
+    };
+    for &g in keep {
+        let docs = data.group(g);
+        out.features
+            .extend_from_slice(&data.features[docs.start * nf..docs.end * nf]);
+        out.grades.extend_from_slice(&data.grades[docs.clone()]);
+        out.group_offsets.push(out.grades.len());
+        out.qids.push(data.qids[g]);
+    }
+    out
+}
+
+/// Step 3: x <- sign(x) * ln(1 + |x|).
+pub fn signed_log1p(values: &mut [f32]) {
+    for v in values {
+        *v = v.signum() * v.abs().ln_1p();
+    }
+}
+
+/// The Gumbel draws behind one split's labels; shared with the discriminative z.
+pub struct GumbelDraws {
+    pub g0: Vec<f64>,
+    pub g1: Vec<f64>,
+}
+
+impl GumbelDraws {
+    pub fn new(n_docs: usize, seed: u64, split: u64) -> Self {
+        let mut rng = Rng::stream(seed, 0x6c61_6265_6c00 + split);
+        let mut g0 = Vec::with_capacity(n_docs);
+        let mut g1 = Vec::with_capacity(n_docs);
+        for _ in 0..n_docs {
+            g0.push(rng.gumbel());
+            g1.push(rng.gumbel());
+        }
+        GumbelDraws { g0, g1 }
+    }
+    /// Step 4: `1[t*r + G1 > t*tau + G0]`, so `P(1) = sigmoid(t*(r - tau))`.
+    pub fn labels(&self, grades: &[u8], t: f64, tau: f64) -> Vec<f32> {
+        grades
+            .iter()
+            .enumerate()
+            .map(|(i, &r)| (t * r as f64 + self.g1[i] > t * tau + self.g0[i]) as u8 as f32)
+            .collect()
+    }
+}
+
+/// Pearson correlation of each feature column with `y`; zero-variance columns get 0.
+pub fn correlations(features: &[f32], n_features: usize, y: &[f32]) -> Vec<f64> {
+    let n = y.len() as f64;
+    let mean_y = y.iter().map(|&v| v as f64).sum::<f64>() / n;
+    let mut mean = vec![0f64; n_features];
+    for row in features.chunks_exact(n_features) {
+        for (m, &v) in mean.iter_mut().zip(row) {
+            *m += v as f64;
+        }
+    }
+    mean.iter_mut().for_each(|m| *m /= n);
+    let (mut sxy, mut sxx) = (vec![0f64; n_features], vec![0f64; n_features]);
+    let mut syy = 0f64;
+    for (row, &yv) in features.chunks_exact(n_features).zip(y) {
+        let dy = yv as f64 - mean_y;
+        syy += dy * dy;
+        for j in 0..n_features {
+            let dx = row[j] as f64 - mean[j];
+            sxy[j] += dx * dy;
+            sxx[j] += dx * dx;
+        }
+    }
+    (0..n_features)
+        .map(|j| {
+            let denom = (sxx[j] * syy).sqrt();
+            // Constant features (and constant labels) carry no signal: correlation 0.
+            if denom > 1e-12 * n {
+                sxy[j] / denom
+            } else {
+                0.0
+            }
+        })
+        .collect()
+}
+
+/// The prepared splits and what preparation did.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    pub train: RankingSet,
+    pub valid: RankingSet,
+    pub test: Option<RankingSet>,
+    /// 1-based columns of the original file that became z (empty for the discriminative z).
+    pub privileged_columns: Vec<usize>,
+    /// 1-based columns that stayed regular x.
+    pub regular_columns: Vec<usize>,
+    /// |correlation| with y of every original column, on the training split.
+    pub correlations: Vec<f64>,
+    pub filter: Vec<(String, FilterReport)>,
+    /// True when validation is a holdout of the training queries.
+    pub holdout: bool,
+}
+
+/// Runs every step of spec §1 on a training split and optional validation and test splits.
+pub fn prepare(
+    train: &Dataset,
+    valid: Option<&Dataset>,
+    test: Option<&Dataset>,
+    options: &PrepareOptions,
+) -> Result<Prepared> {
+    if !(options.t.is_finite() && options.t > 0.0) {
+        return Err(Error::Config(format!("t = {} must be positive", options.t)));
+    }
+    for other in [valid, test].into_iter().flatten() {
+        if other.n_features > train.n_features {
+            // A later split may have fewer trailing sparse columns than the training split, not more.
+            return Err(Error::Config(format!(
+                "a validation/test file has {} features but the training file only {}",
+                other.n_features, train.n_features
+            )));
+        }
+    }
+    let mut filter = Vec::new();
+    let mut run = |name: &str, data: &Dataset, split: u64| -> (Dataset, GumbelDraws) {
+        let (mut kept, report) = filter_groups(data, options.min_group_size);
+        filter.push((name.to_string(), report));
+        widen(&mut kept, train.n_features);
+        signed_log1p(&mut kept.features);
+        let draws = GumbelDraws::new(kept.n_docs(), options.seed, split);
+        (kept, draws)
+    };
+    let (mut train_data, mut train_draws) = run("train", train, 0);
+    let valid_data = valid.map(|v| run("valid", v, 1));
+    let test_data = test.map(|t| run("test", t, 2));
+
+    if train_data.n_groups() == 0 {
+        return Err(Error::Data(format!(
+            "no training groups left after filtering (groups need a document with grade > 0 and at least {} documents): {}",
+            options.min_group_size, filter[0].1
+        )));
+    }
+
+    // Step 8 (first half): hold out 10% of the training queries when there is no validation split.
+    let holdout = valid_data.is_none();
+    let valid_data = match valid_data {
+        Some(v) => v,
+        None => {
+            let mut order: Vec<usize> = (0..train_data.n_groups()).collect();
+            Rng::stream(options.seed, 0x686f_6c64).shuffle(&mut order);
+            let n_valid = ((train_data.n_groups() as f64 * options.holdout).round() as usize)
+                .clamp(1, train_data.n_groups().saturating_sub(1).max(1));
+            if train_data.n_groups() < 2 {
+                return Err(Error::Data(
+                    "only one training group: cannot hold out a validation split; give --valid"
+                        .into(),
+                ));
+            }
+            let (mut valid_groups, mut train_groups) =
+                (order[..n_valid].to_vec(), order[n_valid..].to_vec());
+            valid_groups.sort_unstable();
+            train_groups.sort_unstable();
+            let pick = |draws: &GumbelDraws, data: &Dataset, groups: &[usize]| {
+                let mut g0 = Vec::new();
+                let mut g1 = Vec::new();
+                for &g in groups {
+                    g0.extend_from_slice(&draws.g0[data.group(g)]);
+                    g1.extend_from_slice(&draws.g1[data.group(g)]);
+                }
+                GumbelDraws { g0, g1 }
+            };
+            let valid = (
+                select_groups(&train_data, &valid_groups),
+                pick(&train_draws, &train_data, &valid_groups),
+            );
+            train_draws = pick(&train_draws, &train_data, &train_groups);
+            train_data = select_groups(&train_data, &train_groups);
+            valid
+        }
+    };
+
+    let train_labels = train_draws.labels(&train_data.grades, options.t, options.tau_target);
+    let correlation = correlations(&train_data.features, train_data.n_features, &train_labels);
+    let nf = train_data.n_features;
+    let (privileged_columns, regular_columns): (Vec<usize>, Vec<usize>) = match &options.privileged
+    {
+        PrivilegedSplit::TopCorrelation(d_z) => {
+            if *d_z >= nf {
+                return Err(Error::Config(format!("{d_z} privileged features asked for, but the data have only {nf}: at least one feature must stay regular")));
+            }
+            let mut order: Vec<usize> = (0..nf).collect();
+            // Largest |correlation| first; ties by column order, so the split is deterministic.
+            order.sort_by(|&a, &b| {
+                correlation[b]
+                    .abs()
+                    .total_cmp(&correlation[a].abs())
+                    .then(a.cmp(&b))
+            });
+            let mut z: Vec<usize> = order[..*d_z].iter().map(|&j| j + 1).collect();
+            z.sort_unstable();
+            let x = (1..=nf).filter(|c| !z.contains(c)).collect();
+            (z, x)
+        }
+        PrivilegedSplit::Columns(columns) => {
+            let mut z = columns.clone();
+            z.sort_unstable();
+            z.dedup();
+            if let Some(&bad) = z.iter().find(|&&c| c == 0 || c > nf) {
+                return Err(Error::Config(format!(
+                    "privileged column {bad} does not exist: the data have columns 1..={nf}"
+                )));
+            }
+            if z.len() == nf {
+                return Err(Error::Config("every feature is privileged: the student would see nothing; leave at least one column regular".into()));
+            }
+            let x = (1..=nf).filter(|c| !z.contains(c)).collect();
+            (z, x)
+        }
+        PrivilegedSplit::Discriminative { .. } => (Vec::new(), (1..=nf).collect()),
+    };
+
+    let build = |data: &Dataset, draws: &GumbelDraws| -> RankingSet {
+        let labels = draws.labels(&data.grades, options.t, options.tau_target);
+        let (privileged, d_z) = match &options.privileged {
+            PrivilegedSplit::Discriminative { tau_priv } => {
+                (draws.labels(&data.grades, options.t, *tau_priv), 1)
+            }
+            _ => (
+                gather_columns(data, &privileged_columns),
+                privileged_columns.len(),
+            ),
+        };
+        let positive_group = (0..data.n_groups())
+            .map(|g| labels[data.group(g)].iter().any(|&y| y > 0.0))
+            .collect();
+        RankingSet {
+            regular: gather_columns(data, &regular_columns),
+            d_x: regular_columns.len(),
+            privileged,
+            d_z,
+            grades: data.grades.clone(),
+            labels,
+            group_offsets: data.group_offsets.clone(),
+            positive_group,
+        }
+    };
+    let train_set = build(&train_data, &train_draws);
+    if train_set.positive_groups() == 0 {
+        return Err(Error::Data(format!(
+            "no positive training groups: with t = {} and tau_target = {} no document got y = 1; lower --tau-target",
+            options.t, options.tau_target
+        )));
+    }
+    Ok(Prepared {
+        train: train_set,
+        valid: build(&valid_data.0, &valid_data.1),
+        test: test_data.as_ref().map(|(d, g)| build(d, g)),
+        privileged_columns,
+        regular_columns,
+        correlations: correlation,
+        filter,
+        holdout,
+    })
+}
+
+/// Pads a split with fewer (trailing, all-zero sparse) columns to `n_features`.
+fn widen(data: &mut Dataset, n_features: usize) {
+    if data.n_features == n_features {
+        return;
+    }
+    let old = data.n_features;
+    let mut wide = vec![0f32; data.n_docs() * n_features];
+    for (dst, src) in wide
+        .chunks_exact_mut(n_features)
+        .zip(data.features.chunks_exact(old.max(1)))
+    {
+        dst[..old].copy_from_slice(&src[..old]);
+    }
+    data.features = wide;
+    data.n_features = n_features;
+}
+
+/// The `n_docs x columns.len()` matrix of the given 1-based columns.
+pub fn gather_columns(data: &Dataset, columns: &[usize]) -> Vec<f32> {
+    let mut out = Vec::with_capacity(data.n_docs() * columns.len());
+    for row in data.features.chunks_exact(data.n_features.max(1)) {
+        out.extend(columns.iter().map(|&c| row[c - 1]));
+    }
+    out
+}

@@ -1,0 +1,197 @@
+//! Synthetic ranking data: the embedded default dataset, needing no files.
+//!
+//! * [`SynthKind::Letor`]: query groups of varying size; regular features x; hidden factors u that
+//!   the model never sees; observed privileged features z that are noisy functions of u, as clicks
+//!   or dwell time are of a document's true appeal; graded relevance 0..4 from a nonlinear function
+//!   of x and a function of u, plus noise. `privileged_strength` is the share of the relevance
+//!   signal that only u explains.
+//! * [`SynthKind::Linear`]: the PFD paper's section 5 model, y = x.w* + u.v* + noise with z = u
+//!   observed with noise, cut into grades 0..4.
+//!
+//! The privileged features are the last `privileged` columns; [`Synthetic::privileged_columns`]
+//! names them.
+
+use crate::data::Dataset;
+use crate::rng::Rng;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SynthKind {
+    Letor,
+    Linear,
+}
+
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct SynthOptions {
+    pub kind: SynthKind,
+    pub queries: usize,
+    pub min_docs: usize,
+    pub max_docs: usize,
+    /// Number of regular features x.
+    pub regular: usize,
+    /// Number of observed privileged features z (also the number of hidden factors u).
+    pub privileged: usize,
+    /// Share of the relevance signal explained only by the hidden factors u, in [0, 1].
+    pub privileged_strength: f64,
+    /// Standard deviation of the relevance noise (the signal has unit variance).
+    pub noise: f64,
+    /// Standard deviation of the noise in z around its function of u.
+    pub privileged_noise: f64,
+    pub seed: u64,
+}
+
+impl Default for SynthOptions {
+    fn default() -> Self {
+        SynthOptions {
+            kind: SynthKind::Letor,
+            queries: 400,
+            min_docs: 10,
+            max_docs: 40,
+            regular: 24,
+            privileged: 6,
+            privileged_strength: 0.5,
+            noise: 0.5,
+            privileged_noise: 0.3,
+            seed: 7,
+        }
+    }
+}
+
+/// A generated dataset and where its privileged features are.
+pub struct Synthetic {
+    pub dataset: Dataset,
+    /// 1-based columns of z (the last ones).
+    pub privileged_columns: Vec<usize>,
+}
+
+/// Grade thresholds on the standardised relevance: grades 0..4 with about 50%, 25%, 14%, 7%, 4%.
+const GRADE_THRESHOLDS: [f64; 4] = [0.0, 0.7, 1.25, 1.75];
+
+pub fn generate(options: &SynthOptions) -> crate::Result<Synthetic> {
+    let o = options;
+    if o.queries == 0 || o.min_docs == 0 || o.max_docs < o.min_docs {
+        return Err(crate::Error::Config(format!(
+            "synthetic data needs queries > 0 and 1 <= min_docs <= max_docs (got {}, {}, {})",
+            o.queries, o.min_docs, o.max_docs
+        )));
+    }
+    if o.regular == 0
+        || !(0.0..=1.0).contains(&o.privileged_strength)
+        || !(o.noise >= 0.0)
+        || !(o.privileged_noise >= 0.0)
+    {
+        return Err(crate::Error::Config("synthetic data needs regular >= 1, privileged_strength in [0, 1] and non-negative noise".into()));
+    }
+    let (dx, du) = (o.regular, o.privileged);
+    // The ground truth: fixed random directions drawn from the seed.
+    let mut truth = Rng::stream(o.seed, 1);
+    let mut unit = |n: usize| -> Vec<f64> {
+        let v: Vec<f64> = (0..n).map(|_| truth.normal()).collect();
+        let norm = v.iter().map(|a| a * a).sum::<f64>().sqrt().max(1e-12);
+        v.into_iter().map(|a| a / norm).collect()
+    };
+    const HIDDEN_UNITS: usize = 8;
+    let x_directions: Vec<Vec<f64>> = (0..HIDDEN_UNITS).map(|_| unit(dx)).collect();
+    let x_linear = unit(dx);
+    let u_direction = unit(du.max(1));
+    let z_mixing: Vec<Vec<f64>> = (0..du).map(|_| unit(du)).collect();
+
+    let mut rng = Rng::stream(o.seed, 2);
+    let mut sizes = Vec::with_capacity(o.queries);
+    for _ in 0..o.queries {
+        sizes.push(rng.int_range(o.min_docs, o.max_docs));
+    }
+    let n_docs: usize = sizes.iter().sum();
+    let mut x = vec![0f64; n_docs * dx];
+    let mut u = vec![0f64; n_docs * du];
+    x.iter_mut().for_each(|v| *v = rng.normal());
+    u.iter_mut().for_each(|v| *v = rng.normal());
+
+    let dot = |a: &[f64], b: &[f64]| a.iter().zip(b).map(|(p, q)| p * q).sum::<f64>();
+    // Regular signal g(x) and privileged signal h(u), each standardised to unit variance below.
+    let mut g: Vec<f64> = (0..n_docs)
+        .map(|d| {
+            let xd = &x[d * dx..(d + 1) * dx];
+            match o.kind {
+                SynthKind::Letor => {
+                    x_directions
+                        .iter()
+                        .map(|w| libm::tanh(1.5 * dot(xd, w)))
+                        .sum::<f64>()
+                        + dot(xd, &x_linear)
+                }
+                SynthKind::Linear => dot(xd, &x_linear),
+            }
+        })
+        .collect();
+    let mut h: Vec<f64> = (0..n_docs)
+        .map(|d| {
+            if du == 0 {
+                return 0.0;
+            }
+            let ud = &u[d * du..(d + 1) * du];
+            match o.kind {
+                SynthKind::Letor => dot(ud, &u_direction) + 0.5 * libm::tanh(ud[0] * ud[du - 1]),
+                SynthKind::Linear => dot(ud, &u_direction),
+            }
+        })
+        .collect();
+    standardise(&mut g);
+    standardise(&mut h);
+    let s = if du == 0 { 0.0 } else { o.privileged_strength };
+    let mut relevance: Vec<f64> = (0..n_docs)
+        .map(|d| (1.0 - s).sqrt() * g[d] + s.sqrt() * h[d] + o.noise * rng.normal())
+        .collect();
+    standardise(&mut relevance);
+
+    let n_features = dx + du;
+    let mut features = vec![0f32; n_docs * n_features];
+    for d in 0..n_docs {
+        let row = &mut features[d * n_features..(d + 1) * n_features];
+        for j in 0..dx {
+            row[j] = x[d * dx + j] as f32;
+        }
+        let ud = &u[d * du..(d + 1) * du];
+        for k in 0..du {
+            let signal = match o.kind {
+                // Half the privileged features behave like counts (clicks: non-negative), half like
+                // dwell times (positive, skewed); both are noisy mixtures of u.
+                SynthKind::Letor if k % 2 == 0 => {
+                    (dot(ud, &z_mixing[k]) + o.privileged_noise * rng.normal()).max(0.0) * 3.0
+                }
+                SynthKind::Letor => {
+                    libm::exp(0.5 * dot(ud, &z_mixing[k]) + o.privileged_noise * rng.normal())
+                }
+                SynthKind::Linear => ud[k] + o.privileged_noise * rng.normal(),
+            };
+            row[dx + k] = signal as f32;
+        }
+    }
+    let grades = relevance
+        .iter()
+        .map(|&r| GRADE_THRESHOLDS.iter().filter(|&&t| r > t).count() as u8)
+        .collect();
+    let mut group_offsets = vec![0];
+    for s in &sizes {
+        group_offsets.push(group_offsets.last().unwrap() + s);
+    }
+    Ok(Synthetic {
+        dataset: Dataset {
+            n_features,
+            features,
+            grades,
+            group_offsets,
+            qids: (1..=o.queries as u64).collect(),
+            source: None,
+        },
+        privileged_columns: (dx + 1..=dx + du).collect(),
+    })
+}
+
+fn standardise(v: &mut [f64]) {
+    let n = v.len().max(1) as f64;
+    let mean = v.iter().sum::<f64>() / n;
+    let sd = (v.iter().map(|a| (a - mean) * (a - mean)).sum::<f64>() / n).sqrt();
+    let sd = if sd > 1e-12 { sd } else { 1.0 };
+    v.iter_mut().for_each(|a| *a = (*a - mean) / sd);
+}

@@ -1,0 +1,83 @@
+//! Errors. Every error a user can cause names what was expected and, for input files, where:
+//! file, line and column. Nothing in the library panics on user input.
+
+use std::path::PathBuf;
+
+/// A position in an input file, 1-based.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Location {
+    pub file: PathBuf,
+    pub line: u64,
+    /// 1-based byte column of the offending token; 0 when the whole line (or file) is at fault.
+    pub column: u64,
+}
+
+impl std::fmt::Display for Location {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match (self.line, self.column) {
+            (0, _) => write!(f, "{}", self.file.display()),
+            (l, 0) => write!(f, "{}:{}", self.file.display(), l),
+            (l, c) => write!(f, "{}:{}:{}", self.file.display(), l, c),
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Malformed input data: where, and what was expected there.
+    #[error("{at}: {message}")]
+    Parse { at: Location, message: String },
+
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// A configuration that cannot work, found before any training starts.
+    #[error("invalid configuration: {0}")]
+    Config(String),
+
+    /// The data do not allow what was asked (no positive groups after filtering, ...).
+    #[error("{0}")]
+    Data(String),
+
+    /// Training produced a non-finite loss or weight.
+    #[error("training diverged at epoch {epoch}, step {step}: {what}; try a smaller --lr")]
+    Diverged {
+        epoch: usize,
+        step: usize,
+        what: String,
+    },
+
+    /// A saved model that cannot be read.
+    #[error("{path}: {message}")]
+    Model { path: PathBuf, message: String },
+}
+
+pub type Result<T> = std::result::Result<T, Error>;
+
+impl Error {
+    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        Error::Io {
+            path: path.into(),
+            source,
+        }
+    }
+    pub fn parse(
+        file: impl Into<PathBuf>,
+        line: u64,
+        column: u64,
+        message: impl Into<String>,
+    ) -> Self {
+        Error::Parse {
+            at: Location {
+                file: file.into(),
+                line,
+                column,
+            },
+            message: message.into(),
+        }
+    }
+}

@@ -1,0 +1,16 @@
+//! distillrank: learning to rank with privileged features and distillation.
+//!
+//! * [`data`]: LETOR reading, binary cache, synthetic data, the PFD paper's preparation.
+//! * [`cpu`]: the CPU training engine (MLP, ranking losses, Adam), reference for the GPU kernels.
+//! * [`train`]: the training loop; [`metrics`]: NDCG@k, MAP, MRR, P@k.
+//! * [`model_io`]: saved models (safetensors + JSON).
+
+pub mod cpu;
+pub mod data;
+pub mod error;
+pub mod metrics;
+pub mod model_io;
+pub mod rng;
+pub mod train;
+
+pub use error::{Error, Result};

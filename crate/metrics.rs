@@ -1,0 +1,193 @@
+//! Ranking metrics of spec §5, per query group, then averaged over groups.
+//!
+//! * Documents are ranked by score, highest first; **ties are broken by document order** (the
+//!   earlier document in the group ranks higher).
+//! * NDCG@k = DCG@k / IDCG@k with DCG@k = sum_{i<=k} (2^g_(i) - 1) / log2(i + 1).
+//! * A group with IDCG = 0 (no relevant document) has no defined NDCG; [`IdcgZero`] says what to
+//!   do with it: exclude it from the mean (the default), count it as 0, or count it as 1 (LightGBM).
+//! * MAP: average precision with relevant = label > 0, divided by the group's relevant count.
+//!   MRR: 1 / rank of the first relevant document. P@k: relevant in the top k, divided by k (as
+//!   trec_eval does, also for groups shorter than k). For these, groups without a relevant document
+//!   count as 0, as trec_eval reports them.
+
+/// What NDCG does with groups whose ideal DCG is 0.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IdcgZero {
+    /// Leave the group out of the mean.
+    #[default]
+    Exclude,
+    /// The group scores 0.
+    Zero,
+    /// The group scores 1 (LightGBM's convention).
+    One,
+}
+
+/// The ranking of a group's documents: indices into the group, best first, ties by document order.
+pub fn ranking(scores: &[f32]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..scores.len()).collect();
+    // Stable sort: equal scores keep document order. NaN scores (never produced by a finite model)
+    // sort last.
+    order.sort_by(|&a, &b| {
+        let (sa, sb) = (scores[a], scores[b]);
+        match (sa.is_nan(), sb.is_nan()) {
+            (false, false) => sb.total_cmp(&sa),
+            (a_nan, b_nan) => a_nan.cmp(&b_nan),
+        }
+    });
+    order
+}
+
+fn gain(label: f32) -> f64 {
+    2f64.powf(label as f64) - 1.0
+}
+
+fn discount(rank: usize) -> f64 {
+    1.0 / ((rank + 2) as f64).log2()
+}
+
+/// NDCG@k of one group; `None` when IDCG@k = 0.
+pub fn ndcg_at(k: usize, scores: &[f32], labels: &[f32]) -> Option<f64> {
+    let order = ranking(scores);
+    let dcg: f64 = order
+        .iter()
+        .take(k)
+        .enumerate()
+        .map(|(r, &i)| gain(labels[i]) * discount(r))
+        .sum();
+    let mut ideal: Vec<f32> = labels.to_vec();
+    ideal.sort_by(|a, b| b.total_cmp(a));
+    let idcg: f64 = ideal
+        .iter()
+        .take(k)
+        .enumerate()
+        .map(|(r, &l)| gain(l) * discount(r))
+        .sum();
+    (idcg > 0.0).then(|| dcg / idcg)
+}
+
+/// Average precision of one group (relevant = label > 0); 0 without relevant documents.
+pub fn average_precision(scores: &[f32], labels: &[f32]) -> f64 {
+    let relevant = labels.iter().filter(|&&l| l > 0.0).count();
+    if relevant == 0 {
+        return 0.0;
+    }
+    let mut hits = 0;
+    let mut sum = 0.0;
+    for (r, &i) in ranking(scores).iter().enumerate() {
+        if labels[i] > 0.0 {
+            hits += 1;
+            sum += hits as f64 / (r + 1) as f64;
+        }
+    }
+    sum / relevant as f64
+}
+
+/// Reciprocal rank of the first relevant document; 0 without one.
+pub fn reciprocal_rank(scores: &[f32], labels: &[f32]) -> f64 {
+    ranking(scores)
+        .iter()
+        .position(|&i| labels[i] > 0.0)
+        .map_or(0.0, |r| 1.0 / (r + 1) as f64)
+}
+
+/// Precision at k: relevant documents in the top k, over k.
+pub fn precision_at(k: usize, scores: &[f32], labels: &[f32]) -> f64 {
+    ranking(scores)
+        .iter()
+        .take(k)
+        .filter(|&&i| labels[i] > 0.0)
+        .count() as f64
+        / k as f64
+}
+
+/// Mean NDCG@k over the groups of `offsets`, under an IDCG = 0 convention. `None` when no group
+/// counts (every group excluded).
+pub fn mean_ndcg(
+    k: usize,
+    scores: &[f32],
+    labels: &[f32],
+    offsets: &[usize],
+    convention: IdcgZero,
+) -> Option<f64> {
+    let values: Vec<f64> = offsets
+        .windows(2)
+        .filter_map(|w| {
+            match (
+                ndcg_at(k, &scores[w[0]..w[1]], &labels[w[0]..w[1]]),
+                convention,
+            ) {
+                (Some(v), _) => Some(v),
+                (None, IdcgZero::Exclude) => None,
+                (None, IdcgZero::Zero) => Some(0.0),
+                (None, IdcgZero::One) => Some(1.0),
+            }
+        })
+        .collect();
+    (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
+}
+
+/// The mean of a per-group metric over every group.
+pub fn mean_over_groups(
+    metric: impl Fn(&[f32], &[f32]) -> f64,
+    scores: &[f32],
+    labels: &[f32],
+    offsets: &[usize],
+) -> f64 {
+    let n = offsets.len().saturating_sub(1);
+    if n == 0 {
+        return 0.0;
+    }
+    offsets
+        .windows(2)
+        .map(|w| metric(&scores[w[0]..w[1]], &labels[w[0]..w[1]]))
+        .sum::<f64>()
+        / n as f64
+}
+
+/// The standard report: NDCG@{1,3,5,8,10}, MAP, MRR, P@{1,5,10}.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Report {
+    pub ndcg: Vec<(usize, Option<f64>)>,
+    pub map: f64,
+    pub mrr: f64,
+    pub precision: Vec<(usize, f64)>,
+    /// Groups counted by NDCG (after the IDCG = 0 convention).
+    pub ndcg_groups: usize,
+}
+
+pub const NDCG_CUTOFFS: [usize; 5] = [1, 3, 5, 8, 10];
+
+pub fn report(scores: &[f32], labels: &[f32], offsets: &[usize], convention: IdcgZero) -> Report {
+    let ndcg_groups = offsets
+        .windows(2)
+        .filter(|w| convention != IdcgZero::Exclude || labels[w[0]..w[1]].iter().any(|&l| l > 0.0))
+        .count();
+    Report {
+        ndcg: NDCG_CUTOFFS
+            .iter()
+            .map(|&k| (k, mean_ndcg(k, scores, labels, offsets, convention)))
+            .collect(),
+        map: mean_over_groups(average_precision, scores, labels, offsets),
+        mrr: mean_over_groups(reciprocal_rank, scores, labels, offsets),
+        precision: [1, 5, 10]
+            .iter()
+            .map(|&k| {
+                (
+                    k,
+                    mean_over_groups(|s, l| precision_at(k, s, l), scores, labels, offsets),
+                )
+            })
+            .collect(),
+        ndcg_groups,
+    }
+}
+
+impl Report {
+    pub fn ndcg_at(&self, k: usize) -> Option<f64> {
+        self.ndcg
+            .iter()
+            .find(|(c, _)| *c == k)
+            .and_then(|(_, v)| *v)
+    }
+}

@@ -1,0 +1,213 @@
+//! Saved models: the weights as safetensors (`PREFIX.safetensors`, tensors `layers.<l>.weight`
+//! of shape (n_in, n_out) and `layers.<l>.bias`), and a JSON config (`PREFIX.json`) that says how to
+//! turn a LETOR file's columns into the model's input. The web page reads the same two files.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use safetensors::tensor::{Dtype, SafeTensors, TensorView};
+
+use crate::cpu::loss::LossKind;
+use crate::cpu::mlp::{Dense, Mlp};
+use crate::data::prepare::FeatureView;
+use crate::error::{Error, Result};
+
+pub const FORMAT: &str = "distillrank-model";
+pub const FORMAT_VERSION: u32 = 1;
+
+/// The JSON half of a saved model.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ModelConfig {
+    pub format: String,
+    pub format_version: u32,
+    pub n_in: usize,
+    pub widths: Vec<usize>,
+    pub loss: LossKind,
+    pub view: FeatureView,
+    /// 1-based columns of the original data, in the order the model reads them.
+    pub columns: Vec<usize>,
+    /// Applied to every input value before the model: "signed_log1p" (spec §1.3) or "none".
+    pub transform: String,
+    /// Features in the data the model was trained on (a file with more is rejected).
+    pub source_features: usize,
+}
+
+/// `model`, `model.json` or `model.safetensors` -> (`model.safetensors`, `model.json`).
+pub fn paths(prefix: &Path) -> (PathBuf, PathBuf) {
+    let stem = match prefix.extension().and_then(|e| e.to_str()) {
+        Some("json") | Some("safetensors") => prefix.with_extension(""),
+        _ => prefix.to_path_buf(),
+    };
+    (
+        PathBuf::from(format!("{}.safetensors", stem.display())),
+        PathBuf::from(format!("{}.json", stem.display())),
+    )
+}
+
+/// The safetensors bytes of a model.
+pub fn to_safetensors(model: &Mlp<f32>) -> Result<Vec<u8>> {
+    let bytes: Vec<(String, Vec<u8>, Vec<usize>)> = model
+        .layers
+        .iter()
+        .enumerate()
+        .flat_map(|(l, layer)| {
+            [
+                (
+                    format!("layers.{l}.weight"),
+                    bytemuck::cast_slice(&layer.weight).to_vec(),
+                    vec![layer.n_in, layer.n_out],
+                ),
+                (
+                    format!("layers.{l}.bias"),
+                    bytemuck::cast_slice(&layer.bias).to_vec(),
+                    vec![layer.n_out],
+                ),
+            ]
+        })
+        .collect();
+    let views = bytes
+        .iter()
+        .map(|(name, data, shape)| {
+            TensorView::new(Dtype::F32, shape.clone(), data).map(|v| (name.clone(), v))
+        })
+        .collect::<std::result::Result<Vec<_>, _>>()
+        .map_err(|e| Error::Model {
+            path: PathBuf::from("<memory>"),
+            message: e.to_string(),
+        })?;
+    let info = HashMap::from([("format".to_string(), FORMAT.to_string())]);
+    safetensors::tensor::serialize(views, Some(info)).map_err(|e| Error::Model {
+        path: PathBuf::from("<memory>"),
+        message: e.to_string(),
+    })
+}
+
+/// Reads a model from safetensors bytes, checking it against its config.
+pub fn from_safetensors(bytes: &[u8], config: &ModelConfig, name: &Path) -> Result<Mlp<f32>> {
+    let bad = |message: String| Error::Model {
+        path: name.to_path_buf(),
+        message,
+    };
+    let tensors =
+        SafeTensors::deserialize(bytes).map_err(|e| bad(format!("not a safetensors file: {e}")))?;
+    let mut dims = vec![config.n_in];
+    dims.extend_from_slice(&config.widths);
+    dims.push(1);
+    let mut layers = Vec::new();
+    for (l, w) in dims.windows(2).enumerate() {
+        let read = |name: String, shape: Vec<usize>| -> Result<Vec<f32>> {
+            let t = tensors
+                .tensor(&name)
+                .map_err(|_| bad(format!("tensor {name} is missing")))?;
+            if t.dtype() != Dtype::F32 || t.shape() != shape.as_slice() {
+                return Err(bad(format!(
+                    "tensor {name} is {:?} {:?}, expected F32 {:?}",
+                    t.dtype(),
+                    t.shape(),
+                    shape
+                )));
+            }
+            let values: Vec<f32> = t
+                .data()
+                .chunks_exact(4)
+                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .collect();
+            if values.iter().any(|v| !v.is_finite()) {
+                return Err(bad(format!("tensor {name} holds NaN or infinite values")));
+            }
+            Ok(values)
+        };
+        layers.push(Dense {
+            n_in: w[0],
+            n_out: w[1],
+            weight: read(format!("layers.{l}.weight"), vec![w[0], w[1]])?,
+            bias: read(format!("layers.{l}.bias"), vec![w[1]])?,
+        });
+    }
+    Ok(Mlp { layers })
+}
+
+/// Parses and checks the JSON config.
+pub fn parse_config(text: &str, name: &Path) -> Result<ModelConfig> {
+    let bad = |message: String| Error::Model {
+        path: name.to_path_buf(),
+        message,
+    };
+    let config: ModelConfig = serde_json::from_str(text)
+        .map_err(|e| bad(format!("not a distillrank model config: {e}")))?;
+    if config.format != FORMAT {
+        return Err(bad(format!(
+            "format is '{}', expected '{FORMAT}'",
+            config.format
+        )));
+    }
+    if config.format_version != FORMAT_VERSION {
+        return Err(bad(format!(
+            "format version {} is not supported (this build reads version {FORMAT_VERSION})",
+            config.format_version
+        )));
+    }
+    if config.columns.len() != config.n_in
+        || config
+            .columns
+            .iter()
+            .any(|&c| c == 0 || c > config.source_features)
+    {
+        return Err(bad("columns do not match n_in / source_features".into()));
+    }
+    if config.transform != "signed_log1p" && config.transform != "none" {
+        return Err(bad(format!("unknown transform '{}'", config.transform)));
+    }
+    Ok(config)
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+pub fn save(prefix: &Path, model: &Mlp<f32>, config: &ModelConfig) -> Result<(PathBuf, PathBuf)> {
+    let (weights, json) = paths(prefix);
+    std::fs::write(&weights, to_safetensors(model)?).map_err(|e| Error::io(&weights, e))?;
+    let text = serde_json::to_string_pretty(config).expect("a model config always serialises");
+    std::fs::write(&json, text + "\n").map_err(|e| Error::io(&json, e))?;
+    Ok((weights, json))
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+pub fn load(prefix: &Path) -> Result<(Mlp<f32>, ModelConfig)> {
+    let (weights, json) = paths(prefix);
+    let text = std::fs::read_to_string(&json).map_err(|e| Error::io(&json, e))?;
+    let config = parse_config(&text, &json)?;
+    let bytes = std::fs::read(&weights).map_err(|e| Error::io(&weights, e))?;
+    let model = from_safetensors(&bytes, &config, &weights)?;
+    Ok((model, config))
+}
+
+/// The model's input matrix for a dataset: its columns, transformed as at training time.
+pub fn model_inputs(
+    data: &crate::data::Dataset,
+    config: &ModelConfig,
+    name: &Path,
+) -> Result<Vec<f32>> {
+    if data.n_features > config.source_features {
+        return Err(Error::Model {
+            path: name.to_path_buf(),
+            message: format!(
+                "the data have {} features, the model was trained on data with {}",
+                data.n_features, config.source_features
+            ),
+        });
+    }
+    let mut out = Vec::with_capacity(data.n_docs() * config.columns.len());
+    for d in 0..data.n_docs() {
+        let row = data.row(d);
+        // Columns past the file's last (sparse, all zero) column read as 0.
+        out.extend(
+            config
+                .columns
+                .iter()
+                .map(|&c| row.get(c - 1).copied().unwrap_or(0.0)),
+        );
+    }
+    if config.transform == "signed_log1p" {
+        crate::data::prepare::signed_log1p(&mut out);
+    }
+    Ok(out)
+}

@@ -1,0 +1,344 @@
+//! Training one ranking model on the CPU engine: batches of whole query groups, the data loss on
+//! S_label, the teacher loss on S_all when a teacher is given (PFD Eq. 1), Adam, validation NDCG@k
+//! after every epoch, and the model of the best validation epoch kept.
+
+use crate::cpu::adam::{Adam, AdamConfig};
+use crate::cpu::loss::{data_loss, teacher_loss, LossKind};
+use crate::cpu::mlp::{Activations, Mlp};
+use crate::data::prepare::{FeatureView, RankingSet};
+use crate::error::{Error, Result};
+use crate::metrics::{mean_ndcg, IdcgZero};
+use crate::rng::Rng;
+
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct TrainConfig {
+    pub loss: LossKind,
+    /// The features the model sees.
+    pub view: FeatureView,
+    /// Hidden layer widths (spec §2 default 256-256-128-64).
+    pub widths: Vec<usize>,
+    pub epochs: usize,
+    pub adam: AdamConfig,
+    /// Documents per mini-batch, made of whole query groups (a larger group is a batch alone).
+    pub batch_docs: usize,
+    /// Weight of the data loss in PFD Eq. 1 when a teacher is given, in (0, 1).
+    pub alpha: f64,
+    /// The k of the validation NDCG@k that picks the best epoch (the paper's 8).
+    pub eval_k: usize,
+    pub idcg_zero: IdcgZero,
+    pub seed: u64,
+}
+
+impl Default for TrainConfig {
+    fn default() -> Self {
+        TrainConfig {
+            loss: LossKind::RankNet,
+            view: FeatureView::Regular,
+            widths: vec![256, 256, 128, 64],
+            epochs: 20,
+            adam: AdamConfig::default(),
+            batch_docs: 512,
+            alpha: 0.5,
+            eval_k: 8,
+            idcg_zero: IdcgZero::Exclude,
+            seed: 0,
+        }
+    }
+}
+
+impl TrainConfig {
+    /// Checks everything a user can get wrong, before any training starts.
+    pub fn validate(&self) -> Result<()> {
+        let bad = |m: String| Err(Error::Config(m));
+        if self.epochs == 0 {
+            return bad("epochs must be at least 1".into());
+        }
+        if !(self.adam.lr.is_finite() && self.adam.lr > 0.0) {
+            return bad(format!("learning rate {} must be positive", self.adam.lr));
+        }
+        if !(self.alpha > 0.0 && self.alpha < 1.0) {
+            return bad(format!(
+                "alpha = {} must lie in (0, 1): it weighs the data loss against the teacher loss",
+                self.alpha
+            ));
+        }
+        if self.widths.contains(&0) {
+            return bad("hidden widths must be positive".into());
+        }
+        if self.batch_docs == 0 || self.eval_k == 0 {
+            return bad("batch size and k must be positive".into());
+        }
+        Ok(())
+    }
+}
+
+/// What one epoch did.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct EpochLog {
+    pub epoch: usize,
+    /// Mean data loss over the epoch's batches (unweighted by alpha).
+    pub data_loss: f64,
+    /// Mean teacher loss over the epoch's batches (0 without a teacher).
+    pub teacher_loss: f64,
+    /// Validation NDCG@k after the epoch.
+    pub valid_ndcg: f64,
+    pub seconds: f64,
+    pub docs_per_s: f64,
+}
+
+/// Progress reported while training.
+pub enum Event<'a> {
+    /// `docs` more documents went through forward, backward and Adam.
+    Step {
+        docs: usize,
+    },
+    Epoch(&'a EpochLog),
+}
+
+pub struct Trained {
+    /// The model of the best validation epoch.
+    pub model: Mlp<f32>,
+    pub best_epoch: usize,
+    pub best_valid_ndcg: f64,
+    pub history: Vec<EpochLog>,
+}
+
+/// The documents one epoch trains on: positive groups only without a teacher (the data loss sees
+/// S_label), every group with one (the teacher loss sees S_all).
+pub fn epoch_docs(train: &RankingSet, with_teacher: bool) -> usize {
+    (0..train.n_groups())
+        .filter(|&g| with_teacher || train.positive_group[g])
+        .map(|g| train.group(g).len())
+        .sum()
+}
+
+/// Trains a model on `train`, picking the epoch with the best validation NDCG@k. `teacher` holds
+/// the teacher's logits for every training document (PFD, GenD, self-distillation).
+pub fn train(
+    train: &RankingSet,
+    valid: &RankingSet,
+    config: &TrainConfig,
+    teacher: Option<&[f32]>,
+    on: &mut dyn FnMut(Event),
+) -> Result<Trained> {
+    config.validate()?;
+    let width = train.width(config.view);
+    if width == 0 {
+        return Err(Error::Config(format!(
+            "the {:?} view has no features",
+            config.view
+        )));
+    }
+    if let Some(t) = teacher {
+        if t.len() != train.n_docs() {
+            return Err(Error::Config(format!(
+                "teacher scores {} documents, the training set has {}",
+                t.len(),
+                train.n_docs()
+            )));
+        }
+    }
+    let inputs = train.inputs(config.view);
+    let valid_inputs = valid.inputs(config.view);
+    let mut model = Mlp::<f32>::new(width, &config.widths, config.seed);
+    let mut adam = Adam::new(&model, config.adam);
+    let groups: Vec<usize> = (0..train.n_groups())
+        .filter(|&g| teacher.is_some() || train.positive_group[g])
+        .collect();
+    if groups.is_empty() {
+        return Err(Error::Data(
+            "no positive training groups to train on".into(),
+        ));
+    }
+
+    let mut best = (f64::NEG_INFINITY, 0usize, model.clone());
+    let mut history = Vec::new();
+    let mut batch = Batch::default();
+    let mut acts = Activations::default();
+    let mut grads = model.zero_gradients();
+    let mut step = 0;
+    for epoch in 1..=config.epochs {
+        let started = Instant::now();
+        let mut order = groups.clone();
+        Rng::stream(config.seed, 0x6570_6f63_6800 + epoch as u64).shuffle(&mut order);
+        let (mut data_sum, mut teacher_sum, mut batches, mut docs) = (0f64, 0f64, 0usize, 0usize);
+        let mut at = 0;
+        while at < order.len() {
+            at = batch.fill(
+                train,
+                &inputs,
+                width,
+                teacher,
+                &order,
+                at,
+                config.batch_docs,
+            );
+            let logits = model.forward(&batch.inputs, &mut acts);
+            batch.dlogits.clear();
+            batch.dlogits.resize(logits.len(), 0.0);
+            let (alpha, with_teacher) = match teacher {
+                Some(_) => (config.alpha as f32, true),
+                None => (1.0, false),
+            };
+            let ld = data_loss(
+                config.loss,
+                logits,
+                &batch.labels,
+                &batch.offsets,
+                &batch.positive,
+                alpha,
+                &mut batch.dlogits,
+            );
+            let lt = if with_teacher {
+                let all = vec![true; batch.positive.len()];
+                teacher_loss(
+                    config.loss,
+                    logits,
+                    &batch.teacher,
+                    &batch.offsets,
+                    &all,
+                    1.0 - alpha,
+                    &mut batch.dlogits,
+                )
+            } else {
+                0.0
+            };
+            step += 1;
+            if !(ld.is_finite() && lt.is_finite()) {
+                return Err(Error::Diverged {
+                    epoch,
+                    step,
+                    what: format!("loss is {} (data) / {} (teacher)", ld, lt),
+                });
+            }
+            model.backward(&batch.inputs, &acts, &batch.dlogits, &mut grads);
+            adam.update(&mut model, &grads);
+            data_sum += ld as f64;
+            teacher_sum += lt as f64;
+            batches += 1;
+            docs += batch.labels.len();
+            on(Event::Step {
+                docs: batch.labels.len(),
+            });
+        }
+        if !model.all_finite() {
+            return Err(Error::Diverged {
+                epoch,
+                step,
+                what: "a weight became NaN or infinite".into(),
+            });
+        }
+        let seconds = started.elapsed();
+        let scores = score(&model, &valid_inputs);
+        let valid_ndcg = mean_ndcg(
+            config.eval_k,
+            &scores,
+            &valid.labels,
+            &valid.group_offsets,
+            config.idcg_zero,
+        )
+        .unwrap_or(0.0);
+        let log = EpochLog {
+            epoch,
+            data_loss: data_sum / batches as f64,
+            teacher_loss: teacher_sum / batches as f64,
+            valid_ndcg,
+            seconds,
+            docs_per_s: docs as f64 / seconds.max(1e-9),
+        };
+        on(Event::Epoch(&log));
+        if valid_ndcg > best.0 {
+            best = (valid_ndcg, epoch, model.clone());
+        }
+        history.push(log);
+    }
+    Ok(Trained {
+        model: best.2,
+        best_epoch: best.1,
+        best_valid_ndcg: best.0,
+        history,
+    })
+}
+
+/// Scores `inputs` (n_docs x model.n_in()) in chunks, so that activations stay small.
+pub fn score(model: &Mlp<f32>, inputs: &[f32]) -> Vec<f32> {
+    const CHUNK_DOCS: usize = 8192;
+    let mut acts = Activations::default();
+    let mut out = Vec::with_capacity(inputs.len() / model.n_in().max(1));
+    for chunk in inputs.chunks(CHUNK_DOCS * model.n_in()) {
+        out.extend_from_slice(model.forward(chunk, &mut acts));
+    }
+    out
+}
+
+/// One mini-batch of whole groups, gathered into contiguous buffers.
+#[derive(Default)]
+struct Batch {
+    inputs: Vec<f32>,
+    labels: Vec<f32>,
+    teacher: Vec<f32>,
+    offsets: Vec<usize>,
+    positive: Vec<bool>,
+    dlogits: Vec<f32>,
+}
+
+impl Batch {
+    /// Gathers groups `order[at..]` until `batch_docs` documents; returns where the next batch starts.
+    #[allow(clippy::too_many_arguments)]
+    fn fill(
+        &mut self,
+        set: &RankingSet,
+        inputs: &[f32],
+        width: usize,
+        teacher: Option<&[f32]>,
+        order: &[usize],
+        mut at: usize,
+        batch_docs: usize,
+    ) -> usize {
+        self.inputs.clear();
+        self.labels.clear();
+        self.teacher.clear();
+        self.positive.clear();
+        self.offsets.clear();
+        self.offsets.push(0);
+        while at < order.len() {
+            let g = order[at];
+            let docs = set.group(g);
+            if !self.labels.is_empty() && self.labels.len() + docs.len() > batch_docs {
+                break;
+            }
+            self.inputs
+                .extend_from_slice(&inputs[docs.start * width..docs.end * width]);
+            self.labels.extend_from_slice(&set.labels[docs.clone()]);
+            if let Some(t) = teacher {
+                self.teacher.extend_from_slice(&t[docs.clone()]);
+            }
+            self.positive.push(set.positive_group[g]);
+            self.offsets.push(self.labels.len());
+            at += 1;
+        }
+        at
+    }
+}
+
+/// A clock that works natively and in the browser.
+pub struct Instant {
+    #[cfg(not(target_arch = "wasm32"))]
+    start: std::time::Instant,
+}
+
+impl Instant {
+    pub fn now() -> Self {
+        Instant {
+            #[cfg(not(target_arch = "wasm32"))]
+            start: std::time::Instant::now(),
+        }
+    }
+    /// Seconds since `now()` (0 in wasm32 builds without a clock).
+    pub fn elapsed(&self) -> f64 {
+        #[cfg(not(target_arch = "wasm32"))]
+        return self.start.elapsed().as_secs_f64();
+        #[cfg(target_arch = "wasm32")]
+        0.0
+    }
+}
