@@ -76,7 +76,7 @@ pub struct SynthArgs {
     /// linear: the PFD paper's section 5 model.
     #[arg(long, value_enum, default_value = "letor")]
     pub kind: SynthKindArg,
-    #[arg(long, default_value_t = 400)]
+    #[arg(long, default_value_t = 1000)]
     pub queries: usize,
     #[arg(long, default_value_t = 10)]
     pub min_docs: usize,

@@ -44,7 +44,7 @@ impl Default for SynthOptions {
     fn default() -> Self {
         SynthOptions {
             kind: SynthKind::Letor,
-            queries: 400,
+            queries: 1000,
             min_docs: 10,
             max_docs: 40,
             regular: 24,

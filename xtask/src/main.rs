@@ -1,1 +1,102 @@
-fn main() {}
+//! Project tasks, run as `cargo xtask <task>`:
+//!
+//! * `demo`: build in release mode and train on the embedded synthetic dataset (the main job).
+//! * `test`: every test of the workspace.
+//! * `bench`: the CPU benchmarks of BENCHMARKS.md, with the Python peers when they are installed.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let task = args.first().map(String::as_str).unwrap_or("help");
+    let rest = &args[args.len().min(1)..];
+    let result = match task {
+        "demo" => demo(rest),
+        "test" => test(rest),
+        "bench" => bench(),
+        _ => {
+            eprintln!("usage: cargo xtask <demo|test|bench> [args]\n  demo   train on the embedded synthetic data (extra args go to `distillrank train`)\n  test   run every test\n  bench  CPU benchmarks against numpy / sklearn / JAX");
+            return if task == "help" {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            };
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("xtask {task}: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+fn run(cmd: &mut Command) -> Result<(), String> {
+    eprintln!("$ {cmd:?}");
+    let status = cmd
+        .current_dir(root())
+        .status()
+        .map_err(|e| format!("cannot start {cmd:?}: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("{cmd:?} failed with {status}"))
+    }
+}
+
+fn cargo() -> Command {
+    Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+}
+
+fn demo(extra: &[String]) -> Result<(), String> {
+    run(cargo().args(["build", "--release", "--bin", "distillrank"]))?;
+    let bin = root().join("target/release/distillrank");
+    let mut cmd = Command::new(bin);
+    cmd.args(["train", "--features", "regular", "--epochs", "10"])
+        .args(extra);
+    run(&mut cmd)
+}
+
+fn test(extra: &[String]) -> Result<(), String> {
+    if !root().join("../shared/data").exists() {
+        return Err("the tests read ../shared/data beside the checkout (MQ2008 and LightGBM's rank example)".into());
+    }
+    run(cargo().args(["test", "--workspace"]).args(extra))
+}
+
+fn bench() -> Result<(), String> {
+    run(cargo().args(["build", "--release", "--bin", "distillrank"]))?;
+    let bin = root().join("target/release/distillrank");
+    let mq = root().join("../shared/data/mq2008/S1.txt");
+    let ours: Vec<Vec<String>> = vec![
+        vec!["bench".into(), "gemm".into()],
+        vec!["bench".into(), "parse".into(), mq.display().to_string()],
+        vec!["bench".into(), "cache".into(), mq.display().to_string()],
+        vec!["bench".into(), "train".into()],
+    ];
+    for args in &ours {
+        run(Command::new(&bin).args(args).arg("--json"))?;
+    }
+    let peer = root().join("bench/peer_cpu.py");
+    for args in [
+        vec!["sgemm"],
+        vec!["parse", &mq.display().to_string()],
+        vec!["train"],
+    ] {
+        if let Err(e) = run(Command::new("python3").arg(&peer).args(&args)) {
+            eprintln!(
+                "peer benchmark skipped ({e}); install with: pip install numpy scikit-learn jax"
+            );
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,99 @@
+//! The binary cache: round trip, staleness, corruption.
+
+use std::path::Path;
+
+use distillrank::data::cache::{cache_path, load_or_build, read_cache, write_cache, CacheState};
+use distillrank::data::letor::{read_letor_file, ReadOptions};
+use distillrank::Error;
+
+fn copy_of_vali(dir: &Path) -> std::path::PathBuf {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/mq2008/Fold1/vali.txt");
+    let dst = dir.join("vali.txt");
+    std::fs::copy(src, &dst).unwrap();
+    dst
+}
+
+#[test]
+fn cache_loads_back_exactly_what_was_parsed() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = copy_of_vali(dir.path());
+    let parsed = read_letor_file(&source, None, &ReadOptions::default()).unwrap();
+    let cache = cache_path(&source);
+    write_cache(&parsed, &source, &cache).unwrap();
+    let (loaded, state) = read_cache(&cache, Some(&source)).unwrap();
+    assert_eq!(state, CacheState::Fresh);
+    assert_eq!(loaded, parsed);
+    // load_or_build uses it.
+    let (again, from_cache) = load_or_build(&source, None, &ReadOptions::default()).unwrap();
+    assert!(from_cache);
+    assert_eq!(again, parsed);
+}
+
+#[test]
+fn a_changed_source_makes_the_cache_stale_and_it_is_rebuilt() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = copy_of_vali(dir.path());
+    let (first, from_cache) = load_or_build(&source, None, &ReadOptions::default()).unwrap();
+    assert!(!from_cache);
+    // Drop the last group: the source's size changes.
+    let text = std::fs::read_to_string(&source).unwrap();
+    let last_qid = first.qids.last().unwrap();
+    let kept: String = text
+        .lines()
+        .filter(|l| !l.contains(&format!("qid:{last_qid} ")))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(&source, kept).unwrap();
+    assert_eq!(
+        read_cache(&cache_path(&source), Some(&source)).unwrap().1,
+        CacheState::Stale
+    );
+    let (second, from_cache) = load_or_build(&source, None, &ReadOptions::default()).unwrap();
+    assert!(!from_cache, "a stale cache must not be used");
+    assert_eq!(second.n_groups(), first.n_groups() - 1);
+    assert_eq!(
+        read_cache(&cache_path(&source), Some(&source)).unwrap().1,
+        CacheState::Fresh
+    );
+}
+
+#[test]
+fn corrupt_caches_are_rejected_with_a_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = copy_of_vali(dir.path());
+    let (data, _) = load_or_build(&source, None, &ReadOptions::default()).unwrap();
+    let cache = cache_path(&source);
+    let bytes = std::fs::read(&cache).unwrap();
+    let cases: Vec<(&str, Vec<u8>, &str)> = vec![
+        (
+            "not a cache",
+            b"hello world, this is not a cache file at all........................".to_vec(),
+            "bad magic",
+        ),
+        ("truncated", bytes[..bytes.len() - 9].to_vec(), "truncated"),
+        (
+            "future version",
+            {
+                let mut b = bytes.clone();
+                b[8] = 99;
+                b
+            },
+            "version 99",
+        ),
+        ("empty", vec![], "bad magic"),
+    ];
+    for (what, content, fragment) in cases {
+        let path = dir.path().join("bad.drcache");
+        std::fs::write(&path, content).unwrap();
+        match read_cache(&path, None) {
+            Err(e @ Error::Parse { .. }) => {
+                assert!(e.to_string().contains(fragment), "{what}: {e}")
+            }
+            other => panic!(
+                "{what}: expected an error, got {:?}",
+                other.map(|d| d.0.n_docs())
+            ),
+        }
+    }
+    assert!(data.n_docs() > 0);
+}

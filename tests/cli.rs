@@ -1,0 +1,166 @@
+//! The `distillrank` binary, end to end.
+
+use std::path::Path;
+use std::process::Command;
+
+fn distillrank(args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_distillrank"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn data_stats_json_on_mq2008_and_lightgbm() {
+    let (ok, stdout, stderr) = distillrank(&[
+        "data",
+        "stats",
+        "../shared/data/mq2008/Fold1/train.txt",
+        "--json",
+    ]);
+    assert!(ok, "{stderr}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(
+        (
+            v["queries"].as_u64(),
+            v["docs"].as_u64(),
+            v["features"].as_u64()
+        ),
+        (Some(471), Some(9630), Some(46))
+    );
+    assert_eq!(
+        v["grades"],
+        serde_json::json!({"0": 7820, "1": 1223, "2": 587})
+    );
+
+    let (ok, stdout, stderr) = distillrank(&[
+        "data",
+        "stats",
+        "../shared/data/lightgbm_rank/rank.train",
+        "--query",
+        "../shared/data/lightgbm_rank/rank.train.query",
+        "--json",
+    ]);
+    assert!(ok, "{stderr}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(
+        (v["queries"].as_u64(), v["docs"].as_u64()),
+        (Some(201), Some(3005))
+    );
+}
+
+#[test]
+fn malformed_input_exits_with_the_line_and_no_panic() {
+    let (ok, _, stderr) = distillrank(&["data", "stats", "tests/malformed/value_nan.txt"]);
+    assert!(!ok);
+    assert!(
+        stderr.contains("tests/malformed/value_nan.txt:3:11") && stderr.contains("not finite"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+#[test]
+fn synth_cache_train_save_eval_predict() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = |name: &str| dir.path().join(name).display().to_string();
+    let (ok, stdout, stderr) = distillrank(&[
+        "data",
+        "synth",
+        "--queries",
+        "120",
+        "-o",
+        &d("synth.txt"),
+        "--json",
+    ]);
+    assert!(ok, "{stderr}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let z: Vec<String> = v["privileged_columns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.to_string())
+        .collect();
+
+    let (ok, _, stderr) = distillrank(&["data", "cache", &d("synth.txt"), "--quiet"]);
+    assert!(ok, "{stderr}");
+    assert!(Path::new(&d("synth.txt.drcache")).exists());
+
+    let privileged = format!("cols:{}", z.join(","));
+    let (ok, stdout, stderr) = distillrank(&[
+        "train",
+        "--train",
+        &d("synth.txt"),
+        "--privileged",
+        &privileged,
+        "--tau-target",
+        "3.5",
+        "--epochs",
+        "2",
+        "--widths",
+        "32,16",
+        "--save",
+        &d("student"),
+        "--json",
+    ]);
+    assert!(ok, "{stderr}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(v["history"].as_array().unwrap().len(), 2);
+    assert!(v["best_valid_ndcg"].as_f64().unwrap() > 0.0);
+
+    let (ok, stdout, stderr) =
+        distillrank(&["eval", "--model", &d("student"), &d("synth.txt"), "--json"]);
+    assert!(ok, "{stderr}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let ndcg8 = v["metrics"]["ndcg"][3][1].as_f64().unwrap();
+    assert!(ndcg8 > 0.0 && ndcg8 <= 1.0);
+
+    let (ok, _, stderr) = distillrank(&[
+        "predict",
+        "--model",
+        &d("student"),
+        &d("synth.txt"),
+        "--run",
+        &d("run.trec"),
+    ]);
+    assert!(ok, "{stderr}");
+    let run = std::fs::read_to_string(d("run.trec")).unwrap();
+    let first: Vec<&str> = run.lines().next().unwrap().split(' ').collect();
+    assert_eq!(
+        (first[0], first[1], first[3], first[5]),
+        ("1", "Q0", "1", "distillrank")
+    );
+
+    let (ok, stdout, _) = distillrank(&["predict", "--model", &d("student"), &d("synth.txt")]);
+    assert!(ok);
+    assert_eq!(stdout.lines().count(), run.lines().count());
+}
+
+#[test]
+fn bad_options_are_refused_before_training() {
+    for (args, fragment) in [
+        (
+            vec!["train", "--privileged", "cols:0"],
+            "privileged column 0 does not exist",
+        ),
+        (
+            vec!["train", "--privileged", "sideways:3"],
+            "expected top:N",
+        ),
+        (vec!["train", "--epochs", "0"], "epochs"),
+        (
+            vec!["train", "--train", "/nonexistent.txt"],
+            "/nonexistent.txt",
+        ),
+    ] {
+        let (ok, _, stderr) = distillrank(&args);
+        assert!(!ok);
+        assert!(stderr.contains(fragment), "{args:?}: {stderr}");
+    }
+}

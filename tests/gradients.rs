@@ -1,0 +1,279 @@
+//! Every backward pass of the CPU engine against central finite differences, in f64.
+
+use distillrank::cpu::loss::{data_loss, rank_bce, ranknet, ranknet_soft, teacher_loss, LossKind};
+use distillrank::cpu::mlp::{dense_backward, dense_forward, Activations, Dense, Mlp};
+use distillrank::rng::Rng;
+
+const H: f64 = 1e-6;
+
+/// Asserts |analytic - numeric| <= atol + rtol * |numeric| everywhere, reporting the worst index.
+fn assert_close(analytic: &[f64], numeric: &[f64], atol: f64, rtol: f64, what: &str) {
+    assert_eq!(analytic.len(), numeric.len());
+    let mut worst = (0.0f64, 0usize);
+    let mut failures = 0;
+    for (i, (&a, &n)) in analytic.iter().zip(numeric).enumerate() {
+        let err = (a - n).abs();
+        if err > atol + rtol * n.abs() {
+            failures += 1;
+        }
+        if err > worst.0 {
+            worst = (err, i);
+        }
+    }
+    assert!(
+        failures == 0,
+        "{what}: {failures} of {} entries off; max error {:.3e} at {} (analytic {}, numeric {})",
+        analytic.len(),
+        worst.0,
+        worst.1,
+        analytic[worst.1],
+        numeric[worst.1]
+    );
+}
+
+fn numeric_gradient(x: &[f64], f: impl Fn(&[f64]) -> f64) -> Vec<f64> {
+    let mut x = x.to_vec();
+    (0..x.len())
+        .map(|i| {
+            let keep = x[i];
+            x[i] = keep + H;
+            let up = f(&x);
+            x[i] = keep - H;
+            let down = f(&x);
+            x[i] = keep;
+            (up - down) / (2.0 * H)
+        })
+        .collect()
+}
+
+fn random(n: usize, rng: &mut Rng) -> Vec<f64> {
+    (0..n).map(|_| rng.normal()).collect()
+}
+
+/// Groups with the edge cases: one document, all labels tied, a large group.
+fn groups() -> (Vec<usize>, Vec<f64>) {
+    let sizes = [1, 4, 3, 7, 2, 5];
+    let mut offsets = vec![0];
+    for s in sizes {
+        offsets.push(offsets.last().unwrap() + s);
+    }
+    let mut labels = vec![0.0; *offsets.last().unwrap()];
+    let mut rng = Rng::new(3);
+    for (g, w) in offsets.windows(2).enumerate() {
+        for i in w[0]..w[1] {
+            // group 2: all tied (no pairs); others: grades 0..2
+            labels[i] = if g == 2 {
+                1.0
+            } else {
+                rng.int_range(0, 2) as f64
+            };
+        }
+    }
+    (offsets, labels)
+}
+
+#[test]
+fn dense_layer_backward_matches_finite_differences() {
+    let mut rng = Rng::new(1);
+    for &(b, n_in, n_out, relu) in &[(5, 3, 4, true), (7, 6, 1, false), (1, 9, 5, true)] {
+        let inp = random(b * n_in, &mut rng);
+        let layer = Dense {
+            n_in,
+            n_out,
+            weight: random(n_in * n_out, &mut rng),
+            bias: random(n_out, &mut rng),
+        };
+        // Loss = sum(out * r) for a fixed random r, so dL/dout = r.
+        let r = random(b * n_out, &mut rng);
+        let loss = |inp: &[f64], layer: &Dense<f64>| {
+            let mut out = vec![0.0; b * n_out];
+            dense_forward(&mut out, inp, layer, relu);
+            out.iter().zip(&r).map(|(o, r)| o * r).sum::<f64>()
+        };
+        let mut out = vec![0.0; b * n_out];
+        dense_forward(&mut out, &inp, &layer, relu);
+        let (mut dinp, mut dweight, mut dbias, mut dout) = (
+            vec![0.0; b * n_in],
+            vec![0.0; n_in * n_out],
+            vec![0.0; n_out],
+            r.clone(),
+        );
+        dense_backward(
+            Some(&mut dinp),
+            &mut dweight,
+            &mut dbias,
+            &mut dout,
+            &out,
+            &inp,
+            &layer,
+            relu,
+        );
+
+        let what = format!("dense {b}x{n_in}->{n_out} relu={relu}");
+        assert_close(
+            &dinp,
+            &numeric_gradient(&inp, |x| loss(x, &layer)),
+            1e-7,
+            1e-6,
+            &format!("{what} dinp"),
+        );
+        let dw_num = numeric_gradient(&layer.weight, |w| {
+            loss(
+                &inp,
+                &Dense {
+                    weight: w.to_vec(),
+                    ..layer.clone()
+                },
+            )
+        });
+        assert_close(&dweight, &dw_num, 1e-7, 1e-6, &format!("{what} dweight"));
+        let db_num = numeric_gradient(&layer.bias, |bv| {
+            loss(
+                &inp,
+                &Dense {
+                    bias: bv.to_vec(),
+                    ..layer.clone()
+                },
+            )
+        });
+        assert_close(&dbias, &db_num, 1e-7, 1e-6, &format!("{what} dbias"));
+    }
+}
+
+#[test]
+fn mlp_backward_matches_finite_differences() {
+    let mut rng = Rng::new(2);
+    let (b, n_in) = (9, 5);
+    let model = Mlp::<f64>::new(n_in, &[7, 6, 4], 11);
+    let inp = random(b * n_in, &mut rng);
+    let (offsets, labels) = (
+        vec![0, 4, 9],
+        (0..b).map(|i| (i % 3) as f64).collect::<Vec<_>>(),
+    );
+    let include = [true, true];
+    let loss = |params: &[f64]| {
+        let mut m = model.clone();
+        m.set_parameters(params);
+        let logits = m.predict(&inp);
+        ranknet(&logits, &labels, &offsets, &include, 1.0, &mut vec![0.0; b])
+    };
+    let mut acts = Activations::default();
+    let logits = model.forward(&inp, &mut acts).to_vec();
+    let mut dlogits = vec![0.0; b];
+    ranknet(&logits, &labels, &offsets, &include, 1.0, &mut dlogits);
+    let mut grads = model.zero_gradients();
+    model.backward(&inp, &acts, &dlogits, &mut grads);
+    assert_close(
+        &grads.flatten(),
+        &numeric_gradient(&model.parameters(), loss),
+        1e-7,
+        1e-5,
+        "mlp parameters",
+    );
+}
+
+/// Checks a loss's gradient (and that `scale` scales it) w.r.t. the logits.
+fn check_loss(what: &str, f: impl Fn(&[f64], f64, &mut [f64]) -> f64) {
+    let (offsets, _) = groups();
+    let n = *offsets.last().unwrap();
+    let logits = random(n, &mut Rng::new(5));
+    let mut grad = vec![0.0; n];
+    let value = f(&logits, 0.7, &mut grad);
+    assert!(value.is_finite() && value > 0.0, "{what}: loss {value}");
+    let numeric: Vec<f64> = numeric_gradient(&logits, |x| f(x, 0.7, &mut vec![0.0; n]))
+        .iter()
+        .map(|g| 0.7 * g)
+        .collect();
+    assert_close(&grad, &numeric, 1e-8, 1e-6, what);
+}
+
+#[test]
+fn loss_gradients_match_finite_differences() {
+    let (offsets, labels) = groups();
+    let n = labels.len();
+    let binary: Vec<f64> = labels.iter().map(|&l| (l > 0.0) as u8 as f64).collect();
+    let teacher = random(n, &mut Rng::new(9));
+    let soft: Vec<f64> = teacher.iter().map(|&t| 1.0 / (1.0 + (-t).exp())).collect();
+    let some = [true, false, true, true, false, true];
+    let all = [true; 6];
+    check_loss("rank_bce hard", |f, s, g| {
+        rank_bce(f, &binary, &offsets, &some, s, g)
+    });
+    check_loss("rank_bce soft", |f, s, g| {
+        rank_bce(f, &soft, &offsets, &all, s, g)
+    });
+    check_loss("ranknet", |f, s, g| {
+        ranknet(f, &labels, &offsets, &some, s, g)
+    });
+    check_loss("ranknet_soft", |f, s, g| {
+        ranknet_soft(f, &teacher, &offsets, &all, s, g)
+    });
+    check_loss("teacher rankbce", |f, s, g| {
+        teacher_loss(LossKind::RankBce, f, &teacher, &offsets, &all, s, g)
+    });
+    // PFD Eq. 1: alpha * data + (1 - alpha) * teacher, through one gradient buffer.
+    for kind in [LossKind::RankBce, LossKind::RankNet] {
+        let alpha = 0.3;
+        check_loss(&format!("distillation mix {kind}"), |f, s, g| {
+            data_loss(kind, f, &binary, &offsets, &some, s * alpha, g) * alpha
+                + teacher_loss(kind, f, &teacher, &offsets, &all, s * (1.0 - alpha), g)
+                    * (1.0 - alpha)
+        });
+    }
+}
+
+#[test]
+fn losses_follow_their_definitions_on_small_cases() {
+    // Two documents, y = (1, 0): RankNet = ln(1 + e^-(f1 - f2)).
+    let mut g = vec![0.0; 2];
+    let v = ranknet(&[0.3, -0.2], &[1.0, 0.0], &[0, 2], &[true], 1.0, &mut g);
+    assert!((v - (1.0f64 + (-0.5f64).exp()).ln()).abs() < 1e-12);
+    // No pairs anywhere (one document; all tied): zero loss, zero gradient.
+    let mut g = vec![0.0; 4];
+    assert_eq!(
+        ranknet(
+            &[1.0, 2.0, 3.0, 4.0],
+            &[0.0, 1.0, 1.0, 1.0],
+            &[0, 1, 4],
+            &[true, true],
+            1.0,
+            &mut g
+        ),
+        0.0
+    );
+    assert!(g.iter().all(|&x| x == 0.0));
+    // Soft RankNet with the teacher equal to the student: gradient zero (the minimum).
+    let f = [0.4f64, -1.0, 2.0];
+    let mut g = vec![0.0; 3];
+    ranknet_soft(&f, &f, &[0, 3], &[true], 1.0, &mut g);
+    assert!(g.iter().all(|&x| x.abs() < 1e-12), "{g:?}");
+    // BCE is stable for large logits.
+    let mut g = vec![0.0; 2];
+    let v: f64 = rank_bce(&[800.0, -800.0], &[0.0, 1.0], &[0, 2], &[true], 1.0, &mut g);
+    assert!((v - 800.0).abs() < 1e-9, "{v}");
+    // Nothing included: zero.
+    assert_eq!(
+        rank_bce(&[1.0], &[1.0], &[0, 1], &[false], 1.0, &mut [0.0]),
+        0.0
+    );
+}
+
+#[test]
+fn f32_engine_agrees_with_f64() {
+    let model64 = Mlp::<f64>::new(6, &[8, 4], 3);
+    let mut model32 = Mlp::<f32>::new(6, &[8, 4], 3);
+    model32.set_parameters(
+        &model64
+            .parameters()
+            .iter()
+            .map(|&v| v as f32)
+            .collect::<Vec<_>>(),
+    );
+    let inp64 = random(10 * 6, &mut Rng::new(4));
+    let inp32: Vec<f32> = inp64.iter().map(|&v| v as f32).collect();
+    let a = model64.predict(&inp64);
+    let b = model32.predict(&inp32);
+    for (x, y) in a.iter().zip(&b) {
+        assert!((x - *y as f64).abs() <= 1e-5 + 1e-5 * x.abs(), "{x} vs {y}");
+    }
+}

@@ -1,0 +1,331 @@
+//! The PFD paper's data preparation (spec §1).
+
+use std::path::Path;
+
+use distillrank::data::letor::{read_letor_file, ReadOptions};
+use distillrank::data::prepare::{
+    correlations, filter_groups, prepare, signed_log1p, FeatureView, GumbelDraws, PrepareOptions,
+    PrivilegedSplit,
+};
+use distillrank::data::synth::{generate, SynthKind, SynthOptions};
+use distillrank::data::Dataset;
+use distillrank::Error;
+
+fn mq2008(split: &str) -> Dataset {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/data/mq2008/Fold1")
+        .join(split);
+    read_letor_file(&path, None, &ReadOptions::default()).unwrap()
+}
+
+#[test]
+fn filter_reports_what_each_rule_removed() {
+    let data = mq2008("train.txt");
+    let (kept, report) = filter_groups(&data, 10);
+    // Counted independently of the filter: per group, all-zero grades first, then size < 10.
+    let (mut no_rel, mut small) = (0, 0);
+    for g in 0..data.n_groups() {
+        let docs = data.group(g);
+        if data.grades[docs.clone()].iter().all(|&r| r == 0) {
+            no_rel += 1;
+        } else if docs.len() < 10 {
+            small += 1;
+        }
+    }
+    assert_eq!(report.no_relevant_groups, no_rel);
+    assert_eq!(
+        report.no_relevant_groups, 132,
+        "the stats command reports 132 groups without a positive grade"
+    );
+    assert_eq!(report.small_groups, small);
+    assert_eq!(kept.n_groups(), 471 - no_rel - small);
+    assert_eq!(
+        report.docs_in,
+        report.no_relevant_docs + report.small_docs + report.docs_out
+    );
+    assert!((0..kept.n_groups()).all(|g| kept.group(g).len() >= 10));
+}
+
+#[test]
+fn signed_log1p_keeps_sign() {
+    let mut v = [0.0f32, 1.0, -1.0, 11_089_534.0, -71.7];
+    signed_log1p(&mut v);
+    let want = [
+        0.0,
+        2f32.ln(),
+        -(2f32.ln()),
+        11_089_535f32.ln(),
+        -(72.7f32.ln()),
+    ];
+    for (a, b) in v.iter().zip(want) {
+        assert!((a - b).abs() < 1e-5, "{a} vs {b}");
+    }
+}
+
+#[test]
+fn gumbel_labels_have_the_logistic_rate_and_are_seeded() {
+    let n = 200_000;
+    let grades: Vec<u8> = (0..n).map(|i| (i % 5) as u8).collect();
+    let draws = GumbelDraws::new(n, 42, 0);
+    let labels = draws.labels(&grades, 4.0, 2.5);
+    for r in 0..5u8 {
+        let (mut ones, mut count) = (0.0, 0.0);
+        for (g, y) in grades.iter().zip(&labels) {
+            if *g == r {
+                ones += *y as f64;
+                count += 1.0;
+            }
+        }
+        let want = 1.0 / (1.0 + (-(4.0 * (r as f64 - 2.5))).exp());
+        // 40,000 draws per grade: 5 standard errors at most.
+        let se = (want * (1.0 - want) / count).sqrt().max(1e-4);
+        assert!(
+            (ones / count - want).abs() < 5.0 * se,
+            "grade {r}: {} vs {want}",
+            ones / count
+        );
+    }
+    assert_eq!(
+        GumbelDraws::new(n, 42, 0).labels(&grades, 4.0, 2.5),
+        labels,
+        "same seed, same labels"
+    );
+    assert_ne!(
+        GumbelDraws::new(n, 43, 0).labels(&grades, 4.0, 2.5),
+        labels,
+        "another seed, other labels"
+    );
+}
+
+#[test]
+fn zero_variance_features_have_zero_correlation() {
+    // Column 1 constant, column 2 = y, column 3 = -y.
+    let y = [1.0, 0.0, 1.0, 0.0];
+    let features = [5.0, 1.0, -1.0, 5.0, 0.0, 0.0, 5.0, 1.0, -1.0, 5.0, 0.0, 0.0];
+    let c = correlations(&features, 3, &y);
+    assert_eq!(c[0], 0.0);
+    assert!(
+        (c[1] - 1.0).abs() < 1e-12 && (c[2] + 1.0).abs() < 1e-12,
+        "{c:?}"
+    );
+}
+
+#[test]
+fn privileged_split_takes_the_most_correlated_training_features() {
+    let (train, valid, test) = (mq2008("train.txt"), mq2008("vali.txt"), mq2008("test.txt"));
+    let options = PrepareOptions {
+        tau_target: 2.8,
+        privileged: PrivilegedSplit::TopCorrelation(10),
+        ..Default::default()
+    };
+    let p = prepare(&train, Some(&valid), Some(&test), &options).unwrap();
+    assert_eq!(p.privileged_columns.len(), 10);
+    assert_eq!(p.regular_columns.len(), 36);
+    assert_eq!((p.train.d_x, p.train.d_z), (36, 10));
+    // Every privileged column correlates at least as much as every regular one.
+    let min_z = p
+        .privileged_columns
+        .iter()
+        .map(|&c| p.correlations[c - 1].abs())
+        .fold(f64::INFINITY, f64::min);
+    let max_x = p
+        .regular_columns
+        .iter()
+        .map(|&c| p.correlations[c - 1].abs())
+        .fold(0.0, f64::max);
+    assert!(min_z >= max_x);
+    // The constant columns 6-10 and 43 are never privileged.
+    assert!(![6, 7, 8, 9, 10, 43]
+        .iter()
+        .any(|c| p.privileged_columns.contains(c)));
+    // Positive groups are those with a y = 1.
+    for g in 0..p.train.n_groups() {
+        assert_eq!(
+            p.train.positive_group[g],
+            p.train.labels[p.train.group(g)].iter().any(|&y| y == 1.0)
+        );
+    }
+    assert!(!p.holdout);
+    // Same seed, same preparation.
+    let again = prepare(&train, Some(&valid), Some(&test), &options).unwrap();
+    assert_eq!(again.train, p.train);
+    assert_eq!(again.test, p.test);
+    // Inputs of each view.
+    assert_eq!(
+        p.train.inputs(FeatureView::Both).len(),
+        p.train.n_docs() * 46
+    );
+}
+
+#[test]
+fn without_a_validation_split_ten_percent_of_queries_are_held_out() {
+    let synthetic = generate(&SynthOptions {
+        queries: 200,
+        ..Default::default()
+    })
+    .unwrap();
+    let options = PrepareOptions {
+        tau_target: 3.5,
+        privileged: PrivilegedSplit::Columns(synthetic.privileged_columns.clone()),
+        ..Default::default()
+    };
+    let p = prepare(&synthetic.dataset, None, None, &options).unwrap();
+    assert!(p.holdout);
+    assert_eq!(p.valid.n_groups(), 20);
+    assert_eq!(p.train.n_groups(), 180);
+    assert_eq!(
+        p.train.n_docs() + p.valid.n_docs(),
+        synthetic.dataset.n_docs()
+    );
+}
+
+#[test]
+fn discriminative_z_equals_y_when_tau_priv_is_tau_target() {
+    let synthetic = generate(&SynthOptions::default()).unwrap();
+    let base = PrepareOptions {
+        tau_target: 3.5,
+        ..Default::default()
+    };
+    let same = prepare(
+        &synthetic.dataset,
+        None,
+        None,
+        &PrepareOptions {
+            privileged: PrivilegedSplit::Discriminative { tau_priv: 3.5 },
+            ..base.clone()
+        },
+    )
+    .unwrap();
+    assert_eq!(same.train.d_z, 1);
+    assert_eq!(same.train.privileged, same.train.labels);
+    assert_eq!(
+        same.train.d_x, synthetic.dataset.n_features,
+        "every original feature stays regular"
+    );
+    // A smaller tau_priv marks a superset of the documents y marks (same draws).
+    let loose = prepare(
+        &synthetic.dataset,
+        None,
+        None,
+        &PrepareOptions {
+            privileged: PrivilegedSplit::Discriminative { tau_priv: 2.5 },
+            ..base
+        },
+    )
+    .unwrap();
+    assert!(loose
+        .train
+        .privileged
+        .iter()
+        .zip(&loose.train.labels)
+        .all(|(z, y)| z >= y));
+    assert!(loose.train.privileged.iter().sum::<f32>() > loose.train.labels.iter().sum::<f32>());
+}
+
+#[test]
+fn bad_configurations_fail_before_training() {
+    let synthetic = generate(&SynthOptions::default()).unwrap();
+    let data = &synthetic.dataset;
+    let all: Vec<usize> = (1..=data.n_features).collect();
+    let cases: Vec<(PrepareOptions, &str)> = vec![
+        (
+            PrepareOptions {
+                privileged: PrivilegedSplit::Columns(vec![3, 999]),
+                tau_target: 3.5,
+                ..Default::default()
+            },
+            "privileged column 999 does not exist",
+        ),
+        (
+            PrepareOptions {
+                privileged: PrivilegedSplit::Columns(all),
+                tau_target: 3.5,
+                ..Default::default()
+            },
+            "every feature is privileged",
+        ),
+        (
+            PrepareOptions {
+                privileged: PrivilegedSplit::TopCorrelation(30),
+                tau_target: 3.5,
+                ..Default::default()
+            },
+            "at least one feature must stay regular",
+        ),
+        (
+            PrepareOptions {
+                privileged: PrivilegedSplit::TopCorrelation(3),
+                tau_target: 40.0,
+                ..Default::default()
+            },
+            "no positive training groups",
+        ),
+        (
+            PrepareOptions {
+                min_group_size: 1000,
+                ..Default::default()
+            },
+            "no training groups left",
+        ),
+    ];
+    for (options, fragment) in cases {
+        let err = prepare(data, None, None, &options).unwrap_err();
+        assert!(matches!(err, Error::Config(_) | Error::Data(_)));
+        assert!(err.to_string().contains(fragment), "{err}");
+    }
+}
+
+#[test]
+fn synthetic_data_is_seeded_and_has_both_kinds() {
+    for kind in [SynthKind::Letor, SynthKind::Linear] {
+        let o = SynthOptions {
+            kind,
+            queries: 50,
+            ..Default::default()
+        };
+        let a = generate(&o).unwrap();
+        assert_eq!(a.dataset, generate(&o).unwrap().dataset);
+        assert_ne!(
+            a.dataset,
+            generate(&SynthOptions {
+                seed: 99,
+                ..o.clone()
+            })
+            .unwrap()
+            .dataset
+        );
+        assert_eq!(a.dataset.n_groups(), 50);
+        assert_eq!(a.privileged_columns, (25..=30).collect::<Vec<_>>());
+        let stats = a.dataset.stats();
+        assert!(
+            stats.grades.len() == 5,
+            "grades 0..4 all occur: {:?}",
+            stats.grades
+        );
+        assert!((10..=40).contains(&stats.docs_per_query_min) && stats.docs_per_query_max <= 40);
+    }
+}
+
+#[test]
+fn synthetic_privileged_features_carry_signal_the_regular_ones_lack() {
+    // With privileged strength 0.8, z correlates with relevance more than in the 0.0 setting.
+    let corr_z = |strength: f64| {
+        let s = generate(&SynthOptions {
+            privileged_strength: strength,
+            queries: 600,
+            ..Default::default()
+        })
+        .unwrap();
+        let grades: Vec<f32> = s.dataset.grades.iter().map(|&g| g as f32).collect();
+        let c = correlations(&s.dataset.features, s.dataset.n_features, &grades);
+        s.privileged_columns
+            .iter()
+            .map(|&c_| c[c_ - 1].abs())
+            .fold(0.0, f64::max)
+    };
+    let (strong, none) = (corr_z(0.8), corr_z(0.0));
+    assert!(
+        strong > 0.2 && none < 0.1,
+        "max |corr(z, r)|: {strong} at strength 0.8, {none} at 0"
+    );
+}
