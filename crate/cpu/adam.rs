@@ -65,22 +65,41 @@ impl<T: Real> Adam<T> {
         let lr_t: T = real(c.lr * bias2.sqrt() / bias1);
         let eps_t: T = real(c.eps * bias2.sqrt());
         let decay: T = real(c.weight_decay);
-        for (l, layer) in model.layers.iter_mut().enumerate() {
-            for (t, (param, grad)) in [
-                (&mut layer.weight, &grads.weight[l]),
-                (&mut layer.bias, &grads.bias[l]),
+        let (m_all, v_all) = (&mut self.m, &mut self.v);
+        let tensors = model.layers.iter_mut().enumerate().flat_map(|(l, layer)| {
+            [
+                (2 * l, &mut layer.weight, &grads.weight[l]),
+                (2 * l + 1, &mut layer.bias, &grads.bias[l]),
             ]
-            .into_iter()
-            .enumerate()
-            {
-                let (m, v) = (&mut self.m[2 * l + t], &mut self.v[2 * l + t]);
-                for i in 0..param.len() {
-                    let g = grad[i] + decay * param[i];
+        });
+        for (t, param, grad) in tensors {
+            let update = |(((p, g), m), v): (((&mut [T], &[T]), &mut [T]), &mut [T])| {
+                for i in 0..p.len() {
+                    let g = g[i] + decay * p[i];
                     m[i] = b1 * m[i] + (T::one() - b1) * g;
                     v[i] = b2 * v[i] + (T::one() - b2) * g * g;
-                    param[i] = param[i] - lr_t * m[i] / (v[i].sqrt() + eps_t);
+                    p[i] = p[i] - lr_t * m[i] / (v[i].sqrt() + eps_t);
                 }
+            };
+            // Large tensors are updated in parallel chunks on native targets.
+            const CHUNK: usize = 16 * 1024;
+            #[cfg(not(target_arch = "wasm32"))]
+            {
+                use rayon::prelude::*;
+                param
+                    .par_chunks_mut(CHUNK)
+                    .zip(grad.par_chunks(CHUNK))
+                    .zip(m_all[t].par_chunks_mut(CHUNK))
+                    .zip(v_all[t].par_chunks_mut(CHUNK))
+                    .for_each(update);
             }
+            #[cfg(target_arch = "wasm32")]
+            param
+                .chunks_mut(CHUNK)
+                .zip(grad.chunks(CHUNK))
+                .zip(m_all[t].chunks_mut(CHUNK))
+                .zip(v_all[t].chunks_mut(CHUNK))
+                .for_each(update);
         }
     }
 }

@@ -34,6 +34,19 @@ pub fn sigmoid<T: Real>(x: T) -> T {
     }
 }
 
+/// (softplus(x), sigmoid(x)) from one exponential: the pairwise losses' inner loop.
+#[inline]
+pub fn softplus_and_sigmoid<T: Real>(x: T) -> (T, T) {
+    let e = (-x.abs()).exp(); // in (0, 1]: no overflow
+    let softplus = x.max(T::zero()) + e.ln_1p();
+    let sigmoid = if x >= T::zero() {
+        T::one() / (T::one() + e)
+    } else {
+        e / (T::one() + e)
+    };
+    (softplus, sigmoid)
+}
+
 /// Which loss a model trains with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -110,10 +123,10 @@ pub fn ranknet<T: Real>(
         for i in docs.clone() {
             for j in docs.clone() {
                 if labels[i] > labels[j] {
-                    let diff = logits[i] - logits[j];
-                    total = total + softplus(-diff) * weight;
-                    // d/d(diff) softplus(-diff) = -sigmoid(-diff)
-                    let g = scale * sigmoid(-diff) * weight;
+                    let (loss, slope) = softplus_and_sigmoid(-(logits[i] - logits[j]));
+                    total = total + loss * weight;
+                    // d/d(f_i - f_j) softplus(-(f_i - f_j)) = -sigmoid(-(f_i - f_j))
+                    let g = scale * slope * weight;
                     dlogits[i] = dlogits[i] - g;
                     dlogits[j] = dlogits[j] + g;
                 }
@@ -149,8 +162,9 @@ pub fn ranknet_soft<T: Real>(
             for j in i + 1..docs.end {
                 let target = sigmoid(teacher_logits[i] - teacher_logits[j]);
                 let diff = logits[i] - logits[j];
-                total = total + (softplus(diff) - target * diff) * weight;
-                let g = scale * (sigmoid(diff) - target) * weight;
+                let (loss, slope) = softplus_and_sigmoid(diff);
+                total = total + (loss - target * diff) * weight;
+                let g = scale * (slope - target) * weight;
                 dlogits[i] = dlogits[i] + g;
                 dlogits[j] = dlogits[j] - g;
             }

@@ -51,10 +51,9 @@ pub fn dense_backward<T: Real>(
     let (n_in, n_out) = (layer.n_in, layer.n_out);
     let b = dout.len() / n_out;
     if relu {
+        // A select, not a branch, so that it vectorises.
         for (d, &o) in dout.iter_mut().zip(out) {
-            if o <= T::zero() {
-                *d = T::zero();
-            }
+            *d = if o > T::zero() { *d } else { T::zero() };
         }
     }
     // dweight = inp^T . dout

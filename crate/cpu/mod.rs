@@ -108,16 +108,24 @@ pub fn matmul<T: Real>(c: &mut [T], a: View<T>, b: View<T>, accumulate: bool) {
             false,
             false,
             false,
-            parallelism(),
+            parallelism(m * n * k),
         );
     }
 }
 
+/// Products smaller than this many multiply-adds run on one thread: below it, waking the rayon
+/// pool costs more than it saves.
+pub const PARALLEL_MIN_WORK: usize = 1 << 23;
+
 #[cfg(not(target_arch = "wasm32"))]
-fn parallelism() -> gemm::Parallelism {
-    gemm::Parallelism::Rayon(0)
+fn parallelism(work: usize) -> gemm::Parallelism {
+    if work >= PARALLEL_MIN_WORK {
+        gemm::Parallelism::Rayon(0)
+    } else {
+        gemm::Parallelism::None
+    }
 }
 #[cfg(target_arch = "wasm32")]
-fn parallelism() -> gemm::Parallelism {
+fn parallelism(_work: usize) -> gemm::Parallelism {
     gemm::Parallelism::None
 }

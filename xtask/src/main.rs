@@ -70,7 +70,33 @@ fn test(extra: &[String]) -> Result<(), String> {
     if !root().join("../shared/data").exists() {
         return Err("the tests read ../shared/data beside the checkout (MQ2008 and LightGBM's rank example)".into());
     }
-    run(cargo().args(["test", "--workspace"]).args(extra))
+    // Library and integration tests of the distillrank package (doc tests hold no tests).
+    let mut cmd = cargo();
+    cmd.args(["test", "-p", "distillrank", "--all-targets", "--no-fail-fast"]).args(extra);
+    eprintln!("$ {cmd:?}");
+    let mut child = cmd.current_dir(root()).stdout(std::process::Stdio::piped()).spawn().map_err(|e| format!("cannot start cargo test: {e}"))?;
+    // Echo cargo's output and add up its per-target summaries into one closing line.
+    let (mut passed, mut failed, mut ignored) = (0u64, 0u64, 0u64);
+    let stdout = child.stdout.take().expect("piped stdout");
+    for line in std::io::BufRead::lines(std::io::BufReader::new(stdout)) {
+        let line = line.map_err(|e| e.to_string())?;
+        println!("{line}");
+        if let Some(summary) = line.strip_prefix("test result: ") {
+            let count = |word: &str| -> u64 {
+                summary.split(';').find_map(|part| part.trim().strip_suffix(word).and_then(|n| n.trim().rsplit(' ').next()?.parse().ok())).unwrap_or(0)
+            };
+            passed += count(" passed");
+            failed += count(" failed");
+            ignored += count(" ignored");
+        }
+    }
+    let status = child.wait().map_err(|e| e.to_string())?;
+    println!("{passed} passed, {failed} failed, {ignored} skipped");
+    if status.success() && failed == 0 && passed > 0 {
+        Ok(())
+    } else {
+        Err(format!("cargo test: {status}, {passed} passed, {failed} failed"))
+    }
 }
 
 fn bench() -> Result<(), String> {
