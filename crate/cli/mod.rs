@@ -76,10 +76,13 @@ pub struct SynthArgs {
     /// linear: the PFD paper's section 5 model.
     #[arg(long, value_enum, default_value = "letor")]
     pub kind: SynthKindArg,
+    /// Query groups to generate.
     #[arg(long, default_value_t = 1000)]
     pub queries: usize,
+    /// Fewest documents in a generated group.
     #[arg(long, default_value_t = 10)]
     pub min_docs: usize,
+    /// Most documents in a generated group.
     #[arg(long, default_value_t = 40)]
     pub max_docs: usize,
     /// Regular features x.
@@ -94,6 +97,7 @@ pub struct SynthArgs {
     /// Relevance noise (signal has unit variance).
     #[arg(long, default_value_t = 0.5)]
     pub noise: f64,
+    /// Seed of the synthetic data.
     #[arg(long, default_value_t = 7)]
     pub synth_seed: u64,
 }
@@ -139,8 +143,10 @@ pub struct DataArgs {
     /// Group sizes for a training file without qid: (LightGBM style).
     #[arg(long)]
     pub train_query: Option<PathBuf>,
+    /// Group sizes for a validation file without qid:.
     #[arg(long)]
     pub valid_query: Option<PathBuf>,
+    /// Group sizes for a test file without qid:.
     #[arg(long)]
     pub test_query: Option<PathBuf>,
     /// Privileged features: top:N (largest |correlation| with y on the training split),
@@ -172,10 +178,13 @@ pub struct TrainArgs {
     /// Which features the model sees: regular (x), privileged (z) or both.
     #[arg(long, value_enum, default_value = "regular")]
     pub features: ViewArg,
+    /// Data loss: ranknet (pairwise) or rankbce (pointwise).
     #[arg(long, value_enum, default_value = "ranknet")]
     pub loss: LossArg,
+    /// Passes over the training groups; the epoch with the best validation NDCG@8 is kept.
     #[arg(long, default_value_t = 20)]
     pub epochs: usize,
+    /// Adam learning rate.
     #[arg(long, default_value_t = 1e-3)]
     pub lr: f64,
     /// Hidden layer widths.
@@ -249,16 +258,21 @@ pub struct EvalArgs {
     /// Saved model: PREFIX (or PREFIX.json / PREFIX.safetensors).
     #[arg(long)]
     pub model: PathBuf,
+    /// A LETOR file (optionally .gz) with the columns the model was trained on.
     pub file: PathBuf,
+    /// Group sizes for a file without qid:.
     #[arg(long)]
     pub query: Option<PathBuf>,
     /// Evaluate against the graded relevance (gain 2^g - 1), or binary Gumbel labels as in training.
     #[arg(long, value_enum, default_value = "graded")]
     pub labels: LabelsArg,
+    /// With --labels binary: the Gumbel labelling threshold.
     #[arg(long, default_value_t = 4.8)]
     pub tau_target: f64,
+    /// With --labels binary: the Gumbel labelling temperature.
     #[arg(long, default_value_t = 4.0)]
     pub t: f64,
+    /// With --labels binary: the seed of the labels.
     #[arg(long, default_value_t = 0)]
     pub data_seed: u64,
     /// NDCG convention for groups with IDCG = 0 (default: excluded from the mean).
@@ -274,9 +288,12 @@ pub enum LabelsArg {
 
 #[derive(Args, Clone, Debug)]
 pub struct PredictArgs {
+    /// Saved model: PREFIX (or PREFIX.json / PREFIX.safetensors).
     #[arg(long)]
     pub model: PathBuf,
+    /// A LETOR file (optionally .gz) to score.
     pub file: PathBuf,
+    /// Group sizes for a file without qid:.
     #[arg(long)]
     pub query: Option<PathBuf>,
     /// Write a TREC run file (qid Q0 doc rank score tag) here instead of one score a line on stdout.

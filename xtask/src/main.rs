@@ -72,9 +72,20 @@ fn test(extra: &[String]) -> Result<(), String> {
     }
     // Library and integration tests of the distillrank package (doc tests hold no tests).
     let mut cmd = cargo();
-    cmd.args(["test", "-p", "distillrank", "--all-targets", "--no-fail-fast"]).args(extra);
+    cmd.args([
+        "test",
+        "-p",
+        "distillrank",
+        "--all-targets",
+        "--no-fail-fast",
+    ])
+    .args(extra);
     eprintln!("$ {cmd:?}");
-    let mut child = cmd.current_dir(root()).stdout(std::process::Stdio::piped()).spawn().map_err(|e| format!("cannot start cargo test: {e}"))?;
+    let mut child = cmd
+        .current_dir(root())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot start cargo test: {e}"))?;
     // Echo cargo's output and add up its per-target summaries into one closing line.
     let (mut passed, mut failed, mut ignored) = (0u64, 0u64, 0u64);
     let stdout = child.stdout.take().expect("piped stdout");
@@ -83,7 +94,14 @@ fn test(extra: &[String]) -> Result<(), String> {
         println!("{line}");
         if let Some(summary) = line.strip_prefix("test result: ") {
             let count = |word: &str| -> u64 {
-                summary.split(';').find_map(|part| part.trim().strip_suffix(word).and_then(|n| n.trim().rsplit(' ').next()?.parse().ok())).unwrap_or(0)
+                summary
+                    .split(';')
+                    .find_map(|part| {
+                        part.trim()
+                            .strip_suffix(word)
+                            .and_then(|n| n.trim().rsplit(' ').next()?.parse().ok())
+                    })
+                    .unwrap_or(0)
             };
             passed += count(" passed");
             failed += count(" failed");
@@ -95,14 +113,25 @@ fn test(extra: &[String]) -> Result<(), String> {
     if status.success() && failed == 0 && passed > 0 {
         Ok(())
     } else {
-        Err(format!("cargo test: {status}, {passed} passed, {failed} failed"))
+        Err(format!(
+            "cargo test: {status}, {passed} passed, {failed} failed"
+        ))
     }
 }
 
 fn bench() -> Result<(), String> {
     run(cargo().args(["build", "--release", "--bin", "distillrank"]))?;
     let bin = root().join("target/release/distillrank");
-    let mq = root().join("../shared/data/mq2008/S1.txt");
+    // All of MQ2008 (S1..S5, 9.3 MB) as one file, for the parser and the cache.
+    let parts = root().join("../shared/data/mq2008");
+    let mq = root().join("target/bench/mq2008_all.txt");
+    std::fs::create_dir_all(mq.parent().unwrap()).map_err(|e| e.to_string())?;
+    let mut text = Vec::new();
+    for s in 1..=5 {
+        let part = parts.join(format!("S{s}.txt"));
+        text.extend(std::fs::read(&part).map_err(|e| format!("{}: {e}", part.display()))?);
+    }
+    std::fs::write(&mq, text).map_err(|e| e.to_string())?;
     let ours: Vec<Vec<String>> = vec![
         vec!["bench".into(), "gemm".into()],
         vec!["bench".into(), "parse".into(), mq.display().to_string()],
