@@ -31,7 +31,8 @@ pub fn ranking(scores: &[f32]) -> Vec<usize> {
     order.sort_by(|&a, &b| {
         let (sa, sb) = (scores[a], scores[b]);
         match (sa.is_nan(), sb.is_nan()) {
-            (false, false) => sb.total_cmp(&sa),
+            // partial_cmp, not total_cmp: 0.0 and -0.0 are a tie, kept in document order.
+            (false, false) => sb.partial_cmp(&sa).unwrap_or(std::cmp::Ordering::Equal),
             (a_nan, b_nan) => a_nan.cmp(&b_nan),
         }
     });

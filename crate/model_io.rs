@@ -147,6 +147,9 @@ pub fn parse_config(text: &str, name: &Path) -> Result<ModelConfig> {
             config.format_version
         )));
     }
+    if config.n_in == 0 || config.widths.contains(&0) {
+        return Err(bad("n_in and every width must be positive".into()));
+    }
     if config.columns.len() != config.n_in
         || config
             .columns

@@ -20,9 +20,10 @@ impl Rng {
         rng.set_stream(purpose);
         Rng(rng)
     }
-    /// Uniform in the open interval (0, 1), 53 bits.
+    /// Uniform in the open interval (0, 1): 52 random bits, centred in their cell, so that neither
+    /// 0 nor 1 can come out (ln 0 and ln(-ln 1) would be infinite).
     pub fn uniform(&mut self) -> f64 {
-        ((self.0.next_u64() >> 11) as f64 + 0.5) * (1.0 / (1u64 << 53) as f64)
+        ((self.0.next_u64() >> 12) as f64 + 0.5) * (1.0 / (1u64 << 52) as f64)
     }
     /// Uniform in [lo, hi).
     pub fn uniform_range(&mut self, lo: f64, hi: f64) -> f64 {

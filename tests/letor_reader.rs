@@ -214,6 +214,26 @@ fn query_file_errors_name_their_line() {
 }
 
 #[test]
+fn query_sizes_that_overflow_are_an_error() {
+    let err = parse_letor_bytes(
+        Path::new("d.txt"),
+        b"0 1:1\n",
+        Some(vec![usize::MAX, 2]),
+        &ReadOptions::default(),
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("more than 2^64"), "{err}");
+}
+
+#[test]
+fn a_file_without_line_ends_is_read_in_linear_time() {
+    // 40 MB with no '\n': one (bad) line, read by doubling the buffer, not rescanning it.
+    let text = "0 qid:1 1:0.5".repeat(3_000_000);
+    let err = parse(&text).unwrap_err();
+    assert!(err.to_string().contains("test.txt:1:"), "{err}");
+}
+
+#[test]
 fn missing_file_is_an_io_error_naming_it() {
     let err = read_letor_file(
         Path::new("/nonexistent/train.txt"),

@@ -145,6 +145,7 @@ fn idcg_zero_conventions() {
 #[test]
 fn ties_are_broken_by_document_order() {
     assert_eq!(ranking(&[1.0, 3.0, 3.0, 1.0, 2.0]), vec![1, 2, 4, 0, 3]);
+    assert_eq!(ranking(&[-0.0, 0.0]), vec![0, 1], "0.0 and -0.0 tie");
     // With every score tied, the earlier relevant document ranks first.
     let v = ndcg_at(1, &[0.5, 0.5, 0.5], &[0.0, 1.0, 0.0]).unwrap();
     assert_eq!(v, 0.0);

@@ -263,7 +263,8 @@ pub struct EvalArgs {
     /// Group sizes for a file without qid:.
     #[arg(long)]
     pub query: Option<PathBuf>,
-    /// Evaluate against the graded relevance (gain 2^g - 1), or binary Gumbel labels as in training.
+    /// Evaluate against the graded relevance (gain 2^g - 1), or binary labels drawn as in training
+    /// (Gumbel, seeded) over this file's documents, unfiltered.
     #[arg(long, value_enum, default_value = "graded")]
     pub labels: LabelsArg,
     /// With --labels binary: the Gumbel labelling threshold.

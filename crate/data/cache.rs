@@ -141,23 +141,27 @@ pub fn read_cache(cache: &Path, source: Option<&Path>) -> Result<(Dataset, Cache
         mtime_ns: u64_at(48),
     };
 
-    let features_at = HEADER_BYTES;
-    let grades_at = align(
-        features_at
-            + n_docs
-                .checked_mul(n_features)
-                .and_then(|n| n.checked_mul(4))
-                .ok_or_else(|| bad("corrupt header".into()))?,
-    );
-    let offsets_at = align(grades_at + n_docs);
-    let qids_at = align(offsets_at + 8 * (n_groups + 1));
-    let end = qids_at + 8 * n_groups;
-    if map.len() != end {
+    // Section offsets in u128: a corrupt header cannot overflow them.
+    let align128 = |n: u128| n.div_ceil(ALIGN as u128) * ALIGN as u128;
+    let (docs, feats, groups) = (n_docs as u128, n_features as u128, n_groups as u128);
+    let grades_at = align128(HEADER_BYTES as u128 + 4 * docs * feats);
+    let offsets_at = align128(grades_at + docs);
+    let qids_at = align128(offsets_at + 8 * (groups + 1));
+    let end = qids_at + 8 * groups;
+    if map.len() as u128 != end {
         return Err(bad(format!(
             "truncated or corrupt cache: {} bytes, the header implies {end}",
             map.len()
         )));
     }
+    // The file is exactly `end` bytes long, so every offset fits in usize.
+    let (features_at, grades_at, offsets_at, qids_at, end) = (
+        HEADER_BYTES,
+        grades_at as usize,
+        offsets_at as usize,
+        qids_at as usize,
+        end as usize,
+    );
     let features: &[f32] =
         bytemuck::cast_slice(&map[features_at..features_at + 4 * n_docs * n_features]);
     let offsets: &[u64] = bytemuck::cast_slice(&map[offsets_at..offsets_at + 8 * (n_groups + 1)]);

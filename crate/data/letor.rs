@@ -212,8 +212,10 @@ fn read_blocks(
     let mut eof = false;
     while !eof {
         // Fill the buffer up to BLOCK_BYTES (it may start with the tail of the previous block).
+        // Without a line end in the buffer, it doubles: a huge line (or a file without '\n') is
+        // read in linear time, never rescanned block after block.
         let start = buffer.len();
-        buffer.resize(BLOCK_BYTES.max(start + 4096), 0);
+        buffer.resize(BLOCK_BYTES.max(2 * start), 0);
         let mut filled = start;
         while filled < buffer.len() {
             match reader.read(&mut buffer[filled..]) {
@@ -635,8 +637,9 @@ impl Builder {
             }
             (Some(true), None) => self.group_offsets.push(n_docs),
             (_, Some(sizes)) => {
-                let total: usize = sizes.iter().sum();
-                if total != n_docs {
+                let total = sizes.iter().try_fold(0usize, |acc, &s| acc.checked_add(s));
+                if total != Some(n_docs) {
+                    let total = total.map_or("more than 2^64".to_string(), |t| t.to_string());
                     return Err(Error::parse(
                         &self.name,
                         0,
@@ -644,6 +647,7 @@ impl Builder {
                         format!("the .query file's group sizes add up to {total} documents, but the file has {n_docs}"),
                     ));
                 }
+                // The sizes add up to n_docs (checked above), so these running sums cannot overflow.
                 self.group_offsets = std::iter::once(0).chain(sizes.iter().scan(0, |acc, &s| {
                     *acc += s;
                     Some(*acc)

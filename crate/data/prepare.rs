@@ -278,6 +278,9 @@ pub fn prepare(
     test: Option<&Dataset>,
     options: &PrepareOptions,
 ) -> Result<Prepared> {
+    if train.n_features == 0 {
+        return Err(Error::Data("the training data have no features".into()));
+    }
     if !(options.t.is_finite() && options.t > 0.0) {
         return Err(Error::Config(format!("t = {} must be positive", options.t)));
     }
@@ -420,9 +423,16 @@ pub fn prepare(
             options.t, options.tau_target
         )));
     }
+    let valid_set = build(&valid_data.0, &valid_data.1);
+    if valid_set.positive_groups() == 0 {
+        return Err(Error::Data(format!(
+            "the validation split has no group with a y = 1 ({} groups after filtering), so validation NDCG cannot pick an epoch; lower --tau-target or give a larger --valid",
+            valid_set.n_groups()
+        )));
+    }
     Ok(Prepared {
         train: train_set,
-        valid: build(&valid_data.0, &valid_data.1),
+        valid: valid_set,
         test: test_data.as_ref().map(|(d, g)| build(d, g)),
         privileged_columns,
         regular_columns,
