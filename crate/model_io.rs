@@ -32,6 +32,30 @@ pub struct ModelConfig {
     pub source_features: usize,
 }
 
+impl ModelConfig {
+    /// The config of a model that reads `columns` (1-based) of data with `source_features`
+    /// features, after the signed log1p of spec §1.3.
+    pub fn new(
+        model: &Mlp<f32>,
+        loss: LossKind,
+        view: FeatureView,
+        columns: Vec<usize>,
+        source_features: usize,
+    ) -> Self {
+        ModelConfig {
+            format: FORMAT.into(),
+            format_version: FORMAT_VERSION,
+            n_in: model.n_in(),
+            widths: model.widths(),
+            loss,
+            view,
+            columns,
+            transform: "signed_log1p".into(),
+            source_features,
+        }
+    }
+}
+
 /// `model`, `model.json` or `model.safetensors` -> (`model.safetensors`, `model.json`).
 pub fn paths(prefix: &Path) -> (PathBuf, PathBuf) {
     let stem = match prefix.extension().and_then(|e| e.to_str()) {

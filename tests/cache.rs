@@ -97,3 +97,30 @@ fn corrupt_caches_are_rejected_with_a_reason() {
     }
     assert!(data.n_docs() > 0);
 }
+
+#[test]
+fn a_changed_query_file_beside_the_source_makes_the_cache_stale() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = dir.path().join("d.txt");
+    std::fs::write(&source, "0 1:1\n1 1:2\n0 1:3\n1 1:4\n").unwrap();
+    let query = dir.path().join("d.txt.query");
+    std::fs::write(&query, "2\n2\n").unwrap();
+    let (first, _) = load_or_build(&source, None, &ReadOptions::default()).unwrap();
+    assert_eq!(first.n_groups(), 2);
+    std::fs::write(&query, "1\n3\n").unwrap();
+    // Same size: make sure the modification time moves even on coarse clocks.
+    let later = std::time::SystemTime::now() + std::time::Duration::from_secs(5);
+    std::fs::File::options()
+        .write(true)
+        .open(&query)
+        .unwrap()
+        .set_modified(later)
+        .unwrap();
+    assert_eq!(
+        read_cache(&cache_path(&source), Some(&source)).unwrap().1,
+        CacheState::Stale
+    );
+    let (second, from_cache) = load_or_build(&source, None, &ReadOptions::default()).unwrap();
+    assert!(!from_cache);
+    assert_eq!(second.group_offsets, vec![0, 1, 4]);
+}

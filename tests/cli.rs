@@ -164,3 +164,58 @@ fn bad_options_are_refused_before_training() {
         assert!(stderr.contains(fragment), "{args:?}: {stderr}");
     }
 }
+
+#[test]
+fn eval_with_binary_labels_reproduces_the_test_report_of_train() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("m").display().to_string();
+    let fold = "../shared/data/mq2008/Fold1/";
+    let (train, valid, test) = (
+        format!("{fold}train.txt"),
+        format!("{fold}vali.txt"),
+        format!("{fold}test.txt"),
+    );
+    let (ok, stdout, stderr) = distillrank(&[
+        "train",
+        "--train",
+        &train,
+        "--valid",
+        &valid,
+        "--test",
+        &test,
+        "--tau-target",
+        "2.8",
+        "--privileged",
+        "top:10",
+        "--epochs",
+        "2",
+        "--widths",
+        "16,8",
+        "--data-seed",
+        "3",
+        "--save",
+        &model,
+        "--json",
+    ]);
+    assert!(ok, "{stderr}");
+    let trained: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let (ok, stdout, stderr) = distillrank(&[
+        "eval",
+        "--model",
+        &model,
+        &test,
+        "--labels",
+        "binary",
+        "--tau-target",
+        "2.8",
+        "--data-seed",
+        "3",
+        "--json",
+    ]);
+    assert!(ok, "{stderr}");
+    let evaluated: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(
+        trained["test"], evaluated["metrics"],
+        "eval must score the file exactly as train's test split"
+    );
+}

@@ -209,17 +209,13 @@ fn saved_models_score_the_same_after_loading() {
     };
     let trained = train(&p.train, &p.valid, &config, None, &mut quiet).unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let model_config = model_io::ModelConfig {
-        format: model_io::FORMAT.into(),
-        format_version: model_io::FORMAT_VERSION,
-        n_in: trained.model.n_in(),
-        widths: trained.model.widths(),
-        loss: config.loss,
-        view: config.view,
-        columns: p.regular_columns.clone(),
-        transform: "signed_log1p".into(),
-        source_features: 30,
-    };
+    let model_config = model_io::ModelConfig::new(
+        &trained.model,
+        config.loss,
+        config.view,
+        p.regular_columns.clone(),
+        30,
+    );
     model_io::save(&dir.path().join("student"), &trained.model, &model_config).unwrap();
     let (loaded, loaded_config) = model_io::load(&dir.path().join("student.json")).unwrap();
     assert_eq!(loaded, trained.model);

@@ -5,7 +5,9 @@ use std::path::{Path, PathBuf};
 
 use distillrank::data::cache;
 use distillrank::data::letor::{read_letor_file_with_progress, ReadOptions};
-use distillrank::data::prepare::{prepare, GumbelDraws, PrepareOptions, Prepared, PrivilegedSplit};
+use distillrank::data::prepare::{
+    label_like_prepare, prepare, PrepareOptions, Prepared, PrivilegedSplit, SPLIT_TEST, SPLIT_VALID,
+};
 use distillrank::data::synth::generate;
 use distillrank::data::Dataset;
 use distillrank::metrics::{self, IdcgZero};
@@ -14,7 +16,7 @@ use distillrank::train::{self, Event, TrainConfig};
 use distillrank::{Error, Result};
 
 use super::progress::{Output, Progress};
-use super::{DataArgs, EvalArgs, FileArgs, LabelsArg, PredictArgs, SynthArgs, TrainArgs};
+use super::{DataArgs, EvalArgs, FileArgs, LabelsArg, PredictArgs, SplitArg, SynthArgs, TrainArgs};
 
 /// Loads a LETOR file: from `FILE` if it is a cache, from `FILE.drcache` when that is fresh,
 /// otherwise by parsing the text (with a progress bar over the bytes read).
@@ -319,17 +321,13 @@ pub fn train(args: &TrainArgs, out: &Output) -> Result<()> {
             if columns.len() != trained.model.n_in() {
                 return Err(Error::Config("the discriminative z is not a column of the data: a model that sees it cannot be saved for serving".into()));
             }
-            let model_config = ModelConfig {
-                format: model_io::FORMAT.into(),
-                format_version: model_io::FORMAT_VERSION,
-                n_in: trained.model.n_in(),
-                widths: trained.model.widths(),
-                loss: config.loss,
-                view: config.view,
+            let model_config = ModelConfig::new(
+                &trained.model,
+                config.loss,
+                config.view,
                 columns,
-                transform: "signed_log1p".into(),
-                source_features: data.source_features,
-            };
+                data.source_features,
+            );
             Some(model_io::save(prefix, &trained.model, &model_config)?)
         }
         None => None,
@@ -388,16 +386,30 @@ fn print_report(name: &str, r: &metrics::Report) {
 pub fn eval(args: &EvalArgs, out: &Output) -> Result<()> {
     let (model, config) = model_io::load(&args.model)?;
     let data = load(&args.file, args.query.as_deref(), out)?;
+    let (data, labels) = match args.labels {
+        LabelsArg::Graded => {
+            let labels = data.grades.iter().map(|&g| g as f32).collect();
+            (data, labels)
+        }
+        LabelsArg::Binary => {
+            let options = PrepareOptions {
+                min_group_size: args.min_group_size,
+                t: args.t,
+                tau_target: args.tau_target,
+                seed: args.data_seed,
+                ..Default::default()
+            };
+            let split = match args.split {
+                SplitArg::Valid => SPLIT_VALID,
+                SplitArg::Test => SPLIT_TEST,
+            };
+            let (kept, labels, report) = label_like_prepare(&data, split, &options);
+            out.note(format!("{}: {report}", args.file.display()));
+            (kept, labels)
+        }
+    };
     let inputs = model_io::model_inputs(&data, &config, &args.file)?;
     let scores = train::score(&model, &inputs);
-    let labels: Vec<f32> = match args.labels {
-        LabelsArg::Graded => data.grades.iter().map(|&g| g as f32).collect(),
-        LabelsArg::Binary => GumbelDraws::new(data.n_docs(), args.data_seed, 2).labels(
-            &data.grades,
-            args.t,
-            args.tau_target,
-        ),
-    };
     let convention: IdcgZero = args.idcg_zero.into();
     let report = metrics::report(&scores, &labels, &data.group_offsets, convention);
     if out.json {

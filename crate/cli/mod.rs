@@ -263,8 +263,8 @@ pub struct EvalArgs {
     /// Group sizes for a file without qid:.
     #[arg(long)]
     pub query: Option<PathBuf>,
-    /// Evaluate against the graded relevance (gain 2^g - 1), or binary labels drawn as in training
-    /// (Gumbel, seeded) over this file's documents, unfiltered.
+    /// Evaluate against the graded relevance (gain 2^g - 1), or the binary labels `train` gives this
+    /// file as its --test (or --valid) split: same group filter, same seeded Gumbel draws.
     #[arg(long, value_enum, default_value = "graded")]
     pub labels: LabelsArg,
     /// With --labels binary: the Gumbel labelling threshold.
@@ -273,12 +273,24 @@ pub struct EvalArgs {
     /// With --labels binary: the Gumbel labelling temperature.
     #[arg(long, default_value_t = 4.0)]
     pub t: f64,
-    /// With --labels binary: the seed of the labels.
+    /// With --labels binary: the seed of the labels (train's --data-seed).
     #[arg(long, default_value_t = 0)]
     pub data_seed: u64,
+    /// With --labels binary: drop query groups with fewer documents, as training does.
+    #[arg(long, default_value_t = 10)]
+    pub min_group_size: usize,
+    /// With --labels binary: which split of training this file played.
+    #[arg(long, value_enum, default_value = "test")]
+    pub split: SplitArg,
     /// NDCG convention for groups with IDCG = 0 (default: excluded from the mean).
     #[arg(long, value_enum, default_value = "exclude")]
     pub idcg_zero: IdcgZeroArg,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq)]
+pub enum SplitArg {
+    Valid,
+    Test,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq)]

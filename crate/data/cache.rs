@@ -4,7 +4,7 @@
 //! memory-mapped and its arrays used in place:
 //!
 //! ```text
-//! header (64 bytes):
+//! header (128 bytes):
 //!   magic        [u8; 8]  = b"DRLETOR\0"
 //!   version      u32      = CACHE_VERSION
 //!   reserved     u32
@@ -13,14 +13,18 @@
 //!   n_groups     u64
 //!   source_len   u64      size of the text file it was built from
 //!   source_mtime u64      its modification time, ns since the epoch (0 if unknown)
+//!   query_len    u64      size of the LightGBM `SOURCE.query` file beside it (0 if none)
+//!   query_mtime  u64      its modification time (0 if none)
+//!   (zeros up to 128 bytes)
 //! features       f32[n_docs * n_features]   row-major
 //! grades         u8[n_docs]
 //! group_offsets  u64[n_groups + 1]
 //! qids           u64[n_groups]
 //! ```
 //!
-//! A cache whose recorded source size or modification time differs from the source file's is
-//! stale and is rebuilt (see [`load_or_build`]).
+//! A cache whose recorded sizes or modification times differ from those of the source file and
+//! its `.query` companion is stale and is rebuilt (see [`load_or_build`]). A `.query` file named
+//! elsewhere with `--query` is not tracked: rebuild the cache after changing it.
 
 use std::path::{Path, PathBuf};
 
@@ -29,8 +33,8 @@ use crate::data::Dataset;
 use crate::error::{Error, Result};
 
 pub const MAGIC: [u8; 8] = *b"DRLETOR\0";
-pub const CACHE_VERSION: u32 = 1;
-const HEADER_BYTES: usize = 64;
+pub const CACHE_VERSION: u32 = 2;
+const HEADER_BYTES: usize = 128;
 const ALIGN: usize = 64;
 
 /// Where the cache of `source` lives: beside it, with `.drcache` appended.
@@ -38,23 +42,39 @@ pub fn cache_path(source: &Path) -> PathBuf {
     PathBuf::from(format!("{}.drcache", source.display()))
 }
 
+/// Size and modification time of the source file and of its `.query` companion.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct SourceStamp {
     len: u64,
     mtime_ns: u64,
+    query_len: u64,
+    query_mtime_ns: u64,
 }
 
 fn stamp(source: &Path) -> Result<SourceStamp> {
+    let (len, mtime_ns) = file_stamp(source)?;
+    let companion = PathBuf::from(format!("{}.query", source.display()));
+    let (query_len, query_mtime_ns) = if companion.exists() {
+        file_stamp(&companion)?
+    } else {
+        (0, 0)
+    };
+    Ok(SourceStamp {
+        len,
+        mtime_ns,
+        query_len,
+        query_mtime_ns,
+    })
+}
+
+fn file_stamp(source: &Path) -> Result<(u64, u64)> {
     let meta = std::fs::metadata(source).map_err(|e| Error::io(source, e))?;
     let mtime_ns = meta
         .modified()
         .ok()
         .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
         .map_or(0, |d| d.as_nanos() as u64);
-    Ok(SourceStamp {
-        len: meta.len(),
-        mtime_ns,
-    })
+    Ok((meta.len(), mtime_ns))
 }
 
 fn align(n: usize) -> usize {
@@ -80,6 +100,8 @@ pub fn write_cache(dataset: &Dataset, source: &Path, cache: &Path) -> Result<()>
         dataset.n_groups() as u64,
         stamp.len,
         stamp.mtime_ns,
+        stamp.query_len,
+        stamp.query_mtime_ns,
     ] {
         bytes.extend_from_slice(&v.to_le_bytes());
     }
@@ -139,6 +161,8 @@ pub fn read_cache(cache: &Path, source: Option<&Path>) -> Result<(Dataset, Cache
     let recorded = SourceStamp {
         len: u64_at(40),
         mtime_ns: u64_at(48),
+        query_len: u64_at(56),
+        query_mtime_ns: u64_at(64),
     };
 
     // Section offsets in u128: a corrupt header cannot overflow them.

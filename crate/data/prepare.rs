@@ -192,6 +192,29 @@ pub fn signed_log1p(values: &mut [f32]) {
     }
 }
 
+/// Each split draws its labels from its own random stream (so a test file gets the same labels
+/// whatever the training file is).
+pub const SPLIT_TRAIN: u64 = 0;
+pub const SPLIT_VALID: u64 = 1;
+pub const SPLIT_TEST: u64 = 2;
+
+/// A validation or test file labelled exactly as [`prepare`] labels it: the same group filter,
+/// then binary labels from the split's Gumbel stream over the documents kept. Returns the kept
+/// groups and their labels (before the log1p transform, which a saved model applies itself).
+pub fn label_like_prepare(
+    data: &Dataset,
+    split: u64,
+    options: &PrepareOptions,
+) -> (Dataset, Vec<f32>, FilterReport) {
+    let (kept, report) = filter_groups(data, options.min_group_size);
+    let labels = GumbelDraws::new(kept.n_docs(), options.seed, split).labels(
+        &kept.grades,
+        options.t,
+        options.tau_target,
+    );
+    (kept, labels, report)
+}
+
 /// The Gumbel draws behind one split's labels; shared with the discriminative z.
 pub struct GumbelDraws {
     pub g0: Vec<f64>,
@@ -302,9 +325,9 @@ pub fn prepare(
         let draws = GumbelDraws::new(kept.n_docs(), options.seed, split);
         (kept, draws)
     };
-    let (mut train_data, mut train_draws) = run("train", train, 0);
-    let valid_data = valid.map(|v| run("valid", v, 1));
-    let test_data = test.map(|t| run("test", t, 2));
+    let (mut train_data, mut train_draws) = run("train", train, SPLIT_TRAIN);
+    let valid_data = valid.map(|v| run("valid", v, SPLIT_VALID));
+    let test_data = test.map(|t| run("test", t, SPLIT_TEST));
 
     if train_data.n_groups() == 0 {
         return Err(Error::Data(format!(
