@@ -7,7 +7,9 @@
 
 pub mod cpu;
 pub mod data;
+pub mod distill;
 pub mod error;
+pub mod experiment;
 pub mod metrics;
 pub mod model_io;
 pub mod rng;

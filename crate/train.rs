@@ -1,11 +1,13 @@
 //! Training one ranking model on the CPU engine: batches of whole query groups, the data loss on
-//! S_label, the teacher loss on S_all when a teacher is given (PFD Eq. 1), Adam, validation NDCG@k
-//! after every epoch, and the model of the best validation epoch kept.
+//! S_label, the teacher loss on S_all when teachers are given (PFD Eq. 1), the Ranking
+//! Distillation loss when its targets are given, Adam, validation NDCG@k after every epoch, early
+//! stopping, and the model of the best validation epoch kept.
 
 use crate::cpu::adam::{Adam, AdamConfig};
-use crate::cpu::loss::{data_loss, teacher_loss, LossKind};
+use crate::cpu::loss::{data_loss, ranking_distillation_loss, teacher_loss, LossKind};
 use crate::cpu::mlp::{Activations, Mlp};
 use crate::data::prepare::{FeatureView, RankingSet};
+use crate::distill::RdTargets;
 use crate::error::{Error, Result};
 use crate::metrics::{mean_ndcg, IdcgZero};
 use crate::rng::Rng;
@@ -26,6 +28,8 @@ pub struct TrainConfig {
     /// The k of the validation NDCG@k that picks the best epoch (the paper's 8).
     pub eval_k: usize,
     pub idcg_zero: IdcgZero,
+    /// Stop after this many epochs without a better validation NDCG@k (None: run every epoch).
+    pub patience: Option<usize>,
     pub seed: u64,
 }
 
@@ -41,6 +45,7 @@ impl Default for TrainConfig {
             alpha: 0.5,
             eval_k: 8,
             idcg_zero: IdcgZero::Exclude,
+            patience: None,
             seed: 0,
         }
     }
@@ -80,8 +85,12 @@ pub struct EpochLog {
     pub data_loss: f64,
     /// Mean teacher loss over the epoch's batches (0 without a teacher).
     pub teacher_loss: f64,
+    /// Mean Ranking Distillation loss L_D (0 without it).
+    pub rd_loss: f64,
     /// Validation NDCG@k after the epoch.
     pub valid_ndcg: f64,
+    /// Test NDCG@k after the epoch, when a test split is given (reported, never used to choose).
+    pub test_ndcg: Option<f64>,
     pub seconds: f64,
     pub docs_per_s: f64,
 }
@@ -103,6 +112,30 @@ pub struct Trained {
     pub history: Vec<EpochLog>,
 }
 
+/// A split and the input matrix a model sees for it (`n_docs x width`, row-major).
+#[derive(Clone, Copy)]
+pub struct Split<'a> {
+    pub set: &'a RankingSet,
+    pub inputs: &'a [f32],
+}
+
+/// What guides a model besides its labels.
+#[derive(Default)]
+pub struct Guidance<'a> {
+    /// The teachers' logits on every training document (PFD, GenD, self-distillation, several for
+    /// multi-teacher PFD). Empty: no distillation.
+    pub teachers: Vec<&'a [f32]>,
+    /// Ranking Distillation: the teacher's top-K unlabeled documents of every training group.
+    pub ranking_distillation: Option<&'a RdTargets>,
+}
+
+impl Guidance<'_> {
+    /// Whether the model trains on S_all (every group) rather than S_label.
+    fn uses_unlabeled(&self) -> bool {
+        !self.teachers.is_empty() || self.ranking_distillation.is_some()
+    }
+}
+
 /// The documents one epoch trains on: positive groups only without a teacher (the data loss sees
 /// S_label), every group with one (the teacher loss sees S_all).
 pub fn epoch_docs(train: &RankingSet, with_teacher: bool) -> usize {
@@ -112,8 +145,7 @@ pub fn epoch_docs(train: &RankingSet, with_teacher: bool) -> usize {
         .sum()
 }
 
-/// Trains a model on `train`, picking the epoch with the best validation NDCG@k. `teacher` holds
-/// the teacher's logits for every training document (PFD, GenD, self-distillation).
+/// Trains a model on the `config.view` features of `train`, without guidance or with one teacher.
 pub fn train(
     train: &RankingSet,
     valid: &RankingSet,
@@ -121,35 +153,74 @@ pub fn train(
     teacher: Option<&[f32]>,
     on: &mut dyn FnMut(Event),
 ) -> Result<Trained> {
+    let (train_inputs, valid_inputs) = (train.inputs(config.view), valid.inputs(config.view));
+    let guidance = Guidance {
+        teachers: teacher.into_iter().collect(),
+        ranking_distillation: None,
+    };
+    fit(
+        Split {
+            set: train,
+            inputs: &train_inputs,
+        },
+        Split {
+            set: valid,
+            inputs: &valid_inputs,
+        },
+        None,
+        config,
+        &guidance,
+        on,
+    )
+}
+
+/// Trains a model on given input matrices, picking the epoch with the best validation NDCG@k.
+pub fn fit(
+    train: Split,
+    valid: Split,
+    test: Option<Split>,
+    config: &TrainConfig,
+    guidance: &Guidance,
+    on: &mut dyn FnMut(Event),
+) -> Result<Trained> {
     config.validate()?;
-    let width = train.width(config.view);
-    if width == 0 {
+    let n_train = train.set.n_docs();
+    let width = if n_train > 0 {
+        train.inputs.len() / n_train
+    } else {
+        0
+    };
+    if width == 0
+        || width * n_train != train.inputs.len()
+        || valid.inputs.len() != valid.set.n_docs() * width
+    {
         return Err(Error::Config(format!(
-            "the {:?} view has no features",
-            config.view
+            "the model would see {width} features: input matrices and splits disagree"
         )));
     }
-    if let Some(t) = teacher {
-        if t.len() != train.n_docs() {
+    for t in &guidance.teachers {
+        if t.len() != n_train {
             return Err(Error::Config(format!(
-                "teacher scores {} documents, the training set has {}",
-                t.len(),
-                train.n_docs()
+                "a teacher scores {} documents, the training set has {n_train}",
+                t.len()
             )));
         }
     }
-    let inputs = train.inputs(config.view);
-    let valid_inputs = valid.inputs(config.view);
     let mut model = Mlp::<f32>::new(width, &config.widths, config.seed);
     let mut adam = Adam::new(&model, config.adam);
-    let groups: Vec<usize> = (0..train.n_groups())
-        .filter(|&g| teacher.is_some() || train.positive_group[g])
+    let groups: Vec<usize> = (0..train.set.n_groups())
+        .filter(|&g| guidance.uses_unlabeled() || train.set.positive_group[g])
         .collect();
     if groups.is_empty() {
         return Err(Error::Data(
             "no positive training groups to train on".into(),
         ));
     }
+    let alpha = if guidance.teachers.is_empty() {
+        1.0
+    } else {
+        config.alpha as f32
+    };
 
     let mut best = (f64::NEG_INFINITY, 0usize, model.clone());
     let mut history = Vec::new();
@@ -161,25 +232,14 @@ pub fn train(
         let started = Instant::now();
         let mut order = groups.clone();
         Rng::stream(config.seed, 0x6570_6f63_6800 + epoch as u64).shuffle(&mut order);
-        let (mut data_sum, mut teacher_sum, mut batches, mut docs) = (0f64, 0f64, 0usize, 0usize);
+        let (mut data_sum, mut teacher_sum, mut rd_sum, mut batches, mut docs) =
+            (0f64, 0f64, 0f64, 0usize, 0usize);
         let mut at = 0;
         while at < order.len() {
-            at = batch.fill(
-                train,
-                &inputs,
-                width,
-                teacher,
-                &order,
-                at,
-                config.batch_docs,
-            );
+            at = batch.fill(train, &guidance.teachers, &order, at, config.batch_docs);
             let logits = model.forward(&batch.inputs, &mut acts);
             batch.dlogits.clear();
             batch.dlogits.resize(logits.len(), 0.0);
-            let (alpha, with_teacher) = match teacher {
-                Some(_) => (config.alpha as f32, true),
-                None => (1.0, false),
-            };
             let ld = data_loss(
                 config.loss,
                 logits,
@@ -189,32 +249,44 @@ pub fn train(
                 alpha,
                 &mut batch.dlogits,
             );
-            let lt = if with_teacher {
-                let all = vec![true; batch.positive.len()];
-                teacher_loss(
-                    config.loss,
-                    logits,
-                    &batch.teacher,
-                    &batch.offsets,
-                    &all,
-                    1.0 - alpha,
-                    &mut batch.dlogits,
-                )
-            } else {
-                0.0
+            let teachers: Vec<&[f32]> = batch.teachers.iter().map(Vec::as_slice).collect();
+            let all = vec![true; batch.positive.len()];
+            let lt = teacher_loss(
+                config.loss,
+                logits,
+                &teachers,
+                &batch.offsets,
+                &all,
+                1.0 - alpha,
+                &mut batch.dlogits,
+            );
+            let lr = match guidance.ranking_distillation {
+                Some(rd) => {
+                    let weights = rd.batch_weights(&batch.groups, &batch.offsets, logits, epoch);
+                    ranking_distillation_loss(
+                        logits,
+                        &weights,
+                        rd.config.alpha_rd as f32,
+                        &mut batch.dlogits,
+                    )
+                }
+                None => 0.0,
             };
             step += 1;
-            if !(ld.is_finite() && lt.is_finite()) {
+            if !(ld.is_finite() && lt.is_finite() && lr.is_finite()) {
                 return Err(Error::Diverged {
                     epoch,
                     step,
-                    what: format!("loss is {} (data) / {} (teacher)", ld, lt),
+                    what: format!(
+                        "loss is {ld} (data) / {lt} (teacher) / {lr} (ranking distillation)"
+                    ),
                 });
             }
             model.backward(&batch.inputs, &acts, &batch.dlogits, &mut grads);
             adam.update(&mut model, &grads);
             data_sum += ld as f64;
             teacher_sum += lt as f64;
+            rd_sum += lr as f64;
             batches += 1;
             docs += batch.labels.len();
             on(Event::Step {
@@ -229,20 +301,24 @@ pub fn train(
             });
         }
         let seconds = started.elapsed();
-        let scores = score(&model, &valid_inputs);
-        let valid_ndcg = mean_ndcg(
-            config.eval_k,
-            &scores,
-            &valid.labels,
-            &valid.group_offsets,
-            config.idcg_zero,
-        )
-        .unwrap_or(0.0);
+        let ndcg = |split: Split| {
+            mean_ndcg(
+                config.eval_k,
+                &score(&model, split.inputs),
+                &split.set.labels,
+                &split.set.group_offsets,
+                config.idcg_zero,
+            )
+            .unwrap_or(0.0)
+        };
+        let valid_ndcg = ndcg(valid);
         let log = EpochLog {
             epoch,
             data_loss: data_sum / batches as f64,
             teacher_loss: teacher_sum / batches as f64,
+            rd_loss: rd_sum / batches as f64,
             valid_ndcg,
+            test_ndcg: test.map(ndcg),
             seconds,
             docs_per_s: docs as f64 / seconds.max(1e-9),
         };
@@ -251,6 +327,9 @@ pub fn train(
             best = (valid_ndcg, epoch, model.clone());
         }
         history.push(log);
+        if config.patience.is_some_and(|p| epoch >= best.1 + p) {
+            break;
+        }
     }
     Ok(Trained {
         model: best.2,
@@ -276,29 +355,32 @@ pub fn score(model: &Mlp<f32>, inputs: &[f32]) -> Vec<f32> {
 struct Batch {
     inputs: Vec<f32>,
     labels: Vec<f32>,
-    teacher: Vec<f32>,
+    /// One buffer per teacher.
+    teachers: Vec<Vec<f32>>,
     offsets: Vec<usize>,
     positive: Vec<bool>,
+    /// The training-set index of each group in the batch.
+    groups: Vec<usize>,
     dlogits: Vec<f32>,
 }
 
 impl Batch {
     /// Gathers groups `order[at..]` until `batch_docs` documents; returns where the next batch starts.
-    #[allow(clippy::too_many_arguments)]
     fn fill(
         &mut self,
-        set: &RankingSet,
-        inputs: &[f32],
-        width: usize,
-        teacher: Option<&[f32]>,
+        split: Split,
+        teachers: &[&[f32]],
         order: &[usize],
         mut at: usize,
         batch_docs: usize,
     ) -> usize {
+        let (set, width) = (split.set, split.inputs.len() / split.set.n_docs());
         self.inputs.clear();
         self.labels.clear();
-        self.teacher.clear();
+        self.teachers.resize_with(teachers.len(), Vec::new);
+        self.teachers.iter_mut().for_each(Vec::clear);
         self.positive.clear();
+        self.groups.clear();
         self.offsets.clear();
         self.offsets.push(0);
         while at < order.len() {
@@ -308,19 +390,19 @@ impl Batch {
                 break;
             }
             self.inputs
-                .extend_from_slice(&inputs[docs.start * width..docs.end * width]);
+                .extend_from_slice(&split.inputs[docs.start * width..docs.end * width]);
             self.labels.extend_from_slice(&set.labels[docs.clone()]);
-            if let Some(t) = teacher {
-                self.teacher.extend_from_slice(&t[docs.clone()]);
+            for (buffer, t) in self.teachers.iter_mut().zip(teachers) {
+                buffer.extend_from_slice(&t[docs.clone()]);
             }
             self.positive.push(set.positive_group[g]);
+            self.groups.push(g);
             self.offsets.push(self.labels.len());
             at += 1;
         }
         at
     }
 }
-
 /// A clock that works natively and in the browser.
 pub struct Instant {
     #[cfg(not(target_arch = "wasm32"))]

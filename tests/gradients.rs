@@ -193,6 +193,7 @@ fn loss_gradients_match_finite_differences() {
     let n = labels.len();
     let binary: Vec<f64> = labels.iter().map(|&l| (l > 0.0) as u8 as f64).collect();
     let teacher = random(n, &mut Rng::new(9));
+    let teacher2 = random(n, &mut Rng::new(10));
     let soft: Vec<f64> = teacher.iter().map(|&t| 1.0 / (1.0 + (-t).exp())).collect();
     let some = [true, false, true, true, false, true];
     let all = [true; 6];
@@ -206,18 +207,25 @@ fn loss_gradients_match_finite_differences() {
         ranknet(f, &labels, &offsets, &some, s, g)
     });
     check_loss("ranknet_soft", |f, s, g| {
-        ranknet_soft(f, &teacher, &offsets, &all, s, g)
+        ranknet_soft(f, &[&teacher], &offsets, &all, s, g)
     });
     check_loss("teacher rankbce", |f, s, g| {
-        teacher_loss(LossKind::RankBce, f, &teacher, &offsets, &all, s, g)
+        teacher_loss(LossKind::RankBce, f, &[&teacher], &offsets, &all, s, g)
     });
     // PFD Eq. 1: alpha * data + (1 - alpha) * teacher, through one gradient buffer.
     for kind in [LossKind::RankBce, LossKind::RankNet] {
         let alpha = 0.3;
         check_loss(&format!("distillation mix {kind}"), |f, s, g| {
             data_loss(kind, f, &binary, &offsets, &some, s * alpha, g) * alpha
-                + teacher_loss(kind, f, &teacher, &offsets, &all, s * (1.0 - alpha), g)
-                    * (1.0 - alpha)
+                + teacher_loss(
+                    kind,
+                    f,
+                    &[&teacher, &teacher2],
+                    &offsets,
+                    &all,
+                    s * (1.0 - alpha),
+                    g,
+                ) * (1.0 - alpha)
         });
     }
 }
@@ -245,7 +253,7 @@ fn losses_follow_their_definitions_on_small_cases() {
     // Soft RankNet with the teacher equal to the student: gradient zero (the minimum).
     let f = [0.4f64, -1.0, 2.0];
     let mut g = vec![0.0; 3];
-    ranknet_soft(&f, &f, &[0, 3], &[true], 1.0, &mut g);
+    ranknet_soft(&f, &[&f[..]], &[0, 3], &[true], 1.0, &mut g);
     assert!(g.iter().all(|&x| x.abs() < 1e-12), "{g:?}");
     // BCE is stable for large logits.
     let mut g = vec![0.0; 2];

@@ -2,6 +2,8 @@
 
 mod bench;
 mod commands;
+mod compare;
+mod plot;
 mod progress;
 
 use std::path::PathBuf;
@@ -41,6 +43,9 @@ pub enum Command {
     Eval(EvalArgs),
     /// Scores of a saved model on a LETOR file, or a TREC run file.
     Predict(PredictArgs),
+    /// Train and compare no-distillation, self-distillation, GenD, PFD (and multi-teacher PFD,
+    /// Ranking Distillation) over several seeds; write a report, JSON, CSV and plots.
+    Compare(compare::CompareArgs),
     /// Measure speed: parsing, cache loading, matrix products, training throughput.
     Bench(bench::BenchArgs),
 }
@@ -328,6 +333,7 @@ pub fn run(cli: Cli) -> distillrank::Result<()> {
         Command::Train(args) => commands::train(&args, &out),
         Command::Eval(args) => commands::eval(&args, &out),
         Command::Predict(args) => commands::predict(&args, &out),
+        Command::Compare(args) => compare::run(&args, &out),
         Command::Bench(args) => bench::run(&args, &out),
     }
 }

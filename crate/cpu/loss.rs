@@ -139,18 +139,22 @@ pub fn ranknet<T: Real>(
 /// RankNet with soft teacher targets: for each pair i < j of a group, with P = sigmoid(t_i - t_j)
 /// and d = f_i - f_j, CE(P, sigmoid(d)) = softplus(d) - P * d; the mean over a group's pairs, then
 /// the mean over the groups with at least two documents.
+///
+/// With several teachers (multi-teacher PFD) the loss is the mean of the teachers' losses; as the
+/// cross-entropy is linear in P, that is one loss with P averaged over the teachers.
 pub fn ranknet_soft<T: Real>(
     logits: &[T],
-    teacher_logits: &[T],
+    teachers: &[&[T]],
     offsets: &[usize],
     include: &[bool],
     scale: T,
     dlogits: &mut [T],
 ) -> T {
     let with_pairs = groups(offsets, include).filter(|r| r.len() >= 2).count();
-    if with_pairs == 0 {
+    if with_pairs == 0 || teachers.is_empty() {
         return T::zero();
     }
+    let inv_teachers = T::one() / real(teachers.len() as f64);
     let mut total = T::zero();
     for docs in groups(offsets, include) {
         let n = docs.len();
@@ -160,7 +164,8 @@ pub fn ranknet_soft<T: Real>(
         let weight = T::one() / real((n * (n - 1) / 2 * with_pairs) as f64);
         for i in docs.clone() {
             for j in i + 1..docs.end {
-                let target = sigmoid(teacher_logits[i] - teacher_logits[j]);
+                let target =
+                    teachers.iter().map(|t| sigmoid(t[i] - t[j])).sum::<T>() * inv_teachers;
                 let diff = logits[i] - logits[j];
                 let (loss, slope) = softplus_and_sigmoid(diff);
                 total = total + (loss - target * diff) * weight;
@@ -169,6 +174,31 @@ pub fn ranknet_soft<T: Real>(
                 dlogits[j] = dlogits[j] - g;
             }
         }
+    }
+    total
+}
+
+/// The Ranking Distillation loss L_D (spec §6): for each group, the teacher's top-K unlabeled
+/// documents as weighted positives, sum_r w_r * (-ln sigmoid(f_{pi_r})) = sum_r w_r * softplus(-f);
+/// the mean over the groups that have candidates. `weights[g]` lists (document, weight) pairs of a
+/// batch group, documents indexing `logits`; weights carry no gradient.
+pub fn ranking_distillation_loss<T: Real>(
+    logits: &[T],
+    weights: &[Vec<(usize, T)>],
+    scale: T,
+    dlogits: &mut [T],
+) -> T {
+    let groups = weights.iter().filter(|w| !w.is_empty()).count();
+    if groups == 0 {
+        return T::zero();
+    }
+    let inv = T::one() / real(groups as f64);
+    let mut total = T::zero();
+    for &(i, w) in weights.iter().flatten() {
+        let (loss, slope) = softplus_and_sigmoid(-logits[i]);
+        total = total + w * loss * inv;
+        // d/df softplus(-f) = -sigmoid(-f)
+        dlogits[i] = dlogits[i] - scale * w * slope * inv;
     }
     total
 }
@@ -189,22 +219,30 @@ pub fn data_loss<T: Real>(
     }
 }
 
-/// The teacher loss with the teacher's logits as soft labels.
+/// The teacher loss with the teachers' logits as soft labels (the mean over teachers).
 pub fn teacher_loss<T: Real>(
     kind: LossKind,
     logits: &[T],
-    teacher_logits: &[T],
+    teachers: &[&[T]],
     offsets: &[usize],
     include: &[bool],
     scale: T,
     dlogits: &mut [T],
 ) -> T {
+    if teachers.is_empty() {
+        return T::zero();
+    }
     match kind {
         LossKind::RankBce => {
-            let targets: Vec<T> = teacher_logits.iter().map(|&t| sigmoid(t)).collect();
+            // BCE is linear in its target: the mean of the teachers' losses is one loss with the
+            // mean of their probabilities as target.
+            let inv: T = real(1.0 / teachers.len() as f64);
+            let targets: Vec<T> = (0..logits.len())
+                .map(|i| teachers.iter().map(|t| sigmoid(t[i])).sum::<T>() * inv)
+                .collect();
             rank_bce(logits, &targets, offsets, include, scale, dlogits)
         }
-        LossKind::RankNet => ranknet_soft(logits, teacher_logits, offsets, include, scale, dlogits),
+        LossKind::RankNet => ranknet_soft(logits, teachers, offsets, include, scale, dlogits),
     }
 }
 

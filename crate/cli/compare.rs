@@ -1,0 +1,413 @@
+//! `distillrank compare`: the PFD paper's Table 2 on any data, with a report, JSON, CSV and plots.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+
+use distillrank::distill::{Method, RdConfig, RdWeighting};
+use distillrank::experiment::{compare, ndcg, CompareConfig, Comparison, MethodRuns};
+use distillrank::metrics::NDCG_CUTOFFS;
+use distillrank::train::{Event, TrainConfig};
+use distillrank::{Error, Result};
+
+use super::commands::{prepare_data, PreparedData};
+use super::plot;
+use super::progress::{Output, Progress};
+use super::{DataArgs, IdcgZeroArg, LossArg};
+
+#[derive(Args, Clone, Debug)]
+pub struct CompareArgs {
+    #[command(flatten)]
+    pub data: DataArgs,
+    #[command(flatten)]
+    pub experiment: ExperimentArgs,
+    /// Directory for report.md, results.json, results.csv and the SVG plots.
+    #[arg(long, default_value = "out/compare")]
+    pub out: PathBuf,
+}
+
+/// Options shared by `compare` and `sweep`.
+#[derive(Args, Clone, Debug)]
+pub struct ExperimentArgs {
+    /// Methods, comma-separated: no-distillation, self-distillation, gend, pfd, multi-teacher-pfd,
+    /// ranking-distillation.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "no-distillation,self-distillation,gend,pfd"
+    )]
+    pub methods: Vec<String>,
+    /// Seeds (model initialisation and batch order) per method.
+    #[arg(long, default_value_t = 5)]
+    pub seeds: usize,
+    #[arg(long, default_value_t = 0)]
+    pub first_seed: u64,
+    /// Loss of students and teachers: ranknet (pairwise) or rankbce (pointwise).
+    #[arg(long, value_enum, default_value = "ranknet")]
+    pub loss: LossArg,
+    /// Weight of the data loss in PFD Eq. 1, in (0, 1).
+    #[arg(long, default_value_t = 0.5)]
+    pub alpha: f64,
+    /// Most epochs per model.
+    #[arg(long, default_value_t = 20)]
+    pub epochs: usize,
+    /// Early stopping: stop after this many epochs without a better validation NDCG@8.
+    #[arg(long, default_value_t = 3)]
+    pub patience: usize,
+    /// Adam learning rate.
+    #[arg(long, default_value_t = 1e-3)]
+    pub lr: f64,
+    /// Hidden widths of the student (and of the teachers, unless --teacher-widths).
+    #[arg(long, value_delimiter = ',', default_value = "256,256,128,64")]
+    pub widths: Vec<usize>,
+    #[arg(long, value_delimiter = ',')]
+    pub teacher_widths: Option<Vec<usize>>,
+    /// Documents per mini-batch (whole query groups).
+    #[arg(long, default_value_t = 512)]
+    pub batch_docs: usize,
+    /// Multi-teacher PFD: number of teachers, each seeing x and one share of z.
+    #[arg(long, default_value_t = 2)]
+    pub teachers: usize,
+    /// Ranking Distillation: top-K unlabeled documents per group.
+    #[arg(long, default_value_t = 10)]
+    pub rd_k: usize,
+    /// Ranking Distillation: position-importance temperature lambda.
+    #[arg(long, default_value_t = 1.0)]
+    pub rd_lambda: f64,
+    /// Ranking Distillation: ranking-discrepancy sharpness mu.
+    #[arg(long, default_value_t = 0.1)]
+    pub rd_mu: f64,
+    /// Ranking Distillation: weight alpha_RD of L_D.
+    #[arg(long, default_value_t = 1.0)]
+    pub rd_alpha: f64,
+    /// Ranking Distillation weights: equal, position, discrepancy or hybrid.
+    #[arg(long, default_value = "hybrid")]
+    pub rd_weighting: String,
+    /// Ranking Distillation: the teacher has about this many times the student's parameters.
+    #[arg(long, default_value_t = 2.0)]
+    pub rd_teacher_factor: f64,
+    /// NDCG convention for groups with IDCG = 0 (default: excluded from the mean).
+    #[arg(long, value_enum, default_value = "exclude")]
+    pub idcg_zero: IdcgZeroArg,
+}
+
+impl ExperimentArgs {
+    pub fn config(&self) -> Result<CompareConfig> {
+        let methods = self
+            .methods
+            .iter()
+            .map(|m| {
+                Method::parse(m.trim()).ok_or_else(|| {
+                    Error::Config(format!(
+                        "unknown method '{m}': expected one of {}",
+                        Method::ALL.map(|m| m.name()).join(", ")
+                    ))
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let weighting = match self.rd_weighting.as_str() {
+            "equal" => RdWeighting::Equal,
+            "position" => RdWeighting::Position,
+            "discrepancy" => RdWeighting::Discrepancy,
+            "hybrid" => RdWeighting::Hybrid,
+            other => {
+                return Err(Error::Config(format!(
+                    "--rd-weighting '{other}': expected equal, position, discrepancy or hybrid"
+                )))
+            }
+        };
+        let config = CompareConfig {
+            methods,
+            seeds: self.seeds,
+            first_seed: self.first_seed,
+            train: TrainConfig {
+                loss: self.loss.into(),
+                widths: self.widths.clone(),
+                epochs: self.epochs,
+                adam: distillrank::cpu::adam::AdamConfig {
+                    lr: self.lr,
+                    ..Default::default()
+                },
+                batch_docs: self.batch_docs,
+                alpha: self.alpha,
+                idcg_zero: self.idcg_zero.into(),
+                patience: Some(self.patience.max(1)),
+                ..Default::default()
+            },
+            teacher_widths: self.teacher_widths.clone(),
+            teachers: self.teachers,
+            rd: RdConfig {
+                k: self.rd_k,
+                lambda: self.rd_lambda,
+                mu: self.rd_mu,
+                alpha_rd: self.rd_alpha,
+                weighting,
+                ..Default::default()
+            },
+            rd_teacher_factor: self.rd_teacher_factor,
+        };
+        config.train.validate()?;
+        Ok(config)
+    }
+}
+
+/// Runs `compare` with a progress bar over the models to train.
+pub fn run_comparison(
+    data: &PreparedData,
+    config: &CompareConfig,
+    out: &Output,
+) -> Result<Comparison> {
+    config.validate(&data.prepared)?;
+    let mut bar = Progress::new(out, 0, "docs");
+    let mut current = String::new();
+    let result = compare(&data.prepared, config, &mut |label, event| match event {
+        Event::Step { docs } => {
+            if current != label {
+                current = label.to_string();
+                bar.message(current.clone());
+            }
+            bar.inc(docs as u64);
+        }
+        Event::Epoch(_) => {}
+    });
+    bar.finish();
+    result
+}
+
+pub fn run(args: &CompareArgs, out: &Output) -> Result<()> {
+    let config = args.experiment.config()?;
+    let started = std::time::Instant::now();
+    let data = prepare_data(&args.data, out)?;
+    let comparison = run_comparison(&data, &config, out)?;
+    let seconds = started.elapsed().as_secs_f64();
+    std::fs::create_dir_all(&args.out).map_err(|e| Error::io(&args.out, e))?;
+    let table = table(&comparison);
+    let command = reproduce_command();
+    write(
+        &args.out.join("report.md"),
+        &report(&data, &config, &comparison, &table, &command, seconds),
+    )?;
+    write(
+        &args.out.join("results.json"),
+        &(serde_json::to_string_pretty(&results_json(&data, &config, &comparison, &command))
+            .expect("serialise")
+            + "\n"),
+    )?;
+    write(&args.out.join("results.csv"), &csv(&comparison))?;
+    plot::ndcg_per_epoch(&args.out.join("ndcg_per_epoch.svg"), &comparison)?;
+    plot::loss_terms(&args.out.join("loss_terms.svg"), &comparison)?;
+    if out.json {
+        println!(
+            "{}",
+            serde_json::to_string(&results_json(&data, &config, &comparison, &command))
+                .expect("serialise")
+        );
+    } else {
+        println!("{table}");
+        println!("wrote {}/{{report.md, results.json, results.csv, ndcg_per_epoch.svg, loss_terms.svg}} in {seconds:.0} s", args.out.display());
+    }
+    Ok(())
+}
+
+pub fn write(path: &Path, text: &str) -> Result<()> {
+    std::fs::write(path, text).map_err(|e| Error::io(path, e))
+}
+
+/// The command line that made this run, to reproduce it.
+pub fn reproduce_command() -> String {
+    std::iter::once("distillrank".to_string())
+        .chain(std::env::args().skip(1).map(|a| {
+            if a.contains(' ') || a.is_empty() {
+                format!("'{a}'")
+            } else {
+                a
+            }
+        }))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The markdown table: per method, test NDCG@{1,3,5,8,10} mean ± std over seeds, the gain of
+/// NDCG@8 over no-distillation, and the teacher's own test NDCG@8.
+pub fn table(c: &Comparison) -> String {
+    let base = c
+        .get(Method::NoDistillation)
+        .map(|r| r.student_stat(|m| ndcg(m, 8)).0);
+    let mut t = String::from("| method |");
+    for k in NDCG_CUTOFFS {
+        let _ = write!(t, " NDCG@{k} |");
+    }
+    t.push_str(" gain @8 | teacher NDCG@8 | params | best epoch |\n|---|");
+    t.push_str(&"---:|".repeat(NDCG_CUTOFFS.len() + 4));
+    t.push('\n');
+    for r in &c.methods {
+        let _ = write!(t, "| {} |", r.method);
+        for k in NDCG_CUTOFFS {
+            let (m, s) = r.student_stat(|run| ndcg(run, k));
+            let _ = write!(t, " {m:.4} ± {s:.4} |");
+        }
+        let (m8, _) = r.student_stat(|run| ndcg(run, 8));
+        match base {
+            Some(b) if b > 0.0 && r.method != Method::NoDistillation => {
+                let _ = write!(t, " {:+.2}% |", 100.0 * (m8 - b) / b);
+            }
+            _ => t.push_str(" — |"),
+        }
+        match r.teacher_stat(|run| ndcg(run, 8)) {
+            Some((m, s)) => {
+                let _ = write!(t, " {m:.4} ± {s:.4} |");
+            }
+            None => t.push_str(" — |"),
+        }
+        let params = r.runs.first().map_or(0, |run| run.student.parameters);
+        let teacher_params = r
+            .runs
+            .first()
+            .and_then(|run| run.teachers.first())
+            .map(|t| t.parameters);
+        let (epoch, _) = r.student_stat(|run| run.best_epoch as f64);
+        match teacher_params {
+            Some(tp) => {
+                let _ = writeln!(t, " {params} (teacher {tp}) | {epoch:.1} |");
+            }
+            None => {
+                let _ = writeln!(t, " {params} | {epoch:.1} |");
+            }
+        }
+    }
+    t
+}
+
+fn report(
+    data: &PreparedData,
+    config: &CompareConfig,
+    c: &Comparison,
+    table: &str,
+    command: &str,
+    seconds: f64,
+) -> String {
+    let p = &data.prepared;
+    let test = p.test.as_ref().expect("compare has a test split");
+    let mut r = String::new();
+    let _ = writeln!(r, "# distillrank compare\n\nData: {}.\n", data.description);
+    let _ = writeln!(r, "{table}");
+    let _ = writeln!(
+        r,
+        "Test NDCG@k of the students (mean ± standard deviation over {} seeds), each at the epoch with the best validation NDCG@8; \"gain @8\" is relative to no-distillation; the teacher column is the teacher's own test NDCG@8 (it sees z on the test split). Ranking Distillation's teacher is the larger x-only model.\n",
+        config.seeds
+    );
+    let _ = writeln!(
+        r,
+        "![test NDCG@8 per epoch](ndcg_per_epoch.svg)\n\n![loss terms per epoch](loss_terms.svg)\n"
+    );
+    let _ = writeln!(r, "## Data\n");
+    let _ = writeln!(
+        r,
+        "| split | groups | positive groups | documents | y = 1 |\n|---|---:|---:|---:|---:|"
+    );
+    for (name, set) in [("train", &p.train), ("valid", &p.valid), ("test", test)] {
+        let ones = set.labels.iter().filter(|&&y| y > 0.0).count();
+        let _ = writeln!(
+            r,
+            "| {name} | {} | {} | {} | {ones} |",
+            set.n_groups(),
+            set.positive_groups(),
+            set.n_docs()
+        );
+    }
+    let _ = writeln!(
+        r,
+        "\nRegular features x: {}; privileged features z: {} (columns {:?}).",
+        p.train.d_x, p.train.d_z, p.privileged_columns
+    );
+    for (split, f) in &p.filter {
+        let _ = writeln!(r, "\nFilter, {split}: {f}.");
+    }
+    let _ = writeln!(
+        r,
+        "\nPreparation: {}\n",
+        serde_json::to_string(&data.options).expect("serialise")
+    );
+    let _ = writeln!(
+        r,
+        "## Configuration\n\n```json\n{}\n```\n",
+        serde_json::to_string_pretty(config).expect("serialise")
+    );
+    let _ = writeln!(
+        r,
+        "## Reproduce\n\n```sh\n{command}\n```\n\nRan in {seconds:.0} s."
+    );
+    r
+}
+
+fn results_json(
+    data: &PreparedData,
+    config: &CompareConfig,
+    c: &Comparison,
+    command: &str,
+) -> serde_json::Value {
+    let mut methods = serde_json::Map::new();
+    for r in &c.methods {
+        let mut m = serde_json::Map::new();
+        for k in NDCG_CUTOFFS {
+            let (mean, std) = r.student_stat(|run| ndcg(run, k));
+            let per_seed: Vec<f64> = r.runs.iter().map(|run| ndcg(&run.student, k)).collect();
+            m.insert(
+                format!("ndcg@{k}"),
+                serde_json::json!({"mean": mean, "std": std, "per_seed": per_seed}),
+            );
+        }
+        if let Some((mean, std)) = r.teacher_stat(|run| ndcg(run, 8)) {
+            m.insert(
+                "teacher_ndcg@8".into(),
+                serde_json::json!({"mean": mean, "std": std}),
+            );
+        }
+        m.insert(
+            "runs".into(),
+            serde_json::to_value(&r.runs).expect("serialise"),
+        );
+        methods.insert(r.method.name().into(), serde_json::Value::Object(m));
+    }
+    serde_json::json!({
+        "data": data.description,
+        "preparation": data.options,
+        "privileged_columns": data.prepared.privileged_columns,
+        "config": config,
+        "command": command,
+        "methods": methods,
+    })
+}
+
+fn csv(c: &Comparison) -> String {
+    let mut s = String::from("method,seed,best_epoch,valid_ndcg@8");
+    for k in NDCG_CUTOFFS {
+        let _ = write!(s, ",test_ndcg@{k}");
+    }
+    s.push_str(",teacher_test_ndcg@8,parameters\n");
+    for r in &c.methods {
+        for run in &r.runs {
+            let _ = write!(
+                s,
+                "{},{},{},{}",
+                r.method, run.seed, run.student.best_epoch, run.student.best_valid_ndcg
+            );
+            for k in NDCG_CUTOFFS {
+                let _ = write!(s, ",{}", ndcg(&run.student, k));
+            }
+            let teacher = run
+                .teachers
+                .first()
+                .map(|t| ndcg(t, 8).to_string())
+                .unwrap_or_default();
+            let _ = writeln!(s, ",{teacher},{}", run.student.parameters);
+        }
+    }
+    s
+}
+
+/// The mean of a student statistic, for sweeps.
+pub fn mean_ndcg8(r: &MethodRuns) -> (f64, f64) {
+    r.student_stat(|run| ndcg(run, 8))
+}

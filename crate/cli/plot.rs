@@ -1,0 +1,183 @@
+//! SVG plots of experiments (plotters, SVG backend).
+
+use std::path::Path;
+
+use plotters::prelude::*;
+
+use distillrank::experiment::Comparison;
+use distillrank::{Error, Result};
+
+/// One line of a plot.
+pub struct Series {
+    pub name: String,
+    pub points: Vec<(f64, f64)>,
+    /// Optional ± band half-widths at each point (drawn as error bars).
+    pub spread: Option<Vec<f64>>,
+}
+
+/// Draws `series` as lines against x, with a legend.
+pub fn lines(
+    path: &Path,
+    title: &str,
+    x_desc: &str,
+    y_desc: &str,
+    series: &[Series],
+) -> Result<()> {
+    let fail = |e: String| Error::Data(format!("{}: cannot draw the plot: {e}", path.display()));
+    let all: Vec<(f64, f64)> = series
+        .iter()
+        .flat_map(|s| s.points.iter().copied())
+        .collect();
+    if all.is_empty() {
+        return Err(fail("no points".into()));
+    }
+    let (mut x0, mut x1) = all
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), p| {
+            (a.min(p.0), b.max(p.0))
+        });
+    let (mut y0, mut y1) = series
+        .iter()
+        .flat_map(|s| {
+            s.points.iter().enumerate().map(move |(i, p)| {
+                let d = s.spread.as_ref().map_or(0.0, |v| v[i]);
+                (p.1 - d, p.1 + d)
+            })
+        })
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), (lo, hi)| {
+            (a.min(lo), b.max(hi))
+        });
+    if x1 <= x0 {
+        x0 -= 0.5;
+        x1 += 0.5;
+    }
+    let pad = ((y1 - y0) * 0.08).max(1e-3);
+    y0 -= pad;
+    y1 += pad;
+    let root = SVGBackend::new(path, (860, 520)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| fail(e.to_string()))?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 22))
+        .margin(16)
+        .x_label_area_size(44)
+        .y_label_area_size(64)
+        .build_cartesian_2d(x0..x1, y0..y1)
+        .map_err(|e| fail(e.to_string()))?;
+    chart
+        .configure_mesh()
+        .x_desc(x_desc)
+        .y_desc(y_desc)
+        .draw()
+        .map_err(|e| fail(e.to_string()))?;
+    for (i, s) in series.iter().enumerate() {
+        let color = Palette99::pick(i).to_rgba();
+        chart
+            .draw_series(LineSeries::new(
+                s.points.iter().copied(),
+                color.stroke_width(2),
+            ))
+            .map_err(|e| fail(e.to_string()))?
+            .label(s.name.clone())
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
+            });
+        chart
+            .draw_series(s.points.iter().map(|&p| Circle::new(p, 3, color.filled())))
+            .map_err(|e| fail(e.to_string()))?;
+        if let Some(spread) = &s.spread {
+            for (p, d) in s.points.iter().zip(spread) {
+                chart
+                    .draw_series(LineSeries::new(
+                        vec![(p.0, p.1 - d), (p.0, p.1 + d)],
+                        color.stroke_width(1),
+                    ))
+                    .map_err(|e| fail(e.to_string()))?;
+            }
+        }
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::LowerRight)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .draw()
+        .map_err(|e| fail(e.to_string()))?;
+    root.present().map_err(|e| fail(e.to_string()))
+}
+
+/// Mean over seeds of a per-epoch value, at each epoch that at least one seed reached.
+fn per_epoch_mean(runs: &[Vec<f64>]) -> Vec<(f64, f64)> {
+    let longest = runs.iter().map(Vec::len).max().unwrap_or(0);
+    (0..longest)
+        .map(|e| {
+            let v: Vec<f64> = runs.iter().filter_map(|r| r.get(e).copied()).collect();
+            ((e + 1) as f64, v.iter().sum::<f64>() / v.len() as f64)
+        })
+        .collect()
+}
+
+/// The PFD paper's Figure 2: test NDCG@8 of each method's student per epoch (mean over seeds).
+pub fn ndcg_per_epoch(path: &Path, c: &Comparison) -> Result<()> {
+    let series: Vec<Series> = c
+        .methods
+        .iter()
+        .map(|r| Series {
+            name: r.method.to_string(),
+            points: per_epoch_mean(
+                &r.runs
+                    .iter()
+                    .map(|run| {
+                        run.student
+                            .history
+                            .iter()
+                            .map(|h| h.test_ndcg.unwrap_or(0.0))
+                            .collect()
+                    })
+                    .collect::<Vec<_>>(),
+            ),
+            spread: None,
+        })
+        .collect();
+    lines(
+        path,
+        "Student test NDCG@8 per epoch (mean over seeds)",
+        "epoch",
+        "test NDCG@8",
+        &series,
+    )
+}
+
+/// The data loss and the teacher (or Ranking Distillation) loss of each distilled student per epoch.
+pub fn loss_terms(path: &Path, c: &Comparison) -> Result<()> {
+    let mut series = Vec::new();
+    for r in &c.methods {
+        let mean = |f: &dyn Fn(&distillrank::train::EpochLog) -> f64| {
+            per_epoch_mean(
+                &r.runs
+                    .iter()
+                    .map(|run| run.student.history.iter().map(f).collect())
+                    .collect::<Vec<_>>(),
+            )
+        };
+        series.push(Series {
+            name: format!("{} data", r.method),
+            points: mean(&|h| h.data_loss),
+            spread: None,
+        });
+        let teacher = mean(&|h| h.teacher_loss + h.rd_loss);
+        if teacher.iter().any(|p| p.1 > 0.0) {
+            series.push(Series {
+                name: format!("{} teacher", r.method),
+                points: teacher,
+                spread: None,
+            });
+        }
+    }
+    lines(
+        path,
+        "Loss terms per epoch (mean over seeds; unweighted by alpha)",
+        "epoch",
+        "loss",
+        &series,
+    )
+}

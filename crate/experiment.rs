@@ -1,0 +1,264 @@
+//! `compare`: every chosen method over several seeds on one prepared dataset, as in the PFD paper's
+//! Table 2. Teachers are trained once per seed and shared by the students that need them.
+
+use crate::data::prepare::{FeatureView, Prepared, RankingSet};
+use crate::distill::{
+    inputs_with_subset, privileged_subsets, run_model, scale_widths, Method, ModelRun, RdConfig,
+    RdTargets, Splits,
+};
+use crate::error::{Error, Result};
+use crate::train::{score, Event, Guidance, Split, TrainConfig};
+
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct CompareConfig {
+    pub methods: Vec<Method>,
+    /// Number of seeds (model initialisation and batch order); data preparation is fixed.
+    pub seeds: usize,
+    pub first_seed: u64,
+    /// The student's (and, unless `teacher_widths` says otherwise, the teachers') configuration.
+    pub train: TrainConfig,
+    pub teacher_widths: Option<Vec<usize>>,
+    /// Privileged subsets, one teacher each, for multi-teacher PFD.
+    pub teachers: usize,
+    pub rd: RdConfig,
+    /// The Ranking Distillation teacher has about this many times the student's parameters.
+    pub rd_teacher_factor: f64,
+}
+
+impl Default for CompareConfig {
+    fn default() -> Self {
+        CompareConfig {
+            methods: vec![
+                Method::NoDistillation,
+                Method::SelfDistillation,
+                Method::GenD,
+                Method::Pfd,
+            ],
+            seeds: 5,
+            first_seed: 0,
+            train: TrainConfig {
+                patience: Some(3),
+                ..Default::default()
+            },
+            teacher_widths: None,
+            teachers: 2,
+            rd: RdConfig::default(),
+            rd_teacher_factor: 2.0,
+        }
+    }
+}
+
+impl CompareConfig {
+    pub fn validate(&self, p: &Prepared) -> Result<()> {
+        self.train.validate()?;
+        if self.methods.is_empty() || self.seeds == 0 {
+            return Err(Error::Config(
+                "choose at least one method and one seed".into(),
+            ));
+        }
+        let needs_z = self
+            .methods
+            .iter()
+            .any(|m| matches!(m, Method::GenD | Method::Pfd | Method::MultiTeacherPfd));
+        if needs_z && p.train.d_z == 0 {
+            return Err(Error::Config(
+                "GenD and PFD need privileged features; the data have none".into(),
+            ));
+        }
+        if self.methods.contains(&Method::MultiTeacherPfd)
+            && (self.teachers < 2 || self.teachers > p.train.d_z)
+        {
+            return Err(Error::Config(format!("multi-teacher PFD needs 2..={} teachers (one privileged feature each at least), got {}", p.train.d_z, self.teachers)));
+        }
+        if self.rd.k == 0
+            || !(self.rd.lambda > 0.0)
+            || !(self.rd.alpha_rd > 0.0)
+            || !(self.rd_teacher_factor >= 1.0)
+        {
+            return Err(Error::Config("Ranking Distillation needs K >= 1, lambda > 0, alpha_RD > 0 and a teacher at least as large as the student".into()));
+        }
+        if p.test.is_none() {
+            return Err(Error::Config("compare needs a test split (--test)".into()));
+        }
+        Ok(())
+    }
+}
+
+/// One seed of one method: the student and the teacher(s) it learned from.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct SeedRun {
+    pub seed: u64,
+    pub student: ModelRun,
+    pub teachers: Vec<ModelRun>,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct MethodRuns {
+    pub method: Method,
+    pub runs: Vec<SeedRun>,
+}
+
+impl MethodRuns {
+    /// Mean and standard deviation (n - 1) over seeds of a student statistic.
+    pub fn student_stat(&self, f: impl Fn(&ModelRun) -> f64) -> (f64, f64) {
+        mean_std(&self.runs.iter().map(|r| f(&r.student)).collect::<Vec<_>>())
+    }
+    /// Mean and standard deviation of the first teacher's statistic (None without teachers).
+    pub fn teacher_stat(&self, f: impl Fn(&ModelRun) -> f64) -> Option<(f64, f64)> {
+        let v: Vec<f64> = self
+            .runs
+            .iter()
+            .filter_map(|r| r.teachers.first().map(&f))
+            .collect();
+        (!v.is_empty()).then(|| mean_std(&v))
+    }
+}
+
+pub fn mean_std(v: &[f64]) -> (f64, f64) {
+    let n = v.len() as f64;
+    let mean = v.iter().sum::<f64>() / n.max(1.0);
+    let var = if v.len() > 1 {
+        v.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / (n - 1.0)
+    } else {
+        0.0
+    };
+    (mean, var.sqrt())
+}
+
+/// Test NDCG@k of a run (0 when no test group has a relevant document).
+pub fn ndcg(run: &ModelRun, k: usize) -> f64 {
+    run.test.ndcg_at(k).unwrap_or(0.0)
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Comparison {
+    pub methods: Vec<MethodRuns>,
+}
+
+impl Comparison {
+    pub fn get(&self, m: Method) -> Option<&MethodRuns> {
+        self.methods.iter().find(|r| r.method == m)
+    }
+}
+
+/// Progress: which model is training, and its events.
+pub type OnProgress<'a> = dyn FnMut(&str, Event) + 'a;
+
+/// Runs every method of `config` on the prepared data.
+pub fn compare(p: &Prepared, config: &CompareConfig, on: &mut OnProgress) -> Result<Comparison> {
+    config.validate(p)?;
+    let test = p.test.as_ref().expect("validated: a test split exists");
+    let mut results: Vec<MethodRuns> = config
+        .methods
+        .iter()
+        .map(|&m| MethodRuns {
+            method: m,
+            runs: Vec::new(),
+        })
+        .collect();
+    for s in 0..config.seeds as u64 {
+        let seed = config.first_seed + s;
+        let student = TrainConfig {
+            seed,
+            view: FeatureView::Regular,
+            ..config.train.clone()
+        };
+        let teacher_config = |widths: Option<&Vec<usize>>| TrainConfig {
+            // Teachers start from other initial weights than their students.
+            seed: seed + 1_000,
+            widths: widths.cloned().unwrap_or_else(|| student.widths.clone()),
+            ..student.clone()
+        };
+        let x = inputs_of(p, test, |set| set.regular.clone());
+        for result in results.iter_mut() {
+            let method = result.method;
+            let label = format!("{method} seed {seed}");
+            let mut progress = |e: Event| on(&label, e);
+            // The teachers of this method: (their splits, their config).
+            let teacher_inputs: Vec<Vec<Vec<f32>>> = match method {
+                Method::NoDistillation => vec![],
+                Method::SelfDistillation | Method::RankingDistillation => {
+                    vec![inputs_of(p, test, |set| set.regular.clone())]
+                }
+                Method::GenD => vec![inputs_of(p, test, |set| set.privileged.clone())],
+                Method::Pfd => vec![inputs_of(p, test, |set| set.inputs(FeatureView::Both))],
+                Method::MultiTeacherPfd => privileged_subsets(p.train.d_z, config.teachers)
+                    .iter()
+                    .map(|subset| inputs_of(p, test, |set| inputs_with_subset(set, subset)))
+                    .collect(),
+            };
+            let tc = match method {
+                Method::RankingDistillation => teacher_config(Some(&scale_widths(
+                    &student.widths,
+                    config.rd_teacher_factor,
+                ))),
+                _ => teacher_config(config.teacher_widths.as_ref()),
+            };
+            let mut teachers = Vec::new();
+            let mut teacher_scores = Vec::new();
+            for inputs in &teacher_inputs {
+                let splits = Splits {
+                    train: Split {
+                        set: &p.train,
+                        inputs: &inputs[0],
+                    },
+                    valid: Split {
+                        set: &p.valid,
+                        inputs: &inputs[1],
+                    },
+                    test: Split {
+                        set: test,
+                        inputs: &inputs[2],
+                    },
+                };
+                let (model, run) = run_model(&splits, &tc, &Guidance::default(), &mut progress)?;
+                teacher_scores.push(score(&model, &inputs[0]));
+                teachers.push(run);
+            }
+            let rd_targets;
+            let guidance = match method {
+                Method::RankingDistillation => {
+                    rd_targets = RdTargets::new(&p.train, &teacher_scores[0], config.rd);
+                    Guidance {
+                        teachers: vec![],
+                        ranking_distillation: Some(&rd_targets),
+                    }
+                }
+                _ => Guidance {
+                    teachers: teacher_scores.iter().map(Vec::as_slice).collect(),
+                    ranking_distillation: None,
+                },
+            };
+            let splits = Splits {
+                train: Split {
+                    set: &p.train,
+                    inputs: &x[0],
+                },
+                valid: Split {
+                    set: &p.valid,
+                    inputs: &x[1],
+                },
+                test: Split {
+                    set: test,
+                    inputs: &x[2],
+                },
+            };
+            let (_, student_run) = run_model(&splits, &student, &guidance, &mut progress)?;
+            result.runs.push(SeedRun {
+                seed,
+                student: student_run,
+                teachers,
+            });
+        }
+    }
+    Ok(Comparison { methods: results })
+}
+
+/// The train / valid / test input matrices of one feature selection.
+fn inputs_of(
+    p: &Prepared,
+    test: &RankingSet,
+    f: impl Fn(&RankingSet) -> Vec<f32>,
+) -> Vec<Vec<f32>> {
+    vec![f(&p.train), f(&p.valid), f(test)]
+}
