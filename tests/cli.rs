@@ -219,3 +219,131 @@ fn eval_with_binary_labels_reproduces_the_test_report_of_train() {
         "eval must score the file exactly as train's test split"
     );
 }
+
+const TINY: [&str; 12] = [
+    "--queries",
+    "80",
+    "--valid-queries",
+    "40",
+    "--test-queries",
+    "40",
+    "--widths",
+    "16,8",
+    "--epochs",
+    "2",
+    "--seeds",
+    "2",
+];
+
+#[test]
+fn compare_writes_report_json_csv_and_plots() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("cmp").display().to_string();
+    let mut args = vec![
+        "compare",
+        "--out",
+        &out,
+        "--quiet",
+        "--methods",
+        "no-distillation,self-distillation,gend,pfd,multi-teacher-pfd,ranking-distillation",
+    ];
+    args.extend(TINY);
+    let (ok, stdout, stderr) = distillrank(&args);
+    assert!(ok, "{stderr}");
+    assert!(stdout.contains("| pfd |"), "{stdout}");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(format!("{out}/results.json")).unwrap())
+            .unwrap();
+    for m in [
+        "no-distillation",
+        "self-distillation",
+        "gend",
+        "pfd",
+        "multi-teacher-pfd",
+        "ranking-distillation",
+    ] {
+        let ndcg8 = &json["methods"][m]["ndcg@8"];
+        assert!(ndcg8["mean"].as_f64().unwrap() > 0.0, "{m}");
+        assert!(ndcg8["std"].as_f64().unwrap() >= 0.0, "{m}");
+        assert_eq!(ndcg8["per_seed"].as_array().unwrap().len(), 2, "{m}");
+    }
+    assert!(json["command"]
+        .as_str()
+        .unwrap()
+        .starts_with("distillrank compare"));
+    let report = std::fs::read_to_string(format!("{out}/report.md")).unwrap();
+    assert!(
+        report.contains("| method | NDCG@1")
+            && report.contains("## Reproduce")
+            && report.contains("## Data")
+    );
+    let csv = std::fs::read_to_string(format!("{out}/results.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 1 + 6 * 2);
+    for svg in ["ndcg_per_epoch.svg", "loss_terms.svg"] {
+        let text = std::fs::read_to_string(format!("{out}/{svg}")).unwrap();
+        assert!(text.contains("<svg") && text.contains("pfd"), "{svg}");
+    }
+}
+
+#[test]
+fn sweep_writes_a_table_and_a_plot() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("sweep").display().to_string();
+    let mut args = vec![
+        "sweep",
+        "--param",
+        "tau-target",
+        "--values",
+        "3.0,3.5",
+        "--methods",
+        "no-distillation,pfd",
+        "--out",
+        &out,
+        "--quiet",
+    ];
+    args.extend(TINY);
+    let (ok, _, stderr) = distillrank(&args);
+    assert!(ok, "{stderr}");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(format!("{out}/sweep.json")).unwrap())
+            .unwrap();
+    let points = json["points"].as_array().unwrap();
+    assert_eq!(points.len(), 2);
+    assert!(points[1]["methods"]["pfd"]["gain_percent"]
+        .as_f64()
+        .is_some());
+    assert!(std::fs::read_to_string(format!("{out}/sweep.svg"))
+        .unwrap()
+        .contains("<svg"));
+}
+
+#[test]
+fn bad_experiments_are_refused_before_training() {
+    for (args, fragment) in [
+        (vec!["compare", "--alpha", "1.5"], "alpha"),
+        (
+            vec!["compare", "--methods", "pfd,bogus"],
+            "unknown method 'bogus'",
+        ),
+        (
+            vec!["compare", "--privileged", "cols:99"],
+            "privileged column 99 does not exist",
+        ),
+        (
+            vec!["compare", "--tau-target", "40"],
+            "no positive training groups",
+        ),
+        (
+            vec!["compare", "--privileged", "top:30"],
+            "at least one feature must stay regular",
+        ),
+        (
+            vec!["sweep", "--param", "alpha", "--values", "0.5,1.0"],
+            "alpha = 1 must lie in (0, 1)",
+        ),
+    ] {
+        let (ok, _, stderr) = distillrank(&args);
+        assert!(!ok, "{args:?}");
+        assert!(stderr.contains(fragment), "{args:?}: {stderr}");
+    }
+}

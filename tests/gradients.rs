@@ -1,6 +1,8 @@
 //! Every backward pass of the CPU engine against central finite differences, in f64.
 
-use distillrank::cpu::loss::{data_loss, rank_bce, ranknet, ranknet_soft, teacher_loss, LossKind};
+use distillrank::cpu::loss::{
+    data_loss, rank_bce, ranking_distillation_loss, ranknet, ranknet_soft, teacher_loss, LossKind,
+};
 use distillrank::cpu::mlp::{dense_backward, dense_forward, Activations, Dense, Mlp};
 use distillrank::rng::Rng;
 
@@ -283,5 +285,42 @@ fn f32_engine_agrees_with_f64() {
     let b = model32.predict(&inp32);
     for (x, y) in a.iter().zip(&b) {
         assert!((x - *y as f64).abs() <= 1e-5 + 1e-5 * x.abs(), "{x} vs {y}");
+    }
+}
+
+#[test]
+fn ranking_distillation_loss_matches_finite_differences() {
+    let weights: Vec<Vec<(usize, f64)>> = vec![vec![(1, 0.7), (3, 0.3)], vec![], vec![(6, 1.0)]];
+    check_loss("ranking distillation", |f, s, g| {
+        ranking_distillation_loss(f, &weights, s, g)
+    });
+    // Value: mean over the two groups with candidates of sum w * -ln sigmoid(f).
+    let f = [0.0f64, 0.5, 0.0, -1.0, 0.0, 0.0, 2.0];
+    let want = ((0.7 * (1.0 + (-0.5f64).exp()).ln() + 0.3 * (1.0 + 1f64.exp()).ln())
+        + (1.0 + (-2.0f64).exp()).ln())
+        / 2.0;
+    let got = ranking_distillation_loss(&f, &weights, 1.0, &mut [0.0; 7]);
+    assert!((got - want).abs() < 1e-12, "{got} vs {want}");
+}
+
+#[test]
+fn several_teachers_give_the_mean_of_their_losses() {
+    let (offsets, _) = groups();
+    let n = *offsets.last().unwrap();
+    let f = random(n, &mut Rng::new(21));
+    let (t1, t2) = (random(n, &mut Rng::new(22)), random(n, &mut Rng::new(23)));
+    let all = [true; 6];
+    for kind in [LossKind::RankBce, LossKind::RankNet] {
+        let one = |t: &[f64]| teacher_loss(kind, &f, &[t], &offsets, &all, 1.0, &mut vec![0.0; n]);
+        let both = teacher_loss(
+            kind,
+            &f,
+            &[&t1, &t2],
+            &offsets,
+            &all,
+            1.0,
+            &mut vec![0.0; n],
+        );
+        assert!((both - (one(&t1) + one(&t2)) / 2.0).abs() < 1e-12, "{kind}");
     }
 }

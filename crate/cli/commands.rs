@@ -207,18 +207,34 @@ pub fn prepare_data(args: &DataArgs, out: &Output) -> Result<PreparedData> {
             if args.valid.is_some() || args.test.is_some() {
                 return Err(Error::Config("--valid/--test need --train".into()));
             }
-            let synthetic = generate(&args.synth.options())?;
-            // The embedded default: 80% train, 10% valid, 10% test queries.
+            // One draw of train + valid + test queries, cut in that order. Validation and test are
+            // large so that method differences of a percent stand out of the evaluation noise.
+            let (n_train, n_valid, n_test) = (
+                args.synth.queries,
+                args.synth.valid_queries,
+                args.synth.test_queries,
+            );
+            if n_valid == 0 || n_test == 0 {
+                return Err(Error::Config(
+                    "synthetic data need --valid-queries and --test-queries of at least 1".into(),
+                ));
+            }
+            let mut options = args.synth.options();
+            options.queries = n_train + n_valid + n_test;
+            let synthetic = generate(&options)?;
             let n = synthetic.dataset.n_groups();
             let groups: Vec<usize> = (0..n).collect();
-            let (a, b) = (n * 8 / 10, n * 9 / 10);
+            let (a, b) = (n_train, n_train + n_valid);
             let pick =
                 |r: &[usize]| distillrank::data::prepare::select_groups(&synthetic.dataset, r);
             let description = format!(
-                "synthetic {:?} data ({} queries, {} docs)",
+                "synthetic {:?} data ({} train / {} valid / {} test queries, {} docs, privileged strength {})",
                 args.synth.kind,
-                n,
-                synthetic.dataset.n_docs()
+                n_train,
+                n_valid,
+                n_test,
+                synthetic.dataset.n_docs(),
+                args.synth.privileged_strength
             )
             .to_lowercase();
             (

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 
 use distillrank::distill::{Method, RdConfig, RdWeighting};
-use distillrank::experiment::{compare, ndcg, CompareConfig, Comparison, MethodRuns};
+use distillrank::experiment::{compare, ndcg, CompareConfig, Comparison};
 use distillrank::metrics::NDCG_CUTOFFS;
 use distillrank::train::{Event, TrainConfig};
 use distillrank::{Error, Result};
@@ -186,7 +186,7 @@ pub fn run(args: &CompareArgs, out: &Output) -> Result<()> {
     let command = reproduce_command();
     write(
         &args.out.join("report.md"),
-        &report(&data, &config, &comparison, &table, &command, seconds),
+        &report(&data, &config, &table, &command, seconds),
     )?;
     write(
         &args.out.join("results.json"),
@@ -282,7 +282,6 @@ pub fn table(c: &Comparison) -> String {
 fn report(
     data: &PreparedData,
     config: &CompareConfig,
-    c: &Comparison,
     table: &str,
     command: &str,
     seconds: f64,
@@ -405,9 +404,4 @@ fn csv(c: &Comparison) -> String {
         }
     }
     s
-}
-
-/// The mean of a student statistic, for sweeps.
-pub fn mean_ndcg8(r: &MethodRuns) -> (f64, f64) {
-    r.student_stat(|run| ndcg(run, 8))
 }

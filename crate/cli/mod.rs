@@ -5,6 +5,7 @@ mod commands;
 mod compare;
 mod plot;
 mod progress;
+mod sweep;
 
 use std::path::PathBuf;
 
@@ -46,6 +47,9 @@ pub enum Command {
     /// Train and compare no-distillation, self-distillation, GenD, PFD (and multi-teacher PFD,
     /// Ranking Distillation) over several seeds; write a report, JSON, CSV and plots.
     Compare(compare::CompareArgs),
+    /// One parameter over a range (alpha, tau-target, tau-priv, privileged-count), every method at
+    /// each value: a table and a plot.
+    Sweep(sweep::SweepArgs),
     /// Measure speed: parsing, cache loading, matrix products, training throughput.
     Bench(bench::BenchArgs),
 }
@@ -81,9 +85,15 @@ pub struct SynthArgs {
     /// linear: the PFD paper's section 5 model.
     #[arg(long, value_enum, default_value = "letor")]
     pub kind: SynthKindArg,
-    /// Query groups to generate.
+    /// Query groups to generate (training queries, when the synthetic data feed train or compare).
     #[arg(long, default_value_t = 1000)]
     pub queries: usize,
+    /// Validation queries generated beside the training queries (train, compare, sweep).
+    #[arg(long, default_value_t = 500)]
+    pub valid_queries: usize,
+    /// Test queries generated beside the training queries (train, compare, sweep).
+    #[arg(long, default_value_t = 1000)]
+    pub test_queries: usize,
     /// Fewest documents in a generated group.
     #[arg(long, default_value_t = 10)]
     pub min_docs: usize,
@@ -334,6 +344,7 @@ pub fn run(cli: Cli) -> distillrank::Result<()> {
         Command::Eval(args) => commands::eval(&args, &out),
         Command::Predict(args) => commands::predict(&args, &out),
         Command::Compare(args) => compare::run(&args, &out),
+        Command::Sweep(args) => sweep::run(&args, &out),
         Command::Bench(args) => bench::run(&args, &out),
     }
 }

@@ -22,6 +22,7 @@ pub fn lines(
     x_desc: &str,
     y_desc: &str,
     series: &[Series],
+    legend: SeriesLabelPosition,
 ) -> Result<()> {
     let fail = |e: String| Error::Data(format!("{}: cannot draw the plot: {e}", path.display()));
     let all: Vec<(f64, f64)> = series
@@ -97,7 +98,7 @@ pub fn lines(
     }
     chart
         .configure_series_labels()
-        .position(SeriesLabelPosition::LowerRight)
+        .position(legend)
         .background_style(WHITE.mix(0.85))
         .border_style(BLACK)
         .draw()
@@ -140,10 +141,11 @@ pub fn ndcg_per_epoch(path: &Path, c: &Comparison) -> Result<()> {
         .collect();
     lines(
         path,
-        "Student test NDCG@8 per epoch (mean over seeds)",
+        "Student test NDCG@8 per epoch (mean over the seeds still training)",
         "epoch",
         "test NDCG@8",
         &series,
+        SeriesLabelPosition::LowerRight,
     )
 }
 
@@ -175,9 +177,10 @@ pub fn loss_terms(path: &Path, c: &Comparison) -> Result<()> {
     }
     lines(
         path,
-        "Loss terms per epoch (mean over seeds; unweighted by alpha)",
+        "Loss terms per epoch (mean over the seeds still training; unweighted by alpha)",
         "epoch",
         "loss",
         &series,
+        SeriesLabelPosition::UpperRight,
     )
 }

@@ -1,0 +1,185 @@
+//! `distillrank sweep`: one parameter over a range, every chosen method at each value — the PFD
+//! paper's Figure 3 (alpha) and Figure 5 (tau_target: positive sparsity; tau_priv: how
+//! discriminative z is), and the number of privileged features.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+
+use distillrank::distill::Method;
+use distillrank::experiment::{ndcg, Comparison};
+use distillrank::{Error, Result};
+
+use super::commands::prepare_data;
+use super::compare::{reproduce_command, run_comparison, write, ExperimentArgs};
+use super::plot::{lines, Series};
+use super::progress::Output;
+use super::DataArgs;
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq)]
+pub enum SweepParam {
+    /// Weight of the data loss in PFD Eq. 1 (Figure 3).
+    Alpha,
+    /// Gumbel threshold of the labels: higher is sparser positives (Figure 5, left).
+    TauTarget,
+    /// Threshold of the discriminative z: every feature regular, z = 1[t r + G1 > t tau_priv + G0]
+    /// (Figure 5, right).
+    TauPriv,
+    /// Number of privileged features, the top-N by |correlation| with y.
+    PrivilegedCount,
+}
+
+#[derive(Args, Clone, Debug)]
+pub struct SweepArgs {
+    /// The parameter to sweep.
+    #[arg(long, value_enum)]
+    pub param: SweepParam,
+    /// Its values, comma-separated.
+    #[arg(long, value_delimiter = ',', required = true)]
+    pub values: Vec<f64>,
+    #[command(flatten)]
+    pub data: DataArgs,
+    #[command(flatten)]
+    pub experiment: ExperimentArgs,
+    /// Directory for sweep.md, sweep.json, sweep.csv and sweep.svg.
+    #[arg(long, default_value = "out/sweep")]
+    pub out: PathBuf,
+}
+
+pub fn run(args: &SweepArgs, out: &Output) -> Result<()> {
+    let started = std::time::Instant::now();
+    let mut base = args.experiment.config()?;
+    let name = format!("{:?}", args.param).to_lowercase();
+    if args.param == SweepParam::Alpha {
+        if let Some(bad) = args.values.iter().find(|&&a| !(a > 0.0 && a < 1.0)) {
+            return Err(Error::Config(format!("alpha = {bad} must lie in (0, 1)")));
+        }
+    }
+    if args.param == SweepParam::PrivilegedCount {
+        if let Some(bad) = args
+            .values
+            .iter()
+            .find(|&&n| !(n >= 1.0 && n.fract() == 0.0))
+        {
+            return Err(Error::Config(format!(
+                "a privileged count must be a positive integer, got {bad}"
+            )));
+        }
+    }
+    let mut points: Vec<(f64, Comparison)> = Vec::new();
+    for &value in &args.values {
+        let mut data_args = args.data.clone();
+        match args.param {
+            SweepParam::Alpha => base.train.alpha = value,
+            SweepParam::TauTarget => data_args.tau_target = Some(value),
+            SweepParam::TauPriv => data_args.privileged = Some(format!("discriminative:{value}")),
+            SweepParam::PrivilegedCount => {
+                data_args.privileged = Some(format!("top:{}", value as usize))
+            }
+        }
+        out.note(format!("{name} = {value}"));
+        let data = prepare_data(&data_args, out)?;
+        points.push((value, run_comparison(&data, &base, out)?));
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    std::fs::create_dir_all(&args.out).map_err(|e| Error::io(&args.out, e))?;
+
+    let methods: Vec<Method> = base.methods.clone();
+    let stat = |c: &Comparison, m: Method| c.get(m).map(|r| r.student_stat(|run| ndcg(run, 8)));
+    let gain = |c: &Comparison, m: Method| match (stat(c, m), stat(c, Method::NoDistillation)) {
+        (Some((v, _)), Some((b, _))) if b > 0.0 && m != Method::NoDistillation => {
+            Some(100.0 * (v - b) / b)
+        }
+        _ => None,
+    };
+    let mut table = format!("| {name} |");
+    for m in &methods {
+        let _ = write!(table, " {m} NDCG@8 |");
+    }
+    table.push_str("\n|---:|");
+    table.push_str(&"---:|".repeat(methods.len()));
+    table.push('\n');
+    let mut csv = String::from("param,value,method,ndcg@8_mean,ndcg@8_std,gain_percent\n");
+    for (value, c) in &points {
+        let _ = write!(table, "| {value} |");
+        for &m in &methods {
+            let (mean, std) = stat(c, m).unwrap_or((f64::NAN, f64::NAN));
+            match gain(c, m) {
+                Some(g) => {
+                    let _ = write!(table, " {mean:.4} ± {std:.4} ({g:+.2}%) |");
+                }
+                None => {
+                    let _ = write!(table, " {mean:.4} ± {std:.4} |");
+                }
+            }
+            let _ = writeln!(
+                csv,
+                "{name},{value},{m},{mean},{std},{}",
+                gain(c, m).map_or(String::new(), |g| g.to_string())
+            );
+        }
+        table.push('\n');
+    }
+    let series: Vec<Series> = methods
+        .iter()
+        .map(|&m| Series {
+            name: m.to_string(),
+            points: points
+                .iter()
+                .filter_map(|(v, c)| stat(c, m).map(|s| (*v, s.0)))
+                .collect(),
+            spread: Some(
+                points
+                    .iter()
+                    .filter_map(|(_, c)| stat(c, m).map(|s| s.1))
+                    .collect(),
+            ),
+        })
+        .collect();
+    lines(
+        &args.out.join("sweep.svg"),
+        &format!(
+            "Student test NDCG@8 against {name} (mean ± std, {} seed(s))",
+            base.seeds
+        ),
+        &name,
+        "test NDCG@8",
+        &series,
+        plotters::prelude::SeriesLabelPosition::LowerRight,
+    )?;
+    let command = reproduce_command();
+    let json = serde_json::json!({
+        "param": name,
+        "values": args.values,
+        "command": command,
+        "config": base,
+        "points": points.iter().map(|(v, c)| serde_json::json!({
+            "value": v,
+            "methods": c.methods.iter().map(|r| {
+                let (mean, std) = r.student_stat(|run| ndcg(run, 8));
+                (r.method.name().to_string(), serde_json::json!({"ndcg@8": {"mean": mean, "std": std}, "gain_percent": gain(c, r.method)}))
+            }).collect::<serde_json::Map<_, _>>(),
+        })).collect::<Vec<_>>(),
+    });
+    write(
+        &args.out.join("sweep.json"),
+        &(serde_json::to_string_pretty(&json).expect("serialise") + "\n"),
+    )?;
+    write(&args.out.join("sweep.csv"), &csv)?;
+    let report = format!(
+        "# distillrank sweep: {name}\n\n{table}\nStudent test NDCG@8 at the epoch with the best validation NDCG@8, mean ± std over {} seeds; in brackets, the gain over no-distillation.\n\n![sweep](sweep.svg)\n\n```sh\n{command}\n```\n\nRan in {seconds:.0} s.\n",
+        base.seeds
+    );
+    write(&args.out.join("sweep.md"), &report)?;
+    if out.json {
+        println!("{json}");
+    } else {
+        println!("{table}");
+        println!(
+            "wrote {}/{{sweep.md, sweep.json, sweep.csv, sweep.svg}} in {seconds:.0} s",
+            args.out.display()
+        );
+    }
+    Ok(())
+}
