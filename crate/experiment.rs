@@ -133,6 +133,9 @@ pub fn ndcg(run: &ModelRun, k: usize) -> f64 {
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Comparison {
     pub methods: Vec<MethodRuns>,
+    /// Each method's student of the first seed: the model to carry away (it reads x only).
+    #[serde(skip)]
+    pub students: Vec<(Method, crate::cpu::mlp::Mlp<f32>)>,
 }
 
 impl Comparison {
@@ -156,6 +159,7 @@ pub fn compare(p: &Prepared, config: &CompareConfig, on: &mut OnProgress) -> Res
             runs: Vec::new(),
         })
         .collect();
+    let mut students = Vec::new();
     for s in 0..config.seeds as u64 {
         let seed = config.first_seed + s;
         let student = TrainConfig {
@@ -243,7 +247,10 @@ pub fn compare(p: &Prepared, config: &CompareConfig, on: &mut OnProgress) -> Res
                     inputs: &x[2],
                 },
             };
-            let (_, student_run) = run_model(&splits, &student, &guidance, &mut progress)?;
+            let (model, student_run) = run_model(&splits, &student, &guidance, &mut progress)?;
+            if s == 0 {
+                students.push((method, model));
+            }
             result.runs.push(SeedRun {
                 seed,
                 student: student_run,
@@ -251,7 +258,10 @@ pub fn compare(p: &Prepared, config: &CompareConfig, on: &mut OnProgress) -> Res
             });
         }
     }
-    Ok(Comparison { methods: results })
+    Ok(Comparison {
+        methods: results,
+        students,
+    })
 }
 
 /// The train / valid / test input matrices of one feature selection.

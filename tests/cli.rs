@@ -279,6 +279,18 @@ fn compare_writes_report_json_csv_and_plots() {
     );
     let csv = std::fs::read_to_string(format!("{out}/results.csv")).unwrap();
     assert_eq!(csv.lines().count(), 1 + 6 * 2);
+    // The students are carried away: the PFD student scores the raw synthetic file.
+    let synth = dir.path().join("synth.txt").display().to_string();
+    assert!(distillrank(&["data", "synth", "--queries", "30", "-o", &synth]).0);
+    let (ok, stdout, stderr) =
+        distillrank(&["predict", "--model", &format!("{out}/students/pfd"), &synth]);
+    assert!(ok, "{stderr}");
+    assert!(
+        stdout.lines().count() > 30
+            && stdout
+                .lines()
+                .all(|l| l.parse::<f32>().is_ok_and(f32::is_finite))
+    );
     for svg in ["ndcg_per_epoch.svg", "loss_terms.svg"] {
         let text = std::fs::read_to_string(format!("{out}/{svg}")).unwrap();
         assert!(text.contains("<svg") && text.contains("pfd"), "{svg}");

@@ -5,9 +5,11 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
+use distillrank::data::prepare::FeatureView;
 use distillrank::distill::{Method, RdConfig, RdWeighting};
 use distillrank::experiment::{compare, ndcg, CompareConfig, Comparison};
 use distillrank::metrics::NDCG_CUTOFFS;
+use distillrank::model_io::{self, ModelConfig};
 use distillrank::train::{Event, TrainConfig};
 use distillrank::{Error, Result};
 
@@ -195,6 +197,7 @@ pub fn run(args: &CompareArgs, out: &Output) -> Result<()> {
             + "\n"),
     )?;
     write(&args.out.join("results.csv"), &csv(&comparison))?;
+    save_students(&args.out.join("students"), &data, &config, &comparison)?;
     plot::ndcg_per_epoch(&args.out.join("ndcg_per_epoch.svg"), &comparison)?;
     plot::loss_terms(&args.out.join("loss_terms.svg"), &comparison)?;
     if out.json {
@@ -205,7 +208,33 @@ pub fn run(args: &CompareArgs, out: &Output) -> Result<()> {
         );
     } else {
         println!("{table}");
-        println!("wrote {}/{{report.md, results.json, results.csv, ndcg_per_epoch.svg, loss_terms.svg}} in {seconds:.0} s", args.out.display());
+        println!(
+            "wrote {}/{{report.md, results.json, results.csv, ndcg_per_epoch.svg, loss_terms.svg, students/}} in {seconds:.0} s",
+            args.out.display()
+        );
+    }
+    Ok(())
+}
+
+/// Saves each method's first-seed student as `DIR/METHOD.safetensors` + `DIR/METHOD.json`: models
+/// that score raw LETOR files with `distillrank predict` (they read the regular columns only).
+fn save_students(
+    dir: &Path,
+    data: &PreparedData,
+    config: &CompareConfig,
+    c: &Comparison,
+) -> Result<()> {
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    for (method, model) in &c.students {
+        let columns = data.prepared.regular_columns.clone();
+        let model_config = ModelConfig::new(
+            model,
+            config.train.loss,
+            FeatureView::Regular,
+            columns,
+            data.source_features,
+        );
+        model_io::save(&dir.join(method.name()), model, &model_config)?;
     }
     Ok(())
 }
@@ -238,8 +267,8 @@ pub fn table(c: &Comparison) -> String {
     for k in NDCG_CUTOFFS {
         let _ = write!(t, " NDCG@{k} |");
     }
-    t.push_str(" gain @8 | teacher NDCG@8 | params | best epoch |\n|---|");
-    t.push_str(&"---:|".repeat(NDCG_CUTOFFS.len() + 4));
+    t.push_str(" gain @8 | teacher NDCG@8 | params (teacher) | ms / 1k docs (teacher) | best epoch |\n|---|");
+    t.push_str(&"---:|".repeat(NDCG_CUTOFFS.len() + 5));
     t.push('\n');
     for r in &c.methods {
         let _ = write!(t, "| {} |", r.method);
@@ -260,19 +289,24 @@ pub fn table(c: &Comparison) -> String {
             }
             None => t.push_str(" — |"),
         }
+        // Parameters and scoring time (ms per 1,000 documents, CPU engine; mean over seeds) of the
+        // student, and of the (first) teacher in brackets.
         let params = r.runs.first().map_or(0, |run| run.student.parameters);
-        let teacher_params = r
-            .runs
-            .first()
-            .and_then(|run| run.teachers.first())
-            .map(|t| t.parameters);
+        let (latency, _) = r.student_stat(|run| run.ms_per_1k_docs);
         let (epoch, _) = r.student_stat(|run| run.best_epoch as f64);
-        match teacher_params {
-            Some(tp) => {
-                let _ = writeln!(t, " {params} (teacher {tp}) | {epoch:.1} |");
+        match (
+            r.runs.first().and_then(|run| run.teachers.first()),
+            r.teacher_stat(|run| run.ms_per_1k_docs),
+        ) {
+            (Some(teacher), Some((teacher_latency, _))) => {
+                let _ = writeln!(
+                    t,
+                    " {params} ({}) | {latency:.2} ({teacher_latency:.2}) | {epoch:.1} |",
+                    teacher.parameters
+                );
             }
-            None => {
-                let _ = writeln!(t, " {params} | {epoch:.1} |");
+            _ => {
+                let _ = writeln!(t, " {params} | {latency:.2} | {epoch:.1} |");
             }
         }
     }
@@ -293,7 +327,7 @@ fn report(
     let _ = writeln!(r, "{table}");
     let _ = writeln!(
         r,
-        "Test NDCG@k of the students (mean ± standard deviation over {} seeds), each at the epoch with the best validation NDCG@8; \"gain @8\" is relative to no-distillation; the teacher column is the teacher's own test NDCG@8 (it sees z on the test split). Ranking Distillation's teacher is the larger x-only model.\n",
+        "Test NDCG@k of the students (mean ± standard deviation over {} seeds), each at the epoch with the best validation NDCG@8; \"gain @8\" is relative to no-distillation; the teacher column is the teacher's own test NDCG@8 (it sees z on the test split). Ranking Distillation's teacher is the larger x-only model. Parameters and scoring time (ms per 1,000 test documents on the CPU engine, mean over seeds) are the student's, the teacher's in brackets.\n",
         config.seeds
     );
     let _ = writeln!(

@@ -50,7 +50,12 @@ pub struct SweepArgs {
 pub fn run(args: &SweepArgs, out: &Output) -> Result<()> {
     let started = std::time::Instant::now();
     let mut base = args.experiment.config()?;
-    let name = format!("{:?}", args.param).to_lowercase();
+    let name = args
+        .param
+        .to_possible_value()
+        .expect("every parameter has a name")
+        .get_name()
+        .to_string();
     if args.param == SweepParam::Alpha {
         if let Some(bad) = args.values.iter().find(|&&a| !(a > 0.0 && a < 1.0)) {
             return Err(Error::Config(format!("alpha = {bad} must lie in (0, 1)")));
@@ -148,6 +153,30 @@ pub fn run(args: &SweepArgs, out: &Output) -> Result<()> {
         &series,
         plotters::prelude::SeriesLabelPosition::LowerRight,
     )?;
+    // The paper's Figure 5 shows the relative gain over no-distillation.
+    let gains: Vec<Series> = methods
+        .iter()
+        .filter(|&&m| m != Method::NoDistillation)
+        .map(|&m| Series {
+            name: m.to_string(),
+            points: points
+                .iter()
+                .filter_map(|(v, c)| gain(c, m).map(|g| (*v, g)))
+                .collect(),
+            spread: None,
+        })
+        .filter(|s| !s.points.is_empty())
+        .collect();
+    if !gains.is_empty() {
+        lines(
+            &args.out.join("sweep_gain.svg"),
+            &format!("Gain in mean test NDCG@8 over no-distillation, against {name}"),
+            &name,
+            "gain over no-distillation (%)",
+            &gains,
+            plotters::prelude::SeriesLabelPosition::LowerLeft,
+        )?;
+    }
     let command = reproduce_command();
     let json = serde_json::json!({
         "param": name,
@@ -168,7 +197,7 @@ pub fn run(args: &SweepArgs, out: &Output) -> Result<()> {
     )?;
     write(&args.out.join("sweep.csv"), &csv)?;
     let report = format!(
-        "# distillrank sweep: {name}\n\n{table}\nStudent test NDCG@8 at the epoch with the best validation NDCG@8, mean ± std over {} seeds; in brackets, the gain over no-distillation.\n\n![sweep](sweep.svg)\n\n```sh\n{command}\n```\n\nRan in {seconds:.0} s.\n",
+        "# distillrank sweep: {name}\n\n{table}\nStudent test NDCG@8 at the epoch with the best validation NDCG@8, mean ± std over {} seeds; in brackets, the gain over no-distillation.\n\n![sweep](sweep.svg)\n\n![gain over no-distillation](sweep_gain.svg)\n\n```sh\n{command}\n```\n\nRan in {seconds:.0} s.\n",
         base.seeds
     );
     write(&args.out.join("sweep.md"), &report)?;

@@ -1,6 +1,7 @@
 //! Project tasks, run as `cargo xtask <task>`:
 //!
-//! * `demo`: build in release mode and train on the embedded synthetic dataset (the main job).
+//! * `demo`: build in release mode and compare no-distillation, self-distillation, GenD and PFD on
+//!   the embedded synthetic dataset (the main job), writing the report to `out/demo/`.
 //! * `test`: every test of the workspace.
 //! * `bench`: the CPU benchmarks of BENCHMARKS.md, with the Python peers when they are installed.
 
@@ -16,7 +17,7 @@ fn main() -> ExitCode {
         "test" => test(rest),
         "bench" => bench(),
         _ => {
-            eprintln!("usage: cargo xtask <demo|test|bench> [args]\n  demo   train on the embedded synthetic data (extra args go to `distillrank train`)\n  test   run every test\n  bench  CPU benchmarks against numpy / sklearn / JAX");
+            eprintln!("usage: cargo xtask <demo|test|bench> [args]\n  demo   compare the methods on the embedded synthetic data (extra args go to `distillrank compare`)\n  test   run every test\n  bench  CPU benchmarks against numpy / sklearn / JAX");
             return if task == "help" {
                 ExitCode::SUCCESS
             } else {
@@ -61,8 +62,7 @@ fn demo(extra: &[String]) -> Result<(), String> {
     run(cargo().args(["build", "--release", "--bin", "distillrank"]))?;
     let bin = root().join("target/release/distillrank");
     let mut cmd = Command::new(bin);
-    cmd.args(["train", "--features", "regular", "--epochs", "10"])
-        .args(extra);
+    cmd.args(["compare", "--out", "out/demo"]).args(extra);
     run(&mut cmd)
 }
 

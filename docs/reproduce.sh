@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Regenerates every result under docs/results/ (quoted in the README) with the release build.
+# About 10 minutes on 2 cores. MQ2008 is read from ../shared/data (see the README for where to get it).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo build --release --quiet --bin distillrank
+B=target/release/distillrank
+R=docs/results
+F=../shared/data/mq2008/Fold1
+
+$B compare --out $R/synthetic --quiet
+$B compare --privileged-strength 0.1 --out $R/synthetic-weak-z --quiet
+$B compare --privileged-strength 0.8 --out $R/synthetic-strong-z --quiet
+$B compare --methods no-distillation,ranking-distillation --out $R/synthetic-rd --quiet
+$B compare --train $F/train.txt --valid $F/vali.txt --test $F/test.txt --tau-target 2.8 --privileged top:10 \
+  --methods no-distillation,self-distillation,gend,pfd,multi-teacher-pfd,ranking-distillation --out $R/mq2008 --quiet
+$B sweep --param alpha --values 0.1,0.3,0.5,0.7,0.9 --out $R/sweep-alpha --quiet
+$B sweep --param tau-target --values 3.0,3.5,4.0,4.5 --out $R/sweep-tau-target --quiet
+$B sweep --param tau-priv --methods no-distillation,pfd --values 2.0,2.5,3.0,3.5 --out $R/sweep-tau-priv --quiet
