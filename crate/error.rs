@@ -51,6 +51,10 @@ pub enum Error {
         what: String,
     },
 
+    /// The GPU could not be used: no adapter, a validation error, a lost device, a limit.
+    #[error("GPU: {0}")]
+    Gpu(String),
+
     /// A saved model that cannot be read.
     #[error("{path}: {message}")]
     Model { path: PathBuf, message: String },

@@ -10,6 +10,7 @@ pub mod data;
 pub mod distill;
 pub mod error;
 pub mod experiment;
+pub mod gpu;
 pub mod metrics;
 pub mod model_io;
 pub mod rng;

@@ -1,0 +1,351 @@
+//! The GPU engine: the WGSL kernels of `shaders/` driven through wgpu, natively (Vulkan, Metal,
+//! DX12) and in the browser (WebGPU), from one async API. The CPU engine is the reference every
+//! kernel is checked against (tests/gpu.rs).
+//!
+//! Every kernel shares one bind group layout: 0 a uniform of parameters, 1-3 read-only storage,
+//! 4-5 read-write storage; a kernel ignores the bindings it does not use, which are bound to small
+//! dummy buffers. Each dispatch of a model has its own parameter buffer and bind group, built once
+//! ([`Slot`]); a training step only writes parameters and batch data and records dispatches.
+
+pub mod shaders;
+pub mod trainer;
+
+use std::sync::Arc;
+
+use wgpu::util::DeviceExt;
+
+use crate::error::{Error, Result};
+
+/// The kernels, one compute pipeline each.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kernel {
+    DenseForward,
+    DenseBackwardInput,
+    DenseBackwardWeight,
+    DenseBackwardBias,
+    ReluMask,
+    RankNet,
+    Bce,
+    ReduceSum,
+    Adam,
+}
+
+impl Kernel {
+    const ALL: [Kernel; 9] = [
+        Kernel::DenseForward,
+        Kernel::DenseBackwardInput,
+        Kernel::DenseBackwardWeight,
+        Kernel::DenseBackwardBias,
+        Kernel::ReluMask,
+        Kernel::RankNet,
+        Kernel::Bce,
+        Kernel::ReduceSum,
+        Kernel::Adam,
+    ];
+    fn source(self) -> (&'static str, &'static str, &'static str) {
+        use shaders::*;
+        match self {
+            Kernel::DenseForward => ("dense.wgsl", DENSE, "forward"),
+            Kernel::DenseBackwardInput => ("dense.wgsl", DENSE, "backward_input"),
+            Kernel::DenseBackwardWeight => ("dense.wgsl", DENSE, "backward_weight"),
+            Kernel::DenseBackwardBias => ("dense.wgsl", DENSE, "backward_bias"),
+            Kernel::ReluMask => ("dense.wgsl", DENSE, "relu_mask"),
+            Kernel::RankNet => ("ranknet.wgsl", RANKNET, "ranknet"),
+            Kernel::Bce => ("bce.wgsl", BCE, "bce"),
+            Kernel::ReduceSum => ("reduce.wgsl", REDUCE, "reduce_sum"),
+            Kernel::Adam => ("adam.wgsl", ADAM, "adam"),
+        }
+    }
+}
+
+/// Which adapters may serve.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AdapterChoice {
+    /// A hardware GPU only: software rasterisers (lavapipe, SwiftShader) are slower than the CPU
+    /// engine, so `--backend auto` does not take them.
+    HardwareOnly,
+    /// Any adapter, software included (tests, `--backend gpu`).
+    Any,
+}
+
+/// A device with the compiled kernels.
+pub struct Gpu {
+    pub device: wgpu::Device,
+    pub queue: wgpu::Queue,
+    pub info: wgpu::AdapterInfo,
+    layout: wgpu::BindGroupLayout,
+    pipelines: Vec<wgpu::ComputePipeline>,
+    dummy_read: wgpu::Buffer,
+    dummy_write: [wgpu::Buffer; 2],
+}
+
+/// One recorded dispatch of a kernel: its parameter buffer and bind group, built once.
+pub struct Slot {
+    kernel: Kernel,
+    params: wgpu::Buffer,
+    bind_group: wgpu::BindGroup,
+}
+
+/// Bytes of every parameter uniform (the largest kernel's, Adam's, is 48).
+const PARAMS_BYTES: u64 = 48;
+
+impl Gpu {
+    /// Finds an adapter and compiles every kernel.
+    pub async fn new(choice: AdapterChoice) -> Result<Arc<Gpu>> {
+        let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle());
+        let adapter = instance
+            .request_adapter(&wgpu::RequestAdapterOptions {
+                power_preference: wgpu::PowerPreference::HighPerformance,
+                ..Default::default()
+            })
+            .await
+            .map_err(|e| Error::Gpu(format!("no GPU adapter: {e}")))?;
+        let info = adapter.get_info();
+        if choice == AdapterChoice::HardwareOnly && info.device_type == wgpu::DeviceType::Cpu {
+            return Err(Error::Gpu(format!("only a software adapter is available ({}); use --backend gpu to train on it anyway", info.name)));
+        }
+        // Ask for what the kernels need, within what the adapter has.
+        let available = adapter.limits();
+        let limits = wgpu::Limits {
+            max_storage_buffer_binding_size: available.max_storage_buffer_binding_size,
+            max_buffer_size: available.max_buffer_size,
+            max_compute_workgroups_per_dimension: available.max_compute_workgroups_per_dimension,
+            // Five storage buffers in one kernel (the WebGPU default allows eight).
+            max_storage_buffers_per_shader_stage: 5,
+            ..wgpu::Limits::downlevel_defaults()
+        };
+        let (device, queue) = adapter
+            .request_device(&wgpu::DeviceDescriptor {
+                label: Some("distillrank"),
+                required_limits: limits,
+                ..Default::default()
+            })
+            .await
+            .map_err(|e| Error::Gpu(format!("{}: cannot open the device: {e}", info.name)))?;
+        Ok(Arc::new(Gpu::from_device(device, queue, info)))
+    }
+
+    /// Compiles the kernels on a device that the caller opened.
+    pub fn from_device(device: wgpu::Device, queue: wgpu::Queue, info: wgpu::AdapterInfo) -> Gpu {
+        let storage = |binding, read_only| wgpu::BindGroupLayoutEntry {
+            binding,
+            visibility: wgpu::ShaderStages::COMPUTE,
+            ty: wgpu::BindingType::Buffer {
+                ty: wgpu::BufferBindingType::Storage { read_only },
+                has_dynamic_offset: false,
+                min_binding_size: None,
+            },
+            count: None,
+        };
+        let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("kernel bindings"),
+            entries: &[
+                wgpu::BindGroupLayoutEntry {
+                    binding: 0,
+                    visibility: wgpu::ShaderStages::COMPUTE,
+                    ty: wgpu::BindingType::Buffer {
+                        ty: wgpu::BufferBindingType::Uniform,
+                        has_dynamic_offset: false,
+                        min_binding_size: None,
+                    },
+                    count: None,
+                },
+                storage(1, true),
+                storage(2, true),
+                storage(3, true),
+                storage(4, false),
+                storage(5, false),
+            ],
+        });
+        let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("kernels"),
+            bind_group_layouts: &[Some(&layout)],
+            immediate_size: 0,
+        });
+        let mut modules = std::collections::HashMap::new();
+        let pipelines = Kernel::ALL
+            .iter()
+            .map(|k| {
+                let (file, source, entry) = k.source();
+                let module = modules.entry(file).or_insert_with(|| {
+                    device.create_shader_module(wgpu::ShaderModuleDescriptor {
+                        label: Some(file),
+                        source: wgpu::ShaderSource::Wgsl(source.into()),
+                    })
+                });
+                device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                    label: Some(entry),
+                    layout: Some(&pipeline_layout),
+                    module,
+                    entry_point: Some(entry),
+                    compilation_options: Default::default(),
+                    cache: None,
+                })
+            })
+            .collect();
+        let dummy = |label| {
+            device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size: 16,
+                usage: wgpu::BufferUsages::STORAGE,
+                mapped_at_creation: false,
+            })
+        };
+        Gpu {
+            layout,
+            pipelines,
+            dummy_read: dummy("unused (read)"),
+            dummy_write: [dummy("unused (write 4)"), dummy("unused (write 5)")],
+            device,
+            queue,
+            info,
+        }
+    }
+
+    /// Whether the adapter is a software rasteriser.
+    pub fn is_software(&self) -> bool {
+        self.info.device_type == wgpu::DeviceType::Cpu
+    }
+
+    /// A storage buffer of `len` f32 (or u32) values, zeroed.
+    pub fn buffer(&self, label: &str, len: usize) -> wgpu::Buffer {
+        self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some(label),
+            size: (4 * len.max(4)) as u64,
+            usage: wgpu::BufferUsages::STORAGE
+                | wgpu::BufferUsages::COPY_SRC
+                | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        })
+    }
+
+    /// A storage buffer holding `data`.
+    pub fn buffer_with<T: bytemuck::Pod>(&self, label: &str, data: &[T]) -> wgpu::Buffer {
+        let mut bytes = bytemuck::cast_slice::<T, u8>(data).to_vec();
+        bytes.resize(bytes.len().max(16), 0);
+        self.device
+            .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some(label),
+                contents: &bytes,
+                usage: wgpu::BufferUsages::STORAGE
+                    | wgpu::BufferUsages::COPY_SRC
+                    | wgpu::BufferUsages::COPY_DST,
+            })
+    }
+
+    /// A dispatch slot of `kernel` over the given buffers (bindings 1, 2, 3, 4, 5; None: unused).
+    pub fn slot(&self, kernel: Kernel, buffers: [Option<&wgpu::Buffer>; 5]) -> Slot {
+        let params = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("kernel parameters"),
+            size: PARAMS_BYTES,
+            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let fallback = [
+            &self.dummy_read,
+            &self.dummy_read,
+            &self.dummy_read,
+            &self.dummy_write[0],
+            &self.dummy_write[1],
+        ];
+        let mut entries = vec![wgpu::BindGroupEntry {
+            binding: 0,
+            resource: params.as_entire_binding(),
+        }];
+        for (i, b) in buffers.iter().enumerate() {
+            entries.push(wgpu::BindGroupEntry {
+                binding: i as u32 + 1,
+                resource: b.unwrap_or(fallback[i]).as_entire_binding(),
+            });
+        }
+        let bind_group = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some(kernel.source().2),
+            layout: &self.layout,
+            entries: &entries,
+        });
+        Slot {
+            kernel,
+            params,
+            bind_group,
+        }
+    }
+
+    /// Writes a slot's parameters (before the submission that uses them).
+    pub fn set_params(&self, slot: &Slot, params: &[u32]) {
+        let mut bytes = bytemuck::cast_slice::<u32, u8>(params).to_vec();
+        bytes.resize(PARAMS_BYTES as usize, 0);
+        self.queue.write_buffer(&slot.params, 0, &bytes);
+    }
+
+    /// Records a slot's dispatch.
+    pub fn record(&self, pass: &mut wgpu::ComputePass, slot: &Slot, workgroups: (u32, u32, u32)) {
+        pass.set_pipeline(
+            &self.pipelines[Kernel::ALL
+                .iter()
+                .position(|k| *k == slot.kernel)
+                .expect("every kernel has a pipeline")],
+        );
+        pass.set_bind_group(0, &slot.bind_group, &[]);
+        pass.dispatch_workgroups(workgroups.0, workgroups.1, workgroups.2);
+    }
+
+    /// Copies `len` f32 values of `buffer` back to the host: the one read-back path, native and wasm.
+    pub async fn read(&self, buffer: &wgpu::Buffer, len: usize) -> Result<Vec<f32>> {
+        let size = (4 * len) as u64;
+        if size == 0 {
+            return Ok(Vec::new());
+        }
+        let staging = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("read-back"),
+            size,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let mut encoder = self.device.create_command_encoder(&Default::default());
+        encoder.copy_buffer_to_buffer(buffer, 0, &staging, 0, size);
+        self.queue.submit([encoder.finish()]);
+        let slice = staging.slice(..);
+        let (sender, receiver) = futures_channel::oneshot::channel();
+        slice.map_async(wgpu::MapMode::Read, move |r| {
+            let _ = sender.send(r);
+        });
+        #[cfg(not(target_arch = "wasm32"))]
+        self.device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map_err(|e| Error::Gpu(format!("waiting for the GPU: {e}")))?;
+        receiver
+            .await
+            .map_err(|_| Error::Gpu("the device was lost while reading back".into()))?
+            .map_err(|e| Error::Gpu(format!("cannot map the read-back buffer: {e}")))?;
+        let view = slice
+            .get_mapped_range()
+            .map_err(|e| Error::Gpu(format!("cannot read the read-back buffer: {e}")))?;
+        let values = bytemuck::cast_slice::<u8, f32>(&view).to_vec();
+        drop(view);
+        staging.unmap();
+        Ok(values)
+    }
+
+    /// Runs `record` in one compute pass, submits it, and reports validation errors as errors.
+    pub async fn run(&self, record: impl FnOnce(&mut wgpu::ComputePass)) -> Result<()> {
+        let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let mut encoder = self.device.create_command_encoder(&Default::default());
+        {
+            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("distillrank"),
+                timestamp_writes: None,
+            });
+            record(&mut pass);
+        }
+        self.queue.submit([encoder.finish()]);
+        match scope.pop().await {
+            Some(e) => Err(Error::Gpu(format!("GPU validation error: {e}"))),
+            None => Ok(()),
+        }
+    }
+}
+
+/// ceil(n / d)
+pub fn groups_of(n: usize, d: u32) -> u32 {
+    (n as u32).div_ceil(d).max(1)
+}

@@ -1,0 +1,21 @@
+//! The WGSL kernels, embedded so that the browser build does no file I/O. Each file in `shaders/`
+//! opens with what it computes, its bindings, shapes and dispatch.
+
+pub const DENSE: &str = include_str!("../../shaders/dense.wgsl");
+pub const RANKNET: &str = include_str!("../../shaders/ranknet.wgsl");
+pub const BCE: &str = include_str!("../../shaders/bce.wgsl");
+pub const REDUCE: &str = include_str!("../../shaders/reduce.wgsl");
+pub const ADAM: &str = include_str!("../../shaders/adam.wgsl");
+
+/// Every kernel file, by name.
+pub const ALL: [(&str, &str); 5] = [
+    ("dense.wgsl", DENSE),
+    ("ranknet.wgsl", RANKNET),
+    ("bce.wgsl", BCE),
+    ("reduce.wgsl", REDUCE),
+    ("adam.wgsl", ADAM),
+];
+
+/// Workgroup sizes, mirrored from the shaders.
+pub const TILE: u32 = 16;
+pub const WORKGROUP: u32 = 256;

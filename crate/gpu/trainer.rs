@@ -1,0 +1,512 @@
+//! Training the ranking MLP on the GPU: the same model, losses and Adam as the CPU engine, each
+//! step one submission of WGSL dispatches over buffers sized once for the largest batch. Losses are
+//! reduced on the GPU into a window buffer read back every `loss_window` steps, not every step.
+
+use std::sync::Arc;
+
+use super::shaders::{TILE, WORKGROUP};
+use super::{groups_of, Gpu, Kernel, Slot};
+use crate::cpu::adam::AdamConfig;
+use crate::cpu::loss::LossKind;
+use crate::cpu::mlp::{Dense, Mlp};
+use crate::error::{Error, Result};
+
+/// One mini-batch of whole groups, as the host gathered it.
+pub struct GpuBatch<'a> {
+    /// `n x n_in`, row-major.
+    pub inputs: &'a [f32],
+    /// Binary labels y.
+    pub labels: &'a [f32],
+    /// Group g holds documents `offsets[g]..offsets[g + 1]`.
+    pub offsets: &'a [usize],
+    /// Whether group g is in S_label (the data loss sees only those).
+    pub positive: &'a [bool],
+    /// The teachers' logits, one slice of n per teacher (empty: no teacher loss).
+    pub teachers: &'a [&'a [f32]],
+}
+
+struct Layer {
+    n_in: usize,
+    n_out: usize,
+    weight: wgpu::Buffer,
+    bias: wgpu::Buffer,
+    dweight: wgpu::Buffer,
+    dbias: wgpu::Buffer,
+    forward: Slot,
+    relu_mask: Option<Slot>,
+    backward_weight: Slot,
+    backward_bias: Slot,
+    backward_input: Option<Slot>,
+    adam_weight: Slot,
+    adam_bias: Slot,
+}
+
+pub struct GpuTrainer {
+    gpu: Arc<Gpu>,
+    pub loss: LossKind,
+    pub alpha: f32,
+    adam: AdamConfig,
+    step: u64,
+    max_docs: usize,
+    teachers: usize,
+    layers: Vec<Layer>,
+    input: wgpu::Buffer,
+    /// Output of every layer, and the gradient w.r.t. it (the last: logits and dlogits).
+    acts: Vec<wgpu::Buffer>,
+    data_targets: wgpu::Buffer,
+    teacher_targets: wgpu::Buffer,
+    group_info: wgpu::Buffer,
+    losses: wgpu::Buffer,
+    data_loss: Slot,
+    teacher_loss: Slot,
+    reduce_data: Slot,
+    reduce_teacher: Slot,
+    /// Steps whose losses sit in `losses`, not yet read back.
+    pending: usize,
+    pub loss_window: usize,
+}
+
+impl GpuTrainer {
+    /// Uploads `model` and builds every buffer, bind group and parameter slot for batches of up
+    /// to `max_docs` documents and `teachers` teachers.
+    pub fn new(
+        gpu: Arc<Gpu>,
+        model: &Mlp<f32>,
+        loss: LossKind,
+        alpha: f32,
+        adam: AdamConfig,
+        max_docs: usize,
+        teachers: usize,
+    ) -> Result<Self> {
+        let limit = gpu.device.limits().max_storage_buffer_binding_size as u64;
+        let widest = model
+            .layers
+            .iter()
+            .map(|l| l.n_in.max(l.n_out))
+            .max()
+            .unwrap_or(1);
+        let needed = 4 * (max_docs as u64) * (widest.max(teachers + 1) as u64);
+        if needed > limit {
+            return Err(Error::Gpu(format!(
+                "a batch of {max_docs} documents needs {needed} bytes in one storage binding; the adapter allows {limit} (max_storage_buffer_binding_size): use a smaller --batch-docs"
+            )));
+        }
+        let window = 64;
+        let input = gpu.buffer("inputs", max_docs * model.n_in());
+        let acts: Vec<wgpu::Buffer> = model
+            .layers
+            .iter()
+            .map(|l| gpu.buffer("activations", max_docs * l.n_out))
+            .collect();
+        let dacts: Vec<wgpu::Buffer> = model
+            .layers
+            .iter()
+            .map(|l| gpu.buffer("activation gradients", max_docs * l.n_out))
+            .collect();
+        let data_targets = gpu.buffer("data targets", 2 * max_docs + 1);
+        let teacher_targets = gpu.buffer("teacher targets", (teachers.max(1) + 1) * max_docs + 1);
+        let group_info = gpu.buffer("group info", 2 * max_docs + 2);
+        let partial = gpu.buffer("loss shares", 2 * max_docs);
+        let losses = gpu.buffer("losses", 2 * window);
+        let last = model.layers.len() - 1;
+        let mut layers = Vec::new();
+        for (l, dense) in model.layers.iter().enumerate() {
+            let weight = gpu.buffer_with("weight", &dense.weight);
+            let bias = gpu.buffer_with("bias", &dense.bias);
+            let dweight = gpu.buffer("dweight", dense.weight.len());
+            let dbias = gpu.buffer("dbias", dense.bias.len());
+            // Adam's moments live only in the bind groups of the two Adam slots.
+            let moments_weight = gpu.buffer("adam moments (weight)", 2 * dense.weight.len());
+            let moments_bias = gpu.buffer("adam moments (bias)", 2 * dense.bias.len());
+            let inp = if l == 0 { &input } else { &acts[l - 1] };
+            layers.push(Layer {
+                n_in: dense.n_in,
+                n_out: dense.n_out,
+                forward: gpu.slot(
+                    Kernel::DenseForward,
+                    [Some(inp), Some(&weight), Some(&bias), Some(&acts[l]), None],
+                ),
+                relu_mask: (l != last).then(|| {
+                    gpu.slot(
+                        Kernel::ReluMask,
+                        [None, None, Some(&acts[l]), Some(&dacts[l]), None],
+                    )
+                }),
+                backward_weight: gpu.slot(
+                    Kernel::DenseBackwardWeight,
+                    [Some(inp), Some(&dacts[l]), None, Some(&dweight), None],
+                ),
+                backward_bias: gpu.slot(
+                    Kernel::DenseBackwardBias,
+                    [Some(&dacts[l]), None, None, Some(&dbias), None],
+                ),
+                backward_input: (l > 0).then(|| {
+                    gpu.slot(
+                        Kernel::DenseBackwardInput,
+                        [
+                            Some(&dacts[l]),
+                            Some(&weight),
+                            None,
+                            Some(&dacts[l - 1]),
+                            None,
+                        ],
+                    )
+                }),
+                adam_weight: gpu.slot(
+                    Kernel::Adam,
+                    [
+                        Some(&dweight),
+                        None,
+                        None,
+                        Some(&weight),
+                        Some(&moments_weight),
+                    ],
+                ),
+                adam_bias: gpu.slot(
+                    Kernel::Adam,
+                    [Some(&dbias), None, None, Some(&bias), Some(&moments_bias)],
+                ),
+                weight,
+                bias,
+                dweight,
+                dbias,
+            });
+        }
+        let loss_kernel = match loss {
+            LossKind::RankNet => Kernel::RankNet,
+            LossKind::RankBce => Kernel::Bce,
+        };
+        let logits = &acts[last];
+        let dlogits = &dacts[last];
+        let data_loss = gpu.slot(
+            loss_kernel,
+            [
+                Some(logits),
+                Some(&data_targets),
+                Some(&group_info),
+                Some(dlogits),
+                Some(&partial),
+            ],
+        );
+        let teacher_loss = gpu.slot(
+            loss_kernel,
+            [
+                Some(logits),
+                Some(&teacher_targets),
+                Some(&group_info),
+                Some(dlogits),
+                Some(&partial),
+            ],
+        );
+        let reduce_data = gpu.slot(
+            Kernel::ReduceSum,
+            [Some(&partial), None, None, Some(&losses), None],
+        );
+        let reduce_teacher = gpu.slot(
+            Kernel::ReduceSum,
+            [Some(&partial), None, None, Some(&losses), None],
+        );
+        Ok(GpuTrainer {
+            gpu,
+            loss,
+            alpha,
+            adam,
+            step: 0,
+            max_docs,
+            teachers,
+            layers,
+            input,
+            acts: acts.into_iter().chain(dacts).collect(),
+            data_targets,
+            teacher_targets,
+            group_info,
+            losses,
+            data_loss,
+            teacher_loss,
+            reduce_data,
+            reduce_teacher,
+            pending: 0,
+            loss_window: window,
+        })
+    }
+
+    /// One step: forward, data and teacher losses, backward, Adam. Nothing is read back; call
+    /// [`read_losses`](Self::read_losses) before `loss_window` steps have passed.
+    pub async fn step(&mut self, batch: &GpuBatch<'_>) -> Result<()> {
+        let n = batch.labels.len();
+        let n_in = self.layers[0].n_in;
+        if n == 0
+            || n > self.max_docs
+            || batch.inputs.len() != n * n_in
+            || batch.teachers.len() != self.teachers
+        {
+            return Err(Error::Config(format!("a GPU batch of {n} documents with {} teachers does not fit this trainer ({} documents, {} teachers)", batch.teachers.len(), self.max_docs, self.teachers)));
+        }
+        if self.pending == self.loss_window {
+            return Err(Error::Config(
+                "read the losses back before more steps".into(),
+            ));
+        }
+        let gpu = self.gpu.clone();
+        let q = &gpu.queue;
+        let groups = batch.offsets.len() - 1;
+        q.write_buffer(&self.input, 0, bytemuck::cast_slice(batch.inputs));
+        // Group layout: offsets, then the group of each document.
+        let mut info: Vec<u32> = batch.offsets.iter().map(|&o| o as u32).collect();
+        for g in 0..groups {
+            info.extend(std::iter::repeat_n(
+                g as u32,
+                batch.offsets[g + 1] - batch.offsets[g],
+            ));
+        }
+        q.write_buffer(&self.group_info, 0, bytemuck::cast_slice(&info));
+        let with_teacher = self.teachers > 0;
+        let alpha = if with_teacher { self.alpha } else { 1.0 };
+        let mut data = batch.labels.to_vec();
+        data.extend(weights(
+            self.loss,
+            batch.labels,
+            None,
+            batch.offsets,
+            batch.positive,
+        ));
+        q.write_buffer(&self.data_targets, 0, bytemuck::cast_slice(&data));
+        if with_teacher {
+            let mut t: Vec<f32> = batch
+                .teachers
+                .iter()
+                .flat_map(|t| t.iter().copied())
+                .collect();
+            let all = vec![true; groups];
+            t.extend(weights(
+                self.loss,
+                batch.labels,
+                Some(()),
+                batch.offsets,
+                &all,
+            ));
+            q.write_buffer(&self.teacher_targets, 0, bytemuck::cast_slice(&t));
+        }
+
+        // Parameters of every dispatch.
+        let b = n as u32;
+        for layer in &self.layers {
+            let (n_in, n_out) = (layer.n_in as u32, layer.n_out as u32);
+            let relu = layer.relu_mask.is_some() as u32;
+            gpu.set_params(&layer.forward, &[b, n_out, n_in, relu]);
+            if let Some(mask) = &layer.relu_mask {
+                gpu.set_params(mask, &[b, n_out, 0, 0]);
+            }
+            gpu.set_params(&layer.backward_weight, &[n_in, n_out, b, 0]);
+            gpu.set_params(&layer.backward_bias, &[1, n_out, b, 0]);
+            if let Some(back) = &layer.backward_input {
+                gpu.set_params(back, &[b, n_in, n_out, 0]);
+            }
+        }
+        let loss_params = |teachers: u32, offset: u32, scale: f32, accumulate: u32| {
+            [
+                b,
+                groups as u32,
+                teachers,
+                offset,
+                scale.to_bits(),
+                accumulate,
+                0,
+                0,
+            ]
+        };
+        gpu.set_params(&self.data_loss, &loss_params(0, 0, alpha, 0));
+        gpu.set_params(
+            &self.teacher_loss,
+            &loss_params(self.teachers as u32, self.max_docs as u32, 1.0 - alpha, 1),
+        );
+        let slot = 2 * self.pending as u32;
+        gpu.set_params(&self.reduce_data, &[b, slot, 0, 0]);
+        gpu.set_params(
+            &self.reduce_teacher,
+            &[b, slot + 1, self.max_docs as u32, 0],
+        );
+        self.step += 1;
+        let c = self.adam;
+        let bias1 = 1.0 - c.beta1.powi(self.step as i32);
+        let bias2 = 1.0 - c.beta2.powi(self.step as i32);
+        let adam = |len: usize| {
+            [
+                len as u32,
+                0,
+                0,
+                0,
+                ((c.lr * bias2.sqrt() / bias1) as f32).to_bits(),
+                ((c.eps * bias2.sqrt()) as f32).to_bits(),
+                (c.beta1 as f32).to_bits(),
+                (c.beta2 as f32).to_bits(),
+                (c.weight_decay as f32).to_bits(),
+                0,
+                0,
+                0,
+            ]
+        };
+        for layer in &self.layers {
+            gpu.set_params(&layer.adam_weight, &adam(layer.n_in * layer.n_out));
+            gpu.set_params(&layer.adam_bias, &adam(layer.n_out));
+        }
+
+        let layers = &self.layers;
+        let (data_loss, teacher_loss, reduce_data, reduce_teacher) = (
+            &self.data_loss,
+            &self.teacher_loss,
+            &self.reduce_data,
+            &self.reduce_teacher,
+        );
+        gpu.run(|pass| {
+            for layer in layers {
+                gpu.record(
+                    pass,
+                    &layer.forward,
+                    (groups_of(layer.n_out, TILE), groups_of(n, TILE), 1),
+                );
+            }
+            gpu.record(pass, data_loss, (groups_of(n, WORKGROUP), 1, 1));
+            gpu.record(pass, reduce_data, (1, 1, 1));
+            if with_teacher {
+                gpu.record(pass, teacher_loss, (groups_of(n, WORKGROUP), 1, 1));
+                gpu.record(pass, reduce_teacher, (1, 1, 1));
+            }
+            for layer in layers.iter().rev() {
+                if let Some(mask) = &layer.relu_mask {
+                    gpu.record(pass, mask, (groups_of(n * layer.n_out, WORKGROUP), 1, 1));
+                }
+                gpu.record(
+                    pass,
+                    &layer.backward_weight,
+                    (groups_of(layer.n_out, TILE), groups_of(layer.n_in, TILE), 1),
+                );
+                gpu.record(
+                    pass,
+                    &layer.backward_bias,
+                    (groups_of(layer.n_out, WORKGROUP), 1, 1),
+                );
+                if let Some(back) = &layer.backward_input {
+                    gpu.record(
+                        pass,
+                        back,
+                        (groups_of(layer.n_in, TILE), groups_of(n, TILE), 1),
+                    );
+                }
+            }
+            for layer in layers {
+                gpu.record(
+                    pass,
+                    &layer.adam_weight,
+                    (groups_of(layer.n_in * layer.n_out, WORKGROUP), 1, 1),
+                );
+                gpu.record(
+                    pass,
+                    &layer.adam_bias,
+                    (groups_of(layer.n_out, WORKGROUP), 1, 1),
+                );
+            }
+        })
+        .await?;
+        if !with_teacher {
+            // No teacher dispatch wrote this step's teacher slot: it reads as 0.
+            let zero = [0f32];
+            q.write_buffer(
+                &self.losses,
+                4 * (slot as u64 + 1),
+                bytemuck::cast_slice(&zero),
+            );
+        }
+        self.pending += 1;
+        Ok(())
+    }
+
+    /// The (data, teacher) losses of the steps since the last read-back.
+    pub async fn read_losses(&mut self) -> Result<Vec<(f32, f32)>> {
+        let values = self.gpu.read(&self.losses, 2 * self.pending).await?;
+        self.pending = 0;
+        Ok(values.chunks_exact(2).map(|c| (c[0], c[1])).collect())
+    }
+
+    /// The current model, read back.
+    pub async fn model(&self) -> Result<Mlp<f32>> {
+        let mut layers = Vec::new();
+        for l in &self.layers {
+            layers.push(Dense {
+                n_in: l.n_in,
+                n_out: l.n_out,
+                weight: self.gpu.read(&l.weight, l.n_in * l.n_out).await?,
+                bias: self.gpu.read(&l.bias, l.n_out).await?,
+            });
+        }
+        Ok(Mlp { layers })
+    }
+
+    /// The logits of the last step's batch.
+    pub async fn last_logits(&self, n: usize) -> Result<Vec<f32>> {
+        self.gpu.read(&self.acts[self.layers.len() - 1], n).await
+    }
+
+    /// The gradients of the last step (weight, bias per layer).
+    pub async fn gradients(&self) -> Result<Vec<(Vec<f32>, Vec<f32>)>> {
+        let mut out = Vec::new();
+        for l in &self.layers {
+            out.push((
+                self.gpu.read(&l.dweight, l.n_in * l.n_out).await?,
+                self.gpu.read(&l.dbias, l.n_out).await?,
+            ));
+        }
+        Ok(out)
+    }
+}
+
+/// The loss weights the kernels read after the targets: per group for RankNet (hard: 1 / (pairs *
+/// groups with pairs); soft: 1 / (pairs of the group * groups with two documents)), per document
+/// for RankBCE (1 / documents included). Excluded groups weigh 0. Mirrors crate::cpu::loss.
+pub fn weights(
+    loss: LossKind,
+    labels: &[f32],
+    soft: Option<()>,
+    offsets: &[usize],
+    include: &[bool],
+) -> Vec<f32> {
+    let groups: Vec<(std::ops::Range<usize>, bool)> = offsets
+        .windows(2)
+        .zip(include)
+        .map(|(w, &i)| (w[0]..w[1], i))
+        .collect();
+    match loss {
+        LossKind::RankBce => {
+            let n: usize = groups.iter().filter(|g| g.1).map(|g| g.0.len()).sum();
+            let w = if n > 0 { 1.0 / n as f32 } else { 0.0 };
+            groups
+                .iter()
+                .flat_map(|(r, inc)| std::iter::repeat_n(if *inc { w } else { 0.0 }, r.len()))
+                .collect()
+        }
+        LossKind::RankNet => {
+            let pairs: Vec<usize> = groups
+                .iter()
+                .map(|(r, inc)| match (inc, soft) {
+                    (false, _) => 0,
+                    (true, Some(())) => r.len() * r.len().saturating_sub(1) / 2,
+                    (true, None) => r
+                        .clone()
+                        .map(|i| r.clone().filter(|&j| labels[i] > labels[j]).count())
+                        .sum(),
+                })
+                .collect();
+            let with_pairs = pairs.iter().filter(|&&p| p > 0).count();
+            pairs
+                .iter()
+                .map(|&p| {
+                    if p > 0 {
+                        1.0 / (p * with_pairs) as f32
+                    } else {
+                        0.0
+                    }
+                })
+                .collect()
+        }
+    }
+}

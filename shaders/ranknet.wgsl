@@ -1,0 +1,90 @@
+// RankNet loss and gradient w.r.t. the logits, per query group, with hard targets (y_i > y_j) or
+// soft teacher targets P_ij = mean over teachers of sigmoid(t_i - t_j) (spec §3). One invocation
+// per document loops over the documents of its group: no n^2 memory, no atomics, deterministic.
+// Groups of one document and groups without pairs have weight 0 and add nothing.
+//
+//   hard: for pairs y_i > y_j, loss softplus(-(f_i - f_j)), weight w_g = 1 / (pairs_g * groups)
+//   soft: for pairs i < j, loss softplus(d) - P d with d = f_i - f_j,
+//         weight w_g = 1 / (n_g (n_g - 1) / 2 * groups)
+//
+// The gradient, times params.scale, is written or added (params.accumulate) into dlogits; each document's (unscaled) share of
+// the loss is written to partial[params.partial_offset + i] for a deterministic reduction.
+//
+// Bindings: 0 params; 1 logits (n); 2 targets: hard labels (n) or teacher logits (teachers * n),
+// followed by the group weights (groups); 3 group_info (u32): group offsets (groups + 1), then the group
+// of each document (n); 4 dlogits (n, accumulated); 5 partial (loss shares).
+// Dispatch: ceil(n / 256).
+
+struct Params {
+    n: u32,
+    groups: u32,
+    teachers: u32,       // 0: hard targets
+    partial_offset: u32,
+    scale: f32,
+    accumulate: u32,     // 0: overwrite dlogits (the first loss of a step), 1: add to it
+    _pad1: u32,
+    _pad2: u32,
+}
+
+@group(0) @binding(0) var<uniform> params: Params;
+@group(0) @binding(1) var<storage, read> logits: array<f32>;
+@group(0) @binding(2) var<storage, read> targets: array<f32>;
+@group(0) @binding(3) var<storage, read> group_info: array<u32>;
+@group(0) @binding(4) var<storage, read_write> dlogits: array<f32>;
+@group(0) @binding(5) var<storage, read_write> partial: array<f32>;
+
+fn sigmoid(x: f32) -> f32 {
+    let e = exp(-abs(x));
+    return select(e / (1.0 + e), 1.0 / (1.0 + e), x >= 0.0);
+}
+
+fn softplus(x: f32) -> f32 {
+    return max(x, 0.0) + log(1.0 + exp(-abs(x)));
+}
+
+// The soft target P_ij: the teachers' mean pairwise probability.
+fn soft_target(i: u32, j: u32) -> f32 {
+    var p = 0.0;
+    for (var t = 0u; t < params.teachers; t = t + 1u) {
+        p = p + sigmoid(targets[t * params.n + i] - targets[t * params.n + j]);
+    }
+    return p / f32(params.teachers);
+}
+
+@compute @workgroup_size(256, 1, 1)
+fn ranknet(@builtin(global_invocation_id) id: vec3<u32>) {
+    let i = id.x;
+    if (i >= params.n) { return; }
+    let g = group_info[params.groups + 1u + i];
+    let start = group_info[g];
+    let end = group_info[g + 1u];
+    let weights_at = select(params.n, params.teachers * params.n, params.teachers > 0u);
+    let w = targets[weights_at + g];
+    let fi = logits[i];
+    var grad = 0.0;
+    var loss = 0.0;
+    if (w > 0.0) {
+        for (var j = start; j < end; j = j + 1u) {
+            if (j == i) { continue; }
+            let d = fi - logits[j];
+            if (params.teachers == 0u) {
+                let yi = targets[i];
+                let yj = targets[j];
+                if (yi > yj) {
+                    loss = loss + softplus(-d) * w;
+                    grad = grad - sigmoid(-d) * w;
+                } else if (yj > yi) {
+                    grad = grad + sigmoid(d) * w;
+                }
+            } else {
+                let p = soft_target(i, j);
+                grad = grad + (sigmoid(d) - p) * w;
+                if (j > i) {
+                    loss = loss + (softplus(d) - p * d) * w;
+                }
+            }
+        }
+    }
+    dlogits[i] = select(0.0, dlogits[i], params.accumulate == 1u) + params.scale * grad;
+    partial[params.partial_offset + i] = loss;
+}
