@@ -14,7 +14,10 @@
 
 use crate::data::prepare::RankingSet;
 use crate::metrics;
-use crate::train::{fit, score, EpochLog, Event, Guidance, Split, TrainConfig};
+#[allow(unused_imports)]
+#[cfg(target_arch = "wasm32")]
+use crate::train::fit;
+use crate::train::{score, Engine, EpochLog, Event, Guidance, Split, TrainConfig};
 use crate::Result;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -199,12 +202,15 @@ pub struct Splits<'a> {
 
 /// Trains one model on `splits` with `guidance` and evaluates it on the test split.
 pub fn run_model(
+    engine: &Engine,
     splits: &Splits,
     config: &TrainConfig,
     guidance: &Guidance,
     on: &mut dyn FnMut(Event),
 ) -> Result<(crate::cpu::mlp::Mlp<f32>, ModelRun)> {
-    let trained = fit(
+    #[cfg(not(target_arch = "wasm32"))]
+    let trained = crate::train::fit_on(
+        engine,
         splits.train,
         splits.valid,
         Some(splits.test),
@@ -212,6 +218,18 @@ pub fn run_model(
         guidance,
         on,
     )?;
+    #[cfg(target_arch = "wasm32")]
+    let trained = {
+        let _ = engine;
+        fit(
+            splits.train,
+            splits.valid,
+            Some(splits.test),
+            config,
+            guidance,
+            on,
+        )?
+    };
     let started = crate::train::Instant::now();
     let scores = score(&trained.model, splits.test.inputs);
     let seconds = started.elapsed();

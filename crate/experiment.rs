@@ -23,6 +23,9 @@ pub struct CompareConfig {
     pub rd: RdConfig,
     /// The Ranking Distillation teacher has about this many times the student's parameters.
     pub rd_teacher_factor: f64,
+    /// Where the models train.
+    #[serde(skip)]
+    pub engine: crate::train::Engine,
 }
 
 impl Default for CompareConfig {
@@ -44,6 +47,7 @@ impl Default for CompareConfig {
             teachers: 2,
             rd: RdConfig::default(),
             rd_teacher_factor: 2.0,
+            engine: Default::default(),
         }
     }
 }
@@ -215,7 +219,13 @@ pub fn compare(p: &Prepared, config: &CompareConfig, on: &mut OnProgress) -> Res
                         inputs: &inputs[2],
                     },
                 };
-                let (model, run) = run_model(&splits, &tc, &Guidance::default(), &mut progress)?;
+                let (model, run) = run_model(
+                    &config.engine,
+                    &splits,
+                    &tc,
+                    &Guidance::default(),
+                    &mut progress,
+                )?;
                 teacher_scores.push(score(&model, &inputs[0]));
                 teachers.push(run);
             }
@@ -247,7 +257,8 @@ pub fn compare(p: &Prepared, config: &CompareConfig, on: &mut OnProgress) -> Res
                     inputs: &x[2],
                 },
             };
-            let (model, student_run) = run_model(&splits, &student, &guidance, &mut progress)?;
+            let (model, student_run) =
+                run_model(&config.engine, &splits, &student, &guidance, &mut progress)?;
             if s == 0 {
                 students.push((method, model));
             }

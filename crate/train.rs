@@ -183,29 +183,7 @@ pub fn fit(
     guidance: &Guidance,
     on: &mut dyn FnMut(Event),
 ) -> Result<Trained> {
-    config.validate()?;
-    let n_train = train.set.n_docs();
-    let width = if n_train > 0 {
-        train.inputs.len() / n_train
-    } else {
-        0
-    };
-    if width == 0
-        || width * n_train != train.inputs.len()
-        || valid.inputs.len() != valid.set.n_docs() * width
-    {
-        return Err(Error::Config(format!(
-            "the model would see {width} features: input matrices and splits disagree"
-        )));
-    }
-    for t in &guidance.teachers {
-        if t.len() != n_train {
-            return Err(Error::Config(format!(
-                "a teacher scores {} documents, the training set has {n_train}",
-                t.len()
-            )));
-        }
-    }
+    let width = check(train, valid, config, guidance)?;
     let mut model = Mlp::<f32>::new(width, &config.widths, config.seed);
     let mut adam = Adam::new(&model, config.adam);
     let groups: Vec<usize> = (0..train.set.n_groups())
@@ -325,6 +303,207 @@ pub fn fit(
         on(Event::Epoch(&log));
         if valid_ndcg > best.0 {
             best = (valid_ndcg, epoch, model.clone());
+        }
+        history.push(log);
+        if config.patience.is_some_and(|p| epoch >= best.1 + p) {
+            break;
+        }
+    }
+    Ok(Trained {
+        model: best.2,
+        best_epoch: best.1,
+        best_valid_ndcg: best.0,
+        history,
+    })
+}
+
+/// Checks the configuration and the inputs before any training; returns the input width.
+fn check(train: Split, valid: Split, config: &TrainConfig, guidance: &Guidance) -> Result<usize> {
+    config.validate()?;
+    let n_train = train.set.n_docs();
+    let width = if n_train > 0 {
+        train.inputs.len() / n_train
+    } else {
+        0
+    };
+    if width == 0
+        || width * n_train != train.inputs.len()
+        || valid.inputs.len() != valid.set.n_docs() * width
+    {
+        return Err(Error::Config(format!(
+            "the model would see {width} features: input matrices and splits disagree"
+        )));
+    }
+    for t in &guidance.teachers {
+        if t.len() != n_train {
+            return Err(Error::Config(format!(
+                "a teacher scores {} documents, the training set has {n_train}",
+                t.len()
+            )));
+        }
+    }
+    Ok(width)
+}
+
+/// Where a model trains.
+#[derive(Clone, Default)]
+pub enum Engine {
+    /// The CPU engine (gemm + rayon).
+    #[default]
+    Cpu,
+    /// The WGSL kernels on a wgpu device.
+    Gpu(std::sync::Arc<crate::gpu::Gpu>),
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Engine::Cpu => f.write_str("cpu"),
+            Engine::Gpu(g) => write!(f, "gpu ({})", g.info.name),
+        }
+    }
+}
+
+/// [`fit`] on the chosen engine (blocking on the GPU's work natively).
+#[cfg(not(target_arch = "wasm32"))]
+pub fn fit_on(
+    engine: &Engine,
+    train: Split,
+    valid: Split,
+    test: Option<Split>,
+    config: &TrainConfig,
+    guidance: &Guidance,
+    on: &mut dyn FnMut(Event),
+) -> Result<Trained> {
+    match engine {
+        Engine::Cpu => fit(train, valid, test, config, guidance, on),
+        Engine::Gpu(gpu) => pollster::block_on(fit_gpu(
+            gpu.clone(),
+            train,
+            valid,
+            test,
+            config,
+            guidance,
+            on,
+        )),
+    }
+}
+
+/// [`fit`] with every training step on the GPU: the same batches, initial weights, losses and Adam
+/// as the CPU engine. Losses are read back every `loss_window` steps and at the end of each epoch;
+/// validation scores the read-back model on the CPU engine.
+pub async fn fit_gpu(
+    gpu: std::sync::Arc<crate::gpu::Gpu>,
+    train: Split<'_>,
+    valid: Split<'_>,
+    test: Option<Split<'_>>,
+    config: &TrainConfig,
+    guidance: &Guidance<'_>,
+    on: &mut dyn FnMut(Event<'_>),
+) -> Result<Trained> {
+    let width = check(train, valid, config, guidance)?;
+    if guidance.ranking_distillation.is_some() {
+        return Err(Error::Config(
+            "Ranking Distillation trains on the CPU engine only (--backend cpu)".into(),
+        ));
+    }
+    let model = Mlp::<f32>::new(width, &config.widths, config.seed);
+    let groups: Vec<usize> = (0..train.set.n_groups())
+        .filter(|&g| guidance.uses_unlabeled() || train.set.positive_group[g])
+        .collect();
+    if groups.is_empty() {
+        return Err(Error::Data(
+            "no positive training groups to train on".into(),
+        ));
+    }
+    let largest_group = groups
+        .iter()
+        .map(|&g| train.set.group(g).len())
+        .max()
+        .unwrap_or(0);
+    let mut trainer = crate::gpu::trainer::GpuTrainer::new(
+        gpu,
+        &model,
+        config.loss,
+        config.alpha as f32,
+        config.adam,
+        config.batch_docs.max(largest_group),
+        guidance.teachers.len(),
+    )?;
+    let mut best = (f64::NEG_INFINITY, 0usize, model);
+    let mut history = Vec::new();
+    let mut batch = Batch::default();
+    let mut step = 0;
+    for epoch in 1..=config.epochs {
+        let started = Instant::now();
+        let mut order = groups.clone();
+        Rng::stream(config.seed, 0x6570_6f63_6800 + epoch as u64).shuffle(&mut order);
+        let (mut losses, mut docs, mut at) = (Vec::new(), 0usize, 0);
+        while at < order.len() {
+            at = batch.fill(train, &guidance.teachers, &order, at, config.batch_docs);
+            let teachers: Vec<&[f32]> = batch.teachers.iter().map(Vec::as_slice).collect();
+            let gpu_batch = crate::gpu::trainer::GpuBatch {
+                inputs: &batch.inputs,
+                labels: &batch.labels,
+                offsets: &batch.offsets,
+                positive: &batch.positive,
+                teachers: &teachers,
+            };
+            trainer.step(&gpu_batch).await?;
+            step += 1;
+            docs += batch.labels.len();
+            on(Event::Step {
+                docs: batch.labels.len(),
+            });
+            if step % trainer.loss_window == 0 || at >= order.len() {
+                losses.extend(trainer.read_losses().await?);
+            }
+        }
+        if let Some((i, l)) = losses
+            .iter()
+            .enumerate()
+            .find(|(_, l)| !(l.0.is_finite() && l.1.is_finite()))
+        {
+            return Err(Error::Diverged {
+                epoch,
+                step: step - losses.len() + i + 1,
+                what: format!("loss is {} (data) / {} (teacher)", l.0, l.1),
+            });
+        }
+        let model = trainer.model().await?;
+        if !model.all_finite() {
+            return Err(Error::Diverged {
+                epoch,
+                step,
+                what: "a weight became NaN or infinite".into(),
+            });
+        }
+        let seconds = started.elapsed();
+        let ndcg = |split: Split| {
+            mean_ndcg(
+                config.eval_k,
+                &score(&model, split.inputs),
+                &split.set.labels,
+                &split.set.group_offsets,
+                config.idcg_zero,
+            )
+            .unwrap_or(0.0)
+        };
+        let valid_ndcg = ndcg(valid);
+        let n = losses.len().max(1) as f64;
+        let log = EpochLog {
+            epoch,
+            data_loss: losses.iter().map(|l| l.0 as f64).sum::<f64>() / n,
+            teacher_loss: losses.iter().map(|l| l.1 as f64).sum::<f64>() / n,
+            rd_loss: 0.0,
+            valid_ndcg,
+            test_ndcg: test.map(ndcg),
+            seconds,
+            docs_per_s: docs as f64 / seconds.max(1e-9),
+        };
+        on(Event::Epoch(&log));
+        if valid_ndcg > best.0 {
+            best = (valid_ndcg, epoch, model);
         }
         history.push(log);
         if config.patience.is_some_and(|p| epoch >= best.1 + p) {

@@ -536,3 +536,81 @@ fn one_hundred_gpu_steps_follow_the_cpu_loss_curve() {
         assert!(cd.last() < cd.first(), "{what}: the loss falls");
     }
 }
+
+#[test]
+fn training_on_the_gpu_engine_matches_the_cpu_engine() {
+    use distillrank::data::prepare::{prepare, FeatureView, PrepareOptions, PrivilegedSplit};
+    use distillrank::data::synth::{generate, SynthOptions};
+    use distillrank::train::{fit_on, Engine, Guidance, Split, TrainConfig};
+    let Some(gpu) = gpu() else { return };
+    let s = generate(&SynthOptions {
+        queries: 150,
+        ..Default::default()
+    })
+    .unwrap();
+    let p = prepare(
+        &s.dataset,
+        None,
+        None,
+        &PrepareOptions {
+            tau_target: 3.5,
+            privileged: PrivilegedSplit::Columns(s.privileged_columns),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let (x, xv) = (
+        p.train.inputs(FeatureView::Regular),
+        p.valid.inputs(FeatureView::Regular),
+    );
+    let teacher: Vec<f32> = p
+        .train
+        .privileged
+        .chunks(p.train.d_z)
+        .map(|z| z.iter().sum())
+        .collect();
+    let config = TrainConfig {
+        widths: vec![32, 16],
+        epochs: 3,
+        batch_docs: 128,
+        ..Default::default()
+    };
+    let run = |engine: &Engine| {
+        let guidance = Guidance {
+            teachers: vec![&teacher],
+            ranking_distillation: None,
+        };
+        fit_on(
+            engine,
+            Split {
+                set: &p.train,
+                inputs: &x,
+            },
+            Split {
+                set: &p.valid,
+                inputs: &xv,
+            },
+            None,
+            &config,
+            &guidance,
+            &mut |_| {},
+        )
+        .unwrap()
+    };
+    let (cpu, on_gpu) = (run(&Engine::Cpu), run(&Engine::Gpu(gpu)));
+    for (c, g) in cpu.history.iter().zip(&on_gpu.history) {
+        assert!(
+            (c.data_loss - g.data_loss).abs() < 1e-3
+                && (c.teacher_loss - g.teacher_loss).abs() < 1e-3,
+            "epoch {}: {c:?} vs {g:?}",
+            c.epoch
+        );
+        assert!(
+            (c.valid_ndcg - g.valid_ndcg).abs() < 0.02,
+            "epoch {}: {} vs {}",
+            c.epoch,
+            c.valid_ndcg,
+            g.valid_ndcg
+        );
+    }
+}

@@ -303,11 +303,21 @@ pub fn train(args: &TrainArgs, out: &Output) -> Result<()> {
     let docs_per_epoch = train::epoch_docs(&p.train, false) as u64;
     let mut bar = Progress::new(out, docs_per_epoch * config.epochs as u64, "docs");
     bar.message(format!("{} {:?}", config.loss, config.view).to_lowercase());
-    let trained = train::train(
-        &p.train,
-        &p.valid,
-        &config,
+    let engine = super::engine(args.backend, out)?;
+    let (train_inputs, valid_inputs) = (p.train.inputs(config.view), p.valid.inputs(config.view));
+    let trained = train::fit_on(
+        &engine,
+        train::Split {
+            set: &p.train,
+            inputs: &train_inputs,
+        },
+        train::Split {
+            set: &p.valid,
+            inputs: &valid_inputs,
+        },
         None,
+        &config,
+        &train::Guidance::default(),
         &mut |event| match event {
             Event::Step { docs } => bar.inc(docs as u64),
             Event::Epoch(log) => bar.println(format!(

@@ -16,7 +16,7 @@ use distillrank::{Error, Result};
 use super::commands::{prepare_data, PreparedData};
 use super::plot;
 use super::progress::{Output, Progress};
-use super::{DataArgs, IdcgZeroArg, LossArg};
+use super::{BackendArg, DataArgs, IdcgZeroArg, LossArg};
 
 #[derive(Args, Clone, Debug)]
 pub struct CompareArgs {
@@ -92,10 +92,14 @@ pub struct ExperimentArgs {
     /// NDCG convention for groups with IDCG = 0 (default: excluded from the mean).
     #[arg(long, value_enum, default_value = "exclude")]
     pub idcg_zero: IdcgZeroArg,
+    /// Where to train: auto (a hardware GPU if any, else the CPU engine), gpu or cpu. Ranking
+    /// Distillation trains on the CPU engine.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub backend: BackendArg,
 }
 
 impl ExperimentArgs {
-    pub fn config(&self) -> Result<CompareConfig> {
+    pub fn config(&self, out: &Output) -> Result<CompareConfig> {
         let methods = self
             .methods
             .iter()
@@ -148,8 +152,11 @@ impl ExperimentArgs {
                 ..Default::default()
             },
             rd_teacher_factor: self.rd_teacher_factor,
+            engine: Default::default(),
         };
         config.train.validate()?;
+        let mut config = config;
+        config.engine = super::engine(self.backend, out)?;
         Ok(config)
     }
 }
@@ -178,7 +185,7 @@ pub fn run_comparison(
 }
 
 pub fn run(args: &CompareArgs, out: &Output) -> Result<()> {
-    let config = args.experiment.config()?;
+    let config = args.experiment.config(out)?;
     let started = std::time::Instant::now();
     let data = prepare_data(&args.data, out)?;
     let comparison = run_comparison(&data, &config, out)?;

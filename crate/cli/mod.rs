@@ -217,6 +217,49 @@ pub struct TrainArgs {
     /// Save the best model as PREFIX.safetensors + PREFIX.json.
     #[arg(long)]
     pub save: Option<PathBuf>,
+    /// Where to train: auto (a hardware GPU if any, else the CPU engine), gpu or cpu.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub backend: BackendArg,
+}
+
+/// Where models train.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq)]
+pub enum BackendArg {
+    /// A hardware GPU when wgpu finds one, else the CPU engine (software GPUs such as lavapipe and
+    /// SwiftShader are slower than the CPU engine, so auto does not take them).
+    Auto,
+    /// Any wgpu adapter, software ones included.
+    Gpu,
+    /// The CPU engine.
+    Cpu,
+}
+
+/// The engine for `--backend`, saying which adapter it took.
+pub fn engine(
+    backend: BackendArg,
+    out: &progress::Output,
+) -> distillrank::Result<distillrank::train::Engine> {
+    use distillrank::gpu::{AdapterChoice, Gpu};
+    use distillrank::train::Engine;
+    let choice = match backend {
+        BackendArg::Cpu => return Ok(Engine::Cpu),
+        BackendArg::Gpu => AdapterChoice::Any,
+        BackendArg::Auto => AdapterChoice::HardwareOnly,
+    };
+    match pollster::block_on(Gpu::new(choice)) {
+        Ok(gpu) => {
+            out.note(format!(
+                "backend: GPU, {} ({:?}, {:?})",
+                gpu.info.name, gpu.info.backend, gpu.info.device_type
+            ));
+            Ok(Engine::Gpu(gpu))
+        }
+        Err(e) if backend == BackendArg::Auto => {
+            out.note(format!("backend: CPU engine ({e})"));
+            Ok(Engine::Cpu)
+        }
+        Err(e) => Err(e),
+    }
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug)]

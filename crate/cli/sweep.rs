@@ -49,7 +49,7 @@ pub struct SweepArgs {
 
 pub fn run(args: &SweepArgs, out: &Output) -> Result<()> {
     let started = std::time::Instant::now();
-    let mut base = args.experiment.config()?;
+    let mut base = args.experiment.config(out)?;
     let name = args
         .param
         .to_possible_value()
