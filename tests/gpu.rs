@@ -119,6 +119,11 @@ fn dense_kernels_match_the_cpu_engine() {
             Kernel::DenseForward,
             [Some(&g_inp), Some(&g_w), Some(&g_b), Some(&g_out), None],
         );
+        let g_naive = gpu.buffer("naive out", b * n_out);
+        let naive = gpu.slot(
+            Kernel::DenseForwardNaive,
+            [Some(&g_inp), Some(&g_w), Some(&g_b), Some(&g_naive), None],
+        );
         let mask = gpu.slot(
             Kernel::ReluMask,
             [None, None, Some(&g_out), Some(&g_dout), None],
@@ -137,6 +142,7 @@ fn dense_kernels_match_the_cpu_engine() {
         );
         let (bu, iu, ou) = (b as u32, n_in as u32, n_out as u32);
         gpu.set_params(&forward, &[bu, ou, iu, relu as u32]);
+        gpu.set_params(&naive, &[bu, ou, iu, relu as u32]);
         gpu.set_params(&mask, &[bu, ou, 0, 0]);
         gpu.set_params(&bw, &[iu, ou, bu, 0]);
         gpu.set_params(&bb, &[1, ou, bu, 0]);
@@ -147,6 +153,7 @@ fn dense_kernels_match_the_cpu_engine() {
                 &forward,
                 (groups_of(n_out, TILE), groups_of(b, TILE), 1),
             );
+            gpu.record(pass, &naive, (groups_of(b * n_out, 64), 1, 1));
             if relu {
                 gpu.record(pass, &mask, (groups_of(b * n_out, WORKGROUP), 1, 1));
             }
@@ -164,6 +171,13 @@ fn dense_kernels_match_the_cpu_engine() {
             1e-4,
             1e-4,
             &format!("{what} forward"),
+        );
+        assert_close(
+            &read(&gpu, &g_naive, b * n_out),
+            &out,
+            1e-4,
+            1e-4,
+            &format!("{what} naive forward"),
         );
         assert_close(
             &read(&gpu, &g_dw, n_in * n_out),

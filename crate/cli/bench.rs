@@ -13,6 +13,9 @@ use distillrank::cpu::mlp::{Activations, Mlp};
 use distillrank::cpu::{matmul, View};
 use distillrank::data::cache;
 use distillrank::data::letor::{read_letor_file, ReadOptions};
+use distillrank::gpu::shaders::TILE;
+use distillrank::gpu::trainer::{GpuBatch, GpuTrainer};
+use distillrank::gpu::{groups_of, AdapterChoice, Gpu, Kernel};
 use distillrank::rng::Rng;
 use distillrank::{Error, Result};
 
@@ -30,6 +33,10 @@ pub enum BenchCommand {
     Gemm {
         #[arg(long, default_value_t = 20)]
         repeat: usize,
+        /// cpu: the CPU engine's products; gpu: the tiled WGSL kernel against a naive
+        /// one-output-per-invocation kernel on the same adapter (software adapters included).
+        #[arg(long, value_enum, default_value = "cpu")]
+        backend: BenchBackend,
     },
     /// MB/s of the LETOR reader on FILE (best of --repeat).
     Parse {
@@ -61,12 +68,32 @@ pub enum BenchCommand {
         docs_per_group: usize,
         #[arg(long, value_delimiter = ',', default_value = "256,256,128,64")]
         widths: Vec<usize>,
+        /// cpu: the CPU engine; gpu: the WGSL kernels on any adapter wgpu finds.
+        #[arg(long, value_enum, default_value = "cpu")]
+        backend: BenchBackend,
     },
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq)]
+pub enum BenchBackend {
+    Cpu,
+    Gpu,
+}
+
+fn any_gpu() -> Result<std::sync::Arc<Gpu>> {
+    pollster::block_on(Gpu::new(AdapterChoice::Any))
 }
 
 pub fn run(args: &BenchArgs, out: &Output) -> Result<()> {
     let result = match &args.what {
-        BenchCommand::Gemm { repeat } => gemm(*repeat),
+        BenchCommand::Gemm {
+            repeat,
+            backend: BenchBackend::Cpu,
+        } => gemm(*repeat),
+        BenchCommand::Gemm {
+            repeat,
+            backend: BenchBackend::Gpu,
+        } => gemm_gpu(any_gpu()?.as_ref(), *repeat)?,
         BenchCommand::Parse {
             file,
             query,
@@ -84,6 +111,24 @@ pub fn run(args: &BenchArgs, out: &Output) -> Result<()> {
             groups_per_batch,
             docs_per_group,
             widths,
+            backend: BenchBackend::Gpu,
+        } => train_gpu(
+            &any_gpu()?,
+            *steps,
+            *warmup,
+            *features,
+            *groups_per_batch,
+            *docs_per_group,
+            widths,
+        )?,
+        BenchCommand::Train {
+            steps,
+            warmup,
+            features,
+            groups_per_batch,
+            docs_per_group,
+            widths,
+            backend: BenchBackend::Cpu,
         } => train(
             *steps,
             *warmup,
@@ -237,4 +282,120 @@ fn train(
     }
     let seconds = t.elapsed().as_secs_f64();
     serde_json::json!({"tool": "distillrank", "backend": "cpu", "threads": rayon::current_num_threads(), "docs_per_s": (steps * batch_docs) as f64 / seconds, "steps": steps, "batch_docs": batch_docs, "final_loss": loss})
+}
+
+/// GFLOP/s of the tiled forward kernel and of the naive one on the same adapter, same shapes as
+/// the CPU benchmark; each timing is `repeat` dispatches in one submission, best of three.
+fn gemm_gpu(gpu: &Gpu, repeat: usize) -> Result<serde_json::Value> {
+    let shapes = [
+        (512, 136, 256),
+        (512, 256, 256),
+        (512, 256, 128),
+        (512, 128, 64),
+        (1024, 1024, 1024),
+    ];
+    let mut rng = Rng::new(1);
+    let mut results = Vec::new();
+    for &(m, k, n) in &shapes {
+        let a: Vec<f32> = (0..m * k).map(|_| rng.normal() as f32).collect();
+        let b: Vec<f32> = (0..k * n).map(|_| rng.normal() as f32).collect();
+        let (ga, gb, bias, out) = (
+            gpu.buffer_with("a", &a),
+            gpu.buffer_with("b", &b),
+            gpu.buffer("bias", n),
+            gpu.buffer("out", m * n),
+        );
+        let time = |kernel: Kernel, workgroups: (u32, u32, u32)| -> Result<f64> {
+            let slot = gpu.slot(
+                kernel,
+                [Some(&ga), Some(&gb), Some(&bias), Some(&out), None],
+            );
+            gpu.set_params(&slot, &[m as u32, n as u32, k as u32, 0]);
+            let mut best = f64::INFINITY;
+            for _ in 0..3 {
+                let t = Instant::now();
+                pollster::block_on(gpu.run(|pass| {
+                    for _ in 0..repeat.max(1) {
+                        gpu.record(pass, &slot, workgroups);
+                    }
+                }))?;
+                gpu.wait()?;
+                best = best.min(t.elapsed().as_secs_f64());
+            }
+            Ok(2.0 * (m * k * n * repeat.max(1)) as f64 / best / 1e9)
+        };
+        let tiled = time(
+            Kernel::DenseForward,
+            (groups_of(n, TILE), groups_of(m, TILE), 1),
+        )?;
+        let naive = time(Kernel::DenseForwardNaive, (groups_of(m * n, 64), 1, 1))?;
+        results.push(serde_json::json!({"m": m, "k": k, "n": n, "tiled_gflops": tiled, "naive_gflops": naive, "ratio": tiled / naive}));
+    }
+    Ok(
+        serde_json::json!({"tool": "distillrank", "backend": "gpu", "adapter": gpu.info.name, "device_type": format!("{:?}", gpu.info.device_type), "shapes": results}),
+    )
+}
+
+/// Training throughput of the GPU trainer on the CPU benchmark's batches.
+fn train_gpu(
+    gpu: &std::sync::Arc<Gpu>,
+    steps: usize,
+    warmup: usize,
+    features: usize,
+    groups: usize,
+    docs_per_group: usize,
+    widths: &[usize],
+) -> Result<serde_json::Value> {
+    let batch_docs = groups * docs_per_group;
+    let mut rng = Rng::new(0);
+    let batches: Vec<(Vec<f32>, Vec<f32>)> = (0..16)
+        .map(|_| {
+            (
+                (0..batch_docs * features)
+                    .map(|_| rng.normal() as f32)
+                    .collect(),
+                (0..batch_docs)
+                    .map(|_| rng.int_range(0, 4) as f32)
+                    .collect(),
+            )
+        })
+        .collect();
+    let offsets: Vec<usize> = (0..=groups).map(|g| g * docs_per_group).collect();
+    let positive = vec![true; groups];
+    let model = Mlp::<f32>::new(features, widths, 0);
+    let mut trainer = GpuTrainer::new(
+        gpu.clone(),
+        &model,
+        distillrank::cpu::loss::LossKind::RankNet,
+        1.0,
+        AdamConfig::default(),
+        batch_docs,
+        0,
+    )?;
+    let mut losses = Vec::new();
+    // Steps, reading the losses back every loss_window steps and at the end.
+    let mut run = |trainer: &mut GpuTrainer, range: std::ops::Range<usize>| -> Result<()> {
+        for i in range {
+            let (x, y) = &batches[i % batches.len()];
+            pollster::block_on(trainer.step(&GpuBatch {
+                inputs: x,
+                labels: y,
+                offsets: &offsets,
+                positive: &positive,
+                teachers: &[],
+            }))?;
+            if (i + 1) % trainer.loss_window == 0 {
+                losses.extend(pollster::block_on(trainer.read_losses())?);
+            }
+        }
+        losses.extend(pollster::block_on(trainer.read_losses())?);
+        Ok(())
+    };
+    run(&mut trainer, 0..warmup)?;
+    let t = Instant::now();
+    run(&mut trainer, warmup..warmup + steps)?;
+    let seconds = t.elapsed().as_secs_f64();
+    Ok(
+        serde_json::json!({"tool": "distillrank", "backend": "gpu", "adapter": gpu.info.name, "docs_per_s": (steps * batch_docs) as f64 / seconds, "steps": steps, "batch_docs": batch_docs, "final_loss": losses.last().map(|l| l.0)}),
+    )
 }

@@ -20,6 +20,8 @@ use crate::error::{Error, Result};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kernel {
     DenseForward,
+    /// One output per invocation, no tiling: the benchmark's baseline.
+    DenseForwardNaive,
     DenseBackwardInput,
     DenseBackwardWeight,
     DenseBackwardBias,
@@ -31,8 +33,9 @@ pub enum Kernel {
 }
 
 impl Kernel {
-    const ALL: [Kernel; 9] = [
+    const ALL: [Kernel; 10] = [
         Kernel::DenseForward,
+        Kernel::DenseForwardNaive,
         Kernel::DenseBackwardInput,
         Kernel::DenseBackwardWeight,
         Kernel::DenseBackwardBias,
@@ -46,6 +49,7 @@ impl Kernel {
         use shaders::*;
         match self {
             Kernel::DenseForward => ("dense.wgsl", DENSE, "forward"),
+            Kernel::DenseForwardNaive => ("dense.wgsl", DENSE, "forward_naive"),
             Kernel::DenseBackwardInput => ("dense.wgsl", DENSE, "backward_input"),
             Kernel::DenseBackwardWeight => ("dense.wgsl", DENSE, "backward_weight"),
             Kernel::DenseBackwardBias => ("dense.wgsl", DENSE, "backward_bias"),
@@ -324,6 +328,16 @@ impl Gpu {
         drop(view);
         staging.unmap();
         Ok(values)
+    }
+
+    /// Waits until the queue has finished all submitted work (native; the browser resolves
+    /// read-backs instead).
+    pub fn wait(&self) -> Result<()> {
+        #[cfg(not(target_arch = "wasm32"))]
+        self.device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map_err(|e| Error::Gpu(format!("waiting for the GPU: {e}")))?;
+        Ok(())
     }
 
     /// Runs `record` in one compute pass, submits it, and reports validation errors as errors.

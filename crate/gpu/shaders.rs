@@ -17,5 +17,6 @@ pub const ALL: [(&str, &str); 5] = [
 ];
 
 /// Workgroup sizes, mirrored from the shaders.
-pub const TILE: u32 = 16;
+/// Rows and columns of the result one workgroup of the dense products computes.
+pub const TILE: u32 = 64;
 pub const WORKGROUP: u32 = 256;
