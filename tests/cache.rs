@@ -1,5 +1,7 @@
 //! The binary cache: round trip, staleness, corruption.
 
+#![cfg(not(target_arch = "wasm32"))]
+
 use std::path::Path;
 
 use distillrank::data::cache::{cache_path, load_or_build, read_cache, write_cache, CacheState};

@@ -1,5 +1,7 @@
 //! The `distillrank` binary, end to end.
 
+#![cfg(not(target_arch = "wasm32"))]
+
 use std::path::Path;
 use std::process::Command;
 

@@ -1,5 +1,7 @@
 //! The distillation methods and the `compare` experiment.
 
+#![cfg(not(target_arch = "wasm32"))]
+
 use distillrank::data::prepare::{prepare, PrepareOptions, Prepared, PrivilegedSplit, RankingSet};
 use distillrank::data::synth::{generate, SynthOptions};
 use distillrank::distill::{privileged_subsets, Method, RdConfig, RdTargets, RdWeighting};

@@ -1,5 +1,7 @@
 //! Every backward pass of the CPU engine against central finite differences, in f64.
 
+#![cfg(not(target_arch = "wasm32"))]
+
 use distillrank::cpu::loss::{
     data_loss, rank_bce, ranking_distillation_loss, ranknet, ranknet_soft, teacher_loss, LossKind,
 };

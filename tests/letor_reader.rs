@@ -1,5 +1,7 @@
 //! The LETOR reader: real files, edge cases of the format, the malformed corpus, and fuzzing.
 
+#![cfg(not(target_arch = "wasm32"))]
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 

@@ -1,6 +1,8 @@
 //! Metrics against independent implementations (trec_eval through pytrec_eval, and scikit-learn),
 //! whose values `bench/metrics_reference.py` computed and committed to `tests/data/`.
 
+#![cfg(not(target_arch = "wasm32"))]
+
 use std::collections::BTreeMap;
 
 use distillrank::metrics::{

@@ -1,5 +1,7 @@
 //! Adam against the update written out by hand.
 
+#![cfg(not(target_arch = "wasm32"))]
+
 use distillrank::cpu::adam::{Adam, AdamConfig};
 use distillrank::cpu::mlp::{Dense, Mlp};
 

@@ -1,5 +1,7 @@
 //! The PFD paper's data preparation (spec §1).
 
+#![cfg(not(target_arch = "wasm32"))]
+
 use std::path::Path;
 
 use distillrank::data::letor::{read_letor_file, ReadOptions};

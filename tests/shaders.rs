@@ -1,6 +1,8 @@
 //! Every WGSL kernel parses and validates with naga: a shader error fails the build's tests even on
 //! a machine without a GPU.
 
+#![cfg(not(target_arch = "wasm32"))]
+
 use distillrank::gpu::shaders::ALL;
 
 #[test]

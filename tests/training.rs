@@ -1,5 +1,7 @@
 //! Training on the CPU engine: validation NDCG@8 rises, divergence is caught, models round-trip.
 
+#![cfg(not(target_arch = "wasm32"))]
+
 use std::path::Path;
 
 use distillrank::cpu::adam::AdamConfig;

@@ -2,7 +2,8 @@
 //!
 //! * `demo`: build in release mode and compare no-distillation, self-distillation, GenD and PFD on
 //!   the embedded synthetic dataset (the main job), writing the report to `out/demo/`.
-//! * `test`: every test of the workspace.
+//! * `test`: install what the tests need (lavapipe, Chromium, wasm tools) if missing, then every
+//!   test: native (CPU and GPU on lavapipe) and in headless Chromium on WebGPU.
 //! * `bench`: the CPU benchmarks of BENCHMARKS.md, with the Python peers when they are installed.
 
 use std::path::{Path, PathBuf};
@@ -70,53 +71,147 @@ fn test(extra: &[String]) -> Result<(), String> {
     if !root().join("../shared/data").exists() {
         return Err("the tests read ../shared/data beside the checkout (MQ2008 and LightGBM's rank example)".into());
     }
-    // Library and integration tests of the distillrank package (doc tests hold no tests).
-    let mut cmd = cargo();
-    cmd.args([
+    setup_test_tools()?;
+    // Mesa's Vulkan driver wants a runtime directory.
+    let runtime = std::env::temp_dir().join("distillrank-xdg");
+    let _ = std::fs::create_dir_all(&runtime);
+    let mut total = Tally::default();
+    // Native: library and integration tests of the distillrank package (doc tests hold no
+    // tests); the GPU tests run on lavapipe.
+    let mut native = cargo();
+    native
+        .args([
+            "test",
+            "-p",
+            "distillrank",
+            "--all-targets",
+            "--no-fail-fast",
+        ])
+        .args(extra);
+    native.env("XDG_RUNTIME_DIR", &runtime);
+    let native_ok = total.run(native)?;
+    // Browser: the same kernel checks in headless Chromium on WebGPU (tests/web.rs).
+    let mut web = Command::new("wasm-pack");
+    web.args([
         "test",
-        "-p",
-        "distillrank",
-        "--all-targets",
-        "--no-fail-fast",
-    ])
-    .args(extra);
-    eprintln!("$ {cmd:?}");
-    let mut child = cmd
-        .current_dir(root())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("cannot start cargo test: {e}"))?;
-    // Echo cargo's output and add up its per-target summaries into one closing line.
-    let (mut passed, mut failed, mut ignored) = (0u64, 0u64, 0u64);
-    let stdout = child.stdout.take().expect("piped stdout");
-    for line in std::io::BufRead::lines(std::io::BufReader::new(stdout)) {
-        let line = line.map_err(|e| e.to_string())?;
-        println!("{line}");
-        if let Some(summary) = line.strip_prefix("test result: ") {
-            let count = |word: &str| -> u64 {
-                summary
-                    .split(';')
-                    .find_map(|part| {
-                        part.trim()
-                            .strip_suffix(word)
-                            .and_then(|n| n.trim().rsplit(' ').next()?.parse().ok())
-                    })
-                    .unwrap_or(0)
-            };
-            passed += count(" passed");
-            failed += count(" failed");
-            ignored += count(" ignored");
-        }
-    }
-    let status = child.wait().map_err(|e| e.to_string())?;
-    println!("{passed} passed, {failed} failed, {ignored} skipped");
-    if status.success() && failed == 0 && passed > 0 {
+        "--headless",
+        "--chrome",
+        "--mode",
+        "no-install",
+        "--no-default-features",
+        "--test",
+        "web",
+    ]);
+    web.env("CHROMEDRIVER", "/usr/bin/chromedriver");
+    let web_ok = total.run(web)?;
+    println!(
+        "{} passed, {} failed, {} skipped",
+        total.passed, total.failed, total.ignored
+    );
+    if native_ok && web_ok && total.failed == 0 && total.passed > 0 {
         Ok(())
     } else {
-        Err(format!(
-            "cargo test: {status}, {passed} passed, {failed} failed"
-        ))
+        Err(format!("{} passed, {} failed", total.passed, total.failed))
     }
+}
+
+/// Test counts added up over several test runs.
+#[derive(Default)]
+struct Tally {
+    passed: u64,
+    failed: u64,
+    ignored: u64,
+}
+
+impl Tally {
+    /// Runs `cmd`, echoing its output and counting its `test result:` lines; returns whether it
+    /// succeeded.
+    fn run(&mut self, mut cmd: Command) -> Result<bool, String> {
+        eprintln!("$ {cmd:?}");
+        let mut child = cmd
+            .current_dir(root())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("cannot start {cmd:?}: {e}"))?;
+        let stdout = child.stdout.take().expect("piped stdout");
+        for line in std::io::BufRead::lines(std::io::BufReader::new(stdout)) {
+            let line = line.map_err(|e| e.to_string())?;
+            println!("{line}");
+            if let Some(summary) = line.strip_prefix("test result: ") {
+                let count = |word: &str| -> u64 {
+                    summary
+                        .split(';')
+                        .find_map(|part| {
+                            part.trim()
+                                .strip_suffix(word)
+                                .and_then(|n| n.trim().rsplit(' ').next()?.parse().ok())
+                        })
+                        .unwrap_or(0)
+                };
+                self.passed += count(" passed");
+                self.failed += count(" failed");
+                self.ignored += count(" ignored");
+            }
+        }
+        Ok(child.wait().map_err(|e| e.to_string())?.success())
+    }
+}
+
+/// The pinned wasm-bindgen version (Cargo.toml), which the test runner must match.
+const WASM_BINDGEN: &str = "0.2.130";
+
+fn have(program: &str, version_arg: &str) -> Option<String> {
+    let out = Command::new(program).arg(version_arg).output().ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// Installs what the tests need when it is missing: Mesa's lavapipe (a software Vulkan GPU),
+/// Chromium and its driver (Debian's), the wasm32 target, wasm-pack and the wasm-bindgen test
+/// runner of the pinned version.
+fn setup_test_tools() -> Result<(), String> {
+    let mut packages = Vec::new();
+    if !glob_exists("/usr/share/vulkan/icd.d", "lvp_icd") {
+        packages.push("mesa-vulkan-drivers");
+    }
+    if have("chromium", "--version").is_none() {
+        packages.push("chromium");
+    }
+    if have("chromedriver", "--version").is_none() {
+        packages.push("chromium-driver");
+    }
+    if !packages.is_empty() {
+        run(Command::new("apt-get").args(["update", "-q"]))?;
+        run(Command::new("apt-get")
+            .args(["install", "-y", "-q"])
+            .args(&packages)
+            .env("DEBIAN_FRONTEND", "noninteractive"))?;
+    }
+    let targets = Command::new("rustup")
+        .args(["target", "list", "--installed"])
+        .output()
+        .map_err(|e| format!("rustup: {e}"))?;
+    if !String::from_utf8_lossy(&targets.stdout).contains("wasm32-unknown-unknown") {
+        run(Command::new("rustup").args(["target", "add", "wasm32-unknown-unknown"]))?;
+    }
+    if have("wasm-pack", "--version").is_none() {
+        run(cargo().args(["install", "wasm-pack", "--locked"]))?;
+    }
+    if !have("wasm-bindgen", "--version").is_some_and(|v| v.contains(WASM_BINDGEN)) {
+        // Without --locked: a dependency its lock file names is no longer in the registry.
+        run(cargo().args(["install", "wasm-bindgen-cli", "--version", WASM_BINDGEN]))?;
+    }
+    Ok(())
+}
+
+fn glob_exists(dir: &str, prefix: &str) -> bool {
+    std::fs::read_dir(dir)
+        .map(|d| {
+            d.flatten()
+                .any(|e| e.file_name().to_string_lossy().starts_with(prefix))
+        })
+        .unwrap_or(false)
 }
 
 fn bench() -> Result<(), String> {
