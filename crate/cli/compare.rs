@@ -371,7 +371,8 @@ fn report(
     );
     let _ = writeln!(
         r,
-        "## Configuration\n\n```json\n{}\n```\n",
+        "## Configuration\n\nEngine: {:?}.\n\n```json\n{}\n```\n",
+        config.engine,
         serde_json::to_string_pretty(config).expect("serialise")
     );
     let _ = writeln!(
