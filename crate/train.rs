@@ -200,8 +200,7 @@ pub fn fit(
         config.alpha as f32
     };
 
-    let mut best = (f64::NEG_INFINITY, 0usize, model.clone());
-    let mut history = Vec::new();
+    let mut selection = Selection::new(model.clone());
     let mut batch = Batch::default();
     let mut acts = Activations::default();
     let mut grads = model.zero_gradients();
@@ -271,6 +270,48 @@ pub fn fit(
                 docs: batch.labels.len(),
             });
         }
+        let batches = batches as f64;
+        let means = (data_sum / batches, teacher_sum / batches, rd_sum / batches);
+        if selection.end_epoch(
+            &model, epoch, step, means, docs, &started, valid, test, config, on,
+        )? {
+            break;
+        }
+    }
+    Ok(selection.finish())
+}
+
+/// Keeps the model of the best validation epoch and decides when to stop (early stopping).
+struct Selection {
+    best: (f64, usize, Mlp<f32>),
+    history: Vec<EpochLog>,
+}
+
+impl Selection {
+    fn new(initial: Mlp<f32>) -> Self {
+        Selection {
+            best: (f64::NEG_INFINITY, 0, initial),
+            history: Vec::new(),
+        }
+    }
+
+    /// Checks the weights, evaluates `model` after `epoch` (validation NDCG@k, and test NDCG@k
+    /// for the record), logs it and keeps it if it is the best so far. `losses` are the epoch's mean
+    /// data, teacher and Ranking Distillation losses. Returns whether to stop.
+    #[allow(clippy::too_many_arguments)]
+    fn end_epoch(
+        &mut self,
+        model: &Mlp<f32>,
+        epoch: usize,
+        step: usize,
+        losses: (f64, f64, f64),
+        docs: usize,
+        started: &Instant,
+        valid: Split,
+        test: Option<Split>,
+        config: &TrainConfig,
+        on: &mut dyn FnMut(Event),
+    ) -> Result<bool> {
         if !model.all_finite() {
             return Err(Error::Diverged {
                 epoch,
@@ -282,7 +323,7 @@ pub fn fit(
         let ndcg = |split: Split| {
             mean_ndcg(
                 config.eval_k,
-                &score(&model, split.inputs),
+                &score(model, split.inputs),
                 &split.set.labels,
                 &split.set.group_offsets,
                 config.idcg_zero,
@@ -292,29 +333,30 @@ pub fn fit(
         let valid_ndcg = ndcg(valid);
         let log = EpochLog {
             epoch,
-            data_loss: data_sum / batches as f64,
-            teacher_loss: teacher_sum / batches as f64,
-            rd_loss: rd_sum / batches as f64,
+            data_loss: losses.0,
+            teacher_loss: losses.1,
+            rd_loss: losses.2,
             valid_ndcg,
             test_ndcg: test.map(ndcg),
             seconds,
             docs_per_s: docs as f64 / seconds.max(1e-9),
         };
         on(Event::Epoch(&log));
-        if valid_ndcg > best.0 {
-            best = (valid_ndcg, epoch, model.clone());
+        if valid_ndcg > self.best.0 {
+            self.best = (valid_ndcg, epoch, model.clone());
         }
-        history.push(log);
-        if config.patience.is_some_and(|p| epoch >= best.1 + p) {
-            break;
+        self.history.push(log);
+        Ok(config.patience.is_some_and(|p| epoch >= self.best.1 + p))
+    }
+
+    fn finish(self) -> Trained {
+        Trained {
+            model: self.best.2,
+            best_epoch: self.best.1,
+            best_valid_ndcg: self.best.0,
+            history: self.history,
         }
     }
-    Ok(Trained {
-        model: best.2,
-        best_epoch: best.1,
-        best_valid_ndcg: best.0,
-        history,
-    })
 }
 
 /// Checks the configuration and the inputs before any training; returns the input width.
@@ -430,8 +472,7 @@ pub async fn fit_gpu(
         config.batch_docs.max(largest_group),
         guidance.teachers.len(),
     )?;
-    let mut best = (f64::NEG_INFINITY, 0usize, model);
-    let mut history = Vec::new();
+    let mut selection = Selection::new(model);
     let mut batch = Batch::default();
     let mut step = 0;
     for epoch in 1..=config.epochs {
@@ -471,51 +512,19 @@ pub async fn fit_gpu(
             });
         }
         let model = trainer.model().await?;
-        if !model.all_finite() {
-            return Err(Error::Diverged {
-                epoch,
-                step,
-                what: "a weight became NaN or infinite".into(),
-            });
-        }
-        let seconds = started.elapsed();
-        let ndcg = |split: Split| {
-            mean_ndcg(
-                config.eval_k,
-                &score(&model, split.inputs),
-                &split.set.labels,
-                &split.set.group_offsets,
-                config.idcg_zero,
-            )
-            .unwrap_or(0.0)
-        };
-        let valid_ndcg = ndcg(valid);
         let n = losses.len().max(1) as f64;
-        let log = EpochLog {
-            epoch,
-            data_loss: losses.iter().map(|l| l.0 as f64).sum::<f64>() / n,
-            teacher_loss: losses.iter().map(|l| l.1 as f64).sum::<f64>() / n,
-            rd_loss: 0.0,
-            valid_ndcg,
-            test_ndcg: test.map(ndcg),
-            seconds,
-            docs_per_s: docs as f64 / seconds.max(1e-9),
-        };
-        on(Event::Epoch(&log));
-        if valid_ndcg > best.0 {
-            best = (valid_ndcg, epoch, model);
-        }
-        history.push(log);
-        if config.patience.is_some_and(|p| epoch >= best.1 + p) {
+        let means = (
+            losses.iter().map(|l| l.0 as f64).sum::<f64>() / n,
+            losses.iter().map(|l| l.1 as f64).sum::<f64>() / n,
+            0.0,
+        );
+        if selection.end_epoch(
+            &model, epoch, step, means, docs, &started, valid, test, config, on,
+        )? {
             break;
         }
     }
-    Ok(Trained {
-        model: best.2,
-        best_epoch: best.1,
-        best_valid_ndcg: best.0,
-        history,
-    })
+    Ok(selection.finish())
 }
 
 /// Scores `inputs` (n_docs x model.n_in()) in chunks, so that activations stay small.
