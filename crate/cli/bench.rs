@@ -159,16 +159,42 @@ fn best_of(repeat: usize, mut f: impl FnMut()) -> f64 {
         .fold(f64::INFINITY, f64::min)
 }
 
+/// (m, k, n) of the benchmarked products: the MLP's forward products with a batch of 512 documents
+/// (as in bench/peer_cpu.py), and 1024^3.
+const GEMM_SHAPES: [(usize, usize, usize); 5] = [
+    (512, 136, 256),
+    (512, 256, 256),
+    (512, 256, 128),
+    (512, 128, 64),
+    (1024, 1024, 1024),
+];
+
+/// The training benchmark's data: 16 distinct batches of `groups` groups of `docs_per_group`
+/// documents (normal features, grades 0..4), cycled, as the JAX peer does.
+fn bench_batches(
+    features: usize,
+    groups: usize,
+    docs_per_group: usize,
+) -> Vec<(Vec<f32>, Vec<f32>)> {
+    let batch_docs = groups * docs_per_group;
+    let mut rng = Rng::new(0);
+    (0..16)
+        .map(|_| {
+            (
+                (0..batch_docs * features)
+                    .map(|_| rng.normal() as f32)
+                    .collect(),
+                (0..batch_docs)
+                    .map(|_| rng.int_range(0, 4) as f32)
+                    .collect(),
+            )
+        })
+        .collect()
+}
+
 fn gemm(repeat: usize) -> serde_json::Value {
-    let shapes = [
-        (512, 136, 256),
-        (512, 256, 256),
-        (512, 256, 128),
-        (512, 128, 64),
-        (1024, 1024, 1024),
-    ];
     let mut rng = Rng::new(1);
-    let results: Vec<serde_json::Value> = shapes
+    let results: Vec<serde_json::Value> = GEMM_SHAPES
         .iter()
         .map(|&(m, k, n)| {
             let a: Vec<f32> = (0..m * k).map(|_| rng.normal() as f32).collect();
@@ -244,19 +270,7 @@ fn train(
     widths: &[usize],
 ) -> serde_json::Value {
     let batch_docs = groups * docs_per_group;
-    let mut rng = Rng::new(0);
-    // 16 distinct batches, cycled, as the JAX peer does.
-    let batches: Vec<(Vec<f32>, Vec<f32>)> = (0..16)
-        .map(|_| {
-            let x = (0..batch_docs * features)
-                .map(|_| rng.normal() as f32)
-                .collect();
-            let y = (0..batch_docs)
-                .map(|_| rng.int_range(0, 4) as f32)
-                .collect();
-            (x, y)
-        })
-        .collect();
+    let batches = bench_batches(features, groups, docs_per_group);
     let offsets: Vec<usize> = (0..=groups).map(|g| g * docs_per_group).collect();
     let include = vec![true; groups];
     let mut model = Mlp::<f32>::new(features, widths, 0);
@@ -287,16 +301,9 @@ fn train(
 /// GFLOP/s of the tiled forward kernel and of the naive one on the same adapter, same shapes as
 /// the CPU benchmark; each timing is `repeat` dispatches in one submission, best of three.
 fn gemm_gpu(gpu: &Gpu, repeat: usize) -> Result<serde_json::Value> {
-    let shapes = [
-        (512, 136, 256),
-        (512, 256, 256),
-        (512, 256, 128),
-        (512, 128, 64),
-        (1024, 1024, 1024),
-    ];
     let mut rng = Rng::new(1);
     let mut results = Vec::new();
-    for &(m, k, n) in &shapes {
+    for &(m, k, n) in &GEMM_SHAPES {
         let a: Vec<f32> = (0..m * k).map(|_| rng.normal() as f32).collect();
         let b: Vec<f32> = (0..k * n).map(|_| rng.normal() as f32).collect();
         let (ga, gb, bias, out) = (
@@ -347,19 +354,7 @@ fn train_gpu(
     widths: &[usize],
 ) -> Result<serde_json::Value> {
     let batch_docs = groups * docs_per_group;
-    let mut rng = Rng::new(0);
-    let batches: Vec<(Vec<f32>, Vec<f32>)> = (0..16)
-        .map(|_| {
-            (
-                (0..batch_docs * features)
-                    .map(|_| rng.normal() as f32)
-                    .collect(),
-                (0..batch_docs)
-                    .map(|_| rng.int_range(0, 4) as f32)
-                    .collect(),
-            )
-        })
-        .collect();
+    let batches = bench_batches(features, groups, docs_per_group);
     let offsets: Vec<usize> = (0..=groups).map(|g| g * docs_per_group).collect();
     let positive = vec![true; groups];
     let model = Mlp::<f32>::new(features, widths, 0);
