@@ -272,8 +272,20 @@ pub fn fit(
         }
         let batches = batches as f64;
         let means = (data_sum / batches, teacher_sum / batches, rd_sum / batches);
+        let seconds = started.elapsed();
+        let valid_scores = score(&model, valid.inputs);
+        let test_scores = test.map(|t| (t, score(&model, t.inputs)));
         if selection.end_epoch(
-            &model, epoch, step, means, docs, &started, valid, test, config, on,
+            &model,
+            epoch,
+            step,
+            means,
+            docs,
+            seconds,
+            (valid, &valid_scores),
+            test_scores,
+            config,
+            on,
         )? {
             break;
         }
@@ -295,8 +307,8 @@ impl Selection {
         }
     }
 
-    /// Checks the weights, evaluates `model` after `epoch` (validation NDCG@k, and test NDCG@k
-    /// for the record), logs it and keeps it if it is the best so far. `losses` are the epoch's mean
+    /// Checks the weights, evaluates `model` after `epoch` from its scores on the validation split
+    /// (and on the test split, for the record), logs it and keeps it if it is the best so far. `losses` are the epoch's mean
     /// data, teacher and Ranking Distillation losses. Returns whether to stop.
     #[allow(clippy::too_many_arguments)]
     fn end_epoch(
@@ -306,9 +318,9 @@ impl Selection {
         step: usize,
         losses: (f64, f64, f64),
         docs: usize,
-        started: &Instant,
-        valid: Split,
-        test: Option<Split>,
+        seconds: f64,
+        valid: (Split, &[f32]),
+        test: Option<(Split, Vec<f32>)>,
         config: &TrainConfig,
         on: &mut dyn FnMut(Event),
     ) -> Result<bool> {
@@ -319,25 +331,24 @@ impl Selection {
                 what: "a weight became NaN or infinite".into(),
             });
         }
-        let seconds = started.elapsed();
-        let ndcg = |split: Split| {
+        let ndcg = |split: Split, scores: &[f32]| {
             mean_ndcg(
                 config.eval_k,
-                &score(model, split.inputs),
+                scores,
                 &split.set.labels,
                 &split.set.group_offsets,
                 config.idcg_zero,
             )
             .unwrap_or(0.0)
         };
-        let valid_ndcg = ndcg(valid);
+        let valid_ndcg = ndcg(valid.0, valid.1);
         let log = EpochLog {
             epoch,
             data_loss: losses.0,
             teacher_loss: losses.1,
             rd_loss: losses.2,
             valid_ndcg,
-            test_ndcg: test.map(ndcg),
+            test_ndcg: test.map(|(split, scores)| ndcg(split, &scores)),
             seconds,
             docs_per_s: docs as f64 / seconds.max(1e-9),
         };
@@ -433,7 +444,7 @@ pub fn fit_on(
 
 /// [`fit`] with every training step on the GPU: the same batches, initial weights, losses and Adam
 /// as the CPU engine. Losses are read back every `loss_window` steps and at the end of each epoch;
-/// validation scores the read-back model on the CPU engine.
+/// validation and test documents are scored on the GPU, NDCG computed on the read-back scores.
 pub async fn fit_gpu(
     gpu: std::sync::Arc<crate::gpu::Gpu>,
     train: Split<'_>,
@@ -518,8 +529,23 @@ pub async fn fit_gpu(
             losses.iter().map(|l| l.1 as f64).sum::<f64>() / n,
             0.0,
         );
+        let seconds = started.elapsed();
+        let valid_scores = trainer.score(valid.inputs).await?;
+        let test_scores = match test {
+            Some(t) => Some((t, trainer.score(t.inputs).await?)),
+            None => None,
+        };
         if selection.end_epoch(
-            &model, epoch, step, means, docs, &started, valid, test, config, on,
+            &model,
+            epoch,
+            step,
+            means,
+            docs,
+            seconds,
+            (valid, &valid_scores),
+            test_scores,
+            config,
+            on,
         )? {
             break;
         }

@@ -442,9 +442,41 @@ impl GpuTrainer {
         Ok(Mlp { layers })
     }
 
-    /// The logits of the last step's batch.
-    pub async fn last_logits(&self, n: usize) -> Result<Vec<f32>> {
-        self.gpu.read(&self.acts[self.layers.len() - 1], n).await
+    /// Scores `inputs` (n_docs x n_in) with the current weights on the GPU, in chunks of the
+    /// batch size: the forward dispatches only, then one read-back per chunk.
+    pub async fn score(&self, inputs: &[f32]) -> Result<Vec<f32>> {
+        let n_in = self.layers[0].n_in;
+        let mut scores = Vec::with_capacity(inputs.len() / n_in.max(1));
+        for chunk in inputs.chunks(self.max_docs * n_in) {
+            let n = chunk.len() / n_in;
+            self.gpu
+                .queue
+                .write_buffer(&self.input, 0, bytemuck::cast_slice(chunk));
+            for layer in &self.layers {
+                self.gpu.set_params(
+                    &layer.forward,
+                    &[
+                        n as u32,
+                        layer.n_out as u32,
+                        layer.n_in as u32,
+                        layer.relu_mask.is_some() as u32,
+                    ],
+                );
+            }
+            let gpu = &self.gpu;
+            gpu.run(|pass| {
+                for layer in &self.layers {
+                    gpu.record(
+                        pass,
+                        &layer.forward,
+                        (groups_of(layer.n_out, TILE), groups_of(n, TILE), 1),
+                    );
+                }
+            })
+            .await?;
+            scores.extend(gpu.read(&self.acts[self.layers.len() - 1], n).await?);
+        }
+        Ok(scores)
     }
 
     /// The gradients of the last step (weight, bias per layer).
