@@ -126,3 +126,62 @@ fn training_on_the_gpu_engine_matches_the_cpu_engine() {
         );
     }
 }
+
+#[test]
+fn a_profiled_step_times_each_phase_and_trains_like_a_plain_one() {
+    use distillrank::cpu::adam::AdamConfig;
+    use distillrank::cpu::loss::LossKind;
+    use distillrank::cpu::mlp::Mlp;
+    use distillrank::gpu::trainer::{GpuBatch, GpuTrainer};
+    let Some(gpu) = gpu() else { return };
+    let model = Mlp::<f32>::new(5, &[8], 1);
+    let x: Vec<f32> = (0..50).map(|i| (i as f32 * 0.37).sin()).collect();
+    let y = [1.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0];
+    let batch = GpuBatch {
+        inputs: &x,
+        labels: &y,
+        offsets: &[0, 4, 10],
+        positive: &[true, true],
+        teachers: &[],
+    };
+    let mut plain = GpuTrainer::new(
+        gpu.clone(),
+        &model,
+        LossKind::RankNet,
+        1.0,
+        AdamConfig::default(),
+        16,
+        0,
+    )
+    .unwrap();
+    let mut profiled = GpuTrainer::new(
+        gpu.clone(),
+        &model,
+        LossKind::RankNet,
+        1.0,
+        AdamConfig::default(),
+        16,
+        0,
+    )
+    .unwrap();
+    pollster::block_on(plain.step(&batch)).unwrap();
+    if !gpu.timestamps {
+        eprintln!(
+            "{} has no timestamp queries: profile not checked",
+            gpu.info.name
+        );
+        return;
+    }
+    let timings = pollster::block_on(profiled.step_profiled(&batch)).unwrap();
+    let phases: Vec<&str> = timings.iter().map(|t| t.0).collect();
+    assert_eq!(phases, ["forward", "losses", "backward", "adam"]);
+    assert!(
+        timings.iter().all(|t| t.1.is_finite() && t.1 >= 0.0),
+        "{timings:?}"
+    );
+    let (a, b) = (
+        pollster::block_on(plain.model()).unwrap(),
+        pollster::block_on(profiled.model()).unwrap(),
+    );
+    assert_eq!(a, b, "profiling does not change the step");
+}

@@ -72,6 +72,20 @@ pub enum BenchCommand {
         #[arg(long, value_enum, default_value = "cpu")]
         backend: BenchBackend,
     },
+    /// Time of each phase of a GPU training step (forward, losses, backward, Adam) from timestamp
+    /// queries, where the adapter has them.
+    Kernels {
+        #[arg(long, default_value_t = 10)]
+        steps: usize,
+        #[arg(long, default_value_t = 136)]
+        features: usize,
+        #[arg(long, default_value_t = 8)]
+        groups_per_batch: usize,
+        #[arg(long, default_value_t = 64)]
+        docs_per_group: usize,
+        #[arg(long, value_delimiter = ',', default_value = "256,256,128,64")]
+        widths: Vec<usize>,
+    },
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq)]
@@ -90,6 +104,20 @@ pub fn run(args: &BenchArgs, out: &Output) -> Result<()> {
             repeat,
             backend: BenchBackend::Cpu,
         } => gemm(*repeat),
+        BenchCommand::Kernels {
+            steps,
+            features,
+            groups_per_batch,
+            docs_per_group,
+            widths,
+        } => kernels(
+            &any_gpu()?,
+            *steps,
+            *features,
+            *groups_per_batch,
+            *docs_per_group,
+            widths,
+        )?,
         BenchCommand::Gemm {
             repeat,
             backend: BenchBackend::Gpu,
@@ -392,5 +420,58 @@ fn train_gpu(
     let seconds = t.elapsed().as_secs_f64();
     Ok(
         serde_json::json!({"tool": "distillrank", "backend": "gpu", "adapter": gpu.info.name, "docs_per_s": (steps * batch_docs) as f64 / seconds, "steps": steps, "batch_docs": batch_docs, "final_loss": losses.last().map(|l| l.0)}),
+    )
+}
+
+/// The mean time of each training-step phase over `steps` profiled steps (after two warm-up steps).
+fn kernels(
+    gpu: &std::sync::Arc<Gpu>,
+    steps: usize,
+    features: usize,
+    groups: usize,
+    docs_per_group: usize,
+    widths: &[usize],
+) -> Result<serde_json::Value> {
+    let batches = bench_batches(features, groups, docs_per_group);
+    let offsets: Vec<usize> = (0..=groups).map(|g| g * docs_per_group).collect();
+    let positive = vec![true; groups];
+    let model = Mlp::<f32>::new(features, widths, 0);
+    let mut trainer = GpuTrainer::new(
+        gpu.clone(),
+        &model,
+        distillrank::cpu::loss::LossKind::RankNet,
+        1.0,
+        AdamConfig::default(),
+        groups * docs_per_group,
+        0,
+    )?;
+    let mut totals: Vec<(&str, f64)> = Vec::new();
+    for i in 0..steps.max(1) + 2 {
+        let (x, y) = &batches[i % batches.len()];
+        let batch = GpuBatch {
+            inputs: x,
+            labels: y,
+            offsets: &offsets,
+            positive: &positive,
+            teachers: &[],
+        };
+        let timings = pollster::block_on(trainer.step_profiled(&batch))?;
+        pollster::block_on(trainer.read_losses())?;
+        if i >= 2 {
+            if totals.is_empty() {
+                totals = timings.iter().map(|(n, _)| (*n, 0.0)).collect();
+            }
+            for (total, (_, ms)) in totals.iter_mut().zip(&timings) {
+                total.1 += ms / steps.max(1) as f64;
+            }
+        }
+    }
+    let step_ms: f64 = totals.iter().map(|t| t.1).sum();
+    let phases: Vec<serde_json::Value> = totals
+        .iter()
+        .map(|(n, ms)| serde_json::json!({"phase": n, "ms": ms, "share": ms / step_ms}))
+        .collect();
+    Ok(
+        serde_json::json!({"tool": "distillrank", "adapter": gpu.info.name, "batch_docs": groups * docs_per_group, "step_ms": step_ms, "phases": phases}),
     )
 }

@@ -77,6 +77,8 @@ pub struct Gpu {
     pub device: wgpu::Device,
     pub queue: wgpu::Queue,
     pub info: wgpu::AdapterInfo,
+    /// Whether the device records timestamp queries (for the per-kernel profile).
+    pub timestamps: bool,
     layout: wgpu::BindGroupLayout,
     pipelines: Vec<wgpu::ComputePipeline>,
     dummy_read: wgpu::Buffer,
@@ -121,6 +123,8 @@ impl Gpu {
         let (device, queue) = adapter
             .request_device(&wgpu::DeviceDescriptor {
                 label: Some("distillrank"),
+                // Timestamp queries where the adapter has them: they time the kernels.
+                required_features: adapter.features() & wgpu::Features::TIMESTAMP_QUERY,
                 required_limits: limits,
                 ..Default::default()
             })
@@ -195,7 +199,9 @@ impl Gpu {
                 mapped_at_creation: false,
             })
         };
+        let timestamps = device.features().contains(wgpu::Features::TIMESTAMP_QUERY);
         Gpu {
+            timestamps,
             layout,
             pipelines,
             dummy_read: dummy("unused (read)"),
@@ -295,7 +301,13 @@ impl Gpu {
 
     /// Copies `len` f32 values of `buffer` back to the host: the one read-back path, native and wasm.
     pub async fn read(&self, buffer: &wgpu::Buffer, len: usize) -> Result<Vec<f32>> {
-        let size = (4 * len) as u64;
+        let bytes = self.read_bytes(buffer, (4 * len) as u64).await?;
+        // A copy: a Vec<u8> promises no f32 alignment.
+        Ok(bytemuck::pod_collect_to_vec::<u8, f32>(&bytes))
+    }
+
+    /// Copies the first `size` bytes of `buffer` back to the host.
+    pub async fn read_bytes(&self, buffer: &wgpu::Buffer, size: u64) -> Result<Vec<u8>> {
         if size == 0 {
             return Ok(Vec::new());
         }
@@ -324,7 +336,7 @@ impl Gpu {
         let view = slice
             .get_mapped_range()
             .map_err(|e| Error::Gpu(format!("cannot read the read-back buffer: {e}")))?;
-        let values = bytemuck::cast_slice::<u8, f32>(&view).to_vec();
+        let values = view.to_vec();
         drop(view);
         staging.unmap();
         Ok(values)
@@ -338,6 +350,65 @@ impl Gpu {
             .poll(wgpu::PollType::wait_indefinitely())
             .map_err(|e| Error::Gpu(format!("waiting for the GPU: {e}")))?;
         Ok(())
+    }
+
+    /// Runs each phase in a compute pass of its own, timing each with timestamp queries; returns
+    /// (phase, milliseconds). Without timestamp support, an error saying so.
+    pub async fn run_timed(
+        &self,
+        phases: Vec<(&'static str, Phase<'_>)>,
+    ) -> Result<Vec<(&'static str, f64)>> {
+        if !self.timestamps {
+            return Err(Error::Gpu(format!(
+                "{} has no timestamp queries",
+                self.info.name
+            )));
+        }
+        let count = 2 * phases.len() as u32;
+        let queries = self.device.create_query_set(&wgpu::QuerySetDescriptor {
+            label: Some("kernel timings"),
+            ty: wgpu::QueryType::Timestamp,
+            count,
+        });
+        let resolved = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("kernel timings"),
+            size: 8 * count as u64,
+            usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+            mapped_at_creation: false,
+        });
+        let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let mut encoder = self.device.create_command_encoder(&Default::default());
+        let names: Vec<&'static str> = phases.iter().map(|p| p.0).collect();
+        for (i, (name, record)) in phases.into_iter().enumerate() {
+            let writes = wgpu::ComputePassTimestampWrites {
+                query_set: &queries,
+                beginning_of_pass_write_index: Some(2 * i as u32),
+                end_of_pass_write_index: Some(2 * i as u32 + 1),
+            };
+            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some(name),
+                timestamp_writes: Some(writes),
+            });
+            record(&mut pass);
+        }
+        encoder.resolve_query_set(&queries, 0..count, &resolved, 0);
+        self.queue.submit([encoder.finish()]);
+        if let Some(e) = scope.pop().await {
+            return Err(Error::Gpu(format!("GPU validation error: {e}")));
+        }
+        let bytes = self.read_bytes(&resolved, 8 * count as u64).await?;
+        let ticks: Vec<u64> = bytemuck::pod_collect_to_vec(&bytes);
+        let period = self.queue.get_timestamp_period() as f64;
+        Ok(names
+            .into_iter()
+            .enumerate()
+            .map(|(i, n)| {
+                (
+                    n,
+                    ticks[2 * i + 1].saturating_sub(ticks[2 * i]) as f64 * period / 1e6,
+                )
+            })
+            .collect())
     }
 
     /// Runs `record` in one compute pass, submits it, and reports validation errors as errors.
@@ -358,6 +429,9 @@ impl Gpu {
         }
     }
 }
+
+/// Records one phase of dispatches into a compute pass.
+pub type Phase<'a> = Box<dyn FnOnce(&mut wgpu::ComputePass) + 'a>;
 
 /// ceil(n / d)
 pub fn groups_of(n: usize, d: u32) -> u32 {

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use super::shaders::{TILE, WORKGROUP};
-use super::{groups_of, Gpu, Kernel, Slot};
+use super::{groups_of, Gpu, Kernel, Phase, Slot};
 use crate::cpu::adam::AdamConfig;
 use crate::cpu::loss::LossKind;
 use crate::cpu::mlp::{Dense, Mlp};
@@ -233,6 +233,23 @@ impl GpuTrainer {
     /// One step: forward, data and teacher losses, backward, Adam. Nothing is read back; call
     /// [`read_losses`](Self::read_losses) before `loss_window` steps have passed.
     pub async fn step(&mut self, batch: &GpuBatch<'_>) -> Result<()> {
+        self.step_phases(batch, false).await.map(|_| ())
+    }
+
+    /// [`step`](Self::step) with each phase (forward, losses, backward, Adam) in a compute pass of
+    /// its own, timed by timestamp queries: (phase, milliseconds).
+    pub async fn step_profiled(
+        &mut self,
+        batch: &GpuBatch<'_>,
+    ) -> Result<Vec<(&'static str, f64)>> {
+        self.step_phases(batch, true).await
+    }
+
+    async fn step_phases(
+        &mut self,
+        batch: &GpuBatch<'_>,
+        timed: bool,
+    ) -> Result<Vec<(&'static str, f64)>> {
         let n = batch.labels.len();
         let n_in = self.layers[0].n_in;
         if n == 0
@@ -358,7 +375,8 @@ impl GpuTrainer {
             &self.reduce_data,
             &self.reduce_teacher,
         );
-        gpu.run(|pass| {
+        let gpu: &Gpu = &gpu;
+        let forward: Phase = Box::new(move |pass| {
             for layer in layers {
                 gpu.record(
                     pass,
@@ -366,12 +384,16 @@ impl GpuTrainer {
                     (groups_of(layer.n_out, TILE), groups_of(n, TILE), 1),
                 );
             }
+        });
+        let losses: Phase = Box::new(move |pass| {
             gpu.record(pass, data_loss, (groups_of(n, WORKGROUP), 1, 1));
             gpu.record(pass, reduce_data, (1, 1, 1));
             if with_teacher {
                 gpu.record(pass, teacher_loss, (groups_of(n, WORKGROUP), 1, 1));
                 gpu.record(pass, reduce_teacher, (1, 1, 1));
             }
+        });
+        let backward: Phase = Box::new(move |pass| {
             for layer in layers.iter().rev() {
                 if let Some(mask) = &layer.relu_mask {
                     gpu.record(pass, mask, (groups_of(n * layer.n_out, WORKGROUP), 1, 1));
@@ -394,6 +416,8 @@ impl GpuTrainer {
                     );
                 }
             }
+        });
+        let adam: Phase = Box::new(move |pass| {
             for layer in layers {
                 gpu.record(
                     pass,
@@ -406,8 +430,20 @@ impl GpuTrainer {
                     (groups_of(layer.n_out, WORKGROUP), 1, 1),
                 );
             }
-        })
-        .await?;
+        });
+        let phases = vec![
+            ("forward", forward),
+            ("losses", losses),
+            ("backward", backward),
+            ("adam", adam),
+        ];
+        let timings = if timed {
+            gpu.run_timed(phases).await?
+        } else {
+            gpu.run(|pass| phases.into_iter().for_each(|(_, record)| record(pass)))
+                .await?;
+            Vec::new()
+        };
         if !with_teacher {
             // No teacher dispatch wrote this step's teacher slot: it reads as 0.
             let zero = [0f32];
@@ -418,7 +454,7 @@ impl GpuTrainer {
             );
         }
         self.pending += 1;
-        Ok(())
+        Ok(timings)
     }
 
     /// The (data, teacher) losses of the steps since the last read-back.
