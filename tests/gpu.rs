@@ -185,3 +185,34 @@ fn a_profiled_step_times_each_phase_and_trains_like_a_plain_one() {
     );
     assert_eq!(a, b, "profiling does not change the step");
 }
+
+#[test]
+fn a_lost_device_is_an_error_not_a_hang() {
+    use distillrank::cpu::adam::AdamConfig;
+    use distillrank::cpu::loss::LossKind;
+    use distillrank::cpu::mlp::Mlp;
+    use distillrank::gpu::trainer::{GpuBatch, GpuTrainer};
+    let Some(gpu) = gpu() else { return };
+    let model = Mlp::<f32>::new(3, &[4], 1);
+    let mut trainer = GpuTrainer::new(
+        gpu.clone(),
+        &model,
+        LossKind::RankBce,
+        1.0,
+        AdamConfig::default(),
+        8,
+        0,
+    )
+    .unwrap();
+    gpu.device.destroy();
+    let _ = gpu.device.poll(wgpu::PollType::wait_indefinitely());
+    let batch = GpuBatch {
+        inputs: &[0.5; 6],
+        labels: &[1.0, 0.0],
+        offsets: &[0, 2],
+        positive: &[true],
+        teachers: &[],
+    };
+    let err = pollster::block_on(trainer.step(&batch)).unwrap_err();
+    assert!(err.to_string().contains("lost"), "{err}");
+}

@@ -79,6 +79,8 @@ pub struct Gpu {
     pub info: wgpu::AdapterInfo,
     /// Whether the device records timestamp queries (for the per-kernel profile).
     pub timestamps: bool,
+    /// Why the device was lost, once it is.
+    lost: Arc<std::sync::Mutex<Option<String>>>,
     layout: wgpu::BindGroupLayout,
     pipelines: Vec<wgpu::ComputePipeline>,
     dummy_read: wgpu::Buffer,
@@ -200,8 +202,16 @@ impl Gpu {
             })
         };
         let timestamps = device.features().contains(wgpu::Features::TIMESTAMP_QUERY);
+        let lost = Arc::new(std::sync::Mutex::new(None));
+        let record_loss = lost.clone();
+        device.set_device_lost_callback(move |reason, message| {
+            if let Ok(mut lost) = record_loss.lock() {
+                *lost = Some(format!("{reason:?}: {message}"));
+            }
+        });
         Gpu {
             timestamps,
+            lost,
             layout,
             pipelines,
             dummy_read: dummy("unused (read)"),
@@ -209,6 +219,17 @@ impl Gpu {
             device,
             queue,
             info,
+        }
+    }
+
+    /// An error once the device is lost (driver reset, GPU removed, device destroyed): the work
+    /// cannot go on, and says so instead of hanging.
+    pub fn check_lost(&self) -> Result<()> {
+        match self.lost.lock().ok().and_then(|l| l.clone()) {
+            Some(why) => Err(Error::Gpu(format!(
+                "the GPU device was lost ({why}); start again to get a new device"
+            ))),
+            None => Ok(()),
         }
     }
 
@@ -308,6 +329,7 @@ impl Gpu {
 
     /// Copies the first `size` bytes of `buffer` back to the host.
     pub async fn read_bytes(&self, buffer: &wgpu::Buffer, size: u64) -> Result<Vec<u8>> {
+        self.check_lost()?;
         if size == 0 {
             return Ok(Vec::new());
         }
@@ -358,6 +380,7 @@ impl Gpu {
         &self,
         phases: Vec<(&'static str, Phase<'_>)>,
     ) -> Result<Vec<(&'static str, f64)>> {
+        self.check_lost()?;
         if !self.timestamps {
             return Err(Error::Gpu(format!(
                 "{} has no timestamp queries",
@@ -413,6 +436,7 @@ impl Gpu {
 
     /// Runs `record` in one compute pass, submits it, and reports validation errors as errors.
     pub async fn run(&self, record: impl FnOnce(&mut wgpu::ComputePass)) -> Result<()> {
+        self.check_lost()?;
         let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
         let mut encoder = self.device.create_command_encoder(&Default::default());
         {
