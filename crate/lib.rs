@@ -4,6 +4,8 @@
 //! * [`cpu`]: the CPU training engine (MLP, ranking losses, Adam), reference for the GPU kernels.
 //! * [`train`]: the training loop; [`metrics`]: NDCG@k, MAP, MRR, P@k.
 //! * [`model_io`]: saved models (safetensors + JSON).
+//! * [`objectives`]: global objectives (AUC-PR, recall at precision, ...) for binary classifiers;
+//!   [`metrics_binary`]: AUC-PR, AUC-ROC, recall at precision and the other binary metrics.
 
 pub mod cpu;
 pub mod data;
@@ -12,7 +14,9 @@ pub mod error;
 pub mod experiment;
 pub mod gpu;
 pub mod metrics;
+pub mod metrics_binary;
 pub mod model_io;
+pub mod objectives;
 pub mod rng;
 pub mod train;
 

@@ -361,3 +361,114 @@ fn bad_experiments_are_refused_before_training() {
         assert!(stderr.contains(fragment), "{args:?}: {stderr}");
     }
 }
+
+#[test]
+fn cli_objectives_writes_results_with_the_required_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().display().to_string();
+    let (ok, stdout, stderr) = distillrank(&[
+        "objectives",
+        "--objectives",
+        "logloss,auc-pr:5,recall-at-precision:0.7",
+        "--seeds",
+        "2",
+        "--epochs",
+        "2",
+        "--train-examples",
+        "3000",
+        "--valid-examples",
+        "1500",
+        "--test-examples",
+        "1500",
+        "--positive-rate",
+        "0.05",
+        "--out",
+        &out,
+        "--json",
+    ]);
+    assert!(ok, "{stderr}");
+    let printed: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let text = std::fs::read_to_string(dir.path().join("results.json")).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(printed["objectives"], v["objectives"]);
+    for name in ["logloss", "auc-pr:5", "recall-at-precision:0.7"] {
+        let o = &v["objectives"][name];
+        let mean = o["auc_pr"]["mean"].as_f64().unwrap();
+        let per_seed: Vec<f64> = o["auc_pr"]["per_seed"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_f64().unwrap())
+            .collect();
+        assert_eq!(per_seed.len(), 2, "{name}");
+        assert!(
+            (mean - (per_seed[0] + per_seed[1]) / 2.0).abs() < 1e-12,
+            "{name}"
+        );
+        assert!(o["auc_pr"]["std"].as_f64().unwrap() >= 0.0);
+        for key in [
+            "auc_roc",
+            "recall_at_precision",
+            "precision_at_recall",
+            "f1",
+            "accuracy",
+        ] {
+            assert!(o[key]["mean"].as_f64().is_some(), "{name}.{key}");
+        }
+        // The multipliers' trajectories: per seed, per epoch, one value per multiplier.
+        let lambdas = o["lambdas"].as_array().unwrap();
+        assert_eq!(lambdas.len(), 2);
+        let width = lambdas[0][0].as_array().unwrap().len();
+        assert_eq!(
+            width,
+            [0, 5, 1][["logloss", "auc-pr:5", "recall-at-precision:0.7"]
+                .iter()
+                .position(|n| *n == name)
+                .unwrap()],
+            "{name}"
+        );
+    }
+    let constraint = &v["objectives"]["recall-at-precision:0.7"]["constraint"];
+    assert_eq!(constraint["seeds"], 2);
+    assert_eq!(constraint["valid"][0]["quantity"], "precision");
+    assert!(v["objectives"]["logloss"]["constraint"].is_null());
+    let report = std::fs::read_to_string(dir.path().join("report.md")).unwrap();
+    assert!(
+        report.contains("objectives --objectives logloss,auc-pr:5"),
+        "{report}"
+    );
+    let csv = std::fs::read_to_string(dir.path().join("results.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 1 + 3 * 2);
+    for plot in ["lambdas.svg", "valid_auc_pr.svg"] {
+        let svg = std::fs::read_to_string(dir.path().join(plot)).unwrap();
+        assert!(svg.starts_with("<svg") || svg.contains("<svg"), "{plot}");
+    }
+}
+
+#[test]
+fn cli_objectives_rejects_bad_options_without_panicking() {
+    for (args, needle) in [
+        (
+            &["objectives", "--objectives", "recall-at-precision:1.5"][..],
+            "strictly between 0 and 1",
+        ),
+        (
+            &["objectives", "--objectives", "logloss,logloss"][..],
+            "listed twice",
+        ),
+        (
+            &["objectives", "--dual-rate-factor=-1"][..],
+            "dual rate factor",
+        ),
+        (
+            &["objectives", "--train", "tests/malformed/value_nan.txt"][..],
+            "--valid and --test",
+        ),
+        (&["objectives", "--seeds", "0"][..], "--seeds"),
+    ] {
+        let (ok, _, stderr) = distillrank(args);
+        assert!(!ok, "{args:?}");
+        assert!(stderr.contains(needle), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
+}

@@ -181,18 +181,20 @@ pub struct PreparedData {
 
 /// Loads (or generates) and prepares the data of `train`.
 pub fn prepare_data(args: &DataArgs, out: &Output) -> Result<PreparedData> {
-    let (train, valid, test, default_split, default_tau, description) = match &args.train {
+    let (train, valid, test, default_split, default_tau, description) = match &args.files.train {
         Some(path) => {
-            let train = load(path, args.train_query.as_deref(), out)?;
+            let train = load(path, args.files.train_query.as_deref(), out)?;
             let valid = args
+                .files
                 .valid
                 .as_ref()
-                .map(|p| load(p, args.valid_query.as_deref(), out))
+                .map(|p| load(p, args.files.valid_query.as_deref(), out))
                 .transpose()?;
             let test = args
+                .files
                 .test
                 .as_ref()
-                .map(|p| load(p, args.test_query.as_deref(), out))
+                .map(|p| load(p, args.files.test_query.as_deref(), out))
                 .transpose()?;
             (
                 train,
@@ -204,7 +206,7 @@ pub fn prepare_data(args: &DataArgs, out: &Output) -> Result<PreparedData> {
             )
         }
         None => {
-            if args.valid.is_some() || args.test.is_some() {
+            if args.files.valid.is_some() || args.files.test.is_some() {
                 return Err(Error::Config("--valid/--test need --train".into()));
             }
             // One draw of train + valid + test queries, cut in that order. Validation and test are

@@ -3,6 +3,7 @@
 mod bench;
 mod commands;
 mod compare;
+mod objectives;
 mod plot;
 mod progress;
 mod sweep;
@@ -50,6 +51,9 @@ pub enum Command {
     /// One parameter over a range (alpha, tau-target, tau-priv, privileged-count), every method at
     /// each value: a table and a plot.
     Sweep(sweep::SweepArgs),
+    /// Log-loss against the global objectives (AUC-PR, recall at precision, precision at recall,
+    /// TPR at FPR, AUC-ROC, F-beta) on an imbalanced binary task, over several seeds.
+    Objectives(objectives::ObjectivesArgs),
     /// Measure speed: parsing, cache loading, matrix products, training throughput.
     Bench(bench::BenchArgs),
 }
@@ -143,16 +147,17 @@ impl SynthArgs {
     }
 }
 
-/// Where the data come from and how they are prepared (spec §1).
+/// Training, validation and test files: LETOR / SVMlight text (optionally .gz) or .drcache.
 #[derive(Args, Clone, Debug)]
-pub struct DataArgs {
-    /// Training file. Without it, the embedded synthetic dataset (see the synthetic options).
+pub struct SplitFiles {
+    /// Training file. Without it, the command's synthetic data (see the synthetic options).
     #[arg(long)]
     pub train: Option<PathBuf>,
-    /// Validation file (default: 10% of the training queries held out).
+    /// Validation file (train, compare, sweep: default 10% of the training queries held out;
+    /// objectives: needed with --train).
     #[arg(long)]
     pub valid: Option<PathBuf>,
-    /// Test file.
+    /// Test file (objectives: needed with --train).
     #[arg(long)]
     pub test: Option<PathBuf>,
     /// Group sizes for a training file without qid: (LightGBM style).
@@ -164,6 +169,13 @@ pub struct DataArgs {
     /// Group sizes for a test file without qid:.
     #[arg(long)]
     pub test_query: Option<PathBuf>,
+}
+
+/// Where the data come from and how they are prepared (spec §1).
+#[derive(Args, Clone, Debug)]
+pub struct DataArgs {
+    #[command(flatten)]
+    pub files: SplitFiles,
     /// Privileged features: top:N (largest |correlation| with y on the training split),
     /// cols:3,7,12 (1-based columns) or discriminative:TAU_PRIV (Figure 5's z).
     /// Default: top:40 for files, the generator's z columns for synthetic data.
@@ -388,6 +400,7 @@ pub fn run(cli: Cli) -> distillrank::Result<()> {
         Command::Predict(args) => commands::predict(&args, &out),
         Command::Compare(args) => compare::run(&args, &out),
         Command::Sweep(args) => sweep::run(&args, &out),
+        Command::Objectives(args) => objectives::run(&args, &out),
         Command::Bench(args) => bench::run(&args, &out),
     }
 }

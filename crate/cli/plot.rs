@@ -107,7 +107,7 @@ pub fn lines(
 }
 
 /// Mean over seeds of a per-epoch value, at each epoch that at least one seed reached.
-fn per_epoch_mean(runs: &[Vec<f64>]) -> Vec<(f64, f64)> {
+pub fn per_epoch_mean(runs: &[Vec<f64>]) -> Vec<(f64, f64)> {
     let longest = runs.iter().map(Vec::len).max().unwrap_or(0);
     (0..longest)
         .map(|e| {

@@ -466,7 +466,7 @@ pub fn prepare(
 }
 
 /// Pads a split with fewer (trailing, all-zero sparse) columns to `n_features`.
-fn widen(data: &mut Dataset, n_features: usize) {
+pub fn widen(data: &mut Dataset, n_features: usize) {
     if data.n_features == n_features {
         return;
     }

@@ -1,0 +1,226 @@
+//! Binary classification data for the global objectives, one example per document: a seeded
+//! synthetic imbalanced task, or LETOR files with the label `grade >= threshold`.
+
+use crate::data::prepare::{signed_log1p, widen};
+use crate::data::Dataset;
+use crate::error::{Error, Result};
+use crate::rng::Rng;
+
+/// Examples with a binary label each.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BinarySet {
+    pub n_features: usize,
+    /// `n x n_features`, row-major.
+    pub x: Vec<f32>,
+    /// 0 or 1.
+    pub y: Vec<f32>,
+}
+
+impl BinarySet {
+    pub fn len(&self) -> usize {
+        self.y.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.y.is_empty()
+    }
+    pub fn positives(&self) -> usize {
+        self.y.iter().filter(|&&y| y > 0.5).count()
+    }
+    pub fn row(&self, i: usize) -> &[f32] {
+        &self.x[i * self.n_features..(i + 1) * self.n_features]
+    }
+    /// The examples `indices`, in that order.
+    pub fn gather(&self, indices: &[usize]) -> BinarySet {
+        BinarySet {
+            n_features: self.n_features,
+            x: indices.iter().flat_map(|&i| self.row(i)).copied().collect(),
+            y: indices.iter().map(|&i| self.y[i]).collect(),
+        }
+    }
+}
+
+/// Training, validation and test examples.
+#[derive(Debug, Clone)]
+pub struct BinarySplits {
+    pub train: BinarySet,
+    pub valid: BinarySet,
+    pub test: BinarySet,
+    /// Where they came from, for reports.
+    pub description: String,
+}
+
+impl BinarySplits {
+    /// Each split must hold positives and negatives (AUC-PR and AUC-ROC are undefined otherwise).
+    fn check(self) -> Result<Self> {
+        for (name, set) in [
+            ("training", &self.train),
+            ("validation", &self.valid),
+            ("test", &self.test),
+        ] {
+            let p = set.positives();
+            if p == 0 || p == set.len() {
+                return Err(Error::Data(format!(
+                    "the {name} split has {p} positive examples of {}: binary metrics need both classes; change the label threshold or the positive rate",
+                    set.len()
+                )));
+            }
+        }
+        Ok(self)
+    }
+}
+
+/// The synthetic imbalanced task.
+///
+/// Features x ~ N(0, I). A latent score mixes a linear part, an interaction and a curvature,
+///
+/// ```text
+/// s = w.x / sqrt(d) + 0.8 x_0 x_1 + 0.5 (x_2^2 - 1) + noise * e,     e ~ N(0, 1),
+/// ```
+///
+/// with w ~ N(0, I) drawn once from the seed, and the label is y = 1[s > t], t the
+/// `1 - positive_rate` quantile of s over all the examples drawn (so the positives are the rare
+/// top of the latent score, and the noise puts negatives among them). One draw of
+/// `train + valid + test` examples, cut in that order.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SynthBinaryOptions {
+    pub train: usize,
+    pub valid: usize,
+    pub test: usize,
+    pub features: usize,
+    /// Share of positives, in (0, 1).
+    pub positive_rate: f64,
+    /// Standard deviation of the latent noise e (the signal's is about 1.2).
+    pub noise: f64,
+    pub seed: u64,
+}
+
+impl Default for SynthBinaryOptions {
+    fn default() -> Self {
+        SynthBinaryOptions {
+            train: 20_000,
+            valid: 10_000,
+            test: 20_000,
+            features: 20,
+            positive_rate: 0.03,
+            noise: 0.7,
+            seed: 11,
+        }
+    }
+}
+
+pub fn synthetic(options: &SynthBinaryOptions) -> Result<BinarySplits> {
+    let o = options;
+    if o.train == 0 || o.valid == 0 || o.test == 0 {
+        return Err(Error::Config(format!(
+            "synthetic binary data need at least one training, validation and test example (got {}, {}, {})",
+            o.train, o.valid, o.test
+        )));
+    }
+    if o.features < 3 {
+        return Err(Error::Config(format!(
+            "synthetic binary data need at least 3 features (got {})",
+            o.features
+        )));
+    }
+    if !(o.positive_rate > 0.0 && o.positive_rate < 1.0) {
+        return Err(Error::Config(format!(
+            "positive rate {} must lie strictly between 0 and 1",
+            o.positive_rate
+        )));
+    }
+    if !(o.noise.is_finite() && o.noise >= 0.0) {
+        return Err(Error::Config(format!(
+            "noise {} must be finite and >= 0",
+            o.noise
+        )));
+    }
+    let d = o.features;
+    let n = o.train + o.valid + o.test;
+    let mut weights_rng = Rng::stream(o.seed, 0x6269_6e77);
+    let w: Vec<f64> = (0..d).map(|_| weights_rng.normal()).collect();
+    let mut rng = Rng::stream(o.seed, 0x6269_6e78);
+    let mut x = Vec::with_capacity(n * d);
+    let mut latent = Vec::with_capacity(n);
+    let scale = 1.0 / (d as f64).sqrt();
+    for _ in 0..n {
+        let row: Vec<f64> = (0..d).map(|_| rng.normal()).collect();
+        let linear: f64 = row.iter().zip(&w).map(|(a, b)| a * b).sum::<f64>() * scale;
+        let s =
+            linear + 0.8 * row[0] * row[1] + 0.5 * (row[2] * row[2] - 1.0) + o.noise * rng.normal();
+        latent.push(s);
+        x.extend(row.iter().map(|&v| v as f32));
+    }
+    let mut sorted = latent.clone();
+    sorted.sort_by(f64::total_cmp);
+    let cut = ((n as f64 * (1.0 - o.positive_rate)).floor() as usize).min(n - 1);
+    let threshold = sorted[cut];
+    let y: Vec<f32> = latent
+        .iter()
+        .map(|&s| (s >= threshold) as u8 as f32)
+        .collect();
+    let all = BinarySet {
+        n_features: d,
+        x,
+        y,
+    };
+    let indices: Vec<usize> = (0..n).collect();
+    let (a, b) = (o.train, o.train + o.valid);
+    BinarySplits {
+        train: all.gather(&indices[..a]),
+        valid: all.gather(&indices[a..b]),
+        test: all.gather(&indices[b..]),
+        description: format!(
+            "synthetic imbalanced binary task ({} train / {} valid / {} test examples, {} features, {:.1}% positives, noise {}, seed {})",
+            o.train, o.valid, o.test, d, 100.0 * o.positive_rate, o.noise, o.seed
+        ),
+    }
+    .check()
+}
+
+/// LETOR splits read document by document: every document is one example with label
+/// `grade >= threshold`, features after the PFD preparation's signed log1p
+/// (`x <- sign(x) ln(1 + |x|)`); query groups play no part. Validation and test files may have
+/// fewer (trailing sparse) columns than the training file, not more.
+pub fn from_letor(
+    train: &Dataset,
+    valid: &Dataset,
+    test: &Dataset,
+    threshold: u8,
+    description: String,
+) -> Result<BinarySplits> {
+    if threshold == 0 {
+        return Err(Error::Config(
+            "label threshold 0 makes every document positive: use 1 or more".into(),
+        ));
+    }
+    if train.n_features == 0 {
+        return Err(Error::Data("the training data have no features".into()));
+    }
+    let binary = |data: &Dataset| -> Result<BinarySet> {
+        if data.n_features > train.n_features {
+            return Err(Error::Config(format!(
+                "a validation/test file has {} features but the training file only {}",
+                data.n_features, train.n_features
+            )));
+        }
+        let mut data = data.clone();
+        widen(&mut data, train.n_features);
+        signed_log1p(&mut data.features);
+        Ok(BinarySet {
+            n_features: data.n_features,
+            y: data
+                .grades
+                .iter()
+                .map(|&g| (g >= threshold) as u8 as f32)
+                .collect(),
+            x: data.features,
+        })
+    };
+    BinarySplits {
+        train: binary(train)?,
+        valid: binary(valid)?,
+        test: binary(test)?,
+        description,
+    }
+    .check()
+}
