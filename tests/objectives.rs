@@ -56,6 +56,18 @@ fn near_hinge_kink(objective: &Objective, logits: &[f64], labels: &[f64], biases
     }
 }
 
+/// The loss alone, without its gradients.
+fn loss_value(
+    objective: &Objective,
+    surrogate: Surrogate,
+    logits: &[f64],
+    labels: &[f64],
+    pi: f64,
+    params: &Params<f64>,
+) -> f64 {
+    objective.loss(surrogate, logits, labels, pi, params, &mut Grad::default())
+}
+
 fn all_objectives() -> Vec<Objective> {
     let mut list = Objective::defaults();
     list.push(Objective::AucPr { anchors: 5 });
@@ -81,7 +93,7 @@ fn every_objective_gradient_matches_finite_differences() {
             let loss = objective.loss(surrogate, &logits, &labels, pi, &params, &mut grad);
             assert!(loss.is_finite(), "{what}: loss {loss}");
             let value = |logits: &[f64], params: &Params<f64>| {
-                objective.loss(surrogate, logits, &labels, pi, params, &mut Grad::default())
+                loss_value(objective, surrogate, logits, &labels, pi, params)
             };
             let numeric = numeric_gradient(&logits, |x| value(x, &params));
             assert_near(&grad.dlogits, &numeric, &format!("{what} dlogits"));
@@ -280,14 +292,7 @@ fn log_surrogate_loss_is_the_reference_loss_over_ln2() {
             lambdas: vec![lambda],
             biases: vec![],
         };
-        let loss = objective.loss(
-            Surrogate::Log,
-            &logits,
-            &labels,
-            pi,
-            &params,
-            &mut Grad::default(),
-        );
+        let loss = loss_value(&objective, Surrogate::Log, &logits, &labels, pi, &params);
         assert!(
             (loss * ln2 - expected).abs() < 1e-12,
             "{objective}: {} vs {expected}",
@@ -303,13 +308,13 @@ fn auc_pr_is_the_mean_of_recall_at_precision_losses_at_the_anchors() {
     assert_eq!(precision_anchors(20).len(), 20);
     let (logits, labels, params) = batch(6, 4, 4);
     let pi = 0.2;
-    let auc = Objective::AucPr { anchors: 4 }.loss(
+    let auc = loss_value(
+        &Objective::AucPr { anchors: 4 },
         Surrogate::Log,
         &logits,
         &labels,
         pi,
         &params,
-        &mut Grad::default(),
     );
     let mean: f64 = anchors
         .iter()
@@ -320,13 +325,13 @@ fn auc_pr_is_the_mean_of_recall_at_precision_losses_at_the_anchors() {
                 lambdas: vec![params.lambdas[k]],
                 biases: vec![],
             };
-            Objective::RecallAtPrecision(a).loss(
+            loss_value(
+                &Objective::RecallAtPrecision(a),
                 Surrogate::Log,
                 &shifted,
                 &labels,
                 pi,
                 &single,
-                &mut Grad::default(),
             )
         })
         .sum::<f64>()
@@ -338,7 +343,8 @@ fn auc_pr_is_the_mean_of_recall_at_precision_losses_at_the_anchors() {
 fn roc_auc_surrogate_is_half_the_mean_pairwise_loss() {
     let logits = [0.5f64, -0.2, 1.0, 0.1];
     let labels = [1.0, 0.0, 1.0, 0.0];
-    let loss = Objective::RocAuc.loss(
+    let loss = loss_value(
+        &Objective::RocAuc,
         Surrogate::Hinge,
         &logits,
         &labels,
@@ -347,7 +353,6 @@ fn roc_auc_surrogate_is_half_the_mean_pairwise_loss() {
             lambdas: vec![],
             biases: vec![],
         },
-        &mut Grad::default(),
     );
     // pairs (0,1): 1 - 0.7 = 0.3; (0,3): 1 - 0.4 = 0.6; (2,1): 0 (margin 1.2); (2,3): 1 - 0.9 = 0.1
     assert!(
