@@ -442,6 +442,11 @@ impl Lagrangian {
         }
     }
 
+    /// (c0, c1, d0, d1, kappa): the coefficient table of the WGSL kernel (`shaders/objectives.wgsl`).
+    pub fn coefficients(&self) -> [f64; 5] {
+        [self.c0, self.c1, self.d0, self.d1, self.kappa]
+    }
+
     /// The positive and negative weights (c, d) at `lambda`.
     pub fn weights<T: Real>(&self, lambda: T) -> (T, T) {
         (

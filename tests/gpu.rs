@@ -38,6 +38,12 @@ fn loss_kernels_match_the_cpu_engine() {
 }
 
 #[test]
+fn objective_kernels_match_the_cpu_engine() {
+    let Some(gpu) = gpu() else { return };
+    pollster::block_on(gpu_checks::objective_kernels(&gpu));
+}
+
+#[test]
 fn reduction_and_adam_match_the_cpu() {
     let Some(gpu) = gpu() else { return };
     pollster::block_on(gpu_checks::reduction_and_adam(&gpu));

@@ -28,6 +28,11 @@ async fn loss_kernels_match_the_cpu_engine() {
 }
 
 #[wasm_bindgen_test]
+async fn objective_kernels_match_the_cpu_engine() {
+    gpu_checks::objective_kernels(&*gpu().await).await;
+}
+
+#[wasm_bindgen_test]
 async fn reduction_and_adam_match_the_cpu() {
     gpu_checks::reduction_and_adam(&*gpu().await).await;
 }

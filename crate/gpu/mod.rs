@@ -30,10 +30,14 @@ pub enum Kernel {
     Bce,
     ReduceSum,
     Adam,
+    /// The global objectives' per-example weighted surrogates and gradients.
+    ObjectiveTerms,
+    /// The multipliers' dual ascent, the bias and multiplier gradients and the loss.
+    ObjectiveMultipliers,
 }
 
 impl Kernel {
-    const ALL: [Kernel; 10] = [
+    const ALL: [Kernel; 12] = [
         Kernel::DenseForward,
         Kernel::DenseForwardNaive,
         Kernel::DenseBackwardInput,
@@ -44,6 +48,8 @@ impl Kernel {
         Kernel::Bce,
         Kernel::ReduceSum,
         Kernel::Adam,
+        Kernel::ObjectiveTerms,
+        Kernel::ObjectiveMultipliers,
     ];
     fn source(self) -> (&'static str, &'static str, &'static str) {
         use shaders::*;
@@ -58,6 +64,8 @@ impl Kernel {
             Kernel::Bce => ("bce.wgsl", BCE, "bce"),
             Kernel::ReduceSum => ("reduce.wgsl", REDUCE, "reduce_sum"),
             Kernel::Adam => ("adam.wgsl", ADAM, "adam"),
+            Kernel::ObjectiveTerms => ("objectives.wgsl", OBJECTIVES, "objective_terms"),
+            Kernel::ObjectiveMultipliers => ("objectives.wgsl", OBJECTIVES, "update_multipliers"),
         }
     }
 }

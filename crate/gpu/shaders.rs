@@ -6,14 +6,16 @@ pub const RANKNET: &str = include_str!("../../shaders/ranknet.wgsl");
 pub const BCE: &str = include_str!("../../shaders/bce.wgsl");
 pub const REDUCE: &str = include_str!("../../shaders/reduce.wgsl");
 pub const ADAM: &str = include_str!("../../shaders/adam.wgsl");
+pub const OBJECTIVES: &str = include_str!("../../shaders/objectives.wgsl");
 
 /// Every kernel file, by name.
-pub const ALL: [(&str, &str); 5] = [
+pub const ALL: [(&str, &str); 6] = [
     ("dense.wgsl", DENSE),
     ("ranknet.wgsl", RANKNET),
     ("bce.wgsl", BCE),
     ("reduce.wgsl", REDUCE),
     ("adam.wgsl", ADAM),
+    ("objectives.wgsl", OBJECTIVES),
 ];
 
 /// Workgroup sizes, mirrored from the shaders.

@@ -13,6 +13,7 @@ use distillrank::cpu::mlp::{dense_backward, dense_forward, Activations, Dense, M
 use distillrank::gpu::shaders::{TILE, WORKGROUP};
 use distillrank::gpu::trainer::{weights, GpuBatch, GpuTrainer};
 use distillrank::gpu::{groups_of, Gpu, Kernel};
+use distillrank::objectives::{dual_ascent, Grad, Objective, Params, Surrogate};
 use distillrank::rng::Rng;
 
 /// |gpu - cpu| <= atol + rtol * |cpu| everywhere, else a report of how many, the worst and where.
@@ -405,6 +406,177 @@ pub async fn reduction_and_adam(gpu: &Gpu) {
         1e-5,
         "adam",
     );
+}
+
+/// The global objectives' kernels (shaders/objectives.wgsl) against `Objective::loss` and
+/// `dual_ascent`: the logit, bias and multiplier gradients, the loss, and the multipliers after one
+/// dual step, for AUC-PR (5 anchors) and the three single-constraint objectives, both surrogates.
+/// 777 examples: not a multiple of the workgroup size.
+pub async fn objective_kernels(gpu: &Gpu) {
+    let mut rng = Rng::new(4);
+    let n = 777;
+    let pi = 0.23;
+    for (objective, surrogate, step) in [
+        (Objective::AucPr { anchors: 5 }, Surrogate::Log, 0.5f32),
+        (Objective::AucPr { anchors: 5 }, Surrogate::Hinge, 0.5),
+        (Objective::RecallAtPrecision(0.8), Surrogate::Log, 0.5),
+        (Objective::PrecisionAtRecall(0.9), Surrogate::Hinge, 0.5),
+        (Objective::TprAtFpr(0.05), Surrogate::Log, 0.5),
+        // A step large enough that slack constraints' multipliers stop at 0.
+        (Objective::AucPr { anchors: 5 }, Surrogate::Log, 1e3),
+    ] {
+        let what = format!("{objective} ({surrogate}, dual step {step})");
+        let k = objective.n_lambdas();
+        let labels: Vec<f32> = (0..n).map(|_| (rng.uniform() < 0.2) as u8 as f32).collect();
+        // For the large step, scores that separate the classes: the constraints are slack.
+        let separated = if step > 100.0 { 3.0 } else { 0.0 };
+        let logits: Vec<f32> = random(n, &mut rng)
+            .iter()
+            .zip(&labels)
+            .map(|(f, y)| 1.5 * f + separated * (2.0 * y - 1.0))
+            .collect();
+        let params = Params {
+            lambdas: (0..k).map(|_| rng.uniform_range(0.2, 3.0) as f32).collect(),
+            biases: (0..objective.n_biases())
+                .map(|_| rng.uniform_range(-1.0, 1.0) as f32)
+                .collect(),
+        };
+        let mut cpu = Grad::default();
+        objective.loss(surrogate, &logits, &labels, pi, &params, &mut cpu);
+        let mut cpu_lambdas = params.lambdas.clone();
+        dual_ascent(&mut cpu_lambdas, &cpu.dlambdas, step);
+        // The loss against the same code in f64, as the other loss checks do.
+        let wide = |v: &[f32]| v.iter().map(|&x| x as f64).collect::<Vec<f64>>();
+        let params64 = Params {
+            lambdas: wide(&params.lambdas),
+            biases: wide(&params.biases),
+        };
+        let cpu_loss = objective.loss(
+            surrogate,
+            &wide(&logits),
+            &wide(&labels),
+            pi,
+            &params64,
+            &mut Grad::default(),
+        ) as f32;
+
+        let mut labels_coefficients = labels.clone();
+        for lagrangian in objective.lagrangians(pi) {
+            labels_coefficients.extend(lagrangian.coefficients().map(|c| c as f32));
+        }
+        // Without anchor biases (the single-constraint objectives) every bias is 0.
+        let mut state = params.lambdas.clone();
+        state.extend((0..k).map(|j| params.biases.get(j).copied().unwrap_or(0.0)));
+        let (g_logits, g_coefficients, g_state) = (
+            gpu.buffer_with("logits", &logits),
+            gpu.buffer_with("labels and coefficients", &labels_coefficients),
+            gpu.buffer_with("lambdas and biases", &state),
+        );
+        let (g_grad, g_partial, g_sums, g_out) = (
+            gpu.buffer("dlogits", n),
+            gpu.buffer("partial", 3 * k * n),
+            gpu.buffer("sums", 3 * k),
+            gpu.buffer("out", 3 * k + 1),
+        );
+        let terms = gpu.slot(
+            Kernel::ObjectiveTerms,
+            [
+                Some(&g_logits),
+                Some(&g_coefficients),
+                Some(&g_state),
+                Some(&g_grad),
+                Some(&g_partial),
+            ],
+        );
+        let rows = gpu.slot(
+            Kernel::ReduceSum,
+            [Some(&g_partial), None, None, Some(&g_sums), None],
+        );
+        let update = gpu.slot(
+            Kernel::ObjectiveMultipliers,
+            [
+                Some(&g_sums),
+                Some(&g_coefficients),
+                None,
+                Some(&g_state),
+                Some(&g_out),
+            ],
+        );
+        let scale = 1.0 / k as f32;
+        let surrogate_code = match surrogate {
+            Surrogate::Hinge => 0,
+            Surrogate::Log => 1,
+        };
+        let p = [
+            n as u32,
+            k as u32,
+            surrogate_code,
+            0,
+            scale.to_bits(),
+            step.to_bits(),
+            0,
+            0,
+        ];
+        gpu.set_params(&terms, &p);
+        gpu.set_params(&update, &p);
+        gpu.set_params(&rows, &[n as u32, 0, 0, 0]);
+        run(gpu, |pass| {
+            gpu.record(pass, &terms, (groups_of(n, WORKGROUP), 1, 1));
+            gpu.record(pass, &rows, (3 * k as u32, 1, 1));
+            gpu.record(pass, &update, (1, 1, 1));
+        })
+        .await;
+        assert_close(
+            &read(gpu, &g_grad, n).await,
+            &cpu.dlogits,
+            1e-7,
+            1e-4,
+            &format!("{what}: dlogits"),
+        );
+        let out = read(gpu, &g_out, 3 * k + 1).await;
+        if objective.n_biases() > 0 {
+            assert_close(
+                &out[..k],
+                &cpu.dbiases,
+                1e-6,
+                1e-4,
+                &format!("{what}: dbiases"),
+            );
+        }
+        assert_close(
+            &out[k..2 * k],
+            &cpu.dlambdas,
+            1e-6,
+            1e-4,
+            &format!("{what}: dlambdas"),
+        );
+        assert_close(
+            &out[3 * k..],
+            &[cpu_loss],
+            1e-5,
+            1e-4,
+            &format!("{what}: loss"),
+        );
+        let after = read(gpu, &g_state, 2 * k).await;
+        assert_close(
+            &after[..k],
+            &cpu_lambdas,
+            1e-5,
+            1e-4,
+            &format!("{what}: lambdas"),
+        );
+        assert_eq!(
+            after[k..],
+            state[k..],
+            "{what}: the biases are Adam's, not this kernel's"
+        );
+        if step > 100.0 {
+            assert!(
+                cpu_lambdas.contains(&0.0) && after[..k].contains(&0.0),
+                "{what}: no multiplier reached 0: {cpu_lambdas:?}"
+            );
+        }
+    }
 }
 
 /// Batches of whole groups with varied sizes (one-document groups included) and binary labels.
