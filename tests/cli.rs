@@ -472,3 +472,41 @@ fn cli_objectives_rejects_bad_options_without_panicking() {
         assert!(!stderr.contains("panicked"), "{stderr}");
     }
 }
+
+#[test]
+fn cli_objectives_reads_letor_documents_with_binary_labels() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().display().to_string();
+    let f = "../shared/data/mq2008/Fold1";
+    let (ok, stdout, stderr) = distillrank(&[
+        "objectives",
+        "--train",
+        &format!("{f}/train.txt"),
+        "--valid",
+        &format!("{f}/vali.txt"),
+        "--test",
+        &format!("{f}/test.txt"),
+        "--label-threshold",
+        "2",
+        "--objectives",
+        "logloss,recall-at-precision:0.5",
+        "--seeds",
+        "1",
+        "--epochs",
+        "3",
+        "--out",
+        &out,
+        "--json",
+    ]);
+    assert!(ok, "{stderr}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    // Every document is an example, positive when its grade is 2.
+    assert_eq!(v["examples"]["train"], serde_json::json!([9630, 587]));
+    assert_eq!(v["examples"]["valid"], serde_json::json!([2707, 167]));
+    assert_eq!(v["examples"]["test"], serde_json::json!([2874, 177]));
+    for name in ["logloss", "recall-at-precision:0.5"] {
+        let auc_pr = v["objectives"][name]["auc_pr"]["mean"].as_f64().unwrap();
+        // Above a random ranking, whose average precision is the positive rate (6%).
+        assert!(auc_pr > 0.12, "{name}: test AUC-PR {auc_pr}");
+    }
+}
