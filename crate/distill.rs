@@ -14,16 +14,15 @@
 
 use crate::data::prepare::RankingSet;
 use crate::metrics;
-#[allow(unused_imports)]
-#[cfg(target_arch = "wasm32")]
-use crate::train::fit;
-use crate::train::{score, Engine, EpochLog, Event, Guidance, Split, TrainConfig};
+use crate::train::{fit, score, Engine, EpochLog, Event, Guidance, Split, TrainConfig};
 use crate::Result;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Method {
     NoDistillation,
     SelfDistillation,
+    #[serde(rename = "gend")]
     GenD,
     Pfd,
     MultiTeacherPfd,
@@ -200,35 +199,20 @@ pub struct Splits<'a> {
     pub test: Split<'a>,
 }
 
-/// Trains one model on `splits` with `guidance` and evaluates it on the test split.
-pub fn run_model(
+/// Trains one model on `splits` with `guidance` on `engine` and evaluates it on the test split.
+pub async fn run_model(
     engine: &Engine,
-    splits: &Splits,
+    splits: &Splits<'_>,
     config: &TrainConfig,
-    guidance: &Guidance,
+    guidance: &Guidance<'_>,
     on: &mut dyn FnMut(Event),
 ) -> Result<(crate::cpu::mlp::Mlp<f32>, ModelRun)> {
-    #[cfg(not(target_arch = "wasm32"))]
-    let trained = crate::train::fit_on(
-        engine,
-        splits.train,
-        splits.valid,
-        Some(splits.test),
-        config,
-        guidance,
-        on,
-    )?;
-    #[cfg(target_arch = "wasm32")]
-    let trained = {
-        let _ = engine;
-        fit(
-            splits.train,
-            splits.valid,
-            Some(splits.test),
-            config,
-            guidance,
-            on,
-        )?
+    let (train, valid, test) = (splits.train, splits.valid, Some(splits.test));
+    let trained = match engine {
+        Engine::Cpu => fit(train, valid, test, config, guidance, on)?,
+        Engine::Gpu(gpu) => {
+            crate::train::fit_gpu(gpu.clone(), train, valid, test, config, guidance, on).await?
+        }
     };
     let started = crate::train::Instant::now();
     let scores = score(&trained.model, splits.test.inputs);

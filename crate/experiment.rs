@@ -146,13 +146,72 @@ impl Comparison {
     pub fn get(&self, m: Method) -> Option<&MethodRuns> {
         self.methods.iter().find(|r| r.method == m)
     }
+
+    /// Per method: test `ndcg@K` (mean, std, per seed) of the students, the first teacher's
+    /// `teacher_ndcg@8`, and every run: the `methods` object of `results.json`.
+    pub fn methods_json(&self) -> serde_json::Value {
+        let mut methods = serde_json::Map::new();
+        for r in &self.methods {
+            let mut m = serde_json::Map::new();
+            for k in crate::metrics::NDCG_CUTOFFS {
+                let (mean, std) = r.student_stat(|run| ndcg(run, k));
+                let per_seed: Vec<f64> = r.runs.iter().map(|run| ndcg(&run.student, k)).collect();
+                m.insert(
+                    format!("ndcg@{k}"),
+                    serde_json::json!({"mean": mean, "std": std, "per_seed": per_seed}),
+                );
+            }
+            if let Some((mean, std)) = r.teacher_stat(|run| ndcg(run, 8)) {
+                m.insert(
+                    "teacher_ndcg@8".into(),
+                    serde_json::json!({"mean": mean, "std": std}),
+                );
+            }
+            m.insert(
+                "runs".into(),
+                serde_json::to_value(&r.runs).expect("runs serialise"),
+            );
+            methods.insert(r.method.name().into(), serde_json::Value::Object(m));
+        }
+        serde_json::Value::Object(methods)
+    }
+}
+
+/// Which model is training: a method's student, or one of its teachers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct Training {
+    pub method: Method,
+    pub seed: u64,
+    /// `Some(k)`: the method's k-th teacher; `None`: its student.
+    pub teacher: Option<usize>,
+}
+
+impl std::fmt::Display for Training {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} seed {}", self.method, self.seed)?;
+        match self.teacher {
+            Some(k) => write!(f, " teacher {}", k + 1),
+            None => Ok(()),
+        }
+    }
 }
 
 /// Progress: which model is training, and its events.
-pub type OnProgress<'a> = dyn FnMut(&str, Event) + 'a;
+pub type OnProgress<'a> = dyn FnMut(&Training, Event) + 'a;
 
-/// Runs every method of `config` on the prepared data.
+/// Runs every method of `config` on the prepared data, blocking until the GPU (if any) is done.
+#[cfg(not(target_arch = "wasm32"))]
 pub fn compare(p: &Prepared, config: &CompareConfig, on: &mut OnProgress) -> Result<Comparison> {
+    pollster::block_on(compare_async(p, config, on))
+}
+
+/// Runs every method of `config` on the prepared data. On the CPU engine the future completes
+/// without waiting; on the GPU engine it waits for read-backs (the only way in a browser).
+pub async fn compare_async(
+    p: &Prepared,
+    config: &CompareConfig,
+    on: &mut OnProgress<'_>,
+) -> Result<Comparison> {
     config.validate(p)?;
     let test = p.test.as_ref().expect("validated: a test split exists");
     let mut results: Vec<MethodRuns> = config
@@ -180,8 +239,11 @@ pub fn compare(p: &Prepared, config: &CompareConfig, on: &mut OnProgress) -> Res
         let x = inputs_of(p, test, |set| set.regular.clone());
         for result in results.iter_mut() {
             let method = result.method;
-            let label = format!("{method} seed {seed}");
-            let mut progress = |e: Event| on(&label, e);
+            let student_label = Training {
+                method,
+                seed,
+                teacher: None,
+            };
             // The teachers of this method: (their splits, their config).
             let teacher_inputs: Vec<Vec<Vec<f32>>> = match method {
                 Method::NoDistillation => vec![],
@@ -204,7 +266,11 @@ pub fn compare(p: &Prepared, config: &CompareConfig, on: &mut OnProgress) -> Res
             };
             let mut teachers = Vec::new();
             let mut teacher_scores = Vec::new();
-            for inputs in &teacher_inputs {
+            for (k, inputs) in teacher_inputs.iter().enumerate() {
+                let label = Training {
+                    teacher: Some(k),
+                    ..student_label
+                };
                 let splits = Splits {
                     train: Split {
                         set: &p.train,
@@ -224,8 +290,9 @@ pub fn compare(p: &Prepared, config: &CompareConfig, on: &mut OnProgress) -> Res
                     &splits,
                     &tc,
                     &Guidance::default(),
-                    &mut progress,
-                )?;
+                    &mut |e| on(&label, e),
+                )
+                .await?;
                 teacher_scores.push(score(&model, &inputs[0]));
                 teachers.push(run);
             }
@@ -258,7 +325,10 @@ pub fn compare(p: &Prepared, config: &CompareConfig, on: &mut OnProgress) -> Res
                 },
             };
             let (model, student_run) =
-                run_model(&config.engine, &splits, &student, &guidance, &mut progress)?;
+                run_model(&config.engine, &splits, &student, &guidance, &mut |e| {
+                    on(&student_label, e)
+                })
+                .await?;
             if s == 0 {
                 students.push((method, model));
             }

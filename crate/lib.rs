@@ -6,7 +6,9 @@
 //! * [`model_io`]: saved models (safetensors + JSON).
 //! * [`objectives`]: global objectives (AUC-PR, recall at precision, ...) for binary classifiers;
 //!   [`metrics_binary`]: AUC-PR, AUC-ROC, recall at precision and the other binary metrics.
+//! * `web` (wasm32 only): the entry points of the browser page's Web Worker.
 
+pub mod bench;
 pub mod cpu;
 pub mod data;
 pub mod distill;
@@ -19,5 +21,7 @@ pub mod model_io;
 pub mod objectives;
 pub mod rng;
 pub mod train;
+#[cfg(target_arch = "wasm32")]
+pub mod web;
 
 pub use error::{Error, Result};

@@ -412,7 +412,7 @@ impl std::fmt::Debug for Engine {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Engine::Cpu => f.write_str("cpu"),
-            Engine::Gpu(g) => write!(f, "gpu ({})", g.info.name),
+            Engine::Gpu(g) => write!(f, "gpu ({})", g.name()),
         }
     }
 }
@@ -617,10 +617,12 @@ impl Batch {
         at
     }
 }
-/// A clock that works natively and in the browser.
+/// A clock that works natively and in the browser (where it reads `Date.now()`, in milliseconds).
 pub struct Instant {
     #[cfg(not(target_arch = "wasm32"))]
     start: std::time::Instant,
+    #[cfg(target_arch = "wasm32")]
+    start_ms: f64,
 }
 
 impl Instant {
@@ -628,13 +630,15 @@ impl Instant {
         Instant {
             #[cfg(not(target_arch = "wasm32"))]
             start: std::time::Instant::now(),
+            #[cfg(target_arch = "wasm32")]
+            start_ms: js_sys::Date::now(),
         }
     }
-    /// Seconds since `now()` (0 in wasm32 builds without a clock).
+    /// Seconds since `now()`.
     pub fn elapsed(&self) -> f64 {
         #[cfg(not(target_arch = "wasm32"))]
         return self.start.elapsed().as_secs_f64();
         #[cfg(target_arch = "wasm32")]
-        0.0
+        return (js_sys::Date::now() - self.start_ms) / 1000.0;
     }
 }

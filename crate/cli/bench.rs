@@ -7,9 +7,9 @@ use std::time::Instant;
 
 use clap::{Args, Subcommand};
 
-use distillrank::cpu::adam::{Adam, AdamConfig};
-use distillrank::cpu::loss::ranknet;
-use distillrank::cpu::mlp::{Activations, Mlp};
+use distillrank::bench::TrainShape;
+use distillrank::cpu::adam::AdamConfig;
+use distillrank::cpu::mlp::Mlp;
 use distillrank::cpu::{matmul, View};
 use distillrank::data::cache;
 use distillrank::data::letor::{read_letor_file, ReadOptions};
@@ -144,10 +144,12 @@ pub fn run(args: &BenchArgs, out: &Output) -> Result<()> {
             &any_gpu()?,
             *steps,
             *warmup,
-            *features,
-            *groups_per_batch,
-            *docs_per_group,
-            widths,
+            &TrainShape {
+                features: *features,
+                groups: *groups_per_batch,
+                docs_per_group: *docs_per_group,
+                widths: widths.clone(),
+            },
         )?,
         BenchCommand::Train {
             steps,
@@ -160,10 +162,12 @@ pub fn run(args: &BenchArgs, out: &Output) -> Result<()> {
         } => train(
             *steps,
             *warmup,
-            *features,
-            *groups_per_batch,
-            *docs_per_group,
-            widths,
+            &TrainShape {
+                features: *features,
+                groups: *groups_per_batch,
+                docs_per_group: *docs_per_group,
+                widths: widths.clone(),
+            },
         ),
     };
     if out.json {
@@ -196,29 +200,6 @@ const GEMM_SHAPES: [(usize, usize, usize); 5] = [
     (512, 128, 64),
     (1024, 1024, 1024),
 ];
-
-/// The training benchmark's data: 16 distinct batches of `groups` groups of `docs_per_group`
-/// documents (normal features, grades 0..4), cycled, as the JAX peer does.
-fn bench_batches(
-    features: usize,
-    groups: usize,
-    docs_per_group: usize,
-) -> Vec<(Vec<f32>, Vec<f32>)> {
-    let batch_docs = groups * docs_per_group;
-    let mut rng = Rng::new(0);
-    (0..16)
-        .map(|_| {
-            (
-                (0..batch_docs * features)
-                    .map(|_| rng.normal() as f32)
-                    .collect(),
-                (0..batch_docs)
-                    .map(|_| rng.int_range(0, 4) as f32)
-                    .collect(),
-            )
-        })
-        .collect()
-}
 
 fn gemm(repeat: usize) -> serde_json::Value {
     let mut rng = Rng::new(1);
@@ -289,41 +270,9 @@ fn cache_speedup(
     )
 }
 
-fn train(
-    steps: usize,
-    warmup: usize,
-    features: usize,
-    groups: usize,
-    docs_per_group: usize,
-    widths: &[usize],
-) -> serde_json::Value {
-    let batch_docs = groups * docs_per_group;
-    let batches = bench_batches(features, groups, docs_per_group);
-    let offsets: Vec<usize> = (0..=groups).map(|g| g * docs_per_group).collect();
-    let include = vec![true; groups];
-    let mut model = Mlp::<f32>::new(features, widths, 0);
-    let mut adam = Adam::new(&model, AdamConfig::default());
-    let mut acts = Activations::default();
-    let mut grads = model.zero_gradients();
-    let mut dlogits = vec![0f32; batch_docs];
-    let mut loss = 0.0;
-    let mut step = |i: usize| {
-        let (x, y) = &batches[i % batches.len()];
-        let logits = model.forward(x, &mut acts);
-        dlogits.iter_mut().for_each(|d| *d = 0.0);
-        loss = ranknet(logits, y, &offsets, &include, 1.0, &mut dlogits);
-        model.backward(x, &acts, &dlogits, &mut grads);
-        adam.update(&mut model, &grads);
-    };
-    for i in 0..warmup {
-        step(i);
-    }
-    let t = Instant::now();
-    for i in 0..steps {
-        step(warmup + i);
-    }
-    let seconds = t.elapsed().as_secs_f64();
-    serde_json::json!({"tool": "distillrank", "backend": "cpu", "threads": rayon::current_num_threads(), "docs_per_s": (steps * batch_docs) as f64 / seconds, "steps": steps, "batch_docs": batch_docs, "final_loss": loss})
+fn train(steps: usize, warmup: usize, shape: &TrainShape) -> serde_json::Value {
+    let t = distillrank::bench::cpu(shape, steps, warmup);
+    serde_json::json!({"tool": "distillrank", "backend": "cpu", "threads": rayon::current_num_threads(), "docs_per_s": t.docs_per_s, "steps": t.steps, "batch_docs": t.batch_docs, "final_loss": t.final_loss})
 }
 
 /// GFLOP/s of the tiled forward kernel and of the naive one on the same adapter, same shapes as
@@ -376,50 +325,11 @@ fn train_gpu(
     gpu: &std::sync::Arc<Gpu>,
     steps: usize,
     warmup: usize,
-    features: usize,
-    groups: usize,
-    docs_per_group: usize,
-    widths: &[usize],
+    shape: &TrainShape,
 ) -> Result<serde_json::Value> {
-    let batch_docs = groups * docs_per_group;
-    let batches = bench_batches(features, groups, docs_per_group);
-    let offsets: Vec<usize> = (0..=groups).map(|g| g * docs_per_group).collect();
-    let positive = vec![true; groups];
-    let model = Mlp::<f32>::new(features, widths, 0);
-    let mut trainer = GpuTrainer::new(
-        gpu.clone(),
-        &model,
-        distillrank::cpu::loss::LossKind::RankNet,
-        1.0,
-        AdamConfig::default(),
-        batch_docs,
-        0,
-    )?;
-    let mut losses = Vec::new();
-    // Steps, reading the losses back every loss_window steps and at the end.
-    let mut run = |trainer: &mut GpuTrainer, range: std::ops::Range<usize>| -> Result<()> {
-        for i in range {
-            let (x, y) = &batches[i % batches.len()];
-            pollster::block_on(trainer.step(&GpuBatch {
-                inputs: x,
-                labels: y,
-                offsets: &offsets,
-                positive: &positive,
-                teachers: &[],
-            }))?;
-            if (i + 1) % trainer.loss_window == 0 {
-                losses.extend(pollster::block_on(trainer.read_losses())?);
-            }
-        }
-        losses.extend(pollster::block_on(trainer.read_losses())?);
-        Ok(())
-    };
-    run(&mut trainer, 0..warmup)?;
-    let t = Instant::now();
-    run(&mut trainer, warmup..warmup + steps)?;
-    let seconds = t.elapsed().as_secs_f64();
+    let t = pollster::block_on(distillrank::bench::gpu(gpu, shape, steps, warmup))?;
     Ok(
-        serde_json::json!({"tool": "distillrank", "backend": "gpu", "adapter": gpu.info.name, "docs_per_s": (steps * batch_docs) as f64 / seconds, "steps": steps, "batch_docs": batch_docs, "final_loss": losses.last().map(|l| l.0)}),
+        serde_json::json!({"tool": "distillrank", "backend": "gpu", "adapter": gpu.info.name, "docs_per_s": t.docs_per_s, "steps": t.steps, "batch_docs": t.batch_docs, "final_loss": t.final_loss}),
     )
 }
 
@@ -432,8 +342,13 @@ fn kernels(
     docs_per_group: usize,
     widths: &[usize],
 ) -> Result<serde_json::Value> {
-    let batches = bench_batches(features, groups, docs_per_group);
-    let offsets: Vec<usize> = (0..=groups).map(|g| g * docs_per_group).collect();
+    let shape = TrainShape {
+        features,
+        groups,
+        docs_per_group,
+        widths: widths.to_vec(),
+    };
+    let (batches, offsets) = (shape.batches(), shape.offsets());
     let positive = vec![true; groups];
     let model = Mlp::<f32>::new(features, widths, 0);
     let mut trainer = GpuTrainer::new(

@@ -8,7 +8,7 @@ use distillrank::data::letor::{read_letor_file_with_progress, ReadOptions};
 use distillrank::data::prepare::{
     label_like_prepare, prepare, PrepareOptions, Prepared, PrivilegedSplit, SPLIT_TEST, SPLIT_VALID,
 };
-use distillrank::data::synth::generate;
+use distillrank::data::synth::{generate, generate_splits};
 use distillrank::data::Dataset;
 use distillrank::metrics::{self, IdcgZero};
 use distillrank::model_io::{self, ModelConfig};
@@ -145,30 +145,7 @@ pub fn cache(args: &FileArgs, out: &Output) -> Result<()> {
 
 /// Parses `--privileged`.
 pub fn privileged_split(spec: &str) -> Result<PrivilegedSplit> {
-    let bad = || {
-        Error::Config(format!(
-            "--privileged '{spec}': expected top:N, cols:3,7,12 or discriminative:TAU_PRIV"
-        ))
-    };
-    let (kind, value) = spec.split_once(':').ok_or_else(bad)?;
-    match kind {
-        "top" => value
-            .trim()
-            .parse()
-            .map(PrivilegedSplit::TopCorrelation)
-            .map_err(|_| bad()),
-        "cols" => value
-            .split(',')
-            .map(|c| c.trim().parse::<usize>().map_err(|_| bad()))
-            .collect::<Result<Vec<_>>>()
-            .map(PrivilegedSplit::Columns),
-        "discriminative" => value
-            .trim()
-            .parse()
-            .map(|tau_priv| PrivilegedSplit::Discriminative { tau_priv })
-            .map_err(|_| bad()),
-        _ => Err(bad()),
-    }
+    PrivilegedSplit::parse(spec)
 }
 
 /// The prepared splits, plus what a saved model needs to know about the source data.
@@ -216,33 +193,23 @@ pub fn prepare_data(args: &DataArgs, out: &Output) -> Result<PreparedData> {
                 args.synth.valid_queries,
                 args.synth.test_queries,
             );
-            if n_valid == 0 || n_test == 0 {
-                return Err(Error::Config(
-                    "synthetic data need --valid-queries and --test-queries of at least 1".into(),
-                ));
-            }
-            let mut options = args.synth.options();
-            options.queries = n_train + n_valid + n_test;
-            let synthetic = generate(&options)?;
-            let n = synthetic.dataset.n_groups();
-            let groups: Vec<usize> = (0..n).collect();
-            let (a, b) = (n_train, n_train + n_valid);
-            let pick =
-                |r: &[usize]| distillrank::data::prepare::select_groups(&synthetic.dataset, r);
+            let synthetic = generate_splits(&args.synth.options(), n_train, n_valid, n_test)?;
+            let n_docs =
+                synthetic.train.n_docs() + synthetic.valid.n_docs() + synthetic.test.n_docs();
             let description = format!(
                 "synthetic {:?} data ({} train / {} valid / {} test queries, {} docs, privileged strength {})",
                 args.synth.kind,
                 n_train,
                 n_valid,
                 n_test,
-                synthetic.dataset.n_docs(),
+                n_docs,
                 args.synth.privileged_strength
             )
             .to_lowercase();
             (
-                pick(&groups[..a]),
-                Some(pick(&groups[a..b])),
-                Some(pick(&groups[b..])),
+                synthetic.train,
+                Some(synthetic.valid),
+                Some(synthetic.test),
                 PrivilegedSplit::Columns(synthetic.privileged_columns),
                 3.5,
                 description,

@@ -172,8 +172,9 @@ pub fn run_comparison(
     let mut current = String::new();
     let result = compare(&data.prepared, config, &mut |label, event| match event {
         Event::Step { docs } => {
+            let label = label.to_string();
             if current != label {
-                current = label.to_string();
+                current = label;
                 bar.message(current.clone());
             }
             bar.inc(docs as u64);
@@ -388,29 +389,7 @@ fn results_json(
     c: &Comparison,
     command: &str,
 ) -> serde_json::Value {
-    let mut methods = serde_json::Map::new();
-    for r in &c.methods {
-        let mut m = serde_json::Map::new();
-        for k in NDCG_CUTOFFS {
-            let (mean, std) = r.student_stat(|run| ndcg(run, k));
-            let per_seed: Vec<f64> = r.runs.iter().map(|run| ndcg(&run.student, k)).collect();
-            m.insert(
-                format!("ndcg@{k}"),
-                serde_json::json!({"mean": mean, "std": std, "per_seed": per_seed}),
-            );
-        }
-        if let Some((mean, std)) = r.teacher_stat(|run| ndcg(run, 8)) {
-            m.insert(
-                "teacher_ndcg@8".into(),
-                serde_json::json!({"mean": mean, "std": std}),
-            );
-        }
-        m.insert(
-            "runs".into(),
-            serde_json::to_value(&r.runs).expect("serialise"),
-        );
-        methods.insert(r.method.name().into(), serde_json::Value::Object(m));
-    }
+    let methods = c.methods_json();
     serde_json::json!({
         "data": data.description,
         "preparation": data.options,

@@ -19,6 +19,36 @@ pub enum PrivilegedSplit {
     Discriminative { tau_priv: f64 },
 }
 
+impl PrivilegedSplit {
+    /// Reads `top:N`, `cols:3,7,12` (1-based) or `discriminative:TAU_PRIV`.
+    pub fn parse(spec: &str) -> Result<PrivilegedSplit> {
+        let bad = || {
+            Error::Config(format!(
+                "privileged features '{spec}': expected top:N, cols:3,7,12 or discriminative:TAU_PRIV"
+            ))
+        };
+        let (kind, value) = spec.split_once(':').ok_or_else(bad)?;
+        match kind.trim() {
+            "top" => value
+                .trim()
+                .parse()
+                .map(PrivilegedSplit::TopCorrelation)
+                .map_err(|_| bad()),
+            "cols" => value
+                .split(',')
+                .map(|c| c.trim().parse::<usize>().map_err(|_| bad()))
+                .collect::<Result<Vec<_>>>()
+                .map(PrivilegedSplit::Columns),
+            "discriminative" => value
+                .trim()
+                .parse()
+                .map(|tau_priv| PrivilegedSplit::Discriminative { tau_priv })
+                .map_err(|_| bad()),
+            _ => Err(bad()),
+        }
+    }
+}
+
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct PrepareOptions {
     /// Drop groups with fewer documents than this (paper: 10).

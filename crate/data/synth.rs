@@ -64,6 +64,44 @@ pub struct Synthetic {
     pub privileged_columns: Vec<usize>,
 }
 
+/// Synthetic training, validation and test splits: one draw of `train + valid + test` queries,
+/// cut in that order.
+pub struct SyntheticSplits {
+    pub train: Dataset,
+    pub valid: Dataset,
+    pub test: Dataset,
+    /// 1-based columns of z (the last ones).
+    pub privileged_columns: Vec<usize>,
+}
+
+/// Generates `n_train + n_valid + n_test` queries with `options` (whose `queries` is ignored) and
+/// cuts them into three splits.
+pub fn generate_splits(
+    options: &SynthOptions,
+    n_train: usize,
+    n_valid: usize,
+    n_test: usize,
+) -> crate::Result<SyntheticSplits> {
+    if n_train == 0 || n_valid == 0 || n_test == 0 {
+        return Err(crate::Error::Config(format!(
+            "synthetic data need at least 1 training, validation and test query (got {n_train}, {n_valid}, {n_test})"
+        )));
+    }
+    let synthetic = generate(&SynthOptions {
+        queries: n_train + n_valid + n_test,
+        ..options.clone()
+    })?;
+    let groups: Vec<usize> = (0..synthetic.dataset.n_groups()).collect();
+    let (a, b) = (n_train, n_train + n_valid);
+    let pick = |r: &[usize]| crate::data::prepare::select_groups(&synthetic.dataset, r);
+    Ok(SyntheticSplits {
+        train: pick(&groups[..a]),
+        valid: pick(&groups[a..b]),
+        test: pick(&groups[b..]),
+        privileged_columns: synthetic.privileged_columns,
+    })
+}
+
 /// Grade thresholds on the standardised relevance: grades 0..4 with about 50%, 25%, 14%, 7%, 4%.
 const GRADE_THRESHOLDS: [f64; 4] = [0.0, 0.7, 1.25, 1.75];
 

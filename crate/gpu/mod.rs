@@ -241,6 +241,19 @@ impl Gpu {
         }
     }
 
+    /// The adapter's name; browsers often leave it empty, and its driver or ids then name it.
+    pub fn name(&self) -> String {
+        let info = &self.info;
+        [&info.name, &info.driver, &info.driver_info]
+            .into_iter()
+            .find(|s| !s.is_empty())
+            .cloned()
+            .unwrap_or_else(|| match (info.vendor, info.device) {
+                (0, 0) => "an adapter without a name".into(),
+                (vendor, device) => format!("vendor {vendor:#x}, device {device:#x}"),
+            })
+    }
+
     /// Whether the adapter is a software rasteriser.
     pub fn is_software(&self) -> bool {
         self.info.device_type == wgpu::DeviceType::Cpu

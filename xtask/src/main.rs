@@ -1,10 +1,17 @@
 //! Project tasks, run as `cargo xtask <task>`:
 //!
-//! * `demo`: build in release mode and compare no-distillation, self-distillation, GenD and PFD on
-//!   the embedded synthetic dataset (the main job), writing the report to `out/demo/`.
-//! * `test`: install what the tests need (lavapipe, Chromium, wasm tools) if missing, then every
-//!   test: native (CPU and GPU on lavapipe) and in headless Chromium on WebGPU.
+//! * `demo`: the main job: build the page (the crate as wasm, Chart.js from npm) and serve `web/` on
+//!   127.0.0.1, where it trains and compares the methods on the embedded synthetic data.
+//! * `serve [--port N]`: serve `web/` as last built.
+//! * `dist [DIR]`: the page as a static bundle (default `dist/`).
+//! * `compare`: the same comparison from the native CLI, report in `out/demo/`.
+//! * `test`: install what the tests need (lavapipe, Chromium, wasm tools, npm packages) if
+//!   missing, then every test: native (CPU and GPU on lavapipe), the kernels in headless Chromium
+//!   on WebGPU, and the page end to end in headless Chromium.
 //! * `bench`: the CPU benchmarks of BENCHMARKS.md, with the Python peers when they are installed.
+//! * `bench-web`: training throughput in headless Chromium, against TensorFlow.js on WebGPU.
+
+mod web;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -14,11 +21,18 @@ fn main() -> ExitCode {
     let task = args.first().map(String::as_str).unwrap_or("help");
     let rest = &args[args.len().min(1)..];
     let result = match task {
-        "demo" => demo(rest),
+        "demo" => port_arg(rest).and_then(|port| {
+            web::build()?;
+            serve(port)
+        }),
+        "serve" => port_arg(rest).and_then(serve),
+        "dist" => web::dist(&root().join(rest.first().map(String::as_str).unwrap_or("dist"))),
+        "compare" => compare(rest),
         "test" => test(rest),
         "bench" => bench(),
+        "bench-web" => bench_web(rest),
         _ => {
-            eprintln!("usage: cargo xtask <demo|test|bench> [args]\n  demo   compare the methods on the embedded synthetic data (extra args go to `distillrank compare`)\n  test   run every test\n  bench  CPU benchmarks against numpy / sklearn / JAX");
+            eprintln!("usage: cargo xtask <demo|dist|compare|test|bench> [args]\n  demo [--port N]  build the page and serve it on 127.0.0.1 (default port 8000)\n  serve [--port N] serve the page as last built\n  dist [DIR]       write the page as a static bundle (default dist/)\n  compare [ARGS]   compare the methods from the native CLI (ARGS go to `distillrank compare`)\n  test             run every test\n  bench            CPU benchmarks against numpy / sklearn / JAX\n  bench-web [Q]    in-browser training throughput against TensorFlow.js (Q: bench.html's query string)");
             return if task == "help" {
                 ExitCode::SUCCESS
             } else {
@@ -35,14 +49,14 @@ fn main() -> ExitCode {
     }
 }
 
-fn root() -> PathBuf {
+pub fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
         .unwrap()
         .to_path_buf()
 }
 
-fn run(cmd: &mut Command) -> Result<(), String> {
+pub fn run(cmd: &mut Command) -> Result<(), String> {
     eprintln!("$ {cmd:?}");
     let status = cmd
         .current_dir(root())
@@ -55,11 +69,30 @@ fn run(cmd: &mut Command) -> Result<(), String> {
     }
 }
 
-fn cargo() -> Command {
+pub fn cargo() -> Command {
     Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
 }
 
-fn demo(extra: &[String]) -> Result<(), String> {
+/// `[--port N]`, 8000 by default.
+fn port_arg(args: &[String]) -> Result<u16, String> {
+    match args {
+        [] => Ok(8000),
+        [flag, port] if flag == "--port" => port
+            .parse()
+            .map_err(|_| format!("--port {port}: expected a port number")),
+        _ => Err("expected [--port N]".into()),
+    }
+}
+
+/// Serves `web/` on 127.0.0.1 until Ctrl-C.
+fn serve(port: u16) -> Result<(), String> {
+    let server = web::Server::bind(port)?;
+    println!("distillrank: open {} (Ctrl-C stops the server)", server.url);
+    server.serve();
+    Ok(())
+}
+
+fn compare(extra: &[String]) -> Result<(), String> {
     run(cargo().args(["build", "--release", "--bin", "distillrank"]))?;
     let bin = root().join("target/release/distillrank");
     let mut cmd = Command::new(bin);
@@ -104,11 +137,17 @@ fn test(extra: &[String]) -> Result<(), String> {
     ]);
     web.env("CHROMEDRIVER", "/usr/bin/chromedriver");
     let web_ok = total.run(web)?;
+    // The page, end to end, in headless Chromium (tests/e2e/page.mjs, playwright-core).
+    web::build()?;
+    let url = web::Server::bind(0)?.spawn();
+    let mut e2e = Command::new("node");
+    e2e.arg(root().join("tests/e2e/page.mjs")).arg(&url);
+    let e2e_ok = total.run(e2e)?;
     println!(
         "{} passed, {} failed, {} skipped",
         total.passed, total.failed, total.ignored
     );
-    if native_ok && web_ok && total.failed == 0 && total.passed > 0 {
+    if native_ok && web_ok && e2e_ok && total.failed == 0 && total.passed > 0 {
         Ok(())
     } else {
         Err(format!("{} passed, {} failed", total.passed, total.failed))
@@ -157,10 +196,7 @@ impl Tally {
     }
 }
 
-/// The pinned wasm-bindgen version (Cargo.toml), which the test runner must match.
-const WASM_BINDGEN: &str = "0.2.130";
-
-fn have(program: &str, version_arg: &str) -> Option<String> {
+pub fn have(program: &str, version_arg: &str) -> Option<String> {
     let out = Command::new(program).arg(version_arg).output().ok()?;
     out.status
         .success()
@@ -168,8 +204,8 @@ fn have(program: &str, version_arg: &str) -> Option<String> {
 }
 
 /// Installs what the tests need when it is missing: Mesa's lavapipe (a software Vulkan GPU),
-/// Chromium and its driver (Debian's), the wasm32 target, wasm-pack and the wasm-bindgen test
-/// runner of the pinned version.
+/// Chromium and its driver (Debian's), the wasm32 target, wasm-pack, the wasm-bindgen test
+/// runner of the pinned version, and the npm packages of `web/`.
 fn setup_test_tools() -> Result<(), String> {
     let mut packages = Vec::new();
     if !glob_exists("/usr/share/vulkan/icd.d", "lvp_icd") {
@@ -188,21 +224,11 @@ fn setup_test_tools() -> Result<(), String> {
             .args(&packages)
             .env("DEBIAN_FRONTEND", "noninteractive"))?;
     }
-    let targets = Command::new("rustup")
-        .args(["target", "list", "--installed"])
-        .output()
-        .map_err(|e| format!("rustup: {e}"))?;
-    if !String::from_utf8_lossy(&targets.stdout).contains("wasm32-unknown-unknown") {
-        run(Command::new("rustup").args(["target", "add", "wasm32-unknown-unknown"]))?;
-    }
+    web::setup_wasm_tools()?;
     if have("wasm-pack", "--version").is_none() {
         run(cargo().args(["install", "wasm-pack", "--locked"]))?;
     }
-    if !have("wasm-bindgen", "--version").is_some_and(|v| v.contains(WASM_BINDGEN)) {
-        // Without --locked: a dependency its lock file names is no longer in the registry.
-        run(cargo().args(["install", "wasm-bindgen-cli", "--version", WASM_BINDGEN]))?;
-    }
-    Ok(())
+    web::setup_npm()
 }
 
 fn glob_exists(dir: &str, prefix: &str) -> bool {
@@ -212,6 +238,15 @@ fn glob_exists(dir: &str, prefix: &str) -> bool {
                 .any(|e| e.file_name().to_string_lossy().starts_with(prefix))
         })
         .unwrap_or(false)
+}
+
+fn bench_web(query: &[String]) -> Result<(), String> {
+    web::build()?;
+    let url = web::Server::bind(0)?.spawn();
+    run(Command::new("node")
+        .arg(root().join("bench/web.mjs"))
+        .arg(&url)
+        .args(query))
 }
 
 fn bench() -> Result<(), String> {

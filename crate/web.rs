@@ -1,0 +1,505 @@
+//! The browser's entry points (wasm32 only). The page's Web Worker (`web/worker.js`) calls them:
+//!
+//! 1. `start_gpu()` opens a WebGPU device (or says why there is none);
+//! 2. `load_synthetic(knobs)` or `load_letor(role, name, bytes, query)` sets the data and returns
+//!    its statistics;
+//! 3. `run_compare(setup, on_event)` prepares the data (spec §1), trains every chosen method on
+//!    WebGPU or on the CPU engine, calls `on_event` after every epoch of every model, and resolves
+//!    to the results (the `methods` object of the CLI's `results.json`, plus the data summary);
+//! 4. `student_files(method)` hands out a trained student as safetensors + JSON, the files
+//!    `distillrank predict` reads.
+//!
+//! State (the data, the device, the last students) lives in the worker, one instance per page.
+
+use std::cell::RefCell;
+use std::path::Path;
+use std::rc::Rc;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use wasm_bindgen::prelude::*;
+
+use crate::cpu::adam::AdamConfig;
+use crate::cpu::loss::LossKind;
+use crate::cpu::mlp::Mlp;
+use crate::data::letor::{parse_letor_bytes, parse_query_sizes, ReadOptions};
+use crate::data::prepare::{prepare, select_groups, FeatureView, PrepareOptions, PrivilegedSplit};
+use crate::data::synth::{generate_splits, SynthOptions};
+use crate::data::Dataset;
+use crate::distill::Method;
+use crate::error::Error;
+use crate::experiment::{compare_async, CompareConfig};
+use crate::gpu::{AdapterChoice, Gpu};
+use crate::model_io::{to_safetensors, ModelConfig};
+use crate::rng::Rng;
+use crate::train::{Engine, Event, Instant, TrainConfig};
+
+thread_local! {
+    static STATE: RefCell<State> = RefCell::new(State::default());
+}
+
+#[derive(Default)]
+struct State {
+    gpu: Option<Arc<Gpu>>,
+    data: Option<Rc<Data>>,
+    /// Uploaded files by role ("train", "valid", "test"), until the training file is complete.
+    uploads: Vec<(String, Dataset)>,
+    /// The students of the last comparison (first seed) and the config a saved model carries.
+    students: Vec<(Method, Mlp<f32>)>,
+    student_config: Option<(LossKind, Vec<usize>, usize)>,
+}
+
+/// The data a comparison runs on.
+struct Data {
+    train: Dataset,
+    valid: Dataset,
+    test: Dataset,
+    /// The generator's z columns for synthetic data (used unless the setup names others).
+    synthetic_privileged: Option<Vec<usize>>,
+    description: String,
+}
+
+fn js_error(e: Error) -> JsError {
+    JsError::new(&e.to_string())
+}
+
+/// A serde value as the JS object its JSON would parse to (plain objects, map keys as strings).
+fn to_js<T: Serialize + ?Sized>(value: &T) -> std::result::Result<JsValue, JsError> {
+    serde_json::to_value(value)
+        .map_err(|e| JsError::new(&e.to_string()))?
+        .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
+        .map_err(|e| JsError::new(&e.to_string()))
+}
+
+/// What the page shows about the adapter.
+#[derive(Serialize)]
+struct Adapter {
+    name: String,
+    backend: String,
+    /// SwiftShader and other software rasterisers: slower than the CPU engine.
+    software: bool,
+}
+
+/// Opens a WebGPU device and compiles every kernel; resolves to `{name, backend, software}`.
+#[wasm_bindgen]
+pub async fn start_gpu() -> std::result::Result<JsValue, JsError> {
+    let gpu = Gpu::new(AdapterChoice::Any).await.map_err(js_error)?;
+    let adapter = Adapter {
+        name: gpu.name(),
+        backend: format!("{:?}", gpu.info.backend),
+        software: gpu.is_software(),
+    };
+    STATE.with(|s| s.borrow_mut().gpu = Some(gpu));
+    to_js(&adapter)
+}
+
+/// The knobs of the synthetic generator that the page shows.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SynthKnobs {
+    pub queries: usize,
+    pub valid_queries: usize,
+    pub test_queries: usize,
+    pub min_docs: usize,
+    pub max_docs: usize,
+    pub privileged_strength: f64,
+    pub seed: u64,
+}
+
+/// Generates synthetic train / valid / test splits; returns their statistics.
+#[wasm_bindgen]
+pub fn load_synthetic(knobs: JsValue) -> std::result::Result<JsValue, JsError> {
+    let k: SynthKnobs =
+        serde_wasm_bindgen::from_value(knobs).map_err(|e| JsError::new(&e.to_string()))?;
+    if !(0.0..=1.0).contains(&k.privileged_strength) {
+        return Err(JsError::new(&format!(
+            "privileged strength {} must lie in [0, 1]",
+            k.privileged_strength
+        )));
+    }
+    let options = SynthOptions {
+        min_docs: k.min_docs,
+        max_docs: k.max_docs,
+        privileged_strength: k.privileged_strength,
+        seed: k.seed,
+        ..SynthOptions::default()
+    };
+    let s =
+        generate_splits(&options, k.queries, k.valid_queries, k.test_queries).map_err(js_error)?;
+    let data = Data {
+        description: format!(
+            "synthetic data ({} train / {} valid / {} test queries, privileged strength {})",
+            k.queries, k.valid_queries, k.test_queries, k.privileged_strength
+        ),
+        synthetic_privileged: Some(s.privileged_columns),
+        train: s.train,
+        valid: s.valid,
+        test: s.test,
+    };
+    let stats = data_stats(&data);
+    STATE.with(|st| st.borrow_mut().data = Some(Rc::new(data)));
+    to_js(&stats)
+}
+
+/// Parses an uploaded LETOR file (gzip or text; `query`: the bytes of its LightGBM `.query` file)
+/// as the `role` split ("train", "valid" or "test") and returns its statistics. The data a
+/// comparison uses is rebuilt from the uploads: without a test (or validation) file, the training
+/// queries are shuffled (seed 0) and cut 60 / 20 / 20 (or 80 / 20).
+#[wasm_bindgen]
+pub fn load_letor(
+    role: &str,
+    name: &str,
+    bytes: &[u8],
+    query: Option<Vec<u8>>,
+) -> std::result::Result<JsValue, JsError> {
+    if !matches!(role, "train" | "valid" | "test") {
+        return Err(JsError::new(&format!(
+            "{name}: role '{role}' is not train, valid or test"
+        )));
+    }
+    let path = Path::new(name);
+    let sizes = query
+        .map(|q| parse_query_sizes(&Path::new(name).with_extension("query"), &q))
+        .transpose()
+        .map_err(js_error)?;
+    let dataset =
+        parse_letor_bytes(path, bytes, sizes, &ReadOptions::default()).map_err(js_error)?;
+    let stats = dataset.stats();
+    STATE.with(|st| {
+        let mut st = st.borrow_mut();
+        st.uploads.retain(|(r, _)| r != role);
+        st.uploads.push((role.to_string(), dataset));
+        st.data = uploaded_data(&st.uploads, name).map(Rc::new);
+    });
+    to_js(&stats)
+}
+
+/// Forgets the uploaded files.
+#[wasm_bindgen]
+pub fn clear_uploads() {
+    STATE.with(|st| {
+        let mut st = st.borrow_mut();
+        st.uploads.clear();
+        st.data = None;
+    });
+}
+
+/// The splits of the uploaded files (None until a training file is there).
+fn uploaded_data(uploads: &[(String, Dataset)], name: &str) -> Option<Data> {
+    let get = |role: &str| uploads.iter().find(|(r, _)| r == role).map(|(_, d)| d);
+    let train = get("train")?;
+    let mut order: Vec<usize> = (0..train.n_groups()).collect();
+    Rng::stream(0, 0x7570_6c6f_6164).shuffle(&mut order);
+    let cut = |share: f64| (order.len() as f64 * share).round() as usize;
+    let (train_part, valid, test) = match (get("valid"), get("test")) {
+        (Some(v), Some(t)) => (train.clone(), v.clone(), t.clone()),
+        (None, Some(t)) => {
+            let a = cut(0.8);
+            (
+                select_groups(train, &order[..a]),
+                select_groups(train, &order[a..]),
+                t.clone(),
+            )
+        }
+        (Some(v), None) => {
+            let a = cut(0.8);
+            (
+                select_groups(train, &order[..a]),
+                v.clone(),
+                select_groups(train, &order[a..]),
+            )
+        }
+        (None, None) => {
+            let (a, b) = (cut(0.6), cut(0.8));
+            (
+                select_groups(train, &order[..a]),
+                select_groups(train, &order[a..b]),
+                select_groups(train, &order[b..]),
+            )
+        }
+    };
+    Some(Data {
+        description: format!(
+            "{name} and the other uploads ({} train / {} valid / {} test queries)",
+            train_part.n_groups(),
+            valid.n_groups(),
+            test.n_groups()
+        ),
+        train: train_part,
+        valid,
+        test,
+        synthetic_privileged: None,
+    })
+}
+
+#[derive(Serialize)]
+struct DataStats {
+    description: String,
+    train: crate::data::Stats,
+    valid: crate::data::Stats,
+    test: crate::data::Stats,
+}
+
+fn data_stats(d: &Data) -> DataStats {
+    DataStats {
+        description: d.description.clone(),
+        train: d.train.stats(),
+        valid: d.valid.stats(),
+        test: d.test.stats(),
+    }
+}
+
+/// Everything the page lets a user set for one comparison.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Setup {
+    /// `top:N`, `cols:3,7` or `discriminative:TAU`; empty: the generator's z for synthetic data.
+    pub privileged: String,
+    pub tau_target: f64,
+    pub min_group_size: usize,
+    pub methods: Vec<String>,
+    pub loss: LossKind,
+    pub alpha: f64,
+    pub epochs: usize,
+    pub patience: usize,
+    pub widths: Vec<usize>,
+    pub lr: f64,
+    pub batch_docs: usize,
+    pub seeds: usize,
+    /// "webgpu" or "cpu".
+    pub backend: String,
+}
+
+/// One event for the page: an epoch of a model, or training progress.
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "lowercase")]
+enum PageEvent<'a> {
+    Epoch {
+        model: &'a crate::experiment::Training,
+        log: &'a crate::train::EpochLog,
+    },
+    Progress {
+        model: &'a crate::experiment::Training,
+        docs: usize,
+        seconds: f64,
+    },
+}
+
+/// Trains every method of `setup` on the loaded data; `on_event(event)` is called after every
+/// epoch (`{type: "epoch", model, log}`) and about four times a second with the documents trained
+/// so far (`{type: "progress", model, docs, seconds}`). Resolves to `{description, prepared,
+/// methods, seconds, backend}`.
+#[wasm_bindgen]
+pub async fn run_compare(
+    setup: JsValue,
+    on_event: js_sys::Function,
+) -> std::result::Result<JsValue, JsError> {
+    let setup: Setup =
+        serde_wasm_bindgen::from_value(setup).map_err(|e| JsError::new(&e.to_string()))?;
+    let (data, gpu) = STATE.with(|s| {
+        let s = s.borrow();
+        (s.data.clone(), s.gpu.clone())
+    });
+    let data = data.ok_or_else(|| {
+        JsError::new("no data: generate synthetic data or upload a LETOR training file")
+    })?;
+    let engine = match setup.backend.as_str() {
+        "cpu" => Engine::Cpu,
+        "webgpu" => Engine::Gpu(
+            gpu.ok_or_else(|| JsError::new("WebGPU was chosen but no WebGPU device is open"))?,
+        ),
+        other => {
+            return Err(JsError::new(&format!(
+                "backend '{other}': expected webgpu or cpu"
+            )))
+        }
+    };
+    let privileged = match (setup.privileged.trim(), &data.synthetic_privileged) {
+        ("", Some(columns)) => PrivilegedSplit::Columns(columns.clone()),
+        ("", None) => PrivilegedSplit::TopCorrelation(10),
+        (spec, _) => PrivilegedSplit::parse(spec).map_err(js_error)?,
+    };
+    let options = PrepareOptions {
+        min_group_size: setup.min_group_size,
+        tau_target: setup.tau_target,
+        privileged,
+        ..PrepareOptions::default()
+    };
+    let prepared =
+        prepare(&data.train, Some(&data.valid), Some(&data.test), &options).map_err(js_error)?;
+    let methods = setup
+        .methods
+        .iter()
+        .map(|m| Method::parse(m).ok_or_else(|| JsError::new(&format!("unknown method '{m}'"))))
+        .collect::<std::result::Result<Vec<_>, _>>()?;
+    let config = CompareConfig {
+        methods,
+        seeds: setup.seeds,
+        train: TrainConfig {
+            loss: setup.loss,
+            view: FeatureView::Regular,
+            widths: setup.widths.clone(),
+            epochs: setup.epochs,
+            adam: AdamConfig {
+                lr: setup.lr,
+                ..AdamConfig::default()
+            },
+            batch_docs: setup.batch_docs,
+            alpha: setup.alpha,
+            patience: Some(setup.patience.max(1)),
+            ..TrainConfig::default()
+        },
+        engine,
+        ..CompareConfig::default()
+    };
+    let started = Instant::now();
+    let mut last_progress = Instant::now();
+    let mut docs = 0usize;
+    let mut callback_error = None;
+    let comparison = compare_async(&prepared, &config, &mut |model, event| {
+        let page_event = match event {
+            Event::Epoch(log) => Some(PageEvent::Epoch { model, log }),
+            Event::Step { docs: d } => {
+                docs += d;
+                (last_progress.elapsed() > 0.25).then(|| {
+                    last_progress = Instant::now();
+                    PageEvent::Progress {
+                        model,
+                        docs,
+                        seconds: started.elapsed(),
+                    }
+                })
+            }
+        };
+        if let Some(e) = page_event {
+            let sent = to_js(&e).map(|v| on_event.call1(&JsValue::NULL, &v));
+            if let Err(e) | Ok(Err(e)) = sent.map_err(JsValue::from) {
+                callback_error.get_or_insert(e);
+            }
+        }
+    })
+    .await
+    .map_err(js_error)?;
+    if let Some(e) = callback_error {
+        return Err(JsError::new(&format!(
+            "the page's event handler failed: {e:?}"
+        )));
+    }
+    let result = serde_json::json!({
+        "description": data.description,
+        "prepared": {
+            "train": split_summary(&prepared.train),
+            "valid": split_summary(&prepared.valid),
+            "test": prepared.test.as_ref().map(split_summary),
+            "privileged_columns": prepared.privileged_columns,
+            "regular_columns": prepared.regular_columns.len(),
+        },
+        "methods": comparison.methods_json(),
+        "seconds": started.elapsed(),
+        "backend": format!("{:?}", config.engine),
+    });
+    STATE.with(|s| {
+        let mut s = s.borrow_mut();
+        s.students = comparison.students;
+        s.student_config = Some((
+            setup.loss,
+            prepared.regular_columns.clone(),
+            data.train.n_features,
+        ));
+    });
+    to_js(&result)
+}
+
+fn split_summary(set: &crate::data::prepare::RankingSet) -> serde_json::Value {
+    serde_json::json!({
+        "groups": set.n_groups(),
+        "docs": set.n_docs(),
+        "positive_groups": set.positive_groups(),
+        "regular": set.d_x,
+        "privileged": set.d_z,
+    })
+}
+
+/// The first-seed student of `method` from the last comparison as `{safetensors: Uint8Array,
+/// config: string}`: the two files `distillrank predict --model` reads.
+#[wasm_bindgen]
+pub fn student_files(method: &str) -> std::result::Result<JsValue, JsError> {
+    let method =
+        Method::parse(method).ok_or_else(|| JsError::new(&format!("unknown method '{method}'")))?;
+    STATE.with(|s| {
+        let s = s.borrow();
+        let model = s
+            .students
+            .iter()
+            .find(|(m, _)| *m == method)
+            .map(|(_, model)| model)
+            .ok_or_else(|| JsError::new(&format!("no trained {method} student: run first")))?;
+        let (loss, columns, source_features) = s.student_config.clone().expect("set with students");
+        let config = ModelConfig::new(model, loss, FeatureView::Regular, columns, source_features);
+        let bytes = to_safetensors(model).map_err(js_error)?;
+        let out = js_sys::Object::new();
+        let set = |k: &str, v: &JsValue| js_sys::Reflect::set(&out, &JsValue::from_str(k), v);
+        set(
+            "safetensors",
+            &js_sys::Uint8Array::from(bytes.as_slice()).into(),
+        )
+        .and_then(|_| {
+            set(
+                "config",
+                &JsValue::from_str(
+                    &serde_json::to_string_pretty(&config).expect("config serialises"),
+                ),
+            )
+        })
+        .map_err(|e| JsError::new(&format!("{e:?}")))?;
+        Ok(out.into())
+    })
+}
+
+/// The benchmark page's batches (`web/bench.js` trains TensorFlow.js on the same data): batch `i`
+/// of `shape` (`{features, groups, docs_per_group, widths}`) as `{x: Float32Array, y: Float32Array}`.
+#[wasm_bindgen]
+pub fn bench_batch(shape: JsValue, i: usize) -> std::result::Result<JsValue, JsError> {
+    let shape: crate::bench::TrainShape =
+        serde_wasm_bindgen::from_value(shape).map_err(|e| JsError::new(&e.to_string()))?;
+    let batches = shape.batches();
+    let (x, y) = &batches[i % batches.len()];
+    let out = js_sys::Object::new();
+    js_sys::Reflect::set(&out, &"x".into(), &js_sys::Float32Array::from(x.as_slice()))
+        .and_then(|_| {
+            js_sys::Reflect::set(&out, &"y".into(), &js_sys::Float32Array::from(y.as_slice()))
+        })
+        .map_err(|e| JsError::new(&format!("{e:?}")))?;
+    Ok(out.into())
+}
+
+/// Training throughput of this crate on `backend` ("webgpu" or "cpu"): `steps` timed steps after
+/// `warmup`, as `distillrank bench train` measures it natively. Resolves to `{docs_per_s, steps,
+/// batch_docs, seconds, final_loss}`.
+#[wasm_bindgen]
+pub async fn bench_train(
+    backend: String,
+    shape: JsValue,
+    steps: usize,
+    warmup: usize,
+) -> std::result::Result<JsValue, JsError> {
+    let shape: crate::bench::TrainShape =
+        serde_wasm_bindgen::from_value(shape).map_err(|e| JsError::new(&e.to_string()))?;
+    let throughput = match backend.as_str() {
+        "cpu" => crate::bench::cpu(&shape, steps, warmup),
+        "webgpu" => {
+            let gpu = STATE
+                .with(|s| s.borrow().gpu.clone())
+                .ok_or_else(|| JsError::new("no WebGPU device is open"))?;
+            crate::bench::gpu(&gpu, &shape, steps, warmup)
+                .await
+                .map_err(js_error)?
+        }
+        other => {
+            return Err(JsError::new(&format!(
+                "backend '{other}': expected webgpu or cpu"
+            )))
+        }
+    };
+    to_js(&throughput)
+}

@@ -1,0 +1,208 @@
+// The page end to end in Debian's headless Chromium, driven by playwright-core (from web/'s npm
+// packages; it never downloads a browser). `cargo xtask test` serves web/ and runs:
+//
+//   node tests/e2e/page.mjs http://127.0.0.1:PORT/
+//
+// Prints one line per check and a `test result:` line in cargo's format, which the test runner
+// counts; exits non-zero when a check fails. The screenshot goes to target/e2e/page.png.
+
+import { createRequire } from "node:module";
+import { fileURLToPath } from "node:url";
+import path from "node:path";
+import fs from "node:fs";
+import os from "node:os";
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+const require = createRequire(path.join(root, "web/package.json"));
+const { chromium } = require("playwright-core");
+
+const url = process.argv[2];
+if (!url) {
+  console.error("usage: node tests/e2e/page.mjs URL");
+  process.exit(2);
+}
+const shots = path.join(root, "target/e2e");
+fs.mkdirSync(shots, { recursive: true });
+
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
+  headless: true,
+  args: [
+    "--no-sandbox",
+    "--enable-unsafe-webgpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+  ],
+});
+const context = await browser.newContext({ viewport: { width: 1400, height: 1300 }, acceptDownloads: true });
+const page = await context.newPage();
+const pageErrors = [];
+page.on("pageerror", (e) => pageErrors.push(String(e)));
+page.on("console", (m) => { if (m.type() === "error") pageErrors.push(m.text()); });
+// Main-thread tasks over 50 ms, as the browser reports them.
+await page.addInitScript(() => {
+  window.__longTasks = [];
+  new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) window.__longTasks.push({ start: e.startTime, duration: e.duration });
+  }).observe({ type: "longtask", buffered: true });
+});
+
+let passed = 0;
+let failed = 0;
+async function check(name, body) {
+  const started = Date.now();
+  try {
+    await body();
+    passed++;
+    console.log(`test e2e::${name} ... ok (${((Date.now() - started) / 1000).toFixed(1)} s)`);
+  } catch (e) {
+    failed++;
+    console.log(`test e2e::${name} ... FAILED\n    ${String(e.stack ?? e).split("\n").join("\n    ")}`);
+    await page.screenshot({ path: path.join(shots, `failed-${name}.png`), fullPage: true }).catch(() => {});
+  }
+}
+function expect(cond, what) {
+  if (!cond) throw new Error(what);
+}
+
+/// The results table as {method: [cells]} once it has one row per method.
+async function resultsTable() {
+  return page.$$eval("#results tbody tr", (rows) =>
+    Object.fromEntries(rows.map((r) => {
+      const cells = [...r.querySelectorAll("td")].map((td) => td.textContent.trim());
+      return [cells[0], cells.slice(1)];
+    })));
+}
+
+async function setField(name, value) {
+  await page.locator(`[name=${name}]`).first().fill(String(value));
+  await page.locator(`[name=${name}]`).first().dispatchEvent("change");
+}
+
+async function runAndWait(timeoutMs) {
+  const before = await page.locator("#status").textContent();
+  // The status of an earlier run must not count as this one's.
+  await page.evaluate(() => { document.getElementById("status").textContent = ""; });
+  await page.click("#run");
+  await page.waitForFunction(() => /^Done|^Failed/.test(document.getElementById("status").textContent), null, { timeout: timeoutMs });
+  const status = await page.locator("#status").textContent();
+  const error = await page.locator("#error").isVisible() ? await page.locator("#error-text").textContent() : "";
+  expect(status.startsWith("Done"), `the run failed: ${status} ${error} (before: ${before})`);
+  return status;
+}
+
+await page.goto(url);
+
+await check("page_starts_its_engine", async () => {
+  await page.waitForFunction(() => !document.getElementById("run").disabled, null, { timeout: 60_000 });
+  const engine = await page.locator("#engine").textContent();
+  expect(/WebGPU|CPU engine/.test(engine), `engine line: ${engine}`);
+  console.log(`    engine: ${engine}`);
+});
+
+await check("default_comparison_fills_the_table", async () => {
+  await page.evaluate(() => { window.__runStart = performance.now(); });
+  const status = await runAndWait(600_000);
+  console.log(`    ${status}`);
+  const table = await resultsTable();
+  for (const m of ["no-distillation", "self-distillation", "gend", "pfd"]) {
+    expect(table[m], `no row for ${m}: ${JSON.stringify(table)}`);
+    const ndcg8 = parseFloat(table[m][3]);
+    expect(Number.isFinite(ndcg8) && ndcg8 > 0 && ndcg8 <= 1, `${m} NDCG@8 = ${table[m][3]}`);
+    console.log(`    ${m}: NDCG@8 ${table[m][3]}, gain ${table[m][5]}`);
+  }
+  const datasets = await page.evaluate(() => Chart.getChart("ndcg-chart").data.datasets.length);
+  expect(datasets >= 4, `the NDCG chart has ${datasets} lines`);
+  await page.screenshot({ path: path.join(shots, "page.png"), fullPage: true });
+});
+
+await check("training_keeps_the_page_responsive", async () => {
+  const tasks = await page.evaluate(() => window.__longTasks.filter((t) => t.start >= window.__runStart));
+  const longest = Math.max(0, ...tasks.map((t) => t.duration));
+  console.log(`    ${tasks.length} main-thread tasks over 50 ms while training; longest ${longest.toFixed(0)} ms`);
+  expect(longest <= 100, `a main-thread task took ${longest.toFixed(0)} ms`);
+});
+
+await check("results_and_student_export", async () => {
+  const [json] = await Promise.all([page.waitForEvent("download"), page.click("#export-json")]);
+  const results = JSON.parse(fs.readFileSync(await json.path(), "utf8"));
+  expect(Number.isFinite(results.methods.pfd["ndcg@8"].mean), "results.json has methods.pfd.ndcg@8.mean");
+  const [csv] = await Promise.all([page.waitForEvent("download"), page.click("#export-csv")]);
+  const lines = fs.readFileSync(await csv.path(), "utf8").trim().split("\n");
+  expect(lines[0].startsWith("method,seed") && lines.length > 4, `CSV: ${lines[0]} (${lines.length} lines)`);
+  await page.selectOption("#student-method", "pfd");
+  const downloads = [];
+  page.on("download", (d) => downloads.push(d));
+  await page.click("#export-student");
+  await page.waitForFunction(() => true);
+  for (let i = 0; i < 50 && downloads.length < 2; i++) await page.waitForTimeout(100);
+  const names = downloads.map((d) => d.suggestedFilename()).sort();
+  expect(names.join() === "pfd.json,pfd.safetensors", `student files: ${names}`);
+  const config = JSON.parse(fs.readFileSync(await downloads.find((d) => d.suggestedFilename() === "pfd.json").path(), "utf8"));
+  expect(config.format === "distillrank-model" && config.columns.length > 0, `student config: ${JSON.stringify(config)}`);
+  const weights = fs.readFileSync(await downloads.find((d) => d.suggestedFilename() === "pfd.safetensors").path());
+  expect(weights.length > 1000, `safetensors of ${weights.length} bytes`);
+});
+
+await check("setup_is_kept_in_the_url", async () => {
+  await setField("alpha", "0.7");
+  const link = page.url();
+  expect(link.includes("alpha=0.7"), `URL: ${link}`);
+  const other = await context.newPage();
+  await other.goto(link);
+  const alpha = await other.locator("[name=alpha]").inputValue();
+  await other.close();
+  expect(alpha === "0.7", `alpha after opening the link: ${alpha}`);
+  await setField("alpha", "0.5");
+});
+
+await check("small_comparison_on_webgpu", async () => {
+  const hasGpu = await page.locator("select[name=backend] option[value=webgpu]").count();
+  expect(hasGpu === 1, "no WebGPU option");
+  await page.selectOption("select[name=backend]", "webgpu");
+  for (const [k, v] of [["queries", 30], ["valid_queries", 10], ["test_queries", 10], ["epochs", 2], ["seeds", 1], ["widths", "16"]]) {
+    await setField(k, v);
+  }
+  for (const m of ["self-distillation", "gend"]) await page.uncheck(`input[name=method][value=${m}]`);
+  const engine = await page.locator("#engine").textContent();
+  expect(engine.startsWith("Training on WebGPU"), `engine: ${engine}`);
+  const status = await runAndWait(300_000);
+  expect(/Gpu|gpu/.test(status), `not trained on the GPU: ${status}`);
+  const table = await resultsTable();
+  expect(Object.keys(table).sort().join() === "no-distillation,pfd", `rows: ${Object.keys(table)}`);
+  for (const m of ["no-distillation", "pfd"]) {
+    const ndcg8 = parseFloat(table[m][3]);
+    expect(Number.isFinite(ndcg8) && ndcg8 > 0, `${m} NDCG@8 on WebGPU = ${table[m][3]}`);
+  }
+  console.log(`    ${status}`);
+});
+
+await check("mq2008_upload_shows_its_statistics", async () => {
+  await page.check("input[name=source][value=upload]");
+  await page.setInputFiles("#files", path.join(root, "../shared/data/mq2008/Fold1/train.txt"));
+  await page.waitForFunction(() => /471 queries/.test(document.getElementById("stats").textContent), null, { timeout: 60_000 });
+  const tau = await page.locator("[name=tau_target]").inputValue();
+  expect(tau === "2.8", `tau_target for grades 0..2: ${tau}`);
+});
+
+await check("malformed_upload_names_its_line", async () => {
+  const bad = path.join(os.tmpdir(), "distillrank-e2e-bad.txt");
+  fs.writeFileSync(bad, "2 qid:1 1:0.5 2:0.1\n0 qid:1 1:0.2 2:0.3\n1 qid:2 1:zebra 2:0.4\n");
+  await page.setInputFiles("#files", bad);
+  await page.waitForSelector("#error:not([hidden])", { timeout: 30_000 });
+  const text = await page.locator("#error-text").textContent();
+  expect(/distillrank-e2e-bad\.txt:3:/.test(text), `error: ${text}`);
+  console.log(`    ${text}`);
+});
+
+await check("no_uncaught_errors", async () => {
+  const real = pageErrors.filter((e) => !/favicon/.test(e));
+  expect(real.length === 0, `page errors: ${real.join(" | ")}`);
+});
+
+await browser.close();
+console.log(`\ntest result: ${failed ? "FAILED" : "ok"}. ${passed} passed; ${failed} failed; 0 ignored`);
+process.exit(failed ? 1 : 0);

@@ -1,0 +1,549 @@
+// The page: reads the setup form (kept in the URL), talks to the worker (worker.js), draws the
+// charts with Chart.js and fills the results table.
+
+const $ = (id) => document.getElementById(id);
+const form = $("setup");
+
+// ---------------------------------------------------------------- the setup, kept in the URL
+
+const FIELDS = [
+  "source", "queries", "valid_queries", "test_queries", "min_docs", "max_docs",
+  "privileged_strength", "data_seed", "tau_target", "min_group_size", "privileged_kind",
+  "privileged_value", "loss", "alpha", "epochs", "patience", "widths", "lr", "batch_docs",
+  "seeds", "backend",
+];
+
+function readForm() {
+  const f = new FormData(form);
+  const out = {};
+  for (const k of FIELDS) out[k] = f.get(k);
+  out.methods = f.getAll("method");
+  return out;
+}
+
+function writeForm(values) {
+  for (const [k, v] of Object.entries(values)) {
+    if (k === "methods") {
+      for (const box of form.querySelectorAll("input[name=method]")) box.checked = v.includes(box.value);
+      continue;
+    }
+    const el = form.elements[k];
+    if (!el) continue;
+    if (el instanceof RadioNodeList) {
+      for (const r of el) r.checked = r.value === v;
+    } else {
+      el.value = v;
+    }
+  }
+  showSourceKnobs();
+}
+
+function saveToUrl() {
+  const p = new URLSearchParams();
+  const values = readForm();
+  for (const k of FIELDS) p.set(k, values[k]);
+  p.set("methods", values.methods.join(","));
+  history.replaceState(null, "", "#" + p.toString());
+}
+
+function loadFromUrl() {
+  if (location.hash.length < 2) return;
+  const p = new URLSearchParams(location.hash.slice(1));
+  const values = {};
+  for (const k of FIELDS) if (p.has(k)) values[k] = p.get(k);
+  if (p.has("methods")) values.methods = p.get("methods").split(",").filter(Boolean);
+  writeForm(values);
+}
+
+function showSourceKnobs() {
+  const upload = readForm().source === "upload";
+  $("synthetic-knobs").hidden = upload;
+  $("upload-box").hidden = !upload;
+}
+
+const number = (v, what) => {
+  const x = Number(v);
+  if (v === "" || !Number.isFinite(x)) throw new Error(`${what}: '${v}' is not a number`);
+  return x;
+};
+const integer = (v, what) => {
+  const x = number(v, what);
+  if (!Number.isInteger(x) || x < 0) throw new Error(`${what}: '${v}' is not a whole number`);
+  return x;
+};
+
+function syntheticKnobs(v) {
+  return {
+    queries: integer(v.queries, "training queries"),
+    valid_queries: integer(v.valid_queries, "validation queries"),
+    test_queries: integer(v.test_queries, "test queries"),
+    min_docs: integer(v.min_docs, "docs per query, min"),
+    max_docs: integer(v.max_docs, "docs per query, max"),
+    privileged_strength: number(v.privileged_strength, "privileged strength"),
+    seed: integer(v.data_seed, "data seed"),
+  };
+}
+
+/// The setup `run_compare` takes (crate/web.rs, `Setup`).
+function compareSetup(v, backend) {
+  const widths = String(v.widths).split(",").map((w) => integer(w.trim(), "hidden widths"));
+  let privileged = "";
+  if (v.privileged_kind === "top") privileged = `top:${integer(v.privileged_value, "k")}`;
+  if (v.privileged_kind === "cols") privileged = `cols:${v.privileged_value}`;
+  if (v.privileged_kind === "generator" && v.source === "upload") {
+    throw new Error("uploaded data have no generator: choose top k or columns for the privileged features");
+  }
+  if (v.methods.length === 0) throw new Error("choose at least one method");
+  return {
+    privileged,
+    tau_target: number(v.tau_target, "tau_target"),
+    min_group_size: integer(v.min_group_size, "min group size"),
+    methods: v.methods,
+    loss: v.loss,
+    alpha: number(v.alpha, "alpha"),
+    epochs: integer(v.epochs, "epochs"),
+    patience: integer(v.patience, "patience"),
+    widths,
+    lr: number(v.lr, "learning rate"),
+    batch_docs: integer(v.batch_docs, "batch"),
+    seeds: integer(v.seeds, "seeds"),
+    backend,
+  };
+}
+
+// ---------------------------------------------------------------- the worker
+
+let worker = null;
+let adapter = null;      // {name, backend, software} or null
+let noGpuWhy = null;
+let uploads = [];        // [{role, name, file, query}] to send again after a restart
+const pending = new Map(); // run id -> {onEvent, resolve, reject}
+let nextId = 1;
+let waiters = [];        // replies of other requests, in order
+
+function startWorker() {
+  worker = new Worker("worker.js", { type: "module" });
+  worker.onmessage = (e) => onWorkerMessage(e.data);
+  worker.onerror = (e) => showError(`The engine failed to start: ${e.message ?? "worker error"}`, true);
+  return request({ type: "init" }).then((r) => {
+    adapter = r.adapter;
+    noGpuWhy = r.why;
+    showEngine();
+    $("run").disabled = false;
+    $("sweep").disabled = false;
+  });
+}
+
+/// Sends a message whose reply is not a run (init, synthetic, upload, student).
+function request(msg) {
+  return new Promise((resolve, reject) => {
+    waiters.push({ resolve, reject });
+    worker.postMessage(msg);
+  });
+}
+
+function onWorkerMessage(m) {
+  if (m.type === "event") {
+    pending.get(m.id)?.onEvent(m.event);
+    return;
+  }
+  if (m.id !== undefined && pending.has(m.id)) {
+    const run = pending.get(m.id);
+    pending.delete(m.id);
+    if (m.type === "error") run.reject(new Error(m.message));
+    else run.resolve(m.result);
+    return;
+  }
+  const w = waiters.shift();
+  if (!w) return;
+  if (m.type === "error") w.reject(new Error(m.message));
+  else w.resolve(m);
+}
+
+function runInWorker(setup, onEvent) {
+  const id = nextId++;
+  return new Promise((resolve, reject) => {
+    pending.set(id, { onEvent, resolve, reject });
+    worker.postMessage({ type: "run", id, setup });
+  });
+}
+
+async function restartWorker() {
+  worker?.terminate();
+  for (const p of pending.values()) p.reject(new Error("stopped"));
+  pending.clear();
+  for (const w of waiters) w.reject(new Error("stopped"));
+  waiters = [];
+  $("run").disabled = true;
+  $("sweep").disabled = true;
+  await startWorker();
+  if (uploads.length) await request({ type: "upload", files: uploads });
+}
+
+// ---------------------------------------------------------------- engine and errors
+
+function chosenBackend() {
+  const want = readForm().backend;
+  if (want === "cpu") return "cpu";
+  if (want === "webgpu") {
+    if (!adapter) throw new Error(`WebGPU is not available here: ${noGpuWhy}`);
+    return "webgpu";
+  }
+  return adapter && !adapter.software ? "webgpu" : "cpu";
+}
+
+function showEngine() {
+  const box = $("engine");
+  let backend;
+  try { backend = chosenBackend(); } catch { backend = "cpu"; }
+  if (backend === "webgpu") {
+    box.className = "engine gpu";
+    box.textContent = `Training on WebGPU: ${adapter.name} (${adapter.backend})`;
+  } else {
+    box.className = "engine cpu";
+    const why = !adapter
+      ? `No WebGPU: ${noGpuWhy}.`
+      : adapter.software && readForm().backend === "auto"
+        ? `WebGPU adapter ${adapter.name} is a software rasteriser, slower than the CPU engine; choose WebGPU to use it anyway.`
+        : "Chosen.";
+    box.textContent = `Training on the CPU engine (WebAssembly, one thread). ${why}`;
+  }
+}
+
+function showError(text, offerRestart = false) {
+  $("error-text").textContent = text;
+  $("restart").hidden = !offerRestart;
+  $("error").hidden = false;
+}
+
+function clearError() {
+  $("error").hidden = true;
+}
+
+// ---------------------------------------------------------------- data
+
+/// One line per split: queries, documents, features, group sizes and the grade histogram.
+function statsTable(rows) {
+  return rows.map(([name, s]) => {
+    const grades = Object.entries(s.grades).map(([g, n]) => `${g}: ${n.toLocaleString()}`).join(" · ");
+    return `<p><b>${escapeHtml(name)}</b>: ${s.queries.toLocaleString("en")} queries, ${s.docs.toLocaleString()} documents, ` +
+      `${s.features} features, ${s.docs_per_query_min}–${s.docs_per_query_max} per query; grades ${grades}` +
+      (s.groups_without_positive ? `; ${s.groups_without_positive} queries without a relevant document` : "") + "</p>";
+  }).join("");
+}
+
+function escapeHtml(s) {
+  return String(s).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+async function generateSynthetic() {
+  const r = await request({ type: "synthetic", knobs: syntheticKnobs(readForm()) });
+  $("stats").innerHTML = statsTable([["train", r.stats.train], ["valid", r.stats.valid], ["test", r.stats.test]]);
+}
+
+/// Files from the picker: roles from their names, `.query` files paired with their data file.
+function planUploads(fileList) {
+  const files = [...fileList];
+  const queries = new Map(files.filter((f) => f.name.endsWith(".query")).map((f) => [f.name.slice(0, -6), f]));
+  const data = files.filter((f) => !f.name.endsWith(".query"));
+  if (data.length === 0) throw new Error("choose a LETOR data file (the .query files alone hold no features)");
+  const role = (name) => /test/i.test(name) ? "test" : /vali/i.test(name) ? "valid" : "train";
+  const plan = data.map((f) => ({ role: role(f.name), name: f.name, file: f, query: queries.get(f.name) ?? null }));
+  if (!plan.some((p) => p.role === "train")) plan[0].role = "train";
+  return plan;
+}
+
+async function onUpload() {
+  clearError();
+  const picked = $("files").files;
+  if (!picked.length) return;
+  try {
+    const plan = planUploads(picked);
+    $("stats").textContent = "Reading…";
+    const r = await request({ type: "upload", files: plan });
+    uploads = plan;
+    $("stats").innerHTML = statsTable(r.files.map((f) => [`${f.role}: ${f.name}`, f.stats]));
+    // Defaults that suit real LETOR data: z from the features most correlated with y, and a
+    // label threshold for the grade range (MQ2008: 0..2, MSLR and Yahoo: 0..4).
+    const maxGrade = Math.max(...r.files.flatMap((f) => Object.keys(f.stats.grades).map(Number)));
+    writeForm({ privileged_kind: "top", privileged_value: "10", tau_target: maxGrade <= 2 ? "2.8" : "4.8" });
+    saveToUrl();
+  } catch (e) {
+    uploads = [];
+    $("stats").textContent = "";
+    showError(e.message);
+  }
+}
+
+// ---------------------------------------------------------------- charts
+
+const METHOD_COLOURS = {
+  "no-distillation": "#6e7781",
+  "self-distillation": "#0969da",
+  "gend": "#bf8700",
+  "pfd": "#cf222e",
+  "multi-teacher-pfd": "#8250df",
+  "ranking-distillation": "#1a7f37",
+};
+
+function lineChart(canvas, yTitle, xTitle = "epoch") {
+  return new Chart(canvas, {
+    type: "line",
+    data: { datasets: [] },
+    options: {
+      animation: false,
+      maintainAspectRatio: false,
+      parsing: false,
+      interaction: { mode: "nearest", intersect: false },
+      scales: {
+        x: { type: "linear", title: { display: true, text: xTitle } },
+        y: { title: { display: true, text: yTitle } },
+      },
+      plugins: {
+        legend: { labels: { boxWidth: 12, filter: (item, data) => !data.datasets[item.datasetIndex].hideInLegend } },
+        tooltip: { callbacks: { label: (c) => `${c.dataset.label}: ${c.parsed.y.toFixed(4)}` } },
+      },
+    },
+  });
+}
+
+let ndcgChart, lossChart, sweepChart;
+
+function dataset(chart, key, make) {
+  let d = chart.data.datasets.find((d) => d.key === key);
+  if (!d) {
+    d = { key, data: [], pointRadius: 2, borderWidth: 2, ...make() };
+    chart.data.datasets.push(d);
+  }
+  return d;
+}
+
+function resetCharts() {
+  for (const c of [ndcgChart, lossChart]) {
+    c.data.datasets = [];
+    c.update("none");
+  }
+}
+
+let firstSeed = 0;
+
+function onEpoch(model, log) {
+  if (model.teacher !== null) return;
+  const m = model.method;
+  const colour = METHOD_COLOURS[m];
+  const later = model.seed !== firstSeed;
+  dataset(ndcgChart, `${m}/${model.seed}`, () => ({
+    label: later ? `${m} (seed ${model.seed})` : m,
+    hideInLegend: later,
+    borderColor: colour + (later ? "66" : ""),
+    backgroundColor: colour,
+    borderWidth: later ? 1 : 2,
+  })).data.push({ x: log.epoch, y: log.test_ndcg ?? NaN });
+  if (!later) {
+    dataset(lossChart, `${m}/data`, () => ({ label: `${m} data`, borderColor: colour, backgroundColor: colour }))
+      .data.push({ x: log.epoch, y: log.data_loss });
+    if (log.teacher_loss > 0) {
+      dataset(lossChart, `${m}/teacher`, () => ({
+        label: `${m} teacher`, borderColor: colour, backgroundColor: colour, borderDash: [5, 4],
+      })).data.push({ x: log.epoch, y: log.teacher_loss });
+    }
+  }
+  ndcgChart.update("none");
+  lossChart.update("none");
+}
+
+// ---------------------------------------------------------------- results
+
+const CUTOFFS = [1, 3, 5, 8, 10];
+let lastResult = null;
+let lastSetup = null;
+
+function fmt(stat) {
+  return `${stat.mean.toFixed(4)} ± ${stat.std.toFixed(4)}`;
+}
+
+function resultsTable(result, order) {
+  const methods = order.filter((m) => result.methods[m]).map((m) => [m, result.methods[m]]);
+  const base = result.methods["no-distillation"]?.["ndcg@8"].mean;
+  const best = Math.max(...methods.map(([, r]) => r["ndcg@8"].mean));
+  const head = `<tr><th>method</th>${CUTOFFS.map((k) => `<th>NDCG@${k}</th>`).join("")}<th>gain @8</th><th>teacher NDCG@8</th></tr>`;
+  const rows = methods.map(([name, r]) => {
+    const mean8 = r["ndcg@8"].mean;
+    let gain = "—";
+    if (base !== undefined && name !== "no-distillation") {
+      const g = (100 * (mean8 - base)) / base;
+      gain = `<span class="${g >= 0 ? "gain-up" : "gain-down"}">${g >= 0 ? "+" : ""}${g.toFixed(2)}%</span>`;
+    }
+    const teacher = r["teacher_ndcg@8"] ? fmt(r["teacher_ndcg@8"]) : "—";
+    return `<tr class="${mean8 === best ? "best" : ""}" data-method="${name}"><td>${name}</td>` +
+      CUTOFFS.map((k) => `<td>${fmt(r[`ndcg@${k}`])}</td>`).join("") + `<td>${gain}</td><td>${teacher}</td></tr>`;
+  });
+  return `<thead>${head}</thead><tbody>${rows.join("")}</tbody>`;
+}
+
+function resultsCsv(result) {
+  const lines = [["method", "seed", "best_epoch", "valid_ndcg@8", ...CUTOFFS.map((k) => `test_ndcg@${k}`), "teacher_test_ndcg@8"].join(",")];
+  for (const [name, r] of Object.entries(result.methods)) {
+    for (const run of r.runs) {
+      const ndcg = (m, k) => m.test.ndcg.find(([cut]) => cut === k)?.[1] ?? "";
+      const teacher = run.teachers[0] ? ndcg(run.teachers[0], 8) : "";
+      lines.push([name, run.seed, run.student.best_epoch, run.student.best_valid_ndcg,
+        ...CUTOFFS.map((k) => ndcg(run.student, k)), teacher].join(","));
+    }
+  }
+  return lines.join("\n") + "\n";
+}
+
+function download(name, data, type) {
+  const url = URL.createObjectURL(new Blob([data], { type }));
+  const a = Object.assign(document.createElement("a"), { href: url, download: name });
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10_000);
+}
+
+// ---------------------------------------------------------------- running
+
+let running = false;
+
+function setRunning(on) {
+  running = on;
+  $("run").disabled = on;
+  $("sweep").disabled = on;
+  $("stop").disabled = !on;
+}
+
+/// Brings the worker's data up to date with the form, then returns the setup for `run_compare`.
+async function prepareRun(overrides = {}) {
+  const v = { ...readForm(), ...overrides };
+  const backend = chosenBackend();
+  const setup = compareSetup(v, backend);
+  if (v.source === "synthetic") await generateSynthetic();
+  else if (!uploads.length) throw new Error("upload a LETOR training file first");
+  return setup;
+}
+
+function progressLine(model, docs, seconds) {
+  const role = model.teacher === null ? "student" : `teacher ${model.teacher + 1}`;
+  return `Training ${model.method} ${role}, seed ${model.seed}: ${docs.toLocaleString()} documents in ${seconds.toFixed(0)} s.`;
+}
+
+async function run() {
+  clearError();
+  saveToUrl();
+  $("status").textContent = "Preparing the data…";
+  let setup;
+  try {
+    setup = await prepareRun();
+  } catch (e) {
+    showError(e.message);
+    return;
+  }
+  setRunning(true);
+  resetCharts();
+  firstSeed = 0;
+  let throughput = "";
+  const started = performance.now();
+  $("status").textContent = "Starting…";
+  try {
+    const result = await runInWorker(setup, (ev) => {
+      if (ev.type === "epoch") {
+        onEpoch(ev.model, ev.log);
+        throughput = `${Math.round(ev.log.docs_per_s).toLocaleString()} docs/s`;
+        $("status").textContent = `${ev.model.method} ${ev.model.teacher === null ? "student" : "teacher"}, seed ${ev.model.seed}, epoch ${ev.log.epoch}: validation NDCG@8 ${ev.log.valid_ndcg.toFixed(4)}; ${throughput}.`;
+      } else {
+        $("status").textContent = progressLine(ev.model, ev.docs, ev.seconds) + (throughput ? ` Last epoch: ${throughput}.` : "");
+      }
+    });
+    lastResult = result;
+    lastSetup = setup;
+    $("results").innerHTML = resultsTable(result, setup.methods);
+    const seconds = (performance.now() - started) / 1000;
+    $("status").textContent = `Done in ${seconds.toFixed(1)} s on ${result.backend}; last epoch ${throughput}. ` +
+      `${result.prepared.train.positive_groups} of ${result.prepared.train.groups} training queries have a positive document.`;
+    const select = $("student-method");
+    select.innerHTML = setup.methods.map((m) => `<option>${m}</option>`).join("");
+    for (const id of ["export-csv", "export-json", "export-student", "student-method"]) $(id).disabled = false;
+  } catch (e) {
+    if (e.message !== "stopped") {
+      const lost = /lost/i.test(e.message);
+      showError(e.message, lost);
+    }
+    $("status").textContent = e.message === "stopped" ? "Stopped." : "Failed.";
+  } finally {
+    setRunning(false);
+  }
+}
+
+async function sweep() {
+  clearError();
+  saveToUrl();
+  const alphas = [0.1, 0.3, 0.5, 0.7, 0.9];
+  setRunning(true);
+  sweepChart.data.datasets = [];
+  const pfd = dataset(sweepChart, "pfd", () => ({ label: "PFD", borderColor: METHOD_COLOURS.pfd, backgroundColor: METHOD_COLOURS.pfd }));
+  const none = dataset(sweepChart, "none", () => ({
+    label: "no distillation", borderColor: METHOD_COLOURS["no-distillation"], borderDash: [5, 4], pointRadius: 0,
+  }));
+  try {
+    const base = await runInWorker({ ...(await prepareRun()), methods: ["no-distillation"] }, () => {});
+    const baseline = base.methods["no-distillation"]["ndcg@8"].mean;
+    none.data = [{ x: 0.1, y: baseline }, { x: 0.9, y: baseline }];
+    for (const alpha of alphas) {
+      $("status").textContent = `Alpha sweep: PFD at alpha = ${alpha}…`;
+      const setup = { ...(await prepareRun()), methods: ["pfd"], alpha };
+      const r = await runInWorker(setup, () => {});
+      pfd.data.push({ x: alpha, y: r.methods.pfd["ndcg@8"].mean });
+      sweepChart.update("none");
+    }
+    $("status").textContent = "Alpha sweep done.";
+  } catch (e) {
+    if (e.message !== "stopped") showError(e.message);
+    $("status").textContent = e.message === "stopped" ? "Stopped." : "Failed.";
+  } finally {
+    setRunning(false);
+  }
+}
+
+async function downloadStudent() {
+  const method = $("student-method").value;
+  try {
+    const r = await request({ type: "student", method });
+    download(`${method}.safetensors`, r.safetensors, "application/octet-stream");
+    download(`${method}.json`, r.config, "application/json");
+  } catch (e) {
+    showError(e.message);
+  }
+}
+
+// ---------------------------------------------------------------- wiring
+
+function main() {
+  loadFromUrl();
+  ndcgChart = lineChart($("ndcg-chart"), "test NDCG@8");
+  lossChart = lineChart($("loss-chart"), "loss");
+  sweepChart = lineChart($("sweep-chart"), "test NDCG@8", "alpha");
+  form.addEventListener("submit", (e) => { e.preventDefault(); if (!running) run(); });
+  form.addEventListener("change", (e) => {
+    if (e.target.name === "source") showSourceKnobs();
+    if (e.target.id !== "files") saveToUrl();
+    showEngine();
+  });
+  $("files").addEventListener("change", onUpload);
+  $("stop").addEventListener("click", async () => {
+    await restartWorker();
+    $("status").textContent = "Stopped.";
+  });
+  $("sweep").addEventListener("click", () => { if (!running) sweep(); });
+  $("restart").addEventListener("click", async () => { clearError(); await restartWorker(); });
+  $("export-json").addEventListener("click", () =>
+    download("results.json", JSON.stringify({ setup: lastSetup, ...lastResult }, null, 2), "application/json"));
+  $("export-csv").addEventListener("click", () => download("results.csv", resultsCsv(lastResult), "text/csv"));
+  $("export-student").addEventListener("click", downloadStudent);
+  startWorker()
+    .then(() => (readForm().source === "synthetic" ? generateSynthetic() : null))
+    .catch((e) => showError(e.message, true));
+}
+
+main();

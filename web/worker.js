@@ -1,0 +1,72 @@
+// The page's Web Worker: owns the wasm module (the distillrank crate), the data and the WebGPU
+// device, so that training never blocks the page. Messages in, one at a time:
+//   {type: "init"}                        -> {type: "ready", adapter, why}
+//   {type: "synthetic", knobs}            -> {type: "stats", stats}
+//   {type: "upload", files: [{role, name, file, query}]}
+//                                         -> {type: "uploaded", files: [{role, name, stats}]}
+//   {type: "run", id, setup}              -> {type: "event", id, event}*, then {type: "result", id, result}
+//   {type: "student", method}             -> {type: "student", method, safetensors, config}
+// Any failure answers {type: "error", id, message}.
+
+import init, {
+  start_gpu,
+  load_synthetic,
+  load_letor,
+  clear_uploads,
+  run_compare,
+  student_files,
+} from "./pkg/distillrank.js";
+
+const ready = init();
+
+async function handle(msg) {
+  await ready;
+  switch (msg.type) {
+    case "init": {
+      if (!("gpu" in navigator)) {
+        return { type: "ready", adapter: null, why: "this browser has no WebGPU (navigator.gpu is missing)" };
+      }
+      try {
+        return { type: "ready", adapter: await start_gpu(), why: null };
+      } catch (e) {
+        return { type: "ready", adapter: null, why: String(e.message ?? e) };
+      }
+    }
+    case "synthetic":
+      return { type: "stats", stats: load_synthetic(msg.knobs) };
+    case "upload": {
+      clear_uploads();
+      const files = [];
+      for (const f of msg.files) {
+        const bytes = new Uint8Array(await f.file.arrayBuffer());
+        const query = f.query ? new Uint8Array(await f.query.arrayBuffer()) : undefined;
+        files.push({ role: f.role, name: f.name, stats: load_letor(f.role, f.name, bytes, query) });
+      }
+      return { type: "uploaded", files };
+    }
+    case "run": {
+      const result = await run_compare(msg.setup, (event) =>
+        postMessage({ type: "event", id: msg.id, event }));
+      return { type: "result", id: msg.id, result };
+    }
+    case "student": {
+      const files = student_files(msg.method);
+      return { type: "student", method: msg.method, safetensors: files.safetensors, config: files.config };
+    }
+    default:
+      throw new Error(`unknown message ${msg.type}`);
+  }
+}
+
+// Messages are handled in order: each waits for the previous one.
+let queue = Promise.resolve();
+self.onmessage = (e) => {
+  const msg = e.data;
+  queue = queue.then(async () => {
+    try {
+      postMessage(await handle(msg));
+    } catch (err) {
+      postMessage({ type: "error", id: msg.id, request: msg.type, message: String(err?.message ?? err) });
+    }
+  });
+};
