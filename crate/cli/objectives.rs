@@ -485,10 +485,7 @@ fn results_json(
                 serde_json::json!(precision_anchors(anchors)),
             );
         }
-        o.insert(
-            "runs".into(),
-            serde_json::to_value(&r.runs).expect("serialise"),
-        );
+        o.insert("runs".into(), r.runs.iter().map(run_json).collect());
         objectives.insert(r.objective.name(), serde_json::Value::Object(o));
     }
     serde_json::json!({
@@ -504,6 +501,37 @@ fn results_json(
         "command": command,
         "seconds": seconds,
         "objectives": objectives,
+    })
+}
+
+/// One run: its best epoch's validation and test figures and anchor biases, and per epoch
+/// the loss, the label prior, the validation AUC-PR and AUC-ROC and the constraint's value (the
+/// multipliers per epoch are the objective's `lambdas`).
+fn run_json(run: &Run) -> serde_json::Value {
+    let history: Vec<serde_json::Value> = run
+        .history
+        .iter()
+        .map(|h| {
+            serde_json::json!({
+                "epoch": h.epoch,
+                "loss": h.loss,
+                "label_prior": h.label_prior,
+                "valid_auc_pr": h.valid.auc_pr,
+                "valid_auc_roc": h.valid.auc_roc,
+                "valid_constraint": h.constraint.and_then(|c| c.value),
+                "seconds": h.seconds,
+            })
+        })
+        .collect();
+    serde_json::json!({
+        "seed": run.seed,
+        "best_epoch": run.best_epoch,
+        "valid": run.valid,
+        "test": run.test,
+        "valid_constraint": run.valid_constraint,
+        "test_constraint": run.test_constraint,
+        "biases_at_best_epoch": run.best_epoch.checked_sub(1).and_then(|e| run.history.get(e)).map(|h| &h.biases),
+        "history": history,
     })
 }
 
