@@ -41,3 +41,17 @@ async fn reduction_and_adam_match_the_cpu() {
 async fn gpu_training_steps_follow_the_cpu_loss_curve() {
     gpu_checks::training_steps(&gpu().await, 50).await;
 }
+
+/// A small comparison trained in the browser follows the native CPU engine's loss curve
+/// (tests/data/reference_curve.json): the CPU engine compiled to wasm closely (the same code, with
+/// other floating-point contractions), WebGPU within the kernels' tolerance.
+#[wasm_bindgen_test]
+async fn browser_training_follows_the_native_loss_curve() {
+    use common::reference_run::{assert_follows, curve, parse, FIXTURE};
+    use distillrank::train::Engine;
+    let native = parse(FIXTURE);
+    let wasm_cpu = curve(Engine::Cpu).await;
+    assert_follows(&wasm_cpu, &native, 1e-6, 1e-4, "CPU engine in wasm");
+    let webgpu = curve(Engine::Gpu(gpu().await)).await;
+    assert_follows(&webgpu, &native, 2e-3, 2e-2, "WebGPU");
+}

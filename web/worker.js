@@ -29,7 +29,9 @@ async function handle(msg) {
       try {
         return { type: "ready", adapter: await start_gpu(), why: null };
       } catch (e) {
-        return { type: "ready", adapter: null, why: String(e.message ?? e) };
+        const message = String(e.message ?? e);
+        const why = /no GPU adapter/.test(message) ? "the browser offers no WebGPU adapter" : message;
+        return { type: "ready", adapter: null, why };
       }
     }
     case "synthetic":

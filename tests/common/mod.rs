@@ -1,3 +1,4 @@
 //! Code shared by several test files.
 
 pub mod gpu_checks;
+pub mod reference_run;

@@ -180,6 +180,21 @@ await check("small_comparison_on_webgpu", async () => {
   console.log(`    ${status}`);
 });
 
+await check("alpha_sweep_plots_pfd_at_five_alphas", async () => {
+  await page.selectOption("select[name=backend]", "cpu");
+  for (const [k, v] of [["queries", 60], ["valid_queries", 30], ["test_queries", 30], ["epochs", 3], ["seeds", 1]]) {
+    await setField(k, v);
+  }
+  await page.evaluate(() => { document.getElementById("status").textContent = ""; });
+  await page.click("#sweep");
+  await page.waitForFunction(() => /^Alpha sweep done|^Failed/.test(document.getElementById("status").textContent), null, { timeout: 300_000 });
+  const points = await page.evaluate(() => Chart.getChart("sweep-chart").data.datasets.map((d) => [d.key, d.data.map((p) => p.x), d.data.map((p) => p.y)]));
+  const pfd = points.find(([k]) => k === "pfd");
+  expect(pfd && pfd[1].join() === "0.1,0.3,0.5,0.7,0.9", `sweep points: ${JSON.stringify(points)}`);
+  expect(pfd[2].every((y) => Number.isFinite(y) && y > 0), `sweep NDCG@8: ${pfd[2]}`);
+  console.log(`    PFD NDCG@8 at alpha 0.1..0.9: ${pfd[2].map((y) => y.toFixed(4)).join(", ")}`);
+});
+
 await check("mq2008_upload_shows_its_statistics", async () => {
   await page.check("input[name=source][value=upload]");
   await page.setInputFiles("#files", path.join(root, "../shared/data/mq2008/Fold1/train.txt"));
@@ -196,6 +211,30 @@ await check("malformed_upload_names_its_line", async () => {
   const text = await page.locator("#error-text").textContent();
   expect(/distillrank-e2e-bad\.txt:3:/.test(text), `error: ${text}`);
   console.log(`    ${text}`);
+});
+
+await check("without_webgpu_the_cpu_engine_trains_and_says_so", async () => {
+  // Chromium without --enable-unsafe-webgpu offers no adapter here, like Firefox on Linux.
+  const plain = await chromium.launch({
+    executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
+    headless: true,
+    args: ["--no-sandbox", "--disable-quic", "--no-first-run", "--disable-background-networking",
+      "--disable-component-update", "--disable-sync"],
+  });
+  try {
+    const p = await plain.newPage();
+    await p.goto(new URL("#queries=40&valid_queries=20&test_queries=20&epochs=2&seeds=1&backend=auto", url).href);
+    await p.waitForFunction(() => !document.getElementById("run").disabled, null, { timeout: 60_000 });
+    const engine = await p.locator("#engine").textContent();
+    expect(/CPU engine/.test(engine) && /No WebGPU/.test(engine), `engine line without WebGPU: ${engine}`);
+    await p.click("#run");
+    await p.waitForFunction(() => /^Done|^Failed/.test(document.getElementById("status").textContent), null, { timeout: 120_000 });
+    const status = await p.locator("#status").textContent();
+    expect(/^Done .* on cpu/.test(status), `status: ${status}`);
+    console.log(`    ${engine}`);
+  } finally {
+    await plain.close();
+  }
 });
 
 await check("no_uncaught_errors", async () => {

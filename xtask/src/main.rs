@@ -136,6 +136,8 @@ fn test(extra: &[String]) -> Result<(), String> {
         "web",
     ]);
     web.env("CHROMEDRIVER", "/usr/bin/chromedriver");
+    // A training run on SwiftShader takes longer than the runner's default 20 s.
+    web.env("WASM_BINDGEN_TEST_TIMEOUT", "300");
     let web_ok = total.run(web)?;
     // The page, end to end, in headless Chromium (tests/e2e/page.mjs, playwright-core).
     web::build()?;
