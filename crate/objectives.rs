@@ -48,6 +48,7 @@
 
 pub mod data;
 pub mod experiment;
+pub mod gpu;
 pub mod train;
 
 use crate::cpu::loss::{sigmoid, softplus, softplus_and_sigmoid};

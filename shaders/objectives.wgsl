@@ -1,6 +1,10 @@
-// Global objectives (Eban et al.; spec §7): the constrained objectives' per-example weighted
-// surrogates and their gradients, and the dual ascent of their Lagrange multipliers, exactly as
-// the CPU engine's `objectives::Lagrangian::term` and `objectives::dual_ascent`.
+// Global objectives (Eban et al.; spec §7) on the GPU, exactly as the CPU engine's
+// `objectives::Objective::loss` and `objectives::dual_ascent`: the constrained objectives' weighted
+// surrogates, their gradients and the multipliers' dual ascent; the pairwise AUC-ROC surrogate; the
+// F-beta bound. (Log-loss is bce.wgsl with weights 1 / n; the anchor biases train with adam.wgsl
+// at an offset.) Every sum is a fixed-order loop or reduce.wgsl's tree: deterministic, no atomics.
+//
+// ## Constrained objectives (recall at precision, precision at recall, TPR at FPR, AUC-PR)
 //
 // K constraints (1 for recall at precision, precision at recall and TPR at FPR; K anchors for
 // AUC-PR). Constraint k has coefficients (c0, c1, d0, d1, kappa), a multiplier lambda_k and a bias
@@ -29,13 +33,41 @@
 //                       5 out: dbias (K), dlambda (K), loss terms (K), loss (1).
 // Dispatch: ceil(n / 256) for objective_terms, (3 K, 1, 1) for reduce_sum, (1, 1, 1) for
 // update_multipliers. n >= 1.
+//
+// ## AUC-ROC: 0.5 * mean over (positive, negative) pairs of l(f_pos - f_neg, +1)
+//
+//   roc_auc_pairs         one invocation per example, looping over the examples of the other
+//                         class (labels above 0.5 are positives), scale = 0.5 / (positives *
+//                         negatives), 0 for a batch without a pair:
+//                         positive i: dlogits[i] = scale * sum_{j neg} l'(f_i - f_j, +1),
+//                                     partial[i] = scale * sum_{j neg} l(f_i - f_j, +1);
+//                         negative j: dlogits[j] = -scale * sum_{i pos} l'(f_i - f_j, +1),
+//                                     partial[j] = 0.
+//                         The loss is the sum of partial (reduce_sum).
+// Bindings: 1 logits (n); 2 labels (n); 4 dlogits (n); 5 partial (n). Dispatch: ceil(n / 256).
+// O(n^2) work per batch, O(n) memory.
+//
+// ## F-beta: minus the lower bound (1 + b2) tp_l / (b2 |Y+| + max(tp_l, 0) + fp_u), b2 = beta^2
+//
+//   f_beta_terms          one invocation per example: three rows of partial, y (row 0),
+//                         y (1 - l(f, +1)) (row 1, tp_l's terms), (1 - y) l(f, -1) (row 2, fp_u's).
+//   (reduce_sum, 3 workgroups: sums = (|Y+|, tp_l, fp_u).)
+//   f_beta_gradient       one invocation per example: with den = b2 |Y+| + max(tp_l, 0) + fp_u and
+//                         num = (1 + b2) tp_l, dF/dtp_l = (1 + b2)(b2 |Y+| + fp_u) / den^2 when
+//                         tp_l > 0, else (1 + b2) / den; dF/dfp_u = -num / den^2;
+//                         dlogits[i] = dF/dtp_l y l'(f, +1) - dF/dfp_u (1 - y) l'(f, -1); the
+//                         first invocation writes the loss -num / den to out[0]. A batch with
+//                         den <= 0 has loss 0 and zero gradients.
+// Bindings: f_beta_terms: 1 logits (n); 2 labels (n); 5 partial (3 n). f_beta_gradient: 1 logits;
+// 2 labels; 3 sums (3); 4 dlogits (n); 5 out (1). params.scale holds b2.
+// Dispatch: ceil(n / 256) for both, (3, 1, 1) for reduce_sum.
 
 struct Params {
     n: u32,
     constraints: u32,   // K
     surrogate: u32,     // 0: hinge, 1: log-loss / ln 2
     _pad0: u32,
-    scale: f32,         // 1 / K
+    scale: f32,         // 1 / K; roc_auc_pairs: 0.5 / pairs; f-beta: beta^2
     step: f32,          // the dual step: dual_rate_factor * learning rate
     _pad1: u32,
     _pad2: u32,
@@ -119,4 +151,62 @@ fn update_multipliers(@builtin(local_invocation_id) local: vec3<u32>) {
         }
         out5[3u * big_k] = loss;
     }
+}
+
+@compute @workgroup_size(256, 1, 1)
+fn roc_auc_pairs(@builtin(global_invocation_id) id: vec3<u32>) {
+    let i = id.x;
+    let n = params.n;
+    if (i >= n) { return; }
+    let f = in1[i];
+    let is_positive = labels_coefficients[i] > 0.5;
+    var loss = 0.0;
+    var slope = 0.0;
+    for (var j = 0u; j < n; j = j + 1u) {
+        if ((labels_coefficients[j] > 0.5) == is_positive) { continue; }
+        if (is_positive) {
+            let p = positive(f - in1[j]);
+            loss = loss + p.x;
+            slope = slope + p.y;
+        } else {
+            slope = slope - positive(in1[j] - f).y;
+        }
+    }
+    out4[i] = params.scale * slope;
+    out5[i] = params.scale * loss;
+}
+
+@compute @workgroup_size(256, 1, 1)
+fn f_beta_terms(@builtin(global_invocation_id) id: vec3<u32>) {
+    let i = id.x;
+    let n = params.n;
+    if (i >= n) { return; }
+    let f = in1[i];
+    let y = labels_coefficients[i];
+    out5[i] = y;
+    out5[n + i] = y * (1.0 - positive(f).x);
+    out5[2u * n + i] = (1.0 - y) * negative(f).x;
+}
+
+@compute @workgroup_size(256, 1, 1)
+fn f_beta_gradient(@builtin(global_invocation_id) id: vec3<u32>) {
+    let i = id.x;
+    if (i >= params.n) { return; }
+    let b2 = params.scale;
+    let positives = state_in[0];
+    let tp_l = state_in[1];
+    let fp_u = state_in[2];
+    let den = b2 * positives + max(tp_l, 0.0) + fp_u;
+    if (den <= 0.0) {
+        out4[i] = 0.0;
+        if (i == 0u) { out5[0] = 0.0; }
+        return;
+    }
+    let num = (1.0 + b2) * tp_l;
+    let d_tp = select((1.0 + b2) / den, (1.0 + b2) * (b2 * positives + fp_u) / (den * den), tp_l > 0.0);
+    let d_fp = -num / (den * den);
+    let f = in1[i];
+    let y = labels_coefficients[i];
+    out4[i] = d_tp * y * positive(f).y - d_fp * (1.0 - y) * negative(f).y;
+    if (i == 0u) { out5[0] = -num / den; }
 }

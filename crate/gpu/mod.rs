@@ -34,10 +34,16 @@ pub enum Kernel {
     ObjectiveTerms,
     /// The multipliers' dual ascent, the bias and multiplier gradients and the loss.
     ObjectiveMultipliers,
+    /// The pairwise AUC-ROC surrogate and its logit gradients.
+    RocAucPairs,
+    /// The F-beta bound's per-example terms (|Y+|, tp_l and fp_u before their sums).
+    FBetaTerms,
+    /// The F-beta bound's logit gradients and loss, from the sums.
+    FBetaGradient,
 }
 
 impl Kernel {
-    const ALL: [Kernel; 12] = [
+    const ALL: [Kernel; 15] = [
         Kernel::DenseForward,
         Kernel::DenseForwardNaive,
         Kernel::DenseBackwardInput,
@@ -50,6 +56,9 @@ impl Kernel {
         Kernel::Adam,
         Kernel::ObjectiveTerms,
         Kernel::ObjectiveMultipliers,
+        Kernel::RocAucPairs,
+        Kernel::FBetaTerms,
+        Kernel::FBetaGradient,
     ];
     fn source(self) -> (&'static str, &'static str, &'static str) {
         use shaders::*;
@@ -66,6 +75,9 @@ impl Kernel {
             Kernel::Adam => ("adam.wgsl", ADAM, "adam"),
             Kernel::ObjectiveTerms => ("objectives.wgsl", OBJECTIVES, "objective_terms"),
             Kernel::ObjectiveMultipliers => ("objectives.wgsl", OBJECTIVES, "update_multipliers"),
+            Kernel::RocAucPairs => ("objectives.wgsl", OBJECTIVES, "roc_auc_pairs"),
+            Kernel::FBetaTerms => ("objectives.wgsl", OBJECTIVES, "f_beta_terms"),
+            Kernel::FBetaGradient => ("objectives.wgsl", OBJECTIVES, "f_beta_gradient"),
         }
     }
 }

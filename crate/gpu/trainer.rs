@@ -41,42 +41,61 @@ struct Layer {
     adam_bias: Slot,
 }
 
-pub struct GpuTrainer {
+/// The MLP on the GPU for batches of up to `max_rows` rows: weights, Adam's moments, the
+/// activations and their gradients, and one dispatch slot per forward, backward and Adam kernel.
+/// The ranking trainer and the global objectives' trainer put their losses between its forward
+/// and backward passes.
+pub struct GpuMlp {
     gpu: Arc<Gpu>,
-    pub loss: LossKind,
-    pub alpha: f32,
     adam: AdamConfig,
     step: u64,
-    max_docs: usize,
-    teachers: usize,
+    max_rows: usize,
     layers: Vec<Layer>,
     input: wgpu::Buffer,
-    /// Output of every layer, and the gradient w.r.t. it (the last: logits and dlogits).
+    /// Output of every layer (the last: the logits).
     acts: Vec<wgpu::Buffer>,
-    data_targets: wgpu::Buffer,
-    teacher_targets: wgpu::Buffer,
-    group_info: wgpu::Buffer,
-    losses: wgpu::Buffer,
-    data_loss: Slot,
-    teacher_loss: Slot,
-    reduce_data: Slot,
-    reduce_teacher: Slot,
-    /// Steps whose losses sit in `losses`, not yet read back.
-    pending: usize,
-    pub loss_window: usize,
+    /// The gradient w.r.t. each output (the last: dL/dlogits, which the loss writes).
+    dacts: Vec<wgpu::Buffer>,
 }
 
-impl GpuTrainer {
-    /// Uploads `model` and builds every buffer, bind group and parameter slot for batches of up
-    /// to `max_docs` documents and `teachers` teachers.
+/// The parameters of adam.wgsl for Adam step `step` (1-based) over `len` values, the gradient and
+/// the parameter at the given offsets into their buffers: both bias corrections folded into lr_t
+/// and eps_t, exactly as the CPU engine's Adam.
+pub fn adam_params(
+    c: &AdamConfig,
+    step: u64,
+    len: usize,
+    grad_offset: usize,
+    param_offset: usize,
+) -> [u32; 12] {
+    let bias1 = 1.0 - c.beta1.powi(step as i32);
+    let bias2 = 1.0 - c.beta2.powi(step as i32);
+    [
+        len as u32,
+        grad_offset as u32,
+        param_offset as u32,
+        0,
+        ((c.lr * bias2.sqrt() / bias1) as f32).to_bits(),
+        ((c.eps * bias2.sqrt()) as f32).to_bits(),
+        (c.beta1 as f32).to_bits(),
+        (c.beta2 as f32).to_bits(),
+        (c.weight_decay as f32).to_bits(),
+        0,
+        0,
+        0,
+    ]
+}
+
+impl GpuMlp {
+    /// Uploads `model` and builds its buffers and slots for batches of up to `max_rows` rows.
+    /// `extra_columns`: the widest per-row buffer the caller adds (teachers' logits), so that one
+    /// check says when a batch is too large for the adapter.
     pub fn new(
         gpu: Arc<Gpu>,
         model: &Mlp<f32>,
-        loss: LossKind,
-        alpha: f32,
         adam: AdamConfig,
-        max_docs: usize,
-        teachers: usize,
+        max_rows: usize,
+        extra_columns: usize,
     ) -> Result<Self> {
         let limit = gpu.device.limits().max_storage_buffer_binding_size as u64;
         let widest = model
@@ -85,29 +104,23 @@ impl GpuTrainer {
             .map(|l| l.n_in.max(l.n_out))
             .max()
             .unwrap_or(1);
-        let needed = 4 * (max_docs as u64) * (widest.max(teachers + 1) as u64);
+        let needed = 4 * (max_rows as u64) * (widest.max(extra_columns) as u64);
         if needed > limit {
             return Err(Error::Gpu(format!(
-                "a batch of {max_docs} documents needs {needed} bytes in one storage binding; the adapter allows {limit} (max_storage_buffer_binding_size): use a smaller --batch-docs"
+                "a batch of {max_rows} rows needs {needed} bytes in one storage binding; the adapter allows {limit} (max_storage_buffer_binding_size): use a smaller batch"
             )));
         }
-        let window = 64;
-        let input = gpu.buffer("inputs", max_docs * model.n_in());
+        let input = gpu.buffer("inputs", max_rows * model.n_in());
         let acts: Vec<wgpu::Buffer> = model
             .layers
             .iter()
-            .map(|l| gpu.buffer("activations", max_docs * l.n_out))
+            .map(|l| gpu.buffer("activations", max_rows * l.n_out))
             .collect();
         let dacts: Vec<wgpu::Buffer> = model
             .layers
             .iter()
-            .map(|l| gpu.buffer("activation gradients", max_docs * l.n_out))
+            .map(|l| gpu.buffer("activation gradients", max_rows * l.n_out))
             .collect();
-        let data_targets = gpu.buffer("data targets", 2 * max_docs + 1);
-        let teacher_targets = gpu.buffer("teacher targets", (teachers.max(1) + 1) * max_docs + 1);
-        let group_info = gpu.buffer("group info", 2 * max_docs + 2);
-        let partial = gpu.buffer("loss shares", 2 * max_docs);
-        let losses = gpu.buffer("losses", 2 * window);
         let last = model.layers.len() - 1;
         let mut layers = Vec::new();
         for (l, dense) in model.layers.iter().enumerate() {
@@ -172,12 +185,232 @@ impl GpuTrainer {
                 dbias,
             });
         }
+        Ok(GpuMlp {
+            gpu,
+            adam,
+            step: 0,
+            max_rows,
+            layers,
+            input,
+            acts,
+            dacts,
+        })
+    }
+
+    /// The logits of the last forward pass (the last layer's output).
+    pub fn logits(&self) -> &wgpu::Buffer {
+        &self.acts[self.layers.len() - 1]
+    }
+
+    /// dL/dlogits, which the loss writes before the backward pass.
+    pub fn dlogits(&self) -> &wgpu::Buffer {
+        &self.dacts[self.layers.len() - 1]
+    }
+
+    pub fn n_in(&self) -> usize {
+        self.layers[0].n_in
+    }
+
+    pub fn max_rows(&self) -> usize {
+        self.max_rows
+    }
+
+    /// Uploads a batch of `n` rows and writes the parameters of every forward, backward and Adam
+    /// dispatch for it; advances Adam's step (its bias corrections). Errors on a batch that is
+    /// empty, larger than the buffers or of the wrong width.
+    pub fn start_step(&mut self, inputs: &[f32], n: usize) -> Result<()> {
+        if n == 0 || n > self.max_rows || inputs.len() != n * self.n_in() {
+            return Err(Error::Config(format!(
+                "a GPU batch of {n} rows ({} values) does not fit this model ({} rows of {})",
+                inputs.len(),
+                self.max_rows,
+                self.n_in()
+            )));
+        }
+        let gpu = &self.gpu;
+        gpu.queue
+            .write_buffer(&self.input, 0, bytemuck::cast_slice(inputs));
+        let b = n as u32;
+        for layer in &self.layers {
+            let (n_in, n_out) = (layer.n_in as u32, layer.n_out as u32);
+            let relu = layer.relu_mask.is_some() as u32;
+            gpu.set_params(&layer.forward, &[b, n_out, n_in, relu]);
+            if let Some(mask) = &layer.relu_mask {
+                gpu.set_params(mask, &[b, n_out, 0, 0]);
+            }
+            gpu.set_params(&layer.backward_weight, &[n_in, n_out, b, 0]);
+            gpu.set_params(&layer.backward_bias, &[1, n_out, b, 0]);
+            if let Some(back) = &layer.backward_input {
+                gpu.set_params(back, &[b, n_in, n_out, 0]);
+            }
+        }
+        self.step += 1;
+        for layer in &self.layers {
+            let weights = adam_params(&self.adam, self.step, layer.n_in * layer.n_out, 0, 0);
+            gpu.set_params(&layer.adam_weight, &weights);
+            let biases = adam_params(&self.adam, self.step, layer.n_out, 0, 0);
+            gpu.set_params(&layer.adam_bias, &biases);
+        }
+        Ok(())
+    }
+
+    /// Adam's step count: the steps started so far.
+    pub fn adam_step(&self) -> u64 {
+        self.step
+    }
+
+    /// Records the forward pass over `n` rows.
+    pub fn record_forward(&self, pass: &mut wgpu::ComputePass, n: usize) {
+        for layer in &self.layers {
+            self.gpu.record(
+                pass,
+                &layer.forward,
+                (groups_of(layer.n_out, TILE), groups_of(n, TILE), 1),
+            );
+        }
+    }
+
+    /// Records the backward pass over `n` rows, from dlogits to every weight's gradient.
+    pub fn record_backward(&self, pass: &mut wgpu::ComputePass, n: usize) {
+        let gpu = &self.gpu;
+        for layer in self.layers.iter().rev() {
+            if let Some(mask) = &layer.relu_mask {
+                gpu.record(pass, mask, (groups_of(n * layer.n_out, WORKGROUP), 1, 1));
+            }
+            gpu.record(
+                pass,
+                &layer.backward_weight,
+                (groups_of(layer.n_out, TILE), groups_of(layer.n_in, TILE), 1),
+            );
+            gpu.record(
+                pass,
+                &layer.backward_bias,
+                (groups_of(layer.n_out, WORKGROUP), 1, 1),
+            );
+            if let Some(back) = &layer.backward_input {
+                gpu.record(
+                    pass,
+                    back,
+                    (groups_of(layer.n_in, TILE), groups_of(n, TILE), 1),
+                );
+            }
+        }
+    }
+
+    /// Records Adam's update of every weight and bias.
+    pub fn record_adam(&self, pass: &mut wgpu::ComputePass) {
+        for layer in &self.layers {
+            self.gpu.record(
+                pass,
+                &layer.adam_weight,
+                (groups_of(layer.n_in * layer.n_out, WORKGROUP), 1, 1),
+            );
+            self.gpu.record(
+                pass,
+                &layer.adam_bias,
+                (groups_of(layer.n_out, WORKGROUP), 1, 1),
+            );
+        }
+    }
+
+    /// The current model, read back.
+    pub async fn model(&self) -> Result<Mlp<f32>> {
+        let mut layers = Vec::new();
+        for l in &self.layers {
+            layers.push(Dense {
+                n_in: l.n_in,
+                n_out: l.n_out,
+                weight: self.gpu.read(&l.weight, l.n_in * l.n_out).await?,
+                bias: self.gpu.read(&l.bias, l.n_out).await?,
+            });
+        }
+        Ok(Mlp { layers })
+    }
+
+    /// Scores `inputs` (rows x n_in) with the current weights on the GPU, in chunks of
+    /// `max_rows`: the forward dispatches only, then one read-back per chunk.
+    pub async fn score(&self, inputs: &[f32]) -> Result<Vec<f32>> {
+        let n_in = self.n_in();
+        let mut scores = Vec::with_capacity(inputs.len() / n_in.max(1));
+        for chunk in inputs.chunks(self.max_rows * n_in) {
+            let n = chunk.len() / n_in;
+            self.gpu
+                .queue
+                .write_buffer(&self.input, 0, bytemuck::cast_slice(chunk));
+            for layer in &self.layers {
+                self.gpu.set_params(
+                    &layer.forward,
+                    &[
+                        n as u32,
+                        layer.n_out as u32,
+                        layer.n_in as u32,
+                        layer.relu_mask.is_some() as u32,
+                    ],
+                );
+            }
+            self.gpu.run(|pass| self.record_forward(pass, n)).await?;
+            scores.extend(self.gpu.read(self.logits(), n).await?);
+        }
+        Ok(scores)
+    }
+
+    /// The gradients of the last step (weight, bias per layer).
+    pub async fn gradients(&self) -> Result<Vec<(Vec<f32>, Vec<f32>)>> {
+        let mut out = Vec::new();
+        for l in &self.layers {
+            out.push((
+                self.gpu.read(&l.dweight, l.n_in * l.n_out).await?,
+                self.gpu.read(&l.dbias, l.n_out).await?,
+            ));
+        }
+        Ok(out)
+    }
+}
+
+pub struct GpuTrainer {
+    gpu: Arc<Gpu>,
+    pub loss: LossKind,
+    pub alpha: f32,
+    max_docs: usize,
+    teachers: usize,
+    mlp: GpuMlp,
+    data_targets: wgpu::Buffer,
+    teacher_targets: wgpu::Buffer,
+    group_info: wgpu::Buffer,
+    losses: wgpu::Buffer,
+    data_loss: Slot,
+    teacher_loss: Slot,
+    reduce_data: Slot,
+    reduce_teacher: Slot,
+    /// Steps whose losses sit in `losses`, not yet read back.
+    pending: usize,
+    pub loss_window: usize,
+}
+
+impl GpuTrainer {
+    /// Uploads `model` and builds every buffer, bind group and parameter slot for batches of up
+    /// to `max_docs` documents and `teachers` teachers.
+    pub fn new(
+        gpu: Arc<Gpu>,
+        model: &Mlp<f32>,
+        loss: LossKind,
+        alpha: f32,
+        adam: AdamConfig,
+        max_docs: usize,
+        teachers: usize,
+    ) -> Result<Self> {
+        let mlp = GpuMlp::new(gpu.clone(), model, adam, max_docs, teachers + 1)?;
+        let window = 64;
+        let data_targets = gpu.buffer("data targets", 2 * max_docs + 1);
+        let teacher_targets = gpu.buffer("teacher targets", (teachers.max(1) + 1) * max_docs + 1);
+        let group_info = gpu.buffer("group info", 2 * max_docs + 2);
+        let partial = gpu.buffer("loss shares", 2 * max_docs);
+        let losses = gpu.buffer("losses", 2 * window);
         let loss_kernel = match loss {
             LossKind::RankNet => Kernel::RankNet,
             LossKind::RankBce => Kernel::Bce,
         };
-        let logits = &acts[last];
-        let dlogits = &dacts[last];
+        let (logits, dlogits) = (mlp.logits(), mlp.dlogits());
         let data_loss = gpu.slot(
             loss_kernel,
             [
@@ -210,13 +443,9 @@ impl GpuTrainer {
             gpu,
             loss,
             alpha,
-            adam,
-            step: 0,
             max_docs,
             teachers,
-            layers,
-            input,
-            acts: acts.into_iter().chain(dacts).collect(),
+            mlp,
             data_targets,
             teacher_targets,
             group_info,
@@ -251,12 +480,7 @@ impl GpuTrainer {
         timed: bool,
     ) -> Result<Vec<(&'static str, f64)>> {
         let n = batch.labels.len();
-        let n_in = self.layers[0].n_in;
-        if n == 0
-            || n > self.max_docs
-            || batch.inputs.len() != n * n_in
-            || batch.teachers.len() != self.teachers
-        {
+        if n > self.max_docs || batch.teachers.len() != self.teachers {
             return Err(Error::Config(format!("a GPU batch of {n} documents with {} teachers does not fit this trainer ({} documents, {} teachers)", batch.teachers.len(), self.max_docs, self.teachers)));
         }
         if self.pending == self.loss_window {
@@ -267,7 +491,7 @@ impl GpuTrainer {
         let gpu = self.gpu.clone();
         let q = &gpu.queue;
         let groups = batch.offsets.len() - 1;
-        q.write_buffer(&self.input, 0, bytemuck::cast_slice(batch.inputs));
+        self.mlp.start_step(batch.inputs, n)?;
         // Group layout: offsets, then the group of each document.
         let mut info: Vec<u32> = batch.offsets.iter().map(|&o| o as u32).collect();
         for g in 0..groups {
@@ -305,21 +529,8 @@ impl GpuTrainer {
             q.write_buffer(&self.teacher_targets, 0, bytemuck::cast_slice(&t));
         }
 
-        // Parameters of every dispatch.
+        // Parameters of the loss dispatches.
         let b = n as u32;
-        for layer in &self.layers {
-            let (n_in, n_out) = (layer.n_in as u32, layer.n_out as u32);
-            let relu = layer.relu_mask.is_some() as u32;
-            gpu.set_params(&layer.forward, &[b, n_out, n_in, relu]);
-            if let Some(mask) = &layer.relu_mask {
-                gpu.set_params(mask, &[b, n_out, 0, 0]);
-            }
-            gpu.set_params(&layer.backward_weight, &[n_in, n_out, b, 0]);
-            gpu.set_params(&layer.backward_bias, &[1, n_out, b, 0]);
-            if let Some(back) = &layer.backward_input {
-                gpu.set_params(back, &[b, n_in, n_out, 0]);
-            }
-        }
         let loss_params = |teachers: u32, offset: u32, scale: f32, accumulate: u32| {
             [
                 b,
@@ -343,32 +554,7 @@ impl GpuTrainer {
             &self.reduce_teacher,
             &[b, slot + 1, self.max_docs as u32, 0],
         );
-        self.step += 1;
-        let c = self.adam;
-        let bias1 = 1.0 - c.beta1.powi(self.step as i32);
-        let bias2 = 1.0 - c.beta2.powi(self.step as i32);
-        let adam = |len: usize| {
-            [
-                len as u32,
-                0,
-                0,
-                0,
-                ((c.lr * bias2.sqrt() / bias1) as f32).to_bits(),
-                ((c.eps * bias2.sqrt()) as f32).to_bits(),
-                (c.beta1 as f32).to_bits(),
-                (c.beta2 as f32).to_bits(),
-                (c.weight_decay as f32).to_bits(),
-                0,
-                0,
-                0,
-            ]
-        };
-        for layer in &self.layers {
-            gpu.set_params(&layer.adam_weight, &adam(layer.n_in * layer.n_out));
-            gpu.set_params(&layer.adam_bias, &adam(layer.n_out));
-        }
-
-        let layers = &self.layers;
+        let mlp = &self.mlp;
         let (data_loss, teacher_loss, reduce_data, reduce_teacher) = (
             &self.data_loss,
             &self.teacher_loss,
@@ -376,15 +562,7 @@ impl GpuTrainer {
             &self.reduce_teacher,
         );
         let gpu: &Gpu = &gpu;
-        let forward: Phase = Box::new(move |pass| {
-            for layer in layers {
-                gpu.record(
-                    pass,
-                    &layer.forward,
-                    (groups_of(layer.n_out, TILE), groups_of(n, TILE), 1),
-                );
-            }
-        });
+        let forward: Phase = Box::new(move |pass| mlp.record_forward(pass, n));
         let losses: Phase = Box::new(move |pass| {
             gpu.record(pass, data_loss, (groups_of(n, WORKGROUP), 1, 1));
             gpu.record(pass, reduce_data, (1, 1, 1));
@@ -393,44 +571,8 @@ impl GpuTrainer {
                 gpu.record(pass, reduce_teacher, (1, 1, 1));
             }
         });
-        let backward: Phase = Box::new(move |pass| {
-            for layer in layers.iter().rev() {
-                if let Some(mask) = &layer.relu_mask {
-                    gpu.record(pass, mask, (groups_of(n * layer.n_out, WORKGROUP), 1, 1));
-                }
-                gpu.record(
-                    pass,
-                    &layer.backward_weight,
-                    (groups_of(layer.n_out, TILE), groups_of(layer.n_in, TILE), 1),
-                );
-                gpu.record(
-                    pass,
-                    &layer.backward_bias,
-                    (groups_of(layer.n_out, WORKGROUP), 1, 1),
-                );
-                if let Some(back) = &layer.backward_input {
-                    gpu.record(
-                        pass,
-                        back,
-                        (groups_of(layer.n_in, TILE), groups_of(n, TILE), 1),
-                    );
-                }
-            }
-        });
-        let adam: Phase = Box::new(move |pass| {
-            for layer in layers {
-                gpu.record(
-                    pass,
-                    &layer.adam_weight,
-                    (groups_of(layer.n_in * layer.n_out, WORKGROUP), 1, 1),
-                );
-                gpu.record(
-                    pass,
-                    &layer.adam_bias,
-                    (groups_of(layer.n_out, WORKGROUP), 1, 1),
-                );
-            }
-        });
+        let backward: Phase = Box::new(move |pass| mlp.record_backward(pass, n));
+        let adam: Phase = Box::new(move |pass| mlp.record_adam(pass));
         let phases = vec![
             ("forward", forward),
             ("losses", losses),
@@ -466,65 +608,18 @@ impl GpuTrainer {
 
     /// The current model, read back.
     pub async fn model(&self) -> Result<Mlp<f32>> {
-        let mut layers = Vec::new();
-        for l in &self.layers {
-            layers.push(Dense {
-                n_in: l.n_in,
-                n_out: l.n_out,
-                weight: self.gpu.read(&l.weight, l.n_in * l.n_out).await?,
-                bias: self.gpu.read(&l.bias, l.n_out).await?,
-            });
-        }
-        Ok(Mlp { layers })
+        self.mlp.model().await
     }
 
     /// Scores `inputs` (n_docs x n_in) with the current weights on the GPU, in chunks of the
     /// batch size: the forward dispatches only, then one read-back per chunk.
     pub async fn score(&self, inputs: &[f32]) -> Result<Vec<f32>> {
-        let n_in = self.layers[0].n_in;
-        let mut scores = Vec::with_capacity(inputs.len() / n_in.max(1));
-        for chunk in inputs.chunks(self.max_docs * n_in) {
-            let n = chunk.len() / n_in;
-            self.gpu
-                .queue
-                .write_buffer(&self.input, 0, bytemuck::cast_slice(chunk));
-            for layer in &self.layers {
-                self.gpu.set_params(
-                    &layer.forward,
-                    &[
-                        n as u32,
-                        layer.n_out as u32,
-                        layer.n_in as u32,
-                        layer.relu_mask.is_some() as u32,
-                    ],
-                );
-            }
-            let gpu = &self.gpu;
-            gpu.run(|pass| {
-                for layer in &self.layers {
-                    gpu.record(
-                        pass,
-                        &layer.forward,
-                        (groups_of(layer.n_out, TILE), groups_of(n, TILE), 1),
-                    );
-                }
-            })
-            .await?;
-            scores.extend(gpu.read(&self.acts[self.layers.len() - 1], n).await?);
-        }
-        Ok(scores)
+        self.mlp.score(inputs).await
     }
 
     /// The gradients of the last step (weight, bias per layer).
     pub async fn gradients(&self) -> Result<Vec<(Vec<f32>, Vec<f32>)>> {
-        let mut out = Vec::new();
-        for l in &self.layers {
-            out.push((
-                self.gpu.read(&l.dweight, l.n_in * l.n_out).await?,
-                self.gpu.read(&l.dbias, l.n_out).await?,
-            ));
-        }
-        Ok(out)
+        self.mlp.gradients().await
     }
 }
 

@@ -7,7 +7,7 @@ use crate::metrics_binary::{evaluate, BinaryMetrics};
 use crate::train::score;
 
 use super::data::BinarySplits;
-use super::train::{fit, Config, ConstraintCheck, EpochLog, Event};
+use super::train::{Config, ConstraintCheck, EpochLog, Event};
 use super::Objective;
 
 /// One trained model: its best epoch's validation figures and its test figures.
@@ -47,14 +47,17 @@ impl ObjectiveRuns {
     }
 }
 
-/// Trains every objective with seeds `first_seed..first_seed + seeds`, the rest of `base` shared;
-/// `on` hears each model's progress with its label (`objective, seed`).
+/// Trains every objective with seeds `first_seed..first_seed + seeds` on `engine`, the rest of
+/// `base` shared; `on` hears each model's progress with its label (`objective, seed`). Test
+/// examples are scored on the CPU engine, whichever engine trained.
+#[cfg(not(target_arch = "wasm32"))]
 pub fn compare(
     splits: &BinarySplits,
     objectives: &[Objective],
     base: &Config,
     seeds: usize,
     first_seed: u64,
+    engine: &crate::train::Engine,
     on: &mut dyn FnMut(&str, Event),
 ) -> Result<Vec<ObjectiveRuns>> {
     if objectives.is_empty() || seeds == 0 {
@@ -72,9 +75,10 @@ pub fn compare(
                 ..base.clone()
             };
             let label = format!("{objective}, seed {seed}");
-            let trained = fit(&splits.train, &splits.valid, &config, &mut |e| {
-                on(&label, e)
-            })?;
+            let trained =
+                super::train::fit_on(engine, &splits.train, &splits.valid, &config, &mut |e| {
+                    on(&label, e)
+                })?;
             let scores = score(&trained.model, &splits.test.x);
             let test = evaluate(&scores, &splits.test.y, config.targets).ok_or_else(|| {
                 Error::Data("the test split needs positive and negative examples".into())
