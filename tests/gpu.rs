@@ -44,6 +44,81 @@ fn objective_kernels_match_the_cpu_engine() {
 }
 
 #[test]
+fn pairwise_f_beta_and_anchor_bias_adam_kernels_match_the_cpu_engine() {
+    let Some(gpu) = gpu() else { return };
+    pollster::block_on(gpu_checks::objective_pairwise_f_beta_and_bias_adam_kernels(
+        &gpu,
+    ));
+}
+
+#[test]
+fn every_objective_trains_on_the_gpu_step_for_step_like_the_cpu_engine() {
+    let Some(gpu) = gpu() else { return };
+    pollster::block_on(gpu_checks::objective_training_steps(&gpu, 60));
+}
+
+/// `fit` against `fit_gpu` end to end on a small synthetic task: two epochs per objective, the same
+/// per-epoch loss, multipliers, anchor biases, validation AUC-PR and constraint, the same chosen
+/// epoch.
+#[test]
+fn objectives_fit_on_the_gpu_like_on_the_cpu_engine() {
+    use distillrank::objectives::data::{synthetic, SynthBinaryOptions};
+    use distillrank::objectives::train::{fit_on, Config};
+    use distillrank::objectives::Objective;
+    use distillrank::train::Engine;
+    let Some(gpu) = gpu() else { return };
+    let splits = synthetic(&SynthBinaryOptions {
+        train: 1500,
+        valid: 800,
+        test: 100,
+        features: 8,
+        positive_rate: 0.1,
+        noise: 0.5,
+        seed: 4,
+    })
+    .unwrap();
+    for objective in [
+        Objective::AucPr { anchors: 4 },
+        Objective::RecallAtPrecision(0.7),
+        Objective::RocAuc,
+        Objective::FBeta(1.0),
+    ] {
+        let config = Config {
+            objective,
+            widths: vec![16, 8],
+            epochs: 3,
+            batch_size: 100,
+            ..Default::default()
+        };
+        let run = |engine: &Engine| {
+            fit_on(engine, &splits.train, &splits.valid, &config, &mut |_| {}).unwrap()
+        };
+        let (cpu, on_gpu) = (run(&Engine::Cpu), run(&Engine::Gpu(gpu.clone())));
+        assert_eq!(cpu.history.len(), on_gpu.history.len(), "{objective}");
+        for (c, g) in cpu.history.iter().zip(&on_gpu.history) {
+            let close = |a: f64, b: f64| (a - b).abs() <= 1e-3 + 1e-2 * a.abs();
+            assert!(
+                close(c.loss, g.loss)
+                    && close(c.valid.auc_pr, g.valid.auc_pr)
+                    && c.lambdas.iter().zip(&g.lambdas).all(|(a, b)| close(*a, *b))
+                    && c.biases.iter().zip(&g.biases).all(|(a, b)| close(*a, *b)),
+                "{objective}, epoch {}: cpu {c:?}\ngpu {g:?}",
+                c.epoch
+            );
+            let value =
+                |e: &distillrank::objectives::train::EpochLog| e.constraint.and_then(|k| k.value);
+            match (value(c), value(g)) {
+                (Some(a), Some(b)) => {
+                    assert!((a - b).abs() < 0.02, "{objective}: constraint {a} vs {b}")
+                }
+                (a, b) => assert_eq!(a, b, "{objective}: constraint"),
+            }
+        }
+        assert_eq!(cpu.best_epoch, on_gpu.best_epoch, "{objective}");
+    }
+}
+
+#[test]
 fn reduction_and_adam_match_the_cpu() {
     let Some(gpu) = gpu() else { return };
     pollster::block_on(gpu_checks::reduction_and_adam(&gpu));

@@ -10,7 +10,10 @@ use distillrank::metrics_binary::{
     roc_auc, Confusion, Targets,
 };
 use distillrank::objectives::data::{from_letor, synthetic, SynthBinaryOptions};
-use distillrank::objectives::train::{fit, Config, ConstraintCheck, Event};
+use distillrank::objectives::train::{
+    better_epoch, fit, Config, ConstraintCheck, EpochLog, Event, CONSTRAINT_TOLERANCE,
+    DEFAULT_DUAL_RATE_FACTOR,
+};
 use distillrank::objectives::{
     dual_ascent, f_beta_bound, precision_anchors, Grad, LabelPrior, Objective, Params, Surrogate,
 };
@@ -788,28 +791,114 @@ fn auc_pr_objective_trains_and_the_recall_at_precision_constraint_is_checked() {
         .all(|h| h.lambdas.len() == 10 && h.lambdas.iter().all(|&l| l >= 0.0)));
     assert!(trained.constraint.is_none());
 
-    // Recall at precision 0.6 with a dual step large enough to move the multiplier: it rises
-    // while the constraint is violated, and the constraint is checked at f > 0 on validation.
-    let alpha = 0.6;
+    // Recall at precision 0.8 with the default dual rate: the multiplier rises while the
+    // constraint is violated, the constraint is checked at f > 0 on validation every epoch, and the
+    // chosen epoch is the one of best validation AUC-PR among the epochs whose constraint holds:
+    // its validation precision is at least the target (within CONSTRAINT_TOLERANCE when no epoch
+    // meets it exactly).
+    let alpha = 0.8;
     let config = Config {
         objective: Objective::RecallAtPrecision(alpha),
         epochs: 8,
         patience: None,
-        dual_rate_factor: 300.0,
         ..Config::default()
     };
+    assert_eq!(config.dual_rate_factor, DEFAULT_DUAL_RATE_FACTOR);
     let trained = fit(&splits.train, &splits.valid, &config, &mut |_| {}).unwrap();
     let lambdas: Vec<f64> = trained.history.iter().map(|h| h.lambdas[0]).collect();
-    assert!(lambdas[0] > 1.0, "{lambdas:?}");
-    let check = trained.history.last().unwrap().constraint.unwrap();
-    assert_eq!(
-        (check.quantity, check.target, check.at_least),
-        ("precision", alpha, true)
-    );
-    let precision = check.value.unwrap();
-    assert_eq!(check.holds, precision >= alpha);
+    assert!(lambdas[0] > 2.0, "{lambdas:?}");
+    let checks: Vec<ConstraintCheck> = trained
+        .history
+        .iter()
+        .map(|h| h.constraint.unwrap())
+        .collect();
+    for check in &checks {
+        assert_eq!(
+            (check.quantity, check.target, check.at_least),
+            ("precision", alpha, true)
+        );
+        assert_eq!(check.holds, check.value.is_some_and(|p| p >= alpha));
+    }
+    let chosen = trained.constraint.unwrap();
+    let precision = chosen.value.unwrap();
     assert!(
-        precision >= alpha - 0.1,
-        "validation precision {precision} at f > 0, target {alpha}"
+        chosen.holds_within(CONSTRAINT_TOLERANCE),
+        "validation precision {precision} at f > 0 at the chosen epoch {}, target {alpha}; per epoch {:?}",
+        trained.best_epoch,
+        checks.iter().map(|c| c.value).collect::<Vec<_>>()
     );
+    let feasible: Vec<&EpochLog> = trained
+        .history
+        .iter()
+        .filter(|h| h.constraint.unwrap().holds)
+        .collect();
+    if let Some(best) = feasible
+        .iter()
+        .max_by(|a, b| a.valid.auc_pr.total_cmp(&b.valid.auc_pr))
+    {
+        assert_eq!(
+            trained.best_epoch, best.epoch,
+            "best AUC-PR among feasible epochs"
+        );
+    }
+    // The chosen epoch is not merely feasible: far above a random ranking.
+    assert!(
+        trained.valid.auc_pr > 5.0 * base_rate,
+        "{} vs rate {base_rate}",
+        trained.valid.auc_pr
+    );
+}
+
+/// The epoch order: an epoch whose constraint holds beats one whose constraint fails whatever
+/// their AUC-PR; then AUC-PR among feasible epochs, violation among infeasible ones; AUC-PR alone
+/// without a constraint.
+#[test]
+fn epochs_are_chosen_by_auc_pr_among_those_whose_constraint_holds() {
+    let splits = small_task(0.05);
+    let config = Config {
+        objective: Objective::RecallAtPrecision(0.8),
+        epochs: 1,
+        ..Config::default()
+    };
+    let log = fit(&splits.train, &splits.valid, &config, &mut |_| {})
+        .unwrap()
+        .history
+        .remove(0);
+    let epoch = |auc_pr: f64, precision: Option<f64>| {
+        let mut e = log.clone();
+        e.valid.auc_pr = auc_pr;
+        e.constraint = e.constraint.map(|c| ConstraintCheck {
+            value: precision,
+            holds: precision.is_some_and(|p| p >= c.target),
+            ..c
+        });
+        e
+    };
+    assert!(better_epoch(
+        &epoch(0.3, Some(0.81)),
+        &epoch(0.9, Some(0.79))
+    ));
+    assert!(!better_epoch(
+        &epoch(0.9, Some(0.79)),
+        &epoch(0.3, Some(0.81))
+    ));
+    assert!(better_epoch(
+        &epoch(0.6, Some(0.85)),
+        &epoch(0.5, Some(0.95))
+    ));
+    assert!(better_epoch(
+        &epoch(0.2, Some(0.78)),
+        &epoch(0.9, Some(0.5))
+    ));
+    assert!(
+        better_epoch(&epoch(0.2, Some(0.5)), &epoch(0.9, None)),
+        "undefined precision counts as 0"
+    );
+    let c = epoch(0.5, Some(0.785)).constraint.unwrap();
+    assert!((c.violation() - 0.015).abs() < 1e-12 && c.holds_within(0.02) && !c.holds_within(0.01));
+    let mut plain = epoch(0.5, None);
+    plain.constraint = None;
+    let mut better = plain.clone();
+    better.valid.auc_pr = 0.6;
+    assert!(better_epoch(&better, &plain) && !better_epoch(&plain, &better));
 }

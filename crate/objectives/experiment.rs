@@ -38,12 +38,17 @@ impl ObjectiveRuns {
     }
     /// Seeds whose constraint held on validation, out of the seeds; `None` without a constraint.
     pub fn constraint_held(&self) -> Option<(usize, usize)> {
+        self.constraint_held_within(0.0)
+    }
+    /// Seeds whose constraint held on validation or missed its target by at most `tolerance`.
+    pub fn constraint_held_within(&self, tolerance: f64) -> Option<(usize, usize)> {
         let checks: Vec<&ConstraintCheck> = self
             .runs
             .iter()
             .filter_map(|r| r.valid_constraint.as_ref())
             .collect();
-        (!checks.is_empty()).then(|| (checks.iter().filter(|c| c.holds).count(), checks.len()))
+        let held = |c: &&&ConstraintCheck| c.holds || c.holds_within(tolerance);
+        (!checks.is_empty()).then(|| (checks.iter().filter(held).count(), checks.len()))
     }
 }
 

@@ -14,6 +14,11 @@ use crate::train::{score, Instant};
 use super::data::BinarySet;
 use super::{dual_ascent, Grad, LabelPrior, Objective, Params, Surrogate};
 
+/// The tolerance of the reports' "met within tolerance" counts: a constraint's quantity (precision,
+/// recall, false positive rate at f > 0) may miss its target by at most this much. The epoch choice
+/// itself ([`better_epoch`]) takes no tolerance.
+pub const CONSTRAINT_TOLERANCE: f64 = 0.02;
+
 /// The default multipliers' step, as a factor of the learning rate. The reference's 0.1 assumes the
 /// multipliers train with the model's optimiser; here they take plain projected ascent steps of
 /// `factor * lr * violation`, while Adam moves the model by about `lr` per step whatever the loss's
