@@ -17,8 +17,7 @@ $B compare --train $F/train.txt --valid $F/vali.txt --test $F/test.txt --tau-tar
 $B sweep --param alpha --values 0.1,0.3,0.5,0.7,0.9 --out $R/sweep-alpha --quiet
 $B sweep --param tau-target --values 3.0,3.5,4.0,4.5 --out $R/sweep-tau-target --quiet
 $B sweep --param tau-priv --methods no-distillation,pfd --values 2.0,2.5,3.0,3.5 --out $R/sweep-tau-priv --quiet
-$B objectives --out $R/objectives --quiet
-$B objectives --objectives logloss,auc-pr,recall-at-precision:0.8,precision-at-recall:0.9,tpr-at-fpr:0.05 \
-  --dual-rate-factor 1000 --out $R/objectives-dual-1000 --quiet
-$B objectives --train $F/train.txt --valid $F/vali.txt --test $F/test.txt --label-threshold 2 \
+$B objectives --backend cpu --out $R/objectives --quiet
+$B objectives --backend cpu --dual-rate-factor 0.1 --out $R/objectives-dual-0.1 --quiet
+$B objectives --backend cpu --train $F/train.txt --valid $F/vali.txt --test $F/test.txt --label-threshold 2 \
   --out $R/objectives-mq2008 --quiet
