@@ -11,7 +11,7 @@ use plotters::prelude::SeriesLabelPosition;
 use distillrank::cpu::adam::AdamConfig;
 use distillrank::metrics_binary::{BinaryMetrics, Targets};
 use distillrank::objectives::data::{from_letor, synthetic, BinarySplits, SynthBinaryOptions};
-use distillrank::objectives::experiment::{compare, ObjectiveRuns, Run};
+use distillrank::objectives::experiment::{compare_on, ObjectiveRuns, Run};
 use distillrank::objectives::train::{Config, Event, CONSTRAINT_TOLERANCE};
 use distillrank::objectives::{precision_anchors, Objective, Surrogate};
 use distillrank::{Error, Result};
@@ -237,12 +237,11 @@ pub fn run(args: &ObjectivesArgs, out: &Output) -> Result<()> {
     let total = (splits.train.len() * config.epochs * args.seeds * objectives.len()) as u64;
     let mut bar = Progress::new(out, total, "examples");
     let mut current = String::new();
-    let results = compare(
+    let results = compare_on(
         &splits,
         &objectives,
         &config,
-        args.seeds,
-        args.first_seed,
+        (args.seeds, args.first_seed),
         &engine,
         &mut |label, event| match event {
             Event::Step { examples } => {

@@ -7,7 +7,9 @@ use crate::metrics_binary::{evaluate, BinaryMetrics};
 use crate::train::score;
 
 use super::data::BinarySplits;
-use super::train::{Config, ConstraintCheck, EpochLog, Event};
+#[cfg(not(target_arch = "wasm32"))]
+use super::train::fit_on;
+use super::train::{fit, Config, ConstraintCheck, EpochLog, Event, Trained};
 use super::Objective;
 
 /// One trained model: its best epoch's validation figures and its test figures.
@@ -52,17 +54,61 @@ impl ObjectiveRuns {
     }
 }
 
-/// Trains every objective with seeds `first_seed..first_seed + seeds` on `engine`, the rest of
-/// `base` shared; `on` hears each model's progress with its label (`objective, seed`). Test
-/// examples are scored on the CPU engine, whichever engine trained.
-#[cfg(not(target_arch = "wasm32"))]
+/// Trains every objective with seeds `first_seed..first_seed + seeds` on the CPU engine, the rest of
+/// `base` shared; `on` hears each model's progress with its label (`objective, seed`).
 pub fn compare(
     splits: &BinarySplits,
     objectives: &[Objective],
     base: &Config,
     seeds: usize,
     first_seed: u64,
+    on: &mut dyn FnMut(&str, Event),
+) -> Result<Vec<ObjectiveRuns>> {
+    let mut train =
+        |config: &Config, on: &mut dyn FnMut(Event)| fit(&splits.train, &splits.valid, config, on);
+    compare_with(
+        splits,
+        objectives,
+        base,
+        (seeds, first_seed),
+        &mut train,
+        on,
+    )
+}
+
+/// [`compare`] on `engine` (blocking on the GPU's work natively). Test examples are scored on the
+/// CPU engine, whichever engine trained.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn compare_on(
+    splits: &BinarySplits,
+    objectives: &[Objective],
+    base: &Config,
+    (seeds, first_seed): (usize, u64),
     engine: &crate::train::Engine,
+    on: &mut dyn FnMut(&str, Event),
+) -> Result<Vec<ObjectiveRuns>> {
+    let mut train = |config: &Config, on: &mut dyn FnMut(Event)| {
+        fit_on(engine, &splits.train, &splits.valid, config, on)
+    };
+    compare_with(
+        splits,
+        objectives,
+        base,
+        (seeds, first_seed),
+        &mut train,
+        on,
+    )
+}
+
+/// The training function for one configuration (objective and seed set).
+type TrainFn<'a> = dyn FnMut(&Config, &mut dyn FnMut(Event)) -> Result<Trained> + 'a;
+
+fn compare_with(
+    splits: &BinarySplits,
+    objectives: &[Objective],
+    base: &Config,
+    (seeds, first_seed): (usize, u64),
+    train: &mut TrainFn<'_>,
     on: &mut dyn FnMut(&str, Event),
 ) -> Result<Vec<ObjectiveRuns>> {
     if objectives.is_empty() || seeds == 0 {
@@ -80,10 +126,7 @@ pub fn compare(
                 ..base.clone()
             };
             let label = format!("{objective}, seed {seed}");
-            let trained =
-                super::train::fit_on(engine, &splits.train, &splits.valid, &config, &mut |e| {
-                    on(&label, e)
-                })?;
+            let trained = train(&config, &mut |e| on(&label, e))?;
             let scores = score(&trained.model, &splits.test.x);
             let test = evaluate(&scores, &splits.test.y, config.targets).ok_or_else(|| {
                 Error::Data("the test split needs positive and negative examples".into())
