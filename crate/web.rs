@@ -27,7 +27,7 @@ use crate::data::prepare::{prepare, select_groups, FeatureView, PrepareOptions, 
 use crate::data::synth::{generate_splits, SynthOptions};
 use crate::data::Dataset;
 use crate::distill::Method;
-use crate::error::Error;
+use crate::error::{Error, Result};
 use crate::experiment::{compare_async, CompareConfig};
 use crate::gpu::{AdapterChoice, Gpu};
 use crate::model_io::{to_safetensors, ModelConfig};
@@ -69,6 +69,38 @@ fn to_js<T: Serialize + ?Sized>(value: &T) -> std::result::Result<JsValue, JsErr
         .map_err(|e| JsError::new(&e.to_string()))?
         .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
         .map_err(|e| JsError::new(&e.to_string()))
+}
+
+/// Sends events to a JS callback; the first failure is kept and reported when training ends
+/// (training itself cannot stop on it half way through an epoch).
+struct EventSink {
+    on_event: js_sys::Function,
+    error: Option<JsValue>,
+}
+
+impl EventSink {
+    fn new(on_event: js_sys::Function) -> Self {
+        EventSink {
+            on_event,
+            error: None,
+        }
+    }
+
+    fn send<T: Serialize + ?Sized>(&mut self, event: &T) {
+        let sent = to_js(event).map(|v| self.on_event.call1(&JsValue::NULL, &v));
+        if let Err(e) | Ok(Err(e)) = sent.map_err(JsValue::from) {
+            self.error.get_or_insert(e);
+        }
+    }
+
+    fn finish(self) -> std::result::Result<(), JsError> {
+        match self.error {
+            Some(e) => Err(JsError::new(&format!(
+                "the page's event handler failed: {e:?}"
+            ))),
+            None => Ok(()),
+        }
+    }
 }
 
 /// What the page shows about the adapter.
@@ -355,7 +387,7 @@ pub async fn run_compare(
     let started = Instant::now();
     let mut last_progress = Instant::now();
     let mut docs = 0usize;
-    let mut callback_error = None;
+    let mut sink = EventSink::new(on_event);
     let comparison = compare_async(&prepared, &config, &mut |model, event| {
         let page_event = match event {
             Event::Epoch(log) => Some(PageEvent::Epoch { model, log }),
@@ -372,19 +404,12 @@ pub async fn run_compare(
             }
         };
         if let Some(e) = page_event {
-            let sent = to_js(&e).map(|v| on_event.call1(&JsValue::NULL, &v));
-            if let Err(e) | Ok(Err(e)) = sent.map_err(JsValue::from) {
-                callback_error.get_or_insert(e);
-            }
+            sink.send(&e);
         }
     })
     .await
     .map_err(js_error)?;
-    if let Some(e) = callback_error {
-        return Err(JsError::new(&format!(
-            "the page's event handler failed: {e:?}"
-        )));
-    }
+    sink.finish()?;
     let result = serde_json::json!({
         "description": data.description,
         "prepared": {
@@ -502,4 +527,89 @@ pub async fn bench_train(
         }
     };
     to_js(&throughput)
+}
+
+/// What the page's Objectives view sets (`web/main.js`).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ObjectivesSetup {
+    /// The synthetic imbalanced task; `None`: the uploaded LETOR files, each document an example
+    /// labelled `grade >= threshold`.
+    pub synthetic: Option<crate::objectives::data::SynthBinaryOptions>,
+    pub threshold: u8,
+    /// `logloss`, `auc-pr`, `recall-at-precision:0.8`, ... as on the command line.
+    pub objectives: Vec<String>,
+    pub seeds: usize,
+    pub epochs: usize,
+    pub lr: f64,
+    pub dual_rate_factor: f64,
+}
+
+/// Log-loss against the global objectives of Eban et al. on an imbalanced binary task, on the CPU
+/// engine: every objective over the seeds. `on_event` hears `{type: "epoch", objective, seed,
+/// log}` after every epoch (the log has the loss, the multipliers, validation metrics and whether
+/// the constraint holds). Returns `{description, positive_rate, runs}`, `runs` as in
+/// `distillrank objectives`' results.
+#[wasm_bindgen]
+pub fn run_objectives(
+    setup: JsValue,
+    on_event: js_sys::Function,
+) -> std::result::Result<JsValue, JsError> {
+    use crate::objectives::{data, experiment, train, Objective};
+    let setup: ObjectivesSetup =
+        serde_wasm_bindgen::from_value(setup).map_err(|e| JsError::new(&e.to_string()))?;
+    let splits = match &setup.synthetic {
+        Some(options) => data::synthetic(options).map_err(js_error)?,
+        None => {
+            let uploaded = STATE.with(|s| s.borrow().data.clone()).ok_or_else(|| {
+                JsError::new("no uploaded data: upload a LETOR training file first")
+            })?;
+            data::from_letor(
+                &uploaded.train,
+                &uploaded.valid,
+                &uploaded.test,
+                setup.threshold,
+                uploaded.description.clone(),
+            )
+            .map_err(js_error)?
+        }
+    };
+    let objectives = setup
+        .objectives
+        .iter()
+        .map(|o| Objective::parse(o))
+        .collect::<Result<Vec<_>>>()
+        .map_err(js_error)?;
+    let base = train::Config {
+        epochs: setup.epochs,
+        adam: AdamConfig {
+            lr: setup.lr,
+            ..AdamConfig::default()
+        },
+        dual_rate_factor: setup.dual_rate_factor,
+        ..train::Config::default()
+    };
+    let mut sink = EventSink::new(on_event);
+    let results = experiment::compare(
+        &splits,
+        &objectives,
+        &base,
+        setup.seeds,
+        0,
+        &mut |label, event| {
+            if let train::Event::Epoch(log) = event {
+                let (objective, seed) = label.rsplit_once(", seed ").unwrap_or((label, ""));
+                sink.send(&serde_json::json!({
+                    "type": "epoch", "objective": objective, "seed": seed.parse::<u64>().ok(), "log": log,
+                }));
+            }
+        },
+    )
+    .map_err(js_error)?;
+    sink.finish()?;
+    to_js(&serde_json::json!({
+        "description": splits.description,
+        "positive_rate": splits.train.positives() as f64 / splits.train.len().max(1) as f64,
+        "runs": results,
+    }))
 }

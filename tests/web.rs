@@ -33,6 +33,16 @@ async fn objective_kernels_match_the_cpu_engine() {
 }
 
 #[wasm_bindgen_test]
+async fn pairwise_f_beta_and_anchor_bias_adam_kernels_match_the_cpu_engine() {
+    gpu_checks::objective_pairwise_f_beta_and_bias_adam_kernels(&*gpu().await).await;
+}
+
+#[wasm_bindgen_test]
+async fn every_objective_trains_on_webgpu_step_for_step_like_the_cpu_engine() {
+    gpu_checks::objective_training_steps(&gpu().await, 30).await;
+}
+
+#[wasm_bindgen_test]
 async fn reduction_and_adam_match_the_cpu() {
     gpu_checks::reduction_and_adam(&*gpu().await).await;
 }

@@ -5,6 +5,7 @@
 //   {type: "upload", files: [{role, name, file, query}]}
 //                                         -> {type: "uploaded", files: [{role, name, stats}]}
 //   {type: "run", id, setup}              -> {type: "event", id, event}*, then {type: "result", id, result}
+//   {type: "objectives", id, setup}       -> {type: "event", id, event}*, then {type: "result", id, result}
 //   {type: "student", method}             -> {type: "student", method, safetensors, config}
 // Any failure answers {type: "error", id, message}.
 
@@ -14,6 +15,7 @@ import init, {
   load_letor,
   clear_uploads,
   run_compare,
+  run_objectives,
   student_files,
 } from "./pkg/distillrank.js";
 
@@ -48,6 +50,11 @@ async function handle(msg) {
     }
     case "run": {
       const result = await run_compare(msg.setup, (event) =>
+        postMessage({ type: "event", id: msg.id, event }));
+      return { type: "result", id: msg.id, result };
+    }
+    case "objectives": {
+      const result = run_objectives(msg.setup, (event) =>
         postMessage({ type: "event", id: msg.id, event }));
       return { type: "result", id: msg.id, result };
     }

@@ -195,6 +195,28 @@ await check("alpha_sweep_plots_pfd_at_five_alphas", async () => {
   console.log(`    PFD NDCG@8 at alpha 0.1..0.9: ${pfd[2].map((y) => y.toFixed(4)).join(", ")}`);
 });
 
+await check("objectives_view_compares_log_loss_with_global_objectives", async () => {
+  for (const [k, v] of [["obj_train", 3000], ["obj_valid", 2000], ["obj_test", 3000], ["obj_seeds", 2], ["obj_epochs", 6]]) {
+    await page.locator(`[name=${k}]`).fill(String(v));
+  }
+  await page.click("#objectives-run");
+  await page.waitForFunction(() => /^Done|^Failed/.test(document.getElementById("objectives-status").textContent), null, { timeout: 300_000 });
+  const status = await page.locator("#objectives-status").textContent();
+  expect(status.startsWith("Done"), `objectives: ${status} ${await page.locator("#error-text").textContent()}`);
+  const rows = await page.$$eval("#objectives-results tbody tr", (trs) =>
+    trs.map((tr) => [...tr.querySelectorAll("td")].map((td) => td.textContent.trim())));
+  const names = rows.map((r) => r[0]);
+  expect(names.join() === "logloss,auc-pr,recall-at-precision:0.8,roc-auc", `objectives: ${names}`);
+  for (const r of rows) {
+    const aucPr = parseFloat(r[1]);
+    expect(Number.isFinite(aucPr) && aucPr > 0 && aucPr <= 1, `${r[0]} test AUC-PR ${r[1]}`);
+    console.log(`    ${r[0]}: test AUC-PR ${r[1]}; constraint ${r[7]}`);
+  }
+  expect(/held on \d of 2 seeds/.test(rows[2][7]), `recall-at-precision constraint cell: ${rows[2][7]}`);
+  const lambdas = await page.evaluate(() => Chart.getChart("objectives-lambda-chart").data.datasets.map((d) => d.key));
+  expect(lambdas.includes("recall-at-precision:0.8") && lambdas.includes("auc-pr"), `λ lines: ${lambdas}`);
+});
+
 await check("mq2008_upload_shows_its_statistics", async () => {
   await page.check("input[name=source][value=upload]");
   await page.setInputFiles("#files", path.join(root, "../shared/data/mq2008/Fold1/train.txt"));
