@@ -553,6 +553,29 @@ pub async fn fit_gpu(
     Ok(selection.finish())
 }
 
+/// Scores `inputs` (n_docs x model.n_in()) on `engine`: on the GPU, the forward kernels run over
+/// chunks of [`SCORE_CHUNK_DOCS`] documents, each read back; on the CPU engine, [`score`].
+pub async fn score_on(engine: &Engine, model: &Mlp<f32>, inputs: &[f32]) -> Result<Vec<f32>> {
+    match engine {
+        Engine::Cpu => Ok(score(model, inputs)),
+        Engine::Gpu(gpu) => {
+            let n_docs = inputs.len() / model.n_in().max(1);
+            let rows = n_docs.clamp(1, SCORE_CHUNK_DOCS);
+            let mlp = crate::gpu::trainer::GpuMlp::new(
+                gpu.clone(),
+                model,
+                crate::cpu::adam::AdamConfig::default(),
+                rows,
+                0,
+            )?;
+            mlp.score(inputs).await
+        }
+    }
+}
+
+/// Documents scored at once on the GPU.
+pub const SCORE_CHUNK_DOCS: usize = 8192;
+
 /// Scores `inputs` (n_docs x model.n_in()) in chunks, so that activations stay small.
 pub fn score(model: &Mlp<f32>, inputs: &[f32]) -> Vec<f32> {
     const CHUNK_DOCS: usize = 8192;

@@ -142,6 +142,43 @@ fn synth_cache_train_save_eval_predict() {
     let (ok, stdout, _) = distillrank(&["predict", "--model", &d("student"), &d("synth.txt")]);
     assert!(ok);
     assert_eq!(stdout.lines().count(), run.lines().count());
+
+    // The same scores from the GPU (lavapipe in CI), unless the GPU tests are switched off.
+    if std::env::var("DISTILLRANK_NO_GPU").is_ok_and(|v| v == "1") {
+        return;
+    }
+    let (ok, on_gpu, stderr) = distillrank(&[
+        "predict",
+        "--model",
+        &d("student"),
+        &d("synth.txt"),
+        "--backend",
+        "gpu",
+    ]);
+    assert!(ok, "{stderr}");
+    let parse = |text: &str| -> Vec<f64> { text.lines().map(|l| l.parse().unwrap()).collect() };
+    for (g, c) in parse(&on_gpu).iter().zip(parse(&stdout)) {
+        assert!(
+            (g - c).abs() <= 1e-4 + 1e-3 * c.abs(),
+            "GPU score {g}, CPU {c}"
+        );
+    }
+    let (ok, on_gpu, stderr) = distillrank(&[
+        "eval",
+        "--model",
+        &d("student"),
+        &d("synth.txt"),
+        "--backend",
+        "gpu",
+        "--json",
+    ]);
+    assert!(ok, "{stderr}");
+    let v: serde_json::Value = serde_json::from_str(&on_gpu).unwrap();
+    let gpu_ndcg8 = v["metrics"]["ndcg"][3][1].as_f64().unwrap();
+    assert!(
+        (gpu_ndcg8 - ndcg8).abs() < 1e-3,
+        "NDCG@8 {gpu_ndcg8} on the GPU, {ndcg8} on the CPU"
+    );
 }
 
 #[test]

@@ -297,3 +297,20 @@ fn a_lost_device_is_an_error_not_a_hang() {
     let err = pollster::block_on(trainer.step(&batch)).unwrap_err();
     assert!(err.to_string().contains("lost"), "{err}");
 }
+
+/// `eval` and `predict` score on the GPU in chunks of SCORE_CHUNK_DOCS documents: the scores of
+/// more documents than one chunk match the CPU engine's.
+#[test]
+fn gpu_scoring_in_chunks_matches_the_cpu_engine() {
+    let Some(gpu) = gpu() else { return };
+    use distillrank::cpu::mlp::Mlp;
+    use distillrank::train::{score, score_on, Engine, SCORE_CHUNK_DOCS};
+    let model = Mlp::<f32>::new(7, &[12, 5], 3);
+    let n_docs = SCORE_CHUNK_DOCS + 37;
+    let mut rng = distillrank::rng::Rng::new(8);
+    let inputs: Vec<f32> = (0..n_docs * 7).map(|_| rng.normal() as f32).collect();
+    let on_gpu = pollster::block_on(score_on(&Engine::Gpu(gpu), &model, &inputs)).unwrap();
+    let on_cpu = score(&model, &inputs);
+    assert_eq!(on_gpu.len(), n_docs);
+    gpu_checks::assert_close(&on_gpu, &on_cpu, 1e-4, 1e-3, "scores");
+}

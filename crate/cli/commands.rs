@@ -404,7 +404,8 @@ pub fn eval(args: &EvalArgs, out: &Output) -> Result<()> {
         }
     };
     let inputs = model_io::model_inputs(&data, &config, &args.file)?;
-    let scores = train::score(&model, &inputs);
+    let engine = super::engine(args.backend, out)?;
+    let scores = pollster::block_on(train::score_on(&engine, &model, &inputs))?;
     let convention: IdcgZero = args.idcg_zero.into();
     let report = metrics::report(&scores, &labels, &data.group_offsets, convention);
     if out.json {
@@ -419,7 +420,8 @@ pub fn predict(args: &PredictArgs, out: &Output) -> Result<()> {
     let (model, config) = model_io::load(&args.model)?;
     let data = load(&args.file, args.query.as_deref(), out)?;
     let inputs = model_io::model_inputs(&data, &config, &args.file)?;
-    let scores = train::score(&model, &inputs);
+    let engine = super::engine(args.backend, out)?;
+    let scores = pollster::block_on(train::score_on(&engine, &model, &inputs))?;
     let write = |path: &Path, w: &mut dyn Write| -> Result<()> {
         let io = |e| Error::io(path, e);
         match &args.run {

@@ -355,6 +355,9 @@ pub struct EvalArgs {
     /// NDCG convention for groups with IDCG = 0 (default: excluded from the mean).
     #[arg(long, value_enum, default_value = "exclude")]
     pub idcg_zero: IdcgZeroArg,
+    /// Where to score: auto (a hardware GPU if any, else the CPU engine), gpu or cpu.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub backend: BackendArg,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq)]
@@ -382,6 +385,9 @@ pub struct PredictArgs {
     /// Write a TREC run file (qid Q0 doc rank score tag) here instead of one score a line on stdout.
     #[arg(long)]
     pub run: Option<PathBuf>,
+    /// Where to score: auto (a hardware GPU if any, else the CPU engine), gpu or cpu.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub backend: BackendArg,
 }
 
 pub fn run(cli: Cli) -> distillrank::Result<()> {

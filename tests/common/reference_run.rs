@@ -3,6 +3,9 @@
 //! browser tests (tests/web.rs) train the same run in WebAssembly, on the CPU engine and on
 //! WebGPU, and compare their curves with the native one.
 
+// Each test file that declares `mod common` uses its own part of it.
+#![allow(dead_code)]
+
 use std::collections::BTreeMap;
 
 use distillrank::data::prepare::{prepare, PrepareOptions, Prepared, PrivilegedSplit};
