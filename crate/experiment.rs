@@ -234,6 +234,8 @@ pub async fn compare_async(
             // Teachers start from other initial weights than their students.
             seed: seed + 1_000,
             widths: widths.cloned().unwrap_or_else(|| student.widths.clone()),
+            // A global objective replaces the students' data loss; teachers keep the ranking loss.
+            objective: None,
             ..student.clone()
         };
         let x = inputs_of(p, test, |set| set.regular.clone());

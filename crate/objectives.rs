@@ -343,6 +343,13 @@ impl serde::Serialize for Objective {
     }
 }
 
+impl<'de> serde::Deserialize<'de> for Objective {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        let name = String::deserialize(d)?;
+        Objective::parse(&name).map_err(serde::de::Error::custom)
+    }
+}
+
 /// The AUC-PR precision anchors: `linspace(0, 1, K + 2)` without its end points.
 pub fn precision_anchors(k: usize) -> Vec<f64> {
     (1..=k).map(|i| i as f64 / (k + 1) as f64).collect()

@@ -31,6 +31,17 @@ pub struct TrainConfig {
     /// Stop after this many epochs without a better validation NDCG@k (None: run every epoch).
     pub patience: Option<usize>,
     pub seed: u64,
+    /// A global objective (Eban et al.) as the data loss instead of `loss`, on the documents of
+    /// S_label labelled by y; the teacher loss stays `loss`'s. CPU engine only.
+    #[serde(default)]
+    pub objective: Option<crate::objectives::Objective>,
+    /// The objective's multipliers ascend at this factor times the learning rate.
+    #[serde(default = "default_dual_rate_factor")]
+    pub dual_rate_factor: f64,
+}
+
+fn default_dual_rate_factor() -> f64 {
+    crate::objectives::train::DEFAULT_DUAL_RATE_FACTOR
 }
 
 impl Default for TrainConfig {
@@ -47,6 +58,8 @@ impl Default for TrainConfig {
             idcg_zero: IdcgZero::Exclude,
             patience: None,
             seed: 0,
+            objective: None,
+            dual_rate_factor: default_dual_rate_factor(),
         }
     }
 }
@@ -72,6 +85,12 @@ impl TrainConfig {
         }
         if self.batch_docs == 0 || self.eval_k == 0 {
             return bad("batch size and k must be positive".into());
+        }
+        if !(self.dual_rate_factor.is_finite() && self.dual_rate_factor >= 0.0) {
+            return bad(format!(
+                "dual rate factor {} must be finite and >= 0",
+                self.dual_rate_factor
+            ));
         }
         Ok(())
     }
@@ -200,6 +219,7 @@ pub fn fit(
         config.alpha as f32
     };
 
+    let mut objective = config.objective.map(|o| ObjectiveLoss::new(o, config));
     let mut selection = Selection::new(model.clone());
     let mut batch = Batch::default();
     let mut acts = Activations::default();
@@ -217,15 +237,23 @@ pub fn fit(
             let logits = model.forward(&batch.inputs, &mut acts);
             batch.dlogits.clear();
             batch.dlogits.resize(logits.len(), 0.0);
-            let ld = data_loss(
-                config.loss,
-                logits,
-                &batch.labels,
-                &batch.offsets,
-                &batch.positive,
-                alpha,
-                &mut batch.dlogits,
-            );
+            let ld = match objective.as_mut() {
+                Some(o) => o.loss(
+                    logits,
+                    (&batch.labels, &batch.offsets, &batch.positive),
+                    alpha,
+                    &mut batch.dlogits,
+                ),
+                None => data_loss(
+                    config.loss,
+                    logits,
+                    &batch.labels,
+                    &batch.offsets,
+                    &batch.positive,
+                    alpha,
+                    &mut batch.dlogits,
+                ),
+            };
             let teachers: Vec<&[f32]> = batch.teachers.iter().map(Vec::as_slice).collect();
             let all = vec![true; batch.positive.len()];
             let lt = teacher_loss(
@@ -261,6 +289,9 @@ pub fn fit(
             }
             model.backward(&batch.inputs, &acts, &batch.dlogits, &mut grads);
             adam.update(&mut model, &grads);
+            if let Some(o) = objective.as_mut() {
+                o.update();
+            }
             data_sum += ld as f64;
             teacher_sum += lt as f64;
             rd_sum += lr as f64;
@@ -291,6 +322,90 @@ pub fn fit(
         }
     }
     Ok(selection.finish())
+}
+
+/// A global objective as the data loss: its multipliers, anchor biases and label prior live across
+/// the steps of a training run, as in `objectives::train`.
+struct ObjectiveLoss {
+    objective: crate::objectives::Objective,
+    params: crate::objectives::Params<f32>,
+    prior: crate::objectives::LabelPrior,
+    bias_adam: crate::cpu::adam::AdamVector<f32>,
+    dual_step: f32,
+    grad: crate::objectives::Grad<f32>,
+    /// The batch's S_label documents: their index in the batch, logit and label.
+    index: Vec<usize>,
+    logits: Vec<f32>,
+    labels: Vec<f32>,
+}
+
+impl ObjectiveLoss {
+    fn new(objective: crate::objectives::Objective, config: &TrainConfig) -> Self {
+        let params = crate::objectives::Params::new(&objective, 1.0);
+        ObjectiveLoss {
+            bias_adam: crate::cpu::adam::AdamVector::new(params.biases.len(), config.adam),
+            params,
+            objective,
+            prior: Default::default(),
+            dual_step: (config.dual_rate_factor * config.adam.lr) as f32,
+            grad: Default::default(),
+            index: Vec::new(),
+            logits: Vec::new(),
+            labels: Vec::new(),
+        }
+    }
+
+    /// The objective on the documents of the batch's positive groups (S_label), given the batch's
+    /// (labels, group offsets, positive groups); adds `scale` times its gradient into `dlogits`.
+    fn loss(
+        &mut self,
+        logits: &[f32],
+        (labels, offsets, positive): (&[f32], &[usize], &[bool]),
+        scale: f32,
+        dlogits: &mut [f32],
+    ) -> f32 {
+        self.index.clear();
+        for (g, w) in offsets.windows(2).enumerate() {
+            if positive[g] {
+                self.index.extend(w[0]..w[1]);
+            }
+        }
+        self.logits.clear();
+        self.logits.extend(self.index.iter().map(|&i| logits[i]));
+        self.labels.clear();
+        self.labels.extend(self.index.iter().map(|&i| labels[i]));
+        if self.index.is_empty() {
+            self.grad = Default::default();
+            return 0.0;
+        }
+        self.prior.observe(&self.labels);
+        let loss = self.objective.loss(
+            crate::objectives::Surrogate::Log,
+            &self.logits,
+            &self.labels,
+            self.prior.value(),
+            &self.params,
+            &mut self.grad,
+        );
+        for (&i, &d) in self.index.iter().zip(&self.grad.dlogits) {
+            dlogits[i] += scale * d;
+        }
+        loss
+    }
+
+    /// After the model's step: the anchor biases' Adam step and the multipliers' ascent.
+    fn update(&mut self) {
+        if self.index.is_empty() {
+            return;
+        }
+        self.bias_adam
+            .update(&mut self.params.biases, &self.grad.dbiases);
+        crate::objectives::dual_ascent(
+            &mut self.params.lambdas,
+            &self.grad.dlambdas,
+            self.dual_step,
+        );
+    }
 }
 
 /// Keeps the model of the best validation epoch and decides when to stop (early stopping).
@@ -459,6 +574,11 @@ pub async fn fit_gpu(
         return Err(Error::Config(
             "Ranking Distillation trains on the CPU engine only (--backend cpu)".into(),
         ));
+    }
+    if let Some(o) = config.objective {
+        return Err(Error::Config(format!(
+            "a global objective ({o}) as the data loss of a ranking model trains on the CPU engine only (--backend cpu)"
+        )));
     }
     let model = Mlp::<f32>::new(width, &config.widths, config.seed);
     let groups: Vec<usize> = (0..train.set.n_groups())

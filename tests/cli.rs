@@ -197,6 +197,18 @@ fn bad_options_are_refused_before_training() {
             vec!["train", "--train", "/nonexistent.txt"],
             "/nonexistent.txt",
         ),
+        (
+            vec!["train", "--objective", "auc-roc"],
+            "unknown objective 'auc-roc'",
+        ),
+        (
+            vec!["compare", "--objective", "recall-at-precision:1.5"],
+            "recall-at-precision",
+        ),
+        (
+            vec!["train", "--dual-rate-factor=-1", "--objective", "auc-pr"],
+            "dual rate factor",
+        ),
     ] {
         let (ok, _, stderr) = distillrank(&args);
         assert!(!ok);

@@ -231,3 +231,84 @@ fn saved_models_score_the_same_after_loading() {
     let err = model_io::load(&dir.path().join("student")).unwrap_err();
     assert!(err.to_string().contains("format version 7"), "{err}");
 }
+
+/// A global objective as the data loss: log-loss on the documents of S_label is exactly RankBCE's
+/// data loss, so training with it follows RankBCE step for step (with and without a teacher);
+/// AUC-PR and recall at precision train a PFD-style student; the GPU engine refuses them clearly.
+#[test]
+fn global_objectives_serve_as_the_data_loss() {
+    use distillrank::objectives::Objective;
+    let p = synthetic();
+    let teacher = train(
+        &p.train,
+        &p.valid,
+        &TrainConfig {
+            view: FeatureView::Both,
+            epochs: 2,
+            widths: vec![32, 16],
+            ..Default::default()
+        },
+        None,
+        &mut quiet,
+    )
+    .unwrap();
+    let teacher_scores = score(&teacher.model, &p.train.inputs(FeatureView::Both));
+    let base = TrainConfig {
+        epochs: 2,
+        widths: vec![32, 16],
+        loss: LossKind::RankBce,
+        ..Default::default()
+    };
+    for guide in [None, Some(teacher_scores.as_slice())] {
+        let plain = train(&p.train, &p.valid, &base, guide, &mut quiet).unwrap();
+        let with_objective = TrainConfig {
+            objective: Some(Objective::LogLoss),
+            ..base.clone()
+        };
+        let global = train(&p.train, &p.valid, &with_objective, guide, &mut quiet).unwrap();
+        for (a, b) in plain.history.iter().zip(&global.history) {
+            let what = format!("teacher: {}, epoch {}", guide.is_some(), a.epoch);
+            assert!(
+                (a.data_loss - b.data_loss).abs() < 1e-5,
+                "{what}: data loss {} vs {}",
+                a.data_loss,
+                b.data_loss
+            );
+            assert!(
+                (a.teacher_loss - b.teacher_loss).abs() < 1e-5,
+                "{what}: teacher loss"
+            );
+            assert!(
+                (a.valid_ndcg - b.valid_ndcg).abs() < 1e-4,
+                "{what}: validation NDCG"
+            );
+        }
+    }
+    for objective in ["auc-pr", "recall-at-precision:0.8", "roc-auc", "f-beta:1"] {
+        let config = TrainConfig {
+            objective: Some(Objective::parse(objective).unwrap()),
+            loss: LossKind::RankNet,
+            ..base.clone()
+        };
+        let student = train(
+            &p.train,
+            &p.valid,
+            &config,
+            Some(&teacher_scores),
+            &mut quiet,
+        )
+        .unwrap();
+        assert!(
+            student
+                .history
+                .iter()
+                .all(|h| h.data_loss.is_finite() && h.teacher_loss > 0.0),
+            "{objective}: both terms are logged"
+        );
+        assert!(
+            student.best_valid_ndcg > 0.2,
+            "{objective}: NDCG@8 {}",
+            student.best_valid_ndcg
+        );
+    }
+}

@@ -253,6 +253,8 @@ pub fn train(args: &TrainArgs, out: &Output) -> Result<()> {
         batch_docs: args.batch_docs,
         seed: args.seed,
         idcg_zero: args.idcg_zero.into(),
+        objective: args.objective.objective()?,
+        dual_rate_factor: args.objective.dual_rate_factor,
         ..Default::default()
     };
     config.validate()?;

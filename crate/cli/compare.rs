@@ -60,6 +60,8 @@ pub struct ExperimentArgs {
     /// Adam learning rate.
     #[arg(long, default_value_t = 1e-3)]
     pub lr: f64,
+    #[command(flatten)]
+    pub objective: super::ObjectiveArgs,
     /// Hidden widths of the student (and of the teachers, unless --teacher-widths).
     #[arg(long, value_delimiter = ',', default_value = "256,256,128,64")]
     pub widths: Vec<usize>,
@@ -139,6 +141,8 @@ impl ExperimentArgs {
                 alpha: self.alpha,
                 idcg_zero: self.idcg_zero.into(),
                 patience: Some(self.patience.max(1)),
+                objective: self.objective.objective()?,
+                dual_rate_factor: self.objective.dual_rate_factor,
                 ..Default::default()
             },
             teacher_widths: self.teacher_widths.clone(),

@@ -232,6 +232,30 @@ pub struct TrainArgs {
     /// Where to train: auto (a hardware GPU if any, else the CPU engine), gpu or cpu.
     #[arg(long, value_enum, default_value = "auto")]
     pub backend: BackendArg,
+    #[command(flatten)]
+    pub objective: ObjectiveArgs,
+}
+
+/// A global objective as the data loss of ranking models (students, in `compare`).
+#[derive(Args, Clone, Debug)]
+pub struct ObjectiveArgs {
+    /// The data loss: `ranking` (the --loss), or a global objective on the documents of positive
+    /// query groups labelled by y: logloss, auc-pr, recall-at-precision:0.8,
+    /// precision-at-recall:0.9, tpr-at-fpr:0.05, roc-auc, f-beta:1 (CPU engine).
+    #[arg(long, default_value = "ranking")]
+    pub objective: String,
+    /// The objective's multipliers ascend at this factor times the learning rate.
+    #[arg(long, default_value_t = distillrank::objectives::train::DEFAULT_DUAL_RATE_FACTOR)]
+    pub dual_rate_factor: f64,
+}
+
+impl ObjectiveArgs {
+    pub fn objective(&self) -> distillrank::Result<Option<distillrank::objectives::Objective>> {
+        match self.objective.trim() {
+            "ranking" => Ok(None),
+            name => distillrank::objectives::Objective::parse(name).map(Some),
+        }
+    }
 }
 
 /// Where models train.
