@@ -119,6 +119,60 @@ fn backward_weight(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocati
     store_block(tiled_block(2u, wg, local), wg, local, false);
 }
 
+// The same products without workgroup memory: each invocation of the same 16 x 16 workgroups
+// accumulates its 4 x 4 sub-block straight from storage, k by k (4 loads of A and 4 of B per 16
+// multiply-adds, as in the tiled kernel). No barriers: the kernels of choice on software adapters
+// (lavapipe, SwiftShader), which run a workgroup's invocations as CPU threads in turn and pay for
+// every barrier, while their caches serve the repeated loads. Rows and columns past the edges
+// read the last row or column (valid memory) and are not stored. Same bindings, parameters and
+// dispatch as forward.
+fn direct_block(mode: u32, wg: vec3<u32>, local: vec3<u32>) -> array<f32, 16> {
+    let row0 = wg.y * BLOCK + local.y * SUB;
+    let col0 = wg.x * BLOCK + local.x * SUB;
+    var rows: array<u32, 4>;
+    var cols: array<u32, 4>;
+    for (var i = 0u; i < SUB; i = i + 1u) {
+        rows[i] = min(row0 + i, params.rows - 1u);
+        cols[i] = min(col0 + i, params.cols - 1u);
+    }
+    var acc: array<f32, 16>;
+    for (var k = 0u; k < params.inner; k = k + 1u) {
+        var av: array<f32, 4>;
+        var bv: array<f32, 4>;
+        for (var i = 0u; i < SUB; i = i + 1u) {
+            switch mode {
+                case 2u: { av[i] = a[k * params.rows + rows[i]]; }
+                default: { av[i] = a[rows[i] * params.inner + k]; }
+            }
+            switch mode {
+                case 1u: { bv[i] = b[cols[i] * params.inner + k]; }
+                default: { bv[i] = b[k * params.cols + cols[i]]; }
+            }
+        }
+        for (var i = 0u; i < SUB; i = i + 1u) {
+            for (var j = 0u; j < SUB; j = j + 1u) {
+                acc[i * SUB + j] = acc[i * SUB + j] + av[i] * bv[j];
+            }
+        }
+    }
+    return acc;
+}
+
+@compute @workgroup_size(16, 16, 1)
+fn forward_direct(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) local: vec3<u32>) {
+    store_block(direct_block(0u, wg, local), wg, local, true);
+}
+
+@compute @workgroup_size(16, 16, 1)
+fn backward_input_direct(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) local: vec3<u32>) {
+    store_block(direct_block(1u, wg, local), wg, local, false);
+}
+
+@compute @workgroup_size(16, 16, 1)
+fn backward_weight_direct(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) local: vec3<u32>) {
+    store_block(direct_block(2u, wg, local), wg, local, false);
+}
+
 // dbias[c] = sum over the params.inner rows of a (rows x cols = inner x cols here) column c.
 @compute @workgroup_size(256, 1, 1)
 fn backward_bias(@builtin(global_invocation_id) id: vec3<u32>) {

@@ -12,7 +12,7 @@ mod common;
 use std::sync::Arc;
 
 use common::gpu_checks;
-use distillrank::gpu::{AdapterChoice, Gpu};
+use distillrank::gpu::{AdapterChoice, Gpu, Products};
 
 fn gpu() -> Option<Arc<Gpu>> {
     if std::env::var("DISTILLRANK_NO_GPU").is_ok_and(|v| v == "1") {
@@ -29,6 +29,20 @@ fn gpu() -> Option<Arc<Gpu>> {
 fn dense_kernels_match_the_cpu_engine() {
     let Some(gpu) = gpu() else { return };
     pollster::block_on(gpu_checks::dense_kernels(&gpu));
+}
+
+/// Both kinds of product kernels, whichever the adapter would choose.
+#[test]
+fn tiled_and_direct_product_kernels_match_the_cpu_engine() {
+    if gpu().is_none() {
+        return;
+    }
+    for products in [Products::Tiled, Products::Direct] {
+        let gpu = pollster::block_on(Gpu::open(AdapterChoice::Any, Some(products))).unwrap();
+        assert_eq!(gpu.products, products);
+        pollster::block_on(gpu_checks::dense_kernels(&gpu));
+        pollster::block_on(gpu_checks::training_steps(&gpu, 30));
+    }
 }
 
 #[test]

@@ -22,6 +22,16 @@ async fn dense_kernels_match_the_cpu_engine() {
     gpu_checks::dense_kernels(&*gpu().await).await;
 }
 
+/// Both kinds of product kernels, whichever the adapter would choose.
+#[wasm_bindgen_test]
+async fn tiled_and_direct_product_kernels_match_the_cpu_engine() {
+    use distillrank::gpu::Products;
+    for products in [Products::Tiled, Products::Direct] {
+        let gpu = Gpu::open(AdapterChoice::Any, Some(products)).await.unwrap();
+        gpu_checks::dense_kernels(&gpu).await;
+    }
+}
+
 #[wasm_bindgen_test]
 async fn loss_kernels_match_the_cpu_engine() {
     gpu_checks::loss_kernels(&*gpu().await).await;

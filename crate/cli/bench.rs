@@ -15,7 +15,7 @@ use distillrank::data::cache;
 use distillrank::data::letor::{read_letor_file, ReadOptions};
 use distillrank::gpu::shaders::TILE;
 use distillrank::gpu::trainer::{GpuBatch, GpuTrainer};
-use distillrank::gpu::{groups_of, AdapterChoice, Gpu, Kernel};
+use distillrank::gpu::{groups_of, AdapterChoice, Gpu, Kernel, Products};
 use distillrank::rng::Rng;
 use distillrank::{Error, Result};
 
@@ -121,7 +121,7 @@ pub fn run(args: &BenchArgs, out: &Output) -> Result<()> {
         BenchCommand::Gemm {
             repeat,
             backend: BenchBackend::Gpu,
-        } => gemm_gpu(any_gpu()?.as_ref(), *repeat)?,
+        } => gemm_gpu(*repeat)?,
         BenchCommand::Parse {
             file,
             query,
@@ -275,21 +275,26 @@ fn train(steps: usize, warmup: usize, shape: &TrainShape) -> serde_json::Value {
     serde_json::json!({"tool": "distillrank", "backend": "cpu", "threads": rayon::current_num_threads(), "docs_per_s": t.docs_per_s, "steps": t.steps, "batch_docs": t.batch_docs, "final_loss": t.final_loss})
 }
 
-/// GFLOP/s of the tiled forward kernel and of the naive one on the same adapter, same shapes as
-/// the CPU benchmark; each timing is `repeat` dispatches in one submission, best of three.
-fn gemm_gpu(gpu: &Gpu, repeat: usize) -> Result<serde_json::Value> {
+/// GFLOP/s of the forward product on one adapter, same shapes as the CPU benchmark: the tiled
+/// kernel, the direct one (no workgroup memory) and the naive one (one output per invocation);
+/// each timing is `repeat` dispatches in one submission, best of three. `ratio` is the adapter's
+/// own choice of product kernel ([`Products::for_adapter`]) against the naive one.
+fn gemm_gpu(repeat: usize) -> Result<serde_json::Value> {
+    let open = |products| pollster::block_on(Gpu::open(AdapterChoice::Any, Some(products)));
+    let (tiled_gpu, direct_gpu) = (open(Products::Tiled)?, open(Products::Direct)?);
+    let chosen = Products::for_adapter(&tiled_gpu.info);
     let mut rng = Rng::new(1);
     let mut results = Vec::new();
     for &(m, k, n) in &GEMM_SHAPES {
         let a: Vec<f32> = (0..m * k).map(|_| rng.normal() as f32).collect();
         let b: Vec<f32> = (0..k * n).map(|_| rng.normal() as f32).collect();
-        let (ga, gb, bias, out) = (
-            gpu.buffer_with("a", &a),
-            gpu.buffer_with("b", &b),
-            gpu.buffer("bias", n),
-            gpu.buffer("out", m * n),
-        );
-        let time = |kernel: Kernel, workgroups: (u32, u32, u32)| -> Result<f64> {
+        let time = |gpu: &Gpu, kernel: Kernel, workgroups: (u32, u32, u32)| -> Result<f64> {
+            let (ga, gb, bias, out) = (
+                gpu.buffer_with("a", &a),
+                gpu.buffer_with("b", &b),
+                gpu.buffer("bias", n),
+                gpu.buffer("out", m * n),
+            );
             let slot = gpu.slot(
                 kernel,
                 [Some(&ga), Some(&gb), Some(&bias), Some(&out), None],
@@ -308,15 +313,22 @@ fn gemm_gpu(gpu: &Gpu, repeat: usize) -> Result<serde_json::Value> {
             }
             Ok(2.0 * (m * k * n * repeat.max(1)) as f64 / best / 1e9)
         };
-        let tiled = time(
-            Kernel::DenseForward,
-            (groups_of(n, TILE), groups_of(m, TILE), 1),
+        let blocks = (groups_of(n, TILE), groups_of(m, TILE), 1);
+        let tiled = time(&tiled_gpu, Kernel::DenseForward, blocks)?;
+        let direct = time(&direct_gpu, Kernel::DenseForward, blocks)?;
+        let naive = time(
+            &direct_gpu,
+            Kernel::DenseForwardNaive,
+            (groups_of(m * n, 64), 1, 1),
         )?;
-        let naive = time(Kernel::DenseForwardNaive, (groups_of(m * n, 64), 1, 1))?;
-        results.push(serde_json::json!({"m": m, "k": k, "n": n, "tiled_gflops": tiled, "naive_gflops": naive, "ratio": tiled / naive}));
+        let used = match chosen {
+            Products::Tiled => tiled,
+            Products::Direct => direct,
+        };
+        results.push(serde_json::json!({"m": m, "k": k, "n": n, "tiled_gflops": tiled, "direct_gflops": direct, "naive_gflops": naive, "ratio": used / naive}));
     }
     Ok(
-        serde_json::json!({"tool": "distillrank", "backend": "gpu", "adapter": gpu.info.name, "device_type": format!("{:?}", gpu.info.device_type), "shapes": results}),
+        serde_json::json!({"tool": "distillrank", "backend": "gpu", "adapter": tiled_gpu.info.name, "device_type": format!("{:?}", tiled_gpu.info.device_type), "products": chosen, "shapes": results}),
     )
 }
 

@@ -60,13 +60,27 @@ impl Kernel {
         Kernel::FBetaTerms,
         Kernel::FBetaGradient,
     ];
-    fn source(self) -> (&'static str, &'static str, &'static str) {
+    /// The shader file, its text and the entry point; the dense products' entry points depend on
+    /// `products`.
+    fn source(self, products: Products) -> (&'static str, &'static str, &'static str) {
         use shaders::*;
+        let product = |tiled, direct| match products {
+            Products::Tiled => tiled,
+            Products::Direct => direct,
+        };
         match self {
-            Kernel::DenseForward => ("dense.wgsl", DENSE, "forward"),
+            Kernel::DenseForward => ("dense.wgsl", DENSE, product("forward", "forward_direct")),
             Kernel::DenseForwardNaive => ("dense.wgsl", DENSE, "forward_naive"),
-            Kernel::DenseBackwardInput => ("dense.wgsl", DENSE, "backward_input"),
-            Kernel::DenseBackwardWeight => ("dense.wgsl", DENSE, "backward_weight"),
+            Kernel::DenseBackwardInput => (
+                "dense.wgsl",
+                DENSE,
+                product("backward_input", "backward_input_direct"),
+            ),
+            Kernel::DenseBackwardWeight => (
+                "dense.wgsl",
+                DENSE,
+                product("backward_weight", "backward_weight_direct"),
+            ),
             Kernel::DenseBackwardBias => ("dense.wgsl", DENSE, "backward_bias"),
             Kernel::ReluMask => ("dense.wgsl", DENSE, "relu_mask"),
             Kernel::RankNet => ("ranknet.wgsl", RANKNET, "ranknet"),
@@ -78,6 +92,30 @@ impl Kernel {
             Kernel::RocAucPairs => ("objectives.wgsl", OBJECTIVES, "roc_auc_pairs"),
             Kernel::FBetaTerms => ("objectives.wgsl", OBJECTIVES, "f_beta_terms"),
             Kernel::FBetaGradient => ("objectives.wgsl", OBJECTIVES, "f_beta_gradient"),
+        }
+    }
+}
+
+/// How the dense products (forward, backward_input, backward_weight) run. Both compute a 64 x 64
+/// block of the result per 16 x 16 workgroup, 4 x 4 outputs per invocation, with the same
+/// bindings, parameters and dispatch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub enum Products {
+    /// Through workgroup-memory tiles: the choice on hardware GPUs.
+    Tiled,
+    /// Straight from storage, without barriers: the choice on software adapters (lavapipe,
+    /// SwiftShader), which run a workgroup's invocations in turn on CPU cores and pay for every
+    /// barrier; there it is about 1.8x the tiled kernel (BENCHMARKS.md).
+    Direct,
+}
+
+impl Products {
+    /// Direct on software adapters, tiled on GPUs.
+    pub fn for_adapter(info: &wgpu::AdapterInfo) -> Products {
+        if info.device_type == wgpu::DeviceType::Cpu {
+            Products::Direct
+        } else {
+            Products::Tiled
         }
     }
 }
@@ -99,6 +137,8 @@ pub struct Gpu {
     pub info: wgpu::AdapterInfo,
     /// Whether the device records timestamp queries (for the per-kernel profile).
     pub timestamps: bool,
+    /// The dense products' kernels.
+    pub products: Products,
     /// Why the device was lost, once it is.
     lost: Arc<std::sync::Mutex<Option<String>>>,
     layout: wgpu::BindGroupLayout,
@@ -118,8 +158,13 @@ pub struct Slot {
 const PARAMS_BYTES: u64 = 48;
 
 impl Gpu {
-    /// Finds an adapter and compiles every kernel.
+    /// Finds an adapter and compiles every kernel, the dense products as suit the adapter.
     pub async fn new(choice: AdapterChoice) -> Result<Arc<Gpu>> {
+        Gpu::open(choice, None).await
+    }
+
+    /// [`Gpu::new`], with the dense products' kernels chosen (`None`: as suit the adapter).
+    pub async fn open(choice: AdapterChoice, products: Option<Products>) -> Result<Arc<Gpu>> {
         let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle());
         let adapter = instance
             .request_adapter(&wgpu::RequestAdapterOptions {
@@ -152,11 +197,25 @@ impl Gpu {
             })
             .await
             .map_err(|e| Error::Gpu(format!("{}: cannot open the device: {e}", info.name)))?;
-        Ok(Arc::new(Gpu::from_device(device, queue, info)))
+        let products = products.unwrap_or_else(|| Products::for_adapter(&info));
+        Ok(Arc::new(Gpu::from_device_with(
+            device, queue, info, products,
+        )))
     }
 
     /// Compiles the kernels on a device that the caller opened.
     pub fn from_device(device: wgpu::Device, queue: wgpu::Queue, info: wgpu::AdapterInfo) -> Gpu {
+        let products = Products::for_adapter(&info);
+        Gpu::from_device_with(device, queue, info, products)
+    }
+
+    /// [`Gpu::from_device`] with the dense products' kernels chosen.
+    pub fn from_device_with(
+        device: wgpu::Device,
+        queue: wgpu::Queue,
+        info: wgpu::AdapterInfo,
+        products: Products,
+    ) -> Gpu {
         let storage = |binding, read_only| wgpu::BindGroupLayoutEntry {
             binding,
             visibility: wgpu::ShaderStages::COMPUTE,
@@ -196,7 +255,7 @@ impl Gpu {
         let pipelines = Kernel::ALL
             .iter()
             .map(|k| {
-                let (file, source, entry) = k.source();
+                let (file, source, entry) = k.source(products);
                 let module = modules.entry(file).or_insert_with(|| {
                     device.create_shader_module(wgpu::ShaderModuleDescriptor {
                         label: Some(file),
@@ -231,6 +290,7 @@ impl Gpu {
         });
         Gpu {
             timestamps,
+            products,
             lost,
             layout,
             pipelines,
@@ -323,7 +383,7 @@ impl Gpu {
             });
         }
         let bind_group = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some(kernel.source().2),
+            label: Some(kernel.source(self.products).2),
             layout: &self.layout,
             entries: &entries,
         });
