@@ -21,38 +21,53 @@ function readForm() {
   return out;
 }
 
+/// Sets fields of the methods' form by name.
 function writeForm(values) {
   for (const [k, v] of Object.entries(values)) {
-    if (k === "methods") {
-      for (const box of form.querySelectorAll("input[name=method]")) box.checked = v.includes(box.value);
-      continue;
-    }
     const el = form.elements[k];
-    if (!el) continue;
     if (el instanceof RadioNodeList) {
       for (const r of el) r.checked = r.value === v;
-    } else {
+    } else if (el) {
       el.value = v;
     }
   }
   showSourceKnobs();
 }
 
+/// Every named field of both forms (the methods and the objectives), checkboxes as the list of
+/// checked values, in the URL's hash: a link reproduces the setup.
+function urlForms() {
+  return [form, $("objectives-setup")];
+}
+
 function saveToUrl() {
   const p = new URLSearchParams();
-  const values = readForm();
-  for (const k of FIELDS) p.set(k, values[k]);
-  p.set("methods", values.methods.join(","));
+  for (const f of urlForms()) {
+    for (const el of f.elements) {
+      if (!el.name || el.type === "file") continue;
+      if (el.type === "checkbox") {
+        const checked = [...f.querySelectorAll(`input[name=${el.name}]:checked`)].map((b) => b.value);
+        p.set(el.name, checked.join(","));
+      } else if (el.type !== "radio" || el.checked) {
+        p.set(el.name, el.value);
+      }
+    }
+  }
   history.replaceState(null, "", "#" + p.toString());
 }
 
 function loadFromUrl() {
-  if (location.hash.length < 2) return;
   const p = new URLSearchParams(location.hash.slice(1));
-  const values = {};
-  for (const k of FIELDS) if (p.has(k)) values[k] = p.get(k);
-  if (p.has("methods")) values.methods = p.get("methods").split(",").filter(Boolean);
-  writeForm(values);
+  for (const f of urlForms()) {
+    for (const el of f.elements) {
+      if (!el.name || el.type === "file" || !p.has(el.name)) continue;
+      const v = p.get(el.name);
+      if (el.type === "checkbox") el.checked = v.split(",").includes(el.value);
+      else if (el.type === "radio") el.checked = el.value === v;
+      else el.value = v;
+    }
+  }
+  showSourceKnobs();
 }
 
 function showSourceKnobs() {
@@ -613,6 +628,7 @@ function objectivesTable(result) {
 
 async function runObjectives() {
   clearError();
+  saveToUrl();
   let setup;
   try {
     setup = objectivesSetup();
@@ -647,6 +663,7 @@ function main() {
   aucChart = lineChart($("objectives-auc-chart"), "validation AUC-PR");
   lambdaChart = lineChart($("objectives-lambda-chart"), "λ");
   objectivesForm.addEventListener("submit", (e) => { e.preventDefault(); if (!running) runObjectives(); });
+  objectivesForm.addEventListener("change", saveToUrl);
   form.addEventListener("submit", (e) => { e.preventDefault(); if (!running) run(); });
   form.addEventListener("change", (e) => {
     if (e.target.name === "source") showSourceKnobs();

@@ -149,14 +149,21 @@ await check("results_and_student_export", async () => {
 
 await check("setup_is_kept_in_the_url", async () => {
   await setField("alpha", "0.7");
+  await page.uncheck("input[name=method][value=gend]");
+  await setField("obj_dual", "300");
   const link = page.url();
   expect(link.includes("alpha=0.7"), `URL: ${link}`);
   const other = await context.newPage();
   await other.goto(link);
   const alpha = await other.locator("[name=alpha]").inputValue();
+  const gend = await other.locator("input[name=method][value=gend]").isChecked();
+  const pfd = await other.locator("input[name=method][value=pfd]").isChecked();
+  const dual = await other.locator("[name=obj_dual]").inputValue();
   await other.close();
-  expect(alpha === "0.7", `alpha after opening the link: ${alpha}`);
+  expect(alpha === "0.7" && !gend && pfd && dual === "300", `after opening the link: alpha ${alpha}, gend ${gend}, pfd ${pfd}, dual rate ${dual}`);
   await setField("alpha", "0.5");
+  await page.check("input[name=method][value=gend]");
+  await setField("obj_dual", "1000");
 });
 
 await check("small_comparison_on_webgpu", async () => {
