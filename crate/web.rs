@@ -613,3 +613,38 @@ pub fn run_objectives(
         "runs": results,
     }))
 }
+
+/// Scores the test split of the loaded data (synthetic or uploaded) with a saved model — the
+/// safetensors + JSON pair that this page downloads and `distillrank compare` / `train --save`
+/// write — and returns `{model, test_queries, metrics}`, the metrics against the graded
+/// relevance (as `distillrank eval` reports them).
+#[wasm_bindgen]
+pub fn evaluate_model(
+    safetensors_name: &str,
+    safetensors: &[u8],
+    config_name: &str,
+    config: &str,
+) -> std::result::Result<JsValue, JsError> {
+    use crate::model_io::{from_safetensors, model_inputs, parse_config};
+    let config = parse_config(config, Path::new(config_name)).map_err(js_error)?;
+    let model =
+        from_safetensors(safetensors, &config, Path::new(safetensors_name)).map_err(js_error)?;
+    let data = STATE
+        .with(|s| s.borrow().data.clone())
+        .ok_or_else(|| JsError::new("no data: generate synthetic data or upload LETOR files"))?;
+    let inputs =
+        model_inputs(&data.test, &config, Path::new("the test split")).map_err(js_error)?;
+    let scores = crate::train::score(&model, &inputs);
+    let grades: Vec<f32> = data.test.grades.iter().map(|&g| g as f32).collect();
+    let report = crate::metrics::report(
+        &scores,
+        &grades,
+        &data.test.group_offsets,
+        crate::metrics::IdcgZero::Exclude,
+    );
+    to_js(&serde_json::json!({
+        "model": {"widths": config.widths, "inputs": config.n_in, "loss": config.loss},
+        "test_queries": data.test.n_groups(),
+        "metrics": report,
+    }))
+}

@@ -537,6 +537,27 @@ async function downloadStudent() {
 }
 
 
+/// Scores the current data's test split with a saved model (its .safetensors and .json files).
+async function scoreSavedModel() {
+  clearError();
+  const files = [...$("model-files").files];
+  const weights = files.find((f) => f.name.endsWith(".safetensors"));
+  const config = files.find((f) => f.name.endsWith(".json"));
+  if (!weights || !config) {
+    showError("choose the model's .safetensors file and its .json config together");
+    return;
+  }
+  try {
+    if (readForm().source === "synthetic") await generateSynthetic();
+    const { result } = await request({ type: "evaluate", safetensors: weights, config });
+    const ndcg = result.metrics.ndcg.map(([k, v]) => `NDCG@${k} ${v === null ? "—" : v.toFixed(4)}`).join(", ");
+    $("model-score").textContent = `${weights.name} (${result.model.inputs} inputs, widths ${result.model.widths.join("-")}) on ` +
+      `${result.test_queries} test queries, graded relevance: ${ndcg}; MAP ${result.metrics.map.toFixed(4)}.`;
+  } catch (e) {
+    showError(e.message);
+  }
+}
+
 // ---------------------------------------------------------------- global objectives
 
 const objectivesForm = $("objectives-setup");
@@ -681,6 +702,7 @@ function main() {
     download("results.json", JSON.stringify({ setup: lastSetup, ...lastResult }, null, 2), "application/json"));
   $("export-csv").addEventListener("click", () => download("results.csv", resultsCsv(lastResult), "text/csv"));
   $("export-student").addEventListener("click", downloadStudent);
+  $("model-files").addEventListener("change", scoreSavedModel);
   startWorker()
     .then(() => (readForm().source === "synthetic" ? generateSynthetic() : null))
     .catch((e) => showError(e.message, true));

@@ -7,6 +7,7 @@
 //   {type: "run", id, setup}              -> {type: "event", id, event}*, then {type: "result", id, result}
 //   {type: "objectives", id, setup}       -> {type: "event", id, event}*, then {type: "result", id, result}
 //   {type: "student", method}             -> {type: "student", method, safetensors, config}
+//   {type: "evaluate", safetensors, config} (Files) -> {type: "evaluated", result}
 // Any failure answers {type: "error", id, message}.
 
 import init, {
@@ -17,6 +18,7 @@ import init, {
   run_compare,
   run_objectives,
   student_files,
+  evaluate_model,
 } from "./pkg/distillrank.js";
 
 const ready = init();
@@ -57,6 +59,11 @@ async function handle(msg) {
       const result = run_objectives(msg.setup, (event) =>
         postMessage({ type: "event", id: msg.id, event }));
       return { type: "result", id: msg.id, result };
+    }
+    case "evaluate": {
+      const weights = new Uint8Array(await msg.safetensors.arrayBuffer());
+      const config = await msg.config.text();
+      return { type: "evaluated", result: evaluate_model(msg.safetensors.name, weights, msg.config.name, config) };
     }
     case "student": {
       const files = student_files(msg.method);

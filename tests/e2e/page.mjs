@@ -145,6 +145,13 @@ await check("results_and_student_export", async () => {
   expect(config.format === "distillrank-model" && config.columns.length > 0, `student config: ${JSON.stringify(config)}`);
   const weights = fs.readFileSync(await downloads.find((d) => d.suggestedFilename() === "pfd.safetensors").path());
   expect(weights.length > 1000, `safetensors of ${weights.length} bytes`);
+  // The downloaded student loads back into the page and scores the test split.
+  const saved = path.join(os.tmpdir(), "distillrank-e2e-student");
+  fs.mkdirSync(saved, { recursive: true });
+  for (const d of downloads) await d.saveAs(path.join(saved, d.suggestedFilename()));
+  await page.setInputFiles("#model-files", ["pfd.safetensors", "pfd.json"].map((f) => path.join(saved, f)));
+  await page.waitForFunction(() => /NDCG@8 0\.\d{4}/.test(document.getElementById("model-score").textContent), null, { timeout: 30_000 });
+  console.log(`    ${await page.locator("#model-score").textContent()}`);
 });
 
 await check("setup_is_kept_in_the_url", async () => {
