@@ -4,7 +4,7 @@
 //   node tests/e2e/page.mjs http://127.0.0.1:PORT/
 //
 // Prints one line per check and a `test result:` line in cargo's format, which the test runner
-// counts; exits non-zero when a check fails. The screenshot goes to target/e2e/page.png.
+// counts; exits non-zero when a check fails. Screenshots go to target/e2e/ (page.png, objectives.png).
 
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
@@ -229,6 +229,7 @@ await check("objectives_view_compares_log_loss_with_global_objectives", async ()
   expect(/held on \d of 2 seeds/.test(rows[2][7]), `recall-at-precision constraint cell: ${rows[2][7]}`);
   const lambdas = await page.evaluate(() => Chart.getChart("objectives-lambda-chart").data.datasets.map((d) => d.key));
   expect(lambdas.includes("recall-at-precision:0.8") && lambdas.includes("auc-pr"), `λ lines: ${lambdas}`);
+  await page.locator("#objectives-view").screenshot({ path: path.join(shots, "objectives.png") });
 });
 
 await check("mq2008_upload_shows_its_statistics", async () => {
