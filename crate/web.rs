@@ -7,7 +7,9 @@
 //!    WebGPU or on the CPU engine, calls `on_event` after every epoch of every model, and resolves
 //!    to the results (the `methods` object of the CLI's `results.json`, plus the data summary);
 //! 4. `student_files(method)` hands out a trained student as safetensors + JSON, the files
-//!    `distillrank predict` reads.
+//!    `distillrank predict` reads; `evaluate_model(..)` scores the test split with such a pair;
+//! 5. `run_objectives(setup, on_event)` runs log-loss against the global objectives (Eban et al.);
+//! 6. `bench_batch` and `bench_train` serve the benchmark page (`web/bench.html`).
 //!
 //! State (the data, the device, the last students) lives in the worker, one instance per page.
 
@@ -42,7 +44,7 @@ thread_local! {
 struct State {
     gpu: Option<Arc<Gpu>>,
     data: Option<Rc<Data>>,
-    /// Uploaded files by role ("train", "valid", "test"), until the training file is complete.
+    /// Uploaded files by role ("train", "valid", "test").
     uploads: Vec<(String, Dataset)>,
     /// The students of the last comparison (first seed) and the config a saved model carries.
     students: Vec<(Method, Mlp<f32>)>,
