@@ -522,6 +522,20 @@ pub async fn bench_train(
                 .await
                 .map_err(js_error)?
         }
+        // The other kind of product kernels than the adapter's choice, on a device of its own.
+        "webgpu-tiled" | "webgpu-direct" => {
+            let products = if backend.ends_with("tiled") {
+                crate::gpu::Products::Tiled
+            } else {
+                crate::gpu::Products::Direct
+            };
+            let gpu = Gpu::open(AdapterChoice::Any, Some(products))
+                .await
+                .map_err(js_error)?;
+            crate::bench::gpu(&gpu, &shape, steps, warmup)
+                .await
+                .map_err(js_error)?
+        }
         other => {
             return Err(JsError::new(&format!(
                 "backend '{other}': expected webgpu or cpu"

@@ -1,5 +1,6 @@
-// Training throughput of distillrank (WebGPU and the wasm CPU engine) against TensorFlow.js on
-// WebGPU, same model, loss, optimiser and batches. The result lands in `window.benchResult` and in
+// Training throughput of distillrank (WebGPU with the adapter's choice of product kernels, then
+// each kind forced, and the wasm CPU engine) against TensorFlow.js on WebGPU, same model, loss,
+// optimiser and batches. The result lands in `window.benchResult` and in
 // the page as JSON; `bench/web.mjs` runs the page headless and prints it.
 
 import init, { start_gpu, bench_batch, bench_train } from "./pkg/distillrank.js";
@@ -71,13 +72,18 @@ async function main() {
   try {
     result.adapter = await start_gpu();
     result.distillrank_webgpu = await bench_train("webgpu", shape, steps, warmup);
+    result.distillrank_webgpu_tiled = await bench_train("webgpu-tiled", shape, steps, warmup);
+    result.distillrank_webgpu_direct = await bench_train("webgpu-direct", shape, steps, warmup);
     result.tfjs_webgpu = await tfjs();
     result.ratio_webgpu = result.distillrank_webgpu.docs_per_s / result.tfjs_webgpu.docs_per_s;
   } catch (e) {
     result.webgpu_error = String(e.message ?? e);
   }
   result.distillrank_cpu_wasm = await bench_train("cpu", shape, steps, warmup);
-  const rows = [["distillrank, WebGPU", result.distillrank_webgpu], ["TensorFlow.js, WebGPU", result.tfjs_webgpu],
+  const rows = [["distillrank, WebGPU", result.distillrank_webgpu],
+    ["distillrank, WebGPU, tiled products", result.distillrank_webgpu_tiled],
+    ["distillrank, WebGPU, direct products", result.distillrank_webgpu_direct],
+    ["TensorFlow.js, WebGPU", result.tfjs_webgpu],
     ["distillrank, CPU engine (wasm)", result.distillrank_cpu_wasm]];
   document.getElementById("results").innerHTML = "<tr><th>trainer</th><th>docs/s</th><th>final loss</th></tr>" +
     rows.filter(([, r]) => r).map(([n, r]) =>
