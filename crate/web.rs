@@ -137,6 +137,9 @@ pub struct SynthKnobs {
     pub min_docs: usize,
     pub max_docs: usize,
     pub privileged_strength: f64,
+    /// Share of the hidden factors' variance explained by x (0 when absent).
+    #[serde(default)]
+    pub privileged_correlation: f64,
     pub seed: u64,
 }
 
@@ -151,10 +154,17 @@ pub fn load_synthetic(knobs: JsValue) -> std::result::Result<JsValue, JsError> {
             k.privileged_strength
         )));
     }
+    if !(0.0..=1.0).contains(&k.privileged_correlation) {
+        return Err(JsError::new(&format!(
+            "z's correlation with x {} must lie in [0, 1]",
+            k.privileged_correlation
+        )));
+    }
     let options = SynthOptions {
         min_docs: k.min_docs,
         max_docs: k.max_docs,
         privileged_strength: k.privileged_strength,
+        privileged_correlation: k.privileged_correlation,
         seed: k.seed,
         ..SynthOptions::default()
     };
@@ -162,8 +172,11 @@ pub fn load_synthetic(knobs: JsValue) -> std::result::Result<JsValue, JsError> {
         generate_splits(&options, k.queries, k.valid_queries, k.test_queries).map_err(js_error)?;
     let data = Data {
         description: format!(
-            "synthetic data ({} train / {} valid / {} test queries, privileged strength {})",
-            k.queries, k.valid_queries, k.test_queries, k.privileged_strength
+            "synthetic data ({} train / {} valid / {} test queries, {})",
+            k.queries,
+            k.valid_queries,
+            k.test_queries,
+            options.privileged_summary()
         ),
         synthetic_privileged: Some(s.privileged_columns),
         train: s.train,

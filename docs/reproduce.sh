@@ -21,3 +21,14 @@ $B objectives --backend cpu --out $R/objectives --quiet
 $B objectives --backend cpu --dual-rate-factor 0.1 --out $R/objectives-dual-0.1 --quiet
 $B objectives --backend cpu --train $F/train.txt --valid $F/vali.txt --test $F/test.txt --label-threshold 2 \
   --out $R/objectives-mq2008 --quiet
+
+# PFD against self-distillation with 20 seeds: the compact student of the web page's default on four
+# draws of the data, two of them with z correlated with x, and the default model.
+SMALL="--queries 400 --valid-queries 300 --test-queries 500 --privileged-strength 0.6 --widths 64,32 --epochs 12 --seeds 20"
+for s in 7 1 2 3; do
+  $B compare $SMALL --synth-seed $s --out $R/pfd-vs-self/compact-draw-$s --quiet
+done
+for s in 7 1; do
+  $B compare $SMALL --synth-seed $s --privileged-correlation 0.5 --out $R/pfd-vs-self/compact-correlated-draw-$s --quiet
+done
+$B compare --seeds 20 --out $R/pfd-vs-self/default --quiet

@@ -366,3 +366,42 @@ fn data_without_features_or_validation_positives_are_refused() {
     let err = prepare(&data, None, None, &PrepareOptions::default()).unwrap_err();
     assert!(err.to_string().contains("no features"), "{err}");
 }
+
+#[test]
+fn privileged_correlation_ties_z_to_x() {
+    // Largest |Pearson correlation| between a regular feature and a privileged one.
+    let max_corr_x_z = |rho: f64| {
+        let s = generate(&SynthOptions {
+            privileged_correlation: rho,
+            queries: 600,
+            ..Default::default()
+        })
+        .unwrap();
+        let d = &s.dataset;
+        let column = |j: usize| -> Vec<f32> {
+            (0..d.n_docs())
+                .map(|i| d.features[i * d.n_features + j])
+                .collect()
+        };
+        let mut largest = 0f64;
+        for &z in &s.privileged_columns {
+            let c = correlations(&d.features, d.n_features, &column(z - 1));
+            for x in 0..d.n_features - s.privileged_columns.len() {
+                largest = largest.max(c[x].abs());
+            }
+        }
+        largest
+    };
+    let (independent, tied) = (max_corr_x_z(0.0), max_corr_x_z(0.8));
+    assert!(
+        independent < 0.06 && tied > 0.15,
+        "max |corr(x, z)|: {independent} at correlation 0, {tied} at 0.8"
+    );
+    let err = generate(&SynthOptions {
+        privileged_correlation: 1.5,
+        ..Default::default()
+    })
+    .err()
+    .expect("a correlation above 1 is refused");
+    assert!(err.to_string().contains("privileged_correlation"), "{err}");
+}

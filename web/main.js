@@ -8,7 +8,7 @@ const form = $("setup");
 
 const FIELDS = [
   "source", "queries", "valid_queries", "test_queries", "min_docs", "max_docs",
-  "privileged_strength", "data_seed", "tau_target", "min_group_size", "privileged_kind",
+  "privileged_strength", "privileged_correlation", "data_seed", "tau_target", "min_group_size", "privileged_kind",
   "privileged_value", "loss", "alpha", "epochs", "patience", "widths", "lr", "batch_docs",
   "seeds", "backend",
 ];
@@ -95,6 +95,7 @@ function syntheticKnobs(v) {
     min_docs: integer(v.min_docs, "docs per query, min"),
     max_docs: integer(v.max_docs, "docs per query, max"),
     privileged_strength: number(v.privileged_strength, "privileged strength"),
+    privileged_correlation: number(v.privileged_correlation, "z's correlation with x"),
     seed: integer(v.data_seed, "data seed"),
   };
 }

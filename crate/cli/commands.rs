@@ -197,15 +197,14 @@ pub fn prepare_data(args: &DataArgs, out: &Output) -> Result<PreparedData> {
             let n_docs =
                 synthetic.train.n_docs() + synthetic.valid.n_docs() + synthetic.test.n_docs();
             let description = format!(
-                "synthetic {:?} data ({} train / {} valid / {} test queries, {} docs, privileged strength {})",
-                args.synth.kind,
+                "synthetic {} data ({} train / {} valid / {} test queries, {} docs, {})",
+                format!("{:?}", args.synth.kind).to_lowercase(),
                 n_train,
                 n_valid,
                 n_test,
                 n_docs,
-                args.synth.privileged_strength
-            )
-            .to_lowercase();
+                args.synth.options().privileged_summary()
+            );
             (
                 synthetic.train,
                 Some(synthetic.valid),

@@ -113,6 +113,9 @@ pub struct SynthArgs {
     /// Share of the relevance signal only the hidden factors behind z explain, in [0, 1].
     #[arg(long, default_value_t = 0.5)]
     pub privileged_strength: f64,
+    /// Share of the hidden factors' variance explained by x, in [0, 1] (0: z independent of x).
+    #[arg(long, default_value_t = 0.0)]
+    pub privileged_correlation: f64,
     /// Relevance noise (signal has unit variance).
     #[arg(long, default_value_t = 0.5)]
     pub noise: f64,
@@ -141,6 +144,7 @@ impl SynthArgs {
             privileged: self.privileged_count,
             privileged_strength: self.privileged_strength,
             noise: self.noise,
+            privileged_correlation: self.privileged_correlation,
             seed: self.synth_seed,
             ..Default::default()
         }

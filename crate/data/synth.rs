@@ -37,6 +37,11 @@ pub struct SynthOptions {
     pub noise: f64,
     /// Standard deviation of the noise in z around its function of u.
     pub privileged_noise: f64,
+    /// Share of the variance of each hidden factor u that a linear function of x explains, in
+    /// [0, 1]: 0 makes u (and z) independent of x; above 0, z is correlated with x as clicks are
+    /// with a document's text-match features, and part of u's signal can be learned from x.
+    #[serde(default)]
+    pub privileged_correlation: f64,
     pub seed: u64,
 }
 
@@ -52,8 +57,21 @@ impl Default for SynthOptions {
             privileged_strength: 0.5,
             noise: 0.5,
             privileged_noise: 0.3,
+            privileged_correlation: 0.0,
             seed: 7,
         }
+    }
+}
+
+impl SynthOptions {
+    /// "privileged strength S" and, when z depends on x, "z's correlation with x R": the words
+    /// reports use for the privileged side of the data.
+    pub fn privileged_summary(&self) -> String {
+        let mut s = format!("privileged strength {}", self.privileged_strength);
+        if self.privileged_correlation > 0.0 {
+            s += &format!(", z's correlation with x {}", self.privileged_correlation);
+        }
+        s
     }
 }
 
@@ -117,8 +135,9 @@ pub fn generate(options: &SynthOptions) -> crate::Result<Synthetic> {
         || !(0.0..=1.0).contains(&o.privileged_strength)
         || !(o.noise >= 0.0)
         || !(o.privileged_noise >= 0.0)
+        || !(0.0..=1.0).contains(&o.privileged_correlation)
     {
-        return Err(crate::Error::Config("synthetic data needs regular >= 1, privileged_strength in [0, 1] and non-negative noise".into()));
+        return Err(crate::Error::Config("synthetic data needs regular >= 1, privileged_strength and privileged_correlation in [0, 1] and non-negative noise".into()));
     }
     let (dx, du) = (o.regular, o.privileged);
     // The ground truth: fixed random directions drawn from the seed.
@@ -133,6 +152,7 @@ pub fn generate(options: &SynthOptions) -> crate::Result<Synthetic> {
     let x_linear = unit(dx);
     let u_direction = unit(du.max(1));
     let z_mixing: Vec<Vec<f64>> = (0..du).map(|_| unit(du)).collect();
+    let u_from_x: Vec<Vec<f64>> = (0..du).map(|_| unit(dx)).collect();
 
     let mut rng = Rng::stream(o.seed, 2);
     let mut sizes = Vec::with_capacity(o.queries);
@@ -144,6 +164,18 @@ pub fn generate(options: &SynthOptions) -> crate::Result<Synthetic> {
     let mut u = vec![0f64; n_docs * du];
     x.iter_mut().for_each(|v| *v = rng.normal());
     u.iter_mut().for_each(|v| *v = rng.normal());
+    // u = sqrt(rho) x.d_k + sqrt(1 - rho) e_k: still unit variance, a share rho of it from x.
+    let rho = o.privileged_correlation;
+    if rho > 0.0 {
+        for d in 0..n_docs {
+            let xd = &x[d * dx..(d + 1) * dx];
+            for (k, direction) in u_from_x.iter().enumerate() {
+                let from_x: f64 = xd.iter().zip(direction).map(|(p, q)| p * q).sum();
+                let own = &mut u[d * du + k];
+                *own = rho.sqrt() * from_x + (1.0 - rho).sqrt() * *own;
+            }
+        }
+    }
 
     let dot = |a: &[f64], b: &[f64]| a.iter().zip(b).map(|(p, q)| p * q).sum::<f64>();
     // Regular signal g(x) and privileged signal h(u), each standardised to unit variance below.
