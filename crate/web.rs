@@ -112,9 +112,13 @@ struct Adapter {
     backend: String,
     /// SwiftShader and other software rasterisers: slower than the CPU engine.
     software: bool,
+    /// The dense products' kernels, and on software adapters the milliseconds each kind took.
+    products: crate::gpu::Products,
+    products_ms: Vec<(crate::gpu::Products, f64)>,
 }
 
-/// Opens a WebGPU device and compiles every kernel; resolves to `{name, backend, software}`.
+/// Opens a WebGPU device and compiles every kernel; resolves to `{name, backend, software,
+/// products, products_ms}`.
 #[wasm_bindgen]
 pub async fn start_gpu() -> std::result::Result<JsValue, JsError> {
     let gpu = Gpu::new(AdapterChoice::Any).await.map_err(js_error)?;
@@ -122,6 +126,8 @@ pub async fn start_gpu() -> std::result::Result<JsValue, JsError> {
         name: gpu.name(),
         backend: format!("{:?}", gpu.info.backend),
         software: gpu.is_software(),
+        products: gpu.products,
+        products_ms: gpu.products_ms.clone(),
     };
     STATE.with(|s| s.borrow_mut().gpu = Some(gpu));
     to_js(&adapter)

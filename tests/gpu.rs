@@ -45,6 +45,17 @@ fn tiled_and_direct_product_kernels_match_the_cpu_engine() {
     }
 }
 
+/// Opened without a choice, a software adapter measures both kinds and keeps the faster; from
+/// either starting kind the kept kernels are correct.
+#[test]
+fn the_measured_choice_of_product_kernels_is_the_faster_and_correct() {
+    let Some(gpu) = gpu() else { return };
+    assert_eq!(gpu.products_ms.is_empty(), !gpu.is_software());
+    for start in [Products::Tiled, Products::Direct] {
+        pollster::block_on(gpu_checks::measured_products(start));
+    }
+}
+
 #[test]
 fn loss_kernels_match_the_cpu_engine() {
     let Some(gpu) = gpu() else { return };

@@ -32,6 +32,25 @@ async fn tiled_and_direct_product_kernels_match_the_cpu_engine() {
     }
 }
 
+/// Opened without a choice, a software adapter (SwiftShader) measures both kinds of product
+/// kernels and keeps the faster.
+#[wasm_bindgen_test]
+async fn a_software_adapter_measures_both_kinds_of_product_kernels() {
+    let gpu = gpu().await;
+    if gpu.is_software() {
+        let times = &gpu.products_ms;
+        assert_eq!(times.len(), 2, "{times:?}");
+        let faster = if times[1].1 < times[0].1 {
+            times[1].0
+        } else {
+            times[0].0
+        };
+        assert_eq!(gpu.products, faster, "{times:?}");
+    } else {
+        assert!(gpu.products_ms.is_empty());
+    }
+}
+
 #[wasm_bindgen_test]
 async fn loss_kernels_match_the_cpu_engine() {
     gpu_checks::loss_kernels(&*gpu().await).await;

@@ -98,19 +98,20 @@ impl Kernel {
 
 /// How the dense products (forward, backward_input, backward_weight) run. Both compute a 64 x 64
 /// block of the result per 16 x 16 workgroup, 4 x 4 outputs per invocation, with the same
-/// bindings, parameters and dispatch.
+/// bindings, parameters and dispatch. [`Gpu::open`] measures both on software adapters and keeps
+/// the faster.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub enum Products {
     /// Through workgroup-memory tiles: the choice on hardware GPUs.
     Tiled,
-    /// Straight from storage, without barriers: the choice on software adapters (lavapipe,
-    /// SwiftShader), which run a workgroup's invocations in turn on CPU cores and pay for every
-    /// barrier; there it is about 1.8x the tiled kernel (BENCHMARKS.md).
+    /// Straight from storage, without barriers: for software adapters, which run a workgroup's
+    /// invocations in turn on CPU cores and pay for every barrier. On lavapipe it is about 1.8x
+    /// the tiled kernel; SwiftShader still runs the tiled one faster (BENCHMARKS.md).
     Direct,
 }
 
 impl Products {
-    /// Direct on software adapters, tiled on GPUs.
+    /// Direct on software adapters, tiled on GPUs: the choice before (or without) measuring.
     pub fn for_adapter(info: &wgpu::AdapterInfo) -> Products {
         if info.device_type == wgpu::DeviceType::Cpu {
             Products::Direct
@@ -139,9 +140,13 @@ pub struct Gpu {
     pub timestamps: bool,
     /// The dense products' kernels.
     pub products: Products,
+    /// Milliseconds of the forward product each kind took when [`Gpu::open`] measured them
+    /// (software adapters; empty otherwise).
+    pub products_ms: Vec<(Products, f64)>,
     /// Why the device was lost, once it is.
     lost: Arc<std::sync::Mutex<Option<String>>>,
     layout: wgpu::BindGroupLayout,
+    pipeline_layout: wgpu::PipelineLayout,
     pipelines: Vec<wgpu::ComputePipeline>,
     dummy_read: wgpu::Buffer,
     dummy_write: [wgpu::Buffer; 2],
@@ -163,7 +168,8 @@ impl Gpu {
         Gpu::open(choice, None).await
     }
 
-    /// [`Gpu::new`], with the dense products' kernels chosen (`None`: as suit the adapter).
+    /// [`Gpu::new`], with the dense products' kernels chosen (`None`: tiled on GPUs; on software
+    /// adapters, whichever kind [`Gpu::choose_products`] measures faster).
     pub async fn open(choice: AdapterChoice, products: Option<Products>) -> Result<Arc<Gpu>> {
         let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle());
         let adapter = instance
@@ -197,10 +203,12 @@ impl Gpu {
             })
             .await
             .map_err(|e| Error::Gpu(format!("{}: cannot open the device: {e}", info.name)))?;
-        let products = products.unwrap_or_else(|| Products::for_adapter(&info));
-        Ok(Arc::new(Gpu::from_device_with(
-            device, queue, info, products,
-        )))
+        let chosen = products.unwrap_or_else(|| Products::for_adapter(&info));
+        let mut gpu = Gpu::from_device_with(device, queue, info, chosen);
+        if products.is_none() && gpu.is_software() {
+            gpu.choose_products().await?;
+        }
+        Ok(Arc::new(gpu))
     }
 
     /// Compiles the kernels on a device that the caller opened.
@@ -255,21 +263,11 @@ impl Gpu {
         let pipelines = Kernel::ALL
             .iter()
             .map(|k| {
-                let (file, source, entry) = k.source(products);
-                let module = modules.entry(file).or_insert_with(|| {
-                    device.create_shader_module(wgpu::ShaderModuleDescriptor {
-                        label: Some(file),
-                        source: wgpu::ShaderSource::Wgsl(source.into()),
-                    })
-                });
-                device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                    label: Some(entry),
-                    layout: Some(&pipeline_layout),
-                    module,
-                    entry_point: Some(entry),
-                    compilation_options: Default::default(),
-                    cache: None,
-                })
+                let (file, source, _) = k.source(products);
+                let module = modules
+                    .entry(file)
+                    .or_insert_with(|| compile_module(&device, file, source));
+                compile_pipeline(&device, &pipeline_layout, module, *k, products)
             })
             .collect();
         let dummy = |label| {
@@ -291,8 +289,10 @@ impl Gpu {
         Gpu {
             timestamps,
             products,
+            products_ms: Vec::new(),
             lost,
             layout,
+            pipeline_layout,
             pipelines,
             dummy_read: dummy("unused (read)"),
             dummy_write: [dummy("unused (write 4)"), dummy("unused (write 5)")],
@@ -300,6 +300,76 @@ impl Gpu {
             queue,
             info,
         }
+    }
+
+    /// Times a forward product (256 x 256 x 128: four by two blocks, the inner size of the MLP's
+    /// hidden layers) with each kind of product kernels and keeps the faster one for all three
+    /// products. Software adapters differ: lavapipe runs the direct kernels about 1.8x faster
+    /// than the tiled ones, SwiftShader the tiled ones about 15% faster (BENCHMARKS.md), and in
+    /// the browser neither says its name. Each kind is warmed up once, then timed twice, in
+    /// alternation: about 0.05 s on lavapipe, 0.3 s on SwiftShader.
+    pub async fn choose_products(&mut self) -> Result<()> {
+        let (rows, inner, cols) = (256usize, 256usize, 128usize);
+        let (a, b, bias, out) = (
+            self.buffer("a", rows * inner),
+            self.buffer("b", inner * cols),
+            self.buffer("bias", cols),
+            self.buffer("out", rows * cols),
+        );
+        let slot = self.slot(
+            Kernel::DenseForward,
+            [Some(&a), Some(&b), Some(&bias), Some(&out), None],
+        );
+        self.set_params(&slot, &[rows as u32, cols as u32, inner as u32, 1]);
+        let module = compile_module(&self.device, "dense.wgsl", shaders::DENSE);
+        let kinds = [Products::Direct, Products::Tiled];
+        let pipelines = kinds.map(|kind| {
+            compile_pipeline(
+                &self.device,
+                &self.pipeline_layout,
+                &module,
+                Kernel::DenseForward,
+                kind,
+            )
+        });
+        let blocks = (groups_of(cols, 64), groups_of(rows, 64), 1);
+        let mut best = [f64::INFINITY; 2];
+        for round in 0..3 {
+            for (i, pipeline) in pipelines.iter().enumerate() {
+                let started = crate::train::Instant::now();
+                self.run(|pass| {
+                    pass.set_pipeline(pipeline);
+                    pass.set_bind_group(0, &slot.bind_group, &[]);
+                    pass.dispatch_workgroups(blocks.0, blocks.1, blocks.2);
+                })
+                .await?;
+                self.read(&out, 1).await?;
+                if round > 0 {
+                    best[i] = best[i].min(started.elapsed() * 1000.0);
+                }
+            }
+        }
+        let faster = if best[1] < best[0] {
+            kinds[1]
+        } else {
+            kinds[0]
+        };
+        self.products_ms = kinds.iter().copied().zip(best).collect();
+        if faster != self.products {
+            for (i, kernel) in Kernel::ALL.iter().enumerate() {
+                if kernel.source(faster).2 != kernel.source(self.products).2 {
+                    self.pipelines[i] = compile_pipeline(
+                        &self.device,
+                        &self.pipeline_layout,
+                        &module,
+                        *kernel,
+                        faster,
+                    );
+                }
+            }
+            self.products = faster;
+        }
+        Ok(())
     }
 
     /// An error once the device is lost (driver reset, GPU removed, device destroyed): the work
@@ -545,6 +615,32 @@ impl Gpu {
             None => Ok(()),
         }
     }
+}
+
+fn compile_module(device: &wgpu::Device, file: &str, source: &str) -> wgpu::ShaderModule {
+    device.create_shader_module(wgpu::ShaderModuleDescriptor {
+        label: Some(file),
+        source: wgpu::ShaderSource::Wgsl(source.into()),
+    })
+}
+
+/// `kernel`'s pipeline from `module`, which must be compiled from its shader file.
+fn compile_pipeline(
+    device: &wgpu::Device,
+    layout: &wgpu::PipelineLayout,
+    module: &wgpu::ShaderModule,
+    kernel: Kernel,
+    products: Products,
+) -> wgpu::ComputePipeline {
+    let entry = kernel.source(products).2;
+    device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+        label: Some(entry),
+        layout: Some(layout),
+        module,
+        entry_point: Some(entry),
+        compilation_options: Default::default(),
+        cache: None,
+    })
 }
 
 /// Records one phase of dispatches into a compute pass.

@@ -12,7 +12,7 @@ use distillrank::cpu::loss::{data_loss, teacher_loss, LossKind};
 use distillrank::cpu::mlp::{dense_backward, dense_forward, Activations, Dense, Mlp};
 use distillrank::gpu::shaders::{TILE, WORKGROUP};
 use distillrank::gpu::trainer::{adam_params, weights, GpuBatch, GpuTrainer};
-use distillrank::gpu::{groups_of, Gpu, Kernel};
+use distillrank::gpu::{groups_of, AdapterChoice, Gpu, Kernel, Products};
 use distillrank::objectives::gpu::GpuObjectiveTrainer;
 use distillrank::objectives::train::{Config as ObjectiveConfig, CpuTrainer};
 use distillrank::objectives::{
@@ -996,4 +996,29 @@ pub async fn objective_training_steps(gpu: &Arc<Gpu>, steps: usize) {
             );
         }
     }
+}
+
+/// The measured choice of product kernels: a device opened with `start` and then measured
+/// records both kinds' times, keeps the faster, and (when that is not `start`) rebuilds the
+/// products' pipelines, which must then still match the CPU engine.
+pub async fn measured_products(start: Products) {
+    let gpu = Gpu::open(AdapterChoice::Any, Some(start)).await.unwrap();
+    let mut gpu = Arc::try_unwrap(gpu)
+        .ok()
+        .expect("a freshly opened device has one owner");
+    assert!(gpu.products_ms.is_empty(), "nothing measured yet");
+    gpu.choose_products().await.unwrap();
+    let times = gpu.products_ms.clone();
+    assert_eq!(times.len(), 2, "{times:?}");
+    assert!(
+        times.iter().all(|(_, ms)| ms.is_finite() && *ms >= 0.0),
+        "{times:?}"
+    );
+    let faster = if times[1].1 < times[0].1 {
+        times[1].0
+    } else {
+        times[0].0
+    };
+    assert_eq!(gpu.products, faster, "{times:?}");
+    dense_kernels(&gpu).await;
 }
