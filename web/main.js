@@ -130,7 +130,7 @@ function compareSetup(v, backend) {
 // ---------------------------------------------------------------- the worker
 
 let worker = null;
-let adapter = null;      // {name, backend, software} or null
+let adapter = null;      // {name, backend, software, products, products_ms} or null
 let noGpuWhy = null;
 let uploads = [];        // [{role, name, file, query}] to send again after a restart
 const pending = new Map(); // run id -> {onEvent, resolve, reject}
@@ -217,7 +217,12 @@ function showEngine() {
   try { backend = chosenBackend(); } catch { backend = "cpu"; }
   if (backend === "webgpu") {
     box.className = "engine gpu";
-    box.textContent = `Training on WebGPU: ${adapter.name} (${adapter.backend})`;
+    // On software adapters the device timed both kinds of product kernels and kept the faster.
+    const measured = adapter.products_ms.length
+      ? ` (measured: ${adapter.products_ms.map(([k, ms]) => `${k.toLowerCase()} ${ms.toFixed(0)} ms`).join(", ")})`
+      : "";
+    box.textContent = `Training on WebGPU: ${adapter.name} (${adapter.backend}), ` +
+      `${adapter.products.toLowerCase()} product kernels${measured}`;
   } else {
     box.className = "engine cpu";
     const why = !adapter
