@@ -24,11 +24,16 @@ $B objectives --backend cpu --train $F/train.txt --valid $F/vali.txt --test $F/t
 
 # PFD against self-distillation with 20 seeds: the compact student of the web page's default on four
 # draws of the data, two of them with z correlated with x, and the default model.
-SMALL="--queries 400 --valid-queries 300 --test-queries 500 --privileged-strength 0.6 --widths 64,32 --epochs 12 --seeds 20"
+SMALL="--queries 400 --valid-queries 300 --test-queries 500 --privileged-strength 0.6 --widths 64,32 --epochs 12"
 for s in 7 1 2 3; do
-  $B compare $SMALL --synth-seed $s --out $R/pfd-vs-self/compact-draw-$s --quiet
+  $B compare $SMALL --seeds 20 --synth-seed $s --out $R/pfd-vs-self/compact-draw-$s --quiet
 done
 for s in 7 1; do
-  $B compare $SMALL --synth-seed $s --privileged-correlation 0.5 --out $R/pfd-vs-self/compact-correlated-draw-$s --quiet
+  $B compare $SMALL --seeds 20 --synth-seed $s --privileged-correlation 0.5 --out $R/pfd-vs-self/compact-correlated-draw-$s --quiet
 done
 $B compare --seeds 20 --out $R/pfd-vs-self/default --quiet
+
+# Ranking Distillation with the compact student (10 seeds), where the larger teacher ranks better.
+$B compare $SMALL --seeds 10 --methods no-distillation,ranking-distillation --out $R/synthetic-rd-compact --quiet
+$B compare $SMALL --seeds 10 --methods no-distillation,ranking-distillation --rd-alpha 0.3 \
+  --out $R/synthetic-rd-compact-alpha-0.3 --quiet
