@@ -119,7 +119,8 @@ fn backward_weight(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocati
     store_block(tiled_block(2u, wg, local), wg, local, false);
 }
 
-// The same products without workgroup memory: each invocation of the same 16 x 16 workgroups
+// The same products without workgroup memory (dense_vec4.wgsl has their vec4 form, used where
+// the widths are multiples of 4): each invocation of the same 16 x 16 workgroups
 // accumulates its 4 x 4 sub-block straight from storage, k by k (4 loads of A and 4 of B per 16
 // multiply-adds, as in the tiled kernel). No barriers: the kernels of choice on software adapters
 // (lavapipe, SwiftShader), which run a workgroup's invocations as CPU threads in turn and pay for

@@ -276,7 +276,8 @@ fn train(steps: usize, warmup: usize, shape: &TrainShape) -> serde_json::Value {
 }
 
 /// GFLOP/s of the forward product on one adapter, same shapes as the CPU benchmark: the tiled
-/// kernel, the direct one (no workgroup memory) and the naive one (one output per invocation);
+/// kernel, the direct one (no workgroup memory; its vec4 form where the shape allows, and its
+/// scalar form) and the naive one (one output per invocation);
 /// each timing is `repeat` dispatches in one submission, best of three. `ratio` is the kind of
 /// product kernels a device opened without a choice takes ([`Gpu::open`]: measured on software
 /// adapters) against the naive one.
@@ -319,7 +320,11 @@ fn gemm_gpu(repeat: usize) -> Result<serde_json::Value> {
         };
         let blocks = (groups_of(n, TILE), groups_of(m, TILE), 1);
         let tiled = time(&tiled_gpu, Kernel::DenseForward, blocks)?;
-        let direct = time(&direct_gpu, Kernel::DenseForward, blocks)?;
+        // The direct products as the trainer runs them (their vec4 form where k and n are
+        // multiples of 4), and the scalar form for reference.
+        let direct_kernel = direct_gpu.product_kernel(Kernel::DenseForward, k, n);
+        let direct = time(&direct_gpu, direct_kernel, blocks)?;
+        let direct_scalar = time(&direct_gpu, Kernel::DenseForward, blocks)?;
         let naive = time(
             &direct_gpu,
             Kernel::DenseForwardNaive,
@@ -329,7 +334,7 @@ fn gemm_gpu(repeat: usize) -> Result<serde_json::Value> {
             Products::Tiled => tiled,
             Products::Direct => direct,
         };
-        results.push(serde_json::json!({"m": m, "k": k, "n": n, "tiled_gflops": tiled, "direct_gflops": direct, "naive_gflops": naive, "ratio": used / naive}));
+        results.push(serde_json::json!({"m": m, "k": k, "n": n, "tiled_gflops": tiled, "direct_gflops": direct, "direct_scalar_gflops": direct_scalar, "naive_gflops": naive, "ratio": used / naive}));
     }
     Ok(
         serde_json::json!({"tool": "distillrank", "backend": "gpu", "adapter": tiled_gpu.info.name, "device_type": format!("{:?}", tiled_gpu.info.device_type), "products": chosen, "products_ms": chosen_ms, "shapes": results}),

@@ -24,6 +24,11 @@ pub enum Kernel {
     DenseForwardNaive,
     DenseBackwardInput,
     DenseBackwardWeight,
+    /// The direct products read four floats at a time (`dense_vec4.wgsl`), where the layer's
+    /// widths allow it: [`Gpu::product_kernel`] picks them.
+    DenseForwardVec4,
+    DenseBackwardInputVec4,
+    DenseBackwardWeightVec4,
     DenseBackwardBias,
     ReluMask,
     RankNet,
@@ -43,11 +48,14 @@ pub enum Kernel {
 }
 
 impl Kernel {
-    const ALL: [Kernel; 15] = [
+    const ALL: [Kernel; 18] = [
         Kernel::DenseForward,
         Kernel::DenseForwardNaive,
         Kernel::DenseBackwardInput,
         Kernel::DenseBackwardWeight,
+        Kernel::DenseForwardVec4,
+        Kernel::DenseBackwardInputVec4,
+        Kernel::DenseBackwardWeightVec4,
         Kernel::DenseBackwardBias,
         Kernel::ReluMask,
         Kernel::RankNet,
@@ -81,6 +89,13 @@ impl Kernel {
                 DENSE,
                 product("backward_weight", "backward_weight_direct"),
             ),
+            Kernel::DenseForwardVec4 => ("dense_vec4.wgsl", DENSE_VEC4, "forward_vec4"),
+            Kernel::DenseBackwardInputVec4 => {
+                ("dense_vec4.wgsl", DENSE_VEC4, "backward_input_vec4")
+            }
+            Kernel::DenseBackwardWeightVec4 => {
+                ("dense_vec4.wgsl", DENSE_VEC4, "backward_weight_vec4")
+            }
             Kernel::DenseBackwardBias => ("dense.wgsl", DENSE, "backward_bias"),
             Kernel::ReluMask => ("dense.wgsl", DENSE, "relu_mask"),
             Kernel::RankNet => ("ranknet.wgsl", RANKNET, "ranknet"),
@@ -105,8 +120,9 @@ pub enum Products {
     /// Through workgroup-memory tiles: the choice on hardware GPUs.
     Tiled,
     /// Straight from storage, without barriers: for software adapters, which run a workgroup's
-    /// invocations in turn on CPU cores and pay for every barrier. On lavapipe it is about 1.8x
-    /// the tiled kernel; SwiftShader still runs the tiled one faster (BENCHMARKS.md).
+    /// invocations in turn on CPU cores and pay for every barrier. Where the widths are multiples
+    /// of 4 they read four floats a load ([`Gpu::product_kernel`]); so they run at about 4.5x
+    /// the tiled kernels on lavapipe and on SwiftShader (BENCHMARKS.md).
     Direct,
 }
 
@@ -302,12 +318,29 @@ impl Gpu {
         }
     }
 
+    /// The kernel that computes `product` (DenseForward, DenseBackwardInput or
+    /// DenseBackwardWeight) for a layer of `n_in` inputs and `n_out` outputs: with the direct
+    /// products, their vec4 form where the widths are multiples of 4 (forward and the weight
+    /// gradient: both; the input gradient: n_out); otherwise `product` itself.
+    pub fn product_kernel(&self, product: Kernel, n_in: usize, n_out: usize) -> Kernel {
+        if self.products != Products::Direct {
+            return product;
+        }
+        let (in4, out4) = (n_in % 4 == 0, n_out % 4 == 0);
+        match product {
+            Kernel::DenseForward if in4 && out4 => Kernel::DenseForwardVec4,
+            Kernel::DenseBackwardInput if out4 => Kernel::DenseBackwardInputVec4,
+            Kernel::DenseBackwardWeight if in4 && out4 => Kernel::DenseBackwardWeightVec4,
+            other => other,
+        }
+    }
+
     /// Times a forward product (256 x 256 x 128: four by two blocks, the inner size of the MLP's
     /// hidden layers) with each kind of product kernels and keeps the faster one for all three
-    /// products. Software adapters differ: lavapipe runs the direct kernels about 1.8x faster
-    /// than the tiled ones, SwiftShader the tiled ones about 15% faster (BENCHMARKS.md), and in
-    /// the browser neither says its name. Each kind is warmed up once, then timed twice, in
-    /// alternation: about 0.05 s on lavapipe, 0.3 s on SwiftShader.
+    /// products (the direct kind in its vec4 form, as the trainer runs it at this shape).
+    /// Software adapters differ (with the scalar direct kernels, lavapipe favoured them and
+    /// SwiftShader the tiled ones; BENCHMARKS.md), and in the browser neither says its name. Each
+    /// kind is warmed up once, then timed twice, in alternation: well under 0.5 s on either.
     pub async fn choose_products(&mut self) -> Result<()> {
         let (rows, inner, cols) = (256usize, 256usize, 128usize);
         let (a, b, bias, out) = (
@@ -323,19 +356,23 @@ impl Gpu {
         self.set_params(&slot, &[rows as u32, cols as u32, inner as u32, 1]);
         let module = compile_module(&self.device, "dense.wgsl", shaders::DENSE);
         let kinds = [Products::Direct, Products::Tiled];
-        let pipelines = kinds.map(|kind| {
-            compile_pipeline(
-                &self.device,
-                &self.pipeline_layout,
-                &module,
-                Kernel::DenseForward,
-                kind,
-            )
-        });
+        // Direct as the trainer runs it at this shape: its vec4 form.
+        let vec4 = Kernel::ALL
+            .iter()
+            .position(|k| *k == Kernel::DenseForwardVec4)
+            .expect("every kernel has a pipeline");
+        let tiled = compile_pipeline(
+            &self.device,
+            &self.pipeline_layout,
+            &module,
+            Kernel::DenseForward,
+            Products::Tiled,
+        );
+        let pipelines = [&self.pipelines[vec4], &tiled];
         let blocks = (groups_of(cols, 64), groups_of(rows, 64), 1);
         let mut best = [f64::INFINITY; 2];
         for round in 0..3 {
-            for (i, pipeline) in pipelines.iter().enumerate() {
+            for (i, pipeline) in pipelines.into_iter().enumerate() {
                 let started = crate::train::Instant::now();
                 self.run(|pass| {
                     pass.set_pipeline(pipeline);

@@ -6,11 +6,13 @@ pub const RANKNET: &str = include_str!("../../shaders/ranknet.wgsl");
 pub const BCE: &str = include_str!("../../shaders/bce.wgsl");
 pub const REDUCE: &str = include_str!("../../shaders/reduce.wgsl");
 pub const ADAM: &str = include_str!("../../shaders/adam.wgsl");
+pub const DENSE_VEC4: &str = include_str!("../../shaders/dense_vec4.wgsl");
 pub const OBJECTIVES: &str = include_str!("../../shaders/objectives.wgsl");
 
 /// Every kernel file, by name.
-pub const ALL: [(&str, &str); 6] = [
+pub const ALL: [(&str, &str); 7] = [
     ("dense.wgsl", DENSE),
+    ("dense_vec4.wgsl", DENSE_VEC4),
     ("ranknet.wgsl", RANKNET),
     ("bce.wgsl", BCE),
     ("reduce.wgsl", REDUCE),

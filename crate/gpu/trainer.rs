@@ -51,6 +51,9 @@ pub struct GpuMlp {
     step: u64,
     max_rows: usize,
     layers: Vec<Layer>,
+    /// The model's inputs per row. The input buffer and the first layer may be wider (see
+    /// [`padded_inputs`]); the extra columns and weight rows are zeros and stay zeros.
+    n_features: usize,
     input: wgpu::Buffer,
     /// Output of every layer (the last: the logits).
     acts: Vec<wgpu::Buffer>,
@@ -86,6 +89,18 @@ pub fn adam_params(
     ]
 }
 
+/// The width the input buffer and the first layer get for `n_features` inputs: with the direct
+/// products, the next multiple of 4, so that the first layer runs their vec4 form too (zero
+/// columns in the input, zero rows in the weight: the products are unchanged, the extra rows'
+/// gradients are zero and Adam leaves them at zero); otherwise `n_features`.
+pub fn padded_inputs(gpu: &Gpu, n_features: usize) -> usize {
+    if gpu.products == crate::gpu::Products::Direct {
+        n_features.div_ceil(4) * 4
+    } else {
+        n_features
+    }
+}
+
 impl GpuMlp {
     /// Uploads `model` and builds its buffers and slots for batches of up to `max_rows` rows.
     /// `extra_columns`: the widest per-row buffer the caller adds (teachers' logits), so that one
@@ -110,7 +125,8 @@ impl GpuMlp {
                 "a batch of {max_rows} rows needs {needed} bytes in one storage binding; the adapter allows {limit} (max_storage_buffer_binding_size): use a smaller batch"
             )));
         }
-        let input = gpu.buffer("inputs", max_rows * model.n_in());
+        let n_features = model.n_in();
+        let input = gpu.buffer("inputs", max_rows * padded_inputs(&gpu, n_features));
         let acts: Vec<wgpu::Buffer> = model
             .layers
             .iter()
@@ -124,6 +140,20 @@ impl GpuMlp {
         let last = model.layers.len() - 1;
         let mut layers = Vec::new();
         for (l, dense) in model.layers.iter().enumerate() {
+            // The first layer's weight (n_in x n_out, row-major) padded with zero rows.
+            let n_in = if l == 0 {
+                padded_inputs(&gpu, n_features)
+            } else {
+                dense.n_in
+            };
+            let mut initial = dense.weight.clone();
+            initial.resize(n_in * dense.n_out, 0.0);
+            let dense = &Dense {
+                n_in,
+                n_out: dense.n_out,
+                weight: initial,
+                bias: dense.bias.clone(),
+            };
             let weight = gpu.buffer_with("weight", &dense.weight);
             let bias = gpu.buffer_with("bias", &dense.bias);
             let dweight = gpu.buffer("dweight", dense.weight.len());
@@ -136,7 +166,7 @@ impl GpuMlp {
                 n_in: dense.n_in,
                 n_out: dense.n_out,
                 forward: gpu.slot(
-                    Kernel::DenseForward,
+                    gpu.product_kernel(Kernel::DenseForward, dense.n_in, dense.n_out),
                     [Some(inp), Some(&weight), Some(&bias), Some(&acts[l]), None],
                 ),
                 relu_mask: (l != last).then(|| {
@@ -146,7 +176,7 @@ impl GpuMlp {
                     )
                 }),
                 backward_weight: gpu.slot(
-                    Kernel::DenseBackwardWeight,
+                    gpu.product_kernel(Kernel::DenseBackwardWeight, dense.n_in, dense.n_out),
                     [Some(inp), Some(&dacts[l]), None, Some(&dweight), None],
                 ),
                 backward_bias: gpu.slot(
@@ -155,7 +185,7 @@ impl GpuMlp {
                 ),
                 backward_input: (l > 0).then(|| {
                     gpu.slot(
-                        Kernel::DenseBackwardInput,
+                        gpu.product_kernel(Kernel::DenseBackwardInput, dense.n_in, dense.n_out),
                         [
                             Some(&dacts[l]),
                             Some(&weight),
@@ -191,6 +221,7 @@ impl GpuMlp {
             step: 0,
             max_rows,
             layers,
+            n_features,
             input,
             acts,
             dacts,
@@ -208,7 +239,28 @@ impl GpuMlp {
     }
 
     pub fn n_in(&self) -> usize {
-        self.layers[0].n_in
+        self.n_features
+    }
+
+    /// Writes `n` rows of `n_in()` inputs into the input buffer, padded to the first layer's width.
+    fn upload_inputs(&self, inputs: &[f32], n: usize) {
+        let width = self.layers[0].n_in;
+        if width == self.n_features {
+            self.gpu
+                .queue
+                .write_buffer(&self.input, 0, bytemuck::cast_slice(inputs));
+            return;
+        }
+        let mut padded = vec![0f32; n * width];
+        for (row, values) in padded
+            .chunks_exact_mut(width)
+            .zip(inputs.chunks_exact(self.n_features))
+        {
+            row[..self.n_features].copy_from_slice(values);
+        }
+        self.gpu
+            .queue
+            .write_buffer(&self.input, 0, bytemuck::cast_slice(&padded));
     }
 
     pub fn max_rows(&self) -> usize {
@@ -227,9 +279,8 @@ impl GpuMlp {
                 self.n_in()
             )));
         }
+        self.upload_inputs(inputs, n);
         let gpu = &self.gpu;
-        gpu.queue
-            .write_buffer(&self.input, 0, bytemuck::cast_slice(inputs));
         let b = n as u32;
         for layer in &self.layers {
             let (n_in, n_out) = (layer.n_in as u32, layer.n_out as u32);
@@ -316,11 +367,13 @@ impl GpuMlp {
     /// The current model, read back.
     pub async fn model(&self) -> Result<Mlp<f32>> {
         let mut layers = Vec::new();
-        for l in &self.layers {
+        for (i, l) in self.layers.iter().enumerate() {
+            // The first layer without its padding rows (the last ones).
+            let n_in = if i == 0 { self.n_features } else { l.n_in };
             layers.push(Dense {
-                n_in: l.n_in,
+                n_in,
                 n_out: l.n_out,
-                weight: self.gpu.read(&l.weight, l.n_in * l.n_out).await?,
+                weight: self.gpu.read(&l.weight, n_in * l.n_out).await?,
                 bias: self.gpu.read(&l.bias, l.n_out).await?,
             });
         }
@@ -334,9 +387,7 @@ impl GpuMlp {
         let mut scores = Vec::with_capacity(inputs.len() / n_in.max(1));
         for chunk in inputs.chunks(self.max_rows * n_in) {
             let n = chunk.len() / n_in;
-            self.gpu
-                .queue
-                .write_buffer(&self.input, 0, bytemuck::cast_slice(chunk));
+            self.upload_inputs(chunk, n);
             for layer in &self.layers {
                 self.gpu.set_params(
                     &layer.forward,
@@ -354,12 +405,14 @@ impl GpuMlp {
         Ok(scores)
     }
 
-    /// The gradients of the last step (weight, bias per layer).
+    /// The gradients of the last step (weight, bias per layer; the first layer's without its
+    /// padding rows).
     pub async fn gradients(&self) -> Result<Vec<(Vec<f32>, Vec<f32>)>> {
         let mut out = Vec::new();
-        for l in &self.layers {
+        for (i, l) in self.layers.iter().enumerate() {
+            let n_in = if i == 0 { self.n_features } else { l.n_in };
             out.push((
-                self.gpu.read(&l.dweight, l.n_in * l.n_out).await?,
+                self.gpu.read(&l.dweight, n_in * l.n_out).await?,
                 self.gpu.read(&l.dbias, l.n_out).await?,
             ));
         }

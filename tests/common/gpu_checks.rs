@@ -59,11 +59,15 @@ async fn read(gpu: &Gpu, buffer: &wgpu::Buffer, n: usize) -> Vec<f32> {
 
 pub async fn dense_kernels(gpu: &Gpu) {
     let mut rng = Rng::new(1);
+    // The last three fit the vec4 form of the direct products in part or in full.
     for &(b, n_in, n_out, relu) in &[
         (37usize, 29usize, 19usize, true),
         (5, 3, 1, false),
         (70, 136, 33, true),
         (1, 17, 16, true),
+        (70, 136, 32, true),
+        (37, 28, 12, false),
+        (130, 64, 68, true),
     ] {
         let what = format!("{b}x{n_in}->{n_out}");
         let inp = random(b * n_in, &mut rng);
@@ -108,7 +112,7 @@ pub async fn dense_kernels(gpu: &Gpu) {
             gpu.buffer("db", n_out),
         );
         let forward = gpu.slot(
-            Kernel::DenseForward,
+            gpu.product_kernel(Kernel::DenseForward, n_in, n_out),
             [Some(&g_inp), Some(&g_w), Some(&g_b), Some(&g_out), None],
         );
         let g_naive = gpu.buffer("naive out", b * n_out);
@@ -121,7 +125,7 @@ pub async fn dense_kernels(gpu: &Gpu) {
             [None, None, Some(&g_out), Some(&g_dout), None],
         );
         let bw = gpu.slot(
-            Kernel::DenseBackwardWeight,
+            gpu.product_kernel(Kernel::DenseBackwardWeight, n_in, n_out),
             [Some(&g_inp), Some(&g_dout), None, Some(&g_dw), None],
         );
         let bb = gpu.slot(
@@ -129,7 +133,7 @@ pub async fn dense_kernels(gpu: &Gpu) {
             [Some(&g_dout), None, None, Some(&g_db), None],
         );
         let bi = gpu.slot(
-            Kernel::DenseBackwardInput,
+            gpu.product_kernel(Kernel::DenseBackwardInput, n_in, n_out),
             [Some(&g_dout), Some(&g_w), None, Some(&g_dinp), None],
         );
         let (bu, iu, ou) = (b as u32, n_in as u32, n_out as u32);
