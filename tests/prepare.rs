@@ -403,5 +403,9 @@ fn privileged_correlation_ties_z_to_x() {
     })
     .err()
     .expect("a correlation above 1 is refused");
-    assert!(err.to_string().contains("privileged_correlation"), "{err}");
+    assert!(
+        err.to_string()
+            .contains("privileged correlation 1.5 must lie in [0, 1]"),
+        "{err}"
+    );
 }

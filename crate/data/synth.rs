@@ -131,13 +131,21 @@ pub fn generate(options: &SynthOptions) -> crate::Result<Synthetic> {
             o.queries, o.min_docs, o.max_docs
         )));
     }
-    if o.regular == 0
-        || !(0.0..=1.0).contains(&o.privileged_strength)
-        || !(o.noise >= 0.0)
-        || !(o.privileged_noise >= 0.0)
-        || !(0.0..=1.0).contains(&o.privileged_correlation)
-    {
-        return Err(crate::Error::Config("synthetic data needs regular >= 1, privileged_strength and privileged_correlation in [0, 1] and non-negative noise".into()));
+    if o.regular == 0 || !(o.noise >= 0.0) || !(o.privileged_noise >= 0.0) {
+        return Err(crate::Error::Config(format!(
+            "synthetic data needs regular >= 1 and non-negative noise (got regular {}, noise {}, privileged noise {})",
+            o.regular, o.noise, o.privileged_noise
+        )));
+    }
+    for (name, value) in [
+        ("privileged strength", o.privileged_strength),
+        ("privileged correlation", o.privileged_correlation),
+    ] {
+        if !(0.0..=1.0).contains(&value) {
+            return Err(crate::Error::Config(format!(
+                "synthetic data: {name} {value} must lie in [0, 1]"
+            )));
+        }
     }
     let (dx, du) = (o.regular, o.privileged);
     // The ground truth: fixed random directions drawn from the seed.

@@ -54,6 +54,8 @@ pub struct GpuMlp {
     /// The model's inputs per row. The input buffer and the first layer may be wider (see
     /// [`padded_inputs`]); the extra columns and weight rows are zeros and stay zeros.
     n_features: usize,
+    /// Host rows padded to the first layer's width, reused from step to step.
+    padded: Vec<f32>,
     input: wgpu::Buffer,
     /// Output of every layer (the last: the logits).
     acts: Vec<wgpu::Buffer>,
@@ -222,6 +224,7 @@ impl GpuMlp {
             max_rows,
             layers,
             n_features,
+            padded: Vec::new(),
             input,
             acts,
             dacts,
@@ -242,8 +245,9 @@ impl GpuMlp {
         self.n_features
     }
 
-    /// Writes `n` rows of `n_in()` inputs into the input buffer, padded to the first layer's width.
-    fn upload_inputs(&self, inputs: &[f32], n: usize) {
+    /// Writes `n` rows of `n_in()` inputs into the input buffer, padded to the first layer's width
+    /// through `scratch` (whose padding columns stay zero from one call to the next).
+    fn upload_inputs(&self, inputs: &[f32], n: usize, scratch: &mut Vec<f32>) {
         let width = self.layers[0].n_in;
         if width == self.n_features {
             self.gpu
@@ -251,8 +255,10 @@ impl GpuMlp {
                 .write_buffer(&self.input, 0, bytemuck::cast_slice(inputs));
             return;
         }
-        let mut padded = vec![0f32; n * width];
-        for (row, values) in padded
+        if scratch.len() < n * width {
+            scratch.resize(n * width, 0.0);
+        }
+        for (row, values) in scratch
             .chunks_exact_mut(width)
             .zip(inputs.chunks_exact(self.n_features))
         {
@@ -260,7 +266,7 @@ impl GpuMlp {
         }
         self.gpu
             .queue
-            .write_buffer(&self.input, 0, bytemuck::cast_slice(&padded));
+            .write_buffer(&self.input, 0, bytemuck::cast_slice(&scratch[..n * width]));
     }
 
     pub fn max_rows(&self) -> usize {
@@ -279,7 +285,9 @@ impl GpuMlp {
                 self.n_in()
             )));
         }
-        self.upload_inputs(inputs, n);
+        let mut scratch = std::mem::take(&mut self.padded);
+        self.upload_inputs(inputs, n, &mut scratch);
+        self.padded = scratch;
         let gpu = &self.gpu;
         let b = n as u32;
         for layer in &self.layers {
@@ -385,9 +393,10 @@ impl GpuMlp {
     pub async fn score(&self, inputs: &[f32]) -> Result<Vec<f32>> {
         let n_in = self.n_in();
         let mut scores = Vec::with_capacity(inputs.len() / n_in.max(1));
+        let mut scratch = Vec::new();
         for chunk in inputs.chunks(self.max_rows * n_in) {
             let n = chunk.len() / n_in;
-            self.upload_inputs(chunk, n);
+            self.upload_inputs(chunk, n, &mut scratch);
             for layer in &self.layers {
                 self.gpu.set_params(
                     &layer.forward,
