@@ -275,12 +275,15 @@ fn train(steps: usize, warmup: usize, shape: &TrainShape) -> serde_json::Value {
     serde_json::json!({"tool": "distillrank", "backend": "cpu", "threads": rayon::current_num_threads(), "docs_per_s": t.docs_per_s, "steps": t.steps, "batch_docs": t.batch_docs, "final_loss": t.final_loss})
 }
 
-/// GFLOP/s of the forward product on one adapter, same shapes as the CPU benchmark: the tiled
-/// kernel, the direct one (no workgroup memory; its vec4 form where the shape allows, and its
-/// scalar form) and the naive one (one output per invocation);
-/// each timing is `repeat` dispatches in one submission, best of three. `ratio` is the kind of
-/// product kernels a device opened without a choice takes ([`Gpu::open`]: measured on software
-/// adapters) against the naive one.
+/// GFLOP/s of a dense layer's three products on one adapter, at the CPU benchmark's shapes read
+/// as layers (m rows, k inputs, n outputs): the forward product out = inp . weight, the input
+/// gradient dinp = dout . weight^T (m x k, summed over n) and the weight gradient
+/// dweight = inp^T . dout (k x n, summed over m). Each is timed with the tiled kernel and with the
+/// direct one (no workgroup memory; its vec4 form where the widths allow, as the trainer runs it);
+/// the forward product also with the direct kernel's scalar form and with the naive kernel (one
+/// output per invocation). Each timing is `repeat` dispatches in one submission, best of three.
+/// `ratio` is the forward product with the kind of product kernels a device opened without a
+/// choice takes ([`Gpu::open`]: measured on software adapters) against the naive one.
 fn gemm_gpu(repeat: usize) -> Result<serde_json::Value> {
     let open = |products| pollster::block_on(Gpu::open(AdapterChoice::Any, products));
     let (tiled_gpu, direct_gpu) = (open(Some(Products::Tiled))?, open(Some(Products::Direct))?);
@@ -289,28 +292,35 @@ fn gemm_gpu(repeat: usize) -> Result<serde_json::Value> {
         (auto.products, auto.products_ms.clone())
     };
     let mut rng = Rng::new(1);
+    let mut random = |len: usize| -> Vec<f32> { (0..len).map(|_| rng.normal() as f32).collect() };
     let mut results = Vec::new();
     for &(m, k, n) in &GEMM_SHAPES {
-        let a: Vec<f32> = (0..m * k).map(|_| rng.normal() as f32).collect();
-        let b: Vec<f32> = (0..k * n).map(|_| rng.normal() as f32).collect();
-        let time = |gpu: &Gpu, kernel: Kernel, workgroups: (u32, u32, u32)| -> Result<f64> {
+        // The layer's operands: its input, weight and the gradient reaching its output.
+        let (inp, weight, dout) = (random(m * k), random(k * n), random(m * n));
+        let time = |gpu: &Gpu, kernel: Kernel| -> Result<f64> {
+            let product = Product::of(kernel, m, k, n);
+            let (a, b) = match product.operands {
+                Operands::InputWeight => (&inp, &weight),
+                Operands::GradientWeight => (&dout, &weight),
+                Operands::InputGradient => (&inp, &dout),
+            };
             let (ga, gb, bias, out) = (
-                gpu.buffer_with("a", &a),
-                gpu.buffer_with("b", &b),
+                gpu.buffer_with("a", a),
+                gpu.buffer_with("b", b),
                 gpu.buffer("bias", n),
-                gpu.buffer("out", m * n),
+                gpu.buffer("out", product.result_len),
             );
             let slot = gpu.slot(
                 kernel,
                 [Some(&ga), Some(&gb), Some(&bias), Some(&out), None],
             );
-            gpu.set_params(&slot, &[m as u32, n as u32, k as u32, 0]);
+            gpu.set_params(&slot, &product.params);
             let mut best = f64::INFINITY;
             for _ in 0..3 {
                 let t = Instant::now();
                 pollster::block_on(gpu.run(|pass| {
                     for _ in 0..repeat.max(1) {
-                        gpu.record(pass, &slot, workgroups);
+                        gpu.record(pass, &slot, product.workgroups);
                     }
                 }))?;
                 gpu.wait()?;
@@ -318,27 +328,87 @@ fn gemm_gpu(repeat: usize) -> Result<serde_json::Value> {
             }
             Ok(2.0 * (m * k * n * repeat.max(1)) as f64 / best / 1e9)
         };
-        let blocks = (groups_of(n, TILE), groups_of(m, TILE), 1);
-        let tiled = time(&tiled_gpu, Kernel::DenseForward, blocks)?;
-        // The direct products as the trainer runs them (their vec4 form where k and n are
-        // multiples of 4), and the scalar form for reference.
-        let direct_kernel = direct_gpu.product_kernel(Kernel::DenseForward, k, n);
-        let direct = time(&direct_gpu, direct_kernel, blocks)?;
-        let direct_scalar = time(&direct_gpu, Kernel::DenseForward, blocks)?;
-        let naive = time(
-            &direct_gpu,
-            Kernel::DenseForwardNaive,
-            (groups_of(m * n, 64), 1, 1),
-        )?;
+        // The direct products as the trainer runs them (their vec4 form where the widths allow).
+        let direct = |product: Kernel| time(&direct_gpu, direct_gpu.product_kernel(product, k, n));
+        let forward_tiled = time(&tiled_gpu, Kernel::DenseForward)?;
+        let forward_direct = direct(Kernel::DenseForward)?;
+        let forward_direct_scalar = time(&direct_gpu, Kernel::DenseForward)?;
+        let forward_naive = time(&direct_gpu, Kernel::DenseForwardNaive)?;
+        let input_tiled = time(&tiled_gpu, Kernel::DenseBackwardInput)?;
+        let input_direct = direct(Kernel::DenseBackwardInput)?;
+        let weight_tiled = time(&tiled_gpu, Kernel::DenseBackwardWeight)?;
+        let weight_direct = direct(Kernel::DenseBackwardWeight)?;
         let used = match chosen {
-            Products::Tiled => tiled,
-            Products::Direct => direct,
+            Products::Tiled => forward_tiled,
+            Products::Direct => forward_direct,
         };
-        results.push(serde_json::json!({"m": m, "k": k, "n": n, "tiled_gflops": tiled, "direct_gflops": direct, "direct_scalar_gflops": direct_scalar, "naive_gflops": naive, "ratio": used / naive}));
+        results.push(serde_json::json!({
+            "m": m, "k": k, "n": n,
+            "tiled_gflops": forward_tiled,
+            "direct_gflops": forward_direct,
+            "direct_scalar_gflops": forward_direct_scalar,
+            "naive_gflops": forward_naive,
+            "ratio": used / forward_naive,
+            "backward_input": {"tiled_gflops": input_tiled, "direct_gflops": input_direct},
+            "backward_weight": {"tiled_gflops": weight_tiled, "direct_gflops": weight_direct},
+        }));
     }
     Ok(
         serde_json::json!({"tool": "distillrank", "backend": "gpu", "adapter": tiled_gpu.info.name, "device_type": format!("{:?}", tiled_gpu.info.device_type), "products": chosen, "products_ms": chosen_ms, "shapes": results}),
     )
+}
+
+/// Which of a layer's operands a product reads as its bindings 1 and 2.
+enum Operands {
+    /// forward: inp (m x k) and weight (k x n)
+    InputWeight,
+    /// input gradient: dout (m x n) and weight (k x n)
+    GradientWeight,
+    /// weight gradient: inp (m x k) and dout (m x n)
+    InputGradient,
+}
+
+/// One product of a layer with m rows, k inputs and n outputs, dispatched as the trainer does.
+struct Product {
+    operands: Operands,
+    /// rows, columns and inner size of the result, and ReLU (off)
+    params: [u32; 4],
+    result_len: usize,
+    workgroups: (u32, u32, u32),
+}
+
+impl Product {
+    fn of(kernel: Kernel, m: usize, k: usize, n: usize) -> Product {
+        let (m32, k32, n32) = (m as u32, k as u32, n as u32);
+        let blocks = |rows: usize, cols: usize| (groups_of(cols, TILE), groups_of(rows, TILE), 1);
+        match kernel {
+            Kernel::DenseForwardNaive => Product {
+                operands: Operands::InputWeight,
+                params: [m32, n32, k32, 0],
+                result_len: m * n,
+                workgroups: (groups_of(m * n, 64), 1, 1),
+            },
+            Kernel::DenseBackwardInput | Kernel::DenseBackwardInputVec4 => Product {
+                operands: Operands::GradientWeight,
+                params: [m32, k32, n32, 0],
+                result_len: m * k,
+                workgroups: blocks(m, k),
+            },
+            Kernel::DenseBackwardWeight | Kernel::DenseBackwardWeightVec4 => Product {
+                operands: Operands::InputGradient,
+                params: [k32, n32, m32, 0],
+                result_len: k * n,
+                workgroups: blocks(k, n),
+            },
+            Kernel::DenseForward | Kernel::DenseForwardVec4 => Product {
+                operands: Operands::InputWeight,
+                params: [m32, n32, k32, 0],
+                result_len: m * n,
+                workgroups: blocks(m, n),
+            },
+            other => unreachable!("{other:?} is not a dense product"),
+        }
+    }
 }
 
 /// Training throughput of the GPU trainer on the CPU benchmark's batches.

@@ -112,17 +112,17 @@ impl Kernel {
 }
 
 /// How the dense products (forward, backward_input, backward_weight) run. Both compute a 64 x 64
-/// block of the result per 16 x 16 workgroup, 4 x 4 outputs per invocation, with the same
-/// bindings, parameters and dispatch. [`Gpu::open`] measures both on software adapters and keeps
+/// block of the result per workgroup, with the same bindings, parameters and dispatch. [`Gpu::open`] measures both on software adapters and keeps
 /// the faster.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub enum Products {
     /// Through workgroup-memory tiles: the choice on hardware GPUs.
     Tiled,
     /// Straight from storage, without barriers: for software adapters, which run a workgroup's
-    /// invocations in turn on CPU cores and pay for every barrier. Where the widths are multiples
-    /// of 4 they read four floats a load ([`Gpu::product_kernel`]); so they run at about 4.5x
-    /// the tiled kernels on lavapipe and on SwiftShader (BENCHMARKS.md).
+    /// invocations in turn on CPU cores and pay for every barrier and for every lane's load.
+    /// Where the widths are multiples of 4 they read four floats a load and compute 16 x 8
+    /// outputs per invocation ([`Gpu::product_kernel`]); so they run at about 8-10x the tiled
+    /// kernels on lavapipe and on SwiftShader (BENCHMARKS.md).
     Direct,
 }
 
