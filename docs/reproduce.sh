@@ -32,6 +32,14 @@ for s in 7 1; do
   $B compare $SMALL --seeds 20 --synth-seed $s --privileged-correlation 0.5 --out $R/pfd-vs-self/compact-correlated-draw-$s --quiet
 done
 $B compare --seeds 20 --out $R/pfd-vs-self/default --quiet
+# The conditions under which the PFD paper's section 5 credits z with lowering the student's
+# variance: labels nearly a deterministic function of relevance (little noise, t = 8), most of the
+# relevance in the hidden factors, and (second run) sparser positives, so more unlabeled groups.
+SHARP="--queries 400 --valid-queries 300 --test-queries 500 --widths 64,32 --methods no-distillation,self-distillation,pfd"
+SHARP="$SHARP --privileged-strength 0.7 --noise 0.1 --t 8"
+$B compare $SHARP --seeds 20 --out $R/pfd-vs-self/sharp-labels --quiet
+$B compare ${SHARP/--queries 400/--queries 1000} --tau-target 4.0 --loss rankbce --seeds 20 \
+  --out $R/pfd-vs-self/sharp-labels-sparse-rankbce --quiet
 
 # Ranking Distillation with the compact student (10 seeds), where the larger teacher ranks better.
 $B compare $SMALL --seeds 10 --methods no-distillation,ranking-distillation --out $R/synthetic-rd-compact --quiet
