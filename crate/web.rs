@@ -154,18 +154,6 @@ pub struct SynthKnobs {
 pub fn load_synthetic(knobs: JsValue) -> std::result::Result<JsValue, JsError> {
     let k: SynthKnobs =
         serde_wasm_bindgen::from_value(knobs).map_err(|e| JsError::new(&e.to_string()))?;
-    if !(0.0..=1.0).contains(&k.privileged_strength) {
-        return Err(JsError::new(&format!(
-            "privileged strength {} must lie in [0, 1]",
-            k.privileged_strength
-        )));
-    }
-    if !(0.0..=1.0).contains(&k.privileged_correlation) {
-        return Err(JsError::new(&format!(
-            "z's correlation with x {} must lie in [0, 1]",
-            k.privileged_correlation
-        )));
-    }
     let options = SynthOptions {
         min_docs: k.min_docs,
         max_docs: k.max_docs,

@@ -13,9 +13,8 @@ use distillrank::cpu::mlp::Mlp;
 use distillrank::cpu::{matmul, View};
 use distillrank::data::cache;
 use distillrank::data::letor::{read_letor_file, ReadOptions};
-use distillrank::gpu::shaders::TILE;
 use distillrank::gpu::trainer::{GpuBatch, GpuTrainer};
-use distillrank::gpu::{groups_of, AdapterChoice, Gpu, Kernel, Products};
+use distillrank::gpu::{dense_dispatch, groups_of, AdapterChoice, Gpu, Kernel, Products};
 use distillrank::rng::Rng;
 use distillrank::{Error, Result};
 
@@ -368,7 +367,8 @@ enum Operands {
     InputGradient,
 }
 
-/// One product of a layer with m rows, k inputs and n outputs, dispatched as the trainer does.
+/// One product of a layer with m rows, k inputs and n outputs, dispatched as the trainer does
+/// ([`dense_dispatch`]; the naive kernel: one invocation per output).
 struct Product {
     operands: Operands,
     /// rows, columns and inner size of the result, and ReLU (off)
@@ -379,34 +379,29 @@ struct Product {
 
 impl Product {
     fn of(kernel: Kernel, m: usize, k: usize, n: usize) -> Product {
-        let (m32, k32, n32) = (m as u32, k as u32, n as u32);
-        let blocks = |rows: usize, cols: usize| (groups_of(cols, TILE), groups_of(rows, TILE), 1);
-        match kernel {
-            Kernel::DenseForwardNaive => Product {
+        if kernel == Kernel::DenseForwardNaive {
+            return Product {
                 operands: Operands::InputWeight,
-                params: [m32, n32, k32, 0],
+                params: [m as u32, n as u32, k as u32, 0],
                 result_len: m * n,
                 workgroups: (groups_of(m * n, 64), 1, 1),
-            },
-            Kernel::DenseBackwardInput | Kernel::DenseBackwardInputVec4 => Product {
-                operands: Operands::GradientWeight,
-                params: [m32, k32, n32, 0],
-                result_len: m * k,
-                workgroups: blocks(m, k),
-            },
-            Kernel::DenseBackwardWeight | Kernel::DenseBackwardWeightVec4 => Product {
-                operands: Operands::InputGradient,
-                params: [k32, n32, m32, 0],
-                result_len: k * n,
-                workgroups: blocks(k, n),
-            },
-            Kernel::DenseForward | Kernel::DenseForwardVec4 => Product {
-                operands: Operands::InputWeight,
-                params: [m32, n32, k32, 0],
-                result_len: m * n,
-                workgroups: blocks(m, n),
-            },
-            other => unreachable!("{other:?} is not a dense product"),
+            };
+        }
+        let (params, workgroups) = dense_dispatch(kernel, m, k, n, false);
+        let (operands, result_len) = match kernel {
+            Kernel::DenseBackwardInput | Kernel::DenseBackwardInputVec4 => {
+                (Operands::GradientWeight, m * k)
+            }
+            Kernel::DenseBackwardWeight | Kernel::DenseBackwardWeightVec4 => {
+                (Operands::InputGradient, k * n)
+            }
+            _ => (Operands::InputWeight, m * n),
+        };
+        Product {
+            operands,
+            params,
+            result_len,
+            workgroups,
         }
     }
 }

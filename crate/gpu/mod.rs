@@ -15,6 +15,7 @@ use std::sync::Arc;
 use wgpu::util::DeviceExt;
 
 use crate::error::{Error, Result};
+use shaders::TILE;
 
 /// The kernels, one compute pipeline each.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -112,8 +113,8 @@ impl Kernel {
 }
 
 /// How the dense products (forward, backward_input, backward_weight) run. Both compute a 64 x 64
-/// block of the result per workgroup, with the same bindings, parameters and dispatch. [`Gpu::open`] measures both on software adapters and keeps
-/// the faster.
+/// block of the result per workgroup, with the same bindings, parameters and dispatch
+/// ([`dense_dispatch`]). [`Gpu::open`] measures both on software adapters and keeps the faster.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub enum Products {
     /// Through workgroup-memory tiles: the choice on hardware GPUs.
@@ -121,8 +122,8 @@ pub enum Products {
     /// Straight from storage, without barriers: for software adapters, which run a workgroup's
     /// invocations in turn on CPU cores and pay for every barrier and for every lane's load.
     /// Where the widths are multiples of 4 they read four floats a load and compute 16 x 8
-    /// outputs per invocation ([`Gpu::product_kernel`]); so they run at about 8-10x the tiled
-    /// kernels on lavapipe and on SwiftShader (BENCHMARKS.md).
+    /// outputs per invocation ([`Gpu::product_kernel`]); so they run at 8-11x the tiled
+    /// kernels on lavapipe and about 8x on SwiftShader (BENCHMARKS.md).
     Direct,
 }
 
@@ -326,7 +327,7 @@ impl Gpu {
         if self.products != Products::Direct {
             return product;
         }
-        let (in4, out4) = (n_in % 4 == 0, n_out % 4 == 0);
+        let (in4, out4) = (n_in.is_multiple_of(4), n_out.is_multiple_of(4));
         match product {
             Kernel::DenseForward if in4 && out4 => Kernel::DenseForwardVec4,
             Kernel::DenseBackwardInput if out4 => Kernel::DenseBackwardInputVec4,
@@ -369,7 +370,7 @@ impl Gpu {
             Products::Tiled,
         );
         let pipelines = [&self.pipelines[vec4], &tiled];
-        let blocks = (groups_of(cols, 64), groups_of(rows, 64), 1);
+        let blocks = (groups_of(cols, TILE), groups_of(rows, TILE), 1);
         let mut best = [f64::INFINITY; 2];
         for round in 0..3 {
             for (i, pipeline) in pipelines.into_iter().enumerate() {
@@ -686,4 +687,31 @@ pub type Phase<'a> = Box<dyn FnOnce(&mut wgpu::ComputePass) + 'a>;
 /// ceil(n / d)
 pub fn groups_of(n: usize, d: u32) -> u32 {
     (n as u32).div_ceil(d).max(1)
+}
+
+/// How a dense layer's product over `batch` rows is dispatched, whatever kernel computes it (every
+/// form covers the result in blocks of TILE x TILE): the parameters (rows, columns and inner size
+/// of the result, and ReLU, which only the forward product applies) and the workgroups.
+/// `product` is DenseForward, DenseBackwardInput or DenseBackwardWeight, or a vec4 form of one.
+pub fn dense_dispatch(
+    product: Kernel,
+    batch: usize,
+    n_in: usize,
+    n_out: usize,
+    relu: bool,
+) -> ([u32; 4], (u32, u32, u32)) {
+    let (b, i, o) = (batch as u32, n_in as u32, n_out as u32);
+    let blocks = |rows: usize, cols: usize| (groups_of(cols, TILE), groups_of(rows, TILE), 1);
+    match product {
+        Kernel::DenseForward | Kernel::DenseForwardVec4 => {
+            ([b, o, i, relu as u32], blocks(batch, n_out))
+        }
+        Kernel::DenseBackwardInput | Kernel::DenseBackwardInputVec4 => {
+            ([b, i, o, 0], blocks(batch, n_in))
+        }
+        Kernel::DenseBackwardWeight | Kernel::DenseBackwardWeightVec4 => {
+            ([i, o, b, 0], blocks(n_in, n_out))
+        }
+        other => unreachable!("{other:?} is not a dense product"),
+    }
 }

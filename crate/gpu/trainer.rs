@@ -4,8 +4,8 @@
 
 use std::sync::Arc;
 
-use super::shaders::{TILE, WORKGROUP};
-use super::{groups_of, Gpu, Kernel, Phase, Slot};
+use super::shaders::WORKGROUP;
+use super::{dense_dispatch, groups_of, Gpu, Kernel, Phase, Slot};
 use crate::cpu::adam::AdamConfig;
 use crate::cpu::loss::LossKind;
 use crate::cpu::mlp::{Dense, Mlp};
@@ -39,6 +39,14 @@ struct Layer {
     backward_input: Option<Slot>,
     adam_weight: Slot,
     adam_bias: Slot,
+}
+
+impl Layer {
+    /// The parameters and workgroups of one of this layer's products over `n` rows.
+    fn dispatch(&self, product: Kernel, n: usize) -> ([u32; 4], (u32, u32, u32)) {
+        let relu = self.relu_mask.is_some();
+        dense_dispatch(product, n, self.n_in, self.n_out, relu)
+    }
 }
 
 /// The MLP on the GPU for batches of up to `max_rows` rows: weights, Adam's moments, the
@@ -114,11 +122,14 @@ impl GpuMlp {
         max_rows: usize,
         extra_columns: usize,
     ) -> Result<Self> {
-        let limit = gpu.device.limits().max_storage_buffer_binding_size as u64;
+        let limit = gpu.device.limits().max_storage_buffer_binding_size;
+        let n_features = model.n_in();
+        // The first layer's inputs as the GPU holds them (padded for the direct products).
         let widest = model
             .layers
             .iter()
             .map(|l| l.n_in.max(l.n_out))
+            .chain([padded_inputs(&gpu, n_features)])
             .max()
             .unwrap_or(1);
         let needed = 4 * (max_rows as u64) * (widest.max(extra_columns) as u64);
@@ -127,7 +138,6 @@ impl GpuMlp {
                 "a batch of {max_rows} rows needs {needed} bytes in one storage binding; the adapter allows {limit} (max_storage_buffer_binding_size): use a smaller batch"
             )));
         }
-        let n_features = model.n_in();
         let input = gpu.buffer("inputs", max_rows * padded_inputs(&gpu, n_features));
         let acts: Vec<wgpu::Buffer> = model
             .layers
@@ -291,16 +301,16 @@ impl GpuMlp {
         let gpu = &self.gpu;
         let b = n as u32;
         for layer in &self.layers {
-            let (n_in, n_out) = (layer.n_in as u32, layer.n_out as u32);
-            let relu = layer.relu_mask.is_some() as u32;
-            gpu.set_params(&layer.forward, &[b, n_out, n_in, relu]);
+            let n_out = layer.n_out as u32;
+            let params = |product| layer.dispatch(product, n).0;
+            gpu.set_params(&layer.forward, &params(Kernel::DenseForward));
             if let Some(mask) = &layer.relu_mask {
                 gpu.set_params(mask, &[b, n_out, 0, 0]);
             }
-            gpu.set_params(&layer.backward_weight, &[n_in, n_out, b, 0]);
+            gpu.set_params(&layer.backward_weight, &params(Kernel::DenseBackwardWeight));
             gpu.set_params(&layer.backward_bias, &[1, n_out, b, 0]);
             if let Some(back) = &layer.backward_input {
-                gpu.set_params(back, &[b, n_in, n_out, 0]);
+                gpu.set_params(back, &params(Kernel::DenseBackwardInput));
             }
         }
         self.step += 1;
@@ -321,11 +331,8 @@ impl GpuMlp {
     /// Records the forward pass over `n` rows.
     pub fn record_forward(&self, pass: &mut wgpu::ComputePass, n: usize) {
         for layer in &self.layers {
-            self.gpu.record(
-                pass,
-                &layer.forward,
-                (groups_of(layer.n_out, TILE), groups_of(n, TILE), 1),
-            );
+            let workgroups = layer.dispatch(Kernel::DenseForward, n).1;
+            self.gpu.record(pass, &layer.forward, workgroups);
         }
     }
 
@@ -336,10 +343,11 @@ impl GpuMlp {
             if let Some(mask) = &layer.relu_mask {
                 gpu.record(pass, mask, (groups_of(n * layer.n_out, WORKGROUP), 1, 1));
             }
+            let workgroups = |product| layer.dispatch(product, n).1;
             gpu.record(
                 pass,
                 &layer.backward_weight,
-                (groups_of(layer.n_out, TILE), groups_of(layer.n_in, TILE), 1),
+                workgroups(Kernel::DenseBackwardWeight),
             );
             gpu.record(
                 pass,
@@ -347,11 +355,7 @@ impl GpuMlp {
                 (groups_of(layer.n_out, WORKGROUP), 1, 1),
             );
             if let Some(back) = &layer.backward_input {
-                gpu.record(
-                    pass,
-                    back,
-                    (groups_of(layer.n_in, TILE), groups_of(n, TILE), 1),
-                );
+                gpu.record(pass, back, workgroups(Kernel::DenseBackwardInput));
             }
         }
     }
@@ -398,15 +402,8 @@ impl GpuMlp {
             let n = chunk.len() / n_in;
             self.upload_inputs(chunk, n, &mut scratch);
             for layer in &self.layers {
-                self.gpu.set_params(
-                    &layer.forward,
-                    &[
-                        n as u32,
-                        layer.n_out as u32,
-                        layer.n_in as u32,
-                        layer.relu_mask.is_some() as u32,
-                    ],
-                );
+                let params = layer.dispatch(Kernel::DenseForward, n).0;
+                self.gpu.set_params(&layer.forward, &params);
             }
             self.gpu.run(|pass| self.record_forward(pass, n)).await?;
             scores.extend(self.gpu.read(self.logits(), n).await?);
