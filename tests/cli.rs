@@ -378,6 +378,12 @@ fn sweep_writes_a_table_and_a_plot() {
     assert!(std::fs::read_to_string(format!("{out}/sweep.svg"))
         .unwrap()
         .contains("<svg"));
+    // A higher tau_target leaves fewer positive training groups, and the table says how many.
+    let positive = |p: &serde_json::Value| p["positive_groups"].as_u64().unwrap();
+    assert!(positive(&points[1]) < positive(&points[0]), "{points:?}");
+    assert!(std::fs::read_to_string(format!("{out}/sweep.md"))
+        .unwrap()
+        .contains("| positive training groups |"));
 }
 
 #[test]
@@ -389,22 +395,44 @@ fn bad_experiments_are_refused_before_training() {
             "unknown method 'bogus'",
         ),
         (
-            vec!["compare", "--privileged", "cols:99"],
-            "privileged column 99 does not exist",
+            vec!["compare", "--privileged", "cols:999"],
+            "privileged column 999 does not exist",
         ),
         (
             vec!["compare", "--tau-target", "40"],
             "no positive training groups",
         ),
         (
-            vec!["compare", "--privileged", "top:30"],
+            vec!["compare", "--privileged", "top:106"],
             "at least one feature must stay regular",
         ),
         (
             vec!["sweep", "--param", "alpha", "--values", "0.5,1.0"],
             "alpha = 1 must lie in (0, 1)",
         ),
+        (
+            vec![
+                "sweep",
+                "--param",
+                "query-spread",
+                "--values",
+                "0,1",
+                "--train",
+                "/nonexistent.txt",
+            ],
+            "query-spread sweeps the synthetic data",
+        ),
     ] {
+        // Small synthetic data: each refusal must come before training, not after a long one.
+        let mut args = args;
+        args.extend([
+            "--queries",
+            "60",
+            "--valid-queries",
+            "20",
+            "--test-queries",
+            "20",
+        ]);
         let (ok, _, stderr) = distillrank(&args);
         assert!(!ok, "{args:?}");
         assert!(stderr.contains(fragment), "{args:?}: {stderr}");

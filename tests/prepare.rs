@@ -409,3 +409,45 @@ fn privileged_correlation_ties_z_to_x() {
         "{err}"
     );
 }
+
+#[test]
+fn a_query_spread_gathers_the_relevant_documents_in_fewer_queries() {
+    // The share of queries with a grade-4 document: about 1 - 0.96^25 without a spread, and
+    // clearly fewer when each query's relevance is shifted as a whole.
+    let share_with_top_grade = |query_spread: f64| {
+        let s = generate(&SynthOptions {
+            query_spread,
+            ..Default::default()
+        })
+        .unwrap()
+        .dataset;
+        let groups = s.group_offsets.windows(2);
+        let top = groups
+            .clone()
+            .filter(|w| s.grades[w[0]..w[1]].contains(&4))
+            .count();
+        top as f64 / groups.count() as f64
+    };
+    let (alike, spread) = (share_with_top_grade(0.0), share_with_top_grade(1.0));
+    assert!(
+        alike > 0.5 && spread < 0.75 * alike,
+        "queries with a grade-4 document: {alike} without a spread, {spread} with 1.0"
+    );
+    // The shift has its own random stream: the documents' features are the same draw.
+    let a = generate(&SynthOptions::default()).unwrap().dataset;
+    let b = generate(&SynthOptions {
+        query_spread: 1.0,
+        ..Default::default()
+    })
+    .unwrap()
+    .dataset;
+    assert_eq!(a.features, b.features);
+    assert_ne!(a.grades, b.grades);
+    let err = generate(&SynthOptions {
+        query_spread: -1.0,
+        ..Default::default()
+    })
+    .err()
+    .expect("a negative spread is refused");
+    assert!(err.to_string().contains("query spread -1 must be"), "{err}");
+}

@@ -1,6 +1,7 @@
 //! `distillrank sweep`: one parameter over a range, every chosen method at each value — the PFD
 //! paper's Figure 3 (alpha) and Figure 5 (tau_target: positive sparsity; tau_priv: how
-//! discriminative z is), and the number of privileged features.
+//! discriminative z is), the number of privileged features, and the synthetic data's query spread
+//! (positive sparsity at fixed label noise).
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -28,6 +29,17 @@ pub enum SweepParam {
     TauPriv,
     /// Number of privileged features, the top-N by |correlation| with y.
     PrivilegedCount,
+    /// Per-query relevance shift of the synthetic data: larger leaves fewer positive groups at the
+    /// same label noise (the other way to sparser positives).
+    QuerySpread,
+}
+
+impl SweepParam {
+    /// Whether the parameter changes which training groups are positive (then the table shows
+    /// how many are).
+    fn moves_positives(self) -> bool {
+        matches!(self, SweepParam::TauTarget | SweepParam::QuerySpread)
+    }
 }
 
 #[derive(Args, Clone, Debug)]
@@ -72,7 +84,14 @@ pub fn run(args: &SweepArgs, out: &Output) -> Result<()> {
             )));
         }
     }
+    if args.param == SweepParam::QuerySpread && args.data.files.train.is_some() {
+        return Err(Error::Config(
+            "query-spread sweeps the synthetic data: drop --train".into(),
+        ));
+    }
     let mut points: Vec<(f64, Comparison)> = Vec::new();
+    // Positive and all training groups at each value.
+    let mut positives: Vec<(usize, usize)> = Vec::new();
     for &value in &args.values {
         let mut data_args = args.data.clone();
         match args.param {
@@ -82,9 +101,12 @@ pub fn run(args: &SweepArgs, out: &Output) -> Result<()> {
             SweepParam::PrivilegedCount => {
                 data_args.privileged = Some(format!("top:{}", value as usize))
             }
+            SweepParam::QuerySpread => data_args.synth.query_spread = value,
         }
         out.note(format!("{name} = {value}"));
         let data = prepare_data(&data_args, out)?;
+        let train = &data.prepared.train;
+        positives.push((train.positive_groups(), train.n_groups()));
         points.push((value, run_comparison(&data, &base, out)?));
     }
     let seconds = started.elapsed().as_secs_f64();
@@ -98,16 +120,24 @@ pub fn run(args: &SweepArgs, out: &Output) -> Result<()> {
         }
         _ => None,
     };
+    let show_positives = args.param.moves_positives();
     let mut table = format!("| {name} |");
+    if show_positives {
+        table.push_str(" positive training groups |");
+    }
     for m in &methods {
         let _ = write!(table, " {m} NDCG@8 |");
     }
     table.push_str("\n|---:|");
-    table.push_str(&"---:|".repeat(methods.len()));
+    table.push_str(&"---:|".repeat(methods.len() + show_positives as usize));
     table.push('\n');
     let mut csv = String::from("param,value,method,ndcg@8_mean,ndcg@8_std,gain_percent\n");
-    for (value, c) in &points {
+    for ((value, c), &(positive, groups)) in points.iter().zip(&positives) {
         let _ = write!(table, "| {value} |");
+        if show_positives {
+            let share = 100.0 * positive as f64 / groups.max(1) as f64;
+            let _ = write!(table, " {positive} of {groups} ({share:.0}%) |");
+        }
         for &m in &methods {
             let (mean, std) = stat(c, m).unwrap_or((f64::NAN, f64::NAN));
             match gain(c, m) {
@@ -183,8 +213,10 @@ pub fn run(args: &SweepArgs, out: &Output) -> Result<()> {
         "values": args.values,
         "command": command,
         "config": base,
-        "points": points.iter().map(|(v, c)| serde_json::json!({
+        "points": points.iter().zip(&positives).map(|((v, c), (positive, groups))| serde_json::json!({
             "value": v,
+            "positive_groups": positive,
+            "train_groups": groups,
             "methods": c.methods.iter().map(|r| {
                 let (mean, std) = r.student_stat(|run| ndcg(run, 8));
                 (r.method.name().to_string(), serde_json::json!({"ndcg@8": {"mean": mean, "std": std}, "gain_percent": gain(c, r.method)}))

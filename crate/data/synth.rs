@@ -3,8 +3,8 @@
 //! * [`SynthKind::Letor`]: query groups of varying size; regular features x; hidden factors u that
 //!   the model never sees; observed privileged features z that are noisy functions of u, as clicks
 //!   or dwell time are of a document's true appeal; graded relevance 0..4 from a nonlinear function
-//!   of x and a function of u, plus noise. `privileged_strength` is the share of the relevance
-//!   signal that only u explains.
+//!   of x and a function of u, plus noise, plus an optional shift per query. `privileged_strength`
+//!   is the share of the relevance signal that only u explains.
 //! * [`SynthKind::Linear`]: the PFD paper's section 5 model, y = x.w* + u.v* + noise with z = u
 //!   observed with noise, cut into grades 0..4.
 //!
@@ -42,6 +42,11 @@ pub struct SynthOptions {
     /// with a document's text-match features, and part of u's signal can be learned from x.
     #[serde(default)]
     pub privileged_correlation: f64,
+    /// Standard deviation of a per-query shift of relevance (the documents' signal has unit
+    /// variance): above 0, some queries have many relevant documents and many have none, so
+    /// positive groups are fewer, as in logs where most queries end without a purchase.
+    #[serde(default)]
+    pub query_spread: f64,
     pub seed: u64,
 }
 
@@ -58,6 +63,7 @@ impl Default for SynthOptions {
             noise: 0.5,
             privileged_noise: 0.3,
             privileged_correlation: 0.0,
+            query_spread: 0.0,
             seed: 7,
         }
     }
@@ -135,6 +141,12 @@ pub fn generate(options: &SynthOptions) -> crate::Result<Synthetic> {
         return Err(crate::Error::Config(format!(
             "synthetic data needs regular >= 1 and non-negative noise (got regular {}, noise {}, privileged noise {})",
             o.regular, o.noise, o.privileged_noise
+        )));
+    }
+    if !(o.query_spread >= 0.0 && o.query_spread.is_finite()) {
+        return Err(crate::Error::Config(format!(
+            "synthetic data: query spread {} must be a finite number >= 0",
+            o.query_spread
         )));
     }
     for (name, value) in [
@@ -220,6 +232,17 @@ pub fn generate(options: &SynthOptions) -> crate::Result<Synthetic> {
     let mut relevance: Vec<f64> = (0..n_docs)
         .map(|d| (1.0 - s).sqrt() * g[d] + s.sqrt() * h[d] + o.noise * rng.normal())
         .collect();
+    if o.query_spread > 0.0 {
+        let mut queries = Rng::stream(o.seed, 3);
+        let mut start = 0;
+        for &size in &sizes {
+            let shift = o.query_spread * queries.normal();
+            relevance[start..start + size]
+                .iter_mut()
+                .for_each(|r| *r += shift);
+            start += size;
+        }
+    }
     standardise(&mut relevance);
 
     let n_features = dx + du;
