@@ -167,23 +167,16 @@ pub fn prepare_data(args: &DataArgs, out: &Output) -> Result<PreparedData> {
     let (train, valid, test, default_split, (default_t, default_tau), description) =
         match &args.files.train {
             Some(path) => {
-                let train = load(path, args.files.train_query.as_deref(), out)?;
-                let valid = args
-                    .files
-                    .valid
-                    .as_ref()
-                    .map(|p| load(p, args.files.valid_query.as_deref(), out))
-                    .transpose()?;
-                let test = args
-                    .files
-                    .test
-                    .as_ref()
-                    .map(|p| load(p, args.files.test_query.as_deref(), out))
-                    .transpose()?;
+                let files = &args.files;
+                let optional = |file: &Option<PathBuf>, query: &Option<PathBuf>| {
+                    file.as_ref()
+                        .map(|p| load(p, query.as_deref(), out))
+                        .transpose()
+                };
                 (
-                    train,
-                    valid,
-                    test,
+                    load(path, files.train_query.as_deref(), out)?,
+                    optional(&files.valid, &files.valid_query)?,
+                    optional(&files.test, &files.test_query)?,
                     PrivilegedSplit::TopCorrelation(40),
                     (4.0, 4.8),
                     path.display().to_string(),

@@ -50,6 +50,10 @@ pub struct SynthOptions {
     pub seed: u64,
 }
 
+/// A small, quick draw: the web page's base (it sets the group sizes, privileged strength and
+/// correlation and seed from its controls) and the tests'. The CLI's synthetic defaults
+/// (`SynthArgs` in `crate/cli/mod.rs`) are larger: the regime in which the PFD paper's section 5
+/// expects privileged features to help the student.
 impl Default for SynthOptions {
     fn default() -> Self {
         SynthOptions {
