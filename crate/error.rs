@@ -85,3 +85,17 @@ impl Error {
         }
     }
 }
+
+/// `text` with its control characters (NUL, escape sequences, ...) written as escapes, so that an
+/// error message that quotes input cannot write raw bytes to a terminal.
+pub fn printable(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c.is_control() || c == '\u{feff}' {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}

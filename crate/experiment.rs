@@ -116,7 +116,27 @@ impl MethodRuns {
             .collect();
         (!v.is_empty()).then(|| mean_std(&v))
     }
+    /// Mean and standard deviation over seeds of the students' test NDCG@k; None when it could
+    /// not be measured (no test group with a y = 1).
+    pub fn student_ndcg(&self, k: usize) -> Option<(f64, f64)> {
+        let v: Option<Vec<f64>> = self.runs.iter().map(|r| ndcg(&r.student, k)).collect();
+        v.filter(|v| !v.is_empty()).map(|v| mean_std(&v))
+    }
+    /// The same for the first teacher (None without teachers, or unmeasured).
+    pub fn teacher_ndcg(&self, k: usize) -> Option<(f64, f64)> {
+        let v: Option<Vec<f64>> = self
+            .runs
+            .iter()
+            .filter_map(|r| r.teachers.first())
+            .map(|t| ndcg(t, k))
+            .collect();
+        v.filter(|v| !v.is_empty()).map(|v| mean_std(&v))
+    }
 }
+
+/// Why a test NDCG is missing: the one way it can be.
+pub const UNMEASURED: &str =
+    "no test group has a document with y = 1, so test NDCG cannot be measured";
 
 pub fn mean_std(v: &[f64]) -> (f64, f64) {
     let n = v.len() as f64;
@@ -129,9 +149,9 @@ pub fn mean_std(v: &[f64]) -> (f64, f64) {
     (mean, var.sqrt())
 }
 
-/// Test NDCG@k of a run (0 when no test group has a relevant document).
-pub fn ndcg(run: &ModelRun, k: usize) -> f64 {
-    run.test.ndcg_at(k).unwrap_or(0.0)
+/// Test NDCG@k of a run; None when no test group has a relevant document (see [`UNMEASURED`]).
+pub fn ndcg(run: &ModelRun, k: usize) -> Option<f64> {
+    run.test.ndcg_at(k)
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
@@ -153,19 +173,25 @@ impl Comparison {
         let mut methods = serde_json::Map::new();
         for r in &self.methods {
             let mut m = serde_json::Map::new();
+            // An unmeasurable figure is null, with the reason, never a 0.
             for k in crate::metrics::NDCG_CUTOFFS {
-                let (mean, std) = r.student_stat(|run| ndcg(run, k));
-                let per_seed: Vec<f64> = r.runs.iter().map(|run| ndcg(&run.student, k)).collect();
-                m.insert(
-                    format!("ndcg@{k}"),
-                    serde_json::json!({"mean": mean, "std": std, "per_seed": per_seed}),
-                );
+                let stat = r.student_ndcg(k);
+                let per_seed: Vec<Option<f64>> =
+                    r.runs.iter().map(|run| ndcg(&run.student, k)).collect();
+                let mut entry = serde_json::json!({"mean": stat.map(|s| s.0), "std": stat.map(|s| s.1), "per_seed": per_seed});
+                if stat.is_none() {
+                    entry["unmeasured"] = UNMEASURED.into();
+                }
+                m.insert(format!("ndcg@{k}"), entry);
             }
-            if let Some((mean, std)) = r.teacher_stat(|run| ndcg(run, 8)) {
-                m.insert(
-                    "teacher_ndcg@8".into(),
-                    serde_json::json!({"mean": mean, "std": std}),
-                );
+            if r.runs.iter().any(|run| !run.teachers.is_empty()) {
+                let stat = r.teacher_ndcg(8);
+                let mut entry =
+                    serde_json::json!({"mean": stat.map(|s| s.0), "std": stat.map(|s| s.1)});
+                if stat.is_none() {
+                    entry["unmeasured"] = UNMEASURED.into();
+                }
+                m.insert("teacher_ndcg@8".into(), entry);
             }
             m.insert(
                 "runs".into(),
@@ -194,6 +220,42 @@ impl std::fmt::Display for Training {
             None => Ok(()),
         }
     }
+}
+
+/// Every model [`compare`] trains, in order, with the most documents it can go through (all its
+/// epochs; early stopping ends some sooner): a progress bar's total.
+pub fn plan(p: &Prepared, config: &CompareConfig) -> Vec<(Training, u64)> {
+    let epochs = config.train.epochs as u64;
+    let labelled = crate::train::epoch_docs(&p.train, false) as u64 * epochs;
+    let all = crate::train::epoch_docs(&p.train, true) as u64 * epochs;
+    let mut models = Vec::new();
+    for s in 0..config.seeds as u64 {
+        let seed = config.first_seed + s;
+        for &method in &config.methods {
+            let teachers = match method {
+                Method::NoDistillation => 0,
+                Method::MultiTeacherPfd => config.teachers,
+                _ => 1,
+            };
+            for k in 0..teachers {
+                let label = Training {
+                    method,
+                    seed,
+                    teacher: Some(k),
+                };
+                // Teachers learn from the labels alone: S_label.
+                models.push((label, labelled));
+            }
+            let student = Training {
+                method,
+                seed,
+                teacher: None,
+            };
+            let docs = if teachers == 0 { labelled } else { all };
+            models.push((student, docs));
+        }
+    }
+    models
 }
 
 /// Progress: which model is training, and its events.

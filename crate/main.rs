@@ -8,10 +8,18 @@ use clap::Parser;
 
 fn main() -> ExitCode {
     let args = cli::Cli::parse();
+    cli::quiet_gpu_probe();
     match cli::run(args) {
         Ok(()) => ExitCode::SUCCESS,
+        // The reader of our output went away (`| head`): not an error.
+        Err(distillrank::Error::Io { source, .. })
+            if source.kind() == std::io::ErrorKind::BrokenPipe =>
+        {
+            ExitCode::SUCCESS
+        }
         Err(e) => {
-            eprintln!("error: {e}");
+            // Messages may quote input: no raw control characters reach the terminal.
+            eprintln!("error: {}", distillrank::error::printable(&e.to_string()));
             ExitCode::FAILURE
         }
     }

@@ -188,39 +188,87 @@ pub fn parse_config(text: &str, name: &Path) -> Result<ModelConfig> {
     Ok(config)
 }
 
+/// Saves a model as `PREFIX.safetensors` + `PREFIX.json`. A model with a NaN or infinite weight
+/// is refused. Both files are written to temporary files beside their targets and renamed into
+/// place, the weights first: a failed save leaves no half-written file, and never weights
+/// without their config.
 #[cfg(not(target_arch = "wasm32"))]
 pub fn save(prefix: &Path, model: &Mlp<f32>, config: &ModelConfig) -> Result<(PathBuf, PathBuf)> {
     let (weights, json) = paths(prefix);
-    std::fs::write(&weights, to_safetensors(model)?).map_err(|e| Error::io(&weights, e))?;
+    if !model.all_finite() {
+        return Err(Error::Model {
+            path: weights,
+            message: "the model holds NaN or infinite weights (training diverged): not saved"
+                .into(),
+        });
+    }
     let text = serde_json::to_string_pretty(config).expect("a model config always serialises");
-    std::fs::write(&json, text + "\n").map_err(|e| Error::io(&json, e))?;
+    let staged_weights = crate::output::stage(&weights, &to_safetensors(model)?)?;
+    let staged_json = match crate::output::stage(&json, (text + "\n").as_bytes()) {
+        Ok(staged) => staged,
+        Err(e) => {
+            staged_weights.discard();
+            return Err(e);
+        }
+    };
+    staged_weights.commit()?;
+    if let Err(e) = staged_json.commit() {
+        // Never weights without their config.
+        let _ = std::fs::remove_file(&weights);
+        return Err(e);
+    }
     Ok((weights, json))
 }
+
+/// Largest model files read: a config is a few kB; weights of the largest sensible MLP are well
+/// under 4 GB. A device such as `/dev/zero` stops here rather than exhausting memory.
+#[cfg(not(target_arch = "wasm32"))]
+const MAX_CONFIG_BYTES: u64 = 16 << 20;
+#[cfg(not(target_arch = "wasm32"))]
+const MAX_WEIGHTS_BYTES: u64 = 4 << 30;
 
 #[cfg(not(target_arch = "wasm32"))]
 pub fn load(prefix: &Path) -> Result<(Mlp<f32>, ModelConfig)> {
     let (weights, json) = paths(prefix);
-    let text = std::fs::read_to_string(&json).map_err(|e| Error::io(&json, e))?;
+    let bytes = crate::data::read_capped(&json, MAX_CONFIG_BYTES, "a model config")?;
+    let text = String::from_utf8(bytes).map_err(|_| Error::Model {
+        path: json.clone(),
+        message: "not UTF-8 text: expected the JSON config of a distillrank model".into(),
+    })?;
     let config = parse_config(&text, &json)?;
-    let bytes = std::fs::read(&weights).map_err(|e| Error::io(&weights, e))?;
+    let bytes = crate::data::read_capped(&weights, MAX_WEIGHTS_BYTES, "a model's weights")?;
     let model = from_safetensors(&bytes, &config, &weights)?;
     Ok((model, config))
 }
 
 /// The model's input matrix for a dataset: its columns, transformed as at training time.
+///
+/// The data must have the width of the data the model was trained on (`source_features`
+/// columns, the highest feature index): a file of another width is almost always another
+/// dataset, and its columns would mean other things. `allow_missing_features` accepts a
+/// narrower file (a sparse file whose last columns happen to be zero everywhere) and reads the
+/// missing columns as 0; a wider one is always refused.
 pub fn model_inputs(
     data: &crate::data::Dataset,
     config: &ModelConfig,
     name: &Path,
+    allow_missing_features: bool,
 ) -> Result<Vec<f32>> {
+    let refuse = |message: String| Error::Model {
+        path: name.to_path_buf(),
+        message,
+    };
     if data.n_features > config.source_features {
-        return Err(Error::Model {
-            path: name.to_path_buf(),
-            message: format!(
-                "the data have {} features, the model was trained on data with {}",
-                data.n_features, config.source_features
-            ),
-        });
+        return Err(refuse(format!(
+            "the data have {} feature columns, the model was trained on data with {}: another dataset?",
+            data.n_features, config.source_features
+        )));
+    }
+    if data.n_features < config.source_features && !allow_missing_features {
+        return Err(refuse(format!(
+            "the data have {} feature columns (highest index), the model was trained on data with {}: another dataset? If this file only leaves its last columns out (sparse zeros), --allow-missing-features reads them as 0",
+            data.n_features, config.source_features
+        )));
     }
     let mut out = Vec::with_capacity(data.n_docs() * config.columns.len());
     for d in 0..data.n_docs() {
@@ -237,4 +285,22 @@ pub fn model_inputs(
         crate::data::prepare::signed_log1p(&mut out);
     }
     Ok(out)
+}
+
+/// Refuses scores that are NaN or infinite (a model whose weights overflow on these inputs):
+/// they must not be written out or turned into metrics.
+pub fn check_scores(scores: &[f32], name: &Path) -> Result<()> {
+    let bad = scores.iter().filter(|s| !s.is_finite()).count();
+    match scores.iter().position(|s| !s.is_finite()) {
+        None => Ok(()),
+        Some(first) => Err(Error::Model {
+            path: name.to_path_buf(),
+            message: format!(
+                "the model scores {bad} of {} documents as NaN or infinite (the first: document {}, {}): its weights overflow on these inputs; no scores or metrics are reported",
+                scores.len(),
+                first + 1,
+                scores[first]
+            ),
+        }),
+    }
 }

@@ -220,6 +220,7 @@ pub fn fit(
     };
 
     let mut objective = config.objective.map(|o| ObjectiveLoss::new(o, config));
+    let mut divergence = Divergence::default();
     let mut selection = Selection::new(model.clone());
     let mut batch = Batch::default();
     let mut acts = Activations::default();
@@ -287,6 +288,7 @@ pub fn fit(
                     ),
                 });
             }
+            divergence.check(epoch, step, ld as f64 + lt as f64 + lr as f64)?;
             model.backward(&batch.inputs, &acts, &batch.dlogits, &mut grads);
             adam.update(&mut model, &grads);
             if let Some(o) = objective.as_mut() {
@@ -408,6 +410,34 @@ impl ObjectiveLoss {
     }
 }
 
+/// Divergence that stays finite: every loss here starts near ln 2 per pair or document, and a
+/// step whose loss grows a million times past the first step's (at least 1) has run away, as
+/// with a learning rate so large that the weights jump by billions while every number stays
+/// finite. Both engines check each step's loss with it.
+#[derive(Default)]
+struct Divergence {
+    first: Option<f64>,
+}
+
+impl Divergence {
+    const FACTOR: f64 = 1e6;
+
+    fn check(&mut self, epoch: usize, step: usize, loss: f64) -> Result<()> {
+        let first = *self.first.get_or_insert(loss);
+        let bound = Self::FACTOR * first.abs().max(1.0);
+        if loss.abs() > bound {
+            return Err(Error::Diverged {
+                epoch,
+                step,
+                what: format!(
+                    "the loss reached {loss:.3e}, over a million times its first value {first:.4}"
+                ),
+            });
+        }
+        Ok(())
+    }
+}
+
 /// Keeps the model of the best validation epoch and decides when to stop (early stopping).
 struct Selection {
     best: (f64, usize, Mlp<f32>),
@@ -446,6 +476,14 @@ impl Selection {
                 what: "a weight became NaN or infinite".into(),
             });
         }
+        // Finite weights can still be so large that scores overflow.
+        if let Some(bad) = valid.1.iter().find(|s| !s.is_finite()) {
+            return Err(Error::Diverged {
+                epoch,
+                step,
+                what: format!("the weights are finite but score validation documents {bad}"),
+            });
+        }
         let ndcg = |split: Split, scores: &[f32]| {
             mean_ndcg(
                 config.eval_k,
@@ -454,16 +492,16 @@ impl Selection {
                 &split.set.group_offsets,
                 config.idcg_zero,
             )
-            .unwrap_or(0.0)
         };
-        let valid_ndcg = ndcg(valid.0, valid.1);
+        // Checked in `check`: the validation split has a positive group.
+        let valid_ndcg = ndcg(valid.0, valid.1).unwrap_or(0.0);
         let log = EpochLog {
             epoch,
             data_loss: losses.0,
             teacher_loss: losses.1,
             rd_loss: losses.2,
             valid_ndcg,
-            test_ndcg: test.map(|(split, scores)| ndcg(split, &scores)),
+            test_ndcg: test.and_then(|(split, scores)| ndcg(split, &scores)),
             seconds,
             docs_per_s: docs as f64 / seconds.max(1e-9),
         };
@@ -510,7 +548,35 @@ fn check(train: Split, valid: Split, config: &TrainConfig, guidance: &Guidance) 
             )));
         }
     }
+    crate::cpu::mlp::check_size(
+        width,
+        &config.widths,
+        config.batch_docs.max(largest_group(train.set)),
+        crate::cpu::mlp::available_memory(),
+    )?;
+    // A model whose inputs never change cannot learn: say so rather than train to ln 2.
+    let first = &train.inputs[..width];
+    if train.inputs.chunks_exact(width).all(|row| row == first) {
+        return Err(Error::Data(format!(
+            "the model's {width} input features ({:?} view) are constant on the training split: it cannot learn anything from them; give it informative features (for the student, fewer --privileged columns)",
+            config.view
+        )));
+    }
+    if valid.set.positive_groups() == 0 {
+        return Err(Error::Data(
+            "the validation split has no group with a y = 1: validation NDCG cannot pick an epoch"
+                .into(),
+        ));
+    }
     Ok(width)
+}
+
+/// Documents in the largest group of a split (a batch holds whole groups).
+fn largest_group(set: &RankingSet) -> usize {
+    (0..set.n_groups())
+        .map(|g| set.group(g).len())
+        .max()
+        .unwrap_or(0)
 }
 
 /// Where a model trains.
@@ -594,6 +660,16 @@ pub async fn fit_gpu(
         .map(|&g| train.set.group(g).len())
         .max()
         .unwrap_or(0);
+    // A batch holds whole groups, so the largest group sets the smallest batch there can be.
+    let limit = gpu.device.limits().max_storage_buffer_binding_size;
+    let needed =
+        crate::gpu::trainer::binding_bytes(&gpu, &model, largest_group, guidance.teachers.len());
+    if largest_group > config.batch_docs && needed > limit {
+        return Err(Error::Gpu(format!(
+            "the largest training query group has {largest_group} documents, and a batch holds whole groups, so it needs {needed} bytes in one storage binding where {} allows {limit} (max_storage_buffer_binding_size, the adapter's own limit): no batch size helps; train on the CPU engine (--backend cpu), which has no such limit, or split or drop that group",
+            gpu.name()
+        )));
+    }
     let mut trainer = crate::gpu::trainer::GpuTrainer::new(
         gpu,
         &model,
@@ -605,6 +681,7 @@ pub async fn fit_gpu(
     )?;
     let mut selection = Selection::new(model);
     let mut batch = Batch::default();
+    let mut divergence = Divergence::default();
     let mut step = 0;
     for epoch in 1..=config.epochs {
         let started = Instant::now();
@@ -641,6 +718,9 @@ pub async fn fit_gpu(
                 step: step - losses.len() + i + 1,
                 what: format!("loss is {} (data) / {} (teacher)", l.0, l.1),
             });
+        }
+        for (i, l) in losses.iter().enumerate() {
+            divergence.check(epoch, step - losses.len() + i + 1, l.0 as f64 + l.1 as f64)?;
         }
         let model = trainer.model().await?;
         let n = losses.len().max(1) as f64;

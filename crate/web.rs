@@ -357,7 +357,7 @@ pub async fn run_compare(
     };
     let privileged = match (setup.privileged.trim(), &data.synthetic_privileged) {
         ("", Some(columns)) => PrivilegedSplit::Columns(columns.clone()),
-        ("", None) => PrivilegedSplit::TopCorrelation(10),
+        ("", None) => PrivilegedSplit::FILE_DEFAULT,
         (spec, _) => PrivilegedSplit::parse(spec).map_err(js_error)?,
     };
     let options = PrepareOptions {
@@ -427,6 +427,9 @@ pub async fn run_compare(
             "test": prepared.test.as_ref().map(split_summary),
             "privileged_columns": prepared.privileged_columns,
             "regular_columns": prepared.regular_columns.len(),
+            "constant_regular": prepared.constant_regular.len(),
+            "constant_privileged": prepared.constant_privileged.len(),
+            "warnings": prepared.warnings,
         },
         "methods": comparison.methods_json(),
         "seconds": started.elapsed(),
@@ -656,8 +659,9 @@ pub fn evaluate_model(
         .with(|s| s.borrow().data.clone())
         .ok_or_else(|| JsError::new("no data: generate synthetic data or upload LETOR files"))?;
     let inputs =
-        model_inputs(&data.test, &config, Path::new("the test split")).map_err(js_error)?;
+        model_inputs(&data.test, &config, Path::new("the test split"), false).map_err(js_error)?;
     let scores = crate::train::score(&model, &inputs);
+    crate::model_io::check_scores(&scores, Path::new(safetensors_name)).map_err(js_error)?;
     let grades: Vec<f32> = data.test.grades.iter().map(|&g| g as f32).collect();
     let report = crate::metrics::report(
         &scores,

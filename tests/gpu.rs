@@ -339,3 +339,65 @@ fn gpu_scoring_in_chunks_matches_the_cpu_engine() {
     assert_eq!(on_gpu.len(), n_docs);
     gpu_checks::assert_close(&on_gpu, &on_cpu, 1e-4, 1e-3, "scores");
 }
+
+/// A query group larger than one storage binding can hold: no batch size helps (a batch holds
+/// whole groups), so the error says that the group is the limit and that the CPU engine trains
+/// it, instead of advising a smaller batch.
+#[test]
+fn a_group_too_large_for_the_adapter_is_named_as_the_limit() {
+    use distillrank::data::prepare::RankingSet;
+    use distillrank::train::{fit_gpu, Guidance, Split, TrainConfig};
+    let Some(gpu) = gpu() else { return };
+    let limit = gpu.device.limits().max_storage_buffer_binding_size;
+    if limit > 1 << 30 {
+        eprintln!(
+            "{}: a binding of {limit} bytes; the group this test needs is too large to build here",
+            gpu.name()
+        );
+        return;
+    }
+    let width = 256;
+    let docs = (limit / (4 * width as u64)) as usize + 1000;
+    let set = |docs: usize| RankingSet {
+        regular: (0..docs * 2).map(|i| (i % 7) as f32).collect(),
+        d_x: 2,
+        privileged: Vec::new(),
+        d_z: 0,
+        grades: (0..docs).map(|i| (i % 3) as u8).collect(),
+        labels: (0..docs).map(|i| (i % 3 == 2) as u8 as f32).collect(),
+        group_offsets: vec![0, docs],
+        positive_group: vec![true],
+    };
+    let (train, valid) = (set(docs), set(30));
+    let config = TrainConfig {
+        widths: vec![width],
+        epochs: 1,
+        ..Default::default()
+    };
+    let result = pollster::block_on(fit_gpu(
+        gpu,
+        Split {
+            set: &train,
+            inputs: &train.regular,
+        },
+        Split {
+            set: &valid,
+            inputs: &valid.regular,
+        },
+        None,
+        &config,
+        &Guidance::default(),
+        &mut |_| {},
+    ));
+    let message = result.err().expect("the group cannot fit").to_string();
+    for fragment in [
+        &format!("{docs} documents"),
+        "no batch size helps",
+        "--backend cpu",
+    ] {
+        assert!(
+            message.contains(fragment),
+            "'{fragment}' missing: {message}"
+        );
+    }
+}

@@ -104,7 +104,12 @@ function syntheticKnobs(v) {
 function compareSetup(v, backend) {
   const widths = String(v.widths).split(",").map((w) => integer(w.trim(), "hidden widths"));
   let privileged = "";
-  if (v.privileged_kind === "top") privileged = `top:${integer(v.privileged_value, "k")}`;
+  if (v.privileged_kind === "top") {
+    // A count (top:12) or a share of the informative features (top:30%).
+    const k = String(v.privileged_value).trim();
+    if (!/^\d+(\.\d+)?%$|^\d+$/.test(k)) throw new Error(`k: expected a count such as 12 or a share such as 30%, got '${k}'`);
+    privileged = `top:${k}`;
+  }
   if (v.privileged_kind === "cols") privileged = `cols:${v.privileged_value}`;
   if (v.privileged_kind === "generator" && v.source === "upload") {
     throw new Error("uploaded data have no generator: choose top k or columns for the privileged features");
@@ -290,7 +295,7 @@ async function onUpload() {
     // Defaults that suit real LETOR data: z from the features most correlated with y, and a
     // label threshold for the grade range (MQ2008: 0..2, MSLR and Yahoo: 0..4).
     const maxGrade = Math.max(...r.files.flatMap((f) => Object.keys(f.stats.grades).map(Number)));
-    writeForm({ privileged_kind: "top", privileged_value: "10", tau_target: maxGrade <= 2 ? "2.8" : "4.8" });
+    writeForm({ privileged_kind: "top", privileged_value: "30%", tau_target: maxGrade <= 2 ? "2.8" : "4.8" });
     saveToUrl();
   } catch (e) {
     uploads = [];
@@ -382,27 +387,34 @@ const CUTOFFS = [1, 3, 5, 8, 10];
 let lastResult = null;
 let lastSetup = null;
 
+/// mean ± std, or n/a (with the reason on hover) where nothing could be measured.
 function fmt(stat) {
+  if (stat.mean === null || stat.mean === undefined) return `<span title="${stat.unmeasured ?? ""}">n/a</span>`;
   return `${stat.mean.toFixed(4)} ± ${stat.std.toFixed(4)}`;
 }
 
 function resultsTable(result, order) {
   const methods = order.filter((m) => result.methods[m]).map((m) => [m, result.methods[m]]);
   const base = result.methods["no-distillation"]?.["ndcg@8"].mean;
-  const best = Math.max(...methods.map(([, r]) => r["ndcg@8"].mean));
+  const best = Math.max(...methods.map(([, r]) => r["ndcg@8"].mean ?? -Infinity));
   const head = `<tr><th>method</th>${CUTOFFS.map((k) => `<th>NDCG@${k}</th>`).join("")}<th>gain @8</th><th>teacher NDCG@8</th></tr>`;
+  let note = "";
   const rows = methods.map(([name, r]) => {
     const mean8 = r["ndcg@8"].mean;
     let gain = "—";
-    if (base !== undefined && name !== "no-distillation") {
+    if (mean8 === null) {
+      gain = "n/a";
+    } else if (base !== undefined && base !== null && name !== "no-distillation") {
       const g = (100 * (mean8 - base)) / base;
       gain = `<span class="${g >= 0 ? "gain-up" : "gain-down"}">${g >= 0 ? "+" : ""}${g.toFixed(2)}%</span>`;
     }
     const teacher = r["teacher_ndcg@8"] ? fmt(r["teacher_ndcg@8"]) : "—";
-    return `<tr class="${mean8 === best ? "best" : ""}" data-method="${name}"><td>${name}</td>` +
+    if (mean8 === null) note = ` <small>n/a: ${r["ndcg@8"].unmeasured}</small>`;
+    return `<tr class="${mean8 !== null && mean8 === best ? "best" : ""}" data-method="${name}"><td>${name}</td>` +
       CUTOFFS.map((k) => `<td>${fmt(r[`ndcg@${k}`])}</td>`).join("") + `<td>${gain}</td><td>${teacher}</td></tr>`;
   });
-  return `<thead>${head}</thead><tbody>${rows.join("")}</tbody>`;
+  return `<thead>${head}</thead><tbody>${rows.join("")}</tbody>` +
+    (note ? `<caption class="unmeasured">${note}</caption>` : "");
 }
 
 function resultsCsv(result) {
@@ -486,7 +498,10 @@ async function run() {
     $("results").innerHTML = resultsTable(result, setup.methods);
     const seconds = (performance.now() - started) / 1000;
     $("status").textContent = `Done in ${seconds.toFixed(1)} s on ${result.backend}; last epoch ${throughput}. ` +
-      `${result.prepared.train.positive_groups} of ${result.prepared.train.groups} training queries have a positive document.`;
+      `${result.prepared.train.positive_groups} of ${result.prepared.train.groups} training queries have a positive document. ` +
+      `x: ${result.prepared.regular_columns} features (${result.prepared.constant_regular} constant), ` +
+      `z: ${result.prepared.privileged_columns.length} features (${result.prepared.constant_privileged} constant).` +
+      (result.prepared.warnings.length ? ` Warning: ${result.prepared.warnings.join(" ")}` : "");
     const select = $("student-method");
     select.innerHTML = setup.methods.map((m) => `<option>${m}</option>`).join("");
     for (const id of ["export-csv", "export-json", "export-student", "student-method"]) $(id).disabled = false;
@@ -514,12 +529,12 @@ async function sweep() {
   try {
     const base = await runInWorker({ ...(await prepareRun()), methods: ["no-distillation"] }, () => {});
     const baseline = base.methods["no-distillation"]["ndcg@8"].mean;
-    none.data = [{ x: 0.1, y: baseline }, { x: 0.9, y: baseline }];
+    none.data = [{ x: 0.1, y: baseline ?? NaN }, { x: 0.9, y: baseline ?? NaN }];
     for (const alpha of alphas) {
       $("status").textContent = `Alpha sweep: PFD at alpha = ${alpha}…`;
       const setup = { ...(await prepareRun()), methods: ["pfd"], alpha };
       const r = await runInWorker(setup, () => {});
-      pfd.data.push({ x: alpha, y: r.methods.pfd["ndcg@8"].mean });
+      pfd.data.push({ x: alpha, y: r.methods.pfd["ndcg@8"].mean ?? NaN });
       sweepChart.update("none");
     }
     $("status").textContent = "Alpha sweep done.";
@@ -650,7 +665,8 @@ function objectivesTable(result) {
     return `<tr data-objective="${escapeHtml(r.objective)}"><td>${escapeHtml(r.objective)}</td>` +
       cols.map(([, k]) => `<td>${meanStd(r.runs.map((run) => run.test[k]))}</td>`).join("") + `<td>${constraint}</td></tr>`;
   });
-  return `<thead>${head}</thead><tbody>${rows.join("")}</tbody>`;
+  return `<thead>${head}</thead><tbody>${rows.join("")}</tbody>` +
+    (note ? `<caption class="unmeasured">${note}</caption>` : "");
 }
 
 async function runObjectives() {

@@ -170,9 +170,9 @@ pub fn run(args: &BenchArgs, out: &Output) -> Result<()> {
         ),
     };
     if out.json {
-        println!("{result}");
+        outln!("{result}");
     } else {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&result).expect("serialise")
         );

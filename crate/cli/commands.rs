@@ -6,17 +6,21 @@ use std::path::{Path, PathBuf};
 use distillrank::data::cache;
 use distillrank::data::letor::{read_letor_file_with_progress, ReadOptions};
 use distillrank::data::prepare::{
-    label_like_prepare, prepare, PrepareOptions, Prepared, PrivilegedSplit, SPLIT_TEST, SPLIT_VALID,
+    column_ranges, label_like_prepare, prepare, PrepareOptions, Prepared, PrivilegedSplit,
+    SPLIT_TEST, SPLIT_VALID,
 };
 use distillrank::data::synth::{generate, generate_splits};
 use distillrank::data::Dataset;
 use distillrank::metrics::{self, IdcgZero};
 use distillrank::model_io::{self, ModelConfig};
+use distillrank::output;
 use distillrank::train::{self, Event, TrainConfig};
 use distillrank::{Error, Result};
 
 use super::progress::{Output, Progress};
-use super::{DataArgs, EvalArgs, FileArgs, LabelsArg, PredictArgs, SplitArg, SynthArgs, TrainArgs};
+use super::{
+    DataArgs, EvalArgs, FileArgs, LabelsArg, PredictArgs, SplitArg, StatsArgs, SynthArgs, TrainArgs,
+};
 
 /// Loads a LETOR file: from `FILE` if it is a cache, from `FILE.drcache` when that is fresh,
 /// otherwise by parsing the text (with a progress bar over the bytes read).
@@ -26,14 +30,18 @@ pub fn load(path: &Path, query: Option<&Path>, out: &Output) -> Result<Dataset> 
     }
     let cached = cache::cache_path(path);
     if query.is_none() && cached.exists() {
-        if let Ok((data, cache::CacheState::Fresh)) = cache::read_cache(&cached, Some(path)) {
-            return Ok(data);
+        match cache::read_cache(&cached, Some(path)) {
+            Ok((data, cache::CacheState::Fresh)) => return Ok(data),
+            Ok((_, cache::CacheState::Stale)) => out.note(format!(
+                "{} is stale: parsing {} again",
+                cached.display(),
+                path.display()
+            )),
+            Err(e) => out.note(format!(
+                "cannot use the cache ({e}): parsing {} again",
+                path.display()
+            )),
         }
-        out.note(format!(
-            "{} is stale: parsing {} again",
-            cached.display(),
-            path.display()
-        ));
     }
     let size = std::fs::metadata(path)
         .map_err(|e| Error::io(path, e))?
@@ -46,51 +54,94 @@ pub fn load(path: &Path, query: Option<&Path>, out: &Output) -> Result<Dataset> 
     Ok(data)
 }
 
-pub fn stats(args: &FileArgs, out: &Output) -> Result<()> {
-    let data = load(&args.file, args.query.as_deref(), out)?;
+pub fn stats(args: &StatsArgs, out: &Output) -> Result<()> {
+    let data = load(&args.file.file, args.file.query.as_deref(), out)?;
     let s = data.stats();
+    // The features each side would keep if this file were the training split.
+    let options = PrepareOptions {
+        privileged: match &args.privileged {
+            Some(spec) => privileged_split(spec)?,
+            None => PrivilegedSplit::FILE_DEFAULT,
+        },
+        tau_target: args.tau_target.unwrap_or(4.8),
+        t: args.t.unwrap_or(4.0),
+        ..Default::default()
+    };
+    let sides = prepare(&data, None, None, &options).map(|p| {
+        serde_json::json!({
+            "privileged_split": options.privileged,
+            "regular": {"features": p.regular_columns.len(), "constant": p.constant_regular},
+            "privileged": {"features": p.privileged_columns.len(), "constant": p.constant_privileged, "columns": p.privileged_columns},
+        })
+    });
     if out.json {
-        println!(
+        let mut v = serde_json::to_value(&s).expect("stats serialise");
+        v["split"] = match &sides {
+            Ok(sides) => sides.clone(),
+            Err(e) => serde_json::json!({"error": e.to_string()}),
+        };
+        outln!(
             "{}",
-            serde_json::to_string_pretty(&s).expect("stats serialise")
+            serde_json::to_string_pretty(&v).expect("stats serialise")
         );
         return Ok(());
     }
-    println!("file                    {}", args.file.display());
-    println!("queries                 {}", s.queries);
-    println!("documents               {}", s.docs);
-    println!("features                {}", s.features);
-    println!(
+    outln!("file                    {}", args.file.file.display());
+    outln!("queries                 {}", s.queries);
+    outln!("documents               {}", s.docs);
+    outln!("features                {}", s.features);
+    outln!(
         "docs per query          min {} / median {} / max {}",
-        s.docs_per_query_min, s.docs_per_query_median, s.docs_per_query_max
+        s.docs_per_query_min,
+        s.docs_per_query_median,
+        s.docs_per_query_max
     );
     let hist: Vec<String> = s.grades.iter().map(|(g, n)| format!("{g}: {n}")).collect();
-    println!("grades                  {}", hist.join(", "));
-    println!(
-        "constant features       {} {:?}",
+    outln!("grades                  {}", hist.join(", "));
+    outln!(
+        "constant features       {} [{}]",
         s.constant_features.len(),
-        s.constant_features
+        column_ranges(&s.constant_features)
     );
-    println!("groups with no grade>0  {}", s.groups_without_positive);
+    outln!("groups with no grade>0  {}", s.groups_without_positive);
+    match &sides {
+        Ok(v) => {
+            let side = |name: &str| {
+                let constant = v[name]["constant"].as_array().map_or(0, Vec::len);
+                format!("{} ({constant} constant)", v[name]["features"])
+            };
+            outln!(
+                "as training data ({})   x: {}, z: {}",
+                describe(&options.privileged),
+                side("regular"),
+                side("privileged")
+            );
+        }
+        Err(e) => outln!("as training data        n/a: {e}"),
+    }
     Ok(())
 }
 
+fn describe(split: &PrivilegedSplit) -> String {
+    match split {
+        PrivilegedSplit::TopCorrelation(n) => format!("top:{n}"),
+        PrivilegedSplit::TopShare(share) => format!("top:{}%", share * 100.0),
+        PrivilegedSplit::Columns(c) => format!("cols:{}", column_ranges(c)),
+        PrivilegedSplit::Discriminative { tau_priv } => format!("discriminative:{tau_priv}"),
+    }
+}
+
 pub fn synth(args: &SynthArgs, path: &Path, out: &Output) -> Result<()> {
+    output::check_file(path)?;
     let synthetic = generate(&args.options())?;
-    let file = std::fs::File::create(path).map_err(|e| Error::io(path, e))?;
-    let mut writer = std::io::BufWriter::new(file);
-    synthetic
-        .dataset
-        .write_letor(&mut writer)
-        .and_then(|_| writer.flush())
-        .map_err(|e| Error::io(path, e))?;
+    output::stage_with(path, |w| synthetic.dataset.write_letor(w))?.commit()?;
     let d = &synthetic.dataset;
     let z = &synthetic.privileged_columns;
     if out.json {
         let v = serde_json::json!({"file": path, "queries": d.n_groups(), "docs": d.n_docs(), "features": d.n_features, "privileged_columns": z});
-        println!("{v}");
+        outln!("{v}");
     } else {
-        println!(
+        outln!(
             "wrote {} ({} queries, {} docs, {} features)",
             path.display(),
             d.n_groups(),
@@ -98,7 +149,7 @@ pub fn synth(args: &SynthArgs, path: &Path, out: &Output) -> Result<()> {
             d.n_features
         );
         let cols: Vec<String> = z.iter().map(|c| c.to_string()).collect();
-        println!(
+        outln!(
             "privileged columns: {}  (train with --privileged cols:{})",
             cols.join(","),
             cols.join(",")
@@ -108,6 +159,8 @@ pub fn synth(args: &SynthArgs, path: &Path, out: &Output) -> Result<()> {
 }
 
 pub fn cache(args: &FileArgs, out: &Output) -> Result<()> {
+    let path = cache::cache_path(&args.file);
+    output::check_file(&path)?;
     let started = std::time::Instant::now();
     let mut bar = Progress::new(
         out,
@@ -123,16 +176,15 @@ pub fn cache(args: &FileArgs, out: &Output) -> Result<()> {
         &mut |n| bar.set(n),
     )?;
     bar.finish();
-    let path = cache::cache_path(&args.file);
     cache::write_cache(&data, &args.file, &path)?;
     let seconds = started.elapsed().as_secs_f64();
     if out.json {
-        println!(
+        outln!(
             "{}",
             serde_json::json!({"cache": path, "docs": data.n_docs(), "queries": data.n_groups(), "seconds": seconds})
         );
     } else {
-        println!(
+        outln!(
             "wrote {} ({} queries, {} docs) in {:.2} s",
             path.display(),
             data.n_groups(),
@@ -177,7 +229,7 @@ pub fn prepare_data(args: &DataArgs, out: &Output) -> Result<PreparedData> {
                     load(path, files.train_query.as_deref(), out)?,
                     optional(&files.valid, &files.valid_query)?,
                     optional(&files.test, &files.test_query)?,
-                    PrivilegedSplit::TopCorrelation(40),
+                    PrivilegedSplit::FILE_DEFAULT,
                     (4.0, 4.8),
                     path.display().to_string(),
                 )
@@ -231,6 +283,9 @@ pub fn prepare_data(args: &DataArgs, out: &Output) -> Result<PreparedData> {
     for (split, report) in &prepared.filter {
         out.note(format!("{split}: {report}"));
     }
+    for warning in &prepared.warnings {
+        out.warn(warning);
+    }
     Ok(PreparedData {
         prepared,
         source_features: train.n_features,
@@ -257,17 +312,24 @@ pub fn train(args: &TrainArgs, out: &Output) -> Result<()> {
         ..Default::default()
     };
     config.validate()?;
+    if let Some(prefix) = &args.save {
+        let (weights, json) = model_io::paths(prefix);
+        output::check_file(&weights)?;
+        output::check_file(&json)?;
+    }
     let data = prepare_data(&args.data, out)?;
     let p = &data.prepared;
     out.note(format!(
-        "data: {}; {} train groups ({} positive), {} valid groups{}; x: {} features, z: {} features; tau_target {}",
+        "data: {}; {} train groups ({} positive), {} valid groups{}; x: {} features ({} constant), z: {} features ({} constant); tau_target {}",
         data.description,
         p.train.n_groups(),
         p.train.positive_groups(),
         p.valid.n_groups(),
         if p.holdout { " (10% holdout)" } else { "" },
         p.train.d_x,
+        p.constant_regular.len(),
         p.train.d_z,
+        p.constant_privileged.len(),
         data.options.tau_target
     ));
     let docs_per_epoch = train::epoch_docs(&p.train, false) as u64;
@@ -338,21 +400,24 @@ pub fn train(args: &TrainArgs, out: &Output) -> Result<()> {
             "test": test_report,
             "saved": saved,
         });
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&v).expect("results serialise")
         );
     } else {
         let first = trained.history.first().map_or(0.0, |l| l.valid_ndcg);
-        println!(
+        outln!(
             "valid NDCG@{}: {:.4} after epoch 1, best {:.4} at epoch {} (the model kept)",
-            config.eval_k, first, trained.best_valid_ndcg, trained.best_epoch
+            config.eval_k,
+            first,
+            trained.best_valid_ndcg,
+            trained.best_epoch
         );
         if let Some(r) = &test_report {
             print_report("test", r);
         }
         if let Some((w, j)) = saved {
-            println!("saved {} and {}", w.display(), j.display());
+            outln!("saved {} and {}", w.display(), j.display());
         }
     }
     Ok(())
@@ -364,13 +429,13 @@ fn print_report(name: &str, r: &metrics::Report) {
         .iter()
         .map(|(k, v)| format!("NDCG@{k} {}", v.map_or("n/a".into(), |v| format!("{v:.4}"))))
         .collect();
-    println!("{name}: {}", ndcg.join("  "));
+    outln!("{name}: {}", ndcg.join("  "));
     let p: Vec<String> = r
         .precision
         .iter()
         .map(|(k, v)| format!("P@{k} {v:.4}"))
         .collect();
-    println!(
+    outln!(
         "{name}: MAP {:.4}  MRR {:.4}  {}  ({} groups count for NDCG)",
         r.map,
         r.mrr,
@@ -404,13 +469,14 @@ pub fn eval(args: &EvalArgs, out: &Output) -> Result<()> {
             (kept, labels)
         }
     };
-    let inputs = model_io::model_inputs(&data, &config, &args.file)?;
+    let inputs = model_io::model_inputs(&data, &config, &args.file, args.allow_missing_features)?;
     let engine = super::engine(args.backend, out)?;
     let scores = pollster::block_on(train::score_on(&engine, &model, &inputs))?;
+    model_io::check_scores(&scores, &args.model)?;
     let convention: IdcgZero = args.idcg_zero.into();
     let report = metrics::report(&scores, &labels, &data.group_offsets, convention);
     if out.json {
-        println!("{}", serde_json::to_string_pretty(&serde_json::json!({"file": args.file, "labels": format!("{:?}", args.labels).to_lowercase(), "metrics": report})).expect("serialise"));
+        outln!("{}", serde_json::to_string_pretty(&serde_json::json!({"file": args.file, "labels": format!("{:?}", args.labels).to_lowercase(), "metrics": report})).expect("serialise"));
     } else {
         print_report(&args.file.display().to_string(), &report);
     }
@@ -418,11 +484,15 @@ pub fn eval(args: &EvalArgs, out: &Output) -> Result<()> {
 }
 
 pub fn predict(args: &PredictArgs, out: &Output) -> Result<()> {
+    if let Some(run) = &args.run {
+        output::check_file(run)?;
+    }
     let (model, config) = model_io::load(&args.model)?;
     let data = load(&args.file, args.query.as_deref(), out)?;
-    let inputs = model_io::model_inputs(&data, &config, &args.file)?;
+    let inputs = model_io::model_inputs(&data, &config, &args.file, args.allow_missing_features)?;
     let engine = super::engine(args.backend, out)?;
     let scores = pollster::block_on(train::score_on(&engine, &model, &inputs))?;
+    model_io::check_scores(&scores, &args.model)?;
     let write = |path: &Path, w: &mut dyn Write| -> Result<()> {
         let io = |e| Error::io(path, e);
         match &args.run {
@@ -453,8 +523,21 @@ pub fn predict(args: &PredictArgs, out: &Output) -> Result<()> {
     };
     match &args.run {
         Some(path) => {
-            let file = std::fs::File::create(path).map_err(|e| Error::io(path, e))?;
-            write(path, &mut std::io::BufWriter::new(file))?;
+            let mut failed = None;
+            let staged = output::stage_with(path, |w| {
+                write(path, w).map_err(|e| {
+                    let message = e.to_string();
+                    failed = Some(e);
+                    std::io::Error::other(message)
+                })
+            });
+            if let Some(e) = failed {
+                if let Ok(staged) = staged {
+                    staged.discard();
+                }
+                return Err(e);
+            }
+            staged?.commit()?;
             out.note(format!(
                 "wrote {} ({} queries, {} docs)",
                 path.display(),

@@ -7,7 +7,7 @@ use clap::Args;
 
 use distillrank::data::prepare::FeatureView;
 use distillrank::distill::{Method, RdConfig, RdWeighting};
-use distillrank::experiment::{compare, ndcg, CompareConfig, Comparison};
+use distillrank::experiment::{compare, ndcg, plan, CompareConfig, Comparison};
 use distillrank::metrics::NDCG_CUTOFFS;
 use distillrank::model_io::{self, ModelConfig};
 use distillrank::train::{Event, TrainConfig};
@@ -165,31 +165,41 @@ impl ExperimentArgs {
     }
 }
 
-/// Runs `compare` with a progress bar over the models to train.
+/// Runs `compare` with a progress bar over the documents of every model to train: the model it
+/// is on (method, seed, teacher, its place among all), its rate and an ETA. A model that stops
+/// early moves the bar to where its last epoch would have ended.
 pub fn run_comparison(
     data: &PreparedData,
     config: &CompareConfig,
     out: &Output,
 ) -> Result<Comparison> {
     config.validate(&data.prepared)?;
-    let mut bar = Progress::new(out, 0, "docs");
-    let mut current = String::new();
-    let result = compare(&data.prepared, config, &mut |label, event| match event {
-        Event::Step { docs } => {
-            let label = label.to_string();
-            if current != label {
-                current = label;
-                bar.message(current.clone());
+    let plan = plan(&data.prepared, config);
+    let total: u64 = plan.iter().map(|(_, docs)| docs).sum();
+    let mut bar = Progress::new(out, total, "docs");
+    // The model being trained: its index in the plan, and where the bar stood when it started.
+    let mut current: Option<(usize, u64)> = None;
+    let result = compare(&data.prepared, config, &mut |label, event| {
+        if let Event::Step { docs } = event {
+            if current.is_none_or(|(i, _)| plan[i].0 != *label) {
+                let next = current.map_or(0, |(i, _)| i + 1);
+                let i = (next..plan.len())
+                    .find(|&i| plan[i].0 == *label)
+                    .unwrap_or(next.min(plan.len() - 1));
+                let start: u64 = plan[..i].iter().map(|(_, d)| d).sum();
+                bar.set(start);
+                bar.message(format!("{label} (model {} of {})", i + 1, plan.len()));
+                current = Some((i, start));
             }
             bar.inc(docs as u64);
         }
-        Event::Epoch(_) => {}
     });
     bar.finish();
     result
 }
 
 pub fn run(args: &CompareArgs, out: &Output) -> Result<()> {
+    distillrank::output::check_folder(&args.out)?;
     let config = args.experiment.config(out)?;
     let started = std::time::Instant::now();
     let data = prepare_data(&args.data, out)?;
@@ -213,14 +223,14 @@ pub fn run(args: &CompareArgs, out: &Output) -> Result<()> {
     plot::ndcg_per_epoch(&args.out.join("ndcg_per_epoch.svg"), &comparison)?;
     plot::loss_terms(&args.out.join("loss_terms.svg"), &comparison)?;
     if out.json {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string(&results_json(&data, &config, &comparison, &command))
                 .expect("serialise")
         );
     } else {
-        println!("{table}");
-        println!(
+        outln!("{table}");
+        outln!(
             "wrote {}/{{report.md, results.json, results.csv, ndcg_per_epoch.svg, loss_terms.svg, students/}} in {seconds:.0} s",
             args.out.display()
         );
@@ -251,8 +261,9 @@ fn save_students(
     Ok(())
 }
 
+/// Writes a report file atomically (a temporary file renamed into place).
 pub fn write(path: &Path, text: &str) -> Result<()> {
-    std::fs::write(path, text).map_err(|e| Error::io(path, e))
+    distillrank::output::write_atomic(path, text.as_bytes())
 }
 
 /// The command line that made this run, to reproduce it.
@@ -274,7 +285,8 @@ pub fn reproduce_command() -> String {
 pub fn table(c: &Comparison) -> String {
     let base = c
         .get(Method::NoDistillation)
-        .map(|r| r.student_stat(|m| ndcg(m, 8)).0);
+        .and_then(|r| r.student_ndcg(8))
+        .map(|s| s.0);
     let mut t = String::from("| method |");
     for k in NDCG_CUTOFFS {
         let _ = write!(t, " NDCG@{k} |");
@@ -285,20 +297,26 @@ pub fn table(c: &Comparison) -> String {
     for r in &c.methods {
         let _ = write!(t, "| {} |", r.method);
         for k in NDCG_CUTOFFS {
-            let (m, s) = r.student_stat(|run| ndcg(run, k));
-            let _ = write!(t, " {m:.4} ± {s:.4} |");
+            match r.student_ndcg(k) {
+                Some((m, s)) => {
+                    let _ = write!(t, " {m:.4} ± {s:.4} |");
+                }
+                None => t.push_str(" n/a |"),
+            }
         }
-        let (m8, _) = r.student_stat(|run| ndcg(run, 8));
-        match base {
-            Some(b) if b > 0.0 && r.method != Method::NoDistillation => {
+        match (base, r.student_ndcg(8)) {
+            (Some(b), Some((m8, _))) if b > 0.0 && r.method != Method::NoDistillation => {
                 let _ = write!(t, " {:+.2}% |", 100.0 * (m8 - b) / b);
             }
+            (_, None) => t.push_str(" n/a |"),
             _ => t.push_str(" — |"),
         }
-        match r.teacher_stat(|run| ndcg(run, 8)) {
+        let has_teacher = r.runs.iter().any(|run| !run.teachers.is_empty());
+        match r.teacher_ndcg(8) {
             Some((m, s)) => {
                 let _ = write!(t, " {m:.4} ± {s:.4} |");
             }
+            None if has_teacher => t.push_str(" n/a |"),
             None => t.push_str(" — |"),
         }
         // Parameters and scoring time (ms per 1,000 documents, CPU engine; mean over seeds) of the
@@ -337,6 +355,9 @@ fn report(
     let mut r = String::new();
     let _ = writeln!(r, "# distillrank compare\n\nData: {}.\n", data.description);
     let _ = writeln!(r, "{table}");
+    if has_unmeasured(table) {
+        let _ = writeln!(r, "n/a: {}.\n", distillrank::experiment::UNMEASURED);
+    }
     let _ = writeln!(
         r,
         "Test NDCG@k of the students (mean ± standard deviation over {} seeds), each at the epoch with the best validation NDCG@8; \"gain @8\" is relative to no-distillation; the teacher column is the teacher's own test NDCG@8 (it sees z on the test split). Ranking Distillation's teacher is the larger x-only model. Parameters and scoring time (ms per 1,000 test documents on the CPU engine, mean over seeds) are the student's, the teacher's in brackets.\n",
@@ -387,6 +408,11 @@ fn report(
     r
 }
 
+/// Whether the table holds an unmeasurable figure.
+fn has_unmeasured(table: &str) -> bool {
+    table.contains(" n/a |")
+}
+
 fn results_json(
     data: &PreparedData,
     config: &CompareConfig,
@@ -417,13 +443,16 @@ fn csv(c: &Comparison) -> String {
                 "{},{},{},{}",
                 r.method, run.seed, run.student.best_epoch, run.student.best_valid_ndcg
             );
+            // An unmeasurable NDCG is an empty field, never 0.
             for k in NDCG_CUTOFFS {
-                let _ = write!(s, ",{}", ndcg(&run.student, k));
+                let v = ndcg(&run.student, k);
+                let _ = write!(s, ",{}", v.map_or(String::new(), |v| v.to_string()));
             }
             let teacher = run
                 .teachers
                 .first()
-                .map(|t| ndcg(t, 8).to_string())
+                .and_then(|t| ndcg(t, 8))
+                .map(|v| v.to_string())
                 .unwrap_or_default();
             let _ = writeln!(s, ",{teacher},{}", run.student.parameters);
         }

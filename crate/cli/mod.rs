@@ -1,5 +1,16 @@
 //! Command definitions (clap) and their implementations.
 
+/// `println!` for results: a closed pipe (`distillrank predict ... | head -1`) ends the program
+/// quietly instead of panicking.
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        if let Err(e) = writeln!(std::io::stdout().lock(), $($arg)*) {
+            $crate::cli::stdout_failed(e)
+        }
+    }};
+}
+
 mod bench;
 mod commands;
 mod compare;
@@ -60,8 +71,9 @@ pub enum Command {
 
 #[derive(Subcommand)]
 pub enum DataCommand {
-    /// Queries, documents, features, grade histogram, constant features, groups without a positive grade.
-    Stats(FileArgs),
+    /// Queries, documents, features, grade histogram, constant features, groups without a
+    /// positive grade, and the regular / privileged features training would keep.
+    Stats(StatsArgs),
     /// Write synthetic LETOR data.
     Synth {
         #[command(flatten)]
@@ -72,6 +84,21 @@ pub enum DataCommand {
     },
     /// Build the binary cache FILE.drcache, which later commands load instead of parsing FILE.
     Cache(FileArgs),
+}
+
+#[derive(Args, Clone)]
+pub struct StatsArgs {
+    #[command(flatten)]
+    pub file: FileArgs,
+    /// The privileged split to report (as train's --privileged; default top:30%).
+    #[arg(long)]
+    pub privileged: Option<String>,
+    /// The Gumbel labelling threshold the split is computed with (as train's; default 4.8).
+    #[arg(long)]
+    pub tau_target: Option<f64>,
+    /// The Gumbel labelling temperature (default 4).
+    #[arg(long)]
+    pub t: Option<f64>,
 }
 
 #[derive(Args, Clone)]
@@ -190,14 +217,17 @@ pub struct SplitFiles {
 pub struct DataArgs {
     #[command(flatten)]
     pub files: SplitFiles,
-    /// Privileged features: top:N (largest |correlation| with y on the training split),
-    /// cols:3,7,12 (1-based columns) or discriminative:TAU_PRIV (Figure 5's z).
-    /// Default: top:40 for files, the generator's z columns for synthetic data.
+    /// Privileged features: top:N (largest |correlation| with y on the training split), top:P%
+    /// (P% of the training split's informative, non-constant features, rounded, leaving at least
+    /// one regular), cols:3,7,12 (1-based columns) or discriminative:TAU_PRIV (Figure 5's z).
+    /// Default for files: top:30%, the PFD paper's share (its top 40 of MSLR-WEB30K's 136
+    /// features), so 41 of MSLR's 136 and 12 of MQ2008's 40 informative columns; for synthetic
+    /// data, the generator's z columns.
     #[arg(long)]
     pub privileged: Option<String>,
     /// Gumbel labelling threshold. Default 4.8 for files (the paper's, grades 0..4; use about 2.8 for
     /// MQ2008's grades 0..2) and 3.5 for the synthetic data.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub tau_target: Option<f64>,
     /// Gumbel labelling temperature t. Default 4 for files (the paper's) and 8 for the synthetic
     /// data, whose relevance carries its own noise.
@@ -305,8 +335,14 @@ pub fn engine(
             ));
             Ok(Engine::Gpu(gpu))
         }
+        // `auto` says what it chose and, in a few words, why: the probe's details (every
+        // backend wgpu tried) matter only when a GPU was asked for.
         Err(e) if backend == BackendArg::Auto => {
-            out.note(format!("backend: CPU engine ({e})"));
+            let why = match e.to_string() {
+                m if m.contains("software adapter") => m.trim_start_matches("GPU: ").to_string(),
+                _ => "no hardware GPU adapter found".to_string(),
+            };
+            out.note(format!("backend: CPU engine ({why})"));
             Ok(Engine::Cpu)
         }
         Err(e) => Err(e),
@@ -394,6 +430,12 @@ pub struct EvalArgs {
     /// NDCG convention for groups with IDCG = 0 (default: excluded from the mean).
     #[arg(long, value_enum, default_value = "exclude")]
     pub idcg_zero: IdcgZeroArg,
+
+    /// Accept a file narrower than the model's training data (its last columns absent, as in a
+    /// sparse file whose last features are zero everywhere) and read the missing columns as 0.
+    /// Without it a file of another width is refused.
+    #[arg(long)]
+    pub allow_missing_features: bool,
     /// Where to score: auto (a hardware GPU if any, else the CPU engine), gpu or cpu.
     #[arg(long, value_enum, default_value = "auto")]
     pub backend: BackendArg,
@@ -424,9 +466,56 @@ pub struct PredictArgs {
     /// Write a TREC run file (qid Q0 doc rank score tag) here instead of one score a line on stdout.
     #[arg(long)]
     pub run: Option<PathBuf>,
+    /// Accept a file narrower than the model's training data (its last columns absent, as in a
+    /// sparse file whose last features are zero everywhere) and read the missing columns as 0.
+    /// Without it a file of another width is refused.
+    #[arg(long)]
+    pub allow_missing_features: bool,
     /// Where to score: auto (a hardware GPU if any, else the CPU engine), gpu or cpu.
     #[arg(long, value_enum, default_value = "auto")]
     pub backend: BackendArg,
+}
+
+/// Mesa's Vulkan drivers print "error: XDG_RUNTIME_DIR is invalid or not set" to stderr when they
+/// probe for a display and the variable is missing, as it is in containers and over ssh. A
+/// compute program needs no display: point the variable at a private directory before wgpu
+/// looks for adapters, so that the probe stays quiet. Called once, before any thread starts.
+pub fn quiet_gpu_probe() {
+    let valid = std::env::var_os("XDG_RUNTIME_DIR")
+        .map(std::path::PathBuf::from)
+        .is_some_and(|dir| dir.is_absolute() && dir.is_dir());
+    if valid {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("distillrank-runtime-{}", user_id()));
+    if std::fs::create_dir_all(&dir).is_ok() {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let _ = std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700));
+        }
+        std::env::set_var("XDG_RUNTIME_DIR", &dir);
+    }
+}
+
+/// The user's id (the owner of `/proc/self`), to keep per-user directories apart.
+fn user_id() -> u32 {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata("/proc/self").map_or(0, |m| m.uid())
+    }
+    #[cfg(not(unix))]
+    0
+}
+
+/// A failed write to stdout: a closed pipe is a quiet end (the reader has what it wanted).
+pub fn stdout_failed(e: std::io::Error) -> ! {
+    if e.kind() == std::io::ErrorKind::BrokenPipe {
+        std::process::exit(0);
+    }
+    eprintln!("error: cannot write to stdout: {e}");
+    std::process::exit(1);
 }
 
 pub fn run(cli: Cli) -> distillrank::Result<()> {

@@ -228,6 +228,7 @@ impl ObjectivesArgs {
 }
 
 pub fn run(args: &ObjectivesArgs, out: &Output) -> Result<()> {
+    distillrank::output::check_folder(&args.out)?;
     let objectives = args.objectives()?;
     let config = args.config(&objectives)?;
     let started = std::time::Instant::now();
@@ -277,10 +278,10 @@ pub fn run(args: &ObjectivesArgs, out: &Output) -> Result<()> {
     write(&args.out.join("results.csv"), &csv(&results))?;
     let plots = plots(&args.out, &results, config.initial_lambda)?;
     if out.json {
-        println!("{}", serde_json::to_string(&json).expect("serialise"));
+        outln!("{}", serde_json::to_string(&json).expect("serialise"));
     } else {
-        println!("{table}");
-        println!(
+        outln!("{table}");
+        outln!(
             "wrote {}/{{report.md, results.json, results.csv, {}}} in {seconds:.0} s",
             args.out.display(),
             plots.join(", ")

@@ -30,7 +30,23 @@ pub fn lines(
         .flat_map(|s| s.points.iter().copied())
         .collect();
     if all.is_empty() {
-        return Err(fail("no points".into()));
+        // Nothing measurable (an n/a figure): the plot says so instead of drawing zeros.
+        let mut svg = String::new();
+        {
+            let root = SVGBackend::with_string(&mut svg, (860, 520)).into_drawing_area();
+            root.fill(&WHITE).map_err(|e| fail(e.to_string()))?;
+            let root = root
+                .titled(title, ("sans-serif", 22))
+                .map_err(|e| fail(e.to_string()))?;
+            root.draw(&Text::new(
+                format!("{y_desc}: n/a (nothing could be measured)"),
+                (40, 200),
+                ("sans-serif", 18),
+            ))
+            .map_err(|e| fail(e.to_string()))?;
+            root.present().map_err(|e| fail(e.to_string()))?;
+        }
+        return distillrank::output::write_atomic(path, svg.as_bytes());
     }
     let (mut x0, mut x1) = all
         .iter()
@@ -55,55 +71,60 @@ pub fn lines(
     let pad = ((y1 - y0) * 0.08).max(1e-3);
     y0 -= pad;
     y1 += pad;
-    let root = SVGBackend::new(path, (860, 520)).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| fail(e.to_string()))?;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(title, ("sans-serif", 22))
-        .margin(16)
-        .x_label_area_size(44)
-        .y_label_area_size(64)
-        .build_cartesian_2d(x0..x1, y0..y1)
-        .map_err(|e| fail(e.to_string()))?;
-    chart
-        .configure_mesh()
-        .x_desc(x_desc)
-        .y_desc(y_desc)
-        .draw()
-        .map_err(|e| fail(e.to_string()))?;
-    for (i, s) in series.iter().enumerate() {
-        let color = Palette99::pick(i).to_rgba();
-        chart
-            .draw_series(LineSeries::new(
-                s.points.iter().copied(),
-                color.stroke_width(2),
-            ))
-            .map_err(|e| fail(e.to_string()))?
-            .label(s.name.clone())
-            .legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
-            });
-        chart
-            .draw_series(s.points.iter().map(|&p| Circle::new(p, 3, color.filled())))
+    // Drawn into memory, then written atomically.
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (860, 520)).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| fail(e.to_string()))?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(title, ("sans-serif", 22))
+            .margin(16)
+            .x_label_area_size(44)
+            .y_label_area_size(64)
+            .build_cartesian_2d(x0..x1, y0..y1)
             .map_err(|e| fail(e.to_string()))?;
-        if let Some(spread) = &s.spread {
-            for (p, d) in s.points.iter().zip(spread) {
-                chart
-                    .draw_series(LineSeries::new(
-                        vec![(p.0, p.1 - d), (p.0, p.1 + d)],
-                        color.stroke_width(1),
-                    ))
-                    .map_err(|e| fail(e.to_string()))?;
+        chart
+            .configure_mesh()
+            .x_desc(x_desc)
+            .y_desc(y_desc)
+            .draw()
+            .map_err(|e| fail(e.to_string()))?;
+        for (i, s) in series.iter().enumerate() {
+            let color = Palette99::pick(i).to_rgba();
+            chart
+                .draw_series(LineSeries::new(
+                    s.points.iter().copied(),
+                    color.stroke_width(2),
+                ))
+                .map_err(|e| fail(e.to_string()))?
+                .label(s.name.clone())
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
+                });
+            chart
+                .draw_series(s.points.iter().map(|&p| Circle::new(p, 3, color.filled())))
+                .map_err(|e| fail(e.to_string()))?;
+            if let Some(spread) = &s.spread {
+                for (p, d) in s.points.iter().zip(spread) {
+                    chart
+                        .draw_series(LineSeries::new(
+                            vec![(p.0, p.1 - d), (p.0, p.1 + d)],
+                            color.stroke_width(1),
+                        ))
+                        .map_err(|e| fail(e.to_string()))?;
+                }
             }
         }
+        chart
+            .configure_series_labels()
+            .position(legend)
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .draw()
+            .map_err(|e| fail(e.to_string()))?;
+        root.present().map_err(|e| fail(e.to_string()))?;
     }
-    chart
-        .configure_series_labels()
-        .position(legend)
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .draw()
-        .map_err(|e| fail(e.to_string()))?;
-    root.present().map_err(|e| fail(e.to_string()))
+    distillrank::output::write_atomic(path, svg.as_bytes())
 }
 
 /// Mean over seeds of a per-epoch value, at each epoch that at least one seed reached.
@@ -131,7 +152,7 @@ pub fn ndcg_per_epoch(path: &Path, c: &Comparison) -> Result<()> {
                         run.student
                             .history
                             .iter()
-                            .map(|h| h.test_ndcg.unwrap_or(0.0))
+                            .filter_map(|h| h.test_ndcg)
                             .collect()
                     })
                     .collect::<Vec<_>>(),

@@ -1,9 +1,10 @@
-//! Progress bars (docs/s and ETA) that appear only once a task has run for a second, and the
-//! choice between human and JSON output.
+//! Progress bars (docs/s and ETA) that appear only once a task has run for a second, and only on
+//! a terminal; and the choice between human and JSON output.
 
+use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 
 pub struct Output {
     /// No progress bars or per-epoch lines.
@@ -18,23 +19,38 @@ impl Output {
             eprintln!("{}", text.as_ref());
         }
     }
+    /// Something the user must know about the results (an unmeasurable metric, ...): printed
+    /// even when quiet.
+    pub fn warn(&self, text: impl AsRef<str>) {
+        eprintln!("warning: {}", text.as_ref());
+    }
 }
 
-/// A bar over `total` units that stays hidden for its first second.
+/// A bar over `total` units that stays hidden for its first second. Off a terminal (stderr
+/// redirected to a log) it never draws, and [`Progress::println`] prints plain lines.
 pub struct Progress {
     bar: ProgressBar,
     started: Instant,
     shown: bool,
     quiet: bool,
+    terminal: bool,
 }
 
 impl Progress {
     pub fn new(out: &Output, total: u64, unit: &str) -> Self {
         let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::hidden());
-        let template = format!("{{spinner}} {{msg}} [{{bar:30}}] {{human_pos}}/{{human_len}} {unit} {{per_sec}} ETA {{eta}}");
+        let template = format!(
+            "{{spinner}} {{msg}} [{{bar:30}}] {{human_pos}}/{{human_len}} {unit} {{rate}} {unit}/s ETA {{eta}}"
+        );
         bar.set_style(
             ProgressStyle::with_template(&template)
                 .expect("a valid template")
+                .with_key(
+                    "rate",
+                    |state: &ProgressState, w: &mut dyn std::fmt::Write| {
+                        let _ = write!(w, "{}", thousands(state.per_sec()));
+                    },
+                )
                 .progress_chars("=> "),
         );
         Progress {
@@ -42,6 +58,7 @@ impl Progress {
             started: Instant::now(),
             shown: false,
             quiet: out.quiet,
+            terminal: std::io::stderr().is_terminal(),
         }
     }
     pub fn set(&mut self, position: u64) {
@@ -55,7 +72,7 @@ impl Progress {
     pub fn message(&self, text: String) {
         self.bar.set_message(text);
     }
-    /// Prints a line above the bar.
+    /// Prints a line above the bar (or, with no bar drawn, on stderr).
     pub fn println(&self, text: impl AsRef<str>) {
         if self.quiet {
             return;
@@ -67,7 +84,11 @@ impl Progress {
         }
     }
     fn reveal(&mut self) {
-        if !self.shown && !self.quiet && self.started.elapsed() > Duration::from_secs(1) {
+        if !self.shown
+            && !self.quiet
+            && self.terminal
+            && self.started.elapsed() > Duration::from_secs(1)
+        {
             self.bar.set_draw_target(ProgressDrawTarget::stderr());
             self.shown = true;
         }
@@ -75,4 +96,23 @@ impl Progress {
     pub fn finish(self) {
         self.bar.finish_and_clear();
     }
+}
+
+/// A rate as a whole number with thousands separators: `82,646,623`.
+pub fn thousands(value: f64) -> String {
+    if !value.is_finite() {
+        return "-".into();
+    }
+    let digits = format!("{:.0}", value.abs());
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    if value < -0.5 {
+        out.insert(0, '-');
+    }
+    out
 }

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use clap::{Args, ValueEnum};
 
 use distillrank::distill::Method;
-use distillrank::experiment::{ndcg, Comparison};
+use distillrank::experiment::Comparison;
 use distillrank::{Error, Result};
 
 use super::commands::prepare_data;
@@ -60,6 +60,7 @@ pub struct SweepArgs {
 }
 
 pub fn run(args: &SweepArgs, out: &Output) -> Result<()> {
+    distillrank::output::check_folder(&args.out)?;
     let started = std::time::Instant::now();
     let mut base = args.experiment.config(out)?;
     let name = args
@@ -113,7 +114,7 @@ pub fn run(args: &SweepArgs, out: &Output) -> Result<()> {
     std::fs::create_dir_all(&args.out).map_err(|e| Error::io(&args.out, e))?;
 
     let methods: Vec<Method> = base.methods.clone();
-    let stat = |c: &Comparison, m: Method| c.get(m).map(|r| r.student_stat(|run| ndcg(run, 8)));
+    let stat = |c: &Comparison, m: Method| c.get(m).and_then(|r| r.student_ndcg(8));
     let gain = |c: &Comparison, m: Method| match (stat(c, m), stat(c, Method::NoDistillation)) {
         (Some((v, _)), Some((b, _))) if b > 0.0 && m != Method::NoDistillation => {
             Some(100.0 * (v - b) / b)
@@ -139,19 +140,23 @@ pub fn run(args: &SweepArgs, out: &Output) -> Result<()> {
             let _ = write!(table, " {positive} of {groups} ({share:.0}%) |");
         }
         for &m in &methods {
-            let (mean, std) = stat(c, m).unwrap_or((f64::NAN, f64::NAN));
-            match gain(c, m) {
-                Some(g) => {
+            let figure = |v: Option<f64>| v.map_or(String::new(), |v| v.to_string());
+            let (mean, std) = (stat(c, m).map(|s| s.0), stat(c, m).map(|s| s.1));
+            match (stat(c, m), gain(c, m)) {
+                (Some((mean, std)), Some(g)) => {
                     let _ = write!(table, " {mean:.4} ± {std:.4} ({g:+.2}%) |");
                 }
-                None => {
+                (Some((mean, std)), None) => {
                     let _ = write!(table, " {mean:.4} ± {std:.4} |");
                 }
+                (None, _) => table.push_str(" n/a |"),
             }
             let _ = writeln!(
                 csv,
-                "{name},{value},{m},{mean},{std},{}",
-                gain(c, m).map_or(String::new(), |g| g.to_string())
+                "{name},{value},{m},{},{},{}",
+                figure(mean),
+                figure(std),
+                figure(gain(c, m))
             );
         }
         table.push('\n');
@@ -218,8 +223,12 @@ pub fn run(args: &SweepArgs, out: &Output) -> Result<()> {
             "positive_groups": positive,
             "train_groups": groups,
             "methods": c.methods.iter().map(|r| {
-                let (mean, std) = r.student_stat(|run| ndcg(run, 8));
-                (r.method.name().to_string(), serde_json::json!({"ndcg@8": {"mean": mean, "std": std}, "gain_percent": gain(c, r.method)}))
+                let stat = r.student_ndcg(8);
+                let mut ndcg = serde_json::json!({"mean": stat.map(|s| s.0), "std": stat.map(|s| s.1)});
+                if stat.is_none() {
+                    ndcg["unmeasured"] = distillrank::experiment::UNMEASURED.into();
+                }
+                (r.method.name().to_string(), serde_json::json!({"ndcg@8": ndcg, "gain_percent": gain(c, r.method)}))
             }).collect::<serde_json::Map<_, _>>(),
         })).collect::<Vec<_>>(),
     });
@@ -234,10 +243,10 @@ pub fn run(args: &SweepArgs, out: &Output) -> Result<()> {
     );
     write(&args.out.join("sweep.md"), &report)?;
     if out.json {
-        println!("{json}");
+        outln!("{json}");
     } else {
-        println!("{table}");
-        println!(
+        outln!("{table}");
+        outln!(
             "wrote {}/{{sweep.md, sweep.json, sweep.csv, sweep.svg}} in {seconds:.0} s",
             args.out.display()
         );

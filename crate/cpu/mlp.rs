@@ -7,6 +7,75 @@
 use super::{matmul, real, Real, View};
 use crate::rng::Rng;
 
+/// Checks, before anything is allocated, that a model of `n_in` inputs and hidden `widths`,
+/// trained on batches of `batch_rows` documents, fits in memory: every layer's weights, their
+/// gradients, Adam's two moments and the kept best copy (5 copies), and its activations and their
+/// gradients over a batch. `available` is the memory there is (None: unknown, then only sizes
+/// past the address space are refused). The error names the largest layer and the bytes needed.
+pub fn check_size(
+    n_in: usize,
+    widths: &[usize],
+    batch_rows: usize,
+    available: Option<u64>,
+) -> crate::Result<()> {
+    let mut dims = vec![n_in as u128];
+    dims.extend(widths.iter().map(|&w| w as u128));
+    dims.push(1);
+    let layer_bytes = |i: usize| {
+        let (a, b) = (dims[i], dims[i + 1]);
+        4 * (5 * (a * b + b) + 2 * batch_rows as u128 * b)
+    };
+    let total: u128 = (0..dims.len() - 1).map(layer_bytes).sum();
+    let limit = available.map_or(isize::MAX as u128, |a| a as u128);
+    if total <= limit {
+        return Ok(());
+    }
+    let largest = (0..dims.len() - 1)
+        .max_by_key(|&i| layer_bytes(i))
+        .expect("a model has a layer");
+    Err(crate::Error::Config(format!(
+        "the model does not fit in memory: layer {} ({} -> {} units) needs {} for its weights, gradients, Adam state and activations, the whole model {}, and {}; choose smaller --widths (or --batch-docs)",
+        largest + 1,
+        dims[largest],
+        dims[largest + 1],
+        human_bytes(layer_bytes(largest)),
+        human_bytes(total),
+        match available {
+            Some(a) => format!("this machine has {} available", human_bytes(a as u128)),
+            None => "that is more than any machine can address".into(),
+        }
+    )))
+}
+
+/// Memory this machine can still give (Linux: MemAvailable), if known.
+pub fn available_memory() -> Option<u64> {
+    #[cfg(target_os = "linux")]
+    {
+        let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+        let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
+        let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+        Some(kb * 1024)
+    }
+    #[cfg(not(target_os = "linux"))]
+    None
+}
+
+/// `48.0 GB`.
+pub fn human_bytes(bytes: u128) -> String {
+    let units = ["bytes", "kB", "MB", "GB", "TB", "PB", "EB"];
+    let mut value = bytes as f64;
+    let mut unit = 0;
+    while value >= 1000.0 && unit + 1 < units.len() {
+        value /= 1000.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{bytes} bytes")
+    } else {
+        format!("{value:.1} {}", units[unit])
+    }
+}
+
 /// One dense layer's parameters.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Dense<T> {

@@ -120,10 +120,8 @@ pub fn write_cache(dataset: &Dataset, source: &Path, cache: &Path) -> Result<()>
     for &q in &dataset.qids {
         bytes.extend_from_slice(&q.to_le_bytes());
     }
-    // Write to a temporary file, then rename: a reader never sees half a cache.
-    let tmp = PathBuf::from(format!("{}.tmp", cache.display()));
-    std::fs::write(&tmp, &bytes).map_err(|e| Error::io(&tmp, e))?;
-    std::fs::rename(&tmp, cache).map_err(|e| Error::io(cache, e))
+    // Written to a temporary file, then renamed: a reader never sees half a cache.
+    crate::output::write_atomic(cache, &bytes)
 }
 
 /// Why a cache file cannot be used.
@@ -165,13 +163,26 @@ pub fn read_cache(cache: &Path, source: Option<&Path>) -> Result<(Dataset, Cache
         query_mtime_ns: u64_at(64),
     };
 
-    // Section offsets in u128: a corrupt header cannot overflow them.
-    let align128 = |n: u128| n.div_ceil(ALIGN as u128) * ALIGN as u128;
-    let (docs, feats, groups) = (n_docs as u128, n_features as u128, n_groups as u128);
-    let grades_at = align128(HEADER_BYTES as u128 + 4 * docs * feats);
-    let offsets_at = align128(grades_at + docs);
-    let qids_at = align128(offsets_at + 8 * (groups + 1));
-    let end = qids_at + 8 * groups;
+    // Section offsets in u128 with checked arithmetic: a corrupt header cannot overflow them.
+    let sections = || -> Option<(u128, u128, u128, u128)> {
+        let align128 =
+            |n: u128| Some(n.checked_add(ALIGN as u128 - 1)? / ALIGN as u128 * ALIGN as u128);
+        let (docs, feats, groups) = (n_docs as u128, n_features as u128, n_groups as u128);
+        let grades_at = align128(
+            (HEADER_BYTES as u128).checked_add(docs.checked_mul(feats)?.checked_mul(4)?)?,
+        )?;
+        let offsets_at = align128(grades_at.checked_add(docs)?)?;
+        let qids_at = align128(offsets_at.checked_add((groups + 1).checked_mul(8)?)?)?;
+        Some((
+            grades_at,
+            offsets_at,
+            qids_at,
+            qids_at.checked_add(groups.checked_mul(8)?)?,
+        ))
+    };
+    let Some((grades_at, offsets_at, qids_at, end)) = sections() else {
+        return Err(bad("corrupt cache: its header's sizes overflow".into()));
+    };
     if map.len() as u128 != end {
         return Err(bad(format!(
             "truncated or corrupt cache: {} bytes, the header implies {end}",
@@ -198,15 +209,13 @@ pub fn read_cache(cache: &Path, source: Option<&Path>) -> Result<(Dataset, Cache
         qids: qids.to_vec(),
         source: source.map(Path::to_path_buf),
     };
-    if dataset.group_offsets.first() != Some(&0)
-        || dataset.group_offsets.last() != Some(&n_docs)
-        || dataset.group_offsets.windows(2).any(|w| w[0] > w[1])
-    {
-        return Err(bad(
-            "corrupt cache: group offsets are not increasing from 0 to the number of documents"
-                .into(),
-        ));
-    }
+    // A cache holds what the text reader accepted, and nothing else: a damaged or hand-made one
+    // is refused here rather than trained on.
+    dataset.check_invariants().map_err(|what| {
+        bad(format!(
+            "corrupt cache: {what}; delete it (or rebuild it with `distillrank data cache`)"
+        ))
+    })?;
     let state = match source {
         Some(s) if stamp(s)? != recorded => CacheState::Stale,
         _ => CacheState::Fresh,

@@ -26,6 +26,15 @@ pub const BLOCK_BYTES: usize = 16 << 20;
 /// The largest feature index accepted by default: the features are stored densely, and real LETOR
 /// sets have at most a few thousand (Yahoo: 700, Istella: 220, MSLR-WEB: 136).
 pub const DEFAULT_MAX_FEATURE_INDEX: u32 = 65_536;
+/// The largest relevance grade accepted. LETOR sets grade 0..4 (MQ2008 0..2); a larger first
+/// column is far more likely a document id or a raw score than a grade, and would make the NDCG
+/// gain 2^g - 1 meaningless.
+pub const MAX_GRADE: u8 = 31;
+/// The longest line accepted. A dense line of 65,536 features is about 1.5 MB; a longer line is
+/// not LETOR text (a binary file, `/dev/zero`, a file with no line ends).
+pub const MAX_LINE_BYTES: usize = 16 << 20;
+/// The UTF-8 byte-order mark some editors put at the start of a text file.
+const BOM: &[u8] = b"\xEF\xBB\xBF";
 
 /// How to read a LETOR file.
 #[derive(Debug, Clone)]
@@ -115,12 +124,15 @@ impl<R: Read> Read for Counting<'_, R> {
 /// Reads a `.query` file: one positive group size a line (blank lines ignored).
 #[cfg(not(target_arch = "wasm32"))]
 pub fn read_query_file(path: &Path) -> Result<Vec<usize>> {
-    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    /// A `.query` file holds one number a line; 64 MiB is millions of groups.
+    const MAX_QUERY_FILE_BYTES: u64 = 64 << 20;
+    let bytes = crate::data::read_capped(path, MAX_QUERY_FILE_BYTES, "a .query file")?;
     parse_query_sizes(path, &bytes)
 }
 
 /// Parses the text of a `.query` file (see [`read_query_file`]); `name` is used in errors.
 pub fn parse_query_sizes(name: &Path, bytes: &[u8]) -> Result<Vec<usize>> {
+    let bytes = bytes.strip_prefix(BOM).unwrap_or(bytes);
     let mut sizes = Vec::new();
     for (i, line) in bytes.split(|&b| b == b'\n').enumerate() {
         let text = String::from_utf8_lossy(line);
@@ -210,6 +222,7 @@ fn read_blocks(
     let mut buffer: Vec<u8> = Vec::with_capacity(BLOCK_BYTES + 4096);
     let mut first_line: u64 = 1; // line number of buffer[0]
     let mut eof = false;
+    let mut at_start = true;
     while !eof {
         // Fill the buffer up to BLOCK_BYTES (it may start with the tail of the previous block).
         // Without a line end in the buffer, it doubles: a huge line (or a file without '\n') is
@@ -229,6 +242,13 @@ fn read_blocks(
             }
         }
         buffer.truncate(filled);
+        if at_start {
+            // A byte-order mark is not part of the first grade.
+            if buffer.starts_with(BOM) {
+                buffer.drain(..BOM.len());
+            }
+            at_start = false;
+        }
         // Parse up to the last complete line; keep the rest for the next block.
         let end = if eof {
             buffer.len()
@@ -248,6 +268,15 @@ fn read_blocks(
             )?;
             first_line += lines;
             buffer.drain(..end);
+        }
+        // What is left is one unfinished line: it may grow no further than MAX_LINE_BYTES.
+        if buffer.len() > MAX_LINE_BYTES {
+            return Err(Error::parse(
+                name,
+                first_line,
+                0,
+                format!("line {first_line} runs past {} MiB without a line end: expected LETOR text, one document a line", MAX_LINE_BYTES >> 20),
+            ));
         }
     }
     builder.finish(query_sizes)
@@ -329,6 +358,17 @@ fn parse_piece(text: &[u8], max_index: u32) -> std::result::Result<Piece, PieceE
             break;
         }
         let line_no = piece.lines;
+        if line.len() > MAX_LINE_BYTES {
+            return Err(PieceError {
+                line: line_no,
+                column: 0,
+                message: format!(
+                    "line of {} MiB, longer than the {} MiB a LETOR line can be: expected one document a line",
+                    line.len() >> 20,
+                    MAX_LINE_BYTES >> 20
+                ),
+            });
+        }
         parse_line(line, max_index, &mut piece).map_err(|(column, message)| PieceError {
             line: line_no,
             column,
@@ -446,27 +486,36 @@ fn parse_line(
 }
 
 fn parse_grade(tok: &[u8]) -> std::result::Result<u8, String> {
-    let text = std::str::from_utf8(tok).map_err(|_| {
+    let expected = || {
         format!(
-            "expected a relevance grade (a non-negative integer), found '{}'",
+            "expected a relevance grade (an integer 0..={MAX_GRADE}), found '{}'",
             show(tok)
         )
-    })?;
-    if let Ok(g) = text.parse::<u64>() {
-        return u8::try_from(g).map_err(|_| format!("relevance grade {g} is above 255"));
+    };
+    let text = std::str::from_utf8(tok).map_err(|_| expected())?;
+    let too_large = || {
+        format!("relevance grade {} is above {MAX_GRADE}, the largest grade accepted (LETOR grades are 0..4): is the first column a grade?", shorten(text))
+    };
+    // Whole numbers of any length (a 20-digit id as well as 300) are one case: too large.
+    let digits = text.strip_prefix('+').unwrap_or(text);
+    if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+        return match digits.parse::<u64>() {
+            Ok(g) if g <= MAX_GRADE as u64 => Ok(g as u8),
+            _ => Err(too_large()),
+        };
     }
     match text.parse::<f64>() {
         Ok(g) if g.is_finite() && g < 0.0 => Err(format!(
-            "negative relevance grade '{text}': expected a non-negative integer"
+            "negative relevance grade '{}': expected an integer 0..={MAX_GRADE}",
+            shorten(text)
         )),
-        Ok(g) if g.is_finite() && g.fract() == 0.0 && g <= 255.0 => Ok(g as u8),
-        Ok(g) if g.is_finite() && g.fract() != 0.0 => {
-            Err(format!("relevance grade '{text}' is not an integer"))
-        }
-        _ => Err(format!(
-            "expected a relevance grade (a non-negative integer), found '{}'",
-            show(tok)
+        Ok(g) if g.is_finite() && g.fract() != 0.0 => Err(format!(
+            "relevance grade '{}' is not an integer",
+            shorten(text)
         )),
+        Ok(g) if g.is_finite() && g <= MAX_GRADE as f64 => Ok(g as u8),
+        Ok(g) if g.is_finite() => Err(too_large()),
+        _ => Err(expected()),
     }
 }
 
@@ -494,7 +543,8 @@ impl<'a> Iterator for Tokens<'a> {
     }
 }
 
-/// A token as shown in an error message: lossy UTF-8, at most 40 characters.
+/// A token as shown in an error message: lossy UTF-8, at most 40 characters, control characters
+/// escaped (see [`crate::error::printable`]).
 fn show(tok: &[u8]) -> String {
     shorten(&String::from_utf8_lossy(tok))
 }
@@ -504,7 +554,7 @@ fn shorten(text: &str) -> String {
     if text.chars().count() > 40 {
         s.push('…');
     }
-    s
+    crate::error::printable(&s)
 }
 
 /// Appends parsed pieces, in order, into dense row-major storage and checks group structure.

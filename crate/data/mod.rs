@@ -8,7 +8,31 @@ pub mod prepare;
 pub mod synth;
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+
+/// Reads a whole file of at most `cap` bytes (`what` names it in the error): a device such as
+/// `/dev/zero` or a file far larger than its kind ever is stops with an error, not with memory
+/// exhausted.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn read_capped(path: &Path, cap: u64, what: &str) -> Result<Vec<u8>> {
+    use std::io::Read;
+    let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    let mut bytes = Vec::new();
+    file.take(cap + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::io(path, e))?;
+    if bytes.len() as u64 > cap {
+        return Err(Error::parse(
+            path,
+            0,
+            0,
+            format!("larger than {} MiB, more than {what} ever is", cap >> 20),
+        ));
+    }
+    Ok(bytes)
+}
 
 /// A parsed ranking dataset: documents in query-group order.
 #[derive(Debug, Clone, PartialEq)]
@@ -39,6 +63,74 @@ impl Dataset {
     /// Documents of group g.
     pub fn group(&self, g: usize) -> std::ops::Range<usize> {
         self.group_offsets[g]..self.group_offsets[g + 1]
+    }
+
+    /// Checks every invariant the LETOR reader upholds, for data that did not come through it (a
+    /// binary cache): at least one document, a feature matrix of `n_docs x n_features` finite
+    /// values with at most [`letor::DEFAULT_MAX_FEATURE_INDEX`] columns, grades up to
+    /// [`letor::MAX_GRADE`], non-empty groups that tile the documents, one distinct qid per group.
+    /// Returns what is wrong first.
+    pub fn check_invariants(&self) -> std::result::Result<(), String> {
+        let n_docs = self.grades.len();
+        if n_docs == 0 {
+            return Err("no documents".into());
+        }
+        if self.n_features > letor::DEFAULT_MAX_FEATURE_INDEX as usize {
+            return Err(format!(
+                "{} features, above the limit of {}",
+                self.n_features,
+                letor::DEFAULT_MAX_FEATURE_INDEX
+            ));
+        }
+        if Some(self.features.len()) != n_docs.checked_mul(self.n_features) {
+            return Err(format!(
+                "{} feature values for {n_docs} documents of {} features",
+                self.features.len(),
+                self.n_features
+            ));
+        }
+        if let Some(i) = self.features.iter().position(|v| !v.is_finite()) {
+            let (doc, feature) = (i / self.n_features, i % self.n_features + 1);
+            return Err(format!(
+                "document {} has a non-finite value ({}) in feature {feature}",
+                doc + 1,
+                self.features[i]
+            ));
+        }
+        if let Some(d) = self.grades.iter().position(|&g| g > letor::MAX_GRADE) {
+            return Err(format!(
+                "document {} has grade {}, above {}",
+                d + 1,
+                self.grades[d],
+                letor::MAX_GRADE
+            ));
+        }
+        let offsets = &self.group_offsets;
+        if offsets.len() < 2 || offsets[0] != 0 || offsets[offsets.len() - 1] != n_docs {
+            return Err(format!(
+                "the group offsets do not run from 0 to the {n_docs} documents"
+            ));
+        }
+        if let Some(g) = offsets.windows(2).position(|w| w[0] >= w[1]) {
+            return Err(format!(
+                "group {} is empty (or its offsets decrease)",
+                g + 1
+            ));
+        }
+        if self.qids.len() != offsets.len() - 1 {
+            return Err(format!(
+                "{} qids for {} groups",
+                self.qids.len(),
+                offsets.len() - 1
+            ));
+        }
+        let mut seen = std::collections::HashSet::with_capacity(self.qids.len());
+        if let Some(q) = self.qids.iter().find(|&&q| !seen.insert(q)) {
+            return Err(format!(
+                "qid {q} names two groups: the documents of a query are contiguous"
+            ));
+        }
+        Ok(())
     }
 
     /// Summary statistics (`distillrank data stats`).
@@ -73,7 +165,7 @@ impl Dataset {
     }
 
     /// Writes the dataset as LETOR text (`<grade> qid:<id> 1:<v> 2:<v> ...`), dense.
-    pub fn write_letor(&self, out: &mut impl Write) -> std::io::Result<()> {
+    pub fn write_letor(&self, out: &mut (impl Write + ?Sized)) -> std::io::Result<()> {
         for g in 0..self.n_groups() {
             for d in self.group(g) {
                 write!(out, "{} qid:{}", self.grades[d], self.qids[g])?;

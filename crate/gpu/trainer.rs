@@ -111,6 +111,20 @@ pub fn padded_inputs(gpu: &Gpu, n_features: usize) -> usize {
     }
 }
 
+/// The bytes of the largest storage binding that batches of `rows` rows need: the widest layer
+/// (or the padded input, or `extra_columns` per-row values) times the rows.
+pub fn binding_bytes(gpu: &Gpu, model: &Mlp<f32>, rows: usize, extra_columns: usize) -> u64 {
+    // The first layer's inputs as the GPU holds them (padded for the direct products).
+    let widest = model
+        .layers
+        .iter()
+        .map(|l| l.n_in.max(l.n_out))
+        .chain([padded_inputs(gpu, model.n_in())])
+        .max()
+        .unwrap_or(1);
+    4 * (rows as u64) * (widest.max(extra_columns) as u64)
+}
+
 impl GpuMlp {
     /// Uploads `model` and builds its buffers and slots for batches of up to `max_rows` rows.
     /// `extra_columns`: the widest per-row buffer the caller adds (teachers' logits), so that one
@@ -124,15 +138,7 @@ impl GpuMlp {
     ) -> Result<Self> {
         let limit = gpu.device.limits().max_storage_buffer_binding_size;
         let n_features = model.n_in();
-        // The first layer's inputs as the GPU holds them (padded for the direct products).
-        let widest = model
-            .layers
-            .iter()
-            .map(|l| l.n_in.max(l.n_out))
-            .chain([padded_inputs(&gpu, n_features)])
-            .max()
-            .unwrap_or(1);
-        let needed = 4 * (max_rows as u64) * (widest.max(extra_columns) as u64);
+        let needed = binding_bytes(&gpu, model, max_rows, extra_columns);
         if needed > limit {
             return Err(Error::Gpu(format!(
                 "a batch of {max_rows} rows needs {needed} bytes in one storage binding; the adapter allows {limit} (max_storage_buffer_binding_size): use a smaller batch"

@@ -243,6 +243,12 @@ pub(crate) fn start<'a>(
     config: &'a Config,
 ) -> Result<(Mlp<f32>, Selection<'a>)> {
     let d = check_splits(train, valid, config)?;
+    crate::cpu::mlp::check_size(
+        d,
+        &config.widths,
+        config.batch_size,
+        crate::cpu::mlp::available_memory(),
+    )?;
     let model = Mlp::<f32>::new(d, &config.widths, config.seed);
     Ok((model, Selection::new(config, valid)))
 }

@@ -1,0 +1,825 @@
+//! Nothing silently wrong: every class of bad input, bad argument and bad output path ends in a
+//! clear error (or, where the data allow it, an explicit n/a), never in numbers that mean nothing,
+//! a panic or an abort. One test per class; each names the members it tries.
+
+#![cfg(not(target_arch = "wasm32"))]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use distillrank::cpu::loss::LossKind;
+use distillrank::cpu::mlp::Mlp;
+use distillrank::data::cache::{cache_path, read_cache, write_cache};
+use distillrank::data::letor::{parse_letor_bytes, ReadOptions};
+use distillrank::data::prepare::FeatureView;
+use distillrank::model_io::{self, ModelConfig};
+
+fn command(args: &[&str]) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_distillrank"));
+    c.args(args).current_dir(env!("CARGO_MANIFEST_DIR"));
+    c
+}
+
+fn run(args: &[&str]) -> (Output, String, String) {
+    let out = command(args).output().unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    );
+    (out, stdout, stderr)
+}
+
+/// Runs a command that must fail cleanly: exit status 1 (an error, not a signal or an abort), an
+/// `error:` line containing every fragment, nothing on stdout, no panic.
+fn refused(args: &[&str], fragments: &[&str]) -> String {
+    let (out, stdout, stderr) = run(args);
+    assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+    assert!(stdout.is_empty(), "{args:?} printed results: {stdout}");
+    assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    for f in fragments {
+        assert!(stderr.contains(f), "{args:?}: '{f}' missing from: {stderr}");
+    }
+    stderr
+}
+
+const MQ2008: &str = "../shared/data/mq2008/Fold1";
+
+fn mq(file: &str) -> String {
+    format!("{MQ2008}/{file}")
+}
+
+/// A small synthetic LETOR file (`regular` + 6 privileged features) in `dir`.
+fn synth(dir: &Path, name: &str, queries: usize, regular: usize, seed: u64) -> String {
+    let path = dir.join(name).display().to_string();
+    let (out, _, stderr) = run(&[
+        "data",
+        "synth",
+        "--queries",
+        &queries.to_string(),
+        "--regular",
+        &regular.to_string(),
+        "--synth-seed",
+        &seed.to_string(),
+        "-o",
+        &path,
+    ]);
+    assert!(out.status.success(), "{stderr}");
+    path
+}
+
+/// Trains a small model (widths 8, one epoch) on a LETOR file and saves it as `prefix`.
+fn save_model(data: &str, prefix: &str) {
+    let (out, _, stderr) = run(&[
+        "train",
+        "--train",
+        data,
+        "--tau-target",
+        "3",
+        "--t",
+        "8",
+        "--widths",
+        "8",
+        "--epochs",
+        "1",
+        "--backend",
+        "cpu",
+        "--save",
+        prefix,
+    ]);
+    assert!(out.status.success(), "{stderr}");
+}
+
+fn train_small(extra: &[&str]) -> Vec<String> {
+    [
+        "train",
+        "--queries",
+        "150",
+        "--valid-queries",
+        "60",
+        "--test-queries",
+        "60",
+        "--widths",
+        "16,8",
+        "--backend",
+        "cpu",
+    ]
+    .iter()
+    .chain(extra)
+    .map(|s| s.to_string())
+    .collect()
+}
+
+fn strs(v: &[String]) -> Vec<&str> {
+    v.iter().map(String::as_str).collect()
+}
+
+// 1. A model whose inputs carry no information.
+#[test]
+fn uninformative_inputs_are_refused() {
+    // MQ2008's top 40 leaves exactly its six constant columns to the student.
+    refused(
+        &[
+            "compare",
+            "--train",
+            &mq("train.txt"),
+            "--test",
+            &mq("test.txt"),
+            "--tau-target",
+            "2.8",
+            "--privileged",
+            "top:40",
+            "--seeds",
+            "1",
+            "--epochs",
+            "1",
+            "--out",
+            "out/never",
+        ],
+        &["regular features x are all constant", "6-10, 43", "top:12"],
+    );
+    // The default split for files keeps informative regular features on a 46-feature file.
+    let (out, stdout, stderr) = run(&[
+        "data",
+        "stats",
+        &mq("train.txt"),
+        "--tau-target",
+        "2.8",
+        "--json",
+    ]);
+    assert!(out.status.success(), "{stderr}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(v["split"]["regular"]["features"], 34);
+    assert_eq!(
+        v["split"]["regular"]["constant"],
+        serde_json::json!([6, 7, 8, 9, 10, 43])
+    );
+    assert_eq!(v["split"]["privileged"]["features"], 12);
+    assert_eq!(v["split"]["privileged"]["constant"], serde_json::json!([]));
+    // A file whose features are all zero.
+    let dir = tempfile::tempdir().unwrap();
+    let zeros = dir.path().join("zeros.txt");
+    let mut text = String::new();
+    for q in 1..=30 {
+        for d in 0..12 {
+            text += &format!("{} qid:{q} 1:0 2:0 3:0\n", (d % 3));
+        }
+    }
+    std::fs::write(&zeros, text).unwrap();
+    refused(
+        &[
+            "train",
+            "--train",
+            zeros.to_str().unwrap(),
+            "--tau-target",
+            "1.5",
+            "--backend",
+            "cpu",
+        ],
+        &["every feature of the training split is constant"],
+    );
+    // A teacher that sees only constant privileged columns.
+    refused(
+        &[
+            "train",
+            "--train",
+            &mq("train.txt"),
+            "--tau-target",
+            "2.8",
+            "--privileged",
+            "cols:6,7,8",
+            "--features",
+            "privileged",
+            "--backend",
+            "cpu",
+        ],
+        &["input features", "constant on the training split"],
+    );
+}
+
+// 2. Non-finite models: never saved, loaded, scored or reported.
+#[test]
+fn non_finite_models_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut model = Mlp::<f32>::new(3, &[4], 0);
+    let config = ModelConfig::new(
+        &model,
+        LossKind::RankNet,
+        FeatureView::Regular,
+        vec![1, 2, 3],
+        3,
+    );
+    // A NaN weight is not saved, and nothing is left behind.
+    model.layers[0].weight[2] = f32::NAN;
+    let prefix = dir.path().join("nan");
+    let e = model_io::save(&prefix, &model, &config).unwrap_err();
+    assert!(e.to_string().contains("NaN or infinite weights"), "{e}");
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    // Finite weights whose scores overflow: predict and eval refuse to write or report them.
+    for layer in &mut model.layers {
+        layer.weight.iter_mut().for_each(|w| *w = 3e38);
+    }
+    let huge = dir.path().join("huge");
+    model_io::save(&huge, &model, &config).unwrap();
+    let data = dir.path().join("d.txt");
+    std::fs::write(&data, "1 qid:1 1:5 2:5 3:5\n0 qid:1 1:1 2:2 3:3\n").unwrap();
+    for verb in ["predict", "eval"] {
+        refused(
+            &[
+                verb,
+                "--model",
+                huge.to_str().unwrap(),
+                data.to_str().unwrap(),
+                "--backend",
+                "cpu",
+            ],
+            &["NaN or infinite", "no scores or metrics are reported"],
+        );
+    }
+    // Training that diverges saves nothing.
+    let save = dir.path().join("diverged");
+    let args = train_small(&[
+        "--lr",
+        "1e10",
+        "--epochs",
+        "2",
+        "--save",
+        save.to_str().unwrap(),
+    ]);
+    refused(&strs(&args), &["diverged"]);
+    assert!(!save.with_extension("safetensors").exists());
+    assert!(!save.with_extension("json").exists());
+}
+
+// 3. A model scores only files of its own width.
+#[test]
+fn files_of_another_width_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let wide = synth(dir.path(), "wide.txt", 120, 14, 1); // 20 features
+    let narrow = synth(dir.path(), "narrow.txt", 40, 4, 2); // 10 features
+    let model = dir.path().join("m").display().to_string();
+    save_model(&wide, &model);
+    for verb in ["predict", "eval"] {
+        refused(
+            &[verb, "--model", &model, &narrow, "--backend", "cpu"],
+            &["10 feature columns", "20", "--allow-missing-features"],
+        );
+        let (out, _, stderr) = run(&[
+            verb,
+            "--model",
+            &model,
+            &narrow,
+            "--backend",
+            "cpu",
+            "--allow-missing-features",
+        ]);
+        assert!(
+            out.status.success(),
+            "{verb} --allow-missing-features: {stderr}"
+        );
+    }
+    // Wider than the model: refused, flag or not.
+    let narrow_model = dir.path().join("n").display().to_string();
+    save_model(&narrow, &narrow_model);
+    refused(
+        &[
+            "predict",
+            "--model",
+            &narrow_model,
+            &wide,
+            "--allow-missing-features",
+            "--backend",
+            "cpu",
+        ],
+        &["20 feature columns", "10"],
+    );
+}
+
+// 4. What cannot be measured is n/a (null) everywhere, with the reason; never 0.
+#[test]
+fn unmeasurable_figures_are_null_not_zero() {
+    let dir = tempfile::tempdir().unwrap();
+    let train = synth(dir.path(), "train.txt", 160, 10, 3);
+    // A test split whose grades are at most 1: with t = 8 and tau_target 3.5 no document gets
+    // y = 1 (P = sigmoid(8 (1 - 3.5)) ~ 2e-9).
+    let low = synth(dir.path(), "low.txt", 40, 10, 4);
+    let text: String = std::fs::read_to_string(&low)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let (grade, rest) = l.split_once(' ').unwrap();
+            format!("{} {rest}\n", grade.parse::<u8>().unwrap().min(1))
+        })
+        .collect();
+    std::fs::write(&low, text).unwrap();
+    let out_dir = dir.path().join("cmp");
+    let (out, stdout, stderr) = run(&[
+        "compare",
+        "--train",
+        &train,
+        "--test",
+        &low,
+        "--tau-target",
+        "3.5",
+        "--t",
+        "8",
+        "--privileged",
+        "top:3",
+        "--methods",
+        "no-distillation,pfd",
+        "--seeds",
+        "2",
+        "--epochs",
+        "1",
+        "--widths",
+        "8",
+        "--backend",
+        "cpu",
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("warning: the test split has no group with a y = 1"),
+        "{stderr}"
+    );
+    assert!(
+        stdout.contains("n/a") && !stdout.contains("0.0000 ± 0.0000"),
+        "{stdout}"
+    );
+    let report = std::fs::read_to_string(out_dir.join("report.md")).unwrap();
+    assert!(
+        report.contains("| n/a |") && report.contains("n/a: no test group"),
+        "{report}"
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("results.json")).unwrap())
+            .unwrap();
+    for method in ["no-distillation", "pfd"] {
+        let ndcg = &json["methods"][method]["ndcg@8"];
+        assert!(ndcg["mean"].is_null() && ndcg["std"].is_null(), "{ndcg}");
+        assert_eq!(ndcg["per_seed"], serde_json::json!([null, null]));
+        assert!(ndcg["unmeasured"]
+            .as_str()
+            .unwrap()
+            .contains("no test group"));
+    }
+    assert!(json["methods"]["pfd"]["teacher_ndcg@8"]["mean"].is_null());
+    let csv = std::fs::read_to_string(out_dir.join("results.csv")).unwrap();
+    for row in csv.lines().skip(1) {
+        let fields: Vec<&str> = row.split(',').collect();
+        // method, seed, best_epoch, valid_ndcg@8, five test NDCGs, teacher, parameters
+        assert!(fields[4..10].iter().all(|f| f.is_empty()), "{row}");
+    }
+    let svg = std::fs::read_to_string(out_dir.join("ndcg_per_epoch.svg")).unwrap();
+    assert!(svg.contains("n/a"), "the plot says n/a");
+}
+
+// 5. Labels that carry no information.
+#[test]
+fn degenerate_labels_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    // Every document has the same grade: labels would be pure Gumbel noise.
+    let same = dir.path().join("same.txt");
+    let mut text = String::new();
+    for q in 1..=30 {
+        for d in 0..12 {
+            text += &format!("2 qid:{q} 1:{d} 2:{}\n", q * d);
+        }
+    }
+    std::fs::write(&same, text).unwrap();
+    refused(
+        &[
+            "train",
+            "--train",
+            same.to_str().unwrap(),
+            "--tau-target",
+            "1.5",
+            "--backend",
+            "cpu",
+        ],
+        &["no training group holds documents of different grades"],
+    );
+    // A threshold below every grade: every label is 1.
+    for tau in ["-100", "-5"] {
+        let args = train_small(&["--tau-target", tau]);
+        refused(
+            &strs(&args),
+            &["every training document got y = 1", "raise --tau-target"],
+        );
+    }
+    // Not a number at all.
+    for tau in ["-inf", "inf", "nan"] {
+        let args = train_small(&[&format!("--tau-target={tau}")]);
+        let stderr = refused(&strs(&args), &["must be a finite number"]);
+        assert!(!stderr.contains("lower --tau-target"), "{stderr}");
+    }
+}
+
+/// A cache of a small parsed file, and the byte offsets of its sections.
+struct CacheFile {
+    path: PathBuf,
+    n_docs: usize,
+    n_features: usize,
+    grades_at: usize,
+    offsets_at: usize,
+    qids_at: usize,
+}
+
+fn small_cache(dir: &Path) -> CacheFile {
+    let source = dir.join("s.txt");
+    std::fs::write(
+        &source,
+        "2 qid:7 1:0.5 2:1\n0 qid:7 1:0.2 2:3\n1 qid:9 1:0.1 2:2\n0 qid:9 1:0.4 2:0\n",
+    )
+    .unwrap();
+    let data =
+        distillrank::data::letor::read_letor_file(&source, None, &ReadOptions::default()).unwrap();
+    let path = cache_path(&source);
+    write_cache(&data, &source, &path).unwrap();
+    let align = |n: usize| n.div_ceil(64) * 64;
+    let grades_at = align(128 + 4 * 4 * 2);
+    let offsets_at = align(grades_at + 4);
+    CacheFile {
+        path,
+        n_docs: 4,
+        n_features: 2,
+        grades_at,
+        offsets_at,
+        qids_at: align(offsets_at + 8 * 3),
+    }
+}
+
+// 6. A cache upholds every invariant of the text reader.
+#[test]
+fn corrupt_caches_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = small_cache(dir.path());
+    assert_eq!((c.n_docs, c.n_features), (4, 2));
+    let good = std::fs::read(&c.path).unwrap();
+    assert!(read_cache(&c.path, None).is_ok());
+    let f32_at = |doc: usize, feature: usize| 128 + 4 * (doc * c.n_features + feature);
+    let cases: Vec<(&str, Box<dyn Fn(&mut Vec<u8>)>)> = vec![
+        (
+            "non-finite value (NaN)",
+            Box::new(move |b| {
+                b[f32_at(1, 0)..f32_at(1, 0) + 4].copy_from_slice(&f32::NAN.to_le_bytes())
+            }),
+        ),
+        (
+            "non-finite value (inf)",
+            Box::new(move |b| {
+                b[f32_at(3, 1)..f32_at(3, 1) + 4].copy_from_slice(&f32::INFINITY.to_le_bytes())
+            }),
+        ),
+        ("grade 200", Box::new(move |b| b[c.grades_at + 2] = 200)),
+        ("grade 32", Box::new(move |b| b[c.grades_at] = 32)),
+        (
+            "is empty",
+            Box::new(move |b| {
+                b[c.offsets_at + 8..c.offsets_at + 16].copy_from_slice(&0u64.to_le_bytes())
+            }),
+        ),
+        (
+            "offsets",
+            Box::new(move |b| {
+                b[c.offsets_at + 8..c.offsets_at + 16].copy_from_slice(&9u64.to_le_bytes())
+            }),
+        ),
+        (
+            "qid 7 names two groups",
+            Box::new(move |b| {
+                b[c.qids_at + 8..c.qids_at + 16].copy_from_slice(&7u64.to_le_bytes())
+            }),
+        ),
+    ];
+    for (what, corrupt) in cases {
+        let mut bytes = good.clone();
+        corrupt(&mut bytes);
+        let path = dir.path().join("bad.drcache");
+        std::fs::write(&path, &bytes).unwrap();
+        let stderr = refused(
+            &["data", "stats", path.to_str().unwrap()],
+            &["corrupt cache"],
+        );
+        let message = read_cache(&path, None).unwrap_err().to_string();
+        assert!(message.contains("corrupt"), "{what}: {message}");
+        assert!(
+            what.starts_with("non-finite") || what == "offsets" || message.contains(what),
+            "{what}: {message} / {stderr}"
+        );
+    }
+    // A corrupt cache beside a good source is passed over for the text.
+    let source = dir.path().join("s.txt");
+    let mut bytes = good.clone();
+    bytes[f32_at(0, 0)..f32_at(0, 0) + 4].copy_from_slice(&f32::NAN.to_le_bytes());
+    std::fs::write(&c.path, &bytes).unwrap();
+    let (out, _, stderr) = run(&["data", "stats", source.to_str().unwrap()]);
+    assert!(
+        out.status.success() && stderr.contains("cannot use the cache"),
+        "{stderr}"
+    );
+}
+
+mod cache_bytes {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+        /// Arbitrary bytes, and a valid cache with arbitrary bytes overwritten: the loader never
+        /// panics, and what it accepts the text reader accepts too, giving the same data.
+        #[test]
+        fn arbitrary_cache_bytes_never_pass_what_the_text_reader_refuses(
+            noise in proptest::collection::vec(any::<u8>(), 0..400),
+            at in 0usize..400,
+            raw in any::<bool>(),
+        ) {
+            let dir = tempfile::tempdir().unwrap();
+            let c = small_cache(dir.path());
+            let mut bytes = std::fs::read(&c.path).unwrap();
+            if raw {
+                bytes = noise.clone();
+            } else {
+                for (i, b) in noise.iter().enumerate().take(16) {
+                    let j = (at + i) % bytes.len();
+                    bytes[j] = *b;
+                }
+            }
+            let path = dir.path().join("x.drcache");
+            std::fs::write(&path, &bytes).unwrap();
+            if let Ok((data, _)) = read_cache(&path, None) {
+                let mut text = Vec::new();
+                data.write_letor(&mut text).unwrap();
+                let parsed = parse_letor_bytes(Path::new("x"), &text, None, &ReadOptions::default());
+                prop_assert!(parsed.is_ok(), "accepted by the cache, refused as text: {:?}", parsed.err());
+                let mut parsed = parsed.unwrap();
+                parsed.source = data.source.clone();
+                prop_assert_eq!(parsed, data);
+            }
+        }
+    }
+}
+
+// 7. Sizes are checked before anything is allocated.
+#[test]
+fn oversized_models_are_refused_before_allocating() {
+    for widths in ["2000000000", "100000,100000,100000", "18446744073709551615"] {
+        let args = train_small(&["--widths", widths]);
+        refused(
+            &strs(&args),
+            &["does not fit in memory", "layer", "--widths"],
+        );
+    }
+}
+
+// 8. Unbounded input: a line without end, a device, an endless .query file or model.
+#[test]
+fn unbounded_input_is_refused() {
+    refused(
+        &["data", "stats", "/dev/zero"],
+        &["line 1 runs past 16 MiB without a line end"],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let long = dir.path().join("long.txt");
+    let mut text = b"0 qid:1 1:0.5\n1 qid:1".to_vec();
+    text.extend(std::iter::repeat_n(b' ', 17 << 20));
+    std::fs::write(&long, text).unwrap();
+    refused(
+        &["data", "stats", long.to_str().unwrap()],
+        &["long.txt:2", "longer than the 16 MiB"],
+    );
+    let lgbm = "../shared/data/lightgbm_rank/rank.train";
+    refused(
+        &["data", "stats", lgbm, "--query", "/dev/zero"],
+        &["/dev/zero", "larger than"],
+    );
+    let model = dir.path().join("endless");
+    std::os::unix::fs::symlink("/dev/zero", model.with_extension("json")).unwrap();
+    refused(
+        &["predict", "--model", model.to_str().unwrap(), lgbm],
+        &["endless.json", "larger than"],
+    );
+}
+
+// 9. Outputs: paths checked before any work, files written whole or not at all.
+#[test]
+fn outputs_are_checked_first_and_written_atomically() {
+    let missing = "/nonexistent-distillrank/x";
+    let args = train_small(&["--epochs", "3", "--save", missing]);
+    let stderr = refused(&strs(&args), &["/nonexistent-distillrank"]);
+    assert!(
+        !stderr.contains("epoch"),
+        "the path is checked before training: {stderr}"
+    );
+    refused(
+        &["data", "synth", "--queries", "5", "-o", missing],
+        &["/nonexistent-distillrank"],
+    );
+    refused(
+        &[
+            "predict",
+            "--model",
+            missing,
+            &mq("test.txt"),
+            "--run",
+            "/nonexistent-distillrank/r",
+        ],
+        &["/nonexistent-distillrank/r"],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("a-file");
+    std::fs::write(&file, "").unwrap();
+    let stderr = refused(
+        &[
+            "compare",
+            "--queries",
+            "80",
+            "--out",
+            file.join("sub").to_str().unwrap(),
+        ],
+        &["a-file"],
+    );
+    assert!(
+        !stderr.contains("train:"),
+        "checked before the data: {stderr}"
+    );
+    // A save whose JSON cannot be written leaves no weights behind.
+    let model = Mlp::<f32>::new(2, &[3], 0);
+    let config = ModelConfig::new(
+        &model,
+        LossKind::RankNet,
+        FeatureView::Regular,
+        vec![1, 2],
+        2,
+    );
+    let prefix = dir.path().join("m");
+    std::fs::create_dir(dir.path().join("m.json")).unwrap();
+    assert!(model_io::save(&prefix, &model, &config).is_err());
+    assert!(!dir.path().join("m.safetensors").exists());
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(left.iter().all(|n| !n.ends_with(".tmp")), "{left:?}");
+}
+
+// 10. Per-epoch lines reach a log file.
+#[test]
+fn epoch_lines_reach_stderr_off_a_terminal() {
+    // Long enough for the progress bar to have come on (after one second) on any machine.
+    let args = [
+        "train",
+        "--queries",
+        "600",
+        "--valid-queries",
+        "100",
+        "--test-queries",
+        "50",
+        "--epochs",
+        "8",
+        "--widths",
+        "128,64",
+        "--backend",
+        "cpu",
+    ];
+    let started = std::time::Instant::now();
+    let (out, _, stderr) = run(&args);
+    assert!(out.status.success(), "{stderr}");
+    let epochs = stderr.lines().filter(|l| l.starts_with("epoch ")).count();
+    assert_eq!(epochs, 8, "took {:?}: {stderr}", started.elapsed());
+}
+
+// 11. compare's progress has a real total: the plan counts every document a run trains.
+#[test]
+fn compare_progress_plan_counts_every_document() {
+    use distillrank::data::prepare::{prepare, PrepareOptions, PrivilegedSplit};
+    use distillrank::data::synth::{generate_splits, SynthOptions};
+    use distillrank::distill::Method;
+    use distillrank::experiment::{compare, plan, CompareConfig};
+    let s = generate_splits(&SynthOptions::default(), 80, 40, 40).unwrap();
+    let p = prepare(
+        &s.train,
+        Some(&s.valid),
+        Some(&s.test),
+        &PrepareOptions {
+            tau_target: 3.5,
+            privileged: PrivilegedSplit::Columns(s.privileged_columns.clone()),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let mut config = CompareConfig {
+        methods: vec![Method::NoDistillation, Method::Pfd, Method::MultiTeacherPfd],
+        seeds: 2,
+        ..Default::default()
+    };
+    config.train.widths = vec![8];
+    config.train.epochs = 2; // fewer than the patience: no model stops early
+    let planned = plan(&p, &config);
+    let mut seen: Vec<(String, u64)> = Vec::new();
+    compare(&p, &config, &mut |label, event| {
+        if let distillrank::train::Event::Step { docs } = event {
+            match seen.last_mut() {
+                Some((l, n)) if *l == label.to_string() => *n += docs as u64,
+                _ => seen.push((label.to_string(), docs as u64)),
+            }
+        }
+    })
+    .unwrap();
+    let expected: Vec<(String, u64)> = planned.iter().map(|(l, d)| (l.to_string(), *d)).collect();
+    assert_eq!(seen, expected);
+}
+
+// 12. The adapter probe prints nothing but its choice.
+#[test]
+fn backend_probe_is_quiet() {
+    let args = train_small(&["--epochs", "1"]);
+    let mut args: Vec<&str> = strs(&args);
+    let at = args.iter().position(|a| *a == "cpu").unwrap();
+    args[at] = "auto";
+    let out = command(&args)
+        .env_remove("XDG_RUNTIME_DIR")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(!stderr.contains("XDG_RUNTIME_DIR"), "{stderr}");
+    let backend: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("backend:"))
+        .collect();
+    assert_eq!(backend.len(), 1, "{stderr}");
+    assert!(backend[0].len() < 160, "a short reason: {}", backend[0]);
+    let out = command(&[&args[..], &["--quiet"]].concat())
+        .env_remove("XDG_RUNTIME_DIR")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success() && stderr.trim().is_empty(), "{stderr}");
+}
+
+// 14. Smaller faults: a closed pipe, a byte-order mark, raw control bytes in messages.
+#[test]
+fn a_closed_pipe_is_a_quiet_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = synth(dir.path(), "d.txt", 2000, 10, 5);
+    let model = dir.path().join("m").display().to_string();
+    save_model(&data, &model);
+    for args in [
+        vec!["predict", "--model", &model, &data, "--backend", "cpu"],
+        vec!["data", "stats", &data],
+    ] {
+        let mut child = command(&args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Read one line, then close the pipe (as `| head -1` does).
+        let mut stdout = child.stdout.take().unwrap();
+        let mut first = [0u8; 16];
+        let _ = std::io::Read::read(&mut stdout, &mut first).unwrap();
+        drop(stdout);
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{args:?}: {:?} {stderr}", out.status);
+        assert!(
+            !stderr.contains("Broken pipe") && !stderr.contains("panicked"),
+            "{stderr}"
+        );
+    }
+}
+
+#[test]
+fn messages_never_echo_raw_control_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let nasty = dir.path().join("nasty.txt");
+    std::fs::write(&nasty, b"0 qid:1 1:0.5\n1 qid:1 1:\x1b[2J\x00\x07boom\n").unwrap();
+    let stderr = refused(
+        &["data", "stats", nasty.to_str().unwrap()],
+        &["nasty.txt:2:11"],
+    );
+    assert!(
+        !stderr.bytes().any(|b| b < 0x20 && b != b'\n'),
+        "raw control bytes in: {stderr:?}"
+    );
+    assert!(stderr.contains("\\u{1b}[2J\\u{0}\\u{7}boom"), "{stderr}");
+    // Arguments are input too.
+    let stderr = refused(
+        &[
+            "train",
+            "--privileged",
+            "top:\u{1b}[31m",
+            "--backend",
+            "cpu",
+        ],
+        &["\\u{1b}[31m"],
+    );
+    assert!(!stderr.contains('\u{1b}'), "{stderr:?}");
+    // A byte-order mark starts a file without harm.
+    let bom = dir.path().join("bom.txt");
+    std::fs::write(&bom, b"\xEF\xBB\xBF2 qid:1 1:0.5\n0 qid:1 1:0.2\n").unwrap();
+    let (out, stdout, stderr) = run(&["data", "stats", bom.to_str().unwrap(), "--json"]);
+    assert!(out.status.success(), "{stderr}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(v["grades"], serde_json::json!({"0": 1, "2": 1}));
+}
