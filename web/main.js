@@ -665,8 +665,7 @@ function objectivesTable(result) {
     return `<tr data-objective="${escapeHtml(r.objective)}"><td>${escapeHtml(r.objective)}</td>` +
       cols.map(([, k]) => `<td>${meanStd(r.runs.map((run) => run.test[k]))}</td>`).join("") + `<td>${constraint}</td></tr>`;
   });
-  return `<thead>${head}</thead><tbody>${rows.join("")}</tbody>` +
-    (note ? `<caption class="unmeasured">${note}</caption>` : "");
+  return `<thead>${head}</thead><tbody>${rows.join("")}</tbody>`;
 }
 
 async function runObjectives() {

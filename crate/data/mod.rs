@@ -8,15 +8,14 @@ pub mod prepare;
 pub mod synth;
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
-
-use crate::error::{Error, Result};
+use std::path::PathBuf;
 
 /// Reads a whole file of at most `cap` bytes (`what` names it in the error): a device such as
 /// `/dev/zero` or a file far larger than its kind ever is stops with an error, not with memory
 /// exhausted.
 #[cfg(not(target_arch = "wasm32"))]
-pub fn read_capped(path: &Path, cap: u64, what: &str) -> Result<Vec<u8>> {
+pub fn read_capped(path: &std::path::Path, cap: u64, what: &str) -> crate::Result<Vec<u8>> {
+    use crate::error::Error;
     use std::io::Read;
     let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
     let mut bytes = Vec::new();
