@@ -112,7 +112,7 @@ pub fn stats(args: &StatsArgs, out: &Output) -> Result<()> {
             };
             outln!(
                 "as training data ({})   x: {}, z: {}",
-                describe(&options.privileged),
+                options.privileged.spec(),
                 side("regular"),
                 side("privileged")
             );
@@ -120,15 +120,6 @@ pub fn stats(args: &StatsArgs, out: &Output) -> Result<()> {
         Err(e) => outln!("as training data        n/a: {e}"),
     }
     Ok(())
-}
-
-fn describe(split: &PrivilegedSplit) -> String {
-    match split {
-        PrivilegedSplit::TopCorrelation(n) => format!("top:{n}"),
-        PrivilegedSplit::TopShare(share) => format!("top:{}%", share * 100.0),
-        PrivilegedSplit::Columns(c) => format!("cols:{}", column_ranges(c)),
-        PrivilegedSplit::Discriminative { tau_priv } => format!("discriminative:{tau_priv}"),
-    }
 }
 
 pub fn synth(args: &SynthArgs, path: &Path, out: &Output) -> Result<()> {

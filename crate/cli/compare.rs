@@ -177,19 +177,19 @@ pub fn run_comparison(
     let plan = plan(&data.prepared, config);
     let total: u64 = plan.iter().map(|(_, docs)| docs).sum();
     let mut bar = Progress::new(out, total, "docs");
-    // The model being trained: its index in the plan, and where the bar stood when it started.
-    let mut current: Option<(usize, u64)> = None;
+    // The model being trained: its index in the plan.
+    let mut current: Option<usize> = None;
     let result = compare(&data.prepared, config, &mut |label, event| {
         if let Event::Step { docs } = event {
-            if current.is_none_or(|(i, _)| plan[i].0 != *label) {
-                let next = current.map_or(0, |(i, _)| i + 1);
+            if current.is_none_or(|i| plan[i].0 != *label) {
+                let next = current.map_or(0, |i| i + 1);
                 let i = (next..plan.len())
                     .find(|&i| plan[i].0 == *label)
                     .unwrap_or(next.min(plan.len() - 1));
                 let start: u64 = plan[..i].iter().map(|(_, d)| d).sum();
                 bar.set(start);
                 bar.message(format!("{label} (model {} of {})", i + 1, plan.len()));
-                current = Some((i, start));
+                current = Some(i);
             }
             bar.inc(docs as u64);
         }

@@ -30,6 +30,16 @@ impl PrivilegedSplit {
     /// informative regular feature at all.
     pub const FILE_DEFAULT: PrivilegedSplit = PrivilegedSplit::TopShare(0.3);
 
+    /// The split as `--privileged` spells it (`top:12`, `top:30%`, `cols:3-5, 9`, ...).
+    pub fn spec(&self) -> String {
+        match self {
+            PrivilegedSplit::TopCorrelation(n) => format!("top:{n}"),
+            PrivilegedSplit::TopShare(share) => format!("top:{}%", share * 100.0),
+            PrivilegedSplit::Columns(c) => format!("cols:{}", column_ranges(c)),
+            PrivilegedSplit::Discriminative { tau_priv } => format!("discriminative:{tau_priv}"),
+        }
+    }
+
     /// Reads `top:N`, `top:P%` (a share of the informative features), `cols:3,7,12` (1-based) or
     /// `discriminative:TAU_PRIV`.
     pub fn parse(spec: &str) -> Result<PrivilegedSplit> {
@@ -530,7 +540,7 @@ pub fn prepare(
         return Err(Error::Data(format!(
             "the regular features x are all constant on the training split (columns {}), so a student that sees only x cannot learn: the privileged split {} took every one of the {informative} informative columns; leave some regular: --privileged top:{} (30% of them, the default for files), or fewer cols:",
             column_ranges(&regular_columns),
-            describe_split(&options.privileged, privileged_columns.len()),
+            format!("{} ({} columns)", options.privileged.spec(), privileged_columns.len()),
             ((informative as f64 * 0.3).round() as usize).min(informative - 1),
         )));
     }
@@ -667,13 +677,4 @@ pub fn column_ranges(columns: &[usize]) -> String {
         i = j + 1;
     }
     runs.join(", ")
-}
-
-fn describe_split(split: &PrivilegedSplit, d_z: usize) -> String {
-    match split {
-        PrivilegedSplit::TopCorrelation(n) => format!("top:{n}"),
-        PrivilegedSplit::TopShare(share) => format!("top:{}% ({d_z} columns)", share * 100.0),
-        PrivilegedSplit::Columns(_) => format!("cols: ({d_z} columns)"),
-        PrivilegedSplit::Discriminative { tau_priv } => format!("discriminative:{tau_priv}"),
-    }
 }
