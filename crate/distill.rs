@@ -186,6 +186,9 @@ pub struct ModelRun {
     pub best_valid_ndcg: f64,
     /// Test metrics of the best-validation model.
     pub test: metrics::Report,
+    /// Its test NDCG at [`metrics::NDCG_CUTOFFS`] on the graded relevance (gains 2^r - 1), beside
+    /// `test`'s on the binary y.
+    pub test_graded_ndcg: Vec<(usize, Option<f64>)>,
     pub history: Vec<EpochLog>,
     pub parameters: usize,
     /// Scoring time per 1,000 documents, milliseconds (CPU engine).
@@ -219,10 +222,21 @@ pub async fn run_model(
     let seconds = started.elapsed();
     let test = splits.test.set;
     let report = metrics::report(&scores, &test.labels, &test.group_offsets, config.idcg_zero);
+    let grades: Vec<f32> = test.grades.iter().map(|&r| r as f32).collect();
+    let test_graded_ndcg = metrics::NDCG_CUTOFFS
+        .iter()
+        .map(|&k| {
+            (
+                k,
+                metrics::mean_ndcg(k, &scores, &grades, &test.group_offsets, config.idcg_zero),
+            )
+        })
+        .collect();
     let run = ModelRun {
         best_epoch: trained.best_epoch,
         best_valid_ndcg: trained.best_valid_ndcg,
         test: report,
+        test_graded_ndcg,
         history: trained.history,
         parameters: trained.model.n_parameters(),
         ms_per_1k_docs: 1000.0 * seconds * 1000.0 / test.n_docs().max(1) as f64,

@@ -134,6 +134,37 @@ impl MethodRuns {
     }
 }
 
+impl MethodRuns {
+    /// Mean and standard deviation over seeds of the students' test NDCG@k on the graded
+    /// relevance; None when no test group has a grade above 0 (or without runs).
+    pub fn student_graded_ndcg(&self, k: usize) -> Option<(f64, f64)> {
+        let v: Option<Vec<f64>> = self
+            .runs
+            .iter()
+            .map(|r| graded_ndcg(&r.student, k))
+            .collect();
+        v.filter(|v| !v.is_empty()).map(|v| mean_std(&v))
+    }
+    /// The same for the first teacher.
+    pub fn teacher_graded_ndcg(&self, k: usize) -> Option<(f64, f64)> {
+        let v: Option<Vec<f64>> = self
+            .runs
+            .iter()
+            .filter_map(|r| r.teachers.first())
+            .map(|t| graded_ndcg(t, k))
+            .collect();
+        v.filter(|v| !v.is_empty()).map(|v| mean_std(&v))
+    }
+}
+
+/// Test NDCG@k of a run on the graded relevance.
+pub fn graded_ndcg(run: &ModelRun, k: usize) -> Option<f64> {
+    run.test_graded_ndcg
+        .iter()
+        .find(|(c, _)| *c == k)
+        .and_then(|(_, v)| *v)
+}
+
 /// Why a test NDCG is missing: the one way it can be.
 pub const UNMEASURED: &str =
     "no test group has a document with y = 1, so test NDCG cannot be measured";
@@ -184,7 +215,24 @@ impl Comparison {
                 }
                 m.insert(format!("ndcg@{k}"), entry);
             }
+            for k in crate::metrics::NDCG_CUTOFFS {
+                let stat = r.student_graded_ndcg(k);
+                let per_seed: Vec<Option<f64>> = r
+                    .runs
+                    .iter()
+                    .map(|run| graded_ndcg(&run.student, k))
+                    .collect();
+                m.insert(
+                    format!("graded_ndcg@{k}"),
+                    serde_json::json!({"mean": stat.map(|s| s.0), "std": stat.map(|s| s.1), "per_seed": per_seed}),
+                );
+            }
             if r.runs.iter().any(|run| !run.teachers.is_empty()) {
+                let stat = r.teacher_graded_ndcg(8);
+                m.insert(
+                    "teacher_graded_ndcg@8".into(),
+                    serde_json::json!({"mean": stat.map(|s| s.0), "std": stat.map(|s| s.1)}),
+                );
                 let stat = r.teacher_ndcg(8);
                 let mut entry =
                     serde_json::json!({"mean": stat.map(|s| s.0), "std": stat.map(|s| s.1)});

@@ -19,8 +19,10 @@ use distillrank::{Error, Result};
 
 use super::progress::{Output, Progress};
 use super::{
-    DataArgs, EvalArgs, FileArgs, LabelsArg, PredictArgs, SplitArg, StatsArgs, SynthArgs, TrainArgs,
+    DataArgs, EvalArgs, FileArgs, LabelsArg, LogLabelsArg, PredictArgs, SimulateLogsArgs, SplitArg,
+    StatsArgs, SynthArgs, TrainArgs,
 };
+use distillrank::data::logs::{self, LogColumns, SIDECAR_FORMAT};
 
 /// Loads a LETOR file: from `FILE` if it is a cache, from `FILE.drcache` when that is fresh,
 /// otherwise by parsing the text (with a progress bar over the bytes read).
@@ -258,9 +260,34 @@ pub fn prepare_data(args: &DataArgs, out: &Output) -> Result<PreparedData> {
                 )
             }
         };
-    let privileged = match &args.privileged {
-        Some(spec) => privileged_split(spec)?,
-        None => default_split,
+    let wants_logs = args.privileged.as_deref().map(str::trim) == Some("logs");
+    let (train, valid, test, logged, description) = if wants_logs {
+        let ((train, valid, test), columns, summary) =
+            logged_splits(args, train, valid, test, out)?;
+        (
+            train,
+            valid,
+            test,
+            Some(columns),
+            format!("{description}, {summary}"),
+        )
+    } else {
+        (train, valid, test, None, description)
+    };
+    let (privileged, label_column) = match (logged, &args.privileged) {
+        (Some(columns), _) => match args.log_labels {
+            LogLabelsArg::Conversion => (
+                PrivilegedSplit::Columns(columns.privileged()),
+                Some(columns.conversions),
+            ),
+            LogLabelsArg::Gumbel => {
+                let mut z = columns.privileged();
+                z.push(columns.conversions);
+                (PrivilegedSplit::Columns(z), None)
+            }
+        },
+        (None, Some(spec)) => (privileged_split(spec)?, None),
+        (None, None) => (default_split, None),
     };
     let options = PrepareOptions {
         min_group_size: args.min_group_size,
@@ -269,6 +296,7 @@ pub fn prepare_data(args: &DataArgs, out: &Output) -> Result<PreparedData> {
         privileged,
         holdout: 0.1,
         seed: args.data_seed,
+        label_column,
     };
     let prepared = prepare(&train, valid.as_ref(), test.as_ref(), &options)?;
     for (split, report) in &prepared.filter {
@@ -283,6 +311,241 @@ pub fn prepare_data(args: &DataArgs, out: &Output) -> Result<PreparedData> {
         description,
         options,
     })
+}
+
+/// The splits with their simulated-log columns for `--privileged logs`: read from files that
+/// `data simulate-logs` wrote (their `FILE.logs.json` sidecars name the columns), or simulated
+/// here with the `--sessions ...` options when the training data have no sidecar.
+fn logged_splits(
+    args: &DataArgs,
+    train: Dataset,
+    valid: Option<Dataset>,
+    test: Option<Dataset>,
+    out: &Output,
+) -> Result<(
+    (Dataset, Option<Dataset>, Option<Dataset>),
+    LogColumns,
+    String,
+)> {
+    let sidecar_of = |path: &Path| -> Result<Option<serde_json::Value>> {
+        let mut candidates = vec![sidecar_path(path)];
+        if path.extension().is_some_and(|e| e == "drcache") {
+            candidates.push(sidecar_path(&path.with_extension("")));
+        }
+        match candidates.into_iter().find(|p| p.exists()) {
+            Some(p) => read_sidecar(&p).map(Some),
+            None => Ok(None),
+        }
+    };
+    let files = &args.files;
+    let train_sidecar = match &files.train {
+        Some(path) => sidecar_of(path)?,
+        None => None,
+    };
+    if let Some(sidecar) = train_sidecar {
+        let columns: LogColumns = serde_json::from_value(sidecar["columns"].clone())
+            .map_err(|e| Error::Config(format!("the training file's logs sidecar: {e}")))?;
+        let train_path = files.train.as_ref().expect("a sidecar belongs to a file");
+        if train.n_features != columns.conversions {
+            return Err(Error::Config(format!(
+                "{} has {} features but its logs sidecar puts the conversions in column {}: the file and {} do not belong together",
+                train_path.display(),
+                train.n_features,
+                columns.conversions,
+                sidecar_path(train_path).display()
+            )));
+        }
+        for path in [&files.valid, &files.test].into_iter().flatten() {
+            match sidecar_of(path)? {
+                Some(other) if other["columns"] == sidecar["columns"] => {}
+                Some(_) => {
+                    return Err(Error::Config(format!(
+                        "{} holds its logs in other columns than the training file: simulate the splits together (distillrank data simulate-logs TRAIN VALID TEST -o DIR)",
+                        path.display()
+                    )))
+                }
+                None => {
+                    return Err(Error::Config(format!(
+                        "{} has no simulated logs ({} is missing) but the training file has: simulate the splits together (distillrank data simulate-logs TRAIN VALID TEST -o DIR)",
+                        path.display(),
+                        sidecar_path(path).display()
+                    )))
+                }
+            }
+        }
+        let summary = format!(
+            "logs simulated by data simulate-logs ({})",
+            sidecar["click_model"].as_str().unwrap_or("see the sidecar")
+        );
+        return Ok(((train, valid, test), columns, summary));
+    }
+    let options = args.logs.options()?;
+    let present = [valid.is_some(), test.is_some()];
+    let mut data = vec![train];
+    let mut names = vec![files
+        .train
+        .as_ref()
+        .map_or("the synthetic training split".into(), |p| {
+            p.display().to_string()
+        })];
+    for (split, name) in [(valid, &files.valid), (test, &files.test)] {
+        if let Some(d) = split {
+            data.push(d);
+            names.push(
+                name.as_ref()
+                    .map_or("a synthetic split".into(), |p| p.display().to_string()),
+            );
+        }
+    }
+    let refs: Vec<&Dataset> = data.iter().collect();
+    let simulated = logs::simulate(&refs, &names, &options)?;
+    let summary = format!("logs simulated here ({})", options.click_model_summary());
+    out.note(format!(
+        "{summary}: {} of {} training documents converted",
+        simulated.stats[0].converted_docs, simulated.stats[0].docs
+    ));
+    let columns = simulated.columns;
+    let mut logged = simulated.datasets.into_iter();
+    let train = logged.next().expect("the training split is simulated");
+    let valid = if present[0] { logged.next() } else { None };
+    let test = if present[1] { logged.next() } else { None };
+    Ok(((train, valid, test), columns, summary))
+}
+
+/// `FILE.logs.json`: the sidecar of a file of simulated logs.
+pub fn sidecar_path(file: &Path) -> PathBuf {
+    let mut name = file.as_os_str().to_owned();
+    name.push(".logs.json");
+    PathBuf::from(name)
+}
+
+fn read_sidecar(path: &Path) -> Result<serde_json::Value> {
+    let bytes = distillrank::data::read_capped(path, 16 << 20, "a logs sidecar")?;
+    let value: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| {
+        Error::parse(
+            path,
+            e.line() as u64,
+            e.column() as u64,
+            format!("not JSON: {e}"),
+        )
+    })?;
+    if value["format"] != SIDECAR_FORMAT {
+        return Err(Error::parse(
+            path,
+            0,
+            0,
+            format!("expected \"format\": \"{SIDECAR_FORMAT}\""),
+        ));
+    }
+    Ok(value)
+}
+
+pub fn simulate_logs(args: &SimulateLogsArgs, out: &Output) -> Result<()> {
+    let options = args.logs.options()?;
+    let into_folder = args.files.len() > 1 || args.out.is_dir();
+    let targets: Vec<PathBuf> = if into_folder {
+        output::check_folder(&args.out)?;
+        let mut seen = std::collections::HashSet::new();
+        args.files
+            .iter()
+            .map(|f| {
+                let name = f
+                    .file_name()
+                    .ok_or_else(|| Error::Config(format!("{} names no file", f.display())))?;
+                if !seen.insert(name.to_owned()) {
+                    return Err(Error::Config(format!(
+                        "two inputs are named {}: their outputs in {} would collide",
+                        name.to_string_lossy(),
+                        args.out.display()
+                    )));
+                }
+                Ok(args.out.join(name))
+            })
+            .collect::<Result<_>>()?
+    } else {
+        vec![args.out.clone()]
+    };
+    for (input, target) in args.files.iter().zip(&targets) {
+        if std::fs::canonicalize(input).ok() == std::fs::canonicalize(target).ok()
+            && target.exists()
+        {
+            return Err(Error::Config(format!(
+                "{} would overwrite its input: choose another -o",
+                target.display()
+            )));
+        }
+        output::check_file(target)?;
+    }
+    let data: Vec<Dataset> = args
+        .files
+        .iter()
+        .map(|f| load(f, None, out))
+        .collect::<Result<_>>()?;
+    let names: Vec<String> = args.files.iter().map(|f| f.display().to_string()).collect();
+    let refs: Vec<&Dataset> = data.iter().collect();
+    let started = std::time::Instant::now();
+    let simulated = logs::simulate(&refs, &names, &options)?;
+    let seconds = started.elapsed().as_secs_f64();
+    let mut sidecars = Vec::new();
+    for (i, (dataset, target)) in simulated.datasets.iter().zip(&targets).enumerate() {
+        output::stage_with(target, |w| dataset.write_letor_sparse(w))?.commit()?;
+        let sidecar = simulated.sidecar(i, &options, &names[i]);
+        let text = serde_json::to_string_pretty(&sidecar).expect("a sidecar serialises");
+        output::write_atomic(&sidecar_path(target), text.as_bytes())?;
+        sidecars.push(
+            serde_json::json!({"file": target, "sidecar": sidecar_path(target), "logs": sidecar}),
+        );
+    }
+    if out.json {
+        outln!(
+            "{}",
+            serde_json::json!({"seconds": seconds, "files": sidecars})
+        );
+        return Ok(());
+    }
+    let c = simulated.columns;
+    outln!("click model: {}", options.click_model_summary());
+    match simulated.logging_ranker_ndcg10 {
+        Some(v) => outln!("logging ranker: graded NDCG@10 {v:.4} on {}", names[0]),
+        None => outln!("logging ranker: graded NDCG@10 n/a on {}", names[0]),
+    }
+    outln!(
+        "columns: {} impressions, {} clicks, {} CTR, {} mean position, {} dwell (z: --privileged logs), {} conversions (y)",
+        c.impressions, c.clicks, c.ctr, c.mean_position, c.dwell, c.conversions
+    );
+    for ((stats, target), name) in simulated.stats.iter().zip(&targets).zip(&names) {
+        outln!(
+            "{} -> {} (+ {})",
+            name,
+            target.display(),
+            sidecar_path(target).display()
+        );
+        outln!(
+            "  {} queries, {} docs, {} impressions, {} clicks, {} conversions ({:.2}% of clicks); y = 1 on {} docs in {} queries",
+            stats.queries,
+            stats.docs,
+            stats.impressions,
+            stats.clicks,
+            stats.conversions,
+            100.0 * stats.conversion_rate,
+            stats.converted_docs,
+            stats.converted_queries
+        );
+        let ranks: Vec<String> = stats
+            .ctr_by_rank
+            .iter()
+            .map(|v| format!("{v:.3}"))
+            .collect();
+        outln!("  CTR by rank: {}", ranks.join(" "));
+        let grades: Vec<String> = stats
+            .ctr_by_grade
+            .iter()
+            .map(|(g, v)| format!("{g}: {v:.3}"))
+            .collect();
+        outln!("  CTR by grade: {}", grades.join(", "));
+    }
+    outln!("simulated in {seconds:.2} s");
+    Ok(())
 }
 
 pub fn train(args: &TrainArgs, out: &Output) -> Result<()> {

@@ -291,8 +291,8 @@ pub fn table(c: &Comparison) -> String {
     for k in NDCG_CUTOFFS {
         let _ = write!(t, " NDCG@{k} |");
     }
-    t.push_str(" gain @8 | teacher NDCG@8 | params (teacher) | ms / 1k docs (teacher) | best epoch |\n|---|");
-    t.push_str(&"---:|".repeat(NDCG_CUTOFFS.len() + 5));
+    t.push_str(" gain @8 | teacher NDCG@8 | graded NDCG@8 | teacher graded NDCG@8 | params (teacher) | ms / 1k docs (teacher) | best epoch |\n|---|");
+    t.push_str(&"---:|".repeat(NDCG_CUTOFFS.len() + 7));
     t.push('\n');
     for r in &c.methods {
         let _ = write!(t, "| {} |", r.method);
@@ -313,6 +313,20 @@ pub fn table(c: &Comparison) -> String {
         }
         let has_teacher = r.runs.iter().any(|run| !run.teachers.is_empty());
         match r.teacher_ndcg(8) {
+            Some((m, s)) => {
+                let _ = write!(t, " {m:.4} ± {s:.4} |");
+            }
+            None if has_teacher => t.push_str(" n/a |"),
+            None => t.push_str(" — |"),
+        }
+        // NDCG@8 on the graded relevance: the ground truth behind y.
+        match r.student_graded_ndcg(8) {
+            Some((m, s)) => {
+                let _ = write!(t, " {m:.4} ± {s:.4} |");
+            }
+            None => t.push_str(" n/a |"),
+        }
+        match r.teacher_graded_ndcg(8) {
             Some((m, s)) => {
                 let _ = write!(t, " {m:.4} ± {s:.4} |");
             }
@@ -435,7 +449,7 @@ fn csv(c: &Comparison) -> String {
     for k in NDCG_CUTOFFS {
         let _ = write!(s, ",test_ndcg@{k}");
     }
-    s.push_str(",teacher_test_ndcg@8,parameters\n");
+    s.push_str(",test_graded_ndcg@8,teacher_test_ndcg@8,parameters\n");
     for r in &c.methods {
         for run in &r.runs {
             let _ = write!(
@@ -448,6 +462,8 @@ fn csv(c: &Comparison) -> String {
                 let v = ndcg(&run.student, k);
                 let _ = write!(s, ",{}", v.map_or(String::new(), |v| v.to_string()));
             }
+            let graded = distillrank::experiment::graded_ndcg(&run.student, 8);
+            let _ = write!(s, ",{}", graded.map_or(String::new(), |v| v.to_string()));
             let teacher = run
                 .teachers
                 .first()

@@ -84,6 +84,109 @@ pub enum DataCommand {
     },
     /// Build the binary cache FILE.drcache, which later commands load instead of parsing FILE.
     Cache(FileArgs),
+    /// Simulate a search engine's interaction logs over LETOR files: append impressions, clicks,
+    /// click-through rate, mean displayed position, dwell time (the privileged features z) and
+    /// conversions (the sparse label y) to every document, and write OUT.logs.json naming them.
+    /// Give the training file first (the logging ranker learns from it); train with
+    /// --privileged logs.
+    SimulateLogs(SimulateLogsArgs),
+}
+
+#[derive(Args, Clone)]
+pub struct SimulateLogsArgs {
+    /// LETOR / SVMlight files (optionally .gz; LightGBM style with FILE.query), training file
+    /// first.
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// Output: a file for one input (unless it is an existing folder), a folder for several
+    /// (each output keeps its input's name).
+    #[arg(short, long)]
+    pub out: PathBuf,
+    #[command(flatten)]
+    pub logs: LogArgs,
+}
+
+/// The log simulator (`data simulate-logs`; `--privileged logs` on data without a sidecar).
+#[derive(Args, Clone, Debug)]
+pub struct LogArgs {
+    /// Impressions of every query: more sessions, more clicks and conversions (a denser y).
+    #[arg(long, default_value_t = 100)]
+    pub sessions: usize,
+    /// Documents shown per impression.
+    #[arg(long, default_value_t = 10)]
+    pub shown: usize,
+    /// pbm: examination (1/rank)^eta times attractiveness; cascade: click the first attractive
+    /// document and stop; dcm: as cascade, going on after a click with --continue-after-click.
+    #[arg(long, value_enum, default_value = "pbm")]
+    pub click_model: ClickModelArg,
+    /// PBM's eta, the position bias (0: none).
+    #[arg(long, default_value_t = 1.0)]
+    pub position_bias: f64,
+    /// DCM's lambda: probability of scanning on after a click.
+    #[arg(long, default_value_t = 0.5)]
+    pub continue_after_click: f64,
+    /// Attractiveness of a grade-0 document (eps in eps + (1 - eps)(2^r - 1)/(2^r_max - 1)).
+    #[arg(long, default_value_t = 0.1)]
+    pub click_noise: f64,
+    /// Scale of the Gumbel noise on the standardised logging scores at each impression.
+    #[arg(long, default_value_t = 0.5)]
+    pub shuffle: f64,
+    /// The ranker whose orderings are logged: linear[:FRACTION] (least squares on the grades of
+    /// FRACTION of the training queries, default 0.1), feature:N or random.
+    #[arg(long, default_value = "linear")]
+    pub logging_ranker: String,
+    /// Share of the training file's clicks that convert (conversions are likelier for higher
+    /// grades).
+    #[arg(long, default_value_t = 0.03)]
+    pub conversion_rate: f64,
+    /// Median dwell time of a click on a grade-0 document, seconds (x1.65 per grade).
+    #[arg(long, default_value_t = 30.0)]
+    pub dwell_seconds: f64,
+    /// Seed of the simulated sessions.
+    #[arg(long, default_value_t = 0)]
+    pub log_seed: u64,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug)]
+pub enum ClickModelArg {
+    Pbm,
+    Cascade,
+    Dcm,
+}
+
+impl LogArgs {
+    pub fn options(&self) -> distillrank::Result<distillrank::data::logs::LogOptions> {
+        use distillrank::data::logs::{ClickModel, LogOptions, LoggingRanker};
+        let options = LogOptions {
+            sessions: self.sessions,
+            shown: self.shown,
+            click_model: match self.click_model {
+                ClickModelArg::Pbm => ClickModel::Pbm,
+                ClickModelArg::Cascade => ClickModel::Cascade,
+                ClickModelArg::Dcm => ClickModel::Dcm,
+            },
+            position_bias: self.position_bias,
+            continue_after_click: self.continue_after_click,
+            click_noise: self.click_noise,
+            shuffle: self.shuffle,
+            logging_ranker: LoggingRanker::parse(&self.logging_ranker)?,
+            conversion_rate: self.conversion_rate,
+            dwell_seconds: self.dwell_seconds,
+            seed: self.log_seed,
+        };
+        options.validate()?;
+        Ok(options)
+    }
+}
+
+/// What y is when the privileged features are simulated logs.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq)]
+pub enum LogLabelsArg {
+    /// y = 1[the document converted at least once]: PFD's sparse e-commerce label.
+    Conversion,
+    /// The Gumbel labelling of the grade (the paper's public-data protocol); the conversions
+    /// join z.
+    Gumbel,
 }
 
 #[derive(Args, Clone)]
@@ -219,7 +322,9 @@ pub struct DataArgs {
     pub files: SplitFiles,
     /// Privileged features: top:N (largest |correlation| with y on the training split), top:P%
     /// (P% of the training split's informative, non-constant features, rounded, leaving at least
-    /// one regular), cols:3,7,12 (1-based columns) or discriminative:TAU_PRIV (Figure 5's z).
+    /// one regular), cols:3,7,12 (1-based columns), discriminative:TAU_PRIV (Figure 5's z) or
+    /// logs (simulated interaction logs: the columns FILE.logs.json names, written by
+    /// `data simulate-logs`; without it, logs simulated here with the --sessions ... options).
     /// Default for files: top:30%, the PFD paper's share (its top 40 of MSLR-WEB30K's 136
     /// features), so 41 of MSLR's 136 and 12 of MQ2008's 40 informative columns; for synthetic
     /// data, the generator's z columns.
@@ -239,8 +344,13 @@ pub struct DataArgs {
     /// Seed of the labels and the holdout.
     #[arg(long, default_value_t = 0)]
     pub data_seed: u64,
+    /// With --privileged logs: y is the conversion (default) or the Gumbel labelling of the grade.
+    #[arg(long, value_enum, default_value = "conversion")]
+    pub log_labels: LogLabelsArg,
     #[command(flatten)]
     pub synth: SynthArgs,
+    #[command(flatten)]
+    pub logs: LogArgs,
 }
 
 #[derive(Args, Clone, Debug)]
@@ -529,6 +639,7 @@ pub fn run(cli: Cli) -> distillrank::Result<()> {
             commands::synth(&synth, &path, &out)
         }
         Command::Data(DataCommand::Cache(f)) => commands::cache(&f, &out),
+        Command::Data(DataCommand::SimulateLogs(args)) => commands::simulate_logs(&args, &out),
         Command::Train(args) => commands::train(&args, &out),
         Command::Eval(args) => commands::eval(&args, &out),
         Command::Predict(args) => commands::predict(&args, &out),

@@ -32,13 +32,33 @@ pub enum SweepParam {
     /// Per-query relevance shift of the synthetic data: larger leaves fewer positive groups at the
     /// same label noise (the other way to sparser positives).
     QuerySpread,
+    /// Simulated logs (--privileged logs): impressions per query; fewer is a sparser y.
+    Sessions,
+    /// Simulated logs: PBM's position bias eta.
+    PositionBias,
+    /// Simulated logs: the share of clicks that convert; lower is a sparser y.
+    ConversionRate,
 }
 
 impl SweepParam {
     /// Whether the parameter changes which training groups are positive (then the table shows
     /// how many are).
     fn moves_positives(self) -> bool {
-        matches!(self, SweepParam::TauTarget | SweepParam::QuerySpread)
+        matches!(
+            self,
+            SweepParam::TauTarget
+                | SweepParam::QuerySpread
+                | SweepParam::Sessions
+                | SweepParam::PositionBias
+                | SweepParam::ConversionRate
+        )
+    }
+    /// Whether the parameter is one of the log simulator's.
+    fn of_logs(self) -> bool {
+        matches!(
+            self,
+            SweepParam::Sessions | SweepParam::PositionBias | SweepParam::ConversionRate
+        )
     }
 }
 
@@ -90,6 +110,33 @@ pub fn run(args: &SweepArgs, out: &Output) -> Result<()> {
             "query-spread sweeps the synthetic data: drop --train".into(),
         ));
     }
+    if args.param.of_logs() {
+        if args.data.privileged.as_deref().map(str::trim) != Some("logs") {
+            return Err(Error::Config(format!(
+                "{name} is a parameter of the simulated logs: add --privileged logs"
+            )));
+        }
+        if let Some(train) = &args.data.files.train {
+            if super::commands::sidecar_path(train).exists() {
+                return Err(Error::Config(format!(
+                    "{} already holds simulated logs ({}): to sweep {name}, give the original LETOR files and the logs are simulated at each value",
+                    train.display(),
+                    super::commands::sidecar_path(train).display()
+                )));
+            }
+        }
+        if args.param == SweepParam::Sessions {
+            if let Some(bad) = args
+                .values
+                .iter()
+                .find(|&&n| !(n >= 1.0 && n.fract() == 0.0))
+            {
+                return Err(Error::Config(format!(
+                    "sessions must be a positive integer, got {bad}"
+                )));
+            }
+        }
+    }
     let mut points: Vec<(f64, Comparison)> = Vec::new();
     // Positive and all training groups at each value.
     let mut positives: Vec<(usize, usize)> = Vec::new();
@@ -103,6 +150,9 @@ pub fn run(args: &SweepArgs, out: &Output) -> Result<()> {
                 data_args.privileged = Some(format!("top:{}", value as usize))
             }
             SweepParam::QuerySpread => data_args.synth.query_spread = value,
+            SweepParam::Sessions => data_args.logs.sessions = value as usize,
+            SweepParam::PositionBias => data_args.logs.position_bias = value,
+            SweepParam::ConversionRate => data_args.logs.conversion_rate = value,
         }
         out.note(format!("{name} = {value}"));
         let data = prepare_data(&data_args, out)?;
@@ -160,6 +210,42 @@ pub fn run(args: &SweepArgs, out: &Output) -> Result<()> {
             );
         }
         table.push('\n');
+    }
+    // The ground truth and the teachers: students' NDCG@8 on the graded relevance, and each
+    // teacher's NDCG@8 on y.
+    let with_teachers: Vec<Method> = methods
+        .iter()
+        .copied()
+        .filter(|&m| {
+            points.iter().any(|(_, c)| {
+                c.get(m)
+                    .is_some_and(|r| r.runs.iter().any(|run| !run.teachers.is_empty()))
+            })
+        })
+        .collect();
+    let mut more = format!("| {name} |");
+    for m in &methods {
+        let _ = write!(more, " {m} graded NDCG@8 |");
+    }
+    for m in &with_teachers {
+        let _ = write!(more, " {m} teacher NDCG@8 |");
+    }
+    more.push_str("\n|---:|");
+    more.push_str(&"---:|".repeat(methods.len() + with_teachers.len()));
+    more.push('\n');
+    let cell = |v: Option<(f64, f64)>| match v {
+        Some((mean, std)) => format!(" {mean:.4} ± {std:.4} |"),
+        None => " n/a |".to_string(),
+    };
+    for (value, c) in &points {
+        let _ = write!(more, "| {value} |");
+        for &m in &methods {
+            more.push_str(&cell(c.get(m).and_then(|r| r.student_graded_ndcg(8))));
+        }
+        for &m in &with_teachers {
+            more.push_str(&cell(c.get(m).and_then(|r| r.teacher_ndcg(8))));
+        }
+        more.push('\n');
     }
     let series: Vec<Series> = methods
         .iter()
@@ -228,7 +314,14 @@ pub fn run(args: &SweepArgs, out: &Output) -> Result<()> {
                 if stat.is_none() {
                     ndcg["unmeasured"] = distillrank::experiment::UNMEASURED.into();
                 }
-                (r.method.name().to_string(), serde_json::json!({"ndcg@8": ndcg, "gain_percent": gain(c, r.method)}))
+                let graded = r.student_graded_ndcg(8);
+                let teacher = r.teacher_ndcg(8);
+                (r.method.name().to_string(), serde_json::json!({
+                    "ndcg@8": ndcg,
+                    "gain_percent": gain(c, r.method),
+                    "graded_ndcg@8": {"mean": graded.map(|s| s.0), "std": graded.map(|s| s.1)},
+                    "teacher_ndcg@8": {"mean": teacher.map(|s| s.0), "std": teacher.map(|s| s.1)},
+                }))
             }).collect::<serde_json::Map<_, _>>(),
         })).collect::<Vec<_>>(),
     });
@@ -238,7 +331,7 @@ pub fn run(args: &SweepArgs, out: &Output) -> Result<()> {
     )?;
     write(&args.out.join("sweep.csv"), &csv)?;
     let report = format!(
-        "# distillrank sweep: {name}\n\n{table}\nStudent test NDCG@8 at the epoch with the best validation NDCG@8, mean ± std over {} seeds; in brackets, the gain over no-distillation.\n\n![sweep](sweep.svg)\n\n![gain over no-distillation](sweep_gain.svg)\n\n```sh\n{command}\n```\n\nRan in {seconds:.0} s.\n",
+        "# distillrank sweep: {name}\n\n{table}\nStudent test NDCG@8 at the epoch with the best validation NDCG@8, mean ± std over {} seeds; in brackets, the gain over no-distillation.\n\n{more}\nThe same students' test NDCG@8 on the graded relevance, and the (first) teacher's test NDCG@8 on y.\n\n![sweep](sweep.svg)\n\n![gain over no-distillation](sweep_gain.svg)\n\n```sh\n{command}\n```\n\nRan in {seconds:.0} s.\n",
         base.seeds
     );
     write(&args.out.join("sweep.md"), &report)?;

@@ -4,6 +4,7 @@
 #[cfg(not(target_arch = "wasm32"))]
 pub mod cache;
 pub mod letor;
+pub mod logs;
 pub mod prepare;
 pub mod synth;
 
@@ -170,6 +171,26 @@ impl Dataset {
                 write!(out, "{} qid:{}", self.grades[d], self.qids[g])?;
                 for (j, v) in self.row(d).iter().enumerate() {
                     write!(out, " {}:{}", j + 1, v)?;
+                }
+                writeln!(out)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Dataset {
+    /// Writes the dataset as sparse LETOR text: zero values are left out, except in the last
+    /// column, which is always written so that the file keeps its width.
+    pub fn write_letor_sparse(&self, out: &mut (impl Write + ?Sized)) -> std::io::Result<()> {
+        let last = self.n_features;
+        for g in 0..self.n_groups() {
+            for d in self.group(g) {
+                write!(out, "{} qid:{}", self.grades[d], self.qids[g])?;
+                for (j, v) in self.row(d).iter().enumerate() {
+                    if *v != 0.0 || j + 1 == last {
+                        write!(out, " {}:{}", j + 1, v)?;
+                    }
                 }
                 writeln!(out)?;
             }

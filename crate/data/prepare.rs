@@ -90,6 +90,11 @@ pub struct PrepareOptions {
     /// Share of training queries held out for validation when no validation split is given.
     pub holdout: f64,
     pub seed: u64,
+    /// Labels from a column instead of the Gumbel labelling: y = 1[value > 0] of this 1-based
+    /// column (the conversions of simulated logs, [`crate::data::logs`]). The column is neither
+    /// regular nor privileged.
+    #[serde(default)]
+    pub label_column: Option<usize>,
 }
 
 impl Default for PrepareOptions {
@@ -101,6 +106,7 @@ impl Default for PrepareOptions {
             privileged: PrivilegedSplit::FILE_DEFAULT,
             holdout: 0.1,
             seed: 0,
+            label_column: None,
         }
     }
 }
@@ -274,12 +280,22 @@ pub fn label_like_prepare(
     options: &PrepareOptions,
 ) -> (Dataset, Vec<f32>, FilterReport) {
     let (kept, report) = filter_groups(data, options.min_group_size);
-    let labels = GumbelDraws::new(kept.n_docs(), options.seed, split).labels(
-        &kept.grades,
-        options.t,
-        options.tau_target,
-    );
+    let labels = match options.label_column {
+        Some(column) => column_labels(&kept, column),
+        None => GumbelDraws::new(kept.n_docs(), options.seed, split).labels(
+            &kept.grades,
+            options.t,
+            options.tau_target,
+        ),
+    };
     (kept, labels, report)
+}
+
+/// y = 1[value > 0] of a 1-based column (0 where a narrower file lacks it).
+pub fn column_labels(data: &Dataset, column: usize) -> Vec<f32> {
+    (0..data.n_docs())
+        .map(|d| (data.row(d).get(column - 1).is_some_and(|&v| v > 0.0)) as u8 as f32)
+        .collect()
 }
 
 /// The Gumbel draws behind one split's labels; shared with the discriminative z.
@@ -390,6 +406,14 @@ pub fn prepare(
             crate::data::letor::MAX_GRADE
         )));
     }
+    if let Some(column) = options.label_column {
+        if column == 0 || column > train.n_features {
+            return Err(Error::Config(format!(
+                "label column {column} does not exist: the data have columns 1..={}",
+                train.n_features
+            )));
+        }
+    }
     for other in [valid, test].into_iter().flatten() {
         if other.n_features > train.n_features {
             // A later split may have fewer trailing sparse columns than the training split, not more.
@@ -471,10 +495,23 @@ pub fn prepare(
         }
     };
 
-    let train_labels = train_draws.labels(&train_data.grades, options.t, options.tau_target);
-    let correlation = correlations(&train_data.features, train_data.n_features, &train_labels);
+    let labels_of = |data: &Dataset, draws: &GumbelDraws| match options.label_column {
+        Some(column) => column_labels(data, column),
+        None => draws.labels(&data.grades, options.t, options.tau_target),
+    };
+    let train_labels = labels_of(&train_data, &train_draws);
+    let mut correlation = correlations(&train_data.features, train_data.n_features, &train_labels);
     let nf = train_data.n_features;
-    let constant = constant_columns(&train_data.features, nf);
+    let mut constant = constant_columns(&train_data.features, nf);
+    // The label column is y itself: never a feature. Counted as constant (uninformative) and
+    // with correlation 0, it is never chosen as z, and it is removed from x below.
+    if let Some(column) = options.label_column {
+        correlation[column - 1] = 0.0;
+        if !constant.contains(&column) {
+            constant.push(column);
+            constant.sort_unstable();
+        }
+    }
     if constant.len() == nf {
         return Err(Error::Data(format!(
             "every feature of the training split is constant (all {nf} columns, after filtering): the data carry nothing a model could learn from"
@@ -505,7 +542,9 @@ pub fn prepare(
             });
             let mut z: Vec<usize> = order[..*d_z].iter().map(|&j| j + 1).collect();
             z.sort_unstable();
-            let x = (1..=nf).filter(|c| !z.contains(c)).collect();
+            let x = (1..=nf)
+                .filter(|c| !z.contains(c) && Some(*c) != options.label_column)
+                .collect();
             (z, x)
         }
         PrivilegedSplit::Columns(columns) => {
@@ -517,13 +556,25 @@ pub fn prepare(
                     "privileged column {bad} does not exist: the data have columns 1..={nf}"
                 )));
             }
-            if z.len() == nf {
+            if let Some(label) = options.label_column.filter(|c| z.contains(c)) {
+                return Err(Error::Config(format!(
+                    "column {label} holds the labels y: it cannot also be privileged"
+                )));
+            }
+            let x: Vec<usize> = (1..=nf)
+                .filter(|c| !z.contains(c) && Some(*c) != options.label_column)
+                .collect();
+            if x.is_empty() {
                 return Err(Error::Config("every feature is privileged: the student would see nothing; leave at least one column regular".into()));
             }
-            let x = (1..=nf).filter(|c| !z.contains(c)).collect();
             (z, x)
         }
-        PrivilegedSplit::Discriminative { .. } => (Vec::new(), (1..=nf).collect()),
+        PrivilegedSplit::Discriminative { .. } => (
+            Vec::new(),
+            (1..=nf)
+                .filter(|c| Some(*c) != options.label_column)
+                .collect(),
+        ),
     };
     let constant_in = |columns: &[usize]| -> Vec<usize> {
         columns
@@ -546,7 +597,7 @@ pub fn prepare(
     }
 
     let build = |data: &Dataset, draws: &GumbelDraws| -> RankingSet {
-        let labels = draws.labels(&data.grades, options.t, options.tau_target);
+        let labels = labels_of(data, draws);
         let (privileged, d_z) = match &options.privileged {
             PrivilegedSplit::Discriminative { tau_priv } => {
                 (draws.labels(&data.grades, options.t, *tau_priv), 1)
@@ -572,12 +623,18 @@ pub fn prepare(
     };
     let train_set = build(&train_data, &train_draws);
     if train_set.positive_groups() == 0 {
-        return Err(Error::Data(format!(
-            "no positive training groups: with t = {} and tau_target = {} no document got y = 1; lower --tau-target",
-            options.t, options.tau_target
-        )));
+        return Err(Error::Data(match options.label_column {
+            Some(column) => format!("no positive training groups: column {column}, the label y, is 0 on every training document; with simulated logs, raise --sessions or --conversion-rate"),
+            None => format!(
+                "no positive training groups: with t = {} and tau_target = {} no document got y = 1; lower --tau-target",
+                options.t, options.tau_target
+            ),
+        }));
     }
     if train_set.labels.iter().all(|&y| y > 0.0) {
+        if let Some(column) = options.label_column {
+            return Err(Error::Data(format!("every training document has y = 1 (column {column} > 0): the labels carry no information; with simulated logs, lower --conversion-rate or --sessions")));
+        }
         return Err(Error::Data(format!(
             "every training document got y = 1 (t = {}, tau_target = {}): the labels carry no information; raise --tau-target to about the grade above which a document counts as relevant",
             options.t, options.tau_target
@@ -586,7 +643,7 @@ pub fn prepare(
     let valid_set = build(&valid_data.0, &valid_data.1);
     if valid_set.positive_groups() == 0 {
         return Err(Error::Data(format!(
-            "the validation split has no group with a y = 1 ({} groups after filtering), so validation NDCG cannot pick an epoch; lower --tau-target or give a larger --valid",
+            "the validation split has no group with a y = 1 ({} groups after filtering), so validation NDCG cannot pick an epoch; lower --tau-target (with simulated logs: raise --sessions or --conversion-rate) or give a larger --valid",
             valid_set.n_groups()
         )));
     }

@@ -1,0 +1,756 @@
+//! Interaction logs simulated over real documents and grades: the privileged features PFD was
+//! made for (impressions, clicks, displayed position, dwell time) and the sparse conversion label
+//! of its e-commerce setting, as a search engine's logs would hold them.
+//!
+//! For every query:
+//! 1. a **logging ranker** scores the documents: by default a weak linear model, least squares on
+//!    the grades of a fraction of the first file's queries (production rankers are imperfect);
+//! 2. each of `sessions` **impressions** perturbs that order (standard Gumbel noise of scale
+//!    `shuffle` on the standardised scores: a Plackett-Luce draw) and shows the top `shown`
+//!    documents;
+//! 3. a **click model** (Chuklin, Markov and de Rijke, *Click Models for Web Search*, 2015) turns
+//!    the shown list into clicks, with attractiveness
+//!    `a(r) = eps + (1 - eps) (2^r - 1) / (2^r_max - 1)` for grade r:
+//!    - PBM, the position-based model: a document at rank k is examined with probability
+//!      `(1/k)^eta` (eta = position bias) and clicked when examined and attractive;
+//!    - cascade: the user scans from the top, clicks the first attractive document and stops;
+//!    - DCM, the dependent click model: as cascade, but after a click the user goes on with
+//!      probability lambda;
+//! 4. a click **dwells** `exp(ln d0 + 0.5 r + 0.8 N(0,1))` seconds (skewed, longer for higher
+//!    grades) and **converts** with probability `min(1, c 2^r)`, c set on the first file so that
+//!    `conversion_rate` of its clicks convert.
+//!
+//! Each document's impressions are aggregated into six columns appended to its features (see
+//! [`LogColumns`]). Draws come from a stream keyed by the seed and the query's qid, so a query's
+//! logs do not depend on the order of the file or on the other files simulated with it.
+
+use std::collections::BTreeMap;
+
+use crate::data::Dataset;
+use crate::error::{Error, Result};
+use crate::rng::Rng;
+
+/// How a user turns a shown list into clicks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ClickModel {
+    /// Position-based model: examination `(1/k)^eta` times attractiveness.
+    Pbm,
+    /// Cascade model: scan down, click the first attractive document, stop.
+    Cascade,
+    /// Dependent click model: scan down, click attractive documents, continue after a click with
+    /// probability `continue_after_click`.
+    Dcm,
+}
+
+impl ClickModel {
+    pub fn name(self) -> &'static str {
+        match self {
+            ClickModel::Pbm => "pbm",
+            ClickModel::Cascade => "cascade",
+            ClickModel::Dcm => "dcm",
+        }
+    }
+    pub fn parse(name: &str) -> Option<ClickModel> {
+        match name.trim() {
+            "pbm" => Some(ClickModel::Pbm),
+            "cascade" => Some(ClickModel::Cascade),
+            "dcm" => Some(ClickModel::Dcm),
+            _ => None,
+        }
+    }
+}
+
+/// The ranker whose orderings the logs record.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum LoggingRanker {
+    /// Least squares of the grade on the standardised signed-log1p features of this share of the
+    /// first file's queries (100 steps of gradient descent): a weak linear model.
+    Linear { fraction: f64 },
+    /// One feature column (1-based), larger first.
+    Feature { column: usize },
+    /// No ranker: every impression is a uniform shuffle.
+    Random,
+}
+
+impl LoggingRanker {
+    /// Reads `linear`, `linear:FRACTION`, `feature:N` or `random`.
+    pub fn parse(spec: &str) -> Result<LoggingRanker> {
+        let bad = || {
+            Error::Config(format!(
+                "logging ranker '{}': expected linear, linear:FRACTION (0 < FRACTION <= 1), feature:N or random",
+                crate::error::printable(spec)
+            ))
+        };
+        let (kind, value) = match spec.split_once(':') {
+            Some((k, v)) => (k.trim(), Some(v.trim())),
+            None => (spec.trim(), None),
+        };
+        match (kind, value) {
+            ("linear", None) => Ok(LoggingRanker::Linear {
+                fraction: DEFAULT_LOGGING_FRACTION,
+            }),
+            ("linear", Some(v)) => match v.parse::<f64>() {
+                Ok(fraction) if fraction > 0.0 && fraction <= 1.0 => {
+                    Ok(LoggingRanker::Linear { fraction })
+                }
+                _ => Err(bad()),
+            },
+            ("feature", Some(v)) => match v.parse::<usize>() {
+                Ok(column) if column >= 1 => Ok(LoggingRanker::Feature { column }),
+                _ => Err(bad()),
+            },
+            ("random", None) => Ok(LoggingRanker::Random),
+            _ => Err(bad()),
+        }
+    }
+    pub fn spec(&self) -> String {
+        match self {
+            LoggingRanker::Linear { fraction } => format!("linear:{fraction}"),
+            LoggingRanker::Feature { column } => format!("feature:{column}"),
+            LoggingRanker::Random => "random".into(),
+        }
+    }
+}
+
+/// The share of queries whose grades the default logging ranker learns from.
+pub const DEFAULT_LOGGING_FRACTION: f64 = 0.1;
+
+/// Every parameter of the simulation.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct LogOptions {
+    /// Impressions of every query.
+    pub sessions: usize,
+    /// Documents shown per impression (the top of the perturbed ranking).
+    pub shown: usize,
+    pub click_model: ClickModel,
+    /// PBM's eta: examination at rank k is `(1/k)^eta` (0: no position bias).
+    pub position_bias: f64,
+    /// DCM's lambda: the probability of going on down the list after a click.
+    pub continue_after_click: f64,
+    /// eps: the attractiveness of a grade-0 document (the top grade's is 1).
+    pub click_noise: f64,
+    /// Scale of the Gumbel noise added to the standardised logging scores at every impression.
+    pub shuffle: f64,
+    pub logging_ranker: LoggingRanker,
+    /// Share of the first file's clicks that convert.
+    pub conversion_rate: f64,
+    /// Median dwell of a click on a grade-0 document, seconds.
+    pub dwell_seconds: f64,
+    pub seed: u64,
+}
+
+impl Default for LogOptions {
+    fn default() -> Self {
+        LogOptions {
+            sessions: 100,
+            shown: 10,
+            click_model: ClickModel::Pbm,
+            position_bias: 1.0,
+            continue_after_click: 0.5,
+            click_noise: 0.1,
+            shuffle: 0.5,
+            logging_ranker: LoggingRanker::Linear {
+                fraction: DEFAULT_LOGGING_FRACTION,
+            },
+            conversion_rate: 0.03,
+            dwell_seconds: 30.0,
+            seed: 0,
+        }
+    }
+}
+
+/// The most impressions per query a simulation takes.
+pub const MAX_SESSIONS: usize = 1_000_000;
+
+impl LogOptions {
+    /// Refuses parameters outside their ranges, naming the flag.
+    pub fn validate(&self) -> Result<()> {
+        let probability = |name: &str, v: f64| {
+            if (0.0..=1.0).contains(&v) {
+                Ok(())
+            } else {
+                Err(Error::Config(format!(
+                    "--{name} = {v} is a probability: it must lie in [0, 1]"
+                )))
+            }
+        };
+        probability("click-noise", self.click_noise)?;
+        probability("continue-after-click", self.continue_after_click)?;
+        probability("conversion-rate", self.conversion_rate)?;
+        if self.conversion_rate == 0.0 {
+            return Err(Error::Config(
+                "--conversion-rate = 0: no click would convert and there would be no label y; give a rate in (0, 1]".into(),
+            ));
+        }
+        if self.sessions == 0 || self.sessions > MAX_SESSIONS {
+            return Err(Error::Config(format!(
+                "--sessions = {}: each query needs 1..={MAX_SESSIONS} impressions",
+                self.sessions
+            )));
+        }
+        if self.shown == 0 {
+            return Err(Error::Config(
+                "--shown = 0: an impression must show at least one document".into(),
+            ));
+        }
+        let non_negative = |name: &str, v: f64| {
+            if v.is_finite() && v >= 0.0 {
+                Ok(())
+            } else {
+                Err(Error::Config(format!(
+                    "--{name} = {v} must be a finite number >= 0"
+                )))
+            }
+        };
+        non_negative("position-bias", self.position_bias)?;
+        non_negative("shuffle", self.shuffle)?;
+        if !(self.dwell_seconds.is_finite() && self.dwell_seconds > 0.0) {
+            return Err(Error::Config(format!(
+                "--dwell-seconds = {} must be a positive number",
+                self.dwell_seconds
+            )));
+        }
+        if let LoggingRanker::Linear { fraction } = self.logging_ranker {
+            if !(fraction > 0.0 && fraction <= 1.0) {
+                return Err(Error::Config(format!(
+                    "the logging ranker's fraction {fraction} must lie in (0, 1]"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// The click model with the parameters that apply to it, for reports.
+    pub fn click_model_summary(&self) -> String {
+        let base = match self.click_model {
+            ClickModel::Pbm => format!("PBM, position bias eta = {}", self.position_bias),
+            ClickModel::Cascade => "cascade".to_string(),
+            ClickModel::Dcm => format!(
+                "DCM, continue after a click lambda = {}",
+                self.continue_after_click
+            ),
+        };
+        format!(
+            "{base}, click noise eps = {}, {} sessions a query, top {} shown, shuffle {}, logging ranker {}, {}% of clicks convert",
+            self.click_noise,
+            self.sessions,
+            self.shown,
+            self.shuffle,
+            self.logging_ranker.spec(),
+            self.conversion_rate * 100.0
+        )
+    }
+}
+
+/// The 1-based columns the simulation appends after a file's `n` features.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct LogColumns {
+    /// Times the document was shown.
+    pub impressions: usize,
+    pub clicks: usize,
+    /// Clicks per impression (0 when never shown).
+    pub ctr: usize,
+    /// Mean displayed rank over its impressions (`shown + 1` when never shown).
+    pub mean_position: usize,
+    /// Mean dwell of its clicks, seconds (0 without clicks).
+    pub dwell: usize,
+    /// Conversions: the sparse label y = 1[conversions > 0].
+    pub conversions: usize,
+}
+
+/// How many columns a simulation appends.
+pub const LOG_COLUMNS: usize = 6;
+
+impl LogColumns {
+    pub fn after(n_features: usize) -> LogColumns {
+        LogColumns {
+            impressions: n_features + 1,
+            clicks: n_features + 2,
+            ctr: n_features + 3,
+            mean_position: n_features + 4,
+            dwell: n_features + 5,
+            conversions: n_features + 6,
+        }
+    }
+    /// The privileged features z: every logged interaction but the label.
+    pub fn privileged(&self) -> Vec<usize> {
+        vec![
+            self.impressions,
+            self.clicks,
+            self.ctr,
+            self.mean_position,
+            self.dwell,
+        ]
+    }
+    /// The columns of the original file.
+    pub fn original(&self) -> std::ops::RangeInclusive<usize> {
+        1..=self.impressions - 1
+    }
+}
+
+/// What the logs of one file hold.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct FileLogStats {
+    pub queries: usize,
+    pub docs: usize,
+    pub impressions: u64,
+    pub clicks: u64,
+    pub conversions: u64,
+    /// Documents with a conversion (y = 1) and queries with one (positive groups).
+    pub converted_docs: usize,
+    pub converted_queries: usize,
+    /// Click-through rate at displayed ranks 1..=shown.
+    pub ctr_by_rank: Vec<f64>,
+    /// Click-through rate per impression of a document of each grade.
+    pub ctr_by_grade: BTreeMap<u8, f64>,
+    /// Conversions per click.
+    pub conversion_rate: f64,
+}
+
+/// The logs of every file simulated together.
+#[derive(Debug, Clone)]
+pub struct SimulatedLogs {
+    /// The input files with the [`LogColumns`] appended, in the order given.
+    pub datasets: Vec<Dataset>,
+    pub columns: LogColumns,
+    pub stats: Vec<FileLogStats>,
+    /// Graded NDCG@10 of the logging ranker on the first file (how imperfect its orderings are).
+    pub logging_ranker_ndcg10: Option<f64>,
+    /// c in `P(convert | click, grade r) = min(1, c 2^r)`.
+    pub conversion_scale: f64,
+    /// The top grade, whose attractiveness is 1.
+    pub max_grade: u8,
+}
+
+impl SimulatedLogs {
+    /// The JSON sidecar of the `index`-th file: which columns hold what, every parameter, and
+    /// the file's statistics.
+    pub fn sidecar(&self, index: usize, options: &LogOptions, source: &str) -> serde_json::Value {
+        serde_json::json!({
+            "format": SIDECAR_FORMAT,
+            "version": 1,
+            "source": source,
+            "original_features": self.columns.impressions - 1,
+            "columns": self.columns,
+            "privileged_columns": self.columns.privileged(),
+            "label_column": self.columns.conversions,
+            "label": "y = 1[conversions > 0]; the grades stay the graded ground truth",
+            "options": options,
+            "click_model": options.click_model_summary(),
+            "max_grade": self.max_grade,
+            "conversion_scale": self.conversion_scale,
+            "logging_ranker_graded_ndcg@10": self.logging_ranker_ndcg10,
+            "stats": self.stats[index],
+        })
+    }
+}
+
+/// The `format` field of a sidecar.
+pub const SIDECAR_FORMAT: &str = "distillrank-simulated-logs";
+
+/// Per-document sums over a query's impressions.
+#[derive(Default, Clone)]
+struct DocLog {
+    impressions: u32,
+    clicks: u32,
+    position_sum: u64,
+    dwell_sum: f64,
+}
+
+/// One query's simulated sessions.
+struct QueryLog {
+    docs: Vec<DocLog>,
+    /// Impressions and clicks at each displayed rank.
+    rank_clicks: Vec<u64>,
+    rank_impressions: Vec<u64>,
+}
+
+/// Simulates the logs of `files` (train first: the logging ranker learns from it and the
+/// conversion rate is set on it). Later files may have fewer (trailing, sparse) columns than the
+/// first, never more. `names` names each file in errors.
+pub fn simulate(
+    files: &[&Dataset],
+    names: &[String],
+    options: &LogOptions,
+) -> Result<SimulatedLogs> {
+    options.validate()?;
+    let first = files
+        .first()
+        .ok_or_else(|| Error::Config("no file to simulate logs for".into()))?;
+    let nf = first.n_features;
+    for (file, name) in files.iter().zip(names) {
+        if file.n_features > nf {
+            return Err(Error::Config(format!(
+                "{name} has {} features but the first file only {nf}",
+                file.n_features
+            )));
+        }
+        if file.grades.iter().all(|&g| g == 0) {
+            return Err(Error::Data(format!(
+                "{name}: no document has a grade above 0, so no document is attractive beyond click noise and nothing would convert; the simulator needs the graded relevance of a LETOR file"
+            )));
+        }
+    }
+    if let LoggingRanker::Feature { column } = options.logging_ranker {
+        if column > nf {
+            return Err(Error::Config(format!(
+                "logging ranker feature:{column}: the data have columns 1..={nf}"
+            )));
+        }
+    }
+    let max_grade = files
+        .iter()
+        .flat_map(|f| f.grades.iter().copied())
+        .max()
+        .unwrap_or(1)
+        .max(1);
+    let ranker = fit_logging_ranker(first, options)?;
+    let scale = ranker.score_scale(first);
+    let key = Rng::stream(options.seed, 0x6c6f_6773).uniform().to_bits();
+
+    let mut logs = Vec::with_capacity(files.len());
+    for file in files {
+        let scores: Vec<f64> = ranker.scores(file).iter().map(|s| s / scale).collect();
+        logs.push(for_each_group(file, |g| {
+            simulate_query(file, g, &scores, options, max_grade, key)
+        }));
+    }
+
+    // c so that `conversion_rate` of the first file's clicks convert (in expectation; a grade
+    // whose probability reaches 1 converts less than its share).
+    let weight = |r: u8| libm::exp2(r as f64 - max_grade as f64);
+    let (mut clicks, mut weighted) = (0f64, 0f64);
+    for (g, query) in logs[0].iter().enumerate() {
+        for (d, doc) in first.group(g).zip(&query.docs) {
+            clicks += doc.clicks as f64;
+            weighted += doc.clicks as f64 * weight(first.grades[d]);
+        }
+    }
+    if clicks == 0.0 {
+        return Err(Error::Data(format!(
+            "{}: no click in {} sessions of {} queries ({}): there is nothing to log; raise --sessions or --click-noise",
+            names[0],
+            options.sessions,
+            first.n_groups(),
+            options.click_model_summary()
+        )));
+    }
+    let conversion_scale = options.conversion_rate * clicks / weighted;
+
+    let columns = LogColumns::after(nf);
+    let mut datasets = Vec::with_capacity(files.len());
+    let mut stats = Vec::with_capacity(files.len());
+    for (file, query_logs) in files.iter().zip(&logs) {
+        let conversions: Vec<Vec<u32>> = for_each_group(file, |g| {
+            let mut rng = Rng::stream(key ^ 0x636f_6e76, file.qids[g]);
+            file.group(g)
+                .zip(&query_logs[g].docs)
+                .map(|(d, doc)| {
+                    let p = (conversion_scale * weight(file.grades[d])).min(1.0);
+                    (0..doc.clicks).filter(|_| rng.uniform() < p).count() as u32
+                })
+                .collect()
+        });
+        let width = nf + LOG_COLUMNS;
+        let mut features = Vec::with_capacity(file.n_docs() * width);
+        for g in 0..file.n_groups() {
+            for ((d, doc), &conv) in file.group(g).zip(&query_logs[g].docs).zip(&conversions[g]) {
+                let row = file.row(d);
+                features.extend_from_slice(row);
+                features.extend(std::iter::repeat_n(0.0, nf - row.len()));
+                let shown = doc.impressions.max(1) as f64;
+                features.push(doc.impressions as f32);
+                features.push(doc.clicks as f32);
+                features.push((doc.clicks as f64 / shown) as f32);
+                features.push(if doc.impressions > 0 {
+                    (doc.position_sum as f64 / doc.impressions as f64) as f32
+                } else {
+                    (options.shown + 1) as f32
+                });
+                features.push(if doc.clicks > 0 {
+                    (doc.dwell_sum / doc.clicks as f64) as f32
+                } else {
+                    0.0
+                });
+                features.push(conv as f32);
+            }
+        }
+        stats.push(file_stats(file, query_logs, &conversions));
+        datasets.push(Dataset {
+            n_features: width,
+            features,
+            grades: file.grades.clone(),
+            group_offsets: file.group_offsets.clone(),
+            qids: file.qids.clone(),
+            source: file.source.clone(),
+        });
+    }
+    Ok(SimulatedLogs {
+        datasets,
+        columns,
+        stats,
+        logging_ranker_ndcg10: ranker.graded_ndcg10(first),
+        conversion_scale,
+        max_grade,
+    })
+}
+
+/// `f(g)` for every group of `data`, in order; in parallel natively.
+fn for_each_group<T: Send>(data: &Dataset, f: impl Fn(usize) -> T + Sync + Send) -> Vec<T> {
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        use rayon::prelude::*;
+        (0..data.n_groups()).into_par_iter().map(f).collect()
+    }
+    #[cfg(target_arch = "wasm32")]
+    {
+        (0..data.n_groups()).map(f).collect()
+    }
+}
+
+/// The sessions of group `g`.
+fn simulate_query(
+    data: &Dataset,
+    g: usize,
+    scores: &[f64],
+    options: &LogOptions,
+    max_grade: u8,
+    key: u64,
+) -> QueryLog {
+    let docs = data.group(g);
+    let n = docs.len();
+    let shown = options.shown.min(n);
+    let mut rng = Rng::stream(key, data.qids[g]);
+    let top = (1u64 << max_grade) as f64 - 1.0;
+    let attractiveness: Vec<f64> = data.grades[docs.clone()]
+        .iter()
+        .map(|&r| {
+            options.click_noise + (1.0 - options.click_noise) * ((1u64 << r) as f64 - 1.0) / top
+        })
+        .collect();
+    let examination: Vec<f64> = (1..=shown)
+        .map(|k| libm::pow(k as f64, -options.position_bias))
+        .collect();
+    let base = &scores[docs.clone()];
+    let mut log = QueryLog {
+        docs: vec![DocLog::default(); n],
+        rank_clicks: vec![0; options.shown],
+        rank_impressions: vec![0; options.shown],
+    };
+    let mut order: Vec<usize> = (0..n).collect();
+    let mut keys = vec![0f64; n];
+    for _ in 0..options.sessions {
+        for (k, &s) in keys.iter_mut().zip(base) {
+            *k = s + options.shuffle * rng.gumbel();
+        }
+        // The top `shown` by perturbed score, larger first; ties by document order.
+        let by_key = |a: &usize, b: &usize| keys[*b].total_cmp(&keys[*a]).then(a.cmp(b));
+        if shown < n {
+            order.select_nth_unstable_by(shown - 1, by_key);
+        }
+        order[..shown].sort_unstable_by(by_key);
+        let mut scanning = true;
+        for (rank, &i) in order[..shown].iter().enumerate() {
+            let doc = &mut log.docs[i];
+            doc.impressions += 1;
+            doc.position_sum += rank as u64 + 1;
+            log.rank_impressions[rank] += 1;
+            let clicked = match options.click_model {
+                ClickModel::Pbm => rng.uniform() < examination[rank] * attractiveness[i],
+                ClickModel::Cascade | ClickModel::Dcm => {
+                    scanning && rng.uniform() < attractiveness[i]
+                }
+            };
+            if clicked {
+                doc.clicks += 1;
+                log.rank_clicks[rank] += 1;
+                let grade = data.grades[docs.start + i] as f64;
+                doc.dwell_sum +=
+                    libm::exp(libm::log(options.dwell_seconds) + 0.5 * grade + 0.8 * rng.normal());
+                scanning = match options.click_model {
+                    ClickModel::Pbm => true,
+                    ClickModel::Cascade => false,
+                    ClickModel::Dcm => scanning && rng.uniform() < options.continue_after_click,
+                };
+            }
+        }
+    }
+    log
+}
+
+fn file_stats(data: &Dataset, logs: &[QueryLog], conversions: &[Vec<u32>]) -> FileLogStats {
+    let shown = logs.first().map_or(0, |l| l.rank_clicks.len());
+    let (mut rank_clicks, mut rank_impressions) = (vec![0u64; shown], vec![0u64; shown]);
+    let mut by_grade: BTreeMap<u8, (u64, u64)> = BTreeMap::new();
+    let (mut impressions, mut clicks, mut converted) = (0u64, 0u64, 0u64);
+    let (mut converted_docs, mut converted_queries) = (0usize, 0usize);
+    for (g, (log, conv)) in logs.iter().zip(conversions).enumerate() {
+        for k in 0..shown {
+            rank_clicks[k] += log.rank_clicks[k];
+            rank_impressions[k] += log.rank_impressions[k];
+        }
+        for ((d, doc), &c) in data.group(g).zip(&log.docs).zip(conv) {
+            let entry = by_grade.entry(data.grades[d]).or_default();
+            entry.0 += doc.clicks as u64;
+            entry.1 += doc.impressions as u64;
+            impressions += doc.impressions as u64;
+            clicks += doc.clicks as u64;
+            converted += c as u64;
+            converted_docs += (c > 0) as usize;
+        }
+        converted_queries += conv.iter().any(|&c| c > 0) as usize;
+    }
+    let ratio = |a: u64, b: u64| if b > 0 { a as f64 / b as f64 } else { 0.0 };
+    FileLogStats {
+        queries: data.n_groups(),
+        docs: data.n_docs(),
+        impressions,
+        clicks,
+        conversions: converted,
+        converted_docs,
+        converted_queries,
+        ctr_by_rank: rank_clicks
+            .iter()
+            .zip(&rank_impressions)
+            .map(|(&c, &i)| ratio(c, i))
+            .collect(),
+        ctr_by_grade: by_grade
+            .into_iter()
+            .map(|(r, (c, i))| (r, ratio(c, i)))
+            .collect(),
+        conversion_rate: ratio(converted, clicks),
+    }
+}
+
+/// A fitted logging ranker.
+enum Ranker {
+    /// Weights over the standardised signed-log1p features: `(column, mean, std, weight)`.
+    Linear(Vec<(usize, f64, f64, f64)>),
+    Feature(usize),
+    Random,
+}
+
+fn signed_log1p(v: f32) -> f64 {
+    let v = v as f64;
+    v.signum() * libm::log1p(v.abs())
+}
+
+impl Ranker {
+    fn scores(&self, data: &Dataset) -> Vec<f64> {
+        match self {
+            Ranker::Linear(weights) => (0..data.n_docs())
+                .map(|d| {
+                    let row = data.row(d);
+                    weights
+                        .iter()
+                        .map(|&(j, mean, std, w)| {
+                            w * (row.get(j).map_or(0.0, |&v| signed_log1p(v)) - mean) / std
+                        })
+                        .sum()
+                })
+                .collect(),
+            Ranker::Feature(c) => (0..data.n_docs())
+                .map(|d| data.row(d).get(c - 1).map_or(0.0, |&v| signed_log1p(v)))
+                .collect(),
+            Ranker::Random => vec![0.0; data.n_docs()],
+        }
+    }
+
+    /// The standard deviation of the scores on `data` (1 when they are constant), so that the
+    /// impressions' noise has the same meaning whatever the ranker.
+    fn score_scale(&self, data: &Dataset) -> f64 {
+        let s = self.scores(data);
+        let n = s.len().max(1) as f64;
+        let mean = s.iter().sum::<f64>() / n;
+        let std = (s.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / n).sqrt();
+        if std > 1e-12 {
+            std
+        } else {
+            1.0
+        }
+    }
+
+    fn graded_ndcg10(&self, data: &Dataset) -> Option<f64> {
+        let scores: Vec<f32> = self.scores(data).iter().map(|&s| s as f32).collect();
+        let gains: Vec<f32> = data.grades.iter().map(|&r| r as f32).collect();
+        crate::metrics::mean_ndcg(
+            10,
+            &scores,
+            &gains,
+            &data.group_offsets,
+            crate::metrics::IdcgZero::Exclude,
+        )
+    }
+}
+
+fn fit_logging_ranker(data: &Dataset, options: &LogOptions) -> Result<Ranker> {
+    let fraction = match options.logging_ranker {
+        LoggingRanker::Feature { column } => return Ok(Ranker::Feature(column)),
+        LoggingRanker::Random => return Ok(Ranker::Random),
+        LoggingRanker::Linear { fraction } => fraction,
+    };
+    let mut groups: Vec<usize> = (0..data.n_groups()).collect();
+    Rng::stream(options.seed, 0x7261_6e6b).shuffle(&mut groups);
+    let take = ((groups.len() as f64 * fraction).round() as usize).clamp(1, groups.len());
+    let docs: Vec<usize> = groups[..take].iter().flat_map(|&g| data.group(g)).collect();
+    let nf = data.n_features;
+    let n = docs.len() as f64;
+    let y: Vec<f64> = docs.iter().map(|&d| data.grades[d] as f64).collect();
+    let mean_y = y.iter().sum::<f64>() / n;
+    // Standardise; constant columns carry nothing and get no weight.
+    let (mut sum, mut sum_sq) = (vec![0f64; nf], vec![0f64; nf]);
+    for &d in &docs {
+        for (j, &v) in data.row(d).iter().enumerate() {
+            let v = signed_log1p(v);
+            sum[j] += v;
+            sum_sq[j] += v * v;
+        }
+    }
+    let columns: Vec<(usize, f64, f64)> = (0..nf)
+        .filter_map(|j| {
+            let mean = sum[j] / n;
+            let var = (sum_sq[j] / n - mean * mean).max(0.0);
+            (var > 1e-12).then(|| (j, mean, var.sqrt()))
+        })
+        .collect();
+    if columns.is_empty() {
+        return Err(Error::Data(
+            "every feature is constant on the logging ranker's queries: it cannot order documents; use --logging-ranker random or a larger linear:FRACTION".into(),
+        ));
+    }
+    let d = columns.len();
+    let z: Vec<f64> = docs
+        .iter()
+        .flat_map(|&doc| {
+            let row = data.row(doc);
+            columns
+                .iter()
+                .map(move |&(j, mean, std)| (signed_log1p(row[j]) - mean) / std)
+        })
+        .collect();
+    // Gradient descent on the mean squared error; the step 1/d is safe for standardised
+    // columns (the largest eigenvalue of their correlation matrix is at most d).
+    let mut w = vec![0f64; d];
+    let step = 1.0 / d as f64;
+    for _ in 0..100 {
+        let mut grad = vec![0f64; d];
+        for (row, &target) in z.chunks_exact(d).zip(&y) {
+            let residual = row.iter().zip(&w).map(|(a, b)| a * b).sum::<f64>() - (target - mean_y);
+            for (g, &a) in grad.iter_mut().zip(row) {
+                *g += residual * a;
+            }
+        }
+        for (wj, gj) in w.iter_mut().zip(&grad) {
+            *wj -= step * gj / n;
+        }
+    }
+    Ok(Ranker::Linear(
+        columns
+            .into_iter()
+            .zip(w)
+            .map(|((j, mean, std), w)| (j, mean, std, w))
+            .collect(),
+    ))
+}
