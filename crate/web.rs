@@ -1,8 +1,8 @@
 //! The browser's entry points (wasm32 only). The page's Web Worker (`web/worker.js`) calls them:
 //!
 //! 1. `start_gpu()` opens a WebGPU device (or says why there is none);
-//! 2. `load_synthetic(knobs)` or `load_letor(role, name, bytes, query)` sets the data and returns
-//!    its statistics;
+//! 2. `load_synthetic(knobs)`, `load_mq2008()` (the bundled real data) or
+//!    `load_letor(role, name, bytes, query)` sets the data and returns its statistics;
 //! 3. `run_compare(setup, on_event)` prepares the data (spec §1), trains every chosen method on
 //!    WebGPU or on the CPU engine, calls `on_event` after every epoch of every model, and resolves
 //!    to the results (the `methods` object of the CLI's `results.json`, plus the data summary);
@@ -182,6 +182,49 @@ pub fn load_synthetic(knobs: JsValue) -> std::result::Result<JsValue, JsError> {
     to_js(&stats)
 }
 
+/// MQ2008 Fold1 (LETOR 4.0), bundled: the queries with a relevant document, non-zero features
+/// only, gzipped (`web/data/mq2008/make.sh` rebuilds it from the original files).
+const MQ2008: [(&str, &[u8]); 3] = [
+    (
+        "train.txt",
+        include_bytes!("../web/data/mq2008/train.txt.gz"),
+    ),
+    ("vali.txt", include_bytes!("../web/data/mq2008/vali.txt.gz")),
+    ("test.txt", include_bytes!("../web/data/mq2008/test.txt.gz")),
+];
+
+/// Loads the bundled MQ2008 Fold1 (its own train / validation / test split); returns its
+/// statistics.
+#[wasm_bindgen]
+pub fn load_mq2008() -> std::result::Result<JsValue, JsError> {
+    let mut splits = Vec::with_capacity(3);
+    for (name, bytes) in MQ2008 {
+        let path = Path::new("mq2008/Fold1").join(name);
+        // The reader takes gzip as it takes an uploaded .gz file.
+        splits.push(
+            parse_letor_bytes(&path, bytes, None, &ReadOptions::default()).map_err(js_error)?,
+        );
+    }
+    let test = splits.pop().expect("three splits");
+    let valid = splits.pop().expect("three splits");
+    let train = splits.pop().expect("three splits");
+    let data = Data {
+        description: format!(
+            "MQ2008 Fold1, bundled ({} train / {} valid / {} test queries with a relevant document)",
+            train.n_groups(),
+            valid.n_groups(),
+            test.n_groups()
+        ),
+        train,
+        valid,
+        test,
+        synthetic_privileged: None,
+    };
+    let stats = data_stats(&data);
+    STATE.with(|st| st.borrow_mut().data = Some(Rc::new(data)));
+    to_js(&stats)
+}
+
 /// Parses an uploaded LETOR file (gzip or text; `query`: the bytes of its LightGBM `.query` file)
 /// as the `role` split ("train", "valid" or "test") and returns its statistics. The data a
 /// comparison uses is rebuilt from the uploads: without a test (or validation) file, the training
@@ -294,8 +337,14 @@ fn data_stats(d: &Data) -> DataStats {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Setup {
-    /// `top:N`, `cols:3,7` or `discriminative:TAU`; empty: the generator's z for synthetic data.
+    /// `top:N`, `cols:3,7`, `discriminative:TAU` or `logs`; empty: the generator's z for
+    /// synthetic data.
     pub privileged: String,
+    /// With `privileged: "logs"`: the log simulator's parameters (the rest take the CLI's
+    /// defaults). The logs' impressions, clicks, CTR, mean position and dwell become z, and
+    /// y = 1[a conversion].
+    #[serde(default)]
+    pub logs: Option<crate::data::logs::LogOptions>,
     pub tau_target: f64,
     pub min_group_size: usize,
     pub methods: Vec<String>,
@@ -355,7 +404,37 @@ pub async fn run_compare(
             )))
         }
     };
+    // Simulated logs: the splits with the log columns appended, and those columns.
+    let mut logs_summary = None;
+    let logged = if setup.privileged.trim() == "logs" {
+        let options = setup.logs.clone().unwrap_or_default();
+        let names = [
+            "the training split",
+            "the validation split",
+            "the test split",
+        ]
+        .map(String::from);
+        let simulated =
+            crate::data::logs::simulate(&[&data.train, &data.valid, &data.test], &names, &options)
+                .map_err(js_error)?;
+        logs_summary = Some(serde_json::json!({
+            "click_model": options.click_model_summary(),
+            "columns": simulated.columns,
+            "train": simulated.stats[0],
+            "logging_ranker_graded_ndcg@10": simulated.logging_ranker_ndcg10,
+        }));
+        Some((simulated.columns, simulated.datasets))
+    } else {
+        None
+    };
+    let (train, valid, test) = match &logged {
+        Some((_, d)) => (&d[0], &d[1], &d[2]),
+        None => (&data.train, &data.valid, &data.test),
+    };
     let privileged = match (setup.privileged.trim(), &data.synthetic_privileged) {
+        ("logs", _) => {
+            PrivilegedSplit::Columns(logged.as_ref().expect("simulated above").0.privileged())
+        }
         ("", Some(columns)) => PrivilegedSplit::Columns(columns.clone()),
         ("", None) => PrivilegedSplit::FILE_DEFAULT,
         (spec, _) => PrivilegedSplit::parse(spec).map_err(js_error)?,
@@ -364,10 +443,10 @@ pub async fn run_compare(
         min_group_size: setup.min_group_size,
         tau_target: setup.tau_target,
         privileged,
+        label_column: logged.as_ref().map(|(c, _)| c.conversions),
         ..PrepareOptions::default()
     };
-    let prepared =
-        prepare(&data.train, Some(&data.valid), Some(&data.test), &options).map_err(js_error)?;
+    let prepared = prepare(train, Some(valid), Some(test), &options).map_err(js_error)?;
     let methods = setup
         .methods
         .iter()
@@ -421,6 +500,7 @@ pub async fn run_compare(
     sink.finish()?;
     let result = serde_json::json!({
         "description": data.description,
+        "logs": logs_summary,
         "prepared": {
             "train": split_summary(&prepared.train),
             "valid": split_summary(&prepared.valid),
@@ -441,6 +521,7 @@ pub async fn run_compare(
         s.student_config = Some((
             setup.loss,
             prepared.regular_columns.clone(),
+            // The student reads only the original columns: it serves on files without logs.
             data.train.n_features,
         ));
     });

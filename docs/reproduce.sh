@@ -39,3 +39,24 @@ SMALL="--widths 64,32 --epochs 12"
 $B compare $SMALL --seeds 10 --methods no-distillation,ranking-distillation --out $R/synthetic-rd-compact --quiet
 $B compare $SMALL --seeds 10 --methods no-distillation,ranking-distillation --rd-alpha 0.3 \
   --out $R/synthetic-rd-compact-alpha-0.3 --quiet
+
+# Simulated interaction logs on real LETOR data: z = impressions, clicks, CTR, mean position,
+# dwell; y = conversion. Compares on MQ2008 Fold1 and LightGBM's Yahoo sample (10 seeds), the
+# three click models on MQ2008, and sweeps over sessions, position bias and conversion rate.
+L=out/logs
+Y=../shared/data/lightgbm_rank
+$B data simulate-logs $F/train.txt $F/vali.txt $F/test.txt -o $L/mq2008 --quiet
+$B compare --train $L/mq2008/train.txt --valid $L/mq2008/vali.txt --test $L/mq2008/test.txt \
+  --privileged logs --seeds 10 --out $R/logs-mq2008 --quiet
+$B data simulate-logs $Y/rank.train $Y/rank.test -o $L/yahoo --quiet
+$B compare --train $L/yahoo/rank.train --test $L/yahoo/rank.test --privileged logs --seeds 10 \
+  --out $R/logs-yahoo --quiet
+MQ="--train $F/train.txt --valid $F/vali.txt --test $F/test.txt --privileged logs"
+for model in cascade dcm; do
+  $B compare $MQ --click-model $model --seeds 10 --out $R/logs-mq2008-$model --quiet
+done
+$B sweep $MQ --param sessions --values 10,30,100,300,1000 --out $R/sweep-logs-sessions --quiet
+$B sweep $MQ --param position-bias --values 0,0.5,1,1.5,2 --out $R/sweep-logs-position-bias --quiet
+$B sweep $MQ --param conversion-rate --values 0.01,0.03,0.1,0.3 --out $R/sweep-logs-conversion-rate --quiet
+$B sweep --train $Y/rank.train --test $Y/rank.test --privileged logs --param sessions \
+  --values 10,30,100,300,1000 --out $R/sweep-logs-sessions-yahoo --quiet

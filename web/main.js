@@ -10,7 +10,8 @@ const FIELDS = [
   "source", "queries", "valid_queries", "test_queries", "min_docs", "max_docs",
   "privileged_strength", "privileged_correlation", "data_seed", "tau_target", "min_group_size", "privileged_kind",
   "privileged_value", "loss", "alpha", "epochs", "patience", "widths", "lr", "batch_docs",
-  "seeds", "backend",
+  "seeds", "backend", "log_sessions", "log_click_model", "log_position_bias", "log_conversion_rate",
+  "log_seed",
 ];
 
 function readForm() {
@@ -71,9 +72,11 @@ function loadFromUrl() {
 }
 
 function showSourceKnobs() {
-  const upload = readForm().source === "upload";
-  $("synthetic-knobs").hidden = upload;
-  $("upload-box").hidden = !upload;
+  const { source, privileged_kind } = readForm();
+  $("synthetic-knobs").hidden = source !== "synthetic";
+  $("upload-box").hidden = source !== "upload";
+  $("mq2008-box").hidden = source !== "mq2008";
+  $("logs-knobs").hidden = privileged_kind !== "logs";
 }
 
 const number = (v, what) => {
@@ -111,12 +114,24 @@ function compareSetup(v, backend) {
     privileged = `top:${k}`;
   }
   if (v.privileged_kind === "cols") privileged = `cols:${v.privileged_value}`;
-  if (v.privileged_kind === "generator" && v.source === "upload") {
-    throw new Error("uploaded data have no generator: choose top k or columns for the privileged features");
+  if (v.privileged_kind === "generator" && v.source !== "synthetic") {
+    throw new Error("real data have no generator: choose top k, columns or simulated logs for the privileged features");
+  }
+  let logs = null;
+  if (v.privileged_kind === "logs") {
+    privileged = "logs";
+    logs = {
+      sessions: integer(v.log_sessions, "sessions"),
+      click_model: v.log_click_model,
+      position_bias: number(v.log_position_bias, "position bias"),
+      conversion_rate: number(v.log_conversion_rate, "conversion rate"),
+      seed: integer(v.log_seed, "log seed"),
+    };
   }
   if (v.methods.length === 0) throw new Error("choose at least one method");
   return {
     privileged,
+    logs,
     tau_target: number(v.tau_target, "tau_target"),
     min_group_size: integer(v.min_group_size, "min group size"),
     methods: v.methods,
@@ -265,6 +280,18 @@ function escapeHtml(s) {
   return String(s).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
+async function loadMq2008() {
+  const r = await request({ type: "mq2008" });
+  $("stats").innerHTML = statsTable([["train", r.stats.train], ["valid", r.stats.valid], ["test", r.stats.test]]);
+}
+
+/// Loads the data the form's source names into the worker.
+function loadSource(source) {
+  if (source === "synthetic") return generateSynthetic();
+  if (source === "mq2008") return loadMq2008();
+  return null;
+}
+
 async function generateSynthetic() {
   const r = await request({ type: "synthetic", knobs: syntheticKnobs(readForm()) });
   $("stats").innerHTML = statsTable([["train", r.stats.train], ["valid", r.stats.valid], ["test", r.stats.test]]);
@@ -397,7 +424,8 @@ function resultsTable(result, order) {
   const methods = order.filter((m) => result.methods[m]).map((m) => [m, result.methods[m]]);
   const base = result.methods["no-distillation"]?.["ndcg@8"].mean;
   const best = Math.max(...methods.map(([, r]) => r["ndcg@8"].mean ?? -Infinity));
-  const head = `<tr><th>method</th>${CUTOFFS.map((k) => `<th>NDCG@${k}</th>`).join("")}<th>gain @8</th><th>teacher NDCG@8</th></tr>`;
+  const head = `<tr><th>method</th>${CUTOFFS.map((k) => `<th>NDCG@${k}</th>`).join("")}<th>gain @8</th><th>teacher NDCG@8</th>` +
+    `<th title="NDCG@8 on the graded relevance, the ground truth behind y">graded NDCG@8</th></tr>`;
   let note = "";
   const rows = methods.map(([name, r]) => {
     const mean8 = r["ndcg@8"].mean;
@@ -411,7 +439,8 @@ function resultsTable(result, order) {
     const teacher = r["teacher_ndcg@8"] ? fmt(r["teacher_ndcg@8"]) : "—";
     if (mean8 === null) note = ` <small>n/a: ${r["ndcg@8"].unmeasured}</small>`;
     return `<tr class="${mean8 !== null && mean8 === best ? "best" : ""}" data-method="${name}"><td>${name}</td>` +
-      CUTOFFS.map((k) => `<td>${fmt(r[`ndcg@${k}`])}</td>`).join("") + `<td>${gain}</td><td>${teacher}</td></tr>`;
+      CUTOFFS.map((k) => `<td>${fmt(r[`ndcg@${k}`])}</td>`).join("") + `<td>${gain}</td><td>${teacher}</td>` +
+      `<td>${r["graded_ndcg@8"] ? fmt(r["graded_ndcg@8"]) : "—"}</td></tr>`;
   });
   return `<thead>${head}</thead><tbody>${rows.join("")}</tbody>` +
     (note ? `<caption class="unmeasured">${note}</caption>` : "");
@@ -447,6 +476,7 @@ function setRunning(on) {
   running = on;
   $("run").disabled = on;
   $("sweep").disabled = on;
+  $("real-logs").disabled = on;
   $("objectives-run").disabled = on;
   $("stop").disabled = !on;
 }
@@ -456,8 +486,8 @@ async function prepareRun(overrides = {}) {
   const v = { ...readForm(), ...overrides };
   const backend = chosenBackend();
   const setup = compareSetup(v, backend);
-  if (v.source === "synthetic") await generateSynthetic();
-  else if (!uploads.length) throw new Error("upload a LETOR training file first");
+  if (v.source === "upload" && !uploads.length) throw new Error("upload a LETOR training file first");
+  await loadSource(v.source);
   return setup;
 }
 
@@ -501,7 +531,10 @@ async function run() {
       `${result.prepared.train.positive_groups} of ${result.prepared.train.groups} training queries have a positive document. ` +
       `x: ${result.prepared.regular_columns} features (${result.prepared.constant_regular} constant), ` +
       `z: ${result.prepared.privileged_columns.length} features (${result.prepared.constant_privileged} constant).` +
-      (result.prepared.warnings.length ? ` Warning: ${result.prepared.warnings.join(" ")}` : "");
+      (result.prepared.warnings.length ? ` Warning: ${result.prepared.warnings.join(" ")}` : "") +
+      (result.logs ? ` Simulated logs (${result.logs.click_model}): ${result.logs.train.clicks.toLocaleString("en")} clicks, ` +
+        `${result.logs.train.conversions.toLocaleString("en")} conversions in the training split; ` +
+        `CTR at rank 1 ${result.logs.train.ctr_by_rank[0].toFixed(3)}.` : "");
     const select = $("student-method");
     select.innerHTML = setup.methods.map((m) => `<option>${m}</option>`).join("");
     for (const id of ["export-csv", "export-json", "export-student", "student-method"]) $(id).disabled = false;
@@ -569,7 +602,7 @@ async function scoreSavedModel() {
     return;
   }
   try {
-    if (readForm().source === "synthetic") await generateSynthetic();
+    await loadSource(readForm().source);
     const { result } = await request({ type: "evaluate", safetensors: weights, config });
     const ndcg = result.metrics.ndcg.map(([k, v]) => `NDCG@${k} ${v === null ? "—" : v.toFixed(4)}`).join(", ");
     $("model-score").textContent = `${weights.name} (${result.model.inputs} inputs, widths ${result.model.widths.join("-")}) on ` +
@@ -708,7 +741,15 @@ function main() {
   objectivesForm.addEventListener("change", saveToUrl);
   form.addEventListener("submit", (e) => { e.preventDefault(); if (!running) run(); });
   form.addEventListener("change", (e) => {
-    if (e.target.name === "source") showSourceKnobs();
+    if (e.target.name === "source") {
+      showSourceKnobs();
+      if (e.target.value === "mq2008") {
+        // Real data: z from the simulated logs unless the user picks otherwise.
+        if (readForm().privileged_kind === "generator") writeForm({ privileged_kind: "logs" });
+        loadMq2008().catch((err) => showError(err.message));
+      }
+    }
+    if (e.target.name === "privileged_kind") showSourceKnobs();
     if (e.target.id !== "files") saveToUrl();
     showEngine();
   });
@@ -718,6 +759,15 @@ function main() {
     $("status").textContent = "Stopped.";
   });
   $("sweep").addEventListener("click", () => { if (!running) sweep(); });
+  $("real-logs").addEventListener("click", () => {
+    if (running) return;
+    writeForm({ source: "mq2008", privileged_kind: "logs" });
+    for (const box of form.querySelectorAll('input[name="method"]')) {
+      box.checked = ["no-distillation", "gend", "pfd"].includes(box.value);
+    }
+    showSourceKnobs();
+    run();
+  });
   $("restart").addEventListener("click", async () => { clearError(); await restartWorker(); });
   $("export-json").addEventListener("click", () =>
     download("results.json", JSON.stringify({ setup: lastSetup, ...lastResult }, null, 2), "application/json"));
@@ -725,7 +775,7 @@ function main() {
   $("export-student").addEventListener("click", downloadStudent);
   $("model-files").addEventListener("change", scoreSavedModel);
   startWorker()
-    .then(() => (readForm().source === "synthetic" ? generateSynthetic() : null))
+    .then(() => loadSource(readForm().source))
     .catch((e) => showError(e.message, true));
 }
 

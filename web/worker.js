@@ -2,6 +2,7 @@
 // device, so that training never blocks the page. Messages in, one at a time:
 //   {type: "init"}                        -> {type: "ready", adapter, why}
 //   {type: "synthetic", knobs}            -> {type: "stats", stats}
+//   {type: "mq2008"}                      -> {type: "stats", stats}   (the bundled real data)
 //   {type: "upload", files: [{role, name, file, query}]}
 //                                         -> {type: "uploaded", files: [{role, name, stats}]}
 //   {type: "run", id, setup}              -> {type: "event", id, event}*, then {type: "result", id, result}
@@ -13,6 +14,7 @@
 import init, {
   start_gpu,
   load_synthetic,
+  load_mq2008,
   load_letor,
   clear_uploads,
   run_compare,
@@ -40,6 +42,8 @@ async function handle(msg) {
     }
     case "synthetic":
       return { type: "stats", stats: load_synthetic(msg.knobs) };
+    case "mq2008":
+      return { type: "stats", stats: load_mq2008() };
     case "upload": {
       clear_uploads();
       const files = [];

@@ -307,7 +307,9 @@ pub fn prepare_data(args: &DataArgs, out: &Output) -> Result<PreparedData> {
     }
     Ok(PreparedData {
         prepared,
-        source_features: train.n_features,
+        // With simulated logs the regular columns are the original file's: a student serves on
+        // files without logs.
+        source_features: logged.map_or(train.n_features, |c| c.impressions - 1),
         description,
         options,
     })

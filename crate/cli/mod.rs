@@ -120,16 +120,16 @@ pub struct LogArgs {
     #[arg(long, value_enum, default_value = "pbm")]
     pub click_model: ClickModelArg,
     /// PBM's eta, the position bias (0: none).
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
     pub position_bias: f64,
     /// DCM's lambda: probability of scanning on after a click.
-    #[arg(long, default_value_t = 0.5)]
+    #[arg(long, default_value_t = 0.5, allow_negative_numbers = true)]
     pub continue_after_click: f64,
     /// Attractiveness of a grade-0 document (eps in eps + (1 - eps)(2^r - 1)/(2^r_max - 1)).
-    #[arg(long, default_value_t = 0.1)]
+    #[arg(long, default_value_t = 0.1, allow_negative_numbers = true)]
     pub click_noise: f64,
     /// Scale of the Gumbel noise on the standardised logging scores at each impression.
-    #[arg(long, default_value_t = 0.5)]
+    #[arg(long, default_value_t = 0.5, allow_negative_numbers = true)]
     pub shuffle: f64,
     /// The ranker whose orderings are logged: linear[:FRACTION] (least squares on the grades of
     /// FRACTION of the training queries, default 0.1), feature:N or random.
@@ -137,10 +137,10 @@ pub struct LogArgs {
     pub logging_ranker: String,
     /// Share of the training file's clicks that convert (conversions are likelier for higher
     /// grades).
-    #[arg(long, default_value_t = 0.03)]
+    #[arg(long, default_value_t = 0.03, allow_negative_numbers = true)]
     pub conversion_rate: f64,
     /// Median dwell time of a click on a grade-0 document, seconds (x1.65 per grade).
-    #[arg(long, default_value_t = 30.0)]
+    #[arg(long, default_value_t = 30.0, allow_negative_numbers = true)]
     pub dwell_seconds: f64,
     /// Seed of the simulated sessions.
     #[arg(long, default_value_t = 0)]

@@ -117,8 +117,9 @@ impl LoggingRanker {
 /// The share of queries whose grades the default logging ranker learns from.
 pub const DEFAULT_LOGGING_FRACTION: f64 = 0.1;
 
-/// Every parameter of the simulation.
+/// Every parameter of the simulation (fields left out of a JSON setup take their defaults).
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct LogOptions {
     /// Impressions of every query.
     pub sessions: usize,

@@ -209,6 +209,29 @@ await check("alpha_sweep_plots_pfd_at_five_alphas", async () => {
   console.log(`    PFD NDCG@8 at alpha 0.1..0.9: ${pfd[2].map((y) => y.toFixed(4)).join(", ")}`);
 });
 
+await check("real_data_pfd_against_gend_with_simulated_logs", async () => {
+  await page.selectOption("select[name=backend]", "cpu");
+  for (const [k, v] of [["epochs", 3], ["seeds", 2]]) await setField(k, v);
+  await page.evaluate(() => { document.getElementById("status").textContent = ""; });
+  await page.click("#real-logs");
+  await page.waitForFunction(() => /^Done|^Failed/.test(document.getElementById("status").textContent), null, { timeout: 300_000 });
+  const status = await page.locator("#status").textContent();
+  const error = await page.locator("#error").isVisible() ? await page.locator("#error-text").textContent() : "";
+  expect(status.startsWith("Done"), `the run failed: ${status} ${error}`);
+  expect(/MQ2008/.test(await page.locator("#stats").textContent()), "the bundled MQ2008 statistics are not shown");
+  expect(/Simulated logs \(PBM/.test(status), `no simulated-logs line: ${status}`);
+  const table = await resultsTable();
+  expect(Object.keys(table).sort().join() === "gend,no-distillation,pfd", `rows: ${Object.keys(table)}`);
+  for (const m of ["no-distillation", "gend", "pfd"]) {
+    const ndcg8 = parseFloat(table[m][3]);
+    const graded8 = parseFloat(table[m][7]);
+    expect(Number.isFinite(ndcg8) && ndcg8 > 0 && ndcg8 <= 1, `${m} NDCG@8 = ${table[m][3]}`);
+    expect(Number.isFinite(graded8) && graded8 > 0 && graded8 <= 1, `${m} graded NDCG@8 = ${table[m][7]}`);
+    console.log(`    ${m}: NDCG@8 on y ${table[m][3]}, on the grades ${table[m][7]}, teacher ${table[m][6]}`);
+  }
+  await page.screenshot({ path: path.join(shots, "real-logs.png"), fullPage: true });
+});
+
 await check("objectives_view_compares_log_loss_with_global_objectives", async () => {
   for (const [k, v] of [["obj_train", 3000], ["obj_valid", 2000], ["obj_test", 3000], ["obj_seeds", 2], ["obj_epochs", 6]]) {
     await page.locator(`[name=${k}]`).fill(String(v));
