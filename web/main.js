@@ -282,7 +282,8 @@ function escapeHtml(s) {
 
 async function loadMq2008() {
   const r = await request({ type: "mq2008" });
-  $("stats").innerHTML = statsTable([["train", r.stats.train], ["valid", r.stats.valid], ["test", r.stats.test]]);
+  $("stats").innerHTML = `<p>${escapeHtml(r.stats.description)}</p>` +
+    statsTable([["train", r.stats.train], ["valid", r.stats.valid], ["test", r.stats.test]]);
 }
 
 /// Loads the data the form's source names into the worker.
