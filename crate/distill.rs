@@ -180,7 +180,7 @@ impl RdTargets {
 }
 
 /// One trained model and how it did.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct ModelRun {
     pub best_epoch: usize,
     pub best_valid_ndcg: f64,

@@ -89,14 +89,14 @@ impl CompareConfig {
 }
 
 /// One seed of one method: the student and the teacher(s) it learned from.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct SeedRun {
     pub seed: u64,
     pub student: ModelRun,
     pub teachers: Vec<ModelRun>,
 }
 
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct MethodRuns {
     pub method: Method,
     pub runs: Vec<SeedRun>,
@@ -323,7 +323,6 @@ pub async fn compare_async(
     on: &mut OnProgress<'_>,
 ) -> Result<Comparison> {
     config.validate(p)?;
-    let test = p.test.as_ref().expect("validated: a test split exists");
     let mut results: Vec<MethodRuns> = config
         .methods
         .iter()
@@ -335,126 +334,146 @@ pub async fn compare_async(
     let mut students = Vec::new();
     for s in 0..config.seeds as u64 {
         let seed = config.first_seed + s;
-        let student = TrainConfig {
-            seed,
-            view: FeatureView::Regular,
-            ..config.train.clone()
-        };
-        let teacher_config = |widths: Option<&Vec<usize>>| TrainConfig {
-            // Teachers start from other initial weights than their students.
-            seed: seed + 1_000,
-            widths: widths.cloned().unwrap_or_else(|| student.widths.clone()),
-            // A global objective replaces the students' data loss; teachers keep the ranking loss.
-            objective: None,
-            ..student.clone()
-        };
-        let x = inputs_of(p, test, |set| set.regular.clone());
         for result in results.iter_mut() {
-            let method = result.method;
-            let student_label = Training {
-                method,
-                seed,
-                teacher: None,
-            };
-            // The teachers of this method: (their splits, their config).
-            let teacher_inputs: Vec<Vec<Vec<f32>>> = match method {
-                Method::NoDistillation => vec![],
-                Method::SelfDistillation | Method::RankingDistillation => {
-                    vec![inputs_of(p, test, |set| set.regular.clone())]
-                }
-                Method::GenD => vec![inputs_of(p, test, |set| set.privileged.clone())],
-                Method::Pfd => vec![inputs_of(p, test, |set| set.inputs(FeatureView::Both))],
-                Method::MultiTeacherPfd => privileged_subsets(p.train.d_z, config.teachers)
-                    .iter()
-                    .map(|subset| inputs_of(p, test, |set| inputs_with_subset(set, subset)))
-                    .collect(),
-            };
-            let tc = match method {
-                Method::RankingDistillation => teacher_config(Some(&scale_widths(
-                    &student.widths,
-                    config.rd_teacher_factor,
-                ))),
-                _ => teacher_config(config.teacher_widths.as_ref()),
-            };
-            let mut teachers = Vec::new();
-            let mut teacher_scores = Vec::new();
-            for (k, inputs) in teacher_inputs.iter().enumerate() {
-                let label = Training {
-                    teacher: Some(k),
-                    ..student_label
-                };
-                let splits = Splits {
-                    train: Split {
-                        set: &p.train,
-                        inputs: &inputs[0],
-                    },
-                    valid: Split {
-                        set: &p.valid,
-                        inputs: &inputs[1],
-                    },
-                    test: Split {
-                        set: test,
-                        inputs: &inputs[2],
-                    },
-                };
-                let (model, run) = run_model(
-                    &config.engine,
-                    &splits,
-                    &tc,
-                    &Guidance::default(),
-                    &mut |e| on(&label, e),
-                )
-                .await?;
-                teacher_scores.push(score(&model, &inputs[0]));
-                teachers.push(run);
-            }
-            let rd_targets;
-            let guidance = match method {
-                Method::RankingDistillation => {
-                    rd_targets = RdTargets::new(&p.train, &teacher_scores[0], config.rd);
-                    Guidance {
-                        teachers: vec![],
-                        ranking_distillation: Some(&rd_targets),
-                    }
-                }
-                _ => Guidance {
-                    teachers: teacher_scores.iter().map(Vec::as_slice).collect(),
-                    ranking_distillation: None,
-                },
-            };
-            let splits = Splits {
-                train: Split {
-                    set: &p.train,
-                    inputs: &x[0],
-                },
-                valid: Split {
-                    set: &p.valid,
-                    inputs: &x[1],
-                },
-                test: Split {
-                    set: test,
-                    inputs: &x[2],
-                },
-            };
-            let (model, student_run) =
-                run_model(&config.engine, &splits, &student, &guidance, &mut |e| {
-                    on(&student_label, e)
-                })
-                .await?;
+            let (model, run) = run_method_seed(p, config, result.method, seed, on).await?;
             if s == 0 {
-                students.push((method, model));
+                students.push((result.method, model));
             }
-            result.runs.push(SeedRun {
-                seed,
-                student: student_run,
-                teachers,
-            });
+            result.runs.push(run);
         }
     }
     Ok(Comparison {
         methods: results,
         students,
     })
+}
+
+/// One method at one seed: its teacher(s), trained on S_label, then its student. Every such
+/// pair is independent of the others (each method trains its own teachers, all draws come from
+/// `seed`), so they may run in any order or in parallel with the same results: the page's pool of
+/// workers runs them side by side. Returns the student and the runs.
+pub async fn run_method_seed(
+    p: &Prepared,
+    config: &CompareConfig,
+    method: Method,
+    seed: u64,
+    on: &mut OnProgress<'_>,
+) -> Result<(crate::cpu::mlp::Mlp<f32>, SeedRun)> {
+    let test = p
+        .test
+        .as_ref()
+        .ok_or_else(|| Error::Config("compare needs a test split (--test)".into()))?;
+    let student = TrainConfig {
+        seed,
+        view: FeatureView::Regular,
+        ..config.train.clone()
+    };
+    let teacher_config = |widths: Option<&Vec<usize>>| TrainConfig {
+        // Teachers start from other initial weights than their students.
+        seed: seed + 1_000,
+        widths: widths.cloned().unwrap_or_else(|| student.widths.clone()),
+        // A global objective replaces the students' data loss; teachers keep the ranking loss.
+        objective: None,
+        ..student.clone()
+    };
+    let x = inputs_of(p, test, |set| set.regular.clone());
+    let student_label = Training {
+        method,
+        seed,
+        teacher: None,
+    };
+    // The teachers of this method: (their splits, their config).
+    let teacher_inputs: Vec<Vec<Vec<f32>>> = match method {
+        Method::NoDistillation => vec![],
+        Method::SelfDistillation | Method::RankingDistillation => {
+            vec![inputs_of(p, test, |set| set.regular.clone())]
+        }
+        Method::GenD => vec![inputs_of(p, test, |set| set.privileged.clone())],
+        Method::Pfd => vec![inputs_of(p, test, |set| set.inputs(FeatureView::Both))],
+        Method::MultiTeacherPfd => privileged_subsets(p.train.d_z, config.teachers)
+            .iter()
+            .map(|subset| inputs_of(p, test, |set| inputs_with_subset(set, subset)))
+            .collect(),
+    };
+    let tc = match method {
+        Method::RankingDistillation => teacher_config(Some(&scale_widths(
+            &student.widths,
+            config.rd_teacher_factor,
+        ))),
+        _ => teacher_config(config.teacher_widths.as_ref()),
+    };
+    let mut teachers = Vec::new();
+    let mut teacher_scores = Vec::new();
+    for (k, inputs) in teacher_inputs.iter().enumerate() {
+        let label = Training {
+            teacher: Some(k),
+            ..student_label
+        };
+        let splits = Splits {
+            train: Split {
+                set: &p.train,
+                inputs: &inputs[0],
+            },
+            valid: Split {
+                set: &p.valid,
+                inputs: &inputs[1],
+            },
+            test: Split {
+                set: test,
+                inputs: &inputs[2],
+            },
+        };
+        let (model, run) = run_model(
+            &config.engine,
+            &splits,
+            &tc,
+            &Guidance::default(),
+            &mut |e| on(&label, e),
+        )
+        .await?;
+        teacher_scores.push(score(&model, &inputs[0]));
+        teachers.push(run);
+    }
+    let rd_targets;
+    let guidance = match method {
+        Method::RankingDistillation => {
+            rd_targets = RdTargets::new(&p.train, &teacher_scores[0], config.rd);
+            Guidance {
+                teachers: vec![],
+                ranking_distillation: Some(&rd_targets),
+            }
+        }
+        _ => Guidance {
+            teachers: teacher_scores.iter().map(Vec::as_slice).collect(),
+            ranking_distillation: None,
+        },
+    };
+    let splits = Splits {
+        train: Split {
+            set: &p.train,
+            inputs: &x[0],
+        },
+        valid: Split {
+            set: &p.valid,
+            inputs: &x[1],
+        },
+        test: Split {
+            set: test,
+            inputs: &x[2],
+        },
+    };
+    let (model, student_run) = run_model(&config.engine, &splits, &student, &guidance, &mut |e| {
+        on(&student_label, e)
+    })
+    .await?;
+    Ok((
+        model,
+        SeedRun {
+            seed,
+            student: student_run,
+            teachers,
+        },
+    ))
 }
 
 /// The train / valid / test input matrices of one feature selection.

@@ -147,7 +147,7 @@ pub fn mean_over_groups(
 }
 
 /// The standard report: NDCG@{1,3,5,8,10}, MAP, MRR, P@{1,5,10}.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Report {
     pub ndcg: Vec<(usize, Option<f64>)>,
     pub map: f64,

@@ -97,7 +97,7 @@ impl TrainConfig {
 }
 
 /// What one epoch did.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct EpochLog {
     pub epoch: usize,
     /// Mean data loss over the epoch's batches (unweighted by alpha).

@@ -3,9 +3,11 @@
 //! 1. `start_gpu()` opens a WebGPU device (or says why there is none);
 //! 2. `load_synthetic(knobs)`, `load_mq2008()` (the bundled real data) or
 //!    `load_letor(role, name, bytes, query)` sets the data and returns its statistics;
-//! 3. `run_compare(setup, on_event)` prepares the data (spec §1), trains every chosen method on
-//!    WebGPU or on the CPU engine, calls `on_event` after every epoch of every model, and resolves
-//!    to the results (the `methods` object of the CLI's `results.json`, plus the data summary);
+//! 3. `run_compare_job(setup, method, seed, ..)` prepares the data (spec §1; once per setup),
+//!    trains one method at one seed on WebGPU or on the CPU engine and calls `on_event` after
+//!    every epoch; `summarize_compare(setup, runs)` turns the jobs' runs into the results (the
+//!    `methods` object of the CLI's `results.json`, plus the data summary). The page runs the jobs
+//!    of a comparison in a pool of workers;
 //! 4. `student_files(method)` hands out a trained student as safetensors + JSON, the files
 //!    `distillrank predict` reads; `evaluate_model(..)` scores the test split with such a pair;
 //! 5. `run_objectives(setup, on_event)` runs log-loss against the global objectives (Eban et al.);
@@ -25,12 +27,13 @@ use crate::cpu::adam::AdamConfig;
 use crate::cpu::loss::LossKind;
 use crate::cpu::mlp::Mlp;
 use crate::data::letor::{parse_letor_bytes, parse_query_sizes, ReadOptions};
+use crate::data::prepare::Prepared;
 use crate::data::prepare::{prepare, select_groups, FeatureView, PrepareOptions, PrivilegedSplit};
 use crate::data::synth::{generate_splits, SynthOptions};
 use crate::data::Dataset;
 use crate::distill::Method;
 use crate::error::{Error, Result};
-use crate::experiment::{compare_async, CompareConfig};
+use crate::experiment::{run_method_seed, CompareConfig, Comparison, MethodRuns};
 use crate::gpu::{AdapterChoice, Gpu};
 use crate::model_io::{to_safetensors, ModelConfig};
 use crate::rng::Rng;
@@ -49,6 +52,8 @@ struct State {
     /// The students of the last comparison (first seed) and the config a saved model carries.
     students: Vec<(Method, Mlp<f32>)>,
     student_config: Option<(LossKind, Vec<usize>, usize)>,
+    /// The last comparison's prepared data (see [`prepared_run`]).
+    prepared: Option<Rc<PreparedRun>>,
 }
 
 /// The data a comparison runs on.
@@ -375,37 +380,40 @@ enum PageEvent<'a> {
     },
 }
 
-/// Trains every method of `setup` on the loaded data; `on_event(event)` is called after every
-/// epoch (`{type: "epoch", model, log}`) and about four times a second with the documents trained
-/// so far (`{type: "progress", model, docs, seconds}`). Resolves to `{description, prepared,
-/// methods, seconds, backend}`.
-#[wasm_bindgen]
-pub async fn run_compare(
-    setup: JsValue,
-    on_event: js_sys::Function,
-) -> std::result::Result<JsValue, JsError> {
-    let setup: Setup =
-        serde_wasm_bindgen::from_value(setup).map_err(|e| JsError::new(&e.to_string()))?;
-    let (data, gpu) = STATE.with(|s| {
+/// The data of a comparison, prepared once per setup and data and kept for its jobs.
+struct PreparedRun {
+    /// The data it was prepared from and the setup's data fields, as JSON.
+    data: Rc<Data>,
+    key: String,
+    prepared: Prepared,
+    /// The simulated logs' summary, when z comes from them.
+    logs: Option<serde_json::Value>,
+}
+
+/// The prepared data of `setup` on the loaded data: from the worker's cache when neither has
+/// changed, so that the jobs of one comparison prepare (and simulate logs) once.
+fn prepared_run(setup: &Setup) -> Result<Rc<PreparedRun>> {
+    let (data, cached) = STATE.with(|s| {
         let s = s.borrow();
-        (s.data.clone(), s.gpu.clone())
+        (s.data.clone(), s.prepared.clone())
     });
     let data = data.ok_or_else(|| {
-        JsError::new("no data: generate synthetic data or upload a LETOR training file")
+        Error::Config(
+            "no data: generate synthetic data, load MQ2008 or upload a LETOR training file".into(),
+        )
     })?;
-    let engine = match setup.backend.as_str() {
-        "cpu" => Engine::Cpu,
-        "webgpu" => Engine::Gpu(
-            gpu.ok_or_else(|| JsError::new("WebGPU was chosen but no WebGPU device is open"))?,
-        ),
-        other => {
-            return Err(JsError::new(&format!(
-                "backend '{other}': expected webgpu or cpu"
-            )))
-        }
-    };
+    let key = serde_json::json!([
+        setup.privileged,
+        setup.logs,
+        setup.tau_target,
+        setup.min_group_size
+    ])
+    .to_string();
+    if let Some(run) = cached.filter(|r| Rc::ptr_eq(&r.data, &data) && r.key == key) {
+        return Ok(run);
+    }
     // Simulated logs: the splits with the log columns appended, and those columns.
-    let mut logs_summary = None;
+    let mut logs = None;
     let logged = if setup.privileged.trim() == "logs" {
         let options = setup.logs.clone().unwrap_or_default();
         let names = [
@@ -415,9 +423,8 @@ pub async fn run_compare(
         ]
         .map(String::from);
         let simulated =
-            crate::data::logs::simulate(&[&data.train, &data.valid, &data.test], &names, &options)
-                .map_err(js_error)?;
-        logs_summary = Some(serde_json::json!({
+            crate::data::logs::simulate(&[&data.train, &data.valid, &data.test], &names, &options)?;
+        logs = Some(serde_json::json!({
             "click_model": options.click_model_summary(),
             "columns": simulated.columns,
             "train": simulated.stats[0],
@@ -437,7 +444,7 @@ pub async fn run_compare(
         }
         ("", Some(columns)) => PrivilegedSplit::Columns(columns.clone()),
         ("", None) => PrivilegedSplit::FILE_DEFAULT,
-        (spec, _) => PrivilegedSplit::parse(spec).map_err(js_error)?,
+        (spec, _) => PrivilegedSplit::parse(spec)?,
     };
     let options = PrepareOptions {
         min_group_size: setup.min_group_size,
@@ -446,13 +453,25 @@ pub async fn run_compare(
         label_column: logged.as_ref().map(|(c, _)| c.conversions),
         ..PrepareOptions::default()
     };
-    let prepared = prepare(train, Some(valid), Some(test), &options).map_err(js_error)?;
+    let prepared = prepare(train, Some(valid), Some(test), &options)?;
+    let run = Rc::new(PreparedRun {
+        data,
+        key,
+        prepared,
+        logs,
+    });
+    STATE.with(|s| s.borrow_mut().prepared = Some(run.clone()));
+    Ok(run)
+}
+
+/// The comparison `setup` describes, on `engine`.
+fn compare_config(setup: &Setup, engine: Engine) -> Result<CompareConfig> {
     let methods = setup
         .methods
         .iter()
-        .map(|m| Method::parse(m).ok_or_else(|| JsError::new(&format!("unknown method '{m}'"))))
-        .collect::<std::result::Result<Vec<_>, _>>()?;
-    let config = CompareConfig {
+        .map(|m| Method::parse(m).ok_or_else(|| Error::Config(format!("unknown method '{m}'"))))
+        .collect::<Result<Vec<_>>>()?;
+    Ok(CompareConfig {
         methods,
         seeds: setup.seeds,
         train: TrainConfig {
@@ -471,36 +490,114 @@ pub async fn run_compare(
         },
         engine,
         ..CompareConfig::default()
-    };
+    })
+}
+
+fn engine_for(setup: &Setup) -> Result<Engine> {
+    match setup.backend.as_str() {
+        "cpu" => Ok(Engine::Cpu),
+        "webgpu" => STATE
+            .with(|s| s.borrow().gpu.clone())
+            .map(Engine::Gpu)
+            .ok_or_else(|| Error::Gpu("WebGPU was chosen but no WebGPU device is open".into())),
+        other => Err(Error::Config(format!(
+            "backend '{other}': expected webgpu or cpu"
+        ))),
+    }
+}
+
+/// One job of a comparison: `method` at `seed` (its teachers, then its student;
+/// [`crate::experiment::run_method_seed`]). A comparison is the set of its methods x seeds, and
+/// the page's pool of workers runs them side by side with the same results as one worker.
+/// `on_event(event)` is called after every epoch (`{type: "epoch", model, log}`) and about four
+/// times a second with the documents trained so far (`{type: "progress", model, docs,
+/// seconds}`). With `keep_student`, the worker keeps the student for `student_files`. Resolves
+/// to `{method, run}`: the method as `methods` and `summarize_compare` name it, and its
+/// `SeedRun`.
+#[wasm_bindgen]
+pub async fn run_compare_job(
+    setup: JsValue,
+    method: &str,
+    seed: u32,
+    keep_student: bool,
+    on_event: js_sys::Function,
+) -> std::result::Result<JsValue, JsError> {
+    let setup: Setup =
+        serde_wasm_bindgen::from_value(setup).map_err(|e| JsError::new(&e.to_string()))?;
+    let run = prepared_run(&setup).map_err(js_error)?;
+    let config = compare_config(&setup, engine_for(&setup).map_err(js_error)?).map_err(js_error)?;
+    config.validate(&run.prepared).map_err(js_error)?;
+    let method =
+        Method::parse(method).ok_or_else(|| JsError::new(&format!("unknown method '{method}'")))?;
     let started = Instant::now();
     let mut last_progress = Instant::now();
     let mut docs = 0usize;
     let mut sink = EventSink::new(on_event);
-    let comparison = compare_async(&prepared, &config, &mut |model, event| {
-        let page_event = match event {
-            Event::Epoch(log) => Some(PageEvent::Epoch { model, log }),
-            Event::Step { docs: d } => {
-                docs += d;
-                (last_progress.elapsed() > 0.25).then(|| {
-                    last_progress = Instant::now();
-                    PageEvent::Progress {
-                        model,
-                        docs,
-                        seconds: started.elapsed(),
-                    }
-                })
+    let (student, seed_run) = run_method_seed(
+        &run.prepared,
+        &config,
+        method,
+        seed as u64,
+        &mut |model, event| {
+            let page_event = match event {
+                Event::Epoch(log) => Some(PageEvent::Epoch { model, log }),
+                Event::Step { docs: d } => {
+                    docs += d;
+                    (last_progress.elapsed() > 0.25).then(|| {
+                        last_progress = Instant::now();
+                        PageEvent::Progress {
+                            model,
+                            docs,
+                            seconds: started.elapsed(),
+                        }
+                    })
+                }
+            };
+            if let Some(e) = page_event {
+                sink.send(&e);
             }
-        };
-        if let Some(e) = page_event {
-            sink.send(&e);
-        }
-    })
+        },
+    )
     .await
     .map_err(js_error)?;
     sink.finish()?;
-    let result = serde_json::json!({
-        "description": data.description,
-        "logs": logs_summary,
+    if keep_student {
+        STATE.with(|s| {
+            let mut s = s.borrow_mut();
+            s.students.retain(|(m, _)| *m != method);
+            s.students.push((method, student));
+            s.student_config = Some((
+                setup.loss,
+                run.prepared.regular_columns.clone(),
+                // The student reads only the original columns: it serves on files without logs.
+                run.data.train.n_features,
+            ));
+        });
+    }
+    to_js(&serde_json::json!({"method": method, "run": seed_run}))
+}
+
+/// The results of a comparison from its jobs: `methods` is `[{method, runs}]` with each
+/// method's `SeedRun`s in seed order. Resolves to `{description, logs, prepared, methods,
+/// backend}`, `methods` being the `methods` object of the CLI's `results.json`.
+#[wasm_bindgen]
+pub fn summarize_compare(
+    setup: JsValue,
+    methods: JsValue,
+) -> std::result::Result<JsValue, JsError> {
+    let setup: Setup =
+        serde_wasm_bindgen::from_value(setup).map_err(|e| JsError::new(&e.to_string()))?;
+    let methods: Vec<MethodRuns> =
+        serde_wasm_bindgen::from_value(methods).map_err(|e| JsError::new(&e.to_string()))?;
+    let run = prepared_run(&setup).map_err(js_error)?;
+    let prepared = &run.prepared;
+    let comparison = Comparison {
+        methods,
+        students: Vec::new(),
+    };
+    to_js(&serde_json::json!({
+        "description": run.data.description,
+        "logs": run.logs,
         "prepared": {
             "train": split_summary(&prepared.train),
             "valid": split_summary(&prepared.valid),
@@ -512,20 +609,8 @@ pub async fn run_compare(
             "warnings": prepared.warnings,
         },
         "methods": comparison.methods_json(),
-        "seconds": started.elapsed(),
-        "backend": format!("{:?}", config.engine),
-    });
-    STATE.with(|s| {
-        let mut s = s.borrow_mut();
-        s.students = comparison.students;
-        s.student_config = Some((
-            setup.loss,
-            prepared.regular_columns.clone(),
-            // The student reads only the original columns: it serves on files without logs.
-            data.train.n_features,
-        ));
-    });
-    to_js(&result)
+        "backend": engine_for(&setup).map_or_else(|_| setup.backend.clone(), |e| format!("{e:?}")),
+    }))
 }
 
 fn split_summary(set: &crate::data::prepare::RankingSet) -> serde_json::Value {

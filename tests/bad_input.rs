@@ -367,8 +367,11 @@ fn unmeasurable_figures_are_null_not_zero() {
     let csv = std::fs::read_to_string(out_dir.join("results.csv")).unwrap();
     for row in csv.lines().skip(1) {
         let fields: Vec<&str> = row.split(',').collect();
-        // method, seed, best_epoch, valid_ndcg@8, five test NDCGs, teacher, parameters
-        assert!(fields[4..10].iter().all(|f| f.is_empty()), "{row}");
+        // method, seed, best_epoch, valid_ndcg@8, five test NDCGs on y, graded NDCG@8 (the
+        // grades are measurable where y is not), teacher, parameters
+        assert!(fields[4..9].iter().all(|f| f.is_empty()), "{row}");
+        assert!(fields[9].parse::<f64>().is_ok(), "{row}");
+        assert!(fields[10].is_empty(), "{row}");
     }
     let svg = std::fs::read_to_string(out_dir.join("ndcg_per_epoch.svg")).unwrap();
     assert!(svg.contains("n/a"), "the plot says n/a");

@@ -10,7 +10,7 @@ const FIELDS = [
   "source", "queries", "valid_queries", "test_queries", "min_docs", "max_docs",
   "privileged_strength", "privileged_correlation", "data_seed", "tau_target", "min_group_size", "privileged_kind",
   "privileged_value", "loss", "alpha", "epochs", "patience", "widths", "lr", "batch_docs",
-  "seeds", "backend", "log_sessions", "log_click_model", "log_position_bias", "log_conversion_rate",
+  "seeds", "backend", "workers", "log_sessions", "log_click_model", "log_position_bias", "log_conversion_rate",
   "log_seed",
 ];
 
@@ -147,76 +147,225 @@ function compareSetup(v, backend) {
   };
 }
 
-// ---------------------------------------------------------------- the worker
+// ---------------------------------------------------------------- the workers
 
-let worker = null;
+/// Most workers the pool starts, whatever the browser reports (each holds a copy of the data).
+const MAX_WORKERS = 8;
+
 let adapter = null;      // {name, backend, software, products, products_ms} or null
 let noGpuWhy = null;
 let uploads = [];        // [{role, name, file, query}] to send again after a restart
-const pending = new Map(); // run id -> {onEvent, resolve, reject}
 let nextId = 1;
-let waiters = [];        // replies of other requests, in order
 
-function startWorker() {
-  worker = new Worker("worker.js", { type: "module" });
-  worker.onmessage = (e) => onWorkerMessage(e.data);
-  worker.onerror = (e) => showError(`The engine failed to start: ${e.message ?? "worker error"}`, true);
-  return request({ type: "init" }).then((r) => {
-    adapter = r.adapter;
-    noGpuWhy = r.why;
-    showEngine();
-    $("run").disabled = false;
-    $("sweep").disabled = false;
-    $("objectives-run").disabled = false;
-  });
+/// One Web Worker running the wasm engine (worker.js). Requests are answered in order; training
+/// requests ("job", "objectives") also send events as they go.
+class EngineWorker {
+  constructor(gpu) {
+    this.worker = new Worker("worker.js", { type: "module" });
+    this.pending = new Map();   // training request id -> {onEvent, resolve, reject}
+    this.waiters = [];          // replies of other requests, in order
+    this.dataKey = null;        // the data message it holds
+    this.worker.onmessage = (e) => this.onMessage(e.data);
+    this.worker.onerror = (e) => showError(`The engine failed to start: ${e.message ?? "worker error"}`, true);
+    this.ready = this.request({ type: "init", gpu });
+  }
+
+  request(msg) {
+    return new Promise((resolve, reject) => {
+      this.waiters.push({ resolve, reject });
+      this.worker.postMessage(msg);
+    });
+  }
+
+  train(msg, onEvent) {
+    const id = nextId++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { onEvent, resolve, reject });
+      this.worker.postMessage({ ...msg, id });
+    });
+  }
+
+  onMessage(m) {
+    if (m.type === "event") {
+      this.pending.get(m.id)?.onEvent(m.event);
+      return;
+    }
+    if (m.id !== undefined && this.pending.has(m.id)) {
+      const run = this.pending.get(m.id);
+      this.pending.delete(m.id);
+      if (m.type === "error") run.reject(new Error(m.message));
+      else run.resolve(m.result);
+      return;
+    }
+    const w = this.waiters.shift();
+    if (!w) return;
+    if (m.type === "error") w.reject(new Error(m.message));
+    else w.resolve(m);
+  }
+
+  terminate() {
+    this.worker.terminate();
+    for (const p of this.pending.values()) p.reject(new Error("stopped"));
+    for (const w of this.waiters) w.reject(new Error("stopped"));
+    this.pending.clear();
+    this.waiters = [];
+  }
 }
 
-/// Sends a message whose reply is not a run (init, synthetic, upload, student).
+/// workers[0] opens WebGPU and answers everything outside a comparison's jobs; the others join
+/// when a comparison on the CPU engine asks for more.
+let workers = [];
+/// The data every worker should hold: the last data message (synthetic, mq2008, upload), and the
+/// first worker's reply to it.
+let data = { key: null, message: null, reply: null };
+/// Which worker holds each method's first-seed student (for the download).
+const studentWorker = new Map();
+
+async function startWorkers() {
+  workers = [new EngineWorker(true)];
+  const r = await workers[0].ready;
+  adapter = r.adapter;
+  noGpuWhy = r.why;
+  showEngine();
+  $("run").disabled = false;
+  $("sweep").disabled = false;
+  $("real-logs").disabled = false;
+  $("objectives-run").disabled = false;
+}
+
+/// Sends a message whose reply is not a training run to the first worker.
 function request(msg) {
-  return new Promise((resolve, reject) => {
-    waiters.push({ resolve, reject });
-    worker.postMessage(msg);
-  });
+  return workers[0].request(msg);
 }
 
-function onWorkerMessage(m) {
-  if (m.type === "event") {
-    pending.get(m.id)?.onEvent(m.event);
-    return;
+/// Makes `msg` the data of every worker; returns the first worker's reply (its statistics).
+async function loadData(msg) {
+  const key = msg.type === "upload"
+    ? JSON.stringify(msg.files.map((f) => [f.role, f.name, f.file.size, f.file.lastModified, f.query?.size]))
+    : JSON.stringify(msg);
+  if (key !== data.key) data = { key, message: msg, reply: null };
+  if (workers[0].dataKey !== key || !data.reply) {
+    try {
+      data.reply = await workers[0].request(msg);
+      workers[0].dataKey = key;
+    } catch (e) {
+      data = { key: null, message: null, reply: null };
+      throw e;
+    }
   }
-  if (m.id !== undefined && pending.has(m.id)) {
-    const run = pending.get(m.id);
-    pending.delete(m.id);
-    if (m.type === "error") run.reject(new Error(m.message));
-    else run.resolve(m.result);
-    return;
-  }
-  const w = waiters.shift();
-  if (!w) return;
-  if (m.type === "error") w.reject(new Error(m.message));
-  else w.resolve(m);
+  return data.reply;
 }
 
-/// A training request ("run": the methods; "objectives": the global objectives) whose events
-/// arrive as it goes.
-function runInWorker(setup, onEvent, type = "run") {
-  const id = nextId++;
-  return new Promise((resolve, reject) => {
-    pending.set(id, { onEvent, resolve, reject });
-    worker.postMessage({ type, id, setup });
-  });
+/// Brings a worker's data up to date.
+async function withData(w) {
+  if (data.message && w.dataKey !== data.key) {
+    await w.request(data.message);
+    w.dataKey = data.key;
+  }
+}
+
+/// How many workers a comparison on the CPU engine uses: the form's number, or "auto": one per
+/// core the browser reports, at most MAX_WORKERS.
+function poolSize() {
+  const v = String(readForm().workers ?? "auto").trim();
+  if (v === "" || v === "auto") return Math.max(1, Math.min(navigator.hardwareConcurrency || 1, MAX_WORKERS));
+  const n = integer(v, "workers");
+  if (n < 1 || n > MAX_WORKERS) throw new Error(`workers: expected auto or 1..${MAX_WORKERS}, got ${v}`);
+  return n;
+}
+
+/// The first `n` workers, started as needed.
+async function pool(n) {
+  while (workers.length < n) {
+    const w = new EngineWorker(false);
+    workers.push(w);
+    await w.ready;
+  }
+  return workers.slice(0, n);
+}
+
+/// What each worker of the running comparison is doing, on the page.
+let activity = [];
+function showActivity() {
+  const box = $("workers-activity");
+  if (!activity.length) {
+    box.textContent = "";
+    return;
+  }
+  const what = (m) => m ? `${m.method} seed ${m.seed}, ${m.teacher === null ? "student" : `teacher ${m.teacher + 1}`}` : "done";
+  box.textContent = `${activity.length} worker${activity.length > 1 ? "s" : ""}: ` +
+    activity.map((m, i) => `${i + 1}. ${what(m)}`).join(" · ");
+}
+
+/// Runs a comparison: its jobs (each method at each seed: teachers, then the student) go to a
+/// pool of workers, the next job to the first free worker; every job is independent of the
+/// others, so the results are those of one worker running them in turn. WebGPU runs use one
+/// worker. Resolves to the results (`summarize_compare`) with the number of workers.
+async function runPool(setup, onEvent) {
+  const jobs = [];
+  for (let seed = 0; seed < setup.seeds; seed++) {
+    for (const method of setup.methods) jobs.push({ method, seed });
+  }
+  const size = setup.backend === "webgpu" ? 1 : Math.min(poolSize(), jobs.length);
+  const members = await pool(size);
+  await Promise.all(members.map(withData));
+  const runs = new Map(setup.methods.map((m) => [m, []]));
+  const names = new Map();
+  let next = 0;
+  let failure = null;
+  activity = members.map(() => null);
+  showActivity();
+  try {
+    await Promise.all(members.map(async (w, i) => {
+      while (next < jobs.length && !failure) {
+        const job = jobs[next++];
+        activity[i] = { method: job.method, seed: job.seed, teacher: null };
+        showActivity();
+        try {
+          const r = await w.train(
+            { type: "job", setup, method: job.method, seed: job.seed, keep_student: job.seed === 0 },
+            (ev) => {
+              activity[i] = ev.model;
+              showActivity();
+              onEvent(ev);
+            });
+          runs.get(job.method)[job.seed] = r.run;
+          names.set(job.method, r.method);
+          if (job.seed === 0) studentWorker.set(job.method, w);
+        } catch (e) {
+          failure ??= e;
+        }
+      }
+      activity[i] = null;
+      showActivity();
+    }));
+  } finally {
+    activity = [];
+    showActivity();
+  }
+  if (failure) throw failure;
+  const methods = setup.methods.map((m) => ({ method: names.get(m), runs: runs.get(m) }));
+  const { result } = await workers[0].request({ type: "summary", setup, methods });
+  return { ...result, workers: members.length };
+}
+
+/// The global objectives' run, on the first worker; its events arrive as it goes.
+async function runObjectivesInWorker(setup, onEvent) {
+  await withData(workers[0]);
+  return workers[0].train({ type: "objectives", setup }, onEvent);
 }
 
 async function restartWorker() {
-  worker?.terminate();
-  for (const p of pending.values()) p.reject(new Error("stopped"));
-  pending.clear();
-  for (const w of waiters) w.reject(new Error("stopped"));
-  waiters = [];
+  for (const w of workers) w.terminate();
+  workers = [];
+  studentWorker.clear();
+  activity = [];
+  showActivity();
   $("run").disabled = true;
   $("sweep").disabled = true;
-  await startWorker();
-  if (uploads.length) await request({ type: "upload", files: uploads });
+  $("real-logs").disabled = true;
+  await startWorkers();
+  await withData(workers[0]);
 }
 
 // ---------------------------------------------------------------- engine and errors
@@ -250,7 +399,14 @@ function showEngine() {
       : adapter.software && readForm().backend === "auto"
         ? `WebGPU adapter ${adapter.name} is a software rasteriser, slower than the CPU engine; choose WebGPU to use it anyway.`
         : "Chosen.";
-    box.textContent = `Training on the CPU engine (WebAssembly, one thread). ${why}`;
+    let threads;
+    try {
+      const n = poolSize();
+      threads = n > 1 ? `${n} workers, one thread each` : "one thread";
+    } catch {
+      threads = "one thread";
+    }
+    box.textContent = `Training on the CPU engine (WebAssembly, ${threads}). ${why}`;
   }
 }
 
@@ -281,7 +437,7 @@ function escapeHtml(s) {
 }
 
 async function loadMq2008() {
-  const r = await request({ type: "mq2008" });
+  const r = await loadData({ type: "mq2008" });
   $("stats").innerHTML = `<p>${escapeHtml(r.stats.description)}</p>` +
     statsTable([["train", r.stats.train], ["valid", r.stats.valid], ["test", r.stats.test]]);
 }
@@ -294,7 +450,7 @@ function loadSource(source) {
 }
 
 async function generateSynthetic() {
-  const r = await request({ type: "synthetic", knobs: syntheticKnobs(readForm()) });
+  const r = await loadData({ type: "synthetic", knobs: syntheticKnobs(readForm()) });
   $("stats").innerHTML = statsTable([["train", r.stats.train], ["valid", r.stats.valid], ["test", r.stats.test]]);
 }
 
@@ -317,7 +473,7 @@ async function onUpload() {
   try {
     const plan = planUploads(picked);
     $("stats").textContent = "Reading…";
-    const r = await request({ type: "upload", files: plan });
+    const r = await loadData({ type: "upload", files: plan });
     uploads = plan;
     $("stats").innerHTML = statsTable(r.files.map((f) => [`${f.role}: ${f.name}`, f.stats]));
     // Defaults that suit real LETOR data: z from the features most correlated with y, and a
@@ -515,7 +671,7 @@ async function run() {
   const started = performance.now();
   $("status").textContent = "Starting…";
   try {
-    const result = await runInWorker(setup, (ev) => {
+    const result = await runPool(setup, (ev) => {
       if (ev.type === "epoch") {
         onEpoch(ev.model, ev.log);
         throughput = `${Math.round(ev.log.docs_per_s).toLocaleString()} docs/s`;
@@ -528,7 +684,8 @@ async function run() {
     lastSetup = setup;
     $("results").innerHTML = resultsTable(result, setup.methods);
     const seconds = (performance.now() - started) / 1000;
-    $("status").textContent = `Done in ${seconds.toFixed(1)} s on ${result.backend}; last epoch ${throughput}. ` +
+    const pooled = result.workers > 1 ? ` with ${result.workers} workers` : "";
+    $("status").textContent = `Done in ${seconds.toFixed(1)} s on ${result.backend}${pooled}; last epoch ${throughput}. ` +
       `${result.prepared.train.positive_groups} of ${result.prepared.train.groups} training queries have a positive document. ` +
       `x: ${result.prepared.regular_columns} features (${result.prepared.constant_regular} constant), ` +
       `z: ${result.prepared.privileged_columns.length} features (${result.prepared.constant_privileged} constant).` +
@@ -561,13 +718,13 @@ async function sweep() {
     label: "no distillation", borderColor: METHOD_COLOURS["no-distillation"], borderDash: [5, 4], pointRadius: 0,
   }));
   try {
-    const base = await runInWorker({ ...(await prepareRun()), methods: ["no-distillation"] }, () => {});
+    const base = await runPool({ ...(await prepareRun()), methods: ["no-distillation"] }, () => {});
     const baseline = base.methods["no-distillation"]["ndcg@8"].mean;
     none.data = [{ x: 0.1, y: baseline ?? NaN }, { x: 0.9, y: baseline ?? NaN }];
     for (const alpha of alphas) {
       $("status").textContent = `Alpha sweep: PFD at alpha = ${alpha}…`;
       const setup = { ...(await prepareRun()), methods: ["pfd"], alpha };
-      const r = await runInWorker(setup, () => {});
+      const r = await runPool(setup, () => {});
       pfd.data.push({ x: alpha, y: r.methods.pfd["ndcg@8"].mean ?? NaN });
       sweepChart.update("none");
     }
@@ -583,7 +740,7 @@ async function sweep() {
 async function downloadStudent() {
   const method = $("student-method").value;
   try {
-    const r = await request({ type: "student", method });
+    const r = await (studentWorker.get(method) ?? workers[0]).request({ type: "student", method });
     download(`${method}.safetensors`, r.safetensors, "application/octet-stream");
     download(`${method}.json`, r.config, "application/json");
   } catch (e) {
@@ -717,7 +874,7 @@ async function runObjectives() {
   $("objectives-status").textContent = "Generating the data…";
   const started = performance.now();
   try {
-    const result = await runInWorker(setup, onObjectiveEpoch, "objectives");
+    const result = await runObjectivesInWorker(setup, onObjectiveEpoch);
     $("objectives-results").innerHTML = objectivesTable(result);
     $("objectives-status").textContent = `Done in ${((performance.now() - started) / 1000).toFixed(1)} s: ` +
       `${result.description}; ${(100 * result.positive_rate).toFixed(1)}% positives in training.`;
@@ -775,7 +932,7 @@ function main() {
   $("export-csv").addEventListener("click", () => download("results.csv", resultsCsv(lastResult), "text/csv"));
   $("export-student").addEventListener("click", downloadStudent);
   $("model-files").addEventListener("change", scoreSavedModel);
-  startWorker()
+  startWorkers()
     .then(() => loadSource(readForm().source))
     .catch((e) => showError(e.message, true));
 }

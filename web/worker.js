@@ -1,11 +1,13 @@
 // The page's Web Worker: owns the wasm module (the distillrank crate), the data and the WebGPU
 // device, so that training never blocks the page. Messages in, one at a time:
-//   {type: "init"}                        -> {type: "ready", adapter, why}
+//   {type: "init", gpu}                   -> {type: "ready", adapter, why}  (gpu: false skips WebGPU)
 //   {type: "synthetic", knobs}            -> {type: "stats", stats}
 //   {type: "mq2008"}                      -> {type: "stats", stats}   (the bundled real data)
 //   {type: "upload", files: [{role, name, file, query}]}
 //                                         -> {type: "uploaded", files: [{role, name, stats}]}
-//   {type: "run", id, setup}              -> {type: "event", id, event}*, then {type: "result", id, result}
+//   {type: "job", id, setup, method, seed, keep_student}
+//                                         -> {type: "event", id, event}*, then {type: "result", id, result}
+//   {type: "summary", setup, methods}     -> {type: "summary", result}
 //   {type: "objectives", id, setup}       -> {type: "event", id, event}*, then {type: "result", id, result}
 //   {type: "student", method}             -> {type: "student", method, safetensors, config}
 //   {type: "evaluate", safetensors, config} (Files) -> {type: "evaluated", result}
@@ -17,7 +19,8 @@ import init, {
   load_mq2008,
   load_letor,
   clear_uploads,
-  run_compare,
+  run_compare_job,
+  summarize_compare,
   run_objectives,
   student_files,
   evaluate_model,
@@ -29,6 +32,7 @@ async function handle(msg) {
   await ready;
   switch (msg.type) {
     case "init": {
+      if (msg.gpu === false) return { type: "ready", adapter: null, why: "a CPU worker of the pool" };
       if (!("gpu" in navigator)) {
         return { type: "ready", adapter: null, why: "this browser has no WebGPU (navigator.gpu is missing)" };
       }
@@ -54,11 +58,13 @@ async function handle(msg) {
       }
       return { type: "uploaded", files };
     }
-    case "run": {
-      const result = await run_compare(msg.setup, (event) =>
+    case "job": {
+      const result = await run_compare_job(msg.setup, msg.method, msg.seed, msg.keep_student, (event) =>
         postMessage({ type: "event", id: msg.id, event }));
       return { type: "result", id: msg.id, result };
     }
+    case "summary":
+      return { type: "summary", result: summarize_compare(msg.setup, msg.methods) };
     case "objectives": {
       const result = run_objectives(msg.setup, (event) =>
         postMessage({ type: "event", id: msg.id, event }));

@@ -103,11 +103,28 @@ await check("page_starts_its_engine", async () => {
   console.log(`    engine: ${engine}`);
 });
 
+let pooledTable = null;
+let pooledSeconds = null;
 await check("default_comparison_fills_the_table", async () => {
-  await page.evaluate(() => { window.__runStart = performance.now(); });
+  await page.evaluate(() => {
+    window.__runStart = performance.now();
+    // What the workers were doing, sampled while the run goes on.
+    window.__activity = new Set();
+    window.__activityTimer = setInterval(() => {
+      const text = document.getElementById("workers-activity").textContent;
+      if (text) window.__activity.add(text.split(":")[0]);
+    }, 50);
+  });
   const status = await runAndWait(600_000);
+  const seen = await page.evaluate(() => { clearInterval(window.__activityTimer); return [...window.__activity]; });
   console.log(`    ${status}`);
+  console.log(`    worker lines seen: ${seen.join(", ")}`);
+  const cores = await page.evaluate(() => Math.min(navigator.hardwareConcurrency || 1, 8));
+  const workers = cores > 1 ? `${cores} workers` : "1 worker";
+  expect(seen.includes(workers), `the page did not show "${workers}" at work: ${seen}`);
   const table = await resultsTable();
+  pooledTable = table;
+  pooledSeconds = parseFloat(status.match(/Done in ([\d.]+) s/)[1]);
   for (const m of ["no-distillation", "self-distillation", "gend", "pfd"]) {
     expect(table[m], `no row for ${m}: ${JSON.stringify(table)}`);
     const ndcg8 = parseFloat(table[m][3]);
@@ -117,6 +134,19 @@ await check("default_comparison_fills_the_table", async () => {
   const datasets = await page.evaluate(() => Chart.getChart("ndcg-chart").data.datasets.length);
   expect(datasets >= 4, `the NDCG chart has ${datasets} lines`);
   await page.screenshot({ path: path.join(shots, "page.png"), fullPage: true });
+});
+
+await check("one_worker_gives_the_same_numbers", async () => {
+  await setField("workers", 1);
+  const status = await runAndWait(600_000);
+  const table = await resultsTable();
+  const seconds = parseFloat(status.match(/Done in ([\d.]+) s/)[1]);
+  expect(!/workers/.test(status), `one worker: ${status}`);
+  expect(JSON.stringify(table) === JSON.stringify(pooledTable),
+    `one worker: ${JSON.stringify(table)}\n    the pool: ${JSON.stringify(pooledTable)}`);
+  console.log(`    default Run: ${seconds.toFixed(1)} s with one worker, ${pooledSeconds.toFixed(1)} s with the pool ` +
+    `(${(seconds / pooledSeconds).toFixed(2)}x); the same table`);
+  await setField("workers", "auto");
 });
 
 await check("training_keeps_the_page_responsive", async () => {
