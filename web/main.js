@@ -370,6 +370,8 @@ async function restartWorker() {
 
 // ---------------------------------------------------------------- engine and errors
 
+/// The backend the form asks for: cpu, webgpu, or auto (decided by measurement when Run is
+/// pressed, see `measureAuto`; until then the last decision, or the CPU engine).
 function chosenBackend() {
   const want = readForm().backend;
   if (want === "cpu") return "cpu";
@@ -377,7 +379,36 @@ function chosenBackend() {
     if (!adapter) throw new Error(`WebGPU is not available here: ${noGpuWhy}`);
     return "webgpu";
   }
-  return adapter && !adapter.software ? "webgpu" : "cpu";
+  return autoChoice?.backend ?? "cpu";
+}
+
+/// auto's last decision: {key, backend, cpu, gpu} with the two measured throughputs (docs/s).
+let autoChoice = null;
+
+/// auto: times a few training steps of the setup's model on WebGPU (one worker) and on the CPU
+/// engine (every worker of the pool at once, their throughputs summed), and takes the faster.
+/// Software and hardware adapters alike. Measured once per model shape and pool size.
+async function measureAuto(setup, features) {
+  const workersWanted = poolSize();
+  const docsPerGroup = 32;
+  const shape = {
+    features,
+    groups: Math.max(1, Math.round(setup.batch_docs / docsPerGroup)),
+    docs_per_group: docsPerGroup,
+    widths: setup.widths,
+  };
+  const key = JSON.stringify([shape, workersWanted]);
+  if (autoChoice?.key === key) return autoChoice;
+  $("status").textContent = "auto: timing the CPU engine and WebGPU on this model…";
+  const members = await pool(workersWanted);
+  const cpu = (await Promise.all(members.map((w) =>
+    w.request({ type: "measure", backend: "cpu", shape, steps: 6, warmup: 2 }))))
+    .reduce((sum, r) => sum + r.throughput.docs_per_s, 0);
+  const gpu = (await workers[0].request({ type: "measure", backend: "webgpu", shape, steps: 4, warmup: 1 }))
+    .throughput.docs_per_s;
+  autoChoice = { key, backend: gpu > cpu ? "webgpu" : "cpu", cpu, gpu, workers: members.length };
+  showEngine();
+  return autoChoice;
 }
 
 function showEngine() {
@@ -396,8 +427,8 @@ function showEngine() {
     box.className = "engine cpu";
     const why = !adapter
       ? `No WebGPU: ${noGpuWhy}.`
-      : adapter.software && readForm().backend === "auto"
-        ? `WebGPU adapter ${adapter.name} is a software rasteriser, slower than the CPU engine; choose WebGPU to use it anyway.`
+      : readForm().backend === "auto"
+        ? (autoChoice ? "" : `auto times WebGPU (${adapter.name}${adapter.software ? ", a software rasteriser" : ""}) against it when Run is pressed.`)
         : "Chosen.";
     let threads;
     try {
@@ -408,6 +439,14 @@ function showEngine() {
     }
     box.textContent = `Training on the CPU engine (WebAssembly, ${threads}). ${why}`;
   }
+  if (readForm().backend === "auto" && autoChoice) box.textContent += ` ${autoLine(autoChoice)}.`;
+}
+
+function autoLine(c) {
+  const rate = (v) => `${Math.round(v).toLocaleString("en")} docs/s`;
+  const chose = c.backend === "webgpu" ? "WebGPU" : "the CPU engine";
+  return `auto chose ${chose}: CPU engine ${rate(c.cpu)} (${c.workers} worker${c.workers > 1 ? "s" : ""}), ` +
+    `WebGPU ${rate(c.gpu)}, measured on this model`;
 }
 
 function showError(text, offerRestart = false) {
@@ -440,6 +479,7 @@ async function loadMq2008() {
   const r = await loadData({ type: "mq2008" });
   $("stats").innerHTML = `<p>${escapeHtml(r.stats.description)}</p>` +
     statsTable([["train", r.stats.train], ["valid", r.stats.valid], ["test", r.stats.test]]);
+  return r;
 }
 
 /// Loads the data the form's source names into the worker.
@@ -452,6 +492,7 @@ function loadSource(source) {
 async function generateSynthetic() {
   const r = await loadData({ type: "synthetic", knobs: syntheticKnobs(readForm()) });
   $("stats").innerHTML = statsTable([["train", r.stats.train], ["valid", r.stats.valid], ["test", r.stats.test]]);
+  return r;
 }
 
 /// Files from the picker: roles from their names, `.query` files paired with their data file.
@@ -561,8 +602,18 @@ function onEpoch(model, log) {
       })).data.push({ x: log.epoch, y: log.teacher_loss });
     }
   }
-  ndcgChart.update("none");
-  lossChart.update("none");
+  scheduleChartUpdate();
+}
+
+/// Redraws the charts at most four times a second: with every core training, a redraw per
+/// epoch of every model would take the workers' time.
+let chartUpdate = null;
+function scheduleChartUpdate() {
+  chartUpdate ??= setTimeout(() => {
+    chartUpdate = null;
+    ndcgChart.update("none");
+    lossChart.update("none");
+  }, 250);
 }
 
 // ---------------------------------------------------------------- results
@@ -641,10 +692,16 @@ function setRunning(on) {
 /// Brings the worker's data up to date with the form, then returns the setup for `run_compare`.
 async function prepareRun(overrides = {}) {
   const v = { ...readForm(), ...overrides };
-  const backend = chosenBackend();
-  const setup = compareSetup(v, backend);
+  const setup = compareSetup(v, chosenBackend());
   if (v.source === "upload" && !uploads.length) throw new Error("upload a LETOR training file first");
-  await loadSource(v.source);
+  const stats = await loadSource(v.source) ?? data.reply;
+  if (v.backend === "auto" && adapter) {
+    // The students' input width: the data's features less the privileged ones (close enough
+    // to time a step).
+    const features = Math.max(1, stats?.stats?.train?.features
+      ?? stats?.files?.find((f) => f.role === "train")?.stats.features ?? 24);
+    setup.backend = (await measureAuto(setup, features)).backend;
+  }
   return setup;
 }
 
@@ -657,6 +714,8 @@ async function run() {
   clearError();
   saveToUrl();
   $("status").textContent = "Preparing the data…";
+  // The whole Run: data, auto's measurement, training and the summary.
+  const started = performance.now();
   let setup;
   try {
     setup = await prepareRun();
@@ -668,7 +727,6 @@ async function run() {
   resetCharts();
   firstSeed = 0;
   let throughput = "";
-  const started = performance.now();
   $("status").textContent = "Starting…";
   try {
     const result = await runPool(setup, (ev) => {
@@ -684,7 +742,8 @@ async function run() {
     lastSetup = setup;
     $("results").innerHTML = resultsTable(result, setup.methods);
     const seconds = (performance.now() - started) / 1000;
-    const pooled = result.workers > 1 ? ` with ${result.workers} workers` : "";
+    const pooled = (result.workers > 1 ? ` with ${result.workers} workers` : "") +
+      (readForm().backend === "auto" && autoChoice ? ` (${autoLine(autoChoice)})` : "");
     $("status").textContent = `Done in ${seconds.toFixed(1)} s on ${result.backend}${pooled}; last epoch ${throughput}. ` +
       `${result.prepared.train.positive_groups} of ${result.prepared.train.groups} training queries have a positive document. ` +
       `x: ${result.prepared.regular_columns} features (${result.prepared.constant_regular} constant), ` +

@@ -8,6 +8,7 @@
 //   {type: "job", id, setup, method, seed, keep_student}
 //                                         -> {type: "event", id, event}*, then {type: "result", id, result}
 //   {type: "summary", setup, methods}     -> {type: "summary", result}
+//   {type: "measure", backend, shape, steps, warmup} -> {type: "measured", throughput}
 //   {type: "objectives", id, setup}       -> {type: "event", id, event}*, then {type: "result", id, result}
 //   {type: "student", method}             -> {type: "student", method, safetensors, config}
 //   {type: "evaluate", safetensors, config} (Files) -> {type: "evaluated", result}
@@ -24,6 +25,7 @@ import init, {
   run_objectives,
   student_files,
   evaluate_model,
+  bench_train,
 } from "./pkg/distillrank.js";
 
 const ready = init();
@@ -63,6 +65,8 @@ async function handle(msg) {
         postMessage({ type: "event", id: msg.id, event }));
       return { type: "result", id: msg.id, result };
     }
+    case "measure":
+      return { type: "measured", throughput: await bench_train(msg.backend, msg.shape, msg.steps, msg.warmup) };
     case "summary":
       return { type: "summary", result: summarize_compare(msg.setup, msg.methods) };
     case "objectives": {

@@ -122,6 +122,11 @@ await check("default_comparison_fills_the_table", async () => {
   const cores = await page.evaluate(() => Math.min(navigator.hardwareConcurrency || 1, 8));
   const workers = cores > 1 ? `${cores} workers` : "1 worker";
   expect(seen.includes(workers), `the page did not show "${workers}" at work: ${seen}`);
+  // auto timed both engines on this model and says which it took and why.
+  const engine = await page.locator("#engine").textContent();
+  expect(/auto chose (WebGPU|the CPU engine): CPU engine [\d,]+ docs\/s \(\d+ workers?\), WebGPU [\d,]+ docs\/s/.test(engine),
+    `engine line after an auto run: ${engine}`);
+  console.log(`    ${engine.slice(engine.indexOf("auto chose"))}`);
   const table = await resultsTable();
   pooledTable = table;
   pooledSeconds = parseFloat(status.match(/Done in ([\d.]+) s/)[1]);
