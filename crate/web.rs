@@ -747,6 +747,27 @@ pub fn run_objectives(
     setup: JsValue,
     on_event: js_sys::Function,
 ) -> std::result::Result<JsValue, JsError> {
+    objectives_on(setup, None, on_event)
+}
+
+/// One job of the objectives' comparison for the page's pool of workers: the `objective`-th
+/// objective of the setup at `seed`. Returns what [`run_objectives`] returns, with one run.
+#[wasm_bindgen]
+pub fn run_objectives_job(
+    setup: JsValue,
+    objective: usize,
+    seed: u32,
+    on_event: js_sys::Function,
+) -> std::result::Result<JsValue, JsError> {
+    objectives_on(setup, Some((objective, seed as u64)), on_event)
+}
+
+/// Every objective over every seed, or one (objective index, seed) pair.
+fn objectives_on(
+    setup: JsValue,
+    only: Option<(usize, u64)>,
+    on_event: js_sys::Function,
+) -> std::result::Result<JsValue, JsError> {
     use crate::objectives::{data, experiment, train, Objective};
     let setup: ObjectivesSetup =
         serde_wasm_bindgen::from_value(setup).map_err(|e| JsError::new(&e.to_string()))?;
@@ -766,12 +787,25 @@ pub fn run_objectives(
             .map_err(js_error)?
         }
     };
-    let objectives = setup
+    let mut objectives = setup
         .objectives
         .iter()
         .map(|o| Objective::parse(o))
         .collect::<Result<Vec<_>>>()
         .map_err(js_error)?;
+    let (seeds, first_seed) = match only {
+        Some((index, seed)) => {
+            let objective = *objectives.get(index).ok_or_else(|| {
+                JsError::new(&format!(
+                    "objective {index}: the setup has {}",
+                    objectives.len()
+                ))
+            })?;
+            objectives = vec![objective];
+            (1, seed)
+        }
+        None => (setup.seeds, 0),
+    };
     let base = train::Config {
         epochs: setup.epochs,
         adam: AdamConfig {
@@ -786,8 +820,8 @@ pub fn run_objectives(
         &splits,
         &objectives,
         &base,
-        setup.seeds,
-        0,
+        seeds,
+        first_seed,
         &mut |label, event| {
             if let train::Event::Epoch(log) = event {
                 let (objective, seed) = label.rsplit_once(", seed ").unwrap_or((label, ""));

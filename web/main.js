@@ -292,9 +292,8 @@ function showActivity() {
     box.textContent = "";
     return;
   }
-  const what = (m) => m ? `${m.method} seed ${m.seed}, ${m.teacher === null ? "student" : `teacher ${m.teacher + 1}`}` : "done";
   box.textContent = `${activity.length} worker${activity.length > 1 ? "s" : ""}: ` +
-    activity.map((m, i) => `${i + 1}. ${what(m)}`).join(" · ");
+    activity.map((label, i) => `${i + 1}. ${label ?? "done"}`).join(" · ");
 }
 
 /// Runs a comparison: its jobs (each method at each seed: teachers, then the student) go to a
@@ -304,13 +303,37 @@ function showActivity() {
 async function runPool(setup, onEvent) {
   const jobs = [];
   for (let seed = 0; seed < setup.seeds; seed++) {
-    for (const method of setup.methods) jobs.push({ method, seed });
+    for (const method of setup.methods) jobs.push({ method, seed, label: `${method} seed ${seed}` });
   }
-  const size = setup.backend === "webgpu" ? 1 : Math.min(poolSize(), jobs.length);
-  const members = await pool(size);
+  const size = setup.backend === "webgpu" ? 1 : poolSize();
+  const { results, workers: used } = await inPool(size, jobs, async (w, job, onLabel) => {
+    const r = await w.train(
+      { type: "job", setup, method: job.method, seed: job.seed, keep_student: job.seed === 0 },
+      (ev) => {
+        const m = ev.model;
+        onLabel(`${m.method} seed ${m.seed}, ${m.teacher === null ? "student" : `teacher ${m.teacher + 1}`}`);
+        onEvent(ev);
+      });
+    if (job.seed === 0) studentWorker.set(job.method, w);
+    return r;
+  });
+  const methods = setup.methods.map((m) => ({ method: null, runs: [] }));
+  jobs.forEach((job, k) => {
+    const i = setup.methods.indexOf(job.method);
+    methods[i].method = results[k].method;
+    methods[i].runs[job.seed] = results[k].run;
+  });
+  const { result } = await workers[0].request({ type: "summary", setup, methods });
+  return { ...result, workers: used };
+}
+
+/// Runs `jobs` on a pool of `size` workers (the next job to the first free worker), showing
+/// what each does; `start(worker, job, onModel)` runs one job and resolves to its result.
+/// Resolves to the results in the order of `jobs`.
+async function inPool(size, jobs, start) {
+  const members = await pool(Math.min(size, jobs.length));
   await Promise.all(members.map(withData));
-  const runs = new Map(setup.methods.map((m) => [m, []]));
-  const names = new Map();
+  const results = new Array(jobs.length);
   let next = 0;
   let failure = null;
   activity = members.map(() => null);
@@ -318,20 +341,14 @@ async function runPool(setup, onEvent) {
   try {
     await Promise.all(members.map(async (w, i) => {
       while (next < jobs.length && !failure) {
-        const job = jobs[next++];
-        activity[i] = { method: job.method, seed: job.seed, teacher: null };
+        const k = next++;
+        activity[i] = jobs[k].label;
         showActivity();
         try {
-          const r = await w.train(
-            { type: "job", setup, method: job.method, seed: job.seed, keep_student: job.seed === 0 },
-            (ev) => {
-              activity[i] = ev.model;
-              showActivity();
-              onEvent(ev);
-            });
-          runs.get(job.method)[job.seed] = r.run;
-          names.set(job.method, r.method);
-          if (job.seed === 0) studentWorker.set(job.method, w);
+          results[k] = await start(w, jobs[k], (label) => {
+            activity[i] = label;
+            showActivity();
+          });
         } catch (e) {
           failure ??= e;
         }
@@ -344,15 +361,28 @@ async function runPool(setup, onEvent) {
     showActivity();
   }
   if (failure) throw failure;
-  const methods = setup.methods.map((m) => ({ method: names.get(m), runs: runs.get(m) }));
-  const { result } = await workers[0].request({ type: "summary", setup, methods });
-  return { ...result, workers: members.length };
+  return { results, workers: members.length };
 }
 
-/// The global objectives' run, on the first worker; its events arrive as it goes.
-async function runObjectivesInWorker(setup, onEvent) {
-  await withData(workers[0]);
-  return workers[0].train({ type: "objectives", setup }, onEvent);
+/// The global objectives over their seeds: one job per objective and seed, in the pool.
+/// Resolves to `{description, positive_rate, runs}` as `run_objectives` gives it.
+async function runObjectivesPool(setup, onEvent) {
+  const jobs = [];
+  for (let seed = 0; seed < setup.seeds; seed++) {
+    setup.objectives.forEach((objective, index) => jobs.push({ index, seed, label: `${objective} seed ${seed}` }));
+  }
+  const { results, workers: used } = await inPool(poolSize(), jobs, (w, job, onLabel) =>
+    w.train({ type: "objectives-job", setup, objective: job.index, seed: job.seed }, (ev) => {
+      onLabel(job.label);
+      onEvent(ev);
+    }));
+  const runs = setup.objectives.map((_, index) => ({ objective: null, runs: [] }));
+  jobs.forEach((job, k) => {
+    const only = results[k].runs[0];
+    runs[job.index].objective = only.objective;
+    runs[job.index].runs[job.seed] = only.runs[0];
+  });
+  return { description: results[0].description, positive_rate: results[0].positive_rate, runs, workers: used };
 }
 
 async function restartWorker() {
@@ -933,9 +963,10 @@ async function runObjectives() {
   $("objectives-status").textContent = "Generating the data…";
   const started = performance.now();
   try {
-    const result = await runObjectivesInWorker(setup, onObjectiveEpoch);
+    const result = await runObjectivesPool(setup, onObjectiveEpoch);
     $("objectives-results").innerHTML = objectivesTable(result);
-    $("objectives-status").textContent = `Done in ${((performance.now() - started) / 1000).toFixed(1)} s: ` +
+    const pooled = result.workers > 1 ? ` with ${result.workers} workers` : "";
+    $("objectives-status").textContent = `Done in ${((performance.now() - started) / 1000).toFixed(1)} s${pooled}: ` +
       `${result.description}; ${(100 * result.positive_rate).toFixed(1)}% positives in training.`;
   } catch (e) {
     if (e.message !== "stopped") showError(e.message);

@@ -9,7 +9,8 @@
 //                                         -> {type: "event", id, event}*, then {type: "result", id, result}
 //   {type: "summary", setup, methods}     -> {type: "summary", result}
 //   {type: "measure", backend, shape, steps, warmup} -> {type: "measured", throughput}
-//   {type: "objectives", id, setup}       -> {type: "event", id, event}*, then {type: "result", id, result}
+//   {type: "objectives-job", id, setup, objective, seed}
+//                                         -> {type: "event", id, event}*, then {type: "result", id, result}
 //   {type: "student", method}             -> {type: "student", method, safetensors, config}
 //   {type: "evaluate", safetensors, config} (Files) -> {type: "evaluated", result}
 // Any failure answers {type: "error", id, message}.
@@ -22,7 +23,7 @@ import init, {
   clear_uploads,
   run_compare_job,
   summarize_compare,
-  run_objectives,
+  run_objectives_job,
   student_files,
   evaluate_model,
   bench_train,
@@ -69,8 +70,8 @@ async function handle(msg) {
       return { type: "measured", throughput: await bench_train(msg.backend, msg.shape, msg.steps, msg.warmup) };
     case "summary":
       return { type: "summary", result: summarize_compare(msg.setup, msg.methods) };
-    case "objectives": {
-      const result = run_objectives(msg.setup, (event) =>
+    case "objectives-job": {
+      const result = run_objectives_job(msg.setup, msg.objective, msg.seed, (event) =>
         postMessage({ type: "event", id: msg.id, event }));
       return { type: "result", id: msg.id, result };
     }

@@ -288,6 +288,15 @@ await check("objectives_view_compares_log_loss_with_global_objectives", async ()
   const lambdas = await page.evaluate(() => Chart.getChart("objectives-lambda-chart").data.datasets.map((d) => d.key));
   expect(lambdas.includes("recall-at-precision:0.8") && lambdas.includes("auc-pr"), `λ lines: ${lambdas}`);
   await page.locator("#objectives-view").screenshot({ path: path.join(shots, "objectives.png") });
+  // The same objectives on one worker: the same table.
+  await setField("workers", 1);
+  await page.evaluate(() => { document.getElementById("objectives-status").textContent = ""; });
+  await page.click("#objectives-run");
+  await page.waitForFunction(() => /^Done|^Failed/.test(document.getElementById("objectives-status").textContent), null, { timeout: 300_000 });
+  const again = await page.$$eval("#objectives-results tbody tr", (trs) =>
+    trs.map((tr) => [...tr.querySelectorAll("td")].map((td) => td.textContent.trim())));
+  expect(JSON.stringify(again) === JSON.stringify(rows), `one worker: ${JSON.stringify(again)}\n    the pool: ${JSON.stringify(rows)}`);
+  await setField("workers", "auto");
 });
 
 await check("mq2008_upload_shows_its_statistics", async () => {
