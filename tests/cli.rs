@@ -587,3 +587,54 @@ fn cli_objectives_reads_letor_documents_with_binary_labels() {
         assert!(auc_pr > 0.12, "{name}: test AUC-PR {auc_pr}");
     }
 }
+
+#[test]
+fn bench_adapters_lists_every_adapter_and_says_why_there_is_no_gpu() {
+    let out = Command::new(env!("CARGO_BIN_EXE_distillrank"))
+        .args(["bench", "adapters", "--json"])
+        .env("XDG_RUNTIME_DIR", std::env::temp_dir())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let adapters = v["adapters"].as_array().unwrap();
+    let hardware = adapters.iter().any(|a| a["software"] == false);
+    assert_eq!(v["hardware"], hardware);
+    // Without a hardware adapter the report says why, in words; with one it says nothing.
+    assert_eq!(v["why_no_gpu"].is_string(), !hardware, "{v}");
+    for a in adapters {
+        assert!(a["label"]
+            .as_str()
+            .unwrap()
+            .ends_with(&format!("({})", a["backend"].as_str().unwrap())));
+    }
+}
+
+#[test]
+fn an_adapter_name_that_matches_nothing_is_an_error_naming_the_adapters() {
+    let out = Command::new(env!("CARGO_BIN_EXE_distillrank"))
+        .args([
+            "bench",
+            "train",
+            "--backend",
+            "gpu",
+            "--steps",
+            "1",
+            "--warmup",
+            "0",
+        ])
+        .env("XDG_RUNTIME_DIR", std::env::temp_dir())
+        .env("DISTILLRANK_ADAPTER", "no such adapter 42")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("DISTILLRANK_ADAPTER=no such adapter 42 names none of the adapters"),
+        "{stderr}"
+    );
+}

@@ -28,6 +28,9 @@ pub struct BenchArgs {
 
 #[derive(Subcommand, Debug)]
 pub enum BenchCommand {
+    /// Every GPU adapter wgpu finds (name, backend, driver, software or not) and, where there is
+    /// none or only software ones, what the machine lacks.
+    Adapters,
     /// GFLOP/s of the CPU engine's matrix products at the MLP's shapes (batch 512) and 1024^3.
     Gemm {
         #[arg(long, default_value_t = 20)]
@@ -99,6 +102,7 @@ fn any_gpu() -> Result<std::sync::Arc<Gpu>> {
 
 pub fn run(args: &BenchArgs, out: &Output) -> Result<()> {
     let result = match &args.what {
+        BenchCommand::Adapters => adapters(),
         BenchCommand::Gemm {
             repeat,
             backend: BenchBackend::Cpu,
@@ -475,4 +479,74 @@ fn kernels(
     Ok(
         serde_json::json!({"tool": "distillrank", "adapter": gpu.info.name, "batch_docs": groups * docs_per_group, "step_ms": step_ms, "phases": phases}),
     )
+}
+
+/// The adapters wgpu finds, and the machine's GPU plumbing: Vulkan ICD manifests, NVIDIA device
+/// nodes and driver. `why_no_gpu` says, in words, why no hardware adapter is there (None when one
+/// is).
+fn adapters() -> serde_json::Value {
+    let found = pollster::block_on(distillrank::gpu::adapters());
+    let list: Vec<serde_json::Value> = found
+        .iter()
+        .map(|a| {
+            serde_json::json!({
+                "label": distillrank::gpu::adapter_label(a),
+                "name": a.name,
+                "backend": format!("{:?}", a.backend),
+                "device_type": format!("{:?}", a.device_type),
+                "software": a.device_type == wgpu::DeviceType::Cpu,
+                "driver": a.driver,
+                "driver_info": a.driver_info,
+                "vendor": a.vendor,
+                "device": a.device,
+            })
+        })
+        .collect();
+    let icds: Vec<String> = [
+        "/usr/share/vulkan/icd.d",
+        "/etc/vulkan/icd.d",
+        "/usr/local/share/vulkan/icd.d",
+    ]
+    .iter()
+    .filter_map(|d| std::fs::read_dir(d).ok())
+    .flatten()
+    .filter_map(|e| e.ok())
+    .map(|e| e.path().display().to_string())
+    .collect();
+    let nvidia_nodes = std::path::Path::new("/dev/nvidia0").exists();
+    let nvidia_driver = std::fs::read_to_string("/proc/driver/nvidia/version")
+        .ok()
+        .and_then(|v| v.lines().next().map(str::to_string));
+    let hardware = found.iter().any(|a| a.device_type != wgpu::DeviceType::Cpu);
+    let why = if hardware {
+        None
+    } else if nvidia_nodes && !icds.iter().any(|p| p.contains("nvidia")) {
+        Some("an NVIDIA GPU is present (/dev/nvidia0) but no NVIDIA Vulkan ICD manifest (nvidia_icd.json) is installed: the container lacks the driver's graphics part; install the driver's Vulkan library (libnvidia-gl) or run the container with NVIDIA_DRIVER_CAPABILITIES=all".to_string())
+    } else if nvidia_nodes {
+        Some("an NVIDIA GPU and its Vulkan ICD manifest are present, but the Vulkan loader offers no NVIDIA adapter: the ICD's library (libGLX_nvidia.so.0) may be missing or of another driver version than the kernel module".to_string())
+    } else if icds.is_empty() {
+        Some("no Vulkan ICD manifest is installed (/usr/share/vulkan/icd.d is empty or missing) and no GPU device node is visible: this machine has no GPU, or the container does not expose it".to_string())
+    } else {
+        Some(format!(
+            "no GPU device is visible (no /dev/nvidia0; Vulkan drivers installed: {}){}",
+            icds.iter()
+                .map(|p| p.rsplit('/').next().unwrap_or(p).to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+            if found.is_empty() {
+                ""
+            } else {
+                ": only software adapters run here"
+            }
+        ))
+    };
+    serde_json::json!({
+        "tool": "distillrank",
+        "adapters": list,
+        "hardware": hardware,
+        "why_no_gpu": why,
+        "vulkan_icds": icds,
+        "nvidia_device_nodes": nvidia_nodes,
+        "nvidia_driver": nvidia_driver,
+    })
 }

@@ -148,6 +148,61 @@ pub enum AdapterChoice {
     Any,
 }
 
+/// Names the adapter to open, on machines with several: any adapter whose "NAME (BACKEND)"
+/// contains this text, ignoring case (`cargo xtask gpu-report` runs the checks on each adapter
+/// in turn). Unset: wgpu's high-performance choice.
+pub const ADAPTER_ENV: &str = "DISTILLRANK_ADAPTER";
+
+/// An adapter as reports name it: "NAME (BACKEND)".
+pub fn adapter_label(info: &wgpu::AdapterInfo) -> String {
+    format!("{} ({:?})", info.name, info.backend)
+}
+
+/// Every adapter wgpu finds on this machine (native builds).
+#[cfg(not(target_arch = "wasm32"))]
+pub async fn adapters() -> Vec<wgpu::AdapterInfo> {
+    let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle());
+    instance
+        .enumerate_adapters(wgpu::Backends::all())
+        .await
+        .iter()
+        .map(|a| a.get_info())
+        .collect()
+}
+
+/// The adapter [`ADAPTER_ENV`] names, if it is set.
+#[cfg(not(target_arch = "wasm32"))]
+async fn named_adapter(instance: &wgpu::Instance) -> Result<Option<wgpu::Adapter>> {
+    let Some(wanted) = std::env::var(ADAPTER_ENV)
+        .ok()
+        .filter(|v| !v.trim().is_empty())
+    else {
+        return Ok(None);
+    };
+    let all = instance.enumerate_adapters(wgpu::Backends::all()).await;
+    let labels: Vec<String> = all.iter().map(|a| adapter_label(&a.get_info())).collect();
+    let wanted_lower = wanted.to_lowercase();
+    match labels
+        .iter()
+        .position(|l| l.to_lowercase().contains(&wanted_lower))
+    {
+        Some(i) => Ok(all.into_iter().nth(i)),
+        None => Err(Error::Gpu(format!(
+            "{ADAPTER_ENV}={wanted} names none of the adapters wgpu finds: {}",
+            if labels.is_empty() {
+                "none".to_string()
+            } else {
+                labels.join(", ")
+            }
+        ))),
+    }
+}
+
+#[cfg(target_arch = "wasm32")]
+async fn named_adapter(_: &wgpu::Instance) -> Result<Option<wgpu::Adapter>> {
+    Ok(None)
+}
+
 /// A device with the compiled kernels.
 pub struct Gpu {
     pub device: wgpu::Device,
@@ -189,13 +244,16 @@ impl Gpu {
     /// adapters, whichever kind [`Gpu::choose_products`] measures faster).
     pub async fn open(choice: AdapterChoice, products: Option<Products>) -> Result<Arc<Gpu>> {
         let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle());
-        let adapter = instance
-            .request_adapter(&wgpu::RequestAdapterOptions {
-                power_preference: wgpu::PowerPreference::HighPerformance,
-                ..Default::default()
-            })
-            .await
-            .map_err(|e| Error::Gpu(format!("no GPU adapter: {e}")))?;
+        let adapter = match named_adapter(&instance).await? {
+            Some(adapter) => adapter,
+            None => instance
+                .request_adapter(&wgpu::RequestAdapterOptions {
+                    power_preference: wgpu::PowerPreference::HighPerformance,
+                    ..Default::default()
+                })
+                .await
+                .map_err(|e| Error::Gpu(format!("no GPU adapter: {e}")))?,
+        };
         let info = adapter.get_info();
         if choice == AdapterChoice::HardwareOnly && info.device_type == wgpu::DeviceType::Cpu {
             return Err(Error::Gpu(format!("only a software adapter is available ({}); use --backend gpu to train on it anyway", info.name)));

@@ -10,7 +10,10 @@
 //!   on WebGPU, and the page end to end in headless Chromium.
 //! * `bench`: the CPU benchmarks of BENCHMARKS.md, with the Python peers when they are installed.
 //! * `bench-web`: training throughput in headless Chromium, against TensorFlow.js on WebGPU.
+//! * `gpu-report [DIR]`: every adapter, the kernel checks, GPU benchmarks and a comparison on
+//!   each, against the CPU engine and PyTorch where present (`gpu_report.rs`).
 
+mod gpu_report;
 mod web;
 
 use std::path::{Path, PathBuf};
@@ -31,8 +34,15 @@ fn main() -> ExitCode {
         "test" => test(rest),
         "bench" => bench(),
         "bench-web" => bench_web(rest),
+        "gpu-report" => gpu_report::gpu_report(
+            &root().join(
+                rest.first()
+                    .map(String::as_str)
+                    .unwrap_or("target/gpu-report"),
+            ),
+        ),
         _ => {
-            eprintln!("usage: cargo xtask <demo|dist|compare|test|bench> [args]\n  demo [--port N]  build the page and serve it on 127.0.0.1 (default port 8000)\n  serve [--port N] serve the page as last built\n  dist [DIR]       write the page as a static bundle (default dist/)\n  compare [ARGS]   compare the methods from the native CLI (ARGS go to `distillrank compare`)\n  test             run every test\n  bench            CPU benchmarks against numpy / sklearn / JAX\n  bench-web [Q]    in-browser training throughput against TensorFlow.js (Q: bench.html's query string)");
+            eprintln!("usage: cargo xtask <demo|dist|compare|test|bench> [args]\n  demo [--port N]  build the page and serve it on 127.0.0.1 (default port 8000)\n  serve [--port N] serve the page as last built\n  dist [DIR]       write the page as a static bundle (default dist/)\n  compare [ARGS]   compare the methods from the native CLI (ARGS go to `distillrank compare`)\n  test             run every test\n  bench            CPU benchmarks against numpy / sklearn / JAX\n  bench-web [Q]    in-browser training throughput against TensorFlow.js (Q: bench.html's query string)\n  gpu-report [DIR] adapters, kernel checks, GPU benchmarks and a GPU comparison (default target/gpu-report)");
             return if task == "help" {
                 ExitCode::SUCCESS
             } else {
