@@ -322,6 +322,23 @@ fn compare_writes_report_json_csv_and_plots() {
         .as_str()
         .unwrap()
         .starts_with("distillrank compare"));
+    // Where the time went: the training steps' documents and seconds against the whole run.
+    let t = &json["throughput"];
+    let (training, end_to_end) = (
+        t["training_seconds"].as_f64().unwrap(),
+        t["end_to_end_seconds"].as_f64().unwrap(),
+    );
+    assert!(
+        t["trained_docs"].as_f64().unwrap() > 0.0 && training > 0.0,
+        "{t}"
+    );
+    assert!(training <= end_to_end, "{t}");
+    let outside = t["outside_training"].as_f64().unwrap();
+    assert!(
+        (outside - (1.0 - training / end_to_end)).abs() < 1e-9,
+        "{t}"
+    );
+    assert!(stdout.contains("of training steps"), "{stdout}");
     let report = std::fs::read_to_string(format!("{out}/report.md")).unwrap();
     assert!(
         report.contains("| method | NDCG@1")

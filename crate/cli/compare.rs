@@ -198,6 +198,60 @@ pub fn run_comparison(
     result
 }
 
+/// Where a comparison's time went: the documents its training steps went through (forward,
+/// backward and Adam, every student and teacher) and their time, against the whole run's.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Throughput {
+    pub trained_docs: f64,
+    pub training_seconds: f64,
+    pub end_to_end_seconds: f64,
+    /// Documents per second of the training steps alone, and of the whole run.
+    pub training_docs_per_s: f64,
+    pub end_to_end_docs_per_s: f64,
+    /// Share of the run outside the training steps: loading, preparation, scoring validation
+    /// and test splits and teachers, the summary.
+    pub outside_training: f64,
+}
+
+impl Throughput {
+    pub fn of(c: &Comparison, end_to_end_seconds: f64) -> Throughput {
+        let (mut docs, mut seconds) = (0f64, 0f64);
+        for r in &c.methods {
+            for run in &r.runs {
+                for model in std::iter::once(&run.student).chain(&run.teachers) {
+                    for log in &model.history {
+                        docs += log.docs_per_s * log.seconds;
+                        seconds += log.seconds;
+                    }
+                }
+            }
+        }
+        Throughput {
+            trained_docs: docs.round(),
+            training_seconds: seconds,
+            end_to_end_seconds,
+            training_docs_per_s: docs / seconds.max(1e-9),
+            end_to_end_docs_per_s: docs / end_to_end_seconds.max(1e-9),
+            outside_training: (1.0 - seconds / end_to_end_seconds.max(1e-9)).max(0.0),
+        }
+    }
+}
+
+impl std::fmt::Display for Throughput {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "trained {} documents in {:.1} s of training steps ({:.0} docs/s); end to end {:.1} s ({:.0} docs/s), {:.0}% of it outside the training steps",
+            self.trained_docs,
+            self.training_seconds,
+            self.training_docs_per_s,
+            self.end_to_end_seconds,
+            self.end_to_end_docs_per_s,
+            100.0 * self.outside_training
+        )
+    }
+}
+
 pub fn run(args: &CompareArgs, out: &Output) -> Result<()> {
     distillrank::output::check_folder(&args.out)?;
     let config = args.experiment.config(out)?;
@@ -205,31 +259,29 @@ pub fn run(args: &CompareArgs, out: &Output) -> Result<()> {
     let data = prepare_data(&args.data, out)?;
     let comparison = run_comparison(&data, &config, out)?;
     let seconds = started.elapsed().as_secs_f64();
+    let throughput = Throughput::of(&comparison, seconds);
     std::fs::create_dir_all(&args.out).map_err(|e| Error::io(&args.out, e))?;
     let table = table(&comparison);
     let command = reproduce_command();
     write(
         &args.out.join("report.md"),
-        &report(&data, &config, &table, &command, seconds),
+        &report(&data, &config, &table, &command, &throughput),
     )?;
+    let mut results = results_json(&data, &config, &comparison, &command);
+    results["throughput"] = serde_json::to_value(&throughput).expect("serialise");
     write(
         &args.out.join("results.json"),
-        &(serde_json::to_string_pretty(&results_json(&data, &config, &comparison, &command))
-            .expect("serialise")
-            + "\n"),
+        &(serde_json::to_string_pretty(&results).expect("serialise") + "\n"),
     )?;
     write(&args.out.join("results.csv"), &csv(&comparison))?;
     save_students(&args.out.join("students"), &data, &config, &comparison)?;
     plot::ndcg_per_epoch(&args.out.join("ndcg_per_epoch.svg"), &comparison)?;
     plot::loss_terms(&args.out.join("loss_terms.svg"), &comparison)?;
     if out.json {
-        outln!(
-            "{}",
-            serde_json::to_string(&results_json(&data, &config, &comparison, &command))
-                .expect("serialise")
-        );
+        outln!("{}", serde_json::to_string(&results).expect("serialise"));
     } else {
         outln!("{table}");
+        outln!("{throughput}");
         outln!(
             "wrote {}/{{report.md, results.json, results.csv, ndcg_per_epoch.svg, loss_terms.svg, students/}} in {seconds:.0} s",
             args.out.display()
@@ -362,8 +414,9 @@ fn report(
     config: &CompareConfig,
     table: &str,
     command: &str,
-    seconds: f64,
+    throughput: &Throughput,
 ) -> String {
+    let seconds = throughput.end_to_end_seconds;
     let p = &data.prepared;
     let test = p.test.as_ref().expect("compare has a test split");
     let mut r = String::new();
@@ -417,7 +470,7 @@ fn report(
     );
     let _ = writeln!(
         r,
-        "## Reproduce\n\n```sh\n{command}\n```\n\nRan in {seconds:.0} s."
+        "## Reproduce\n\n```sh\n{command}\n```\n\nRan in {seconds:.0} s: {throughput}."
     );
     r
 }
