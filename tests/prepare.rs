@@ -451,3 +451,71 @@ fn a_query_spread_gathers_the_relevant_documents_in_fewer_queries() {
     .expect("a negative spread is refused");
     assert!(err.to_string().contains("query spread -1 must be"), "{err}");
 }
+
+#[test]
+fn parallel_preparation_gives_the_same_bits_for_any_number_of_threads() {
+    use distillrank::data::prepare::{correlations, gather_columns, signed_log1p};
+    // More rows than one piece of the parallel passes, and a ragged last piece.
+    let (n, width) = (10_000, 7);
+    let mut rng = distillrank::rng::Rng::new(3);
+    let features: Vec<f32> = (0..n * width)
+        .map(|_| (rng.normal() * 10.0) as f32)
+        .collect();
+    let y: Vec<f32> = (0..n).map(|_| (rng.uniform() < 0.2) as u8 as f32).collect();
+    let data = distillrank::data::Dataset {
+        n_features: width,
+        features: features.clone(),
+        grades: vec![1; n],
+        group_offsets: vec![0, n],
+        qids: vec![1],
+        source: None,
+    };
+    let run = |threads: usize| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap()
+            .install(|| {
+                let mut logged = features.clone();
+                signed_log1p(&mut logged);
+                (
+                    logged,
+                    correlations(&features, width, &y),
+                    gather_columns(&data, &[7, 2, 2]),
+                )
+            })
+    };
+    let one = run(1);
+    for threads in [2, 3] {
+        let other = run(threads);
+        assert_eq!(one.0, other.0);
+        assert_eq!(
+            one.1.iter().map(|c| c.to_bits()).collect::<Vec<_>>(),
+            other.1.iter().map(|c| c.to_bits()).collect::<Vec<_>>()
+        );
+        assert_eq!(one.2, other.2);
+    }
+    // The gathered columns are the columns.
+    for d in [0, 4095, 4096, n - 1] {
+        assert_eq!(
+            &one.2[d * 3..d * 3 + 3],
+            &[
+                features[d * width + 6],
+                features[d * width + 1],
+                features[d * width + 1]
+            ]
+        );
+    }
+    // And the correlation is Pearson's, computed directly in one pass.
+    let j = 3;
+    let xs: Vec<f64> = (0..n).map(|d| features[d * width + j] as f64).collect();
+    let ys: Vec<f64> = y.iter().map(|&v| v as f64).collect();
+    let (mx, my) = (
+        xs.iter().sum::<f64>() / n as f64,
+        ys.iter().sum::<f64>() / n as f64,
+    );
+    let sxy: f64 = xs.iter().zip(&ys).map(|(x, y)| (x - mx) * (y - my)).sum();
+    let sxx: f64 = xs.iter().map(|x| (x - mx) * (x - mx)).sum();
+    let syy: f64 = ys.iter().map(|y| (y - my) * (y - my)).sum();
+    assert!((one.1[j] - sxy / (sxx * syy).sqrt()).abs() < 1e-12);
+}

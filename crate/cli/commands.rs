@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use distillrank::data::cache;
 use distillrank::data::letor::{read_letor_file_with_progress, ReadOptions};
 use distillrank::data::prepare::{
-    column_ranges, label_like_prepare, prepare, PrepareOptions, Prepared, PrivilegedSplit,
-    SPLIT_TEST, SPLIT_VALID,
+    column_ranges, label_like_prepare, prepare, prepare_with_progress, PrepareOptions, Prepared,
+    PrivilegedSplit, PREPARE_STEPS, SPLIT_TEST, SPLIT_VALID,
 };
 use distillrank::data::synth::{generate, generate_splits};
 use distillrank::data::Dataset;
@@ -298,7 +298,36 @@ pub fn prepare_data(args: &DataArgs, out: &Output) -> Result<PreparedData> {
         seed: args.data_seed,
         label_column,
     };
-    let prepared = prepare(&train, valid.as_ref(), test.as_ref(), &options)?;
+    let started = std::time::Instant::now();
+    let mut bar = Progress::new(out, PREPARE_STEPS.len() as u64, "steps");
+    let mut steps: Vec<(String, std::time::Instant)> = Vec::new();
+    let prepared = prepare_with_progress(
+        &train,
+        valid.as_ref(),
+        test.as_ref(),
+        &options,
+        &mut |step| {
+            bar.message(format!("preparing: {step}"));
+            bar.set(steps.len() as u64);
+            steps.push((step.to_string(), std::time::Instant::now()));
+        },
+    );
+    bar.finish();
+    let prepared = prepared?;
+    let ended = std::time::Instant::now();
+    let each: Vec<String> = steps
+        .iter()
+        .enumerate()
+        .map(|(i, (name, at))| {
+            let until = steps.get(i + 1).map_or(ended, |s| s.1);
+            format!("{name} {:.1} s", (until - *at).as_secs_f64())
+        })
+        .collect();
+    out.note(format!(
+        "prepared in {:.1} s: {}",
+        (ended - started).as_secs_f64(),
+        each.join(", ")
+    ));
     for (split, report) in &prepared.filter {
         out.note(format!("{split}: {report}"));
     }

@@ -239,14 +239,17 @@ pub fn filter_groups(data: &Dataset, min_size: usize) -> (Dataset, FilterReport)
 /// The dataset restricted to groups `keep`, in that order.
 pub fn select_groups(data: &Dataset, keep: &[usize]) -> Dataset {
     let nf = data.n_features;
+    // Sized once: growing a matrix of gigabytes by doubling copies it over and over.
+    let docs: usize = keep.iter().map(|&g| data.group(g).len()).sum();
     let mut out = Dataset {
         n_features: nf,
-        features: Vec::new(),
-        grades: Vec::new(),
-        group_offsets: vec![0],
-        qids: Vec::new(),
+        features: Vec::with_capacity(docs * nf),
+        grades: Vec::with_capacity(docs),
+        group_offsets: Vec::with_capacity(keep.len() + 1),
+        qids: Vec::with_capacity(keep.len()),
         source: data.source.clone(),
     };
+    out.group_offsets.push(0);
     for &g in keep {
         let docs = data.group(g);
         out.features
@@ -258,10 +261,50 @@ pub fn select_groups(data: &Dataset, keep: &[usize]) -> Dataset {
     out
 }
 
-/// Step 3: x <- sign(x) * ln(1 + |x|).
+/// Step 3: x <- sign(x) * ln(1 + |x|); in parallel natively.
 pub fn signed_log1p(values: &mut [f32]) {
-    for v in values {
-        *v = v.signum() * v.abs().ln_1p();
+    let transform = |chunk: &mut [f32]| {
+        for v in chunk {
+            *v = v.signum() * v.abs().ln_1p();
+        }
+    };
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        use rayon::prelude::*;
+        values.par_chunks_mut(1 << 16).for_each(transform);
+    }
+    #[cfg(target_arch = "wasm32")]
+    transform(values);
+}
+
+/// Rows per piece of the parallel passes over a feature matrix. Pieces are reduced in order, so
+/// the sums (and the privileged split they decide) are the same for any number of threads.
+const ROWS_PER_PIECE: usize = 4096;
+
+/// `f` over pieces of [`ROWS_PER_PIECE`] rows of an `n x width` matrix, in parallel natively;
+/// the results in the pieces' order.
+fn over_row_pieces<T: Send>(
+    features: &[f32],
+    width: usize,
+    f: impl Fn(usize, &[f32]) -> T + Sync + Send,
+) -> Vec<T> {
+    let piece = ROWS_PER_PIECE * width.max(1);
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        use rayon::prelude::*;
+        features
+            .par_chunks(piece)
+            .enumerate()
+            .map(|(i, rows)| f(i * ROWS_PER_PIECE, rows))
+            .collect()
+    }
+    #[cfg(target_arch = "wasm32")]
+    {
+        features
+            .chunks(piece)
+            .enumerate()
+            .map(|(i, rows)| f(i * ROWS_PER_PIECE, rows))
+            .collect()
     }
 }
 
@@ -325,27 +368,43 @@ impl GumbelDraws {
     }
 }
 
-/// Pearson correlation of each feature column with `y`; zero-variance columns get 0.
+/// Pearson correlation of each feature column with `y`; zero-variance columns get 0. Two passes
+/// (means, then centred sums), each over pieces of rows in parallel natively.
 pub fn correlations(features: &[f32], n_features: usize, y: &[f32]) -> Vec<f64> {
     let n = y.len() as f64;
     let mean_y = y.iter().map(|&v| v as f64).sum::<f64>() / n;
     let mut mean = vec![0f64; n_features];
-    for row in features.chunks_exact(n_features) {
-        for (m, &v) in mean.iter_mut().zip(row) {
-            *m += v as f64;
+    for part in over_row_pieces(features, n_features, |_, rows| {
+        let mut sum = vec![0f64; n_features];
+        for row in rows.chunks_exact(n_features) {
+            for (m, &v) in sum.iter_mut().zip(row) {
+                *m += v as f64;
+            }
         }
+        sum
+    }) {
+        mean.iter_mut().zip(part).for_each(|(m, p)| *m += p);
     }
     mean.iter_mut().for_each(|m| *m /= n);
     let (mut sxy, mut sxx) = (vec![0f64; n_features], vec![0f64; n_features]);
     let mut syy = 0f64;
-    for (row, &yv) in features.chunks_exact(n_features).zip(y) {
-        let dy = yv as f64 - mean_y;
-        syy += dy * dy;
-        for j in 0..n_features {
-            let dx = row[j] as f64 - mean[j];
-            sxy[j] += dx * dy;
-            sxx[j] += dx * dx;
+    for (part_xy, part_xx, part_yy) in over_row_pieces(features, n_features, |first, rows| {
+        let (mut sxy, mut sxx) = (vec![0f64; n_features], vec![0f64; n_features]);
+        let mut syy = 0f64;
+        for (row, &yv) in rows.chunks_exact(n_features).zip(&y[first..]) {
+            let dy = yv as f64 - mean_y;
+            syy += dy * dy;
+            for j in 0..n_features {
+                let dx = row[j] as f64 - mean[j];
+                sxy[j] += dx * dy;
+                sxx[j] += dx * dx;
+            }
         }
+        (sxy, sxx, syy)
+    }) {
+        sxy.iter_mut().zip(part_xy).for_each(|(a, b)| *a += b);
+        sxx.iter_mut().zip(part_xx).for_each(|(a, b)| *a += b);
+        syy += part_yy;
     }
     (0..n_features)
         .map(|j| {
@@ -390,6 +449,26 @@ pub fn prepare(
     test: Option<&Dataset>,
     options: &PrepareOptions,
 ) -> Result<Prepared> {
+    prepare_with_progress(train, valid, test, options, &mut |_| {})
+}
+
+/// The steps [`prepare_with_progress`] reports, in order.
+pub const PREPARE_STEPS: [&str; 4] = [
+    "filtering groups and log1p",
+    "labelling",
+    "correlations and the privileged split",
+    "building the splits",
+];
+
+/// [`prepare`], calling `on_step(name)` as each of [`PREPARE_STEPS`] begins.
+pub fn prepare_with_progress(
+    train: &Dataset,
+    valid: Option<&Dataset>,
+    test: Option<&Dataset>,
+    options: &PrepareOptions,
+    on_step: &mut dyn FnMut(&str),
+) -> Result<Prepared> {
+    on_step(PREPARE_STEPS[0]);
     if train.n_features == 0 {
         return Err(Error::Data("the training data have no features".into()));
     }
@@ -495,11 +574,13 @@ pub fn prepare(
         }
     };
 
+    on_step(PREPARE_STEPS[1]);
     let labels_of = |data: &Dataset, draws: &GumbelDraws| match options.label_column {
         Some(column) => column_labels(data, column),
         None => draws.labels(&data.grades, options.t, options.tau_target),
     };
     let train_labels = labels_of(&train_data, &train_draws);
+    on_step(PREPARE_STEPS[2]);
     let mut correlation = correlations(&train_data.features, train_data.n_features, &train_labels);
     let nf = train_data.n_features;
     let mut constant = constant_columns(&train_data.features, nf);
@@ -596,6 +677,7 @@ pub fn prepare(
         )));
     }
 
+    on_step(PREPARE_STEPS[3]);
     let build = |data: &Dataset, draws: &GumbelDraws| -> RankingSet {
         let labels = labels_of(data, draws);
         let (privileged, d_z) = match &options.privileged {
@@ -694,12 +776,31 @@ pub fn widen(data: &mut Dataset, n_features: usize) {
     data.n_features = n_features;
 }
 
-/// The `n_docs x columns.len()` matrix of the given 1-based columns.
+/// The `n_docs x columns.len()` matrix of the given 1-based columns; in parallel natively.
 pub fn gather_columns(data: &Dataset, columns: &[usize]) -> Vec<f32> {
-    let mut out = Vec::with_capacity(data.n_docs() * columns.len());
-    for row in data.features.chunks_exact(data.n_features.max(1)) {
-        out.extend(columns.iter().map(|&c| row[c - 1]));
+    let (nf, width) = (data.n_features.max(1), columns.len());
+    let mut out = vec![0f32; data.n_docs() * width];
+    if width == 0 {
+        return out;
     }
+    let gather = |(dst, src): (&mut [f32], &[f32])| {
+        for (to, row) in dst.chunks_exact_mut(width).zip(src.chunks_exact(nf)) {
+            for (t, &c) in to.iter_mut().zip(columns) {
+                *t = row[c - 1];
+            }
+        }
+    };
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        use rayon::prelude::*;
+        out.par_chunks_mut(ROWS_PER_PIECE * width)
+            .zip(data.features.par_chunks(ROWS_PER_PIECE * nf))
+            .for_each(gather);
+    }
+    #[cfg(target_arch = "wasm32")]
+    out.chunks_mut(ROWS_PER_PIECE * width)
+        .zip(data.features.chunks(ROWS_PER_PIECE * nf))
+        .for_each(gather);
     out
 }
 
