@@ -59,8 +59,9 @@ pub enum Command {
     /// Train and compare no-distillation, self-distillation, GenD, PFD (and multi-teacher PFD,
     /// Ranking Distillation) over several seeds; write a report, JSON, CSV and plots.
     Compare(compare::CompareArgs),
-    /// One parameter over a range (alpha, tau-target, tau-priv, privileged-count), every method at
-    /// each value: a table and a plot.
+    /// One parameter over a range (alpha, tau-target, tau-priv, privileged-count, query-spread;
+    /// with --privileged logs: sessions, position-bias, conversion-rate), every method at each
+    /// value: tables and plots.
     Sweep(sweep::SweepArgs),
     /// Log-loss against the global objectives (AUC-PR, recall at precision, precision at recall,
     /// TPR at FPR, AUC-ROC, F-beta) on an imbalanced binary task, over several seeds.

@@ -1,7 +1,8 @@
 //! `distillrank sweep`: one parameter over a range, every chosen method at each value — the PFD
 //! paper's Figure 3 (alpha) and Figure 5 (tau_target: positive sparsity; tau_priv: how
-//! discriminative z is), the number of privileged features, and the synthetic data's query spread
-//! (positive sparsity at fixed label noise).
+//! discriminative z is), the number of privileged features, the synthetic data's query spread
+//! (positive sparsity at fixed label noise), and the simulated logs' sessions, position bias and
+//! conversion rate.
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
