@@ -1,6 +1,8 @@
 //! `compare`: every chosen method over several seeds on one prepared dataset, as in the PFD paper's
 //! Table 2. Teachers are trained once per seed and shared by the students that need them.
 
+use std::borrow::Cow;
+
 use crate::data::prepare::{FeatureView, Prepared, RankingSet};
 use crate::distill::{
     inputs_with_subset, privileged_subsets, run_model, scale_widths, Method, ModelRun, RdConfig,
@@ -376,23 +378,26 @@ pub async fn run_method_seed(
         objective: None,
         ..student.clone()
     };
-    let x = inputs_of(p, test, |set| set.regular.clone());
+    // The splits' own matrices are borrowed; only the concatenations are built.
+    let x = inputs_of(p, test, |set| Cow::Borrowed(&set.regular));
     let student_label = Training {
         method,
         seed,
         teacher: None,
     };
     // The teachers of this method: (their splits, their config).
-    let teacher_inputs: Vec<Vec<Vec<f32>>> = match method {
+    let teacher_inputs: Vec<[Cow<[f32]>; 3]> = match method {
         Method::NoDistillation => vec![],
         Method::SelfDistillation | Method::RankingDistillation => {
-            vec![inputs_of(p, test, |set| set.regular.clone())]
+            vec![inputs_of(p, test, |set| Cow::Borrowed(&set.regular))]
         }
-        Method::GenD => vec![inputs_of(p, test, |set| set.privileged.clone())],
-        Method::Pfd => vec![inputs_of(p, test, |set| set.inputs(FeatureView::Both))],
+        Method::GenD => vec![inputs_of(p, test, |set| Cow::Borrowed(&set.privileged))],
+        Method::Pfd => vec![inputs_of(p, test, |set| {
+            Cow::Owned(set.inputs(FeatureView::Both))
+        })],
         Method::MultiTeacherPfd => privileged_subsets(p.train.d_z, config.teachers)
             .iter()
-            .map(|subset| inputs_of(p, test, |set| inputs_with_subset(set, subset)))
+            .map(|subset| inputs_of(p, test, |set| Cow::Owned(inputs_with_subset(set, subset))))
             .collect(),
     };
     let tc = match method {
@@ -409,23 +414,9 @@ pub async fn run_method_seed(
             teacher: Some(k),
             ..student_label
         };
-        let splits = Splits {
-            train: Split {
-                set: &p.train,
-                inputs: &inputs[0],
-            },
-            valid: Split {
-                set: &p.valid,
-                inputs: &inputs[1],
-            },
-            test: Split {
-                set: test,
-                inputs: &inputs[2],
-            },
-        };
         let (model, run) = run_model(
             &config.engine,
-            &splits,
+            &splits(p, test, inputs),
             &tc,
             &Guidance::default(),
             &mut |e| on(&label, e),
@@ -448,23 +439,13 @@ pub async fn run_method_seed(
             ranking_distillation: None,
         },
     };
-    let splits = Splits {
-        train: Split {
-            set: &p.train,
-            inputs: &x[0],
-        },
-        valid: Split {
-            set: &p.valid,
-            inputs: &x[1],
-        },
-        test: Split {
-            set: test,
-            inputs: &x[2],
-        },
-    };
-    let (model, student_run) = run_model(&config.engine, &splits, &student, &guidance, &mut |e| {
-        on(&student_label, e)
-    })
+    let (model, student_run) = run_model(
+        &config.engine,
+        &splits(p, test, &x),
+        &student,
+        &guidance,
+        &mut |e| on(&student_label, e),
+    )
     .await?;
     Ok((
         model,
@@ -477,10 +458,32 @@ pub async fn run_method_seed(
 }
 
 /// The train / valid / test input matrices of one feature selection.
-fn inputs_of(
-    p: &Prepared,
-    test: &RankingSet,
-    f: impl Fn(&RankingSet) -> Vec<f32>,
-) -> Vec<Vec<f32>> {
-    vec![f(&p.train), f(&p.valid), f(test)]
+fn inputs_of<'a>(
+    p: &'a Prepared,
+    test: &'a RankingSet,
+    f: impl Fn(&'a RankingSet) -> Cow<'a, [f32]>,
+) -> [Cow<'a, [f32]>; 3] {
+    [f(&p.train), f(&p.valid), f(test)]
+}
+
+/// The three splits of `p` with one feature selection's inputs.
+fn splits<'a>(
+    p: &'a Prepared,
+    test: &'a RankingSet,
+    inputs: &'a [Cow<'a, [f32]>; 3],
+) -> Splits<'a> {
+    Splits {
+        train: Split {
+            set: &p.train,
+            inputs: &inputs[0],
+        },
+        valid: Split {
+            set: &p.valid,
+            inputs: &inputs[1],
+        },
+        test: Split {
+            set: test,
+            inputs: &inputs[2],
+        },
+    }
 }

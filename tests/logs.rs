@@ -410,17 +410,20 @@ fn simulate_logs_writes_letor_and_a_sidecar_that_compare_reads() {
     let dir = tempfile::tempdir().unwrap();
     let folder = dir.path().join("logs");
     let y = "../shared/data/lightgbm_rank";
-    let (ok, stdout, stderr) = distillrank(&[
-        "data",
-        "simulate-logs",
-        &format!("{y}/rank.train"),
-        &format!("{y}/rank.test"),
-        "-o",
-        folder.to_str().unwrap(),
-        "--sessions",
-        "30",
-        "--json",
-    ]);
+    let simulate = |into: &std::path::Path, output: &str| {
+        distillrank(&[
+            "data",
+            "simulate-logs",
+            &format!("{y}/rank.train"),
+            &format!("{y}/rank.test"),
+            "-o",
+            into.to_str().unwrap(),
+            "--sessions",
+            "30",
+            output,
+        ])
+    };
+    let (ok, stdout, stderr) = simulate(&folder, "--json");
     assert!(ok, "{stderr}");
     let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(v["files"].as_array().unwrap().len(), 2);
@@ -452,17 +455,7 @@ fn simulate_logs_writes_letor_and_a_sidecar_that_compare_reads() {
 
     // Same seed, same bytes.
     let again = dir.path().join("again");
-    let (ok, _, stderr) = distillrank(&[
-        "data",
-        "simulate-logs",
-        &format!("{y}/rank.train"),
-        &format!("{y}/rank.test"),
-        "-o",
-        again.to_str().unwrap(),
-        "--sessions",
-        "30",
-        "--quiet",
-    ]);
+    let (ok, _, stderr) = simulate(&again, "--quiet");
     assert!(ok, "{stderr}");
     assert_eq!(
         std::fs::read(&train).unwrap(),
@@ -517,6 +510,38 @@ fn simulate_logs_writes_letor_and_a_sidecar_that_compare_reads() {
         "--quiet",
     ]);
     assert!(!ok && stderr.contains("has no simulated logs"), "{stderr}");
+
+    // A sidecar that is not one, or whose columns are not the simulator's, is refused by name.
+    let sidecar = again.join("rank.train.logs.json");
+    for (text, expected) in [
+        ("{ not json", "not JSON"),
+        (r#"{"format": "something else"}"#, "expected \"format\""),
+        (
+            r#"{"format": "distillrank-simulated-logs", "columns": {"impressions": 3}}"#,
+            "\"columns\"",
+        ),
+        (
+            r#"{"format": "distillrank-simulated-logs", "columns": {"impressions": 301, "clicks": 302, "ctr": 303, "mean_position": 304, "dwell": 305, "conversions": 1}}"#,
+            "six consecutive columns",
+        ),
+    ] {
+        std::fs::write(&sidecar, text).unwrap();
+        let (ok, _, stderr) = distillrank(&[
+            "compare",
+            "--train",
+            again.join("rank.train").to_str().unwrap(),
+            "--privileged",
+            "logs",
+            "--seeds",
+            "1",
+            "--quiet",
+        ]);
+        assert!(!ok, "{text}");
+        assert!(
+            stderr.contains("rank.train.logs.json") && stderr.contains(expected),
+            "{text}: {stderr}"
+        );
+    }
 }
 
 #[test]

@@ -468,6 +468,26 @@ fn read_sidecar(path: &Path) -> Result<serde_json::Value> {
             format!("expected \"format\": \"{SIDECAR_FORMAT}\""),
         ));
     }
+    // The six columns data simulate-logs appends, one after the other.
+    match serde_json::from_value::<LogColumns>(value["columns"].clone()) {
+        Ok(c) if c.impressions >= 1 && c == LogColumns::after(c.impressions - 1) => {}
+        Ok(_) => {
+            return Err(Error::parse(
+                path,
+                0,
+                0,
+                "\"columns\" are not the six consecutive columns data simulate-logs appends",
+            ))
+        }
+        Err(e) => {
+            return Err(Error::parse(
+                path,
+                0,
+                0,
+                format!("\"columns\": {e}; expected the column numbers data simulate-logs writes"),
+            ))
+        }
+    }
     Ok(value)
 }
 

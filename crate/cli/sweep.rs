@@ -95,14 +95,17 @@ pub fn run(args: &SweepArgs, out: &Output) -> Result<()> {
             return Err(Error::Config(format!("alpha = {bad} must lie in (0, 1)")));
         }
     }
-    if args.param == SweepParam::PrivilegedCount {
+    if matches!(
+        args.param,
+        SweepParam::PrivilegedCount | SweepParam::Sessions
+    ) {
         if let Some(bad) = args
             .values
             .iter()
             .find(|&&n| !(n >= 1.0 && n.fract() == 0.0))
         {
             return Err(Error::Config(format!(
-                "a privileged count must be a positive integer, got {bad}"
+                "{name} must be a positive integer, got {bad}"
             )));
         }
     }
@@ -123,17 +126,6 @@ pub fn run(args: &SweepArgs, out: &Output) -> Result<()> {
                     "{} already holds simulated logs ({}): to sweep {name}, give the original LETOR files and the logs are simulated at each value",
                     train.display(),
                     super::commands::sidecar_path(train).display()
-                )));
-            }
-        }
-        if args.param == SweepParam::Sessions {
-            if let Some(bad) = args
-                .values
-                .iter()
-                .find(|&&n| !(n >= 1.0 && n.fract() == 0.0))
-            {
-                return Err(Error::Config(format!(
-                    "sessions must be a positive integer, got {bad}"
                 )));
             }
         }
