@@ -3,14 +3,15 @@
 //! batches: an MLP with RankNet on fixed batches of `groups` groups of `docs_per_group` documents,
 //! forward + loss + backward + Adam per step, after `warmup` steps.
 
+use crate::clock::Instant;
 use crate::cpu::adam::{Adam, AdamConfig};
 use crate::cpu::loss::{ranknet, LossKind};
 use crate::cpu::mlp::{Activations, Mlp};
 use crate::error::Result;
-use crate::gpu::trainer::{GpuBatch, GpuTrainer};
+use crate::gpu::trainer::GpuTrainer;
 use crate::gpu::Gpu;
 use crate::rng::Rng;
-use crate::train::Instant;
+use crate::step::{LossPlan, StepBatch};
 
 /// The model and batch shape of a throughput measurement.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
@@ -103,26 +104,20 @@ pub async fn gpu(
     let offsets = shape.offsets();
     let positive = vec![true; shape.groups];
     let model = Mlp::<f32>::new(shape.features, &shape.widths, 0);
-    let mut trainer = GpuTrainer::new(
-        gpu.clone(),
-        &model,
-        LossKind::RankNet,
-        1.0,
-        AdamConfig::default(),
-        shape.batch_docs(),
-        0,
-    )?;
+    let plan = LossPlan::new(LossKind::RankNet, 1.0, 0, None, None, AdamConfig::default());
+    let mut trainer = GpuTrainer::new(gpu.clone(), &model, &plan, shape.batch_docs())?;
     let mut losses = Vec::new();
     let mut run = async |trainer: &mut GpuTrainer, range: std::ops::Range<usize>| -> Result<()> {
         for i in range {
             let (x, y) = &batches[i % batches.len()];
             trainer
-                .step(&GpuBatch {
+                .step(&StepBatch {
                     inputs: x,
                     labels: y,
                     offsets: &offsets,
                     positive: &positive,
                     teachers: &[],
+                    ranking_distillation: None,
                 })
                 .await?;
             if (i + 1) % trainer.loss_window == 0 {
@@ -141,6 +136,6 @@ pub async fn gpu(
         steps,
         batch_docs: shape.batch_docs(),
         seconds,
-        final_loss: losses.last().map_or(f64::NAN, |l| l.0 as f64),
+        final_loss: losses.last().map_or(f64::NAN, |l| l.data as f64),
     })
 }

@@ -14,8 +14,6 @@
 
 use crate::data::prepare::RankingSet;
 use crate::metrics;
-use crate::train::{fit, score, Engine, EpochLog, Event, Guidance, Split, TrainConfig};
-use crate::Result;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -124,6 +122,34 @@ impl RdTargets {
         RdTargets { config, candidates }
     }
 
+    /// The candidates of the batch groups `groups` (training-set indices; group b of the batch
+    /// starts at `offsets[b]`) and the weighting in force at `epoch`.
+    pub fn batch(&self, groups: &[usize], offsets: &[usize], epoch: usize) -> RdBatch {
+        let c = self.config;
+        let scheme = match c.weighting {
+            RdWeighting::Equal => RdScheme::Equal,
+            RdWeighting::Position => RdScheme::Position,
+            RdWeighting::Discrepancy => RdScheme::Discrepancy,
+            RdWeighting::Hybrid if epoch <= c.hybrid_epochs => RdScheme::Position,
+            RdWeighting::Hybrid => RdScheme::PositionTimesDiscrepancy,
+        };
+        let mut batch = RdBatch {
+            scheme,
+            lambda: c.lambda,
+            mu: c.mu,
+            offsets: vec![0],
+            documents: Vec::new(),
+        };
+        for (b, &g) in groups.iter().enumerate() {
+            let start = offsets[b];
+            batch
+                .documents
+                .extend(self.candidates[g].iter().map(|&i| start + i));
+            batch.offsets.push(batch.documents.len());
+        }
+        batch
+    }
+
     /// The (batch document, weight) pairs of each batch group, from the student's current logits.
     pub fn batch_weights(
         &self,
@@ -132,36 +158,65 @@ impl RdTargets {
         logits: &[f32],
         epoch: usize,
     ) -> Vec<Vec<(usize, f32)>> {
-        let c = self.config;
-        groups
-            .iter()
-            .enumerate()
-            .map(|(b, &g)| {
-                let start = offsets[b];
-                let group_logits = &logits[start..offsets[b + 1]];
-                let candidates = &self.candidates[g];
-                let position = |r: usize| (-(r as f64) / c.lambda).exp();
-                let discrepancy = |r: usize, i: usize| {
-                    // The student's rank of document i (1-based; ties by document order).
-                    let f = group_logits[i];
-                    let rhat = 1 + group_logits
+        self.batch(groups, offsets, epoch).weights(offsets, logits)
+    }
+}
+
+/// The weighting one batch applies: [`RdWeighting`] with the hybrid's epoch resolved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RdScheme {
+    Equal,
+    Position,
+    Discrepancy,
+    PositionTimesDiscrepancy,
+}
+
+/// Ranking Distillation in one batch: each batch group's candidates, the teacher's best first,
+/// as batch documents, and the weighting in force. Both engines weigh them from the student's
+/// logits with the same rule ([`RdBatch::weights`] on the CPU, `rd_weights` in
+/// `shaders/distill.wgsl`).
+#[derive(Debug, Clone)]
+pub struct RdBatch {
+    pub scheme: RdScheme,
+    pub lambda: f64,
+    pub mu: f64,
+    /// Group b's candidates are `documents[offsets[b]..offsets[b + 1]]`.
+    pub offsets: Vec<usize>,
+    pub documents: Vec<usize>,
+}
+
+impl RdBatch {
+    /// The (batch document, weight) pairs of each batch group (group b holds the documents
+    /// `group_offsets[b]..group_offsets[b + 1]`). Candidate r (1-based) weighs
+    /// w^a_r = exp(-r / lambda), w^b_r = max(0, tanh(mu (rhat_r - r))) with rhat_r the student's
+    /// rank of it in its group (ties by document order), their product, or 1, as the scheme
+    /// says, normalised to sum 1 per group; a group whose weights sum to 0 has none.
+    pub fn weights(&self, group_offsets: &[usize], logits: &[f32]) -> Vec<Vec<(usize, f32)>> {
+        let position = |r: usize| (-(r as f64) / self.lambda).exp();
+        (0..self.offsets.len() - 1)
+            .map(|b| {
+                let group = &logits[group_offsets[b]..group_offsets[b + 1]];
+                let candidates = &self.documents[self.offsets[b]..self.offsets[b + 1]];
+                let discrepancy = |r: usize, doc: usize| {
+                    let i = doc - group_offsets[b];
+                    let f = group[i];
+                    let rhat = 1 + group
                         .iter()
                         .enumerate()
                         .filter(|&(j, &o)| o > f || (o == f && j < i))
                         .count();
-                    (c.mu * (rhat as f64 - r as f64)).tanh().max(0.0)
+                    (self.mu * (rhat as f64 - r as f64)).tanh().max(0.0)
                 };
                 let raw: Vec<f64> = candidates
                     .iter()
                     .enumerate()
-                    .map(|(r0, &i)| {
+                    .map(|(r0, &doc)| {
                         let r = r0 + 1;
-                        match c.weighting {
-                            RdWeighting::Equal => 1.0,
-                            RdWeighting::Position => position(r),
-                            RdWeighting::Discrepancy => discrepancy(r, i),
-                            RdWeighting::Hybrid if epoch <= c.hybrid_epochs => position(r),
-                            RdWeighting::Hybrid => position(r) * discrepancy(r, i),
+                        match self.scheme {
+                            RdScheme::Equal => 1.0,
+                            RdScheme::Position => position(r),
+                            RdScheme::Discrepancy => discrepancy(r, doc),
+                            RdScheme::PositionTimesDiscrepancy => position(r) * discrepancy(r, doc),
                         }
                     })
                     .collect();
@@ -172,76 +227,11 @@ impl RdTargets {
                 candidates
                     .iter()
                     .zip(&raw)
-                    .map(|(&i, &w)| (start + i, (w / sum) as f32))
+                    .map(|(&doc, &w)| (doc, (w / sum) as f32))
                     .collect()
             })
             .collect()
     }
-}
-
-/// One trained model and how it did.
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-pub struct ModelRun {
-    pub best_epoch: usize,
-    pub best_valid_ndcg: f64,
-    /// Test metrics of the best-validation model.
-    pub test: metrics::Report,
-    /// Its test NDCG at [`metrics::NDCG_CUTOFFS`] on the graded relevance (gains 2^r - 1), beside
-    /// `test`'s on the binary y.
-    pub test_graded_ndcg: Vec<(usize, Option<f64>)>,
-    pub history: Vec<EpochLog>,
-    pub parameters: usize,
-    /// Scoring time per 1,000 documents, milliseconds (CPU engine).
-    pub ms_per_1k_docs: f64,
-}
-
-/// The training, validation and test splits with the inputs of one feature selection.
-pub struct Splits<'a> {
-    pub train: Split<'a>,
-    pub valid: Split<'a>,
-    pub test: Split<'a>,
-}
-
-/// Trains one model on `splits` with `guidance` on `engine` and evaluates it on the test split.
-pub async fn run_model(
-    engine: &Engine,
-    splits: &Splits<'_>,
-    config: &TrainConfig,
-    guidance: &Guidance<'_>,
-    on: &mut dyn FnMut(Event),
-) -> Result<(crate::cpu::mlp::Mlp<f32>, ModelRun)> {
-    let (train, valid, test) = (splits.train, splits.valid, Some(splits.test));
-    let trained = match engine {
-        Engine::Cpu => fit(train, valid, test, config, guidance, on)?,
-        Engine::Gpu(gpu) => {
-            crate::train::fit_gpu(gpu.clone(), train, valid, test, config, guidance, on).await?
-        }
-    };
-    let started = crate::train::Instant::now();
-    let scores = score(&trained.model, splits.test.inputs);
-    let seconds = started.elapsed();
-    let test = splits.test.set;
-    let report = metrics::report(&scores, &test.labels, &test.group_offsets, config.idcg_zero);
-    let grades: Vec<f32> = test.grades.iter().map(|&r| r as f32).collect();
-    let test_graded_ndcg = metrics::NDCG_CUTOFFS
-        .iter()
-        .map(|&k| {
-            (
-                k,
-                metrics::mean_ndcg(k, &scores, &grades, &test.group_offsets, config.idcg_zero),
-            )
-        })
-        .collect();
-    let run = ModelRun {
-        best_epoch: trained.best_epoch,
-        best_valid_ndcg: trained.best_valid_ndcg,
-        test: report,
-        test_graded_ndcg,
-        history: trained.history,
-        parameters: trained.model.n_parameters(),
-        ms_per_1k_docs: 1000.0 * seconds * 1000.0 / test.n_docs().max(1) as f64,
-    };
-    Ok((trained.model, run))
 }
 
 /// Hidden widths with about `factor` times the parameters of `widths` (each width scaled by

@@ -5,11 +5,72 @@ use std::borrow::Cow;
 
 use crate::data::prepare::{FeatureView, Prepared, RankingSet};
 use crate::distill::{
-    inputs_with_subset, privileged_subsets, run_model, scale_widths, Method, ModelRun, RdConfig,
-    RdTargets, Splits,
+    inputs_with_subset, privileged_subsets, scale_widths, Method, RdConfig, RdTargets,
 };
+use crate::engine::Engine;
 use crate::error::{Error, Result};
-use crate::train::{score, Event, Guidance, Split, TrainConfig};
+use crate::metrics;
+use crate::train::{fit_async, EpochLog, Event, Guidance, Split, TrainConfig};
+
+/// One trained model and how it did.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct ModelRun {
+    pub best_epoch: usize,
+    pub best_valid_ndcg: f64,
+    /// Test metrics of the best-validation model.
+    pub test: metrics::Report,
+    /// Its test NDCG at [`metrics::NDCG_CUTOFFS`] on the graded relevance (gains 2^r - 1), beside
+    /// `test`'s on the binary y.
+    pub test_graded_ndcg: Vec<(usize, Option<f64>)>,
+    pub history: Vec<EpochLog>,
+    pub parameters: usize,
+    /// Scoring time per 1,000 documents, milliseconds, on the engine that trained it.
+    pub ms_per_1k_docs: f64,
+}
+
+/// The training, validation and test splits with the inputs of one feature selection.
+pub struct Splits<'a> {
+    pub train: Split<'a>,
+    pub valid: Split<'a>,
+    pub test: Split<'a>,
+}
+
+/// Trains one model on `splits` with `guidance` on `engine` and evaluates it on the test split.
+pub async fn run_model(
+    engine: &Engine,
+    splits: &Splits<'_>,
+    config: &TrainConfig,
+    guidance: &Guidance<'_>,
+    on: &mut dyn FnMut(Event),
+) -> Result<(crate::cpu::mlp::Mlp<f32>, ModelRun)> {
+    let (train, valid, test) = (splits.train, splits.valid, Some(splits.test));
+    let trained = fit_async(engine, train, valid, test, config, guidance, on).await?;
+    let started = crate::clock::Instant::now();
+    let scores = engine.score(&trained.model, splits.test.inputs).await?;
+    let seconds = started.elapsed();
+    let test = splits.test.set;
+    let report = metrics::report(&scores, &test.labels, &test.group_offsets, config.idcg_zero);
+    let grades: Vec<f32> = test.grades.iter().map(|&r| r as f32).collect();
+    let test_graded_ndcg = metrics::NDCG_CUTOFFS
+        .iter()
+        .map(|&k| {
+            (
+                k,
+                metrics::mean_ndcg(k, &scores, &grades, &test.group_offsets, config.idcg_zero),
+            )
+        })
+        .collect();
+    let run = ModelRun {
+        best_epoch: trained.best_epoch,
+        best_valid_ndcg: trained.best_valid_ndcg,
+        test: report,
+        test_graded_ndcg,
+        history: trained.history,
+        parameters: trained.model.n_parameters(),
+        ms_per_1k_docs: 1000.0 * seconds * 1000.0 / test.n_docs().max(1) as f64,
+    };
+    Ok((trained.model, run))
+}
 
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct CompareConfig {
@@ -27,7 +88,7 @@ pub struct CompareConfig {
     pub rd_teacher_factor: f64,
     /// Where the models train.
     #[serde(skip)]
-    pub engine: crate::train::Engine,
+    pub engine: Engine,
 }
 
 impl Default for CompareConfig {
@@ -422,7 +483,7 @@ pub async fn run_method_seed(
             &mut |e| on(&label, e),
         )
         .await?;
-        teacher_scores.push(score(&model, &inputs[0]));
+        teacher_scores.push(config.engine.score(&model, &inputs[0]).await?);
         teachers.push(run);
     }
     let rd_targets;

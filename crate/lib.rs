@@ -9,9 +9,11 @@
 //! * `web` (wasm32 only): the entry points of the browser page's Web Worker.
 
 pub mod bench;
+pub mod clock;
 pub mod cpu;
 pub mod data;
 pub mod distill;
+pub mod engine;
 pub mod error;
 pub mod experiment;
 pub mod gpu;
@@ -22,6 +24,7 @@ pub mod objectives;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod output;
 pub mod rng;
+pub mod step;
 pub mod train;
 #[cfg(target_arch = "wasm32")]
 pub mod web;

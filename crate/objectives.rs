@@ -46,6 +46,8 @@
 //! Generic over [`Real`] like the CPU engine, so that tests check every gradient by finite
 //! differences in f64.
 
+pub mod config;
+pub mod cpu;
 pub mod data;
 pub mod experiment;
 pub mod gpu;

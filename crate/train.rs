@@ -1,16 +1,20 @@
-//! Training one ranking model on the CPU engine: batches of whole query groups, the data loss on
-//! S_label, the teacher loss on S_all when teachers are given (PFD Eq. 1), the Ranking
-//! Distillation loss when its targets are given, Adam, validation NDCG@k after every epoch, early
-//! stopping, and the model of the best validation epoch kept.
+//! Training one ranking model, one loop for either engine ([`crate::engine`]): batches of whole
+//! query groups, the data loss on S_label, the teacher loss on S_all when teachers are given (PFD
+//! Eq. 1), the Ranking Distillation loss when its targets are given, Adam, validation NDCG@k after
+//! every epoch, early stopping, and the model of the best validation epoch kept.
 
-use crate::cpu::adam::{Adam, AdamConfig};
-use crate::cpu::loss::{data_loss, ranking_distillation_loss, teacher_loss, LossKind};
-use crate::cpu::mlp::{Activations, Mlp};
+use crate::clock::Instant;
+use crate::cpu::adam::AdamConfig;
+use crate::cpu::loss::LossKind;
+use crate::cpu::mlp::Mlp;
+pub use crate::cpu::mlp::{score, SCORE_CHUNK_DOCS};
 use crate::data::prepare::{FeatureView, RankingSet};
 use crate::distill::RdTargets;
+pub use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::metrics::{mean_ndcg, IdcgZero};
 use crate::rng::Rng;
+use crate::step::{LossPlan, ObjectivePlan, StepBatch, StepLosses};
 
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct TrainConfig {
@@ -32,7 +36,7 @@ pub struct TrainConfig {
     pub patience: Option<usize>,
     pub seed: u64,
     /// A global objective (Eban et al.) as the data loss instead of `loss`, on the documents of
-    /// S_label labelled by y; the teacher loss stays `loss`'s. CPU engine only.
+    /// S_label labelled by y; the teacher loss stays `loss`'s.
     #[serde(default)]
     pub objective: Option<crate::objectives::Objective>,
     /// The objective's multipliers ascend at this factor times the learning rate.
@@ -41,7 +45,7 @@ pub struct TrainConfig {
 }
 
 fn default_dual_rate_factor() -> f64 {
-    crate::objectives::train::DEFAULT_DUAL_RATE_FACTOR
+    crate::objectives::config::DEFAULT_DUAL_RATE_FACTOR
 }
 
 impl Default for TrainConfig {
@@ -193,7 +197,8 @@ pub fn train(
     )
 }
 
-/// Trains a model on given input matrices, picking the epoch with the best validation NDCG@k.
+/// Trains a model on given input matrices with the CPU engine, picking the epoch with the best
+/// validation NDCG@k.
 pub fn fit(
     train: Split,
     valid: Split,
@@ -202,9 +207,62 @@ pub fn fit(
     guidance: &Guidance,
     on: &mut dyn FnMut(Event),
 ) -> Result<Trained> {
+    pollster::block_on(fit_async(
+        &Engine::Cpu,
+        train,
+        valid,
+        test,
+        config,
+        guidance,
+        on,
+    ))
+}
+
+/// [`fit_async`], blocking on the GPU's work natively.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn fit_on(
+    engine: &Engine,
+    train: Split,
+    valid: Split,
+    test: Option<Split>,
+    config: &TrainConfig,
+    guidance: &Guidance,
+    on: &mut dyn FnMut(Event),
+) -> Result<Trained> {
+    pollster::block_on(fit_async(engine, train, valid, test, config, guidance, on))
+}
+
+/// The plan of every step's losses: PFD Eq. 1 with the teachers given, Ranking Distillation's
+/// L_D when its targets are, and a global objective as the data loss when one is configured.
+pub fn loss_plan(config: &TrainConfig, guidance: &Guidance) -> LossPlan {
+    LossPlan::new(
+        config.loss,
+        config.alpha,
+        guidance.teachers.len(),
+        guidance.ranking_distillation.map(|rd| rd.config.alpha_rd),
+        config.objective.map(|objective| ObjectivePlan {
+            objective,
+            dual_step: (config.dual_rate_factor * config.adam.lr) as f32,
+        }),
+        config.adam,
+    )
+}
+
+/// Trains a model on `engine`, picking the epoch with the best validation NDCG@k: the same
+/// initial weights, batches, losses and Adam on either engine. Losses are read back every
+/// `loss_window` steps (every step on the CPU engine) and at the end of each epoch; validation and
+/// test documents are scored on the engine, NDCG computed on the scores.
+pub async fn fit_async(
+    engine: &Engine,
+    train: Split<'_>,
+    valid: Split<'_>,
+    test: Option<Split<'_>>,
+    config: &TrainConfig,
+    guidance: &Guidance<'_>,
+    on: &mut dyn FnMut(Event<'_>),
+) -> Result<Trained> {
     let width = check(train, valid, config, guidance)?;
-    let mut model = Mlp::<f32>::new(width, &config.widths, config.seed);
-    let mut adam = Adam::new(&model, config.adam);
+    let model = Mlp::<f32>::new(width, &config.widths, config.seed);
     let groups: Vec<usize> = (0..train.set.n_groups())
         .filter(|&g| guidance.uses_unlabeled() || train.set.positive_group[g])
         .collect();
@@ -213,101 +271,62 @@ pub fn fit(
             "no positive training groups to train on".into(),
         ));
     }
-    let alpha = if guidance.teachers.is_empty() {
-        1.0
-    } else {
-        config.alpha as f32
-    };
-
-    let mut objective = config.objective.map(|o| ObjectiveLoss::new(o, config));
-    let mut divergence = Divergence::default();
-    let mut selection = Selection::new(model.clone());
+    let largest = groups
+        .iter()
+        .map(|&g| train.set.group(g).len())
+        .max()
+        .unwrap_or(0);
+    let plan = loss_plan(config, guidance);
+    let mut trainer = engine.ranking_trainer(model.clone(), &plan, config.batch_docs, largest)?;
+    let mut selection = Selection::new(model);
     let mut batch = Batch::default();
-    let mut acts = Activations::default();
-    let mut grads = model.zero_gradients();
+    let mut divergence = Divergence::default();
     let mut step = 0;
     for epoch in 1..=config.epochs {
         let started = Instant::now();
         let mut order = groups.clone();
         Rng::stream(config.seed, 0x6570_6f63_6800 + epoch as u64).shuffle(&mut order);
-        let (mut data_sum, mut teacher_sum, mut rd_sum, mut batches, mut docs) =
-            (0f64, 0f64, 0f64, 0usize, 0usize);
-        let mut at = 0;
+        let (mut losses, mut docs, mut at) = (Vec::new(), 0usize, 0);
         while at < order.len() {
             at = batch.fill(train, &guidance.teachers, &order, at, config.batch_docs);
-            let logits = model.forward(&batch.inputs, &mut acts);
-            batch.dlogits.clear();
-            batch.dlogits.resize(logits.len(), 0.0);
-            let ld = match objective.as_mut() {
-                Some(o) => o.loss(
-                    logits,
-                    (&batch.labels, &batch.offsets, &batch.positive),
-                    alpha,
-                    &mut batch.dlogits,
-                ),
-                None => data_loss(
-                    config.loss,
-                    logits,
-                    &batch.labels,
-                    &batch.offsets,
-                    &batch.positive,
-                    alpha,
-                    &mut batch.dlogits,
-                ),
-            };
+            let rd = guidance
+                .ranking_distillation
+                .map(|rd| rd.batch(&batch.groups, &batch.offsets, epoch));
             let teachers: Vec<&[f32]> = batch.teachers.iter().map(Vec::as_slice).collect();
-            let all = vec![true; batch.positive.len()];
-            let lt = teacher_loss(
-                config.loss,
-                logits,
-                &teachers,
-                &batch.offsets,
-                &all,
-                1.0 - alpha,
-                &mut batch.dlogits,
-            );
-            let lr = match guidance.ranking_distillation {
-                Some(rd) => {
-                    let weights = rd.batch_weights(&batch.groups, &batch.offsets, logits, epoch);
-                    ranking_distillation_loss(
-                        logits,
-                        &weights,
-                        rd.config.alpha_rd as f32,
-                        &mut batch.dlogits,
-                    )
-                }
-                None => 0.0,
-            };
+            trainer
+                .step(&StepBatch {
+                    inputs: &batch.inputs,
+                    labels: &batch.labels,
+                    offsets: &batch.offsets,
+                    positive: &batch.positive,
+                    teachers: &teachers,
+                    ranking_distillation: rd.as_ref(),
+                })
+                .await?;
             step += 1;
-            if !(ld.is_finite() && lt.is_finite() && lr.is_finite()) {
-                return Err(Error::Diverged {
-                    epoch,
-                    step,
-                    what: format!(
-                        "loss is {ld} (data) / {lt} (teacher) / {lr} (ranking distillation)"
-                    ),
-                });
-            }
-            divergence.check(epoch, step, ld as f64 + lt as f64 + lr as f64)?;
-            model.backward(&batch.inputs, &acts, &batch.dlogits, &mut grads);
-            adam.update(&mut model, &grads);
-            if let Some(o) = objective.as_mut() {
-                o.update();
-            }
-            data_sum += ld as f64;
-            teacher_sum += lt as f64;
-            rd_sum += lr as f64;
-            batches += 1;
             docs += batch.labels.len();
+            if step % trainer.loss_window() == 0 || at >= order.len() {
+                let read = trainer.read_losses().await?;
+                let first = step + 1 - read.len();
+                for (k, l) in read.iter().enumerate() {
+                    divergence.check(epoch, first + k, l)?;
+                }
+                losses.extend(read);
+            }
             on(Event::Step {
                 docs: batch.labels.len(),
             });
         }
-        let batches = batches as f64;
-        let means = (data_sum / batches, teacher_sum / batches, rd_sum / batches);
+        let model = trainer.model().await?;
+        let n = losses.len().max(1) as f64;
+        let mean = |f: fn(&StepLosses) -> f32| losses.iter().map(|l| f(l) as f64).sum::<f64>() / n;
+        let means = (mean(|l| l.data), mean(|l| l.teacher), mean(|l| l.rd));
         let seconds = started.elapsed();
-        let valid_scores = score(&model, valid.inputs);
-        let test_scores = test.map(|t| (t, score(&model, t.inputs)));
+        let valid_scores = trainer.score(valid.inputs).await?;
+        let test_scores = match test {
+            Some(t) => Some((t, trainer.score(t.inputs).await?)),
+            None => None,
+        };
         if selection.end_epoch(
             &model,
             epoch,
@@ -326,90 +345,6 @@ pub fn fit(
     Ok(selection.finish())
 }
 
-/// A global objective as the data loss: its multipliers, anchor biases and label prior live across
-/// the steps of a training run, as in `objectives::train`.
-struct ObjectiveLoss {
-    objective: crate::objectives::Objective,
-    params: crate::objectives::Params<f32>,
-    prior: crate::objectives::LabelPrior,
-    bias_adam: crate::cpu::adam::AdamVector<f32>,
-    dual_step: f32,
-    grad: crate::objectives::Grad<f32>,
-    /// The batch's S_label documents: their index in the batch, logit and label.
-    index: Vec<usize>,
-    logits: Vec<f32>,
-    labels: Vec<f32>,
-}
-
-impl ObjectiveLoss {
-    fn new(objective: crate::objectives::Objective, config: &TrainConfig) -> Self {
-        let params = crate::objectives::Params::new(&objective, 1.0);
-        ObjectiveLoss {
-            bias_adam: crate::cpu::adam::AdamVector::new(params.biases.len(), config.adam),
-            params,
-            objective,
-            prior: Default::default(),
-            dual_step: (config.dual_rate_factor * config.adam.lr) as f32,
-            grad: Default::default(),
-            index: Vec::new(),
-            logits: Vec::new(),
-            labels: Vec::new(),
-        }
-    }
-
-    /// The objective on the documents of the batch's positive groups (S_label), given the batch's
-    /// (labels, group offsets, positive groups); adds `scale` times its gradient into `dlogits`.
-    fn loss(
-        &mut self,
-        logits: &[f32],
-        (labels, offsets, positive): (&[f32], &[usize], &[bool]),
-        scale: f32,
-        dlogits: &mut [f32],
-    ) -> f32 {
-        self.index.clear();
-        for (g, w) in offsets.windows(2).enumerate() {
-            if positive[g] {
-                self.index.extend(w[0]..w[1]);
-            }
-        }
-        self.logits.clear();
-        self.logits.extend(self.index.iter().map(|&i| logits[i]));
-        self.labels.clear();
-        self.labels.extend(self.index.iter().map(|&i| labels[i]));
-        if self.index.is_empty() {
-            self.grad = Default::default();
-            return 0.0;
-        }
-        self.prior.observe(&self.labels);
-        let loss = self.objective.loss(
-            crate::objectives::Surrogate::Log,
-            &self.logits,
-            &self.labels,
-            self.prior.value(),
-            &self.params,
-            &mut self.grad,
-        );
-        for (&i, &d) in self.index.iter().zip(&self.grad.dlogits) {
-            dlogits[i] += scale * d;
-        }
-        loss
-    }
-
-    /// After the model's step: the anchor biases' Adam step and the multipliers' ascent.
-    fn update(&mut self) {
-        if self.index.is_empty() {
-            return;
-        }
-        self.bias_adam
-            .update(&mut self.params.biases, &self.grad.dbiases);
-        crate::objectives::dual_ascent(
-            &mut self.params.lambdas,
-            &self.grad.dlambdas,
-            self.dual_step,
-        );
-    }
-}
-
 /// Divergence that stays finite: every loss here starts near ln 2 per pair or document, and a
 /// step whose loss grows a million times past the first step's (at least 1) has run away, as
 /// with a learning rate so large that the weights jump by billions while every number stays
@@ -422,7 +357,19 @@ struct Divergence {
 impl Divergence {
     const FACTOR: f64 = 1e6;
 
-    fn check(&mut self, epoch: usize, step: usize, loss: f64) -> Result<()> {
+    /// Checks one step's losses: each finite, and their sum not run away.
+    fn check(&mut self, epoch: usize, step: usize, losses: &StepLosses) -> Result<()> {
+        if !losses.all_finite() {
+            return Err(Error::Diverged {
+                epoch,
+                step,
+                what: format!(
+                    "loss is {} (data) / {} (teacher) / {} (ranking distillation)",
+                    losses.data, losses.teacher, losses.rd
+                ),
+            });
+        }
+        let loss = losses.sum();
         let first = *self.first.get_or_insert(loss);
         let bound = Self::FACTOR * first.abs().max(1.0);
         if loss.abs() > bound {
@@ -579,214 +526,6 @@ fn largest_group(set: &RankingSet) -> usize {
         .unwrap_or(0)
 }
 
-/// Where a model trains.
-#[derive(Clone, Default)]
-pub enum Engine {
-    /// The CPU engine (gemm + rayon).
-    #[default]
-    Cpu,
-    /// The WGSL kernels on a wgpu device.
-    Gpu(std::sync::Arc<crate::gpu::Gpu>),
-}
-
-impl std::fmt::Debug for Engine {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Engine::Cpu => f.write_str("cpu"),
-            Engine::Gpu(g) => write!(f, "gpu ({})", g.name()),
-        }
-    }
-}
-
-/// [`fit`] on the chosen engine (blocking on the GPU's work natively).
-#[cfg(not(target_arch = "wasm32"))]
-pub fn fit_on(
-    engine: &Engine,
-    train: Split,
-    valid: Split,
-    test: Option<Split>,
-    config: &TrainConfig,
-    guidance: &Guidance,
-    on: &mut dyn FnMut(Event),
-) -> Result<Trained> {
-    match engine {
-        Engine::Cpu => fit(train, valid, test, config, guidance, on),
-        Engine::Gpu(gpu) => pollster::block_on(fit_gpu(
-            gpu.clone(),
-            train,
-            valid,
-            test,
-            config,
-            guidance,
-            on,
-        )),
-    }
-}
-
-/// [`fit`] with every training step on the GPU: the same batches, initial weights, losses and Adam
-/// as the CPU engine. Losses are read back every `loss_window` steps and at the end of each epoch;
-/// validation and test documents are scored on the GPU, NDCG computed on the read-back scores.
-pub async fn fit_gpu(
-    gpu: std::sync::Arc<crate::gpu::Gpu>,
-    train: Split<'_>,
-    valid: Split<'_>,
-    test: Option<Split<'_>>,
-    config: &TrainConfig,
-    guidance: &Guidance<'_>,
-    on: &mut dyn FnMut(Event<'_>),
-) -> Result<Trained> {
-    let width = check(train, valid, config, guidance)?;
-    if guidance.ranking_distillation.is_some() {
-        return Err(Error::Config(
-            "Ranking Distillation trains on the CPU engine only (--backend cpu)".into(),
-        ));
-    }
-    if let Some(o) = config.objective {
-        return Err(Error::Config(format!(
-            "a global objective ({o}) as the data loss of a ranking model trains on the CPU engine only (--backend cpu)"
-        )));
-    }
-    let model = Mlp::<f32>::new(width, &config.widths, config.seed);
-    let groups: Vec<usize> = (0..train.set.n_groups())
-        .filter(|&g| guidance.uses_unlabeled() || train.set.positive_group[g])
-        .collect();
-    if groups.is_empty() {
-        return Err(Error::Data(
-            "no positive training groups to train on".into(),
-        ));
-    }
-    let largest_group = groups
-        .iter()
-        .map(|&g| train.set.group(g).len())
-        .max()
-        .unwrap_or(0);
-    // A batch holds whole groups, so the largest group sets the smallest batch there can be.
-    let limit = gpu.device.limits().max_storage_buffer_binding_size;
-    let needed =
-        crate::gpu::trainer::binding_bytes(&gpu, &model, largest_group, guidance.teachers.len());
-    if largest_group > config.batch_docs && needed > limit {
-        return Err(Error::Gpu(format!(
-            "the largest training query group has {largest_group} documents, and a batch holds whole groups, so it needs {needed} bytes in one storage binding where {} allows {limit} (max_storage_buffer_binding_size, the adapter's own limit): no batch size helps; train on the CPU engine (--backend cpu), which has no such limit, or split or drop that group",
-            gpu.name()
-        )));
-    }
-    let mut trainer = crate::gpu::trainer::GpuTrainer::new(
-        gpu,
-        &model,
-        config.loss,
-        config.alpha as f32,
-        config.adam,
-        config.batch_docs.max(largest_group),
-        guidance.teachers.len(),
-    )?;
-    let mut selection = Selection::new(model);
-    let mut batch = Batch::default();
-    let mut divergence = Divergence::default();
-    let mut step = 0;
-    for epoch in 1..=config.epochs {
-        let started = Instant::now();
-        let mut order = groups.clone();
-        Rng::stream(config.seed, 0x6570_6f63_6800 + epoch as u64).shuffle(&mut order);
-        let (mut losses, mut docs, mut at) = (Vec::new(), 0usize, 0);
-        while at < order.len() {
-            at = batch.fill(train, &guidance.teachers, &order, at, config.batch_docs);
-            let teachers: Vec<&[f32]> = batch.teachers.iter().map(Vec::as_slice).collect();
-            let gpu_batch = crate::gpu::trainer::GpuBatch {
-                inputs: &batch.inputs,
-                labels: &batch.labels,
-                offsets: &batch.offsets,
-                positive: &batch.positive,
-                teachers: &teachers,
-            };
-            trainer.step(&gpu_batch).await?;
-            step += 1;
-            docs += batch.labels.len();
-            on(Event::Step {
-                docs: batch.labels.len(),
-            });
-            if step % trainer.loss_window == 0 || at >= order.len() {
-                losses.extend(trainer.read_losses().await?);
-            }
-        }
-        if let Some((i, l)) = losses
-            .iter()
-            .enumerate()
-            .find(|(_, l)| !(l.0.is_finite() && l.1.is_finite()))
-        {
-            return Err(Error::Diverged {
-                epoch,
-                step: step - losses.len() + i + 1,
-                what: format!("loss is {} (data) / {} (teacher)", l.0, l.1),
-            });
-        }
-        for (i, l) in losses.iter().enumerate() {
-            divergence.check(epoch, step - losses.len() + i + 1, l.0 as f64 + l.1 as f64)?;
-        }
-        let model = trainer.model().await?;
-        let n = losses.len().max(1) as f64;
-        let means = (
-            losses.iter().map(|l| l.0 as f64).sum::<f64>() / n,
-            losses.iter().map(|l| l.1 as f64).sum::<f64>() / n,
-            0.0,
-        );
-        let seconds = started.elapsed();
-        let valid_scores = trainer.score(valid.inputs).await?;
-        let test_scores = match test {
-            Some(t) => Some((t, trainer.score(t.inputs).await?)),
-            None => None,
-        };
-        if selection.end_epoch(
-            &model,
-            epoch,
-            step,
-            means,
-            docs,
-            seconds,
-            (valid, &valid_scores),
-            test_scores,
-            config,
-            on,
-        )? {
-            break;
-        }
-    }
-    Ok(selection.finish())
-}
-
-/// Scores `inputs` (n_docs x model.n_in()) on `engine`: on the GPU, the forward kernels run over
-/// chunks of [`SCORE_CHUNK_DOCS`] documents, each read back; on the CPU engine, [`score`].
-pub async fn score_on(engine: &Engine, model: &Mlp<f32>, inputs: &[f32]) -> Result<Vec<f32>> {
-    match engine {
-        Engine::Cpu => Ok(score(model, inputs)),
-        Engine::Gpu(gpu) => {
-            let n_docs = inputs.len() / model.n_in().max(1);
-            let rows = n_docs.clamp(1, SCORE_CHUNK_DOCS);
-            let mlp = crate::gpu::trainer::GpuMlp::new(
-                gpu.clone(),
-                model,
-                crate::cpu::adam::AdamConfig::default(),
-                rows,
-                0,
-            )?;
-            mlp.score(inputs).await
-        }
-    }
-}
-
-/// Documents scored at once on the GPU.
-pub const SCORE_CHUNK_DOCS: usize = 8192;
-
-/// Scores `inputs` (n_docs x model.n_in()) in chunks, so that activations stay small.
-pub fn score(model: &Mlp<f32>, inputs: &[f32]) -> Vec<f32> {
-    const CHUNK_DOCS: usize = 8192;
-    let mut acts = Activations::default();
-    let mut out = Vec::with_capacity(inputs.len() / model.n_in().max(1));
-    for chunk in inputs.chunks(CHUNK_DOCS * model.n_in()) {
-        out.extend_from_slice(model.forward(chunk, &mut acts));
-    }
-    out
-}
-
 /// One mini-batch of whole groups, gathered into contiguous buffers.
 #[derive(Default)]
 struct Batch {
@@ -798,7 +537,6 @@ struct Batch {
     positive: Vec<bool>,
     /// The training-set index of each group in the batch.
     groups: Vec<usize>,
-    dlogits: Vec<f32>,
 }
 
 impl Batch {
@@ -838,30 +576,5 @@ impl Batch {
             at += 1;
         }
         at
-    }
-}
-/// A clock that works natively and in the browser (where it reads `Date.now()`, in milliseconds).
-pub struct Instant {
-    #[cfg(not(target_arch = "wasm32"))]
-    start: std::time::Instant,
-    #[cfg(target_arch = "wasm32")]
-    start_ms: f64,
-}
-
-impl Instant {
-    pub fn now() -> Self {
-        Instant {
-            #[cfg(not(target_arch = "wasm32"))]
-            start: std::time::Instant::now(),
-            #[cfg(target_arch = "wasm32")]
-            start_ms: js_sys::Date::now(),
-        }
-    }
-    /// Seconds since `now()`.
-    pub fn elapsed(&self) -> f64 {
-        #[cfg(not(target_arch = "wasm32"))]
-        return self.start.elapsed().as_secs_f64();
-        #[cfg(target_arch = "wasm32")]
-        return (js_sys::Date::now() - self.start_ms) / 1000.0;
     }
 }

@@ -23,6 +23,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::prelude::*;
 
+use crate::clock::Instant;
 use crate::cpu::adam::AdamConfig;
 use crate::cpu::loss::LossKind;
 use crate::cpu::mlp::Mlp;
@@ -37,7 +38,7 @@ use crate::experiment::{run_method_seed, CompareConfig, Comparison, MethodRuns};
 use crate::gpu::{AdapterChoice, Gpu};
 use crate::model_io::{to_safetensors, ModelConfig};
 use crate::rng::Rng;
-use crate::train::{Engine, Event, Instant, TrainConfig};
+use crate::train::{Engine, Event, TrainConfig};
 
 thread_local! {
     static STATE: RefCell<State> = RefCell::new(State::default());

@@ -238,38 +238,23 @@ fn a_profiled_step_times_each_phase_and_trains_like_a_plain_one() {
     use distillrank::cpu::adam::AdamConfig;
     use distillrank::cpu::loss::LossKind;
     use distillrank::cpu::mlp::Mlp;
-    use distillrank::gpu::trainer::{GpuBatch, GpuTrainer};
+    use distillrank::gpu::trainer::GpuTrainer;
+    use distillrank::step::{LossPlan, StepBatch};
     let Some(gpu) = gpu() else { return };
     let model = Mlp::<f32>::new(5, &[8], 1);
     let x: Vec<f32> = (0..50).map(|i| (i as f32 * 0.37).sin()).collect();
     let y = [1.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0];
-    let batch = GpuBatch {
+    let batch = StepBatch {
         inputs: &x,
         labels: &y,
         offsets: &[0, 4, 10],
         positive: &[true, true],
         teachers: &[],
+        ranking_distillation: None,
     };
-    let mut plain = GpuTrainer::new(
-        gpu.clone(),
-        &model,
-        LossKind::RankNet,
-        1.0,
-        AdamConfig::default(),
-        16,
-        0,
-    )
-    .unwrap();
-    let mut profiled = GpuTrainer::new(
-        gpu.clone(),
-        &model,
-        LossKind::RankNet,
-        1.0,
-        AdamConfig::default(),
-        16,
-        0,
-    )
-    .unwrap();
+    let plan = LossPlan::new(LossKind::RankNet, 1.0, 0, None, None, AdamConfig::default());
+    let mut plain = GpuTrainer::new(gpu.clone(), &model, &plan, 16).unwrap();
+    let mut profiled = GpuTrainer::new(gpu.clone(), &model, &plan, 16).unwrap();
     pollster::block_on(plain.step(&batch)).unwrap();
     if !gpu.timestamps {
         eprintln!(
@@ -297,27 +282,21 @@ fn a_lost_device_is_an_error_not_a_hang() {
     use distillrank::cpu::adam::AdamConfig;
     use distillrank::cpu::loss::LossKind;
     use distillrank::cpu::mlp::Mlp;
-    use distillrank::gpu::trainer::{GpuBatch, GpuTrainer};
+    use distillrank::gpu::trainer::GpuTrainer;
+    use distillrank::step::{LossPlan, StepBatch};
     let Some(gpu) = gpu() else { return };
     let model = Mlp::<f32>::new(3, &[4], 1);
-    let mut trainer = GpuTrainer::new(
-        gpu.clone(),
-        &model,
-        LossKind::RankBce,
-        1.0,
-        AdamConfig::default(),
-        8,
-        0,
-    )
-    .unwrap();
+    let plan = LossPlan::new(LossKind::RankBce, 1.0, 0, None, None, AdamConfig::default());
+    let mut trainer = GpuTrainer::new(gpu.clone(), &model, &plan, 8).unwrap();
     gpu.device.destroy();
     let _ = gpu.device.poll(wgpu::PollType::wait_indefinitely());
-    let batch = GpuBatch {
+    let batch = StepBatch {
         inputs: &[0.5; 6],
         labels: &[1.0, 0.0],
         offsets: &[0, 2],
         positive: &[true],
         teachers: &[],
+        ranking_distillation: None,
     };
     let err = pollster::block_on(trainer.step(&batch)).unwrap_err();
     assert!(err.to_string().contains("lost"), "{err}");
@@ -329,12 +308,12 @@ fn a_lost_device_is_an_error_not_a_hang() {
 fn gpu_scoring_in_chunks_matches_the_cpu_engine() {
     let Some(gpu) = gpu() else { return };
     use distillrank::cpu::mlp::Mlp;
-    use distillrank::train::{score, score_on, Engine, SCORE_CHUNK_DOCS};
+    use distillrank::train::{score, Engine, SCORE_CHUNK_DOCS};
     let model = Mlp::<f32>::new(7, &[12, 5], 3);
     let n_docs = SCORE_CHUNK_DOCS + 37;
     let mut rng = distillrank::rng::Rng::new(8);
     let inputs: Vec<f32> = (0..n_docs * 7).map(|_| rng.normal() as f32).collect();
-    let on_gpu = pollster::block_on(score_on(&Engine::Gpu(gpu), &model, &inputs)).unwrap();
+    let on_gpu = pollster::block_on(Engine::Gpu(gpu).score(&model, &inputs)).unwrap();
     let on_cpu = score(&model, &inputs);
     assert_eq!(on_gpu.len(), n_docs);
     gpu_checks::assert_close(&on_gpu, &on_cpu, 1e-4, 1e-3, "scores");
@@ -346,7 +325,7 @@ fn gpu_scoring_in_chunks_matches_the_cpu_engine() {
 #[test]
 fn a_group_too_large_for_the_adapter_is_named_as_the_limit() {
     use distillrank::data::prepare::RankingSet;
-    use distillrank::train::{fit_gpu, Guidance, Split, TrainConfig};
+    use distillrank::train::{fit_async, Engine, Guidance, Split, TrainConfig};
     let Some(gpu) = gpu() else { return };
     let limit = gpu.device.limits().max_storage_buffer_binding_size;
     if limit > 1 << 30 {
@@ -374,8 +353,8 @@ fn a_group_too_large_for_the_adapter_is_named_as_the_limit() {
         epochs: 1,
         ..Default::default()
     };
-    let result = pollster::block_on(fit_gpu(
-        gpu,
+    let result = pollster::block_on(fit_async(
+        &Engine::Gpu(gpu),
         Split {
             set: &train,
             inputs: &train.regular,

@@ -13,9 +13,10 @@ use distillrank::cpu::mlp::Mlp;
 use distillrank::cpu::{matmul, View};
 use distillrank::data::cache;
 use distillrank::data::letor::{read_letor_file, ReadOptions};
-use distillrank::gpu::trainer::{GpuBatch, GpuTrainer};
+use distillrank::gpu::trainer::GpuTrainer;
 use distillrank::gpu::{dense_dispatch, groups_of, AdapterChoice, Gpu, Kernel, Products};
 use distillrank::rng::Rng;
+use distillrank::step::{LossPlan, StepBatch};
 use distillrank::{Error, Result};
 
 use super::progress::Output;
@@ -441,24 +442,25 @@ fn kernels(
     let (batches, offsets) = (shape.batches(), shape.offsets());
     let positive = vec![true; groups];
     let model = Mlp::<f32>::new(features, widths, 0);
-    let mut trainer = GpuTrainer::new(
-        gpu.clone(),
-        &model,
+    let plan = LossPlan::new(
         distillrank::cpu::loss::LossKind::RankNet,
         1.0,
-        AdamConfig::default(),
-        groups * docs_per_group,
         0,
-    )?;
+        None,
+        None,
+        AdamConfig::default(),
+    );
+    let mut trainer = GpuTrainer::new(gpu.clone(), &model, &plan, groups * docs_per_group)?;
     let mut totals: Vec<(&str, f64)> = Vec::new();
     for i in 0..steps.max(1) + 2 {
         let (x, y) = &batches[i % batches.len()];
-        let batch = GpuBatch {
+        let batch = StepBatch {
             inputs: x,
             labels: y,
             offsets: &offsets,
             positive: &positive,
             teachers: &[],
+            ranking_distillation: None,
         };
         let timings = pollster::block_on(trainer.step_profiled(&batch))?;
         pollster::block_on(trainer.read_losses())?;

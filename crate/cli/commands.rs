@@ -776,7 +776,7 @@ pub fn eval(args: &EvalArgs, out: &Output) -> Result<()> {
     };
     let inputs = model_io::model_inputs(&data, &config, &args.file, args.allow_missing_features)?;
     let engine = super::engine(args.backend, out)?;
-    let scores = pollster::block_on(train::score_on(&engine, &model, &inputs))?;
+    let scores = pollster::block_on(engine.score(&model, &inputs))?;
     model_io::check_scores(&scores, &args.model)?;
     let convention: IdcgZero = args.idcg_zero.into();
     let report = metrics::report(&scores, &labels, &data.group_offsets, convention);
@@ -796,7 +796,7 @@ pub fn predict(args: &PredictArgs, out: &Output) -> Result<()> {
     let data = load(&args.file, args.query.as_deref(), out)?;
     let inputs = model_io::model_inputs(&data, &config, &args.file, args.allow_missing_features)?;
     let engine = super::engine(args.backend, out)?;
-    let scores = pollster::block_on(train::score_on(&engine, &model, &inputs))?;
+    let scores = pollster::block_on(engine.score(&model, &inputs))?;
     model_io::check_scores(&scores, &args.model)?;
     let write = |path: &Path, w: &mut dyn Write| -> Result<()> {
         let io = |e| Error::io(path, e);

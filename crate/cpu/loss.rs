@@ -76,20 +76,16 @@ pub fn rank_bce<T: Real>(
     scale: T,
     dlogits: &mut [T],
 ) -> T {
-    let n: usize = groups(offsets, include).map(|r| r.len()).sum();
-    if n == 0 {
-        return T::zero();
-    }
-    let inv_n = T::one() / real(n as f64);
+    let weights = loss_weights(LossKind::RankBce, Targets::Hard(targets), offsets, include);
     let mut total = T::zero();
     for docs in groups(offsets, include) {
         for i in docs {
-            let (f, y) = (logits[i], targets[i]);
-            total = total + softplus(f) - y * f;
-            dlogits[i] = dlogits[i] + scale * (sigmoid(f) - y) * inv_n;
+            let (f, y, w) = (logits[i], targets[i], weights[i]);
+            total = total + (softplus(f) - y * f) * w;
+            dlogits[i] = dlogits[i] + scale * (sigmoid(f) - y) * w;
         }
     }
-    total * inv_n
+    total
 }
 
 /// RankNet with hard targets: for each group, over the pairs with y_i > y_j, ln(1 + e^-(f_i - f_j));
@@ -103,23 +99,12 @@ pub fn ranknet<T: Real>(
     scale: T,
     dlogits: &mut [T],
 ) -> T {
-    let pair_counts: Vec<usize> = groups(offsets, include)
-        .map(|docs| {
-            docs.clone()
-                .map(|i| docs.clone().filter(|&j| labels[i] > labels[j]).count())
-                .sum()
-        })
-        .collect();
-    let with_pairs = pair_counts.iter().filter(|&&c| c > 0).count();
-    if with_pairs == 0 {
-        return T::zero();
-    }
+    let weights = loss_weights(LossKind::RankNet, Targets::Hard(labels), offsets, include);
     let mut total = T::zero();
-    for (docs, &pairs) in groups(offsets, include).zip(&pair_counts) {
-        if pairs == 0 {
+    for (docs, &weight) in offsets.windows(2).map(|w| w[0]..w[1]).zip(&weights) {
+        if weight == T::zero() {
             continue;
         }
-        let weight = T::one() / real((pairs * with_pairs) as f64);
         for i in docs.clone() {
             for j in docs.clone() {
                 if labels[i] > labels[j] {
@@ -150,18 +135,16 @@ pub fn ranknet_soft<T: Real>(
     scale: T,
     dlogits: &mut [T],
 ) -> T {
-    let with_pairs = groups(offsets, include).filter(|r| r.len() >= 2).count();
-    if with_pairs == 0 || teachers.is_empty() {
+    if teachers.is_empty() {
         return T::zero();
     }
+    let weights = loss_weights(LossKind::RankNet, Targets::<T>::Soft, offsets, include);
     let inv_teachers = T::one() / real(teachers.len() as f64);
     let mut total = T::zero();
-    for docs in groups(offsets, include) {
-        let n = docs.len();
-        if n < 2 {
+    for (docs, &weight) in offsets.windows(2).map(|w| w[0]..w[1]).zip(&weights) {
+        if weight == T::zero() {
             continue;
         }
-        let weight = T::one() / real((n * (n - 1) / 2 * with_pairs) as f64);
         for i in docs.clone() {
             for j in i + 1..docs.end {
                 let target =
@@ -176,6 +159,67 @@ pub fn ranknet_soft<T: Real>(
         }
     }
     total
+}
+
+/// The targets a loss takes: hard labels y (the data loss) or the teachers' soft labels.
+#[derive(Clone, Copy)]
+pub enum Targets<'a, T> {
+    Hard(&'a [T]),
+    Soft,
+}
+
+/// The weights that make each loss a mean, in one place for both engines (the GPU kernels read
+/// them after their targets). RankBCE: one per document, 1 / (documents included). RankNet: one
+/// per group, 1 / (the group's pairs x the groups with pairs), where a pair is y_i > y_j with hard
+/// targets and any two documents with soft ones. Excluded groups, and groups without pairs, weigh 0.
+pub fn loss_weights<T: Real>(
+    kind: LossKind,
+    targets: Targets<T>,
+    offsets: &[usize],
+    include: &[bool],
+) -> Vec<T> {
+    let ranges = || {
+        offsets
+            .windows(2)
+            .zip(include)
+            .map(|(w, &inc)| (w[0]..w[1], inc))
+    };
+    match kind {
+        LossKind::RankBce => {
+            let n: usize = ranges().filter(|g| g.1).map(|g| g.0.len()).sum();
+            let w = if n > 0 {
+                T::one() / real(n as f64)
+            } else {
+                T::zero()
+            };
+            ranges()
+                .flat_map(|(r, inc)| std::iter::repeat_n(if inc { w } else { T::zero() }, r.len()))
+                .collect()
+        }
+        LossKind::RankNet => {
+            let pairs: Vec<usize> = ranges()
+                .map(|(r, inc)| match (inc, targets) {
+                    (false, _) => 0,
+                    (true, Targets::Soft) => r.len() * r.len().saturating_sub(1) / 2,
+                    (true, Targets::Hard(labels)) => r
+                        .clone()
+                        .map(|i| r.clone().filter(|&j| labels[i] > labels[j]).count())
+                        .sum(),
+                })
+                .collect();
+            let with_pairs = pairs.iter().filter(|&&p| p > 0).count();
+            pairs
+                .iter()
+                .map(|&p| {
+                    if p > 0 {
+                        T::one() / real((p * with_pairs) as f64)
+                    } else {
+                        T::zero()
+                    }
+                })
+                .collect()
+        }
+    }
 }
 
 /// The Ranking Distillation loss L_D (spec §6): for each group, the teacher's top-K unlabeled

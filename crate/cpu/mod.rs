@@ -7,6 +7,7 @@
 pub mod adam;
 pub mod loss;
 pub mod mlp;
+pub mod ranking;
 
 /// A floating-point type the engine runs in: f32 for training, f64 for gradient checks.
 pub trait Real:

@@ -7,6 +7,7 @@
 //! dummy buffers. Each dispatch of a model has its own parameter buffer and bind group, built once
 //! ([`Slot`]); a training step only writes parameters and batch data and records dispatches.
 
+pub mod mlp;
 pub mod shaders;
 pub mod trainer;
 
@@ -46,10 +47,18 @@ pub enum Kernel {
     FBetaTerms,
     /// The F-beta bound's logit gradients and loss, from the sums.
     FBetaGradient,
+    /// Ranking Distillation's candidate weights, from the student's logits.
+    RdWeights,
+    /// Ranking Distillation's loss L_D and its logit gradients.
+    RdLoss,
+    /// A subset of rows into a compact buffer.
+    GatherRows,
+    /// A compact buffer back into the rows of its subset, zeros elsewhere.
+    ScatterRows,
 }
 
 impl Kernel {
-    const ALL: [Kernel; 18] = [
+    const ALL: [Kernel; 22] = [
         Kernel::DenseForward,
         Kernel::DenseForwardNaive,
         Kernel::DenseBackwardInput,
@@ -68,6 +77,10 @@ impl Kernel {
         Kernel::RocAucPairs,
         Kernel::FBetaTerms,
         Kernel::FBetaGradient,
+        Kernel::RdWeights,
+        Kernel::RdLoss,
+        Kernel::GatherRows,
+        Kernel::ScatterRows,
     ];
     /// The shader file, its text and the entry point; the dense products' entry points depend on
     /// `products`.
@@ -108,6 +121,10 @@ impl Kernel {
             Kernel::RocAucPairs => ("objectives.wgsl", OBJECTIVES, "roc_auc_pairs"),
             Kernel::FBetaTerms => ("objectives.wgsl", OBJECTIVES, "f_beta_terms"),
             Kernel::FBetaGradient => ("objectives.wgsl", OBJECTIVES, "f_beta_gradient"),
+            Kernel::RdWeights => ("distill.wgsl", DISTILL, "rd_weights"),
+            Kernel::RdLoss => ("distill.wgsl", DISTILL, "rd_loss"),
+            Kernel::GatherRows => ("select.wgsl", SELECT, "gather_rows"),
+            Kernel::ScatterRows => ("select.wgsl", SELECT, "scatter_rows"),
         }
     }
 }
@@ -432,7 +449,7 @@ impl Gpu {
         let mut best = [f64::INFINITY; 2];
         for round in 0..3 {
             for (i, pipeline) in pipelines.into_iter().enumerate() {
-                let started = crate::train::Instant::now();
+                let started = crate::clock::Instant::now();
                 self.run(|pass| {
                     pass.set_pipeline(pipeline);
                     pass.set_bind_group(0, &slot.bind_group, &[]);

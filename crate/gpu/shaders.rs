@@ -8,9 +8,11 @@ pub const REDUCE: &str = include_str!("../../shaders/reduce.wgsl");
 pub const ADAM: &str = include_str!("../../shaders/adam.wgsl");
 pub const DENSE_VEC4: &str = include_str!("../../shaders/dense_vec4.wgsl");
 pub const OBJECTIVES: &str = include_str!("../../shaders/objectives.wgsl");
+pub const DISTILL: &str = include_str!("../../shaders/distill.wgsl");
+pub const SELECT: &str = include_str!("../../shaders/select.wgsl");
 
 /// Every kernel file, by name.
-pub const ALL: [(&str, &str); 7] = [
+pub const ALL: [(&str, &str); 9] = [
     ("dense.wgsl", DENSE),
     ("dense_vec4.wgsl", DENSE_VEC4),
     ("ranknet.wgsl", RANKNET),
@@ -18,6 +20,8 @@ pub const ALL: [(&str, &str); 7] = [
     ("reduce.wgsl", REDUCE),
     ("adam.wgsl", ADAM),
     ("objectives.wgsl", OBJECTIVES),
+    ("distill.wgsl", DISTILL),
+    ("select.wgsl", SELECT),
 ];
 
 /// Workgroup sizes, mirrored from the shaders.

@@ -1,452 +1,74 @@
-//! Training the ranking MLP on the GPU: the same model, losses and Adam as the CPU engine, each
-//! step one submission of WGSL dispatches over buffers sized once for the largest batch. Losses are
-//! reduced on the GPU into a window buffer read back every `loss_window` steps, not every step.
+//! Training a ranking model on the GPU: the same model, batches, losses and Adam as the CPU engine
+//! ([`crate::cpu::ranking`]), each step one submission of WGSL dispatches over buffers sized once
+//! for the largest batch. Between the MLP's forward and backward passes ([`GpuMlp`]) run the
+//! losses of the [`LossPlan`]:
+//!
+//! * the data loss on S_label: `ranknet.wgsl` or `bce.wgsl` with hard labels, or a global
+//!   objective (`objectives.wgsl`) over the S_label documents gathered into a compact buffer and
+//!   scattered back (`select.wgsl`);
+//! * the teacher loss on S_all, with the teachers' logits as soft labels;
+//! * Ranking Distillation's L_D (`distill.wgsl`), weighted from the student's current logits.
+//!
+//! Losses are reduced on the GPU into a window buffer read back every `loss_window` steps, not
+//! every step.
 
 use std::sync::Arc;
 
+use super::mlp::GpuMlp;
 use super::shaders::WORKGROUP;
-use super::{dense_dispatch, groups_of, Gpu, Kernel, Phase, Slot};
-use crate::cpu::adam::AdamConfig;
-use crate::cpu::loss::LossKind;
-use crate::cpu::mlp::{Dense, Mlp};
+use super::{groups_of, Gpu, Kernel, Phase, Slot};
+use crate::cpu::loss::{loss_weights, LossKind, Targets};
+use crate::cpu::mlp::Mlp;
+use crate::distill::{RdBatch, RdScheme};
 use crate::error::{Error, Result};
+use crate::objectives::gpu::GpuObjectiveLoss;
+use crate::objectives::{LabelPrior, Surrogate};
+use crate::step::{LossPlan, StepBatch, StepLosses};
 
-/// One mini-batch of whole groups, as the host gathered it.
-pub struct GpuBatch<'a> {
-    /// `n x n_in`, row-major.
-    pub inputs: &'a [f32],
-    /// Binary labels y.
-    pub labels: &'a [f32],
-    /// Group g holds documents `offsets[g]..offsets[g + 1]`.
-    pub offsets: &'a [usize],
-    /// Whether group g is in S_label (the data loss sees only those).
-    pub positive: &'a [bool],
-    /// The teachers' logits, one slice of n per teacher (empty: no teacher loss).
-    pub teachers: &'a [&'a [f32]],
+/// Values per step in the loss window: data, teacher, Ranking Distillation.
+const LOSSES_PER_STEP: usize = 3;
+
+/// A row outside the subset, in `select.wgsl`'s positions.
+const NONE: u32 = u32::MAX;
+
+/// A global objective as the data loss, over the batch's S_label documents.
+struct SubsetObjective {
+    loss: GpuObjectiveLoss,
+    /// The S_label documents' batch rows (m), then each batch row's place among them or NONE (n).
+    selection: wgpu::Buffer,
+    gather: Slot,
+    scatter: Slot,
+    /// The label prior of the S_label documents seen so far (on the host, as the labels are).
+    prior: LabelPrior,
+    /// Steps whose batch had S_label documents: the anchor biases' Adam steps.
+    steps: u64,
 }
 
-struct Layer {
-    n_in: usize,
-    n_out: usize,
-    weight: wgpu::Buffer,
-    bias: wgpu::Buffer,
-    dweight: wgpu::Buffer,
-    dbias: wgpu::Buffer,
-    forward: Slot,
-    relu_mask: Option<Slot>,
-    backward_weight: Slot,
-    backward_bias: Slot,
-    backward_input: Option<Slot>,
-    adam_weight: Slot,
-    adam_bias: Slot,
-}
-
-impl Layer {
-    /// The parameters and workgroups of one of this layer's products over `n` rows.
-    fn dispatch(&self, product: Kernel, n: usize) -> ([u32; 4], (u32, u32, u32)) {
-        let relu = self.relu_mask.is_some();
-        dense_dispatch(product, n, self.n_in, self.n_out, relu)
-    }
-}
-
-/// The MLP on the GPU for batches of up to `max_rows` rows: weights, Adam's moments, the
-/// activations and their gradients, and one dispatch slot per forward, backward and Adam kernel.
-/// The ranking trainer and the global objectives' trainer put their losses between its forward
-/// and backward passes.
-pub struct GpuMlp {
-    gpu: Arc<Gpu>,
-    adam: AdamConfig,
-    step: u64,
-    max_rows: usize,
-    layers: Vec<Layer>,
-    /// The model's inputs per row. The input buffer and the first layer may be wider (see
-    /// [`padded_inputs`]); the extra columns and weight rows are zeros and stay zeros.
-    n_features: usize,
-    /// Host rows padded to the first layer's width, reused from step to step.
-    padded: Vec<f32>,
-    input: wgpu::Buffer,
-    /// Output of every layer (the last: the logits).
-    acts: Vec<wgpu::Buffer>,
-    /// The gradient w.r.t. each output (the last: dL/dlogits, which the loss writes).
-    dacts: Vec<wgpu::Buffer>,
-}
-
-/// The parameters of adam.wgsl for Adam step `step` (1-based) over `len` values, the gradient and
-/// the parameter at the given offsets into their buffers: both bias corrections folded into lr_t
-/// and eps_t, exactly as the CPU engine's Adam.
-pub fn adam_params(
-    c: &AdamConfig,
-    step: u64,
-    len: usize,
-    grad_offset: usize,
-    param_offset: usize,
-) -> [u32; 12] {
-    let bias1 = 1.0 - c.beta1.powi(step as i32);
-    let bias2 = 1.0 - c.beta2.powi(step as i32);
-    [
-        len as u32,
-        grad_offset as u32,
-        param_offset as u32,
-        0,
-        ((c.lr * bias2.sqrt() / bias1) as f32).to_bits(),
-        ((c.eps * bias2.sqrt()) as f32).to_bits(),
-        (c.beta1 as f32).to_bits(),
-        (c.beta2 as f32).to_bits(),
-        (c.weight_decay as f32).to_bits(),
-        0,
-        0,
-        0,
-    ]
-}
-
-/// The width the input buffer and the first layer get for `n_features` inputs: with the direct
-/// products, the next multiple of 4, so that the first layer runs their vec4 form too (zero
-/// columns in the input, zero rows in the weight: the products are unchanged, the extra rows'
-/// gradients are zero and Adam leaves them at zero); otherwise `n_features`.
-pub fn padded_inputs(gpu: &Gpu, n_features: usize) -> usize {
-    if gpu.products == crate::gpu::Products::Direct {
-        n_features.div_ceil(4) * 4
-    } else {
-        n_features
-    }
-}
-
-/// The bytes of the largest storage binding that batches of `rows` rows need: the widest layer
-/// (or the padded input, or `extra_columns` per-row values) times the rows.
-pub fn binding_bytes(gpu: &Gpu, model: &Mlp<f32>, rows: usize, extra_columns: usize) -> u64 {
-    // The first layer's inputs as the GPU holds them (padded for the direct products).
-    let widest = model
-        .layers
-        .iter()
-        .map(|l| l.n_in.max(l.n_out))
-        .chain([padded_inputs(gpu, model.n_in())])
-        .max()
-        .unwrap_or(1);
-    4 * (rows as u64) * (widest.max(extra_columns) as u64)
-}
-
-impl GpuMlp {
-    /// Uploads `model` and builds its buffers and slots for batches of up to `max_rows` rows.
-    /// `extra_columns`: the widest per-row buffer the caller adds (teachers' logits), so that one
-    /// check says when a batch is too large for the adapter.
-    pub fn new(
-        gpu: Arc<Gpu>,
-        model: &Mlp<f32>,
-        adam: AdamConfig,
-        max_rows: usize,
-        extra_columns: usize,
-    ) -> Result<Self> {
-        let limit = gpu.device.limits().max_storage_buffer_binding_size;
-        let n_features = model.n_in();
-        let needed = binding_bytes(&gpu, model, max_rows, extra_columns);
-        if needed > limit {
-            return Err(Error::Gpu(format!(
-                "a batch of {max_rows} rows needs {needed} bytes in one storage binding; the adapter allows {limit} (max_storage_buffer_binding_size): use a smaller batch"
-            )));
-        }
-        let input = gpu.buffer("inputs", max_rows * padded_inputs(&gpu, n_features));
-        let acts: Vec<wgpu::Buffer> = model
-            .layers
-            .iter()
-            .map(|l| gpu.buffer("activations", max_rows * l.n_out))
-            .collect();
-        let dacts: Vec<wgpu::Buffer> = model
-            .layers
-            .iter()
-            .map(|l| gpu.buffer("activation gradients", max_rows * l.n_out))
-            .collect();
-        let last = model.layers.len() - 1;
-        let mut layers = Vec::new();
-        for (l, dense) in model.layers.iter().enumerate() {
-            // The first layer's weight (n_in x n_out, row-major) padded with zero rows.
-            let n_in = if l == 0 {
-                padded_inputs(&gpu, n_features)
-            } else {
-                dense.n_in
-            };
-            let mut initial = dense.weight.clone();
-            initial.resize(n_in * dense.n_out, 0.0);
-            let dense = &Dense {
-                n_in,
-                n_out: dense.n_out,
-                weight: initial,
-                bias: dense.bias.clone(),
-            };
-            let weight = gpu.buffer_with("weight", &dense.weight);
-            let bias = gpu.buffer_with("bias", &dense.bias);
-            let dweight = gpu.buffer("dweight", dense.weight.len());
-            let dbias = gpu.buffer("dbias", dense.bias.len());
-            // Adam's moments live only in the bind groups of the two Adam slots.
-            let moments_weight = gpu.buffer("adam moments (weight)", 2 * dense.weight.len());
-            let moments_bias = gpu.buffer("adam moments (bias)", 2 * dense.bias.len());
-            let inp = if l == 0 { &input } else { &acts[l - 1] };
-            layers.push(Layer {
-                n_in: dense.n_in,
-                n_out: dense.n_out,
-                forward: gpu.slot(
-                    gpu.product_kernel(Kernel::DenseForward, dense.n_in, dense.n_out),
-                    [Some(inp), Some(&weight), Some(&bias), Some(&acts[l]), None],
-                ),
-                relu_mask: (l != last).then(|| {
-                    gpu.slot(
-                        Kernel::ReluMask,
-                        [None, None, Some(&acts[l]), Some(&dacts[l]), None],
-                    )
-                }),
-                backward_weight: gpu.slot(
-                    gpu.product_kernel(Kernel::DenseBackwardWeight, dense.n_in, dense.n_out),
-                    [Some(inp), Some(&dacts[l]), None, Some(&dweight), None],
-                ),
-                backward_bias: gpu.slot(
-                    Kernel::DenseBackwardBias,
-                    [Some(&dacts[l]), None, None, Some(&dbias), None],
-                ),
-                backward_input: (l > 0).then(|| {
-                    gpu.slot(
-                        gpu.product_kernel(Kernel::DenseBackwardInput, dense.n_in, dense.n_out),
-                        [
-                            Some(&dacts[l]),
-                            Some(&weight),
-                            None,
-                            Some(&dacts[l - 1]),
-                            None,
-                        ],
-                    )
-                }),
-                adam_weight: gpu.slot(
-                    Kernel::Adam,
-                    [
-                        Some(&dweight),
-                        None,
-                        None,
-                        Some(&weight),
-                        Some(&moments_weight),
-                    ],
-                ),
-                adam_bias: gpu.slot(
-                    Kernel::Adam,
-                    [Some(&dbias), None, None, Some(&bias), Some(&moments_bias)],
-                ),
-                weight,
-                bias,
-                dweight,
-                dbias,
-            });
-        }
-        Ok(GpuMlp {
-            gpu,
-            adam,
-            step: 0,
-            max_rows,
-            layers,
-            n_features,
-            padded: Vec::new(),
-            input,
-            acts,
-            dacts,
-        })
-    }
-
-    /// The logits of the last forward pass (the last layer's output).
-    pub fn logits(&self) -> &wgpu::Buffer {
-        &self.acts[self.layers.len() - 1]
-    }
-
-    /// dL/dlogits, which the loss writes before the backward pass.
-    pub fn dlogits(&self) -> &wgpu::Buffer {
-        &self.dacts[self.layers.len() - 1]
-    }
-
-    pub fn n_in(&self) -> usize {
-        self.n_features
-    }
-
-    /// Writes `n` rows of `n_in()` inputs into the input buffer, padded to the first layer's width
-    /// through `scratch` (whose padding columns stay zero from one call to the next).
-    fn upload_inputs(&self, inputs: &[f32], n: usize, scratch: &mut Vec<f32>) {
-        let width = self.layers[0].n_in;
-        if width == self.n_features {
-            self.gpu
-                .queue
-                .write_buffer(&self.input, 0, bytemuck::cast_slice(inputs));
-            return;
-        }
-        if scratch.len() < n * width {
-            scratch.resize(n * width, 0.0);
-        }
-        for (row, values) in scratch
-            .chunks_exact_mut(width)
-            .zip(inputs.chunks_exact(self.n_features))
-        {
-            row[..self.n_features].copy_from_slice(values);
-        }
-        self.gpu
-            .queue
-            .write_buffer(&self.input, 0, bytemuck::cast_slice(&scratch[..n * width]));
-    }
-
-    pub fn max_rows(&self) -> usize {
-        self.max_rows
-    }
-
-    /// Uploads a batch of `n` rows and writes the parameters of every forward, backward and Adam
-    /// dispatch for it; advances Adam's step (its bias corrections). Errors on a batch that is
-    /// empty, larger than the buffers or of the wrong width.
-    pub fn start_step(&mut self, inputs: &[f32], n: usize) -> Result<()> {
-        if n == 0 || n > self.max_rows || inputs.len() != n * self.n_in() {
-            return Err(Error::Config(format!(
-                "a GPU batch of {n} rows ({} values) does not fit this model ({} rows of {})",
-                inputs.len(),
-                self.max_rows,
-                self.n_in()
-            )));
-        }
-        let mut scratch = std::mem::take(&mut self.padded);
-        self.upload_inputs(inputs, n, &mut scratch);
-        self.padded = scratch;
-        let gpu = &self.gpu;
-        let b = n as u32;
-        for layer in &self.layers {
-            let n_out = layer.n_out as u32;
-            let params = |product| layer.dispatch(product, n).0;
-            gpu.set_params(&layer.forward, &params(Kernel::DenseForward));
-            if let Some(mask) = &layer.relu_mask {
-                gpu.set_params(mask, &[b, n_out, 0, 0]);
-            }
-            gpu.set_params(&layer.backward_weight, &params(Kernel::DenseBackwardWeight));
-            gpu.set_params(&layer.backward_bias, &[1, n_out, b, 0]);
-            if let Some(back) = &layer.backward_input {
-                gpu.set_params(back, &params(Kernel::DenseBackwardInput));
-            }
-        }
-        self.step += 1;
-        for layer in &self.layers {
-            let weights = adam_params(&self.adam, self.step, layer.n_in * layer.n_out, 0, 0);
-            gpu.set_params(&layer.adam_weight, &weights);
-            let biases = adam_params(&self.adam, self.step, layer.n_out, 0, 0);
-            gpu.set_params(&layer.adam_bias, &biases);
-        }
-        Ok(())
-    }
-
-    /// Adam's step count: the steps started so far.
-    pub fn adam_step(&self) -> u64 {
-        self.step
-    }
-
-    /// Records the forward pass over `n` rows.
-    pub fn record_forward(&self, pass: &mut wgpu::ComputePass, n: usize) {
-        for layer in &self.layers {
-            let workgroups = layer.dispatch(Kernel::DenseForward, n).1;
-            self.gpu.record(pass, &layer.forward, workgroups);
-        }
-    }
-
-    /// Records the backward pass over `n` rows, from dlogits to every weight's gradient.
-    pub fn record_backward(&self, pass: &mut wgpu::ComputePass, n: usize) {
-        let gpu = &self.gpu;
-        for layer in self.layers.iter().rev() {
-            if let Some(mask) = &layer.relu_mask {
-                gpu.record(pass, mask, (groups_of(n * layer.n_out, WORKGROUP), 1, 1));
-            }
-            let workgroups = |product| layer.dispatch(product, n).1;
-            gpu.record(
-                pass,
-                &layer.backward_weight,
-                workgroups(Kernel::DenseBackwardWeight),
-            );
-            gpu.record(
-                pass,
-                &layer.backward_bias,
-                (groups_of(layer.n_out, WORKGROUP), 1, 1),
-            );
-            if let Some(back) = &layer.backward_input {
-                gpu.record(pass, back, workgroups(Kernel::DenseBackwardInput));
-            }
-        }
-    }
-
-    /// Records Adam's update of every weight and bias.
-    pub fn record_adam(&self, pass: &mut wgpu::ComputePass) {
-        for layer in &self.layers {
-            self.gpu.record(
-                pass,
-                &layer.adam_weight,
-                (groups_of(layer.n_in * layer.n_out, WORKGROUP), 1, 1),
-            );
-            self.gpu.record(
-                pass,
-                &layer.adam_bias,
-                (groups_of(layer.n_out, WORKGROUP), 1, 1),
-            );
-        }
-    }
-
-    /// The current model, read back.
-    pub async fn model(&self) -> Result<Mlp<f32>> {
-        let mut layers = Vec::new();
-        for (i, l) in self.layers.iter().enumerate() {
-            // The first layer without its padding rows (the last ones).
-            let n_in = if i == 0 { self.n_features } else { l.n_in };
-            layers.push(Dense {
-                n_in,
-                n_out: l.n_out,
-                weight: self.gpu.read(&l.weight, n_in * l.n_out).await?,
-                bias: self.gpu.read(&l.bias, l.n_out).await?,
-            });
-        }
-        Ok(Mlp { layers })
-    }
-
-    /// Scores `inputs` (rows x n_in) with the current weights on the GPU, in chunks of
-    /// `max_rows`: the forward dispatches only, then one read-back per chunk.
-    pub async fn score(&self, inputs: &[f32]) -> Result<Vec<f32>> {
-        let n_in = self.n_in();
-        let mut scores = Vec::with_capacity(inputs.len() / n_in.max(1));
-        let mut scratch = Vec::new();
-        for chunk in inputs.chunks(self.max_rows * n_in) {
-            let n = chunk.len() / n_in;
-            self.upload_inputs(chunk, n, &mut scratch);
-            for layer in &self.layers {
-                let params = layer.dispatch(Kernel::DenseForward, n).0;
-                self.gpu.set_params(&layer.forward, &params);
-            }
-            self.gpu.run(|pass| self.record_forward(pass, n)).await?;
-            scores.extend(self.gpu.read(self.logits(), n).await?);
-        }
-        Ok(scores)
-    }
-
-    /// The gradients of the last step (weight, bias per layer; the first layer's without its
-    /// padding rows).
-    pub async fn gradients(&self) -> Result<Vec<(Vec<f32>, Vec<f32>)>> {
-        let mut out = Vec::new();
-        for (i, l) in self.layers.iter().enumerate() {
-            let n_in = if i == 0 { self.n_features } else { l.n_in };
-            out.push((
-                self.gpu.read(&l.dweight, n_in * l.n_out).await?,
-                self.gpu.read(&l.dbias, l.n_out).await?,
-            ));
-        }
-        Ok(out)
-    }
+/// Ranking Distillation's buffers and dispatches.
+struct RdSlots {
+    /// Group offsets, candidate offsets, candidates (u32).
+    index: wgpu::Buffer,
+    weigh: Slot,
+    count: Slot,
+    loss: Slot,
+    sum: Slot,
 }
 
 pub struct GpuTrainer {
     gpu: Arc<Gpu>,
-    pub loss: LossKind,
-    pub alpha: f32,
+    pub plan: LossPlan,
     max_docs: usize,
-    teachers: usize,
     mlp: GpuMlp,
     data_targets: wgpu::Buffer,
     teacher_targets: wgpu::Buffer,
     group_info: wgpu::Buffer,
     losses: wgpu::Buffer,
-    data_loss: Slot,
+    /// The ranking data loss and its sum (None when a global objective replaces it).
+    data_loss: Option<(Slot, Slot)>,
+    objective: Option<SubsetObjective>,
     teacher_loss: Slot,
-    reduce_data: Slot,
     reduce_teacher: Slot,
+    rd: Option<RdSlots>,
     /// Steps whose losses sit in `losses`, not yet read back.
     pending: usize,
     pub loss_window: usize,
@@ -454,79 +76,143 @@ pub struct GpuTrainer {
 
 impl GpuTrainer {
     /// Uploads `model` and builds every buffer, bind group and parameter slot for batches of up
-    /// to `max_docs` documents and `teachers` teachers.
-    pub fn new(
-        gpu: Arc<Gpu>,
-        model: &Mlp<f32>,
-        loss: LossKind,
-        alpha: f32,
-        adam: AdamConfig,
-        max_docs: usize,
-        teachers: usize,
-    ) -> Result<Self> {
-        let mlp = GpuMlp::new(gpu.clone(), model, adam, max_docs, teachers + 1)?;
+    /// to `max_docs` documents and the losses of `plan`.
+    pub fn new(gpu: Arc<Gpu>, model: &Mlp<f32>, plan: &LossPlan, max_docs: usize) -> Result<Self> {
+        let objective_columns = plan
+            .objective
+            .map_or(0, |o| GpuObjectiveLoss::columns(&o.objective));
+        let columns = (plan.teachers + 1).max(objective_columns);
+        let mlp = GpuMlp::new(gpu.clone(), model, plan.adam, max_docs, columns)?;
         let window = 64;
         let data_targets = gpu.buffer("data targets", 2 * max_docs + 1);
-        let teacher_targets = gpu.buffer("teacher targets", (teachers.max(1) + 1) * max_docs + 1);
+        let teacher_targets =
+            gpu.buffer("teacher targets", (plan.teachers.max(1) + 1) * max_docs + 1);
         let group_info = gpu.buffer("group info", 2 * max_docs + 2);
         let partial = gpu.buffer("loss shares", 2 * max_docs);
-        let losses = gpu.buffer("losses", 2 * window);
-        let loss_kernel = match loss {
+        let losses = gpu.buffer("losses", LOSSES_PER_STEP * window);
+        let loss_kernel = match plan.loss {
             LossKind::RankNet => Kernel::RankNet,
             LossKind::RankBce => Kernel::Bce,
         };
         let (logits, dlogits) = (mlp.logits(), mlp.dlogits());
-        let data_loss = gpu.slot(
-            loss_kernel,
-            [
-                Some(logits),
-                Some(&data_targets),
-                Some(&group_info),
-                Some(dlogits),
-                Some(&partial),
-            ],
-        );
-        let teacher_loss = gpu.slot(
-            loss_kernel,
-            [
-                Some(logits),
-                Some(&teacher_targets),
-                Some(&group_info),
-                Some(dlogits),
-                Some(&partial),
-            ],
-        );
-        let reduce_data = gpu.slot(
-            Kernel::ReduceSum,
-            [Some(&partial), None, None, Some(&losses), None],
-        );
-        let reduce_teacher = gpu.slot(
-            Kernel::ReduceSum,
-            [Some(&partial), None, None, Some(&losses), None],
-        );
+        let ranking_loss = |targets: &wgpu::Buffer| {
+            gpu.slot(
+                loss_kernel,
+                [
+                    Some(logits),
+                    Some(targets),
+                    Some(&group_info),
+                    Some(dlogits),
+                    Some(&partial),
+                ],
+            )
+        };
+        let sum_into_window = |values: &wgpu::Buffer| {
+            gpu.slot(
+                Kernel::ReduceSum,
+                [Some(values), None, None, Some(&losses), None],
+            )
+        };
+        let (data_loss, objective) = match plan.objective {
+            None => (
+                Some((ranking_loss(&data_targets), sum_into_window(&partial))),
+                None,
+            ),
+            Some(o) => {
+                let compact_logits = gpu.buffer("S_label logits", max_docs);
+                let compact_dlogits = gpu.buffer("S_label logit gradients", max_docs);
+                let selection = gpu.buffer("S_label rows and places", 2 * max_docs);
+                let loss = GpuObjectiveLoss::new(
+                    &gpu,
+                    o.objective,
+                    Surrogate::Log,
+                    1.0,
+                    o.dual_step,
+                    plan.adam,
+                    (&compact_logits, &compact_dlogits, &losses),
+                    max_docs,
+                );
+                let gather = gpu.slot(
+                    Kernel::GatherRows,
+                    [
+                        Some(logits),
+                        Some(&selection),
+                        None,
+                        Some(&compact_logits),
+                        None,
+                    ],
+                );
+                let scatter = gpu.slot(
+                    Kernel::ScatterRows,
+                    [
+                        Some(&compact_dlogits),
+                        Some(&selection),
+                        None,
+                        Some(dlogits),
+                        None,
+                    ],
+                );
+                let subset = SubsetObjective {
+                    loss,
+                    selection,
+                    gather,
+                    scatter,
+                    prior: LabelPrior::default(),
+                    steps: 0,
+                };
+                (None, Some(subset))
+            }
+        };
+        let rd = plan.rd_scale.map(|_| {
+            let index = gpu.buffer("ranking distillation index", 3 * max_docs + 2);
+            let weights = gpu.buffer("ranking distillation weights", max_docs + 1);
+            let has = gpu.buffer("groups with weights", max_docs);
+            let rd_partial = gpu.buffer("ranking distillation shares", max_docs);
+            RdSlots {
+                weigh: gpu.slot(
+                    Kernel::RdWeights,
+                    [Some(logits), Some(&index), None, Some(&weights), Some(&has)],
+                ),
+                count: gpu.slot(
+                    Kernel::ReduceSum,
+                    [Some(&has), None, None, Some(&weights), None],
+                ),
+                loss: gpu.slot(
+                    Kernel::RdLoss,
+                    [
+                        Some(logits),
+                        Some(&index),
+                        Some(&weights),
+                        Some(dlogits),
+                        Some(&rd_partial),
+                    ],
+                ),
+                sum: sum_into_window(&rd_partial),
+                index,
+            }
+        });
         Ok(GpuTrainer {
+            teacher_loss: ranking_loss(&teacher_targets),
+            reduce_teacher: sum_into_window(&partial),
             gpu,
-            loss,
-            alpha,
+            plan: *plan,
             max_docs,
-            teachers,
             mlp,
             data_targets,
             teacher_targets,
             group_info,
             losses,
             data_loss,
-            teacher_loss,
-            reduce_data,
-            reduce_teacher,
+            objective,
+            rd,
             pending: 0,
             loss_window: window,
         })
     }
 
-    /// One step: forward, data and teacher losses, backward, Adam. Nothing is read back; call
+    /// One step: forward, the plan's losses, backward, Adam. Nothing is read back; call
     /// [`read_losses`](Self::read_losses) before `loss_window` steps have passed.
-    pub async fn step(&mut self, batch: &GpuBatch<'_>) -> Result<()> {
+    pub async fn step(&mut self, batch: &StepBatch<'_>) -> Result<()> {
         self.step_phases(batch, false).await.map(|_| ())
     }
 
@@ -534,19 +220,25 @@ impl GpuTrainer {
     /// its own, timed by timestamp queries: (phase, milliseconds).
     pub async fn step_profiled(
         &mut self,
-        batch: &GpuBatch<'_>,
+        batch: &StepBatch<'_>,
     ) -> Result<Vec<(&'static str, f64)>> {
         self.step_phases(batch, true).await
     }
 
     async fn step_phases(
         &mut self,
-        batch: &GpuBatch<'_>,
+        batch: &StepBatch<'_>,
         timed: bool,
     ) -> Result<Vec<(&'static str, f64)>> {
         let n = batch.labels.len();
-        if n > self.max_docs || batch.teachers.len() != self.teachers {
-            return Err(Error::Config(format!("a GPU batch of {n} documents with {} teachers does not fit this trainer ({} documents, {} teachers)", batch.teachers.len(), self.max_docs, self.teachers)));
+        let plan = self.plan;
+        if n > self.max_docs || batch.teachers.len() != plan.teachers {
+            return Err(Error::Config(format!("a GPU batch of {n} documents with {} teachers does not fit this trainer ({} documents, {} teachers)", batch.teachers.len(), self.max_docs, plan.teachers)));
+        }
+        if batch.ranking_distillation.is_some() != self.rd.is_some() {
+            return Err(Error::Config(
+                "a batch with Ranking Distillation candidates needs a trainer planned for them, and one planned for them needs them".into(),
+            ));
         }
         if self.pending == self.loss_window {
             return Err(Error::Config(
@@ -566,17 +258,62 @@ impl GpuTrainer {
             ));
         }
         q.write_buffer(&self.group_info, 0, bytemuck::cast_slice(&info));
-        let with_teacher = self.teachers > 0;
-        let alpha = if with_teacher { self.alpha } else { 1.0 };
-        let mut data = batch.labels.to_vec();
-        data.extend(weights(
-            self.loss,
-            batch.labels,
-            None,
-            batch.offsets,
-            batch.positive,
-        ));
-        q.write_buffer(&self.data_targets, 0, bytemuck::cast_slice(&data));
+        let b = n as u32;
+        let slot = LOSSES_PER_STEP * self.pending;
+        // The window slots no dispatch writes this step read as 0.
+        let mut unwritten = Vec::new();
+        // The data loss's dispatches.
+        let mut data: Vec<(&Slot, (u32, u32, u32))> = Vec::new();
+        if let Some((loss, sum)) = &self.data_loss {
+            let mut targets = batch.labels.to_vec();
+            targets.extend(loss_weights(
+                plan.loss,
+                Targets::Hard(batch.labels),
+                batch.offsets,
+                batch.positive,
+            ));
+            q.write_buffer(&self.data_targets, 0, bytemuck::cast_slice(&targets));
+            gpu.set_params(loss, &loss_params(b, groups, 0, 0, plan.data_scale, 0));
+            gpu.set_params(sum, &[b, slot as u32, 0, 0]);
+            data.push((loss, (groups_of(n, WORKGROUP), 1, 1)));
+            data.push((sum, (1, 1, 1)));
+        }
+        if let Some(subset) = &mut self.objective {
+            // The S_label documents, in batch order, as the CPU engine takes them.
+            let mut rows: Vec<u32> = Vec::new();
+            for (g, w) in batch.offsets.windows(2).enumerate() {
+                if batch.positive[g] {
+                    rows.extend(w[0] as u32..w[1] as u32);
+                }
+            }
+            let m = rows.len();
+            let mut places = vec![NONE; n];
+            for (c, &r) in rows.iter().enumerate() {
+                places[r as usize] = c as u32;
+            }
+            let mut selection = rows.clone();
+            selection.extend(&places);
+            q.write_buffer(&subset.selection, 0, bytemuck::cast_slice(&selection));
+            let select_params = |scale: f32| [b, m as u32, 0, 0, scale.to_bits(), 0, 0, 0];
+            gpu.set_params(&subset.gather, &select_params(1.0));
+            gpu.set_params(&subset.scatter, &select_params(plan.data_scale));
+            if m > 0 {
+                let labels: Vec<f32> = rows.iter().map(|&r| batch.labels[r as usize]).collect();
+                subset.prior.observe(&labels);
+                subset.steps += 1;
+                data.push((&subset.gather, (groups_of(m, WORKGROUP), 1, 1)));
+                let dispatches =
+                    subset
+                        .loss
+                        .prepare(&gpu, &labels, &subset.prior, slot, subset.steps);
+                data.extend(dispatches);
+            } else {
+                unwritten.push(slot);
+            }
+            // Zeros outside S_label (and everywhere for a batch without it).
+            data.push((&subset.scatter, (groups_of(n, WORKGROUP), 1, 1)));
+        }
+        let with_teacher = plan.teachers > 0;
         if with_teacher {
             let mut t: Vec<f32> = batch
                 .teachers
@@ -584,56 +321,71 @@ impl GpuTrainer {
                 .flat_map(|t| t.iter().copied())
                 .collect();
             let all = vec![true; groups];
-            t.extend(weights(
-                self.loss,
-                batch.labels,
-                Some(()),
+            t.extend(loss_weights(
+                plan.loss,
+                Targets::<f32>::Soft,
                 batch.offsets,
                 &all,
             ));
             q.write_buffer(&self.teacher_targets, 0, bytemuck::cast_slice(&t));
+            let params = loss_params(
+                b,
+                groups,
+                plan.teachers,
+                self.max_docs,
+                plan.teacher_scale,
+                1,
+            );
+            gpu.set_params(&self.teacher_loss, &params);
+            let sum = [b, slot as u32 + 1, self.max_docs as u32, 0];
+            gpu.set_params(&self.reduce_teacher, &sum);
+        } else {
+            unwritten.push(slot + 1);
+        }
+        let mut rd_dispatches: Vec<(&Slot, (u32, u32, u32))> = Vec::new();
+        match (&self.rd, batch.ranking_distillation) {
+            (Some(slots), Some(rd)) if !rd.documents.is_empty() => {
+                let candidates = rd.documents.len();
+                let mut index: Vec<u32> = batch.offsets.iter().map(|&o| o as u32).collect();
+                index.extend(rd.offsets.iter().map(|&o| o as u32));
+                index.extend(rd.documents.iter().map(|&d| d as u32));
+                q.write_buffer(&slots.index, 0, bytemuck::cast_slice(&index));
+                let params = rd_params(b, groups, rd, plan.rd_scale.unwrap_or(0.0));
+                gpu.set_params(&slots.weigh, &params);
+                gpu.set_params(&slots.count, &[groups as u32, candidates as u32, 0, 0]);
+                gpu.set_params(&slots.loss, &params);
+                gpu.set_params(&slots.sum, &[candidates as u32, slot as u32 + 2, 0, 0]);
+                rd_dispatches = vec![
+                    (&slots.weigh, (groups_of(groups, WORKGROUP), 1, 1)),
+                    (&slots.count, (1, 1, 1)),
+                    (&slots.loss, (groups_of(candidates, WORKGROUP), 1, 1)),
+                    (&slots.sum, (1, 1, 1)),
+                ];
+            }
+            _ => unwritten.push(slot + 2),
+        }
+        for unused in unwritten {
+            q.write_buffer(
+                &self.losses,
+                4 * unused as u64,
+                bytemuck::cast_slice(&[0f32]),
+            );
         }
 
-        // Parameters of the loss dispatches.
-        let b = n as u32;
-        let loss_params = |teachers: u32, offset: u32, scale: f32, accumulate: u32| {
-            [
-                b,
-                groups as u32,
-                teachers,
-                offset,
-                scale.to_bits(),
-                accumulate,
-                0,
-                0,
-            ]
-        };
-        gpu.set_params(&self.data_loss, &loss_params(0, 0, alpha, 0));
-        gpu.set_params(
-            &self.teacher_loss,
-            &loss_params(self.teachers as u32, self.max_docs as u32, 1.0 - alpha, 1),
-        );
-        let slot = 2 * self.pending as u32;
-        gpu.set_params(&self.reduce_data, &[b, slot, 0, 0]);
-        gpu.set_params(
-            &self.reduce_teacher,
-            &[b, slot + 1, self.max_docs as u32, 0],
-        );
         let mlp = &self.mlp;
-        let (data_loss, teacher_loss, reduce_data, reduce_teacher) = (
-            &self.data_loss,
-            &self.teacher_loss,
-            &self.reduce_data,
-            &self.reduce_teacher,
-        );
+        let (teacher_loss, reduce_teacher) = (&self.teacher_loss, &self.reduce_teacher);
         let gpu: &Gpu = &gpu;
         let forward: Phase = Box::new(move |pass| mlp.record_forward(pass, n));
         let losses: Phase = Box::new(move |pass| {
-            gpu.record(pass, data_loss, (groups_of(n, WORKGROUP), 1, 1));
-            gpu.record(pass, reduce_data, (1, 1, 1));
+            for (s, groups) in &data {
+                gpu.record(pass, s, *groups);
+            }
             if with_teacher {
                 gpu.record(pass, teacher_loss, (groups_of(n, WORKGROUP), 1, 1));
                 gpu.record(pass, reduce_teacher, (1, 1, 1));
+            }
+            for (s, groups) in &rd_dispatches {
+                gpu.record(pass, s, *groups);
             }
         });
         let backward: Phase = Box::new(move |pass| mlp.record_backward(pass, n));
@@ -651,24 +403,25 @@ impl GpuTrainer {
                 .await?;
             Vec::new()
         };
-        if !with_teacher {
-            // No teacher dispatch wrote this step's teacher slot: it reads as 0.
-            let zero = [0f32];
-            q.write_buffer(
-                &self.losses,
-                4 * (slot as u64 + 1),
-                bytemuck::cast_slice(&zero),
-            );
-        }
         self.pending += 1;
         Ok(timings)
     }
 
-    /// The (data, teacher) losses of the steps since the last read-back.
-    pub async fn read_losses(&mut self) -> Result<Vec<(f32, f32)>> {
-        let values = self.gpu.read(&self.losses, 2 * self.pending).await?;
+    /// The losses of the steps since the last read-back.
+    pub async fn read_losses(&mut self) -> Result<Vec<StepLosses>> {
+        let values = self
+            .gpu
+            .read(&self.losses, LOSSES_PER_STEP * self.pending)
+            .await?;
         self.pending = 0;
-        Ok(values.chunks_exact(2).map(|c| (c[0], c[1])).collect())
+        Ok(values
+            .chunks_exact(LOSSES_PER_STEP)
+            .map(|c| StepLosses {
+                data: c[0],
+                teacher: c[1],
+                rd: c[2],
+            })
+            .collect())
     }
 
     /// The current model, read back.
@@ -688,53 +441,44 @@ impl GpuTrainer {
     }
 }
 
-/// The loss weights the kernels read after the targets: per group for RankNet (hard: 1 / (pairs *
-/// groups with pairs); soft: 1 / (pairs of the group * groups with two documents)), per document
-/// for RankBCE (1 / documents included). Excluded groups weigh 0. Mirrors crate::cpu::loss.
-pub fn weights(
-    loss: LossKind,
-    labels: &[f32],
-    soft: Option<()>,
-    offsets: &[usize],
-    include: &[bool],
-) -> Vec<f32> {
-    let groups: Vec<(std::ops::Range<usize>, bool)> = offsets
-        .windows(2)
-        .zip(include)
-        .map(|(w, &i)| (w[0]..w[1], i))
-        .collect();
-    match loss {
-        LossKind::RankBce => {
-            let n: usize = groups.iter().filter(|g| g.1).map(|g| g.0.len()).sum();
-            let w = if n > 0 { 1.0 / n as f32 } else { 0.0 };
-            groups
-                .iter()
-                .flat_map(|(r, inc)| std::iter::repeat_n(if *inc { w } else { 0.0 }, r.len()))
-                .collect()
-        }
-        LossKind::RankNet => {
-            let pairs: Vec<usize> = groups
-                .iter()
-                .map(|(r, inc)| match (inc, soft) {
-                    (false, _) => 0,
-                    (true, Some(())) => r.len() * r.len().saturating_sub(1) / 2,
-                    (true, None) => r
-                        .clone()
-                        .map(|i| r.clone().filter(|&j| labels[i] > labels[j]).count())
-                        .sum(),
-                })
-                .collect();
-            let with_pairs = pairs.iter().filter(|&&p| p > 0).count();
-            pairs
-                .iter()
-                .map(|&p| {
-                    if p > 0 {
-                        1.0 / (p * with_pairs) as f32
-                    } else {
-                        0.0
-                    }
-                })
-                .collect()
-        }
-    }
+/// The parameters of `ranknet.wgsl` and `bce.wgsl`: n, groups, teachers (0: hard labels), where
+/// the loss shares go, the scale of the gradient, and whether it adds to dlogits.
+fn loss_params(
+    n: u32,
+    groups: usize,
+    teachers: usize,
+    partial_offset: usize,
+    scale: f32,
+    accumulate: u32,
+) -> [u32; 8] {
+    [
+        n,
+        groups as u32,
+        teachers as u32,
+        partial_offset as u32,
+        scale.to_bits(),
+        accumulate,
+        0,
+        0,
+    ]
+}
+
+/// The parameters of `distill.wgsl`.
+fn rd_params(n: u32, groups: usize, rd: &RdBatch, scale: f32) -> [u32; 8] {
+    let scheme = match rd.scheme {
+        RdScheme::Equal => 0,
+        RdScheme::Position => 1,
+        RdScheme::Discrepancy => 2,
+        RdScheme::PositionTimesDiscrepancy => 3,
+    };
+    [
+        n,
+        groups as u32,
+        rd.documents.len() as u32,
+        scheme,
+        (rd.lambda as f32).to_bits(),
+        (rd.mu as f32).to_bits(),
+        scale.to_bits(),
+        0,
+    ]
 }

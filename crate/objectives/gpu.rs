@@ -5,20 +5,17 @@
 //! one submission; losses are reduced on the GPU into a window read back every `loss_window` steps
 //! and at the end of each epoch, the model, multipliers and biases once per epoch.
 //!
-//! [`CpuTrainer`]: super::train::CpuTrainer
+//! [`CpuTrainer`]: super::cpu::CpuTrainer
 
 use std::sync::Arc;
 
+use super::config::Config;
+use super::{LabelPrior, Objective, Params, Surrogate};
 use crate::cpu::mlp::Mlp;
 use crate::error::{Error, Result};
+use crate::gpu::mlp::{adam_params, GpuMlp};
 use crate::gpu::shaders::WORKGROUP;
-use crate::gpu::trainer::{adam_params, GpuMlp};
 use crate::gpu::{groups_of, Gpu, Kernel, Slot};
-use crate::train::Instant;
-
-use super::data::BinarySet;
-use super::train::{check_finite, epoch_order, gather, start, Config, Event, Trained};
-use super::{LabelPrior, Objective, Params, Surrogate};
 
 /// The dispatches of one objective's loss, between the forward and the backward pass.
 enum LossSlots {
@@ -46,10 +43,11 @@ enum LossSlots {
     },
 }
 
-/// One classifier in training on the GPU.
-pub struct GpuObjectiveTrainer {
-    gpu: Arc<Gpu>,
-    mlp: GpuMlp,
+/// A global objective's loss on the GPU over the logits of up to `max_n` rows: the labels and
+/// coefficients, the multipliers and anchor biases, and the dispatch slots, between a model's
+/// forward and backward passes. The classifier trainer ([`GpuObjectiveTrainer`]) runs it over
+/// whole batches; the ranking trainer over a batch's S_label documents.
+pub struct GpuObjectiveLoss {
     objective: Objective,
     surrogate: Surrogate,
     dual_step: f32,
@@ -58,37 +56,40 @@ pub struct GpuObjectiveTrainer {
     labels: wgpu::Buffer,
     /// Multipliers (K) then anchor biases (K).
     state: wgpu::Buffer,
-    losses: wgpu::Buffer,
     slots: LossSlots,
-    /// The running label prior, kept on the host (the labels are there).
-    pub prior: LabelPrior,
-    /// Steps whose losses sit in `losses`, not yet read back.
-    pending: usize,
-    pub loss_window: usize,
 }
 
-impl GpuObjectiveTrainer {
-    /// Uploads `model` and builds every buffer and dispatch slot for batches of up to `max_batch`
-    /// examples, the multipliers at `config.initial_lambda` and the biases at 0.
-    pub fn new(gpu: Arc<Gpu>, model: &Mlp<f32>, config: &Config, max_batch: usize) -> Result<Self> {
-        let objective = config.objective;
+impl GpuObjectiveLoss {
+    /// The widest per-row buffer it adds: 3 K rows of the constrained objectives' terms.
+    pub fn columns(objective: &Objective) -> usize {
+        (3 * objective.n_lambdas()).max(3)
+    }
+
+    /// The buffers and slots over `logits` and `dlogits` (both of at least `max_n` rows), the
+    /// loss going into `losses`; the multipliers start at `initial_lambda`, the biases at 0.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        gpu: &Gpu,
+        objective: Objective,
+        surrogate: Surrogate,
+        initial_lambda: f32,
+        dual_step: f32,
+        adam: crate::cpu::adam::AdamConfig,
+        (logits, dlogits, losses): (&wgpu::Buffer, &wgpu::Buffer, &wgpu::Buffer),
+        max_n: usize,
+    ) -> Self {
         let k = objective.n_lambdas();
-        // The widest per-example buffer: 3 K rows of the constrained objectives' terms.
-        let rows = (3 * k).max(3);
-        let mlp = GpuMlp::new(gpu.clone(), model, config.adam, max_batch, rows)?;
-        let window = 64;
-        let labels = gpu.buffer("labels and coefficients", 2 * max_batch + 5 * k);
-        let params = Params::new(&objective, config.initial_lambda as f32);
+        let rows = Self::columns(&objective);
+        let labels = gpu.buffer("labels and coefficients", 2 * max_n + 5 * k);
+        let params = Params::new(&objective, initial_lambda);
         let mut state_values = params.lambdas.clone();
         state_values.extend(&params.biases);
         let state = gpu.buffer_with("multipliers and anchor biases", &state_values);
-        let losses = gpu.buffer("losses", window);
-        let partial = gpu.buffer("per-example terms", rows * max_batch);
-        let (logits, dlogits) = (mlp.logits(), mlp.dlogits());
+        let partial = gpu.buffer("per-example terms", rows * max_n);
         let sum_into_window = |values: &wgpu::Buffer| {
             gpu.slot(
                 Kernel::ReduceSum,
-                [Some(values), None, None, Some(&losses), None],
+                [Some(values), None, None, Some(losses), None],
             )
         };
         // A kernel over logits and labels that writes dlogits and per-example loss shares.
@@ -170,37 +171,30 @@ impl GpuObjectiveTrainer {
                 }
             }
         };
-        Ok(GpuObjectiveTrainer {
-            gpu,
-            mlp,
+        GpuObjectiveLoss {
             objective,
-            surrogate: config.surrogate,
-            dual_step: (config.dual_rate_factor * config.adam.lr) as f32,
-            adam: config.adam,
+            surrogate,
+            dual_step,
+            adam,
             labels,
             state,
-            losses,
             slots,
-            prior: LabelPrior::default(),
-            pending: 0,
-            loss_window: window,
-        })
+        }
     }
 
-    /// One step on a batch, as [`CpuTrainer::step`](super::train::CpuTrainer::step): the label
-    /// prior observes the labels (on the host), then one submission of forward, loss, backward,
-    /// Adam on the model and the anchor biases, and the multipliers' dual ascent. Nothing is read
-    /// back; call [`read_losses`](Self::read_losses) before `loss_window` steps have passed.
-    pub async fn step(&mut self, inputs: &[f32], labels: &[f32]) -> Result<()> {
-        if self.pending == self.loss_window {
-            return Err(Error::Config(
-                "read the losses back before more steps".into(),
-            ));
-        }
+    /// For `labels.len()` rows (at least 1): uploads the labels and the coefficients at the
+    /// label prior `prior`, and writes the parameters of every dispatch, the loss going to
+    /// `losses[window_slot]` and the anchor biases taking Adam step `bias_step` (1-based).
+    /// Returns the dispatches to record, in order, with their workgroups.
+    pub fn prepare(
+        &self,
+        gpu: &Gpu,
+        labels: &[f32],
+        prior: &LabelPrior,
+        window_slot: usize,
+        bias_step: u64,
+    ) -> Vec<(&Slot, (u32, u32, u32))> {
         let n = labels.len();
-        self.mlp.start_step(inputs, n)?;
-        self.prior.observe(labels);
-        let gpu = self.gpu.clone();
         let b = n as u32;
         let k = self.objective.n_lambdas();
         let surrogate = match self.surrogate {
@@ -220,7 +214,7 @@ impl GpuObjectiveTrainer {
                 0,
             ]
         };
-        let window_slot = self.pending as u32;
+        let window_slot = window_slot as u32;
         let examples = (groups_of(n, WORKGROUP), 1, 1);
         let single = (1, 1, 1);
         let sum_params = |n: usize, offset: usize| vec![n as u32, window_slot, offset as u32, 0];
@@ -266,7 +260,7 @@ impl GpuObjectiveTrainer {
                 sum,
                 bias_adam,
             } => {
-                for lagrangian in self.objective.lagrangians(self.prior.value()) {
+                for lagrangian in self.objective.lagrangians(prior.value()) {
                     data.extend(lagrangian.coefficients().map(|c| c as f32));
                 }
                 let scale = 1.0 / k as f32;
@@ -279,8 +273,7 @@ impl GpuObjectiveTrainer {
                 ];
                 if let Some(adam) = bias_adam {
                     // The bias gradients at 0 in that output, the biases at K in the state.
-                    let step = self.mlp.adam_step();
-                    let p = adam_params(&self.adam, step, k, 0, k).to_vec();
+                    let p = adam_params(&self.adam, bias_step, k, 0, k).to_vec();
                     list.push((adam, p, (groups_of(k, WORKGROUP), 1, 1)));
                 }
                 list
@@ -288,13 +281,94 @@ impl GpuObjectiveTrainer {
         };
         gpu.queue
             .write_buffer(&self.labels, 0, bytemuck::cast_slice(&data));
-        for (slot, p, _) in &dispatches {
-            gpu.set_params(slot, p);
+        dispatches
+            .into_iter()
+            .map(|(slot, p, groups)| {
+                gpu.set_params(slot, &p);
+                (slot, groups)
+            })
+            .collect()
+    }
+
+    /// The current multipliers and anchor biases, read back.
+    pub async fn params(&self, gpu: &Gpu) -> Result<Params<f32>> {
+        let k = self.objective.n_lambdas();
+        let state = gpu.read(&self.state, 2 * k).await?;
+        Ok(Params {
+            lambdas: state[..k].to_vec(),
+            biases: state[k..k + self.objective.n_biases()].to_vec(),
+        })
+    }
+}
+
+/// One classifier in training on the GPU.
+pub struct GpuObjectiveTrainer {
+    gpu: Arc<Gpu>,
+    mlp: GpuMlp,
+    loss: GpuObjectiveLoss,
+    losses: wgpu::Buffer,
+    /// The running label prior, kept on the host (the labels are there).
+    pub prior: LabelPrior,
+    /// Steps whose losses sit in `losses`, not yet read back.
+    pending: usize,
+    pub loss_window: usize,
+}
+
+impl GpuObjectiveTrainer {
+    /// Uploads `model` and builds every buffer and dispatch slot for batches of up to `max_batch`
+    /// examples, the multipliers at `config.initial_lambda` and the biases at 0.
+    pub fn new(gpu: Arc<Gpu>, model: &Mlp<f32>, config: &Config, max_batch: usize) -> Result<Self> {
+        let objective = config.objective;
+        let columns = GpuObjectiveLoss::columns(&objective);
+        let mlp = GpuMlp::new(gpu.clone(), model, config.adam, max_batch, columns)?;
+        let window = 64;
+        let losses = gpu.buffer("losses", window);
+        let loss = GpuObjectiveLoss::new(
+            &gpu,
+            objective,
+            config.surrogate,
+            config.initial_lambda as f32,
+            (config.dual_rate_factor * config.adam.lr) as f32,
+            config.adam,
+            (mlp.logits(), mlp.dlogits(), &losses),
+            max_batch,
+        );
+        Ok(GpuObjectiveTrainer {
+            gpu,
+            mlp,
+            loss,
+            losses,
+            prior: LabelPrior::default(),
+            pending: 0,
+            loss_window: window,
+        })
+    }
+
+    /// One step on a batch, as [`CpuTrainer::step`](super::cpu::CpuTrainer::step): the label
+    /// prior observes the labels (on the host), then one submission of forward, loss, backward,
+    /// Adam on the model and the anchor biases, and the multipliers' dual ascent. Nothing is read
+    /// back; call [`read_losses`](Self::read_losses) before `loss_window` steps have passed.
+    pub async fn step(&mut self, inputs: &[f32], labels: &[f32]) -> Result<()> {
+        if self.pending == self.loss_window {
+            return Err(Error::Config(
+                "read the losses back before more steps".into(),
+            ));
         }
+        let n = labels.len();
+        self.mlp.start_step(inputs, n)?;
+        self.prior.observe(labels);
+        let gpu = self.gpu.clone();
+        let dispatches = self.loss.prepare(
+            &gpu,
+            labels,
+            &self.prior,
+            self.pending,
+            self.mlp.adam_step(),
+        );
         let mlp = &self.mlp;
         gpu.run(|pass| {
             mlp.record_forward(pass, n);
-            for (slot, _, groups) in &dispatches {
+            for (slot, groups) in &dispatches {
                 gpu.record(pass, slot, *groups);
             }
             mlp.record_backward(pass, n);
@@ -314,12 +388,7 @@ impl GpuObjectiveTrainer {
 
     /// The current multipliers and anchor biases, read back.
     pub async fn params(&self) -> Result<Params<f32>> {
-        let k = self.objective.n_lambdas();
-        let state = self.gpu.read(&self.state, 2 * k).await?;
-        Ok(Params {
-            lambdas: state[..k].to_vec(),
-            biases: state[k..k + self.objective.n_biases()].to_vec(),
-        })
+        self.loss.params(&self.gpu).await
     }
 
     /// The current model, read back.
@@ -331,55 +400,4 @@ impl GpuObjectiveTrainer {
     pub async fn score(&self, inputs: &[f32]) -> Result<Vec<f32>> {
         self.mlp.score(inputs).await
     }
-}
-
-/// [`fit`](super::train::fit) with every training step on the GPU: the same initial weights,
-/// batches, label prior, loss, updates and epoch choice. Validation examples are scored on the GPU;
-/// the metrics are computed on the read-back scores.
-pub async fn fit_gpu(
-    gpu: Arc<Gpu>,
-    train: &BinarySet,
-    valid: &BinarySet,
-    config: &Config,
-    on: &mut dyn FnMut(Event<'_>),
-) -> Result<Trained> {
-    let (model, mut selection) = start(train, valid, config)?;
-    let batch = config.batch_size.min(train.len());
-    let mut trainer = GpuObjectiveTrainer::new(gpu, &model, config, batch)?;
-    let (mut inputs, mut labels) = (Vec::new(), Vec::new());
-    let mut step = 0;
-    for epoch in 1..=config.epochs {
-        let started = Instant::now();
-        let order = epoch_order(train.len(), config.seed, epoch);
-        let mut losses = Vec::new();
-        let batches = order.len().div_ceil(batch);
-        for (i, chunk) in order.chunks(batch).enumerate() {
-            gather(train, chunk, &mut inputs, &mut labels);
-            trainer.step(&inputs, &labels).await?;
-            step += 1;
-            on(Event::Step {
-                examples: chunk.len(),
-            });
-            if step % trainer.loss_window == 0 || i + 1 == batches {
-                losses.extend(trainer.read_losses().await?);
-            }
-        }
-        if let Some(i) = losses.iter().position(|l| !l.is_finite()) {
-            return Err(Error::Diverged {
-                epoch,
-                step: step - losses.len() + i + 1,
-                what: format!("the {} loss is {}", config.objective, losses[i]),
-            });
-        }
-        let (model, params) = (trainer.model().await?, trainer.params().await?);
-        check_finite(&model, &params, epoch, step)?;
-        let seconds = started.elapsed();
-        let scores = trainer.score(&valid.x).await?;
-        let mean_loss = losses.iter().map(|&l| l as f64).sum::<f64>() / losses.len().max(1) as f64;
-        let state = (&model, &params, &trainer.prior);
-        if selection.end_epoch((epoch, mean_loss, seconds), state, &scores, on)? {
-            break;
-        }
-    }
-    Ok(selection.finish())
 }

@@ -1,0 +1,419 @@
+//! The ranking MLP on the GPU: its weights, Adam's moments, activations and gradients, and one
+//! dispatch slot per forward, backward and Adam kernel, for batches of up to a fixed number of
+//! rows. The ranking trainer ([`super::trainer`]) and the global objectives' trainer put their
+//! losses between its forward and backward passes.
+
+use std::sync::Arc;
+
+use super::shaders::WORKGROUP;
+use super::{dense_dispatch, groups_of, Gpu, Kernel, Slot};
+use crate::cpu::adam::AdamConfig;
+use crate::cpu::mlp::{Dense, Mlp};
+use crate::error::{Error, Result};
+
+struct Layer {
+    n_in: usize,
+    n_out: usize,
+    weight: wgpu::Buffer,
+    bias: wgpu::Buffer,
+    dweight: wgpu::Buffer,
+    dbias: wgpu::Buffer,
+    forward: Slot,
+    relu_mask: Option<Slot>,
+    backward_weight: Slot,
+    backward_bias: Slot,
+    backward_input: Option<Slot>,
+    adam_weight: Slot,
+    adam_bias: Slot,
+}
+
+impl Layer {
+    /// The parameters and workgroups of one of this layer's products over `n` rows.
+    fn dispatch(&self, product: Kernel, n: usize) -> ([u32; 4], (u32, u32, u32)) {
+        let relu = self.relu_mask.is_some();
+        dense_dispatch(product, n, self.n_in, self.n_out, relu)
+    }
+}
+
+/// The MLP on the GPU for batches of up to `max_rows` rows: weights, Adam's moments, the
+/// activations and their gradients, and one dispatch slot per forward, backward and Adam kernel.
+/// The ranking trainer and the global objectives' trainer put their losses between its forward
+/// and backward passes.
+pub struct GpuMlp {
+    gpu: Arc<Gpu>,
+    adam: AdamConfig,
+    step: u64,
+    max_rows: usize,
+    layers: Vec<Layer>,
+    /// The model's inputs per row. The input buffer and the first layer may be wider (see
+    /// [`padded_inputs`]); the extra columns and weight rows are zeros and stay zeros.
+    n_features: usize,
+    /// Host rows padded to the first layer's width, reused from step to step.
+    padded: Vec<f32>,
+    input: wgpu::Buffer,
+    /// Output of every layer (the last: the logits).
+    acts: Vec<wgpu::Buffer>,
+    /// The gradient w.r.t. each output (the last: dL/dlogits, which the loss writes).
+    dacts: Vec<wgpu::Buffer>,
+}
+
+/// The parameters of adam.wgsl for Adam step `step` (1-based) over `len` values, the gradient and
+/// the parameter at the given offsets into their buffers: both bias corrections folded into lr_t
+/// and eps_t, exactly as the CPU engine's Adam.
+pub fn adam_params(
+    c: &AdamConfig,
+    step: u64,
+    len: usize,
+    grad_offset: usize,
+    param_offset: usize,
+) -> [u32; 12] {
+    let bias1 = 1.0 - c.beta1.powi(step as i32);
+    let bias2 = 1.0 - c.beta2.powi(step as i32);
+    [
+        len as u32,
+        grad_offset as u32,
+        param_offset as u32,
+        0,
+        ((c.lr * bias2.sqrt() / bias1) as f32).to_bits(),
+        ((c.eps * bias2.sqrt()) as f32).to_bits(),
+        (c.beta1 as f32).to_bits(),
+        (c.beta2 as f32).to_bits(),
+        (c.weight_decay as f32).to_bits(),
+        0,
+        0,
+        0,
+    ]
+}
+
+/// The width the input buffer and the first layer get for `n_features` inputs: with the direct
+/// products, the next multiple of 4, so that the first layer runs their vec4 form too (zero
+/// columns in the input, zero rows in the weight: the products are unchanged, the extra rows'
+/// gradients are zero and Adam leaves them at zero); otherwise `n_features`.
+pub fn padded_inputs(gpu: &Gpu, n_features: usize) -> usize {
+    if gpu.products == crate::gpu::Products::Direct {
+        n_features.div_ceil(4) * 4
+    } else {
+        n_features
+    }
+}
+
+/// The bytes of the largest storage binding that batches of `rows` rows need: the widest layer
+/// (or the padded input, or `extra_columns` per-row values) times the rows.
+pub fn binding_bytes(gpu: &Gpu, model: &Mlp<f32>, rows: usize, extra_columns: usize) -> u64 {
+    // The first layer's inputs as the GPU holds them (padded for the direct products).
+    let widest = model
+        .layers
+        .iter()
+        .map(|l| l.n_in.max(l.n_out))
+        .chain([padded_inputs(gpu, model.n_in())])
+        .max()
+        .unwrap_or(1);
+    4 * (rows as u64) * (widest.max(extra_columns) as u64)
+}
+
+impl GpuMlp {
+    /// Uploads `model` and builds its buffers and slots for batches of up to `max_rows` rows.
+    /// `extra_columns`: the widest per-row buffer the caller adds (teachers' logits), so that one
+    /// check says when a batch is too large for the adapter.
+    pub fn new(
+        gpu: Arc<Gpu>,
+        model: &Mlp<f32>,
+        adam: AdamConfig,
+        max_rows: usize,
+        extra_columns: usize,
+    ) -> Result<Self> {
+        let limit = gpu.device.limits().max_storage_buffer_binding_size;
+        let n_features = model.n_in();
+        let needed = binding_bytes(&gpu, model, max_rows, extra_columns);
+        if needed > limit {
+            return Err(Error::Gpu(format!(
+                "a batch of {max_rows} rows needs {needed} bytes in one storage binding; the adapter allows {limit} (max_storage_buffer_binding_size): use a smaller batch"
+            )));
+        }
+        let input = gpu.buffer("inputs", max_rows * padded_inputs(&gpu, n_features));
+        let acts: Vec<wgpu::Buffer> = model
+            .layers
+            .iter()
+            .map(|l| gpu.buffer("activations", max_rows * l.n_out))
+            .collect();
+        let dacts: Vec<wgpu::Buffer> = model
+            .layers
+            .iter()
+            .map(|l| gpu.buffer("activation gradients", max_rows * l.n_out))
+            .collect();
+        let last = model.layers.len() - 1;
+        let mut layers = Vec::new();
+        for (l, dense) in model.layers.iter().enumerate() {
+            // The first layer's weight (n_in x n_out, row-major) padded with zero rows.
+            let n_in = if l == 0 {
+                padded_inputs(&gpu, n_features)
+            } else {
+                dense.n_in
+            };
+            let mut initial = dense.weight.clone();
+            initial.resize(n_in * dense.n_out, 0.0);
+            let dense = &Dense {
+                n_in,
+                n_out: dense.n_out,
+                weight: initial,
+                bias: dense.bias.clone(),
+            };
+            let weight = gpu.buffer_with("weight", &dense.weight);
+            let bias = gpu.buffer_with("bias", &dense.bias);
+            let dweight = gpu.buffer("dweight", dense.weight.len());
+            let dbias = gpu.buffer("dbias", dense.bias.len());
+            // Adam's moments live only in the bind groups of the two Adam slots.
+            let moments_weight = gpu.buffer("adam moments (weight)", 2 * dense.weight.len());
+            let moments_bias = gpu.buffer("adam moments (bias)", 2 * dense.bias.len());
+            let inp = if l == 0 { &input } else { &acts[l - 1] };
+            layers.push(Layer {
+                n_in: dense.n_in,
+                n_out: dense.n_out,
+                forward: gpu.slot(
+                    gpu.product_kernel(Kernel::DenseForward, dense.n_in, dense.n_out),
+                    [Some(inp), Some(&weight), Some(&bias), Some(&acts[l]), None],
+                ),
+                relu_mask: (l != last).then(|| {
+                    gpu.slot(
+                        Kernel::ReluMask,
+                        [None, None, Some(&acts[l]), Some(&dacts[l]), None],
+                    )
+                }),
+                backward_weight: gpu.slot(
+                    gpu.product_kernel(Kernel::DenseBackwardWeight, dense.n_in, dense.n_out),
+                    [Some(inp), Some(&dacts[l]), None, Some(&dweight), None],
+                ),
+                backward_bias: gpu.slot(
+                    Kernel::DenseBackwardBias,
+                    [Some(&dacts[l]), None, None, Some(&dbias), None],
+                ),
+                backward_input: (l > 0).then(|| {
+                    gpu.slot(
+                        gpu.product_kernel(Kernel::DenseBackwardInput, dense.n_in, dense.n_out),
+                        [
+                            Some(&dacts[l]),
+                            Some(&weight),
+                            None,
+                            Some(&dacts[l - 1]),
+                            None,
+                        ],
+                    )
+                }),
+                adam_weight: gpu.slot(
+                    Kernel::Adam,
+                    [
+                        Some(&dweight),
+                        None,
+                        None,
+                        Some(&weight),
+                        Some(&moments_weight),
+                    ],
+                ),
+                adam_bias: gpu.slot(
+                    Kernel::Adam,
+                    [Some(&dbias), None, None, Some(&bias), Some(&moments_bias)],
+                ),
+                weight,
+                bias,
+                dweight,
+                dbias,
+            });
+        }
+        Ok(GpuMlp {
+            gpu,
+            adam,
+            step: 0,
+            max_rows,
+            layers,
+            n_features,
+            padded: Vec::new(),
+            input,
+            acts,
+            dacts,
+        })
+    }
+
+    /// The logits of the last forward pass (the last layer's output).
+    pub fn logits(&self) -> &wgpu::Buffer {
+        &self.acts[self.layers.len() - 1]
+    }
+
+    /// dL/dlogits, which the loss writes before the backward pass.
+    pub fn dlogits(&self) -> &wgpu::Buffer {
+        &self.dacts[self.layers.len() - 1]
+    }
+
+    pub fn n_in(&self) -> usize {
+        self.n_features
+    }
+
+    /// Writes `n` rows of `n_in()` inputs into the input buffer, padded to the first layer's width
+    /// through `scratch` (whose padding columns stay zero from one call to the next).
+    fn upload_inputs(&self, inputs: &[f32], n: usize, scratch: &mut Vec<f32>) {
+        let width = self.layers[0].n_in;
+        if width == self.n_features {
+            self.gpu
+                .queue
+                .write_buffer(&self.input, 0, bytemuck::cast_slice(inputs));
+            return;
+        }
+        if scratch.len() < n * width {
+            scratch.resize(n * width, 0.0);
+        }
+        for (row, values) in scratch
+            .chunks_exact_mut(width)
+            .zip(inputs.chunks_exact(self.n_features))
+        {
+            row[..self.n_features].copy_from_slice(values);
+        }
+        self.gpu
+            .queue
+            .write_buffer(&self.input, 0, bytemuck::cast_slice(&scratch[..n * width]));
+    }
+
+    pub fn max_rows(&self) -> usize {
+        self.max_rows
+    }
+
+    /// Uploads a batch of `n` rows and writes the parameters of every forward, backward and Adam
+    /// dispatch for it; advances Adam's step (its bias corrections). Errors on a batch that is
+    /// empty, larger than the buffers or of the wrong width.
+    pub fn start_step(&mut self, inputs: &[f32], n: usize) -> Result<()> {
+        if n == 0 || n > self.max_rows || inputs.len() != n * self.n_in() {
+            return Err(Error::Config(format!(
+                "a GPU batch of {n} rows ({} values) does not fit this model ({} rows of {})",
+                inputs.len(),
+                self.max_rows,
+                self.n_in()
+            )));
+        }
+        let mut scratch = std::mem::take(&mut self.padded);
+        self.upload_inputs(inputs, n, &mut scratch);
+        self.padded = scratch;
+        let gpu = &self.gpu;
+        let b = n as u32;
+        for layer in &self.layers {
+            let n_out = layer.n_out as u32;
+            let params = |product| layer.dispatch(product, n).0;
+            gpu.set_params(&layer.forward, &params(Kernel::DenseForward));
+            if let Some(mask) = &layer.relu_mask {
+                gpu.set_params(mask, &[b, n_out, 0, 0]);
+            }
+            gpu.set_params(&layer.backward_weight, &params(Kernel::DenseBackwardWeight));
+            gpu.set_params(&layer.backward_bias, &[1, n_out, b, 0]);
+            if let Some(back) = &layer.backward_input {
+                gpu.set_params(back, &params(Kernel::DenseBackwardInput));
+            }
+        }
+        self.step += 1;
+        for layer in &self.layers {
+            let weights = adam_params(&self.adam, self.step, layer.n_in * layer.n_out, 0, 0);
+            gpu.set_params(&layer.adam_weight, &weights);
+            let biases = adam_params(&self.adam, self.step, layer.n_out, 0, 0);
+            gpu.set_params(&layer.adam_bias, &biases);
+        }
+        Ok(())
+    }
+
+    /// Adam's step count: the steps started so far.
+    pub fn adam_step(&self) -> u64 {
+        self.step
+    }
+
+    /// Records the forward pass over `n` rows.
+    pub fn record_forward(&self, pass: &mut wgpu::ComputePass, n: usize) {
+        for layer in &self.layers {
+            let workgroups = layer.dispatch(Kernel::DenseForward, n).1;
+            self.gpu.record(pass, &layer.forward, workgroups);
+        }
+    }
+
+    /// Records the backward pass over `n` rows, from dlogits to every weight's gradient.
+    pub fn record_backward(&self, pass: &mut wgpu::ComputePass, n: usize) {
+        let gpu = &self.gpu;
+        for layer in self.layers.iter().rev() {
+            if let Some(mask) = &layer.relu_mask {
+                gpu.record(pass, mask, (groups_of(n * layer.n_out, WORKGROUP), 1, 1));
+            }
+            let workgroups = |product| layer.dispatch(product, n).1;
+            gpu.record(
+                pass,
+                &layer.backward_weight,
+                workgroups(Kernel::DenseBackwardWeight),
+            );
+            gpu.record(
+                pass,
+                &layer.backward_bias,
+                (groups_of(layer.n_out, WORKGROUP), 1, 1),
+            );
+            if let Some(back) = &layer.backward_input {
+                gpu.record(pass, back, workgroups(Kernel::DenseBackwardInput));
+            }
+        }
+    }
+
+    /// Records Adam's update of every weight and bias.
+    pub fn record_adam(&self, pass: &mut wgpu::ComputePass) {
+        for layer in &self.layers {
+            self.gpu.record(
+                pass,
+                &layer.adam_weight,
+                (groups_of(layer.n_in * layer.n_out, WORKGROUP), 1, 1),
+            );
+            self.gpu.record(
+                pass,
+                &layer.adam_bias,
+                (groups_of(layer.n_out, WORKGROUP), 1, 1),
+            );
+        }
+    }
+
+    /// The current model, read back.
+    pub async fn model(&self) -> Result<Mlp<f32>> {
+        let mut layers = Vec::new();
+        for (i, l) in self.layers.iter().enumerate() {
+            // The first layer without its padding rows (the last ones).
+            let n_in = if i == 0 { self.n_features } else { l.n_in };
+            layers.push(Dense {
+                n_in,
+                n_out: l.n_out,
+                weight: self.gpu.read(&l.weight, n_in * l.n_out).await?,
+                bias: self.gpu.read(&l.bias, l.n_out).await?,
+            });
+        }
+        Ok(Mlp { layers })
+    }
+
+    /// Scores `inputs` (rows x n_in) with the current weights on the GPU, in chunks of
+    /// `max_rows`: the forward dispatches only, then one read-back per chunk.
+    pub async fn score(&self, inputs: &[f32]) -> Result<Vec<f32>> {
+        let n_in = self.n_in();
+        let mut scores = Vec::with_capacity(inputs.len() / n_in.max(1));
+        let mut scratch = Vec::new();
+        for chunk in inputs.chunks(self.max_rows * n_in) {
+            let n = chunk.len() / n_in;
+            self.upload_inputs(chunk, n, &mut scratch);
+            for layer in &self.layers {
+                let params = layer.dispatch(Kernel::DenseForward, n).0;
+                self.gpu.set_params(&layer.forward, &params);
+            }
+            self.gpu.run(|pass| self.record_forward(pass, n)).await?;
+            scores.extend(self.gpu.read(self.logits(), n).await?);
+        }
+        Ok(scores)
+    }
+
+    /// The gradients of the last step (weight, bias per layer; the first layer's without its
+    /// padding rows).
+    pub async fn gradients(&self) -> Result<Vec<(Vec<f32>, Vec<f32>)>> {
+        let mut out = Vec::new();
+        for (i, l) in self.layers.iter().enumerate() {
+            let n_in = if i == 0 { self.n_features } else { l.n_in };
+            out.push((
+                self.gpu.read(&l.dweight, n_in * l.n_out).await?,
+                self.gpu.read(&l.dbias, l.n_out).await?,
+            ));
+        }
+        Ok(out)
+    }
+}
