@@ -48,7 +48,7 @@ impl Engine {
         largest_group: usize,
     ) -> Result<RankingTrainer> {
         match self {
-            Engine::Cpu => Ok(RankingTrainer::Cpu(CpuRanking::new(model, plan))),
+            Engine::Cpu => Ok(RankingTrainer::Cpu(Box::new(CpuRanking::new(model, plan)))),
             Engine::Gpu(gpu) => {
                 // A batch holds whole groups, so the largest group sets the smallest batch there
                 // can be.
@@ -106,7 +106,7 @@ impl Engine {
 
 /// A ranking model in training, on either engine.
 pub enum RankingTrainer {
-    Cpu(CpuRanking),
+    Cpu(Box<CpuRanking>),
     Gpu(Box<GpuTrainer>),
 }
 

@@ -138,9 +138,12 @@ impl CompareConfig {
             return Err(Error::Config(format!("multi-teacher PFD needs 2..={} teachers (one privileged feature each at least), got {}", p.train.d_z, self.teachers)));
         }
         if self.rd.k == 0
-            || !(self.rd.lambda > 0.0)
-            || !(self.rd.alpha_rd > 0.0)
-            || !(self.rd_teacher_factor >= 1.0)
+            || self.rd.lambda.is_nan()
+            || self.rd.lambda <= 0.0
+            || self.rd.alpha_rd.is_nan()
+            || self.rd.alpha_rd <= 0.0
+            || self.rd_teacher_factor.is_nan()
+            || self.rd_teacher_factor < 1.0
         {
             return Err(Error::Config("Ranking Distillation needs K >= 1, lambda > 0, alpha_RD > 0 and a teacher at least as large as the student".into()));
         }

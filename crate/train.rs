@@ -474,11 +474,7 @@ impl Selection {
 fn check(train: Split, valid: Split, config: &TrainConfig, guidance: &Guidance) -> Result<usize> {
     config.validate()?;
     let n_train = train.set.n_docs();
-    let width = if n_train > 0 {
-        train.inputs.len() / n_train
-    } else {
-        0
-    };
+    let width = train.inputs.len().checked_div(n_train).unwrap_or(0);
     if width == 0
         || width * n_train != train.inputs.len()
         || valid.inputs.len() != valid.set.n_docs() * width

@@ -461,7 +461,8 @@ fn corrupt_caches_are_refused() {
     let good = std::fs::read(&c.path).unwrap();
     assert!(read_cache(&c.path, None).is_ok());
     let f32_at = |doc: usize, feature: usize| 128 + 4 * (doc * c.n_features + feature);
-    let cases: Vec<(&str, Box<dyn Fn(&mut Vec<u8>)>)> = vec![
+    type Corruption<'a> = Box<dyn Fn(&mut Vec<u8>) + 'a>;
+    let cases: Vec<(&str, Corruption)> = vec![
         (
             "non-finite value (NaN)",
             Box::new(move |b| {

@@ -129,9 +129,9 @@ fn bad_comparisons_fail_before_training() {
         ),
     ] {
         let mut started = false;
-        let err = compare(prepared, &config, &mut |_, _| started = true)
-            .err()
-            .expect("an error");
+        let Err(err) = compare(prepared, &config, &mut |_, _| started = true) else {
+            panic!("{fragment}: an error expected");
+        };
         assert!(err.to_string().contains(fragment), "{err}");
         assert!(!started, "no training before the error");
     }

@@ -3,7 +3,8 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 use distillrank::cpu::loss::{
-    data_loss, rank_bce, ranking_distillation_loss, ranknet, ranknet_soft, teacher_loss, LossKind,
+    data_loss, lambdarank, rank_bce, ranking_distillation_loss, ranknet, ranknet_soft,
+    teacher_loss, LossKind,
 };
 use distillrank::cpu::mlp::{dense_backward, dense_forward, Activations, Dense, Mlp};
 use distillrank::rng::Rng;
@@ -26,9 +27,9 @@ fn groups() -> (Vec<usize>, Vec<f64>) {
     let mut labels = vec![0.0; *offsets.last().unwrap()];
     let mut rng = Rng::new(3);
     for (g, w) in offsets.windows(2).enumerate() {
-        for i in w[0]..w[1] {
+        for label in &mut labels[w[0]..w[1]] {
             // group 2: all tied (no pairs); others: grades 0..2
-            labels[i] = if g == 2 {
+            *label = if g == 2 {
                 1.0
             } else {
                 rng.int_range(0, 2) as f64
@@ -178,8 +179,31 @@ fn loss_gradients_match_finite_differences() {
     check_loss("teacher rankbce", |f, s, g| {
         teacher_loss(LossKind::RankBce, f, &[&teacher], &offsets, &all, s, g)
     });
+    // The listwise losses: softmax cross-entropy with graded, binary and teacher targets, and
+    // LambdaRank (its |delta NDCG| weights are constant between ranking changes, and the
+    // perturbations here change no ranking).
+    check_loss("softmax graded", |f, s, g| {
+        data_loss(LossKind::Softmax, f, &labels, &offsets, &some, s, g)
+    });
+    check_loss("softmax binary", |f, s, g| {
+        data_loss(LossKind::Softmax, f, &binary, &offsets, &all, s, g)
+    });
+    check_loss("softmax teachers", |f, s, g| {
+        teacher_loss(
+            LossKind::Softmax,
+            f,
+            &[&teacher, &teacher2],
+            &offsets,
+            &all,
+            s,
+            g,
+        )
+    });
+    check_loss("lambdarank", |f, s, g| {
+        lambdarank(f, &labels, &offsets, &some, s, g)
+    });
     // PFD Eq. 1: alpha * data + (1 - alpha) * teacher, through one gradient buffer.
-    for kind in [LossKind::RankBce, LossKind::RankNet] {
+    for kind in LossKind::ALL {
         let alpha = 0.3;
         check_loss(&format!("distillation mix {kind}"), |f, s, g| {
             data_loss(kind, f, &binary, &offsets, &some, s * alpha, g) * alpha
@@ -274,7 +298,7 @@ fn several_teachers_give_the_mean_of_their_losses() {
     let f = random(n, &mut Rng::new(21));
     let (t1, t2) = (random(n, &mut Rng::new(22)), random(n, &mut Rng::new(23)));
     let all = [true; 6];
-    for kind in [LossKind::RankBce, LossKind::RankNet] {
+    for kind in LossKind::ALL {
         let one = |t: &[f64]| teacher_loss(kind, &f, &[t], &offsets, &all, 1.0, &mut vec![0.0; n]);
         let both = teacher_loss(
             kind,
@@ -287,4 +311,40 @@ fn several_teachers_give_the_mean_of_their_losses() {
         );
         assert!((both - (one(&t1) + one(&t2)) / 2.0).abs() < 1e-12, "{kind}");
     }
+}
+
+#[test]
+fn listwise_losses_follow_their_definitions_on_small_cases() {
+    // Softmax with y = (1, 0, 0): -ln softmax(f)_1.
+    let f = [0.3f64, -0.2, 1.1];
+    let want = -(0.3f64.exp() / f.iter().map(|v| v.exp()).sum::<f64>()).ln();
+    let got = data_loss(
+        LossKind::Softmax,
+        &f,
+        &[1.0, 0.0, 0.0],
+        &[0, 3],
+        &[true],
+        1.0,
+        &mut [0.0; 3],
+    );
+    assert!((got - want).abs() < 1e-12, "{got} vs {want}");
+    // Softmax with the teacher equal to the student: gradient zero (the minimum).
+    let mut g = [0.0; 3];
+    teacher_loss(
+        LossKind::Softmax,
+        &f,
+        &[&f[..]],
+        &[0, 3],
+        &[true],
+        1.0,
+        &mut g,
+    );
+    assert!(g.iter().all(|&x| x.abs() < 1e-12), "{g:?}");
+    // LambdaRank on two documents, y = (1, 0), ranked (2, 1): |delta NDCG| = 1 - 1/log2(3) over
+    // IDCG = 1, times RankNet's pair loss.
+    let f = [-0.4f64, 0.6];
+    let delta = 1.0 - 1.0 / 3f64.log2();
+    let want = delta * (1.0 + 1f64.exp()).ln();
+    let got = lambdarank(&f, &[1.0, 0.0], &[0, 2], &[true], 1.0, &mut [0.0; 2]);
+    assert!((got - want).abs() < 1e-12, "{got} vs {want}");
 }

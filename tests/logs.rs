@@ -236,7 +236,7 @@ fn conversions_become_the_labels_and_stay_out_of_x_and_z() {
         .map(|d| (kept.row(d)[c.conversions - 1] > 0.0) as u8 as f32)
         .collect();
     assert_eq!(p.test.as_ref().unwrap().labels, expected);
-    assert!(expected.iter().any(|&y| y > 0.0) && expected.iter().any(|&y| y == 0.0));
+    assert!(expected.iter().any(|&y| y > 0.0) && expected.contains(&0.0));
 
     // A top-N split never picks the label column, however well it correlates with y.
     let top = PrepareOptions {
@@ -381,7 +381,7 @@ fn bad_parameters_are_refused_with_the_flag_named() {
     let mut flat = data.clone();
     flat.grades.iter_mut().for_each(|g| *g = 0);
     for files in [vec![&flat], vec![&data, &flat]] {
-        let names = vec!["good.txt".to_string(), "flat.txt".to_string()];
+        let names = ["good.txt".to_string(), "flat.txt".to_string()];
         let e = simulate(&files, &names[2 - files.len()..], &LogOptions::default())
             .unwrap_err()
             .to_string();

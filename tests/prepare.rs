@@ -144,7 +144,7 @@ fn privileged_split_takes_the_most_correlated_training_features() {
     for g in 0..p.train.n_groups() {
         assert_eq!(
             p.train.positive_group[g],
-            p.train.labels[p.train.group(g)].iter().any(|&y| y == 1.0)
+            p.train.labels[p.train.group(g)].contains(&1.0)
         );
     }
     assert!(!p.holdout);
@@ -386,8 +386,8 @@ fn privileged_correlation_ties_z_to_x() {
         let mut largest = 0f64;
         for &z in &s.privileged_columns {
             let c = correlations(&d.features, d.n_features, &column(z - 1));
-            for x in 0..d.n_features - s.privileged_columns.len() {
-                largest = largest.max(c[x].abs());
+            for r in &c[..d.n_features - s.privileged_columns.len()] {
+                largest = largest.max(r.abs());
             }
         }
         largest

@@ -347,17 +347,20 @@ pub fn prepare_data(args: &DataArgs, out: &Output) -> Result<PreparedData> {
 /// The splits with their simulated-log columns for `--privileged logs`: read from files that
 /// `data simulate-logs` wrote (their `FILE.logs.json` sidecars name the columns), or simulated
 /// here with the `--sessions ...` options when the training data have no sidecar.
+/// The splits with their simulated logs, the logs' columns, and a line describing the logs.
+type LoggedSplits = (
+    (Dataset, Option<Dataset>, Option<Dataset>),
+    LogColumns,
+    String,
+);
+
 fn logged_splits(
     args: &DataArgs,
     train: Dataset,
     valid: Option<Dataset>,
     test: Option<Dataset>,
     out: &Output,
-) -> Result<(
-    (Dataset, Option<Dataset>, Option<Dataset>),
-    LogColumns,
-    String,
-)> {
+) -> Result<LoggedSplits> {
     let sidecar_of = |path: &Path| -> Result<Option<serde_json::Value>> {
         let mut candidates = vec![sidecar_path(path)];
         if path.extension().is_some_and(|e| e == "drcache") {

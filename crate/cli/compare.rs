@@ -45,7 +45,8 @@ pub struct ExperimentArgs {
     pub seeds: usize,
     #[arg(long, default_value_t = 0)]
     pub first_seed: u64,
-    /// Loss of students and teachers: ranknet (pairwise) or rankbce (pointwise).
+    /// Loss of students and teachers: ranknet (pairwise), rankbce (pointwise), softmax or
+    /// lambdarank (listwise).
     #[arg(long, value_enum, default_value = "ranknet")]
     pub loss: LossArg,
     /// Weight of the data loss in PFD Eq. 1, in (0, 1).

@@ -361,7 +361,7 @@ pub struct TrainArgs {
     /// Which features the model sees: regular (x), privileged (z) or both.
     #[arg(long, value_enum, default_value = "regular")]
     pub features: ViewArg,
-    /// Data loss: ranknet (pairwise) or rankbce (pointwise).
+    /// The loss: ranknet (pairwise), rankbce (pointwise), softmax or lambdarank (listwise).
     #[arg(long, value_enum, default_value = "ranknet")]
     pub loss: LossArg,
     /// Passes over the training groups; the epoch with the best validation NDCG@8 is kept.
@@ -479,8 +479,14 @@ impl From<ViewArg> for FeatureView {
 
 #[derive(ValueEnum, Clone, Copy, Debug)]
 pub enum LossArg {
+    /// Pairwise logistic loss (RankNet).
     Ranknet,
+    /// Pointwise binary cross-entropy.
     Rankbce,
+    /// Listwise softmax cross-entropy (ListNet); its teacher loss takes the teachers' softmax.
+    Softmax,
+    /// RankNet pairs weighted by |delta NDCG| (LambdaRank); its teacher loss is RankNet's.
+    Lambdarank,
 }
 
 impl From<LossArg> for LossKind {
@@ -488,6 +494,8 @@ impl From<LossArg> for LossKind {
         match l {
             LossArg::Ranknet => LossKind::RankNet,
             LossArg::Rankbce => LossKind::RankBce,
+            LossArg::Softmax => LossKind::Softmax,
+            LossArg::Lambdarank => LossKind::LambdaRank,
         }
     }
 }

@@ -302,8 +302,11 @@ fn lambdas_text(lambdas: &[f64]) -> String {
     }
 }
 
-/// The test metrics, in table order: (JSON key, column title, value).
-fn metric_columns(targets: &Targets) -> Vec<(&'static str, String, fn(&BinaryMetrics) -> f64)> {
+/// A test metric: (JSON key, column title, value).
+type MetricColumn = (&'static str, String, fn(&BinaryMetrics) -> f64);
+
+/// The test metrics, in table order.
+fn metric_columns(targets: &Targets) -> Vec<MetricColumn> {
     vec![
         ("auc_pr", "AUC-PR (AP)".into(), |m| m.auc_pr),
         ("auc_roc", "AUC-ROC".into(), |m| m.auc_roc),

@@ -55,6 +55,34 @@ pub enum LossKind {
     RankBce,
     /// Pairwise logistic loss on the document pairs of a group.
     RankNet,
+    /// Listwise softmax cross-entropy (ListNet's top-one form) over each group.
+    Softmax,
+    /// RankNet's pairs, each weighted by |delta NDCG| of swapping the pair (LambdaRank); its
+    /// teacher loss is RankNet's soft one.
+    LambdaRank,
+}
+
+impl LossKind {
+    pub const ALL: [LossKind; 4] = [
+        LossKind::RankBce,
+        LossKind::RankNet,
+        LossKind::Softmax,
+        LossKind::LambdaRank,
+    ];
+
+    /// The name on the command line, on the page and in files.
+    pub fn name(self) -> &'static str {
+        match self {
+            LossKind::RankBce => "rankbce",
+            LossKind::RankNet => "ranknet",
+            LossKind::Softmax => "softmax",
+            LossKind::LambdaRank => "lambdarank",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<LossKind> {
+        LossKind::ALL.into_iter().find(|k| k.name() == name)
+    }
 }
 
 impl std::fmt::Display for LossKind {
@@ -62,6 +90,8 @@ impl std::fmt::Display for LossKind {
         f.write_str(match self {
             LossKind::RankBce => "RankBCE",
             LossKind::RankNet => "RankNet",
+            LossKind::Softmax => "Softmax",
+            LossKind::LambdaRank => "LambdaRank",
         })
     }
 }
@@ -161,6 +191,132 @@ pub fn ranknet_soft<T: Real>(
     total
 }
 
+/// Softmax cross-entropy (ListNet, top-one): for each group, p = softmax(f) over its documents
+/// and a target distribution q over them; -sum_i q_i ln p_i times the group's weight
+/// ([`loss_weights`]), whose gradient in f_i is the weight times p_i - q_i. `targets` holds q for
+/// every document: [`softmax_targets`] makes it from labels or from teachers.
+pub fn softmax_ce<T: Real>(
+    logits: &[T],
+    targets: &[T],
+    weights: &[T],
+    offsets: &[usize],
+    scale: T,
+    dlogits: &mut [T],
+) -> T {
+    let mut total = T::zero();
+    for (docs, &weight) in offsets.windows(2).map(|w| w[0]..w[1]).zip(weights) {
+        if weight == T::zero() {
+            continue;
+        }
+        let f = &logits[docs.clone()];
+        let max = f.iter().copied().fold(T::neg_infinity(), T::max);
+        let log_sum = f.iter().map(|&v| (v - max).exp()).sum::<T>().ln();
+        for i in docs {
+            let log_p = logits[i] - max - log_sum;
+            total = total - weight * targets[i] * log_p;
+            dlogits[i] = dlogits[i] + scale * weight * (log_p.exp() - targets[i]);
+        }
+    }
+    total
+}
+
+/// The softmax cross-entropy's target distribution of every document: each group's labels over
+/// their sum (hard; a group whose labels sum to 0 gets zeros), or the mean over the teachers of
+/// the softmax of their logits over the group (soft).
+pub fn softmax_targets<T: Real>(labels: &[T], teachers: &[&[T]], offsets: &[usize]) -> Vec<T> {
+    let mut q = vec![T::zero(); labels.len()];
+    for docs in offsets.windows(2).map(|w| w[0]..w[1]) {
+        if teachers.is_empty() {
+            let sum: T = labels[docs.clone()].iter().copied().sum();
+            if sum > T::zero() {
+                for i in docs {
+                    q[i] = labels[i] / sum;
+                }
+            }
+            continue;
+        }
+        let inv_teachers = T::one() / real(teachers.len() as f64);
+        for t in teachers {
+            let max = t[docs.clone()]
+                .iter()
+                .copied()
+                .fold(T::neg_infinity(), T::max);
+            let sum: T = t[docs.clone()].iter().map(|&v| (v - max).exp()).sum();
+            for i in docs.clone() {
+                q[i] = q[i] + (t[i] - max).exp() / sum * inv_teachers;
+            }
+        }
+    }
+    q
+}
+
+/// Each document's 1-based rank in its group by descending `values`, ties by document order (the
+/// GPU kernels rank the same way).
+fn group_ranks<T: Real>(values: &[T]) -> Vec<usize> {
+    (0..values.len())
+        .map(|i| {
+            1 + (0..values.len())
+                .filter(|&j| values[j] > values[i] || (values[j] == values[i] && j < i))
+                .count()
+        })
+        .collect()
+}
+
+/// LambdaRank: RankNet's hard pairs (y_i > y_j), each weighted by |delta NDCG_ij|, the change of
+/// the group's NDCG (gains 2^y - 1, no cutoff) if i and j swapped places in the ranking by the
+/// current logits. The weights count as constants (no gradient), as in LambdaRank; each group's
+/// pairs then weigh as in [`ranknet`].
+pub fn lambdarank<T: Real>(
+    logits: &[T],
+    labels: &[T],
+    offsets: &[usize],
+    include: &[bool],
+    scale: T,
+    dlogits: &mut [T],
+) -> T {
+    let weights = loss_weights(
+        LossKind::LambdaRank,
+        Targets::Hard(labels),
+        offsets,
+        include,
+    );
+    let mut total = T::zero();
+    for (docs, &weight) in offsets.windows(2).map(|w| w[0]..w[1]).zip(&weights) {
+        if weight == T::zero() {
+            continue;
+        }
+        let start = docs.start;
+        let ranks = group_ranks(&logits[docs.clone()]);
+        let ideal = group_ranks(&labels[docs.clone()]);
+        let gain = |i: usize| labels[i].exp2() - T::one();
+        let discount = |rank: usize| T::one() / (real::<T>(rank as f64) + T::one()).log2();
+        let idcg: T = docs
+            .clone()
+            .map(|i| gain(i) * discount(ideal[i - start]))
+            .sum();
+        if idcg <= T::zero() {
+            continue;
+        }
+        for i in docs.clone() {
+            for j in docs.clone() {
+                if labels[i] > labels[j] {
+                    let delta = ((gain(i) - gain(j))
+                        * (discount(ranks[i - start]) - discount(ranks[j - start])))
+                    .abs()
+                        / idcg;
+                    let w = weight * delta;
+                    let (loss, slope) = softplus_and_sigmoid(-(logits[i] - logits[j]));
+                    total = total + loss * w;
+                    let g = scale * slope * w;
+                    dlogits[i] = dlogits[i] - g;
+                    dlogits[j] = dlogits[j] + g;
+                }
+            }
+        }
+    }
+    total
+}
+
 /// The targets a loss takes: hard labels y (the data loss) or the teachers' soft labels.
 #[derive(Clone, Copy)]
 pub enum Targets<'a, T> {
@@ -169,9 +325,11 @@ pub enum Targets<'a, T> {
 }
 
 /// The weights that make each loss a mean, in one place for both engines (the GPU kernels read
-/// them after their targets). RankBCE: one per document, 1 / (documents included). RankNet: one
-/// per group, 1 / (the group's pairs x the groups with pairs), where a pair is y_i > y_j with hard
-/// targets and any two documents with soft ones. Excluded groups, and groups without pairs, weigh 0.
+/// them after their targets). RankBCE: one per document, 1 / (documents included). RankNet and
+/// LambdaRank: one per group, 1 / (the group's pairs x the groups with pairs), where a pair is
+/// y_i > y_j with hard targets and any two documents with soft ones. Softmax: one per group,
+/// 1 / (the groups of two or more documents, with a label above 0 when the targets are hard).
+/// Excluded groups, and groups without pairs, weigh 0.
 pub fn loss_weights<T: Real>(
     kind: LossKind,
     targets: Targets<T>,
@@ -185,6 +343,29 @@ pub fn loss_weights<T: Real>(
             .map(|(w, &inc)| (w[0]..w[1], inc))
     };
     match kind {
+        LossKind::Softmax => {
+            // Groups of two or more documents, with a label above 0 when the targets are hard.
+            let counted: Vec<bool> = ranges()
+                .map(|(r, inc)| {
+                    inc && r.len() >= 2
+                        && match targets {
+                            Targets::Hard(labels) => labels[r].iter().any(|&y| y > T::zero()),
+                            Targets::Soft => true,
+                        }
+                })
+                .collect();
+            let groups = counted.iter().filter(|&&c| c).count();
+            counted
+                .iter()
+                .map(|&c| {
+                    if c {
+                        T::one() / real(groups as f64)
+                    } else {
+                        T::zero()
+                    }
+                })
+                .collect()
+        }
         LossKind::RankBce => {
             let n: usize = ranges().filter(|g| g.1).map(|g| g.0.len()).sum();
             let w = if n > 0 {
@@ -196,7 +377,7 @@ pub fn loss_weights<T: Real>(
                 .flat_map(|(r, inc)| std::iter::repeat_n(if inc { w } else { T::zero() }, r.len()))
                 .collect()
         }
-        LossKind::RankNet => {
+        LossKind::RankNet | LossKind::LambdaRank => {
             let pairs: Vec<usize> = ranges()
                 .map(|(r, inc)| match (inc, targets) {
                     (false, _) => 0,
@@ -260,6 +441,12 @@ pub fn data_loss<T: Real>(
     match kind {
         LossKind::RankBce => rank_bce(logits, labels, offsets, include, scale, dlogits),
         LossKind::RankNet => ranknet(logits, labels, offsets, include, scale, dlogits),
+        LossKind::LambdaRank => lambdarank(logits, labels, offsets, include, scale, dlogits),
+        LossKind::Softmax => {
+            let weights = loss_weights(kind, Targets::Hard(labels), offsets, include);
+            let targets = softmax_targets(labels, &[], offsets);
+            softmax_ce(logits, &targets, &weights, offsets, scale, dlogits)
+        }
     }
 }
 
@@ -286,7 +473,14 @@ pub fn teacher_loss<T: Real>(
                 .collect();
             rank_bce(logits, &targets, offsets, include, scale, dlogits)
         }
-        LossKind::RankNet => ranknet_soft(logits, teachers, offsets, include, scale, dlogits),
+        LossKind::RankNet | LossKind::LambdaRank => {
+            ranknet_soft(logits, teachers, offsets, include, scale, dlogits)
+        }
+        LossKind::Softmax => {
+            let weights = loss_weights(kind, Targets::<T>::Soft, offsets, include);
+            let targets = softmax_targets(logits, teachers, offsets);
+            softmax_ce(logits, &targets, &weights, offsets, scale, dlogits)
+        }
     }
 }
 

@@ -106,7 +106,9 @@ pub fn dense_forward<T: Real>(out: &mut [T], inp: &[T], layer: &Dense<T>, relu: 
 
 /// Backward pass of [`dense_forward`]. `dout` (B, n_out) is the gradient w.r.t. the layer's output;
 /// with `relu`, `out` (the forward output) masks it in place. Writes `dweight` (n_in, n_out), `dbias`
-/// (n_out) and, when given, `dinp` (B, n_in).
+/// (n_out) and, when given, `dinp` (B, n_in). The arguments are the layer's tensors, as in the
+/// math; grouping them would only hide which is which.
+#[allow(clippy::too_many_arguments)]
 pub fn dense_backward<T: Real>(
     dinp: Option<&mut [T]>,
     dweight: &mut [T],

@@ -399,7 +399,7 @@ fn parse_line(
     let mut qid = None;
     let mut previous_index = 0u32;
     let mut first = true;
-    while let Some((col, tok)) = tokens.next() {
+    for (col, tok) in tokens.by_ref() {
         if let Some(rest) = tok.strip_prefix(b"qid:") {
             if !first {
                 return Err((col, "qid: must come right after the grade".into()));

@@ -670,9 +670,10 @@ pub fn prepare_with_progress(
     );
     if constant_regular.len() == regular_columns.len() {
         return Err(Error::Data(format!(
-            "the regular features x are all constant on the training split (columns {}), so a student that sees only x cannot learn: the privileged split {} took every one of the {informative} informative columns; leave some regular: --privileged top:{} (30% of them, the default for files), or fewer cols:",
+            "the regular features x are all constant on the training split (columns {}), so a student that sees only x cannot learn: the privileged split {} ({} columns) took every one of the {informative} informative columns; leave some regular: --privileged top:{} (30% of them, the default for files), or fewer cols:",
             column_ranges(&regular_columns),
-            format!("{} ({} columns)", options.privileged.spec(), privileged_columns.len()),
+            options.privileged.spec(),
+            privileged_columns.len(),
             ((informative as f64 * 0.3).round() as usize).min(informative - 1),
         )));
     }

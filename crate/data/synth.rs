@@ -141,7 +141,12 @@ pub fn generate(options: &SynthOptions) -> crate::Result<Synthetic> {
             o.queries, o.min_docs, o.max_docs
         )));
     }
-    if o.regular == 0 || !(o.noise >= 0.0) || !(o.privileged_noise >= 0.0) {
+    if o.regular == 0
+        || o.noise.is_nan()
+        || o.noise < 0.0
+        || o.privileged_noise.is_nan()
+        || o.privileged_noise < 0.0
+    {
         return Err(crate::Error::Config(format!(
             "synthetic data needs regular >= 1 and non-negative noise (got regular {}, noise {}, privileged noise {})",
             o.regular, o.noise, o.privileged_noise

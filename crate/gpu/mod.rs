@@ -7,6 +7,7 @@
 //! dummy buffers. Each dispatch of a model has its own parameter buffer and bind group, built once
 //! ([`Slot`]); a training step only writes parameters and batch data and records dispatches.
 
+pub mod losses;
 pub mod mlp;
 pub mod shaders;
 pub mod trainer;
@@ -55,10 +56,16 @@ pub enum Kernel {
     GatherRows,
     /// A compact buffer back into the rows of its subset, zeros elsewhere.
     ScatterRows,
+    /// Softmax cross-entropy over each group (hard or soft targets).
+    SoftmaxCe,
+    /// Each document's rank by logit and its share of the ideal DCG, for LambdaRank.
+    LambdaRanks,
+    /// LambdaRank's |delta NDCG|-weighted pairs.
+    LambdaRank,
 }
 
 impl Kernel {
-    const ALL: [Kernel; 22] = [
+    const ALL: [Kernel; 25] = [
         Kernel::DenseForward,
         Kernel::DenseForwardNaive,
         Kernel::DenseBackwardInput,
@@ -81,6 +88,9 @@ impl Kernel {
         Kernel::RdLoss,
         Kernel::GatherRows,
         Kernel::ScatterRows,
+        Kernel::SoftmaxCe,
+        Kernel::LambdaRanks,
+        Kernel::LambdaRank,
     ];
     /// The shader file, its text and the entry point; the dense products' entry points depend on
     /// `products`.
@@ -125,6 +135,9 @@ impl Kernel {
             Kernel::RdLoss => ("distill.wgsl", DISTILL, "rd_loss"),
             Kernel::GatherRows => ("select.wgsl", SELECT, "gather_rows"),
             Kernel::ScatterRows => ("select.wgsl", SELECT, "scatter_rows"),
+            Kernel::SoftmaxCe => ("listwise.wgsl", LISTWISE, "softmax_ce"),
+            Kernel::LambdaRanks => ("listwise.wgsl", LISTWISE, "lambda_ranks"),
+            Kernel::LambdaRank => ("listwise.wgsl", LISTWISE, "lambdarank"),
         }
     }
 }
@@ -259,6 +272,9 @@ impl Gpu {
 
     /// [`Gpu::new`], with the dense products' kernels chosen (`None`: tiled on GPUs; on software
     /// adapters, whichever kind [`Gpu::choose_products`] measures faster).
+    // In the browser wgpu's handles are neither Send nor Sync (one thread): the Arc still shares
+    // the device between the trainers of one worker.
+    #[cfg_attr(target_arch = "wasm32", allow(clippy::arc_with_non_send_sync))]
     pub async fn open(choice: AdapterChoice, products: Option<Products>) -> Result<Arc<Gpu>> {
         let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle());
         let adapter = match named_adapter(&instance).await? {

@@ -10,9 +10,10 @@ pub const DENSE_VEC4: &str = include_str!("../../shaders/dense_vec4.wgsl");
 pub const OBJECTIVES: &str = include_str!("../../shaders/objectives.wgsl");
 pub const DISTILL: &str = include_str!("../../shaders/distill.wgsl");
 pub const SELECT: &str = include_str!("../../shaders/select.wgsl");
+pub const LISTWISE: &str = include_str!("../../shaders/listwise.wgsl");
 
 /// Every kernel file, by name.
-pub const ALL: [(&str, &str); 9] = [
+pub const ALL: [(&str, &str); 10] = [
     ("dense.wgsl", DENSE),
     ("dense_vec4.wgsl", DENSE_VEC4),
     ("ranknet.wgsl", RANKNET),
@@ -22,6 +23,7 @@ pub const ALL: [(&str, &str); 9] = [
     ("objectives.wgsl", OBJECTIVES),
     ("distill.wgsl", DISTILL),
     ("select.wgsl", SELECT),
+    ("listwise.wgsl", LISTWISE),
 ];
 
 /// Workgroup sizes, mirrored from the shaders.

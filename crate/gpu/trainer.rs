@@ -3,7 +3,8 @@
 //! for the largest batch. Between the MLP's forward and backward passes ([`GpuMlp`]) run the
 //! losses of the [`LossPlan`]:
 //!
-//! * the data loss on S_label: `ranknet.wgsl` or `bce.wgsl` with hard labels, or a global
+//! * the data loss on S_label: `ranknet.wgsl`, `bce.wgsl` or `listwise.wgsl` with hard labels
+//!   ([`RankingLoss`] picks the kernels of each loss), or a global
 //!   objective (`objectives.wgsl`) over the S_label documents gathered into a compact buffer and
 //!   scattered back (`select.wgsl`);
 //! * the teacher loss on S_all, with the teachers' logits as soft labels;
@@ -14,10 +15,11 @@
 
 use std::sync::Arc;
 
+use super::losses::{LossBuffers, LossParams, RankingLoss};
 use super::mlp::GpuMlp;
 use super::shaders::WORKGROUP;
 use super::{groups_of, Gpu, Kernel, Phase, Slot};
-use crate::cpu::loss::{loss_weights, LossKind, Targets};
+use crate::cpu::loss::{loss_weights, Targets};
 use crate::cpu::mlp::Mlp;
 use crate::distill::{RdBatch, RdScheme};
 use crate::error::{Error, Result};
@@ -64,9 +66,9 @@ pub struct GpuTrainer {
     group_info: wgpu::Buffer,
     losses: wgpu::Buffer,
     /// The ranking data loss and its sum (None when a global objective replaces it).
-    data_loss: Option<(Slot, Slot)>,
+    data_loss: Option<(RankingLoss, Slot)>,
     objective: Option<SubsetObjective>,
-    teacher_loss: Slot,
+    teacher_loss: RankingLoss,
     reduce_teacher: Slot,
     rd: Option<RdSlots>,
     /// Steps whose losses sit in `losses`, not yet read back.
@@ -81,31 +83,28 @@ impl GpuTrainer {
         let objective_columns = plan
             .objective
             .map_or(0, |o| GpuObjectiveLoss::columns(&o.objective));
-        let columns = (plan.teachers + 1).max(objective_columns);
+        // The widest per-row buffers: the teachers' logits (and weights), the loss shares with
+        // LambdaRank's scratch (4 per row), the objective's terms.
+        let columns = (plan.teachers + 1).max(4).max(objective_columns);
         let mlp = GpuMlp::new(gpu.clone(), model, plan.adam, max_docs, columns)?;
         let window = 64;
         let data_targets = gpu.buffer("data targets", 2 * max_docs + 1);
         let teacher_targets =
             gpu.buffer("teacher targets", (plan.teachers.max(1) + 1) * max_docs + 1);
         let group_info = gpu.buffer("group info", 2 * max_docs + 2);
-        let partial = gpu.buffer("loss shares", 2 * max_docs);
+        // The data loss's shares, the teacher loss's, and LambdaRank's scratch.
+        let partial = gpu.buffer("loss shares", 4 * max_docs);
         let losses = gpu.buffer("losses", LOSSES_PER_STEP * window);
-        let loss_kernel = match plan.loss {
-            LossKind::RankNet => Kernel::RankNet,
-            LossKind::RankBce => Kernel::Bce,
-        };
         let (logits, dlogits) = (mlp.logits(), mlp.dlogits());
-        let ranking_loss = |targets: &wgpu::Buffer| {
-            gpu.slot(
-                loss_kernel,
-                [
-                    Some(logits),
-                    Some(targets),
-                    Some(&group_info),
-                    Some(dlogits),
-                    Some(&partial),
-                ],
-            )
+        let ranking_loss = |targets: &wgpu::Buffer, soft: bool| {
+            let buffers = LossBuffers {
+                logits,
+                targets,
+                group_info: &group_info,
+                dlogits,
+                partial: &partial,
+            };
+            RankingLoss::new(&gpu, plan.loss, soft, &buffers)
         };
         let sum_into_window = |values: &wgpu::Buffer| {
             gpu.slot(
@@ -115,7 +114,10 @@ impl GpuTrainer {
         };
         let (data_loss, objective) = match plan.objective {
             None => (
-                Some((ranking_loss(&data_targets), sum_into_window(&partial))),
+                Some((
+                    ranking_loss(&data_targets, false),
+                    sum_into_window(&partial),
+                )),
                 None,
             ),
             Some(o) => {
@@ -192,7 +194,7 @@ impl GpuTrainer {
             }
         });
         Ok(GpuTrainer {
-            teacher_loss: ranking_loss(&teacher_targets),
+            teacher_loss: ranking_loss(&teacher_targets, true),
             reduce_teacher: sum_into_window(&partial),
             gpu,
             plan: *plan,
@@ -273,9 +275,19 @@ impl GpuTrainer {
                 batch.positive,
             ));
             q.write_buffer(&self.data_targets, 0, bytemuck::cast_slice(&targets));
-            gpu.set_params(loss, &loss_params(b, groups, 0, 0, plan.data_scale, 0));
+            data.extend(loss.prepare(
+                &gpu,
+                LossParams {
+                    n,
+                    groups,
+                    teachers: 0,
+                    partial_offset: 0,
+                    scratch_offset: 2 * self.max_docs,
+                    scale: plan.data_scale,
+                    accumulate: false,
+                },
+            ));
             gpu.set_params(sum, &[b, slot as u32, 0, 0]);
-            data.push((loss, (groups_of(n, WORKGROUP), 1, 1)));
             data.push((sum, (1, 1, 1)));
         }
         if let Some(subset) = &mut self.objective {
@@ -314,6 +326,7 @@ impl GpuTrainer {
             data.push((&subset.scatter, (groups_of(n, WORKGROUP), 1, 1)));
         }
         let with_teacher = plan.teachers > 0;
+        let mut teacher: Vec<(&Slot, (u32, u32, u32))> = Vec::new();
         if with_teacher {
             let mut t: Vec<f32> = batch
                 .teachers
@@ -328,17 +341,21 @@ impl GpuTrainer {
                 &all,
             ));
             q.write_buffer(&self.teacher_targets, 0, bytemuck::cast_slice(&t));
-            let params = loss_params(
-                b,
-                groups,
-                plan.teachers,
-                self.max_docs,
-                plan.teacher_scale,
-                1,
-            );
-            gpu.set_params(&self.teacher_loss, &params);
+            teacher.extend(self.teacher_loss.prepare(
+                &gpu,
+                LossParams {
+                    n,
+                    groups,
+                    teachers: plan.teachers,
+                    partial_offset: self.max_docs,
+                    scratch_offset: 2 * self.max_docs,
+                    scale: plan.teacher_scale,
+                    accumulate: true,
+                },
+            ));
             let sum = [b, slot as u32 + 1, self.max_docs as u32, 0];
             gpu.set_params(&self.reduce_teacher, &sum);
+            teacher.push((&self.reduce_teacher, (1, 1, 1)));
         } else {
             unwritten.push(slot + 1);
         }
@@ -373,18 +390,10 @@ impl GpuTrainer {
         }
 
         let mlp = &self.mlp;
-        let (teacher_loss, reduce_teacher) = (&self.teacher_loss, &self.reduce_teacher);
         let gpu: &Gpu = &gpu;
         let forward: Phase = Box::new(move |pass| mlp.record_forward(pass, n));
         let losses: Phase = Box::new(move |pass| {
-            for (s, groups) in &data {
-                gpu.record(pass, s, *groups);
-            }
-            if with_teacher {
-                gpu.record(pass, teacher_loss, (groups_of(n, WORKGROUP), 1, 1));
-                gpu.record(pass, reduce_teacher, (1, 1, 1));
-            }
-            for (s, groups) in &rd_dispatches {
+            for (s, groups) in data.iter().chain(&teacher).chain(&rd_dispatches) {
                 gpu.record(pass, s, *groups);
             }
         });
@@ -439,28 +448,6 @@ impl GpuTrainer {
     pub async fn gradients(&self) -> Result<Vec<(Vec<f32>, Vec<f32>)>> {
         self.mlp.gradients().await
     }
-}
-
-/// The parameters of `ranknet.wgsl` and `bce.wgsl`: n, groups, teachers (0: hard labels), where
-/// the loss shares go, the scale of the gradient, and whether it adds to dlogits.
-fn loss_params(
-    n: u32,
-    groups: usize,
-    teachers: usize,
-    partial_offset: usize,
-    scale: f32,
-    accumulate: u32,
-) -> [u32; 8] {
-    [
-        n,
-        groups as u32,
-        teachers as u32,
-        partial_offset as u32,
-        scale.to_bits(),
-        accumulate,
-        0,
-        0,
-    ]
 }
 
 /// The parameters of `distill.wgsl`.

@@ -17,6 +17,9 @@ use crate::gpu::mlp::{adam_params, GpuMlp};
 use crate::gpu::shaders::WORKGROUP;
 use crate::gpu::{groups_of, Gpu, Kernel, Slot};
 
+/// One dispatch: its slot, its parameters and its workgroups.
+type Dispatch<'a> = (&'a Slot, Vec<u32>, (u32, u32, u32));
+
 /// The dispatches of one objective's loss, between the forward and the backward pass.
 enum LossSlots {
     /// bce.wgsl with weights 1 / n, then the sum of its shares.
@@ -220,7 +223,7 @@ impl GpuObjectiveLoss {
         let sum_params = |n: usize, offset: usize| vec![n as u32, window_slot, offset as u32, 0];
         let mut data = labels.to_vec();
         // Every loss dispatch: its slot, its parameters and its workgroups, in order.
-        let dispatches: Vec<(&Slot, Vec<u32>, (u32, u32, u32))> = match &self.slots {
+        let dispatches: Vec<Dispatch> = match &self.slots {
             LossSlots::LogLoss { bce, sum } => {
                 data.extend(std::iter::repeat_n(1.0 / n as f32, n));
                 vec![

@@ -12,6 +12,7 @@ use distillrank::cpu::loss::{data_loss, loss_weights, teacher_loss, LossKind, Ta
 use distillrank::cpu::mlp::{dense_backward, dense_forward, Dense, Mlp};
 use distillrank::cpu::ranking::CpuRanking;
 use distillrank::distill::{RdBatch, RdScheme};
+use distillrank::gpu::losses::{LossBuffers, LossParams, RankingLoss};
 use distillrank::gpu::mlp::adam_params;
 use distillrank::gpu::shaders::{TILE, WORKGROUP};
 use distillrank::gpu::trainer::GpuTrainer;
@@ -31,7 +32,7 @@ pub fn assert_close(gpu: &[f32], cpu: &[f32], atol: f32, rtol: f32, what: &str) 
     let mut worst = (0f32, 0usize);
     for (i, (&g, &c)) in gpu.iter().zip(cpu).enumerate() {
         let err = (g - c).abs();
-        if !(err <= atol + rtol * c.abs()) {
+        if err.is_nan() || err > atol + rtol * c.abs() {
             bad += 1;
         }
         if err > worst.0 || err.is_nan() {
@@ -233,11 +234,12 @@ pub async fn loss_kernels(gpu: &Gpu) {
     }
     let g_info = gpu.buffer_with("info", &info);
     let g_logits = gpu.buffer_with("logits", &logits);
-    for kind in [LossKind::RankNet, LossKind::RankBce] {
-        let y = if kind == LossKind::RankNet {
-            &labels
-        } else {
+    for kind in LossKind::ALL {
+        // Graded labels where the loss takes them, binary ones for RankBCE.
+        let y = if kind == LossKind::RankBce {
             &binary
+        } else {
+            &labels
         };
         for n_teachers in [0usize, 1, 2] {
             let what = format!("{kind} with {n_teachers} teachers");
@@ -278,44 +280,38 @@ pub async fn loss_kernels(gpu: &Gpu) {
             let g_targets = gpu.buffer_with("targets", &targets);
             let (g_grad, g_partial, g_sum) = (
                 gpu.buffer("dlogits", n),
-                gpu.buffer("partial", n),
+                gpu.buffer("partial", 3 * n),
                 gpu.buffer("sum", 1),
             );
-            let kernel = if kind == LossKind::RankNet {
-                Kernel::RankNet
-            } else {
-                Kernel::Bce
+            let buffers = LossBuffers {
+                logits: &g_logits,
+                targets: &g_targets,
+                group_info: &g_info,
+                dlogits: &g_grad,
+                partial: &g_partial,
             };
-            let loss = gpu.slot(
-                kernel,
-                [
-                    Some(&g_logits),
-                    Some(&g_targets),
-                    Some(&g_info),
-                    Some(&g_grad),
-                    Some(&g_partial),
-                ],
-            );
+            let loss = RankingLoss::new(gpu, kind, n_teachers > 0, &buffers);
             let reduce = gpu.slot(
                 Kernel::ReduceSum,
                 [Some(&g_partial), None, None, Some(&g_sum), None],
             );
-            gpu.set_params(
-                &loss,
-                &[
-                    n as u32,
-                    groups as u32,
-                    n_teachers as u32,
-                    0,
-                    0.7f32.to_bits(),
-                    0,
-                    0,
-                    0,
-                ],
+            let dispatches = loss.prepare(
+                gpu,
+                LossParams {
+                    n,
+                    groups,
+                    teachers: n_teachers,
+                    partial_offset: 0,
+                    scratch_offset: n,
+                    scale: 0.7,
+                    accumulate: false,
+                },
             );
             gpu.set_params(&reduce, &[n as u32, 0, 0, 0]);
             run(gpu, |pass| {
-                gpu.record(pass, &loss, (groups_of(n, WORKGROUP), 1, 1));
+                for (slot, groups) in &dispatches {
+                    gpu.record(pass, slot, *groups);
+                }
                 gpu.record(pass, &reduce, (1, 1, 1));
             })
             .await;
@@ -590,11 +586,11 @@ pub async fn objective_kernels(gpu: &Gpu) {
     }
 }
 
+/// A batch for the step checks: inputs, labels, group offsets, positive groups, teacher logits.
+type TestBatch = (Vec<f32>, Vec<f32>, Vec<usize>, Vec<bool>, Vec<f32>);
+
 /// Batches of whole groups with varied sizes (one-document groups included) and binary labels.
-fn batches(
-    n_in: usize,
-    rng: &mut Rng,
-) -> Vec<(Vec<f32>, Vec<f32>, Vec<usize>, Vec<bool>, Vec<f32>)> {
+fn batches(n_in: usize, rng: &mut Rng) -> Vec<TestBatch> {
     (0..10)
         .map(|_| {
             let mut offsets = vec![0];
@@ -663,6 +659,16 @@ pub async fn training_steps(gpu: &Arc<Gpu>, steps: usize) {
         ("RankNet, 1 teacher", LossKind::RankNet, 1, None, None),
         ("RankBCE, no teacher", LossKind::RankBce, 0, None, None),
         ("RankBCE, 2 teachers", LossKind::RankBce, 2, None, None),
+        ("Softmax, no teacher", LossKind::Softmax, 0, None, None),
+        ("Softmax, 2 teachers", LossKind::Softmax, 2, None, None),
+        (
+            "LambdaRank, no teacher",
+            LossKind::LambdaRank,
+            0,
+            None,
+            None,
+        ),
+        ("LambdaRank, 1 teacher", LossKind::LambdaRank, 1, None, None),
         (
             "RankNet, RD equal",
             LossKind::RankNet,
@@ -762,8 +768,12 @@ pub async fn training_steps(gpu: &Arc<Gpu>, steps: usize) {
         }
         let trained = trainer.model().await.unwrap();
         let (mut g, mut c) = (trained.parameters(), cpu.model().parameters());
-        if kind == LossKind::RankNet && objective.is_none() {
-            // A pairwise loss does not depend on the output bias: its gradient is zero up to
+        let pairwise = matches!(
+            kind,
+            LossKind::RankNet | LossKind::LambdaRank | LossKind::Softmax
+        );
+        if pairwise && objective.is_none() {
+            // A pairwise or listwise loss does not depend on the output bias: its gradient is zero up to
             // rounding, and Adam turns that rounding into lr-sized steps on either engine.
             g.pop();
             c.pop();

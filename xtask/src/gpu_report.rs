@@ -140,7 +140,7 @@ pub fn gpu_report(dir: &Path) -> Result<(), String> {
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
         .filter(|v| v["target"]["name"] == "gpu" && v["executable"].is_string())
         .filter_map(|v| v["executable"].as_str().map(str::to_string))
-        .last()
+        .next_back()
         .ok_or("cargo did not build the GPU checks (tests/gpu.rs)")?;
     let bin = root().join("target/release/distillrank");
     // Mesa's display probe is quiet with a runtime directory.

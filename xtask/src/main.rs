@@ -119,6 +119,13 @@ fn test(extra: &[String]) -> Result<(), String> {
     let runtime = std::env::temp_dir().join("distillrank-xdg");
     let _ = std::fs::create_dir_all(&runtime);
     let mut total = Tally::default();
+    let lint_ok = match lint() {
+        Ok(()) => true,
+        Err(e) => {
+            eprintln!("lint: {e}");
+            false
+        }
+    };
     // Native: library and integration tests of the distillrank package (doc tests hold no
     // tests); the GPU tests run on lavapipe.
     let mut native = cargo();
@@ -159,11 +166,44 @@ fn test(extra: &[String]) -> Result<(), String> {
         "{} passed, {} failed, {} skipped",
         total.passed, total.failed, total.ignored
     );
-    if native_ok && web_ok && e2e_ok && total.failed == 0 && total.passed > 0 {
+    if !lint_ok {
+        println!("lint failed: cargo fmt --check or cargo clippy (see above)");
+    }
+    if lint_ok && native_ok && web_ok && e2e_ok && total.failed == 0 && total.passed > 0 {
         Ok(())
     } else {
         Err(format!("{} passed, {} failed", total.passed, total.failed))
     }
+}
+
+/// Formatting and lints: `cargo fmt --check`, and clippy with warnings as errors on every target,
+/// natively and for the browser build (wasm32).
+fn lint() -> Result<(), String> {
+    if have("cargo-clippy", "--version").is_none() || have("rustfmt", "--version").is_none() {
+        run(Command::new("rustup").args(["component", "add", "clippy", "rustfmt"]))?;
+    }
+    run(cargo().args(["fmt", "--all", "--check"]))?;
+    run(cargo().args([
+        "clippy",
+        "--workspace",
+        "--all-targets",
+        "--",
+        "-D",
+        "warnings",
+    ]))?;
+    run(cargo().args([
+        "clippy",
+        "-p",
+        "distillrank",
+        "--target",
+        "wasm32-unknown-unknown",
+        "--lib",
+        "--tests",
+        "--no-default-features",
+        "--",
+        "-D",
+        "warnings",
+    ]))
 }
 
 /// Test counts added up over several test runs.

@@ -1,0 +1,79 @@
+//! The ranking losses on the GPU: which kernels compute each [`LossKind`] with hard or soft
+//! targets, over one set of buffers, and their parameters. The trainer ([`super::trainer`]) and
+//! the kernel checks both build their dispatches here.
+
+use super::shaders::WORKGROUP;
+use super::{groups_of, Gpu, Kernel, Slot};
+use crate::cpu::loss::LossKind;
+
+/// The buffers a ranking loss reads and writes (see ranknet.wgsl, bce.wgsl, listwise.wgsl).
+pub struct LossBuffers<'a> {
+    pub logits: &'a wgpu::Buffer,
+    /// Hard labels (n) or teacher logits (teachers x n), then the weights of `loss_weights`.
+    pub targets: &'a wgpu::Buffer,
+    /// Group offsets (groups + 1), then the group of each document (u32).
+    pub group_info: &'a wgpu::Buffer,
+    pub dlogits: &'a wgpu::Buffer,
+    /// The loss shares, and LambdaRank's scratch.
+    pub partial: &'a wgpu::Buffer,
+}
+
+/// Where a loss's dispatch puts what it writes, and how its gradient enters dlogits.
+#[derive(Debug, Clone, Copy)]
+pub struct LossParams {
+    pub n: usize,
+    pub groups: usize,
+    /// 0: hard labels.
+    pub teachers: usize,
+    /// Where the documents' loss shares go in `partial`.
+    pub partial_offset: usize,
+    /// Where LambdaRank keeps its ranks and ideal-DCG shares (2 n values) in `partial`.
+    pub scratch_offset: usize,
+    /// The gradient's factor (alpha or 1 - alpha in PFD Eq. 1).
+    pub scale: f32,
+    /// Add the gradient to dlogits rather than overwrite it.
+    pub accumulate: bool,
+}
+
+/// One ranking loss's dispatch slots: one kernel, or LambdaRank's two.
+pub struct RankingLoss {
+    slots: Vec<Slot>,
+}
+
+impl RankingLoss {
+    /// The kernels of `kind` with hard targets (the data loss) or soft ones (the teacher loss:
+    /// LambdaRank's is RankNet's soft loss, as on the CPU engine).
+    pub fn new(gpu: &Gpu, kind: LossKind, soft: bool, b: &LossBuffers) -> Self {
+        let kernels: &[Kernel] = match (kind, soft) {
+            (LossKind::RankBce, _) => &[Kernel::Bce],
+            (LossKind::RankNet, _) | (LossKind::LambdaRank, true) => &[Kernel::RankNet],
+            (LossKind::Softmax, _) => &[Kernel::SoftmaxCe],
+            (LossKind::LambdaRank, false) => &[Kernel::LambdaRanks, Kernel::LambdaRank],
+        };
+        let buffers = [b.logits, b.targets, b.group_info, b.dlogits, b.partial].map(Some);
+        RankingLoss {
+            slots: kernels.iter().map(|&k| gpu.slot(k, buffers)).collect(),
+        }
+    }
+
+    /// Writes every dispatch's parameters; returns the dispatches to record, in order.
+    pub fn prepare(&self, gpu: &Gpu, p: LossParams) -> Vec<(&Slot, (u32, u32, u32))> {
+        let params = [
+            p.n as u32,
+            p.groups as u32,
+            p.teachers as u32,
+            p.partial_offset as u32,
+            p.scale.to_bits(),
+            p.accumulate as u32,
+            p.scratch_offset as u32,
+            0,
+        ];
+        self.slots
+            .iter()
+            .map(|slot| {
+                gpu.set_params(slot, &params);
+                (slot, (groups_of(p.n, WORKGROUP), 1, 1))
+            })
+            .collect()
+    }
+}
