@@ -74,7 +74,7 @@ pub enum RdWeighting {
     Hybrid,
 }
 
-#[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct RdConfig {
     pub k: usize,
     pub lambda: f64,

@@ -24,6 +24,7 @@ pub mod objectives;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod output;
 pub mod rng;
+pub mod setup;
 pub mod step;
 pub mod train;
 #[cfg(target_arch = "wasm32")]

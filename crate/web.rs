@@ -29,16 +29,16 @@ use crate::cpu::loss::LossKind;
 use crate::cpu::mlp::Mlp;
 use crate::data::letor::{parse_letor_bytes, parse_query_sizes, ReadOptions};
 use crate::data::prepare::Prepared;
-use crate::data::prepare::{prepare, select_groups, FeatureView, PrepareOptions, PrivilegedSplit};
-use crate::data::synth::{generate_splits, SynthOptions};
+use crate::data::prepare::{hold_out_test, prepare, FeatureView};
+use crate::data::synth::generate_splits;
 use crate::data::Dataset;
 use crate::distill::Method;
 use crate::error::{Error, Result};
-use crate::experiment::{run_method_seed, CompareConfig, Comparison, MethodRuns};
+use crate::experiment::{run_method_seed, Comparison, MethodRuns};
 use crate::gpu::{AdapterChoice, Gpu};
 use crate::model_io::{to_safetensors, ModelConfig};
-use crate::rng::Rng;
-use crate::train::{Engine, Event, TrainConfig};
+use crate::setup::{Backend, DataSource, Setup as ExperimentSetup, HOLDOUT};
+use crate::train::{Engine, Event};
 
 thread_local! {
     static STATE: RefCell<State> = RefCell::new(State::default());
@@ -57,11 +57,12 @@ struct State {
     prepared: Option<Rc<PreparedRun>>,
 }
 
-/// The data a comparison runs on.
+/// The data a comparison runs on. A missing validation or test split (uploads) is held out of
+/// the training queries when the comparison is prepared, as the CLI does ([`crate::setup::HOLDOUT`]).
 struct Data {
     train: Dataset,
-    valid: Dataset,
-    test: Dataset,
+    valid: Option<Dataset>,
+    test: Option<Dataset>,
     /// The generator's z columns for synthetic data (used unless the setup names others).
     synthetic_privileged: Option<Vec<usize>>,
     description: String,
@@ -139,81 +140,73 @@ pub async fn start_gpu() -> std::result::Result<JsValue, JsError> {
     to_js(&adapter)
 }
 
-/// The knobs of the synthetic generator that the page shows.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SynthKnobs {
-    pub queries: usize,
-    pub valid_queries: usize,
-    pub test_queries: usize,
-    pub min_docs: usize,
-    pub max_docs: usize,
-    pub privileged_strength: f64,
-    /// Share of the hidden factors' variance explained by x (0 when absent).
-    #[serde(default)]
-    pub privileged_correlation: f64,
-    pub seed: u64,
-}
-
-/// Generates synthetic train / valid / test splits; returns their statistics.
+/// Generates the synthetic train / valid / test splits of a setup's data source (`{synthetic:
+/// {options, valid_queries, test_queries}}`, the library's `DataSource`); returns their
+/// statistics.
 #[wasm_bindgen]
-pub fn load_synthetic(knobs: JsValue) -> std::result::Result<JsValue, JsError> {
-    let k: SynthKnobs =
-        serde_wasm_bindgen::from_value(knobs).map_err(|e| JsError::new(&e.to_string()))?;
-    let options = SynthOptions {
-        min_docs: k.min_docs,
-        max_docs: k.max_docs,
-        privileged_strength: k.privileged_strength,
-        privileged_correlation: k.privileged_correlation,
-        seed: k.seed,
-        ..SynthOptions::default()
+pub fn load_synthetic(source: JsValue) -> std::result::Result<JsValue, JsError> {
+    let source: DataSource =
+        serde_wasm_bindgen::from_value(source).map_err(|e| JsError::new(&e.to_string()))?;
+    let DataSource::Synthetic {
+        options,
+        valid_queries,
+        test_queries,
+    } = source
+    else {
+        return Err(JsError::new("load_synthetic takes a synthetic data source"));
     };
-    let s =
-        generate_splits(&options, k.queries, k.valid_queries, k.test_queries).map_err(js_error)?;
+    let s = generate_splits(&options, options.queries, valid_queries, test_queries)
+        .map_err(js_error)?;
     let data = Data {
         description: format!(
-            "synthetic data ({} train / {} valid / {} test queries, {})",
-            k.queries,
-            k.valid_queries,
-            k.test_queries,
+            "synthetic data ({} train / {valid_queries} valid / {test_queries} test queries, {})",
+            options.queries,
             options.privileged_summary()
         ),
         synthetic_privileged: Some(s.privileged_columns),
         train: s.train,
-        valid: s.valid,
-        test: s.test,
+        valid: Some(s.valid),
+        test: Some(s.test),
     };
     let stats = data_stats(&data);
     STATE.with(|st| st.borrow_mut().data = Some(Rc::new(data)));
     to_js(&stats)
 }
 
-/// MQ2008 Fold1 (LETOR 4.0), bundled: the queries with a relevant document, non-zero features
-/// only, gzipped (`web/data/mq2008/make.sh` rebuilds it from the original files).
-const MQ2008: [(&str, &[u8]); 3] = [
-    (
-        "train.txt",
-        include_bytes!("../web/data/mq2008/train.txt.gz"),
-    ),
-    ("vali.txt", include_bytes!("../web/data/mq2008/vali.txt.gz")),
-    ("test.txt", include_bytes!("../web/data/mq2008/test.txt.gz")),
-];
+/// The library's default setup (the CLI's defaults), for the page to start from.
+#[wasm_bindgen]
+pub fn default_setup() -> std::result::Result<JsValue, JsError> {
+    to_js(&ExperimentSetup::default())
+}
+
+/// A setup as JSON (fields left out take the defaults): `{setup, command, differences}`, the
+/// whole setup, the equivalent `distillrank compare` command and the settings where it differs
+/// from the defaults (`[setting, value, default]`).
+#[wasm_bindgen]
+pub fn describe_setup(json: &str) -> std::result::Result<JsValue, JsError> {
+    let setup = ExperimentSetup::from_json(json).map_err(js_error)?;
+    let command = std::iter::once("distillrank".to_string())
+        .chain(setup.command_line().into_iter().map(|a| {
+            if a.is_empty() || a.contains([' ', '%', '\'', '"']) {
+                format!("'{a}'")
+            } else {
+                a
+            }
+        }))
+        .collect::<Vec<_>>()
+        .join(" ");
+    to_js(&serde_json::json!({
+        "setup": setup,
+        "command": command,
+        "differences": setup.differences(),
+    }))
+}
 
 /// Loads the bundled MQ2008 Fold1 (its own train / validation / test split); returns its
 /// statistics.
 #[wasm_bindgen]
 pub fn load_mq2008() -> std::result::Result<JsValue, JsError> {
-    let mut splits = Vec::with_capacity(3);
-    for (name, bytes) in MQ2008 {
-        let path = Path::new("mq2008/Fold1").join(name);
-        // The reader takes gzip as it takes an uploaded .gz file.
-        splits.push(
-            parse_letor_bytes(&path, bytes, None, &ReadOptions::default()).map_err(js_error)?,
-        );
-    }
-    let test = splits.pop().expect("three splits");
-    let valid = splits.pop().expect("three splits");
-    let train = splits.pop().expect("three splits");
+    let [train, valid, test] = crate::data::bundled::mq2008().map_err(js_error)?;
     let data = Data {
         description: format!(
             "MQ2008 Fold1, bundled ({} train / {} valid / {} test queries with a relevant document)",
@@ -222,8 +215,8 @@ pub fn load_mq2008() -> std::result::Result<JsValue, JsError> {
             test.n_groups()
         ),
         train,
-        valid,
-        test,
+        valid: Some(valid),
+        test: Some(test),
         synthetic_privileged: None,
     };
     let stats = data_stats(&data);
@@ -274,48 +267,29 @@ pub fn clear_uploads() {
     });
 }
 
-/// The splits of the uploaded files (None until a training file is there).
+/// The uploaded files as the data of a comparison (None until a training file is there); the
+/// missing splits are held out when the comparison is prepared, with the setup's seed.
 fn uploaded_data(uploads: &[(String, Dataset)], name: &str) -> Option<Data> {
-    let get = |role: &str| uploads.iter().find(|(r, _)| r == role).map(|(_, d)| d);
+    let get = |role: &str| {
+        uploads
+            .iter()
+            .find(|(r, _)| r == role)
+            .map(|(_, d)| d.clone())
+    };
     let train = get("train")?;
-    let mut order: Vec<usize> = (0..train.n_groups()).collect();
-    Rng::stream(0, 0x7570_6c6f_6164).shuffle(&mut order);
-    let cut = |share: f64| (order.len() as f64 * share).round() as usize;
-    let (train_part, valid, test) = match (get("valid"), get("test")) {
-        (Some(v), Some(t)) => (train.clone(), v.clone(), t.clone()),
-        (None, Some(t)) => {
-            let a = cut(0.8);
-            (
-                select_groups(train, &order[..a]),
-                select_groups(train, &order[a..]),
-                t.clone(),
-            )
-        }
-        (Some(v), None) => {
-            let a = cut(0.8);
-            (
-                select_groups(train, &order[..a]),
-                v.clone(),
-                select_groups(train, &order[a..]),
-            )
-        }
-        (None, None) => {
-            let (a, b) = (cut(0.6), cut(0.8));
-            (
-                select_groups(train, &order[..a]),
-                select_groups(train, &order[a..b]),
-                select_groups(train, &order[b..]),
-            )
-        }
+    let (valid, test) = (get("valid"), get("test"));
+    let held = |split: &Option<Dataset>, share: f64| match split {
+        Some(d) => format!("{} queries", d.n_groups()),
+        None => format!("{:.0}% of the training queries held out", 100.0 * share),
     };
     Some(Data {
         description: format!(
-            "{name} and the other uploads ({} train / {} valid / {} test queries)",
-            train_part.n_groups(),
-            valid.n_groups(),
-            test.n_groups()
+            "{name} and the other uploads ({} train queries; valid: {}; test: {})",
+            train.n_groups(),
+            held(&valid, crate::setup::HOLDOUT.0),
+            held(&test, crate::setup::HOLDOUT.1)
         ),
-        train: train_part,
+        train,
         valid,
         test,
         synthetic_privileged: None,
@@ -326,44 +300,33 @@ fn uploaded_data(uploads: &[(String, Dataset)], name: &str) -> Option<Data> {
 struct DataStats {
     description: String,
     train: crate::data::Stats,
-    valid: crate::data::Stats,
-    test: crate::data::Stats,
+    /// None: held out of the training queries when a comparison runs.
+    valid: Option<crate::data::Stats>,
+    test: Option<crate::data::Stats>,
+}
+
+/// The three splits of the loaded data, the missing ones held out of the training queries
+/// (test first, then validation from the rest, with `seed`), for the views that need all three
+/// up front (the global objectives, scoring a saved model).
+fn complete_splits(data: &Data, seed: u64) -> Result<(Dataset, Dataset, Dataset)> {
+    let (train, test) = match &data.test {
+        Some(test) => (data.train.clone(), test.clone()),
+        None => hold_out_test(&data.train, HOLDOUT.1, seed)?,
+    };
+    let (train, valid) = match &data.valid {
+        Some(valid) => (train, valid.clone()),
+        None => hold_out_test(&train, HOLDOUT.0, seed + 1)?,
+    };
+    Ok((train, valid, test))
 }
 
 fn data_stats(d: &Data) -> DataStats {
     DataStats {
         description: d.description.clone(),
         train: d.train.stats(),
-        valid: d.valid.stats(),
-        test: d.test.stats(),
+        valid: d.valid.as_ref().map(Dataset::stats),
+        test: d.test.as_ref().map(Dataset::stats),
     }
-}
-
-/// Everything the page lets a user set for one comparison.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Setup {
-    /// `top:N`, `cols:3,7`, `discriminative:TAU` or `logs`; empty: the generator's z for
-    /// synthetic data.
-    pub privileged: String,
-    /// With `privileged: "logs"`: the log simulator's parameters (the rest take the CLI's
-    /// defaults). The logs' impressions, clicks, CTR, mean position and dwell become z, and
-    /// y = 1[a conversion].
-    #[serde(default)]
-    pub logs: Option<crate::data::logs::LogOptions>,
-    pub tau_target: f64,
-    pub min_group_size: usize,
-    pub methods: Vec<String>,
-    pub loss: LossKind,
-    pub alpha: f64,
-    pub epochs: usize,
-    pub patience: usize,
-    pub widths: Vec<usize>,
-    pub lr: f64,
-    pub batch_docs: usize,
-    pub seeds: usize,
-    /// "webgpu" or "cpu".
-    pub backend: String,
 }
 
 /// One event for the page: an epoch of a model, or training progress.
@@ -391,9 +354,19 @@ struct PreparedRun {
     logs: Option<serde_json::Value>,
 }
 
+/// A setup from the page: the library's [`ExperimentSetup`], as JSON.
+fn setup_of(value: JsValue) -> Result<ExperimentSetup> {
+    let json: serde_json::Value = serde_wasm_bindgen::from_value(value)
+        .map_err(|e| Error::Config(format!("the setup: {e}")))?;
+    serde_json::from_value(json).map_err(|e| Error::Config(format!("the setup: {e}")))
+}
+
 /// The prepared data of `setup` on the loaded data: from the worker's cache when neither has
-/// changed, so that the jobs of one comparison prepare (and simulate logs) once.
-fn prepared_run(setup: &Setup) -> Result<Rc<PreparedRun>> {
+/// changed, so that the jobs of one comparison prepare (and simulate logs) once. The same steps
+/// as the CLI's: a missing test split held out of the training queries, the logs simulated on
+/// every split there is, then `prepare` with the setup's options (which holds out a missing
+/// validation split).
+fn prepared_run(setup: &ExperimentSetup) -> Result<Rc<PreparedRun>> {
     let (data, cached) = STATE.with(|s| {
         let s = s.borrow();
         (s.data.clone(), s.prepared.clone())
@@ -403,58 +376,46 @@ fn prepared_run(setup: &Setup) -> Result<Rc<PreparedRun>> {
             "no data: generate synthetic data, load MQ2008 or upload a LETOR training file".into(),
         )
     })?;
-    let key = serde_json::json!([
-        setup.privileged,
-        setup.logs,
-        setup.tau_target,
-        setup.min_group_size
-    ])
-    .to_string();
+    let key = serde_json::to_string(&setup.data).expect("a setup serialises");
     if let Some(run) = cached.filter(|r| Rc::ptr_eq(&r.data, &data) && r.key == key) {
         return Ok(run);
     }
+    let (train, test) = match &data.test {
+        Some(test) => (data.train.clone(), test.clone()),
+        None => hold_out_test(&data.train, HOLDOUT.1, setup.data.data_seed)?,
+    };
+    let valid = data.valid.clone();
     // Simulated logs: the splits with the log columns appended, and those columns.
     let mut logs = None;
-    let logged = if setup.privileged.trim() == "logs" {
-        let options = setup.logs.clone().unwrap_or_default();
-        let names = [
-            "the training split",
-            "the validation split",
-            "the test split",
-        ]
-        .map(String::from);
-        let simulated =
-            crate::data::logs::simulate(&[&data.train, &data.valid, &data.test], &names, &options)?;
+    let (train, valid, test, columns) = if setup.data.wants_logs() {
+        let options = &setup.data.logs;
+        let mut splits = vec![&train];
+        let mut names = vec!["the training split".to_string()];
+        if let Some(v) = &valid {
+            splits.push(v);
+            names.push("the validation split".into());
+        }
+        splits.push(&test);
+        names.push("the test split".into());
+        let simulated = crate::data::logs::simulate(&splits, &names, options)?;
         logs = Some(serde_json::json!({
             "click_model": options.click_model_summary(),
             "columns": simulated.columns,
             "train": simulated.stats[0],
             "logging_ranker_graded_ndcg@10": simulated.logging_ranker_ndcg10,
         }));
-        Some((simulated.columns, simulated.datasets))
+        let mut logged = simulated.datasets.into_iter();
+        let train = logged.next().expect("the training split is simulated");
+        let valid = valid.as_ref().and_then(|_| logged.next());
+        let test = logged.next().expect("the test split is simulated");
+        (train, valid, test, Some(simulated.columns))
     } else {
-        None
+        (train, valid, test, None)
     };
-    let (train, valid, test) = match &logged {
-        Some((_, d)) => (&d[0], &d[1], &d[2]),
-        None => (&data.train, &data.valid, &data.test),
-    };
-    let privileged = match (setup.privileged.trim(), &data.synthetic_privileged) {
-        ("logs", _) => {
-            PrivilegedSplit::Columns(logged.as_ref().expect("simulated above").0.privileged())
-        }
-        ("", Some(columns)) => PrivilegedSplit::Columns(columns.clone()),
-        ("", None) => PrivilegedSplit::FILE_DEFAULT,
-        (spec, _) => PrivilegedSplit::parse(spec)?,
-    };
-    let options = PrepareOptions {
-        min_group_size: setup.min_group_size,
-        tau_target: setup.tau_target,
-        privileged,
-        label_column: logged.as_ref().map(|(c, _)| c.conversions),
-        ..PrepareOptions::default()
-    };
-    let prepared = prepare(train, Some(valid), Some(test), &options)?;
+    let options = setup
+        .data
+        .prepare_options(data.synthetic_privileged.as_deref(), columns.as_ref())?;
+    let prepared = prepare(&train, valid.as_ref(), Some(&test), &options)?;
     let run = Rc::new(PreparedRun {
         data,
         key,
@@ -465,45 +426,18 @@ fn prepared_run(setup: &Setup) -> Result<Rc<PreparedRun>> {
     Ok(run)
 }
 
-/// The comparison `setup` describes, on `engine`.
-fn compare_config(setup: &Setup, engine: Engine) -> Result<CompareConfig> {
-    let methods = setup
-        .methods
-        .iter()
-        .map(|m| Method::parse(m).ok_or_else(|| Error::Config(format!("unknown method '{m}'"))))
-        .collect::<Result<Vec<_>>>()?;
-    Ok(CompareConfig {
-        methods,
-        seeds: setup.seeds,
-        train: TrainConfig {
-            loss: setup.loss,
-            view: FeatureView::Regular,
-            widths: setup.widths.clone(),
-            epochs: setup.epochs,
-            adam: AdamConfig {
-                lr: setup.lr,
-                ..AdamConfig::default()
-            },
-            batch_docs: setup.batch_docs,
-            alpha: setup.alpha,
-            patience: Some(setup.patience.max(1)),
-            ..TrainConfig::default()
-        },
-        engine,
-        ..CompareConfig::default()
-    })
-}
-
-fn engine_for(setup: &Setup) -> Result<Engine> {
-    match setup.backend.as_str() {
-        "cpu" => Ok(Engine::Cpu),
-        "webgpu" => STATE
+/// The engine a setup asks for: the CPU engine, or the worker's WebGPU device (the page decides
+/// `auto` by measuring before it sends the setup).
+fn engine_for(setup: &ExperimentSetup) -> Result<Engine> {
+    match setup.backend {
+        Backend::Cpu => Ok(Engine::Cpu),
+        Backend::Gpu => STATE
             .with(|s| s.borrow().gpu.clone())
             .map(Engine::Gpu)
             .ok_or_else(|| Error::Gpu("WebGPU was chosen but no WebGPU device is open".into())),
-        other => Err(Error::Config(format!(
-            "backend '{other}': expected webgpu or cpu"
-        ))),
+        Backend::Auto => Err(Error::Config(
+            "the page decides auto before it runs: a job takes gpu or cpu".into(),
+        )),
     }
 }
 
@@ -523,10 +457,11 @@ pub async fn run_compare_job(
     keep_student: bool,
     on_event: js_sys::Function,
 ) -> std::result::Result<JsValue, JsError> {
-    let setup: Setup =
-        serde_wasm_bindgen::from_value(setup).map_err(|e| JsError::new(&e.to_string()))?;
+    let setup = setup_of(setup).map_err(js_error)?;
     let run = prepared_run(&setup).map_err(js_error)?;
-    let config = compare_config(&setup, engine_for(&setup).map_err(js_error)?).map_err(js_error)?;
+    let config = setup
+        .compare_config(engine_for(&setup).map_err(js_error)?)
+        .map_err(js_error)?;
     config.validate(&run.prepared).map_err(js_error)?;
     let method =
         Method::parse(method).ok_or_else(|| JsError::new(&format!("unknown method '{method}'")))?;
@@ -586,8 +521,7 @@ pub fn summarize_compare(
     setup: JsValue,
     methods: JsValue,
 ) -> std::result::Result<JsValue, JsError> {
-    let setup: Setup =
-        serde_wasm_bindgen::from_value(setup).map_err(|e| JsError::new(&e.to_string()))?;
+    let setup = setup_of(setup).map_err(js_error)?;
     let methods: Vec<MethodRuns> =
         serde_wasm_bindgen::from_value(methods).map_err(|e| JsError::new(&e.to_string()))?;
     let run = prepared_run(&setup).map_err(js_error)?;
@@ -610,7 +544,8 @@ pub fn summarize_compare(
             "warnings": prepared.warnings,
         },
         "methods": comparison.methods_json(),
-        "backend": engine_for(&setup).map_or_else(|_| setup.backend.clone(), |e| format!("{e:?}")),
+        "backend": engine_for(&setup).map_or_else(|_| format!("{:?}", setup.backend), |e| format!("{e:?}")),
+        "setup": setup,
     }))
 }
 
@@ -778,10 +713,11 @@ fn objectives_on(
             let uploaded = STATE.with(|s| s.borrow().data.clone()).ok_or_else(|| {
                 JsError::new("no uploaded data: upload a LETOR training file first")
             })?;
+            let (train, valid, test) = complete_splits(&uploaded, 0).map_err(js_error)?;
             data::from_letor(
-                &uploaded.train,
-                &uploaded.valid,
-                &uploaded.test,
+                &train,
+                &valid,
+                &test,
                 setup.threshold,
                 uploaded.description.clone(),
             )
@@ -859,20 +795,21 @@ pub fn evaluate_model(
     let data = STATE
         .with(|s| s.borrow().data.clone())
         .ok_or_else(|| JsError::new("no data: generate synthetic data or upload LETOR files"))?;
+    let (_, _, test) = complete_splits(&data, 0).map_err(js_error)?;
     let inputs =
-        model_inputs(&data.test, &config, Path::new("the test split"), false).map_err(js_error)?;
+        model_inputs(&test, &config, Path::new("the test split"), false).map_err(js_error)?;
     let scores = crate::train::score(&model, &inputs);
     crate::model_io::check_scores(&scores, Path::new(safetensors_name)).map_err(js_error)?;
-    let grades: Vec<f32> = data.test.grades.iter().map(|&g| g as f32).collect();
+    let grades: Vec<f32> = test.grades.iter().map(|&g| g as f32).collect();
     let report = crate::metrics::report(
         &scores,
         &grades,
-        &data.test.group_offsets,
+        &test.group_offsets,
         crate::metrics::IdcgZero::Exclude,
     );
     to_js(&serde_json::json!({
         "model": {"widths": config.widths, "inputs": config.n_in, "loss": config.loss},
-        "test_queries": data.test.n_groups(),
+        "test_queries": test.n_groups(),
         "metrics": report,
     }))
 }

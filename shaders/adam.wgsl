@@ -11,15 +11,15 @@ struct Params {
     n: u32,
     grad_offset: u32,
     param_offset: u32,
-    _pad2: u32,
+    _pad0: u32,
     lr_t: f32,
     eps_t: f32,
     beta1: f32,
     beta2: f32,
     weight_decay: f32,
+    _pad1: u32,
+    _pad2: u32,
     _pad3: u32,
-    _pad4: u32,
-    _pad5: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: Params;

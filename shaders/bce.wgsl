@@ -15,8 +15,8 @@ struct Params {
     partial_offset: u32,
     scale: f32,
     accumulate: u32,     // 0: overwrite dlogits (the first loss of a step), 1: add to it
-    _pad1: u32,
-    _pad2: u32,
+    scratch_offset: u32, // listwise.wgsl's LambdaRank only
+    _pad: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: Params;

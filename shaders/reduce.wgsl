@@ -9,7 +9,7 @@ struct Params {
     n: u32,
     out_index: u32,
     offset: u32,
-    _pad1: u32,
+    _pad: u32,
 }
 
 const WORKGROUP: u32 = 256u;

@@ -7,7 +7,7 @@ const form = $("setup");
 // ---------------------------------------------------------------- the setup, kept in the URL
 
 const FIELDS = [
-  "source", "queries", "valid_queries", "test_queries", "min_docs", "max_docs",
+  "source", "queries", "valid_queries", "test_queries", "min_docs", "max_docs", "regular", "noise", "query_spread",
   "privileged_strength", "privileged_correlation", "data_seed", "tau_target", "min_group_size", "privileged_kind",
   "privileged_value", "loss", "alpha", "epochs", "patience", "widths", "lr", "batch_docs",
   "seeds", "backend", "workers", "log_sessions", "log_click_model", "log_position_bias", "log_conversion_rate",
@@ -90,23 +90,48 @@ const integer = (v, what) => {
   return x;
 };
 
-function syntheticKnobs(v) {
+/// The library's default setup (crate/setup.rs, the CLI's defaults), asked of the engine at
+/// start-up: the page's setups are it with the form's values on top.
+let defaults = null;
+
+/// What the JSON of a setup says about where it was made.
+const PAGE_NOTE = "made on the page: its form starts lighter than the CLI's defaults for a browser " +
+  "(less data, a smaller model, fewer epochs); the page lists every difference beside the form";
+
+/// The setup's data source (crate/setup.rs, `DataSource`) from the form.
+function dataSource(v) {
+  if (v.source === "mq2008") return "mq2008";
+  if (v.source === "upload") {
+    const name = (role) => uploads.find((u) => u.role === role)?.name ?? null;
+    return { files: { train: name("train") ?? "train.txt", valid: name("valid"), test: name("test") } };
+  }
+  const base = defaults.data.source.synthetic;
   return {
-    queries: integer(v.queries, "training queries"),
-    valid_queries: integer(v.valid_queries, "validation queries"),
-    test_queries: integer(v.test_queries, "test queries"),
-    min_docs: integer(v.min_docs, "docs per query, min"),
-    max_docs: integer(v.max_docs, "docs per query, max"),
-    privileged_strength: number(v.privileged_strength, "privileged strength"),
-    privileged_correlation: number(v.privileged_correlation, "z's correlation with x"),
-    seed: integer(v.data_seed, "data seed"),
+    synthetic: {
+      options: {
+        ...base.options,
+        queries: integer(v.queries, "training queries"),
+        min_docs: integer(v.min_docs, "docs per query, min"),
+        max_docs: integer(v.max_docs, "docs per query, max"),
+        regular: integer(v.regular, "regular features"),
+        noise: number(v.noise, "relevance noise"),
+        query_spread: number(v.query_spread, "query spread"),
+        privileged_strength: number(v.privileged_strength, "privileged strength"),
+        privileged_correlation: number(v.privileged_correlation, "z's correlation with x"),
+        seed: integer(v.data_seed, "data seed"),
+      },
+      valid_queries: integer(v.valid_queries, "validation queries"),
+      test_queries: integer(v.test_queries, "test queries"),
+    },
   };
 }
 
-/// The setup `run_compare` takes (crate/web.rs, `Setup`).
+/// The setup of a comparison (crate/setup.rs, `Setup`): the defaults with the form's values.
+/// `backend`: "webgpu", "cpu" or "auto".
 function compareSetup(v, backend) {
+  if (!defaults) throw new Error("the engine is still starting");
   const widths = String(v.widths).split(",").map((w) => integer(w.trim(), "hidden widths"));
-  let privileged = "";
+  let privileged = null;
   if (v.privileged_kind === "top") {
     // A count (top:12) or a share of the informative features (top:30%).
     const k = String(v.privileged_value).trim();
@@ -117,10 +142,11 @@ function compareSetup(v, backend) {
   if (v.privileged_kind === "generator" && v.source !== "synthetic") {
     throw new Error("real data have no generator: choose top k, columns or simulated logs for the privileged features");
   }
-  let logs = null;
+  let logs = defaults.data.logs;
   if (v.privileged_kind === "logs") {
     privileged = "logs";
     logs = {
+      ...defaults.data.logs,
       sessions: integer(v.log_sessions, "sessions"),
       click_model: v.log_click_model,
       position_bias: number(v.log_position_bias, "position bias"),
@@ -130,10 +156,15 @@ function compareSetup(v, backend) {
   }
   if (v.methods.length === 0) throw new Error("choose at least one method");
   return {
-    privileged,
-    logs,
-    tau_target: number(v.tau_target, "tau_target"),
-    min_group_size: integer(v.min_group_size, "min group size"),
+    ...defaults,
+    data: {
+      ...defaults.data,
+      source: dataSource(v),
+      privileged,
+      logs,
+      tau_target: number(v.tau_target, "tau_target"),
+      min_group_size: integer(v.min_group_size, "min group size"),
+    },
     methods: v.methods,
     loss: v.loss,
     alpha: number(v.alpha, "alpha"),
@@ -143,8 +174,72 @@ function compareSetup(v, backend) {
     lr: number(v.lr, "learning rate"),
     batch_docs: integer(v.batch_docs, "batch"),
     seeds: integer(v.seeds, "seeds"),
-    backend,
+    backend: backend === "webgpu" ? "gpu" : backend,
+    note: PAGE_NOTE,
   };
+}
+
+/// The form's fields from a setup (one the CLI wrote, or the page exported).
+function formFromSetup(setup) {
+  const d = setup.data ?? {};
+  const values = {};
+  const source = d.source ?? defaults.data.source;
+  if (source === "mq2008") values.source = "mq2008";
+  else if (source.files) values.source = "upload";
+  else if (source.synthetic) {
+    const o = source.synthetic.options;
+    Object.assign(values, {
+      source: "synthetic", queries: o.queries, valid_queries: source.synthetic.valid_queries,
+      test_queries: source.synthetic.test_queries, min_docs: o.min_docs, max_docs: o.max_docs,
+      regular: o.regular, noise: o.noise, query_spread: o.query_spread,
+      privileged_strength: o.privileged_strength, privileged_correlation: o.privileged_correlation, data_seed: o.seed,
+    });
+  }
+  const p = d.privileged ?? null;
+  if (p === null) values.privileged_kind = "generator";
+  else if (p === "logs") {
+    values.privileged_kind = "logs";
+    const l = d.logs ?? {};
+    Object.assign(values, {
+      log_sessions: l.sessions, log_click_model: l.click_model, log_position_bias: l.position_bias,
+      log_conversion_rate: l.conversion_rate, log_seed: l.seed,
+    });
+  } else if (p.startsWith("top:")) Object.assign(values, { privileged_kind: "top", privileged_value: p.slice(4) });
+  else if (p.startsWith("cols:")) Object.assign(values, { privileged_kind: "cols", privileged_value: p.slice(5) });
+  else throw new Error(`the page cannot show the privileged split '${p}'; run it with distillrank compare --setup`);
+  if (d.tau_target != null) values.tau_target = d.tau_target;
+  if (d.min_group_size != null) values.min_group_size = d.min_group_size;
+  for (const k of ["loss", "alpha", "epochs", "patience", "lr", "batch_docs", "seeds"]) {
+    if (setup[k] != null) values[k] = setup[k];
+  }
+  if (setup.widths) values.widths = setup.widths.join(",");
+  if (setup.backend) values.backend = setup.backend === "gpu" ? "webgpu" : setup.backend;
+  for (const [k, v] of Object.entries(values)) if (v === undefined) delete values[k];
+  writeForm(Object.fromEntries(Object.entries(values).map(([k, v]) => [k, String(v)])));
+  if (setup.methods) {
+    for (const box of form.querySelectorAll('input[name="method"]')) box.checked = setup.methods.includes(box.value);
+  }
+}
+
+/// The setup box: the form's setup as the equivalent `distillrank compare` command and the
+/// settings where it departs from the defaults (the page's lighter ones among them).
+let lastDescribed = null;
+async function describeSetup() {
+  if (!defaults || !workers.length) return;
+  let setup;
+  try {
+    setup = compareSetup(readForm(), readForm().backend);
+  } catch (e) {
+    $("setup-command").textContent = `(${e.message})`;
+    return;
+  }
+  const d = await request({ type: "describe", setup });
+  lastDescribed = d;
+  $("setup-command").textContent = d.command;
+  $("setup-differences").innerHTML = d.differences.length
+    ? "Differs from the CLI's defaults: " + d.differences.map(([k, v, def]) =>
+      `<b>${escapeHtml(k)}</b> ${escapeHtml(v)} <span class="hint">(default ${escapeHtml(def)})</span>`).join("; ") + "."
+    : "The CLI's defaults.";
 }
 
 // ---------------------------------------------------------------- the workers
@@ -305,7 +400,7 @@ async function runPool(setup, onEvent) {
   for (let seed = 0; seed < setup.seeds; seed++) {
     for (const method of setup.methods) jobs.push({ method, seed, label: `${method} seed ${seed}` });
   }
-  const size = setup.backend === "webgpu" ? 1 : poolSize();
+  const size = setup.backend === "gpu" ? 1 : poolSize();
   const { results, workers: used } = await inPool(size, jobs, async (w, job, onLabel) => {
     const r = await w.train(
       { type: "job", setup, method: job.method, seed: job.seed, keep_student: job.seed === 0 },
@@ -520,7 +615,7 @@ function loadSource(source) {
 }
 
 async function generateSynthetic() {
-  const r = await loadData({ type: "synthetic", knobs: syntheticKnobs(readForm()) });
+  const r = await loadData({ type: "synthetic", source: dataSource(readForm()) });
   $("stats").innerHTML = statsTable([["train", r.stats.train], ["valid", r.stats.valid], ["test", r.stats.test]]);
   return r;
 }
@@ -730,7 +825,7 @@ async function prepareRun(overrides = {}) {
     // to time a step).
     const features = Math.max(1, stats?.stats?.train?.features
       ?? stats?.files?.find((f) => f.role === "train")?.stats.features ?? 24);
-    setup.backend = (await measureAuto(setup, features)).backend;
+    setup.backend = (await measureAuto(setup, features)).backend === "webgpu" ? "gpu" : "cpu";
   }
   return setup;
 }
@@ -998,8 +1093,9 @@ function main() {
       }
     }
     if (e.target.name === "privileged_kind") showSourceKnobs();
-    if (e.target.id !== "files") saveToUrl();
+    if (e.target.id !== "files" && e.target.id !== "setup-file") saveToUrl();
     showEngine();
+    describeSetup().catch((err) => showError(err.message));
   });
   $("files").addEventListener("change", onUpload);
   $("stop").addEventListener("click", async () => {
@@ -1020,10 +1116,29 @@ function main() {
   $("export-json").addEventListener("click", () =>
     download("results.json", JSON.stringify({ setup: lastSetup, ...lastResult }, null, 2), "application/json"));
   $("export-csv").addEventListener("click", () => download("results.csv", resultsCsv(lastResult), "text/csv"));
+  $("setup-download").addEventListener("click", () => {
+    if (lastDescribed) download("setup.json", JSON.stringify(lastDescribed.setup, null, 2) + "\n", "application/json");
+  });
+  $("setup-file").addEventListener("change", async (e) => {
+    const file = e.target.files[0];
+    if (!file) return;
+    try {
+      formFromSetup(JSON.parse(await file.text()));
+      saveToUrl();
+      await describeSetup();
+    } catch (err) {
+      showError(`${file.name}: ${err.message}`);
+    }
+    e.target.value = "";
+  });
   $("export-student").addEventListener("click", downloadStudent);
   $("model-files").addEventListener("change", scoreSavedModel);
   startWorkers()
-    .then(() => loadSource(readForm().source))
+    .then(async () => {
+      defaults = (await request({ type: "defaults" })).setup;
+      await describeSetup();
+      return loadSource(readForm().source);
+    })
     .catch((e) => showError(e.message, true));
 }
 

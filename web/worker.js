@@ -1,7 +1,9 @@
 // The page's Web Worker: owns the wasm module (the distillrank crate), the data and the WebGPU
 // device, so that training never blocks the page. Messages in, one at a time:
 //   {type: "init", gpu}                   -> {type: "ready", adapter, why}  (gpu: false skips WebGPU)
-//   {type: "synthetic", knobs}            -> {type: "stats", stats}
+//   {type: "defaults"}                    -> {type: "defaults", setup}   (the library's default setup)
+//   {type: "describe", setup}             -> {type: "described", setup, command, differences}
+//   {type: "synthetic", source}           -> {type: "stats", stats}   (a setup's synthetic source)
 //   {type: "mq2008"}                      -> {type: "stats", stats}   (the bundled real data)
 //   {type: "upload", files: [{role, name, file, query}]}
 //                                         -> {type: "uploaded", files: [{role, name, stats}]}
@@ -27,6 +29,8 @@ import init, {
   student_files,
   evaluate_model,
   bench_train,
+  default_setup,
+  describe_setup,
 } from "./pkg/distillrank.js";
 
 const ready = init();
@@ -47,8 +51,12 @@ async function handle(msg) {
         return { type: "ready", adapter: null, why };
       }
     }
+    case "defaults":
+      return { type: "defaults", setup: default_setup() };
+    case "describe":
+      return { type: "described", ...describe_setup(JSON.stringify(msg.setup)) };
     case "synthetic":
-      return { type: "stats", stats: load_synthetic(msg.knobs) };
+      return { type: "stats", stats: load_synthetic(msg.source) };
     case "mq2008":
       return { type: "stats", stats: load_mq2008() };
     case "upload": {

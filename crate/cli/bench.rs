@@ -13,6 +13,7 @@ use distillrank::cpu::mlp::Mlp;
 use distillrank::cpu::{matmul, View};
 use distillrank::data::cache;
 use distillrank::data::letor::{read_letor_file, ReadOptions};
+use distillrank::gpu::params::DenseParams;
 use distillrank::gpu::trainer::GpuTrainer;
 use distillrank::gpu::{dense_dispatch, groups_of, AdapterChoice, Gpu, Kernel, Products};
 use distillrank::rng::Rng;
@@ -377,7 +378,7 @@ enum Operands {
 struct Product {
     operands: Operands,
     /// rows, columns and inner size of the result, and ReLU (off)
-    params: [u32; 4],
+    params: DenseParams,
     result_len: usize,
     workgroups: (u32, u32, u32),
 }
@@ -387,7 +388,12 @@ impl Product {
         if kernel == Kernel::DenseForwardNaive {
             return Product {
                 operands: Operands::InputWeight,
-                params: [m as u32, n as u32, k as u32, 0],
+                params: DenseParams {
+                    rows: m as u32,
+                    cols: n as u32,
+                    inner: k as u32,
+                    relu: 0,
+                },
                 result_len: m * n,
                 workgroups: (groups_of(m * n, 64), 1, 1),
             };

@@ -19,10 +19,12 @@ use distillrank::{Error, Result};
 
 use super::progress::{Output, Progress};
 use super::{
-    DataArgs, EvalArgs, FileArgs, LabelsArg, LogLabelsArg, PredictArgs, SimulateLogsArgs, SplitArg,
+    DataArgs, EvalArgs, FileArgs, LabelsArg, PredictArgs, SimulateLogsArgs, SplitArg, SplitFiles,
     StatsArgs, SynthArgs, TrainArgs,
 };
-use distillrank::data::logs::{self, LogColumns, SIDECAR_FORMAT};
+use distillrank::data::logs::{self, LogColumns, LogOptions, SIDECAR_FORMAT};
+use distillrank::data::prepare::hold_out_test;
+use distillrank::setup::{DataSetup, DataSource, HOLDOUT};
 
 /// Loads a LETOR file: from `FILE` if it is a cache, from `FILE.drcache` when that is fresh,
 /// otherwise by parsing the text (with a progress bar over the bytes read).
@@ -201,69 +203,98 @@ pub struct PreparedData {
     pub options: PrepareOptions,
 }
 
-/// The Gumbel temperature t for synthetic data. The generator's relevance already carries its
-/// own noise, so the labelling adds little: y is nearly 1[grade > tau_target], and the privileged
-/// features can explain most of the variance of y that x leaves, the condition under which the
-/// PFD paper's section 5 shows the student gaining from them.
-pub const SYNTHETIC_T: f64 = 8.0;
-
-/// Loads (or generates) and prepares the data of `train`.
+/// Loads (or generates) and prepares the data `args` describe.
 pub fn prepare_data(args: &DataArgs, out: &Output) -> Result<PreparedData> {
-    let (train, valid, test, default_split, (default_t, default_tau), description) =
-        match &args.files.train {
-            Some(path) => {
-                let files = &args.files;
-                let optional = |file: &Option<PathBuf>, query: &Option<PathBuf>| {
-                    file.as_ref()
-                        .map(|p| load(p, query.as_deref(), out))
-                        .transpose()
-                };
-                (
-                    load(path, files.train_query.as_deref(), out)?,
-                    optional(&files.valid, &files.valid_query)?,
-                    optional(&files.test, &files.test_query)?,
-                    PrivilegedSplit::FILE_DEFAULT,
-                    (4.0, 4.8),
-                    path.display().to_string(),
-                )
-            }
-            None => {
-                if args.files.valid.is_some() || args.files.test.is_some() {
-                    return Err(Error::Config("--valid/--test need --train".into()));
-                }
-                // One draw of train + valid + test queries, cut in that order. Validation and test are
-                // large so that method differences of a percent stand out of the evaluation noise.
-                let (n_train, n_valid, n_test) = (
-                    args.synth.queries,
-                    args.synth.valid_queries,
-                    args.synth.test_queries,
-                );
-                let synthetic = generate_splits(&args.synth.options(), n_train, n_valid, n_test)?;
-                let n_docs =
-                    synthetic.train.n_docs() + synthetic.valid.n_docs() + synthetic.test.n_docs();
-                let description = format!(
-                    "synthetic {} data ({} train / {} valid / {} test queries, {} docs, {})",
-                    format!("{:?}", args.synth.kind).to_lowercase(),
-                    n_train,
-                    n_valid,
-                    n_test,
-                    n_docs,
-                    args.synth.options().privileged_summary()
-                );
-                (
-                    synthetic.train,
-                    Some(synthetic.valid),
-                    Some(synthetic.test),
-                    PrivilegedSplit::Columns(synthetic.privileged_columns),
-                    (SYNTHETIC_T, 3.5),
-                    description,
-                )
-            }
-        };
-    let wants_logs = args.privileged.as_deref().map(str::trim) == Some("logs");
-    let (train, valid, test, logged, description) = if wants_logs {
+    prepare_setup(&args.setup()?, &args.files, false, out)
+}
+
+/// Loads (or generates) and prepares the data of `setup`, the one path of every command and of
+/// `compare --setup`. `files` gives the LightGBM `.query` files of text files without qid (the
+/// data's paths are the setup's). With `needs_test`, data without a test split get one held out
+/// of the training queries, as the page does ([`HOLDOUT`]).
+pub fn prepare_setup(
+    setup: &DataSetup,
+    files: &SplitFiles,
+    needs_test: bool,
+    out: &Output,
+) -> Result<PreparedData> {
+    let (train, valid, test, synthetic_z, description, paths) = match &setup.source {
+        DataSource::Files { train, valid, test } => {
+            let optional = |file: &Option<String>, query: &Option<PathBuf>| {
+                file.as_ref()
+                    .map(|p| load(Path::new(p), query.as_deref(), out))
+                    .transpose()
+            };
+            let paths = [
+                Some(PathBuf::from(train)),
+                valid.as_ref().map(PathBuf::from),
+                test.as_ref().map(PathBuf::from),
+            ];
+            (
+                load(Path::new(train), files.train_query.as_deref(), out)?,
+                optional(valid, &files.valid_query)?,
+                optional(test, &files.test_query)?,
+                None,
+                train.clone(),
+                paths,
+            )
+        }
+        DataSource::Mq2008 => {
+            let [train, valid, test] = distillrank::data::bundled::mq2008()?;
+            (
+                train,
+                Some(valid),
+                Some(test),
+                None,
+                "MQ2008 Fold1, bundled".to_string(),
+                [None, None, None],
+            )
+        }
+        DataSource::Synthetic {
+            options,
+            valid_queries,
+            test_queries,
+        } => {
+            // One draw of train + valid + test queries, cut in that order. Validation and test
+            // are large so that method differences of a percent stand out of the evaluation noise.
+            let synthetic =
+                generate_splits(options, options.queries, *valid_queries, *test_queries)?;
+            let n_docs =
+                synthetic.train.n_docs() + synthetic.valid.n_docs() + synthetic.test.n_docs();
+            let description = format!(
+                "synthetic {} data ({} train / {} valid / {} test queries, {} docs, {})",
+                format!("{:?}", options.kind).to_lowercase(),
+                options.queries,
+                valid_queries,
+                test_queries,
+                n_docs,
+                options.privileged_summary()
+            );
+            (
+                synthetic.train,
+                Some(synthetic.valid),
+                Some(synthetic.test),
+                Some(synthetic.privileged_columns),
+                description,
+                [None, None, None],
+            )
+        }
+    };
+    let (train, test, description) = match test {
+        None if needs_test => {
+            let (rest, test) = hold_out_test(&train, HOLDOUT.1, setup.data_seed)?;
+            let note = format!(
+                "{description}, its test split {} of its {} queries held out",
+                test.n_groups(),
+                train.n_groups()
+            );
+            (rest, Some(test), note)
+        }
+        test => (train, test, description),
+    };
+    let (train, valid, test, logged, description) = if setup.wants_logs() {
         let ((train, valid, test), columns, summary) =
-            logged_splits(args, train, valid, test, out)?;
+            logged_splits(&paths, &setup.logs, train, valid, test, out)?;
         (
             train,
             valid,
@@ -274,30 +305,7 @@ pub fn prepare_data(args: &DataArgs, out: &Output) -> Result<PreparedData> {
     } else {
         (train, valid, test, None, description)
     };
-    let (privileged, label_column) = match (logged, &args.privileged) {
-        (Some(columns), _) => match args.log_labels {
-            LogLabelsArg::Conversion => (
-                PrivilegedSplit::Columns(columns.privileged()),
-                Some(columns.conversions),
-            ),
-            LogLabelsArg::Gumbel => {
-                let mut z = columns.privileged();
-                z.push(columns.conversions);
-                (PrivilegedSplit::Columns(z), None)
-            }
-        },
-        (None, Some(spec)) => (privileged_split(spec)?, None),
-        (None, None) => (default_split, None),
-    };
-    let options = PrepareOptions {
-        min_group_size: args.min_group_size,
-        t: args.t.unwrap_or(default_t),
-        tau_target: args.tau_target.unwrap_or(default_tau),
-        privileged,
-        holdout: 0.1,
-        seed: args.data_seed,
-        label_column,
-    };
+    let options = setup.prepare_options(synthetic_z.as_deref(), logged.as_ref())?;
     let started = std::time::Instant::now();
     let mut bar = Progress::new(out, PREPARE_STEPS.len() as u64, "steps");
     let mut steps: Vec<(String, std::time::Instant)> = Vec::new();
@@ -355,7 +363,8 @@ type LoggedSplits = (
 );
 
 fn logged_splits(
-    args: &DataArgs,
+    paths: &[Option<PathBuf>; 3],
+    options: &LogOptions,
     train: Dataset,
     valid: Option<Dataset>,
     test: Option<Dataset>,
@@ -371,15 +380,15 @@ fn logged_splits(
             None => Ok(None),
         }
     };
-    let files = &args.files;
-    let train_sidecar = match &files.train {
+    let [train_path, valid_path, test_path] = paths;
+    let train_sidecar = match train_path {
         Some(path) => sidecar_of(path)?,
         None => None,
     };
     if let Some(sidecar) = train_sidecar {
         let columns: LogColumns = serde_json::from_value(sidecar["columns"].clone())
             .map_err(|e| Error::Config(format!("the training file's logs sidecar: {e}")))?;
-        let train_path = files.train.as_ref().expect("a sidecar belongs to a file");
+        let train_path = train_path.as_ref().expect("a sidecar belongs to a file");
         if train.n_features != columns.conversions {
             return Err(Error::Config(format!(
                 "{} has {} features but its logs sidecar puts the conversions in column {}: the file and {} do not belong together",
@@ -389,7 +398,7 @@ fn logged_splits(
                 sidecar_path(train_path).display()
             )));
         }
-        for path in [&files.valid, &files.test].into_iter().flatten() {
+        for path in [valid_path, test_path].into_iter().flatten() {
             match sidecar_of(path)? {
                 Some(other) if other["columns"] == sidecar["columns"] => {}
                 Some(_) => {
@@ -413,16 +422,14 @@ fn logged_splits(
         );
         return Ok(((train, valid, test), columns, summary));
     }
-    let options = args.logs.options()?;
     let present = [valid.is_some(), test.is_some()];
     let mut data = vec![train];
-    let mut names = vec![files
-        .train
+    let mut names = vec![train_path
         .as_ref()
         .map_or("the synthetic training split".into(), |p| {
             p.display().to_string()
         })];
-    for (split, name) in [(valid, &files.valid), (test, &files.test)] {
+    for (split, name) in [(valid, valid_path), (test, test_path)] {
         if let Some(d) = split {
             data.push(d);
             names.push(
@@ -432,7 +439,7 @@ fn logged_splits(
         }
     }
     let refs: Vec<&Dataset> = data.iter().collect();
-    let simulated = logs::simulate(&refs, &names, &options)?;
+    let simulated = logs::simulate(&refs, &names, options)?;
     let summary = format!("logs simulated here ({})", options.click_model_summary());
     out.note(format!(
         "{summary}: {} of {} training documents converted",

@@ -10,10 +10,11 @@ use distillrank::distill::{Method, RdConfig, RdWeighting};
 use distillrank::experiment::{compare, ndcg, plan, CompareConfig, Comparison};
 use distillrank::metrics::NDCG_CUTOFFS;
 use distillrank::model_io::{self, ModelConfig};
-use distillrank::train::{Event, TrainConfig};
+use distillrank::setup::{Backend, DataSetup, Setup};
+use distillrank::train::Event;
 use distillrank::{Error, Result};
 
-use super::commands::{prepare_data, PreparedData};
+use super::commands::{prepare_setup, PreparedData};
 use super::plot;
 use super::progress::{Output, Progress};
 use super::{BackendArg, DataArgs, IdcgZeroArg, LossArg};
@@ -24,9 +25,13 @@ pub struct CompareArgs {
     pub data: DataArgs,
     #[command(flatten)]
     pub experiment: ExperimentArgs,
-    /// Directory for report.md, results.json, results.csv and the SVG plots.
+    /// Directory for report.md, results.json, results.csv, setup.json and the SVG plots.
     #[arg(long, default_value = "out/compare")]
     pub out: PathBuf,
+    /// Run the setup in this JSON file (the page's "setup.json", or a compare's own): the whole
+    /// setup, so no other data or training options go with it.
+    #[arg(long)]
+    pub setup: Option<PathBuf>,
 }
 
 /// Options shared by `compare` and `sweep`.
@@ -102,14 +107,15 @@ pub struct ExperimentArgs {
 }
 
 impl ExperimentArgs {
-    pub fn config(&self, out: &Output) -> Result<CompareConfig> {
+    /// The experiment these arguments describe, on the data `data`.
+    pub fn setup(&self, data: DataSetup) -> Result<Setup> {
         let methods = self
             .methods
             .iter()
             .map(|m| {
                 Method::parse(m.trim()).ok_or_else(|| {
                     Error::Config(format!(
-                        "unknown method '{m}': expected one of {}",
+                        "unknown method '{m}': expected {}",
                         Method::ALL.map(|m| m.name()).join(", ")
                     ))
                 })
@@ -126,27 +132,21 @@ impl ExperimentArgs {
                 )))
             }
         };
-        let config = CompareConfig {
+        Ok(Setup {
+            data,
             methods,
             seeds: self.seeds,
             first_seed: self.first_seed,
-            train: TrainConfig {
-                loss: self.loss.into(),
-                widths: self.widths.clone(),
-                epochs: self.epochs,
-                adam: distillrank::cpu::adam::AdamConfig {
-                    lr: self.lr,
-                    ..Default::default()
-                },
-                batch_docs: self.batch_docs,
-                alpha: self.alpha,
-                idcg_zero: self.idcg_zero.into(),
-                patience: Some(self.patience.max(1)),
-                objective: self.objective.objective()?,
-                dual_rate_factor: self.objective.dual_rate_factor,
-                ..Default::default()
-            },
+            loss: self.loss.into(),
+            alpha: self.alpha,
+            epochs: self.epochs,
+            patience: self.patience,
+            lr: self.lr,
+            objective: self.objective.objective()?,
+            dual_rate_factor: self.objective.dual_rate_factor,
+            widths: self.widths.clone(),
             teacher_widths: self.teacher_widths.clone(),
+            batch_docs: self.batch_docs,
             teachers: self.teachers,
             rd: RdConfig {
                 k: self.rd_k,
@@ -157,12 +157,57 @@ impl ExperimentArgs {
                 ..Default::default()
             },
             rd_teacher_factor: self.rd_teacher_factor,
-            engine: Default::default(),
+            idcg_zero: self.idcg_zero.into(),
+            backend: match self.backend {
+                BackendArg::Auto => Backend::Auto,
+                BackendArg::Gpu => Backend::Gpu,
+                BackendArg::Cpu => Backend::Cpu,
+            },
+            note: None,
+        })
+    }
+
+    /// The comparison these arguments describe (its data aside), on the engine they choose.
+    pub fn config(&self, out: &Output) -> Result<CompareConfig> {
+        let setup = self.setup(DataSetup::default())?;
+        setup.compare_config(Default::default())?;
+        setup.compare_config(engine_for(setup.backend, out)?)
+    }
+}
+
+/// The engine a setup's backend asks for, saying which adapter it took.
+pub fn engine_for(backend: Backend, out: &Output) -> Result<distillrank::engine::Engine> {
+    let arg = match backend {
+        Backend::Auto => BackendArg::Auto,
+        Backend::Gpu => BackendArg::Gpu,
+        Backend::Cpu => BackendArg::Cpu,
+    };
+    super::engine(arg, out)
+}
+
+impl CompareArgs {
+    /// The setup to run: the `--setup` file's, or the one the other arguments describe.
+    pub fn setup(&self) -> Result<Setup> {
+        let from_args = self.experiment.setup(self.data.setup()?)?;
+        let Some(path) = &self.setup else {
+            return Ok(from_args);
         };
-        config.train.validate()?;
-        let mut config = config;
-        config.engine = super::engine(self.backend, out)?;
-        Ok(config)
+        if from_args != Setup::default() {
+            return Err(Error::Config(format!(
+                "--setup {} holds the whole setup: put the other settings in the file (or drop --setup)",
+                path.display()
+            )));
+        }
+        let bytes = distillrank::data::read_capped(path, 1 << 20, "a setup")?;
+        let text = String::from_utf8_lossy(&bytes);
+        serde_json::from_str(&text).map_err(|e| {
+            Error::parse(
+                path,
+                e.line() as u64,
+                e.column() as u64,
+                format!("not a setup: {e}"),
+            )
+        })
     }
 }
 
@@ -255,9 +300,12 @@ impl std::fmt::Display for Throughput {
 
 pub fn run(args: &CompareArgs, out: &Output) -> Result<()> {
     distillrank::output::check_folder(&args.out)?;
-    let config = args.experiment.config(out)?;
+    let setup = args.setup()?;
+    // Every setting is checked before the data load.
+    setup.compare_config(Default::default())?;
+    let config = setup.compare_config(engine_for(setup.backend, out)?)?;
     let started = std::time::Instant::now();
-    let data = prepare_data(&args.data, out)?;
+    let data = prepare_setup(&setup.data, &args.data.files, true, out)?;
     let comparison = run_comparison(&data, &config, out)?;
     let seconds = started.elapsed().as_secs_f64();
     let throughput = Throughput::of(&comparison, seconds);
@@ -266,15 +314,17 @@ pub fn run(args: &CompareArgs, out: &Output) -> Result<()> {
     let command = reproduce_command();
     write(
         &args.out.join("report.md"),
-        &report(&data, &config, &table, &command, &throughput),
+        &report(&data, &config, &table, &command, &throughput, &setup),
     )?;
     let mut results = results_json(&data, &config, &comparison, &command);
+    results["setup"] = serde_json::to_value(&setup).expect("serialise");
     results["throughput"] = serde_json::to_value(&throughput).expect("serialise");
     write(
         &args.out.join("results.json"),
         &(serde_json::to_string_pretty(&results).expect("serialise") + "\n"),
     )?;
     write(&args.out.join("results.csv"), &csv(&comparison))?;
+    write(&args.out.join("setup.json"), &(setup.to_json() + "\n"))?;
     save_students(&args.out.join("students"), &data, &config, &comparison)?;
     plot::ndcg_per_epoch(&args.out.join("ndcg_per_epoch.svg"), &comparison)?;
     plot::loss_terms(&args.out.join("loss_terms.svg"), &comparison)?;
@@ -284,7 +334,7 @@ pub fn run(args: &CompareArgs, out: &Output) -> Result<()> {
         outln!("{table}");
         outln!("{throughput}");
         outln!(
-            "wrote {}/{{report.md, results.json, results.csv, ndcg_per_epoch.svg, loss_terms.svg, students/}} in {seconds:.0} s",
+            "wrote {}/{{report.md, results.json, results.csv, setup.json, ndcg_per_epoch.svg, loss_terms.svg, students/}} in {seconds:.0} s",
             args.out.display()
         );
     }
@@ -416,6 +466,7 @@ fn report(
     table: &str,
     command: &str,
     throughput: &Throughput,
+    setup: &Setup,
 ) -> String {
     let seconds = throughput.end_to_end_seconds;
     let p = &data.prepared;
@@ -428,7 +479,7 @@ fn report(
     }
     let _ = writeln!(
         r,
-        "Test NDCG@k of the students (mean ± standard deviation over {} seeds), each at the epoch with the best validation NDCG@8; \"gain @8\" is relative to no-distillation; the teacher column is the teacher's own test NDCG@8 (it sees z on the test split). Ranking Distillation's teacher is the larger x-only model. Parameters and scoring time (ms per 1,000 test documents on the CPU engine, mean over seeds) are the student's, the teacher's in brackets.\n",
+        "Test NDCG@k of the students (mean ± standard deviation over {} seeds), each at the epoch with the best validation NDCG@8; \"gain @8\" is relative to no-distillation; the teacher column is the teacher's own test NDCG@8 (it sees z on the test split). Ranking Distillation's teacher is the larger x-only model. Parameters and scoring time (ms per 1,000 test documents on the engine that trained it, mean over seeds) are the student's, the teacher's in brackets.\n",
         config.seeds
     );
     let _ = writeln!(
@@ -471,7 +522,13 @@ fn report(
     );
     let _ = writeln!(
         r,
-        "## Reproduce\n\n```sh\n{command}\n```\n\nRan in {seconds:.0} s: {throughput}."
+        "## Reproduce\n\n```sh\n{command}\n```\n\nRan in {seconds:.0} s: {throughput}.\n"
+    );
+    let _ = writeln!(
+        r,
+        "The setup (`setup.json`; `distillrank compare --setup setup.json` runs it again, and the page's \"Open a setup\" loads it), the same as `distillrank {}`:\n\n```json\n{}\n```",
+        setup.command_line().join(" "),
+        setup.to_json()
     );
     r
 }
@@ -528,4 +585,130 @@ fn csv(c: &Comparison) -> String {
         }
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+    use distillrank::cpu::loss::LossKind;
+    use distillrank::data::logs::ClickModel;
+    use distillrank::objectives::Objective;
+    use distillrank::setup::{Backend, DataSource, LogLabels, Setup};
+
+    use super::super::{Cli, Command};
+    use super::CompareArgs;
+
+    fn parse(args: &[String]) -> CompareArgs {
+        let line = std::iter::once("distillrank".to_string()).chain(args.iter().cloned());
+        match Cli::try_parse_from(line)
+            .unwrap_or_else(|e| panic!("{args:?}: {e}"))
+            .command
+        {
+            Command::Compare(a) => a,
+            _ => unreachable!("a compare command"),
+        }
+    }
+
+    /// The CLI's defaults are the library's: `compare` without options is `Setup::default()`.
+    #[test]
+    fn the_command_lines_defaults_are_the_setups() {
+        let args = parse(&["compare".to_string()]);
+        assert_eq!(args.setup().unwrap(), Setup::default());
+        assert_eq!(Setup::default().command_line(), ["compare"]);
+    }
+
+    /// A setup's command line gives the setup back, for setups that change every kind of field.
+    #[test]
+    fn a_setup_comes_back_from_its_command_line() {
+        let mut synthetic = Setup::default();
+        if let DataSource::Synthetic {
+            options,
+            valid_queries,
+            test_queries,
+        } = &mut synthetic.data.source
+        {
+            options.queries = 600;
+            options.regular = 24;
+            options.privileged_strength = 0.7;
+            options.privileged_correlation = 0.25;
+            options.seed = 3;
+            *valid_queries = 150;
+            *test_queries = 300;
+        }
+        synthetic.data.tau_target = Some(3.0);
+        synthetic.data.t = Some(4.0);
+        synthetic.methods = vec![
+            distillrank::distill::Method::NoDistillation,
+            distillrank::distill::Method::RankingDistillation,
+        ];
+        synthetic.loss = LossKind::Softmax;
+        synthetic.epochs = 12;
+        synthetic.widths = vec![64, 32];
+        synthetic.lr = 0.003;
+        synthetic.seeds = 2;
+        synthetic.rd.k = 5;
+        synthetic.backend = Backend::Cpu;
+
+        let mut logs = Setup::default();
+        logs.data.source = DataSource::Mq2008;
+        logs.data.privileged = Some("logs".into());
+        logs.data.logs.sessions = 30;
+        logs.data.logs.click_model = ClickModel::Cascade;
+        logs.data.logs.conversion_rate = 0.05;
+        logs.data.log_labels = LogLabels::Gumbel;
+        logs.objective = Some(Objective::parse("auc-pr").unwrap());
+        logs.loss = LossKind::LambdaRank;
+        logs.teacher_widths = Some(vec![128, 64]);
+
+        let mut files = Setup::default();
+        files.data.source = DataSource::Files {
+            train: "train.txt".into(),
+            valid: None,
+            test: Some("test.txt".into()),
+        };
+        files.data.privileged = Some("top:30%".into());
+        files.data.min_group_size = 5;
+        files.data.data_seed = 9;
+        files.alpha = 0.3;
+
+        for setup in [synthetic, logs, files] {
+            let line = setup.command_line();
+            assert_eq!(parse(&line).setup().unwrap(), setup, "{line:?}");
+        }
+    }
+
+    /// `--setup FILE` runs the whole setup; other options beside it are refused by name.
+    #[test]
+    fn a_setup_file_takes_no_other_settings() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("setup.json");
+        let setup = Setup {
+            epochs: 3,
+            ..Setup::default()
+        };
+        std::fs::write(&path, setup.to_json()).unwrap();
+        let file = path.display().to_string();
+        let args = parse(&["compare".into(), "--setup".into(), file.clone()]);
+        assert_eq!(args.setup().unwrap(), setup);
+        let both = parse(&[
+            "compare".into(),
+            "--setup".into(),
+            file,
+            "--epochs".into(),
+            "5".into(),
+        ]);
+        let err = both.setup().unwrap_err().to_string();
+        assert!(
+            err.contains("--setup") && err.contains("setup.json"),
+            "{err}"
+        );
+        std::fs::write(&path, "{\"epochs\": 3, \"epoch\": 4}").unwrap();
+        let bad = parse(&[
+            "compare".into(),
+            "--setup".into(),
+            path.display().to_string(),
+        ]);
+        let err = bad.setup().unwrap_err().to_string();
+        assert!(err.contains("setup.json") && err.contains("epoch"), "{err}");
+    }
 }

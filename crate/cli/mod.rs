@@ -24,9 +24,11 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use distillrank::cpu::loss::LossKind;
+use distillrank::data::logs::LogOptions;
 use distillrank::data::prepare::FeatureView;
 use distillrank::data::synth::SynthKind;
 use distillrank::metrics::IdcgZero;
+use distillrank::setup::{DataSetup, DataSource, LogLabels};
 
 #[derive(Parser)]
 #[command(
@@ -180,6 +182,65 @@ impl LogArgs {
     }
 }
 
+impl DataArgs {
+    /// The data part of the experiment setup these arguments describe.
+    pub fn setup(&self) -> distillrank::Result<DataSetup> {
+        use distillrank::Error;
+        let files = &self.files;
+        let path = |p: &PathBuf| p.display().to_string();
+        let source = match (&files.bundled, &files.train) {
+            (Some(name), _) if name == "mq2008" => {
+                if files.valid.is_some() || files.test.is_some() {
+                    return Err(Error::Config(
+                        "--bundled mq2008 has its own splits: drop --valid and --test".into(),
+                    ));
+                }
+                DataSource::Mq2008
+            }
+            (Some(name), _) => {
+                return Err(Error::Config(format!(
+                    "--bundled {name}: the bundled data are mq2008"
+                )))
+            }
+            (None, Some(train)) => DataSource::Files {
+                train: path(train),
+                valid: files.valid.as_ref().map(path),
+                test: files.test.as_ref().map(path),
+            },
+            (None, None) => {
+                if files.valid.is_some() || files.test.is_some() {
+                    return Err(Error::Config("--valid/--test need --train".into()));
+                }
+                DataSource::Synthetic {
+                    options: self.synth.options(),
+                    valid_queries: self.synth.valid_queries,
+                    test_queries: self.synth.test_queries,
+                }
+            }
+        };
+        let setup = DataSetup {
+            source,
+            privileged: self.privileged.clone(),
+            logs: LogOptions::default(),
+            log_labels: match self.log_labels {
+                LogLabelsArg::Conversion => LogLabels::Conversion,
+                LogLabelsArg::Gumbel => LogLabels::Gumbel,
+            },
+            tau_target: self.tau_target,
+            t: self.t,
+            min_group_size: self.min_group_size,
+            data_seed: self.data_seed,
+        };
+        // The simulator's options are checked only where they are used.
+        let logs = if setup.wants_logs() {
+            self.logs.options()?
+        } else {
+            LogOptions::default()
+        };
+        Ok(DataSetup { logs, ..setup })
+    }
+}
+
 /// What y is when the privileged features are simulated logs.
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq)]
 pub enum LogLabelsArg {
@@ -314,6 +375,9 @@ pub struct SplitFiles {
     /// Group sizes for a test file without qid:.
     #[arg(long)]
     pub test_query: Option<PathBuf>,
+    /// Data bundled with distillrank instead of files: mq2008 (MQ2008 Fold1, as on the page).
+    #[arg(long, conflicts_with = "train")]
+    pub bundled: Option<String>,
 }
 
 /// Where the data come from and how they are prepared (spec §1).
@@ -397,7 +461,7 @@ pub struct TrainArgs {
 pub struct ObjectiveArgs {
     /// The data loss: `ranking` (the --loss), or a global objective on the documents of positive
     /// query groups labelled by y: logloss, auc-pr, recall-at-precision:0.8,
-    /// precision-at-recall:0.9, tpr-at-fpr:0.05, roc-auc, f-beta:1 (CPU engine).
+    /// precision-at-recall:0.9, tpr-at-fpr:0.05, roc-auc, f-beta:1 (either engine).
     #[arg(long, default_value = "ranking")]
     pub objective: String,
     /// The objective's multipliers ascend at this factor times the learning rate.

@@ -13,7 +13,7 @@ use distillrank::distill::Method;
 use distillrank::experiment::Comparison;
 use distillrank::{Error, Result};
 
-use super::commands::prepare_data;
+use super::commands::prepare_setup;
 use super::compare::{reproduce_command, run_comparison, write, ExperimentArgs};
 use super::plot::{lines, Series};
 use super::progress::Output;
@@ -148,7 +148,7 @@ pub fn run(args: &SweepArgs, out: &Output) -> Result<()> {
             SweepParam::ConversionRate => data_args.logs.conversion_rate = value,
         }
         out.note(format!("{name} = {value}"));
-        let data = prepare_data(&data_args, out)?;
+        let data = prepare_setup(&data_args.setup()?, &data_args.files, true, out)?;
         let train = &data.prepared.train;
         positives.push((train.positive_groups(), train.n_groups()));
         points.push((value, run_comparison(&data, &base, out)?));

@@ -1,6 +1,7 @@
 //! Ranking data: reading ([`letor`]), caching ([`cache`], native), generating ([`synth`]) and the PFD
 //! paper's preparation ([`prepare`]).
 
+pub mod bundled;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod cache;
 pub mod letor;

@@ -236,6 +236,25 @@ pub fn filter_groups(data: &Dataset, min_size: usize) -> (Dataset, FilterReport)
     (out, report)
 }
 
+/// Holds out `share` of the training queries, drawn from `seed`, as the test split of data that
+/// have none: (the remaining training queries, the test split), each in the original order.
+/// Both front doors use it ([`crate::setup::HOLDOUT`]).
+pub fn hold_out_test(train: &Dataset, share: f64, seed: u64) -> Result<(Dataset, Dataset)> {
+    let n = train.n_groups();
+    if n < 3 {
+        return Err(Error::Data(format!(
+            "only {n} training groups: cannot hold out a test split and a validation split; give a test file"
+        )));
+    }
+    let mut order: Vec<usize> = (0..n).collect();
+    Rng::stream(seed, 0x7465_7374).shuffle(&mut order);
+    let n_test = ((n as f64 * share).round() as usize).clamp(1, n - 2);
+    let (mut test, mut rest) = (order[..n_test].to_vec(), order[n_test..].to_vec());
+    test.sort_unstable();
+    rest.sort_unstable();
+    Ok((select_groups(train, &rest), select_groups(train, &test)))
+}
+
 /// The dataset restricted to groups `keep`, in that order.
 pub fn select_groups(data: &Dataset, keep: &[usize]) -> Dataset {
     let nf = data.n_features;

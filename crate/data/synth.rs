@@ -21,7 +21,7 @@ pub enum SynthKind {
     Linear,
 }
 
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SynthOptions {
     pub kind: SynthKind,
     pub queries: usize,

@@ -2,6 +2,7 @@
 //! targets, over one set of buffers, and their parameters. The trainer ([`super::trainer`]) and
 //! the kernel checks both build their dispatches here.
 
+use super::params::RankingLossParams;
 use super::shaders::WORKGROUP;
 use super::{groups_of, Gpu, Kernel, Slot};
 use crate::cpu::loss::LossKind;
@@ -58,16 +59,16 @@ impl RankingLoss {
 
     /// Writes every dispatch's parameters; returns the dispatches to record, in order.
     pub fn prepare(&self, gpu: &Gpu, p: LossParams) -> Vec<(&Slot, (u32, u32, u32))> {
-        let params = [
-            p.n as u32,
-            p.groups as u32,
-            p.teachers as u32,
-            p.partial_offset as u32,
-            p.scale.to_bits(),
-            p.accumulate as u32,
-            p.scratch_offset as u32,
-            0,
-        ];
+        let params = RankingLossParams {
+            n: p.n as u32,
+            groups: p.groups as u32,
+            teachers: p.teachers as u32,
+            partial_offset: p.partial_offset as u32,
+            scale: p.scale,
+            accumulate: p.accumulate as u32,
+            scratch_offset: p.scratch_offset as u32,
+            _pad: 0,
+        };
         self.slots
             .iter()
             .map(|slot| {

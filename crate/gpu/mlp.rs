@@ -5,6 +5,7 @@
 
 use std::sync::Arc;
 
+use super::params::{AdamParams, DenseParams};
 use super::shaders::WORKGROUP;
 use super::{dense_dispatch, groups_of, Gpu, Kernel, Slot};
 use crate::cpu::adam::AdamConfig;
@@ -29,7 +30,7 @@ struct Layer {
 
 impl Layer {
     /// The parameters and workgroups of one of this layer's products over `n` rows.
-    fn dispatch(&self, product: Kernel, n: usize) -> ([u32; 4], (u32, u32, u32)) {
+    fn dispatch(&self, product: Kernel, n: usize) -> (DenseParams, (u32, u32, u32)) {
         let relu = self.relu_mask.is_some();
         dense_dispatch(product, n, self.n_in, self.n_out, relu)
     }
@@ -66,23 +67,20 @@ pub fn adam_params(
     len: usize,
     grad_offset: usize,
     param_offset: usize,
-) -> [u32; 12] {
+) -> AdamParams {
     let bias1 = 1.0 - c.beta1.powi(step as i32);
     let bias2 = 1.0 - c.beta2.powi(step as i32);
-    [
-        len as u32,
-        grad_offset as u32,
-        param_offset as u32,
-        0,
-        ((c.lr * bias2.sqrt() / bias1) as f32).to_bits(),
-        ((c.eps * bias2.sqrt()) as f32).to_bits(),
-        (c.beta1 as f32).to_bits(),
-        (c.beta2 as f32).to_bits(),
-        (c.weight_decay as f32).to_bits(),
-        0,
-        0,
-        0,
-    ]
+    AdamParams {
+        n: len as u32,
+        grad_offset: grad_offset as u32,
+        param_offset: param_offset as u32,
+        lr_t: (c.lr * bias2.sqrt() / bias1) as f32,
+        eps_t: (c.eps * bias2.sqrt()) as f32,
+        beta1: c.beta1 as f32,
+        beta2: c.beta2 as f32,
+        weight_decay: c.weight_decay as f32,
+        ..Default::default()
+    }
 }
 
 /// The width the input buffer and the first layer get for `n_features` inputs: with the direct
@@ -297,10 +295,21 @@ impl GpuMlp {
             let params = |product| layer.dispatch(product, n).0;
             gpu.set_params(&layer.forward, &params(Kernel::DenseForward));
             if let Some(mask) = &layer.relu_mask {
-                gpu.set_params(mask, &[b, n_out, 0, 0]);
+                let params = DenseParams {
+                    rows: b,
+                    cols: n_out,
+                    ..Default::default()
+                };
+                gpu.set_params(mask, &params);
             }
             gpu.set_params(&layer.backward_weight, &params(Kernel::DenseBackwardWeight));
-            gpu.set_params(&layer.backward_bias, &[1, n_out, b, 0]);
+            let bias = DenseParams {
+                rows: 1,
+                cols: n_out,
+                inner: b,
+                relu: 0,
+            };
+            gpu.set_params(&layer.backward_bias, &bias);
             if let Some(back) = &layer.backward_input {
                 gpu.set_params(back, &params(Kernel::DenseBackwardInput));
             }

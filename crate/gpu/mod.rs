@@ -9,6 +9,7 @@
 
 pub mod losses;
 pub mod mlp;
+pub mod params;
 pub mod shaders;
 pub mod trainer;
 
@@ -17,6 +18,7 @@ use std::sync::Arc;
 use wgpu::util::DeviceExt;
 
 use crate::error::{Error, Result};
+use params::{DenseParams, KernelParams};
 use shaders::TILE;
 
 /// The kernels, one compute pipeline each.
@@ -445,7 +447,13 @@ impl Gpu {
             Kernel::DenseForward,
             [Some(&a), Some(&b), Some(&bias), Some(&out), None],
         );
-        self.set_params(&slot, &[rows as u32, cols as u32, inner as u32, 1]);
+        let params = DenseParams {
+            rows: rows as u32,
+            cols: cols as u32,
+            inner: inner as u32,
+            relu: 1,
+        };
+        self.set_params(&slot, &params);
         let module = compile_module(&self.device, "dense.wgsl", shaders::DENSE);
         let kinds = [Products::Direct, Products::Tiled];
         // Direct as the trainer runs it at this shape: its vec4 form.
@@ -594,10 +602,12 @@ impl Gpu {
     }
 
     /// Writes a slot's parameters (before the submission that uses them).
-    pub fn set_params(&self, slot: &Slot, params: &[u32]) {
-        let mut bytes = bytemuck::cast_slice::<u32, u8>(params).to_vec();
-        bytes.resize(PARAMS_BYTES as usize, 0);
-        self.queue.write_buffer(&slot.params, 0, &bytes);
+    pub fn set_params<P: KernelParams>(&self, slot: &Slot, params: &P) {
+        const { assert!(std::mem::size_of::<P>() <= PARAMS_BYTES as usize) };
+        let bytes = bytemuck::bytes_of(params);
+        let mut uniform = [0u8; PARAMS_BYTES as usize];
+        uniform[..bytes.len()].copy_from_slice(bytes);
+        self.queue.write_buffer(&slot.params, 0, &uniform);
     }
 
     /// Records a slot's dispatch.
@@ -790,18 +800,24 @@ pub fn dense_dispatch(
     n_in: usize,
     n_out: usize,
     relu: bool,
-) -> ([u32; 4], (u32, u32, u32)) {
+) -> (DenseParams, (u32, u32, u32)) {
     let (b, i, o) = (batch as u32, n_in as u32, n_out as u32);
     let blocks = |rows: usize, cols: usize| (groups_of(cols, TILE), groups_of(rows, TILE), 1);
+    let params = |rows, cols, inner, relu: bool| DenseParams {
+        rows,
+        cols,
+        inner,
+        relu: relu as u32,
+    };
     match product {
         Kernel::DenseForward | Kernel::DenseForwardVec4 => {
-            ([b, o, i, relu as u32], blocks(batch, n_out))
+            (params(b, o, i, relu), blocks(batch, n_out))
         }
         Kernel::DenseBackwardInput | Kernel::DenseBackwardInputVec4 => {
-            ([b, i, o, 0], blocks(batch, n_in))
+            (params(b, i, o, false), blocks(batch, n_in))
         }
         Kernel::DenseBackwardWeight | Kernel::DenseBackwardWeightVec4 => {
-            ([i, o, b, 0], blocks(n_in, n_out))
+            (params(i, o, b, false), blocks(n_in, n_out))
         }
         other => unreachable!("{other:?} is not a dense product"),
     }

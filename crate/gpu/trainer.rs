@@ -17,6 +17,7 @@ use std::sync::Arc;
 
 use super::losses::{LossBuffers, LossParams, RankingLoss};
 use super::mlp::GpuMlp;
+use super::params::{DistillParams, ReduceParams, SelectParams};
 use super::shaders::WORKGROUP;
 use super::{groups_of, Gpu, Kernel, Phase, Slot};
 use crate::cpu::loss::{loss_weights, Targets};
@@ -287,7 +288,7 @@ impl GpuTrainer {
                     accumulate: false,
                 },
             ));
-            gpu.set_params(sum, &[b, slot as u32, 0, 0]);
+            gpu.set_params(sum, &ReduceParams::new(n, slot, 0));
             data.push((sum, (1, 1, 1)));
         }
         if let Some(subset) = &mut self.objective {
@@ -306,7 +307,12 @@ impl GpuTrainer {
             let mut selection = rows.clone();
             selection.extend(&places);
             q.write_buffer(&subset.selection, 0, bytemuck::cast_slice(&selection));
-            let select_params = |scale: f32| [b, m as u32, 0, 0, scale.to_bits(), 0, 0, 0];
+            let select_params = |scale: f32| SelectParams {
+                n: b,
+                m: m as u32,
+                scale,
+                ..Default::default()
+            };
             gpu.set_params(&subset.gather, &select_params(1.0));
             gpu.set_params(&subset.scatter, &select_params(plan.data_scale));
             if m > 0 {
@@ -353,7 +359,7 @@ impl GpuTrainer {
                     accumulate: true,
                 },
             ));
-            let sum = [b, slot as u32 + 1, self.max_docs as u32, 0];
+            let sum = ReduceParams::new(n, slot + 1, self.max_docs);
             gpu.set_params(&self.reduce_teacher, &sum);
             teacher.push((&self.reduce_teacher, (1, 1, 1)));
         } else {
@@ -369,9 +375,9 @@ impl GpuTrainer {
                 q.write_buffer(&slots.index, 0, bytemuck::cast_slice(&index));
                 let params = rd_params(b, groups, rd, plan.rd_scale.unwrap_or(0.0));
                 gpu.set_params(&slots.weigh, &params);
-                gpu.set_params(&slots.count, &[groups as u32, candidates as u32, 0, 0]);
+                gpu.set_params(&slots.count, &ReduceParams::new(groups, candidates, 0));
                 gpu.set_params(&slots.loss, &params);
-                gpu.set_params(&slots.sum, &[candidates as u32, slot as u32 + 2, 0, 0]);
+                gpu.set_params(&slots.sum, &ReduceParams::new(candidates, slot + 2, 0));
                 rd_dispatches = vec![
                     (&slots.weigh, (groups_of(groups, WORKGROUP), 1, 1)),
                     (&slots.count, (1, 1, 1)),
@@ -451,21 +457,21 @@ impl GpuTrainer {
 }
 
 /// The parameters of `distill.wgsl`.
-fn rd_params(n: u32, groups: usize, rd: &RdBatch, scale: f32) -> [u32; 8] {
+fn rd_params(n: u32, groups: usize, rd: &RdBatch, scale: f32) -> DistillParams {
     let scheme = match rd.scheme {
         RdScheme::Equal => 0,
         RdScheme::Position => 1,
         RdScheme::Discrepancy => 2,
         RdScheme::PositionTimesDiscrepancy => 3,
     };
-    [
+    DistillParams {
         n,
-        groups as u32,
-        rd.documents.len() as u32,
+        groups: groups as u32,
+        candidates: rd.documents.len() as u32,
         scheme,
-        (rd.lambda as f32).to_bits(),
-        (rd.mu as f32).to_bits(),
-        scale.to_bits(),
-        0,
-    ]
+        lambda: rd.lambda as f32,
+        mu: rd.mu as f32,
+        scale,
+        _pad: 0,
+    }
 }

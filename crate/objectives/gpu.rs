@@ -14,11 +14,20 @@ use super::{LabelPrior, Objective, Params, Surrogate};
 use crate::cpu::mlp::Mlp;
 use crate::error::{Error, Result};
 use crate::gpu::mlp::{adam_params, GpuMlp};
+use crate::gpu::params::{KernelParams, ObjectiveParams, RankingLossParams, ReduceParams};
 use crate::gpu::shaders::WORKGROUP;
 use crate::gpu::{groups_of, Gpu, Kernel, Slot};
 
-/// One dispatch: its slot, its parameters and its workgroups.
-type Dispatch<'a> = (&'a Slot, Vec<u32>, (u32, u32, u32));
+/// Writes a slot's parameters; returns the slot with its workgroups, to record.
+fn dispatch<'a, P: KernelParams>(
+    gpu: &Gpu,
+    slot: &'a Slot,
+    params: P,
+    workgroups: (u32, u32, u32),
+) -> (&'a Slot, (u32, u32, u32)) {
+    gpu.set_params(slot, &params);
+    (slot, workgroups)
+}
 
 /// The dispatches of one objective's loss, between the forward and the backward pass.
 enum LossSlots {
@@ -204,31 +213,32 @@ impl GpuObjectiveLoss {
             Surrogate::Hinge => 0,
             Surrogate::Log => 1,
         };
-        // The objective kernels' parameters: n, K, surrogate, 0, scale, dual step.
-        let objective_params = |scale: f32| {
-            vec![
-                b,
-                k as u32,
-                surrogate,
-                0,
-                scale.to_bits(),
-                self.dual_step.to_bits(),
-                0,
-                0,
-            ]
+        let objective_params = |scale: f32| ObjectiveParams {
+            n: b,
+            constraints: k as u32,
+            surrogate,
+            scale,
+            step: self.dual_step,
+            ..Default::default()
         };
-        let window_slot = window_slot as u32;
         let examples = (groups_of(n, WORKGROUP), 1, 1);
         let single = (1, 1, 1);
-        let sum_params = |n: usize, offset: usize| vec![n as u32, window_slot, offset as u32, 0];
+        let sum_params = |n: usize, offset: usize| ReduceParams::new(n, window_slot, offset);
+        let rows_params = |n: usize| ReduceParams::new(n, 0, 0);
         let mut data = labels.to_vec();
-        // Every loss dispatch: its slot, its parameters and its workgroups, in order.
-        let dispatches: Vec<Dispatch> = match &self.slots {
+        // Every loss dispatch in order, its parameters written.
+        let dispatches = match &self.slots {
             LossSlots::LogLoss { bce, sum } => {
                 data.extend(std::iter::repeat_n(1.0 / n as f32, n));
+                let weighted_bce = RankingLossParams {
+                    n: b,
+                    groups: 1,
+                    scale: 1.0,
+                    ..Default::default()
+                };
                 vec![
-                    (bce, vec![b, 1, 0, 0, 1f32.to_bits(), 0, 0, 0], examples),
-                    (sum, sum_params(n, 0), single),
+                    dispatch(gpu, bce, weighted_bce, examples),
+                    dispatch(gpu, sum, sum_params(n, 0), single),
                 ]
             }
             LossSlots::RocAuc { pairs, sum } => {
@@ -240,8 +250,8 @@ impl GpuObjectiveLoss {
                     0.5 / pairs_count as f32
                 };
                 vec![
-                    (pairs, objective_params(scale), examples),
-                    (sum, sum_params(n, 0), single),
+                    dispatch(gpu, pairs, objective_params(scale), examples),
+                    dispatch(gpu, sum, sum_params(n, 0), single),
                 ]
             }
             LossSlots::FBeta {
@@ -251,10 +261,10 @@ impl GpuObjectiveLoss {
                 gradient,
                 sum,
             } => vec![
-                (terms, objective_params(*b2), examples),
-                (rows, vec![b, 0, 0, 0], (3, 1, 1)),
-                (gradient, objective_params(*b2), examples),
-                (sum, sum_params(1, 0), single),
+                dispatch(gpu, terms, objective_params(*b2), examples),
+                dispatch(gpu, rows, rows_params(n), (3, 1, 1)),
+                dispatch(gpu, gradient, objective_params(*b2), examples),
+                dispatch(gpu, sum, sum_params(1, 0), single),
             ],
             LossSlots::Constrained {
                 terms,
@@ -268,16 +278,16 @@ impl GpuObjectiveLoss {
                 }
                 let scale = 1.0 / k as f32;
                 let mut list = vec![
-                    (terms, objective_params(scale), examples),
-                    (rows, vec![b, 0, 0, 0], (3 * k as u32, 1, 1)),
-                    (multipliers, objective_params(scale), single),
+                    dispatch(gpu, terms, objective_params(scale), examples),
+                    dispatch(gpu, rows, rows_params(n), (3 * k as u32, 1, 1)),
+                    dispatch(gpu, multipliers, objective_params(scale), single),
                     // The loss terms sit at 2 K in the multiplier kernel's output.
-                    (sum, sum_params(k, 2 * k), single),
+                    dispatch(gpu, sum, sum_params(k, 2 * k), single),
                 ];
                 if let Some(adam) = bias_adam {
                     // The bias gradients at 0 in that output, the biases at K in the state.
-                    let p = adam_params(&self.adam, bias_step, k, 0, k).to_vec();
-                    list.push((adam, p, (groups_of(k, WORKGROUP), 1, 1)));
+                    let p = adam_params(&self.adam, bias_step, k, 0, k);
+                    list.push(dispatch(gpu, adam, p, (groups_of(k, WORKGROUP), 1, 1)));
                 }
                 list
             }
@@ -285,12 +295,6 @@ impl GpuObjectiveLoss {
         gpu.queue
             .write_buffer(&self.labels, 0, bytemuck::cast_slice(&data));
         dispatches
-            .into_iter()
-            .map(|(slot, p, groups)| {
-                gpu.set_params(slot, &p);
-                (slot, groups)
-            })
-            .collect()
     }
 
     /// The current multipliers and anchor biases, read back.

@@ -14,6 +14,7 @@ use distillrank::cpu::ranking::CpuRanking;
 use distillrank::distill::{RdBatch, RdScheme};
 use distillrank::gpu::losses::{LossBuffers, LossParams, RankingLoss};
 use distillrank::gpu::mlp::adam_params;
+use distillrank::gpu::params::{AdamParams, DenseParams, ObjectiveParams, ReduceParams};
 use distillrank::gpu::shaders::{TILE, WORKGROUP};
 use distillrank::gpu::trainer::GpuTrainer;
 use distillrank::gpu::{groups_of, AdapterChoice, Gpu, Kernel, Products};
@@ -142,12 +143,18 @@ pub async fn dense_kernels(gpu: &Gpu) {
             [Some(&g_dout), Some(&g_w), None, Some(&g_dinp), None],
         );
         let (bu, iu, ou) = (b as u32, n_in as u32, n_out as u32);
-        gpu.set_params(&forward, &[bu, ou, iu, relu as u32]);
-        gpu.set_params(&naive, &[bu, ou, iu, relu as u32]);
-        gpu.set_params(&mask, &[bu, ou, 0, 0]);
-        gpu.set_params(&bw, &[iu, ou, bu, 0]);
-        gpu.set_params(&bb, &[1, ou, bu, 0]);
-        gpu.set_params(&bi, &[bu, iu, ou, 0]);
+        let dense = |rows, cols, inner, relu: bool| DenseParams {
+            rows,
+            cols,
+            inner,
+            relu: relu as u32,
+        };
+        gpu.set_params(&forward, &dense(bu, ou, iu, relu));
+        gpu.set_params(&naive, &dense(bu, ou, iu, relu));
+        gpu.set_params(&mask, &dense(bu, ou, 0, false));
+        gpu.set_params(&bw, &dense(iu, ou, bu, false));
+        gpu.set_params(&bb, &dense(1, ou, bu, false));
+        gpu.set_params(&bi, &dense(bu, iu, ou, false));
         run(gpu, |pass| {
             gpu.record(
                 pass,
@@ -307,7 +314,7 @@ pub async fn loss_kernels(gpu: &Gpu) {
                     accumulate: false,
                 },
             );
-            gpu.set_params(&reduce, &[n as u32, 0, 0, 0]);
+            gpu.set_params(&reduce, &ReduceParams::new(n, 0, 0));
             run(gpu, |pass| {
                 for (slot, groups) in &dispatches {
                     gpu.record(pass, slot, *groups);
@@ -341,7 +348,7 @@ pub async fn reduction_and_adam(gpu: &Gpu) {
         Kernel::ReduceSum,
         [Some(&g_values), None, None, Some(&g_sum), None],
     );
-    gpu.set_params(&reduce, &[10_000, 1, 7, 0]);
+    gpu.set_params(&reduce, &ReduceParams::new(10_000, 1, 7));
     run(gpu, |pass| gpu.record(pass, &reduce, (1, 1, 1))).await;
     let want: f64 = values[7..10_007].iter().map(|&v| v as f64).sum();
     assert_close(
@@ -383,24 +390,17 @@ pub async fn reduction_and_adam(gpu: &Gpu) {
             .write_buffer(&g_grad, 0, bytemuck::cast_slice(&grads.weight[0]));
         adam.update(&mut model, &grads);
         let (b1, b2) = (1.0 - 0.9f64.powi(step), 1.0 - 0.999f64.powi(step));
-        let p = |v: f64| (v as f32).to_bits();
-        gpu.set_params(
-            &slot,
-            &[
-                300,
-                0,
-                0,
-                0,
-                p(0.01 * b2.sqrt() / b1),
-                p(1e-8 * b2.sqrt()),
-                p(0.9),
-                p(0.999),
-                p(1e-3),
-                0,
-                0,
-                0,
-            ],
-        );
+        // adam.wgsl's parameters written out here, against `adam_params`' folding.
+        let params = AdamParams {
+            n: 300,
+            lr_t: (0.01 * b2.sqrt() / b1) as f32,
+            eps_t: (1e-8 * b2.sqrt()) as f32,
+            beta1: 0.9,
+            beta2: 0.999,
+            weight_decay: 1e-3,
+            ..Default::default()
+        };
+        gpu.set_params(&slot, &params);
         run(gpu, |pass| {
             gpu.record(pass, &slot, (groups_of(300, WORKGROUP), 1, 1))
         })
@@ -514,19 +514,17 @@ pub async fn objective_kernels(gpu: &Gpu) {
             Surrogate::Hinge => 0,
             Surrogate::Log => 1,
         };
-        let p = [
-            n as u32,
-            k as u32,
-            surrogate_code,
-            0,
-            scale.to_bits(),
-            step.to_bits(),
-            0,
-            0,
-        ];
+        let p = ObjectiveParams {
+            n: n as u32,
+            constraints: k as u32,
+            surrogate: surrogate_code,
+            scale,
+            step,
+            ..Default::default()
+        };
         gpu.set_params(&terms, &p);
         gpu.set_params(&update, &p);
-        gpu.set_params(&rows, &[n as u32, 0, 0, 0]);
+        gpu.set_params(&rows, &ReduceParams::new(n, 0, 0));
         run(gpu, |pass| {
             gpu.record(pass, &terms, (groups_of(n, WORKGROUP), 1, 1));
             gpu.record(pass, &rows, (3 * k as u32, 1, 1));
@@ -820,7 +818,12 @@ pub async fn objective_pairwise_f_beta_and_bias_adam_kernels(gpu: &Gpu) {
             Surrogate::Hinge => 0,
             Surrogate::Log => 1,
         };
-        let params = |scale: f32| [n as u32, 0, code, 0, scale.to_bits(), 0, 0, 0];
+        let params = |scale: f32| ObjectiveParams {
+            n: n as u32,
+            surrogate: code,
+            scale,
+            ..Default::default()
+        };
         let (g_logits, g_labels) = (
             gpu.buffer_with("logits", &logits),
             gpu.buffer_with("labels", &labels),
@@ -854,7 +857,7 @@ pub async fn objective_pairwise_f_beta_and_bias_adam_kernels(gpu: &Gpu) {
             [Some(&g_partial), None, None, Some(&g_sum), None],
         );
         gpu.set_params(&pairs_slot, &params(scale));
-        gpu.set_params(&sum, &[n as u32, 0, 0, 0]);
+        gpu.set_params(&sum, &ReduceParams::new(n, 0, 0));
         run(gpu, |pass| {
             gpu.record(pass, &pairs_slot, (groups_of(n, WORKGROUP), 1, 1));
             gpu.record(pass, &sum, (1, 1, 1));
@@ -913,7 +916,7 @@ pub async fn objective_pairwise_f_beta_and_bias_adam_kernels(gpu: &Gpu) {
         );
         let b2 = (beta * beta) as f32;
         gpu.set_params(&terms, &params(b2));
-        gpu.set_params(&rows, &[n as u32, 0, 0, 0]);
+        gpu.set_params(&rows, &ReduceParams::new(n, 0, 0));
         gpu.set_params(&gradient, &params(b2));
         run(gpu, |pass| {
             gpu.record(pass, &terms, (groups_of(n, WORKGROUP), 1, 1));

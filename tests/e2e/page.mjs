@@ -208,6 +208,34 @@ await check("setup_is_kept_in_the_url", async () => {
   await setField("obj_dual", "1000");
 });
 
+await check("setup_shows_its_command_and_travels_as_json", async () => {
+  await page.waitForFunction(() => document.getElementById("setup-command").textContent.startsWith("distillrank compare"),
+    null, { timeout: 30_000 });
+  const command = await page.locator("#setup-command").textContent();
+  const epochs = await page.locator("[name=epochs]").inputValue();
+  expect(command.includes(`--epochs ${epochs}`) && command.includes("--queries"), `command: ${command}`);
+  const differences = await page.locator("#setup-differences").textContent();
+  expect(/epochs/.test(differences) && /default 20/.test(differences), `differences: ${differences}`);
+  console.log(`    ${command}`);
+  const [download] = await Promise.all([page.waitForEvent("download"), page.click("#setup-download")]);
+  const setup = JSON.parse(fs.readFileSync(await download.path(), "utf8"));
+  expect(setup.epochs === Number(epochs) && setup.data.source.synthetic.options.queries > 0 && setup.note,
+    `setup.json: ${JSON.stringify(setup).slice(0, 300)}`);
+  // Open a setup: the form takes its values.
+  const opened = path.join(os.tmpdir(), "distillrank-e2e-setup.json");
+  fs.writeFileSync(opened, JSON.stringify({ ...setup, epochs: 7, loss: "softmax", methods: ["no-distillation", "pfd"] }));
+  await page.setInputFiles("#setup-file", opened);
+  await page.waitForFunction(() => document.querySelector("[name=epochs]").value === "7", null, { timeout: 10_000 });
+  const loss = await page.locator("[name=loss]").inputValue();
+  const gend = await page.locator("input[name=method][value=gend]").isChecked();
+  const after = await page.locator("#setup-command").textContent();
+  expect(loss === "softmax" && !gend && after.includes("--loss softmax"), `after opening: loss ${loss}, gend ${gend}, ${after}`);
+  // Back to the page's own setup.
+  fs.writeFileSync(opened, JSON.stringify(setup));
+  await page.setInputFiles("#setup-file", opened);
+  await page.waitForFunction((e) => document.querySelector("[name=epochs]").value === e, epochs, { timeout: 10_000 });
+});
+
 await check("small_comparison_on_webgpu", async () => {
   const hasGpu = await page.locator("select[name=backend] option[value=webgpu]").count();
   expect(hasGpu === 1, "no WebGPU option");

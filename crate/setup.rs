@@ -1,0 +1,614 @@
+//! One comparison, as both front doors describe it: the data, its labels and privileged split,
+//! the methods, the losses, the training settings and the backend, with **one** set of defaults.
+//! The CLI's arguments (`distillrank compare ...`) and the page's form both translate into a
+//! [`Setup`]; [`Setup::prepare_options`] and [`Setup::compare_config`] turn it into what the
+//! library runs, whichever door it came through. It travels as JSON: the page sends it to its
+//! workers and keeps it in its report, `compare` writes it beside its results, and
+//! `distillrank compare --setup FILE.json` runs one the page exported.
+//! [`Setup::command_line`] is the equivalent `distillrank compare` command.
+
+use serde::{Deserialize, Serialize};
+
+use crate::cpu::adam::AdamConfig;
+use crate::cpu::loss::LossKind;
+use crate::data::logs::{ClickModel, LogColumns, LogOptions};
+use crate::data::prepare::{PrepareOptions, PrivilegedSplit};
+use crate::data::synth::{SynthKind, SynthOptions};
+use crate::distill::{Method, RdConfig, RdWeighting};
+use crate::engine::Engine;
+use crate::error::{Error, Result};
+use crate::experiment::CompareConfig;
+use crate::metrics::IdcgZero;
+use crate::objectives::config::DEFAULT_DUAL_RATE_FACTOR;
+use crate::objectives::Objective;
+use crate::train::TrainConfig;
+
+/// Where the data come from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum DataSource {
+    /// One draw of the generator: `options.queries` training queries, then the validation and
+    /// test queries.
+    Synthetic {
+        options: SynthOptions,
+        valid_queries: usize,
+        test_queries: usize,
+    },
+    /// MQ2008 Fold 1, bundled with the page and the CLI.
+    Mq2008,
+    /// LETOR files: paths for the CLI; the page records the names of its uploads. A missing
+    /// validation or test split is held out of the training queries ([`HOLDOUT`]).
+    Files {
+        train: String,
+        #[serde(default)]
+        valid: Option<String>,
+        #[serde(default)]
+        test: Option<String>,
+    },
+}
+
+/// The shares of the training queries held out as the missing splits, by both front doors:
+/// validation 10% (by `prepare`), test 20% ([`crate::data::prepare::hold_out_test`]).
+pub const HOLDOUT: (f64, f64) = (0.1, 0.2);
+
+/// What y is when the privileged features are simulated logs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogLabels {
+    /// y = 1[the document converted at least once]: PFD's sparse e-commerce label.
+    #[default]
+    Conversion,
+    /// The Gumbel labelling of the grade (the paper's public-data protocol); the conversions
+    /// join z.
+    Gumbel,
+}
+
+/// Where models train.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Backend {
+    /// The CLI: a hardware GPU when wgpu finds one, else the CPU engine. The page: the faster of
+    /// WebGPU and the CPU engine, measured.
+    #[default]
+    Auto,
+    /// Any GPU adapter (WebGPU on the page), software ones included.
+    Gpu,
+    Cpu,
+}
+
+/// The data, their labels and the privileged split.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct DataSetup {
+    pub source: DataSource,
+    /// `top:N`, `top:P%`, `cols:3,7`, `discriminative:TAU` or `logs`; None: the data's own,
+    /// the generator's z for synthetic data and `top:30%` for files.
+    pub privileged: Option<String>,
+    /// The log simulator's parameters, with `privileged: "logs"`.
+    pub logs: LogOptions,
+    pub log_labels: LogLabels,
+    /// Gumbel labelling threshold; None: 4.8 for files (the paper's) and 3.5 for synthetic data.
+    pub tau_target: Option<f64>,
+    /// Gumbel labelling temperature; None: 4 for files (the paper's) and [`SYNTHETIC_T`] for
+    /// synthetic data.
+    pub t: Option<f64>,
+    pub min_group_size: usize,
+    /// The seed of the labels and the holdouts.
+    pub data_seed: u64,
+}
+
+/// The Gumbel temperature t for synthetic data. The generator's relevance already carries its
+/// own noise, so the labelling adds little: y is nearly 1[grade > tau_target], and the privileged
+/// features can explain most of the variance of y that x leaves, the condition under which the
+/// PFD paper's section 5 shows the student gaining from them.
+pub const SYNTHETIC_T: f64 = 8.0;
+
+/// The synthetic data of a default comparison: larger than the generator's own default, the
+/// regime in which the PFD paper's section 5 expects privileged features to help the student.
+pub fn default_synthetic() -> SynthOptions {
+    SynthOptions {
+        kind: SynthKind::Letor,
+        queries: 4000,
+        min_docs: 10,
+        max_docs: 40,
+        regular: 100,
+        privileged: 6,
+        privileged_strength: 0.5,
+        privileged_correlation: 0.0,
+        query_spread: 1.0,
+        noise: 0.1,
+        seed: 7,
+        ..SynthOptions::default()
+    }
+}
+
+impl Default for DataSetup {
+    fn default() -> Self {
+        DataSetup {
+            source: DataSource::Synthetic {
+                options: default_synthetic(),
+                valid_queries: 500,
+                test_queries: 1000,
+            },
+            privileged: None,
+            logs: LogOptions::default(),
+            log_labels: LogLabels::Conversion,
+            tau_target: None,
+            t: None,
+            min_group_size: 10,
+            data_seed: 0,
+        }
+    }
+}
+
+impl DataSetup {
+    /// Whether z is the simulated logs.
+    pub fn wants_logs(&self) -> bool {
+        self.privileged.as_deref().map(str::trim) == Some("logs")
+    }
+
+    /// How to prepare the data: the labelling's defaults for the kind of data, the privileged
+    /// split (`synthetic_z`: the generator's z columns; `logs`: the simulated logs' columns,
+    /// when `privileged` is `logs`) and the label column.
+    pub fn prepare_options(
+        &self,
+        synthetic_z: Option<&[usize]>,
+        logs: Option<&LogColumns>,
+    ) -> Result<PrepareOptions> {
+        let synthetic = matches!(self.source, DataSource::Synthetic { .. });
+        let (default_t, default_tau) = if synthetic {
+            (SYNTHETIC_T, 3.5)
+        } else {
+            (4.0, 4.8)
+        };
+        let (privileged, label_column) = match (self.wants_logs(), logs) {
+            (true, Some(columns)) => match self.log_labels {
+                LogLabels::Conversion => (
+                    PrivilegedSplit::Columns(columns.privileged()),
+                    Some(columns.conversions),
+                ),
+                LogLabels::Gumbel => {
+                    let mut z = columns.privileged();
+                    z.push(columns.conversions);
+                    (PrivilegedSplit::Columns(z), None)
+                }
+            },
+            (true, None) => {
+                return Err(Error::Config(
+                    "privileged features from logs, but no simulated logs were given".into(),
+                ))
+            }
+            (false, _) => match (self.privileged.as_deref().map(str::trim), synthetic_z) {
+                (Some(spec), _) if !spec.is_empty() => (PrivilegedSplit::parse(spec)?, None),
+                (_, Some(z)) => (PrivilegedSplit::Columns(z.to_vec()), None),
+                (_, None) if synthetic => {
+                    return Err(Error::Config(
+                        "synthetic data without the generator's z columns".into(),
+                    ))
+                }
+                (_, None) => (PrivilegedSplit::FILE_DEFAULT, None),
+            },
+        };
+        Ok(PrepareOptions {
+            min_group_size: self.min_group_size,
+            t: self.t.unwrap_or(default_t),
+            tau_target: self.tau_target.unwrap_or(default_tau),
+            privileged,
+            holdout: HOLDOUT.0,
+            seed: self.data_seed,
+            label_column,
+        })
+    }
+}
+
+/// One comparison: every chosen method over several seeds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Setup {
+    pub data: DataSetup,
+    pub methods: Vec<Method>,
+    pub seeds: usize,
+    pub first_seed: u64,
+    /// The loss of students and teachers.
+    pub loss: LossKind,
+    /// Weight of the data loss in PFD Eq. 1.
+    pub alpha: f64,
+    /// Most epochs per model.
+    pub epochs: usize,
+    /// Early stopping: epochs without a better validation NDCG@8.
+    pub patience: usize,
+    pub lr: f64,
+    /// A global objective as the students' data loss (None: the loss's).
+    pub objective: Option<Objective>,
+    pub dual_rate_factor: f64,
+    /// Hidden widths of the student (and of the teachers, unless `teacher_widths`).
+    pub widths: Vec<usize>,
+    pub teacher_widths: Option<Vec<usize>>,
+    pub batch_docs: usize,
+    /// Multi-teacher PFD's teachers.
+    pub teachers: usize,
+    pub rd: RdConfig,
+    pub rd_teacher_factor: f64,
+    pub idcg_zero: IdcgZero,
+    pub backend: Backend,
+    /// Why this setup departs from the defaults, when a front door lightened it: the page keeps
+    /// smaller data and fewer epochs for a browser, and says so here and on screen.
+    pub note: Option<String>,
+}
+
+impl Default for Setup {
+    fn default() -> Self {
+        let compare = CompareConfig::default();
+        let train = &compare.train;
+        Setup {
+            data: DataSetup::default(),
+            methods: compare.methods.clone(),
+            seeds: compare.seeds,
+            first_seed: compare.first_seed,
+            loss: train.loss,
+            alpha: train.alpha,
+            epochs: train.epochs,
+            patience: train.patience.unwrap_or(3),
+            lr: train.adam.lr,
+            objective: None,
+            dual_rate_factor: DEFAULT_DUAL_RATE_FACTOR,
+            widths: train.widths.clone(),
+            teacher_widths: None,
+            batch_docs: train.batch_docs,
+            teachers: compare.teachers,
+            rd: compare.rd,
+            rd_teacher_factor: compare.rd_teacher_factor,
+            idcg_zero: train.idcg_zero,
+            backend: Backend::Auto,
+            note: None,
+        }
+    }
+}
+
+impl Setup {
+    /// Reads a setup from JSON; fields left out take their defaults.
+    pub fn from_json(text: &str) -> Result<Setup> {
+        serde_json::from_str(text).map_err(|e| Error::Config(format!("the setup: {e}")))
+    }
+
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("a setup serialises")
+    }
+
+    /// The comparison to run on `engine`.
+    pub fn compare_config(&self, engine: Engine) -> Result<CompareConfig> {
+        if self.methods.is_empty() {
+            return Err(Error::Config("choose at least one method".into()));
+        }
+        let config = CompareConfig {
+            methods: self.methods.clone(),
+            seeds: self.seeds,
+            first_seed: self.first_seed,
+            train: TrainConfig {
+                loss: self.loss,
+                widths: self.widths.clone(),
+                epochs: self.epochs,
+                adam: AdamConfig {
+                    lr: self.lr,
+                    ..AdamConfig::default()
+                },
+                batch_docs: self.batch_docs,
+                alpha: self.alpha,
+                idcg_zero: self.idcg_zero,
+                patience: Some(self.patience.max(1)),
+                objective: self.objective,
+                dual_rate_factor: self.dual_rate_factor,
+                ..TrainConfig::default()
+            },
+            teacher_widths: self.teacher_widths.clone(),
+            teachers: self.teachers,
+            rd: self.rd,
+            rd_teacher_factor: self.rd_teacher_factor,
+            engine,
+        };
+        config.train.validate()?;
+        Ok(config)
+    }
+
+    /// The `distillrank compare` arguments that give this setup: only those that differ from
+    /// the defaults, so that the command reads as what was chosen.
+    pub fn command_line(&self) -> Vec<String> {
+        let d = Setup::default();
+        let mut args = vec!["compare".to_string()];
+        let mut put = |flag: &str, value: String| {
+            args.push(format!("--{flag}"));
+            args.push(value);
+        };
+        let list = |v: &[usize]| {
+            v.iter()
+                .map(|w| w.to_string())
+                .collect::<Vec<_>>()
+                .join(",")
+        };
+        let data = &self.data;
+        let dd = &d.data;
+        match (&data.source, &dd.source) {
+            (
+                DataSource::Synthetic {
+                    options: o,
+                    valid_queries,
+                    test_queries,
+                },
+                DataSource::Synthetic {
+                    options: od,
+                    valid_queries: vd,
+                    test_queries: td,
+                },
+            ) => {
+                if o.kind != od.kind {
+                    put("kind", format!("{:?}", o.kind).to_lowercase());
+                }
+                let numbers: [(&str, String, String); 12] = [
+                    ("queries", o.queries.to_string(), od.queries.to_string()),
+                    ("valid-queries", valid_queries.to_string(), vd.to_string()),
+                    ("test-queries", test_queries.to_string(), td.to_string()),
+                    ("min-docs", o.min_docs.to_string(), od.min_docs.to_string()),
+                    ("max-docs", o.max_docs.to_string(), od.max_docs.to_string()),
+                    ("regular", o.regular.to_string(), od.regular.to_string()),
+                    (
+                        "privileged-count",
+                        o.privileged.to_string(),
+                        od.privileged.to_string(),
+                    ),
+                    (
+                        "privileged-strength",
+                        o.privileged_strength.to_string(),
+                        od.privileged_strength.to_string(),
+                    ),
+                    (
+                        "privileged-correlation",
+                        o.privileged_correlation.to_string(),
+                        od.privileged_correlation.to_string(),
+                    ),
+                    (
+                        "query-spread",
+                        o.query_spread.to_string(),
+                        od.query_spread.to_string(),
+                    ),
+                    ("noise", o.noise.to_string(), od.noise.to_string()),
+                    ("synth-seed", o.seed.to_string(), od.seed.to_string()),
+                ];
+                for (flag, value, default) in numbers {
+                    if value != default {
+                        put(flag, value);
+                    }
+                }
+            }
+            (DataSource::Mq2008, _) => put("bundled", "mq2008".into()),
+            (DataSource::Files { train, valid, test }, _) => {
+                put("train", train.clone());
+                if let Some(v) = valid {
+                    put("valid", v.clone());
+                }
+                if let Some(t) = test {
+                    put("test", t.clone());
+                }
+            }
+            (DataSource::Synthetic { .. }, _) => unreachable!("the default data are synthetic"),
+        }
+        if let Some(p) = &data.privileged {
+            put("privileged", p.clone());
+        }
+        if data.wants_logs() {
+            let (l, ld) = (&data.logs, &dd.logs);
+            let model = |m: ClickModel| format!("{m:?}").to_lowercase();
+            let values: [(&str, String, String); 11] = [
+                ("sessions", l.sessions.to_string(), ld.sessions.to_string()),
+                ("shown", l.shown.to_string(), ld.shown.to_string()),
+                ("click-model", model(l.click_model), model(ld.click_model)),
+                (
+                    "position-bias",
+                    l.position_bias.to_string(),
+                    ld.position_bias.to_string(),
+                ),
+                (
+                    "continue-after-click",
+                    l.continue_after_click.to_string(),
+                    ld.continue_after_click.to_string(),
+                ),
+                (
+                    "click-noise",
+                    l.click_noise.to_string(),
+                    ld.click_noise.to_string(),
+                ),
+                ("shuffle", l.shuffle.to_string(), ld.shuffle.to_string()),
+                (
+                    "logging-ranker",
+                    l.logging_ranker.spec(),
+                    ld.logging_ranker.spec(),
+                ),
+                (
+                    "conversion-rate",
+                    l.conversion_rate.to_string(),
+                    ld.conversion_rate.to_string(),
+                ),
+                (
+                    "dwell-seconds",
+                    l.dwell_seconds.to_string(),
+                    ld.dwell_seconds.to_string(),
+                ),
+                ("log-seed", l.seed.to_string(), ld.seed.to_string()),
+            ];
+            for (flag, value, default) in values {
+                if value != default {
+                    put(flag, value);
+                }
+            }
+            if data.log_labels != dd.log_labels {
+                put("log-labels", "gumbel".into());
+            }
+        }
+        if let Some(tau) = data.tau_target {
+            put("tau-target", tau.to_string());
+        }
+        if let Some(t) = data.t {
+            put("t", t.to_string());
+        }
+        if data.min_group_size != dd.min_group_size {
+            put("min-group-size", data.min_group_size.to_string());
+        }
+        if data.data_seed != dd.data_seed {
+            put("data-seed", data.data_seed.to_string());
+        }
+        if self.methods != d.methods {
+            let names: Vec<&str> = self.methods.iter().map(|m| m.name()).collect();
+            put("methods", names.join(","));
+        }
+        let training: [(&str, String, String); 14] = [
+            ("seeds", self.seeds.to_string(), d.seeds.to_string()),
+            (
+                "first-seed",
+                self.first_seed.to_string(),
+                d.first_seed.to_string(),
+            ),
+            ("loss", self.loss.name().into(), d.loss.name().into()),
+            ("alpha", self.alpha.to_string(), d.alpha.to_string()),
+            ("epochs", self.epochs.to_string(), d.epochs.to_string()),
+            (
+                "patience",
+                self.patience.to_string(),
+                d.patience.to_string(),
+            ),
+            ("lr", self.lr.to_string(), d.lr.to_string()),
+            (
+                "objective",
+                self.objective.map_or("ranking".into(), |o| o.name()),
+                "ranking".into(),
+            ),
+            (
+                "dual-rate-factor",
+                self.dual_rate_factor.to_string(),
+                d.dual_rate_factor.to_string(),
+            ),
+            ("widths", list(&self.widths), list(&d.widths)),
+            (
+                "teacher-widths",
+                self.teacher_widths.as_deref().map_or(String::new(), list),
+                String::new(),
+            ),
+            (
+                "batch-docs",
+                self.batch_docs.to_string(),
+                d.batch_docs.to_string(),
+            ),
+            (
+                "teachers",
+                self.teachers.to_string(),
+                d.teachers.to_string(),
+            ),
+            (
+                "rd-teacher-factor",
+                self.rd_teacher_factor.to_string(),
+                d.rd_teacher_factor.to_string(),
+            ),
+        ];
+        for (flag, value, default) in training {
+            if value != default {
+                put(flag, value);
+            }
+        }
+        let weighting = |w: RdWeighting| format!("{w:?}").to_lowercase();
+        let rd: [(&str, String, String); 5] = [
+            ("rd-k", self.rd.k.to_string(), d.rd.k.to_string()),
+            (
+                "rd-lambda",
+                self.rd.lambda.to_string(),
+                d.rd.lambda.to_string(),
+            ),
+            ("rd-mu", self.rd.mu.to_string(), d.rd.mu.to_string()),
+            (
+                "rd-alpha",
+                self.rd.alpha_rd.to_string(),
+                d.rd.alpha_rd.to_string(),
+            ),
+            (
+                "rd-weighting",
+                weighting(self.rd.weighting),
+                weighting(d.rd.weighting),
+            ),
+        ];
+        for (flag, value, default) in rd {
+            if value != default {
+                put(flag, value);
+            }
+        }
+        if self.idcg_zero != d.idcg_zero {
+            put("idcg-zero", format!("{:?}", self.idcg_zero).to_lowercase());
+        }
+        if self.backend != d.backend {
+            put("backend", format!("{:?}", self.backend).to_lowercase());
+        }
+        args
+    }
+
+    /// The settings where this setup differs from the defaults: (setting, this value, the
+    /// default), each as the command line writes it. The page lists them beside its form.
+    pub fn differences(&self) -> Vec<(String, String, String)> {
+        let mine = self.command_line();
+        let mut out = Vec::new();
+        for pair in mine[1..].chunks(2) {
+            let flag = pair[0].trim_start_matches("--").to_string();
+            out.push((flag, pair[1].clone(), String::new()));
+        }
+        let defaults = Setup::default();
+        let default_value = |flag: &str| -> String {
+            let d = &defaults;
+            let (o, v, t) = match &d.data.source {
+                DataSource::Synthetic {
+                    options,
+                    valid_queries,
+                    test_queries,
+                } => (options, valid_queries, test_queries),
+                _ => unreachable!("the default data are synthetic"),
+            };
+            match flag {
+                "queries" => o.queries.to_string(),
+                "valid-queries" => v.to_string(),
+                "test-queries" => t.to_string(),
+                "min-docs" => o.min_docs.to_string(),
+                "max-docs" => o.max_docs.to_string(),
+                "regular" => o.regular.to_string(),
+                "privileged-count" => o.privileged.to_string(),
+                "privileged-strength" => o.privileged_strength.to_string(),
+                "privileged-correlation" => o.privileged_correlation.to_string(),
+                "query-spread" => o.query_spread.to_string(),
+                "noise" => o.noise.to_string(),
+                "synth-seed" => o.seed.to_string(),
+                "seeds" => d.seeds.to_string(),
+                "epochs" => d.epochs.to_string(),
+                "patience" => d.patience.to_string(),
+                "alpha" => d.alpha.to_string(),
+                "lr" => d.lr.to_string(),
+                "batch-docs" => d.batch_docs.to_string(),
+                "loss" => d.loss.name().into(),
+                "widths" => d
+                    .widths
+                    .iter()
+                    .map(|w| w.to_string())
+                    .collect::<Vec<_>>()
+                    .join(","),
+                "min-group-size" => d.data.min_group_size.to_string(),
+                "privileged" => "the data's own".into(),
+                "tau-target" => "3.5 (synthetic) / 4.8 (files)".into(),
+                "t" => format!("{SYNTHETIC_T} (synthetic) / 4 (files)"),
+                "backend" => "auto".into(),
+                "methods" => d
+                    .methods
+                    .iter()
+                    .map(|m| m.name())
+                    .collect::<Vec<_>>()
+                    .join(","),
+                _ => "default".into(),
+            }
+        };
+        for entry in &mut out {
+            entry.2 = default_value(&entry.0);
+        }
+        out
+    }
+}
