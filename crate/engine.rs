@@ -1,5 +1,5 @@
 //! Where a model trains: the CPU engine or the WGSL kernels on a wgpu device. This module is the
-//! one place that tells them apart. The training loops ([`crate::train`] for ranking models,
+//! one place that tells them apart. The training loops ([`crate::ranking::train`] for ranking models,
 //! [`crate::objectives::train`] for the global objectives' classifiers) ask [`Engine`] for a
 //! trainer and drive it through the same calls on either engine: a step on a batch, the losses
 //! of the steps since the last read, the model, and scores.

@@ -51,6 +51,7 @@ pub mod cpu;
 pub mod data;
 pub mod experiment;
 pub mod gpu;
+pub mod metrics;
 pub mod train;
 
 use crate::cpu::loss::{sigmoid, softplus, softplus_and_sigmoid};

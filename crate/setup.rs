@@ -14,14 +14,14 @@ use crate::cpu::loss::LossKind;
 use crate::data::logs::{ClickModel, LogColumns, LogOptions};
 use crate::data::prepare::{PrepareOptions, PrivilegedSplit};
 use crate::data::synth::{SynthKind, SynthOptions};
-use crate::distill::{Method, RdConfig, RdWeighting};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
-use crate::experiment::CompareConfig;
-use crate::metrics::IdcgZero;
 use crate::objectives::config::DEFAULT_DUAL_RATE_FACTOR;
 use crate::objectives::Objective;
-use crate::train::TrainConfig;
+use crate::ranking::distill::{Method, RdConfig, RdWeighting};
+use crate::ranking::experiment::CompareConfig;
+use crate::ranking::metrics::IdcgZero;
+use crate::ranking::train::TrainConfig;
 
 /// Where the data come from.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

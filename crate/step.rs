@@ -1,11 +1,11 @@
 //! What one training step of a ranking model needs, whichever engine runs it: the batch, the plan
 //! of its losses, and the losses it reports. Both engines ([`crate::cpu::ranking`] and
-//! [`crate::gpu::trainer`]) take these types, and the training loop ([`crate::train`]) makes them.
+//! [`crate::gpu::trainer`]) take these types, and the training loop ([`crate::ranking::train`]) makes them.
 
 use crate::cpu::adam::AdamConfig;
 use crate::cpu::loss::LossKind;
-use crate::distill::RdBatch;
 use crate::objectives::Objective;
+use crate::ranking::distill::RdBatch;
 
 /// One mini-batch of whole query groups, gathered into contiguous buffers.
 #[derive(Clone, Copy)]

@@ -32,13 +32,13 @@ use crate::data::prepare::Prepared;
 use crate::data::prepare::{hold_out_test, prepare, FeatureView};
 use crate::data::synth::generate_splits;
 use crate::data::Dataset;
-use crate::distill::Method;
 use crate::error::{Error, Result};
-use crate::experiment::{run_method_seed, Comparison, MethodRuns};
 use crate::gpu::{AdapterChoice, Gpu};
 use crate::model_io::{to_safetensors, ModelConfig};
+use crate::ranking::distill::Method;
+use crate::ranking::experiment::{run_method_seed, Comparison, MethodRuns};
+use crate::ranking::train::{Engine, Event};
 use crate::setup::{Backend, DataSource, Setup as ExperimentSetup, HOLDOUT};
-use crate::train::{Engine, Event};
 
 thread_local! {
     static STATE: RefCell<State> = RefCell::new(State::default());
@@ -334,11 +334,11 @@ fn data_stats(d: &Data) -> DataStats {
 #[serde(tag = "type", rename_all = "lowercase")]
 enum PageEvent<'a> {
     Epoch {
-        model: &'a crate::experiment::Training,
-        log: &'a crate::train::EpochLog,
+        model: &'a crate::ranking::experiment::Training,
+        log: &'a crate::ranking::train::EpochLog,
     },
     Progress {
-        model: &'a crate::experiment::Training,
+        model: &'a crate::ranking::experiment::Training,
         docs: usize,
         seconds: f64,
     },
@@ -442,7 +442,7 @@ fn engine_for(setup: &ExperimentSetup) -> Result<Engine> {
 }
 
 /// One job of a comparison: `method` at `seed` (its teachers, then its student;
-/// [`crate::experiment::run_method_seed`]). A comparison is the set of its methods x seeds, and
+/// [`crate::ranking::experiment::run_method_seed`]). A comparison is the set of its methods x seeds, and
 /// the page's pool of workers runs them side by side with the same results as one worker.
 /// `on_event(event)` is called after every epoch (`{type: "epoch", model, log}`) and about four
 /// times a second with the documents trained so far (`{type: "progress", model, docs,
@@ -798,14 +798,14 @@ pub fn evaluate_model(
     let (_, _, test) = complete_splits(&data, 0).map_err(js_error)?;
     let inputs =
         model_inputs(&test, &config, Path::new("the test split"), false).map_err(js_error)?;
-    let scores = crate::train::score(&model, &inputs);
+    let scores = crate::ranking::train::score(&model, &inputs);
     crate::model_io::check_scores(&scores, Path::new(safetensors_name)).map_err(js_error)?;
     let grades: Vec<f32> = test.grades.iter().map(|&g| g as f32).collect();
-    let report = crate::metrics::report(
+    let report = crate::ranking::metrics::report(
         &scores,
         &grades,
         &test.group_offsets,
-        crate::metrics::IdcgZero::Exclude,
+        crate::ranking::metrics::IdcgZero::Exclude,
     );
     to_js(&serde_json::json!({
         "model": {"widths": config.widths, "inputs": config.n_in, "loss": config.loss},

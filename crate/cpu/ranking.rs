@@ -1,6 +1,6 @@
 //! The CPU engine's training step for a ranking model: forward, the losses of a [`LossPlan`]
 //! (data, teacher, Ranking Distillation, or a global objective as the data loss), backward and
-//! Adam, all on the host. The training loop ([`crate::train`]) drives it through
+//! Adam, all on the host. The training loop ([`crate::ranking::train`]) drives it through
 //! [`crate::engine`], as it drives the GPU engine.
 
 use super::adam::{Adam, AdamConfig, AdamVector};

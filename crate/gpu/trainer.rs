@@ -22,10 +22,10 @@ use super::shaders::WORKGROUP;
 use super::{groups_of, Gpu, Kernel, Phase, Slot};
 use crate::cpu::loss::{loss_weights, Targets};
 use crate::cpu::mlp::Mlp;
-use crate::distill::{RdBatch, RdScheme};
 use crate::error::{Error, Result};
 use crate::objectives::gpu::GpuObjectiveLoss;
 use crate::objectives::{LabelPrior, Surrogate};
+use crate::ranking::distill::{RdBatch, RdScheme};
 use crate::step::{LossPlan, StepBatch, StepLosses};
 
 /// Values per step in the loss window: data, teacher, Ranking Distillation.

@@ -2,7 +2,7 @@
 
 use crate::cpu::adam::AdamConfig;
 use crate::error::{Error, Result};
-use crate::metrics_binary::Targets;
+use crate::objectives::metrics::Targets;
 
 use super::{Objective, Surrogate};
 

@@ -2,9 +2,9 @@
 //! reports.
 
 use crate::error::{Error, Result};
-use crate::experiment::mean_std;
-use crate::metrics_binary::{evaluate, BinaryMetrics};
-use crate::train::score;
+use crate::objectives::metrics::{evaluate, BinaryMetrics};
+use crate::ranking::experiment::mean_std;
+use crate::ranking::train::score;
 
 use super::data::BinarySplits;
 #[cfg(not(target_arch = "wasm32"))]
@@ -84,7 +84,7 @@ pub fn compare_on(
     objectives: &[Objective],
     base: &Config,
     (seeds, first_seed): (usize, u64),
-    engine: &crate::train::Engine,
+    engine: &crate::ranking::train::Engine,
     on: &mut dyn FnMut(&str, Event),
 ) -> Result<Vec<ObjectiveRuns>> {
     let mut train = |config: &Config, on: &mut dyn FnMut(Event)| {

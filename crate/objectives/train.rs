@@ -8,7 +8,7 @@ use crate::clock::Instant;
 use crate::cpu::mlp::Mlp;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
-use crate::metrics_binary::{evaluate, BinaryMetrics, Confusion};
+use crate::objectives::metrics::{evaluate, BinaryMetrics, Confusion};
 use crate::rng::Rng;
 
 pub use super::config::{Config, DEFAULT_DUAL_RATE_FACTOR};

@@ -87,10 +87,16 @@ const VENDORED: [(&str, &str); 3] = [
 ];
 
 /// The files of the page, relative to `web/`.
-const PAGE_FILES: [&str; 6] = [
+const PAGE_FILES: [&str; 12] = [
     "index.html",
     "style.css",
     "main.js",
+    "js/dom.js",
+    "js/setup.js",
+    "js/workers.js",
+    "js/charts.js",
+    "js/compare.js",
+    "js/objectives.js",
     "worker.js",
     "bench.html",
     "bench.js",

@@ -13,7 +13,7 @@
 //! reused; the student never sees z.
 
 use crate::data::prepare::RankingSet;
-use crate::metrics;
+use crate::ranking::metrics;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]

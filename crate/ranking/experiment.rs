@@ -4,13 +4,13 @@
 use std::borrow::Cow;
 
 use crate::data::prepare::{FeatureView, Prepared, RankingSet};
-use crate::distill::{
-    inputs_with_subset, privileged_subsets, scale_widths, Method, RdConfig, RdTargets,
-};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
-use crate::metrics;
-use crate::train::{fit_async, EpochLog, Event, Guidance, Split, TrainConfig};
+use crate::ranking::distill::{
+    inputs_with_subset, privileged_subsets, scale_widths, Method, RdConfig, RdTargets,
+};
+use crate::ranking::metrics;
+use crate::ranking::train::{fit_async, EpochLog, Event, Guidance, Split, TrainConfig};
 
 /// One trained model and how it did.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
@@ -271,7 +271,7 @@ impl Comparison {
         for r in &self.methods {
             let mut m = serde_json::Map::new();
             // An unmeasurable figure is null, with the reason, never a 0.
-            for k in crate::metrics::NDCG_CUTOFFS {
+            for k in crate::ranking::metrics::NDCG_CUTOFFS {
                 let stat = r.student_ndcg(k);
                 let per_seed: Vec<Option<f64>> =
                     r.runs.iter().map(|run| ndcg(&run.student, k)).collect();
@@ -281,7 +281,7 @@ impl Comparison {
                 }
                 m.insert(format!("ndcg@{k}"), entry);
             }
-            for k in crate::metrics::NDCG_CUTOFFS {
+            for k in crate::ranking::metrics::NDCG_CUTOFFS {
                 let stat = r.student_graded_ndcg(k);
                 let per_seed: Vec<Option<f64>> = r
                     .runs
@@ -340,8 +340,8 @@ impl std::fmt::Display for Training {
 /// epochs; early stopping ends some sooner): a progress bar's total.
 pub fn plan(p: &Prepared, config: &CompareConfig) -> Vec<(Training, u64)> {
     let epochs = config.train.epochs as u64;
-    let labelled = crate::train::epoch_docs(&p.train, false) as u64 * epochs;
-    let all = crate::train::epoch_docs(&p.train, true) as u64 * epochs;
+    let labelled = crate::ranking::train::epoch_docs(&p.train, false) as u64 * epochs;
+    let all = crate::ranking::train::epoch_docs(&p.train, true) as u64 * epochs;
     let mut models = Vec::new();
     for s in 0..config.seeds as u64 {
         let seed = config.first_seed + s;

@@ -9,10 +9,10 @@ use crate::cpu::loss::LossKind;
 use crate::cpu::mlp::Mlp;
 pub use crate::cpu::mlp::{score, SCORE_CHUNK_DOCS};
 use crate::data::prepare::{FeatureView, RankingSet};
-use crate::distill::RdTargets;
 pub use crate::engine::Engine;
 use crate::error::{Error, Result};
-use crate::metrics::{mean_ndcg, IdcgZero};
+use crate::ranking::distill::RdTargets;
+use crate::ranking::metrics::{mean_ndcg, IdcgZero};
 use crate::rng::Rng;
 use crate::step::{LossPlan, ObjectivePlan, StepBatch, StepLosses};
 

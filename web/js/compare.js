@@ -1,0 +1,276 @@
+// The comparison view: loading data, running a comparison or a sweep, the results table and
+// the exports.
+
+import { $, showError, clearError, escapeHtml, download } from "./dom.js";
+import { readForm, writeForm, saveToUrl, dataSource, compareSetup } from "./setup.js";
+import { adapter, workers, data, studentWorker, request, loadData, runPool, chosenBackend, autoChoice, measureAuto, autoLine } from "./workers.js";
+import { METHOD_COLOURS, sweepChart, dataset, resetCharts, onEpoch } from "./charts.js";
+
+// ---------------------------------------------------------------- data
+export let uploads = [];        // [{role, name, file, query}] to send again after a restart
+
+/// One line per split: queries, documents, features, group sizes and the grade histogram.
+export function statsTable(rows) {
+  return rows.map(([name, s]) => {
+    const grades = Object.entries(s.grades).map(([g, n]) => `${g}: ${n.toLocaleString()}`).join(" · ");
+    return `<p><b>${escapeHtml(name)}</b>: ${s.queries.toLocaleString("en")} queries, ${s.docs.toLocaleString()} documents, ` +
+      `${s.features} features, ${s.docs_per_query_min}–${s.docs_per_query_max} per query; grades ${grades}` +
+      (s.groups_without_positive ? `; ${s.groups_without_positive} queries without a relevant document` : "") + "</p>";
+  }).join("");
+}
+
+export async function loadMq2008() {
+  const r = await loadData({ type: "mq2008" });
+  $("stats").innerHTML = `<p>${escapeHtml(r.stats.description)}</p>` +
+    statsTable([["train", r.stats.train], ["valid", r.stats.valid], ["test", r.stats.test]]);
+  return r;
+}
+
+/// Loads the data the form's source names into the worker.
+export function loadSource(source) {
+  if (source === "synthetic") return generateSynthetic();
+  if (source === "mq2008") return loadMq2008();
+  return null;
+}
+
+export async function generateSynthetic() {
+  const r = await loadData({ type: "synthetic", source: dataSource(readForm()) });
+  $("stats").innerHTML = statsTable([["train", r.stats.train], ["valid", r.stats.valid], ["test", r.stats.test]]);
+  return r;
+}
+
+/// Files from the picker: roles from their names, `.query` files paired with their data file.
+export function planUploads(fileList) {
+  const files = [...fileList];
+  const queries = new Map(files.filter((f) => f.name.endsWith(".query")).map((f) => [f.name.slice(0, -6), f]));
+  const data = files.filter((f) => !f.name.endsWith(".query"));
+  if (data.length === 0) throw new Error("choose a LETOR data file (the .query files alone hold no features)");
+  const role = (name) => /test/i.test(name) ? "test" : /vali/i.test(name) ? "valid" : "train";
+  const plan = data.map((f) => ({ role: role(f.name), name: f.name, file: f, query: queries.get(f.name) ?? null }));
+  if (!plan.some((p) => p.role === "train")) plan[0].role = "train";
+  return plan;
+}
+
+export async function onUpload() {
+  clearError();
+  const picked = $("files").files;
+  if (!picked.length) return;
+  try {
+    const plan = planUploads(picked);
+    $("stats").textContent = "Reading…";
+    const r = await loadData({ type: "upload", files: plan });
+    uploads = plan;
+    $("stats").innerHTML = statsTable(r.files.map((f) => [`${f.role}: ${f.name}`, f.stats]));
+    // Defaults that suit real LETOR data: z from the features most correlated with y, and a
+    // label threshold for the grade range (MQ2008: 0..2, MSLR and Yahoo: 0..4).
+    const maxGrade = Math.max(...r.files.flatMap((f) => Object.keys(f.stats.grades).map(Number)));
+    writeForm({ privileged_kind: "top", privileged_value: "30%", tau_target: maxGrade <= 2 ? "2.8" : "4.8" });
+    saveToUrl();
+  } catch (e) {
+    uploads = [];
+    $("stats").textContent = "";
+    showError(e.message);
+  }
+}
+
+// ---------------------------------------------------------------- results
+
+export const CUTOFFS = [1, 3, 5, 8, 10];
+export let lastResult = null;
+export let lastSetup = null;
+
+/// mean ± std, or n/a (with the reason on hover) where nothing could be measured.
+export function fmt(stat) {
+  if (stat.mean === null || stat.mean === undefined) return `<span title="${stat.unmeasured ?? ""}">n/a</span>`;
+  return `${stat.mean.toFixed(4)} ± ${stat.std.toFixed(4)}`;
+}
+
+export function resultsTable(result, order) {
+  const methods = order.filter((m) => result.methods[m]).map((m) => [m, result.methods[m]]);
+  const base = result.methods["no-distillation"]?.["ndcg@8"].mean;
+  const best = Math.max(...methods.map(([, r]) => r["ndcg@8"].mean ?? -Infinity));
+  const head = `<tr><th>method</th>${CUTOFFS.map((k) => `<th>NDCG@${k}</th>`).join("")}<th>gain @8</th><th>teacher NDCG@8</th>` +
+    `<th title="NDCG@8 on the graded relevance, the ground truth behind y">graded NDCG@8</th></tr>`;
+  let note = "";
+  const rows = methods.map(([name, r]) => {
+    const mean8 = r["ndcg@8"].mean;
+    let gain = "—";
+    if (mean8 === null) {
+      gain = "n/a";
+    } else if (base !== undefined && base !== null && name !== "no-distillation") {
+      const g = (100 * (mean8 - base)) / base;
+      gain = `<span class="${g >= 0 ? "gain-up" : "gain-down"}">${g >= 0 ? "+" : ""}${g.toFixed(2)}%</span>`;
+    }
+    const teacher = r["teacher_ndcg@8"] ? fmt(r["teacher_ndcg@8"]) : "—";
+    if (mean8 === null) note = ` <small>n/a: ${r["ndcg@8"].unmeasured}</small>`;
+    return `<tr class="${mean8 !== null && mean8 === best ? "best" : ""}" data-method="${name}"><td>${name}</td>` +
+      CUTOFFS.map((k) => `<td>${fmt(r[`ndcg@${k}`])}</td>`).join("") + `<td>${gain}</td><td>${teacher}</td>` +
+      `<td>${r["graded_ndcg@8"] ? fmt(r["graded_ndcg@8"]) : "—"}</td></tr>`;
+  });
+  return `<thead>${head}</thead><tbody>${rows.join("")}</tbody>` +
+    (note ? `<caption class="unmeasured">${note}</caption>` : "");
+}
+
+export function resultsCsv(result) {
+  const lines = [["method", "seed", "best_epoch", "valid_ndcg@8", ...CUTOFFS.map((k) => `test_ndcg@${k}`), "teacher_test_ndcg@8"].join(",")];
+  for (const [name, r] of Object.entries(result.methods)) {
+    for (const run of r.runs) {
+      const ndcg = (m, k) => m.test.ndcg.find(([cut]) => cut === k)?.[1] ?? "";
+      const teacher = run.teachers[0] ? ndcg(run.teachers[0], 8) : "";
+      lines.push([name, run.seed, run.student.best_epoch, run.student.best_valid_ndcg,
+        ...CUTOFFS.map((k) => ndcg(run.student, k)), teacher].join(","));
+    }
+  }
+  return lines.join("\n") + "\n";
+}
+
+// ---------------------------------------------------------------- running
+
+export let running = false;
+
+export function setRunning(on) {
+  running = on;
+  $("run").disabled = on;
+  $("sweep").disabled = on;
+  $("real-logs").disabled = on;
+  $("objectives-run").disabled = on;
+  $("stop").disabled = !on;
+}
+
+/// Brings the worker's data up to date with the form, then returns the setup for `run_compare`.
+export async function prepareRun(overrides = {}) {
+  const v = { ...readForm(), ...overrides };
+  const setup = compareSetup(v, chosenBackend());
+  if (v.source === "upload" && !uploads.length) throw new Error("upload a LETOR training file first");
+  const stats = await loadSource(v.source) ?? data.reply;
+  if (v.backend === "auto" && adapter) {
+    // The students' input width: the data's features less the privileged ones (close enough
+    // to time a step).
+    const features = Math.max(1, stats?.stats?.train?.features
+      ?? stats?.files?.find((f) => f.role === "train")?.stats.features ?? 24);
+    setup.backend = (await measureAuto(setup, features)).backend === "webgpu" ? "gpu" : "cpu";
+  }
+  return setup;
+}
+
+export function progressLine(model, docs, seconds) {
+  const role = model.teacher === null ? "student" : `teacher ${model.teacher + 1}`;
+  return `Training ${model.method} ${role}, seed ${model.seed}: ${docs.toLocaleString()} documents in ${seconds.toFixed(0)} s.`;
+}
+
+export async function run() {
+  clearError();
+  saveToUrl();
+  $("status").textContent = "Preparing the data…";
+  // The whole Run: data, auto's measurement, training and the summary.
+  const started = performance.now();
+  let setup;
+  try {
+    setup = await prepareRun();
+  } catch (e) {
+    showError(e.message);
+    return;
+  }
+  setRunning(true);
+  resetCharts();
+  let throughput = "";
+  $("status").textContent = "Starting…";
+  try {
+    const result = await runPool(setup, (ev) => {
+      if (ev.type === "epoch") {
+        onEpoch(ev.model, ev.log);
+        throughput = `${Math.round(ev.log.docs_per_s).toLocaleString()} docs/s`;
+        $("status").textContent = `${ev.model.method} ${ev.model.teacher === null ? "student" : "teacher"}, seed ${ev.model.seed}, epoch ${ev.log.epoch}: validation NDCG@8 ${ev.log.valid_ndcg.toFixed(4)}; ${throughput}.`;
+      } else {
+        $("status").textContent = progressLine(ev.model, ev.docs, ev.seconds) + (throughput ? ` Last epoch: ${throughput}.` : "");
+      }
+    });
+    lastResult = result;
+    lastSetup = setup;
+    $("results").innerHTML = resultsTable(result, setup.methods);
+    const seconds = (performance.now() - started) / 1000;
+    const pooled = (result.workers > 1 ? ` with ${result.workers} workers` : "") +
+      (readForm().backend === "auto" && autoChoice ? ` (${autoLine(autoChoice)})` : "");
+    $("status").textContent = `Done in ${seconds.toFixed(1)} s on ${result.backend}${pooled}; last epoch ${throughput}. ` +
+      `${result.prepared.train.positive_groups} of ${result.prepared.train.groups} training queries have a positive document. ` +
+      `x: ${result.prepared.regular_columns} features (${result.prepared.constant_regular} constant), ` +
+      `z: ${result.prepared.privileged_columns.length} features (${result.prepared.constant_privileged} constant).` +
+      (result.prepared.warnings.length ? ` Warning: ${result.prepared.warnings.join(" ")}` : "") +
+      (result.logs ? ` Simulated logs (${result.logs.click_model}): ${result.logs.train.clicks.toLocaleString("en")} clicks, ` +
+        `${result.logs.train.conversions.toLocaleString("en")} conversions in the training split; ` +
+        `CTR at rank 1 ${result.logs.train.ctr_by_rank[0].toFixed(3)}.` : "");
+    const select = $("student-method");
+    select.innerHTML = setup.methods.map((m) => `<option>${m}</option>`).join("");
+    for (const id of ["export-csv", "export-json", "export-student", "student-method"]) $(id).disabled = false;
+  } catch (e) {
+    if (e.message !== "stopped") {
+      const lost = /lost/i.test(e.message);
+      showError(e.message, lost);
+    }
+    $("status").textContent = e.message === "stopped" ? "Stopped." : "Failed.";
+  } finally {
+    setRunning(false);
+  }
+}
+
+export async function sweep() {
+  clearError();
+  saveToUrl();
+  const alphas = [0.1, 0.3, 0.5, 0.7, 0.9];
+  setRunning(true);
+  sweepChart.data.datasets = [];
+  const pfd = dataset(sweepChart, "pfd", () => ({ label: "PFD", borderColor: METHOD_COLOURS.pfd, backgroundColor: METHOD_COLOURS.pfd }));
+  const none = dataset(sweepChart, "none", () => ({
+    label: "no distillation", borderColor: METHOD_COLOURS["no-distillation"], borderDash: [5, 4], pointRadius: 0,
+  }));
+  try {
+    const base = await runPool({ ...(await prepareRun()), methods: ["no-distillation"] }, () => {});
+    const baseline = base.methods["no-distillation"]["ndcg@8"].mean;
+    none.data = [{ x: 0.1, y: baseline ?? NaN }, { x: 0.9, y: baseline ?? NaN }];
+    for (const alpha of alphas) {
+      $("status").textContent = `Alpha sweep: PFD at alpha = ${alpha}…`;
+      const setup = { ...(await prepareRun()), methods: ["pfd"], alpha };
+      const r = await runPool(setup, () => {});
+      pfd.data.push({ x: alpha, y: r.methods.pfd["ndcg@8"].mean ?? NaN });
+      sweepChart.update("none");
+    }
+    $("status").textContent = "Alpha sweep done.";
+  } catch (e) {
+    if (e.message !== "stopped") showError(e.message);
+    $("status").textContent = e.message === "stopped" ? "Stopped." : "Failed.";
+  } finally {
+    setRunning(false);
+  }
+}
+
+export async function downloadStudent() {
+  const method = $("student-method").value;
+  try {
+    const r = await (studentWorker.get(method) ?? workers[0]).request({ type: "student", method });
+    download(`${method}.safetensors`, r.safetensors, "application/octet-stream");
+    download(`${method}.json`, r.config, "application/json");
+  } catch (e) {
+    showError(e.message);
+  }
+}
+
+/// Scores the current data's test split with a saved model (its .safetensors and .json files).
+export async function scoreSavedModel() {
+  clearError();
+  const files = [...$("model-files").files];
+  const weights = files.find((f) => f.name.endsWith(".safetensors"));
+  const config = files.find((f) => f.name.endsWith(".json"));
+  if (!weights || !config) {
+    showError("choose the model's .safetensors file and its .json config together");
+    return;
+  }
+  try {
+    await loadSource(readForm().source);
+    const { result } = await request({ type: "evaluate", safetensors: weights, config });
+    const ndcg = result.metrics.ndcg.map(([k, v]) => `NDCG@${k} ${v === null ? "—" : v.toFixed(4)}`).join(", ");
+    $("model-score").textContent = `${weights.name} (${result.model.inputs} inputs, widths ${result.model.widths.join("-")}) on ` +
+      `${result.test_queries} test queries, graded relevance: ${ndcg}; MAP ${result.metrics.map.toFixed(4)}.`;
+  } catch (e) {
+    showError(e.message);
+  }
+}

@@ -1,0 +1,38 @@
+// Small helpers of the page: element lookup, the setup form, number fields, errors and downloads.
+
+export const $ = (id) => document.getElementById(id);
+export const form = $("setup");
+
+export const number = (v, what) => {
+  const x = Number(v);
+  if (v === "" || !Number.isFinite(x)) throw new Error(`${what}: '${v}' is not a number`);
+  return x;
+};
+export const integer = (v, what) => {
+  const x = number(v, what);
+  if (!Number.isInteger(x) || x < 0) throw new Error(`${what}: '${v}' is not a whole number`);
+  return x;
+};
+
+export function showError(text, offerRestart = false) {
+  $("error-text").textContent = text;
+  $("restart").hidden = !offerRestart;
+  $("error").hidden = false;
+}
+
+export function clearError() {
+  $("error").hidden = true;
+}
+
+export function escapeHtml(s) {
+  return String(s).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+export function download(name, data, type) {
+  const url = URL.createObjectURL(new Blob([data], { type }));
+  const a = Object.assign(document.createElement("a"), { href: url, download: name });
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10_000);
+}

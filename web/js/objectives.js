@@ -1,0 +1,130 @@
+// The global objectives view: log-loss against the objectives of Eban et al.
+
+import { $, number, integer, showError, clearError, escapeHtml } from "./dom.js";
+import { saveToUrl } from "./setup.js";
+import { runObjectivesPool } from "./workers.js";
+import { lineChart, dataset } from "./charts.js";
+import { uploads, setRunning } from "./compare.js";
+
+// ---------------------------------------------------------------- global objectives
+
+export const objectivesForm = $("objectives-setup");
+export let aucChart, lambdaChart;
+
+/// Draws the objectives view's empty charts.
+export function initObjectiveCharts() {
+  aucChart = lineChart($("objectives-auc-chart"), "validation AUC-PR");
+  lambdaChart = lineChart($("objectives-lambda-chart"), "λ");
+}
+
+/// The objective strings of the checked boxes, with their targets (`recall-at-precision:0.8`).
+export function chosenObjectives(f) {
+  const target = { "recall-at-precision": "obj_rap", "precision-at-recall": "obj_par", "tpr-at-fpr": "obj_taf", "f-beta": "obj_beta" };
+  return f.getAll("objective").map((o) => target[o] ? `${o}:${number(f.get(target[o]), o)}` : o);
+}
+
+export function objectivesSetup() {
+  const f = new FormData(objectivesForm);
+  const objectives = chosenObjectives(f);
+  if (objectives.length === 0) throw new Error("choose at least one objective");
+  const synthetic = f.get("obj_source") === "synthetic" ? {
+    train: integer(f.get("obj_train"), "training examples"),
+    valid: integer(f.get("obj_valid"), "validation examples"),
+    test: integer(f.get("obj_test"), "test examples"),
+    features: integer(f.get("obj_features"), "features"),
+    positive_rate: number(f.get("obj_positive_rate"), "positive rate"),
+    noise: number(f.get("obj_noise"), "noise"),
+    seed: integer(f.get("obj_seed"), "data seed"),
+  } : null;
+  if (!synthetic && !uploads.length) throw new Error("upload LETOR files above first, or choose the synthetic task");
+  return {
+    synthetic,
+    threshold: integer(f.get("obj_threshold"), "positive grade"),
+    objectives,
+    seeds: integer(f.get("obj_seeds"), "seeds"),
+    epochs: integer(f.get("obj_epochs"), "epochs"),
+    lr: number(f.get("obj_lr"), "learning rate"),
+    dual_rate_factor: number(f.get("obj_dual"), "dual rate factor"),
+  };
+}
+
+export const OBJECTIVE_COLOURS = ["#6e7781", "#cf222e", "#0969da", "#bf8700", "#8250df", "#1a7f37", "#d4a72c"];
+
+export function objectiveColour(name) {
+  const order = ["logloss", "auc-pr", "recall-at-precision", "precision-at-recall", "tpr-at-fpr", "roc-auc", "f-beta"];
+  return OBJECTIVE_COLOURS[Math.max(0, order.indexOf(name.split(":")[0]))];
+}
+
+export function constraintText(c) {
+  if (!c) return "";
+  const value = c.value === null ? "undefined" : c.value.toFixed(3);
+  return `${c.quantity} ${value} ${c.at_least ? "≥" : "≤"} ${c.target}: ${c.holds ? "holds" : "not met"}`;
+}
+
+export function onObjectiveEpoch(ev) {
+  const { objective, seed, log } = ev;
+  $("objectives-status").textContent = `${objective}, seed ${seed}, epoch ${log.epoch}: validation AUC-PR ` +
+    `${log.valid.auc_pr.toFixed(4)}${log.constraint ? "; " + constraintText(log.constraint) : ""}.`;
+  if (seed !== 0) return;
+  const colour = objectiveColour(objective);
+  dataset(aucChart, objective, () => ({ label: objective, borderColor: colour, backgroundColor: colour }))
+    .data.push({ x: log.epoch, y: log.valid.auc_pr });
+  if (log.lambdas.length) {
+    const mean = log.lambdas.reduce((a, b) => a + b, 0) / log.lambdas.length;
+    dataset(lambdaChart, objective, () => ({ label: objective, borderColor: colour, backgroundColor: colour }))
+      .data.push({ x: log.epoch, y: mean });
+  }
+  aucChart.update("none");
+  lambdaChart.update("none");
+}
+
+export function meanStd(values) {
+  const mean = values.reduce((a, b) => a + b, 0) / values.length;
+  const std = values.length > 1 ? Math.sqrt(values.reduce((a, v) => a + (v - mean) ** 2, 0) / (values.length - 1)) : 0;
+  return `${mean.toFixed(4)} ± ${std.toFixed(4)}`;
+}
+
+export function objectivesTable(result) {
+  const cols = [["test AUC-PR", "auc_pr"], ["AUC-ROC", "auc_roc"], ["recall at precision", "recall_at_precision"],
+    ["precision at recall", "precision_at_recall"], ["F1", "f1"], ["accuracy", "accuracy"]];
+  const head = `<tr><th>objective</th>${cols.map(([n]) => `<th>${n}</th>`).join("")}<th>constraint on validation</th></tr>`;
+  const rows = result.runs.map((r) => {
+    const checks = r.runs.map((run) => run.valid_constraint).filter(Boolean);
+    const held = checks.filter((c) => c.holds).length;
+    const constraint = checks.length
+      ? `<span class="${held === checks.length ? "held" : "missed"}">held on ${held} of ${checks.length} seeds</span> ` +
+        `(${checks[0].quantity} ${checks.map((c) => c.value === null ? "—" : c.value.toFixed(3)).join(", ")}; target ${checks[0].target})`
+      : "—";
+    return `<tr data-objective="${escapeHtml(r.objective)}"><td>${escapeHtml(r.objective)}</td>` +
+      cols.map(([, k]) => `<td>${meanStd(r.runs.map((run) => run.test[k]))}</td>`).join("") + `<td>${constraint}</td></tr>`;
+  });
+  return `<thead>${head}</thead><tbody>${rows.join("")}</tbody>`;
+}
+
+export async function runObjectives() {
+  clearError();
+  saveToUrl();
+  let setup;
+  try {
+    setup = objectivesSetup();
+  } catch (e) {
+    showError(e.message);
+    return;
+  }
+  setRunning(true);
+  for (const c of [aucChart, lambdaChart]) { c.data.datasets = []; c.update("none"); }
+  $("objectives-status").textContent = "Generating the data…";
+  const started = performance.now();
+  try {
+    const result = await runObjectivesPool(setup, onObjectiveEpoch);
+    $("objectives-results").innerHTML = objectivesTable(result);
+    const pooled = result.workers > 1 ? ` with ${result.workers} workers` : "";
+    $("objectives-status").textContent = `Done in ${((performance.now() - started) / 1000).toFixed(1)} s${pooled}: ` +
+      `${result.description}; ${(100 * result.positive_rate).toFixed(1)}% positives in training.`;
+  } catch (e) {
+    if (e.message !== "stopped") showError(e.message);
+    $("objectives-status").textContent = e.message === "stopped" ? "Stopped." : "Failed.";
+  } finally {
+    setRunning(false);
+  }
+}

@@ -1,0 +1,238 @@
+// The setup (crate/setup.rs) from the form and back, kept in the URL, and the setup box: the
+// equivalent `distillrank compare` command and the differences from the defaults.
+
+import { $, form, number, integer, escapeHtml } from "./dom.js";
+import { workers, request } from "./workers.js";
+import { uploads } from "./compare.js";
+
+// ---------------------------------------------------------------- the setup, kept in the URL
+
+export const FIELDS = [
+  "source", "queries", "valid_queries", "test_queries", "min_docs", "max_docs", "regular", "noise", "query_spread",
+  "privileged_strength", "privileged_correlation", "data_seed", "tau_target", "min_group_size", "privileged_kind",
+  "privileged_value", "loss", "alpha", "epochs", "patience", "widths", "lr", "batch_docs",
+  "seeds", "backend", "workers", "log_sessions", "log_click_model", "log_position_bias", "log_conversion_rate",
+  "log_seed",
+];
+
+export function readForm() {
+  const f = new FormData(form);
+  const out = {};
+  for (const k of FIELDS) out[k] = f.get(k);
+  out.methods = f.getAll("method");
+  return out;
+}
+
+/// Sets fields of the methods' form by name.
+export function writeForm(values) {
+  for (const [k, v] of Object.entries(values)) {
+    const el = form.elements[k];
+    if (el instanceof RadioNodeList) {
+      for (const r of el) r.checked = r.value === v;
+    } else if (el) {
+      el.value = v;
+    }
+  }
+  showSourceKnobs();
+}
+
+/// Every named field of both forms (the methods and the objectives), checkboxes as the list of
+/// checked values, in the URL's hash: a link reproduces the setup.
+export function urlForms() {
+  return [form, $("objectives-setup")];
+}
+
+export function saveToUrl() {
+  const p = new URLSearchParams();
+  for (const f of urlForms()) {
+    for (const el of f.elements) {
+      if (!el.name || el.type === "file") continue;
+      if (el.type === "checkbox") {
+        const checked = [...f.querySelectorAll(`input[name=${el.name}]:checked`)].map((b) => b.value);
+        p.set(el.name, checked.join(","));
+      } else if (el.type !== "radio" || el.checked) {
+        p.set(el.name, el.value);
+      }
+    }
+  }
+  history.replaceState(null, "", "#" + p.toString());
+}
+
+export function loadFromUrl() {
+  const p = new URLSearchParams(location.hash.slice(1));
+  for (const f of urlForms()) {
+    for (const el of f.elements) {
+      if (!el.name || el.type === "file" || !p.has(el.name)) continue;
+      const v = p.get(el.name);
+      if (el.type === "checkbox") el.checked = v.split(",").includes(el.value);
+      else if (el.type === "radio") el.checked = el.value === v;
+      else el.value = v;
+    }
+  }
+  showSourceKnobs();
+}
+
+export function showSourceKnobs() {
+  const { source, privileged_kind } = readForm();
+  $("synthetic-knobs").hidden = source !== "synthetic";
+  $("upload-box").hidden = source !== "upload";
+  $("mq2008-box").hidden = source !== "mq2008";
+  $("logs-knobs").hidden = privileged_kind !== "logs";
+}
+
+/// The library's default setup (crate/setup.rs, the CLI's defaults), asked of the engine at
+/// start-up: the page's setups are it with the form's values on top.
+export let defaults = null;
+
+/// Asks the engine for the library's default setup.
+export async function loadDefaults() {
+  defaults = (await request({ type: "defaults" })).setup;
+}
+
+/// What the JSON of a setup says about where it was made.
+export const PAGE_NOTE = "made on the page: its form starts lighter than the CLI's defaults for a browser " +
+  "(less data, a smaller model, fewer epochs); the page lists every difference beside the form";
+
+/// The setup's data source (crate/setup.rs, `DataSource`) from the form.
+export function dataSource(v) {
+  if (v.source === "mq2008") return "mq2008";
+  if (v.source === "upload") {
+    const name = (role) => uploads.find((u) => u.role === role)?.name ?? null;
+    return { files: { train: name("train") ?? "train.txt", valid: name("valid"), test: name("test") } };
+  }
+  const base = defaults.data.source.synthetic;
+  return {
+    synthetic: {
+      options: {
+        ...base.options,
+        queries: integer(v.queries, "training queries"),
+        min_docs: integer(v.min_docs, "docs per query, min"),
+        max_docs: integer(v.max_docs, "docs per query, max"),
+        regular: integer(v.regular, "regular features"),
+        noise: number(v.noise, "relevance noise"),
+        query_spread: number(v.query_spread, "query spread"),
+        privileged_strength: number(v.privileged_strength, "privileged strength"),
+        privileged_correlation: number(v.privileged_correlation, "z's correlation with x"),
+        seed: integer(v.data_seed, "data seed"),
+      },
+      valid_queries: integer(v.valid_queries, "validation queries"),
+      test_queries: integer(v.test_queries, "test queries"),
+    },
+  };
+}
+
+/// The setup of a comparison (crate/setup.rs, `Setup`): the defaults with the form's values.
+/// `backend`: "webgpu", "cpu" or "auto".
+export function compareSetup(v, backend) {
+  if (!defaults) throw new Error("the engine is still starting");
+  const widths = String(v.widths).split(",").map((w) => integer(w.trim(), "hidden widths"));
+  let privileged = null;
+  if (v.privileged_kind === "top") {
+    // A count (top:12) or a share of the informative features (top:30%).
+    const k = String(v.privileged_value).trim();
+    if (!/^\d+(\.\d+)?%$|^\d+$/.test(k)) throw new Error(`k: expected a count such as 12 or a share such as 30%, got '${k}'`);
+    privileged = `top:${k}`;
+  }
+  if (v.privileged_kind === "cols") privileged = `cols:${v.privileged_value}`;
+  if (v.privileged_kind === "generator" && v.source !== "synthetic") {
+    throw new Error("real data have no generator: choose top k, columns or simulated logs for the privileged features");
+  }
+  let logs = defaults.data.logs;
+  if (v.privileged_kind === "logs") {
+    privileged = "logs";
+    logs = {
+      ...defaults.data.logs,
+      sessions: integer(v.log_sessions, "sessions"),
+      click_model: v.log_click_model,
+      position_bias: number(v.log_position_bias, "position bias"),
+      conversion_rate: number(v.log_conversion_rate, "conversion rate"),
+      seed: integer(v.log_seed, "log seed"),
+    };
+  }
+  if (v.methods.length === 0) throw new Error("choose at least one method");
+  return {
+    ...defaults,
+    data: {
+      ...defaults.data,
+      source: dataSource(v),
+      privileged,
+      logs,
+      tau_target: number(v.tau_target, "tau_target"),
+      min_group_size: integer(v.min_group_size, "min group size"),
+    },
+    methods: v.methods,
+    loss: v.loss,
+    alpha: number(v.alpha, "alpha"),
+    epochs: integer(v.epochs, "epochs"),
+    patience: integer(v.patience, "patience"),
+    widths,
+    lr: number(v.lr, "learning rate"),
+    batch_docs: integer(v.batch_docs, "batch"),
+    seeds: integer(v.seeds, "seeds"),
+    backend: backend === "webgpu" ? "gpu" : backend,
+    note: PAGE_NOTE,
+  };
+}
+
+/// The form's fields from a setup (one the CLI wrote, or the page exported).
+export function formFromSetup(setup) {
+  const d = setup.data ?? {};
+  const values = {};
+  const source = d.source ?? defaults.data.source;
+  if (source === "mq2008") values.source = "mq2008";
+  else if (source.files) values.source = "upload";
+  else if (source.synthetic) {
+    const o = source.synthetic.options;
+    Object.assign(values, {
+      source: "synthetic", queries: o.queries, valid_queries: source.synthetic.valid_queries,
+      test_queries: source.synthetic.test_queries, min_docs: o.min_docs, max_docs: o.max_docs,
+      regular: o.regular, noise: o.noise, query_spread: o.query_spread,
+      privileged_strength: o.privileged_strength, privileged_correlation: o.privileged_correlation, data_seed: o.seed,
+    });
+  }
+  const p = d.privileged ?? null;
+  if (p === null) values.privileged_kind = "generator";
+  else if (p === "logs") {
+    values.privileged_kind = "logs";
+    const l = d.logs ?? {};
+    Object.assign(values, {
+      log_sessions: l.sessions, log_click_model: l.click_model, log_position_bias: l.position_bias,
+      log_conversion_rate: l.conversion_rate, log_seed: l.seed,
+    });
+  } else if (p.startsWith("top:")) Object.assign(values, { privileged_kind: "top", privileged_value: p.slice(4) });
+  else if (p.startsWith("cols:")) Object.assign(values, { privileged_kind: "cols", privileged_value: p.slice(5) });
+  else throw new Error(`the page cannot show the privileged split '${p}'; run it with distillrank compare --setup`);
+  if (d.tau_target != null) values.tau_target = d.tau_target;
+  if (d.min_group_size != null) values.min_group_size = d.min_group_size;
+  for (const k of ["loss", "alpha", "epochs", "patience", "lr", "batch_docs", "seeds"]) {
+    if (setup[k] != null) values[k] = setup[k];
+  }
+  if (setup.widths) values.widths = setup.widths.join(",");
+  if (setup.backend) values.backend = setup.backend === "gpu" ? "webgpu" : setup.backend;
+  for (const [k, v] of Object.entries(values)) if (v === undefined) delete values[k];
+  writeForm(Object.fromEntries(Object.entries(values).map(([k, v]) => [k, String(v)])));
+  if (setup.methods) {
+    for (const box of form.querySelectorAll('input[name="method"]')) box.checked = setup.methods.includes(box.value);
+  }
+}
+
+/// The setup box: the form's setup as the equivalent `distillrank compare` command and the
+/// settings where it departs from the defaults (the page's lighter ones among them).
+export let lastDescribed = null;
+export async function describeSetup() {
+  if (!defaults || !workers.length) return;
+  let setup;
+  try {
+    setup = compareSetup(readForm(), readForm().backend);
+  } catch (e) {
+    $("setup-command").textContent = `(${e.message})`;
+    return;
+  }
+  const d = await request({ type: "describe", setup });
+  lastDescribed = d;
+  $("setup-command").textContent = d.command;
+  $("setup-differences").innerHTML = d.differences.length
+    ? "Differs from the CLI's defaults: " + d.differences.map(([k, v, def]) =>
+      `<b>${escapeHtml(k)}</b> ${escapeHtml(v)} <span class="hint">(default ${escapeHtml(def)})</span>`).join("; ") + "."
+    : "The CLI's defaults.";
+}

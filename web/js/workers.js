@@ -1,0 +1,336 @@
+// The worker client: a pool of Web Workers running the wasm engine (worker.js), the jobs of a
+// comparison spread over them, and the engine choice (auto by measurement).
+
+import { $, integer, showError } from "./dom.js";
+import { readForm } from "./setup.js";
+
+// ---------------------------------------------------------------- the workers
+
+/// Most workers the pool starts, whatever the browser reports (each holds a copy of the data).
+export const MAX_WORKERS = 8;
+
+export let adapter = null;      // {name, backend, software, products, products_ms} or null
+export let noGpuWhy = null;
+export let nextId = 1;
+
+/// One Web Worker running the wasm engine (worker.js). Requests are answered in order; training
+/// requests ("job", "objectives") also send events as they go.
+export class EngineWorker {
+  constructor(gpu) {
+    this.worker = new Worker("worker.js", { type: "module" });
+    this.pending = new Map();   // training request id -> {onEvent, resolve, reject}
+    this.waiters = [];          // replies of other requests, in order
+    this.dataKey = null;        // the data message it holds
+    this.worker.onmessage = (e) => this.onMessage(e.data);
+    this.worker.onerror = (e) => showError(`The engine failed to start: ${e.message ?? "worker error"}`, true);
+    this.ready = this.request({ type: "init", gpu });
+  }
+
+  request(msg) {
+    return new Promise((resolve, reject) => {
+      this.waiters.push({ resolve, reject });
+      this.worker.postMessage(msg);
+    });
+  }
+
+  train(msg, onEvent) {
+    const id = nextId++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { onEvent, resolve, reject });
+      this.worker.postMessage({ ...msg, id });
+    });
+  }
+
+  onMessage(m) {
+    if (m.type === "event") {
+      this.pending.get(m.id)?.onEvent(m.event);
+      return;
+    }
+    if (m.id !== undefined && this.pending.has(m.id)) {
+      const run = this.pending.get(m.id);
+      this.pending.delete(m.id);
+      if (m.type === "error") run.reject(new Error(m.message));
+      else run.resolve(m.result);
+      return;
+    }
+    const w = this.waiters.shift();
+    if (!w) return;
+    if (m.type === "error") w.reject(new Error(m.message));
+    else w.resolve(m);
+  }
+
+  terminate() {
+    this.worker.terminate();
+    for (const p of this.pending.values()) p.reject(new Error("stopped"));
+    for (const w of this.waiters) w.reject(new Error("stopped"));
+    this.pending.clear();
+    this.waiters = [];
+  }
+}
+
+/// workers[0] opens WebGPU and answers everything outside a comparison's jobs; the others join
+/// when a comparison on the CPU engine asks for more.
+export let workers = [];
+/// The data every worker should hold: the last data message (synthetic, mq2008, upload), and the
+/// first worker's reply to it.
+export let data = { key: null, message: null, reply: null };
+/// Which worker holds each method's first-seed student (for the download).
+export const studentWorker = new Map();
+
+export async function startWorkers() {
+  workers = [new EngineWorker(true)];
+  const r = await workers[0].ready;
+  adapter = r.adapter;
+  noGpuWhy = r.why;
+  showEngine();
+  $("run").disabled = false;
+  $("sweep").disabled = false;
+  $("real-logs").disabled = false;
+  $("objectives-run").disabled = false;
+}
+
+/// Sends a message whose reply is not a training run to the first worker.
+export function request(msg) {
+  return workers[0].request(msg);
+}
+
+/// Makes `msg` the data of every worker; returns the first worker's reply (its statistics).
+export async function loadData(msg) {
+  const key = msg.type === "upload"
+    ? JSON.stringify(msg.files.map((f) => [f.role, f.name, f.file.size, f.file.lastModified, f.query?.size]))
+    : JSON.stringify(msg);
+  if (key !== data.key) data = { key, message: msg, reply: null };
+  if (workers[0].dataKey !== key || !data.reply) {
+    try {
+      data.reply = await workers[0].request(msg);
+      workers[0].dataKey = key;
+    } catch (e) {
+      data = { key: null, message: null, reply: null };
+      throw e;
+    }
+  }
+  return data.reply;
+}
+
+/// Brings a worker's data up to date.
+export async function withData(w) {
+  if (data.message && w.dataKey !== data.key) {
+    await w.request(data.message);
+    w.dataKey = data.key;
+  }
+}
+
+/// How many workers a comparison on the CPU engine uses: the form's number, or "auto": one per
+/// core the browser reports, at most MAX_WORKERS.
+export function poolSize() {
+  const v = String(readForm().workers ?? "auto").trim();
+  if (v === "" || v === "auto") return Math.max(1, Math.min(navigator.hardwareConcurrency || 1, MAX_WORKERS));
+  const n = integer(v, "workers");
+  if (n < 1 || n > MAX_WORKERS) throw new Error(`workers: expected auto or 1..${MAX_WORKERS}, got ${v}`);
+  return n;
+}
+
+/// The first `n` workers, started as needed.
+export async function pool(n) {
+  while (workers.length < n) {
+    const w = new EngineWorker(false);
+    workers.push(w);
+    await w.ready;
+  }
+  return workers.slice(0, n);
+}
+
+/// What each worker of the running comparison is doing, on the page.
+export let activity = [];
+export function showActivity() {
+  const box = $("workers-activity");
+  if (!activity.length) {
+    box.textContent = "";
+    return;
+  }
+  box.textContent = `${activity.length} worker${activity.length > 1 ? "s" : ""}: ` +
+    activity.map((label, i) => `${i + 1}. ${label ?? "done"}`).join(" · ");
+}
+
+/// Runs a comparison: its jobs (each method at each seed: teachers, then the student) go to a
+/// pool of workers, the next job to the first free worker; every job is independent of the
+/// others, so the results are those of one worker running them in turn. WebGPU runs use one
+/// worker. Resolves to the results (`summarize_compare`) with the number of workers.
+export async function runPool(setup, onEvent) {
+  const jobs = [];
+  for (let seed = 0; seed < setup.seeds; seed++) {
+    for (const method of setup.methods) jobs.push({ method, seed, label: `${method} seed ${seed}` });
+  }
+  const size = setup.backend === "gpu" ? 1 : poolSize();
+  const { results, workers: used } = await inPool(size, jobs, async (w, job, onLabel) => {
+    const r = await w.train(
+      { type: "job", setup, method: job.method, seed: job.seed, keep_student: job.seed === 0 },
+      (ev) => {
+        const m = ev.model;
+        onLabel(`${m.method} seed ${m.seed}, ${m.teacher === null ? "student" : `teacher ${m.teacher + 1}`}`);
+        onEvent(ev);
+      });
+    if (job.seed === 0) studentWorker.set(job.method, w);
+    return r;
+  });
+  const methods = setup.methods.map((m) => ({ method: null, runs: [] }));
+  jobs.forEach((job, k) => {
+    const i = setup.methods.indexOf(job.method);
+    methods[i].method = results[k].method;
+    methods[i].runs[job.seed] = results[k].run;
+  });
+  const { result } = await workers[0].request({ type: "summary", setup, methods });
+  return { ...result, workers: used };
+}
+
+/// Runs `jobs` on a pool of `size` workers (the next job to the first free worker), showing
+/// what each does; `start(worker, job, onModel)` runs one job and resolves to its result.
+/// Resolves to the results in the order of `jobs`.
+export async function inPool(size, jobs, start) {
+  const members = await pool(Math.min(size, jobs.length));
+  await Promise.all(members.map(withData));
+  const results = new Array(jobs.length);
+  let next = 0;
+  let failure = null;
+  activity = members.map(() => null);
+  showActivity();
+  try {
+    await Promise.all(members.map(async (w, i) => {
+      while (next < jobs.length && !failure) {
+        const k = next++;
+        activity[i] = jobs[k].label;
+        showActivity();
+        try {
+          results[k] = await start(w, jobs[k], (label) => {
+            activity[i] = label;
+            showActivity();
+          });
+        } catch (e) {
+          failure ??= e;
+        }
+      }
+      activity[i] = null;
+      showActivity();
+    }));
+  } finally {
+    activity = [];
+    showActivity();
+  }
+  if (failure) throw failure;
+  return { results, workers: members.length };
+}
+
+/// The global objectives over their seeds: one job per objective and seed, in the pool.
+/// Resolves to `{description, positive_rate, runs}` as `run_objectives` gives it.
+export async function runObjectivesPool(setup, onEvent) {
+  const jobs = [];
+  for (let seed = 0; seed < setup.seeds; seed++) {
+    setup.objectives.forEach((objective, index) => jobs.push({ index, seed, label: `${objective} seed ${seed}` }));
+  }
+  const { results, workers: used } = await inPool(poolSize(), jobs, (w, job, onLabel) =>
+    w.train({ type: "objectives-job", setup, objective: job.index, seed: job.seed }, (ev) => {
+      onLabel(job.label);
+      onEvent(ev);
+    }));
+  const runs = setup.objectives.map((_, index) => ({ objective: null, runs: [] }));
+  jobs.forEach((job, k) => {
+    const only = results[k].runs[0];
+    runs[job.index].objective = only.objective;
+    runs[job.index].runs[job.seed] = only.runs[0];
+  });
+  return { description: results[0].description, positive_rate: results[0].positive_rate, runs, workers: used };
+}
+
+export async function restartWorker() {
+  for (const w of workers) w.terminate();
+  workers = [];
+  studentWorker.clear();
+  activity = [];
+  showActivity();
+  $("run").disabled = true;
+  $("sweep").disabled = true;
+  $("real-logs").disabled = true;
+  await startWorkers();
+  await withData(workers[0]);
+}
+
+// ---------------------------------------------------------------- engine and errors
+
+/// The backend the form asks for: cpu, webgpu, or auto (decided by measurement when Run is
+/// pressed, see `measureAuto`; until then the last decision, or the CPU engine).
+export function chosenBackend() {
+  const want = readForm().backend;
+  if (want === "cpu") return "cpu";
+  if (want === "webgpu") {
+    if (!adapter) throw new Error(`WebGPU is not available here: ${noGpuWhy}`);
+    return "webgpu";
+  }
+  return autoChoice?.backend ?? "cpu";
+}
+
+/// auto's last decision: {key, backend, cpu, gpu} with the two measured throughputs (docs/s).
+export let autoChoice = null;
+
+/// auto: times a few training steps of the setup's model on WebGPU (one worker) and on the CPU
+/// engine (every worker of the pool at once, their throughputs summed), and takes the faster.
+/// Software and hardware adapters alike. Measured once per model shape and pool size.
+export async function measureAuto(setup, features) {
+  const workersWanted = poolSize();
+  const docsPerGroup = 32;
+  const shape = {
+    features,
+    groups: Math.max(1, Math.round(setup.batch_docs / docsPerGroup)),
+    docs_per_group: docsPerGroup,
+    widths: setup.widths,
+  };
+  const key = JSON.stringify([shape, workersWanted]);
+  if (autoChoice?.key === key) return autoChoice;
+  $("status").textContent = "auto: timing the CPU engine and WebGPU on this model…";
+  const members = await pool(workersWanted);
+  const cpu = (await Promise.all(members.map((w) =>
+    w.request({ type: "measure", backend: "cpu", shape, steps: 6, warmup: 2 }))))
+    .reduce((sum, r) => sum + r.throughput.docs_per_s, 0);
+  const gpu = (await workers[0].request({ type: "measure", backend: "webgpu", shape, steps: 4, warmup: 1 }))
+    .throughput.docs_per_s;
+  autoChoice = { key, backend: gpu > cpu ? "webgpu" : "cpu", cpu, gpu, workers: members.length };
+  showEngine();
+  return autoChoice;
+}
+
+export function showEngine() {
+  const box = $("engine");
+  let backend;
+  try { backend = chosenBackend(); } catch { backend = "cpu"; }
+  if (backend === "webgpu") {
+    box.className = "engine gpu";
+    // On software adapters the device timed both kinds of product kernels and kept the faster.
+    const measured = adapter.products_ms.length
+      ? ` (measured: ${adapter.products_ms.map(([k, ms]) => `${k.toLowerCase()} ${ms.toFixed(0)} ms`).join(", ")})`
+      : "";
+    box.textContent = `Training on WebGPU: ${adapter.name} (${adapter.backend}), ` +
+      `${adapter.products.toLowerCase()} product kernels${measured}`;
+  } else {
+    box.className = "engine cpu";
+    const why = !adapter
+      ? `No WebGPU: ${noGpuWhy}.`
+      : readForm().backend === "auto"
+        ? (autoChoice ? "" : `auto times WebGPU (${adapter.name}${adapter.software ? ", a software rasteriser" : ""}) against it when Run is pressed.`)
+        : "Chosen.";
+    let threads;
+    try {
+      const n = poolSize();
+      threads = n > 1 ? `${n} workers, one thread each` : "one thread";
+    } catch {
+      threads = "one thread";
+    }
+    box.textContent = `Training on the CPU engine (WebAssembly, ${threads}). ${why}`;
+  }
+  if (readForm().backend === "auto" && autoChoice) box.textContent += ` ${autoLine(autoChoice)}.`;
+}
+
+export function autoLine(c) {
+  const rate = (v) => `${Math.round(v).toLocaleString("en")} docs/s`;
+  const chose = c.backend === "webgpu" ? "WebGPU" : "the CPU engine";
+  return `auto chose ${chose}: CPU engine ${rate(c.cpu)} (${c.workers} worker${c.workers > 1 ? "s" : ""}), ` +
+    `WebGPU ${rate(c.gpu)}, measured on this model`;
+}
