@@ -1,8 +1,10 @@
 //! The browser's entry points (wasm32 only). The page's Web Worker (`web/worker.js`) calls them:
 //!
 //! 1. `start_gpu()` opens a WebGPU device (or says why there is none);
-//! 2. `load_synthetic(knobs)`, `load_mq2008()` (the bundled real data) or
+//! 2. `load_synthetic(source)`, `load_mq2008()` (the bundled real data) or
 //!    `load_letor(role, name, bytes, query)` sets the data and returns its statistics;
+//!    `default_setup()` and `describe_setup(json)` give the library's setup (crate/setup.rs) and
+//!    its equivalent `distillrank compare` command;
 //! 3. `run_compare_job(setup, method, seed, ..)` prepares the data (spec §1; once per setup),
 //!    trains one method at one seed on WebGPU or on the CPU engine and calls `on_event` after
 //!    every epoch; `summarize_compare(setup, runs)` turns the jobs' runs into the results (the
@@ -225,9 +227,9 @@ pub fn load_mq2008() -> std::result::Result<JsValue, JsError> {
 }
 
 /// Parses an uploaded LETOR file (gzip or text; `query`: the bytes of its LightGBM `.query` file)
-/// as the `role` split ("train", "valid" or "test") and returns its statistics. The data a
-/// comparison uses is rebuilt from the uploads: without a test (or validation) file, the training
-/// queries are shuffled (seed 0) and cut 60 / 20 / 20 (or 80 / 20).
+/// as the `role` split ("train", "valid" or "test") and returns its statistics. Without a test
+/// (or validation) file, a comparison holds out 20% (or 10%) of the training queries, as the CLI
+/// does ([`crate::setup::HOLDOUT`]).
 #[wasm_bindgen]
 pub fn load_letor(
     role: &str,

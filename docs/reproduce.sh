@@ -60,3 +60,17 @@ $B sweep $MQ --param position-bias --values 0,0.5,1,1.5,2 --out $R/sweep-logs-po
 $B sweep $MQ --param conversion-rate --values 0.01,0.03,0.1,0.3 --out $R/sweep-logs-conversion-rate --quiet
 $B sweep --train $Y/rank.train --test $Y/rank.test --privileged logs --param sessions \
   --values 10,30,100,300,1000 --out $R/sweep-logs-sessions-yahoo --quiet
+# The same comparison under each loss.
+for loss in rankbce softmax lambdarank; do
+  $B compare --loss $loss --backend cpu --out $R/synthetic-loss-$loss --quiet
+done
+# Every method, and an objective as the data loss, on the GPU engine against the CPU engine
+# (on lavapipe the GPU runs take about 22 minutes; the tables are the commands' stdout).
+G=$R/gpu-vs-cpu
+SMALL_GPU="--seeds 1 --queries 800 --epochs 6 --quiet"
+ALL=no-distillation,self-distillation,gend,pfd,multi-teacher-pfd,ranking-distillation
+for backend in cpu gpu; do
+  $B compare --backend $backend --methods $ALL $SMALL_GPU --out target/gpu-vs-cpu > $G/$backend.txt
+  $B compare --backend $backend --objective auc-pr --methods no-distillation,pfd $SMALL_GPU \
+    --out target/gpu-vs-cpu > $G/${backend}_obj.txt
+done

@@ -1,12 +1,12 @@
 // The page: wires the form, the buttons and the worker pool together (web/js/: the setup and
 // its URL, the worker client, the charts, the comparison view and the global objectives view).
 
-import { $, form, showError, clearError, download } from "./dom.js";
-import { readForm, writeForm, saveToUrl, loadFromUrl, showSourceKnobs, loadDefaults, formFromSetup, lastDescribed, describeSetup } from "./setup.js";
-import { startWorkers, restartWorker, showEngine } from "./workers.js";
-import { initCharts } from "./charts.js";
-import { loadMq2008, loadSource, onUpload, lastResult, lastSetup, resultsCsv, running, run, sweep, downloadStudent, scoreSavedModel } from "./compare.js";
-import { objectivesForm, initObjectiveCharts, runObjectives } from "./objectives.js";
+import { $, form, showError, clearError, download } from "./js/dom.js";
+import { readForm, writeForm, saveToUrl, loadFromUrl, showSourceKnobs, loadDefaults, formFromSetup, lastDescribed, describeSetup } from "./js/setup.js";
+import { startWorkers, restartWorker, showEngine } from "./js/workers.js";
+import { initCharts } from "./js/charts.js";
+import { loadMq2008, loadSource, onUpload, lastResult, lastSetup, resultsCsv, running, run, sweep, downloadStudent, scoreSavedModel } from "./js/compare.js";
+import { objectivesForm, initObjectiveCharts, runObjectives } from "./js/objectives.js";
 
 function main() {
   loadFromUrl();
