@@ -7,6 +7,7 @@ use crate::clock::Instant;
 use crate::cpu::adam::{Adam, AdamConfig};
 use crate::cpu::loss::{ranknet, LossKind};
 use crate::cpu::mlp::{Activations, Mlp};
+use crate::cpu::ranking::CpuRanking;
 use crate::error::Result;
 use crate::gpu::trainer::GpuTrainer;
 use crate::gpu::Gpu;
@@ -60,24 +61,28 @@ pub struct Throughput {
     pub final_loss: f64,
 }
 
-/// Trains on the CPU engine.
+/// Trains on the CPU engine: its training step ([`CpuRanking`]), as `train` and `compare` run it.
 pub fn cpu(shape: &TrainShape, steps: usize, warmup: usize) -> Throughput {
     let batches = shape.batches();
     let offsets = shape.offsets();
-    let include = vec![true; shape.groups];
-    let mut model = Mlp::<f32>::new(shape.features, &shape.widths, 0);
-    let mut adam = Adam::new(&model, AdamConfig::default());
-    let mut acts = Activations::default();
-    let mut grads = model.zero_gradients();
-    let mut dlogits = vec![0f32; shape.batch_docs()];
+    let positive = vec![true; shape.groups];
+    let model = Mlp::<f32>::new(shape.features, &shape.widths, 0);
+    let plan = LossPlan::new(LossKind::RankNet, 1.0, 0, None, None, AdamConfig::default());
+    let mut trainer = CpuRanking::new(model, &plan);
     let mut loss = 0.0;
     let mut step = |i: usize| {
         let (x, y) = &batches[i % batches.len()];
-        let logits = model.forward(x, &mut acts);
-        dlogits.iter_mut().for_each(|d| *d = 0.0);
-        loss = ranknet(logits, y, &offsets, &include, 1.0, &mut dlogits);
-        model.backward(x, &acts, &dlogits, &mut grads);
-        adam.update(&mut model, &grads);
+        loss = trainer
+            .step(&StepBatch {
+                inputs: x,
+                labels: y,
+                offsets: &offsets,
+                positive: &positive,
+                teachers: &[],
+                ranking_distillation: None,
+            })
+            .data;
+        trainer.read_losses();
     };
     (0..warmup).for_each(&mut step);
     let t = Instant::now();
@@ -90,6 +95,81 @@ pub fn cpu(shape: &TrainShape, steps: usize, warmup: usize) -> Throughput {
         seconds,
         final_loss: loss as f64,
     }
+}
+
+/// One phase of the CPU engine's training step: its mean time and, for the matrix products of
+/// the forward and backward passes, their floating-point operations per step.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Phase {
+    pub phase: &'static str,
+    pub ms: f64,
+    pub flops: Option<f64>,
+}
+
+/// The CPU engine's training step taken apart: the mean milliseconds of the forward pass, the
+/// RankNet loss, the backward pass and Adam over `steps` steps after `warmup`, with the products'
+/// FLOPs (forward 2 B n_in n_out per layer; backward twice that, less the first layer's input
+/// gradient, which is not computed).
+pub fn cpu_profile(shape: &TrainShape, steps: usize, warmup: usize) -> Vec<Phase> {
+    let batches = shape.batches();
+    let offsets = shape.offsets();
+    let include = vec![true; shape.groups];
+    let mut model = Mlp::<f32>::new(shape.features, &shape.widths, 0);
+    let mut adam = Adam::new(&model, AdamConfig::default());
+    let mut acts = Activations::default();
+    let mut grads = model.zero_gradients();
+    let mut dlogits = vec![0f32; shape.batch_docs()];
+    let mut totals = [0f64; 4];
+    for i in 0..warmup + steps {
+        let (x, y) = &batches[i % batches.len()];
+        let mut clock = Instant::now();
+        let mut lap = |k: usize, clock: &mut Instant| {
+            if i >= warmup {
+                totals[k] += clock.elapsed();
+            }
+            *clock = Instant::now();
+        };
+        let logits = model.forward(x, &mut acts);
+        lap(0, &mut clock);
+        dlogits.iter_mut().for_each(|d| *d = 0.0);
+        ranknet(logits, y, &offsets, &include, 1.0, &mut dlogits);
+        lap(1, &mut clock);
+        model.backward(x, &acts, &dlogits, &mut grads);
+        lap(2, &mut clock);
+        adam.update(&mut model, &grads);
+        lap(3, &mut clock);
+    }
+    let b = shape.batch_docs() as f64;
+    let layers: Vec<f64> = model
+        .layers
+        .iter()
+        .map(|l| (l.n_in * l.n_out) as f64)
+        .collect();
+    let forward = 2.0 * b * layers.iter().sum::<f64>();
+    let backward = 2.0 * forward - 2.0 * b * layers[0];
+    let per_step = |total: f64| 1000.0 * total / steps.max(1) as f64;
+    vec![
+        Phase {
+            phase: "forward",
+            ms: per_step(totals[0]),
+            flops: Some(forward),
+        },
+        Phase {
+            phase: "loss",
+            ms: per_step(totals[1]),
+            flops: None,
+        },
+        Phase {
+            phase: "backward",
+            ms: per_step(totals[2]),
+            flops: Some(backward),
+        },
+        Phase {
+            phase: "adam",
+            ms: per_step(totals[3]),
+            flops: None,
+        },
+    ]
 }
 
 /// Trains with the WGSL kernels, reading the losses back every `loss_window` steps and at the end

@@ -742,3 +742,40 @@ fn compare_setup_json_reproduces_the_run_that_wrote_it() {
         "{report}"
     );
 }
+
+/// `bench profile` takes the CPU engine's step apart: four phases whose shares sum to 1, with the
+/// products' GFLOP/s where they run.
+#[test]
+fn bench_profile_splits_the_cpu_step_into_its_phases() {
+    let (ok, stdout, stderr) = distillrank(&[
+        "bench",
+        "profile",
+        "--steps",
+        "3",
+        "--warmup",
+        "1",
+        "--features",
+        "12",
+        "--widths",
+        "16,8",
+        "--json",
+    ]);
+    assert!(ok, "{stderr}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let phases = v["phases"].as_array().unwrap();
+    let names: Vec<&str> = phases
+        .iter()
+        .map(|p| p["phase"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["forward", "loss", "backward", "adam"]);
+    let shares: f64 = phases.iter().map(|p| p["share"].as_f64().unwrap()).sum();
+    assert!((shares - 1.0).abs() < 1e-9, "{shares}");
+    for p in &phases[..] {
+        let gflops = &p["gflops"];
+        match p["phase"].as_str().unwrap() {
+            "forward" | "backward" => assert!(gflops.as_f64().unwrap() > 0.0, "{p}"),
+            _ => assert!(gflops.is_null(), "{p}"),
+        }
+    }
+    assert!(v["forward_products_alone_gflops"].as_f64().unwrap() > 0.0);
+}

@@ -78,6 +78,23 @@ pub enum BenchCommand {
     },
     /// Time of each phase of a GPU training step (forward, losses, backward, Adam) from timestamp
     /// queries, where the adapter has them.
+    /// The CPU engine's training step taken apart: each phase's time and share (forward, loss,
+    /// backward, Adam), the products' GFLOP/s in forward and backward, and the same products
+    /// alone (`bench gemm`'s MLP shapes, measured in the same run) for reference.
+    Profile {
+        #[arg(long, default_value_t = 200)]
+        steps: usize,
+        #[arg(long, default_value_t = 20)]
+        warmup: usize,
+        #[arg(long, default_value_t = 136)]
+        features: usize,
+        #[arg(long, default_value_t = 8)]
+        groups_per_batch: usize,
+        #[arg(long, default_value_t = 64)]
+        docs_per_group: usize,
+        #[arg(long, value_delimiter = ',', default_value = "256,256,128,64")]
+        widths: Vec<usize>,
+    },
     Kernels {
         #[arg(long, default_value_t = 10)]
         steps: usize,
@@ -109,6 +126,23 @@ pub fn run(args: &BenchArgs, out: &Output) -> Result<()> {
             repeat,
             backend: BenchBackend::Cpu,
         } => gemm(*repeat),
+        BenchCommand::Profile {
+            steps,
+            warmup,
+            features,
+            groups_per_batch,
+            docs_per_group,
+            widths,
+        } => profile(
+            *steps,
+            *warmup,
+            &TrainShape {
+                features: *features,
+                groups: *groups_per_batch,
+                docs_per_group: *docs_per_group,
+                widths: widths.clone(),
+            },
+        ),
         BenchCommand::Kernels {
             steps,
             features,
@@ -223,6 +257,52 @@ fn gemm(repeat: usize) -> serde_json::Value {
         })
         .collect();
     serde_json::json!({"tool": "distillrank", "threads": rayon::current_num_threads(), "shapes": results})
+}
+
+/// The CPU engine's step by phase, beside its products alone (the forward shapes of the same
+/// model and batch) in the same run.
+fn profile(steps: usize, warmup: usize, shape: &TrainShape) -> serde_json::Value {
+    let phases = distillrank::bench::cpu_profile(shape, steps, warmup);
+    let step_ms: f64 = phases.iter().map(|p| p.ms).sum();
+    let rows: Vec<serde_json::Value> = phases
+        .iter()
+        .map(|p| {
+            serde_json::json!({
+                "phase": p.phase,
+                "ms": p.ms,
+                "share": p.ms / step_ms,
+                "gflops": p.flops.map(|f| f / (p.ms / 1000.0) / 1e9),
+            })
+        })
+        .collect();
+    // The forward products alone, at the same shapes, best of 20.
+    let mut rng = Rng::new(1);
+    let b = shape.batch_docs();
+    let mut widths = vec![shape.features];
+    widths.extend(&shape.widths);
+    widths.push(1);
+    let (mut flops, mut seconds) = (0f64, 0f64);
+    for w in widths.windows(2) {
+        let (k, n) = (w[0], w[1]);
+        let a: Vec<f32> = (0..b * k).map(|_| rng.normal() as f32).collect();
+        let m: Vec<f32> = (0..k * n).map(|_| rng.normal() as f32).collect();
+        let mut c = vec![0f32; b * n];
+        let mut product = || matmul(&mut c, View::rows(&a, b, k), View::rows(&m, k, n), false);
+        for _ in 0..3 {
+            product();
+        }
+        seconds += best_of(20, &mut product);
+        flops += 2.0 * (b * k * n) as f64;
+    }
+    serde_json::json!({
+        "tool": "distillrank",
+        "threads": rayon::current_num_threads(),
+        "batch_docs": b,
+        "step_ms": step_ms,
+        "docs_per_s": b as f64 / (step_ms / 1000.0),
+        "phases": rows,
+        "forward_products_alone_gflops": flops / seconds / 1e9,
+    })
 }
 
 fn parse(file: &PathBuf, query: Option<&PathBuf>, repeat: usize) -> Result<serde_json::Value> {
