@@ -100,8 +100,8 @@ pub struct ExperimentArgs {
     /// NDCG convention for groups with IDCG = 0 (default: excluded from the mean).
     #[arg(long, value_enum, default_value = "exclude")]
     pub idcg_zero: IdcgZeroArg,
-    /// Where to train: auto (a hardware GPU if any, else the CPU engine), gpu or cpu. Ranking
-    /// Distillation trains on the CPU engine.
+    /// Where to train: auto (a hardware GPU if any, else the CPU engine), gpu or cpu. Every
+    /// method, loss and objective trains on either engine.
     #[arg(long, value_enum, default_value = "auto")]
     pub backend: BackendArg,
 }
