@@ -673,35 +673,38 @@ pub struct ObjectivesSetup {
     pub epochs: usize,
     pub lr: f64,
     pub dual_rate_factor: f64,
+    /// `gpu` (the worker's WebGPU device) or `cpu` (the default).
+    #[serde(default)]
+    pub backend: Backend,
 }
 
-/// Log-loss against the global objectives of Eban et al. on an imbalanced binary task, on the CPU
-/// engine: every objective over the seeds. `on_event` hears `{type: "epoch", objective, seed,
+/// Log-loss against the global objectives of Eban et al. on an imbalanced binary task, on the
+/// setup's engine: every objective over the seeds. `on_event` hears `{type: "epoch", objective, seed,
 /// log}` after every epoch (the log has the loss, the multipliers, validation metrics and whether
 /// the constraint holds). Returns `{description, positive_rate, runs}`, `runs` as in
 /// `distillrank objectives`' results.
 #[wasm_bindgen]
-pub fn run_objectives(
+pub async fn run_objectives(
     setup: JsValue,
     on_event: js_sys::Function,
 ) -> std::result::Result<JsValue, JsError> {
-    objectives_on(setup, None, on_event)
+    objectives_on(setup, None, on_event).await
 }
 
 /// One job of the objectives' comparison for the page's pool of workers: the `objective`-th
 /// objective of the setup at `seed`. Returns what [`run_objectives`] returns, with one run.
 #[wasm_bindgen]
-pub fn run_objectives_job(
+pub async fn run_objectives_job(
     setup: JsValue,
     objective: usize,
     seed: u32,
     on_event: js_sys::Function,
 ) -> std::result::Result<JsValue, JsError> {
-    objectives_on(setup, Some((objective, seed as u64)), on_event)
+    objectives_on(setup, Some((objective, seed as u64)), on_event).await
 }
 
 /// Every objective over every seed, or one (objective index, seed) pair.
-fn objectives_on(
+async fn objectives_on(
     setup: JsValue,
     only: Option<(usize, u64)>,
     on_event: js_sys::Function,
@@ -754,13 +757,20 @@ fn objectives_on(
         dual_rate_factor: setup.dual_rate_factor,
         ..train::Config::default()
     };
+    let engine = match setup.backend {
+        Backend::Cpu | Backend::Auto => Engine::Cpu,
+        Backend::Gpu => STATE
+            .with(|s| s.borrow().gpu.clone())
+            .map(Engine::Gpu)
+            .ok_or_else(|| JsError::new("WebGPU was chosen but no WebGPU device is open"))?,
+    };
     let mut sink = EventSink::new(on_event);
-    let results = experiment::compare(
+    let results = experiment::compare_async(
         &splits,
         &objectives,
         &base,
-        seeds,
-        first_seed,
+        (seeds, first_seed),
+        &engine,
         &mut |label, event| {
             if let train::Event::Epoch(log) = event {
                 let (objective, seed) = label.rsplit_once(", seed ").unwrap_or((label, ""));
@@ -770,9 +780,11 @@ fn objectives_on(
             }
         },
     )
+    .await
     .map_err(js_error)?;
     sink.finish()?;
     to_js(&serde_json::json!({
+        "backend": format!("{engine:?}"),
         "description": splits.description,
         "positive_rate": splits.train.positives() as f64 / splits.train.len().max(1) as f64,
         "runs": results,

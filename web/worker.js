@@ -79,7 +79,7 @@ async function handle(msg) {
     case "summary":
       return { type: "summary", result: summarize_compare(msg.setup, msg.methods) };
     case "objectives-job": {
-      const result = run_objectives_job(msg.setup, msg.objective, msg.seed, (event) =>
+      const result = await run_objectives_job(msg.setup, msg.objective, msg.seed, (event) =>
         postMessage({ type: "event", id: msg.id, event }));
       return { type: "result", id: msg.id, result };
     }

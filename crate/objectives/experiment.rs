@@ -1,15 +1,13 @@
 //! Several objectives over several seeds on the same splits: what `distillrank objectives`
 //! reports.
 
+use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::objectives::metrics::{evaluate, BinaryMetrics};
 use crate::ranking::experiment::mean_std;
-use crate::ranking::train::score;
 
 use super::data::BinarySplits;
-#[cfg(not(target_arch = "wasm32"))]
-use super::train::fit_on;
-use super::train::{fit, Config, ConstraintCheck, EpochLog, Event, Trained};
+use super::train::{fit_async, Config, ConstraintCheck, EpochLog, Event};
 use super::Objective;
 
 /// One trained model: its best epoch's validation figures and its test figures.
@@ -64,51 +62,36 @@ pub fn compare(
     first_seed: u64,
     on: &mut dyn FnMut(&str, Event),
 ) -> Result<Vec<ObjectiveRuns>> {
-    let mut train =
-        |config: &Config, on: &mut dyn FnMut(Event)| fit(&splits.train, &splits.valid, config, on);
-    compare_with(
+    pollster::block_on(compare_async(
         splits,
         objectives,
         base,
         (seeds, first_seed),
-        &mut train,
+        &Engine::Cpu,
         on,
-    )
+    ))
 }
 
-/// [`compare`] on `engine` (blocking on the GPU's work natively). Test examples are scored on the
-/// CPU engine, whichever engine trained.
+/// [`compare`] on `engine`, blocking on the GPU's work natively.
 #[cfg(not(target_arch = "wasm32"))]
 pub fn compare_on(
     splits: &BinarySplits,
     objectives: &[Objective],
     base: &Config,
-    (seeds, first_seed): (usize, u64),
-    engine: &crate::ranking::train::Engine,
+    seeds: (usize, u64),
+    engine: &Engine,
     on: &mut dyn FnMut(&str, Event),
 ) -> Result<Vec<ObjectiveRuns>> {
-    let mut train = |config: &Config, on: &mut dyn FnMut(Event)| {
-        fit_on(engine, &splits.train, &splits.valid, config, on)
-    };
-    compare_with(
-        splits,
-        objectives,
-        base,
-        (seeds, first_seed),
-        &mut train,
-        on,
-    )
+    pollster::block_on(compare_async(splits, objectives, base, seeds, engine, on))
 }
 
-/// The training function for one configuration (objective and seed set).
-type TrainFn<'a> = dyn FnMut(&Config, &mut dyn FnMut(Event)) -> Result<Trained> + 'a;
-
-fn compare_with(
+/// [`compare`] on `engine`: every model trains and scores its test examples there.
+pub async fn compare_async(
     splits: &BinarySplits,
     objectives: &[Objective],
     base: &Config,
     (seeds, first_seed): (usize, u64),
-    train: &mut TrainFn<'_>,
+    engine: &Engine,
     on: &mut dyn FnMut(&str, Event),
 ) -> Result<Vec<ObjectiveRuns>> {
     if objectives.is_empty() || seeds == 0 {
@@ -126,8 +109,11 @@ fn compare_with(
                 ..base.clone()
             };
             let label = format!("{objective}, seed {seed}");
-            let trained = train(&config, &mut |e| on(&label, e))?;
-            let scores = score(&trained.model, &splits.test.x);
+            let trained = fit_async(engine, &splits.train, &splits.valid, &config, &mut |e| {
+                on(&label, e)
+            })
+            .await?;
+            let scores = engine.score(&trained.model, &splits.test.x).await?;
             let test = evaluate(&scores, &splits.test.y, config.targets).ok_or_else(|| {
                 Error::Data("the test split needs positive and negative examples".into())
             })?;

@@ -325,6 +325,18 @@ await check("objectives_view_compares_log_loss_with_global_objectives", async ()
     trs.map((tr) => [...tr.querySelectorAll("td")].map((td) => td.textContent.trim())));
   expect(JSON.stringify(again) === JSON.stringify(rows), `one worker: ${JSON.stringify(again)}\n    the pool: ${JSON.stringify(rows)}`);
   await setField("workers", "auto");
+  // The same view on WebGPU, small: every objective trains on the GPU engine too.
+  await page.selectOption("select[name=backend]", "webgpu");
+  for (const [k, v] of [["obj_train", 600], ["obj_valid", 400], ["obj_test", 600], ["obj_seeds", 1], ["obj_epochs", 2]]) {
+    await page.locator(`[name=${k}]`).fill(String(v));
+  }
+  await page.evaluate(() => { document.getElementById("objectives-status").textContent = ""; });
+  await page.click("#objectives-run");
+  await page.waitForFunction(() => /^Done|^Failed/.test(document.getElementById("objectives-status").textContent), null, { timeout: 300_000 });
+  const onGpu = await page.locator("#objectives-status").textContent();
+  expect(/^Done.* on gpu/.test(onGpu), `objectives on WebGPU: ${onGpu} ${await page.locator("#error-text").textContent()}`);
+  console.log(`    ${onGpu.split(":")[0]}`);
+  await page.selectOption("select[name=backend]", "cpu");
 });
 
 await check("mq2008_upload_shows_its_statistics", async () => {

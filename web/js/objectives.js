@@ -2,7 +2,7 @@
 
 import { $, number, integer, showError, clearError, escapeHtml } from "./dom.js";
 import { saveToUrl } from "./setup.js";
-import { runObjectivesPool } from "./workers.js";
+import { runObjectivesPool, chosenBackend } from "./workers.js";
 import { lineChart, dataset } from "./charts.js";
 import { uploads, setRunning } from "./compare.js";
 
@@ -45,6 +45,9 @@ export function objectivesSetup() {
     epochs: integer(f.get("obj_epochs"), "epochs"),
     lr: number(f.get("obj_lr"), "learning rate"),
     dual_rate_factor: number(f.get("obj_dual"), "dual rate factor"),
+    // The comparison's backend: WebGPU when chosen (or when auto measured it faster), else the
+    // CPU engine.
+    backend: chosenBackend() === "webgpu" ? "gpu" : "cpu",
   };
 }
 
@@ -118,7 +121,7 @@ export async function runObjectives() {
   try {
     const result = await runObjectivesPool(setup, onObjectiveEpoch);
     $("objectives-results").innerHTML = objectivesTable(result);
-    const pooled = result.workers > 1 ? ` with ${result.workers} workers` : "";
+    const pooled = ` on ${result.backend}` + (result.workers > 1 ? ` with ${result.workers} workers` : "");
     $("objectives-status").textContent = `Done in ${((performance.now() - started) / 1000).toFixed(1)} s${pooled}: ` +
       `${result.description}; ${(100 * result.positive_rate).toFixed(1)}% positives in training.`;
   } catch (e) {

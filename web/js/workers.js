@@ -220,14 +220,16 @@ export async function inPool(size, jobs, start) {
   return { results, workers: members.length };
 }
 
-/// The global objectives over their seeds: one job per objective and seed, in the pool.
-/// Resolves to `{description, positive_rate, runs}` as `run_objectives` gives it.
+/// The global objectives over their seeds: one job per objective and seed, in the pool (one
+/// worker on WebGPU). Resolves to `{backend, description, positive_rate, runs}` as
+/// `run_objectives` gives it.
 export async function runObjectivesPool(setup, onEvent) {
   const jobs = [];
   for (let seed = 0; seed < setup.seeds; seed++) {
     setup.objectives.forEach((objective, index) => jobs.push({ index, seed, label: `${objective} seed ${seed}` }));
   }
-  const { results, workers: used } = await inPool(poolSize(), jobs, (w, job, onLabel) =>
+  const size = setup.backend === "gpu" ? 1 : poolSize();
+  const { results, workers: used } = await inPool(size, jobs, (w, job, onLabel) =>
     w.train({ type: "objectives-job", setup, objective: job.index, seed: job.seed }, (ev) => {
       onLabel(job.label);
       onEvent(ev);
@@ -238,7 +240,10 @@ export async function runObjectivesPool(setup, onEvent) {
     runs[job.index].objective = only.objective;
     runs[job.index].runs[job.seed] = only.runs[0];
   });
-  return { description: results[0].description, positive_rate: results[0].positive_rate, runs, workers: used };
+  return {
+    backend: results[0].backend, description: results[0].description,
+    positive_rate: results[0].positive_rate, runs, workers: used,
+  };
 }
 
 export async function restartWorker() {
