@@ -94,7 +94,17 @@ async function runAndWait(timeoutMs) {
   return status;
 }
 
-await page.goto(url);
+// Requests in flight, named when the page fails to load.
+const inFlight = new Set();
+page.on("request", (r) => inFlight.add(r.url()));
+page.on("requestfinished", (r) => inFlight.delete(r.url()));
+page.on("requestfailed", (r) => inFlight.delete(r.url()));
+try {
+  await page.goto(url);
+} catch (e) {
+  console.log(`the page did not load: ${e.message.split("\n")[0]}; requests in flight: ${[...inFlight].join(", ") || "none"}`);
+  throw e;
+}
 
 await check("page_starts_its_engine", async () => {
   await page.waitForFunction(() => !document.getElementById("run").disabled, null, { timeout: 60_000 });

@@ -32,6 +32,7 @@ fn main() -> ExitCode {
         "dist" => web::dist(&root().join(rest.first().map(String::as_str).unwrap_or("dist"))),
         "compare" => compare(rest),
         "test" => test(rest),
+        "e2e" => e2e().map(|_| ()),
         "bench" => bench(),
         "bench-web" => bench_web(rest),
         "gpu-report" => gpu_report::gpu_report(
@@ -42,7 +43,7 @@ fn main() -> ExitCode {
             ),
         ),
         _ => {
-            eprintln!("usage: cargo xtask <demo|dist|compare|test|bench> [args]\n  demo [--port N]  build the page and serve it on 127.0.0.1 (default port 8000)\n  serve [--port N] serve the page as last built\n  dist [DIR]       write the page as a static bundle (default dist/)\n  compare [ARGS]   compare the methods from the native CLI (ARGS go to `distillrank compare`)\n  test             run every test\n  bench            CPU benchmarks against numpy / sklearn / JAX\n  bench-web [Q]    in-browser training throughput against TensorFlow.js (Q: bench.html's query string)\n  gpu-report [DIR] adapters, kernel checks, GPU benchmarks and a GPU comparison (default target/gpu-report)");
+            eprintln!("usage: cargo xtask <demo|dist|compare|test|bench> [args]\n  demo [--port N]  build the page and serve it on 127.0.0.1 (default port 8000)\n  serve [--port N] serve the page as last built\n  dist [DIR]       write the page as a static bundle (default dist/)\n  compare [ARGS]   compare the methods from the native CLI (ARGS go to `distillrank compare`)\n  test             run every test\n  e2e              the page's end-to-end test alone\n  bench            CPU benchmarks against numpy / sklearn / JAX\n  bench-web [Q]    in-browser training throughput against TensorFlow.js (Q: bench.html's query string)\n  gpu-report [DIR] adapters, kernel checks, GPU benchmarks and a GPU comparison (default target/gpu-report)");
             return if task == "help" {
                 ExitCode::SUCCESS
             } else {
@@ -156,12 +157,7 @@ fn test(extra: &[String]) -> Result<(), String> {
     // A training run on SwiftShader takes longer than the runner's default 20 s.
     web.env("WASM_BINDGEN_TEST_TIMEOUT", "300");
     let web_ok = total.run(web)?;
-    // The page, end to end, in headless Chromium (tests/e2e/page.mjs, playwright-core).
-    web::build()?;
-    let url = web::Server::bind(0)?.spawn();
-    let mut e2e = Command::new("node");
-    e2e.arg(root().join("tests/e2e/page.mjs")).arg(&url);
-    let e2e_ok = total.run(e2e)?;
+    let e2e_ok = run_e2e(&mut total)?;
     println!(
         "{} passed, {} failed, {} skipped",
         total.passed, total.failed, total.ignored
@@ -171,6 +167,32 @@ fn test(extra: &[String]) -> Result<(), String> {
     }
     if lint_ok && native_ok && web_ok && e2e_ok && total.failed == 0 && total.passed > 0 {
         Ok(())
+    } else {
+        Err(format!("{} passed, {} failed", total.passed, total.failed))
+    }
+}
+
+/// The page, end to end, in headless Chromium (tests/e2e/page.mjs, playwright-core): builds the
+/// page, serves it and drives it; returns whether every check passed.
+fn run_e2e(total: &mut Tally) -> Result<bool, String> {
+    web::build()?;
+    let url = web::Server::bind(0)?.spawn();
+    let mut e2e = Command::new("node");
+    e2e.arg(root().join("tests/e2e/page.mjs")).arg(&url);
+    let ok = total.run(e2e)?;
+    if !ok {
+        println!("the page's end-to-end test failed (tests/e2e/page.mjs; see above)");
+    }
+    Ok(ok)
+}
+
+/// `cargo xtask e2e`: the page's end-to-end test alone.
+fn e2e() -> Result<bool, String> {
+    let mut total = Tally::default();
+    let ok = run_e2e(&mut total)?;
+    println!("{} passed, {} failed", total.passed, total.failed);
+    if ok && total.failed == 0 {
+        Ok(true)
     } else {
         Err(format!("{} passed, {} failed", total.passed, total.failed))
     }

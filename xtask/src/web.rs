@@ -129,7 +129,7 @@ pub fn dist(dir: &Path) -> Result<(), String> {
 
 /// A server of `web/` on 127.0.0.1: the first free port from `port` on (0: any).
 pub struct Server {
-    server: tiny_http::Server,
+    server: std::sync::Arc<tiny_http::Server>,
     pub url: String,
 }
 
@@ -147,7 +147,7 @@ impl Server {
                     .to_ip()
                     .ok_or("the server has no IP address")?;
                 return Ok(Server {
-                    server,
+                    server: std::sync::Arc::new(server),
                     url: format!("http://{addr}/"),
                 });
             }
@@ -158,20 +158,31 @@ impl Server {
         ))
     }
 
-    /// Answers requests until the process ends.
+    /// Answers requests until the process ends, on several threads: the page loads its modules
+    /// over parallel connections, and one response that waits must not hold up the others.
     pub fn serve(self) {
-        let web = root().join("web");
-        for request in self.server.incoming_requests() {
-            let response = match resolve(&web, request.url()) {
-                Some(path) => match std::fs::read(&path) {
-                    Ok(bytes) => tiny_http::Response::from_data(bytes)
-                        .with_header(header("Content-Type", content_type(&path)))
-                        .with_header(header("Cache-Control", "no-cache")),
-                    Err(_) => not_found(),
-                },
-                None => not_found(),
-            };
-            let _ = request.respond(response);
+        let handlers: Vec<_> = (0..8)
+            .map(|_| {
+                let server = self.server.clone();
+                std::thread::spawn(move || {
+                    let web = root().join("web");
+                    while let Ok(request) = server.recv() {
+                        let response = match resolve(&web, request.url()) {
+                            Some(path) => match std::fs::read(&path) {
+                                Ok(bytes) => tiny_http::Response::from_data(bytes)
+                                    .with_header(header("Content-Type", content_type(&path)))
+                                    .with_header(header("Cache-Control", "no-cache")),
+                                Err(_) => not_found(),
+                            },
+                            None => not_found(),
+                        };
+                        let _ = request.respond(response);
+                    }
+                })
+            })
+            .collect();
+        for handler in handlers {
+            let _ = handler.join();
         }
     }
 
