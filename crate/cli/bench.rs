@@ -64,20 +64,12 @@ pub enum BenchCommand {
         steps: usize,
         #[arg(long, default_value_t = 20)]
         warmup: usize,
-        #[arg(long, default_value_t = 136)]
-        features: usize,
-        #[arg(long, default_value_t = 8)]
-        groups_per_batch: usize,
-        #[arg(long, default_value_t = 64)]
-        docs_per_group: usize,
-        #[arg(long, value_delimiter = ',', default_value = "256,256,128,64")]
-        widths: Vec<usize>,
+        #[command(flatten)]
+        shape: ShapeArgs,
         /// cpu: the CPU engine; gpu: the WGSL kernels on any adapter wgpu finds.
         #[arg(long, value_enum, default_value = "cpu")]
         backend: BenchBackend,
     },
-    /// Time of each phase of a GPU training step (forward, losses, backward, Adam) from timestamp
-    /// queries, where the adapter has them.
     /// The CPU engine's training step taken apart: each phase's time and share (forward, loss,
     /// backward, Adam), the products' GFLOP/s in forward and backward, and the same products
     /// alone (`bench gemm`'s MLP shapes, measured in the same run) for reference.
@@ -86,27 +78,41 @@ pub enum BenchCommand {
         steps: usize,
         #[arg(long, default_value_t = 20)]
         warmup: usize,
-        #[arg(long, default_value_t = 136)]
-        features: usize,
-        #[arg(long, default_value_t = 8)]
-        groups_per_batch: usize,
-        #[arg(long, default_value_t = 64)]
-        docs_per_group: usize,
-        #[arg(long, value_delimiter = ',', default_value = "256,256,128,64")]
-        widths: Vec<usize>,
+        #[command(flatten)]
+        shape: ShapeArgs,
     },
+    /// Time of each phase of a GPU training step (forward, losses, backward, Adam) from timestamp
+    /// queries, where the adapter has them.
     Kernels {
         #[arg(long, default_value_t = 10)]
         steps: usize,
-        #[arg(long, default_value_t = 136)]
-        features: usize,
-        #[arg(long, default_value_t = 8)]
-        groups_per_batch: usize,
-        #[arg(long, default_value_t = 64)]
-        docs_per_group: usize,
-        #[arg(long, value_delimiter = ',', default_value = "256,256,128,64")]
-        widths: Vec<usize>,
+        #[command(flatten)]
+        shape: ShapeArgs,
     },
+}
+
+/// The model and batches of the training benchmarks (the default MLP, batches of 8 x 64 documents).
+#[derive(clap::Args, Clone, Debug)]
+pub struct ShapeArgs {
+    #[arg(long, default_value_t = 136)]
+    features: usize,
+    #[arg(long, default_value_t = 8)]
+    groups_per_batch: usize,
+    #[arg(long, default_value_t = 64)]
+    docs_per_group: usize,
+    #[arg(long, value_delimiter = ',', default_value = "256,256,128,64")]
+    widths: Vec<usize>,
+}
+
+impl ShapeArgs {
+    fn shape(&self) -> TrainShape {
+        TrainShape {
+            features: self.features,
+            groups: self.groups_per_batch,
+            docs_per_group: self.docs_per_group,
+            widths: self.widths.clone(),
+        }
+    }
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq)]
@@ -129,34 +135,9 @@ pub fn run(args: &BenchArgs, out: &Output) -> Result<()> {
         BenchCommand::Profile {
             steps,
             warmup,
-            features,
-            groups_per_batch,
-            docs_per_group,
-            widths,
-        } => profile(
-            *steps,
-            *warmup,
-            &TrainShape {
-                features: *features,
-                groups: *groups_per_batch,
-                docs_per_group: *docs_per_group,
-                widths: widths.clone(),
-            },
-        ),
-        BenchCommand::Kernels {
-            steps,
-            features,
-            groups_per_batch,
-            docs_per_group,
-            widths,
-        } => kernels(
-            &any_gpu()?,
-            *steps,
-            *features,
-            *groups_per_batch,
-            *docs_per_group,
-            widths,
-        )?,
+            shape,
+        } => profile(*steps, *warmup, &shape.shape()),
+        BenchCommand::Kernels { steps, shape } => kernels(&any_gpu()?, *steps, &shape.shape())?,
         BenchCommand::Gemm {
             repeat,
             backend: BenchBackend::Gpu,
@@ -174,40 +155,15 @@ pub fn run(args: &BenchArgs, out: &Output) -> Result<()> {
         BenchCommand::Train {
             steps,
             warmup,
-            features,
-            groups_per_batch,
-            docs_per_group,
-            widths,
+            shape,
             backend: BenchBackend::Gpu,
-        } => train_gpu(
-            &any_gpu()?,
-            *steps,
-            *warmup,
-            &TrainShape {
-                features: *features,
-                groups: *groups_per_batch,
-                docs_per_group: *docs_per_group,
-                widths: widths.clone(),
-            },
-        )?,
+        } => train_gpu(&any_gpu()?, *steps, *warmup, &shape.shape())?,
         BenchCommand::Train {
             steps,
             warmup,
-            features,
-            groups_per_batch,
-            docs_per_group,
-            widths,
+            shape,
             backend: BenchBackend::Cpu,
-        } => train(
-            *steps,
-            *warmup,
-            &TrainShape {
-                features: *features,
-                groups: *groups_per_batch,
-                docs_per_group: *docs_per_group,
-                widths: widths.clone(),
-            },
-        ),
+        } => train(*steps, *warmup, &shape.shape()),
     };
     if out.json {
         outln!("{result}");
@@ -514,18 +470,10 @@ fn train_gpu(
 fn kernels(
     gpu: &std::sync::Arc<Gpu>,
     steps: usize,
-    features: usize,
-    groups: usize,
-    docs_per_group: usize,
-    widths: &[usize],
+    shape: &TrainShape,
 ) -> Result<serde_json::Value> {
-    let shape = TrainShape {
-        features,
-        groups,
-        docs_per_group,
-        widths: widths.to_vec(),
-    };
     let (batches, offsets) = (shape.batches(), shape.offsets());
+    let (groups, features, widths) = (shape.groups, shape.features, &shape.widths);
     let positive = vec![true; groups];
     let model = Mlp::<f32>::new(features, widths, 0);
     let plan = LossPlan::new(
@@ -536,7 +484,7 @@ fn kernels(
         None,
         AdamConfig::default(),
     );
-    let mut trainer = GpuTrainer::new(gpu.clone(), &model, &plan, groups * docs_per_group)?;
+    let mut trainer = GpuTrainer::new(gpu.clone(), &model, &plan, shape.batch_docs())?;
     let mut totals: Vec<(&str, f64)> = Vec::new();
     for i in 0..steps.max(1) + 2 {
         let (x, y) = &batches[i % batches.len()];
@@ -565,7 +513,7 @@ fn kernels(
         .map(|(n, ms)| serde_json::json!({"phase": n, "ms": ms, "share": ms / step_ms}))
         .collect();
     Ok(
-        serde_json::json!({"tool": "distillrank", "adapter": gpu.info.name, "batch_docs": groups * docs_per_group, "step_ms": step_ms, "phases": phases}),
+        serde_json::json!({"tool": "distillrank", "adapter": gpu.info.name, "batch_docs": shape.batch_docs(), "step_ms": step_ms, "phases": phases}),
     )
 }
 

@@ -170,6 +170,7 @@ impl ExperimentArgs {
     /// The comparison these arguments describe (its data aside), on the engine they choose.
     pub fn config(&self, out: &Output) -> Result<CompareConfig> {
         let setup = self.setup(DataSetup::default())?;
+        // Every setting is checked before the engine opens (and names its adapter).
         setup.compare_config(Default::default())?;
         setup.compare_config(engine_for(setup.backend, out)?)
     }

@@ -132,19 +132,35 @@ pub fn ranknet<T: Real>(
     let weights = loss_weights(LossKind::RankNet, Targets::Hard(labels), offsets, include);
     let mut total = T::zero();
     for (docs, &weight) in offsets.windows(2).map(|w| w[0]..w[1]).zip(&weights) {
-        if weight == T::zero() {
-            continue;
+        if weight > T::zero() {
+            let pairs = (logits, labels, docs);
+            total = total + hard_pairs(pairs, weight, |_, _| T::one(), scale, dlogits);
         }
-        for i in docs.clone() {
-            for j in docs.clone() {
-                if labels[i] > labels[j] {
-                    let (loss, slope) = softplus_and_sigmoid(-(logits[i] - logits[j]));
-                    total = total + loss * weight;
-                    // d/d(f_i - f_j) softplus(-(f_i - f_j)) = -sigmoid(-(f_i - f_j))
-                    let g = scale * slope * weight;
-                    dlogits[i] = dlogits[i] - g;
-                    dlogits[j] = dlogits[j] + g;
-                }
+    }
+    total
+}
+
+/// One group's hard pairs (y_i > y_j among `docs`), each weighing `weight * factor(i, j)`:
+/// the weighted sum of ln(1 + e^-(f_i - f_j)); its gradient times `scale` goes into `dlogits`.
+/// RankNet's factor is 1 and LambdaRank's |delta NDCG|.
+fn hard_pairs<T: Real>(
+    (logits, labels, docs): (&[T], &[T], std::ops::Range<usize>),
+    weight: T,
+    factor: impl Fn(usize, usize) -> T,
+    scale: T,
+    dlogits: &mut [T],
+) -> T {
+    let mut total = T::zero();
+    for i in docs.clone() {
+        for j in docs.clone() {
+            if labels[i] > labels[j] {
+                let w = weight * factor(i, j);
+                let (loss, slope) = softplus_and_sigmoid(-(logits[i] - logits[j]));
+                total = total + loss * w;
+                // d/d(f_i - f_j) softplus(-(f_i - f_j)) = -sigmoid(-(f_i - f_j))
+                let g = scale * slope * w;
+                dlogits[i] = dlogits[i] - g;
+                dlogits[j] = dlogits[j] + g;
             }
         }
     }
@@ -297,22 +313,12 @@ pub fn lambdarank<T: Real>(
         if idcg <= T::zero() {
             continue;
         }
-        for i in docs.clone() {
-            for j in docs.clone() {
-                if labels[i] > labels[j] {
-                    let delta = ((gain(i) - gain(j))
-                        * (discount(ranks[i - start]) - discount(ranks[j - start])))
-                    .abs()
-                        / idcg;
-                    let w = weight * delta;
-                    let (loss, slope) = softplus_and_sigmoid(-(logits[i] - logits[j]));
-                    total = total + loss * w;
-                    let g = scale * slope * w;
-                    dlogits[i] = dlogits[i] - g;
-                    dlogits[j] = dlogits[j] + g;
-                }
-            }
-        }
+        let delta_ndcg = |i: usize, j: usize| {
+            ((gain(i) - gain(j)) * (discount(ranks[i - start]) - discount(ranks[j - start]))).abs()
+                / idcg
+        };
+        let pairs = (logits, labels, docs.clone());
+        total = total + hard_pairs(pairs, weight, delta_ndcg, scale, dlogits);
     }
     total
 }

@@ -169,9 +169,12 @@ impl Server {
                     while let Ok(request) = server.recv() {
                         let response = match resolve(&web, request.url()) {
                             Some(path) => match std::fs::read(&path) {
+                                // One request per connection: with keep-alive, the page's
+                                // module requests now and then never completed.
                                 Ok(bytes) => tiny_http::Response::from_data(bytes)
                                     .with_header(header("Content-Type", content_type(&path)))
-                                    .with_header(header("Cache-Control", "no-cache")),
+                                    .with_header(header("Cache-Control", "no-cache"))
+                                    .with_header(header("Connection", "close")),
                                 Err(_) => not_found(),
                             },
                             None => not_found(),
