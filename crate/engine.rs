@@ -6,8 +6,9 @@
 
 use std::sync::Arc;
 
-use crate::cpu::mlp::{score, Mlp, SCORE_CHUNK_DOCS};
+use crate::cpu::mlp::{score, score_inputs, Mlp, SCORE_CHUNK_DOCS};
 use crate::cpu::ranking::CpuRanking;
+use crate::data::inputs::Inputs;
 use crate::error::{Error, Result};
 use crate::gpu::mlp::{binding_bytes, GpuMlp};
 use crate::gpu::trainer::GpuTrainer;
@@ -90,12 +91,11 @@ impl Engine {
 
     /// Scores `inputs` (n_docs x model.n_in()) with `model`: on the GPU, the forward kernels run
     /// over chunks of [`SCORE_CHUNK_DOCS`] documents, each read back.
-    pub async fn score(&self, model: &Mlp<f32>, inputs: &[f32]) -> Result<Vec<f32>> {
+    pub async fn score(&self, model: &Mlp<f32>, inputs: Inputs<'_>) -> Result<Vec<f32>> {
         match self {
-            Engine::Cpu => Ok(score(model, inputs)),
+            Engine::Cpu => Ok(score_inputs(model, inputs)),
             Engine::Gpu(gpu) => {
-                let n_docs = inputs.len() / model.n_in().max(1);
-                let rows = n_docs.clamp(1, SCORE_CHUNK_DOCS);
+                let rows = inputs.n_rows().clamp(1, SCORE_CHUNK_DOCS);
                 let adam = crate::cpu::adam::AdamConfig::default();
                 let mlp = GpuMlp::new(gpu.clone(), model, adam, rows, 0)?;
                 mlp.score(inputs).await
@@ -148,9 +148,9 @@ impl RankingTrainer {
     }
 
     /// Scores `inputs` with the current model, on its engine.
-    pub async fn score(&self, inputs: &[f32]) -> Result<Vec<f32>> {
+    pub async fn score(&self, inputs: Inputs<'_>) -> Result<Vec<f32>> {
         match self {
-            RankingTrainer::Cpu(cpu) => Ok(cpu.score(inputs)),
+            RankingTrainer::Cpu(cpu) => Ok(score_inputs(cpu.model(), inputs)),
             RankingTrainer::Gpu(gpu) => gpu.score(inputs).await,
         }
     }

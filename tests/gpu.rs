@@ -177,10 +177,6 @@ fn training_on_the_gpu_engine_matches_the_cpu_engine() {
         },
     )
     .unwrap();
-    let (x, xv) = (
-        p.train.inputs(FeatureView::Regular),
-        p.valid.inputs(FeatureView::Regular),
-    );
     let teacher: Vec<f32> = p
         .train
         .privileged
@@ -200,14 +196,8 @@ fn training_on_the_gpu_engine_matches_the_cpu_engine() {
         };
         fit_on(
             engine,
-            Split {
-                set: &p.train,
-                inputs: &x,
-            },
-            Split {
-                set: &p.valid,
-                inputs: &xv,
-            },
+            Split::of(&p.train, FeatureView::Regular),
+            Split::of(&p.valid, FeatureView::Regular),
             None,
             &config,
             &guidance,
@@ -308,12 +298,14 @@ fn a_lost_device_is_an_error_not_a_hang() {
 fn gpu_scoring_in_chunks_matches_the_cpu_engine() {
     let Some(gpu) = gpu() else { return };
     use distillrank::cpu::mlp::Mlp;
+    use distillrank::data::inputs::Inputs;
     use distillrank::train::{score, Engine, SCORE_CHUNK_DOCS};
     let model = Mlp::<f32>::new(7, &[12, 5], 3);
     let n_docs = SCORE_CHUNK_DOCS + 37;
     let mut rng = distillrank::rng::Rng::new(8);
     let inputs: Vec<f32> = (0..n_docs * 7).map(|_| rng.normal() as f32).collect();
-    let on_gpu = pollster::block_on(Engine::Gpu(gpu).score(&model, &inputs)).unwrap();
+    let on_gpu =
+        pollster::block_on(Engine::Gpu(gpu).score(&model, Inputs::dense(&inputs, n_docs))).unwrap();
     let on_cpu = score(&model, &inputs);
     assert_eq!(on_gpu.len(), n_docs);
     gpu_checks::assert_close(&on_gpu, &on_cpu, 1e-4, 1e-3, "scores");
@@ -355,14 +347,8 @@ fn a_group_too_large_for_the_adapter_is_named_as_the_limit() {
     };
     let result = pollster::block_on(fit_async(
         &Engine::Gpu(gpu),
-        Split {
-            set: &train,
-            inputs: &train.regular,
-        },
-        Split {
-            set: &valid,
-            inputs: &valid.regular,
-        },
+        Split::of(&train, distillrank::data::prepare::FeatureView::Regular),
+        Split::of(&valid, distillrank::data::prepare::FeatureView::Regular),
         None,
         &config,
         &Guidance::default(),

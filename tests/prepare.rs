@@ -4,6 +4,7 @@
 
 use std::path::Path;
 
+use distillrank::data::inputs::Inputs;
 use distillrank::data::letor::{read_letor_file, ReadOptions};
 use distillrank::data::prepare::{
     correlations, filter_groups, prepare, signed_log1p, FeatureView, GumbelDraws, PrepareOptions,
@@ -152,11 +153,37 @@ fn privileged_split_takes_the_most_correlated_training_features() {
     let again = prepare(&train, Some(&valid), Some(&test), &options).unwrap();
     assert_eq!(again.train, p.train);
     assert_eq!(again.test, p.test);
-    // Inputs of each view.
+    // The inputs of each view: x and z side by side, row by row, without a copy of either.
+    let both = Inputs::of(&p.train, FeatureView::Both);
+    assert_eq!((both.n_rows(), both.width()), (p.train.n_docs(), 46));
+    assert!(both.as_dense().is_none());
+    let mut rows = Vec::new();
+    both.append_rows(3..5, &mut rows);
+    let (dx, dz) = (p.train.d_x, p.train.d_z);
+    for (i, d) in (3..5).enumerate() {
+        let row = &rows[i * 46..(i + 1) * 46];
+        assert_eq!(row[..dx], p.train.regular[d * dx..(d + 1) * dx]);
+        assert_eq!(row[dx..], p.train.privileged[d * dz..(d + 1) * dz]);
+    }
+    let x = Inputs::of(&p.train, FeatureView::Regular);
+    assert_eq!(x.as_dense(), Some(&p.train.regular[..]));
+    // Multi-teacher PFD: x beside columns 0 and 2 of z.
+    let subset = [0, 2];
+    let some = Inputs::with_subset(&p.train, &subset);
+    assert_eq!(some.width(), dx + 2);
+    let mut row = Vec::new();
+    some.append_rows(7..8, &mut row);
+    assert_eq!(row[..dx], p.train.regular[7 * dx..8 * dx]);
     assert_eq!(
-        p.train.inputs(FeatureView::Both).len(),
-        p.train.n_docs() * 46
+        row[dx..],
+        [p.train.privileged[7 * dz], p.train.privileged[7 * dz + 2]]
     );
+    // Chunks cover every row once, in order.
+    let mut chunked = Vec::new();
+    some.for_each_chunk(100, |chunk| chunked.extend_from_slice(chunk));
+    let mut whole = Vec::new();
+    some.append_rows(0..p.train.n_docs(), &mut whole);
+    assert_eq!(chunked, whole);
 }
 
 #[test]
@@ -464,7 +491,7 @@ fn parallel_preparation_gives_the_same_bits_for_any_number_of_threads() {
     let y: Vec<f32> = (0..n).map(|_| (rng.uniform() < 0.2) as u8 as f32).collect();
     let data = distillrank::data::Dataset {
         n_features: width,
-        features: features.clone(),
+        features: features.clone().into(),
         grades: vec![1; n],
         group_offsets: vec![0, n],
         qids: vec![1],
@@ -518,4 +545,106 @@ fn parallel_preparation_gives_the_same_bits_for_any_number_of_threads() {
     let sxx: f64 = xs.iter().map(|x| (x - mx) * (x - mx)).sum();
     let syy: f64 = ys.iter().map(|y| (y - my) * (y - my)).sum();
     assert!((one.1[j] - sxy / (sxx * syy).sqrt()).abs() < 1e-12);
+}
+
+/// Preparation of splits it owns, giving their memory back window by window, gives the same bits
+/// as preparation of borrowed splits: with parsed and with memory-mapped matrices, with a
+/// validation file or a held-out validation split, and with a test file or a test split held out
+/// of the training queries. The owned and the mapped matrices are released as they are read.
+#[test]
+fn prepared_from_owned_or_mapped_splits_the_same_as_from_borrowed_ones() {
+    use distillrank::data::cache::{read_cache, write_cache};
+    use distillrank::data::prepare::{hold_out_test, prepare_raw, Prepared, RawSplits};
+    let same = |a: &Prepared, b: &Prepared| {
+        assert_eq!(a.train, b.train);
+        assert_eq!(a.valid, b.valid);
+        assert_eq!(a.test, b.test);
+        assert_eq!(a.privileged_columns, b.privileged_columns);
+        assert_eq!(a.correlations, b.correlations);
+        assert_eq!(a.filter, b.filter);
+    };
+    let (train, valid, test) = (mq2008("train.txt"), mq2008("vali.txt"), mq2008("test.txt"));
+    let options = PrepareOptions {
+        tau_target: 2.8,
+        ..Default::default()
+    };
+    let mut quiet = |_: &str| {};
+
+    // Three files.
+    let borrowed = prepare(&train, Some(&valid), Some(&test), &options).unwrap();
+    let raw = RawSplits {
+        train: train.clone(),
+        valid: Some(valid.clone()),
+        test: Some(test.clone()),
+        hold_out_test: None,
+    };
+    same(&prepare_raw(raw, &options, &mut quiet).unwrap(), &borrowed);
+
+    // One file: validation held out by preparation, the test split by the draw of hold_out_test.
+    let (rest, held_out) = hold_out_test(&train, 0.2, 5).unwrap();
+    let borrowed = prepare(&rest, None, Some(&held_out), &options).unwrap();
+    let raw = RawSplits {
+        train: train.clone(),
+        valid: None,
+        test: None,
+        hold_out_test: Some((0.2, 5)),
+    };
+    same(&prepare_raw(raw, &options, &mut quiet).unwrap(), &borrowed);
+
+    // The training matrix read in place from a binary cache.
+    let folder = tempfile::tempdir().unwrap();
+    let (source, cache) = (
+        folder.path().join("train.txt"),
+        folder.path().join("train.drcache"),
+    );
+    std::fs::write(&source, "").unwrap();
+    write_cache(&train, &source, &cache).unwrap();
+    let mapped = read_cache(&cache, None).unwrap().0;
+    assert!(mapped.features.is_mapped());
+    let raw = RawSplits {
+        train: mapped,
+        valid: None,
+        test: None,
+        hold_out_test: Some((0.2, 5)),
+    };
+    same(&prepare_raw(raw, &options, &mut quiet).unwrap(), &borrowed);
+
+    // A matrix of several windows (over 16 MiB), the held-out test groups spread over all of them.
+    let large = generate(&SynthOptions {
+        queries: 2_000,
+        min_docs: 100,
+        max_docs: 140,
+        regular: 40,
+        ..Default::default()
+    })
+    .unwrap()
+    .dataset;
+    assert!(large.features.len() * 4 > 2 * (16 << 20));
+    let (rest, held_out) = hold_out_test(&large, 0.2, 1).unwrap();
+    let borrowed = prepare(&rest, None, Some(&held_out), &PrepareOptions::default()).unwrap();
+    let raw = RawSplits {
+        train: large,
+        valid: None,
+        test: None,
+        hold_out_test: Some((0.2, 1)),
+    };
+    same(
+        &prepare_raw(raw, &PrepareOptions::default(), &mut quiet).unwrap(),
+        &borrowed,
+    );
+}
+
+/// Giving memory back leaves the rest of a matrix as it was, owned or mapped.
+#[test]
+fn released_rows_leave_the_others_untouched() {
+    use distillrank::data::Features;
+    let values: Vec<f32> = (0..300_000).map(|i| i as f32).collect();
+    let mut owned = Features::from(values.clone());
+    owned.release(10_000..200_000);
+    assert_eq!(owned[..10_000], values[..10_000]);
+    assert_eq!(owned[200_000..], values[200_000..]);
+    assert!(owned[10_000..200_000]
+        .iter()
+        .zip(&values[10_000..200_000])
+        .all(|(&a, &b)| a == b || a == 0.0));
 }

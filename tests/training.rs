@@ -6,11 +6,13 @@ use std::path::Path;
 
 use distillrank::cpu::adam::AdamConfig;
 use distillrank::cpu::loss::LossKind;
+use distillrank::cpu::mlp::score_inputs;
+use distillrank::data::inputs::Inputs;
 use distillrank::data::letor::{read_letor_file, ReadOptions};
 use distillrank::data::prepare::{prepare, FeatureView, PrepareOptions, Prepared, PrivilegedSplit};
 use distillrank::data::synth::{generate, SynthOptions};
 use distillrank::model_io;
-use distillrank::train::{score, train, Event, TrainConfig};
+use distillrank::train::{train, Event, TrainConfig};
 use distillrank::Error;
 
 fn synthetic() -> Prepared {
@@ -105,7 +107,7 @@ fn rankbce_and_the_teacher_loss_train_too() {
         ..Default::default()
     };
     let teacher = train(&p.train, &p.valid, &teacher_config, None, &mut quiet).unwrap();
-    let teacher_scores = score(&teacher.model, &p.train.inputs(FeatureView::Both));
+    let teacher_scores = score_inputs(&teacher.model, Inputs::of(&p.train, FeatureView::Both));
     for loss in [LossKind::RankBce, LossKind::RankNet] {
         let config = TrainConfig {
             epochs: 3,
@@ -252,7 +254,7 @@ fn global_objectives_serve_as_the_data_loss() {
         &mut quiet,
     )
     .unwrap();
-    let teacher_scores = score(&teacher.model, &p.train.inputs(FeatureView::Both));
+    let teacher_scores = score_inputs(&teacher.model, Inputs::of(&p.train, FeatureView::Both));
     let base = TrainConfig {
         epochs: 2,
         widths: vec![32, 16],

@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use distillrank::data::cache;
 use distillrank::data::letor::{read_letor_file_with_progress, ReadOptions};
 use distillrank::data::prepare::{
-    column_ranges, label_like_prepare, prepare, prepare_with_progress, PrepareOptions, Prepared,
-    PrivilegedSplit, PREPARE_STEPS, SPLIT_TEST, SPLIT_VALID,
+    column_ranges, label_like_prepare, prepare, PrepareOptions, Prepared, PrivilegedSplit,
+    PREPARE_STEPS, SPLIT_TEST, SPLIT_VALID,
 };
 use distillrank::data::synth::{generate, generate_splits};
 use distillrank::data::Dataset;
@@ -22,8 +22,9 @@ use super::{
     DataArgs, EvalArgs, FileArgs, LabelsArg, PredictArgs, SimulateLogsArgs, SplitArg, SplitFiles,
     StatsArgs, SynthArgs, TrainArgs,
 };
+use distillrank::data::inputs::Inputs;
 use distillrank::data::logs::{self, LogColumns, LogOptions, SIDECAR_FORMAT};
-use distillrank::data::prepare::hold_out_test;
+use distillrank::data::prepare::{hold_out_test, hold_out_test_groups, prepare_raw, RawSplits};
 use distillrank::setup::{DataSetup, DataSource, HOLDOUT};
 
 /// Loads a LETOR file: from `FILE` if it is a cache, from `FILE.drcache` when that is fresh,
@@ -280,46 +281,60 @@ pub fn prepare_setup(
             )
         }
     };
-    let (train, test, description) = match test {
-        None if needs_test => {
-            let (rest, test) = hold_out_test(&train, HOLDOUT.1, setup.data_seed)?;
-            let note = format!(
+    // Data without a test split get one held out of the training queries. Preparation takes it
+    // from the training matrix itself; only simulated logs, which rewrite the splits, need it
+    // as a dataset of its own first.
+    let hold_out = (test.is_none() && needs_test).then_some((HOLDOUT.1, setup.data_seed));
+    let description = match hold_out {
+        Some((share, seed)) => {
+            let (_, held_out) = hold_out_test_groups(train.n_groups(), share, seed)?;
+            format!(
                 "{description}, its test split {} of its {} queries held out",
-                test.n_groups(),
+                held_out.len(),
                 train.n_groups()
-            );
-            (rest, Some(test), note)
+            )
         }
-        test => (train, test, description),
+        None => description,
     };
-    let (train, valid, test, logged, description) = if setup.wants_logs() {
+    let (train, valid, test, hold_out, logged, description) = if setup.wants_logs() {
+        let (train, test) = match hold_out {
+            Some((share, seed)) => {
+                let (rest, test) = hold_out_test(&train, share, seed)?;
+                (rest, Some(test))
+            }
+            None => (train, test),
+        };
         let ((train, valid, test), columns, summary) =
             logged_splits(&paths, &setup.logs, train, valid, test, out)?;
         (
             train,
             valid,
             test,
+            None,
             Some(columns),
             format!("{description}, {summary}"),
         )
     } else {
-        (train, valid, test, None, description)
+        (train, valid, test, hold_out, None, description)
     };
     let options = setup.prepare_options(synthetic_z.as_deref(), logged.as_ref())?;
     let started = std::time::Instant::now();
     let mut bar = Progress::new(out, PREPARE_STEPS.len() as u64, "steps");
     let mut steps: Vec<(String, std::time::Instant)> = Vec::new();
-    let prepared = prepare_with_progress(
-        &train,
-        valid.as_ref(),
-        test.as_ref(),
-        &options,
-        &mut |step| {
-            bar.message(format!("preparing: {step}"));
-            bar.set(steps.len() as u64);
-            steps.push((step.to_string(), std::time::Instant::now()));
-        },
-    );
+    // With simulated logs the regular columns are the original file's: a student serves on
+    // files without logs.
+    let source_features = logged.map_or(train.n_features, |c| c.impressions - 1);
+    let raw = RawSplits {
+        train,
+        valid,
+        test,
+        hold_out_test: hold_out,
+    };
+    let prepared = prepare_raw(raw, &options, &mut |step| {
+        bar.message(format!("preparing: {step}"));
+        bar.set(steps.len() as u64);
+        steps.push((step.to_string(), std::time::Instant::now()));
+    });
     bar.finish();
     let prepared = prepared?;
     let ended = std::time::Instant::now();
@@ -344,9 +359,7 @@ pub fn prepare_setup(
     }
     Ok(PreparedData {
         prepared,
-        // With simulated logs the regular columns are the original file's: a student serves on
-        // files without logs.
-        source_features: logged.map_or(train.n_features, |c| c.impressions - 1),
+        source_features,
         description,
         options,
     })
@@ -651,17 +664,10 @@ pub fn train(args: &TrainArgs, out: &Output) -> Result<()> {
     let mut bar = Progress::new(out, docs_per_epoch * config.epochs as u64, "docs");
     bar.message(format!("{} {:?}", config.loss, config.view).to_lowercase());
     let engine = super::engine(args.backend, out)?;
-    let (train_inputs, valid_inputs) = (p.train.inputs(config.view), p.valid.inputs(config.view));
     let trained = train::fit_on(
         &engine,
-        train::Split {
-            set: &p.train,
-            inputs: &train_inputs,
-        },
-        train::Split {
-            set: &p.valid,
-            inputs: &valid_inputs,
-        },
+        train::Split::of(&p.train, config.view),
+        train::Split::of(&p.valid, config.view),
         None,
         &config,
         &train::Guidance::default(),
@@ -675,10 +681,19 @@ pub fn train(args: &TrainArgs, out: &Output) -> Result<()> {
     )?;
     bar.finish();
 
-    let test_report = p.test.as_ref().map(|test| {
-        let scores = train::score(&trained.model, &test.inputs(config.view));
-        metrics::report(&scores, &test.labels, &test.group_offsets, config.idcg_zero)
-    });
+    let test_report = match &p.test {
+        Some(test) => {
+            let inputs = Inputs::of(test, config.view);
+            let scores = pollster::block_on(engine.score(&trained.model, inputs))?;
+            Some(metrics::report(
+                &scores,
+                &test.labels,
+                &test.group_offsets,
+                config.idcg_zero,
+            ))
+        }
+        None => None,
+    };
     let saved = match &args.save {
         Some(prefix) => {
             let columns = match config.view {
@@ -786,7 +801,7 @@ pub fn eval(args: &EvalArgs, out: &Output) -> Result<()> {
     };
     let inputs = model_io::model_inputs(&data, &config, &args.file, args.allow_missing_features)?;
     let engine = super::engine(args.backend, out)?;
-    let scores = pollster::block_on(engine.score(&model, &inputs))?;
+    let scores = pollster::block_on(engine.score(&model, Inputs::dense(&inputs, data.n_docs())))?;
     model_io::check_scores(&scores, &args.model)?;
     let convention: IdcgZero = args.idcg_zero.into();
     let report = metrics::report(&scores, &labels, &data.group_offsets, convention);
@@ -806,7 +821,7 @@ pub fn predict(args: &PredictArgs, out: &Output) -> Result<()> {
     let data = load(&args.file, args.query.as_deref(), out)?;
     let inputs = model_io::model_inputs(&data, &config, &args.file, args.allow_missing_features)?;
     let engine = super::engine(args.backend, out)?;
-    let scores = pollster::block_on(engine.score(&model, &inputs))?;
+    let scores = pollster::block_on(engine.score(&model, Inputs::dense(&inputs, data.n_docs())))?;
     model_io::check_scores(&scores, &args.model)?;
     let write = |path: &Path, w: &mut dyn Write| -> Result<()> {
         let io = |e| Error::io(path, e);

@@ -5,6 +5,7 @@
 //! `weight (in, out)` and `bias (out)`, all row-major.
 
 use super::{matmul, real, Real, View};
+use crate::data::inputs::Inputs;
 use crate::rng::Rng;
 
 /// Checks, before anything is allocated, that a model of `n_in` inputs and hidden `widths`,
@@ -333,6 +334,16 @@ pub fn score(model: &Mlp<f32>, inputs: &[f32]) -> Vec<f32> {
     for chunk in inputs.chunks(SCORE_CHUNK_DOCS * model.n_in()) {
         out.extend_from_slice(model.forward(chunk, &mut acts));
     }
+    out
+}
+
+/// [`score`] over a view of the inputs, a chunk of rows at a time.
+pub fn score_inputs(model: &Mlp<f32>, inputs: Inputs<'_>) -> Vec<f32> {
+    if let Some(matrix) = inputs.as_dense() {
+        return score(model, matrix);
+    }
+    let mut out = Vec::with_capacity(inputs.n_rows());
+    inputs.for_each_chunk(SCORE_CHUNK_DOCS, |chunk| out.extend(score(model, chunk)));
     out
 }
 

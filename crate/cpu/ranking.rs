@@ -5,7 +5,7 @@
 
 use super::adam::{Adam, AdamConfig, AdamVector};
 use super::loss::{data_loss, ranking_distillation_loss, teacher_loss};
-use super::mlp::{score, Activations, Gradients, Mlp};
+use super::mlp::{Activations, Gradients, Mlp};
 use crate::objectives::{dual_ascent, Grad, LabelPrior, Objective, Params, Surrogate};
 use crate::step::{LossPlan, ObjectivePlan, StepBatch, StepLosses};
 
@@ -99,11 +99,6 @@ impl CpuRanking {
 
     pub fn model(&self) -> &Mlp<f32> {
         &self.model
-    }
-
-    /// Scores `inputs` with the current model.
-    pub fn score(&self, inputs: &[f32]) -> Vec<f32> {
-        score(&self.model, inputs)
     }
 }
 

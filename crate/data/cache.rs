@@ -29,7 +29,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::data::letor::{read_letor_file, ReadOptions};
-use crate::data::Dataset;
+use crate::data::{Dataset, Features};
 use crate::error::{Error, Result};
 
 pub const MAGIC: [u8; 8] = *b"DRLETOR\0";
@@ -107,7 +107,7 @@ pub fn write_cache(dataset: &Dataset, source: &Path, cache: &Path) -> Result<()>
     }
     bytes.resize(HEADER_BYTES, 0);
     let pad = |bytes: &mut Vec<u8>| bytes.resize(align(bytes.len()), 0);
-    for v in &dataset.features {
+    for v in dataset.features.iter() {
         bytes.extend_from_slice(&v.to_le_bytes());
     }
     pad(&mut bytes);
@@ -131,7 +131,7 @@ pub enum CacheState {
     Stale,
 }
 
-/// Loads a cache file (memory-mapped). With `source`, also reports whether it is stale.
+/// Loads a cache file, its feature matrix memory-mapped and used in place. With `source`, also reports whether it is stale.
 pub fn read_cache(cache: &Path, source: Option<&Path>) -> Result<(Dataset, CacheState)> {
     let bad = |message: String| Error::parse(cache, 0, 0, message);
     if !cfg!(target_endian = "little") {
@@ -197,16 +197,21 @@ pub fn read_cache(cache: &Path, source: Option<&Path>) -> Result<(Dataset, Cache
         qids_at as usize,
         end as usize,
     );
-    let features: &[f32] =
-        bytemuck::cast_slice(&map[features_at..features_at + 4 * n_docs * n_features]);
     let offsets: &[u64] = bytemuck::cast_slice(&map[offsets_at..offsets_at + 8 * (n_groups + 1)]);
     let qids: &[u64] = bytemuck::cast_slice(&map[qids_at..end]);
+    let (grades, group_offsets, qids) = (
+        map[grades_at..grades_at + n_docs].to_vec(),
+        offsets.iter().map(|&o| o as usize).collect(),
+        qids.to_vec(),
+    );
+    // The feature matrix, nearly all of the file, is used in place: the map stays open as long
+    // as the dataset (or a clone of it) lives.
     let dataset = Dataset {
         n_features,
-        features: features.to_vec(),
-        grades: map[grades_at..grades_at + n_docs].to_vec(),
-        group_offsets: offsets.iter().map(|&o| o as usize).collect(),
-        qids: qids.to_vec(),
+        features: Features::mapped(std::sync::Arc::new(map), features_at, n_docs * n_features),
+        grades,
+        group_offsets,
+        qids,
         source: source.map(Path::to_path_buf),
     };
     // A cache holds what the text reader accepted, and nothing else: a damaged or hand-made one

@@ -710,7 +710,7 @@ impl Builder {
         }
         Ok(Dataset {
             n_features: self.n_features,
-            features: self.features,
+            features: self.features.into(),
             grades: self.grades,
             group_offsets: self.group_offsets,
             qids: self.qids,

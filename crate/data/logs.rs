@@ -481,7 +481,7 @@ pub fn simulate(
         stats.push(file_stats(file, query_logs, &conversions));
         datasets.push(Dataset {
             n_features: width,
-            features,
+            features: features.into(),
             grades: file.grades.clone(),
             group_offsets: file.group_offsets.clone(),
             qids: file.qids.clone(),

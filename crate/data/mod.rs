@@ -4,6 +4,8 @@
 pub mod bundled;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod cache;
+pub mod features;
+pub mod inputs;
 pub mod letor;
 pub mod logs;
 pub mod prepare;
@@ -11,6 +13,8 @@ pub mod synth;
 
 use std::io::Write;
 use std::path::PathBuf;
+
+pub use features::Features;
 
 /// Reads a whole file of at most `cap` bytes (`what` names it in the error): a device such as
 /// `/dev/zero` or a file far larger than its kind ever is stops with an error, not with memory
@@ -39,8 +43,9 @@ pub fn read_capped(path: &std::path::Path, cap: u64, what: &str) -> crate::Resul
 #[derive(Debug, Clone, PartialEq)]
 pub struct Dataset {
     pub n_features: usize,
-    /// `n_docs x n_features`, row-major; absent sparse entries are 0.
-    pub features: Vec<f32>,
+    /// `n_docs x n_features`, row-major; absent sparse entries are 0. Owned, or a binary
+    /// cache's matrix used in place.
+    pub features: Features,
     /// Graded relevance of each document.
     pub grades: Vec<u8>,
     /// Group g holds documents `group_offsets[g]..group_offsets[g + 1]`; length `n_groups + 1`.

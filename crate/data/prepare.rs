@@ -3,7 +3,7 @@
 //! privileged split (by |Pearson correlation| with y on the training split, or explicit columns, or
 //! the discriminative z of Figure 5) -> a 10% validation holdout when there is no validation split.
 
-use crate::data::Dataset;
+use crate::data::{Dataset, Features};
 use crate::error::{Error, Result};
 use crate::rng::Rng;
 
@@ -158,21 +158,6 @@ impl RankingSet {
             FeatureView::Both => self.d_x + self.d_z,
         }
     }
-    /// The `n_docs x width(view)` input matrix a model with this view sees.
-    pub fn inputs(&self, view: FeatureView) -> Vec<f32> {
-        match view {
-            FeatureView::Regular => self.regular.clone(),
-            FeatureView::Privileged => self.privileged.clone(),
-            FeatureView::Both => {
-                let mut out = Vec::with_capacity(self.n_docs() * (self.d_x + self.d_z));
-                for d in 0..self.n_docs() {
-                    out.extend_from_slice(&self.regular[d * self.d_x..(d + 1) * self.d_x]);
-                    out.extend_from_slice(&self.privileged[d * self.d_z..(d + 1) * self.d_z]);
-                }
-                out
-            }
-        }
-    }
     pub fn positive_groups(&self) -> usize {
         self.positive_group.iter().filter(|&&p| p).count()
     }
@@ -212,14 +197,21 @@ impl std::fmt::Display for FilterReport {
 /// Step 2: drops groups with no document of grade > 0, then groups with fewer than `min_size`
 /// documents.
 pub fn filter_groups(data: &Dataset, min_size: usize) -> (Dataset, FilterReport) {
+    let all: Vec<usize> = (0..data.n_groups()).collect();
+    let (keep, report) = kept_groups(data, &all, min_size);
+    (select_groups(data, &keep), report)
+}
+
+/// [`filter_groups`] over `groups` of `data`: the groups kept, in order, and what was removed.
+fn kept_groups(data: &Dataset, groups: &[usize], min_size: usize) -> (Vec<usize>, FilterReport) {
     let mut report = FilterReport {
-        groups_in: data.n_groups(),
-        docs_in: data.n_docs(),
+        groups_in: groups.len(),
         ..Default::default()
     };
     let mut keep = Vec::new();
-    for g in 0..data.n_groups() {
+    for &g in groups {
         let docs = data.group(g);
+        report.docs_in += docs.len();
         if data.grades[docs.clone()].iter().all(|&r| r == 0) {
             report.no_relevant_groups += 1;
             report.no_relevant_docs += docs.len();
@@ -227,20 +219,25 @@ pub fn filter_groups(data: &Dataset, min_size: usize) -> (Dataset, FilterReport)
             report.small_groups += 1;
             report.small_docs += docs.len();
         } else {
+            report.groups_out += 1;
+            report.docs_out += docs.len();
             keep.push(g);
         }
     }
-    let out = select_groups(data, &keep);
-    report.groups_out = out.n_groups();
-    report.docs_out = out.n_docs();
-    (out, report)
+    (keep, report)
 }
 
 /// Holds out `share` of the training queries, drawn from `seed`, as the test split of data that
 /// have none: (the remaining training queries, the test split), each in the original order.
 /// Both front doors use it ([`crate::setup::HOLDOUT`]).
 pub fn hold_out_test(train: &Dataset, share: f64, seed: u64) -> Result<(Dataset, Dataset)> {
-    let n = train.n_groups();
+    let (rest, test) = hold_out_test_groups(train.n_groups(), share, seed)?;
+    Ok((select_groups(train, &rest), select_groups(train, &test)))
+}
+
+/// The draw of [`hold_out_test`] over `n` groups: (the remaining groups, the test groups), each in
+/// order.
+pub fn hold_out_test_groups(n: usize, share: f64, seed: u64) -> Result<(Vec<usize>, Vec<usize>)> {
     if n < 3 {
         return Err(Error::Data(format!(
             "only {n} training groups: cannot hold out a test split and a validation split; give a test file"
@@ -252,7 +249,7 @@ pub fn hold_out_test(train: &Dataset, share: f64, seed: u64) -> Result<(Dataset,
     let (mut test, mut rest) = (order[..n_test].to_vec(), order[n_test..].to_vec());
     test.sort_unstable();
     rest.sort_unstable();
-    Ok((select_groups(train, &rest), select_groups(train, &test)))
+    Ok((rest, test))
 }
 
 /// The dataset restricted to groups `keep`, in that order.
@@ -260,9 +257,10 @@ pub fn select_groups(data: &Dataset, keep: &[usize]) -> Dataset {
     let nf = data.n_features;
     // Sized once: growing a matrix of gigabytes by doubling copies it over and over.
     let docs: usize = keep.iter().map(|&g| data.group(g).len()).sum();
+    let mut features = Vec::with_capacity(docs * nf);
     let mut out = Dataset {
         n_features: nf,
-        features: Vec::with_capacity(docs * nf),
+        features: Features::default(),
         grades: Vec::with_capacity(docs),
         group_offsets: Vec::with_capacity(keep.len() + 1),
         qids: Vec::with_capacity(keep.len()),
@@ -271,20 +269,27 @@ pub fn select_groups(data: &Dataset, keep: &[usize]) -> Dataset {
     out.group_offsets.push(0);
     for &g in keep {
         let docs = data.group(g);
-        out.features
-            .extend_from_slice(&data.features[docs.start * nf..docs.end * nf]);
+        features.extend_from_slice(&data.features[docs.start * nf..docs.end * nf]);
         out.grades.extend_from_slice(&data.grades[docs.clone()]);
         out.group_offsets.push(out.grades.len());
         out.qids.push(data.qids[g]);
     }
+    out.features = features.into();
     out
 }
 
-/// Step 3: x <- sign(x) * ln(1 + |x|); in parallel natively.
+/// Step 3: x <- sign(x) * ln(1 + |x|). With `libm`'s log1p, the same bits natively and in the
+/// browser (whose standard library uses that implementation), and faster natively than the C
+/// library's.
+pub fn signed_log1p_value(x: f32) -> f32 {
+    x.signum() * libm::log1pf(x.abs())
+}
+
+/// [`signed_log1p_value`] of every value; in parallel natively.
 pub fn signed_log1p(values: &mut [f32]) {
     let transform = |chunk: &mut [f32]| {
         for v in chunk {
-            *v = v.signum() * v.abs().ln_1p();
+            *v = signed_log1p_value(*v);
         }
     };
     #[cfg(not(target_arch = "wasm32"))]
@@ -487,8 +492,232 @@ pub fn prepare_with_progress(
     options: &PrepareOptions,
     on_step: &mut dyn FnMut(&str),
 ) -> Result<Prepared> {
+    let mut sources = Vec::new();
+    let train = add_source(&mut sources, Source::Borrowed(train));
+    let valid = valid.map(|v| add_source(&mut sources, Source::Borrowed(v)));
+    let test = test.map(|t| add_source(&mut sources, Source::Borrowed(t)));
+    prepare_parts(sources, train, valid, test, options, on_step)
+}
+
+/// The raw splits of a run, handed over to preparation ([`prepare_raw`]).
+pub struct RawSplits {
+    pub train: Dataset,
+    pub valid: Option<Dataset>,
+    pub test: Option<Dataset>,
+    /// Without a test file: hold out this share of the training queries as the test split,
+    /// drawn from this seed (the draw of [`hold_out_test`]).
+    pub hold_out_test: Option<(f64, u64)>,
+}
+
+/// [`prepare_with_progress`] on splits it owns: as it turns each window of a split's rows into
+/// the prepared matrices, it gives that window's memory back (a binary cache's mapped pages, or
+/// the parsed matrix's), so that the raw and the prepared matrices are never both in memory whole.
+/// The result is the same as [`prepare_with_progress`]'s on the same splits, bit for bit.
+pub fn prepare_raw(
+    raw: RawSplits,
+    options: &PrepareOptions,
+    on_step: &mut dyn FnMut(&str),
+) -> Result<Prepared> {
+    let held_out = match (raw.hold_out_test, &raw.test) {
+        (Some((share, seed)), None) => {
+            Some(hold_out_test_groups(raw.train.n_groups(), share, seed)?)
+        }
+        _ => None,
+    };
+    let mut sources = Vec::new();
+    let mut train = add_source(&mut sources, Source::Owned(raw.train));
+    let valid = raw
+        .valid
+        .map(|v| add_source(&mut sources, Source::Owned(v)));
+    let test = match (raw.test, held_out) {
+        (Some(t), _) => Some(add_source(&mut sources, Source::Owned(t))),
+        (None, Some((rest, test))) => {
+            train.groups = rest;
+            Some(Part {
+                source: train.source,
+                groups: test,
+            })
+        }
+        (None, None) => None,
+    };
+    prepare_parts(sources, train, valid, test, options, on_step)
+}
+
+/// A dataset given to preparation: borrowed, or owned and given back window by window.
+enum Source<'a> {
+    Borrowed(&'a Dataset),
+    Owned(Dataset),
+}
+
+impl Source<'_> {
+    fn data(&self) -> &Dataset {
+        match self {
+            Source::Borrowed(data) => data,
+            Source::Owned(data) => data,
+        }
+    }
+
+    /// Gives back the memory of rows that will not be read again (owned data only).
+    fn release(&mut self, rows: std::ops::Range<usize>) {
+        if let Source::Owned(data) = self {
+            let nf = data.n_features;
+            data.features.release(rows.start * nf..rows.end * nf);
+        }
+    }
+}
+
+/// Adds a source; returns the part that is all of it.
+fn add_source<'a>(sources: &mut Vec<Source<'a>>, source: Source<'a>) -> Part {
+    let groups = (0..source.data().n_groups()).collect();
+    sources.push(source);
+    Part {
+        source: sources.len() - 1,
+        groups,
+    }
+}
+
+/// A split's documents: groups of one source, in order.
+struct Part {
+    source: usize,
+    groups: Vec<usize>,
+}
+
+impl Part {
+    fn n_docs(&self, data: &Dataset) -> usize {
+        self.groups.iter().map(|&g| data.group(g).len()).sum()
+    }
+
+    /// The source row of each document.
+    fn rows(&self, data: &Dataset) -> Vec<usize> {
+        let mut rows = Vec::with_capacity(self.n_docs(data));
+        for &g in &self.groups {
+            rows.extend(data.group(g));
+        }
+        rows
+    }
+
+    /// The split as a dataset of its own, with `features` (its rows, prepared).
+    fn dataset(&self, data: &Dataset, features: Vec<f32>, n_features: usize) -> Dataset {
+        let mut grades = Vec::with_capacity(self.n_docs(data));
+        let mut group_offsets = Vec::with_capacity(self.groups.len() + 1);
+        group_offsets.push(0);
+        for &g in &self.groups {
+            grades.extend_from_slice(&data.grades[data.group(g)]);
+            group_offsets.push(grades.len());
+        }
+        Dataset {
+            n_features,
+            features: features.into(),
+            grades,
+            group_offsets,
+            qids: self.groups.iter().map(|&g| data.qids[g]).collect(),
+            source: data.source.clone(),
+        }
+    }
+}
+
+/// Bytes of a source's rows read between two releases.
+const WINDOW_BYTES: usize = 16 << 20;
+
+/// Step 3 for every part at once: each part's rows through the signed log1p, as an
+/// `n_docs x n_features` matrix (a narrower source's missing columns are 0). One pass over each
+/// source, window by window; a window's memory is given back once every part has read it. In
+/// parallel natively.
+fn gather_log1p(sources: &mut [Source], parts: &[&Part], n_features: usize) -> Vec<Vec<f32>> {
+    let rows: Vec<Vec<usize>> = parts
+        .iter()
+        .map(|p| p.rows(sources[p.source].data()))
+        .collect();
+    // Zeroed pages cost nothing until written: the matrices grow as the sources shrink.
+    let mut out: Vec<Vec<f32>> = rows
+        .iter()
+        .map(|r| vec![0f32; r.len() * n_features])
+        .collect();
+    for (s, source) in sources.iter_mut().enumerate() {
+        let (n_rows, width) = (source.data().n_docs(), source.data().n_features);
+        let window = (WINDOW_BYTES / (4 * width.max(1))).max(1);
+        let mut start = 0;
+        while start < n_rows {
+            let end = (start + window).min(n_rows);
+            let features = &source.data().features;
+            for (p, part) in parts.iter().enumerate() {
+                if part.source != s {
+                    continue;
+                }
+                let (first, last) = (
+                    rows[p].partition_point(|&r| r < start),
+                    rows[p].partition_point(|&r| r < end),
+                );
+                let fill = |(to, from): (&mut [f32], &[usize])| {
+                    for (to, &r) in to.chunks_exact_mut(n_features).zip(from) {
+                        let row = &features[r * width..(r + 1) * width];
+                        for (t, &v) in to.iter_mut().zip(row) {
+                            *t = signed_log1p_value(v);
+                        }
+                    }
+                };
+                let to = &mut out[p][first * n_features..last * n_features];
+                let from = &rows[p][first..last];
+                #[cfg(not(target_arch = "wasm32"))]
+                {
+                    use rayon::prelude::*;
+                    to.par_chunks_mut(ROWS_PER_PIECE * n_features)
+                        .zip(from.par_chunks(ROWS_PER_PIECE))
+                        .for_each(fill);
+                }
+                #[cfg(target_arch = "wasm32")]
+                to.chunks_mut(ROWS_PER_PIECE * n_features)
+                    .zip(from.chunks(ROWS_PER_PIECE))
+                    .for_each(fill);
+            }
+            source.release(start..end);
+            start = end;
+        }
+    }
+    out
+}
+
+/// Splits an `n_docs x n_features` matrix into the regular and the privileged columns (1-based)
+/// without holding two copies: z is gathered out, then x is packed in place, front to back, and
+/// the matrix shrunk to it.
+fn split_columns(
+    mut matrix: Vec<f32>,
+    n_features: usize,
+    regular: &[usize],
+    privileged: &[usize],
+) -> (Vec<f32>, Vec<f32>) {
+    let n_docs = matrix.len().checked_div(n_features).unwrap_or(0);
+    let z = gather_from(&matrix, n_features, privileged);
+    if regular.iter().copied().eq(1..=n_features) {
+        return (matrix, z);
+    }
+    // Row d's x lands at d * d_x + k <= d * n_features + (regular[k] - 1), which is read before
+    // it is written (the columns are sorted): packing front to back never overwrites a value
+    // still to be read.
+    debug_assert!(regular.windows(2).all(|w| w[0] < w[1]));
+    let d_x = regular.len();
+    for d in 0..n_docs {
+        for (k, &c) in regular.iter().enumerate() {
+            matrix[d * d_x + k] = matrix[d * n_features + c - 1];
+        }
+    }
+    matrix.truncate(n_docs * d_x);
+    matrix.shrink_to_fit();
+    (matrix, z)
+}
+
+/// Every step of spec §1 over the parts of the given sources.
+fn prepare_parts(
+    mut sources: Vec<Source>,
+    train: Part,
+    valid: Option<Part>,
+    test: Option<Part>,
+    options: &PrepareOptions,
+    on_step: &mut dyn FnMut(&str),
+) -> Result<Prepared> {
     on_step(PREPARE_STEPS[0]);
-    if train.n_features == 0 {
+    let nf = sources[train.source].data().n_features;
+    if nf == 0 {
         return Err(Error::Data("the training data have no features".into()));
     }
     if !(options.t.is_finite() && options.t > 0.0) {
@@ -505,36 +734,39 @@ pub fn prepare_with_progress(
         )));
     }
     if let Some(column) = options.label_column {
-        if column == 0 || column > train.n_features {
+        if column == 0 || column > nf {
             return Err(Error::Config(format!(
-                "label column {column} does not exist: the data have columns 1..={}",
-                train.n_features
+                "label column {column} does not exist: the data have columns 1..={nf}"
             )));
         }
     }
-    for other in [valid, test].into_iter().flatten() {
-        if other.n_features > train.n_features {
+    for other in &sources {
+        if other.data().n_features > nf {
             // A later split may have fewer trailing sparse columns than the training split, not more.
             return Err(Error::Config(format!(
-                "a validation/test file has {} features but the training file only {}",
-                other.n_features, train.n_features
+                "a validation/test file has {} features but the training file only {nf}",
+                other.data().n_features
             )));
         }
     }
     let mut filter = Vec::new();
-    let mut run = |name: &str, data: &Dataset, split: u64| -> (Dataset, GumbelDraws) {
-        let (mut kept, report) = filter_groups(data, options.min_group_size);
+    let mut keep = |name: &str, part: Part, split: u64| -> (Part, GumbelDraws) {
+        let data = sources[part.source].data();
+        let (groups, report) = kept_groups(data, &part.groups, options.min_group_size);
         filter.push((name.to_string(), report));
-        widen(&mut kept, train.n_features);
-        signed_log1p(&mut kept.features);
-        let draws = GumbelDraws::new(kept.n_docs(), options.seed, split);
+        let kept = Part {
+            source: part.source,
+            groups,
+        };
+        let draws = GumbelDraws::new(kept.n_docs(data), options.seed, split);
         (kept, draws)
     };
-    let (mut train_data, mut train_draws) = run("train", train, SPLIT_TRAIN);
-    let valid_data = valid.map(|v| run("valid", v, SPLIT_VALID));
-    let test_data = test.map(|t| run("test", t, SPLIT_TEST));
+    let (mut train, mut train_draws) = keep("train", train, SPLIT_TRAIN);
+    let valid = valid.map(|v| keep("valid", v, SPLIT_VALID));
+    let test = test.map(|t| keep("test", t, SPLIT_TEST));
 
-    if train_data.n_groups() == 0 {
+    let train_source = sources[train.source].data();
+    if train.groups.is_empty() {
         return Err(Error::Data(format!(
             "no training groups left after filtering (groups need a document with grade > 0 and at least {} documents): {}",
             options.min_group_size, filter[0].1
@@ -543,11 +775,16 @@ pub fn prepare_with_progress(
 
     // Labels drawn from one grade are pure Gumbel noise, and every metric ranks within a group:
     // a training split without a group of mixed grades has nothing to learn.
-    if !(0..train_data.n_groups()).any(|g| {
-        let grades = &train_data.grades[train_data.group(g)];
+    if !train.groups.iter().any(|&g| {
+        let grades = &train_source.grades[train_source.group(g)];
         grades.iter().any(|&r| r != grades[0])
     }) {
-        let mut grades: Vec<u8> = train_data.grades.clone();
+        let mut grades: Vec<u8> = train
+            .groups
+            .iter()
+            .flat_map(|&g| &train_source.grades[train_source.group(g)])
+            .copied()
+            .collect();
         grades.sort_unstable();
         grades.dedup();
         return Err(Error::Data(format!(
@@ -556,15 +793,16 @@ pub fn prepare_with_progress(
     }
 
     // Step 8 (first half): hold out 10% of the training queries when there is no validation split.
-    let holdout = valid_data.is_none();
-    let valid_data = match valid_data {
+    let holdout = valid.is_none();
+    let valid = match valid {
         Some(v) => v,
         None => {
-            let mut order: Vec<usize> = (0..train_data.n_groups()).collect();
+            let n = train.groups.len();
+            let mut order: Vec<usize> = (0..n).collect();
             Rng::stream(options.seed, 0x686f_6c64).shuffle(&mut order);
-            let n_valid = ((train_data.n_groups() as f64 * options.holdout).round() as usize)
-                .clamp(1, train_data.n_groups().saturating_sub(1).max(1));
-            if train_data.n_groups() < 2 {
+            let n_valid = ((n as f64 * options.holdout).round() as usize)
+                .clamp(1, n.saturating_sub(1).max(1));
+            if n < 2 {
                 return Err(Error::Data(
                     "only one training group: cannot hold out a validation split; give --valid"
                         .into(),
@@ -574,24 +812,49 @@ pub fn prepare_with_progress(
                 (order[..n_valid].to_vec(), order[n_valid..].to_vec());
             valid_groups.sort_unstable();
             train_groups.sort_unstable();
-            let pick = |draws: &GumbelDraws, data: &Dataset, groups: &[usize]| {
-                let mut g0 = Vec::new();
-                let mut g1 = Vec::new();
-                for &g in groups {
-                    g0.extend_from_slice(&draws.g0[data.group(g)]);
-                    g1.extend_from_slice(&draws.g1[data.group(g)]);
+            // The draws of each document of the kept training groups, `at[i]` the first of group i.
+            let mut at = Vec::with_capacity(n + 1);
+            at.push(0);
+            for &g in &train.groups {
+                at.push(at[at.len() - 1] + train_source.group(g).len());
+            }
+            let pick = |draws: &GumbelDraws, chosen: &[usize]| {
+                let (mut g0, mut g1) = (Vec::new(), Vec::new());
+                for &i in chosen {
+                    g0.extend_from_slice(&draws.g0[at[i]..at[i + 1]]);
+                    g1.extend_from_slice(&draws.g1[at[i]..at[i + 1]]);
                 }
                 GumbelDraws { g0, g1 }
             };
+            let groups_of = |chosen: &[usize]| chosen.iter().map(|&i| train.groups[i]).collect();
             let valid = (
-                select_groups(&train_data, &valid_groups),
-                pick(&train_draws, &train_data, &valid_groups),
+                Part {
+                    source: train.source,
+                    groups: groups_of(&valid_groups),
+                },
+                pick(&train_draws, &valid_groups),
             );
-            train_draws = pick(&train_draws, &train_data, &train_groups);
-            train_data = select_groups(&train_data, &train_groups);
+            train_draws = pick(&train_draws, &train_groups);
+            train.groups = groups_of(&train_groups);
             valid
         }
     };
+
+    // Step 3: the signed log1p of every kept document, as each split's own matrix.
+    let mut matrices = {
+        let mut parts = vec![&train, &valid.0];
+        parts.extend(test.as_ref().map(|t| &t.0));
+        gather_log1p(&mut sources, &parts, nf)
+    }
+    .into_iter();
+    let mut split_data = |part: &Part| {
+        let matrix = matrices.next().expect("one matrix per part");
+        part.dataset(sources[part.source].data(), matrix, nf)
+    };
+    let (train_data, valid_data) = (split_data(&train), split_data(&valid.0));
+    let test_data = test.as_ref().map(|t| split_data(&t.0));
+    drop(sources);
+    let (valid_draws, test_draws) = (valid.1, test.map(|t| t.1));
 
     on_step(PREPARE_STEPS[1]);
     let labels_of = |data: &Dataset, draws: &GumbelDraws| match options.label_column {
@@ -698,32 +961,40 @@ pub fn prepare_with_progress(
     }
 
     on_step(PREPARE_STEPS[3]);
-    let build = |data: &Dataset, draws: &GumbelDraws| -> RankingSet {
-        let labels = labels_of(data, draws);
-        let (privileged, d_z) = match &options.privileged {
-            PrivilegedSplit::Discriminative { tau_priv } => {
-                (draws.labels(&data.grades, options.t, *tau_priv), 1)
-            }
-            _ => (
-                gather_columns(data, &privileged_columns),
-                privileged_columns.len(),
-            ),
-        };
+    // Each split's matrix becomes x and z; the matrix itself is packed into x.
+    let build = |data: Dataset, draws: &GumbelDraws| -> RankingSet {
+        let labels = labels_of(&data, draws);
         let positive_group = (0..data.n_groups())
             .map(|g| labels[data.group(g)].iter().any(|&y| y > 0.0))
             .collect();
+        let (regular, privileged, d_z) = match &options.privileged {
+            PrivilegedSplit::Discriminative { tau_priv } => {
+                let z = draws.labels(&data.grades, options.t, *tau_priv);
+                let (x, _) = split_columns(data.features.into_vec(), nf, &regular_columns, &[]);
+                (x, z, 1)
+            }
+            _ => {
+                let (x, z) = split_columns(
+                    data.features.into_vec(),
+                    nf,
+                    &regular_columns,
+                    &privileged_columns,
+                );
+                (x, z, privileged_columns.len())
+            }
+        };
         RankingSet {
-            regular: gather_columns(data, &regular_columns),
+            regular,
             d_x: regular_columns.len(),
             privileged,
             d_z,
-            grades: data.grades.clone(),
+            grades: data.grades,
             labels,
-            group_offsets: data.group_offsets.clone(),
+            group_offsets: data.group_offsets,
             positive_group,
         }
     };
-    let train_set = build(&train_data, &train_draws);
+    let train_set = build(train_data, &train_draws);
     if train_set.positive_groups() == 0 {
         return Err(Error::Data(match options.label_column {
             Some(column) => format!("no positive training groups: column {column}, the label y, is 0 on every training document; with simulated logs, raise --sessions or --conversion-rate"),
@@ -742,7 +1013,7 @@ pub fn prepare_with_progress(
             options.t, options.tau_target
         )));
     }
-    let valid_set = build(&valid_data.0, &valid_data.1);
+    let valid_set = build(valid_data, &valid_draws);
     if valid_set.positive_groups() == 0 {
         return Err(Error::Data(format!(
             "the validation split has no group with a y = 1 ({} groups after filtering), so validation NDCG cannot pick an epoch; lower --tau-target (with simulated logs: raise --sessions or --conversion-rate) or give a larger --valid",
@@ -755,7 +1026,7 @@ pub fn prepare_with_progress(
             options.tau_target
         )));
     }
-    let test_set = test_data.as_ref().map(|(d, g)| build(d, g));
+    let test_set = test_data.zip(test_draws).map(|(d, g)| build(d, &g));
     let mut warnings = Vec::new();
     if let Some(test) = &test_set {
         if test.positive_groups() == 0 {
@@ -792,14 +1063,19 @@ pub fn widen(data: &mut Dataset, n_features: usize) {
     {
         dst[..old].copy_from_slice(&src[..old]);
     }
-    data.features = wide;
+    data.features = wide.into();
     data.n_features = n_features;
 }
 
 /// The `n_docs x columns.len()` matrix of the given 1-based columns; in parallel natively.
 pub fn gather_columns(data: &Dataset, columns: &[usize]) -> Vec<f32> {
-    let (nf, width) = (data.n_features.max(1), columns.len());
-    let mut out = vec![0f32; data.n_docs() * width];
+    gather_from(&data.features, data.n_features, columns)
+}
+
+/// [`gather_columns`] of an `n_docs x n_features` matrix.
+fn gather_from(features: &[f32], n_features: usize, columns: &[usize]) -> Vec<f32> {
+    let (nf, width) = (n_features.max(1), columns.len());
+    let mut out = vec![0f32; features.len() / nf * width];
     if width == 0 {
         return out;
     }
@@ -814,26 +1090,33 @@ pub fn gather_columns(data: &Dataset, columns: &[usize]) -> Vec<f32> {
     {
         use rayon::prelude::*;
         out.par_chunks_mut(ROWS_PER_PIECE * width)
-            .zip(data.features.par_chunks(ROWS_PER_PIECE * nf))
+            .zip(features.par_chunks(ROWS_PER_PIECE * nf))
             .for_each(gather);
     }
     #[cfg(target_arch = "wasm32")]
     out.chunks_mut(ROWS_PER_PIECE * width)
-        .zip(data.features.chunks(ROWS_PER_PIECE * nf))
+        .zip(features.chunks(ROWS_PER_PIECE * nf))
         .for_each(gather);
     out
 }
 
-/// The 1-based columns of an `n_docs x n_features` matrix with one value in every row.
+/// The 1-based columns of an `n_docs x n_features` matrix with one value in every row; in
+/// parallel natively.
 pub fn constant_columns(features: &[f32], n_features: usize) -> Vec<usize> {
     let Some(first) = features.get(..n_features) else {
         return (1..=n_features).collect();
     };
     let mut varies = vec![false; n_features];
-    for row in features.chunks_exact(n_features).skip(1) {
-        for ((v, &a), &b) in varies.iter_mut().zip(row).zip(first) {
-            *v |= a != b;
+    for part in over_row_pieces(features, n_features, |_, rows| {
+        let mut varies = vec![false; n_features];
+        for row in rows.chunks_exact(n_features) {
+            for ((v, &a), &b) in varies.iter_mut().zip(row).zip(first) {
+                *v |= a != b;
+            }
         }
+        varies
+    }) {
+        varies.iter_mut().zip(part).for_each(|(v, p)| *v |= p);
     }
     (1..=n_features).filter(|&c| !varies[c - 1]).collect()
 }

@@ -288,7 +288,7 @@ pub fn generate(options: &SynthOptions) -> crate::Result<Synthetic> {
     Ok(Synthetic {
         dataset: Dataset {
             n_features,
-            features,
+            features: features.into(),
             grades,
             group_offsets,
             qids: (1..=o.queries as u64).collect(),

@@ -10,6 +10,7 @@ use super::shaders::WORKGROUP;
 use super::{dense_dispatch, groups_of, Gpu, Kernel, Slot};
 use crate::cpu::adam::AdamConfig;
 use crate::cpu::mlp::{Dense, Mlp};
+use crate::data::inputs::Inputs;
 use crate::error::{Error, Result};
 
 struct Layer {
@@ -395,12 +396,14 @@ impl GpuMlp {
 
     /// Scores `inputs` (rows x n_in) with the current weights on the GPU, in chunks of
     /// `max_rows`: the forward dispatches only, then one read-back per chunk.
-    pub async fn score(&self, inputs: &[f32]) -> Result<Vec<f32>> {
-        let n_in = self.n_in();
-        let mut scores = Vec::with_capacity(inputs.len() / n_in.max(1));
-        let mut scratch = Vec::new();
-        for chunk in inputs.chunks(self.max_rows * n_in) {
-            let n = chunk.len() / n_in;
+    pub async fn score(&self, inputs: Inputs<'_>) -> Result<Vec<f32>> {
+        let mut scores = Vec::with_capacity(inputs.n_rows());
+        let (mut rows, mut scratch) = (Vec::new(), Vec::new());
+        let mut at = 0;
+        while at < inputs.n_rows() {
+            let n = self.max_rows.min(inputs.n_rows() - at);
+            let chunk = inputs.rows(at..at + n, &mut rows);
+            at += n;
             self.upload_inputs(chunk, n, &mut scratch);
             for layer in &self.layers {
                 let params = layer.dispatch(Kernel::DenseForward, n).0;

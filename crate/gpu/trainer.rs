@@ -22,6 +22,7 @@ use super::shaders::WORKGROUP;
 use super::{groups_of, Gpu, Kernel, Phase, Slot};
 use crate::cpu::loss::{loss_weights, Targets};
 use crate::cpu::mlp::Mlp;
+use crate::data::inputs::Inputs;
 use crate::error::{Error, Result};
 use crate::objectives::gpu::GpuObjectiveLoss;
 use crate::objectives::{LabelPrior, Surrogate};
@@ -446,7 +447,7 @@ impl GpuTrainer {
 
     /// Scores `inputs` (n_docs x n_in) with the current weights on the GPU, in chunks of the
     /// batch size: the forward dispatches only, then one read-back per chunk.
-    pub async fn score(&self, inputs: &[f32]) -> Result<Vec<f32>> {
+    pub async fn score(&self, inputs: Inputs<'_>) -> Result<Vec<f32>> {
         self.mlp.score(inputs).await
     }
 

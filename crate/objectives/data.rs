@@ -205,7 +205,7 @@ pub fn from_letor(
         }
         let mut data = data.clone();
         widen(&mut data, train.n_features);
-        signed_log1p(&mut data.features);
+        signed_log1p(data.features.to_mut());
         Ok(BinarySet {
             n_features: data.n_features,
             y: data
@@ -213,7 +213,7 @@ pub fn from_letor(
                 .iter()
                 .map(|&g| (g >= threshold) as u8 as f32)
                 .collect(),
-            x: data.features,
+            x: data.features.into_vec(),
         })
     };
     BinarySplits {

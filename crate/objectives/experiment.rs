@@ -1,6 +1,7 @@
 //! Several objectives over several seeds on the same splits: what `distillrank objectives`
 //! reports.
 
+use crate::data::inputs::Inputs;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::objectives::metrics::{evaluate, BinaryMetrics};
@@ -113,7 +114,10 @@ pub async fn compare_async(
                 on(&label, e)
             })
             .await?;
-            let scores = engine.score(&trained.model, &splits.test.x).await?;
+            let n = splits.test.y.len();
+            let scores = engine
+                .score(&trained.model, Inputs::dense(&splits.test.x, n))
+                .await?;
             let test = evaluate(&scores, &splits.test.y, config.targets).ok_or_else(|| {
                 Error::Data("the test split needs positive and negative examples".into())
             })?;

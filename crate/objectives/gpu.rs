@@ -405,6 +405,9 @@ impl GpuObjectiveTrainer {
 
     /// Scores `inputs` with the current model on the GPU.
     pub async fn score(&self, inputs: &[f32]) -> Result<Vec<f32>> {
-        self.mlp.score(inputs).await
+        let n = inputs.len() / self.mlp.n_in().max(1);
+        self.mlp
+            .score(crate::data::inputs::Inputs::dense(inputs, n))
+            .await
     }
 }

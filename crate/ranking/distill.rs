@@ -249,13 +249,3 @@ pub fn privileged_subsets(d_z: usize, n: usize) -> Vec<Vec<usize>> {
     let n = n.clamp(1, d_z.max(1));
     (0..n).map(|k| (k..d_z).step_by(n).collect()).collect()
 }
-
-/// The input matrix x | z[subset] of every document.
-pub fn inputs_with_subset(set: &RankingSet, subset: &[usize]) -> Vec<f32> {
-    let mut out = Vec::with_capacity(set.n_docs() * (set.d_x + subset.len()));
-    for d in 0..set.n_docs() {
-        out.extend_from_slice(&set.regular[d * set.d_x..(d + 1) * set.d_x]);
-        out.extend(subset.iter().map(|&j| set.privileged[d * set.d_z + j]));
-    }
-    out
-}

@@ -1,14 +1,11 @@
 //! `compare`: every chosen method over several seeds on one prepared dataset, as in the PFD paper's
 //! Table 2. Teachers are trained once per seed and shared by the students that need them.
 
-use std::borrow::Cow;
-
+use crate::data::inputs::Inputs;
 use crate::data::prepare::{FeatureView, Prepared, RankingSet};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
-use crate::ranking::distill::{
-    inputs_with_subset, privileged_subsets, scale_widths, Method, RdConfig, RdTargets,
-};
+use crate::ranking::distill::{privileged_subsets, scale_widths, Method, RdConfig, RdTargets};
 use crate::ranking::metrics;
 use crate::ranking::train::{fit_async, EpochLog, Event, Guidance, Split, TrainConfig};
 
@@ -442,26 +439,24 @@ pub async fn run_method_seed(
         objective: None,
         ..student.clone()
     };
-    // The splits' own matrices are borrowed; only the concatenations are built.
-    let x = inputs_of(p, test, |set| Cow::Borrowed(&set.regular));
+    // Every model reads the splits' own two matrices, through views: nothing is copied.
+    let x = splits(p, test, |set| Inputs::of(set, FeatureView::Regular));
     let student_label = Training {
         method,
         seed,
         teacher: None,
     };
-    // The teachers of this method: (their splits, their config).
-    let teacher_inputs: Vec<[Cow<[f32]>; 3]> = match method {
+    // The teachers of this method and what each sees.
+    let subsets = privileged_subsets(p.train.d_z, config.teachers);
+    let view = |view: FeatureView| splits(p, test, move |set| Inputs::of(set, view));
+    let teacher_splits: Vec<Splits> = match method {
         Method::NoDistillation => vec![],
-        Method::SelfDistillation | Method::RankingDistillation => {
-            vec![inputs_of(p, test, |set| Cow::Borrowed(&set.regular))]
-        }
-        Method::GenD => vec![inputs_of(p, test, |set| Cow::Borrowed(&set.privileged))],
-        Method::Pfd => vec![inputs_of(p, test, |set| {
-            Cow::Owned(set.inputs(FeatureView::Both))
-        })],
-        Method::MultiTeacherPfd => privileged_subsets(p.train.d_z, config.teachers)
+        Method::SelfDistillation | Method::RankingDistillation => vec![view(FeatureView::Regular)],
+        Method::GenD => vec![view(FeatureView::Privileged)],
+        Method::Pfd => vec![view(FeatureView::Both)],
+        Method::MultiTeacherPfd => subsets
             .iter()
-            .map(|subset| inputs_of(p, test, |set| Cow::Owned(inputs_with_subset(set, subset))))
+            .map(|subset| splits(p, test, |set| Inputs::with_subset(set, subset)))
             .collect(),
     };
     let tc = match method {
@@ -473,20 +468,20 @@ pub async fn run_method_seed(
     };
     let mut teachers = Vec::new();
     let mut teacher_scores = Vec::new();
-    for (k, inputs) in teacher_inputs.iter().enumerate() {
+    for (k, splits) in teacher_splits.iter().enumerate() {
         let label = Training {
             teacher: Some(k),
             ..student_label
         };
         let (model, run) = run_model(
             &config.engine,
-            &splits(p, test, inputs),
+            splits,
             &tc,
             &Guidance::default(),
             &mut |e| on(&label, e),
         )
         .await?;
-        teacher_scores.push(config.engine.score(&model, &inputs[0]).await?);
+        teacher_scores.push(config.engine.score(&model, splits.train.inputs).await?);
         teachers.push(run);
     }
     let rd_targets;
@@ -503,13 +498,9 @@ pub async fn run_method_seed(
             ranking_distillation: None,
         },
     };
-    let (model, student_run) = run_model(
-        &config.engine,
-        &splits(p, test, &x),
-        &student,
-        &guidance,
-        &mut |e| on(&student_label, e),
-    )
+    let (model, student_run) = run_model(&config.engine, &x, &student, &guidance, &mut |e| {
+        on(&student_label, e)
+    })
     .await?;
     Ok((
         model,
@@ -521,33 +512,19 @@ pub async fn run_method_seed(
     ))
 }
 
-/// The train / valid / test input matrices of one feature selection.
-fn inputs_of<'a>(
-    p: &'a Prepared,
-    test: &'a RankingSet,
-    f: impl Fn(&'a RankingSet) -> Cow<'a, [f32]>,
-) -> [Cow<'a, [f32]>; 3] {
-    [f(&p.train), f(&p.valid), f(test)]
-}
-
-/// The three splits of `p` with one feature selection's inputs.
+/// The three splits of `p`, each with the inputs `view` makes of it.
 fn splits<'a>(
     p: &'a Prepared,
     test: &'a RankingSet,
-    inputs: &'a [Cow<'a, [f32]>; 3],
+    view: impl Fn(&'a RankingSet) -> Inputs<'a>,
 ) -> Splits<'a> {
+    let split = |set: &'a RankingSet| Split {
+        set,
+        inputs: view(set),
+    };
     Splits {
-        train: Split {
-            set: &p.train,
-            inputs: &inputs[0],
-        },
-        valid: Split {
-            set: &p.valid,
-            inputs: &inputs[1],
-        },
-        test: Split {
-            set: test,
-            inputs: &inputs[2],
-        },
+        train: split(&p.train),
+        valid: split(&p.valid),
+        test: split(test),
     }
 }

@@ -8,6 +8,7 @@ use crate::cpu::adam::AdamConfig;
 use crate::cpu::loss::LossKind;
 use crate::cpu::mlp::Mlp;
 pub use crate::cpu::mlp::{score, SCORE_CHUNK_DOCS};
+use crate::data::inputs::Inputs;
 use crate::data::prepare::{FeatureView, RankingSet};
 pub use crate::engine::Engine;
 use crate::error::{Error, Result};
@@ -135,11 +136,21 @@ pub struct Trained {
     pub history: Vec<EpochLog>,
 }
 
-/// A split and the input matrix a model sees for it (`n_docs x width`, row-major).
+/// A split and the inputs a model sees of it (`n_docs x width`).
 #[derive(Clone, Copy)]
 pub struct Split<'a> {
     pub set: &'a RankingSet,
-    pub inputs: &'a [f32],
+    pub inputs: Inputs<'a>,
+}
+
+impl<'a> Split<'a> {
+    /// What a model with `view` sees of `set`.
+    pub fn of(set: &'a RankingSet, view: FeatureView) -> Split<'a> {
+        Split {
+            set,
+            inputs: Inputs::of(set, view),
+        }
+    }
 }
 
 /// What guides a model besides its labels.
@@ -176,20 +187,13 @@ pub fn train(
     teacher: Option<&[f32]>,
     on: &mut dyn FnMut(Event),
 ) -> Result<Trained> {
-    let (train_inputs, valid_inputs) = (train.inputs(config.view), valid.inputs(config.view));
     let guidance = Guidance {
         teachers: teacher.into_iter().collect(),
         ranking_distillation: None,
     };
     fit(
-        Split {
-            set: train,
-            inputs: &train_inputs,
-        },
-        Split {
-            set: valid,
-            inputs: &valid_inputs,
-        },
+        Split::of(train, config.view),
+        Split::of(valid, config.view),
         None,
         config,
         &guidance,
@@ -474,10 +478,11 @@ impl Selection {
 fn check(train: Split, valid: Split, config: &TrainConfig, guidance: &Guidance) -> Result<usize> {
     config.validate()?;
     let n_train = train.set.n_docs();
-    let width = train.inputs.len().checked_div(n_train).unwrap_or(0);
+    let width = train.inputs.width();
     if width == 0
-        || width * n_train != train.inputs.len()
-        || valid.inputs.len() != valid.set.n_docs() * width
+        || train.inputs.n_rows() != n_train
+        || valid.inputs.n_rows() != valid.set.n_docs()
+        || valid.inputs.width() != width
     {
         return Err(Error::Config(format!(
             "the model would see {width} features: input matrices and splits disagree"
@@ -498,8 +503,13 @@ fn check(train: Split, valid: Split, config: &TrainConfig, guidance: &Guidance) 
         crate::cpu::mlp::available_memory(),
     )?;
     // A model whose inputs never change cannot learn: say so rather than train to ln 2.
-    let first = &train.inputs[..width];
-    if train.inputs.chunks_exact(width).all(|row| row == first) {
+    let mut first = Vec::new();
+    train.inputs.append_rows(0..1, &mut first);
+    let mut constant = true;
+    train.inputs.for_each_chunk(SCORE_CHUNK_DOCS, |rows| {
+        constant = constant && rows.chunks_exact(width).all(|row| row == first);
+    });
+    if constant {
         return Err(Error::Data(format!(
             "the model's {width} input features ({:?} view) are constant on the training split: it cannot learn anything from them; give it informative features (for the student, fewer --privileged columns)",
             config.view
@@ -545,7 +555,7 @@ impl Batch {
         mut at: usize,
         batch_docs: usize,
     ) -> usize {
-        let (set, width) = (split.set, split.inputs.len() / split.set.n_docs());
+        let set = split.set;
         self.inputs.clear();
         self.labels.clear();
         self.teachers.resize_with(teachers.len(), Vec::new);
@@ -560,8 +570,7 @@ impl Batch {
             if !self.labels.is_empty() && self.labels.len() + docs.len() > batch_docs {
                 break;
             }
-            self.inputs
-                .extend_from_slice(&split.inputs[docs.start * width..docs.end * width]);
+            split.inputs.append_rows(docs.clone(), &mut self.inputs);
             self.labels.extend_from_slice(&set.labels[docs.clone()]);
             for (buffer, t) in self.teachers.iter_mut().zip(teachers) {
                 buffer.extend_from_slice(&t[docs.clone()]);

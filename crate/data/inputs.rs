@@ -1,0 +1,148 @@
+//! The input matrix a model sees, as a view over a prepared split: the regular features x, the
+//! privileged features z, both side by side (the PFD teacher) or x beside some of z (each teacher
+//! of multi-teacher PFD). Nothing is copied whole: rows are assembled when a batch or a chunk to
+//! score is, so every model of a comparison reads the same two matrices.
+
+use std::ops::Range;
+
+use crate::data::prepare::{FeatureView, RankingSet};
+
+/// `n_rows x width` inputs: the chosen columns of up to two row-major matrices, side by side.
+#[derive(Debug, Clone, Copy)]
+pub struct Inputs<'a> {
+    n_rows: usize,
+    left: Block<'a>,
+    /// Empty (width 0) for a view of one matrix.
+    right: Block<'a>,
+}
+
+/// Columns of one `n_rows x width` matrix: all of them, or a list of 0-based indices.
+#[derive(Debug, Clone, Copy)]
+struct Block<'a> {
+    matrix: &'a [f32],
+    width: usize,
+    columns: Option<&'a [usize]>,
+}
+
+impl<'a> Block<'a> {
+    fn empty() -> Block<'a> {
+        Block {
+            matrix: &[],
+            width: 0,
+            columns: None,
+        }
+    }
+
+    fn taken(&self) -> usize {
+        self.columns.map_or(self.width, <[usize]>::len)
+    }
+
+    fn append_row(&self, row: usize, out: &mut Vec<f32>) {
+        let values = &self.matrix[row * self.width..(row + 1) * self.width];
+        match self.columns {
+            None => out.extend_from_slice(values),
+            Some(columns) => out.extend(columns.iter().map(|&j| values[j])),
+        }
+    }
+}
+
+impl<'a> Inputs<'a> {
+    /// A whole row-major matrix of `n_rows` rows.
+    pub fn dense(matrix: &'a [f32], n_rows: usize) -> Inputs<'a> {
+        let width = matrix.len().checked_div(n_rows).unwrap_or(0);
+        Inputs {
+            n_rows,
+            left: Block {
+                matrix,
+                width,
+                columns: None,
+            },
+            right: Block::empty(),
+        }
+    }
+
+    /// What a model with `view` sees of `set`.
+    pub fn of(set: &'a RankingSet, view: FeatureView) -> Inputs<'a> {
+        let n_rows = set.n_docs();
+        let x = Block {
+            matrix: &set.regular,
+            width: set.d_x,
+            columns: None,
+        };
+        let z = Block {
+            matrix: &set.privileged,
+            width: set.d_z,
+            columns: None,
+        };
+        let (left, right) = match view {
+            FeatureView::Regular => (x, Block::empty()),
+            FeatureView::Privileged => (z, Block::empty()),
+            FeatureView::Both => (x, z),
+        };
+        Inputs {
+            n_rows,
+            left,
+            right,
+        }
+    }
+
+    /// x beside the privileged columns `subset` (0-based indices into z) of `set`.
+    pub fn with_subset(set: &'a RankingSet, subset: &'a [usize]) -> Inputs<'a> {
+        let mut inputs = Inputs::of(set, FeatureView::Both);
+        inputs.right.columns = Some(subset);
+        inputs
+    }
+
+    pub fn n_rows(&self) -> usize {
+        self.n_rows
+    }
+
+    /// Columns per row.
+    pub fn width(&self) -> usize {
+        self.left.taken() + self.right.taken()
+    }
+
+    /// The matrix itself, when the view is one whole matrix.
+    pub fn as_dense(&self) -> Option<&'a [f32]> {
+        (self.left.columns.is_none() && self.right.taken() == 0).then_some(self.left.matrix)
+    }
+
+    /// Appends rows `rows` to `out`, row-major.
+    pub fn append_rows(&self, rows: Range<usize>, out: &mut Vec<f32>) {
+        if let Some(matrix) = self.as_dense() {
+            let width = self.left.width;
+            out.extend_from_slice(&matrix[rows.start * width..rows.end * width]);
+            return;
+        }
+        out.reserve(rows.len() * self.width());
+        for row in rows {
+            self.left.append_row(row, out);
+            self.right.append_row(row, out);
+        }
+    }
+
+    /// Rows `rows`, row-major: borrowed from a whole matrix, otherwise assembled in `buffer`.
+    pub fn rows<'b>(&self, rows: Range<usize>, buffer: &'b mut Vec<f32>) -> &'b [f32]
+    where
+        'a: 'b,
+    {
+        if let Some(matrix) = self.as_dense() {
+            let width = self.left.width;
+            return &matrix[rows.start * width..rows.end * width];
+        }
+        buffer.clear();
+        self.append_rows(rows, buffer);
+        buffer
+    }
+
+    /// Calls `f` on consecutive chunks of at most `rows_per_chunk` rows, in order.
+    pub fn for_each_chunk(&self, rows_per_chunk: usize, mut f: impl FnMut(&[f32])) {
+        let mut buffer = Vec::new();
+        let mut at = 0;
+        while at < self.n_rows {
+            let end = (at + rows_per_chunk.max(1)).min(self.n_rows);
+            f(self.rows(at..end, &mut buffer));
+            at = end;
+        }
+    }
+}
