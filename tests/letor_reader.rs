@@ -275,3 +275,47 @@ proptest! {
         let _ = parse_letor_bytes(Path::new("fuzz"), text.as_bytes(), Some(vec![1, 2, 3]), &ReadOptions::default());
     }
 }
+
+/// A file of several blocks (each parsed while the next is read, its rows written in parallel):
+/// documents without any feature first, rows that grow wider in later blocks, and a malformed line
+/// far into the file reported at its own line number.
+#[test]
+fn several_blocks_read_as_one() {
+    use distillrank::data::letor::BLOCK_BYTES;
+    let mut text = String::from("0 qid:1\n1 qid:1\n");
+    let mut expected_rows: Vec<Vec<(usize, f32)>> = vec![vec![], vec![]];
+    let mut qid = 2;
+    while text.len() < 3 * BLOCK_BYTES {
+        let d = expected_rows.len();
+        // Wider rows as the file goes on: column 3 from the first block, 40 in the third.
+        let width = 3 + 37 * (text.len() / BLOCK_BYTES) / 2;
+        let row = vec![(1, d as f32), (width, 0.5)];
+        text.push_str(&format!("{} qid:{qid} 1:{} {width}:0.5\n", d % 3, d));
+        expected_rows.push(row);
+        if d.is_multiple_of(50) {
+            qid += 1;
+        }
+    }
+    let data = parse(&text).unwrap();
+    assert_eq!(data.n_docs(), expected_rows.len());
+    let widest = expected_rows
+        .iter()
+        .flatten()
+        .map(|&(c, _)| c)
+        .max()
+        .unwrap();
+    assert_eq!(data.n_features, widest);
+    for (d, row) in expected_rows.iter().enumerate() {
+        let mut dense = vec![0f32; widest];
+        for &(c, v) in row {
+            dense[c - 1] = v;
+        }
+        assert_eq!(data.row(d), &dense[..], "document {d}");
+        assert_eq!(data.grades[d] as usize, if d < 2 { d } else { d % 3 });
+    }
+    // The same file with one bad line near its end.
+    let lines = text.lines().count();
+    let bad = format!("{text}1 qid:{qid} 1:x\n");
+    let err = parse(&bad).unwrap_err().to_string();
+    assert!(err.contains(&format!("test.txt:{}:", lines + 1)), "{err}");
+}

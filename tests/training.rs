@@ -314,3 +314,41 @@ fn global_objectives_serve_as_the_data_loss() {
         );
     }
 }
+
+/// After each epoch only the documents of groups with both a y = 1 and a y = 0 are scored (the
+/// others cannot move NDCG on y): the scores of chosen rows are those rows of the whole split's
+/// (to rounding: the products differ in shape), and the NDCG of the whole split's scores with
+/// the other groups' set to 0 is exactly the NDCG of all of them.
+#[test]
+fn scoring_the_ranked_groups_alone_gives_the_same_ndcg() {
+    use distillrank::cpu::mlp::Mlp;
+    use distillrank::ranking::metrics::{mean_ndcg, IdcgZero};
+    let p = mq2008();
+    let set = &p.valid;
+    let model = Mlp::<f32>::new(set.d_x + set.d_z, &[16, 8], 3);
+    let inputs = Inputs::of(set, FeatureView::Both);
+    let all = score_inputs(&model, inputs);
+    let mixed: Vec<usize> = (0..set.n_groups())
+        .map(|g| set.group(g))
+        .filter(|docs| {
+            let y = &set.labels[docs.clone()];
+            y.contains(&1.0) && y.contains(&0.0)
+        })
+        .flatten()
+        .collect();
+    assert!(!mixed.is_empty() && mixed.len() < set.n_docs());
+    let chosen = score_inputs(&model, inputs.at_rows(&mixed));
+    let mut partial = vec![0f32; set.n_docs()];
+    for (&doc, &score) in mixed.iter().zip(&chosen) {
+        assert!((score - all[doc]).abs() <= 1e-5 * all[doc].abs().max(1.0));
+        partial[doc] = all[doc];
+    }
+    for convention in [IdcgZero::Exclude, IdcgZero::Zero, IdcgZero::One] {
+        for k in [1, 8, 10] {
+            assert_eq!(
+                mean_ndcg(k, &partial, &set.labels, &set.group_offsets, convention),
+                mean_ndcg(k, &all, &set.labels, &set.group_offsets, convention)
+            );
+        }
+    }
+}

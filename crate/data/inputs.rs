@@ -7,13 +7,16 @@ use std::ops::Range;
 
 use crate::data::prepare::{FeatureView, RankingSet};
 
-/// `n_rows x width` inputs: the chosen columns of up to two row-major matrices, side by side.
+/// `n_rows x width` inputs: the chosen columns of up to two row-major matrices, side by side,
+/// at all their rows or at chosen ones.
 #[derive(Debug, Clone, Copy)]
 pub struct Inputs<'a> {
     n_rows: usize,
     left: Block<'a>,
     /// Empty (width 0) for a view of one matrix.
     right: Block<'a>,
+    /// Row i of the view is row `rows[i]` of the matrices; all rows, in order, when `None`.
+    rows: Option<&'a [usize]>,
 }
 
 /// Columns of one `n_rows x width` matrix: all of them, or a list of 0-based indices.
@@ -58,6 +61,7 @@ impl<'a> Inputs<'a> {
                 columns: None,
             },
             right: Block::empty(),
+            rows: None,
         }
     }
 
@@ -83,6 +87,18 @@ impl<'a> Inputs<'a> {
             n_rows,
             left,
             right,
+            rows: None,
+        }
+    }
+
+    /// The same view at rows `rows` (indices into this view's rows, which must be all of its
+    /// matrices' rows).
+    pub fn at_rows(self, rows: &'a [usize]) -> Inputs<'a> {
+        debug_assert!(self.rows.is_none() && rows.iter().all(|&r| r < self.n_rows));
+        Inputs {
+            n_rows: rows.len(),
+            rows: Some(rows),
+            ..self
         }
     }
 
@@ -104,7 +120,8 @@ impl<'a> Inputs<'a> {
 
     /// The matrix itself, when the view is one whole matrix.
     pub fn as_dense(&self) -> Option<&'a [f32]> {
-        (self.left.columns.is_none() && self.right.taken() == 0).then_some(self.left.matrix)
+        (self.rows.is_none() && self.left.columns.is_none() && self.right.taken() == 0)
+            .then_some(self.left.matrix)
     }
 
     /// Appends rows `rows` to `out`, row-major.
@@ -116,6 +133,7 @@ impl<'a> Inputs<'a> {
         }
         out.reserve(rows.len() * self.width());
         for row in rows {
+            let row = self.rows.map_or(row, |chosen| chosen[row]);
             self.left.append_row(row, out);
             self.right.append_row(row, out);
         }

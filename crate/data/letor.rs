@@ -9,8 +9,9 @@
 //! a line. Input may be gzip-compressed (detected from its first bytes).
 //!
 //! The reader streams: text is read in blocks of [`BLOCK_BYTES`], each block is cut at line ends
-//! into pieces parsed in parallel (rayon, native only), and the pieces are appended in order to a
-//! dense row-major feature matrix. A 2 GB file is never held in memory as text.
+//! into pieces parsed in parallel (rayon, native only) while the next block is read, and the
+//! pieces are written in order into a dense row-major feature matrix, in parallel too. A 2 GB
+//! file is never held in memory as text.
 //!
 //! Every malformed line gives [`Error::Parse`] naming file, line, column and what was expected.
 
@@ -221,36 +222,15 @@ fn read_blocks(
     let mut builder = Builder::new(name, options.max_feature_index);
     let mut buffer: Vec<u8> = Vec::with_capacity(BLOCK_BYTES + 4096);
     let mut first_line: u64 = 1; // line number of buffer[0]
-    let mut eof = false;
-    let mut at_start = true;
-    while !eof {
-        // Fill the buffer up to BLOCK_BYTES (it may start with the tail of the previous block).
-        // Without a line end in the buffer, it doubles: a huge line (or a file without '\n') is
-        // read in linear time, never rescanned block after block.
-        let start = buffer.len();
-        buffer.resize(BLOCK_BYTES.max(2 * start), 0);
-        let mut filled = start;
-        while filled < buffer.len() {
-            match reader.read(&mut buffer[filled..]) {
-                Ok(0) => {
-                    eof = true;
-                    break;
-                }
-                Ok(n) => filled += n,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(Error::io(name, e)),
-            }
-        }
-        buffer.truncate(filled);
-        if at_start {
-            // A byte-order mark is not part of the first grade.
-            if buffer.starts_with(BOM) {
-                buffer.drain(..BOM.len());
-            }
-            at_start = false;
-        }
-        // Parse up to the last complete line; keep the rest for the next block.
-        let end = if eof {
+    let mut eof = fill(name, &mut reader, &mut buffer)?;
+    // A byte-order mark is not part of the first grade.
+    if buffer.starts_with(BOM) {
+        buffer.drain(..BOM.len());
+    }
+    loop {
+        let ended = eof;
+        // Parse up to the last complete line; the rest starts the next block.
+        let end = if ended {
             buffer.len()
         } else {
             buffer
@@ -258,19 +238,20 @@ fn read_blocks(
                 .rposition(|&b| b == b'\n')
                 .map_or(0, |p| p + 1)
         };
-        if end > 0 {
-            let lines = parse_block(
-                name,
-                &buffer[..end],
-                first_line,
-                options.max_feature_index,
-                &mut builder,
-            )?;
-            first_line += lines;
-            buffer.drain(..end);
-        }
+        let mut next = buffer.split_off(end);
+        let overlong = next.len() > MAX_LINE_BYTES;
+        // Natively the next block is read while this one is parsed.
+        let parsed = if ended || overlong {
+            parse_pieces(&buffer, options.max_feature_index)
+        } else {
+            let (parsed, next_eof) =
+                parse_while_reading(&buffer, options, || fill(name, &mut reader, &mut next));
+            eof = next_eof?;
+            parsed
+        };
+        first_line += append_pieces(name, parsed, first_line, &mut builder)?;
         // What is left is one unfinished line: it may grow no further than MAX_LINE_BYTES.
-        if buffer.len() > MAX_LINE_BYTES {
+        if overlong {
             return Err(Error::parse(
                 name,
                 first_line,
@@ -278,19 +259,70 @@ fn read_blocks(
                 format!("line {first_line} runs past {} MiB without a line end: expected LETOR text, one document a line", MAX_LINE_BYTES >> 20),
             ));
         }
+        if ended {
+            break;
+        }
+        buffer = next;
     }
     builder.finish(query_sizes)
 }
 
-/// Cuts `block` (whole lines) into pieces, parses them (in parallel on native) and appends them in
-/// order. Returns the number of lines in the block.
-fn parse_block(
-    name: &Path,
+/// Reads into `buffer` (which may hold the tail of the previous block) until it holds
+/// `BLOCK_BYTES`, or twice what it held: without a line end in it, it doubles, so a huge line (or
+/// a file without '\n') is read in linear time, never rescanned block after block. Returns
+/// whether the input ended.
+fn fill(name: &Path, reader: &mut impl Read, buffer: &mut Vec<u8>) -> Result<bool> {
+    let start = buffer.len();
+    buffer.resize(BLOCK_BYTES.max(2 * start), 0);
+    let mut filled = start;
+    let mut eof = false;
+    while filled < buffer.len() {
+        match reader.read(&mut buffer[filled..]) {
+            Ok(0) => {
+                eof = true;
+                break;
+            }
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(Error::io(name, e)),
+        }
+    }
+    buffer.truncate(filled);
+    Ok(eof)
+}
+
+type Parsed = Vec<std::result::Result<Piece, PieceError>>;
+
+/// Parses `block` on another thread while `read` runs on this one (which keeps the reader and
+/// its progress callback).
+#[cfg(not(target_arch = "wasm32"))]
+fn parse_while_reading<T>(
     block: &[u8],
-    first_line: u64,
-    max_index: u32,
-    builder: &mut Builder,
-) -> Result<u64> {
+    options: &ReadOptions,
+    read: impl FnOnce() -> T,
+) -> (Parsed, T) {
+    std::thread::scope(|scope| {
+        let parsing = scope.spawn(|| parse_pieces(block, options.max_feature_index));
+        let read = read();
+        let parsed = match parsing.join() {
+            Ok(parsed) => parsed,
+            Err(panic) => std::panic::resume_unwind(panic),
+        };
+        (parsed, read)
+    })
+}
+
+#[cfg(target_arch = "wasm32")]
+fn parse_while_reading<T>(
+    block: &[u8],
+    options: &ReadOptions,
+    read: impl FnOnce() -> T,
+) -> (Parsed, T) {
+    (parse_pieces(block, options.max_feature_index), read())
+}
+
+/// Cuts `block` (whole lines) into pieces and parses them, in parallel natively.
+fn parse_pieces(block: &[u8], max_index: u32) -> Parsed {
     const PIECE_BYTES: usize = 1 << 20;
     let mut pieces = Vec::new();
     let mut at = 0;
@@ -307,23 +339,37 @@ fn parse_block(
     }
     let parse = |piece: &&[u8]| parse_piece(piece, max_index);
     #[cfg(not(target_arch = "wasm32"))]
-    let parsed: Vec<std::result::Result<Piece, PieceError>> = {
+    {
         use rayon::prelude::*;
         pieces.par_iter().map(parse).collect()
-    };
+    }
     #[cfg(target_arch = "wasm32")]
-    let parsed: Vec<std::result::Result<Piece, PieceError>> = pieces.iter().map(parse).collect();
+    pieces.iter().map(parse).collect()
+}
 
+/// Appends parsed pieces, in order, starting at line `first_line`: groups and grades in order
+/// (the checks that need what came before), then the dense rows of every piece at once. Returns
+/// the number of lines.
+fn append_pieces(
+    name: &Path,
+    parsed: Parsed,
+    first_line: u64,
+    builder: &mut Builder,
+) -> Result<u64> {
     let mut line = first_line;
+    let stored = builder.grades.len();
+    let mut pieces = Vec::with_capacity(parsed.len());
     for piece in parsed {
         match piece {
             Ok(piece) => {
-                builder.append(&piece, line)?;
+                builder.record(&piece, line)?;
                 line += piece.lines;
+                pieces.push(piece);
             }
             Err(e) => return Err(Error::parse(name, line + e.line, e.column, e.message)),
         }
     }
+    builder.densify(stored, &pieces);
     Ok(line - first_line)
 }
 
@@ -589,9 +635,9 @@ impl Builder {
         }
     }
 
-    fn widen(&mut self, n_features: usize) {
+    /// Widens the first `n_docs` rows (all that are stored) to `n_features` columns.
+    fn widen(&mut self, n_docs: usize, n_features: usize) {
         debug_assert!(n_features > self.n_features && n_features <= self.max_index as usize);
-        let n_docs = self.grades.len();
         let old = self.n_features;
         let mut wide = vec![0f32; n_docs * n_features];
         if old > 0 {
@@ -606,12 +652,8 @@ impl Builder {
         self.n_features = n_features;
     }
 
-    fn append(&mut self, piece: &Piece, first_line: u64) -> Result<()> {
-        if piece.max_index as usize > self.n_features {
-            self.widen(piece.max_index as usize);
-        }
-        let nf = self.n_features;
-        self.features.reserve(piece.grades.len() * nf);
+    /// Checks the group structure of a piece's documents and records their qids and grades.
+    fn record(&mut self, piece: &Piece, first_line: u64) -> Result<()> {
         for d in 0..piece.grades.len() {
             let line = first_line + piece.doc_lines[d] as u64;
             let qid = piece.qids[d];
@@ -656,19 +698,51 @@ impl Builder {
                 }
                 self.current = Some((q, line));
             }
-            let row_start = self.features.len();
-            self.features.resize(row_start + nf, 0.0);
-            let row = &mut self.features[row_start..];
-            let (a, b) = (
-                piece.row_starts[d] as usize,
-                piece.row_starts[d + 1] as usize,
-            );
-            for (&i, &v) in piece.indices[a..b].iter().zip(&piece.values[a..b]) {
-                row[i as usize - 1] = v;
-            }
             self.grades.push(piece.grades[d]);
         }
         Ok(())
+    }
+
+    /// Appends the dense rows of `pieces` after the `stored` rows, widening the matrix once to
+    /// the widest of them; the pieces are written in parallel natively.
+    fn densify(&mut self, stored: usize, pieces: &[Piece]) {
+        let widest = pieces
+            .iter()
+            .map(|p| p.max_index as usize)
+            .max()
+            .unwrap_or(0);
+        let rows: usize = pieces.iter().map(|p| p.grades.len()).sum();
+        let old_rows = stored;
+        if widest > self.n_features {
+            self.widen(old_rows, widest);
+        }
+        let nf = self.n_features;
+        self.features.resize((old_rows + rows) * nf, 0.0);
+        let mut outs = Vec::with_capacity(pieces.len());
+        let mut rest = &mut self.features[old_rows * nf..];
+        for piece in pieces {
+            let (out, next) = rest.split_at_mut(piece.grades.len() * nf);
+            outs.push(out);
+            rest = next;
+        }
+        let fill = |(out, piece): (&mut &mut [f32], &Piece)| {
+            for (d, row) in out.chunks_exact_mut(nf.max(1)).enumerate() {
+                let (a, b) = (
+                    piece.row_starts[d] as usize,
+                    piece.row_starts[d + 1] as usize,
+                );
+                for (&i, &v) in piece.indices[a..b].iter().zip(&piece.values[a..b]) {
+                    row[i as usize - 1] = v;
+                }
+            }
+        };
+        #[cfg(not(target_arch = "wasm32"))]
+        {
+            use rayon::prelude::*;
+            outs.par_iter_mut().zip(pieces.par_iter()).for_each(fill);
+        }
+        #[cfg(target_arch = "wasm32")]
+        outs.iter_mut().zip(pieces.iter()).for_each(fill);
     }
 
     fn finish(mut self, query_sizes: Option<Vec<usize>>) -> Result<Dataset> {

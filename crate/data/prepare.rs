@@ -278,11 +278,9 @@ pub fn select_groups(data: &Dataset, keep: &[usize]) -> Dataset {
     out
 }
 
-/// Step 3: x <- sign(x) * ln(1 + |x|). With `libm`'s log1p, the same bits natively and in the
-/// browser (whose standard library uses that implementation), and faster natively than the C
-/// library's.
+/// Step 3: x <- sign(x) * ln(1 + |x|).
 pub fn signed_log1p_value(x: f32) -> f32 {
-    x.signum() * libm::log1pf(x.abs())
+    x.signum() * x.abs().ln_1p()
 }
 
 /// [`signed_log1p_value`] of every value; in parallel natively.

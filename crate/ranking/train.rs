@@ -11,6 +11,7 @@ pub use crate::cpu::mlp::{score, SCORE_CHUNK_DOCS};
 use crate::data::inputs::Inputs;
 use crate::data::prepare::{FeatureView, RankingSet};
 pub use crate::engine::Engine;
+use crate::engine::RankingTrainer;
 use crate::error::{Error, Result};
 use crate::ranking::distill::RdTargets;
 use crate::ranking::metrics::{mean_ndcg, IdcgZero};
@@ -286,6 +287,8 @@ pub async fn fit_async(
     let mut batch = Batch::default();
     let mut divergence = Divergence::default();
     let mut step = 0;
+    let valid_ranked = ranked_rows(valid.set);
+    let test_ranked = test.map(|t| ranked_rows(t.set));
     for epoch in 1..=config.epochs {
         let started = Instant::now();
         let mut order = groups.clone();
@@ -326,10 +329,10 @@ pub async fn fit_async(
         let mean = |f: fn(&StepLosses) -> f32| losses.iter().map(|l| f(l) as f64).sum::<f64>() / n;
         let means = (mean(|l| l.data), mean(|l| l.teacher), mean(|l| l.rd));
         let seconds = started.elapsed();
-        let valid_scores = trainer.score(valid.inputs).await?;
-        let test_scores = match test {
-            Some(t) => Some((t, trainer.score(t.inputs).await?)),
-            None => None,
+        let valid_scores = score_for_ndcg(&trainer, valid, &valid_ranked).await?;
+        let test_scores = match (test, &test_ranked) {
+            (Some(t), Some(ranked)) => Some((t, score_for_ndcg(&trainer, t, ranked).await?)),
+            _ => None,
         };
         if selection.end_epoch(
             &model,
@@ -347,6 +350,40 @@ pub async fn fit_async(
         }
     }
     Ok(selection.finish())
+}
+
+/// The documents whose scores can move NDCG on y: those of the groups that hold both a y = 1 and
+/// a y = 0 document. Every document of any other group has the same gain, so every order of it
+/// has the same NDCG (1, or the convention for IDCG = 0).
+fn ranked_rows(set: &RankingSet) -> Vec<usize> {
+    (0..set.n_groups())
+        .map(|g| set.group(g))
+        .filter(|docs| {
+            let y = &set.labels[docs.clone()];
+            y.iter().any(|&v| v > 0.0) && y.iter().any(|&v| v <= 0.0)
+        })
+        .flatten()
+        .collect()
+}
+
+/// Scores of a split for its NDCG on y after an epoch: the documents of `ranked` scored on the
+/// engine, every other document 0 (its score cannot change the NDCG).
+async fn score_for_ndcg(
+    trainer: &RankingTrainer,
+    split: Split<'_>,
+    ranked: &[usize],
+) -> Result<Vec<f32>> {
+    if ranked.len() == split.set.n_docs() {
+        return trainer.score(split.inputs).await;
+    }
+    let mut scores = vec![0f32; split.set.n_docs()];
+    for (&doc, score) in ranked
+        .iter()
+        .zip(trainer.score(split.inputs.at_rows(ranked)).await?)
+    {
+        scores[doc] = score;
+    }
+    Ok(scores)
 }
 
 /// Divergence that stays finite: every loss here starts near ln 2 per pair or document, and a
