@@ -81,47 +81,54 @@ fn align(n: usize) -> usize {
     n.div_ceil(ALIGN) * ALIGN
 }
 
-/// Writes `dataset`, parsed from `source`, to `cache`.
+/// Writes `dataset`, parsed from `source`, to `cache`, streamed (no second copy of the matrix).
 pub fn write_cache(dataset: &Dataset, source: &Path, cache: &Path) -> Result<()> {
     let stamp = stamp(source)?;
-    let mut bytes = Vec::with_capacity(
-        HEADER_BYTES
-            + dataset.features.len() * 4
-            + dataset.n_docs()
-            + 16 * dataset.n_groups()
-            + 4 * ALIGN,
-    );
-    bytes.extend_from_slice(&MAGIC);
-    bytes.extend_from_slice(&CACHE_VERSION.to_le_bytes());
-    bytes.extend_from_slice(&0u32.to_le_bytes());
-    for v in [
-        dataset.n_docs() as u64,
-        dataset.n_features as u64,
-        dataset.n_groups() as u64,
-        stamp.len,
-        stamp.mtime_ns,
-        stamp.query_len,
-        stamp.query_mtime_ns,
-    ] {
-        bytes.extend_from_slice(&v.to_le_bytes());
+    let write = |out: &mut dyn std::io::Write| -> std::io::Result<()> {
+        let mut header = Vec::with_capacity(HEADER_BYTES);
+        header.extend_from_slice(&MAGIC);
+        header.extend_from_slice(&CACHE_VERSION.to_le_bytes());
+        header.extend_from_slice(&0u32.to_le_bytes());
+        for v in [
+            dataset.n_docs() as u64,
+            dataset.n_features as u64,
+            dataset.n_groups() as u64,
+            stamp.len,
+            stamp.mtime_ns,
+            stamp.query_len,
+            stamp.query_mtime_ns,
+        ] {
+            header.extend_from_slice(&v.to_le_bytes());
+        }
+        header.resize(HEADER_BYTES, 0);
+        let offsets: Vec<u64> = dataset.group_offsets.iter().map(|&o| o as u64).collect();
+        // Little-endian on the only machines that write caches (checked below).
+        let sections: [&[u8]; 5] = [
+            &header,
+            bytemuck::cast_slice(&dataset.features),
+            &dataset.grades,
+            bytemuck::cast_slice(&offsets),
+            bytemuck::cast_slice(&dataset.qids),
+        ];
+        // Each section after the features starts on an ALIGN boundary.
+        let mut written = 0;
+        for (k, section) in sections.into_iter().enumerate() {
+            if k >= 2 {
+                out.write_all(&[0u8; ALIGN][..align(written) - written])?;
+                written = align(written);
+            }
+            out.write_all(section)?;
+            written += section.len();
+        }
+        Ok(())
+    };
+    if !cfg!(target_endian = "little") {
+        return Err(Error::Config(
+            "binary caches are little-endian; this machine is not".into(),
+        ));
     }
-    bytes.resize(HEADER_BYTES, 0);
-    let pad = |bytes: &mut Vec<u8>| bytes.resize(align(bytes.len()), 0);
-    for v in dataset.features.iter() {
-        bytes.extend_from_slice(&v.to_le_bytes());
-    }
-    pad(&mut bytes);
-    bytes.extend_from_slice(&dataset.grades);
-    pad(&mut bytes);
-    for &o in &dataset.group_offsets {
-        bytes.extend_from_slice(&(o as u64).to_le_bytes());
-    }
-    pad(&mut bytes);
-    for &q in &dataset.qids {
-        bytes.extend_from_slice(&q.to_le_bytes());
-    }
-    // Written to a temporary file, then renamed: a reader never sees half a cache.
-    crate::output::write_atomic(cache, &bytes)
+    // Streamed to a temporary file, then renamed: a reader never sees half a cache.
+    crate::output::stage_with(cache, write)?.commit()
 }
 
 /// Why a cache file cannot be used.
