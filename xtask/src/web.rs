@@ -128,8 +128,13 @@ pub fn dist(dir: &Path) -> Result<(), String> {
 }
 
 /// A server of `web/` on 127.0.0.1: the first free port from `port` on (0: any).
+///
+/// Static files over HTTP/1.1, one request per connection, each connection on its own thread
+/// with a read timeout. (The page loads its ES modules over parallel connections; with
+/// `tiny_http`, now and then two of those requests were never answered and the page never
+/// finished loading, with keep-alive or without.)
 pub struct Server {
-    server: std::sync::Arc<tiny_http::Server>,
+    listener: std::net::TcpListener,
     pub url: String,
 }
 
@@ -141,13 +146,10 @@ impl Server {
             (port..port.saturating_add(20)).collect()
         };
         for p in ports {
-            if let Ok(server) = tiny_http::Server::http(("127.0.0.1", p)) {
-                let addr = server
-                    .server_addr()
-                    .to_ip()
-                    .ok_or("the server has no IP address")?;
+            if let Ok(listener) = std::net::TcpListener::bind(("127.0.0.1", p)) {
+                let addr = listener.local_addr().map_err(|e| e.to_string())?;
                 return Ok(Server {
-                    server: std::sync::Arc::new(server),
+                    listener,
                     url: format!("http://{addr}/"),
                 });
             }
@@ -158,34 +160,14 @@ impl Server {
         ))
     }
 
-    /// Answers requests until the process ends, on several threads: the page loads its modules
-    /// over parallel connections, and one response that waits must not hold up the others.
+    /// Answers requests until the process ends.
     pub fn serve(self) {
-        let handlers: Vec<_> = (0..8)
-            .map(|_| {
-                let server = self.server.clone();
-                std::thread::spawn(move || {
-                    let web = root().join("web");
-                    while let Ok(request) = server.recv() {
-                        let response = match resolve(&web, request.url()) {
-                            Some(path) => match std::fs::read(&path) {
-                                // One request per connection: with keep-alive, the page's
-                                // module requests now and then never completed.
-                                Ok(bytes) => tiny_http::Response::from_data(bytes)
-                                    .with_header(header("Content-Type", content_type(&path)))
-                                    .with_header(header("Cache-Control", "no-cache"))
-                                    .with_header(header("Connection", "close")),
-                                Err(_) => not_found(),
-                            },
-                            None => not_found(),
-                        };
-                        let _ = request.respond(response);
-                    }
-                })
-            })
-            .collect();
-        for handler in handlers {
-            let _ = handler.join();
+        let web = root().join("web");
+        for stream in self.listener.incoming().flatten() {
+            let web = web.clone();
+            std::thread::spawn(move || {
+                let _ = answer(&web, stream);
+            });
         }
     }
 
@@ -197,12 +179,46 @@ impl Server {
     }
 }
 
-fn header(name: &str, value: &str) -> tiny_http::Header {
-    tiny_http::Header::from_bytes(name.as_bytes(), value.as_bytes()).expect("ASCII header")
-}
-
-fn not_found() -> tiny_http::Response<std::io::Cursor<Vec<u8>>> {
-    tiny_http::Response::from_string("not found").with_status_code(404)
+/// Reads one request from `stream` and answers it: the file it names, or 404.
+fn answer(web: &Path, mut stream: std::net::TcpStream) -> std::io::Result<()> {
+    use std::io::{Read, Write};
+    // A connection the browser opened ahead and never used times out instead of holding a thread.
+    stream.set_read_timeout(Some(std::time::Duration::from_secs(30)))?;
+    let mut head = Vec::new();
+    let mut buffer = [0u8; 4096];
+    while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+        let n = stream.read(&mut buffer)?;
+        if n == 0 || head.len() > 64 << 10 {
+            return Ok(());
+        }
+        head.extend_from_slice(&buffer[..n]);
+    }
+    let line = String::from_utf8_lossy(&head);
+    let mut words = line.split_whitespace();
+    let (method, url) = (words.next().unwrap_or(""), words.next().unwrap_or("/"));
+    let file = (method == "GET" || method == "HEAD")
+        .then(|| resolve(web, url))
+        .flatten()
+        .and_then(|path| std::fs::read(&path).ok().map(|bytes| (path, bytes)));
+    let (status, kind, body) = match file {
+        Some((path, bytes)) => ("200 OK", content_type(&path), bytes),
+        None => ("404 Not Found", "text/plain", b"not found".to_vec()),
+    };
+    let header = format!(
+        "HTTP/1.1 {status}\r\nContent-Type: {kind}\r\nContent-Length: {}\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    stream.write_all(header.as_bytes())?;
+    if method != "HEAD" {
+        stream.write_all(&body)?;
+    }
+    stream.flush()?;
+    stream.shutdown(std::net::Shutdown::Write)?;
+    // Closing with unread bytes would reset the connection and could cut the response: drain
+    // until the browser closes its side.
+    stream.set_read_timeout(Some(std::time::Duration::from_secs(5)))?;
+    while stream.read(&mut buffer)? > 0 {}
+    Ok(())
 }
 
 /// The file a URL names under `web` (`/` is `index.html`); None for anything outside `web` or
