@@ -692,7 +692,11 @@ fn split_columns(
     // Row d's x lands at d * d_x + k <= d * n_features + (regular[k] - 1), which is read before
     // it is written (the columns are sorted): packing front to back never overwrites a value
     // still to be read.
-    debug_assert!(regular.windows(2).all(|w| w[0] < w[1]));
+    // Unsorted columns would overwrite values still to be read: never silently.
+    assert!(
+        regular.windows(2).all(|w| w[0] < w[1]),
+        "regular columns in increasing order"
+    );
     let d_x = regular.len();
     for d in 0..n_docs {
         for (k, &c) in regular.iter().enumerate() {
