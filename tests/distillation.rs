@@ -58,6 +58,11 @@ fn compare_runs_every_method_and_students_see_only_x() {
             let ndcg8 = run.student.test.ndcg_at(8).unwrap();
             assert!(ndcg8.is_finite() && ndcg8 > 0.0);
             assert!(run.student.history.iter().all(|h| h.test_ndcg.is_some()));
+            // A teacher's test split is scored once, after training, not at every epoch.
+            for teacher in &run.teachers {
+                assert!(teacher.history.iter().all(|h| h.test_ndcg.is_none()));
+                assert!(teacher.test.ndcg_at(8).is_some_and(f64::is_finite));
+            }
         }
         let teachers = r.runs[0].teachers.len();
         let want = match r.method {

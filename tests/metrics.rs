@@ -154,3 +154,40 @@ fn ties_are_broken_by_document_order() {
     let v = ndcg_at(1, &[0.5, 0.5, 0.5], &[1.0, 0.0, 0.0]).unwrap();
     assert_eq!(v, 1.0);
 }
+
+/// NDCG@k from the whole ranking and the whole ideal order, sorted: what `ndcg_at` selects.
+fn ndcg_by_sorting(k: usize, scores: &[f32], labels: &[f32]) -> Option<f64> {
+    let gain = |l: f32| 2f64.powf(l as f64) - 1.0;
+    let discount = |r: usize| 1.0 / ((r + 2) as f64).log2();
+    let dcg: f64 = ranking(scores)
+        .iter()
+        .take(k)
+        .enumerate()
+        .map(|(r, &i)| gain(labels[i]) * discount(r))
+        .sum();
+    let mut ideal = labels.to_vec();
+    ideal.sort_by(|a, b| b.total_cmp(a));
+    let idcg: f64 = ideal
+        .iter()
+        .take(k)
+        .enumerate()
+        .map(|(r, &l)| gain(l) * discount(r))
+        .sum();
+    (idcg > 0.0).then(|| dcg / idcg)
+}
+
+proptest::proptest! {
+    /// Scores from a few values (ties), with 0.0 against -0.0 and NaN; graded labels.
+    #[test]
+    fn ndcg_selects_the_same_top_k_as_a_full_sort(
+        group in proptest::collection::vec((0usize..7, 0u8..5), 0..60),
+        k in 0usize..14,
+    ) {
+        let values = [1.5f32, 0.25, 0.0, -0.0, f32::NAN, -2.0, 0.25];
+        let scores: Vec<f32> = group.iter().map(|&(s, _)| values[s]).collect();
+        let labels: Vec<f32> = group.iter().map(|&(_, l)| l as f32).collect();
+        let got = ndcg_at(k, &scores, &labels);
+        let want = ndcg_by_sorting(k, &scores, &labels);
+        proptest::prop_assert_eq!(got.map(f64::to_bits), want.map(f64::to_bits));
+    }
+}

@@ -11,7 +11,7 @@
 //! `offsets[g]..offsets[g + 1]`, and `include[g]` says whether it takes part (the data loss sees only
 //! positive groups, S_label; the teacher loss sees them all, S_all).
 
-use super::{real, Real};
+use super::{positive_part, real, Real};
 
 /// ln(1 + e^x), without overflow.
 #[inline]
@@ -34,17 +34,65 @@ pub fn sigmoid<T: Real>(x: T) -> T {
     }
 }
 
-/// (softplus(x), sigmoid(x)) from one exponential: the pairwise losses' inner loop.
+/// (softplus(x), sigmoid(x)) from one exponential.
 #[inline]
 pub fn softplus_and_sigmoid<T: Real>(x: T) -> (T, T) {
+    let (e, sigmoid) = exp_and_sigmoid(x);
+    (positive_part(x) + e.ln_1p(), sigmoid)
+}
+
+/// (e^-|x|, sigmoid(x)): the pairwise losses' inner loop, where softplus(x) is
+/// max(x, 0) + ln(1 + e^-|x|) and its logarithm goes to a [`Log1pSum`].
+#[inline]
+fn exp_and_sigmoid<T: Real>(x: T) -> (T, T) {
     let e = (-x.abs()).exp(); // in (0, 1]: no overflow
-    let softplus = x.max(T::zero()) + e.ln_1p();
     let sigmoid = if x >= T::zero() {
         T::one() / (T::one() + e)
     } else {
         e / (T::one() + e)
     };
-    (softplus, sigmoid)
+    (e, sigmoid)
+}
+
+/// The sum of ln(1 + e_k) over many e_k in [0, 1] with one logarithm per 512 terms: the
+/// logarithm of the product of the (1 + e_k). Each factor lies in [1, 2], so the product stays
+/// below 2^512 in f64, and each factor enters it with a relative error of at most 2^-53. The
+/// pairwise losses take their values this way: a logarithm per pair cost as much as the model's
+/// forward and backward passes. Their gradients need only the sigmoid and are unaffected.
+struct Log1pSum {
+    sum: f64,
+    product: f64,
+    factors: u32,
+}
+
+impl Log1pSum {
+    fn new() -> Self {
+        Log1pSum {
+            sum: 0.0,
+            product: 1.0,
+            factors: 0,
+        }
+    }
+
+    #[inline]
+    fn add<T: Real>(&mut self, e: T) {
+        self.product *= 1.0 + wide(e);
+        self.factors += 1;
+        if self.factors == 512 {
+            self.sum += self.product.ln();
+            self.product = 1.0;
+            self.factors = 0;
+        }
+    }
+
+    fn total(&self) -> f64 {
+        self.sum + self.product.ln()
+    }
+}
+
+#[inline]
+fn wide<T: Real>(v: T) -> f64 {
+    v.to_f64().unwrap_or(f64::NAN)
 }
 
 /// Which loss a model trains with.
@@ -134,29 +182,45 @@ pub fn ranknet<T: Real>(
     for (docs, &weight) in offsets.windows(2).map(|w| w[0]..w[1]).zip(&weights) {
         if weight > T::zero() {
             let pairs = (logits, labels, docs);
-            total = total + hard_pairs(pairs, weight, |_, _| T::one(), scale, dlogits);
+            total =
+                total + hard_pairs(pairs, weight, None::<fn(usize, usize) -> T>, scale, dlogits);
         }
     }
     total
 }
 
-/// One group's hard pairs (y_i > y_j among `docs`), each weighing `weight * factor(i, j)`:
-/// the weighted sum of ln(1 + e^-(f_i - f_j)); its gradient times `scale` goes into `dlogits`.
-/// RankNet's factor is 1 and LambdaRank's |delta NDCG|.
+/// One group's hard pairs (y_i > y_j among `docs`), each weighing `weight * factor(i, j)`
+/// (`weight` alone without a factor): the weighted sum of ln(1 + e^-(f_i - f_j)); its gradient
+/// times `scale` goes into `dlogits`. RankNet has no factor and LambdaRank's is |delta NDCG|.
 fn hard_pairs<T: Real>(
     (logits, labels, docs): (&[T], &[T], std::ops::Range<usize>),
     weight: T,
-    factor: impl Fn(usize, usize) -> T,
+    factor: Option<impl Fn(usize, usize) -> T>,
     scale: T,
     dlogits: &mut [T],
 ) -> T {
-    let mut total = T::zero();
+    // Equal weights: the group's sum of softplus(x) = max(x, 0) + ln(1 + e^-|x|) is the sum of
+    // the max terms plus one logarithm (Log1pSum), times the weight.
+    let mut linear = 0.0;
+    let mut log1p = Log1pSum::new();
+    let mut weighted = T::zero();
     for i in docs.clone() {
         for j in docs.clone() {
             if labels[i] > labels[j] {
-                let w = weight * factor(i, j);
-                let (loss, slope) = softplus_and_sigmoid(-(logits[i] - logits[j]));
-                total = total + loss * w;
+                let x = -(logits[i] - logits[j]);
+                let (e, slope) = exp_and_sigmoid(x);
+                let w = match &factor {
+                    Some(factor) => {
+                        let w = weight * factor(i, j);
+                        weighted = weighted + (positive_part(x) + e.ln_1p()) * w;
+                        w
+                    }
+                    None => {
+                        linear += wide(positive_part(x));
+                        log1p.add(e);
+                        weight
+                    }
+                };
                 // d/d(f_i - f_j) softplus(-(f_i - f_j)) = -sigmoid(-(f_i - f_j))
                 let g = scale * slope * w;
                 dlogits[i] = dlogits[i] - g;
@@ -164,7 +228,10 @@ fn hard_pairs<T: Real>(
             }
         }
     }
-    total
+    match factor {
+        Some(_) => weighted,
+        None => real::<T>(linear + log1p.total()) * weight,
+    }
 }
 
 /// RankNet with soft teacher targets: for each pair i < j of a group, with P = sigmoid(t_i - t_j)
@@ -191,18 +258,24 @@ pub fn ranknet_soft<T: Real>(
         if weight == T::zero() {
             continue;
         }
+        // softplus(d) - P d = max(d, 0) - P d + ln(1 + e^-|d|): the group's sum of the first
+        // terms plus one logarithm for the last (Log1pSum), times the weight.
+        let mut linear = 0.0;
+        let mut log1p = Log1pSum::new();
         for i in docs.clone() {
             for j in i + 1..docs.end {
                 let target =
                     teachers.iter().map(|t| sigmoid(t[i] - t[j])).sum::<T>() * inv_teachers;
                 let diff = logits[i] - logits[j];
-                let (loss, slope) = softplus_and_sigmoid(diff);
-                total = total + (loss - target * diff) * weight;
+                let (e, slope) = exp_and_sigmoid(diff);
+                linear += wide(positive_part(diff) - target * diff);
+                log1p.add(e);
                 let g = scale * (slope - target) * weight;
                 dlogits[i] = dlogits[i] + g;
                 dlogits[j] = dlogits[j] - g;
             }
         }
+        total = total + real::<T>(linear + log1p.total()) * weight;
     }
     total
 }
@@ -318,7 +391,7 @@ pub fn lambdarank<T: Real>(
                 / idcg
         };
         let pairs = (logits, labels, docs.clone());
-        total = total + hard_pairs(pairs, weight, delta_ndcg, scale, dlogits);
+        total = total + hard_pairs(pairs, weight, Some(delta_ndcg), scale, dlogits);
     }
     total
 }

@@ -4,7 +4,7 @@
 //! Shapes (B = documents in the batch): a dense layer maps `inp (B, in)` to `out (B, out)` with
 //! `weight (in, out)` and `bias (out)`, all row-major.
 
-use super::{matmul, real, Real, View};
+use super::{matmul, positive_part, real, Real, View};
 use crate::data::inputs::Inputs;
 use crate::rng::Rng;
 
@@ -101,7 +101,7 @@ pub fn dense_forward<T: Real>(out: &mut [T], inp: &[T], layer: &Dense<T>, relu: 
         true,
     );
     if relu {
-        out.iter_mut().for_each(|v| *v = v.max(T::zero()));
+        out.iter_mut().for_each(|v| *v = positive_part(*v));
     }
 }
 

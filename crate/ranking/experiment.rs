@@ -33,14 +33,18 @@ pub struct Splits<'a> {
 }
 
 /// Trains one model on `splits` with `guidance` on `engine` and evaluates it on the test split.
+/// With `test_curve`, every epoch also scores the test split (the students' curves that the
+/// reports plot); a teacher's test NDCG is measured once, after its training.
 pub async fn run_model(
     engine: &Engine,
     splits: &Splits<'_>,
     config: &TrainConfig,
     guidance: &Guidance<'_>,
+    test_curve: bool,
     on: &mut dyn FnMut(Event),
 ) -> Result<(crate::cpu::mlp::Mlp<f32>, ModelRun)> {
-    let (train, valid, test) = (splits.train, splits.valid, Some(splits.test));
+    let (train, valid) = (splits.train, splits.valid);
+    let test = test_curve.then_some(splits.test);
     let trained = fit_async(engine, train, valid, test, config, guidance, on).await?;
     let started = crate::clock::Instant::now();
     let scores = engine.score(&trained.model, splits.test.inputs).await?;
@@ -478,6 +482,7 @@ pub async fn run_method_seed(
             splits,
             &tc,
             &Guidance::default(),
+            false,
             &mut |e| on(&label, e),
         )
         .await?;
@@ -498,7 +503,7 @@ pub async fn run_method_seed(
             ranking_distillation: None,
         },
     };
-    let (model, student_run) = run_model(&config.engine, &x, &student, &guidance, &mut |e| {
+    let (model, student_run) = run_model(&config.engine, &x, &student, &guidance, true, &mut |e| {
         on(&student_label, e)
     })
     .await?;

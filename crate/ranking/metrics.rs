@@ -39,32 +39,93 @@ pub fn ranking(scores: &[f32]) -> Vec<usize> {
     order
 }
 
+/// 2^label - 1. Integer grades below 32 come from a table of the same values: NDCG is taken
+/// every epoch, and `powf` per document was a large part of it.
 fn gain(label: f32) -> f64 {
-    2f64.powf(label as f64) - 1.0
+    fn exact(label: f32) -> f64 {
+        2f64.powf(label as f64) - 1.0
+    }
+    static GAINS: std::sync::OnceLock<[f64; 32]> = std::sync::OnceLock::new();
+    let grade = label as usize;
+    if grade as f32 == label && grade < 32 {
+        GAINS.get_or_init(|| std::array::from_fn(|g| exact(g as f32)))[grade]
+    } else {
+        exact(label)
+    }
 }
 
+/// 1 / log2(rank + 2) for a 0-based rank; the first 64 from a table of the same values.
 fn discount(rank: usize) -> f64 {
-    1.0 / ((rank + 2) as f64).log2()
+    fn exact(rank: usize) -> f64 {
+        1.0 / ((rank + 2) as f64).log2()
+    }
+    static DISCOUNTS: std::sync::OnceLock<[f64; 64]> = std::sync::OnceLock::new();
+    match DISCOUNTS
+        .get_or_init(|| std::array::from_fn(exact))
+        .get(rank)
+    {
+        Some(&d) => d,
+        None => exact(rank),
+    }
 }
 
 /// NDCG@k of one group; `None` when IDCG@k = 0.
+///
+/// Only the first k of the ranking and of the ideal order count, so both are selected rather
+/// than sorted: the same documents in the same order as [`ranking`], and the same sums.
 pub fn ndcg_at(k: usize, scores: &[f32], labels: &[f32]) -> Option<f64> {
-    let order = ranking(scores);
-    let dcg: f64 = order
-        .iter()
-        .take(k)
-        .enumerate()
-        .map(|(r, &i)| gain(labels[i]) * discount(r))
-        .sum();
-    let mut ideal: Vec<f32> = labels.to_vec();
-    ideal.sort_by(|a, b| b.total_cmp(a));
-    let idcg: f64 = ideal
-        .iter()
-        .take(k)
-        .enumerate()
-        .map(|(r, &l)| gain(l) * discount(r))
-        .sum();
+    ndcg_with(k, scores, labels, &mut Vec::new())
+}
+
+/// [`ndcg_at`] with `kept` as scratch space for the selections.
+fn ndcg_with(k: usize, scores: &[f32], labels: &[f32], kept: &mut Vec<usize>) -> Option<f64> {
+    let dcg_of = |kept: &[usize]| -> f64 {
+        kept.iter()
+            .enumerate()
+            .map(|(r, &i)| gain(labels[i]) * discount(r))
+            .sum()
+    };
+    top(
+        k,
+        scores.len(),
+        |a, b| ranks_before(scores[a], scores[b]),
+        kept,
+    );
+    let dcg = dcg_of(kept);
+    top(
+        k,
+        labels.len(),
+        |a, b| labels[a].total_cmp(&labels[b]).is_gt(),
+        kept,
+    );
+    let idcg = dcg_of(kept);
     (idcg > 0.0).then(|| dcg / idcg)
+}
+
+/// Whether a document scored `a` ranks strictly before one scored `b` ([`ranking`]'s order:
+/// higher first, NaN last, 0.0 and -0.0 tied).
+fn ranks_before(a: f32, b: f32) -> bool {
+    match (a.is_nan(), b.is_nan()) {
+        (false, false) => a > b,
+        (a_nan, b_nan) => !a_nan && b_nan,
+    }
+}
+
+/// Into `kept`: the first `k` of the indices `0..n` stably sorted by `before` (a strict order).
+/// Each index goes after every kept one it does not come strictly before, so ties keep index
+/// order.
+fn top(k: usize, n: usize, before: impl Fn(usize, usize) -> bool, kept: &mut Vec<usize>) {
+    kept.clear();
+    for i in 0..n {
+        let mut at = kept.len();
+        while at > 0 && before(i, kept[at - 1]) {
+            at -= 1;
+        }
+        if at < k {
+            kept.insert(at, i);
+            kept.truncate(k);
+        }
+    }
 }
 
 /// Average precision of one group (relevant = label > 0); 0 without relevant documents.
@@ -111,11 +172,12 @@ pub fn mean_ndcg(
     offsets: &[usize],
     convention: IdcgZero,
 ) -> Option<f64> {
+    let mut kept = Vec::new();
     let values: Vec<f64> = offsets
         .windows(2)
         .filter_map(|w| {
             match (
-                ndcg_at(k, &scores[w[0]..w[1]], &labels[w[0]..w[1]]),
+                ndcg_with(k, &scores[w[0]..w[1]], &labels[w[0]..w[1]], &mut kept),
                 convention,
             ) {
                 (Some(v), _) => Some(v),
