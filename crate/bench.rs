@@ -50,6 +50,26 @@ impl TrainShape {
     }
 }
 
+/// How long a throughput measurement runs: `warmup` untimed steps, then timed steps until at
+/// least `steps` have run and at least `min_seconds` have passed.
+#[derive(Debug, Clone, Copy)]
+pub struct Budget {
+    pub warmup: usize,
+    pub steps: usize,
+    pub min_seconds: f64,
+}
+
+impl Budget {
+    /// Exactly `steps` timed steps after `warmup`.
+    pub fn steps(steps: usize, warmup: usize) -> Self {
+        Budget {
+            warmup,
+            steps,
+            min_seconds: 0.0,
+        }
+    }
+}
+
 /// What a throughput measurement found.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Throughput {
@@ -62,7 +82,7 @@ pub struct Throughput {
 }
 
 /// Trains on the CPU engine: its training step ([`CpuRanking`]), as `train` and `compare` run it.
-pub fn cpu(shape: &TrainShape, steps: usize, warmup: usize) -> Throughput {
+pub fn cpu(shape: &TrainShape, budget: Budget) -> Throughput {
     let batches = shape.batches();
     let offsets = shape.offsets();
     let positive = vec![true; shape.groups];
@@ -84,9 +104,13 @@ pub fn cpu(shape: &TrainShape, steps: usize, warmup: usize) -> Throughput {
             .data;
         trainer.read_losses();
     };
-    (0..warmup).for_each(&mut step);
+    (0..budget.warmup).for_each(&mut step);
     let t = Instant::now();
-    (warmup..warmup + steps).for_each(&mut step);
+    let mut steps = 0;
+    while steps < budget.steps || t.elapsed() < budget.min_seconds {
+        step(budget.warmup + steps);
+        steps += 1;
+    }
     let seconds = t.elapsed();
     Throughput {
         docs_per_s: (steps * shape.batch_docs()) as f64 / seconds,
@@ -177,8 +201,7 @@ pub fn cpu_profile(shape: &TrainShape, steps: usize, warmup: usize) -> Vec<Phase
 pub async fn gpu(
     gpu: &std::sync::Arc<Gpu>,
     shape: &TrainShape,
-    steps: usize,
-    warmup: usize,
+    budget: Budget,
 ) -> Result<Throughput> {
     let batches = shape.batches();
     let offsets = shape.offsets();
@@ -207,9 +230,19 @@ pub async fn gpu(
         losses.extend(trainer.read_losses().await?);
         Ok(())
     };
-    run(&mut trainer, 0..warmup).await?;
+    run(&mut trainer, 0..budget.warmup).await?;
+    // Rounds of `steps` steps, each ending with a read-back (so the device has finished them),
+    // until `min_seconds` have passed.
     let t = Instant::now();
-    run(&mut trainer, warmup..warmup + steps).await?;
+    let mut steps = 0;
+    loop {
+        let first = budget.warmup + steps;
+        run(&mut trainer, first..first + budget.steps.max(1)).await?;
+        steps += budget.steps.max(1);
+        if t.elapsed() >= budget.min_seconds {
+            break;
+        }
+    }
     let seconds = t.elapsed();
     Ok(Throughput {
         docs_per_s: (steps * shape.batch_docs()) as f64 / seconds,

@@ -1,11 +1,19 @@
 //! A clock that works natively and in the browser, for epoch times and throughput.
 
-/// A clock that works natively and in the browser (where it reads `Date.now()`, in milliseconds).
+/// A clock that works natively and in the browser (where it reads `performance.now()`: fractions
+/// of a millisecond, in pages and workers alike).
 pub struct Instant {
     #[cfg(not(target_arch = "wasm32"))]
     start: std::time::Instant,
     #[cfg(target_arch = "wasm32")]
     start_ms: f64,
+}
+
+#[cfg(target_arch = "wasm32")]
+#[wasm_bindgen::prelude::wasm_bindgen]
+extern "C" {
+    #[wasm_bindgen(js_namespace = performance, js_name = now)]
+    fn performance_now() -> f64;
 }
 
 impl Instant {
@@ -14,7 +22,7 @@ impl Instant {
             #[cfg(not(target_arch = "wasm32"))]
             start: std::time::Instant::now(),
             #[cfg(target_arch = "wasm32")]
-            start_ms: js_sys::Date::now(),
+            start_ms: performance_now(),
         }
     }
     /// Seconds since `now()`.
@@ -22,6 +30,6 @@ impl Instant {
         #[cfg(not(target_arch = "wasm32"))]
         return self.start.elapsed().as_secs_f64();
         #[cfg(target_arch = "wasm32")]
-        return (js_sys::Date::now() - self.start_ms) / 1000.0;
+        return (performance_now() - self.start_ms) / 1000.0;
     }
 }

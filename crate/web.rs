@@ -614,25 +614,32 @@ pub fn bench_batch(shape: JsValue, i: usize) -> std::result::Result<JsValue, JsE
     Ok(out.into())
 }
 
-/// Training throughput of this crate on `backend` ("webgpu" or "cpu"): `steps` timed steps after
-/// `warmup`, as `distillrank bench train` measures it natively. Resolves to `{docs_per_s, steps,
-/// batch_docs, seconds, final_loss}`.
+/// Training throughput of this crate on `backend` ("webgpu" or "cpu"): at least `steps` timed
+/// steps after `warmup`, and at least `min_seconds` of them when given, as `distillrank bench
+/// train` measures it natively. Resolves to `{docs_per_s, steps, batch_docs, seconds,
+/// final_loss}`.
 #[wasm_bindgen]
 pub async fn bench_train(
     backend: String,
     shape: JsValue,
     steps: usize,
     warmup: usize,
+    min_seconds: Option<f64>,
 ) -> std::result::Result<JsValue, JsError> {
     let shape: crate::bench::TrainShape =
         serde_wasm_bindgen::from_value(shape).map_err(|e| JsError::new(&e.to_string()))?;
+    let budget = crate::bench::Budget {
+        warmup,
+        steps,
+        min_seconds: min_seconds.unwrap_or(0.0),
+    };
     let throughput = match backend.as_str() {
-        "cpu" => crate::bench::cpu(&shape, steps, warmup),
+        "cpu" => crate::bench::cpu(&shape, budget),
         "webgpu" => {
             let gpu = STATE
                 .with(|s| s.borrow().gpu.clone())
                 .ok_or_else(|| JsError::new("no WebGPU device is open"))?;
-            crate::bench::gpu(&gpu, &shape, steps, warmup)
+            crate::bench::gpu(&gpu, &shape, budget)
                 .await
                 .map_err(js_error)?
         }
@@ -646,7 +653,7 @@ pub async fn bench_train(
             let gpu = Gpu::open(AdapterChoice::Any, Some(products))
                 .await
                 .map_err(js_error)?;
-            crate::bench::gpu(&gpu, &shape, steps, warmup)
+            crate::bench::gpu(&gpu, &shape, budget)
                 .await
                 .map_err(js_error)?
         }

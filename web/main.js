@@ -3,7 +3,7 @@
 
 import { $, form, showError, clearError, download } from "./js/dom.js";
 import { readForm, writeForm, saveToUrl, loadFromUrl, showSourceKnobs, loadDefaults, formFromSetup, lastDescribed, describeSetup } from "./js/setup.js";
-import { startWorkers, restartWorker, showEngine } from "./js/workers.js";
+import { startWorkers, startPool, restartWorker, showEngine } from "./js/workers.js";
 import { initCharts } from "./js/charts.js";
 import { loadMq2008, loadSource, onUpload, lastResult, lastSetup, resultsCsv, running, run, sweep, downloadStudent, scoreSavedModel } from "./js/compare.js";
 import { objectivesForm, initObjectiveCharts, runObjectives } from "./js/objectives.js";
@@ -69,7 +69,8 @@ function main() {
     .then(async () => {
       await loadDefaults();
       await describeSetup();
-      return loadSource(readForm().source);
+      await loadSource(readForm().source);
+      startPool();
     })
     .catch((e) => showError(e.message, true));
 }

@@ -1,6 +1,7 @@
-// The page's Web Worker: owns the wasm module (the distillrank crate), the data and the WebGPU
-// device, so that training never blocks the page. Messages in, one at a time:
-//   {type: "init", gpu}                   -> {type: "ready", adapter, why}  (gpu: false skips WebGPU)
+// The page's Web Worker: owns an instance of the wasm module (the distillrank crate), the data
+// and the WebGPU device, so that training never blocks the page. Messages in, one at a time:
+//   {type: "init", gpu, module}           -> {type: "ready", adapter, why}  (gpu: false skips WebGPU;
+//                                            module: the page's compiled WebAssembly.Module)
 //   {type: "defaults"}                    -> {type: "defaults", setup}   (the library's default setup)
 //   {type: "describe", setup}             -> {type: "described", setup, command, differences}
 //   {type: "synthetic", source}           -> {type: "stats", stats}   (a setup's synthetic source)
@@ -10,7 +11,7 @@
 //   {type: "job", id, setup, method, seed, keep_student}
 //                                         -> {type: "event", id, event}*, then {type: "result", id, result}
 //   {type: "summary", setup, methods}     -> {type: "summary", result}
-//   {type: "measure", backend, shape, steps, warmup} -> {type: "measured", throughput}
+//   {type: "measure", backend, shape, steps, warmup, min_seconds} -> {type: "measured", throughput}
 //   {type: "objectives-job", id, setup, objective, seed}
 //                                         -> {type: "event", id, event}*, then {type: "result", id, result}
 //   {type: "student", method}             -> {type: "student", method, safetensors, config}
@@ -33,10 +34,12 @@ import init, {
   describe_setup,
 } from "./pkg/distillrank.js";
 
-const ready = init();
+// The engine starts with the "init" message, from the module the page compiled once for every
+// worker (or, without one, from pkg/); messages that come first wait for it.
+let startEngine;
+const ready = new Promise((resolve) => { startEngine = resolve; });
 
 async function handle(msg) {
-  await ready;
   switch (msg.type) {
     case "init": {
       if (msg.gpu === false) return { type: "ready", adapter: null, why: "a CPU worker of the pool" };
@@ -75,7 +78,10 @@ async function handle(msg) {
       return { type: "result", id: msg.id, result };
     }
     case "measure":
-      return { type: "measured", throughput: await bench_train(msg.backend, msg.shape, msg.steps, msg.warmup) };
+      return {
+        type: "measured",
+        throughput: await bench_train(msg.backend, msg.shape, msg.steps, msg.warmup, msg.min_seconds),
+      };
     case "summary":
       return { type: "summary", result: summarize_compare(msg.setup, msg.methods) };
     case "objectives-job": {
@@ -101,8 +107,10 @@ async function handle(msg) {
 let queue = Promise.resolve();
 self.onmessage = (e) => {
   const msg = e.data;
+  if (msg.type === "init") startEngine(init(msg.module ? { module_or_path: msg.module } : undefined));
   queue = queue.then(async () => {
     try {
+      await ready;
       postMessage(await handle(msg));
     } catch (err) {
       postMessage({ type: "error", id: msg.id, request: msg.type, message: String(err?.message ?? err) });

@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use clap::{Args, Subcommand};
 
-use distillrank::bench::TrainShape;
+use distillrank::bench::{Budget, TrainShape};
 use distillrank::cpu::adam::AdamConfig;
 use distillrank::cpu::mlp::Mlp;
 use distillrank::cpu::{matmul, View};
@@ -312,7 +312,7 @@ fn cache_speedup(
 }
 
 fn train(steps: usize, warmup: usize, shape: &TrainShape) -> serde_json::Value {
-    let t = distillrank::bench::cpu(shape, steps, warmup);
+    let t = distillrank::bench::cpu(shape, Budget::steps(steps, warmup));
     serde_json::json!({"tool": "distillrank", "backend": "cpu", "threads": rayon::current_num_threads(), "docs_per_s": t.docs_per_s, "steps": t.steps, "batch_docs": t.batch_docs, "final_loss": t.final_loss})
 }
 
@@ -460,7 +460,11 @@ fn train_gpu(
     warmup: usize,
     shape: &TrainShape,
 ) -> Result<serde_json::Value> {
-    let t = pollster::block_on(distillrank::bench::gpu(gpu, shape, steps, warmup))?;
+    let t = pollster::block_on(distillrank::bench::gpu(
+        gpu,
+        shape,
+        Budget::steps(steps, warmup),
+    ))?;
     Ok(
         serde_json::json!({"tool": "distillrank", "backend": "gpu", "adapter": gpu.info.name, "docs_per_s": t.docs_per_s, "steps": t.steps, "batch_docs": t.batch_docs, "final_loss": t.final_loss}),
     )

@@ -13,6 +13,18 @@ export let adapter = null;      // {name, backend, software, products, products_
 export let noGpuWhy = null;
 export let nextId = 1;
 
+/// The engine's wasm, compiled once by the page and sent to every worker: a worker then starts
+/// without compiling it again, and the code the browser optimises as one worker trains serves
+/// them all. Null where it could not be compiled here; each worker then loads pkg/ itself.
+let compiledEngine = null;
+function engineModule() {
+  const url = new URL("pkg/distillrank_bg.wasm", location.href);
+  compiledEngine ??= WebAssembly.compileStreaming(fetch(url))
+    .catch(() => fetch(url).then((r) => r.arrayBuffer()).then((bytes) => WebAssembly.compile(bytes)))
+    .catch(() => null);
+  return compiledEngine;
+}
+
 /// One Web Worker running the wasm engine (worker.js). Requests are answered in order; training
 /// requests ("job", "objectives") also send events as they go.
 export class EngineWorker {
@@ -20,10 +32,11 @@ export class EngineWorker {
     this.worker = new Worker("worker.js", { type: "module" });
     this.pending = new Map();   // training request id -> {onEvent, resolve, reject}
     this.waiters = [];          // replies of other requests, in order
-    this.dataKey = null;        // the data message it holds
+    this.dataKey = null;        // the data message it holds (or has been sent)
+    this.dataReady = null;      // its reply to that message
     this.worker.onmessage = (e) => this.onMessage(e.data);
     this.worker.onerror = (e) => showError(`The engine failed to start: ${e.message ?? "worker error"}`, true);
-    this.ready = this.request({ type: "init", gpu });
+    this.ready = engineModule().then((module) => this.request({ type: "init", gpu, module }));
   }
 
   request(msg) {
@@ -109,15 +122,28 @@ export async function loadData(msg) {
       throw e;
     }
   }
+  // The other workers load the same data in the background, so that a Run finds them ready.
+  for (const w of workers.slice(1)) withData(w).catch(() => {});
   return data.reply;
 }
 
-/// Brings a worker's data up to date.
-export async function withData(w) {
+/// Brings a worker's data up to date: sends the data message once (a worker answers messages in
+/// order, so whatever it is sent next sees the data) and resolves when the worker has it.
+export function withData(w) {
   if (data.message && w.dataKey !== data.key) {
-    await w.request(data.message);
     w.dataKey = data.key;
+    w.dataReady = w.request(data.message).catch((e) => {
+      w.dataKey = null;
+      throw e;
+    });
   }
+  return w.dataReady ?? Promise.resolve();
+}
+
+/// Starts the pool's workers and loads the data into them, in the background (after the page
+/// has loaded its data), so that the first Run does not wait for them.
+export function startPool() {
+  pool(poolSize()).then((members) => members.forEach((w) => withData(w).catch(() => {}))).catch(() => {});
 }
 
 /// How many workers a comparison on the CPU engine uses: the form's number, or "auto": one per
@@ -130,14 +156,12 @@ export function poolSize() {
   return n;
 }
 
-/// The first `n` workers, started as needed.
+/// The first `n` workers, started as needed (together: they share the compiled engine).
 export async function pool(n) {
-  while (workers.length < n) {
-    const w = new EngineWorker(false);
-    workers.push(w);
-    await w.ready;
-  }
-  return workers.slice(0, n);
+  while (workers.length < n) workers.push(new EngineWorker(false));
+  const members = workers.slice(0, n);
+  await Promise.all(members.map((w) => w.ready));
+  return members;
 }
 
 /// What each worker of the running comparison is doing, on the page.
@@ -161,8 +185,12 @@ export async function runPool(setup, onEvent) {
   for (let seed = 0; seed < setup.seeds; seed++) {
     for (const method of setup.methods) jobs.push({ method, seed, label: `${method} seed ${seed}` });
   }
+  // Longest first (the methods with more models to train), so that the last jobs are short and
+  // the workers finish together.
+  const models = (method) => 1 + ({ "no-distillation": 0, "multi-teacher-pfd": 2 }[method] ?? 1);
+  const order = jobs.map((job, k) => k).sort((a, b) => models(jobs[b].method) - models(jobs[a].method) || a - b);
   const size = setup.backend === "gpu" ? 1 : poolSize();
-  const { results, workers: used } = await inPool(size, jobs, async (w, job, onLabel) => {
+  const { results, workers: used } = await inPool(size, jobs, order, async (w, job, onLabel) => {
     const r = await w.train(
       { type: "job", setup, method: job.method, seed: job.seed, keep_student: job.seed === 0 },
       (ev) => {
@@ -183,10 +211,10 @@ export async function runPool(setup, onEvent) {
   return { ...result, workers: used };
 }
 
-/// Runs `jobs` on a pool of `size` workers (the next job to the first free worker), showing
-/// what each does; `start(worker, job, onModel)` runs one job and resolves to its result.
-/// Resolves to the results in the order of `jobs`.
-export async function inPool(size, jobs, start) {
+/// Runs `jobs` on a pool of `size` workers (the next job in `order`, a permutation of the jobs'
+/// indices, to the first free worker), showing what each does; `start(worker, job, onModel)` runs
+/// one job and resolves to its result. Resolves to the results in the order of `jobs`.
+export async function inPool(size, jobs, order, start) {
   const members = await pool(Math.min(size, jobs.length));
   await Promise.all(members.map(withData));
   const results = new Array(jobs.length);
@@ -197,7 +225,7 @@ export async function inPool(size, jobs, start) {
   try {
     await Promise.all(members.map(async (w, i) => {
       while (next < jobs.length && !failure) {
-        const k = next++;
+        const k = order[next++];
         activity[i] = jobs[k].label;
         showActivity();
         try {
@@ -229,7 +257,7 @@ export async function runObjectivesPool(setup, onEvent) {
     setup.objectives.forEach((objective, index) => jobs.push({ index, seed, label: `${objective} seed ${seed}` }));
   }
   const size = setup.backend === "gpu" ? 1 : poolSize();
-  const { results, workers: used } = await inPool(size, jobs, (w, job, onLabel) =>
+  const { results, workers: used } = await inPool(size, jobs, jobs.map((_, k) => k), (w, job, onLabel) =>
     w.train({ type: "objectives-job", setup, objective: job.index, seed: job.seed }, (ev) => {
       onLabel(job.label);
       onEvent(ev);
@@ -257,6 +285,7 @@ export async function restartWorker() {
   $("real-logs").disabled = true;
   await startWorkers();
   await withData(workers[0]);
+  startPool();
 }
 
 // ---------------------------------------------------------------- engine and errors
@@ -292,10 +321,12 @@ export async function measureAuto(setup, features) {
   if (autoChoice?.key === key) return autoChoice;
   $("status").textContent = "auto: timing the CPU engine and WebGPU on this model…";
   const members = await pool(workersWanted);
+  // Each for at least 50 ms after a warm-up: tens of steps where a step is fast, one or two on a
+  // software adapter.
   const cpu = (await Promise.all(members.map((w) =>
-    w.request({ type: "measure", backend: "cpu", shape, steps: 6, warmup: 2 }))))
+    w.request({ type: "measure", backend: "cpu", shape, steps: 4, warmup: 2, min_seconds: 0.05 }))))
     .reduce((sum, r) => sum + r.throughput.docs_per_s, 0);
-  const gpu = (await workers[0].request({ type: "measure", backend: "webgpu", shape, steps: 4, warmup: 1 }))
+  const gpu = (await workers[0].request({ type: "measure", backend: "webgpu", shape, steps: 1, warmup: 1, min_seconds: 0.05 }))
     .throughput.docs_per_s;
   autoChoice = { key, backend: gpu > cpu ? "webgpu" : "cpu", cpu, gpu, workers: members.length };
   showEngine();
