@@ -352,3 +352,28 @@ fn scoring_the_ranked_groups_alone_gives_the_same_ndcg() {
         }
     }
 }
+
+/// A throughput measurement's budget: at least its steps, and at least its minimum time.
+#[test]
+fn a_measurement_runs_its_steps_and_its_minimum_time() {
+    use distillrank::bench::{cpu, Budget, TrainShape};
+    let shape = TrainShape {
+        features: 6,
+        groups: 2,
+        docs_per_group: 4,
+        widths: vec![4],
+    };
+    let exact = cpu(&shape, Budget::steps(3, 1));
+    assert_eq!(exact.steps, 3);
+    let timed = cpu(
+        &shape,
+        Budget {
+            warmup: 1,
+            steps: 2,
+            min_seconds: 0.05,
+        },
+    );
+    assert!(timed.steps >= 2 && timed.seconds >= 0.05, "{timed:?}");
+    assert_eq!(timed.batch_docs, 8);
+    assert!(timed.final_loss.is_finite() && timed.docs_per_s > 0.0);
+}

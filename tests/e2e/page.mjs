@@ -391,6 +391,34 @@ await check("without_webgpu_the_cpu_engine_trains_and_says_so", async () => {
   }
 });
 
+await check("stop_ends_every_worker", async () => {
+  // The page afresh, with a comparison long enough to be stopped in the middle.
+  await page.goto("about:blank");
+  await page.goto(new URL("#epochs=60", url).href);
+  await page.waitForFunction(() => !document.getElementById("run").disabled, null, { timeout: 60_000 });
+  const cores = await page.evaluate(() => Math.min(navigator.hardwareConcurrency || 1, 8));
+  for (let i = 0; i < 100 && page.workers().length < cores; i++) await page.waitForTimeout(100);
+  const started = page.workers();
+  expect(started.length >= cores, `${started.length} workers started for ${cores} cores`);
+  const closed = new Set();
+  for (const w of started) w.once("close", () => closed.add(w));
+  await page.evaluate(() => { document.getElementById("status").textContent = ""; });
+  await page.locator("#run").click();
+  const busy = cores > 1 ? `${cores} workers:` : "1 worker:";
+  await page.waitForFunction((b) => document.getElementById("workers-activity").textContent.startsWith(b), busy,
+    { timeout: 60_000 });
+  await page.locator("#stop").click();
+  await page.waitForFunction(() => document.getElementById("status").textContent === "Stopped.", null, { timeout: 30_000 });
+  for (let i = 0; i < 50 && closed.size < started.length; i++) await page.waitForTimeout(100);
+  expect(closed.size === started.length, `${closed.size} of the ${started.length} workers ended`);
+  expect(await page.locator("#workers-activity").textContent() === "", "worker activity still shown after Stop");
+  // The page trains again: a small run on the restarted pool.
+  await setField("epochs", 2);
+  await setField("seeds", 1);
+  const status = await runAndWait(120_000);
+  console.log(`    ${started.length} workers ended on Stop; then: ${status.slice(0, 60)}`);
+});
+
 await check("no_uncaught_errors", async () => {
   const real = pageErrors.filter((e) => !/favicon/.test(e));
   expect(real.length === 0, `page errors: ${real.join(" | ")}`);

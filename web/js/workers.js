@@ -143,7 +143,11 @@ export function withData(w) {
 /// Starts the pool's workers and loads the data into them, in the background (after the page
 /// has loaded its data), so that the first Run does not wait for them.
 export function startPool() {
-  pool(poolSize()).then((members) => members.forEach((w) => withData(w).catch(() => {}))).catch(() => {});
+  // A pool size the form gets wrong is reported when Run asks for it.
+  Promise.resolve()
+    .then(() => pool(poolSize()))
+    .then((members) => members.forEach((w) => withData(w).catch(() => {})))
+    .catch(() => {});
 }
 
 /// How many workers a comparison on the CPU engine uses: the form's number, or "auto": one per
