@@ -146,9 +146,18 @@ export function startPool() {
   // A pool size the form gets wrong is reported when Run asks for it.
   Promise.resolve()
     .then(() => pool(poolSize()))
-    .then((members) => members.forEach((w) => withData(w).catch(() => {})))
+    .then((members) => members.forEach((w) => {
+      withData(w).catch(() => {});
+      // A fifth of a second of untimed training steps: the browser optimises the engine's
+      // code as it runs, so that auto's first measurement times the code Run will train with.
+      w.request({ type: "measure", backend: "cpu", shape: WARM_UP_SHAPE, steps: 1, warmup: 0, min_seconds: 0.2 })
+        .catch(() => {});
+    }))
     .catch(() => {});
 }
+
+/// The model the pool warms up on: the page's default.
+const WARM_UP_SHAPE = { features: 24, groups: 16, docs_per_group: 32, widths: [64, 32] };
 
 /// How many workers a comparison on the CPU engine uses: the form's number, or "auto": one per
 /// core the browser reports, at most MAX_WORKERS.
