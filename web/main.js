@@ -3,7 +3,7 @@
 
 import { $, form, showError, clearError, download } from "./js/dom.js";
 import { readForm, writeForm, saveToUrl, loadFromUrl, showSourceKnobs, loadDefaults, formFromSetup, lastDescribed, describeSetup } from "./js/setup.js";
-import { startWorkers, startPool, restartWorker, showEngine } from "./js/workers.js";
+import { startWorkers, startPool, enableRuns, restartWorker, showEngine } from "./js/workers.js";
 import { initCharts } from "./js/charts.js";
 import { loadMq2008, loadSource, onUpload, lastResult, lastSetup, resultsCsv, running, run, sweep, downloadStudent, scoreSavedModel } from "./js/compare.js";
 import { objectivesForm, initObjectiveCharts, runObjectives } from "./js/objectives.js";
@@ -68,6 +68,7 @@ function main() {
   startWorkers()
     .then(async () => {
       await loadDefaults();
+      enableRuns();
       await describeSetup();
       await loadSource(readForm().source);
       startPool();

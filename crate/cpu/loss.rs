@@ -56,9 +56,10 @@ fn exp_and_sigmoid<T: Real>(x: T) -> (T, T) {
 
 /// The sum of ln(1 + e_k) over many e_k in [0, 1] with one logarithm per 512 terms: the
 /// logarithm of the product of the (1 + e_k). Each factor lies in [1, 2], so the product stays
-/// below 2^512 in f64, and each factor enters it with a relative error of at most 2^-53. The
-/// pairwise losses take their values this way: a logarithm per pair cost as much as the model's
-/// forward and backward passes. Their gradients need only the sigmoid and are unaffected.
+/// below 2^512 in f64; each multiplication rounds by at most 2^-53 relatively, so the sum of n
+/// terms is off by about n * 2^-53 at most. The pairwise losses take their values this way: a
+/// logarithm per pair cost as much as the model's forward and backward passes. Their gradients
+/// need only the sigmoid and are unaffected.
 struct Log1pSum {
     sum: f64,
     product: f64,
@@ -230,7 +231,7 @@ fn hard_pairs<T: Real>(
     }
     match factor {
         Some(_) => weighted,
-        None => real::<T>(linear + log1p.total()) * weight,
+        None => real::<T>((linear + log1p.total()) * wide(weight)),
     }
 }
 
@@ -275,7 +276,7 @@ pub fn ranknet_soft<T: Real>(
                 dlogits[j] = dlogits[j] - g;
             }
         }
-        total = total + real::<T>(linear + log1p.total()) * weight;
+        total = total + real::<T>((linear + log1p.total()) * wide(weight));
     }
     total
 }

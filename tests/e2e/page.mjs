@@ -394,7 +394,7 @@ await check("without_webgpu_the_cpu_engine_trains_and_says_so", async () => {
 await check("stop_ends_every_worker", async () => {
   // The page afresh, with a comparison long enough to be stopped in the middle.
   await page.goto("about:blank");
-  await page.goto(new URL("#epochs=60", url).href);
+  await page.goto(new URL("#epochs=60&backend=cpu", url).href);
   await page.waitForFunction(() => !document.getElementById("run").disabled, null, { timeout: 60_000 });
   const cores = await page.evaluate(() => Math.min(navigator.hardwareConcurrency || 1, 8));
   for (let i = 0; i < 100 && page.workers().length < cores; i++) await page.waitForTimeout(100);

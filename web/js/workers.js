@@ -34,12 +34,15 @@ export class EngineWorker {
     this.waiters = [];          // replies of other requests, in order
     this.dataKey = null;        // the data message it holds (or has been sent)
     this.dataReady = null;      // its reply to that message
+    this.warmed = null;         // its warm-up (see warmUp)
+    this.stopped = false;
     this.worker.onmessage = (e) => this.onMessage(e.data);
     this.worker.onerror = (e) => showError(`The engine failed to start: ${e.message ?? "worker error"}`, true);
     this.ready = engineModule().then((module) => this.request({ type: "init", gpu, module }));
   }
 
   request(msg) {
+    if (this.stopped) return Promise.reject(new Error("stopped"));
     return new Promise((resolve, reject) => {
       this.waiters.push({ resolve, reject });
       this.worker.postMessage(msg);
@@ -73,6 +76,7 @@ export class EngineWorker {
   }
 
   terminate() {
+    this.stopped = true;
     this.worker.terminate();
     for (const p of this.pending.values()) p.reject(new Error("stopped"));
     for (const w of this.waiters) w.reject(new Error("stopped"));
@@ -93,13 +97,16 @@ export const studentWorker = new Map();
 export async function startWorkers() {
   workers = [new EngineWorker(true)];
   const r = await workers[0].ready;
+  warmUp(workers[0]);
   adapter = r.adapter;
   noGpuWhy = r.why;
   showEngine();
-  $("run").disabled = false;
-  $("sweep").disabled = false;
-  $("real-logs").disabled = false;
-  $("objectives-run").disabled = false;
+}
+
+/// Enables the buttons that train, once the first worker has started and the page knows the
+/// library's defaults.
+export function enableRuns() {
+  for (const id of ["run", "sweep", "real-logs", "objectives-run"]) $(id).disabled = false;
 }
 
 /// Sends a message whose reply is not a training run to the first worker.
@@ -117,6 +124,7 @@ export async function loadData(msg) {
     try {
       data.reply = await workers[0].request(msg);
       workers[0].dataKey = key;
+      workers[0].dataReady = Promise.resolve(data.reply);
     } catch (e) {
       data = { key: null, message: null, reply: null };
       throw e;
@@ -131,9 +139,10 @@ export async function loadData(msg) {
 /// order, so whatever it is sent next sees the data) and resolves when the worker has it.
 export function withData(w) {
   if (data.message && w.dataKey !== data.key) {
-    w.dataKey = data.key;
+    const key = data.key;
+    w.dataKey = key;
     w.dataReady = w.request(data.message).catch((e) => {
-      w.dataKey = null;
+      if (w.dataKey === key) w.dataKey = null;
       throw e;
     });
   }
@@ -146,18 +155,18 @@ export function startPool() {
   // A pool size the form gets wrong is reported when Run asks for it.
   Promise.resolve()
     .then(() => pool(poolSize()))
-    .then((members) => members.forEach((w) => {
-      withData(w).catch(() => {});
-      // A fifth of a second of untimed training steps: the browser optimises the engine's
-      // code as it runs, so that auto's first measurement times the code Run will train with.
-      w.request({ type: "measure", backend: "cpu", shape: WARM_UP_SHAPE, steps: 1, warmup: 0, min_seconds: 0.2 })
-        .catch(() => {});
-    }))
+    .then((members) => members.forEach((w) => withData(w).catch(() => {})))
     .catch(() => {});
 }
 
-/// The model the pool warms up on: the page's default.
-const WARM_UP_SHAPE = { features: 24, groups: 16, docs_per_group: 32, widths: [64, 32] };
+/// A fifth of a second of untimed training steps, sent to a worker as it starts (so never between
+/// a comparison's jobs): the browser optimises the engine's code as it runs, so that auto's first
+/// measurement times the code Run will train with. On the page's default model.
+function warmUp(w) {
+  const shape = { features: 24, groups: 16, docs_per_group: 32, widths: [64, 32] };
+  w.warmed = w.request({ type: "measure", backend: "cpu", shape, steps: 1, warmup: 0, min_seconds: 0.2 })
+    .catch(() => {});
+}
 
 /// How many workers a comparison on the CPU engine uses: the form's number, or "auto": one per
 /// core the browser reports, at most MAX_WORKERS.
@@ -171,7 +180,11 @@ export function poolSize() {
 
 /// The first `n` workers, started as needed (together: they share the compiled engine).
 export async function pool(n) {
-  while (workers.length < n) workers.push(new EngineWorker(false));
+  while (workers.length < n) {
+    const w = new EngineWorker(false);
+    warmUp(w);
+    workers.push(w);
+  }
   const members = workers.slice(0, n);
   await Promise.all(members.map((w) => w.ready));
   return members;
@@ -297,6 +310,7 @@ export async function restartWorker() {
   $("sweep").disabled = true;
   $("real-logs").disabled = true;
   await startWorkers();
+  enableRuns();
   await withData(workers[0]);
   startPool();
 }
@@ -334,6 +348,8 @@ export async function measureAuto(setup, features) {
   if (autoChoice?.key === key) return autoChoice;
   $("status").textContent = "auto: timing the CPU engine and WebGPU on this model…";
   const members = await pool(workersWanted);
+  // Every worker idle first (its data and warm-up done), so that all of them time at once.
+  await Promise.all(members.map((w) => Promise.all([withData(w), w.warmed])));
   // Each for at least 50 ms after a warm-up: tens of steps where a step is fast, one or two on a
   // software adapter.
   const cpu = (await Promise.all(members.map((w) =>
