@@ -628,10 +628,16 @@ pub async fn bench_train(
 ) -> std::result::Result<JsValue, JsError> {
     let shape: crate::bench::TrainShape =
         serde_wasm_bindgen::from_value(shape).map_err(|e| JsError::new(&e.to_string()))?;
+    let min_seconds = min_seconds.unwrap_or(0.0);
+    if !(0.0..=60.0).contains(&min_seconds) {
+        return Err(JsError::new(&format!(
+            "min_seconds: expected 0 to 60 seconds, got {min_seconds}"
+        )));
+    }
     let budget = crate::bench::Budget {
         warmup,
         steps,
-        min_seconds: min_seconds.unwrap_or(0.0),
+        min_seconds,
     };
     let throughput = match backend.as_str() {
         "cpu" => crate::bench::cpu(&shape, budget),
