@@ -7,12 +7,11 @@ use crate::clock::Instant;
 use crate::cpu::adam::{Adam, AdamConfig};
 use crate::cpu::loss::{ranknet, LossKind};
 use crate::cpu::mlp::{Activations, Mlp};
-use crate::cpu::ranking::CpuRanking;
+use crate::engine::{Engine, RankingTrainer, Trainer};
 use crate::error::Result;
-use crate::gpu::trainer::GpuTrainer;
 use crate::gpu::Gpu;
+use crate::model::step::{LossPlan, StepBatch};
 use crate::rng::Rng;
-use crate::step::{LossPlan, StepBatch};
 
 /// The model and batch shape of a throughput measurement.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
@@ -81,44 +80,10 @@ pub struct Throughput {
     pub final_loss: f64,
 }
 
-/// Trains on the CPU engine: its training step ([`CpuRanking`]), as `train` and `compare` run it.
+/// Trains on the CPU engine, through the same [`Trainer`] as `train` and `compare`.
 pub fn cpu(shape: &TrainShape, budget: Budget) -> Throughput {
-    let batches = shape.batches();
-    let offsets = shape.offsets();
-    let positive = vec![true; shape.groups];
-    let model = Mlp::<f32>::new(shape.features, &shape.widths, 0);
-    let plan = LossPlan::new(LossKind::RankNet, 1.0, 0, None, None, AdamConfig::default());
-    let mut trainer = CpuRanking::new(model, &plan);
-    let mut loss = 0.0;
-    let mut step = |i: usize| {
-        let (x, y) = &batches[i % batches.len()];
-        loss = trainer
-            .step(&StepBatch {
-                inputs: x,
-                labels: y,
-                offsets: &offsets,
-                positive: &positive,
-                teachers: &[],
-                ranking_distillation: None,
-            })
-            .data;
-        trainer.read_losses();
-    };
-    (0..budget.warmup).for_each(&mut step);
-    let t = Instant::now();
-    let mut steps = 0;
-    while steps < budget.steps || t.elapsed() < budget.min_seconds {
-        step(budget.warmup + steps);
-        steps += 1;
-    }
-    let seconds = t.elapsed();
-    Throughput {
-        docs_per_s: (steps * shape.batch_docs()) as f64 / seconds,
-        steps,
-        batch_docs: shape.batch_docs(),
-        seconds,
-        final_loss: loss as f64,
-    }
+    pollster::block_on(train(&Engine::Cpu, shape, budget))
+        .expect("the CPU engine trains any shape the benchmark makes")
 }
 
 /// One phase of the CPU engine's training step: its mean time and, for the matrix products of
@@ -196,44 +161,51 @@ pub fn cpu_profile(shape: &TrainShape, steps: usize, warmup: usize) -> Vec<Phase
     ]
 }
 
-/// Trains with the WGSL kernels, reading the losses back every `loss_window` steps and at the end
-/// (the wait for the last read-back is inside the timing).
+/// Trains with the WGSL kernels on `gpu`, through the same [`Trainer`] as the CPU engine.
 pub async fn gpu(
     gpu: &std::sync::Arc<Gpu>,
     shape: &TrainShape,
     budget: Budget,
 ) -> Result<Throughput> {
+    train(&Engine::Gpu(gpu.clone()), shape, budget).await
+}
+
+/// Trains a RankNet model of `shape` on `engine` through its [`Trainer`], reading the losses back
+/// every `loss_window` steps and at the end of each round (the wait for the last read-back is
+/// inside the timing). After `budget.warmup` untimed steps, rounds of steps run until
+/// `budget.min_seconds` have passed: `budget.steps` at first, then twice the last round, so that
+/// read-backs stay few where steps are fast.
+pub async fn train(engine: &Engine, shape: &TrainShape, budget: Budget) -> Result<Throughput> {
     let batches = shape.batches();
     let offsets = shape.offsets();
     let positive = vec![true; shape.groups];
     let model = Mlp::<f32>::new(shape.features, &shape.widths, 0);
     let plan = LossPlan::new(LossKind::RankNet, 1.0, 0, None, None, AdamConfig::default());
-    let mut trainer = GpuTrainer::new(gpu.clone(), &model, &plan, shape.batch_docs())?;
+    let mut trainer =
+        engine.ranking_trainer(model, &plan, shape.batch_docs(), shape.docs_per_group)?;
     let mut losses = Vec::new();
-    let mut run = async |trainer: &mut GpuTrainer, range: std::ops::Range<usize>| -> Result<()> {
-        for i in range {
-            let (x, y) = &batches[i % batches.len()];
-            trainer
-                .step(&StepBatch {
-                    inputs: x,
-                    labels: y,
-                    offsets: &offsets,
-                    positive: &positive,
-                    teachers: &[],
-                    ranking_distillation: None,
-                })
-                .await?;
-            if (i + 1) % trainer.loss_window == 0 {
-                losses.extend(trainer.read_losses().await?);
+    let mut run =
+        async |trainer: &mut RankingTrainer, range: std::ops::Range<usize>| -> Result<()> {
+            for i in range {
+                let (x, y) = &batches[i % batches.len()];
+                trainer
+                    .step(&StepBatch {
+                        inputs: x,
+                        labels: y,
+                        offsets: &offsets,
+                        positive: &positive,
+                        teachers: &[],
+                        ranking_distillation: None,
+                    })
+                    .await?;
+                if (i + 1) % trainer.loss_window() == 0 {
+                    losses.extend(trainer.read_losses().await?);
+                }
             }
-        }
-        losses.extend(trainer.read_losses().await?);
-        Ok(())
-    };
+            losses.extend(trainer.read_losses().await?);
+            Ok(())
+        };
     run(&mut trainer, 0..budget.warmup).await?;
-    // Rounds of steps, each ending with a read-back (so the device has finished them), until
-    // `min_seconds` have passed: `steps` at first, then twice the last round, so that read-backs
-    // (the trainer's own come every `loss_window` steps) stay few where steps are fast.
     let t = Instant::now();
     let mut steps = 0;
     let mut round = budget.steps.max(1);

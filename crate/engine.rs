@@ -6,18 +6,45 @@
 
 use std::sync::Arc;
 
-use crate::cpu::mlp::{score, score_inputs, Mlp, SCORE_CHUNK_DOCS};
+use crate::cpu::classifier::CpuTrainer;
+use crate::cpu::mlp::{score_inputs, Mlp, SCORE_CHUNK_DOCS};
 use crate::cpu::ranking::CpuRanking;
 use crate::data::inputs::Inputs;
 use crate::error::{Error, Result};
 use crate::gpu::mlp::{binding_bytes, GpuMlp};
+use crate::gpu::objective::GpuObjectiveTrainer;
 use crate::gpu::trainer::GpuTrainer;
 use crate::gpu::Gpu;
-use crate::objectives::config::Config as ObjectiveConfig;
-use crate::objectives::cpu::CpuTrainer;
-use crate::objectives::gpu::GpuObjectiveTrainer;
-use crate::objectives::Params;
-use crate::step::{LossPlan, StepBatch, StepLosses};
+use crate::model::objective::Config as ObjectiveConfig;
+use crate::model::objective::Params;
+use crate::model::step::{LossPlan, StepBatch, StepLosses};
+
+/// Where a user asks models to train: the same three words at every door (`--backend`, the
+/// setup's `backend`, Python's `backend=`, the page's Backend field).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
+#[serde(rename_all = "lowercase")]
+pub enum Backend {
+    /// The faster engine, as [`Engine::open`] decides it: a hardware GPU when wgpu finds one,
+    /// else the CPU engine (software GPUs such as lavapipe and SwiftShader are slower than the
+    /// CPU engine, so auto does not take them).
+    #[default]
+    Auto,
+    /// Any GPU adapter (WebGPU on the page), software ones included.
+    Gpu,
+    /// The CPU engine.
+    Cpu,
+}
+
+impl Backend {
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::Auto => "auto",
+            Backend::Gpu => "gpu",
+            Backend::Cpu => "cpu",
+        }
+    }
+}
 
 /// Where a model trains.
 #[derive(Clone, Default)]
@@ -38,7 +65,86 @@ impl std::fmt::Debug for Engine {
     }
 }
 
+/// What [`Engine::open`] took, in a line for people ("backend: CPU engine (no hardware GPU
+/// adapter found)").
+pub type Opened = (Engine, String);
+
 impl Engine {
+    /// The engine `backend` asks for, and a line saying which it took and why. This is the one
+    /// place that decides `auto`, with one meaning per door:
+    ///
+    /// * the CLI and Python: a hardware GPU adapter when wgpu finds one, else the CPU engine;
+    /// * the page: the same rule in each worker, which the page refines by measuring both
+    ///   engines before a Run ([`faster`]) and then sends the jobs `gpu` or `cpu`.
+    ///
+    /// `gpu` takes any adapter, software ones included, and fails with wgpu's reasons when there
+    /// is none; `cpu` never looks for one.
+    pub async fn open(backend: Backend) -> Result<Opened> {
+        use crate::gpu::{AdapterChoice, Gpu};
+        let choice = match backend {
+            Backend::Cpu => return Ok((Engine::Cpu, "backend: CPU engine".into())),
+            Backend::Gpu => AdapterChoice::Any,
+            Backend::Auto => AdapterChoice::HardwareOnly,
+        };
+        match Gpu::new(choice).await {
+            Ok(gpu) => {
+                let note = format!(
+                    "backend: GPU, {} ({:?}, {:?})",
+                    gpu.info.name, gpu.info.backend, gpu.info.device_type
+                );
+                Ok((Engine::Gpu(gpu), note))
+            }
+            // `auto` says what it chose and, in a few words, why: the probe's details (every
+            // backend wgpu tried) matter only when a GPU was asked for.
+            Err(e) if backend == Backend::Auto => {
+                let why = match e.to_string() {
+                    m if m.contains("software adapter") => {
+                        m.trim_start_matches("GPU: ").to_string()
+                    }
+                    _ => "no hardware GPU adapter found".to_string(),
+                };
+                Ok((Engine::Cpu, format!("backend: CPU engine ({why})")))
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// [`Engine::open`]'s rule on a device that is already open (the page's worker opens its
+    /// WebGPU device when it starts): `auto` takes it when it is a hardware GPU.
+    pub fn with_device(backend: Backend, gpu: Option<Arc<Gpu>>) -> Result<Opened> {
+        match (backend, gpu) {
+            (Backend::Cpu, _) => Ok((Engine::Cpu, "backend: CPU engine".into())),
+            (Backend::Gpu, None) => Err(Error::Gpu(
+                "a GPU was chosen but no GPU device is open".into(),
+            )),
+            (Backend::Auto, Some(gpu)) if gpu.is_software() => Ok((
+                Engine::Cpu,
+                format!("backend: CPU engine ({} is a software adapter)", gpu.name()),
+            )),
+            (Backend::Auto, None) => {
+                Ok((Engine::Cpu, "backend: CPU engine (no GPU adapter)".into()))
+            }
+            (_, Some(gpu)) => {
+                let note = format!("backend: GPU, {}", gpu.name());
+                Ok((Engine::Gpu(gpu), note))
+            }
+        }
+    }
+
+    /// [`Engine::open`], blocking until the adapter answers (native doors).
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn open_blocking(backend: Backend) -> Result<Opened> {
+        pollster::block_on(Engine::open(backend))
+    }
+
+    /// The backend a trainer should use on this engine, as a setup writes it.
+    pub fn backend(&self) -> Backend {
+        match self {
+            Engine::Cpu => Backend::Cpu,
+            Engine::Gpu(_) => Backend::Gpu,
+        }
+    }
+
     /// A ranking model's trainer, starting from `model`, for batches of `batch_docs` documents
     /// of whole groups, the largest of which has `largest_group` documents.
     pub fn ranking_trainer(
@@ -96,11 +202,164 @@ impl Engine {
             Engine::Cpu => Ok(score_inputs(model, inputs)),
             Engine::Gpu(gpu) => {
                 let rows = inputs.n_rows().clamp(1, SCORE_CHUNK_DOCS);
-                let adam = crate::cpu::adam::AdamConfig::default();
+                let adam = crate::model::AdamConfig::default();
                 let mlp = GpuMlp::new(gpu.clone(), model, adam, rows, 0)?;
                 mlp.score(inputs).await
             }
         }
+    }
+}
+
+/// The page's refinement of `auto`: after timing the same training steps on both engines
+/// (documents per second), the faster one; a tie goes to the CPU engine, which needs no device.
+pub fn faster(cpu_docs_per_s: f64, gpu_docs_per_s: Option<f64>) -> Backend {
+    match gpu_docs_per_s {
+        Some(gpu) if gpu.is_finite() && gpu > cpu_docs_per_s => Backend::Gpu,
+        _ => Backend::Cpu,
+    }
+}
+
+/// A model in training on one engine: the one contract the training loops
+/// ([`crate::ranking::train`], [`crate::objectives::train`]) and the benchmarks
+/// ([`crate::bench`]) drive, whichever engine and application it belongs to. Every trainer of
+/// both engines (the CPU engine's [`CpuRanking`] and [`CpuTrainer`], the GPU engine's
+/// [`GpuTrainer`] and [`GpuObjectiveTrainer`]) and both dispatching enums ([`RankingTrainer`],
+/// [`ObjectiveTrainer`]) implement it.
+///
+/// **Async, blocking only at the edge.** Every call that may wait for the device is async: in a
+/// browser the only way to wait for WebGPU is to yield. Natively the doors block once, at the
+/// edge (`pollster::block_on`); on the CPU engine the futures complete without waiting.
+///
+/// **Read-back windows.** A step returns before its losses leave the engine: the GPU engine keeps
+/// them on the device and copies them back in windows. After at most
+/// [`loss_window`](Trainer::loss_window) steps the caller must call
+/// [`read_losses`](Trainer::read_losses), which returns the losses of every step since the last
+/// read, in order (the GPU engine refuses a step past a full window). The CPU engine's window is
+/// one step.
+///
+/// **Consistency.** [`model`](Trainer::model) and [`score`](Trainer::score) see the weights after
+/// every step submitted so far.
+#[allow(async_fn_in_trait)] // the futures are !Send on WebGPU, and nothing spawns them
+pub trait Trainer {
+    /// What one step takes: a batch of whole query groups ([`StepBatch`]) for a ranking model,
+    /// examples ([`Examples`]) for a classifier.
+    type Batch<'a>;
+    /// What one step reports: [`StepLosses`], or a classifier's loss.
+    type Losses;
+
+    /// One step on a batch: forward, the losses, backward, the optimiser.
+    async fn step(&mut self, batch: &Self::Batch<'_>) -> Result<()>;
+
+    /// [`step`](Trainer::step), with the time of each phase in milliseconds where the engine can
+    /// tell them apart (the GPU engine's timestamp queries); elsewhere the whole step as one.
+    async fn step_profiled(&mut self, batch: &Self::Batch<'_>) -> Result<Vec<(&'static str, f64)>> {
+        let started = crate::clock::Instant::now();
+        self.step(batch).await?;
+        Ok(vec![("step", 1000.0 * started.elapsed())])
+    }
+
+    /// Steps that may pass before [`read_losses`](Trainer::read_losses) must be called.
+    fn loss_window(&self) -> usize;
+
+    /// The losses of the steps since the last read, in order.
+    async fn read_losses(&mut self) -> Result<Vec<Self::Losses>>;
+
+    /// The current model.
+    async fn model(&self) -> Result<Mlp<f32>>;
+
+    /// Scores `inputs` with the current model, on its engine.
+    async fn score(&self, inputs: Inputs<'_>) -> Result<Vec<f32>>;
+}
+
+/// A classifier's batch: examples row-major, one label each.
+#[derive(Clone, Copy)]
+pub struct Examples<'a> {
+    pub inputs: &'a [f32],
+    pub labels: &'a [f32],
+}
+
+impl Trainer for CpuRanking {
+    type Batch<'a> = StepBatch<'a>;
+    type Losses = StepLosses;
+    async fn step(&mut self, batch: &Self::Batch<'_>) -> Result<()> {
+        CpuRanking::step(self, batch);
+        Ok(())
+    }
+    fn loss_window(&self) -> usize {
+        1
+    }
+    async fn read_losses(&mut self) -> Result<Vec<StepLosses>> {
+        Ok(CpuRanking::read_losses(self))
+    }
+    async fn model(&self) -> Result<Mlp<f32>> {
+        Ok(CpuRanking::model(self).clone())
+    }
+    async fn score(&self, inputs: Inputs<'_>) -> Result<Vec<f32>> {
+        Ok(score_inputs(CpuRanking::model(self), inputs))
+    }
+}
+
+impl Trainer for GpuTrainer {
+    type Batch<'a> = StepBatch<'a>;
+    type Losses = StepLosses;
+    async fn step(&mut self, batch: &Self::Batch<'_>) -> Result<()> {
+        GpuTrainer::step(self, batch).await
+    }
+    async fn step_profiled(&mut self, batch: &Self::Batch<'_>) -> Result<Vec<(&'static str, f64)>> {
+        GpuTrainer::step_profiled(self, batch).await
+    }
+    fn loss_window(&self) -> usize {
+        self.loss_window
+    }
+    async fn read_losses(&mut self) -> Result<Vec<StepLosses>> {
+        GpuTrainer::read_losses(self).await
+    }
+    async fn model(&self) -> Result<Mlp<f32>> {
+        GpuTrainer::model(self).await
+    }
+    async fn score(&self, inputs: Inputs<'_>) -> Result<Vec<f32>> {
+        GpuTrainer::score(self, inputs).await
+    }
+}
+
+impl Trainer for CpuTrainer {
+    type Batch<'a> = Examples<'a>;
+    type Losses = f32;
+    async fn step(&mut self, batch: &Self::Batch<'_>) -> Result<()> {
+        CpuTrainer::step(self, batch.inputs, batch.labels);
+        Ok(())
+    }
+    fn loss_window(&self) -> usize {
+        1
+    }
+    async fn read_losses(&mut self) -> Result<Vec<f32>> {
+        Ok(CpuTrainer::read_losses(self))
+    }
+    async fn model(&self) -> Result<Mlp<f32>> {
+        Ok(self.model.clone())
+    }
+    async fn score(&self, inputs: Inputs<'_>) -> Result<Vec<f32>> {
+        Ok(score_inputs(&self.model, inputs))
+    }
+}
+
+impl Trainer for GpuObjectiveTrainer {
+    type Batch<'a> = Examples<'a>;
+    type Losses = f32;
+    async fn step(&mut self, batch: &Self::Batch<'_>) -> Result<()> {
+        GpuObjectiveTrainer::step(self, batch.inputs, batch.labels).await
+    }
+    fn loss_window(&self) -> usize {
+        self.loss_window
+    }
+    async fn read_losses(&mut self) -> Result<Vec<f32>> {
+        GpuObjectiveTrainer::read_losses(self).await
+    }
+    async fn model(&self) -> Result<Mlp<f32>> {
+        GpuObjectiveTrainer::model(self).await
+    }
+    async fn score(&self, inputs: Inputs<'_>) -> Result<Vec<f32>> {
+        GpuObjectiveTrainer::score_inputs(self, inputs).await
     }
 }
 
@@ -110,48 +369,43 @@ pub enum RankingTrainer {
     Gpu(Box<GpuTrainer>),
 }
 
-impl RankingTrainer {
-    /// One step on a batch: forward, the plan's losses, backward and Adam.
-    pub async fn step(&mut self, batch: &StepBatch<'_>) -> Result<()> {
+impl Trainer for RankingTrainer {
+    type Batch<'a> = StepBatch<'a>;
+    type Losses = StepLosses;
+    async fn step(&mut self, batch: &Self::Batch<'_>) -> Result<()> {
         match self {
-            RankingTrainer::Cpu(cpu) => {
-                cpu.step(batch);
-                Ok(())
-            }
-            RankingTrainer::Gpu(gpu) => gpu.step(batch).await,
+            RankingTrainer::Cpu(t) => Trainer::step(t.as_mut(), batch).await,
+            RankingTrainer::Gpu(t) => Trainer::step(t.as_mut(), batch).await,
         }
     }
-
-    /// Steps that may pass before [`read_losses`](Self::read_losses) must be called: the GPU
-    /// engine keeps its losses on the device and reads them back in windows.
-    pub fn loss_window(&self) -> usize {
+    async fn step_profiled(&mut self, batch: &Self::Batch<'_>) -> Result<Vec<(&'static str, f64)>> {
         match self {
-            RankingTrainer::Cpu(_) => 1,
-            RankingTrainer::Gpu(gpu) => gpu.loss_window,
+            RankingTrainer::Cpu(t) => Trainer::step_profiled(t.as_mut(), batch).await,
+            RankingTrainer::Gpu(t) => Trainer::step_profiled(t.as_mut(), batch).await,
         }
     }
-
-    /// The losses of the steps since the last read, in order.
-    pub async fn read_losses(&mut self) -> Result<Vec<StepLosses>> {
+    fn loss_window(&self) -> usize {
         match self {
-            RankingTrainer::Cpu(cpu) => Ok(cpu.read_losses()),
-            RankingTrainer::Gpu(gpu) => gpu.read_losses().await,
+            RankingTrainer::Cpu(t) => Trainer::loss_window(t.as_ref()),
+            RankingTrainer::Gpu(t) => Trainer::loss_window(t.as_ref()),
         }
     }
-
-    /// The current model.
-    pub async fn model(&self) -> Result<Mlp<f32>> {
+    async fn read_losses(&mut self) -> Result<Vec<StepLosses>> {
         match self {
-            RankingTrainer::Cpu(cpu) => Ok(cpu.model().clone()),
-            RankingTrainer::Gpu(gpu) => gpu.model().await,
+            RankingTrainer::Cpu(t) => Trainer::read_losses(t.as_mut()).await,
+            RankingTrainer::Gpu(t) => Trainer::read_losses(t.as_mut()).await,
         }
     }
-
-    /// Scores `inputs` with the current model, on its engine.
-    pub async fn score(&self, inputs: Inputs<'_>) -> Result<Vec<f32>> {
+    async fn model(&self) -> Result<Mlp<f32>> {
         match self {
-            RankingTrainer::Cpu(cpu) => Ok(score_inputs(cpu.model(), inputs)),
-            RankingTrainer::Gpu(gpu) => gpu.score(inputs).await,
+            RankingTrainer::Cpu(t) => Trainer::model(t.as_ref()).await,
+            RankingTrainer::Gpu(t) => Trainer::model(t.as_ref()).await,
+        }
+    }
+    async fn score(&self, inputs: Inputs<'_>) -> Result<Vec<f32>> {
+        match self {
+            RankingTrainer::Cpu(t) => Trainer::score(t.as_ref(), inputs).await,
+            RankingTrainer::Gpu(t) => Trainer::score(t.as_ref(), inputs).await,
         }
     }
 }
@@ -162,35 +416,42 @@ pub enum ObjectiveTrainer {
     Gpu(Box<GpuObjectiveTrainer>),
 }
 
+impl Trainer for ObjectiveTrainer {
+    type Batch<'a> = Examples<'a>;
+    type Losses = f32;
+    async fn step(&mut self, batch: &Self::Batch<'_>) -> Result<()> {
+        match self {
+            ObjectiveTrainer::Cpu(t) => Trainer::step(t.as_mut(), batch).await,
+            ObjectiveTrainer::Gpu(t) => Trainer::step(t.as_mut(), batch).await,
+        }
+    }
+    fn loss_window(&self) -> usize {
+        match self {
+            ObjectiveTrainer::Cpu(t) => Trainer::loss_window(t.as_ref()),
+            ObjectiveTrainer::Gpu(t) => Trainer::loss_window(t.as_ref()),
+        }
+    }
+    async fn read_losses(&mut self) -> Result<Vec<f32>> {
+        match self {
+            ObjectiveTrainer::Cpu(t) => Trainer::read_losses(t.as_mut()).await,
+            ObjectiveTrainer::Gpu(t) => Trainer::read_losses(t.as_mut()).await,
+        }
+    }
+    async fn model(&self) -> Result<Mlp<f32>> {
+        match self {
+            ObjectiveTrainer::Cpu(t) => Trainer::model(t.as_ref()).await,
+            ObjectiveTrainer::Gpu(t) => Trainer::model(t.as_ref()).await,
+        }
+    }
+    async fn score(&self, inputs: Inputs<'_>) -> Result<Vec<f32>> {
+        match self {
+            ObjectiveTrainer::Cpu(t) => Trainer::score(t.as_ref(), inputs).await,
+            ObjectiveTrainer::Gpu(t) => Trainer::score(t.as_ref(), inputs).await,
+        }
+    }
+}
+
 impl ObjectiveTrainer {
-    /// One step on a batch: the label prior observes the labels, then forward, the objective's
-    /// loss, backward, Adam on the model and the anchor biases, and the multipliers' ascent.
-    pub async fn step(&mut self, inputs: &[f32], labels: &[f32]) -> Result<()> {
-        match self {
-            ObjectiveTrainer::Cpu(cpu) => {
-                cpu.step(inputs, labels);
-                Ok(())
-            }
-            ObjectiveTrainer::Gpu(gpu) => gpu.step(inputs, labels).await,
-        }
-    }
-
-    /// Steps that may pass before [`read_losses`](Self::read_losses) must be called.
-    pub fn loss_window(&self) -> usize {
-        match self {
-            ObjectiveTrainer::Cpu(_) => 1,
-            ObjectiveTrainer::Gpu(gpu) => gpu.loss_window,
-        }
-    }
-
-    /// The losses of the steps since the last read, in order.
-    pub async fn read_losses(&mut self) -> Result<Vec<f32>> {
-        match self {
-            ObjectiveTrainer::Cpu(cpu) => Ok(cpu.read_losses()),
-            ObjectiveTrainer::Gpu(gpu) => gpu.read_losses().await,
-        }
-    }
-
     /// The current model and the objective's multipliers and anchor biases.
     pub async fn state(&self) -> Result<(Mlp<f32>, Params<f32>)> {
         match self {
@@ -200,18 +461,10 @@ impl ObjectiveTrainer {
     }
 
     /// The running label prior.
-    pub fn prior(&self) -> &crate::objectives::LabelPrior {
+    pub fn prior(&self) -> &crate::model::objective::LabelPrior {
         match self {
             ObjectiveTrainer::Cpu(cpu) => &cpu.prior,
             ObjectiveTrainer::Gpu(gpu) => &gpu.prior,
-        }
-    }
-
-    /// Scores `inputs` with the current model, on its engine.
-    pub async fn score(&self, inputs: &[f32]) -> Result<Vec<f32>> {
-        match self {
-            ObjectiveTrainer::Cpu(cpu) => Ok(score(&cpu.model, inputs)),
-            ObjectiveTrainer::Gpu(gpu) => gpu.score(inputs).await,
         }
     }
 }

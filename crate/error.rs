@@ -55,6 +55,10 @@ pub enum Error {
     #[error("GPU: {0}")]
     Gpu(String),
 
+    /// The job was asked to stop ([`crate::stop::Stop`]): Ctrl-C, or the page's Stop.
+    #[error("stopped at epoch {epoch}, step {step}, as asked")]
+    Stopped { epoch: usize, step: usize },
+
     /// A saved model that cannot be read.
     #[error("{path}: {message}")]
     Model { path: PathBuf, message: String },

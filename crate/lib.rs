@@ -20,19 +20,26 @@ pub mod data;
 pub mod engine;
 pub mod error;
 pub mod gpu;
+pub mod metrics;
+pub mod model;
 pub mod model_io;
 pub mod objectives;
+pub mod onnx;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod output;
+pub mod pipeline;
 pub mod ranking;
 pub mod rng;
 pub mod setup;
-pub mod step;
+pub mod stats;
+pub mod stop;
 #[cfg(target_arch = "wasm32")]
 pub mod web;
 
 pub use error::{Error, Result};
+/// What one training step needs: the ground floor's.
+pub use model::step;
 /// The binary metrics, by their former name.
 pub use objectives::metrics as metrics_binary;
 /// The ranking side's modules, by their short names.
-pub use ranking::{distill, experiment, metrics, train};
+pub use ranking::{distill, experiment, train};

@@ -7,10 +7,10 @@ use std::path::{Path, PathBuf};
 
 use safetensors::tensor::{Dtype, SafeTensors, TensorView};
 
-use crate::cpu::loss::LossKind;
-use crate::cpu::mlp::{Dense, Mlp};
 use crate::data::prepare::FeatureView;
 use crate::error::{Error, Result};
+use crate::model::LossKind;
+use crate::model::{Dense, Mlp};
 
 pub const FORMAT: &str = "distillrank-model";
 pub const FORMAT_VERSION: u32 = 1;

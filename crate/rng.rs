@@ -25,6 +25,10 @@ impl Rng {
     pub fn uniform(&mut self) -> f64 {
         ((self.0.next_u64() >> 12) as f64 + 0.5) * (1.0 / (1u64 << 52) as f64)
     }
+    /// 64 raw random bits (for fair coins taken 64 at a time, and integer draws without floats).
+    pub fn next_u64(&mut self) -> u64 {
+        self.0.next_u64()
+    }
     /// Uniform in [lo, hi).
     pub fn uniform_range(&mut self, lo: f64, hi: f64) -> f64 {
         lo + (hi - lo) * self.uniform()

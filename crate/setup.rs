@@ -14,13 +14,14 @@ use crate::cpu::loss::LossKind;
 use crate::data::logs::{ClickModel, LogColumns, LogOptions};
 use crate::data::prepare::{PrepareOptions, PrivilegedSplit};
 use crate::data::synth::{SynthKind, SynthOptions};
+pub use crate::engine::Backend;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
+use crate::metrics::IdcgZero;
 use crate::objectives::config::DEFAULT_DUAL_RATE_FACTOR;
 use crate::objectives::Objective;
 use crate::ranking::distill::{Method, RdConfig, RdWeighting};
 use crate::ranking::experiment::CompareConfig;
-use crate::ranking::metrics::IdcgZero;
 use crate::ranking::train::TrainConfig;
 
 /// Where the data come from.
@@ -61,19 +62,6 @@ pub enum LogLabels {
     /// The Gumbel labelling of the grade (the paper's public-data protocol); the conversions
     /// join z.
     Gumbel,
-}
-
-/// Where models train.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Backend {
-    /// The CLI: a hardware GPU when wgpu finds one, else the CPU engine. The page: the faster of
-    /// WebGPU and the CPU engine, measured.
-    #[default]
-    Auto,
-    /// Any GPU adapter (WebGPU on the page), software ones included.
-    Gpu,
-    Cpu,
 }
 
 /// The data, their labels and the privileged split.

@@ -30,13 +30,13 @@ use crate::cpu::adam::AdamConfig;
 use crate::cpu::loss::LossKind;
 use crate::cpu::mlp::Mlp;
 use crate::data::letor::{parse_letor_bytes, parse_query_sizes, ReadOptions};
-use crate::data::prepare::Prepared;
-use crate::data::prepare::{hold_out_test, prepare, FeatureView};
+use crate::data::prepare::{hold_out_test, FeatureView};
 use crate::data::synth::generate_splits;
 use crate::data::Dataset;
 use crate::error::{Error, Result};
 use crate::gpu::{AdapterChoice, Gpu};
 use crate::model_io::{to_safetensors, ModelConfig};
+use crate::pipeline::{self, PreparedData, Reporter, Role, Silent, Store};
 use crate::ranking::distill::Method;
 use crate::ranking::experiment::{run_method_seed, Comparison, MethodRuns};
 use crate::ranking::train::{Engine, Event};
@@ -65,8 +65,6 @@ struct Data {
     train: Dataset,
     valid: Option<Dataset>,
     test: Option<Dataset>,
-    /// The generator's z columns for synthetic data (used unless the setup names others).
-    synthetic_privileged: Option<Vec<usize>>,
     description: String,
 }
 
@@ -165,7 +163,6 @@ pub fn load_synthetic(source: JsValue) -> std::result::Result<JsValue, JsError> 
             options.queries,
             options.privileged_summary()
         ),
-        synthetic_privileged: Some(s.privileged_columns),
         train: s.train,
         valid: Some(s.valid),
         test: Some(s.test),
@@ -219,7 +216,6 @@ pub fn load_mq2008() -> std::result::Result<JsValue, JsError> {
         train,
         valid: Some(valid),
         test: Some(test),
-        synthetic_privileged: None,
     };
     let stats = data_stats(&data);
     STATE.with(|st| st.borrow_mut().data = Some(Rc::new(data)));
@@ -294,7 +290,6 @@ fn uploaded_data(uploads: &[(String, Dataset)], name: &str) -> Option<Data> {
         train,
         valid,
         test,
-        synthetic_privileged: None,
     })
 }
 
@@ -351,9 +346,7 @@ struct PreparedRun {
     /// The data it was prepared from and the setup's data fields, as JSON.
     data: Rc<Data>,
     key: String,
-    prepared: Prepared,
-    /// The simulated logs' summary, when z comes from them.
-    logs: Option<serde_json::Value>,
+    prepared: PreparedData,
 }
 
 /// A setup from the page: the library's [`ExperimentSetup`], as JSON.
@@ -363,15 +356,32 @@ fn setup_of(value: JsValue) -> Result<ExperimentSetup> {
     serde_json::from_value(json).map_err(|e| Error::Config(format!("the setup: {e}")))
 }
 
-/// The prepared data of `setup` on the loaded data: from the worker's cache when neither has
-/// changed, so that the jobs of one comparison prepare (and simulate logs) once. The same steps
-/// as the CLI's: a missing test split held out of the training queries, the logs simulated on
-/// every split there is, then `prepare` with the setup's options (which holds out a missing
-/// validation split).
+/// The page's uploads as the files of a setup: each upload plays its role, whatever name the
+/// setup records for it.
+struct Uploads(Vec<(String, Dataset)>);
+
+impl Store for Uploads {
+    fn load(&mut self, name: &str, role: Role, _: &mut dyn Reporter) -> Result<Dataset> {
+        let role_name = match role {
+            Role::Train => "train",
+            Role::Valid => "valid",
+            Role::Test => "test",
+        };
+        self.0
+            .iter()
+            .find(|(r, _)| r == role_name)
+            .map(|(_, d)| d.clone())
+            .ok_or_else(|| Error::Config(format!("{name}: no {role_name} file was uploaded")))
+    }
+}
+
+/// The prepared data of `setup` on the loaded data, through the library's pipeline (the CLI's
+/// steps, the same numbers): from the worker's cache when neither has changed, so that the jobs
+/// of one comparison prepare (and simulate logs) once.
 fn prepared_run(setup: &ExperimentSetup) -> Result<Rc<PreparedRun>> {
-    let (data, cached) = STATE.with(|s| {
+    let (data, cached, uploads) = STATE.with(|s| {
         let s = s.borrow();
-        (s.data.clone(), s.prepared.clone())
+        (s.data.clone(), s.prepared.clone(), s.uploads.clone())
     });
     let data = data.ok_or_else(|| {
         Error::Config(
@@ -382,64 +392,30 @@ fn prepared_run(setup: &ExperimentSetup) -> Result<Rc<PreparedRun>> {
     if let Some(run) = cached.filter(|r| Rc::ptr_eq(&r.data, &data) && r.key == key) {
         return Ok(run);
     }
-    let (train, test) = match &data.test {
-        Some(test) => (data.train.clone(), test.clone()),
-        None => hold_out_test(&data.train, HOLDOUT.1, setup.data.data_seed)?,
-    };
-    let valid = data.valid.clone();
-    // Simulated logs: the splits with the log columns appended, and those columns.
-    let mut logs = None;
-    let (train, valid, test, columns) = if setup.data.wants_logs() {
-        let options = &setup.data.logs;
-        let mut splits = vec![&train];
-        let mut names = vec!["the training split".to_string()];
-        if let Some(v) = &valid {
-            splits.push(v);
-            names.push("the validation split".into());
-        }
-        splits.push(&test);
-        names.push("the test split".into());
-        let simulated = crate::data::logs::simulate(&splits, &names, options)?;
-        logs = Some(serde_json::json!({
-            "click_model": options.click_model_summary(),
-            "columns": simulated.columns,
-            "train": simulated.stats[0],
-            "logging_ranker_graded_ndcg@10": simulated.logging_ranker_ndcg10,
-        }));
-        let mut logged = simulated.datasets.into_iter();
-        let train = logged.next().expect("the training split is simulated");
-        let valid = valid.as_ref().and_then(|_| logged.next());
-        let test = logged.next().expect("the test split is simulated");
-        (train, valid, test, Some(simulated.columns))
-    } else {
-        (train, valid, test, None)
-    };
-    let options = setup
-        .data
-        .prepare_options(data.synthetic_privileged.as_deref(), columns.as_ref())?;
-    let prepared = prepare(&train, valid.as_ref(), Some(&test), &options)?;
+    let prepared = pipeline::prepare(&setup.data, &mut Uploads(uploads), true, &mut Silent)?;
     let run = Rc::new(PreparedRun {
         data,
         key,
         prepared,
-        logs,
     });
     STATE.with(|s| s.borrow_mut().prepared = Some(run.clone()));
     Ok(run)
 }
 
-/// The engine a setup asks for: the CPU engine, or the worker's WebGPU device (the page decides
-/// `auto` by measuring before it sends the setup).
+/// The engine a setup asks for: the CPU engine, or the worker's WebGPU device; `auto` by the
+/// library's rule ([`Engine::with_device`]) when the page has not decided it by measuring.
 fn engine_for(setup: &ExperimentSetup) -> Result<Engine> {
-    match setup.backend {
-        Backend::Cpu => Ok(Engine::Cpu),
-        Backend::Gpu => STATE
-            .with(|s| s.borrow().gpu.clone())
-            .map(Engine::Gpu)
-            .ok_or_else(|| Error::Gpu("WebGPU was chosen but no WebGPU device is open".into())),
-        Backend::Auto => Err(Error::Config(
-            "the page decides auto before it runs: a job takes gpu or cpu".into(),
-        )),
+    let gpu = STATE.with(|s| s.borrow().gpu.clone());
+    Engine::with_device(setup.backend, gpu).map(|(engine, _)| engine)
+}
+
+/// The page's refinement of `auto`: the faster of the two engines, from the documents per second
+/// the page measured on each ([`crate::engine::faster`]); "webgpu" or "cpu".
+#[wasm_bindgen]
+pub fn choose_backend(cpu_docs_per_s: f64, gpu_docs_per_s: Option<f64>) -> String {
+    match crate::engine::faster(cpu_docs_per_s, gpu_docs_per_s) {
+        Backend::Gpu => "webgpu".into(),
+        _ => "cpu".into(),
     }
 }
 
@@ -464,7 +440,7 @@ pub async fn run_compare_job(
     let config = setup
         .compare_config(engine_for(&setup).map_err(js_error)?)
         .map_err(js_error)?;
-    config.validate(&run.prepared).map_err(js_error)?;
+    config.validate(&run.prepared.prepared).map_err(js_error)?;
     let method =
         Method::parse(method).ok_or_else(|| JsError::new(&format!("unknown method '{method}'")))?;
     let started = Instant::now();
@@ -472,7 +448,7 @@ pub async fn run_compare_job(
     let mut docs = 0usize;
     let mut sink = EventSink::new(on_event);
     let (student, seed_run) = run_method_seed(
-        &run.prepared,
+        &run.prepared.prepared,
         &config,
         method,
         seed as u64,
@@ -506,9 +482,9 @@ pub async fn run_compare_job(
             s.students.push((method, student));
             s.student_config = Some((
                 setup.loss,
-                run.prepared.regular_columns.clone(),
+                run.prepared.prepared.regular_columns.clone(),
                 // The student reads only the original columns: it serves on files without logs.
-                run.data.train.n_features,
+                run.prepared.source_features,
             ));
         });
     }
@@ -527,14 +503,16 @@ pub fn summarize_compare(
     let methods: Vec<MethodRuns> =
         serde_wasm_bindgen::from_value(methods).map_err(|e| JsError::new(&e.to_string()))?;
     let run = prepared_run(&setup).map_err(js_error)?;
-    let prepared = &run.prepared;
+    let prepared = &run.prepared.prepared;
     let comparison = Comparison {
         methods,
         students: Vec::new(),
     };
-    to_js(&serde_json::json!({
+    // results.json's fields (the same function as the CLI's and Python's: the paired tests and
+    // their sentences among them), with what the page shows of the data.
+    let mut results = pipeline::results_json(&run.prepared, &setup, &comparison);
+    let page = serde_json::json!({
         "description": run.data.description,
-        "logs": run.logs,
         "prepared": {
             "train": split_summary(&prepared.train),
             "valid": split_summary(&prepared.valid),
@@ -545,10 +523,12 @@ pub fn summarize_compare(
             "constant_privileged": prepared.constant_privileged.len(),
             "warnings": prepared.warnings,
         },
-        "methods": comparison.methods_json(),
         "backend": engine_for(&setup).map_or_else(|_| format!("{:?}", setup.backend), |e| format!("{e:?}")),
-        "setup": setup,
-    }))
+    });
+    for (key, value) in page.as_object().into_iter().flatten() {
+        results[key] = value.clone();
+    }
+    to_js(&results)
 }
 
 fn split_summary(set: &crate::data::prepare::RankingSet) -> serde_json::Value {
@@ -565,6 +545,30 @@ fn split_summary(set: &crate::data::prepare::RankingSet) -> serde_json::Value {
 /// config: string}`: the two files `distillrank predict --model` reads.
 #[wasm_bindgen]
 pub fn student_files(method: &str) -> std::result::Result<JsValue, JsError> {
+    let (_, model, config, _) = student(method)?;
+    let bytes = to_safetensors(&model).map_err(js_error)?;
+    let out = js_sys::Object::new();
+    let set = |k: &str, v: &JsValue| js_sys::Reflect::set(&out, &JsValue::from_str(k), v);
+    set(
+        "safetensors",
+        &js_sys::Uint8Array::from(bytes.as_slice()).into(),
+    )
+    .and_then(|_| {
+        set(
+            "config",
+            &JsValue::from_str(&serde_json::to_string_pretty(&config).expect("config serialises")),
+        )
+    })
+    .map_err(|e| JsError::new(&format!("{e:?}")))?;
+    Ok(out.into())
+}
+
+/// A trained student: its method, the model, the config it is saved with, and what its
+/// metadata says of its training (the data, the setup).
+type Student = (Method, Mlp<f32>, ModelConfig, Vec<(String, String)>);
+
+/// The first-seed student of `method` from the last comparison.
+fn student(method: &str) -> std::result::Result<Student, JsError> {
     let method =
         Method::parse(method).ok_or_else(|| JsError::new(&format!("unknown method '{method}'")))?;
     STATE.with(|s| {
@@ -573,28 +577,27 @@ pub fn student_files(method: &str) -> std::result::Result<JsValue, JsError> {
             .students
             .iter()
             .find(|(m, _)| *m == method)
-            .map(|(_, model)| model)
+            .map(|(_, model)| model.clone())
             .ok_or_else(|| JsError::new(&format!("no trained {method} student: run first")))?;
         let (loss, columns, source_features) = s.student_config.clone().expect("set with students");
-        let config = ModelConfig::new(model, loss, FeatureView::Regular, columns, source_features);
-        let bytes = to_safetensors(model).map_err(js_error)?;
-        let out = js_sys::Object::new();
-        let set = |k: &str, v: &JsValue| js_sys::Reflect::set(&out, &JsValue::from_str(k), v);
-        set(
-            "safetensors",
-            &js_sys::Uint8Array::from(bytes.as_slice()).into(),
-        )
-        .and_then(|_| {
-            set(
-                "config",
-                &JsValue::from_str(
-                    &serde_json::to_string_pretty(&config).expect("config serialises"),
-                ),
-            )
-        })
-        .map_err(|e| JsError::new(&format!("{e:?}")))?;
-        Ok(out.into())
+        let config = ModelConfig::new(&model, loss, FeatureView::Regular, columns, source_features);
+        let mut metadata = vec![("method".to_string(), method.name().to_string())];
+        if let Some(run) = &s.prepared {
+            metadata.push(("training_data".into(), run.prepared.description.clone()));
+            metadata.push(("setup".into(), run.key.clone()));
+        }
+        Ok((method, model, config, metadata))
     })
+}
+
+/// The first-seed student of `method` from the last comparison as an ONNX model (bytes): raw
+/// LETOR feature vectors in, `distillrank predict`'s scores out ([`crate::onnx::export`]), with
+/// the setup and the data's description in its metadata.
+#[wasm_bindgen]
+pub fn student_onnx(method: &str) -> std::result::Result<js_sys::Uint8Array, JsError> {
+    let (_, model, config, metadata) = student(method)?;
+    let bytes = crate::onnx::export(&model, &config, &metadata).map_err(js_error)?;
+    Ok(js_sys::Uint8Array::from(bytes.as_slice()))
 }
 
 /// The benchmark page's batches (`web/bench.js` trains TensorFlow.js on the same data): batch `i`
@@ -770,13 +773,8 @@ async fn objectives_on(
         dual_rate_factor: setup.dual_rate_factor,
         ..train::Config::default()
     };
-    let engine = match setup.backend {
-        Backend::Cpu | Backend::Auto => Engine::Cpu,
-        Backend::Gpu => STATE
-            .with(|s| s.borrow().gpu.clone())
-            .map(Engine::Gpu)
-            .ok_or_else(|| JsError::new("WebGPU was chosen but no WebGPU device is open"))?,
-    };
+    let gpu = STATE.with(|s| s.borrow().gpu.clone());
+    let (engine, _) = Engine::with_device(setup.backend, gpu).map_err(js_error)?;
     let mut sink = EventSink::new(on_event);
     let results = experiment::compare_async(
         &splits,
@@ -828,11 +826,11 @@ pub fn evaluate_model(
     let scores = crate::ranking::train::score(&model, &inputs);
     crate::model_io::check_scores(&scores, Path::new(safetensors_name)).map_err(js_error)?;
     let grades: Vec<f32> = test.grades.iter().map(|&g| g as f32).collect();
-    let report = crate::ranking::metrics::report(
+    let report = crate::metrics::report(
         &scores,
         &grades,
         &test.group_offsets,
-        crate::ranking::metrics::IdcgZero::Exclude,
+        crate::metrics::IdcgZero::Exclude,
     );
     to_js(&serde_json::json!({
         "model": {"widths": config.widths, "inputs": config.n_in, "loss": config.loss},

@@ -153,6 +153,7 @@ fn rd_set() -> RankingSet {
         labels: vec![1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0],
         group_offsets: vec![0, 6, 9],
         positive_group: vec![true, false],
+        qids: vec![1, 2],
     }
 }
 

@@ -338,6 +338,7 @@ fn a_group_too_large_for_the_adapter_is_named_as_the_limit() {
         labels: (0..docs).map(|i| (i % 3 == 2) as u8 as f32).collect(),
         group_offsets: vec![0, docs],
         positive_group: vec![true],
+        qids: vec![1],
     };
     let (train, valid) = (set(docs), set(30));
     let config = TrainConfig {

@@ -5,7 +5,7 @@ import { $, form, showError, clearError, download } from "./js/dom.js";
 import { readForm, writeForm, saveToUrl, loadFromUrl, showSourceKnobs, loadDefaults, formFromSetup, lastDescribed, describeSetup } from "./js/setup.js";
 import { startWorkers, startPool, enableRuns, restartWorker, showEngine } from "./js/workers.js";
 import { initCharts } from "./js/charts.js";
-import { loadMq2008, loadSource, onUpload, lastResult, lastSetup, resultsCsv, running, run, sweep, downloadStudent, scoreSavedModel } from "./js/compare.js";
+import { loadMq2008, loadSource, onUpload, lastResult, lastSetup, resultsCsv, running, run, sweep, downloadStudent, downloadOnnx, scoreSavedModel } from "./js/compare.js";
 import { objectivesForm, initObjectiveCharts, runObjectives } from "./js/objectives.js";
 
 function main() {
@@ -42,7 +42,7 @@ function main() {
       box.checked = ["no-distillation", "gend", "pfd"].includes(box.value);
     }
     showSourceKnobs();
-    run();
+    run(["pfd", "gend"]);
   });
   $("restart").addEventListener("click", async () => { clearError(); await restartWorker(); });
   $("export-json").addEventListener("click", () =>
@@ -64,6 +64,7 @@ function main() {
     e.target.value = "";
   });
   $("export-student").addEventListener("click", downloadStudent);
+  $("export-onnx").addEventListener("click", downloadOnnx);
   $("model-files").addEventListener("change", scoreSavedModel);
   startWorkers()
     .then(async () => {

@@ -12,9 +12,11 @@
 //                                         -> {type: "event", id, event}*, then {type: "result", id, result}
 //   {type: "summary", setup, methods}     -> {type: "summary", result}
 //   {type: "measure", backend, shape, steps, warmup, min_seconds} -> {type: "measured", throughput}
+//   {type: "decide", cpu, gpu}            -> {type: "decided", backend}  (auto's choice from both throughputs)
 //   {type: "objectives-job", id, setup, objective, seed}
 //                                         -> {type: "event", id, event}*, then {type: "result", id, result}
 //   {type: "student", method}             -> {type: "student", method, safetensors, config}
+//   {type: "onnx", method}                -> {type: "onnx", method, onnx}  (the student as ONNX bytes)
 //   {type: "evaluate", safetensors, config} (Files) -> {type: "evaluated", result}
 // Any failure answers {type: "error", id, message}.
 
@@ -28,10 +30,12 @@ import init, {
   summarize_compare,
   run_objectives_job,
   student_files,
+  student_onnx,
   evaluate_model,
   bench_train,
   default_setup,
   describe_setup,
+  choose_backend,
 } from "./pkg/distillrank.js";
 
 // The engine starts with the "init" message, from the module the page compiled once for every
@@ -82,6 +86,8 @@ async function handle(msg) {
         type: "measured",
         throughput: await bench_train(msg.backend, msg.shape, msg.steps, msg.warmup, msg.min_seconds),
       };
+    case "decide":
+      return { type: "decided", backend: choose_backend(msg.cpu, msg.gpu) };
     case "summary":
       return { type: "summary", result: summarize_compare(msg.setup, msg.methods) };
     case "objectives-job": {
@@ -98,6 +104,8 @@ async function handle(msg) {
       const files = student_files(msg.method);
       return { type: "student", method: msg.method, safetensors: files.safetensors, config: files.config };
     }
+    case "onnx":
+      return { type: "onnx", method: msg.method, onnx: student_onnx(msg.method) };
     default:
       throw new Error(`unknown message ${msg.type}`);
   }

@@ -13,8 +13,8 @@ use distillrank::cpu::mlp::Mlp;
 use distillrank::cpu::{matmul, View};
 use distillrank::data::cache;
 use distillrank::data::letor::{read_letor_file, ReadOptions};
+use distillrank::engine::{Engine, Trainer};
 use distillrank::gpu::params::DenseParams;
-use distillrank::gpu::trainer::GpuTrainer;
 use distillrank::gpu::{dense_dispatch, groups_of, AdapterChoice, Gpu, Kernel, Products};
 use distillrank::rng::Rng;
 use distillrank::step::{LossPlan, StepBatch};
@@ -488,7 +488,12 @@ fn kernels(
         None,
         AdamConfig::default(),
     );
-    let mut trainer = GpuTrainer::new(gpu.clone(), &model, &plan, shape.batch_docs())?;
+    let mut trainer = Engine::Gpu(gpu.clone()).ranking_trainer(
+        model,
+        &plan,
+        shape.batch_docs(),
+        shape.docs_per_group,
+    )?;
     let mut totals: Vec<(&str, f64)> = Vec::new();
     for i in 0..steps.max(1) + 2 {
         let (x, y) = &batches[i % batches.len()];

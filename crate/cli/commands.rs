@@ -6,58 +6,26 @@ use std::path::{Path, PathBuf};
 use distillrank::data::cache;
 use distillrank::data::letor::{read_letor_file_with_progress, ReadOptions};
 use distillrank::data::prepare::{
-    column_ranges, label_like_prepare, prepare, PrepareOptions, Prepared, PrivilegedSplit,
-    PREPARE_STEPS, SPLIT_TEST, SPLIT_VALID,
+    column_ranges, label_like_prepare, prepare, PrepareOptions, PrivilegedSplit, SPLIT_TEST,
+    SPLIT_VALID,
 };
-use distillrank::data::synth::{generate, generate_splits};
+use distillrank::data::synth::generate;
 use distillrank::data::Dataset;
 use distillrank::metrics::{self, IdcgZero};
 use distillrank::model_io::{self, ModelConfig};
 use distillrank::output;
+use distillrank::pipeline::{self, Disk, PreparedData};
 use distillrank::train::{self, Event, TrainConfig};
 use distillrank::{Error, Result};
 
-use super::progress::{Output, Progress};
+use super::progress::{Bars, Output, Progress};
 use super::{
     DataArgs, EvalArgs, FileArgs, LabelsArg, PredictArgs, SimulateLogsArgs, SplitArg, SplitFiles,
     StatsArgs, SynthArgs, TrainArgs,
 };
 use distillrank::data::inputs::Inputs;
-use distillrank::data::logs::{self, LogColumns, LogOptions, SIDECAR_FORMAT};
-use distillrank::data::prepare::{hold_out_test, hold_out_test_groups, prepare_raw, RawSplits};
-use distillrank::setup::{DataSetup, DataSource, HOLDOUT};
-
-/// Loads a LETOR file: from `FILE` if it is a cache, from `FILE.drcache` when that is fresh,
-/// otherwise by parsing the text (with a progress bar over the bytes read).
-pub fn load(path: &Path, query: Option<&Path>, out: &Output) -> Result<Dataset> {
-    if path.extension().is_some_and(|e| e == "drcache") {
-        return Ok(cache::read_cache(path, None)?.0);
-    }
-    let cached = cache::cache_path(path);
-    if query.is_none() && cached.exists() {
-        match cache::read_cache(&cached, Some(path)) {
-            Ok((data, cache::CacheState::Fresh)) => return Ok(data),
-            Ok((_, cache::CacheState::Stale)) => out.note(format!(
-                "{} is stale: parsing {} again",
-                cached.display(),
-                path.display()
-            )),
-            Err(e) => out.note(format!(
-                "cannot use the cache ({e}): parsing {} again",
-                path.display()
-            )),
-        }
-    }
-    let size = std::fs::metadata(path)
-        .map_err(|e| Error::io(path, e))?
-        .len();
-    let mut bar = Progress::new(out, size, "B");
-    bar.message(format!("reading {}", path.display()));
-    let data =
-        read_letor_file_with_progress(path, query, &ReadOptions::default(), &mut |n| bar.set(n))?;
-    bar.finish();
-    Ok(data)
-}
+use distillrank::data::logs;
+use distillrank::pipeline::sidecar_path;
 
 pub fn stats(args: &StatsArgs, out: &Output) -> Result<()> {
     let data = load(&args.file.file, args.file.query.as_deref(), out)?;
@@ -191,327 +159,31 @@ pub fn cache(args: &FileArgs, out: &Output) -> Result<()> {
     Ok(())
 }
 
+/// Loads a LETOR file (or its cache) with a progress bar over the bytes read.
+pub fn load(path: &Path, query: Option<&Path>, out: &Output) -> Result<Dataset> {
+    distillrank::pipeline::load_file(path, query, &mut Bars::new(out))
+}
+
+/// Loads (or generates) and prepares the data `args` describe, through the library's pipeline.
+pub fn prepare_data(args: &DataArgs, needs_test: bool, out: &Output) -> Result<PreparedData> {
+    let mut store = disk(&args.files);
+    pipeline::prepare(&args.setup()?, &mut store, needs_test, &mut Bars::new(out))
+}
+
+/// The files on disk the split options name, with their `.query` files.
+pub fn disk(files: &SplitFiles) -> Disk {
+    Disk {
+        queries: [
+            files.train_query.clone(),
+            files.valid_query.clone(),
+            files.test_query.clone(),
+        ],
+    }
+}
+
 /// Parses `--privileged`.
 pub fn privileged_split(spec: &str) -> Result<PrivilegedSplit> {
     PrivilegedSplit::parse(spec)
-}
-
-/// The prepared splits, plus what a saved model needs to know about the source data.
-pub struct PreparedData {
-    pub prepared: Prepared,
-    pub source_features: usize,
-    pub description: String,
-    pub options: PrepareOptions,
-}
-
-/// Loads (or generates) and prepares the data `args` describe.
-pub fn prepare_data(args: &DataArgs, out: &Output) -> Result<PreparedData> {
-    prepare_setup(&args.setup()?, &args.files, false, out)
-}
-
-/// Loads (or generates) and prepares the data of `setup`, the one path of every command and of
-/// `compare --setup`. `files` gives the LightGBM `.query` files of text files without qid (the
-/// data's paths are the setup's). With `needs_test`, data without a test split get one held out
-/// of the training queries, as the page does ([`HOLDOUT`]).
-pub fn prepare_setup(
-    setup: &DataSetup,
-    files: &SplitFiles,
-    needs_test: bool,
-    out: &Output,
-) -> Result<PreparedData> {
-    let (train, valid, test, synthetic_z, description, paths) = match &setup.source {
-        DataSource::Files { train, valid, test } => {
-            let optional = |file: &Option<String>, query: &Option<PathBuf>| {
-                file.as_ref()
-                    .map(|p| load(Path::new(p), query.as_deref(), out))
-                    .transpose()
-            };
-            let paths = [
-                Some(PathBuf::from(train)),
-                valid.as_ref().map(PathBuf::from),
-                test.as_ref().map(PathBuf::from),
-            ];
-            (
-                load(Path::new(train), files.train_query.as_deref(), out)?,
-                optional(valid, &files.valid_query)?,
-                optional(test, &files.test_query)?,
-                None,
-                train.clone(),
-                paths,
-            )
-        }
-        DataSource::Mq2008 => {
-            let [train, valid, test] = distillrank::data::bundled::mq2008()?;
-            (
-                train,
-                Some(valid),
-                Some(test),
-                None,
-                "MQ2008 Fold1, bundled".to_string(),
-                [None, None, None],
-            )
-        }
-        DataSource::Synthetic {
-            options,
-            valid_queries,
-            test_queries,
-        } => {
-            // One draw of train + valid + test queries, cut in that order. Validation and test
-            // are large so that method differences of a percent stand out of the evaluation noise.
-            let synthetic =
-                generate_splits(options, options.queries, *valid_queries, *test_queries)?;
-            let n_docs =
-                synthetic.train.n_docs() + synthetic.valid.n_docs() + synthetic.test.n_docs();
-            let description = format!(
-                "synthetic {} data ({} train / {} valid / {} test queries, {} docs, {})",
-                format!("{:?}", options.kind).to_lowercase(),
-                options.queries,
-                valid_queries,
-                test_queries,
-                n_docs,
-                options.privileged_summary()
-            );
-            (
-                synthetic.train,
-                Some(synthetic.valid),
-                Some(synthetic.test),
-                Some(synthetic.privileged_columns),
-                description,
-                [None, None, None],
-            )
-        }
-    };
-    // Data without a test split get one held out of the training queries. Preparation takes it
-    // from the training matrix itself; only simulated logs, which rewrite the splits, need it
-    // as a dataset of its own first.
-    let hold_out = (test.is_none() && needs_test).then_some((HOLDOUT.1, setup.data_seed));
-    let description = match hold_out {
-        Some((share, seed)) => {
-            let (_, held_out) = hold_out_test_groups(train.n_groups(), share, seed)?;
-            format!(
-                "{description}, its test split {} of its {} queries held out",
-                held_out.len(),
-                train.n_groups()
-            )
-        }
-        None => description,
-    };
-    let (train, valid, test, hold_out, logged, description) = if setup.wants_logs() {
-        let (train, test) = match hold_out {
-            Some((share, seed)) => {
-                let (rest, test) = hold_out_test(&train, share, seed)?;
-                (rest, Some(test))
-            }
-            None => (train, test),
-        };
-        let ((train, valid, test), columns, summary) =
-            logged_splits(&paths, &setup.logs, train, valid, test, out)?;
-        (
-            train,
-            valid,
-            test,
-            None,
-            Some(columns),
-            format!("{description}, {summary}"),
-        )
-    } else {
-        (train, valid, test, hold_out, None, description)
-    };
-    let options = setup.prepare_options(synthetic_z.as_deref(), logged.as_ref())?;
-    let started = std::time::Instant::now();
-    let mut bar = Progress::new(out, PREPARE_STEPS.len() as u64, "steps");
-    let mut steps: Vec<(String, std::time::Instant)> = Vec::new();
-    // With simulated logs the regular columns are the original file's: a student serves on
-    // files without logs.
-    let source_features = logged.map_or(train.n_features, |c| c.impressions - 1);
-    let raw = RawSplits {
-        train,
-        valid,
-        test,
-        hold_out_test: hold_out,
-    };
-    let prepared = prepare_raw(raw, &options, &mut |step| {
-        bar.message(format!("preparing: {step}"));
-        bar.set(steps.len() as u64);
-        steps.push((step.to_string(), std::time::Instant::now()));
-    });
-    bar.finish();
-    let prepared = prepared?;
-    let ended = std::time::Instant::now();
-    let each: Vec<String> = steps
-        .iter()
-        .enumerate()
-        .map(|(i, (name, at))| {
-            let until = steps.get(i + 1).map_or(ended, |s| s.1);
-            format!("{name} {:.1} s", (until - *at).as_secs_f64())
-        })
-        .collect();
-    out.note(format!(
-        "prepared in {:.1} s: {}",
-        (ended - started).as_secs_f64(),
-        each.join(", ")
-    ));
-    for (split, report) in &prepared.filter {
-        out.note(format!("{split}: {report}"));
-    }
-    for warning in &prepared.warnings {
-        out.warn(warning);
-    }
-    Ok(PreparedData {
-        prepared,
-        source_features,
-        description,
-        options,
-    })
-}
-
-/// The splits with their simulated-log columns for `--privileged logs`: read from files that
-/// `data simulate-logs` wrote (their `FILE.logs.json` sidecars name the columns), or simulated
-/// here with the `--sessions ...` options when the training data have no sidecar.
-/// The splits with their simulated logs, the logs' columns, and a line describing the logs.
-type LoggedSplits = (
-    (Dataset, Option<Dataset>, Option<Dataset>),
-    LogColumns,
-    String,
-);
-
-fn logged_splits(
-    paths: &[Option<PathBuf>; 3],
-    options: &LogOptions,
-    train: Dataset,
-    valid: Option<Dataset>,
-    test: Option<Dataset>,
-    out: &Output,
-) -> Result<LoggedSplits> {
-    let sidecar_of = |path: &Path| -> Result<Option<serde_json::Value>> {
-        let mut candidates = vec![sidecar_path(path)];
-        if path.extension().is_some_and(|e| e == "drcache") {
-            candidates.push(sidecar_path(&path.with_extension("")));
-        }
-        match candidates.into_iter().find(|p| p.exists()) {
-            Some(p) => read_sidecar(&p).map(Some),
-            None => Ok(None),
-        }
-    };
-    let [train_path, valid_path, test_path] = paths;
-    let train_sidecar = match train_path {
-        Some(path) => sidecar_of(path)?,
-        None => None,
-    };
-    if let Some(sidecar) = train_sidecar {
-        let columns: LogColumns = serde_json::from_value(sidecar["columns"].clone())
-            .map_err(|e| Error::Config(format!("the training file's logs sidecar: {e}")))?;
-        let train_path = train_path.as_ref().expect("a sidecar belongs to a file");
-        if train.n_features != columns.conversions {
-            return Err(Error::Config(format!(
-                "{} has {} features but its logs sidecar puts the conversions in column {}: the file and {} do not belong together",
-                train_path.display(),
-                train.n_features,
-                columns.conversions,
-                sidecar_path(train_path).display()
-            )));
-        }
-        for path in [valid_path, test_path].into_iter().flatten() {
-            match sidecar_of(path)? {
-                Some(other) if other["columns"] == sidecar["columns"] => {}
-                Some(_) => {
-                    return Err(Error::Config(format!(
-                        "{} holds its logs in other columns than the training file: simulate the splits together (distillrank data simulate-logs TRAIN VALID TEST -o DIR)",
-                        path.display()
-                    )))
-                }
-                None => {
-                    return Err(Error::Config(format!(
-                        "{} has no simulated logs ({} is missing) but the training file has: simulate the splits together (distillrank data simulate-logs TRAIN VALID TEST -o DIR)",
-                        path.display(),
-                        sidecar_path(path).display()
-                    )))
-                }
-            }
-        }
-        let summary = format!(
-            "logs simulated by data simulate-logs ({})",
-            sidecar["click_model"].as_str().unwrap_or("see the sidecar")
-        );
-        return Ok(((train, valid, test), columns, summary));
-    }
-    let present = [valid.is_some(), test.is_some()];
-    let mut data = vec![train];
-    let mut names = vec![train_path
-        .as_ref()
-        .map_or("the synthetic training split".into(), |p| {
-            p.display().to_string()
-        })];
-    for (split, name) in [(valid, valid_path), (test, test_path)] {
-        if let Some(d) = split {
-            data.push(d);
-            names.push(
-                name.as_ref()
-                    .map_or("a synthetic split".into(), |p| p.display().to_string()),
-            );
-        }
-    }
-    let refs: Vec<&Dataset> = data.iter().collect();
-    let simulated = logs::simulate(&refs, &names, options)?;
-    let summary = format!("logs simulated here ({})", options.click_model_summary());
-    out.note(format!(
-        "{summary}: {} of {} training documents converted",
-        simulated.stats[0].converted_docs, simulated.stats[0].docs
-    ));
-    let columns = simulated.columns;
-    let mut logged = simulated.datasets.into_iter();
-    let train = logged.next().expect("the training split is simulated");
-    let valid = if present[0] { logged.next() } else { None };
-    let test = if present[1] { logged.next() } else { None };
-    Ok(((train, valid, test), columns, summary))
-}
-
-/// `FILE.logs.json`: the sidecar of a file of simulated logs.
-pub fn sidecar_path(file: &Path) -> PathBuf {
-    let mut name = file.as_os_str().to_owned();
-    name.push(".logs.json");
-    PathBuf::from(name)
-}
-
-fn read_sidecar(path: &Path) -> Result<serde_json::Value> {
-    let bytes = distillrank::data::read_capped(path, 16 << 20, "a logs sidecar")?;
-    let value: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| {
-        Error::parse(
-            path,
-            e.line() as u64,
-            e.column() as u64,
-            format!("not JSON: {e}"),
-        )
-    })?;
-    if value["format"] != SIDECAR_FORMAT {
-        return Err(Error::parse(
-            path,
-            0,
-            0,
-            format!("expected \"format\": \"{SIDECAR_FORMAT}\""),
-        ));
-    }
-    // The six columns data simulate-logs appends, one after the other.
-    match serde_json::from_value::<LogColumns>(value["columns"].clone()) {
-        Ok(c) if c.impressions >= 1 && c == LogColumns::after(c.impressions - 1) => {}
-        Ok(_) => {
-            return Err(Error::parse(
-                path,
-                0,
-                0,
-                "\"columns\" are not the six consecutive columns data simulate-logs appends",
-            ))
-        }
-        Err(e) => {
-            return Err(Error::parse(
-                path,
-                0,
-                0,
-                format!("\"columns\": {e}; expected the column numbers data simulate-logs writes"),
-            ))
-        }
-    }
-    Ok(value)
 }
 
 pub fn simulate_logs(args: &SimulateLogsArgs, out: &Output) -> Result<()> {
@@ -645,7 +317,7 @@ pub fn train(args: &TrainArgs, out: &Output) -> Result<()> {
         output::check_file(&weights)?;
         output::check_file(&json)?;
     }
-    let data = prepare_data(&args.data, out)?;
+    let data = prepare_data(&args.data, false, out)?;
     let p = &data.prepared;
     out.note(format!(
         "data: {}; {} train groups ({} positive), {} valid groups{}; x: {} features ({} constant), z: {} features ({} constant); tau_target {}",

@@ -7,17 +7,19 @@ use clap::Args;
 
 use distillrank::data::prepare::FeatureView;
 use distillrank::distill::{Method, RdConfig, RdWeighting};
-use distillrank::experiment::{compare, ndcg, plan, CompareConfig, Comparison};
+use distillrank::engine::Engine;
+use distillrank::experiment::{ndcg, CompareConfig, Comparison};
 use distillrank::metrics::NDCG_CUTOFFS;
 use distillrank::model_io::{self, ModelConfig};
-use distillrank::setup::{Backend, DataSetup, Setup};
-use distillrank::train::Event;
+use distillrank::pipeline::{self, PreparedData};
+use distillrank::setup::{DataSetup, Setup};
+use distillrank::stats::PairedTest;
+use distillrank::stop::Stop;
 use distillrank::{Error, Result};
 
-use super::commands::{prepare_setup, PreparedData};
 use super::plot;
-use super::progress::{Output, Progress};
-use super::{BackendArg, DataArgs, IdcgZeroArg, LossArg};
+use super::progress::{Bars, Output};
+use super::{DataArgs, IdcgZeroArg, LossArg};
 
 #[derive(Args, Clone, Debug)]
 pub struct CompareArgs {
@@ -103,7 +105,7 @@ pub struct ExperimentArgs {
     /// Where to train: auto (a hardware GPU if any, else the CPU engine), gpu or cpu. Every
     /// method, loss and objective trains on either engine.
     #[arg(long, value_enum, default_value = "auto")]
-    pub backend: BackendArg,
+    pub backend: distillrank::engine::Backend,
 }
 
 impl ExperimentArgs {
@@ -158,11 +160,7 @@ impl ExperimentArgs {
             },
             rd_teacher_factor: self.rd_teacher_factor,
             idcg_zero: self.idcg_zero.into(),
-            backend: match self.backend {
-                BackendArg::Auto => Backend::Auto,
-                BackendArg::Gpu => Backend::Gpu,
-                BackendArg::Cpu => Backend::Cpu,
-            },
+            backend: self.backend,
             note: None,
         })
     }
@@ -172,18 +170,8 @@ impl ExperimentArgs {
         let setup = self.setup(DataSetup::default())?;
         // Every setting is checked before the engine opens (and names its adapter).
         setup.compare_config(Default::default())?;
-        setup.compare_config(engine_for(setup.backend, out)?)
+        setup.compare_config(super::engine(setup.backend, out)?)
     }
-}
-
-/// The engine a setup's backend asks for, saying which adapter it took.
-pub fn engine_for(backend: Backend, out: &Output) -> Result<distillrank::engine::Engine> {
-    let arg = match backend {
-        Backend::Auto => BackendArg::Auto,
-        Backend::Gpu => BackendArg::Gpu,
-        Backend::Cpu => BackendArg::Cpu,
-    };
-    super::engine(arg, out)
 }
 
 impl CompareArgs {
@@ -212,37 +200,16 @@ impl CompareArgs {
     }
 }
 
-/// Runs `compare` with a progress bar over the documents of every model to train: the model it
-/// is on (method, seed, teacher, its place among all), its rate and an ETA. A model that stops
-/// early moves the bar to where its last epoch would have ended.
+/// Runs the comparison on the prepared data through the library's pipeline, with a progress bar
+/// over the documents of every model to train: the model it is on (method, seed, teacher, its
+/// place among all), its rate and an ETA.
 pub fn run_comparison(
     data: &PreparedData,
-    config: &CompareConfig,
+    setup: &Setup,
+    engine: &Engine,
     out: &Output,
 ) -> Result<Comparison> {
-    config.validate(&data.prepared)?;
-    let plan = plan(&data.prepared, config);
-    let total: u64 = plan.iter().map(|(_, docs)| docs).sum();
-    let mut bar = Progress::new(out, total, "docs");
-    // The model being trained: its index in the plan.
-    let mut current: Option<usize> = None;
-    let result = compare(&data.prepared, config, &mut |label, event| {
-        if let Event::Step { docs } = event {
-            if current.is_none_or(|i| plan[i].0 != *label) {
-                let next = current.map_or(0, |i| i + 1);
-                let i = (next..plan.len())
-                    .find(|&i| plan[i].0 == *label)
-                    .unwrap_or(next.min(plan.len() - 1));
-                let start: u64 = plan[..i].iter().map(|(_, d)| d).sum();
-                bar.set(start);
-                bar.message(format!("{label} (model {} of {})", i + 1, plan.len()));
-                current = Some(i);
-            }
-            bar.inc(docs as u64);
-        }
-    });
-    bar.finish();
-    result
+    pipeline::compare(data, setup, engine, &Stop::default(), &mut Bars::new(out))
 }
 
 /// Where a comparison's time went: the documents its training steps went through (forward,
@@ -304,27 +271,40 @@ pub fn run(args: &CompareArgs, out: &Output) -> Result<()> {
     let setup = args.setup()?;
     // Every setting is checked before the data load.
     setup.compare_config(Default::default())?;
-    let config = setup.compare_config(engine_for(setup.backend, out)?)?;
+    let engine = super::engine(setup.backend, out)?;
+    let config = setup.compare_config(engine.clone())?;
     let started = std::time::Instant::now();
-    let data = prepare_setup(&setup.data, &args.data.files, true, out)?;
-    let comparison = run_comparison(&data, &config, out)?;
+    let mut store = super::commands::disk(&args.data.files);
+    let data = pipeline::prepare(&setup.data, &mut store, true, &mut Bars::new(out))?;
+    let comparison = run_comparison(&data, &setup, &engine, out)?;
     let seconds = started.elapsed().as_secs_f64();
     let throughput = Throughput::of(&comparison, seconds);
     std::fs::create_dir_all(&args.out).map_err(|e| Error::io(&args.out, e))?;
-    let table = table(&comparison);
+    let tests = comparison.tests(pipeline::TESTS_SEED);
+    let table = table(&comparison, &tests);
+    let sentences = sentences(&tests);
     let command = reproduce_command();
     write(
         &args.out.join("report.md"),
-        &report(&data, &config, &table, &command, &throughput, &setup),
+        &report(
+            &data,
+            &config,
+            &table,
+            &sentences,
+            &command,
+            &throughput,
+            &setup,
+        ),
     )?;
-    let mut results = results_json(&data, &config, &comparison, &command);
-    results["setup"] = serde_json::to_value(&setup).expect("serialise");
+    let mut results = pipeline::results_json(&data, &setup, &comparison);
+    results["command"] = command.clone().into();
     results["throughput"] = serde_json::to_value(&throughput).expect("serialise");
     write(
         &args.out.join("results.json"),
         &(serde_json::to_string_pretty(&results).expect("serialise") + "\n"),
     )?;
     write(&args.out.join("results.csv"), &csv(&comparison))?;
+    write(&args.out.join("tests.csv"), &tests_csv(&tests))?;
     write(&args.out.join("setup.json"), &(setup.to_json() + "\n"))?;
     save_students(&args.out.join("students"), &data, &config, &comparison)?;
     plot::ndcg_per_epoch(&args.out.join("ndcg_per_epoch.svg"), &comparison)?;
@@ -333,9 +313,10 @@ pub fn run(args: &CompareArgs, out: &Output) -> Result<()> {
         outln!("{}", serde_json::to_string(&results).expect("serialise"));
     } else {
         outln!("{table}");
+        outln!("{sentences}");
         outln!("{throughput}");
         outln!(
-            "wrote {}/{{report.md, results.json, results.csv, setup.json, ndcg_per_epoch.svg, loss_terms.svg, students/}} in {seconds:.0} s",
+            "wrote {}/{{report.md, results.json, results.csv, tests.csv, setup.json, ndcg_per_epoch.svg, loss_terms.svg, students/}} in {seconds:.0} s",
             args.out.display()
         );
     }
@@ -386,7 +367,12 @@ pub fn reproduce_command() -> String {
 
 /// The markdown table: per method, test NDCG@{1,3,5,8,10} mean ± std over seeds, the gain of
 /// NDCG@8 over no-distillation, and the teacher's own test NDCG@8.
-pub fn table(c: &Comparison) -> String {
+pub fn table(c: &Comparison, tests: &[PairedTest]) -> String {
+    let against_base = |m: Method| {
+        tests.iter().find(|t| {
+            t.metric == "ndcg@8" && t.a == m.name() && t.b == Method::NoDistillation.name()
+        })
+    };
     let base = c
         .get(Method::NoDistillation)
         .and_then(|r| r.student_ndcg(8))
@@ -395,8 +381,8 @@ pub fn table(c: &Comparison) -> String {
     for k in NDCG_CUTOFFS {
         let _ = write!(t, " NDCG@{k} |");
     }
-    t.push_str(" gain @8 | teacher NDCG@8 | graded NDCG@8 | teacher graded NDCG@8 | params (teacher) | ms / 1k docs (teacher) | best epoch |\n|---|");
-    t.push_str(&"---:|".repeat(NDCG_CUTOFFS.len() + 7));
+    t.push_str(" gain @8 | p (Holm) | teacher NDCG@8 | graded NDCG@8 | teacher graded NDCG@8 | params (teacher) | ms / 1k docs (teacher) | best epoch |\n|---|");
+    t.push_str(&"---:|".repeat(NDCG_CUTOFFS.len() + 8));
     t.push('\n');
     for r in &c.methods {
         let _ = write!(t, "| {} |", r.method);
@@ -414,6 +400,17 @@ pub fn table(c: &Comparison) -> String {
             }
             (_, None) => t.push_str(" n/a |"),
             _ => t.push_str(" — |"),
+        }
+        // The paired test of the gain: its Holm-corrected p (n/a when the run is too small).
+        match against_base(r.method) {
+            Some(test) => match test.p_holm.or(test.p) {
+                Some(p) if p < 0.001 => t.push_str(" < 0.001 |"),
+                Some(p) => {
+                    let _ = write!(t, " {p:.3} |");
+                }
+                None => t.push_str(" n/a |"),
+            },
+            None => t.push_str(" — |"),
         }
         let has_teacher = r.runs.iter().any(|run| !run.teachers.is_empty());
         match r.teacher_ndcg(8) {
@@ -461,10 +458,48 @@ pub fn table(c: &Comparison) -> String {
     t
 }
 
+/// One sentence per paired test of NDCG@8 on y, the table's gains: the difference, its interval,
+/// the corrected p and the run's size, or that the run cannot tell the methods apart.
+pub fn sentences(tests: &[PairedTest]) -> String {
+    let lines: Vec<String> = tests
+        .iter()
+        .filter(|t| t.metric == "ndcg@8")
+        .map(|t| format!("- {}.", distillrank::stats::sentence(t)))
+        .collect();
+    lines.join("\n") + "\n"
+}
+
+/// Every paired test as a CSV row: both metrics, with empty fields where nothing could be tested.
+fn tests_csv(tests: &[PairedTest]) -> String {
+    let mut s = String::from("a,b,metric,design,mean_diff,ci95_low,ci95_high,p,p_holm,n_queries,n_seeds,min_detectable\n");
+    let f = |v: Option<f64>| v.map_or(String::new(), |v| v.to_string());
+    for t in tests {
+        let _ = writeln!(
+            s,
+            "{},{},{},\"{}\",{},{},{},{},{},{},{},{}",
+            t.a,
+            t.b,
+            t.metric,
+            t.design,
+            f(t.mean_diff),
+            f(t.ci95.map(|c| c[0])),
+            f(t.ci95.map(|c| c[1])),
+            f(t.p),
+            f(t.p_holm),
+            t.n_queries,
+            t.n_seeds,
+            f(t.min_detectable)
+        );
+    }
+    s
+}
+
+#[allow(clippy::too_many_arguments)]
 fn report(
     data: &PreparedData,
     config: &CompareConfig,
     table: &str,
+    sentences: &str,
     command: &str,
     throughput: &Throughput,
     setup: &Setup,
@@ -475,6 +510,10 @@ fn report(
     let mut r = String::new();
     let _ = writeln!(r, "# distillrank compare\n\nData: {}.\n", data.description);
     let _ = writeln!(r, "{table}");
+    let _ = writeln!(
+        r,
+        "Is each gain real? A paired randomization test over the test queries (the per-query NDCG@8 averaged over the seeds, which share the test split), a bootstrap 95% interval of the mean difference, Holm's correction across the table's tests, and the smallest difference this run could detect (80% power); `tests.csv` and results.json's `tests` hold them all, on the graded relevance too:\n\n{sentences}"
+    );
     if has_unmeasured(table) {
         let _ = writeln!(r, "n/a: {}.\n", distillrank::experiment::UNMEASURED);
     }
@@ -537,23 +576,6 @@ fn report(
 /// Whether the table holds an unmeasurable figure.
 fn has_unmeasured(table: &str) -> bool {
     table.contains(" n/a |")
-}
-
-fn results_json(
-    data: &PreparedData,
-    config: &CompareConfig,
-    c: &Comparison,
-    command: &str,
-) -> serde_json::Value {
-    let methods = c.methods_json();
-    serde_json::json!({
-        "data": data.description,
-        "preparation": data.options,
-        "privileged_columns": data.prepared.privileged_columns,
-        "config": config,
-        "command": command,
-        "methods": methods,
-    })
 }
 
 fn csv(c: &Comparison) -> String {

@@ -14,6 +14,7 @@ macro_rules! outln {
 mod bench;
 mod commands;
 mod compare;
+mod export;
 mod objectives;
 mod plot;
 mod progress;
@@ -27,6 +28,7 @@ use distillrank::cpu::loss::LossKind;
 use distillrank::data::logs::LogOptions;
 use distillrank::data::prepare::FeatureView;
 use distillrank::data::synth::SynthKind;
+use distillrank::engine::{Backend, Engine};
 use distillrank::metrics::IdcgZero;
 use distillrank::setup::{DataSetup, DataSource, LogLabels};
 
@@ -58,6 +60,9 @@ pub enum Command {
     Eval(EvalArgs),
     /// Scores of a saved model on a LETOR file, or a TREC run file.
     Predict(PredictArgs),
+    /// Write a saved model as an ONNX file for serving: raw LETOR feature vectors in, the scores
+    /// `predict` gives out.
+    Export(export::ExportArgs),
     /// Train and compare no-distillation, self-distillation, GenD, PFD (and multi-teacher PFD,
     /// Ranking Distillation) over several seeds; write a report, JSON, CSV and plots.
     Compare(compare::CompareArgs),
@@ -451,7 +456,7 @@ pub struct TrainArgs {
     pub save: Option<PathBuf>,
     /// Where to train: auto (a hardware GPU if any, else the CPU engine), gpu or cpu.
     #[arg(long, value_enum, default_value = "auto")]
-    pub backend: BackendArg,
+    pub backend: Backend,
     #[command(flatten)]
     pub objective: ObjectiveArgs,
 }
@@ -478,50 +483,12 @@ impl ObjectiveArgs {
     }
 }
 
-/// Where models train.
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq)]
-pub enum BackendArg {
-    /// A hardware GPU when wgpu finds one, else the CPU engine (software GPUs such as lavapipe and
-    /// SwiftShader are slower than the CPU engine, so auto does not take them).
-    Auto,
-    /// Any wgpu adapter, software ones included.
-    Gpu,
-    /// The CPU engine.
-    Cpu,
-}
-
-/// The engine for `--backend`, saying which adapter it took.
-pub fn engine(
-    backend: BackendArg,
-    out: &progress::Output,
-) -> distillrank::Result<distillrank::train::Engine> {
-    use distillrank::gpu::{AdapterChoice, Gpu};
-    use distillrank::train::Engine;
-    let choice = match backend {
-        BackendArg::Cpu => return Ok(Engine::Cpu),
-        BackendArg::Gpu => AdapterChoice::Any,
-        BackendArg::Auto => AdapterChoice::HardwareOnly,
-    };
-    match pollster::block_on(Gpu::new(choice)) {
-        Ok(gpu) => {
-            out.note(format!(
-                "backend: GPU, {} ({:?}, {:?})",
-                gpu.info.name, gpu.info.backend, gpu.info.device_type
-            ));
-            Ok(Engine::Gpu(gpu))
-        }
-        // `auto` says what it chose and, in a few words, why: the probe's details (every
-        // backend wgpu tried) matter only when a GPU was asked for.
-        Err(e) if backend == BackendArg::Auto => {
-            let why = match e.to_string() {
-                m if m.contains("software adapter") => m.trim_start_matches("GPU: ").to_string(),
-                _ => "no hardware GPU adapter found".to_string(),
-            };
-            out.note(format!("backend: CPU engine ({why})"));
-            Ok(Engine::Cpu)
-        }
-        Err(e) => Err(e),
-    }
+/// The engine for `--backend` ([`Engine::open`], the one place that decides `auto`), saying
+/// which it took.
+pub fn engine(backend: Backend, out: &progress::Output) -> distillrank::Result<Engine> {
+    let (engine, note) = Engine::open_blocking(backend)?;
+    out.note(note);
+    Ok(engine)
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug)]
@@ -621,7 +588,7 @@ pub struct EvalArgs {
     pub allow_missing_features: bool,
     /// Where to score: auto (a hardware GPU if any, else the CPU engine), gpu or cpu.
     #[arg(long, value_enum, default_value = "auto")]
-    pub backend: BackendArg,
+    pub backend: Backend,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq)]
@@ -656,7 +623,7 @@ pub struct PredictArgs {
     pub allow_missing_features: bool,
     /// Where to score: auto (a hardware GPU if any, else the CPU engine), gpu or cpu.
     #[arg(long, value_enum, default_value = "auto")]
-    pub backend: BackendArg,
+    pub backend: Backend,
 }
 
 /// Mesa's Vulkan drivers print "error: XDG_RUNTIME_DIR is invalid or not set" to stderr when they
@@ -716,6 +683,7 @@ pub fn run(cli: Cli) -> distillrank::Result<()> {
         Command::Train(args) => commands::train(&args, &out),
         Command::Eval(args) => commands::eval(&args, &out),
         Command::Predict(args) => commands::predict(&args, &out),
+        Command::Export(args) => export::run(&args, &out),
         Command::Compare(args) => compare::run(&args, &out),
         Command::Sweep(args) => sweep::run(&args, &out),
         Command::Objectives(args) => objectives::run(&args, &out),

@@ -20,7 +20,7 @@ use super::commands::load;
 use super::compare::{reproduce_command, write};
 use super::plot::{self, Series};
 use super::progress::{Output, Progress};
-use super::{engine, BackendArg, SplitFiles};
+use super::{engine, SplitFiles};
 
 #[derive(Args, Clone, Debug)]
 pub struct ObjectivesArgs {
@@ -103,7 +103,7 @@ pub struct ObjectivesArgs {
     pub out: PathBuf,
     /// Where the models train.
     #[arg(long, value_enum, default_value = "auto")]
-    pub backend: BackendArg,
+    pub backend: distillrank::engine::Backend,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug)]

@@ -98,6 +98,91 @@ impl Progress {
     }
 }
 
+/// The library pipeline's reports as progress bars and lines on stderr. A task is its unit and
+/// its total: a new one (or a count that goes back) starts a new bar; the label is the bar's
+/// message. With `epochs`, every model's epochs are printed as lines.
+pub struct Bars<'a> {
+    out: &'a Output,
+    bar: Option<(String, u64, u64, Progress)>,
+    pub epochs: bool,
+}
+
+impl<'a> Bars<'a> {
+    pub fn new(out: &'a Output) -> Self {
+        Bars {
+            out,
+            bar: None,
+            epochs: false,
+        }
+    }
+
+    /// Ends the bar being drawn, if any.
+    pub fn finish(&mut self) {
+        if let Some((_, _, _, bar)) = self.bar.take() {
+            bar.finish();
+        }
+    }
+}
+
+impl Drop for Bars<'_> {
+    fn drop(&mut self) {
+        self.finish();
+    }
+}
+
+impl distillrank::pipeline::Reporter for Bars<'_> {
+    fn note(&mut self, text: &str) {
+        match &self.bar {
+            Some((_, _, _, bar)) if !self.out.quiet => bar.println(text),
+            _ => self.out.note(text),
+        }
+    }
+
+    fn warn(&mut self, text: &str) {
+        self.out.warn(text);
+    }
+
+    fn progress(&mut self, label: &str, unit: &str, done: u64, total: u64) {
+        let same =
+            matches!(&self.bar, Some((u, t, at, _)) if u == unit && *t == total && done >= *at);
+        if !same {
+            self.finish();
+            self.bar = Some((
+                unit.to_string(),
+                total,
+                done,
+                Progress::new(self.out, total, unit),
+            ));
+        }
+        if let Some((_, _, at, bar)) = &mut self.bar {
+            bar.message(label.to_string());
+            bar.set(done);
+            *at = done;
+        }
+        if done >= total {
+            self.finish();
+        }
+    }
+
+    fn epoch(
+        &mut self,
+        model: &distillrank::experiment::Training,
+        log: &distillrank::train::EpochLog,
+    ) {
+        if !self.epochs {
+            return;
+        }
+        let line = format!(
+            "{model}: epoch {:>3}  loss {:.5}  valid NDCG@8 {:.4}  {:.0} docs/s",
+            log.epoch, log.data_loss, log.valid_ndcg, log.docs_per_s
+        );
+        match &self.bar {
+            Some((_, _, _, bar)) => bar.println(line),
+            None => self.out.note(line),
+        }
+    }
+}
+
 /// A rate as a whole number with thousands separators: `82,646,623`.
 pub fn thousands(value: f64) -> String {
     if !value.is_finite() {

@@ -13,7 +13,6 @@ use distillrank::distill::Method;
 use distillrank::experiment::Comparison;
 use distillrank::{Error, Result};
 
-use super::commands::prepare_setup;
 use super::compare::{reproduce_command, run_comparison, write, ExperimentArgs};
 use super::plot::{lines, Series};
 use super::progress::Output;
@@ -121,11 +120,11 @@ pub fn run(args: &SweepArgs, out: &Output) -> Result<()> {
             )));
         }
         if let Some(train) = &args.data.files.train {
-            if super::commands::sidecar_path(train).exists() {
+            if distillrank::pipeline::sidecar_path(train).exists() {
                 return Err(Error::Config(format!(
                     "{} already holds simulated logs ({}): to sweep {name}, give the original LETOR files and the logs are simulated at each value",
                     train.display(),
-                    super::commands::sidecar_path(train).display()
+                    distillrank::pipeline::sidecar_path(train).display()
                 )));
             }
         }
@@ -148,10 +147,18 @@ pub fn run(args: &SweepArgs, out: &Output) -> Result<()> {
             SweepParam::ConversionRate => data_args.logs.conversion_rate = value,
         }
         out.note(format!("{name} = {value}"));
-        let data = prepare_setup(&data_args.setup()?, &data_args.files, true, out)?;
+        let data = super::commands::prepare_data(&data_args, true, out)?;
         let train = &data.prepared.train;
         positives.push((train.positive_groups(), train.n_groups()));
-        points.push((value, run_comparison(&data, &base, out)?));
+        let setup = args.experiment.setup(data_args.setup()?)?;
+        let setup = match args.param {
+            SweepParam::Alpha => distillrank::setup::Setup {
+                alpha: value,
+                ..setup
+            },
+            _ => setup,
+        };
+        points.push((value, run_comparison(&data, &setup, &base.engine, out)?));
     }
     let seconds = started.elapsed().as_secs_f64();
     std::fs::create_dir_all(&args.out).map_err(|e| Error::io(&args.out, e))?;

@@ -4,27 +4,7 @@
 
 use super::mlp::{Gradients, Mlp};
 use super::{real, Real};
-
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct AdamConfig {
-    pub lr: f64,
-    pub beta1: f64,
-    pub beta2: f64,
-    pub eps: f64,
-    pub weight_decay: f64,
-}
-
-impl Default for AdamConfig {
-    fn default() -> Self {
-        AdamConfig {
-            lr: 1e-3,
-            beta1: 0.9,
-            beta2: 0.999,
-            eps: 1e-8,
-            weight_decay: 0.0,
-        }
-    }
-}
+pub use crate::model::adam::AdamConfig;
 
 /// First and second moment estimates, one pair of buffers per parameter tensor.
 pub struct Adam<T> {

@@ -2,44 +2,17 @@
 //! machines without a GPU. Generic over [`Real`] so that tests run the same code in f64 for
 //! finite-difference gradient checks; training uses f32.
 //!
-//! Matrix products go through the `gemm` crate (packed, SIMD, rayon-parallel on native).
+//! Matrix products go through the `gemm` crate (packed, SIMD, rayon-parallel on native). The
+//! words it shares with the GPU engine (the model, the losses' names and weights, Adam's
+//! settings, the objectives, the step's plan) are the ground floor's, [`crate::model`].
 
 pub mod adam;
+pub mod classifier;
 pub mod loss;
 pub mod mlp;
 pub mod ranking;
 
-/// A floating-point type the engine runs in: f32 for training, f64 for gradient checks.
-pub trait Real:
-    num_traits::Float
-    + num_traits::FromPrimitive
-    + Default
-    + Send
-    + Sync
-    + std::fmt::Debug
-    + std::iter::Sum
-    + 'static
-{
-}
-impl Real for f32 {}
-impl Real for f64 {}
-
-/// max(v, 0) as a comparison and a select (NaN gives 0). `f32::max` is a call to `fmaxf` on
-/// wasm32, where the max instruction treats NaN otherwise, and that call, never inlined nor
-/// vectorised, took a quarter of the page's training time in the ReLU alone.
-#[inline]
-pub fn positive_part<T: Real>(v: T) -> T {
-    if v > T::zero() {
-        v
-    } else {
-        T::zero()
-    }
-}
-
-#[inline]
-pub fn real<T: Real>(v: f64) -> T {
-    T::from_f64(v).unwrap()
-}
+pub use crate::model::{positive_part, real, Real};
 
 /// Strided view of a matrix: element (r, c) is `data[r * row_stride + c * col_stride]`.
 #[derive(Clone, Copy)]

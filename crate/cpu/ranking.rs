@@ -6,8 +6,8 @@
 use super::adam::{Adam, AdamConfig, AdamVector};
 use super::loss::{data_loss, ranking_distillation_loss, teacher_loss};
 use super::mlp::{Activations, Gradients, Mlp};
-use crate::objectives::{dual_ascent, Grad, LabelPrior, Objective, Params, Surrogate};
-use crate::step::{LossPlan, ObjectivePlan, StepBatch, StepLosses};
+use crate::model::objective::{dual_ascent, Grad, LabelPrior, Objective, Params, Surrogate};
+use crate::model::step::{LossPlan, ObjectivePlan, StepBatch, StepLosses};
 
 /// One ranking model in training on the CPU engine.
 pub struct CpuRanking {

@@ -676,12 +676,12 @@ impl Ranker {
     fn graded_ndcg10(&self, data: &Dataset) -> Option<f64> {
         let scores: Vec<f32> = self.scores(data).iter().map(|&s| s as f32).collect();
         let gains: Vec<f32> = data.grades.iter().map(|&r| r as f32).collect();
-        crate::ranking::metrics::mean_ndcg(
+        crate::metrics::mean_ndcg(
             10,
             &scores,
             &gains,
             &data.group_offsets,
-            crate::ranking::metrics::IdcgZero::Exclude,
+            crate::metrics::IdcgZero::Exclude,
         )
     }
 }

@@ -126,6 +126,8 @@ pub struct RankingSet {
     pub group_offsets: Vec<usize>,
     /// Whether each group has at least one y = 1 (S_label); the others are unlabeled (S_unlabel).
     pub positive_group: Vec<bool>,
+    /// The query id of each group, as the source data name it.
+    pub qids: Vec<u64>,
 }
 
 /// Which features a model sees.
@@ -994,6 +996,7 @@ fn prepare_parts(
             labels,
             group_offsets: data.group_offsets,
             positive_group,
+            qids: data.qids,
         }
     };
     let train_set = build(train_data, &train_draws);

@@ -5,7 +5,7 @@
 use super::params::RankingLossParams;
 use super::shaders::WORKGROUP;
 use super::{groups_of, Gpu, Kernel, Slot};
-use crate::cpu::loss::LossKind;
+use crate::model::LossKind;
 
 /// The buffers a ranking loss reads and writes (see ranknet.wgsl, bce.wgsl, listwise.wgsl).
 pub struct LossBuffers<'a> {

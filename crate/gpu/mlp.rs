@@ -8,10 +8,10 @@ use std::sync::Arc;
 use super::params::{AdamParams, DenseParams};
 use super::shaders::WORKGROUP;
 use super::{dense_dispatch, groups_of, Gpu, Kernel, Slot};
-use crate::cpu::adam::AdamConfig;
-use crate::cpu::mlp::{Dense, Mlp};
 use crate::data::inputs::Inputs;
 use crate::error::{Error, Result};
+use crate::model::AdamConfig;
+use crate::model::{Dense, Mlp};
 
 struct Layer {
     n_in: usize,

@@ -9,6 +9,7 @@
 
 pub mod losses;
 pub mod mlp;
+pub mod objective;
 pub mod params;
 pub mod shaders;
 pub mod trainer;

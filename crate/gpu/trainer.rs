@@ -20,14 +20,14 @@ use super::mlp::GpuMlp;
 use super::params::{DistillParams, ReduceParams, SelectParams};
 use super::shaders::WORKGROUP;
 use super::{groups_of, Gpu, Kernel, Phase, Slot};
-use crate::cpu::loss::{loss_weights, Targets};
-use crate::cpu::mlp::Mlp;
 use crate::data::inputs::Inputs;
 use crate::error::{Error, Result};
-use crate::objectives::gpu::GpuObjectiveLoss;
-use crate::objectives::{LabelPrior, Surrogate};
-use crate::ranking::distill::{RdBatch, RdScheme};
-use crate::step::{LossPlan, StepBatch, StepLosses};
+use crate::gpu::objective::GpuObjectiveLoss;
+use crate::model::loss::{loss_weights, Targets};
+use crate::model::objective::{LabelPrior, Surrogate};
+use crate::model::step::{LossPlan, StepBatch, StepLosses};
+use crate::model::step::{RdBatch, RdScheme};
+use crate::model::Mlp;
 
 /// Values per step in the loss window: data, teacher, Ranking Distillation.
 const LOSSES_PER_STEP: usize = 3;

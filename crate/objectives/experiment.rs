@@ -4,8 +4,8 @@
 use crate::data::inputs::Inputs;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
+use crate::metrics::mean_std;
 use crate::objectives::metrics::{evaluate, BinaryMetrics};
-use crate::ranking::experiment::mean_std;
 
 use super::data::BinarySplits;
 use super::train::{fit_async, Config, ConstraintCheck, EpochLog, Event};

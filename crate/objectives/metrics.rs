@@ -185,22 +185,7 @@ fn ratio(a: usize, b: usize) -> f64 {
     }
 }
 
-/// The targets of the curve metrics: recall at precision `precision`, precision at recall
-/// `recall`.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct Targets {
-    pub precision: f64,
-    pub recall: f64,
-}
-
-impl Default for Targets {
-    fn default() -> Self {
-        Targets {
-            precision: 0.8,
-            recall: 0.9,
-        }
-    }
-}
+pub use crate::model::objective::Targets;
 
 /// Every metric of one scored set.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]

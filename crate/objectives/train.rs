@@ -5,9 +5,10 @@
 //! validation AUC-PR (average precision) and the model of the best epoch kept.
 
 use crate::clock::Instant;
-use crate::cpu::mlp::Mlp;
-use crate::engine::Engine;
+use crate::data::inputs::Inputs;
+use crate::engine::{Engine, Examples, Trainer};
 use crate::error::{Error, Result};
+use crate::model::Mlp;
 use crate::objectives::metrics::{evaluate, BinaryMetrics, Confusion};
 use crate::rng::Rng;
 
@@ -150,11 +151,11 @@ pub(crate) fn start<'a>(
     config: &'a Config,
 ) -> Result<(Mlp<f32>, Selection<'a>)> {
     let d = check_splits(train, valid, config)?;
-    crate::cpu::mlp::check_size(
+    crate::model::mlp::check_size(
         d,
         &config.widths,
         config.batch_size,
-        crate::cpu::mlp::available_memory(),
+        crate::model::mlp::available_memory(),
     )?;
     let model = Mlp::<f32>::new(d, &config.widths, config.seed);
     Ok((model, Selection::new(config, valid)))
@@ -340,7 +341,12 @@ pub async fn fit_async(
         let batches = order.len().div_ceil(batch);
         for (i, chunk) in order.chunks(batch).enumerate() {
             gather(train, chunk, &mut inputs, &mut labels);
-            trainer.step(&inputs, &labels).await?;
+            trainer
+                .step(&Examples {
+                    inputs: &inputs,
+                    labels: &labels,
+                })
+                .await?;
             step += 1;
             if step % trainer.loss_window() == 0 || i + 1 == batches {
                 let read = trainer.read_losses().await?;
@@ -360,7 +366,7 @@ pub async fn fit_async(
         let (model, params) = trainer.state().await?;
         check_finite(&model, &params, epoch, step)?;
         let seconds = started.elapsed();
-        let scores = trainer.score(&valid.x).await?;
+        let scores = trainer.score(Inputs::dense(&valid.x, valid.len())).await?;
         let mean_loss = losses.iter().map(|&l| l as f64).sum::<f64>() / losses.len().max(1) as f64;
         let state = (&model, &params, trainer.prior());
         if selection.end_epoch((epoch, mean_loss, seconds), state, &scores, on)? {

@@ -13,7 +13,8 @@
 //! reused; the student never sees z.
 
 use crate::data::prepare::RankingSet;
-use crate::ranking::metrics;
+use crate::metrics;
+pub use crate::model::step::{RdBatch, RdScheme};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -159,78 +160,6 @@ impl RdTargets {
         epoch: usize,
     ) -> Vec<Vec<(usize, f32)>> {
         self.batch(groups, offsets, epoch).weights(offsets, logits)
-    }
-}
-
-/// The weighting one batch applies: [`RdWeighting`] with the hybrid's epoch resolved.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RdScheme {
-    Equal,
-    Position,
-    Discrepancy,
-    PositionTimesDiscrepancy,
-}
-
-/// Ranking Distillation in one batch: each batch group's candidates, the teacher's best first,
-/// as batch documents, and the weighting in force. Both engines weigh them from the student's
-/// logits with the same rule ([`RdBatch::weights`] on the CPU, `rd_weights` in
-/// `shaders/distill.wgsl`).
-#[derive(Debug, Clone)]
-pub struct RdBatch {
-    pub scheme: RdScheme,
-    pub lambda: f64,
-    pub mu: f64,
-    /// Group b's candidates are `documents[offsets[b]..offsets[b + 1]]`.
-    pub offsets: Vec<usize>,
-    pub documents: Vec<usize>,
-}
-
-impl RdBatch {
-    /// The (batch document, weight) pairs of each batch group (group b holds the documents
-    /// `group_offsets[b]..group_offsets[b + 1]`). Candidate r (1-based) weighs
-    /// w^a_r = exp(-r / lambda), w^b_r = max(0, tanh(mu (rhat_r - r))) with rhat_r the student's
-    /// rank of it in its group (ties by document order), their product, or 1, as the scheme
-    /// says, normalised to sum 1 per group; a group whose weights sum to 0 has none.
-    pub fn weights(&self, group_offsets: &[usize], logits: &[f32]) -> Vec<Vec<(usize, f32)>> {
-        let position = |r: usize| (-(r as f64) / self.lambda).exp();
-        (0..self.offsets.len() - 1)
-            .map(|b| {
-                let group = &logits[group_offsets[b]..group_offsets[b + 1]];
-                let candidates = &self.documents[self.offsets[b]..self.offsets[b + 1]];
-                let discrepancy = |r: usize, doc: usize| {
-                    let i = doc - group_offsets[b];
-                    let f = group[i];
-                    let rhat = 1 + group
-                        .iter()
-                        .enumerate()
-                        .filter(|&(j, &o)| o > f || (o == f && j < i))
-                        .count();
-                    (self.mu * (rhat as f64 - r as f64)).tanh().max(0.0)
-                };
-                let raw: Vec<f64> = candidates
-                    .iter()
-                    .enumerate()
-                    .map(|(r0, &doc)| {
-                        let r = r0 + 1;
-                        match self.scheme {
-                            RdScheme::Equal => 1.0,
-                            RdScheme::Position => position(r),
-                            RdScheme::Discrepancy => discrepancy(r, doc),
-                            RdScheme::PositionTimesDiscrepancy => position(r) * discrepancy(r, doc),
-                        }
-                    })
-                    .collect();
-                let sum: f64 = raw.iter().sum();
-                if sum <= 0.0 {
-                    return Vec::new();
-                }
-                candidates
-                    .iter()
-                    .zip(&raw)
-                    .map(|(&doc, &w)| (doc, (w / sum) as f32))
-                    .collect()
-            })
-            .collect()
     }
 }
 

@@ -5,8 +5,8 @@ use crate::data::inputs::Inputs;
 use crate::data::prepare::{FeatureView, Prepared, RankingSet};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
+use crate::metrics;
 use crate::ranking::distill::{privileged_subsets, scale_widths, Method, RdConfig, RdTargets};
-use crate::ranking::metrics;
 use crate::ranking::train::{fit_async, EpochLog, Event, Guidance, Split, TrainConfig};
 
 /// One trained model and how it did.
@@ -23,7 +23,17 @@ pub struct ModelRun {
     pub parameters: usize,
     /// Scoring time per 1,000 documents, milliseconds, on the engine that trained it.
     pub ms_per_1k_docs: f64,
+    /// The student's test NDCG@[`TESTED_K`] of each test query on y, in the test split's order
+    /// (`None`: a query without a y = 1), for the paired tests; empty for teachers.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub per_query: Vec<Option<f64>>,
+    /// The same on the graded relevance.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub per_query_graded: Vec<Option<f64>>,
 }
+
+/// The k of the NDCG whose per-query values are kept and tested: the PFD paper's NDCG@8.
+pub const TESTED_K: usize = 8;
 
 /// The training, validation and test splits with the inputs of one feature selection.
 pub struct Splits<'a> {
@@ -42,7 +52,7 @@ pub async fn run_model(
     guidance: &Guidance<'_>,
     test_curve: bool,
     on: &mut dyn FnMut(Event),
-) -> Result<(crate::cpu::mlp::Mlp<f32>, ModelRun)> {
+) -> Result<(crate::model::Mlp<f32>, ModelRun)> {
     let (train, valid) = (splits.train, splits.valid);
     let test = test_curve.then_some(splits.test);
     let trained = fit_async(engine, train, valid, test, config, guidance, on).await?;
@@ -61,6 +71,16 @@ pub async fn run_model(
             )
         })
         .collect();
+    let per_query = if test_curve {
+        metrics::ndcg_per_group(TESTED_K, &scores, &test.labels, &test.group_offsets)
+    } else {
+        Vec::new()
+    };
+    let per_query_graded = if test_curve {
+        metrics::ndcg_per_group(TESTED_K, &scores, &grades, &test.group_offsets)
+    } else {
+        Vec::new()
+    };
     let run = ModelRun {
         best_epoch: trained.best_epoch,
         best_valid_ndcg: trained.best_valid_ndcg,
@@ -69,6 +89,8 @@ pub async fn run_model(
         history: trained.history,
         parameters: trained.model.n_parameters(),
         ms_per_1k_docs: 1000.0 * seconds * 1000.0 / test.n_docs().max(1) as f64,
+        per_query,
+        per_query_graded,
     };
     Ok((trained.model, run))
 }
@@ -117,7 +139,18 @@ impl Default for CompareConfig {
 }
 
 impl CompareConfig {
+    /// Checks the comparison against the prepared data: [`CompareConfig::validate_methods`], and
+    /// a test split to compare on.
     pub fn validate(&self, p: &Prepared) -> Result<()> {
+        self.validate_methods(p)?;
+        if p.test.is_none() {
+            return Err(Error::Config("compare needs a test split (--test)".into()));
+        }
+        Ok(())
+    }
+
+    /// Checks the training settings and what the methods need of the data.
+    pub fn validate_methods(&self, p: &Prepared) -> Result<()> {
         self.train.validate()?;
         if self.methods.is_empty() || self.seeds == 0 {
             return Err(Error::Config(
@@ -147,9 +180,6 @@ impl CompareConfig {
             || self.rd_teacher_factor < 1.0
         {
             return Err(Error::Config("Ranking Distillation needs K >= 1, lambda > 0, alpha_RD > 0 and a teacher at least as large as the student".into()));
-        }
-        if p.test.is_none() {
-            return Err(Error::Config("compare needs a test split (--test)".into()));
         }
         Ok(())
     }
@@ -236,16 +266,7 @@ pub fn graded_ndcg(run: &ModelRun, k: usize) -> Option<f64> {
 pub const UNMEASURED: &str =
     "no test group has a document with y = 1, so test NDCG cannot be measured";
 
-pub fn mean_std(v: &[f64]) -> (f64, f64) {
-    let n = v.len() as f64;
-    let mean = v.iter().sum::<f64>() / n.max(1.0);
-    let var = if v.len() > 1 {
-        v.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / (n - 1.0)
-    } else {
-        0.0
-    };
-    (mean, var.sqrt())
-}
+pub use crate::metrics::mean_std;
 
 /// Test NDCG@k of a run; None when no test group has a relevant document (see [`UNMEASURED`]).
 pub fn ndcg(run: &ModelRun, k: usize) -> Option<f64> {
@@ -257,12 +278,84 @@ pub struct Comparison {
     pub methods: Vec<MethodRuns>,
     /// Each method's student of the first seed: the model to carry away (it reads x only).
     #[serde(skip)]
-    pub students: Vec<(Method, crate::cpu::mlp::Mlp<f32>)>,
+    pub students: Vec<(Method, crate::model::Mlp<f32>)>,
 }
 
 impl Comparison {
     pub fn get(&self, m: Method) -> Option<&MethodRuns> {
         self.methods.iter().find(|r| r.method == m)
+    }
+
+    /// The pairs the paired tests compare, as (a, b) for the difference a - b: every method
+    /// against no distillation, and PFD against GenD and against self-distillation (the PFD
+    /// paper's questions), those whose methods both ran.
+    pub fn tested_pairs(&self) -> Vec<(Method, Method)> {
+        let has = |m| self.get(m).is_some();
+        let mut pairs: Vec<(Method, Method)> = self
+            .methods
+            .iter()
+            .map(|r| r.method)
+            .filter(|&m| m != Method::NoDistillation && has(Method::NoDistillation))
+            .map(|m| (m, Method::NoDistillation))
+            .collect();
+        for other in [Method::GenD, Method::SelfDistillation] {
+            if has(Method::Pfd) && has(other) {
+                pairs.push((Method::Pfd, other));
+            }
+        }
+        pairs
+    }
+
+    /// The students' per-query test NDCG@[`TESTED_K`] of `method`, one list per seed: on y, or
+    /// on the graded relevance.
+    pub fn per_query(&self, method: Method, graded: bool) -> Vec<Vec<Option<f64>>> {
+        self.get(method).map_or_else(Vec::new, |r| {
+            r.runs
+                .iter()
+                .map(|run| match graded {
+                    false => run.student.per_query.clone(),
+                    true => run.student.per_query_graded.clone(),
+                })
+                .collect()
+        })
+    }
+
+    /// The paired tests of [`Comparison::tested_pairs`] on the students' test NDCG@8 on y
+    /// (`ndcg@8`) and on the graded relevance (`graded_ndcg@8`), Holm-corrected within each
+    /// metric (one table each), from `seed`. Pairs whose per-query figures were not kept (runs
+    /// read from an older file) are left out.
+    pub fn tests(&self, seed: u64) -> Vec<crate::stats::PairedTest> {
+        let mut all = Vec::new();
+        for (graded, metric) in [(false, "ndcg@8"), (true, "graded_ndcg@8")] {
+            let mut tests: Vec<crate::stats::PairedTest> = self
+                .tested_pairs()
+                .into_iter()
+                .filter_map(|(a, b)| {
+                    let (pa, pb) = (self.per_query(a, graded), self.per_query(b, graded));
+                    if pa.iter().chain(&pb).any(Vec::is_empty) {
+                        return None;
+                    }
+                    crate::stats::paired_test(a.name(), b.name(), metric, &pa, &pb, seed).ok()
+                })
+                .collect();
+            crate::stats::holm(&mut tests);
+            all.extend(tests);
+        }
+        all
+    }
+
+    /// `per_query` of results.json: per method, per seed, each test query's NDCG@8 on y.
+    pub fn per_query_json(&self, graded: bool) -> serde_json::Value {
+        self.methods
+            .iter()
+            .map(|r| {
+                (
+                    r.method.name().to_string(),
+                    serde_json::json!(self.per_query(r.method, graded)),
+                )
+            })
+            .collect::<serde_json::Map<_, _>>()
+            .into()
     }
 
     /// Per method: test `ndcg@K` (mean, std, per seed) of the students, the first teacher's
@@ -272,7 +365,7 @@ impl Comparison {
         for r in &self.methods {
             let mut m = serde_json::Map::new();
             // An unmeasurable figure is null, with the reason, never a 0.
-            for k in crate::ranking::metrics::NDCG_CUTOFFS {
+            for k in crate::metrics::NDCG_CUTOFFS {
                 let stat = r.student_ndcg(k);
                 let per_seed: Vec<Option<f64>> =
                     r.runs.iter().map(|run| ndcg(&run.student, k)).collect();
@@ -282,7 +375,7 @@ impl Comparison {
                 }
                 m.insert(format!("ndcg@{k}"), entry);
             }
-            for k in crate::ranking::metrics::NDCG_CUTOFFS {
+            for k in crate::metrics::NDCG_CUTOFFS {
                 let stat = r.student_graded_ndcg(k);
                 let per_seed: Vec<Option<f64>> = r
                     .runs
@@ -308,10 +401,15 @@ impl Comparison {
                 }
                 m.insert("teacher_ndcg@8".into(), entry);
             }
-            m.insert(
-                "runs".into(),
-                serde_json::to_value(&r.runs).expect("runs serialise"),
-            );
+            // The per-query figures are results.json's `per_query`, once.
+            let mut runs = serde_json::to_value(&r.runs).expect("runs serialise");
+            for run in runs.as_array_mut().into_iter().flatten() {
+                if let Some(student) = run["student"].as_object_mut() {
+                    student.remove("per_query");
+                    student.remove("per_query_graded");
+                }
+            }
+            m.insert("runs".into(), runs);
             methods.insert(r.method.name().into(), serde_json::Value::Object(m));
         }
         serde_json::Value::Object(methods)
@@ -418,18 +516,16 @@ pub async fn compare_async(
 /// One method at one seed: its teacher(s), trained on S_label, then its student. Every such
 /// pair is independent of the others (each method trains its own teachers, all draws come from
 /// `seed`), so they may run in any order or in parallel with the same results: the page's pool of
-/// workers runs them side by side. Returns the student and the runs.
+/// workers runs them side by side. Without a test split, the figures are on the validation
+/// split. Returns the student and the runs.
 pub async fn run_method_seed(
     p: &Prepared,
     config: &CompareConfig,
     method: Method,
     seed: u64,
     on: &mut OnProgress<'_>,
-) -> Result<(crate::cpu::mlp::Mlp<f32>, SeedRun)> {
-    let test = p
-        .test
-        .as_ref()
-        .ok_or_else(|| Error::Config("compare needs a test split (--test)".into()))?;
+) -> Result<(crate::model::Mlp<f32>, SeedRun)> {
+    let test = p.test.as_ref().unwrap_or(&p.valid);
     let student = TrainConfig {
         seed,
         view: FeatureView::Regular,

@@ -4,19 +4,20 @@
 //! every epoch, early stopping, and the model of the best validation epoch kept.
 
 use crate::clock::Instant;
-use crate::cpu::adam::AdamConfig;
-use crate::cpu::loss::LossKind;
-use crate::cpu::mlp::Mlp;
 pub use crate::cpu::mlp::{score, SCORE_CHUNK_DOCS};
 use crate::data::inputs::Inputs;
 use crate::data::prepare::{FeatureView, RankingSet};
 pub use crate::engine::Engine;
-use crate::engine::RankingTrainer;
+use crate::engine::{RankingTrainer, Trainer};
 use crate::error::{Error, Result};
+use crate::metrics::{mean_ndcg, IdcgZero};
+use crate::model::step::{LossPlan, ObjectivePlan, StepBatch, StepLosses};
+use crate::model::AdamConfig;
+use crate::model::LossKind;
+use crate::model::Mlp;
 use crate::ranking::distill::RdTargets;
-use crate::ranking::metrics::{mean_ndcg, IdcgZero};
 use crate::rng::Rng;
-use crate::step::{LossPlan, ObjectivePlan, StepBatch, StepLosses};
+use crate::stop::Stop;
 
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct TrainConfig {
@@ -40,14 +41,17 @@ pub struct TrainConfig {
     /// A global objective (Eban et al.) as the data loss instead of `loss`, on the documents of
     /// S_label labelled by y; the teacher loss stays `loss`'s.
     #[serde(default)]
-    pub objective: Option<crate::objectives::Objective>,
+    pub objective: Option<crate::model::Objective>,
     /// The objective's multipliers ascend at this factor times the learning rate.
     #[serde(default = "default_dual_rate_factor")]
     pub dual_rate_factor: f64,
+    /// Raised to stop training between steps (Ctrl-C in Python, the page's Stop).
+    #[serde(skip)]
+    pub stop: Stop,
 }
 
 fn default_dual_rate_factor() -> f64 {
-    crate::objectives::config::DEFAULT_DUAL_RATE_FACTOR
+    crate::model::objective::DEFAULT_DUAL_RATE_FACTOR
 }
 
 impl Default for TrainConfig {
@@ -66,6 +70,7 @@ impl Default for TrainConfig {
             seed: 0,
             objective: None,
             dual_rate_factor: default_dual_rate_factor(),
+            stop: Stop::default(),
         }
     }
 }
@@ -323,6 +328,9 @@ pub async fn fit_async(
             on(Event::Step {
                 docs: batch.labels.len(),
             });
+            if config.stop.requested() {
+                return Err(Error::Stopped { epoch, step });
+            }
         }
         let model = trainer.model().await?;
         let n = losses.len().max(1) as f64;
@@ -533,11 +541,11 @@ fn check(train: Split, valid: Split, config: &TrainConfig, guidance: &Guidance) 
             )));
         }
     }
-    crate::cpu::mlp::check_size(
+    crate::model::mlp::check_size(
         width,
         &config.widths,
         config.batch_docs.max(largest_group(train.set)),
-        crate::cpu::mlp::available_memory(),
+        crate::model::mlp::available_memory(),
     )?;
     // A model whose inputs never change cannot learn: say so rather than train to ln 2.
     let mut first = Vec::new();

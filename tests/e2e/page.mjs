@@ -190,6 +190,18 @@ await check("results_and_student_export", async () => {
   expect(config.format === "distillrank-model" && config.columns.length > 0, `student config: ${JSON.stringify(config)}`);
   const weights = fs.readFileSync(await downloads.find((d) => d.suggestedFilename() === "pfd.safetensors").path());
   expect(weights.length > 1000, `safetensors of ${weights.length} bytes`);
+  // The paired tests under the table: one sentence per gain, as the CLI's report writes them.
+  const sentences = await page.locator("#results-tests li").allTextContents();
+  expect(sentences.some((s) => /^pfd − no-distillation: [+−]?\d\.\d{4} .*on \d+ queries × 5 seeds/.test(s)),
+    `the tests' sentences: ${JSON.stringify(sentences)}`);
+  expect(Array.isArray(results.tests) && results.tests.length >= 5 && Array.isArray(results.per_query.pfd),
+    `results.json's tests and per_query: ${JSON.stringify(results.tests).slice(0, 200)}`);
+  console.log(`    ${sentences.find((s) => s.startsWith("pfd − gend")) ?? sentences[0]}`);
+  // The student as ONNX: a protobuf of the whole input path.
+  const [onnx] = await Promise.all([page.waitForEvent("download"), page.click("#export-onnx")]);
+  const onnxBytes = fs.readFileSync(await onnx.path());
+  expect(onnx.suggestedFilename() === "pfd.onnx" && onnxBytes.length > 1000 && onnxBytes.includes("distillrank"),
+    `ONNX download: ${onnx.suggestedFilename()}, ${onnxBytes.length} bytes`);
   // The downloaded student loads back into the page and scores the test split.
   const saved = path.join(os.tmpdir(), "distillrank-e2e-student");
   fs.mkdirSync(saved, { recursive: true });
@@ -297,11 +309,15 @@ await check("real_data_pfd_against_gend_with_simulated_logs", async () => {
   expect(Object.keys(table).sort().join() === "gend,no-distillation,pfd", `rows: ${Object.keys(table)}`);
   for (const m of ["no-distillation", "gend", "pfd"]) {
     const ndcg8 = parseFloat(table[m][3]);
-    const graded8 = parseFloat(table[m][7]);
+    const graded8 = parseFloat(table[m][8]);
     expect(Number.isFinite(ndcg8) && ndcg8 > 0 && ndcg8 <= 1, `${m} NDCG@8 = ${table[m][3]}`);
-    expect(Number.isFinite(graded8) && graded8 > 0 && graded8 <= 1, `${m} graded NDCG@8 = ${table[m][7]}`);
-    console.log(`    ${m}: NDCG@8 on y ${table[m][3]}, on the grades ${table[m][7]}, teacher ${table[m][6]}`);
+    expect(Number.isFinite(graded8) && graded8 > 0 && graded8 <= 1, `${m} graded NDCG@8 = ${table[m][8]}`);
+    console.log(`    ${m}: NDCG@8 on y ${table[m][3]}, on the grades ${table[m][8]}, teacher ${table[m][7]}, p (Holm) ${table[m][6]}`);
   }
+  // The button's answer ends the status: PFD against GenD with its paired test.
+  const sentence = status.slice(status.indexOf("pfd − gend"));
+  expect(/^pfd − gend: [+−]?\d\.\d{4} .*p [=<] [\d.]+ \(Holm\), on \d+ queries × 2 seeds/.test(sentence), `status: ${status}`);
+  console.log(`    ${sentence}`);
   await page.screenshot({ path: path.join(shots, "real-logs.png"), fullPage: true });
 });
 

@@ -89,7 +89,15 @@ export function resultsTable(result, order) {
   const methods = order.filter((m) => result.methods[m]).map((m) => [m, result.methods[m]]);
   const base = result.methods["no-distillation"]?.["ndcg@8"].mean;
   const best = Math.max(...methods.map(([, r]) => r["ndcg@8"].mean ?? -Infinity));
-  const head = `<tr><th>method</th>${CUTOFFS.map((k) => `<th>NDCG@${k}</th>`).join("")}<th>gain @8</th><th>teacher NDCG@8</th>` +
+  // The paired test of each gain over no distillation (the library's, results.json's `tests`).
+  const test = (name) => (result.tests ?? []).find((t) => t.metric === "ndcg@8" && t.a === name && t.b === "no-distillation");
+  const pOf = (t) => {
+    const p = t?.p_holm ?? t?.p;
+    if (p === null || p === undefined) return t ? "n/a" : "—";
+    return p < 0.001 ? "&lt; 0.001" : p.toFixed(3);
+  };
+  const head = `<tr><th>method</th>${CUTOFFS.map((k) => `<th>NDCG@${k}</th>`).join("")}<th>gain @8</th>` +
+    `<th title="Paired randomization test of the gain over no distillation, over the test queries, Holm-corrected">p (Holm)</th><th>teacher NDCG@8</th>` +
     `<th title="NDCG@8 on the graded relevance, the ground truth behind y">graded NDCG@8</th></tr>`;
   let note = "";
   const rows = methods.map(([name, r]) => {
@@ -104,11 +112,24 @@ export function resultsTable(result, order) {
     const teacher = r["teacher_ndcg@8"] ? fmt(r["teacher_ndcg@8"]) : "—";
     if (mean8 === null) note = ` <small>n/a: ${r["ndcg@8"].unmeasured}</small>`;
     return `<tr class="${mean8 !== null && mean8 === best ? "best" : ""}" data-method="${name}"><td>${name}</td>` +
-      CUTOFFS.map((k) => `<td>${fmt(r[`ndcg@${k}`])}</td>`).join("") + `<td>${gain}</td><td>${teacher}</td>` +
+      CUTOFFS.map((k) => `<td>${fmt(r[`ndcg@${k}`])}</td>`).join("") + `<td>${gain}</td><td>${pOf(test(name))}</td><td>${teacher}</td>` +
       `<td>${r["graded_ndcg@8"] ? fmt(r["graded_ndcg@8"]) : "—"}</td></tr>`;
   });
   return `<thead>${head}</thead><tbody>${rows.join("")}</tbody>` +
     (note ? `<caption class="unmeasured">${note}</caption>` : "");
+}
+
+/// The sentences of the paired tests under the table: each gain with its interval and p, or that
+/// the run cannot tell the methods apart, with the difference it could have detected.
+export function testSentences(result) {
+  const lines = (result.sentences ?? []).map((s) => `<li>${escapeHtml(s)}.</li>`);
+  return lines.length ? `<ul>${lines.join("")}</ul>` : "";
+}
+
+/// The sentence of the test of `a` against `b`, if the run has it.
+export function sentenceOf(result, a, b) {
+  const i = (result.tests ?? []).filter((t) => t.metric === "ndcg@8").findIndex((t) => t.a === a && t.b === b);
+  return i >= 0 ? result.sentences[i] : null;
 }
 
 export function resultsCsv(result) {
@@ -158,7 +179,8 @@ export function progressLine(model, docs, seconds) {
   return `Training ${model.method} ${role}, seed ${model.seed}: ${docs.toLocaleString()} documents in ${seconds.toFixed(0)} s.`;
 }
 
-export async function run() {
+/// `focus`: [a, b], a test whose sentence ends the status line (the "PFD against GenD" button).
+export async function run(focus = null) {
   clearError();
   saveToUrl();
   $("status").textContent = "Preparing the data…";
@@ -188,6 +210,7 @@ export async function run() {
     lastResult = result;
     lastSetup = setup;
     $("results").innerHTML = resultsTable(result, setup.methods);
+    $("results-tests").innerHTML = testSentences(result);
     const seconds = (performance.now() - started) / 1000;
     const pooled = (result.workers > 1 ? ` with ${result.workers} workers` : "") +
       (readForm().backend === "auto" && autoChoice ? ` (${autoLine(autoChoice)})` : "");
@@ -198,10 +221,11 @@ export async function run() {
       (result.prepared.warnings.length ? ` Warning: ${result.prepared.warnings.join(" ")}` : "") +
       (result.logs ? ` Simulated logs (${result.logs.click_model}): ${result.logs.train.clicks.toLocaleString("en")} clicks, ` +
         `${result.logs.train.conversions.toLocaleString("en")} conversions in the training split; ` +
-        `CTR at rank 1 ${result.logs.train.ctr_by_rank[0].toFixed(3)}.` : "");
+        `CTR at rank 1 ${result.logs.train.ctr_by_rank[0].toFixed(3)}.` : "") +
+      (focus && sentenceOf(result, ...focus) ? ` ${sentenceOf(result, ...focus)}.` : "");
     const select = $("student-method");
     select.innerHTML = setup.methods.map((m) => `<option>${m}</option>`).join("");
-    for (const id of ["export-csv", "export-json", "export-student", "student-method"]) $(id).disabled = false;
+    for (const id of ["export-csv", "export-json", "export-student", "export-onnx", "student-method"]) $(id).disabled = false;
   } catch (e) {
     if (e.message !== "stopped") {
       const lost = /lost/i.test(e.message);
@@ -249,6 +273,17 @@ export async function downloadStudent() {
     const r = await (studentWorker.get(method) ?? workers[0]).request({ type: "student", method });
     download(`${method}.safetensors`, r.safetensors, "application/octet-stream");
     download(`${method}.json`, r.config, "application/json");
+  } catch (e) {
+    showError(e.message);
+  }
+}
+
+/// The chosen student as an ONNX model: raw LETOR features in, `distillrank predict`'s scores out.
+export async function downloadOnnx() {
+  const method = $("student-method").value;
+  try {
+    const r = await (studentWorker.get(method) ?? workers[0]).request({ type: "onnx", method });
+    download(`${method}.onnx`, r.onnx, "application/octet-stream");
   } catch (e) {
     showError(e.message);
   }

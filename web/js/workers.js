@@ -357,7 +357,9 @@ export async function measureAuto(setup, features) {
     .reduce((sum, r) => sum + r.throughput.docs_per_s, 0);
   const gpu = (await workers[0].request({ type: "measure", backend: "webgpu", shape, steps: 1, warmup: 1, min_seconds: 0.05 }))
     .throughput.docs_per_s;
-  autoChoice = { key, backend: gpu > cpu ? "webgpu" : "cpu", cpu, gpu, workers: members.length };
+  // The library decides (crate/engine.rs, `faster`).
+  const { backend } = await workers[0].request({ type: "decide", cpu, gpu });
+  autoChoice = { key, backend, cpu, gpu, workers: members.length };
   showEngine();
   return autoChoice;
 }

@@ -9,14 +9,13 @@
 
 use std::sync::Arc;
 
-use super::config::Config;
-use super::{LabelPrior, Objective, Params, Surrogate};
-use crate::cpu::mlp::Mlp;
 use crate::error::{Error, Result};
 use crate::gpu::mlp::{adam_params, GpuMlp};
 use crate::gpu::params::{KernelParams, ObjectiveParams, RankingLossParams, ReduceParams};
 use crate::gpu::shaders::WORKGROUP;
 use crate::gpu::{groups_of, Gpu, Kernel, Slot};
+use crate::model::objective::{Config, LabelPrior, Objective, Params, Surrogate};
+use crate::model::Mlp;
 
 /// Writes a slot's parameters; returns the slot with its workgroups, to record.
 fn dispatch<'a, P: KernelParams>(
@@ -63,7 +62,7 @@ pub struct GpuObjectiveLoss {
     objective: Objective,
     surrogate: Surrogate,
     dual_step: f32,
-    adam: crate::cpu::adam::AdamConfig,
+    adam: crate::model::AdamConfig,
     /// Labels (n), then the log-loss weights (n) or the constraints' coefficients (5 K).
     labels: wgpu::Buffer,
     /// Multipliers (K) then anchor biases (K).
@@ -86,7 +85,7 @@ impl GpuObjectiveLoss {
         surrogate: Surrogate,
         initial_lambda: f32,
         dual_step: f32,
-        adam: crate::cpu::adam::AdamConfig,
+        adam: crate::model::AdamConfig,
         (logits, dlogits, losses): (&wgpu::Buffer, &wgpu::Buffer, &wgpu::Buffer),
         max_n: usize,
     ) -> Self {
@@ -403,11 +402,15 @@ impl GpuObjectiveTrainer {
         self.mlp.model().await
     }
 
-    /// Scores `inputs` with the current model on the GPU.
+    /// Scores `inputs` (row-major) with the current model on the GPU.
     pub async fn score(&self, inputs: &[f32]) -> Result<Vec<f32>> {
         let n = inputs.len() / self.mlp.n_in().max(1);
-        self.mlp
-            .score(crate::data::inputs::Inputs::dense(inputs, n))
+        self.score_inputs(crate::data::inputs::Inputs::dense(inputs, n))
             .await
+    }
+
+    /// Scores the rows `inputs` presents with the current model on the GPU.
+    pub async fn score_inputs(&self, inputs: crate::data::inputs::Inputs<'_>) -> Result<Vec<f32>> {
+        self.mlp.score(inputs).await
     }
 }

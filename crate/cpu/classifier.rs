@@ -3,8 +3,9 @@
 use crate::cpu::adam::{Adam, AdamVector};
 use crate::cpu::mlp::{Activations, Gradients, Mlp};
 
-use super::config::Config;
-use super::{dual_ascent, Grad, LabelPrior, Objective, Params, Surrogate};
+use crate::model::objective::{
+    dual_ascent, Config, Grad, LabelPrior, Objective, Params, Surrogate,
+};
 
 /// One classifier in training on the CPU engine: the model and its Adam, the multipliers and the
 /// anchor biases with their own Adam, and the running label prior.

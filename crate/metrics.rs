@@ -190,6 +190,22 @@ pub fn mean_ndcg(
     (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
 }
 
+/// NDCG@k of each group of `offsets`, in order: `None` for a group with IDCG = 0 (no relevant
+/// document), whatever the convention of a mean. The per-query figures of the paired tests
+/// ([`crate::stats`]).
+pub fn ndcg_per_group(
+    k: usize,
+    scores: &[f32],
+    labels: &[f32],
+    offsets: &[usize],
+) -> Vec<Option<f64>> {
+    let mut kept = Vec::new();
+    offsets
+        .windows(2)
+        .map(|w| ndcg_with(k, &scores[w[0]..w[1]], &labels[w[0]..w[1]], &mut kept))
+        .collect()
+}
+
 /// The mean of a per-group metric over every group.
 pub fn mean_over_groups(
     metric: impl Fn(&[f32], &[f32]) -> f64,
@@ -253,4 +269,16 @@ impl Report {
             .find(|(c, _)| *c == k)
             .and_then(|(_, v)| *v)
     }
+}
+
+/// The mean and the sample standard deviation (n - 1) of `v`; the deviation of one value is 0.
+pub fn mean_std(v: &[f64]) -> (f64, f64) {
+    let n = v.len() as f64;
+    let mean = v.iter().sum::<f64>() / n.max(1.0);
+    let var = if v.len() > 1 {
+        v.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / (n - 1.0)
+    } else {
+        0.0
+    };
+    (mean, var.sqrt())
 }

@@ -1,0 +1,758 @@
+//! The job every door runs, once: a [`Setup`] → [`prepare`] (load, hold out, simulate or read
+//! logs, split features, check) → run ([`fit`] one method, or [`compare`] them all) → report
+//! ([`results_json`]). The CLI, the page's workers and the Python package translate their
+//! arguments into a [`Setup`] and a [`Store`] of files, and show what the [`Reporter`] hears;
+//! everything between lives here, so that every door refuses the same input with the same
+//! message and gives the same numbers.
+//!
+//! Doors differ only in where files come from ([`Store`]: files on disk with their caches and
+//! sidecars, [`InMemory`] uploads or arrays) and in how they show progress ([`Reporter`]).
+
+use std::path::{Path, PathBuf};
+
+use crate::cpu::mlp::Mlp;
+use crate::data::logs::LogColumns;
+use crate::data::prepare::{
+    hold_out_test, hold_out_test_groups, prepare_raw, FeatureView, PrepareOptions, Prepared,
+    RawSplits, PREPARE_STEPS,
+};
+use crate::data::synth::generate_splits;
+use crate::data::Dataset;
+use crate::engine::Engine;
+use crate::error::{Error, Result};
+use crate::model_io::ModelConfig;
+use crate::ranking::distill::Method;
+use crate::ranking::experiment::{self, CompareConfig, Comparison, SeedRun, Training};
+use crate::ranking::train::EpochLog;
+#[cfg(not(target_arch = "wasm32"))]
+use crate::ranking::train::Event;
+use crate::setup::{DataSetup, DataSource, Setup, HOLDOUT};
+use crate::stop::Stop;
+
+/// What a job tells the person running it. Every method has a default that ignores it, so a
+/// door implements what it shows.
+pub trait Reporter {
+    /// A line for people: what was loaded, how long preparation took.
+    fn note(&mut self, _text: &str) {}
+    /// Something the user must know about the results (an unmeasurable test split, ...).
+    fn warn(&mut self, _text: &str) {}
+    /// `label` is under way: `done` of `total` `unit`s (bytes read, preparation steps, documents
+    /// trained). A new label starts a new task; `done == total` ends it.
+    fn progress(&mut self, _label: &str, _unit: &str, _done: u64, _total: u64) {}
+    /// A model finished an epoch.
+    fn epoch(&mut self, _model: &Training, _log: &EpochLog) {}
+}
+
+/// A reporter that shows nothing.
+pub struct Silent;
+impl Reporter for Silent {}
+
+/// Which split a file plays.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    Train,
+    Valid,
+    Test,
+}
+
+/// Where the files a setup names come from.
+pub trait Store {
+    /// The dataset `name` names, playing `role`.
+    fn load(&mut self, name: &str, role: Role, reporter: &mut dyn Reporter) -> Result<Dataset>;
+    /// The simulated-logs sidecar of `name` (`FILE.logs.json`, written by `data simulate-logs`),
+    /// when the store keeps files beside each other; checked ([`check_sidecar`]).
+    fn sidecar(&mut self, _name: &str) -> Result<Option<serde_json::Value>> {
+        Ok(None)
+    }
+}
+
+/// Datasets held in memory under names: the page's uploads, Python's arrays.
+#[derive(Default)]
+pub struct InMemory {
+    pub datasets: Vec<(String, Dataset)>,
+}
+
+impl Store for InMemory {
+    fn load(&mut self, name: &str, _role: Role, _: &mut dyn Reporter) -> Result<Dataset> {
+        self.datasets
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, d)| d.clone())
+            .ok_or_else(|| {
+                Error::Config(format!("no data named '{}'", crate::error::printable(name)))
+            })
+    }
+}
+
+/// Files on disk: a LETOR file, its fresh `FILE.drcache` when there is one, or a `.drcache`;
+/// LightGBM `.query` files for the text files without qid, by role.
+#[cfg(not(target_arch = "wasm32"))]
+#[derive(Default)]
+pub struct Disk {
+    /// The group-size files of the training, validation and test files.
+    pub queries: [Option<PathBuf>; 3],
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+impl Store for Disk {
+    fn load(&mut self, name: &str, role: Role, reporter: &mut dyn Reporter) -> Result<Dataset> {
+        let query = &self.queries[role as usize];
+        load_file(Path::new(name), query.as_deref(), reporter)
+    }
+
+    fn sidecar(&mut self, name: &str) -> Result<Option<serde_json::Value>> {
+        let path = Path::new(name);
+        let mut candidates = vec![sidecar_path(path)];
+        if path.extension().is_some_and(|e| e == "drcache") {
+            candidates.push(sidecar_path(&path.with_extension("")));
+        }
+        match candidates.into_iter().find(|p| p.exists()) {
+            Some(p) => {
+                let bytes = crate::data::read_capped(&p, 16 << 20, "a logs sidecar")?;
+                check_sidecar(&p, &bytes).map(Some)
+            }
+            None => Ok(None),
+        }
+    }
+}
+
+/// Loads a LETOR file: from `FILE` if it is a cache, from `FILE.drcache` when that is fresh,
+/// otherwise by parsing the text (reporting the bytes read).
+#[cfg(not(target_arch = "wasm32"))]
+pub fn load_file(
+    path: &Path,
+    query: Option<&Path>,
+    reporter: &mut dyn Reporter,
+) -> Result<Dataset> {
+    use crate::data::cache;
+    use crate::data::letor::{read_letor_file_with_progress, ReadOptions};
+    if path.extension().is_some_and(|e| e == "drcache") {
+        return Ok(cache::read_cache(path, None)?.0);
+    }
+    let cached = cache::cache_path(path);
+    if query.is_none() && cached.exists() {
+        match cache::read_cache(&cached, Some(path)) {
+            Ok((data, cache::CacheState::Fresh)) => return Ok(data),
+            Ok((_, cache::CacheState::Stale)) => reporter.note(&format!(
+                "{} is stale: parsing {} again",
+                cached.display(),
+                path.display()
+            )),
+            Err(e) => reporter.note(&format!(
+                "cannot use the cache ({e}): parsing {} again",
+                path.display()
+            )),
+        }
+    }
+    let size = std::fs::metadata(path)
+        .map_err(|e| Error::io(path, e))?
+        .len();
+    let label = format!("reading {}", path.display());
+    let data = read_letor_file_with_progress(path, query, &ReadOptions::default(), &mut |n| {
+        reporter.progress(&label, "B", n, size)
+    })?;
+    reporter.progress(&label, "B", size, size);
+    Ok(data)
+}
+
+/// `FILE.logs.json`: the sidecar of a file of simulated logs.
+pub fn sidecar_path(file: &Path) -> PathBuf {
+    let mut name = file.as_os_str().to_owned();
+    name.push(".logs.json");
+    PathBuf::from(name)
+}
+
+/// A sidecar's bytes as JSON, checked: its format, and columns that are the six consecutive
+/// columns `data simulate-logs` appends.
+pub fn check_sidecar(path: &Path, bytes: &[u8]) -> Result<serde_json::Value> {
+    use crate::data::logs::SIDECAR_FORMAT;
+    let value: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| {
+        Error::parse(
+            path,
+            e.line() as u64,
+            e.column() as u64,
+            format!("not JSON: {e}"),
+        )
+    })?;
+    if value["format"] != SIDECAR_FORMAT {
+        return Err(Error::parse(
+            path,
+            0,
+            0,
+            format!("expected \"format\": \"{SIDECAR_FORMAT}\""),
+        ));
+    }
+    match serde_json::from_value::<LogColumns>(value["columns"].clone()) {
+        Ok(c) if c.impressions >= 1 && c == LogColumns::after(c.impressions - 1) => Ok(value),
+        Ok(_) => Err(Error::parse(
+            path,
+            0,
+            0,
+            "\"columns\" are not the six consecutive columns data simulate-logs appends",
+        )),
+        Err(e) => Err(Error::parse(
+            path,
+            0,
+            0,
+            format!("\"columns\": {e}; expected the column numbers data simulate-logs writes"),
+        )),
+    }
+}
+
+/// The prepared splits, and what reports and saved models need to know of their source.
+pub struct PreparedData {
+    pub prepared: Prepared,
+    /// Feature columns of the source data a student reads from (the original file's, without
+    /// simulated logs or separately given privileged features).
+    pub source_features: usize,
+    pub description: String,
+    pub options: PrepareOptions,
+    /// The simulated logs' summary, when z comes from logs simulated here.
+    pub logs: Option<serde_json::Value>,
+}
+
+/// The splits as loaded or generated, before preparation.
+struct Loaded {
+    train: Dataset,
+    valid: Option<Dataset>,
+    test: Option<Dataset>,
+    synthetic_z: Option<Vec<usize>>,
+    description: String,
+    names: [Option<String>; 3],
+}
+
+fn load(data: &DataSetup, store: &mut dyn Store, reporter: &mut dyn Reporter) -> Result<Loaded> {
+    Ok(match &data.source {
+        DataSource::Files { train, valid, test } => {
+            if train.trim().is_empty() {
+                return Err(Error::Config(
+                    "the training file's name is empty: name a LETOR file".into(),
+                ));
+            }
+            let train_data = store.load(train, Role::Train, reporter)?;
+            let mut optional = |name: &Option<String>, role| {
+                name.as_ref()
+                    .map(|n| store.load(n, role, reporter))
+                    .transpose()
+            };
+            let valid_data = optional(valid, Role::Valid)?;
+            let test_data = optional(test, Role::Test)?;
+            Loaded {
+                train: train_data,
+                valid: valid_data,
+                test: test_data,
+                synthetic_z: None,
+                description: train.clone(),
+                names: [Some(train.clone()), valid.clone(), test.clone()],
+            }
+        }
+        DataSource::Mq2008 => {
+            let [train, valid, test] = crate::data::bundled::mq2008()?;
+            Loaded {
+                train,
+                valid: Some(valid),
+                test: Some(test),
+                synthetic_z: None,
+                description: "MQ2008 Fold1, bundled".into(),
+                names: [None, None, None],
+            }
+        }
+        DataSource::Synthetic {
+            options,
+            valid_queries,
+            test_queries,
+        } => {
+            // One draw of train + valid + test queries, cut in that order. Validation and test
+            // are large so that method differences of a percent stand out of the evaluation noise.
+            let s = generate_splits(options, options.queries, *valid_queries, *test_queries)?;
+            let n_docs = s.train.n_docs() + s.valid.n_docs() + s.test.n_docs();
+            let description = format!(
+                "synthetic {} data ({} train / {} valid / {} test queries, {} docs, {})",
+                format!("{:?}", options.kind).to_lowercase(),
+                options.queries,
+                valid_queries,
+                test_queries,
+                n_docs,
+                options.privileged_summary()
+            );
+            Loaded {
+                train: s.train,
+                valid: Some(s.valid),
+                test: Some(s.test),
+                synthetic_z: Some(s.privileged_columns),
+                description,
+                names: [None, None, None],
+            }
+        }
+    })
+}
+
+/// Loads (or generates) and prepares the data of `data`: every door's one path. With
+/// `needs_test`, data without a test split get one held out of the training queries
+/// ([`HOLDOUT`]); a missing validation split is always held out.
+pub fn prepare(
+    data: &DataSetup,
+    store: &mut dyn Store,
+    needs_test: bool,
+    reporter: &mut dyn Reporter,
+) -> Result<PreparedData> {
+    let Loaded {
+        train,
+        valid,
+        test,
+        synthetic_z,
+        description,
+        names,
+    } = load(data, store, reporter)?;
+    // Data without a test split get one held out of the training queries. Preparation takes it
+    // from the training matrix itself; only simulated logs, which rewrite the splits, need it
+    // as a dataset of its own first.
+    let hold_out = (test.is_none() && needs_test).then_some((HOLDOUT.1, data.data_seed));
+    let description = match hold_out {
+        Some((share, seed)) => {
+            let (_, held_out) = hold_out_test_groups(train.n_groups(), share, seed)?;
+            format!(
+                "{description}, its test split {} of its {} queries held out",
+                held_out.len(),
+                train.n_groups()
+            )
+        }
+        None => description,
+    };
+    let (train, valid, test, hold_out, logged, logs, description) = if data.wants_logs() {
+        let (train, test) = match hold_out {
+            Some((share, seed)) => {
+                let (rest, test) = hold_out_test(&train, share, seed)?;
+                (rest, Some(test))
+            }
+            None => (train, test),
+        };
+        let logged = logged_splits(&names, data, store, train, valid, test, reporter)?;
+        (
+            logged.train,
+            logged.valid,
+            logged.test,
+            None,
+            Some(logged.columns),
+            logged.summary,
+            format!("{description}, {}", logged.description),
+        )
+    } else {
+        (train, valid, test, hold_out, None, None, description)
+    };
+    let options = data.prepare_options(synthetic_z.as_deref(), logged.as_ref())?;
+    // With simulated logs the regular columns are the original file's: a student serves on
+    // files without logs.
+    let source_features = logged.map_or(train.n_features, |c| c.impressions - 1);
+    let started = crate::clock::Instant::now();
+    let total = PREPARE_STEPS.len() as u64;
+    let mut steps: Vec<(String, f64)> = Vec::new();
+    let raw = RawSplits {
+        train,
+        valid,
+        test,
+        hold_out_test: hold_out,
+    };
+    let prepared = prepare_raw(raw, &options, &mut |step| {
+        reporter.progress("preparing", "steps", steps.len() as u64, total);
+        steps.push((step.to_string(), started.elapsed()));
+    });
+    reporter.progress("preparing", "steps", total, total);
+    let prepared = prepared?;
+    let ended = started.elapsed();
+    let each: Vec<String> = steps
+        .iter()
+        .enumerate()
+        .map(|(i, (name, at))| {
+            let until = steps.get(i + 1).map_or(ended, |s| s.1);
+            format!("{name} {:.1} s", until - at)
+        })
+        .collect();
+    reporter.note(&format!("prepared in {ended:.1} s: {}", each.join(", ")));
+    for (split, report) in &prepared.filter {
+        reporter.note(&format!("{split}: {report}"));
+    }
+    for warning in &prepared.warnings {
+        reporter.warn(warning);
+    }
+    Ok(PreparedData {
+        prepared,
+        source_features,
+        description,
+        options,
+        logs,
+    })
+}
+
+/// The splits with their simulated-log columns.
+struct Logged {
+    train: Dataset,
+    valid: Option<Dataset>,
+    test: Option<Dataset>,
+    columns: LogColumns,
+    /// The logs' summary, when simulated here.
+    summary: Option<serde_json::Value>,
+    description: String,
+}
+
+/// The splits with their simulated-log columns for `privileged: logs`: read from files that
+/// `data simulate-logs` wrote (their sidecars name the columns), or simulated here with the
+/// setup's log options when the training data have no sidecar.
+fn logged_splits(
+    names: &[Option<String>; 3],
+    data: &DataSetup,
+    store: &mut dyn Store,
+    train: Dataset,
+    valid: Option<Dataset>,
+    test: Option<Dataset>,
+    reporter: &mut dyn Reporter,
+) -> Result<Logged> {
+    let [train_name, valid_name, test_name] = names;
+    let train_sidecar = match train_name {
+        Some(name) => store.sidecar(name)?,
+        None => None,
+    };
+    if let (Some(sidecar), Some(train_name)) = (train_sidecar, train_name) {
+        let columns: LogColumns = serde_json::from_value(sidecar["columns"].clone())
+            .map_err(|e| Error::Config(format!("the training file's logs sidecar: {e}")))?;
+        let sidecar_name = sidecar_path(Path::new(train_name));
+        if train.n_features != columns.conversions {
+            return Err(Error::Config(format!(
+                "{train_name} has {} features but its logs sidecar puts the conversions in column {}: the file and {} do not belong together",
+                train.n_features,
+                columns.conversions,
+                sidecar_name.display()
+            )));
+        }
+        for name in [valid_name, test_name].into_iter().flatten() {
+            match store.sidecar(name)? {
+                Some(other) if other["columns"] == sidecar["columns"] => {}
+                Some(_) => {
+                    return Err(Error::Config(format!(
+                        "{name} holds its logs in other columns than the training file: simulate the splits together (distillrank data simulate-logs TRAIN VALID TEST -o DIR)"
+                    )))
+                }
+                None => {
+                    return Err(Error::Config(format!(
+                        "{name} has no simulated logs ({} is missing) but the training file has: simulate the splits together (distillrank data simulate-logs TRAIN VALID TEST -o DIR)",
+                        sidecar_path(Path::new(name)).display()
+                    )))
+                }
+            }
+        }
+        let description = format!(
+            "logs simulated by data simulate-logs ({})",
+            sidecar["click_model"].as_str().unwrap_or("see the sidecar")
+        );
+        return Ok(Logged {
+            train,
+            valid,
+            test,
+            columns,
+            summary: None,
+            description,
+        });
+    }
+    let options = &data.logs;
+    let present = [valid.is_some(), test.is_some()];
+    let mut splits = vec![train];
+    let mut split_names = vec![train_name
+        .clone()
+        .unwrap_or_else(|| "the training split".into())];
+    for (split, name, what) in [
+        (valid, valid_name, "the validation split"),
+        (test, test_name, "the test split"),
+    ] {
+        if let Some(d) = split {
+            splits.push(d);
+            split_names.push(name.clone().unwrap_or_else(|| what.into()));
+        }
+    }
+    let refs: Vec<&Dataset> = splits.iter().collect();
+    let simulated = crate::data::logs::simulate(&refs, &split_names, options)?;
+    let description = format!("logs simulated here ({})", options.click_model_summary());
+    reporter.note(&format!(
+        "{description}: {} of {} training documents converted",
+        simulated.stats[0].converted_docs, simulated.stats[0].docs
+    ));
+    let summary = serde_json::json!({
+        "click_model": options.click_model_summary(),
+        "columns": simulated.columns,
+        "train": simulated.stats[0],
+        "logging_ranker_graded_ndcg@10": simulated.logging_ranker_ndcg10,
+    });
+    let columns = simulated.columns;
+    let mut logged = simulated.datasets.into_iter();
+    let train = logged.next().expect("the training split is simulated");
+    let valid = if present[0] { logged.next() } else { None };
+    let test = if present[1] { logged.next() } else { None };
+    Ok(Logged {
+        train,
+        valid,
+        test,
+        columns,
+        summary: Some(summary),
+        description,
+    })
+}
+
+/// The comparison `setup` describes, on `engine`, checked against the prepared data, stopping
+/// when `stop` is raised.
+pub fn compare_config(
+    data: &PreparedData,
+    setup: &Setup,
+    engine: &Engine,
+    stop: &Stop,
+) -> Result<CompareConfig> {
+    let mut config = setup.compare_config(engine.clone())?;
+    config.train.stop = stop.clone();
+    config.validate(&data.prepared)?;
+    Ok(config)
+}
+
+/// Turns the training loop's events into a reporter's progress over every model of `plan`: the
+/// model being trained (its place among all) and the documents trained so far.
+#[cfg(not(target_arch = "wasm32"))]
+struct PlanProgress<'a> {
+    plan: Vec<(Training, u64)>,
+    total: u64,
+    current: Option<usize>,
+    done: u64,
+    reporter: &'a mut dyn Reporter,
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+impl<'a> PlanProgress<'a> {
+    /// Progress over every model `config` trains on `data`.
+    fn new(data: &PreparedData, config: &CompareConfig, reporter: &'a mut dyn Reporter) -> Self {
+        let plan = experiment::plan(&data.prepared, config);
+        let total = plan.iter().map(|(_, docs)| docs).sum();
+        PlanProgress {
+            plan,
+            total,
+            current: None,
+            done: 0,
+            reporter,
+        }
+    }
+
+    fn event(&mut self, model: &Training, event: Event) {
+        match event {
+            Event::Step { docs } => {
+                if self.current.is_none_or(|i| self.plan[i].0 != *model) {
+                    let next = self.current.map_or(0, |i| i + 1);
+                    let i = (next..self.plan.len())
+                        .find(|&i| self.plan[i].0 == *model)
+                        .unwrap_or(next.min(self.plan.len().saturating_sub(1)));
+                    // A model that stopped early moves on to where its last epoch would have ended.
+                    self.done = self.plan[..i].iter().map(|(_, d)| d).sum();
+                    self.current = Some(i);
+                }
+                self.done += docs as u64;
+                let i = self.current.unwrap_or(0);
+                let label = format!("{model} (model {} of {})", i + 1, self.plan.len());
+                self.reporter
+                    .progress(&label, "docs", self.done.min(self.total), self.total);
+            }
+            Event::Epoch(log) => self.reporter.epoch(model, log),
+        }
+    }
+}
+
+/// Trains every method of `setup` over its seeds on the prepared data (which must have a test
+/// split), blocking until the GPU, if any, is done.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn compare(
+    data: &PreparedData,
+    setup: &Setup,
+    engine: &Engine,
+    stop: &Stop,
+    reporter: &mut dyn Reporter,
+) -> Result<Comparison> {
+    let config = compare_config(data, setup, engine, stop)?;
+    let mut progress = PlanProgress::new(data, &config, reporter);
+    let result = experiment::compare(&data.prepared, &config, &mut |model, event| {
+        progress.event(model, event)
+    });
+    progress
+        .reporter
+        .progress("training", "docs", progress.total, progress.total);
+    result
+}
+
+/// One method at one seed: its teachers, then its student, on the prepared data. Without a test
+/// split (Python's `fit`), the student's figures are on the validation split.
+pub async fn fit_async(
+    data: &PreparedData,
+    setup: &Setup,
+    method: Method,
+    seed: u64,
+    engine: &Engine,
+    stop: &Stop,
+    on: &mut experiment::OnProgress<'_>,
+) -> Result<(Mlp<f32>, SeedRun)> {
+    let mut config = setup.compare_config(engine.clone())?;
+    config.train.stop = stop.clone();
+    config.methods = vec![method];
+    config.validate_methods(&data.prepared)?;
+    experiment::run_method_seed(&data.prepared, &config, method, seed, on).await
+}
+
+/// [`fit_async`], blocking natively, with the reporter hearing every epoch and the documents
+/// trained.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn fit(
+    data: &PreparedData,
+    setup: &Setup,
+    method: Method,
+    seed: u64,
+    engine: &Engine,
+    stop: &Stop,
+    reporter: &mut dyn Reporter,
+) -> Result<(Mlp<f32>, SeedRun)> {
+    let mut config = setup.compare_config(engine.clone())?;
+    config.seeds = 1;
+    config.first_seed = seed;
+    config.methods = vec![method];
+    let mut progress = PlanProgress::new(data, &config, reporter);
+    pollster::block_on(fit_async(
+        data,
+        setup,
+        method,
+        seed,
+        engine,
+        stop,
+        &mut |model, event| progress.event(model, event),
+    ))
+}
+
+/// The config a student of `setup` carries when saved: it reads the regular columns of the
+/// source data, after the signed log1p.
+pub fn student_config(data: &PreparedData, setup: &Setup, model: &Mlp<f32>) -> ModelConfig {
+    ModelConfig::new(
+        model,
+        setup.loss,
+        FeatureView::Regular,
+        data.prepared.regular_columns.clone(),
+        data.source_features,
+    )
+}
+
+/// The seed of the paired tests' bootstrap and permutations: fixed, so that a report reproduces.
+pub const TESTS_SEED: u64 = 0x7465_7374;
+
+/// What a comparison found, as `results.json` holds it: the data, the preparation, the
+/// configuration, the setup, per method every figure with its spread (the `methods` object of
+/// [`Comparison::methods_json`]), the test queries (`test_qids`), each student's NDCG@8 on every
+/// test query (`per_query`: `{method: [[NDCG@8 of each test query] for each seed]}`, and
+/// `per_query_graded` on the graded relevance), and the paired tests (`tests`,
+/// [`crate::stats::PairedTest`]).
+pub fn results_json(
+    data: &PreparedData,
+    setup: &Setup,
+    comparison: &Comparison,
+) -> serde_json::Value {
+    let config = setup
+        .compare_config(Engine::Cpu)
+        .map(|c| serde_json::to_value(c).expect("a configuration serialises"))
+        .unwrap_or(serde_json::Value::Null);
+    let test = data.prepared.test.as_ref().unwrap_or(&data.prepared.valid);
+    let tests = comparison.tests(TESTS_SEED);
+    let sentences: Vec<String> = tests
+        .iter()
+        .filter(|t| t.metric == "ndcg@8")
+        .map(crate::stats::sentence)
+        .collect();
+    serde_json::json!({
+        "data": data.description,
+        "preparation": data.options,
+        "privileged_columns": data.prepared.privileged_columns,
+        "logs": data.logs,
+        "config": config,
+        "methods": comparison.methods_json(),
+        "setup": setup,
+        "test_qids": test.qids,
+        "per_query": comparison.per_query_json(false),
+        "per_query_graded": comparison.per_query_json(true),
+        "tests": tests,
+        "sentences": sentences,
+    })
+}
+
+/// A dataset from arrays (Python's `fit(X, y, qid=...)`): `features` row-major `n_docs x
+/// n_features`, a relevance grade and a query id per row, each query's rows contiguous. Checked
+/// as the LETOR reader checks a file, with the row named in every refusal.
+pub fn dataset_from_arrays(
+    name: &str,
+    features: Vec<f32>,
+    n_features: usize,
+    grades: &[f64],
+    qids: &[u64],
+) -> Result<Dataset> {
+    use crate::data::letor::MAX_GRADE;
+    let n_docs = grades.len();
+    let bad =
+        |message: String| Error::Data(format!("{}: {message}", crate::error::printable(name)));
+    if n_docs == 0 {
+        return Err(bad("no rows: expected at least one document".into()));
+    }
+    if qids.len() != n_docs || Some(features.len()) != n_docs.checked_mul(n_features) {
+        return Err(bad(format!(
+            "{} feature rows, {} grades and {} query ids: expected one of each per document",
+            features.len().checked_div(n_features).unwrap_or(0),
+            n_docs,
+            qids.len()
+        )));
+    }
+    if n_features == 0 {
+        return Err(bad("no feature columns".into()));
+    }
+    let mut graded = Vec::with_capacity(n_docs);
+    for (row, &g) in grades.iter().enumerate() {
+        if !(g.is_finite() && g >= 0.0 && g <= MAX_GRADE as f64 && g.fract() == 0.0) {
+            return Err(bad(format!(
+                "row {}: relevance grade {g}: expected an integer 0..={MAX_GRADE}",
+                row + 1
+            )));
+        }
+        graded.push(g as u8);
+    }
+    if let Some(i) = features.iter().position(|v| !v.is_finite()) {
+        return Err(bad(format!(
+            "row {}, feature {}: {} is not a finite number",
+            i / n_features + 1,
+            i % n_features + 1,
+            features[i]
+        )));
+    }
+    let mut offsets = vec![0];
+    let mut group_qids: Vec<u64> = Vec::new();
+    let mut seen = std::collections::HashMap::new();
+    for (row, &q) in qids.iter().enumerate() {
+        if group_qids.last() != Some(&q) {
+            if let Some(&last) = seen.get(&q) {
+                return Err(bad(format!(
+                    "row {}: qid {q} reappears after other queries (its rows ended at row {}): the rows of a query must be contiguous",
+                    row + 1,
+                    last + 1
+                )));
+            }
+            if row > 0 {
+                offsets.push(row);
+            }
+            group_qids.push(q);
+        }
+        seen.insert(q, row);
+    }
+    offsets.push(n_docs);
+    let dataset = Dataset {
+        n_features,
+        features: features.into(),
+        grades: graded,
+        group_offsets: offsets,
+        qids: group_qids,
+        source: Some(PathBuf::from(name)),
+    };
+    dataset.check_invariants().map_err(bad)?;
+    Ok(dataset)
+}

@@ -1,0 +1,698 @@
+//! ONNX export (`distillrank::onnx`, `distillrank export`): the exported bytes decode back with the
+//! same protobuf types into the graph the module documents, models the graph cannot express are
+//! refused, and a small interpreter of the exported nodes scores random raw rows exactly as
+//! `model_io::model_inputs` + `Mlp::predict` do.
+
+#![cfg(not(target_arch = "wasm32"))]
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::process::Command;
+
+use prost::Message as _;
+
+use distillrank::data::prepare::{signed_log1p_value, FeatureView};
+use distillrank::data::Dataset;
+use distillrank::model::LossKind;
+use distillrank::model::Mlp;
+use distillrank::model_io::{self, ModelConfig};
+use distillrank::onnx::proto::tensor_shape_proto::dimension::Value as Dim;
+use distillrank::onnx::proto::{self, type_proto, ModelProto, ValueInfoProto};
+use distillrank::onnx::{self as onnx_export, export};
+use distillrank::rng::Rng;
+use distillrank::Error;
+
+/// A random model of `n_in` inputs reading distinct random columns of `source_features`, with
+/// random (not zero) biases.
+fn random_model(
+    source_features: usize,
+    n_in: usize,
+    widths: &[usize],
+    transform: &str,
+    seed: u64,
+) -> (Mlp<f32>, ModelConfig) {
+    let mut model = Mlp::<f32>::new(n_in, widths, seed);
+    let mut rng = Rng::new(seed ^ 0xb1a5);
+    for layer in &mut model.layers {
+        for b in &mut layer.bias {
+            *b = rng.uniform_range(-0.5, 0.5) as f32;
+        }
+    }
+    let mut all: Vec<usize> = (1..=source_features).collect();
+    rng.shuffle(&mut all);
+    let columns = all[..n_in].to_vec();
+    let mut config = ModelConfig::new(
+        &model,
+        LossKind::RankNet,
+        FeatureView::Regular,
+        columns,
+        source_features,
+    );
+    config.transform = transform.into();
+    (model, config)
+}
+
+/// Raw LETOR-like rows: zeros (a third of the values), negatives, small and large magnitudes up to
+/// `largest` (1e5 for a model with the signed log1p; without it, values that large would make
+/// both sides' float32 sums differ by more than the tolerance for reasons of rounding alone).
+fn random_rows(n: usize, width: usize, largest: f64, seed: u64) -> Vec<f32> {
+    let mut rng = Rng::new(seed);
+    (0..n * width)
+        .map(|_| match rng.int_range(0, 5) {
+            0 | 1 => 0.0,
+            2 => rng.uniform() as f32,
+            3 => (rng.normal() * 5.0).clamp(-largest, largest) as f32,
+            4 => -(rng.uniform_range(0.0, largest.min(1000.0)) as f32),
+            _ => rng.uniform_range(0.0, largest) as f32,
+        })
+        .collect()
+}
+
+/// What `distillrank predict` computes on these raw rows.
+fn predict(model: &Mlp<f32>, config: &ModelConfig, rows: &[f32], n: usize) -> Vec<f32> {
+    let data = Dataset {
+        n_features: config.source_features,
+        features: rows.to_vec().into(),
+        grades: vec![0; n],
+        group_offsets: vec![0, n],
+        qids: vec![1],
+        source: None,
+    };
+    let inputs = model_io::model_inputs(&data, config, Path::new("rows"), false).unwrap();
+    model.predict(&inputs)
+}
+
+// ---- A tiny interpreter of the exported graph -------------------------------------------------
+
+#[derive(Clone, Debug)]
+enum Tensor {
+    F32(Vec<usize>, Vec<f32>),
+    I64(Vec<usize>, Vec<i64>),
+}
+
+impl Tensor {
+    fn f32(&self) -> (&[usize], &[f32]) {
+        match self {
+            Tensor::F32(s, v) => (s, v),
+            Tensor::I64(..) => panic!("expected a float tensor"),
+        }
+    }
+    fn i64(&self) -> (&[usize], &[i64]) {
+        match self {
+            Tensor::I64(s, v) => (s, v),
+            Tensor::F32(..) => panic!("expected an int64 tensor"),
+        }
+    }
+}
+
+fn initializer(t: &proto::TensorProto) -> Tensor {
+    let shape: Vec<usize> = t.dims.iter().map(|&d| d as usize).collect();
+    let n: usize = shape.iter().product();
+    let tensor = match t.data_type {
+        Some(proto::FLOAT) => {
+            let values: Vec<f32> = match &t.raw_data {
+                Some(raw) => raw
+                    .chunks_exact(4)
+                    .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                    .collect(),
+                None => t.float_data.clone(),
+            };
+            Tensor::F32(shape, values)
+        }
+        Some(proto::INT64) => {
+            let values: Vec<i64> = match &t.raw_data {
+                Some(raw) => raw
+                    .chunks_exact(8)
+                    .map(|c| i64::from_le_bytes(c.try_into().unwrap()))
+                    .collect(),
+                None => t.int64_data.clone(),
+            };
+            Tensor::I64(shape, values)
+        }
+        other => panic!("initializer {:?}: data type {other:?}", t.name),
+    };
+    let len = match &tensor {
+        Tensor::F32(_, v) => v.len(),
+        Tensor::I64(_, v) => v.len(),
+    };
+    assert_eq!(
+        len, n,
+        "initializer {:?}: values do not fill its dims",
+        t.name
+    );
+    tensor
+}
+
+fn attribute_i(node: &proto::NodeProto, name: &str, default: i64) -> i64 {
+    match node
+        .attribute
+        .iter()
+        .find(|a| a.name.as_deref() == Some(name))
+    {
+        Some(a) => {
+            assert_eq!(a.r#type, Some(proto::ATTRIBUTE_INT), "{name}");
+            a.i.expect("an INT attribute has i")
+        }
+        None => default,
+    }
+}
+
+fn attribute_f(node: &proto::NodeProto, name: &str, default: f32) -> f32 {
+    match node
+        .attribute
+        .iter()
+        .find(|a| a.name.as_deref() == Some(name))
+    {
+        Some(a) => {
+            assert_eq!(a.r#type, Some(proto::ATTRIBUTE_FLOAT), "{name}");
+            a.f.expect("a FLOAT attribute has f")
+        }
+        None => default,
+    }
+}
+
+fn elementwise(x: &Tensor, f: impl Fn(f32) -> f32) -> Tensor {
+    let (s, v) = x.f32();
+    Tensor::F32(s.to_vec(), v.iter().map(|&x| f(x)).collect())
+}
+
+/// a op b, with b the same shape as a, a scalar, or a vector broadcast along a's last axis.
+fn broadcast(a: &Tensor, b: &Tensor, op: impl Fn(f32, f32) -> f32) -> Tensor {
+    let ((sa, va), (sb, vb)) = (a.f32(), b.f32());
+    let out = if sa == sb {
+        va.iter().zip(vb).map(|(&x, &y)| op(x, y)).collect()
+    } else if vb.len() == 1 {
+        va.iter().map(|&x| op(x, vb[0])).collect()
+    } else if sb.len() == 1 && sa.last() == Some(&sb[0]) {
+        va.iter()
+            .enumerate()
+            .map(|(i, &x)| op(x, vb[i % vb.len()]))
+            .collect()
+    } else {
+        panic!("cannot broadcast {sb:?} onto {sa:?}")
+    };
+    Tensor::F32(sa.to_vec(), out)
+}
+
+/// Runs the graph on `features` (n x width); returns every value it computed, by name.
+fn evaluate(model: &ModelProto, features: &[f32], n: usize) -> HashMap<String, Tensor> {
+    let graph = model.graph.as_ref().expect("a graph");
+    let mut values: HashMap<String, Tensor> = HashMap::new();
+    for t in &graph.initializer {
+        values.insert(t.name.clone().unwrap(), initializer(t));
+    }
+    let input = graph.input[0].name.clone().unwrap();
+    values.insert(
+        input,
+        Tensor::F32(vec![n, features.len() / n], features.to_vec()),
+    );
+    for node in &graph.node {
+        let arg = |i: usize| -> &Tensor {
+            let name = &node.input[i];
+            values
+                .get(name)
+                .unwrap_or_else(|| panic!("{name} is used before it is defined"))
+        };
+        let op = node.op_type.as_deref().unwrap();
+        let out = match op {
+            "Gather" => {
+                assert_eq!(attribute_i(node, "axis", 0), 1);
+                let ((s, v), (_, idx)) = (arg(0).f32(), arg(1).i64());
+                let (rows, width) = (s[0], s[1]);
+                let mut out = Vec::with_capacity(rows * idx.len());
+                for r in 0..rows {
+                    for &i in idx {
+                        let i = if i < 0 { i + width as i64 } else { i } as usize;
+                        out.push(v[r * width + i]);
+                    }
+                }
+                Tensor::F32(vec![rows, idx.len()], out)
+            }
+            "Sign" => elementwise(arg(0), |x| {
+                if x > 0.0 {
+                    1.0
+                } else if x < 0.0 {
+                    -1.0
+                } else if x == 0.0 {
+                    0.0
+                } else {
+                    x
+                }
+            }),
+            "Abs" => elementwise(arg(0), f32::abs),
+            "Log" => elementwise(arg(0), f32::ln),
+            "Relu" => elementwise(arg(0), |x| x.max(0.0)),
+            "Add" => broadcast(arg(0), arg(1), |a, b| a + b),
+            "Mul" => broadcast(arg(0), arg(1), |a, b| a * b),
+            "MatMul" | "Gemm" => {
+                let ((sa, a), (sb, b)) = (arg(0).f32(), arg(1).f32());
+                let (alpha, beta, trans_a, trans_b) = if op == "Gemm" {
+                    (
+                        attribute_f(node, "alpha", 1.0),
+                        attribute_f(node, "beta", 1.0),
+                        attribute_i(node, "transA", 0),
+                        attribute_i(node, "transB", 0),
+                    )
+                } else {
+                    (1.0, 1.0, 0, 0)
+                };
+                assert_eq!(trans_a, 0);
+                let (m, k) = (sa[0], sa[1]);
+                let nn = if trans_b == 0 { sb[1] } else { sb[0] };
+                assert_eq!(if trans_b == 0 { sb[0] } else { sb[1] }, k);
+                let mut out = vec![0f32; m * nn];
+                for i in 0..m {
+                    for j in 0..nn {
+                        let mut s = 0f64;
+                        for p in 0..k {
+                            let w = if trans_b == 0 {
+                                b[p * nn + j]
+                            } else {
+                                b[j * k + p]
+                            };
+                            s += a[i * k + p] as f64 * w as f64;
+                        }
+                        out[i * nn + j] = alpha * s as f32;
+                    }
+                }
+                let product = Tensor::F32(vec![m, nn], out);
+                match (op, node.input.get(2)) {
+                    ("Gemm", Some(_)) => broadcast(&product, arg(2), |x, c| x + beta * c),
+                    _ => product,
+                }
+            }
+            "Reshape" => {
+                let ((s, v), (_, shape)) = (arg(0).f32(), arg(1).i64());
+                let total: usize = s.iter().product();
+                let known: i64 = shape.iter().filter(|&&d| d != -1).product();
+                let new: Vec<usize> = shape
+                    .iter()
+                    .map(|&d| {
+                        if d == -1 {
+                            total / known as usize
+                        } else {
+                            d as usize
+                        }
+                    })
+                    .collect();
+                assert_eq!(new.iter().product::<usize>(), total);
+                Tensor::F32(new, v.to_vec())
+            }
+            other => panic!("the interpreter does not know {other}"),
+        };
+        assert_eq!(node.output.len(), 1);
+        values.insert(node.output[0].clone(), out);
+    }
+    values
+}
+
+fn scores_of(model: &ModelProto, features: &[f32], n: usize) -> Vec<f32> {
+    let output = model.graph.as_ref().unwrap().output[0]
+        .name
+        .clone()
+        .unwrap();
+    let values = evaluate(model, features, n);
+    let (shape, scores) = values[&output].f32();
+    assert_eq!(shape, &[n], "the score is [batch]");
+    scores.to_vec()
+}
+
+fn decode(bytes: &[u8]) -> ModelProto {
+    ModelProto::decode(bytes).expect("the exported bytes decode as a ModelProto")
+}
+
+fn dims(v: &ValueInfoProto) -> (i32, Vec<Dim>) {
+    match v.r#type.as_ref().and_then(|t| t.value.as_ref()) {
+        Some(type_proto::Value::TensorType(t)) => (
+            t.elem_type.unwrap(),
+            t.shape
+                .as_ref()
+                .unwrap()
+                .dim
+                .iter()
+                .map(|d| d.value.clone().unwrap())
+                .collect(),
+        ),
+        None => panic!("{:?} has no tensor type", v.name),
+    }
+}
+
+fn metadata(model: &ModelProto) -> HashMap<String, String> {
+    model
+        .metadata_props
+        .iter()
+        .map(|p| (p.key.clone().unwrap(), p.value.clone().unwrap()))
+        .collect()
+}
+
+fn ops(model: &ModelProto) -> Vec<String> {
+    model
+        .graph
+        .as_ref()
+        .unwrap()
+        .node
+        .iter()
+        .map(|n| n.op_type.clone().unwrap())
+        .collect()
+}
+
+fn close(a: f32, b: f32) -> bool {
+    (a - b).abs() <= 1e-5 + 1e-5 * b.abs()
+}
+
+// ---- The tests -----------------------------------------------------------------------------------
+
+#[test]
+fn exported_model_decodes_to_the_documented_graph() {
+    let (model, config) = random_model(46, 30, &[16, 8, 4], "signed_log1p", 1);
+    let pairs = vec![
+        ("setup".to_string(), "{\"seed\": 0}".to_string()),
+        ("training_data".to_string(), "MQ2008 Fold1".to_string()),
+    ];
+    let bytes = export(&model, &config, &pairs).unwrap();
+    let m = decode(&bytes);
+
+    assert_eq!(m.ir_version, Some(onnx_export::IR_VERSION));
+    assert!((8..=9).contains(&m.ir_version.unwrap()));
+    assert_eq!(m.opset_import.len(), 1);
+    assert_eq!(m.opset_import[0].domain.as_deref().unwrap_or(""), "");
+    assert_eq!(m.opset_import[0].version, Some(17));
+    assert_eq!(m.producer_name.as_deref(), Some("distillrank"));
+    assert_eq!(
+        m.producer_version.as_deref(),
+        Some(env!("CARGO_PKG_VERSION"))
+    );
+
+    let graph = m.graph.as_ref().unwrap();
+    assert_eq!(graph.input.len(), 1);
+    assert_eq!(graph.output.len(), 1);
+    assert_eq!(graph.input[0].name.as_deref(), Some("features"));
+    assert_eq!(graph.output[0].name.as_deref(), Some("score"));
+    assert_eq!(
+        dims(&graph.input[0]),
+        (
+            proto::FLOAT,
+            vec![Dim::DimParam("batch".into()), Dim::DimValue(46)]
+        )
+    );
+    assert_eq!(
+        dims(&graph.output[0]),
+        (proto::FLOAT, vec![Dim::DimParam("batch".into())])
+    );
+
+    assert_eq!(
+        ops(&m),
+        [
+            "Gather", "Sign", "Abs", "Add", "Log", "Mul", "Gemm", "Relu", "Gemm", "Relu", "Gemm",
+            "Relu", "Gemm", "Reshape"
+        ]
+    );
+    for node in &graph.node {
+        assert_eq!(node.domain.as_deref().unwrap_or(""), "", "ai.onnx only");
+        assert!(node.name.is_some());
+    }
+    // The gather reads the config's columns, 0-based; every weight is there as saved.
+    let columns = graph
+        .initializer
+        .iter()
+        .find(|t| t.name.as_deref() == Some("columns"))
+        .unwrap();
+    let expected: Vec<i64> = config.columns.iter().map(|&c| c as i64 - 1).collect();
+    assert_eq!(initializer(columns).i64().1, expected.as_slice());
+    for (l, layer) in model.layers.iter().enumerate() {
+        let w = graph
+            .initializer
+            .iter()
+            .find(|t| t.name.as_deref() == Some(&format!("layers.{l}.weight")))
+            .unwrap();
+        assert_eq!(w.dims, [layer.n_in as i64, layer.n_out as i64]);
+        assert_eq!(initializer(w).f32().1, layer.weight.as_slice());
+        let gemm = graph
+            .node
+            .iter()
+            .find(|n| n.name.as_deref() == Some(&format!("layer{l}_gemm")))
+            .unwrap();
+        assert_eq!(attribute_i(gemm, "transB", -1), 0, "W is (n_in, n_out)");
+    }
+
+    let meta = metadata(&m);
+    assert_eq!(meta.len(), m.metadata_props.len(), "distinct keys");
+    assert_eq!(meta["setup"], "{\"seed\": 0}");
+    assert_eq!(meta["training_data"], "MQ2008 Fold1");
+    assert_eq!(meta["loss"], "ranknet");
+    assert_eq!(meta["view"], "regular");
+    assert_eq!(meta["transform"], "signed_log1p");
+    assert_eq!(meta["source_features"], "46");
+    assert_eq!(meta["widths"], "16,8,4");
+    let columns: Vec<usize> = meta["columns"]
+        .split(',')
+        .map(|c| c.parse().unwrap())
+        .collect();
+    assert_eq!(columns, config.columns);
+
+    // Encoding is deterministic, and the decoded messages encode to the same bytes.
+    assert_eq!(export(&model, &config, &pairs).unwrap(), bytes);
+    assert_eq!(m.encode_to_vec(), bytes);
+}
+
+#[test]
+fn transform_none_has_no_log_nodes() {
+    let (model, config) = random_model(10, 10, &[5], "none", 2);
+    let m = decode(&export(&model, &config, &[]).unwrap());
+    assert_eq!(ops(&m), ["Gather", "Gemm", "Relu", "Gemm", "Reshape"]);
+    let (model, config) = random_model(10, 4, &[], "none", 3);
+    let m = decode(&export(&model, &config, &[]).unwrap());
+    assert_eq!(ops(&m), ["Gather", "Gemm", "Reshape"]);
+}
+
+#[test]
+fn interpreted_graph_scores_equal_predict() {
+    let cases: &[(usize, usize, &[usize], &str)] = &[
+        (46, 34, &[16], "signed_log1p"),
+        (46, 46, &[16, 8, 4], "signed_log1p"),
+        (7, 3, &[1], "signed_log1p"),
+        (136, 95, &[64, 32, 16], "signed_log1p"),
+        (20, 12, &[8], "none"),
+        (20, 20, &[9, 5, 3], "none"),
+        (5, 5, &[], "signed_log1p"),
+    ];
+    let mut worst = 0f32;
+    for (i, &(source, n_in, widths, transform)) in cases.iter().enumerate() {
+        for seed in 0..3u64 {
+            let (model, config) =
+                random_model(source, n_in, widths, transform, 100 * i as u64 + seed);
+            let m = decode(&export(&model, &config, &[]).unwrap());
+            for n in [1, 3, 37] {
+                let largest = if transform == "none" { 10.0 } else { 1e5 };
+                let rows = random_rows(n, source, largest, seed * 7 + n as u64);
+                let expected = predict(&model, &config, &rows, n);
+                let got = scores_of(&m, &rows, n);
+                assert_eq!(got.len(), n);
+                for (d, (&g, &e)) in got.iter().zip(&expected).enumerate() {
+                    assert!(
+                        close(g, e),
+                        "case {i} seed {seed} doc {d}: graph {g}, predict {e}"
+                    );
+                    worst = worst.max((g - e).abs() / (1.0 + e.abs()));
+                }
+            }
+        }
+    }
+    eprintln!("largest |graph - predict| / (1 + |predict|): {worst:e}");
+}
+
+#[test]
+fn graph_signed_log1p_matches_the_preparation() {
+    // One input per column, the transform read off the graph's "inputs" value.
+    let special = [
+        0.0f32,
+        -0.0,
+        1e-30,
+        -1e-30,
+        1e-8,
+        -1e-8,
+        1e-3,
+        0.5,
+        -0.5,
+        1.0,
+        -1.0,
+        1e4,
+        -1e4,
+        1e30,
+        -1e30,
+        f32::MAX,
+        -f32::MAX,
+        f32::MIN_POSITIVE,
+    ];
+    let width = special.len();
+    let mut model = Mlp::<f32>::new(width, &[2], 5);
+    model.layers[0].weight.iter_mut().for_each(|w| *w = 0.0);
+    let mut config = ModelConfig::new(
+        &model,
+        LossKind::RankNet,
+        FeatureView::Regular,
+        (1..=width).collect(),
+        width,
+    );
+    config.transform = "signed_log1p".into();
+    let m = decode(&export(&model, &config, &[]).unwrap());
+    let values = evaluate(&m, &special, 1);
+    let (_, got) = values["inputs"].f32();
+    for (&x, &g) in special.iter().zip(got) {
+        let e = signed_log1p_value(x);
+        assert!(
+            (g - e).abs() <= 1e-7 + 1e-6 * e.abs(),
+            "x = {x:e}: graph {g:e}, preparation {e:e}"
+        );
+        if x == 0.0 {
+            assert_eq!(g, 0.0);
+            assert_eq!(e, 0.0);
+        }
+    }
+}
+
+fn refusal(model: &Mlp<f32>, config: &ModelConfig, metadata: &[(String, String)]) -> String {
+    match export(model, config, metadata) {
+        Err(Error::Config(message)) => {
+            assert!(message.contains("cannot be exported to ONNX"), "{message}");
+            message
+        }
+        Err(other) => panic!("expected a configuration error, got {other}"),
+        Ok(_) => panic!("expected a refusal"),
+    }
+}
+
+#[test]
+fn inexpressible_models_are_refused_with_the_reason() {
+    let (model, config) = random_model(12, 6, &[4, 3], "signed_log1p", 9);
+    assert!(export(&model, &config, &[]).is_ok());
+
+    let mut c = config.clone();
+    c.transform = "log".into();
+    assert!(refusal(&model, &c, &[]).contains("unknown transform 'log'"));
+
+    let mut c = config.clone();
+    c.columns[2] = 0;
+    assert!(refusal(&model, &c, &[]).contains("column 0 is outside"));
+
+    let mut c = config.clone();
+    c.columns[0] = 13;
+    assert!(refusal(&model, &c, &[]).contains("column 13 is outside the data's columns 1..=12"));
+
+    let mut c = config.clone();
+    c.columns.pop();
+    assert!(refusal(&model, &c, &[]).contains("reads 5 columns"));
+
+    let mut c = config.clone();
+    c.n_in = 7;
+    c.columns.push(12);
+    assert!(refusal(&model, &c, &[]).contains("the weights take 6 inputs"));
+
+    let mut c = config.clone();
+    c.widths = vec![4, 2];
+    assert!(refusal(&model, &c, &[]).contains("widths [4, 2] disagree"));
+
+    for bad in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY] {
+        let mut m = model.clone();
+        m.layers[1].weight[3] = bad;
+        assert!(refusal(&m, &config, &[]).contains("NaN or infinite"));
+        let mut m = model.clone();
+        m.layers[2].bias[0] = bad;
+        assert!(refusal(&m, &config, &[]).contains("NaN or infinite"));
+    }
+
+    let mut m = model.clone();
+    m.layers[1].weight.pop();
+    assert!(refusal(&m, &config, &[]).contains("layer 1 holds 11 weights"));
+
+    let mut m = model.clone();
+    m.layers[2].n_out = 2;
+    m.layers[2].weight.extend_from_slice(&[0.0; 3]);
+    m.layers[2].bias.push(0.0);
+    assert!(refusal(&m, &config, &[]).contains("gives 2 outputs"));
+
+    let empty = Mlp::<f32> { layers: Vec::new() };
+    assert!(refusal(&empty, &config, &[]).contains("no layers"));
+
+    let twice = [("loss".to_string(), "softmax".to_string())];
+    assert!(refusal(&model, &config, &twice).contains("'loss' is given twice"));
+}
+
+// ---- The command -----------------------------------------------------------------------------------
+
+fn distillrank(args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_distillrank"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn export_command_writes_the_model_with_its_config() {
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = dir.path().join("student");
+    let (model, config) = random_model(46, 20, &[8, 4], "signed_log1p", 11);
+    model_io::save(&prefix, &model, &config).unwrap();
+    let onnx = dir.path().join("student.onnx");
+    let json = dir.path().join("student.json");
+
+    let (ok, stdout, stderr) = distillrank(&[
+        "export",
+        "--model",
+        json.to_str().unwrap(),
+        "--onnx",
+        onnx.to_str().unwrap(),
+    ]);
+    assert!(ok, "{stderr}");
+    assert_eq!(
+        stdout.trim(),
+        format!("wrote {} (12 nodes, opset 17)", onnx.display())
+    );
+    let m = decode(&std::fs::read(&onnx).unwrap());
+    let meta = metadata(&m);
+    assert_eq!(meta["source_model"], "student");
+    let saved: ModelConfig = serde_json::from_str(&meta["distillrank_config"]).unwrap();
+    assert_eq!(saved, config);
+    let rows = random_rows(5, 46, 1e5, 1);
+    let expected = predict(&model, &config, &rows, 5);
+    for (g, e) in scores_of(&m, &rows, 5).into_iter().zip(expected) {
+        assert!(close(g, e), "graph {g}, predict {e}");
+    }
+
+    let (ok, stdout, stderr) = distillrank(&[
+        "--json",
+        "export",
+        "--model",
+        prefix.to_str().unwrap(),
+        "--onnx",
+        onnx.to_str().unwrap(),
+    ]);
+    assert!(ok, "{stderr}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(v["nodes"], 12);
+    assert_eq!(v["opset"], 17);
+    assert_eq!(v["input"]["shape"][1], 46);
+
+    // A config edited to a transform the graph cannot express: refused, nothing written.
+    let text = std::fs::read_to_string(&json).unwrap();
+    std::fs::write(&json, text.replace("\"signed_log1p\"", "\"standardize\"")).unwrap();
+    let other = dir.path().join("other.onnx");
+    let (ok, _, stderr) = distillrank(&[
+        "export",
+        "--model",
+        prefix.to_str().unwrap(),
+        "--onnx",
+        other.to_str().unwrap(),
+    ]);
+    assert!(!ok);
+    assert!(
+        stderr.contains("unknown transform 'standardize'"),
+        "{stderr}"
+    );
+    assert!(!other.exists());
+}

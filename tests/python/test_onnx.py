@@ -1,0 +1,188 @@
+"""`distillrank export` checked from outside: onnx's checker accepts the file, and onnxruntime,
+fed the raw LETOR feature vectors of a file, gives the scores `distillrank predict` writes for it.
+
+Needs numpy, onnx, onnxruntime and pytest, and the `distillrank` binary: DISTILLRANK_BIN, or
+target/debug/distillrank under the repository root (`cargo build --bin distillrank`). Run from the
+repository root:
+
+    DISTILLRANK_BIN=target/debug/distillrank python -m pytest tests/python/test_onnx.py -v -s
+"""
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+BIN = Path(os.environ.get("DISTILLRANK_BIN") or REPO / "target" / "debug" / "distillrank")
+MQ2008 = REPO.parent / "shared" / "data" / "mq2008" / "Fold1"
+LOSSES = ["ranknet", "rankbce", "softmax", "lambdarank"]
+DATASETS = ["mq2008", "synthetic"]
+# The tolerance of the comparison: absolute plus relative.
+ATOL = 1e-5
+RTOL = 1e-5
+
+
+def distillrank(*args, check=True):
+    if not BIN.is_file():
+        pytest.fail(
+            f"no distillrank binary at {BIN}: build it with `cargo build --bin distillrank` "
+            "or point DISTILLRANK_BIN at one"
+        )
+    done = subprocess.run(
+        [str(BIN), *map(str, args)], cwd=REPO, capture_output=True, text=True
+    )
+    if check and done.returncode != 0:
+        pytest.fail(
+            f"distillrank {' '.join(map(str, args))} exited {done.returncode}:\n{done.stderr}"
+        )
+    return done
+
+
+def read_letor(path, width):
+    """The raw feature matrix of a LETOR text file, float32 [docs, width]: "grade qid:Q j:v ...",
+    sparse (absent columns 0), anything after '#' a comment."""
+    rows = []
+    for number, line in enumerate(Path(path).read_text().splitlines(), 1):
+        line = line.split("#", 1)[0].split()
+        if not line:
+            continue
+        row = np.zeros(width, dtype=np.float32)
+        for token in line[1:]:
+            key, value = token.split(":", 1)
+            if key == "qid":
+                continue
+            column = int(key)
+            assert 1 <= column <= width, f"{path}:{number}: column {column} outside 1..={width}"
+            row[column - 1] = np.float32(float(value))
+        rows.append(row)
+    return np.stack(rows)
+
+
+def predict(prefix, file):
+    out = distillrank("predict", "--model", prefix, file, "--backend", "cpu", "--quiet").stdout
+    return np.array([float(s) for s in out.split()], dtype=np.float32)
+
+
+@pytest.fixture(scope="session")
+def workdir(tmp_path_factory):
+    return tmp_path_factory.mktemp("onnx")
+
+
+@pytest.fixture(scope="session")
+def synthetic_file(workdir):
+    path = workdir / "synthetic.txt"
+    distillrank("data", "synth", "--queries", 50, "-o", path, "--quiet")
+    return path
+
+
+_trained = {}
+
+
+def trained(workdir, synthetic_file, dataset, loss):
+    """(model prefix, raw file to score) of a small student trained for one epoch."""
+    key = (dataset, loss)
+    if key not in _trained:
+        prefix = workdir / f"{dataset}-{loss}"
+        common = ["--loss", loss, "--epochs", 1, "--widths", "16,8", "--save", prefix]
+        common += ["--backend", "cpu", "--quiet"]
+        if dataset == "mq2008":
+            assert MQ2008.is_dir(), f"MQ2008 Fold1 is missing at {MQ2008}"
+            data = ["--train", MQ2008 / "train.txt", "--valid", MQ2008 / "vali.txt"]
+            # MQ2008's grades are 0..2: the threshold of its Gumbel labels (see `train --help`).
+            data += ["--test", MQ2008 / "test.txt", "--tau-target", "2.8"]
+            score = MQ2008 / "test.txt"
+        else:
+            data = ["--queries", 200, "--valid-queries", 50, "--test-queries", 50]
+            score = synthetic_file
+        distillrank("train", *data, *common)
+        _trained[key] = (prefix, score)
+    return _trained[key]
+
+
+def export(prefix, path):
+    done = distillrank("export", "--model", prefix, "--onnx", path)
+    assert done.stdout.startswith(f"wrote {path} (") and "opset 17" in done.stdout, done.stdout
+    return path
+
+
+def onnx_scores(path, features):
+    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    (scores,) = session.run(["score"], {"features": features})
+    return scores
+
+
+@pytest.mark.parametrize("loss", LOSSES)
+@pytest.mark.parametrize("dataset", DATASETS)
+def test_onnxruntime_scores_equal_predict(workdir, synthetic_file, dataset, loss):
+    prefix, file = trained(workdir, synthetic_file, dataset, loss)
+    path = export(prefix, workdir / f"{dataset}-{loss}.onnx")
+    model = onnx.load(str(path))
+    onnx.checker.check_model(model, full_check=True)
+
+    config = json.loads(Path(f"{prefix}.json").read_text())
+    meta = {p.key: p.value for p in model.metadata_props}
+    assert json.loads(meta["distillrank_config"]) == config
+    assert meta["source_model"] == prefix.name
+    assert meta["loss"] == loss == config["loss"]
+    assert meta["transform"] == config["transform"]
+    assert model.producer_name == "distillrank"
+
+    features = read_letor(file, config["source_features"])
+    got = onnx_scores(path, features)
+    expected = predict(prefix, file)
+    assert got.dtype == np.float32
+    assert got.shape == expected.shape == (features.shape[0],)
+    difference = np.abs(got.astype(np.float64) - expected.astype(np.float64))
+    print(
+        f"\n{dataset} {loss}: {len(expected)} documents, "
+        f"max |ONNX - predict| = {difference.max():.3e} "
+        f"(scores in [{expected.min():.3f}, {expected.max():.3f}])"
+    )
+    bad = difference > ATOL + RTOL * np.abs(expected)
+    assert not bad.any(), (
+        f"{bad.sum()} of {len(expected)} scores differ; first: document {np.argmax(bad)}, "
+        f"ONNX {got[np.argmax(bad)]}, predict {expected[np.argmax(bad)]}"
+    )
+
+
+def test_opset_and_dynamic_batch(workdir, synthetic_file):
+    prefix, file = trained(workdir, synthetic_file, "mq2008", "ranknet")
+    path = export(prefix, workdir / "batch.onnx")
+    model = onnx.load(str(path))
+    opset = max(o.version for o in model.opset_import if o.domain in ("", "ai.onnx"))
+    assert opset >= 17
+    (features_input,) = model.graph.input
+    assert features_input.name == "features"
+    dims = features_input.type.tensor_type.shape.dim
+    assert dims[0].dim_param == "batch" and not dims[0].HasField("dim_value")
+    (score_output,) = model.graph.output
+    assert score_output.type.tensor_type.shape.dim[0].dim_param == "batch"
+
+    config = json.loads(Path(f"{prefix}.json").read_text())
+    features = read_letor(file, config["source_features"])
+    expected = predict(prefix, file)
+    for n in [1, 37]:
+        got = onnx_scores(path, features[:n])
+        assert got.shape == (n,)
+        np.testing.assert_allclose(got, expected[:n], rtol=RTOL, atol=ATOL)
+
+
+def test_unknown_transform_is_refused(workdir, synthetic_file):
+    prefix, _ = trained(workdir, synthetic_file, "synthetic", "ranknet")
+    edited = workdir / "edited"
+    shutil.copy(f"{prefix}.safetensors", f"{edited}.safetensors")
+    config = json.loads(Path(f"{prefix}.json").read_text())
+    config["transform"] = "standardize"
+    Path(f"{edited}.json").write_text(json.dumps(config))
+    target = workdir / "edited.onnx"
+    done = distillrank("export", "--model", edited, "--onnx", target, check=False)
+    assert done.returncode != 0
+    assert "unknown transform 'standardize'" in done.stderr, done.stderr
+    assert not target.exists()
