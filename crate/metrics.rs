@@ -228,9 +228,11 @@ pub fn mean_over_groups(
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Report {
     pub ndcg: Vec<(usize, Option<f64>)>,
-    pub map: f64,
-    pub mrr: f64,
-    pub precision: Vec<(usize, f64)>,
+    /// MAP, MRR and P@k over every group; `None` (n/a in text, null in JSON) when no group has a
+    /// relevant document, where each is 0 whatever the scores and measures nothing.
+    pub map: Option<f64>,
+    pub mrr: Option<f64>,
+    pub precision: Vec<(usize, Option<f64>)>,
     /// Groups counted by NDCG (after the IDCG = 0 convention).
     pub ndcg_groups: usize,
 }
@@ -242,20 +244,19 @@ pub fn report(scores: &[f32], labels: &[f32], offsets: &[usize], convention: Idc
         .windows(2)
         .filter(|w| convention != IdcgZero::Exclude || labels[w[0]..w[1]].iter().any(|&l| l > 0.0))
         .count();
+    let measurable = labels.iter().any(|&l| l > 0.0);
     Report {
         ndcg: NDCG_CUTOFFS
             .iter()
             .map(|&k| (k, mean_ndcg(k, scores, labels, offsets, convention)))
             .collect(),
-        map: mean_over_groups(average_precision, scores, labels, offsets),
-        mrr: mean_over_groups(reciprocal_rank, scores, labels, offsets),
+        map: measurable.then(|| mean_over_groups(average_precision, scores, labels, offsets)),
+        mrr: measurable.then(|| mean_over_groups(reciprocal_rank, scores, labels, offsets)),
         precision: [1, 5, 10]
             .iter()
             .map(|&k| {
-                (
-                    k,
-                    mean_over_groups(|s, l| precision_at(k, s, l), scores, labels, offsets),
-                )
+                let p = || mean_over_groups(|s, l| precision_at(k, s, l), scores, labels, offsets);
+                (k, measurable.then(p))
             })
             .collect(),
         ndcg_groups,
@@ -271,14 +272,25 @@ impl Report {
     }
 }
 
-/// The mean and the sample standard deviation (n - 1) of `v`; the deviation of one value is 0.
+/// The mean and the sample standard deviation (n - 1) of `v`. One value has no measurable
+/// spread: its deviation is NaN, which reports show as n/a ([`plus_minus`]) and JSON as null
+/// (never a 0 that reads as "no spread at all").
 pub fn mean_std(v: &[f64]) -> (f64, f64) {
     let n = v.len() as f64;
     let mean = v.iter().sum::<f64>() / n.max(1.0);
     let var = if v.len() > 1 {
         v.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / (n - 1.0)
     } else {
-        0.0
+        f64::NAN
     };
     (mean, var.sqrt())
+}
+
+/// "0.4760 ± 0.0012", or "0.4760 ± n/a" when the spread could not be measured (one seed).
+pub fn plus_minus(mean: f64, std: f64) -> String {
+    if std.is_finite() {
+        format!("{mean:.4} ± {std:.4}")
+    } else {
+        format!("{mean:.4} ± n/a")
+    }
 }

@@ -277,3 +277,100 @@ fn copy_tree(from: &Path, to: &Path) {
         }
     }
 }
+
+/// The page's modules (`web/main.js`, `web/worker.js`, `web/js/*.js`) and the modules each imports,
+/// resolved to paths relative to `web/`.
+fn page_imports(web: &Path) -> BTreeMap<String, Vec<String>> {
+    let mut files = vec![web.join("main.js"), web.join("worker.js")];
+    for entry in std::fs::read_dir(web.join("js")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "js") {
+            files.push(path);
+        }
+    }
+    let mut graph = BTreeMap::new();
+    for file in files {
+        let name = file
+            .strip_prefix(web)
+            .unwrap()
+            .to_string_lossy()
+            .to_string();
+        let dir = Path::new(&name)
+            .parent()
+            .unwrap_or(Path::new(""))
+            .to_path_buf();
+        let text = std::fs::read_to_string(&file).unwrap();
+        let mut imports = Vec::new();
+        for line in text
+            .lines()
+            .filter(|l| l.trim_start().starts_with("import "))
+        {
+            let Some(from) = line.rsplit_once("from ").map(|(_, f)| f) else {
+                continue;
+            };
+            let target = from.trim().trim_end_matches(';').trim_matches(['"', '\'']);
+            if let Some(relative) = target.strip_prefix("./") {
+                let resolved = dir.join(relative);
+                imports.push(resolved.to_string_lossy().to_string());
+            }
+        }
+        graph.insert(name, imports);
+    }
+    graph
+}
+
+/// A circle of imports in `graph`, if there is one, as the modules around it.
+fn circle(graph: &BTreeMap<String, Vec<String>>) -> Option<Vec<String>> {
+    fn visit(
+        node: &str,
+        graph: &BTreeMap<String, Vec<String>>,
+        path: &mut Vec<String>,
+        done: &mut std::collections::BTreeSet<String>,
+    ) -> Option<Vec<String>> {
+        if let Some(at) = path.iter().position(|n| n == node) {
+            let mut found = path[at..].to_vec();
+            found.push(node.to_string());
+            return Some(found);
+        }
+        if done.contains(node) {
+            return None;
+        }
+        path.push(node.to_string());
+        for next in graph.get(node).into_iter().flatten() {
+            if let Some(found) = visit(next, graph, path, done) {
+                return Some(found);
+            }
+        }
+        path.pop();
+        done.insert(node.to_string());
+        None
+    }
+    let mut done = std::collections::BTreeSet::new();
+    graph
+        .keys()
+        .find_map(|node| visit(node, graph, &mut Vec::new(), &mut done))
+}
+
+/// The page's modules form no import circle, and its state module imports nothing from the
+/// interface.
+#[test]
+fn the_page_has_no_import_circle() {
+    let web = Path::new(env!("CARGO_MANIFEST_DIR")).join("web");
+    let graph = page_imports(&web);
+    assert!(graph.len() > 5, "the page's modules: {graph:?}");
+    if let Some(found) = circle(&graph) {
+        panic!("an import circle in web/: {}", found.join(" -> "));
+    }
+    assert_eq!(
+        graph["js/state.js"],
+        Vec::<String>::new(),
+        "js/state.js imports"
+    );
+    // The check sees a circle: the state module importing the interface makes one.
+    let mut with_circle = graph.clone();
+    with_circle
+        .get_mut("js/state.js")
+        .unwrap()
+        .push("js/compare.js".into());
+    assert!(circle(&with_circle).is_some());
+}

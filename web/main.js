@@ -2,7 +2,9 @@
 // its URL, the worker client, the charts, the comparison view and the global objectives view).
 
 import { $, form, showError, clearError, download } from "./js/dom.js";
-import { readForm, writeForm, saveToUrl, loadFromUrl, showSourceKnobs, loadDefaults, formFromSetup, lastDescribed, describeSetup } from "./js/setup.js";
+import { readForm, writeForm, saveToUrl, loadFromUrl, showSourceKnobs, formFromSetup } from "./js/setup.js";
+import { loadDefaults, describeSetup } from "./js/describe.js";
+import { state } from "./js/state.js";
 import { startWorkers, startPool, enableRuns, restartWorker, showEngine } from "./js/workers.js";
 import { initCharts } from "./js/charts.js";
 import { loadMq2008, loadSource, onUpload, lastResult, lastSetup, resultsCsv, running, run, sweep, downloadStudent, downloadOnnx, scoreSavedModel } from "./js/compare.js";
@@ -49,7 +51,7 @@ function main() {
     download("results.json", JSON.stringify({ setup: lastSetup, ...lastResult }, null, 2), "application/json"));
   $("export-csv").addEventListener("click", () => download("results.csv", resultsCsv(lastResult), "text/csv"));
   $("setup-download").addEventListener("click", () => {
-    if (lastDescribed) download("setup.json", JSON.stringify(lastDescribed.setup, null, 2) + "\n", "application/json");
+    if (state.lastDescribed) download("setup.json", JSON.stringify(state.lastDescribed.setup, null, 2) + "\n", "application/json");
   });
   $("setup-file").addEventListener("change", async (e) => {
     const file = e.target.files[0];

@@ -432,15 +432,17 @@ fn print_report(name: &str, r: &metrics::Report) {
         .map(|(k, v)| format!("NDCG@{k} {}", v.map_or("n/a".into(), |v| format!("{v:.4}"))))
         .collect();
     outln!("{name}: {}", ndcg.join("  "));
+    // An unmeasurable figure (no relevant document anywhere) is n/a, never 0.
+    let figure = |v: Option<f64>| v.map_or("n/a".to_string(), |v| format!("{v:.4}"));
     let p: Vec<String> = r
         .precision
         .iter()
-        .map(|(k, v)| format!("P@{k} {v:.4}"))
+        .map(|(k, v)| format!("P@{k} {}", figure(*v)))
         .collect();
     outln!(
-        "{name}: MAP {:.4}  MRR {:.4}  {}  ({} groups count for NDCG)",
-        r.map,
-        r.mrr,
+        "{name}: MAP {}  MRR {}  {}  ({} groups count for NDCG)",
+        figure(r.map),
+        figure(r.mrr),
         p.join("  "),
         r.ndcg_groups
     );

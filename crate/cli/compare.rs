@@ -9,6 +9,7 @@ use distillrank::data::prepare::FeatureView;
 use distillrank::distill::{Method, RdConfig, RdWeighting};
 use distillrank::engine::Engine;
 use distillrank::experiment::{ndcg, CompareConfig, Comparison};
+use distillrank::metrics::plus_minus;
 use distillrank::metrics::NDCG_CUTOFFS;
 use distillrank::model_io::{self, ModelConfig};
 use distillrank::pipeline::{self, PreparedData};
@@ -389,7 +390,7 @@ pub fn table(c: &Comparison, tests: &[PairedTest]) -> String {
         for k in NDCG_CUTOFFS {
             match r.student_ndcg(k) {
                 Some((m, s)) => {
-                    let _ = write!(t, " {m:.4} ± {s:.4} |");
+                    let _ = write!(t, " {} |", plus_minus(m, s));
                 }
                 None => t.push_str(" n/a |"),
             }
@@ -415,7 +416,7 @@ pub fn table(c: &Comparison, tests: &[PairedTest]) -> String {
         let has_teacher = r.runs.iter().any(|run| !run.teachers.is_empty());
         match r.teacher_ndcg(8) {
             Some((m, s)) => {
-                let _ = write!(t, " {m:.4} ± {s:.4} |");
+                let _ = write!(t, " {} |", plus_minus(m, s));
             }
             None if has_teacher => t.push_str(" n/a |"),
             None => t.push_str(" — |"),
@@ -423,13 +424,13 @@ pub fn table(c: &Comparison, tests: &[PairedTest]) -> String {
         // NDCG@8 on the graded relevance: the ground truth behind y.
         match r.student_graded_ndcg(8) {
             Some((m, s)) => {
-                let _ = write!(t, " {m:.4} ± {s:.4} |");
+                let _ = write!(t, " {} |", plus_minus(m, s));
             }
             None => t.push_str(" n/a |"),
         }
         match r.teacher_graded_ndcg(8) {
             Some((m, s)) => {
-                let _ = write!(t, " {m:.4} ± {s:.4} |");
+                let _ = write!(t, " {} |", plus_minus(m, s));
             }
             None if has_teacher => t.push_str(" n/a |"),
             None => t.push_str(" — |"),

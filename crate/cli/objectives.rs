@@ -9,6 +9,7 @@ use clap::{Args, ValueEnum};
 use plotters::prelude::SeriesLabelPosition;
 
 use distillrank::cpu::adam::AdamConfig;
+use distillrank::metrics::plus_minus;
 use distillrank::metrics_binary::{BinaryMetrics, Targets};
 use distillrank::objectives::data::{from_letor, synthetic, BinarySplits, SynthBinaryOptions};
 use distillrank::objectives::experiment::{compare_on, ObjectiveRuns, Run};
@@ -371,7 +372,7 @@ pub fn table(results: &[ObjectiveRuns], targets: &Targets) -> String {
         let _ = write!(t, "| {} |", r.objective);
         for (_, _, f) in &columns {
             let (m, s) = r.stat(|run| f(&run.test));
-            let _ = write!(t, " {m:.4} ± {s:.4} |");
+            let _ = write!(t, " {} |", plus_minus(m, s));
         }
         let (epoch, _) = r.stat(|run| run.best_epoch as f64);
         let _ = writeln!(t, " {} | {epoch:.1} |", constraint_text(r));
@@ -402,7 +403,7 @@ fn report(
     );
     if let Some(base) = results.iter().find(|r| r.objective == Objective::LogLoss) {
         let (b, bs) = base.stat(|run| run.test.auc_pr);
-        let _ = writeln!(r, "Test AUC-PR against log-loss ({b:.4} ± {bs:.4}):\n");
+        let _ = writeln!(r, "Test AUC-PR against log-loss ({}):\n", plus_minus(b, bs));
         for other in results.iter().filter(|o| o.objective != Objective::LogLoss) {
             let (m, _) = other.stat(|run| run.test.auc_pr);
             let wins = other
@@ -621,7 +622,7 @@ fn plots(dir: &std::path::Path, results: &[ObjectiveRuns], initial: f64) -> Resu
             series.push(Series {
                 name,
                 points,
-                spread: None,
+                band: None,
             });
         }
     }
@@ -646,7 +647,7 @@ fn plots(dir: &std::path::Path, results: &[ObjectiveRuns], initial: f64) -> Resu
                     .map(|run| run.history.iter().map(|h| h.valid.auc_pr).collect())
                     .collect::<Vec<_>>(),
             ),
-            spread: None,
+            band: None,
         })
         .collect();
     plot::lines(

@@ -11,8 +11,9 @@ use distillrank::{Error, Result};
 pub struct Series {
     pub name: String,
     pub points: Vec<(f64, f64)>,
-    /// Optional ± band half-widths at each point (drawn as error bars).
-    pub spread: Option<Vec<f64>>,
+    /// An optional band (low, high) at each point: a confidence interval, or mean ± std, drawn
+    /// as a shaded area with error bars.
+    pub band: Option<Vec<(f64, f64)>>,
 }
 
 /// Draws `series` as lines against x, with a legend.
@@ -57,8 +58,8 @@ pub fn lines(
         .iter()
         .flat_map(|s| {
             s.points.iter().enumerate().map(move |(i, p)| {
-                let d = s.spread.as_ref().map_or(0.0, |v| v[i]);
-                (p.1 - d, p.1 + d)
+                let (lo, hi) = s.band.as_ref().map_or((p.1, p.1), |b| b[i]);
+                (lo.min(p.1), hi.max(p.1))
             })
         })
         .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), (lo, hi)| {
@@ -104,11 +105,24 @@ pub fn lines(
             chart
                 .draw_series(s.points.iter().map(|&p| Circle::new(p, 3, color.filled())))
                 .map_err(|e| fail(e.to_string()))?;
-            if let Some(spread) = &s.spread {
-                for (p, d) in s.points.iter().zip(spread) {
+            if let Some(band) = &s.band {
+                let outline: Vec<(f64, f64)> = s
+                    .points
+                    .iter()
+                    .zip(band)
+                    .map(|(p, b)| (p.0, b.0))
+                    .chain(s.points.iter().zip(band).rev().map(|(p, b)| (p.0, b.1)))
+                    .collect();
+                chart
+                    .draw_series(std::iter::once(Polygon::new(
+                        outline,
+                        color.mix(0.15).filled(),
+                    )))
+                    .map_err(|e| fail(e.to_string()))?;
+                for (p, &(lo, hi)) in s.points.iter().zip(band) {
                     chart
                         .draw_series(LineSeries::new(
-                            vec![(p.0, p.1 - d), (p.0, p.1 + d)],
+                            vec![(p.0, lo), (p.0, hi)],
                             color.stroke_width(1),
                         ))
                         .map_err(|e| fail(e.to_string()))?;
@@ -157,7 +171,7 @@ pub fn ndcg_per_epoch(path: &Path, c: &Comparison) -> Result<()> {
                     })
                     .collect::<Vec<_>>(),
             ),
-            spread: None,
+            band: None,
         })
         .collect();
     lines(
@@ -185,14 +199,14 @@ pub fn loss_terms(path: &Path, c: &Comparison) -> Result<()> {
         series.push(Series {
             name: format!("{} data", r.method),
             points: mean(&|h| h.data_loss),
-            spread: None,
+            band: None,
         });
         let teacher = mean(&|h| h.teacher_loss + h.rd_loss);
         if teacher.iter().any(|p| p.1 > 0.0) {
             series.push(Series {
                 name: format!("{} teacher", r.method),
                 points: teacher,
-                spread: None,
+                band: None,
             });
         }
     }

@@ -11,6 +11,8 @@ use clap::{Args, ValueEnum};
 
 use distillrank::distill::Method;
 use distillrank::experiment::Comparison;
+use distillrank::metrics::plus_minus;
+use distillrank::stats::PairedTest;
 use distillrank::{Error, Result};
 
 use super::compare::{reproduce_command, run_comparison, write, ExperimentArgs};
@@ -162,6 +164,25 @@ pub fn run(args: &SweepArgs, out: &Output) -> Result<()> {
     }
     let seconds = started.elapsed().as_secs_f64();
     std::fs::create_dir_all(&args.out).map_err(|e| Error::io(&args.out, e))?;
+    // The paired tests at each value (every gain over no-distillation, PFD against GenD and
+    // self-distillation), Holm-corrected within each value's table.
+    let tests: Vec<Vec<PairedTest>> = points
+        .iter()
+        .map(|(_, c)| c.tests(distillrank::pipeline::TESTS_SEED))
+        .collect();
+    let test_of = |tests: &[PairedTest], m: Method| {
+        tests
+            .iter()
+            .find(|t| {
+                t.metric == "ndcg@8" && t.a == m.name() && t.b == Method::NoDistillation.name()
+            })
+            .cloned()
+    };
+    let p_text = |t: Option<PairedTest>| match t.and_then(|t| t.p_holm.or(t.p)) {
+        Some(p) if p < 0.001 => ", p < 0.001".to_string(),
+        Some(p) => format!(", p = {p:.3}"),
+        None => String::new(),
+    };
 
     let methods: Vec<Method> = base.methods.clone();
     let stat = |c: &Comparison, m: Method| c.get(m).and_then(|r| r.student_ndcg(8));
@@ -182,31 +203,37 @@ pub fn run(args: &SweepArgs, out: &Output) -> Result<()> {
     table.push_str("\n|---:|");
     table.push_str(&"---:|".repeat(methods.len() + show_positives as usize));
     table.push('\n');
-    let mut csv = String::from("param,value,method,ndcg@8_mean,ndcg@8_std,gain_percent\n");
-    for ((value, c), &(positive, groups)) in points.iter().zip(&positives) {
+    let mut csv =
+        String::from("param,value,method,ndcg@8_mean,ndcg@8_std,gain_percent,gain_p_holm\n");
+    for (((value, c), &(positive, groups)), tests) in points.iter().zip(&positives).zip(&tests) {
         let _ = write!(table, "| {value} |");
         if show_positives {
             let share = 100.0 * positive as f64 / groups.max(1) as f64;
             let _ = write!(table, " {positive} of {groups} ({share:.0}%) |");
         }
         for &m in &methods {
-            let figure = |v: Option<f64>| v.map_or(String::new(), |v| v.to_string());
+            let figure = |v: Option<f64>| {
+                v.filter(|v| v.is_finite())
+                    .map_or(String::new(), |v| v.to_string())
+            };
             let (mean, std) = (stat(c, m).map(|s| s.0), stat(c, m).map(|s| s.1));
             match (stat(c, m), gain(c, m)) {
                 (Some((mean, std)), Some(g)) => {
-                    let _ = write!(table, " {mean:.4} ± {std:.4} ({g:+.2}%) |");
+                    let p = p_text(test_of(tests, m));
+                    let _ = write!(table, " {} ({g:+.2}%{p}) |", plus_minus(mean, std));
                 }
                 (Some((mean, std)), None) => {
-                    let _ = write!(table, " {mean:.4} ± {std:.4} |");
+                    let _ = write!(table, " {} |", plus_minus(mean, std));
                 }
                 (None, _) => table.push_str(" n/a |"),
             }
             let _ = writeln!(
                 csv,
-                "{name},{value},{m},{},{},{}",
+                "{name},{value},{m},{},{},{},{}",
                 figure(mean),
                 figure(std),
-                figure(gain(c, m))
+                figure(gain(c, m)),
+                figure(test_of(tests, m).and_then(|t| t.p_holm))
             );
         }
         table.push('\n');
@@ -234,7 +261,7 @@ pub fn run(args: &SweepArgs, out: &Output) -> Result<()> {
     more.push_str(&"---:|".repeat(methods.len() + with_teachers.len()));
     more.push('\n');
     let cell = |v: Option<(f64, f64)>| match v {
-        Some((mean, std)) => format!(" {mean:.4} ± {std:.4} |"),
+        Some((mean, std)) => format!(" {} |", plus_minus(mean, std)),
         None => " n/a |".to_string(),
     };
     for (value, c) in &points {
@@ -255,12 +282,12 @@ pub fn run(args: &SweepArgs, out: &Output) -> Result<()> {
                 .iter()
                 .filter_map(|(v, c)| stat(c, m).map(|s| (*v, s.0)))
                 .collect(),
-            spread: Some(
-                points
-                    .iter()
-                    .filter_map(|(_, c)| stat(c, m).map(|s| s.1))
-                    .collect(),
-            ),
+            // Mean ± std over the seeds; none with one seed (no spread to draw).
+            band: points
+                .iter()
+                .filter_map(|(_, c)| stat(c, m))
+                .map(|(mean, std)| std.is_finite().then_some((mean - std, mean + std)))
+                .collect(),
         })
         .collect();
     lines(
@@ -274,24 +301,42 @@ pub fn run(args: &SweepArgs, out: &Output) -> Result<()> {
         &series,
         plotters::prelude::SeriesLabelPosition::LowerRight,
     )?;
-    // The paper's Figure 5 shows the relative gain over no-distillation.
+    // The paper's Figure 5 shows the relative gain over no-distillation; the band is the paired
+    // test's 95% interval of the difference, as a share of no-distillation's NDCG@8.
     let gains: Vec<Series> = methods
         .iter()
         .filter(|&&m| m != Method::NoDistillation)
-        .map(|&m| Series {
-            name: m.to_string(),
-            points: points
+        .map(|&m| {
+            // (value, gain %, the gain's 95% interval in %) where the gain is measured.
+            type Measured = (f64, f64, Option<(f64, f64)>);
+            let measured: Vec<Measured> = points
                 .iter()
-                .filter_map(|(v, c)| gain(c, m).map(|g| (*v, g)))
-                .collect(),
-            spread: None,
+                .zip(&tests)
+                .filter_map(|((v, c), tests)| {
+                    let g = gain(c, m)?;
+                    let base = stat(c, Method::NoDistillation)?.0;
+                    let ci = test_of(tests, m)
+                        .and_then(|t| t.ci95)
+                        .map(|[lo, hi]| (100.0 * lo / base, 100.0 * hi / base));
+                    Some((*v, g, ci))
+                })
+                .collect();
+            let band = measured
+                .iter()
+                .all(|p| p.2.is_some())
+                .then(|| measured.iter().map(|p| p.2.expect("checked")).collect());
+            Series {
+                name: m.to_string(),
+                points: measured.iter().map(|p| (p.0, p.1)).collect(),
+                band,
+            }
         })
         .filter(|s| !s.points.is_empty())
         .collect();
     if !gains.is_empty() {
         lines(
             &args.out.join("sweep_gain.svg"),
-            &format!("Gain in mean test NDCG@8 over no-distillation, against {name}"),
+            &format!("Gain in mean test NDCG@8 over no-distillation (95% CI, paired over queries), against {name}"),
             &name,
             "gain over no-distillation (%)",
             &gains,
@@ -304,8 +349,9 @@ pub fn run(args: &SweepArgs, out: &Output) -> Result<()> {
         "values": args.values,
         "command": command,
         "config": base,
-        "points": points.iter().zip(&positives).map(|((v, c), (positive, groups))| serde_json::json!({
+        "points": points.iter().zip(&positives).zip(&tests).map(|(((v, c), (positive, groups)), tests)| serde_json::json!({
             "value": v,
+            "tests": tests,
             "positive_groups": positive,
             "train_groups": groups,
             "methods": c.methods.iter().map(|r| {
@@ -331,7 +377,7 @@ pub fn run(args: &SweepArgs, out: &Output) -> Result<()> {
     )?;
     write(&args.out.join("sweep.csv"), &csv)?;
     let report = format!(
-        "# distillrank sweep: {name}\n\n{table}\nStudent test NDCG@8 at the epoch with the best validation NDCG@8, mean ± std over {} seeds; in brackets, the gain over no-distillation.\n\n{more}\nThe same students' test NDCG@8 on the graded relevance, and the (first) teacher's test NDCG@8 on y.\n\n![sweep](sweep.svg)\n\n![gain over no-distillation](sweep_gain.svg)\n\n```sh\n{command}\n```\n\nRan in {seconds:.0} s.\n",
+        "# distillrank sweep: {name}\n\n{table}\nStudent test NDCG@8 at the epoch with the best validation NDCG@8, mean ± std over {} seeds; in brackets, the gain over no-distillation and its paired randomization test over the test queries (Holm-corrected within each value; sweep.json's `tests` has every test with its 95% interval and the smallest difference the run could detect). The gain plot's bands are those intervals.\n\n{more}\nThe same students' test NDCG@8 on the graded relevance, and the (first) teacher's test NDCG@8 on y.\n\n![sweep](sweep.svg)\n\n![gain over no-distillation](sweep_gain.svg)\n\n```sh\n{command}\n```\n\nRan in {seconds:.0} s.\n",
         base.seeds
     );
     write(&args.out.join("sweep.md"), &report)?;

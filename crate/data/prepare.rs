@@ -62,11 +62,25 @@ impl PrivilegedSplit {
                     .map(PrivilegedSplit::TopCorrelation)
                     .map_err(|_| bad()),
             },
-            "cols" => value
-                .split(',')
-                .map(|c| c.trim().parse::<usize>().map_err(|_| bad()))
-                .collect::<Result<Vec<_>>>()
-                .map(PrivilegedSplit::Columns),
+            // Columns and ranges, as `spec` writes them: `cols:3,7,12` or `cols:3-5,9`.
+            "cols" => {
+                let mut columns = Vec::new();
+                for item in value.split(',') {
+                    match item.trim().split_once('-') {
+                        Some((a, b)) => {
+                            let (a, b) = (a.trim().parse::<usize>(), b.trim().parse::<usize>());
+                            match (a, b) {
+                                (Ok(a), Ok(b)) if a <= b && b - a < 1 << 20 => {
+                                    columns.extend(a..=b)
+                                }
+                                _ => return Err(bad()),
+                            }
+                        }
+                        None => columns.push(item.trim().parse::<usize>().map_err(|_| bad())?),
+                    }
+                }
+                Ok(PrivilegedSplit::Columns(columns))
+            }
             "discriminative" => match value.trim().parse::<f64>() {
                 Ok(tau_priv) if tau_priv.is_finite() => {
                     Ok(PrivilegedSplit::Discriminative { tau_priv })

@@ -5,9 +5,9 @@ import { $, showError, clearError, escapeHtml, download } from "./dom.js";
 import { readForm, writeForm, saveToUrl, dataSource, compareSetup } from "./setup.js";
 import { adapter, workers, data, studentWorker, request, loadData, runPool, chosenBackend, autoChoice, measureAuto, autoLine } from "./workers.js";
 import { METHOD_COLOURS, sweepChart, dataset, resetCharts, onEpoch } from "./charts.js";
+import { state } from "./state.js";
 
 // ---------------------------------------------------------------- data
-export let uploads = [];        // [{role, name, file, query}] to send again after a restart
 
 /// One line per split: queries, documents, features, group sizes and the grade histogram.
 export function statsTable(rows) {
@@ -59,7 +59,7 @@ export async function onUpload() {
     const plan = planUploads(picked);
     $("stats").textContent = "Reading…";
     const r = await loadData({ type: "upload", files: plan });
-    uploads = plan;
+    state.uploads = plan;
     $("stats").innerHTML = statsTable(r.files.map((f) => [`${f.role}: ${f.name}`, f.stats]));
     // Defaults that suit real LETOR data: z from the features most correlated with y, and a
     // label threshold for the grade range (MQ2008: 0..2, MSLR and Yahoo: 0..4).
@@ -67,7 +67,7 @@ export async function onUpload() {
     writeForm({ privileged_kind: "top", privileged_value: "30%", tau_target: maxGrade <= 2 ? "2.8" : "4.8" });
     saveToUrl();
   } catch (e) {
-    uploads = [];
+    state.uploads = [];
     $("stats").textContent = "";
     showError(e.message);
   }
@@ -82,7 +82,9 @@ export let lastSetup = null;
 /// mean ± std, or n/a (with the reason on hover) where nothing could be measured.
 export function fmt(stat) {
   if (stat.mean === null || stat.mean === undefined) return `<span title="${stat.unmeasured ?? ""}">n/a</span>`;
-  return `${stat.mean.toFixed(4)} ± ${stat.std.toFixed(4)}`;
+  // One seed has no measurable spread: the library sends a null std.
+  const std = stat.std === null || stat.std === undefined ? "n/a" : stat.std.toFixed(4);
+  return `${stat.mean.toFixed(4)} ± ${std}`;
 }
 
 export function resultsTable(result, order) {
@@ -162,7 +164,7 @@ export function setRunning(on) {
 export async function prepareRun(overrides = {}) {
   const v = { ...readForm(), ...overrides };
   const setup = compareSetup(v, chosenBackend());
-  if (v.source === "upload" && !uploads.length) throw new Error("upload a LETOR training file first");
+  if (v.source === "upload" && !state.uploads.length) throw new Error("upload a LETOR training file first");
   const stats = await loadSource(v.source) ?? data.reply;
   if (v.backend === "auto" && adapter) {
     // The students' input width: the data's features less the privileged ones (close enough
@@ -304,7 +306,7 @@ export async function scoreSavedModel() {
     const { result } = await request({ type: "evaluate", safetensors: weights, config });
     const ndcg = result.metrics.ndcg.map(([k, v]) => `NDCG@${k} ${v === null ? "—" : v.toFixed(4)}`).join(", ");
     $("model-score").textContent = `${weights.name} (${result.model.inputs} inputs, widths ${result.model.widths.join("-")}) on ` +
-      `${result.test_queries} test queries, graded relevance: ${ndcg}; MAP ${result.metrics.map.toFixed(4)}.`;
+      `${result.test_queries} test queries, graded relevance: ${ndcg}; MAP ${result.metrics.map === null ? "n/a (no relevant document)" : result.metrics.map.toFixed(4)}.`;
   } catch (e) {
     showError(e.message);
   }

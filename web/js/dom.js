@@ -36,3 +36,10 @@ export function download(name, data, type) {
   a.remove();
   setTimeout(() => URL.revokeObjectURL(url), 10_000);
 }
+
+/// The value of the methods' form field `name` (the first of its kind; a radio group's checked
+/// value), without reading the whole form.
+export function field(name) {
+  const el = form.elements[name];
+  return el instanceof RadioNodeList ? el.value : el?.value;
+}

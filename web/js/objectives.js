@@ -4,7 +4,8 @@ import { $, number, integer, showError, clearError, escapeHtml } from "./dom.js"
 import { saveToUrl } from "./setup.js";
 import { runObjectivesPool, chosenBackend } from "./workers.js";
 import { lineChart, dataset } from "./charts.js";
-import { uploads, setRunning } from "./compare.js";
+import { setRunning } from "./compare.js";
+import { state } from "./state.js";
 
 // ---------------------------------------------------------------- global objectives
 
@@ -36,7 +37,7 @@ export function objectivesSetup() {
     noise: number(f.get("obj_noise"), "noise"),
     seed: integer(f.get("obj_seed"), "data seed"),
   } : null;
-  if (!synthetic && !uploads.length) throw new Error("upload LETOR files above first, or choose the synthetic task");
+  if (!synthetic && !state.uploads.length) throw new Error("upload LETOR files above first, or choose the synthetic task");
   return {
     synthetic,
     threshold: integer(f.get("obj_threshold"), "positive grade"),
@@ -83,7 +84,9 @@ export function onObjectiveEpoch(ev) {
 
 export function meanStd(values) {
   const mean = values.reduce((a, b) => a + b, 0) / values.length;
-  const std = values.length > 1 ? Math.sqrt(values.reduce((a, v) => a + (v - mean) ** 2, 0) / (values.length - 1)) : 0;
+  // One seed has no measurable spread: n/a, never a 0.
+  if (values.length < 2) return `${mean.toFixed(4)} ± n/a`;
+  const std = Math.sqrt(values.reduce((a, v) => a + (v - mean) ** 2, 0) / (values.length - 1));
   return `${mean.toFixed(4)} ± ${std.toFixed(4)}`;
 }
 

@@ -1,9 +1,8 @@
-// The setup (crate/setup.rs) from the form and back, kept in the URL, and the setup box: the
-// equivalent `distillrank compare` command and the differences from the defaults.
+// The setup (crate/setup.rs) from the form and back, and kept in the URL. The setup box (its
+// command and differences) is describe.js's.
 
-import { $, form, number, integer, escapeHtml } from "./dom.js";
-import { workers, request } from "./workers.js";
-import { uploads } from "./compare.js";
+import { $, form, number, integer } from "./dom.js";
+import { state } from "./state.js";
 
 // ---------------------------------------------------------------- the setup, kept in the URL
 
@@ -80,15 +79,6 @@ export function showSourceKnobs() {
   $("logs-knobs").hidden = privileged_kind !== "logs";
 }
 
-/// The library's default setup (crate/setup.rs, the CLI's defaults), asked of the engine at
-/// start-up: the page's setups are it with the form's values on top.
-export let defaults = null;
-
-/// Asks the engine for the library's default setup.
-export async function loadDefaults() {
-  defaults = (await request({ type: "defaults" })).setup;
-}
-
 /// What the JSON of a setup says about where it was made.
 export const PAGE_NOTE = "made on the page: its form starts lighter than the CLI's defaults for a browser " +
   "(less data, a smaller model, fewer epochs); the page lists every difference beside the form";
@@ -97,10 +87,10 @@ export const PAGE_NOTE = "made on the page: its form starts lighter than the CLI
 export function dataSource(v) {
   if (v.source === "mq2008") return "mq2008";
   if (v.source === "upload") {
-    const name = (role) => uploads.find((u) => u.role === role)?.name ?? null;
+    const name = (role) => state.uploads.find((u) => u.role === role)?.name ?? null;
     return { files: { train: name("train") ?? "train.txt", valid: name("valid"), test: name("test") } };
   }
-  const base = defaults.data.source.synthetic;
+  const base = state.defaults.data.source.synthetic;
   return {
     synthetic: {
       options: {
@@ -124,7 +114,7 @@ export function dataSource(v) {
 /// The setup of a comparison (crate/setup.rs, `Setup`): the defaults with the form's values.
 /// `backend`: "webgpu", "cpu" or "auto".
 export function compareSetup(v, backend) {
-  if (!defaults) throw new Error("the engine is still starting");
+  if (!state.defaults) throw new Error("the engine is still starting");
   const widths = String(v.widths).split(",").map((w) => integer(w.trim(), "hidden widths"));
   let privileged = null;
   if (v.privileged_kind === "top") {
@@ -137,11 +127,11 @@ export function compareSetup(v, backend) {
   if (v.privileged_kind === "generator" && v.source !== "synthetic") {
     throw new Error("real data have no generator: choose top k, columns or simulated logs for the privileged features");
   }
-  let logs = defaults.data.logs;
+  let logs = state.defaults.data.logs;
   if (v.privileged_kind === "logs") {
     privileged = "logs";
     logs = {
-      ...defaults.data.logs,
+      ...state.defaults.data.logs,
       sessions: integer(v.log_sessions, "sessions"),
       click_model: v.log_click_model,
       position_bias: number(v.log_position_bias, "position bias"),
@@ -151,9 +141,9 @@ export function compareSetup(v, backend) {
   }
   if (v.methods.length === 0) throw new Error("choose at least one method");
   return {
-    ...defaults,
+    ...state.defaults,
     data: {
-      ...defaults.data,
+      ...state.defaults.data,
       source: dataSource(v),
       privileged,
       logs,
@@ -178,7 +168,7 @@ export function compareSetup(v, backend) {
 export function formFromSetup(setup) {
   const d = setup.data ?? {};
   const values = {};
-  const source = d.source ?? defaults.data.source;
+  const source = d.source ?? state.defaults.data.source;
   if (source === "mq2008") values.source = "mq2008";
   else if (source.files) values.source = "upload";
   else if (source.synthetic) {
@@ -214,25 +204,4 @@ export function formFromSetup(setup) {
   if (setup.methods) {
     for (const box of form.querySelectorAll('input[name="method"]')) box.checked = setup.methods.includes(box.value);
   }
-}
-
-/// The setup box: the form's setup as the equivalent `distillrank compare` command and the
-/// settings where it departs from the defaults (the page's lighter ones among them).
-export let lastDescribed = null;
-export async function describeSetup() {
-  if (!defaults || !workers.length) return;
-  let setup;
-  try {
-    setup = compareSetup(readForm(), readForm().backend);
-  } catch (e) {
-    $("setup-command").textContent = `(${e.message})`;
-    return;
-  }
-  const d = await request({ type: "describe", setup });
-  lastDescribed = d;
-  $("setup-command").textContent = d.command;
-  $("setup-differences").innerHTML = d.differences.length
-    ? "Differs from the CLI's defaults: " + d.differences.map(([k, v, def]) =>
-      `<b>${escapeHtml(k)}</b> ${escapeHtml(v)} <span class="hint">(default ${escapeHtml(def)})</span>`).join("; ") + "."
-    : "The CLI's defaults.";
 }

@@ -1,8 +1,7 @@
 // The worker client: a pool of Web Workers running the wasm engine (worker.js), the jobs of a
 // comparison spread over them, and the engine choice (auto by measurement).
 
-import { $, integer, showError } from "./dom.js";
-import { readForm } from "./setup.js";
+import { $, integer, showError, field } from "./dom.js";
 
 // ---------------------------------------------------------------- the workers
 
@@ -171,7 +170,7 @@ function warmUp(w) {
 /// How many workers a comparison on the CPU engine uses: the form's number, or "auto": one per
 /// core the browser reports, at most MAX_WORKERS.
 export function poolSize() {
-  const v = String(readForm().workers ?? "auto").trim();
+  const v = String(field("workers") ?? "auto").trim();
   if (v === "" || v === "auto") return Math.max(1, Math.min(navigator.hardwareConcurrency || 1, MAX_WORKERS));
   const n = integer(v, "workers");
   if (n < 1 || n > MAX_WORKERS) throw new Error(`workers: expected auto or 1..${MAX_WORKERS}, got ${v}`);
@@ -320,7 +319,7 @@ export async function restartWorker() {
 /// The backend the form asks for: cpu, webgpu, or auto (decided by measurement when Run is
 /// pressed, see `measureAuto`; until then the last decision, or the CPU engine).
 export function chosenBackend() {
-  const want = readForm().backend;
+  const want = field("backend");
   if (want === "cpu") return "cpu";
   if (want === "webgpu") {
     if (!adapter) throw new Error(`WebGPU is not available here: ${noGpuWhy}`);
@@ -380,7 +379,7 @@ export function showEngine() {
     box.className = "engine cpu";
     const why = !adapter
       ? `No WebGPU: ${noGpuWhy}.`
-      : readForm().backend === "auto"
+      : field("backend") === "auto"
         ? (autoChoice ? "" : `auto times WebGPU (${adapter.name}${adapter.software ? ", a software rasteriser" : ""}) against it when Run is pressed.`)
         : "Chosen.";
     let threads;
@@ -392,7 +391,7 @@ export function showEngine() {
     }
     box.textContent = `Training on the CPU engine (WebAssembly, ${threads}). ${why}`;
   }
-  if (readForm().backend === "auto" && autoChoice) box.textContent += ` ${autoLine(autoChoice)}.`;
+  if (field("backend") === "auto" && autoChoice) box.textContent += ` ${autoLine(autoChoice)}.`;
 }
 
 export function autoLine(c) {

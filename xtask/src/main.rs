@@ -8,12 +8,15 @@
 //! * `test`: install what the tests need (lavapipe, Chromium, wasm tools, npm packages) if
 //!   missing, then every test: native (CPU and GPU on lavapipe), the kernels in headless Chromium
 //!   on WebGPU, and the page end to end in headless Chromium.
+//! * `python`: the Python package (PyO3, maturin) installed into `target/python-venv` and its
+//!   tests (`tests/python`, pytest) against the CLI (`python.rs`); `test` runs them too.
 //! * `bench`: the CPU benchmarks of BENCHMARKS.md, with the Python peers when they are installed.
 //! * `bench-web`: training throughput in headless Chromium, against TensorFlow.js on WebGPU.
 //! * `gpu-report [DIR]`: every adapter, the kernel checks, GPU benchmarks and a comparison on
 //!   each, against the CPU engine and PyTorch where present (`gpu_report.rs`).
 
 mod gpu_report;
+mod python;
 mod web;
 
 use std::path::{Path, PathBuf};
@@ -33,6 +36,7 @@ fn main() -> ExitCode {
         "compare" => compare(rest),
         "test" => test(rest),
         "e2e" => e2e().map(|_| ()),
+        "python" => python::python(),
         "bench" => bench(),
         "bench-web" => bench_web(rest),
         "gpu-report" => gpu_report::gpu_report(
@@ -43,7 +47,7 @@ fn main() -> ExitCode {
             ),
         ),
         _ => {
-            eprintln!("usage: cargo xtask <demo|dist|compare|test|bench> [args]\n  demo [--port N]  build the page and serve it on 127.0.0.1 (default port 8000)\n  serve [--port N] serve the page as last built\n  dist [DIR]       write the page as a static bundle (default dist/)\n  compare [ARGS]   compare the methods from the native CLI (ARGS go to `distillrank compare`)\n  test             run every test\n  e2e              the page's end-to-end test alone\n  bench            CPU benchmarks against numpy / sklearn / JAX\n  bench-web [Q]    in-browser training throughput against TensorFlow.js (Q: bench.html's query string)\n  gpu-report [DIR] adapters, kernel checks, GPU benchmarks and a GPU comparison (default target/gpu-report)");
+            eprintln!("usage: cargo xtask <demo|dist|compare|test|bench> [args]\n  demo [--port N]  build the page and serve it on 127.0.0.1 (default port 8000)\n  serve [--port N] serve the page as last built\n  dist [DIR]       write the page as a static bundle (default dist/)\n  compare [ARGS]   compare the methods from the native CLI (ARGS go to `distillrank compare`)\n  test             run every test\n  e2e              the page's end-to-end test alone\n  python           the Python package: build it into target/python-venv and run tests/python\n  bench            CPU benchmarks against numpy / sklearn / JAX\n  bench-web [Q]    in-browser training throughput against TensorFlow.js (Q: bench.html's query string)\n  gpu-report [DIR] adapters, kernel checks, GPU benchmarks and a GPU comparison (default target/gpu-report)");
             return if task == "help" {
                 ExitCode::SUCCESS
             } else {
@@ -141,6 +145,11 @@ fn test(extra: &[String]) -> Result<(), String> {
         .args(extra);
     native.env("XDG_RUNTIME_DIR", &runtime);
     let native_ok = total.run(native)?;
+    // Python: the package built with maturin, its tests against the CLI (tests/python).
+    let python_ok = python::tests(&mut total).unwrap_or_else(|e| {
+        eprintln!("python: {e}");
+        false
+    });
     // Browser: the same kernel checks in headless Chromium on WebGPU (tests/web.rs).
     let mut web = Command::new("wasm-pack");
     web.args([
@@ -165,7 +174,14 @@ fn test(extra: &[String]) -> Result<(), String> {
     if !lint_ok {
         println!("lint failed: cargo fmt --check or cargo clippy (see above)");
     }
-    if lint_ok && native_ok && web_ok && e2e_ok && total.failed == 0 && total.passed > 0 {
+    if lint_ok
+        && native_ok
+        && python_ok
+        && web_ok
+        && e2e_ok
+        && total.failed == 0
+        && total.passed > 0
+    {
         Ok(())
     } else {
         Err(format!("{} passed, {} failed", total.passed, total.failed))

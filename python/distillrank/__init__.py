@@ -1,0 +1,363 @@
+"""distillrank: learning to rank with privileged features and distillation (PFD).
+
+The Python door of the Rust library ``distillrank``, beside its CLI and its web page: the same
+training, comparisons, saved models and errors, with numpy arrays in and out.
+
+* :class:`Ranker`: one method (PFD by default) trained on arrays, LightGBM / XGBoost style:
+  ``Ranker(method="pfd").fit(X, y, qid=qid, privileged=Z).predict(X)``.
+* :func:`compare`: every method of a :class:`Setup` over its seeds, as ``distillrank compare``;
+  returns the object of its ``results.json``.
+* :func:`load`: a model saved by :meth:`Ranker.save`, by ``distillrank train --save`` or by the
+  page (``PREFIX.safetensors`` + ``PREFIX.json``).
+* :func:`read_letor`, :func:`mq2008`: LETOR / SVMlight files and the bundled MQ2008 Fold1 as
+  arrays.
+* :func:`paired_test`: the paired significance test of two methods' per-query metrics.
+
+Every setting takes the library's default (``Setup()``); every error of the library is a
+``ValueError`` carrying the library's own message, the one the CLI prints.
+"""
+
+import json as _json
+from typing import Any, Dict, Optional, Sequence, Tuple
+
+import numpy as _np
+
+from . import _distillrank
+from ._distillrank import __version__
+
+__all__ = [
+    "Ranker",
+    "Setup",
+    "compare",
+    "load",
+    "read_letor",
+    "mq2008",
+    "paired_test",
+    "__version__",
+]
+
+
+def _defaults() -> Dict[str, Any]:
+    """The library's defaults: ``Setup::default()`` as a dict."""
+    return _json.loads(_distillrank.default_setup())
+
+
+def _method_name(name: str) -> str:
+    """A method as the library spells it: ``multi_teacher_pfd`` -> ``multi-teacher-pfd``."""
+    return name.replace("_", "-") if isinstance(name, str) else name
+
+
+def _setup_dict(settings: Dict[str, Any], base: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
+    """Keywords set on the fields of the same name of a setup (``base``, else the defaults): top
+    level, or under ``data``; ``seed`` sets ``first_seed``, ``method`` the one method of
+    ``methods``. Unknown keywords stay at the top level, where the library refuses them by name.
+    The result is checked and completed by the library."""
+    setup = _defaults() if base is None else _json.loads(_json.dumps(base))
+    data_fields = set(setup["data"])
+    for key, value in settings.items():
+        if key == "seed":
+            setup["first_seed"] = value
+        elif key == "method":
+            setup["methods"] = [_method_name(value)]
+        elif key == "methods":
+            setup["methods"] = [_method_name(m) for m in value]
+        elif key in data_fields and key not in setup:
+            setup["data"][key] = value
+        else:
+            setup[key] = value
+    return _json.loads(_distillrank.check_setup(_json.dumps(setup)))
+
+
+class Setup:
+    """One comparison, as the CLI's ``setup.json`` and the page's "Export setup" describe it: the
+    data, the privileged split, the methods, the losses, the training settings and the backend.
+
+    ``Setup()`` is the library's defaults; keywords set fields by name, top level or under
+    ``data`` (``Setup(epochs=2, seeds=2, source="mq2008", backend="cpu")``); ``seed`` sets
+    ``first_seed``. ``to_dict()`` is the whole setup, and fields read as attributes
+    (``Setup().epochs``)."""
+
+    def __init__(self, **settings: Any) -> None:
+        self._setup = _setup_dict(settings)
+
+    @classmethod
+    def from_json(cls, text: str) -> "Setup":
+        """A setup from its JSON (fields left out take their defaults)."""
+        setup = cls.__new__(cls)
+        setup._setup = _json.loads(_distillrank.check_setup(text))
+        return setup
+
+    @classmethod
+    def from_dict(cls, value: Dict[str, Any]) -> "Setup":
+        """A setup from a dict shaped like its JSON."""
+        return cls.from_json(_json.dumps(value))
+
+    def to_json(self) -> str:
+        """The setup's JSON, every field written (``distillrank compare --setup`` reads it)."""
+        return _distillrank.check_setup(_json.dumps(self._setup))
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The setup as a dict (a copy)."""
+        return _json.loads(_json.dumps(self._setup))
+
+    def __getattr__(self, name: str) -> Any:
+        setup = self.__dict__.get("_setup")
+        if setup is not None and name in setup:
+            return setup[name]
+        raise AttributeError(f"Setup has no field '{name}'")
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Setup) and self._setup == other._setup
+
+    def __repr__(self) -> str:
+        return f"Setup.from_json({self.to_json()!r})"
+
+
+def _setup_json(setup: Any) -> str:
+    """A :class:`Setup`, a dict or a JSON string, as JSON text."""
+    if isinstance(setup, Setup):
+        return setup.to_json()
+    if isinstance(setup, dict):
+        return _json.dumps(setup)
+    if isinstance(setup, str):
+        return setup
+    raise TypeError(f"setup: expected a Setup, a dict or a JSON string, not {type(setup).__name__}")
+
+
+def _features(name: str, x: Any) -> _np.ndarray:
+    """A 2-D float32 C-contiguous matrix (no copy when it is one already)."""
+    x = _np.asarray(x)
+    if x.ndim != 2:
+        raise ValueError(f"{name}: expected a 2-D array (rows, features), got shape {x.shape}")
+    if not (_np.issubdtype(x.dtype, _np.floating) or _np.issubdtype(x.dtype, _np.integer)):
+        raise ValueError(f"{name}: expected numbers, got dtype {x.dtype}")
+    return _np.ascontiguousarray(x, dtype=_np.float32)
+
+
+def _grades(name: str, y: Any) -> _np.ndarray:
+    y = _np.asarray(y)
+    if y.ndim != 1:
+        raise ValueError(f"{name}: expected one relevance grade per row (1-D), got shape {y.shape}")
+    if not (_np.issubdtype(y.dtype, _np.floating) or _np.issubdtype(y.dtype, _np.integer)
+            or y.dtype == _np.bool_):
+        raise ValueError(f"{name}: expected integer relevance grades, got dtype {y.dtype}")
+    return _np.ascontiguousarray(y, dtype=_np.float64)
+
+
+def _qids(name: str, qid: Any) -> _np.ndarray:
+    qid = _np.asarray(qid)
+    if qid.ndim != 1:
+        raise ValueError(f"{name}: expected one query id per row (1-D), got shape {qid.shape}")
+    if not _np.issubdtype(qid.dtype, _np.integer):
+        raise ValueError(f"{name}: expected integer query ids, got dtype {qid.dtype}")
+    if qid.size and _np.issubdtype(qid.dtype, _np.signedinteger) and qid.min() < 0:
+        raise ValueError(f"{name}: query ids must be >= 0 (found {qid.min()})")
+    return _np.ascontiguousarray(qid, dtype=_np.uint64)
+
+
+def _split(prefix: str, x: Any, y: Any, qid: Any, z: Any) -> Tuple[Any, ...]:
+    """One split's arrays in the dtypes the library takes."""
+    if qid is None:
+        raise ValueError(f"{prefix}qid: a query id per row is required (rows of a query contiguous)")
+    x = _features(prefix + "X", x)
+    z = None if z is None else _features(prefix + "privileged", z)
+    return (x, _grades(prefix + "y", y), _qids(prefix + "qid", qid), z)
+
+
+class Ranker:
+    """A ranking model trained with one method of the PFD paper's Table 2 (or Ranking
+    Distillation), LightGBM / XGBoost style.
+
+    ``method``: ``"pfd"`` (a teacher that sees the privileged features distils into a student
+    that does not), ``"no-distillation"``, ``"self-distillation"``, ``"gend"``,
+    ``"multi-teacher-pfd"`` or ``"ranking-distillation"`` (underscores are fine too).
+
+    Every other keyword is a setting of the library's :class:`Setup`, by its name, with the
+    library's default: ``loss`` ("ranknet", "rankbce", "softmax", "lambdarank"), ``epochs``,
+    ``patience``, ``lr``, ``alpha``, ``widths``, ``teacher_widths``, ``batch_docs``, ``teachers``,
+    ``rd``, ``objective``, ``idcg_zero``, ``backend`` ("auto", "cpu", "gpu"); the data's
+    ``tau_target``, ``t``, ``min_group_size``, ``data_seed``, ``privileged`` (a split of X such as
+    ``"top:30%"`` when no privileged array is given), ``log_labels``, ``logs``; ``seed`` (the
+    model's initialisation and batch order). An unknown keyword is a ``ValueError`` naming it.
+    """
+
+    def __init__(self, method: str = "pfd", **settings: Any) -> None:
+        settings = dict(settings, method=method)
+        self._setup = _setup_dict(settings)
+        self._model: Optional[Any] = None
+        self.run_: Optional[Dict[str, Any]] = None
+
+    def get_params(self, deep: bool = True) -> Dict[str, Any]:
+        """The settings, as keywords that ``Ranker(**params)`` takes back: every field of the
+        setup (those of ``data`` included, its ``source`` aside) with ``method`` and ``seed``."""
+        setup = _json.loads(_json.dumps(self._setup))
+        data = setup.pop("data")
+        data.pop("source", None)
+        methods = setup.pop("methods")
+        params: Dict[str, Any] = {"method": methods[0]}
+        params["seed"] = setup.pop("first_seed")
+        params.update(setup)
+        params.update(data)
+        return params
+
+    def set_params(self, **settings: Any) -> "Ranker":
+        """Changes settings by name, as the constructor takes them."""
+        self._setup = _setup_dict(settings, self._setup)
+        return self
+
+    @property
+    def setup(self) -> Setup:
+        """The ranker's settings as a :class:`Setup` (its data source is set by ``fit``)."""
+        return Setup.from_dict(self._setup)
+
+    def fit(
+        self,
+        X: Any,
+        y: Any,
+        qid: Any = None,
+        privileged: Any = None,
+        eval_set: Optional[Sequence[Any]] = None,
+        verbose: bool = True,
+    ) -> "Ranker":
+        """Trains the method on ``X`` (rows: documents; float32 or float64), ``y`` (integer
+        relevance grades 0..31, as LETOR files hold) and ``qid`` (a query id per row, the rows of a
+        query contiguous).
+
+        ``privileged``: features seen only in training (n_docs, n_z), by the teachers; the
+        student, and so :meth:`predict`, reads ``X`` alone. Without it, the ranker's
+        ``privileged`` split of X's columns is used (the library's default for files).
+        ``eval_set``: ``(X, y, qid)`` or ``(X, y, qid, privileged)``, the validation split (early
+        stopping, the kept epoch); without it 10% of the training queries are held out.
+
+        Training releases the GIL, prints one line per epoch on stderr (``verbose``) and stops on
+        Ctrl-C (``KeyboardInterrupt``). Returns ``self``.
+        """
+        train = _split("", X, y, qid, privileged)
+        if privileged is not None and self._setup["data"].get("privileged") is not None:
+            raise ValueError(
+                "privileged features given twice: as the privileged= array and as the split "
+                f"'{self._setup['data']['privileged']}' of X; give one"
+            )
+        valid = None
+        if eval_set is not None:
+            if len(eval_set) not in (3, 4):
+                raise ValueError("eval_set: expected (X, y, qid) or (X, y, qid, privileged)")
+            xv, yv, qv = eval_set[:3]
+            zv = eval_set[3] if len(eval_set) == 4 else None
+            valid = _split("eval_set ", xv, yv, qv, zv)
+            if valid[0].shape[1] != train[0].shape[1]:
+                raise ValueError(
+                    f"eval_set: X has {valid[0].shape[1]} columns, the training X {train[0].shape[1]}"
+                )
+            if (valid[3] is None) != (train[3] is None) or (
+                valid[3] is not None and valid[3].shape[1] != train[3].shape[1]
+            ):
+                raise ValueError(
+                    "eval_set: its privileged features must match the training split's "
+                    "(the same number of columns, or none on both)"
+                )
+        model, run = _distillrank.fit(_json.dumps(self._setup), train, valid, verbose)
+        self._model = model
+        self.run_ = _json.loads(run)
+        return self
+
+    @property
+    def best_epoch_(self) -> int:
+        """The epoch whose model was kept (best validation NDCG@8)."""
+        return self._fitted_run()["student"]["best_epoch"]
+
+    @property
+    def best_valid_ndcg_(self) -> float:
+        """The validation NDCG@8 of the kept epoch."""
+        return self._fitted_run()["student"]["best_valid_ndcg"]
+
+    @property
+    def history_(self) -> list:
+        """The student's epochs: loss, validation NDCG@8, time."""
+        return self._fitted_run()["student"]["history"]
+
+    def _fitted_run(self) -> Dict[str, Any]:
+        if self.run_ is None:
+            raise ValueError("this Ranker has no training run: call fit first")
+        return self.run_
+
+    def _fitted(self) -> Any:
+        if self._model is None:
+            raise ValueError("this Ranker is not fitted: call fit (or distillrank.load) first")
+        return self._model
+
+    @property
+    def model_config_(self) -> Dict[str, Any]:
+        """The JSON half of the saved model: the columns it reads, its widths, its loss."""
+        return _json.loads(self._fitted().config_json())
+
+    def predict(self, X: Any, backend: Optional[str] = None) -> _np.ndarray:
+        """One float32 score per row of ``X`` (the width of the training X), the scores
+        ``distillrank predict`` writes for the same model file. ``backend`` overrides the
+        ranker's."""
+        x = _features("X", X)
+        return self._fitted().predict(x, backend or self._setup["backend"])
+
+    def save(self, prefix: str) -> Tuple[str, str]:
+        """Writes ``PREFIX.safetensors`` + ``PREFIX.json`` (what ``distillrank predict --model``
+        and the page read); returns their paths."""
+        weights, config = self._fitted().save(str(prefix))
+        return str(weights), str(config)
+
+    def to_onnx(self, path: str, metadata: Optional[Dict[str, str]] = None) -> None:
+        """Writes the model as ONNX: raw feature vectors in (float32 [batch, X's width], input
+        "features"), the scores of :meth:`predict` out (float32 [batch], output "score")."""
+        pairs = [(str(k), str(v)) for k, v in (metadata or {}).items()]
+        self._fitted().to_onnx(str(path), pairs)
+
+    def __repr__(self) -> str:
+        params = self.get_params()
+        return f"Ranker(method={params['method']!r}, epochs={params['epochs']}, widths={params['widths']})"
+
+
+def load(prefix: str, **settings: Any) -> Ranker:
+    """A fitted :class:`Ranker` from ``PREFIX.safetensors`` + ``PREFIX.json`` (saved by
+    :meth:`Ranker.save`, ``distillrank train --save``, ``compare``'s students or the page).
+    Keywords set the ranker's settings (``backend="cpu"``)."""
+    ranker = Ranker(**settings)
+    ranker._model = _distillrank.Model.load(str(prefix))
+    return ranker
+
+
+def compare(setup: Any = None, verbose: bool = True) -> Dict[str, Any]:
+    """Runs the comparison ``setup`` describes (a :class:`Setup`, a dict or a JSON string; None:
+    the defaults), as ``distillrank compare --setup`` does, and returns the object its
+    ``results.json`` holds: ``data``, ``preparation``, ``config``, ``setup`` and ``methods`` (per
+    method the test NDCG@k mean, std and per seed, the teachers', the runs)."""
+    text = _setup_json(Setup() if setup is None else setup)
+    return _json.loads(_distillrank.compare(text, verbose))
+
+
+def read_letor(path: str, query: Optional[str] = None) -> Tuple[_np.ndarray, _np.ndarray, _np.ndarray]:
+    """Reads a LETOR / SVMlight ranking file (gzip or not) with the library's reader:
+    ``X`` float32 (n_docs, n_features), ``y`` int32 grades, ``qid`` int64 per row. ``query``: a
+    LightGBM ``.query`` file of group sizes, for files without ``qid:``. A malformed file raises
+    ``ValueError`` naming file:line:column."""
+    return _distillrank.read_letor(str(path), None if query is None else str(query))
+
+
+def mq2008() -> Dict[str, Tuple[_np.ndarray, _np.ndarray, _np.ndarray]]:
+    """MQ2008 Fold1 (LETOR 4.0), bundled in the library: ``{"train": (X, y, qid), "valid": ...,
+    "test": ...}``, 46 features, grades 0..2."""
+    return _distillrank.mq2008()
+
+
+def paired_test(
+    a: Sequence[Sequence[Optional[float]]],
+    b: Sequence[Sequence[Optional[float]]],
+    seed: int = 0,
+    a_name: str = "a",
+    b_name: str = "b",
+    metric: str = "ndcg@8",
+) -> Dict[str, Any]:
+    """The paired significance test of methods ``a`` and ``b``, each given per seed per test
+    query (``None`` where the metric is undefined): the mean difference a - b, its bootstrap 95%
+    interval, the sign-flip test's p and the smallest detectable difference."""
+    a = [[None if v is None else float(v) for v in seed_values] for seed_values in a]
+    b = [[None if v is None else float(v) for v in seed_values] for seed_values in b]
+    return _json.loads(_distillrank.paired_test(a_name, b_name, metric, a, b, seed))

@@ -1,0 +1,446 @@
+//! `distillrank._distillrank`: the Python package's native half. It converts arguments (numpy
+//! arrays, strings, JSON) into the library's types and the library's errors into Python's
+//! (`ValueError` with the library's own message, `KeyboardInterrupt` on Ctrl-C), and nothing
+//! else: loading, checking, preparing, training, scoring and saving are the library's
+//! (`distillrank::pipeline`, `model_io`, `data`), so Python, the CLI and the page refuse the same
+//! input with the same words and give the same numbers.
+//!
+//! The Python half (`python/distillrank/__init__.py`) turns keywords into a setup's JSON and
+//! arrays into the dtypes taken here (float32 C-contiguous features, float64 grades, uint64 query
+//! ids).
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use numpy::{
+    IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2,
+    PyUntypedArrayMethods,
+};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use distillrank::cpu::mlp::Mlp;
+use distillrank::data::inputs::Inputs;
+use distillrank::data::Dataset;
+use distillrank::engine::{Backend, Engine};
+use distillrank::experiment::Training;
+use distillrank::model_io::{self, ModelConfig};
+use distillrank::pipeline::{self, InMemory, Reporter};
+use distillrank::setup::{DataSource, Setup};
+use distillrank::stop::Stop;
+use distillrank::train::EpochLog;
+
+/// A library error as Python sees it: `ValueError` with the library's message.
+fn value_error(e: distillrank::Error) -> PyErr {
+    PyValueError::new_err(e.to_string())
+}
+
+/// The name the training arrays go by in messages and in the setup's `Files` source.
+const TRAIN: &str = "X";
+/// The name of `fit`'s `eval_set`.
+const EVAL_SET: &str = "eval_set";
+
+/// How often, at most, a running job asks Python whether Ctrl-C was pressed.
+const SIGNAL_CHECK: Duration = Duration::from_millis(100);
+
+/// What a job tells its user, on stderr (`verbose`: notes and one line per epoch; warnings
+/// always), and the job's ear for Ctrl-C: every report checks Python's signals at most every
+/// [`SIGNAL_CHECK`], and a `KeyboardInterrupt` raises the job's stop flag.
+struct Stderr {
+    verbose: bool,
+    stop: Stop,
+    checked: Instant,
+    interrupted: Option<PyErr>,
+}
+
+impl Stderr {
+    fn new(verbose: bool) -> Self {
+        Stderr {
+            verbose,
+            stop: Stop::default(),
+            checked: Instant::now(),
+            interrupted: None,
+        }
+    }
+
+    /// Runs Python's signal handlers (the caller has released the GIL): on an exception
+    /// (KeyboardInterrupt), keeps it and asks the job to stop.
+    fn check_signals(&mut self) {
+        if self.interrupted.is_some() || self.checked.elapsed() < SIGNAL_CHECK {
+            return;
+        }
+        self.checked = Instant::now();
+        if let Err(e) = Python::attach(|py| py.check_signals()) {
+            self.interrupted = Some(e);
+            self.stop.request();
+        }
+    }
+
+    /// The job's result, unless Python raised meanwhile: then Python's exception.
+    fn finish<T>(&mut self, result: distillrank::Result<T>) -> PyResult<T> {
+        match (self.interrupted.take(), result) {
+            (Some(e), _) => Err(e),
+            (None, result) => result.map_err(value_error),
+        }
+    }
+}
+
+impl Reporter for Stderr {
+    fn note(&mut self, text: &str) {
+        if self.verbose {
+            eprintln!("distillrank: {text}");
+        }
+        self.check_signals();
+    }
+
+    fn warn(&mut self, text: &str) {
+        eprintln!("distillrank: warning: {text}");
+        self.check_signals();
+    }
+
+    fn progress(&mut self, _label: &str, _unit: &str, _done: u64, _total: u64) {
+        self.check_signals();
+    }
+
+    fn epoch(&mut self, model: &Training, log: &EpochLog) {
+        if self.verbose {
+            eprintln!(
+                "{model}  epoch {:>3}  loss {:.5}  valid NDCG@8 {:.4}  {:.0} docs/s",
+                log.epoch, log.data_loss, log.valid_ndcg, log.docs_per_s
+            );
+        }
+        self.check_signals();
+    }
+}
+
+/// The engines opened so far, by backend: `auto` probes the adapters once per process.
+static ENGINES: Mutex<Vec<(Backend, Engine)>> = Mutex::new(Vec::new());
+
+/// `auto`, `cpu` or `gpu`, as a setup spells it.
+fn backend(name: &str) -> PyResult<Backend> {
+    serde_json::from_value(serde_json::Value::String(name.to_string()))
+        .map_err(|e| PyValueError::new_err(format!("backend '{name}': {e}")))
+}
+
+/// The engine `backend` asks for ([`Engine::open_blocking`]), opened once per process.
+fn engine(backend: Backend, reporter: &mut dyn Reporter) -> distillrank::Result<Engine> {
+    let mut engines = ENGINES.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, engine)) = engines.iter().find(|(b, _)| *b == backend) {
+        return Ok(engine.clone());
+    }
+    let (engine, note) = Engine::open_blocking(backend)?;
+    reporter.note(&note);
+    engines.push((backend, engine.clone()));
+    Ok(engine)
+}
+
+/// The rows of `x` (float32, C-contiguous), followed by the columns of `z` when given, as one
+/// row-major matrix: (values, width).
+fn features(
+    x: &PyReadonlyArray2<'_, f32>,
+    z: Option<&PyReadonlyArray2<'_, f32>>,
+) -> PyResult<(Vec<f32>, usize)> {
+    let contiguous = |name: &str| {
+        PyValueError::new_err(format!("{name}: expected a C-contiguous float32 array"))
+    };
+    let xs = x.as_slice().map_err(|_| contiguous("X"))?;
+    let [rows, n_x] = [x.shape()[0], x.shape()[1]];
+    let Some(z) = z else {
+        return Ok((xs.to_vec(), n_x));
+    };
+    let zs = z.as_slice().map_err(|_| contiguous("privileged"))?;
+    let n_z = z.shape()[1];
+    if z.shape()[0] != rows {
+        return Err(PyValueError::new_err(format!(
+            "privileged: {} rows for the {rows} rows of X",
+            z.shape()[0]
+        )));
+    }
+    let width = n_x + n_z;
+    let mut out = Vec::with_capacity(rows * width);
+    for r in 0..rows {
+        out.extend_from_slice(&xs[r * n_x..(r + 1) * n_x]);
+        out.extend_from_slice(&zs[r * n_z..(r + 1) * n_z]);
+    }
+    Ok((out, width))
+}
+
+/// One split given as arrays: X, y, qid and the optional privileged features.
+type Arrays<'py> = (
+    PyReadonlyArray2<'py, f32>,
+    PyReadonlyArray1<'py, f64>,
+    PyReadonlyArray1<'py, u64>,
+    Option<PyReadonlyArray2<'py, f32>>,
+);
+
+/// The library's dataset of one split's arrays ([`pipeline::dataset_from_arrays`]).
+fn dataset(name: &str, arrays: &Arrays<'_>) -> PyResult<Dataset> {
+    let (x, y, qid, z) = arrays;
+    let (values, width) = features(x, z.as_ref())?;
+    let grades = y
+        .as_slice()
+        .map_err(|_| PyValueError::new_err("y: not contiguous"))?;
+    let qids = qid
+        .as_slice()
+        .map_err(|_| PyValueError::new_err("qid: not contiguous"))?;
+    pipeline::dataset_from_arrays(name, values, width, grades, qids).map_err(value_error)
+}
+
+/// The defaults of every setting: `Setup::default()` as JSON.
+#[pyfunction]
+fn default_setup() -> String {
+    Setup::default().to_json()
+}
+
+/// A setup's JSON, read by the library (unknown fields and bad values refused) and written back
+/// whole, every default filled in.
+#[pyfunction]
+fn check_setup(text: &str) -> PyResult<String> {
+    Ok(Setup::from_json(text).map_err(value_error)?.to_json())
+}
+
+/// A trained or loaded model: the MLP and the config that says which columns it reads.
+#[pyclass(module = "distillrank._distillrank", frozen)]
+struct Model {
+    model: Mlp<f32>,
+    config: ModelConfig,
+}
+
+#[pymethods]
+impl Model {
+    /// Reads `PREFIX.safetensors` + `PREFIX.json`.
+    #[staticmethod]
+    fn load(py: Python<'_>, prefix: PathBuf) -> PyResult<Model> {
+        let (model, config) = py.detach(|| model_io::load(&prefix)).map_err(value_error)?;
+        Ok(Model { model, config })
+    }
+
+    /// Writes `PREFIX.safetensors` + `PREFIX.json`; returns their paths.
+    fn save(&self, py: Python<'_>, prefix: PathBuf) -> PyResult<(PathBuf, PathBuf)> {
+        py.detach(|| model_io::save(&prefix, &self.model, &self.config))
+            .map_err(value_error)
+    }
+
+    /// The JSON half of the saved model.
+    fn config_json(&self) -> String {
+        serde_json::to_string_pretty(&self.config).expect("a model config serialises")
+    }
+
+    /// One score per row of `x` (float32 C-contiguous, the width of the training data's X), as
+    /// `distillrank predict` scores a file.
+    fn predict<'py>(
+        &self,
+        py: Python<'py>,
+        x: PyReadonlyArray2<'py, f32>,
+        backend_name: &str,
+    ) -> PyResult<Bound<'py, PyArray1<f32>>> {
+        let backend = backend(backend_name)?;
+        let (values, width) = features(&x, None)?;
+        let rows = x.shape()[0];
+        let (grades, qids) = (vec![0.0; rows], vec![0; rows]);
+        let name = Path::new(TRAIN);
+        let scores = py.detach(|| {
+            let data = pipeline::dataset_from_arrays(TRAIN, values, width, &grades, &qids)?;
+            let inputs = model_io::model_inputs(&data, &self.config, name, false)?;
+            let engine = engine(backend, &mut pipeline::Silent)?;
+            let scores = pollster::block_on(
+                engine.score(&self.model, Inputs::dense(&inputs, data.n_docs())),
+            )?;
+            model_io::check_scores(&scores, name)?;
+            Ok(scores)
+        });
+        Ok(scores.map_err(value_error)?.into_pyarray(py))
+    }
+
+    /// The ONNX model of this model (raw feature vectors in, `predict`'s scores out), written to
+    /// `path`.
+    fn to_onnx(
+        &self,
+        py: Python<'_>,
+        path: PathBuf,
+        metadata: Vec<(String, String)>,
+    ) -> PyResult<()> {
+        py.detach(|| {
+            let bytes = distillrank::onnx::export(&self.model, &self.config, &metadata)?;
+            distillrank::output::write_atomic(&path, &bytes)
+        })
+        .map_err(value_error)
+    }
+}
+
+/// Trains the one method of `setup` (`setup.methods[0]`, seed `setup.first_seed`) on arrays:
+/// the training split `train` and the validation split `eval_set` (else held out of the training
+/// queries). Privileged features given as arrays become the split `cols:` of their columns; the
+/// saved student reads X alone. Returns the student and its run (JSON).
+#[pyfunction]
+#[pyo3(signature = (setup, train, eval_set=None, verbose=true))]
+fn fit(
+    py: Python<'_>,
+    setup: &str,
+    train: Arrays<'_>,
+    eval_set: Option<Arrays<'_>>,
+    verbose: bool,
+) -> PyResult<(Model, String)> {
+    let mut setup = Setup::from_json(setup).map_err(value_error)?;
+    let n_x = train.0.shape()[1];
+    let mut store = InMemory::default();
+    store.datasets.push((TRAIN.into(), dataset(TRAIN, &train)?));
+    if let Some(eval_set) = &eval_set {
+        store
+            .datasets
+            .push((EVAL_SET.into(), dataset(EVAL_SET, eval_set)?));
+    }
+    setup.data.source = DataSource::Files {
+        train: TRAIN.into(),
+        valid: eval_set.is_some().then(|| EVAL_SET.into()),
+        test: None,
+    };
+    if let Some(z) = &train.3 {
+        let columns: Vec<String> = (n_x + 1..=n_x + z.shape()[1])
+            .map(|c| c.to_string())
+            .collect();
+        setup.data.privileged = Some(format!("cols:{}", columns.join(",")));
+    }
+    let method = match setup.methods.as_slice() {
+        [method] => *method,
+        _ => {
+            return Err(PyValueError::new_err(
+                "fit trains one method: give exactly one",
+            ))
+        }
+    };
+    let backend = setup.backend;
+    let mut reporter = Stderr::new(verbose);
+    let result = py.detach(|| {
+        // Every setting is checked before the data are prepared, as the CLI does.
+        setup.compare_config(Engine::Cpu)?;
+        let mut data = pipeline::prepare(&setup.data, &mut store, false, &mut reporter)?;
+        // The student reads X's columns only: it serves on X without the privileged features.
+        data.source_features = n_x;
+        if reporter.interrupted.is_some() {
+            return Err(distillrank::Error::Stopped { epoch: 0, step: 0 });
+        }
+        let engine = engine(backend, &mut reporter)?;
+        let stop = reporter.stop.clone();
+        let (model, run) = pipeline::fit(
+            &data,
+            &setup,
+            method,
+            setup.first_seed,
+            &engine,
+            &stop,
+            &mut reporter,
+        )?;
+        let config = pipeline::student_config(&data, &setup, &model);
+        Ok((model, config, run))
+    });
+    let (model, config, run) = reporter.finish(result)?;
+    let run = serde_json::to_string(&run).expect("a run serialises");
+    Ok((Model { model, config }, run))
+}
+
+/// Runs the comparison `setup` describes (its data from files or generated), as
+/// `distillrank compare` does; returns `results.json`'s object (JSON).
+#[pyfunction]
+#[pyo3(signature = (setup, verbose=true))]
+fn compare(py: Python<'_>, setup: &str, verbose: bool) -> PyResult<String> {
+    let setup = Setup::from_json(setup).map_err(value_error)?;
+    let mut reporter = Stderr::new(verbose);
+    let result = py.detach(|| {
+        // Every setting is checked before the data load, as the CLI does.
+        setup.compare_config(Engine::Cpu)?;
+        let engine = engine(setup.backend, &mut reporter)?;
+        let mut store = pipeline::Disk::default();
+        let data = pipeline::prepare(&setup.data, &mut store, true, &mut reporter)?;
+        if reporter.interrupted.is_some() {
+            return Err(distillrank::Error::Stopped { epoch: 0, step: 0 });
+        }
+        let stop = reporter.stop.clone();
+        let comparison = pipeline::compare(&data, &setup, &engine, &stop, &mut reporter)?;
+        Ok(pipeline::results_json(&data, &setup, &comparison))
+    });
+    let results = reporter.finish(result)?;
+    Ok(serde_json::to_string(&results).expect("results serialise"))
+}
+
+/// Features (float32), grades (int32) and query ids (int64, one per row) of a dataset.
+type Letor<'py> = (
+    Bound<'py, PyArray2<f32>>,
+    Bound<'py, PyArray1<i32>>,
+    Bound<'py, PyArray1<i64>>,
+);
+
+fn letor_arrays<'py>(py: Python<'py>, data: Dataset) -> PyResult<Letor<'py>> {
+    let (rows, width) = (data.n_docs(), data.n_features);
+    let mut qids = Vec::with_capacity(rows);
+    for g in 0..data.n_groups() {
+        let qid = i64::try_from(data.qids[g]).map_err(|_| {
+            PyValueError::new_err(format!("qid {} does not fit an int64", data.qids[g]))
+        })?;
+        qids.extend(std::iter::repeat_n(qid, data.group(g).len()));
+    }
+    let grades: Vec<i32> = data.grades.iter().map(|&g| i32::from(g)).collect();
+    let x = data
+        .features
+        .into_vec()
+        .into_pyarray(py)
+        .reshape([rows, width])?;
+    Ok((x, grades.into_pyarray(py), qids.into_pyarray(py)))
+}
+
+/// Reads a LETOR / SVMlight file (gzip or not) with the library's reader; `query` names a
+/// LightGBM `.query` file of group sizes.
+#[pyfunction]
+#[pyo3(signature = (path, query=None))]
+fn read_letor(py: Python<'_>, path: PathBuf, query: Option<PathBuf>) -> PyResult<Letor<'_>> {
+    use distillrank::data::letor::{read_letor_file, ReadOptions};
+    let data = py
+        .detach(|| read_letor_file(&path, query.as_deref(), &ReadOptions::default()))
+        .map_err(value_error)?;
+    letor_arrays(py, data)
+}
+
+/// The MQ2008 Fold1 bundled in the library: {"train": (X, y, qid), "valid": ..., "test": ...}.
+#[pyfunction]
+fn mq2008(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    let splits = py
+        .detach(distillrank::data::bundled::mq2008)
+        .map_err(value_error)?;
+    let out = PyDict::new(py);
+    for (name, data) in ["train", "valid", "test"].into_iter().zip(splits) {
+        out.set_item(name, letor_arrays(py, data)?)?;
+    }
+    Ok(out)
+}
+
+/// The library's paired significance test of two methods' per-query metrics ([seed][query],
+/// None where undefined); returns its result (JSON).
+#[pyfunction]
+fn paired_test(
+    a_name: &str,
+    b_name: &str,
+    metric: &str,
+    a: Vec<Vec<Option<f64>>>,
+    b: Vec<Vec<Option<f64>>>,
+    seed: u64,
+) -> PyResult<String> {
+    let test = distillrank::stats::paired_test(a_name, b_name, metric, &a, &b, seed)
+        .map_err(value_error)?;
+    Ok(serde_json::to_string(&test).expect("a test serialises"))
+}
+
+#[pymodule]
+fn _distillrank(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Model>()?;
+    m.add_function(wrap_pyfunction!(default_setup, m)?)?;
+    m.add_function(wrap_pyfunction!(check_setup, m)?)?;
+    m.add_function(wrap_pyfunction!(fit, m)?)?;
+    m.add_function(wrap_pyfunction!(compare, m)?)?;
+    m.add_function(wrap_pyfunction!(read_letor, m)?)?;
+    m.add_function(wrap_pyfunction!(mq2008, m)?)?;
+    m.add_function(wrap_pyfunction!(paired_test, m)?)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

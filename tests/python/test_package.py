@@ -1,0 +1,340 @@
+"""The Python package against the library's other door, the CLI: the same data, the same scores,
+the same comparisons and the same error messages.
+
+Run by `cargo xtask python` (and `cargo xtask test`) from the repository root, with the package
+installed (`pip install .`) and DISTILLRANK_BIN naming the CLI (default target/debug/distillrank).
+The data are ../shared/data beside the checkout and the MQ2008 bundled in the library.
+"""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import distillrank
+
+ROOT = Path(__file__).resolve().parents[2]
+MQ2008 = ROOT.parent / "shared" / "data" / "mq2008" / "Fold1"
+BIN = Path(os.environ.get("DISTILLRANK_BIN", ROOT / "target" / "debug" / "distillrank"))
+if not BIN.is_absolute():
+    BIN = ROOT / BIN
+
+# The settings of every small training here: fast, on the CPU engine (bit-for-bit the CLI's), with
+# MQ2008's labelling threshold (its grades are 0..2).
+SMALL = dict(epochs=1, widths=[16, 8], backend="cpu", tau_target=2.8)
+
+
+def cli(*args, check=True):
+    """Runs the CLI; returns the completed process (stdout and stderr as text)."""
+    if not BIN.exists():
+        pytest.fail(f"{BIN} is missing: build it with `cargo build --bin distillrank` (or set DISTILLRANK_BIN)")
+    env = dict(os.environ)
+    done = subprocess.run([str(BIN), *map(str, args)], capture_output=True, text=True, env=env)
+    if check and done.returncode != 0:
+        pytest.fail(f"distillrank {' '.join(map(str, args))} failed:\n{done.stderr}")
+    return done
+
+
+def cli_error(*args):
+    """The message the CLI prints for a refused command (`error: MESSAGE`)."""
+    done = cli(*args, check=False)
+    assert done.returncode != 0, f"distillrank {args} should fail"
+    lines = [line for line in done.stderr.splitlines() if line.startswith("error: ")]
+    assert lines, done.stderr
+    return lines[-1][len("error: "):]
+
+
+@pytest.fixture(scope="module")
+def bundled():
+    return distillrank.mq2008()
+
+
+@pytest.fixture(scope="module")
+def cli_model(tmp_path_factory):
+    """A model trained and saved by the CLI on the bundled MQ2008."""
+    prefix = tmp_path_factory.mktemp("cli") / "model"
+    cli(
+        "train", "--bundled", "mq2008", "--tau-target", "2.8", "--epochs", 1, "--widths", "16,8",
+        "--save", prefix, "--backend", "cpu",
+    )
+    return prefix
+
+
+def cli_scores(model, file):
+    out = cli("predict", "--model", model, file, "--backend", "cpu").stdout
+    return np.array([float(line) for line in out.split()], dtype=np.float64)
+
+
+# Reading data.
+
+
+def test_read_letor_reads_mq2008_as_the_cli_counts_it():
+    X, y, qid = distillrank.read_letor(MQ2008 / "train.txt")
+    stats = json.loads(cli("data", "stats", MQ2008 / "train.txt", "--json").stdout)
+    assert X.shape == (9630, 46) == (stats["docs"], stats["features"])
+    assert X.dtype == np.float32 and X.flags.c_contiguous
+    assert y.shape == qid.shape == (9630,)
+    assert set(np.unique(y)) <= {0, 1, 2}
+    assert len(np.unique(qid)) == 471 == stats["queries"]
+    # The first line: "0 qid:10032 1:0.056537 2:0.000000 ..."
+    first = (MQ2008 / "train.txt").read_text().split("\n", 1)[0].split()
+    assert int(first[0]) == y[0] and first[1] == f"qid:{qid[0]}"
+    assert X[0, 0] == np.float32(float(first[2].split(":")[1]))
+
+
+def test_read_letor_with_a_query_file():
+    lgbm = ROOT.parent / "shared" / "data" / "lightgbm_rank"
+    X, y, qid = distillrank.read_letor(lgbm / "rank.train", query=lgbm / "rank.train.query")
+    assert X.shape[0] == 3005 and len(np.unique(qid)) == 201
+    assert y.max() <= 4
+
+
+def test_a_malformed_file_names_file_line_and_column(tmp_path):
+    bad = tmp_path / "bad.txt"
+    bad.write_text("1 qid:1 1:0.5 2:0.25\n0 qid:1 1:abc 2:0.1\n")
+    with pytest.raises(ValueError) as e:
+        distillrank.read_letor(bad)
+    message = str(e.value)
+    assert f"{bad}:2:" in message
+    # The CLI says the same.
+    assert cli_error("data", "stats", bad) == message
+    with pytest.raises(ValueError, match="No such file"):
+        distillrank.read_letor(tmp_path / "missing.txt")
+
+
+def test_the_bundled_mq2008_is_fold1(bundled):
+    assert set(bundled) == {"train", "valid", "test"}
+    for X, y, qid in bundled.values():
+        assert X.dtype == np.float32 and X.ndim == 2 and X.shape[0] == y.shape[0] == qid.shape[0]
+        # The bundled copy keeps the queries with a relevant document.
+        for q in np.unique(qid):
+            assert y[qid == q].max() > 0
+
+
+# Scores: the same as the CLI's, both ways.
+
+
+def test_predictions_equal_the_clis_for_a_cli_model(cli_model):
+    X, _, _ = distillrank.read_letor(MQ2008 / "test.txt")
+    ours = distillrank.load(cli_model, backend="cpu").predict(X)
+    assert ours.dtype == np.float32 and ours.shape == (X.shape[0],)
+    np.testing.assert_allclose(ours, cli_scores(cli_model, MQ2008 / "test.txt"), rtol=0, atol=1e-6)
+    # float64 input gives the same scores.
+    np.testing.assert_array_equal(distillrank.load(cli_model).predict(X.astype(np.float64), backend="cpu"), ours)
+
+
+def test_a_python_model_is_read_by_the_cli(bundled, tmp_path):
+    X, y, qid = bundled["train"]
+    ranker = distillrank.Ranker(method="no-distillation", **SMALL).fit(X, y, qid=qid, verbose=False)
+    weights, config = ranker.save(tmp_path / "py")
+    assert Path(weights).exists() and Path(config).exists()
+    Xt, _, _ = distillrank.read_letor(MQ2008 / "test.txt")
+    np.testing.assert_allclose(
+        ranker.predict(Xt), cli_scores(tmp_path / "py", MQ2008 / "test.txt"), rtol=0, atol=1e-6
+    )
+
+
+def test_fit_with_privileged_features_and_an_eval_set(bundled, tmp_path):
+    X, y, qid = bundled["train"]
+    Xv, yv, qv = bundled["valid"]
+    # The last six columns are privileged: the teachers see them, the student does not.
+    x, z = X[:, :40], X[:, 40:]
+    ranker = distillrank.Ranker(method="pfd", epochs=2, widths=[16, 8], backend="cpu", tau_target=2.8, seed=3)
+    assert ranker.fit(x, y, qid=qid, privileged=z, eval_set=(Xv[:, :40], yv, qv, Xv[:, 40:]), verbose=False) is ranker
+    config = ranker.model_config_
+    assert config["source_features"] == 40 and max(config["columns"]) <= 40
+    assert 1 <= ranker.best_epoch_ <= 2 and len(ranker.history_) >= 1
+    assert 0.0 <= ranker.best_valid_ndcg_ <= 1.0
+    Xt, _, _ = bundled["test"]
+    scores = ranker.predict(Xt[:, :40])
+    assert scores.shape == (Xt.shape[0],) and scores.dtype == np.float32
+    assert np.isfinite(scores).all()
+    ranker.save(tmp_path / "pfd")
+    loaded = distillrank.load(tmp_path / "pfd", backend="cpu")
+    np.testing.assert_array_equal(loaded.predict(Xt[:, :40]), scores)
+    assert loaded.model_config_ == config
+    # The student reads X alone: the full width is another dataset.
+    with pytest.raises(ValueError, match="46 feature columns"):
+        ranker.predict(Xt)
+    # The same fit again gives the same model.
+    again = distillrank.Ranker(**ranker.get_params()).fit(
+        x, y, qid=qid, privileged=z, eval_set=(Xv[:, :40], yv, qv, Xv[:, 40:]), verbose=False
+    )
+    np.testing.assert_array_equal(again.predict(Xt[:, :40]), scores)
+
+
+def test_to_onnx_gives_predicts_scores(bundled, tmp_path):
+    ort = pytest.importorskip("onnxruntime")
+    X, y, qid = bundled["train"]
+    ranker = distillrank.Ranker(method="no-distillation", **SMALL).fit(X, y, qid=qid, verbose=False)
+    path = tmp_path / "model.onnx"
+    ranker.to_onnx(path, metadata={"trained_by": "test_package"})
+    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    assert session.get_modelmeta().custom_metadata_map["trained_by"] == "test_package"
+    Xt, _, _ = bundled["test"]
+    (scores,) = session.run(["score"], {"features": Xt})
+    np.testing.assert_allclose(scores, ranker.predict(Xt), rtol=1e-5, atol=1e-5)
+
+
+def test_fit_without_an_eval_set_holds_out_validation_queries(bundled):
+    X, y, qid = bundled["train"]
+    ranker = distillrank.Ranker(method="gend", privileged="top:10", **SMALL).fit(X, y, qid=qid, verbose=False)
+    assert ranker.predict(X).shape == (X.shape[0],)
+
+
+# Settings.
+
+
+def test_settings_are_the_librarys_defaults():
+    setup = distillrank.Setup()
+    params = distillrank.Ranker().get_params()
+    assert params["method"] == "pfd"
+    assert params["epochs"] == setup.epochs and params["widths"] == setup.widths
+    assert params["seed"] == setup.first_seed and params["min_group_size"] == setup.data["min_group_size"]
+    # Keywords land on the fields of their name, top level or under data.
+    ranker = distillrank.Ranker(method="multi_teacher_pfd", epochs=3, tau_target=3.5, seed=9, loss="softmax")
+    params = ranker.get_params()
+    assert params["method"] == "multi-teacher-pfd" and params["epochs"] == 3 and params["seed"] == 9
+    assert ranker.setup.data["tau_target"] == 3.5 and ranker.setup.loss == "softmax"
+    assert distillrank.Ranker(**params).get_params() == params
+    assert ranker.set_params(epochs=4).get_params()["epochs"] == 4
+
+
+def test_setup_round_trips_through_json():
+    setup = distillrank.Setup(epochs=2, seeds=2, source="mq2008", backend="cpu")
+    again = distillrank.Setup.from_json(setup.to_json())
+    assert again == setup and again.to_dict()["data"]["source"] == "mq2008"
+    assert json.loads(distillrank.Setup().to_json()) == distillrank.Setup().to_dict()
+    with pytest.raises(ValueError, match="the setup"):
+        distillrank.Setup.from_json('{"epochs": "many"}')
+
+
+# Comparisons: the same numbers as the CLI's results.json.
+
+
+def test_compare_equals_the_clis_results(tmp_path):
+    setup = distillrank.Setup(source="mq2008", seeds=2, **SMALL)
+    path = tmp_path / "setup.json"
+    path.write_text(setup.to_json())
+    cli("compare", "--setup", path, "--out", tmp_path / "out")
+    theirs = json.loads((tmp_path / "out" / "results.json").read_text())
+    ours = distillrank.compare(setup, verbose=False)
+    assert set(ours["methods"]) == set(theirs["methods"]) == set(setup.methods)
+    for method, figures in theirs["methods"].items():
+        for key, value in figures.items():
+            if key.startswith("ndcg@") or key.startswith("graded_ndcg@") or key.startswith("teacher_ndcg@"):
+                assert ours["methods"][method][key] == value, (method, key)
+        assert len(ours["methods"][method]["runs"]) == 2
+    assert ours["data"] == theirs["data"] and ours["privileged_columns"] == theirs["privileged_columns"]
+    # A dict and JSON text are setups too (the runs' timings aside, the same results).
+    for other in (setup.to_dict(), setup.to_json()):
+        again = distillrank.compare(other, verbose=False)["methods"]
+        assert {m: f["ndcg@8"] for m, f in again.items()} == {m: f["ndcg@8"] for m, f in ours["methods"].items()}
+
+
+def test_paired_test_from_python():
+    a = [[0.5, 0.7, None, 0.9], [0.6, 0.8, None, 0.7]]
+    b = [[0.4, 0.6, None, 0.8], [0.5, 0.5, None, 0.7]]
+    result = distillrank.paired_test(a, b, seed=1, a_name="pfd", b_name="no-distillation")
+    assert result["a"] == "pfd" and result["b"] == "no-distillation" and result["metric"] == "ndcg@8"
+    assert result["n_queries"] == 3 and result["n_seeds"] == 2
+    assert result["mean_diff"] == pytest.approx((0.1 + 0.2 + 0.05) / 3)
+    with pytest.raises(ValueError):
+        distillrank.paired_test(a, b[:1])
+
+
+# Bad input: ValueError with the CLI's words.
+
+
+def test_epochs_zero_is_refused_with_the_clis_message(bundled):
+    X, y, qid = bundled["train"]
+    with pytest.raises(ValueError) as e:
+        distillrank.Ranker(epochs=0).fit(X, y, qid=qid, verbose=False)
+    assert str(e.value) == cli_error("compare", "--epochs", "0", "--out", "/nonexistent/never-written")
+    assert "epochs" in str(e.value)
+
+
+def test_unknown_keywords_are_named():
+    with pytest.raises(ValueError, match="epochz"):
+        distillrank.Ranker(epochz=3)
+    with pytest.raises(ValueError, match="unknown variant `pfdd`"):
+        distillrank.Ranker(method="pfdd")
+    with pytest.raises(ValueError, match="turbo"):
+        distillrank.Ranker(backend="turbo")
+
+
+def test_bad_arrays_are_refused_with_the_row(bundled):
+    X, y, qid = bundled["train"]
+    y = y.astype(np.float64)
+    y[2] = 0.5
+    with pytest.raises(ValueError, match="row 3: relevance grade 0.5"):
+        distillrank.Ranker(**SMALL).fit(X, y, qid=qid, verbose=False)
+    with pytest.raises(ValueError, match="relevance grade 40"):
+        distillrank.Ranker(**SMALL).fit(X, np.full(len(qid), 40), qid=qid, verbose=False)
+    # A qid that comes back after other queries.
+    X = np.zeros((5, 3), dtype=np.float32)
+    with pytest.raises(ValueError, match=r"row 5: qid 1 reappears"):
+        distillrank.Ranker(**SMALL).fit(X, [1, 0, 0, 1, 0], qid=[1, 1, 2, 2, 1], verbose=False)
+    Xn = np.ones((4, 2))
+    Xn[1, 1] = np.nan
+    with pytest.raises(ValueError, match="row 2, feature 2"):
+        distillrank.Ranker(**SMALL).fit(Xn, [1, 0, 1, 0], qid=[1, 1, 2, 2], verbose=False)
+    with pytest.raises(ValueError, match="qid"):
+        distillrank.Ranker(**SMALL).fit(X, [1, 0, 0, 1, 0], verbose=False)
+    with pytest.raises(ValueError, match="not fitted"):
+        distillrank.Ranker().predict(X)
+
+
+def test_a_missing_model_file_is_a_value_error(tmp_path):
+    with pytest.raises(ValueError, match="missing"):
+        distillrank.load(tmp_path / "missing")
+
+
+# Ctrl-C.
+
+
+def test_ctrl_c_stops_a_long_fit():
+    script = """
+import signal, sys
+signal.signal(signal.SIGINT, signal.default_int_handler)
+import distillrank
+X, y, qid = distillrank.mq2008()["train"]
+print("started", flush=True)
+try:
+    distillrank.Ranker(method="pfd", epochs=100000, patience=100000, widths=[64, 64], backend="cpu", tau_target=2.8).fit(X, y, qid=qid)
+except KeyboardInterrupt:
+    print("interrupted", flush=True)
+    sys.exit(3)
+print("finished", flush=True)
+"""
+    child = subprocess.Popen(
+        [sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        # Wait for the first epoch's line on stderr: training is under way.
+        deadline = time.monotonic() + 120
+        seen = []
+        while time.monotonic() < deadline:
+            line = child.stderr.readline()
+            if not line:
+                break
+            seen.append(line)
+            if "epoch" in line and "loss" in line:
+                break
+        assert any("epoch" in line for line in seen), "".join(seen)
+        sent = time.monotonic()
+        child.send_signal(signal.SIGINT)
+        out, err = child.communicate(timeout=10)
+        took = time.monotonic() - sent
+    finally:
+        if child.poll() is None:
+            child.kill()
+    assert child.returncode == 3, (out, err)
+    assert "interrupted" in out and "finished" not in out
+    assert took < 5, f"took {took:.1f} s to stop"
