@@ -44,7 +44,7 @@ pub enum Error {
     Data(String),
 
     /// Training produced a non-finite loss or weight.
-    #[error("training diverged at epoch {epoch}, step {step}: {what}; try a smaller --lr")]
+    #[error("training diverged at epoch {epoch}, step {step}: {what}; try a smaller --lr (or smaller loss weights: --alpha, --rd-alpha, --dual-rate-factor)")]
     Diverged {
         epoch: usize,
         step: usize,
@@ -102,4 +102,14 @@ pub fn printable(text: &str) -> String {
         }
     }
     out
+}
+
+/// A number as a message shows it: plainly in the everyday range, in scientific notation past it
+/// (`1e308`, not 309 digits), `NaN` and `inf` as themselves.
+pub fn shown(v: f64) -> String {
+    if v.is_finite() && v != 0.0 && !(1e-6..1e9).contains(&v.abs()) {
+        format!("{v:e}")
+    } else {
+        v.to_string()
+    }
 }

@@ -4,10 +4,15 @@ mod cli;
 
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches};
 
 fn main() -> ExitCode {
-    let args = cli::Cli::parse();
+    let matches = cli::Cli::command().get_matches();
+    let mut args = match cli::Cli::from_arg_matches(&matches) {
+        Ok(args) => args,
+        Err(e) => e.exit(),
+    };
+    args.given = cli::given_flags(&matches);
     cli::quiet_gpu_probe();
     match cli::run(args) {
         Ok(()) => ExitCode::SUCCESS,

@@ -15,8 +15,10 @@ use crate::model::{Dense, Mlp};
 pub const FORMAT: &str = "distillrank-model";
 pub const FORMAT_VERSION: u32 = 1;
 
-/// The JSON half of a saved model.
+/// The JSON half of a saved model (also kept in the weights' header, [`CONFIG_KEY`]). Every field
+/// is checked: an unknown one is refused, not ignored.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct ModelConfig {
     pub format: String,
     pub format_version: u32,
@@ -30,6 +32,12 @@ pub struct ModelConfig {
     pub transform: String,
     /// Features in the data the model was trained on (a file with more is rejected).
     pub source_features: usize,
+    /// What the model was trained on, in words (the data's description), when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub training_data: Option<String>,
+    /// The setup that trained it, when a comparison or Python's `fit` did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub setup: Option<serde_json::Value>,
 }
 
 impl ModelConfig {
@@ -52,6 +60,17 @@ impl ModelConfig {
             columns,
             transform: "signed_log1p".into(),
             source_features,
+            training_data: None,
+            setup: None,
+        }
+    }
+
+    /// The same config, saying what trained the model: the data's description and the setup.
+    pub fn trained_on(self, training_data: &str, setup: Option<serde_json::Value>) -> Self {
+        ModelConfig {
+            training_data: Some(training_data.to_string()),
+            setup,
+            ..self
         }
     }
 }
@@ -68,8 +87,13 @@ pub fn paths(prefix: &Path) -> (PathBuf, PathBuf) {
     )
 }
 
-/// The safetensors bytes of a model.
-pub fn to_safetensors(model: &Mlp<f32>) -> Result<Vec<u8>> {
+/// The key of the safetensors header's metadata that holds the model's config: the weights
+/// carry their own description, so that a pair whose JSON was saved over separately (a process
+/// killed between the two renames) is refused instead of scoring with the wrong columns.
+pub const CONFIG_KEY: &str = "distillrank_config";
+
+/// The safetensors bytes of a model, its config in the header ([`CONFIG_KEY`]).
+pub fn to_safetensors(model: &Mlp<f32>, config: &ModelConfig) -> Result<Vec<u8>> {
     let bytes: Vec<(String, Vec<u8>, Vec<usize>)> = model
         .layers
         .iter()
@@ -99,7 +123,13 @@ pub fn to_safetensors(model: &Mlp<f32>) -> Result<Vec<u8>> {
             path: PathBuf::from("<memory>"),
             message: e.to_string(),
         })?;
-    let info = HashMap::from([("format".to_string(), FORMAT.to_string())]);
+    let info = HashMap::from([
+        ("format".to_string(), FORMAT.to_string()),
+        (
+            CONFIG_KEY.to_string(),
+            serde_json::to_string(config).expect("a model config always serialises"),
+        ),
+    ]);
     safetensors::tensor::serialize(views, Some(info)).map_err(|e| Error::Model {
         path: PathBuf::from("<memory>"),
         message: e.to_string(),
@@ -114,6 +144,32 @@ pub fn from_safetensors(bytes: &[u8], config: &ModelConfig, name: &Path) -> Resu
     };
     let tensors =
         SafeTensors::deserialize(bytes).map_err(|e| bad(format!("not a safetensors file: {e}")))?;
+    // The weights name their config (models saved since the config moved into the header): it
+    // must be the JSON's, or the two files are not one model.
+    let (_, header) = SafeTensors::read_metadata(bytes)
+        .map_err(|e| bad(format!("not a safetensors file: {e}")))?;
+    let own = header
+        .metadata()
+        .as_ref()
+        .and_then(|m| m.get(CONFIG_KEY).cloned());
+    if let Some(own) = own {
+        let own: ModelConfig = serde_json::from_str(&own).map_err(|e| {
+            bad(format!(
+                "the config in the weights' header is not readable: {e}"
+            ))
+        })?;
+        if &own != config {
+            return Err(bad(format!(
+                "these weights were saved with another config than the JSON beside them (theirs: {} inputs, widths {:?}, columns {}; the JSON's: {} inputs, widths {:?}, columns {}): the two files are not one model, as when a save over them was cut short; save the model again",
+                own.n_in,
+                own.widths,
+                crate::data::prepare::column_ranges(&own.columns),
+                config.n_in,
+                config.widths,
+                crate::data::prepare::column_ranges(&config.columns)
+            )));
+        }
+    }
     let mut dims = vec![config.n_in];
     dims.extend_from_slice(&config.widths);
     dims.push(1);
@@ -157,6 +213,8 @@ pub fn parse_config(text: &str, name: &Path) -> Result<ModelConfig> {
         path: name.to_path_buf(),
         message,
     };
+    // A byte-order mark is accepted, as in LETOR files.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let config: ModelConfig = serde_json::from_str(text)
         .map_err(|e| bad(format!("not a distillrank model config: {e}")))?;
     if config.format != FORMAT {
@@ -203,7 +261,7 @@ pub fn save(prefix: &Path, model: &Mlp<f32>, config: &ModelConfig) -> Result<(Pa
         });
     }
     let text = serde_json::to_string_pretty(config).expect("a model config always serialises");
-    let staged_weights = crate::output::stage(&weights, &to_safetensors(model)?)?;
+    let staged_weights = crate::output::stage(&weights, &to_safetensors(model, config)?)?;
     let staged_json = match crate::output::stage(&json, (text + "\n").as_bytes()) {
         Ok(staged) => staged,
         Err(e) => {
@@ -285,6 +343,22 @@ pub fn model_inputs(
         crate::data::prepare::signed_log1p(&mut out);
     }
     Ok(out)
+}
+
+/// A warning when a model gives every document of every group one score: its rankings are then
+/// the file's own order, so every metric measures the file, not the model (metrics break ties by
+/// document order).
+pub fn constant_scores(scores: &[f32], offsets: &[usize], name: &Path) -> Option<String> {
+    let tied = offsets
+        .windows(2)
+        .all(|w| scores[w[0]..w[1]].windows(2).all(|p| p[0] == p[1]));
+    (tied && !scores.is_empty()).then(|| {
+        format!(
+            "{}: the model gives every document of each query the same score ({}): its rankings are the file's own order, so the metrics measure the file, not the model",
+            name.display(),
+            scores[0]
+        )
+    })
 }
 
 /// Refuses scores that are NaN or infinite (a model whose weights overflow on these inputs):

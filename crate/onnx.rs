@@ -358,6 +358,13 @@ pub fn model_proto(
     .into_iter()
     .map(|(k, v)| (k.to_string(), v))
     .collect::<Vec<_>>();
+    // What trained the model, when its config says: the data, and the setup as JSON.
+    if let Some(data) = &config.training_data {
+        properties.push(("training_data".into(), data.clone()));
+    }
+    if let Some(setup) = &config.setup {
+        properties.push(("setup".into(), setup.to_string()));
+    }
     for (key, value) in metadata {
         if properties.iter().any(|(k, _)| k == key) {
             return Err(refuse(format!(

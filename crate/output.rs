@@ -110,6 +110,101 @@ pub fn check_folder(folder: &Path) -> Result<()> {
     probe(&temporary(&folder.join("probe")))
 }
 
+/// An output folder that one run owns: locked while the run writes into it (a second run into the
+/// same folder is refused, naming the first), and cleared of what the previous run there wrote,
+/// so that a report never sits beside another run's students. The files a run writes are listed
+/// in the folder's manifest ([`RunFolder::MANIFEST`]) for the next run to clear; other files in
+/// the folder are left alone.
+pub struct RunFolder {
+    dir: PathBuf,
+    written: Vec<String>,
+}
+
+impl RunFolder {
+    /// The lock: the process id of the run that holds the folder.
+    pub const LOCK: &'static str = ".distillrank.lock";
+    /// The files and folders the last run wrote, one name a line.
+    pub const MANIFEST: &'static str = ".distillrank-outputs";
+
+    /// Takes `dir` for this run: creates it, locks it, and removes what the last run wrote.
+    pub fn claim(dir: &Path) -> Result<RunFolder> {
+        check_folder(dir)?;
+        let lock = dir.join(Self::LOCK);
+        let mut taken = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&lock);
+        if matches!(&taken, Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists) {
+            let holder = std::fs::read_to_string(&lock).unwrap_or_default();
+            let pid = holder.trim();
+            let alive = !pid.is_empty() && Path::new("/proc").join(pid).exists();
+            if alive || !Path::new("/proc/self").exists() {
+                return Err(Error::Config(format!(
+                    "{} is being written by another run (process {}): wait for it, or choose another --out (remove {} if no run is left)",
+                    dir.display(),
+                    if pid.is_empty() { "unknown" } else { pid },
+                    lock.display()
+                )));
+            }
+            // The run that held it is gone: the lock is stale.
+            std::fs::remove_file(&lock).map_err(|e| Error::io(&lock, e))?;
+            taken = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&lock);
+        }
+        let mut file = taken.map_err(|e| Error::io(&lock, e))?;
+        std::io::Write::write_all(&mut file, std::process::id().to_string().as_bytes())
+            .map_err(|e| Error::io(&lock, e))?;
+        let folder = RunFolder {
+            dir: dir.to_path_buf(),
+            written: Vec::new(),
+        };
+        let manifest = dir.join(Self::MANIFEST);
+        if let Ok(list) = std::fs::read_to_string(&manifest) {
+            for name in list.lines().map(str::trim).filter(|n| !n.is_empty()) {
+                // Only plain names inside the folder: a manifest never reaches outside it.
+                if name.contains('/') || name.contains('\\') || name.starts_with('.') {
+                    continue;
+                }
+                let path = dir.join(name);
+                let removed = if path.is_dir() {
+                    std::fs::remove_dir_all(&path)
+                } else {
+                    std::fs::remove_file(&path)
+                };
+                match removed {
+                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                        return Err(Error::io(&path, e))
+                    }
+                    _ => {}
+                }
+            }
+        }
+        Ok(folder)
+    }
+
+    /// The path of `name` in the folder, recorded as this run's output.
+    pub fn file(&mut self, name: &str) -> PathBuf {
+        if !self.written.iter().any(|n| n == name) {
+            self.written.push(name.to_string());
+        }
+        self.dir.join(name)
+    }
+
+    /// Writes the manifest of this run's outputs.
+    pub fn finish(&self) -> Result<()> {
+        let list = self.written.join("\n") + "\n";
+        write_atomic(&self.dir.join(Self::MANIFEST), list.as_bytes())
+    }
+}
+
+impl Drop for RunFolder {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(self.dir.join(Self::LOCK));
+    }
+}
+
 /// Creates and removes `path`: the folder accepts new files.
 fn probe(path: &Path) -> Result<()> {
     std::fs::write(path, b"").map_err(|e| Error::io(path, e))?;

@@ -166,6 +166,7 @@ pub fn sidecar_path(file: &Path) -> PathBuf {
 /// columns `data simulate-logs` appends.
 pub fn check_sidecar(path: &Path, bytes: &[u8]) -> Result<serde_json::Value> {
     use crate::data::logs::SIDECAR_FORMAT;
+    let bytes = bytes.strip_prefix("\u{feff}".as_bytes()).unwrap_or(bytes);
     let value: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| {
         Error::parse(
             path,
@@ -224,10 +225,16 @@ struct Loaded {
 fn load(data: &DataSetup, store: &mut dyn Store, reporter: &mut dyn Reporter) -> Result<Loaded> {
     Ok(match &data.source {
         DataSource::Files { train, valid, test } => {
-            if train.trim().is_empty() {
-                return Err(Error::Config(
-                    "the training file's name is empty: name a LETOR file".into(),
-                ));
+            for (name, split) in [
+                (Some(train), "training"),
+                (valid.as_ref(), "validation"),
+                (test.as_ref(), "test"),
+            ] {
+                if name.is_some_and(|n| n.trim().is_empty()) {
+                    return Err(Error::Config(format!(
+                        "the {split} file's name is empty: name a LETOR file"
+                    )));
+                }
             }
             let train_data = store.load(train, Role::Train, reporter)?;
             let mut optional = |name: &Option<String>, role| {
@@ -627,7 +634,7 @@ pub fn fit(
 }
 
 /// The config a student of `setup` carries when saved: it reads the regular columns of the
-/// source data, after the signed log1p.
+/// source data, after the signed log1p, and names the data and the setup that trained it.
 pub fn student_config(data: &PreparedData, setup: &Setup, model: &Mlp<f32>) -> ModelConfig {
     ModelConfig::new(
         model,
@@ -636,6 +643,7 @@ pub fn student_config(data: &PreparedData, setup: &Setup, model: &Mlp<f32>) -> M
         data.prepared.regular_columns.clone(),
         data.source_features,
     )
+    .trained_on(&data.description, serde_json::to_value(setup).ok())
 }
 
 /// The seed of the paired tests' bootstrap and permutations: fixed, so that a report reproduces.

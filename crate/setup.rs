@@ -256,6 +256,8 @@ impl Default for Setup {
 impl Setup {
     /// Reads a setup from JSON; fields left out take their defaults.
     pub fn from_json(text: &str) -> Result<Setup> {
+        // A byte-order mark is accepted, as in LETOR files.
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         serde_json::from_str(text).map_err(|e| Error::Config(format!("the setup: {e}")))
     }
 

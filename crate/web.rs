@@ -546,7 +546,7 @@ fn split_summary(set: &crate::data::prepare::RankingSet) -> serde_json::Value {
 #[wasm_bindgen]
 pub fn student_files(method: &str) -> std::result::Result<JsValue, JsError> {
     let (_, model, config, _) = student(method)?;
-    let bytes = to_safetensors(&model).map_err(js_error)?;
+    let bytes = to_safetensors(&model, &config).map_err(js_error)?;
     let out = js_sys::Object::new();
     let set = |k: &str, v: &JsValue| js_sys::Reflect::set(&out, &JsValue::from_str(k), v);
     set(
@@ -580,12 +580,16 @@ fn student(method: &str) -> std::result::Result<Student, JsError> {
             .map(|(_, model)| model.clone())
             .ok_or_else(|| JsError::new(&format!("no trained {method} student: run first")))?;
         let (loss, columns, source_features) = s.student_config.clone().expect("set with students");
-        let config = ModelConfig::new(&model, loss, FeatureView::Regular, columns, source_features);
-        let mut metadata = vec![("method".to_string(), method.name().to_string())];
+        let mut config =
+            ModelConfig::new(&model, loss, FeatureView::Regular, columns, source_features);
         if let Some(run) = &s.prepared {
-            metadata.push(("training_data".into(), run.prepared.description.clone()));
-            metadata.push(("setup".into(), run.key.clone()));
+            // The data and the data's setup the student was trained on (in the ONNX metadata).
+            config = config.trained_on(
+                &run.prepared.description,
+                serde_json::from_str(&run.key).ok(),
+            );
         }
+        let metadata = vec![("method".to_string(), method.name().to_string())];
         Ok((method, model, config, metadata))
     })
 }
@@ -832,9 +836,12 @@ pub fn evaluate_model(
         &test.group_offsets,
         crate::metrics::IdcgZero::Exclude,
     );
+    let warning =
+        crate::model_io::constant_scores(&scores, &test.group_offsets, Path::new(safetensors_name));
     to_js(&serde_json::json!({
         "model": {"widths": config.widths, "inputs": config.n_in, "loss": config.loss},
         "test_queries": test.n_groups(),
         "metrics": report,
+        "warning": warning,
     }))
 }

@@ -89,7 +89,13 @@ fn save_model(data: &str, prefix: &str) {
     assert!(out.status.success(), "{stderr}");
 }
 
+/// A small `train` with `extra` arguments; its widths are 16,8 unless `extra` gives some.
 fn train_small(extra: &[&str]) -> Vec<String> {
+    let widths: &[&str] = if extra.contains(&"--widths") {
+        &[]
+    } else {
+        &["--widths", "16,8"]
+    };
     [
         "train",
         "--queries",
@@ -98,12 +104,11 @@ fn train_small(extra: &[&str]) -> Vec<String> {
         "60",
         "--test-queries",
         "60",
-        "--widths",
-        "16,8",
         "--backend",
         "cpu",
     ]
     .iter()
+    .chain(widths)
     .chain(extra)
     .map(|s| s.to_string())
     .collect()
@@ -826,4 +831,339 @@ fn messages_never_echo_raw_control_bytes() {
     assert!(out.status.success(), "{stderr}");
     let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(v["grades"], serde_json::json!({"0": 1, "2": 1}));
+}
+
+/// A small comparison's arguments (synthetic data, one epoch, CPU).
+fn compare_small(out: &str, extra: &[&str]) -> Vec<String> {
+    [
+        "compare",
+        "--queries",
+        "150",
+        "--valid-queries",
+        "60",
+        "--test-queries",
+        "60",
+        "--widths",
+        "8",
+        "--epochs",
+        "1",
+        "--backend",
+        "cpu",
+        "--quiet",
+        "--out",
+        out,
+    ]
+    .iter()
+    .chain(extra)
+    .map(|s| s.to_string())
+    .collect()
+}
+
+// Issue classes, one test each: unmeasurable figures are n/a in every command.
+#[test]
+fn class_unmeasurable_figures_are_n_a_in_every_command() {
+    let dir = tempfile::tempdir().unwrap();
+    // One seed has no spread: "± n/a" in the table, null in results.json, never ± 0.0000.
+    let out_dir = dir.path().join("one-seed").display().to_string();
+    let args = compare_small(
+        &out_dir,
+        &["--seeds", "1", "--methods", "no-distillation,pfd"],
+    );
+    let (out, stdout, stderr) = run(&strs(&args));
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stdout.contains("± n/a") && !stdout.contains("± 0.0000"),
+        "{stdout}"
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(format!("{out_dir}/results.json")).unwrap())
+            .unwrap();
+    assert!(
+        json["methods"]["pfd"]["ndcg@8"]["std"].is_null(),
+        "{}",
+        json["methods"]["pfd"]
+    );
+    // A file without a relevant document: MAP, MRR and P@k are n/a, not 0.
+    let data = synth(dir.path(), "data.txt", 40, 10, 5);
+    let prefix = dir.path().join("model").display().to_string();
+    save_model(&data, &prefix);
+    let zero = dir.path().join("zero.txt");
+    let text: String = std::fs::read_to_string(&data)
+        .unwrap()
+        .lines()
+        .map(|l| format!("0 {}\n", l.split_once(' ').unwrap().1))
+        .collect();
+    std::fs::write(&zero, text).unwrap();
+    let (out, stdout, stderr) = run(&[
+        "eval",
+        "--model",
+        &prefix,
+        zero.to_str().unwrap(),
+        "--backend",
+        "cpu",
+    ]);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stdout.contains("MAP n/a") && stdout.contains("MRR n/a") && stdout.contains("P@1 n/a"),
+        "{stdout}"
+    );
+}
+
+// Degenerate labels: one check serves every command that labels data.
+#[test]
+fn class_degenerate_labels_are_refused_by_every_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = synth(dir.path(), "data.txt", 40, 10, 6);
+    let prefix = dir.path().join("model").display().to_string();
+    save_model(&data, &prefix);
+    let eval = |extra: &[&str]| {
+        let mut args = vec![
+            "eval",
+            "--model",
+            &prefix,
+            &data,
+            "--labels",
+            "binary",
+            "--backend",
+            "cpu",
+        ];
+        args.extend_from_slice(extra);
+        args.iter().map(|s| s.to_string()).collect::<Vec<_>>()
+    };
+    // The same message from train and eval for the same temperature.
+    let from_train = refused(
+        &strs(&train_small(&["--t", "0"])),
+        &["t = 0 must be a positive number"],
+    );
+    let from_eval = refused(
+        &strs(&eval(&["--t", "0"])),
+        &["t = 0 must be a positive number"],
+    );
+    assert_eq!(from_train.lines().last(), from_eval.lines().last());
+    // Labels that are all 1, or all 0, would make every metric 1, or n/a.
+    refused(
+        &strs(&eval(&["--tau-target=-1e9"])),
+        &["got y = 1", "raise --tau-target"],
+    );
+    refused(
+        &strs(&eval(&["--tau-target", "1e9"])),
+        &["no document", "lower --tau-target"],
+    );
+}
+
+// A model that scores every document alike is evaluated with a warning.
+#[test]
+fn class_a_model_with_one_score_for_every_document_is_warned_about() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = synth(dir.path(), "data.txt", 30, 10, 7);
+    let prefix = dir.path().join("flat");
+    let mut model = Mlp::<f32>::new(16, &[4], 0);
+    for layer in &mut model.layers {
+        layer.weight.iter_mut().for_each(|w| *w = 0.0);
+    }
+    let config = ModelConfig::new(
+        &model,
+        LossKind::RankNet,
+        FeatureView::Regular,
+        (1..=16).collect(),
+        16,
+    );
+    model_io::save(&prefix, &model, &config).unwrap();
+    let (out, _, stderr) = run(&[
+        "eval",
+        "--model",
+        prefix.to_str().unwrap(),
+        &data,
+        "--backend",
+        "cpu",
+    ]);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("warning:") && stderr.contains("the same score"),
+        "{stderr}"
+    );
+}
+
+// A model's two files are one unit: weights beside another model's config are refused.
+#[test]
+fn class_a_model_is_one_unit() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = synth(dir.path(), "data.txt", 30, 10, 8);
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    let model = |widths: &[usize]| Mlp::<f32>::new(16, widths, 1);
+    let config = |m: &Mlp<f32>, columns: Vec<usize>| {
+        ModelConfig::new(m, LossKind::RankNet, FeatureView::Regular, columns, 16)
+    };
+    let (ma, mb) = (model(&[4]), model(&[4]));
+    model_io::save(&a, &ma, &config(&ma, (1..=16).collect())).unwrap();
+    model_io::save(&b, &mb, &config(&mb, (1..=16).rev().collect())).unwrap();
+    // A save over `a` cut between its two renames: b's weights beside a's config.
+    std::fs::copy(
+        b.with_extension("safetensors"),
+        a.with_extension("safetensors"),
+    )
+    .unwrap();
+    refused(
+        &[
+            "predict",
+            "--model",
+            a.to_str().unwrap(),
+            &data,
+            "--backend",
+            "cpu",
+        ],
+        &["not one model", "save the model again"],
+    );
+}
+
+// A run owns its --out folder: the last run's outputs go, and a second run at once is refused.
+#[test]
+fn class_a_run_owns_its_out_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = dir.path().join("cmp");
+    let folder = out_dir.display().to_string();
+    let (out, _, stderr) = run(&strs(&compare_small(
+        &folder,
+        &["--seeds", "2", "--methods", "no-distillation,gend"],
+    )));
+    assert!(out.status.success(), "{stderr}");
+    assert!(out_dir.join("students/gend.json").exists());
+    let (out, _, stderr) = run(&strs(&compare_small(
+        &folder,
+        &["--seeds", "2", "--methods", "no-distillation,pfd"],
+    )));
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        !out_dir.join("students/gend.json").exists(),
+        "the first run's student is left"
+    );
+    assert!(out_dir.join("students/pfd.json").exists());
+    // A live run holds the folder (this test's own process stands for it).
+    std::fs::write(
+        out_dir.join(".distillrank.lock"),
+        std::process::id().to_string(),
+    )
+    .unwrap();
+    refused(
+        &strs(&compare_small(&folder, &["--seeds", "2"])),
+        &[
+            "is being written by another run",
+            &std::process::id().to_string(),
+        ],
+    );
+    // A lock whose process is gone is stale.
+    std::fs::write(out_dir.join(".distillrank.lock"), "4194303").unwrap();
+    let (out, _, stderr) = run(&strs(&compare_small(
+        &folder,
+        &["--seeds", "2", "--methods", "no-distillation"],
+    )));
+    assert!(out.status.success(), "{stderr}");
+    assert!(!out_dir.join(".distillrank.lock").exists());
+}
+
+// setup.json: unknown fields at every level, flags by presence, paths from the setup's folder,
+// a byte-order mark, an empty file name.
+#[test]
+fn class_setup_json_is_read_strictly_and_where_it_lies() {
+    let dir = tempfile::tempdir().unwrap();
+    let setup = |name: &str, text: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path.display().to_string()
+    };
+    let out = dir.path().join("out").display().to_string();
+    for (name, text, field) in [
+        (
+            "synth.json",
+            r#"{"data": {"source": {"synthetic": {"options": {"queries": 10, "querys": 5}, "valid_queries": 5, "test_queries": 5}}}}"#,
+            "querys",
+        ),
+        ("rd.json", r#"{"rd": {"k": 3, "kk": 4}}"#, "kk"),
+        (
+            "ranker.json",
+            r#"{"data": {"logs": {"logging_ranker": {"kind": "linear", "fraction": 0.1, "extra": 1}}}}"#,
+            "extra",
+        ),
+    ] {
+        refused(
+            &["compare", "--setup", &setup(name, text), "--out", &out],
+            &[field],
+        );
+    }
+    // A flag beside --setup is refused by its presence, even at its default value.
+    let plain = setup("plain.json", r#"{"seeds": 1, "epochs": 1}"#);
+    refused(
+        &["compare", "--setup", &plain, "--seeds", "5", "--out", &out],
+        &["--seeds", "beside it"],
+    );
+    // A byte-order mark is accepted; an empty file name is named.
+    refused(
+        &[
+            "compare",
+            "--setup",
+            &setup(
+                "bom.json",
+                "\u{feff}{\"data\": {\"source\": {\"files\": {\"train\": \"\"}}}}",
+            ),
+            "--out",
+            &out,
+        ],
+        &["the training file's name is empty"],
+    );
+    // Relative paths are the setup's folder's, wherever the command runs.
+    std::fs::create_dir_all(dir.path().join("data")).unwrap();
+    synth(&dir.path().join("data"), "train.txt", 40, 10, 9);
+    let relative = setup(
+        "data/setup.json",
+        r#"{"data": {"source": {"files": {"train": "train.txt"}}, "tau_target": 3, "t": 8, "privileged": "top:3"}, "seeds": 2, "epochs": 1, "widths": [8], "backend": "cpu"}"#,
+    );
+    let (status, _, stderr) = run(&["compare", "--setup", &relative, "--out", &out, "--quiet"]);
+    assert!(status.status.success(), "{stderr}");
+}
+
+// Sizes from any door: a seed count that would plan forever is refused at once.
+#[test]
+fn class_sizes_are_checked_before_anything_grows() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out").display().to_string();
+    refused(
+        &strs(&compare_small(&out, &["--seeds", "18446744073709551615"])),
+        &["--seeds", "at most"],
+    );
+}
+
+// Nothing non-finite is written, and no output lands where it does not belong.
+#[test]
+fn class_no_non_finite_or_misplaced_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = synth(dir.path(), "data.txt", 30, 10, 10);
+    let out = dir.path().join("logs.txt").display().to_string();
+    let stderr = refused(
+        &[
+            "data",
+            "simulate-logs",
+            &data,
+            "-o",
+            &out,
+            "--dwell-seconds",
+            "1e308",
+        ],
+        &["--dwell-seconds = 1e308"],
+    );
+    // A 309-digit number is never printed in full.
+    assert!(!stderr.contains("100000000000000000000"), "{stderr}");
+    assert!(!Path::new(&out).exists());
+    refused(&["data", "cache", "/dev/stdin"], &["not a regular file"]);
+    assert!(!Path::new("/dev/stdin.drcache").exists());
+}
+
+// Messages: a list flag given twice is refused like every other repeated flag.
+#[test]
+fn class_messages_repeated_list_flags_are_refused() {
+    let (out, _, stderr) = run(&strs(&train_small(&["--widths", "8", "--widths", "4"])));
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--widths") && stderr.contains("cannot be used multiple times"),
+        "{stderr}"
+    );
 }

@@ -100,7 +100,7 @@ pub struct ShapeArgs {
     groups_per_batch: usize,
     #[arg(long, default_value_t = 64)]
     docs_per_group: usize,
-    #[arg(long, value_delimiter = ',', default_value = "256,256,128,64")]
+    #[arg(long, value_delimiter = ',', action = clap::ArgAction::Set, default_value = "256,256,128,64")]
     widths: Vec<usize>,
 }
 

@@ -123,6 +123,14 @@ pub fn synth(args: &SynthArgs, path: &Path, out: &Output) -> Result<()> {
 }
 
 pub fn cache(args: &FileArgs, out: &Output) -> Result<()> {
+    // A cache is written beside the file it caches: a device or a pipe has no such place.
+    let metadata = std::fs::metadata(&args.file).map_err(|e| Error::io(&args.file, e))?;
+    if !metadata.is_file() {
+        return Err(Error::Config(format!(
+            "{} is not a regular file: a cache is written beside the LETOR file it caches (FILE.drcache), so give a file on disk",
+            distillrank::error::printable(&args.file.display().to_string())
+        )));
+    }
     let path = cache::cache_path(&args.file);
     output::check_file(&path)?;
     let started = std::time::Instant::now();
@@ -296,7 +304,7 @@ pub fn simulate_logs(args: &SimulateLogsArgs, out: &Output) -> Result<()> {
 
 pub fn train(args: &TrainArgs, out: &Output) -> Result<()> {
     let config = TrainConfig {
-        loss: args.loss.into(),
+        loss: args.loss,
         view: args.features.into(),
         widths: args.widths.clone(),
         epochs: args.epochs,
@@ -387,7 +395,8 @@ pub fn train(args: &TrainArgs, out: &Output) -> Result<()> {
                 config.view,
                 columns,
                 data.source_features,
-            );
+            )
+            .trained_on(&data.description, None);
             Some(model_io::save(prefix, &trained.model, &model_config)?)
         }
         None => None,
@@ -468,7 +477,7 @@ pub fn eval(args: &EvalArgs, out: &Output) -> Result<()> {
                 SplitArg::Valid => SPLIT_VALID,
                 SplitArg::Test => SPLIT_TEST,
             };
-            let (kept, labels, report) = label_like_prepare(&data, split, &options);
+            let (kept, labels, report) = label_like_prepare(&data, split, &options)?;
             out.note(format!("{}: {report}", args.file.display()));
             (kept, labels)
         }
@@ -477,6 +486,9 @@ pub fn eval(args: &EvalArgs, out: &Output) -> Result<()> {
     let engine = super::engine(args.backend, out)?;
     let scores = pollster::block_on(engine.score(&model, Inputs::dense(&inputs, data.n_docs())))?;
     model_io::check_scores(&scores, &args.model)?;
+    if let Some(warning) = model_io::constant_scores(&scores, &data.group_offsets, &args.model) {
+        out.warn(warning);
+    }
     let convention: IdcgZero = args.idcg_zero.into();
     let report = metrics::report(&scores, &labels, &data.group_offsets, convention);
     if out.json {
@@ -497,6 +509,9 @@ pub fn predict(args: &PredictArgs, out: &Output) -> Result<()> {
     let engine = super::engine(args.backend, out)?;
     let scores = pollster::block_on(engine.score(&model, Inputs::dense(&inputs, data.n_docs())))?;
     model_io::check_scores(&scores, &args.model)?;
+    if let Some(warning) = model_io::constant_scores(&scores, &data.group_offsets, &args.model) {
+        out.warn(warning);
+    }
     let write = |path: &Path, w: &mut dyn Write| -> Result<()> {
         let io = |e| Error::io(path, e);
         match &args.run {

@@ -5,22 +5,21 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
-use distillrank::data::prepare::FeatureView;
 use distillrank::distill::{Method, RdConfig, RdWeighting};
 use distillrank::engine::Engine;
 use distillrank::experiment::{ndcg, CompareConfig, Comparison};
 use distillrank::metrics::plus_minus;
 use distillrank::metrics::NDCG_CUTOFFS;
-use distillrank::model_io::{self, ModelConfig};
+use distillrank::model_io;
 use distillrank::pipeline::{self, PreparedData};
-use distillrank::setup::{DataSetup, Setup};
+use distillrank::setup::{DataSetup, DataSource, Setup};
 use distillrank::stats::PairedTest;
 use distillrank::stop::Stop;
 use distillrank::{Error, Result};
 
 use super::plot;
 use super::progress::{Bars, Output};
-use super::{DataArgs, IdcgZeroArg, LossArg};
+use super::{DataArgs, IdcgZeroArg};
 
 #[derive(Args, Clone, Debug)]
 pub struct CompareArgs {
@@ -44,7 +43,7 @@ pub struct ExperimentArgs {
     /// ranking-distillation.
     #[arg(
         long,
-        value_delimiter = ',',
+        value_delimiter = ',', action = clap::ArgAction::Set,
         default_value = "no-distillation,self-distillation,gend,pfd"
     )]
     pub methods: Vec<String>,
@@ -56,7 +55,7 @@ pub struct ExperimentArgs {
     /// Loss of students and teachers: ranknet (pairwise), rankbce (pointwise), softmax or
     /// lambdarank (listwise).
     #[arg(long, value_enum, default_value = "ranknet")]
-    pub loss: LossArg,
+    pub loss: distillrank::model::LossKind,
     /// Weight of the data loss in PFD Eq. 1, in (0, 1).
     #[arg(long, default_value_t = 0.5)]
     pub alpha: f64,
@@ -72,7 +71,7 @@ pub struct ExperimentArgs {
     #[command(flatten)]
     pub objective: super::ObjectiveArgs,
     /// Hidden widths of the student (and of the teachers, unless --teacher-widths).
-    #[arg(long, value_delimiter = ',', default_value = "256,256,128,64")]
+    #[arg(long, value_delimiter = ',', action = clap::ArgAction::Set, default_value = "256,256,128,64")]
     pub widths: Vec<usize>,
     #[arg(long, value_delimiter = ',')]
     pub teacher_widths: Option<Vec<usize>>,
@@ -140,7 +139,7 @@ impl ExperimentArgs {
             methods,
             seeds: self.seeds,
             first_seed: self.first_seed,
-            loss: self.loss.into(),
+            loss: self.loss,
             alpha: self.alpha,
             epochs: self.epochs,
             patience: self.patience,
@@ -176,12 +175,26 @@ impl ExperimentArgs {
 }
 
 impl CompareArgs {
-    /// The setup to run: the `--setup` file's, or the one the other arguments describe.
-    pub fn setup(&self) -> Result<Setup> {
+    /// The setup to run: the `--setup` file's, or the one the other arguments describe. `given`
+    /// are the flags the command line gave (by presence): beside `--setup`, any of them is
+    /// refused, even one that equals its default.
+    pub fn setup(&self, given: &[String]) -> Result<Setup> {
         let from_args = self.experiment.setup(self.data.setup()?)?;
         let Some(path) = &self.setup else {
             return Ok(from_args);
         };
+        let beside: Vec<String> = given
+            .iter()
+            .filter(|id| !matches!(id.as_str(), "setup" | "out" | "quiet" | "json"))
+            .map(|id| format!("--{}", id.replace('_', "-")))
+            .collect();
+        if !beside.is_empty() {
+            return Err(Error::Config(format!(
+                "--setup {} holds the whole setup: {} beside it would be dropped; put the settings in the file (or drop --setup)",
+                path.display(),
+                beside.join(", ")
+            )));
+        }
         if from_args != Setup::default() {
             return Err(Error::Config(format!(
                 "--setup {} holds the whole setup: put the other settings in the file (or drop --setup)",
@@ -190,15 +203,45 @@ impl CompareArgs {
         }
         let bytes = distillrank::data::read_capped(path, 1 << 20, "a setup")?;
         let text = String::from_utf8_lossy(&bytes);
-        serde_json::from_str(&text).map_err(|e| {
+        // A byte-order mark is accepted, as in LETOR files.
+        let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+        let mut setup: Setup = serde_json::from_str(text).map_err(|e| {
             Error::parse(
                 path,
                 e.line() as u64,
                 e.column() as u64,
                 format!("not a setup: {e}"),
             )
-        })
+        })?;
+        // The files a setup names are found beside it, wherever it is run from.
+        let folder = path.parent().unwrap_or(Path::new(""));
+        for_each_file(&mut setup, |file| {
+            if !file.is_empty() && Path::new(file.as_str()).is_relative() {
+                *file = folder.join(&*file).display().to_string();
+            }
+        });
+        Ok(setup)
     }
+}
+
+/// Calls `f` on every file name a setup's data source holds.
+fn for_each_file(setup: &mut Setup, mut f: impl FnMut(&mut String)) {
+    if let DataSource::Files { train, valid, test } = &mut setup.data.source {
+        f(train);
+        valid.iter_mut().chain(test.iter_mut()).for_each(f);
+    }
+}
+
+/// The setup as `setup.json` keeps it: its files by absolute path, so that `--setup` finds them
+/// from anywhere (it reads relative paths against the setup's own folder).
+fn setup_to_keep(setup: &Setup) -> Setup {
+    let mut kept = setup.clone();
+    for_each_file(&mut kept, |file| {
+        if let Ok(absolute) = std::path::absolute(file.as_str()) {
+            *file = absolute.display().to_string();
+        }
+    });
+    kept
 }
 
 /// Runs the comparison on the prepared data through the library's pipeline, with a progress bar
@@ -267,9 +310,10 @@ impl std::fmt::Display for Throughput {
     }
 }
 
-pub fn run(args: &CompareArgs, out: &Output) -> Result<()> {
-    distillrank::output::check_folder(&args.out)?;
-    let setup = args.setup()?;
+pub fn run(args: &CompareArgs, given: &[String], out: &Output) -> Result<()> {
+    // The run owns its folder: locked, and cleared of the previous run's outputs.
+    let mut folder = distillrank::output::RunFolder::claim(&args.out)?;
+    let setup = args.setup(given)?;
     // Every setting is checked before the data load.
     setup.compare_config(Default::default())?;
     let engine = super::engine(setup.backend, out)?;
@@ -280,13 +324,12 @@ pub fn run(args: &CompareArgs, out: &Output) -> Result<()> {
     let comparison = run_comparison(&data, &setup, &engine, out)?;
     let seconds = started.elapsed().as_secs_f64();
     let throughput = Throughput::of(&comparison, seconds);
-    std::fs::create_dir_all(&args.out).map_err(|e| Error::io(&args.out, e))?;
     let tests = comparison.tests(pipeline::TESTS_SEED);
     let table = table(&comparison, &tests);
     let sentences = sentences(&tests);
     let command = reproduce_command();
     write(
-        &args.out.join("report.md"),
+        &folder.file("report.md"),
         &report(
             &data,
             &config,
@@ -301,15 +344,19 @@ pub fn run(args: &CompareArgs, out: &Output) -> Result<()> {
     results["command"] = command.clone().into();
     results["throughput"] = serde_json::to_value(&throughput).expect("serialise");
     write(
-        &args.out.join("results.json"),
+        &folder.file("results.json"),
         &(serde_json::to_string_pretty(&results).expect("serialise") + "\n"),
     )?;
-    write(&args.out.join("results.csv"), &csv(&comparison))?;
-    write(&args.out.join("tests.csv"), &tests_csv(&tests))?;
-    write(&args.out.join("setup.json"), &(setup.to_json() + "\n"))?;
-    save_students(&args.out.join("students"), &data, &config, &comparison)?;
-    plot::ndcg_per_epoch(&args.out.join("ndcg_per_epoch.svg"), &comparison)?;
-    plot::loss_terms(&args.out.join("loss_terms.svg"), &comparison)?;
+    write(&folder.file("results.csv"), &csv(&comparison))?;
+    write(&folder.file("tests.csv"), &tests_csv(&tests))?;
+    write(
+        &folder.file("setup.json"),
+        &(setup_to_keep(&setup).to_json() + "\n"),
+    )?;
+    save_students(&folder.file("students"), &data, &setup, &comparison)?;
+    plot::ndcg_per_epoch(&folder.file("ndcg_per_epoch.svg"), &comparison)?;
+    plot::loss_terms(&folder.file("loss_terms.svg"), &comparison)?;
+    folder.finish()?;
     if out.json {
         outln!("{}", serde_json::to_string(&results).expect("serialise"));
     } else {
@@ -326,22 +373,10 @@ pub fn run(args: &CompareArgs, out: &Output) -> Result<()> {
 
 /// Saves each method's first-seed student as `DIR/METHOD.safetensors` + `DIR/METHOD.json`: models
 /// that score raw LETOR files with `distillrank predict` (they read the regular columns only).
-fn save_students(
-    dir: &Path,
-    data: &PreparedData,
-    config: &CompareConfig,
-    c: &Comparison,
-) -> Result<()> {
+fn save_students(dir: &Path, data: &PreparedData, setup: &Setup, c: &Comparison) -> Result<()> {
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     for (method, model) in &c.students {
-        let columns = data.prepared.regular_columns.clone();
-        let model_config = ModelConfig::new(
-            model,
-            config.train.loss,
-            FeatureView::Regular,
-            columns,
-            data.source_features,
-        );
+        let model_config = pipeline::student_config(data, setup, model);
         model_io::save(&dir.join(method.name()), model, &model_config)?;
     }
     Ok(())
@@ -637,7 +672,7 @@ mod tests {
     #[test]
     fn the_command_lines_defaults_are_the_setups() {
         let args = parse(&["compare".to_string()]);
-        assert_eq!(args.setup().unwrap(), Setup::default());
+        assert_eq!(args.setup(&[]).unwrap(), Setup::default());
         assert_eq!(Setup::default().command_line(), ["compare"]);
     }
 
@@ -697,7 +732,7 @@ mod tests {
 
         for setup in [synthetic, logs, files] {
             let line = setup.command_line();
-            assert_eq!(parse(&line).setup().unwrap(), setup, "{line:?}");
+            assert_eq!(parse(&line).setup(&[]).unwrap(), setup, "{line:?}");
         }
     }
 
@@ -713,7 +748,7 @@ mod tests {
         std::fs::write(&path, setup.to_json()).unwrap();
         let file = path.display().to_string();
         let args = parse(&["compare".into(), "--setup".into(), file.clone()]);
-        assert_eq!(args.setup().unwrap(), setup);
+        assert_eq!(args.setup(&[]).unwrap(), setup);
         let both = parse(&[
             "compare".into(),
             "--setup".into(),
@@ -721,7 +756,7 @@ mod tests {
             "--epochs".into(),
             "5".into(),
         ]);
-        let err = both.setup().unwrap_err().to_string();
+        let err = both.setup(&[]).unwrap_err().to_string();
         assert!(
             err.contains("--setup") && err.contains("setup.json"),
             "{err}"
@@ -732,7 +767,7 @@ mod tests {
             "--setup".into(),
             path.display().to_string(),
         ]);
-        let err = bad.setup().unwrap_err().to_string();
+        let err = bad.setup(&[]).unwrap_err().to_string();
         assert!(err.contains("setup.json") && err.contains("epoch"), "{err}");
     }
 }

@@ -47,6 +47,23 @@ pub struct Cli {
     pub json: bool,
     #[command(subcommand)]
     pub command: Command,
+    /// The flags given on the command line (by presence, whatever their values) of the
+    /// subcommand run, as clap names them.
+    #[arg(skip)]
+    pub given: Vec<String>,
+}
+
+/// The ids of the flags the command line itself gives to the deepest subcommand (not their
+/// defaults): a flag equal to its default is still given.
+pub fn given_flags(matches: &clap::ArgMatches) -> Vec<String> {
+    let mut m = matches;
+    while let Some((_, sub)) = m.subcommand() {
+        m = sub;
+    }
+    m.ids()
+        .filter(|id| m.value_source(id.as_str()) == Some(clap::parser::ValueSource::CommandLine))
+        .map(|id| id.as_str().to_string())
+        .collect()
 }
 
 #[derive(Subcommand)]
@@ -432,7 +449,7 @@ pub struct TrainArgs {
     pub features: ViewArg,
     /// The loss: ranknet (pairwise), rankbce (pointwise), softmax or lambdarank (listwise).
     #[arg(long, value_enum, default_value = "ranknet")]
-    pub loss: LossArg,
+    pub loss: LossKind,
     /// Passes over the training groups; the epoch with the best validation NDCG@8 is kept.
     #[arg(long, default_value_t = 20)]
     pub epochs: usize,
@@ -440,7 +457,7 @@ pub struct TrainArgs {
     #[arg(long, default_value_t = 1e-3)]
     pub lr: f64,
     /// Hidden layer widths.
-    #[arg(long, value_delimiter = ',', default_value = "256,256,128,64")]
+    #[arg(long, value_delimiter = ',', action = clap::ArgAction::Set, default_value = "256,256,128,64")]
     pub widths: Vec<usize>,
     /// Documents per mini-batch (whole query groups).
     #[arg(long, default_value_t = 512)]
@@ -504,29 +521,6 @@ impl From<ViewArg> for FeatureView {
             ViewArg::Regular => FeatureView::Regular,
             ViewArg::Privileged => FeatureView::Privileged,
             ViewArg::Both => FeatureView::Both,
-        }
-    }
-}
-
-#[derive(ValueEnum, Clone, Copy, Debug)]
-pub enum LossArg {
-    /// Pairwise logistic loss (RankNet).
-    Ranknet,
-    /// Pointwise binary cross-entropy.
-    Rankbce,
-    /// Listwise softmax cross-entropy (ListNet); its teacher loss takes the teachers' softmax.
-    Softmax,
-    /// RankNet pairs weighted by |delta NDCG| (LambdaRank); its teacher loss is RankNet's.
-    Lambdarank,
-}
-
-impl From<LossArg> for LossKind {
-    fn from(l: LossArg) -> Self {
-        match l {
-            LossArg::Ranknet => LossKind::RankNet,
-            LossArg::Rankbce => LossKind::RankBce,
-            LossArg::Softmax => LossKind::Softmax,
-            LossArg::Lambdarank => LossKind::LambdaRank,
         }
     }
 }
@@ -684,7 +678,7 @@ pub fn run(cli: Cli) -> distillrank::Result<()> {
         Command::Eval(args) => commands::eval(&args, &out),
         Command::Predict(args) => commands::predict(&args, &out),
         Command::Export(args) => export::run(&args, &out),
-        Command::Compare(args) => compare::run(&args, &out),
+        Command::Compare(args) => compare::run(&args, &cli.given, &out),
         Command::Sweep(args) => sweep::run(&args, &out),
         Command::Objectives(args) => objectives::run(&args, &out),
         Command::Bench(args) => bench::run(&args, &out),

@@ -29,7 +29,7 @@ pub struct ObjectivesArgs {
     /// recall-at-precision:ALPHA, precision-at-recall:BETA, tpr-at-fpr:R, roc-auc, f-beta:BETA.
     #[arg(
         long,
-        value_delimiter = ',',
+        value_delimiter = ',', action = clap::ArgAction::Set,
         default_value = "logloss,auc-pr,recall-at-precision:0.8,precision-at-recall:0.9,tpr-at-fpr:0.05,roc-auc,f-beta:1"
     )]
     pub objectives: Vec<String>,
@@ -58,7 +58,7 @@ pub struct ObjectivesArgs {
     #[arg(long, default_value_t = 1.0)]
     pub initial_lambda: f64,
     /// Hidden layer widths.
-    #[arg(long, value_delimiter = ',', default_value = "64,32")]
+    #[arg(long, value_delimiter = ',', action = clap::ArgAction::Set, default_value = "64,32")]
     pub widths: Vec<usize>,
     /// Examples per mini-batch.
     #[arg(long, default_value_t = 128)]
@@ -229,7 +229,8 @@ impl ObjectivesArgs {
 }
 
 pub fn run(args: &ObjectivesArgs, out: &Output) -> Result<()> {
-    distillrank::output::check_folder(&args.out)?;
+    // The run owns its folder: locked, and cleared of the previous run's outputs.
+    let mut folder = distillrank::output::RunFolder::claim(&args.out)?;
     let objectives = args.objectives()?;
     let config = args.config(&objectives)?;
     let started = std::time::Instant::now();
@@ -264,20 +265,23 @@ pub fn run(args: &ObjectivesArgs, out: &Output) -> Result<()> {
     )?;
     bar.finish();
     let seconds = started.elapsed().as_secs_f64();
-    std::fs::create_dir_all(&args.out).map_err(|e| Error::io(&args.out, e))?;
     let command = reproduce_command();
     let table = table(&results, &config.targets);
     let json = results_json(&splits, &config, args, &results, &command, seconds);
     write(
-        &args.out.join("report.md"),
+        &folder.file("report.md"),
         &report(&splits, &config, args, &results, &table, &command, seconds),
     )?;
     write(
-        &args.out.join("results.json"),
+        &folder.file("results.json"),
         &(serde_json::to_string_pretty(&json).expect("serialise") + "\n"),
     )?;
-    write(&args.out.join("results.csv"), &csv(&results))?;
+    write(&folder.file("results.csv"), &csv(&results))?;
     let plots = plots(&args.out, &results, config.initial_lambda)?;
+    for plot in &plots {
+        folder.file(plot);
+    }
+    folder.finish()?;
     if out.json {
         outln!("{}", serde_json::to_string(&json).expect("serialise"));
     } else {

@@ -70,7 +70,7 @@ pub struct SweepArgs {
     #[arg(long, value_enum)]
     pub param: SweepParam,
     /// Its values, comma-separated.
-    #[arg(long, value_delimiter = ',', required = true)]
+    #[arg(long, value_delimiter = ',', action = clap::ArgAction::Set, required = true)]
     pub values: Vec<f64>,
     #[command(flatten)]
     pub data: DataArgs,
@@ -82,7 +82,8 @@ pub struct SweepArgs {
 }
 
 pub fn run(args: &SweepArgs, out: &Output) -> Result<()> {
-    distillrank::output::check_folder(&args.out)?;
+    // The run owns its folder: locked, and cleared of the previous run's outputs.
+    let mut folder = distillrank::output::RunFolder::claim(&args.out)?;
     let started = std::time::Instant::now();
     let mut base = args.experiment.config(out)?;
     let name = args
@@ -163,7 +164,6 @@ pub fn run(args: &SweepArgs, out: &Output) -> Result<()> {
         points.push((value, run_comparison(&data, &setup, &base.engine, out)?));
     }
     let seconds = started.elapsed().as_secs_f64();
-    std::fs::create_dir_all(&args.out).map_err(|e| Error::io(&args.out, e))?;
     // The paired tests at each value (every gain over no-distillation, PFD against GenD and
     // self-distillation), Holm-corrected within each value's table.
     let tests: Vec<Vec<PairedTest>> = points
@@ -291,7 +291,7 @@ pub fn run(args: &SweepArgs, out: &Output) -> Result<()> {
         })
         .collect();
     lines(
-        &args.out.join("sweep.svg"),
+        &folder.file("sweep.svg"),
         &format!(
             "Student test NDCG@8 against {name} (mean ± std, {} seed(s))",
             base.seeds
@@ -335,7 +335,7 @@ pub fn run(args: &SweepArgs, out: &Output) -> Result<()> {
         .collect();
     if !gains.is_empty() {
         lines(
-            &args.out.join("sweep_gain.svg"),
+            &folder.file("sweep_gain.svg"),
             &format!("Gain in mean test NDCG@8 over no-distillation (95% CI, paired over queries), against {name}"),
             &name,
             "gain over no-distillation (%)",
@@ -372,15 +372,16 @@ pub fn run(args: &SweepArgs, out: &Output) -> Result<()> {
         })).collect::<Vec<_>>(),
     });
     write(
-        &args.out.join("sweep.json"),
+        &folder.file("sweep.json"),
         &(serde_json::to_string_pretty(&json).expect("serialise") + "\n"),
     )?;
-    write(&args.out.join("sweep.csv"), &csv)?;
+    write(&folder.file("sweep.csv"), &csv)?;
     let report = format!(
         "# distillrank sweep: {name}\n\n{table}\nStudent test NDCG@8 at the epoch with the best validation NDCG@8, mean ± std over {} seeds; in brackets, the gain over no-distillation and its paired randomization test over the test queries (Holm-corrected within each value; sweep.json's `tests` has every test with its 95% interval and the smallest difference the run could detect). The gain plot's bands are those intervals.\n\n{more}\nThe same students' test NDCG@8 on the graded relevance, and the (first) teacher's test NDCG@8 on y.\n\n![sweep](sweep.svg)\n\n![gain over no-distillation](sweep_gain.svg)\n\n```sh\n{command}\n```\n\nRan in {seconds:.0} s.\n",
         base.seeds
     );
-    write(&args.out.join("sweep.md"), &report)?;
+    write(&folder.file("sweep.md"), &report)?;
+    folder.finish()?;
     if out.json {
         outln!("{json}");
     } else {

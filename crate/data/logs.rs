@@ -63,7 +63,7 @@ impl ClickModel {
 
 /// The ranker whose orderings the logs record.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-#[serde(tag = "kind", rename_all = "lowercase")]
+#[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
 pub enum LoggingRanker {
     /// Least squares of the grade on the standardised signed-log1p features of this share of the
     /// first file's queries (100 steps of gradient descent): a weak linear model.
@@ -173,7 +173,8 @@ impl LogOptions {
                 Ok(())
             } else {
                 Err(Error::Config(format!(
-                    "--{name} = {v} is a probability: it must lie in [0, 1]"
+                    "--{name} = {} is a probability: it must lie in [0, 1]",
+                    crate::error::shown(v)
                 )))
             }
         };
@@ -201,16 +202,19 @@ impl LogOptions {
                 Ok(())
             } else {
                 Err(Error::Config(format!(
-                    "--{name} = {v} must be a finite number >= 0"
+                    "--{name} = {} must be a finite number >= 0",
+                    crate::error::shown(v)
                 )))
             }
         };
         non_negative("position-bias", self.position_bias)?;
         non_negative("shuffle", self.shuffle)?;
-        if !(self.dwell_seconds.is_finite() && self.dwell_seconds > 0.0) {
+        // A day at most: a click's dwell is minutes, and a median near f64's range would write
+        // dwell times of inf that the reader refuses.
+        if !(self.dwell_seconds > 0.0 && self.dwell_seconds <= MAX_DWELL_SECONDS) {
             return Err(Error::Config(format!(
-                "--dwell-seconds = {} must be a positive number",
-                self.dwell_seconds
+                "--dwell-seconds = {} must be a number of seconds in (0, {MAX_DWELL_SECONDS}]",
+                crate::error::shown(self.dwell_seconds)
             )));
         }
         if let LoggingRanker::Linear { fraction } = self.logging_ranker {
@@ -347,6 +351,9 @@ impl SimulatedLogs {
         })
     }
 }
+
+/// The largest median dwell time of a click, seconds: a day.
+pub const MAX_DWELL_SECONDS: f64 = 86_400.0;
 
 /// The `format` field of a sidecar.
 pub const SIDECAR_FORMAT: &str = "distillrank-simulated-logs";

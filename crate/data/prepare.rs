@@ -111,6 +111,27 @@ pub struct PrepareOptions {
     pub label_column: Option<usize>,
 }
 
+impl PrepareOptions {
+    /// The labelling's settings, checked once for every command that labels data (`train`,
+    /// `compare`, `sweep`, `eval --labels binary`, the page, Python).
+    pub fn validate(&self) -> Result<()> {
+        if !(self.t.is_finite() && self.t > 0.0) {
+            return Err(Error::Config(format!(
+                "t = {} must be a positive number",
+                crate::error::shown(self.t)
+            )));
+        }
+        if !self.tau_target.is_finite() {
+            return Err(Error::Config(format!(
+                "tau_target = {} must be a finite number (grades are 0..={})",
+                crate::error::shown(self.tau_target),
+                crate::data::letor::MAX_GRADE
+            )));
+        }
+        Ok(())
+    }
+}
+
 impl Default for PrepareOptions {
     fn default() -> Self {
         PrepareOptions {
@@ -359,7 +380,8 @@ pub fn label_like_prepare(
     data: &Dataset,
     split: u64,
     options: &PrepareOptions,
-) -> (Dataset, Vec<f32>, FilterReport) {
+) -> Result<(Dataset, Vec<f32>, FilterReport)> {
+    options.validate()?;
     let (kept, report) = filter_groups(data, options.min_group_size);
     let labels = match options.label_column {
         Some(column) => column_labels(&kept, column),
@@ -369,7 +391,25 @@ pub fn label_like_prepare(
             options.tau_target,
         ),
     };
-    (kept, labels, report)
+    // Labels that cannot rank are refused here as `train` refuses them: every metric would be
+    // 1 (every document y = 1), or n/a (none).
+    let name = data
+        .source
+        .as_ref()
+        .map_or("the data".to_string(), |p| p.display().to_string());
+    let settings = format!("t = {}, tau_target = {}", options.t, options.tau_target);
+    if !labels.is_empty() && labels.iter().all(|&y| y > 0.0) {
+        return Err(Error::Data(format!(
+            "every document of {name} got y = 1 ({settings}): the labels carry no information and every ranking would score 1; raise --tau-target to about the grade above which a document counts as relevant"
+        )));
+    }
+    if !labels.iter().any(|&y| y > 0.0) {
+        return Err(Error::Data(format!(
+            "no document of {name} got y = 1 ({settings}, {} groups after filtering): no metric can be measured; lower --tau-target",
+            kept.n_groups()
+        )));
+    }
+    Ok((kept, labels, report))
 }
 
 /// y = 1[value > 0] of a 1-based column (0 where a narrower file lacks it).
@@ -738,19 +778,7 @@ fn prepare_parts(
     if nf == 0 {
         return Err(Error::Data("the training data have no features".into()));
     }
-    if !(options.t.is_finite() && options.t > 0.0) {
-        return Err(Error::Config(format!(
-            "t = {} must be a positive number",
-            options.t
-        )));
-    }
-    if !options.tau_target.is_finite() {
-        return Err(Error::Config(format!(
-            "tau_target = {} must be a finite number (grades are 0..={})",
-            options.tau_target,
-            crate::data::letor::MAX_GRADE
-        )));
-    }
+    options.validate()?;
     if let Some(column) = options.label_column {
         if column == 0 || column > nf {
             return Err(Error::Config(format!(

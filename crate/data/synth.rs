@@ -22,6 +22,7 @@ pub enum SynthKind {
 }
 
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct SynthOptions {
     pub kind: SynthKind,
     pub queries: usize,

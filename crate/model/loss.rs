@@ -47,18 +47,25 @@ pub(crate) fn exp_and_sigmoid<T: Real>(x: T) -> (T, T) {
     (e, sigmoid)
 }
 
-/// Which loss a model trains with.
+/// Which loss a model trains with: one list for every door (the CLI's `--loss` values are these
+/// names and help lines).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 #[serde(rename_all = "lowercase")]
 pub enum LossKind {
     /// Pointwise binary cross-entropy on the documents.
+    #[cfg_attr(feature = "cli", value(name = "rankbce"))]
     RankBce,
     /// Pairwise logistic loss on the document pairs of a group.
+    #[cfg_attr(feature = "cli", value(name = "ranknet"))]
     RankNet,
-    /// Listwise softmax cross-entropy (ListNet's top-one form) over each group.
+    /// Listwise softmax cross-entropy (ListNet's top-one form) over each group; its teacher loss
+    /// takes the teachers' softmax.
+    #[cfg_attr(feature = "cli", value(name = "softmax"))]
     Softmax,
     /// RankNet's pairs, each weighted by |delta NDCG| of swapping the pair (LambdaRank); its
     /// teacher loss is RankNet's soft one.
+    #[cfg_attr(feature = "cli", value(name = "lambdarank"))]
     LambdaRank,
 }
 

@@ -210,11 +210,13 @@ impl Objective {
                 } else {
                     number("beta")?
                 };
-                if beta.is_finite() && beta > 0.0 {
+                // Past 100 F-beta is recall alone, and beta^2 in the bound overflows the loss.
+                if beta.is_finite() && beta > 0.0 && beta <= 100.0 {
                     Ok(Objective::FBeta(beta))
                 } else {
                     Err(Error::Config(format!(
-                        "objective '{text}': beta {beta} must be positive"
+                        "objective '{text}': beta {} must be positive, and at most 100 (F-beta is recall alone past it)",
+                        crate::error::shown(beta)
                     )))
                 }
             }

@@ -76,6 +76,7 @@ pub enum RdWeighting {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct RdConfig {
     pub k: usize,
     pub lambda: f64,

@@ -95,6 +95,9 @@ pub async fn run_model(
     Ok((trained.model, run))
 }
 
+/// The most seeds a comparison takes: a paired test needs a few, and each trains every method.
+pub const MAX_SEEDS: usize = 10_000;
+
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct CompareConfig {
     pub methods: Vec<Method>,
@@ -152,6 +155,12 @@ impl CompareConfig {
     /// Checks the training settings and what the methods need of the data.
     pub fn validate_methods(&self, p: &Prepared) -> Result<()> {
         self.train.validate()?;
+        if self.seeds > MAX_SEEDS {
+            return Err(Error::Config(format!(
+                "--seeds {}: at most {MAX_SEEDS} seeds (each trains every method once more)",
+                self.seeds
+            )));
+        }
         if self.methods.is_empty() || self.seeds == 0 {
             return Err(Error::Config(
                 "choose at least one method and one seed".into(),
@@ -171,15 +180,15 @@ impl CompareConfig {
         {
             return Err(Error::Config(format!("multi-teacher PFD needs 2..={} teachers (one privileged feature each at least), got {}", p.train.d_z, self.teachers)));
         }
+        // Finite and in a range where the losses stay finite: a weight of 1e300 would diverge
+        // and blame the learning rate.
         if self.rd.k == 0
-            || self.rd.lambda.is_nan()
-            || self.rd.lambda <= 0.0
-            || self.rd.alpha_rd.is_nan()
-            || self.rd.alpha_rd <= 0.0
-            || self.rd_teacher_factor.is_nan()
-            || self.rd_teacher_factor < 1.0
+            || !(self.rd.lambda > 0.0 && self.rd.lambda <= 1e6)
+            || !(self.rd.mu.is_finite() && self.rd.mu >= 0.0 && self.rd.mu <= 1e6)
+            || !(self.rd.alpha_rd > 0.0 && self.rd.alpha_rd <= 1e3)
+            || !(self.rd_teacher_factor >= 1.0 && self.rd_teacher_factor <= 1e3)
         {
-            return Err(Error::Config("Ranking Distillation needs K >= 1, lambda > 0, alpha_RD > 0 and a teacher at least as large as the student".into()));
+            return Err(Error::Config("Ranking Distillation needs K >= 1, lambda in (0, 1e6], mu in [0, 1e6], alpha_RD in (0, 1000] and a teacher 1 to 1000 times as large as the student".into()));
         }
         Ok(())
     }

@@ -83,12 +83,15 @@ impl TrainConfig {
             return bad("epochs must be at least 1".into());
         }
         if !(self.adam.lr.is_finite() && self.adam.lr > 0.0) {
-            return bad(format!("learning rate {} must be positive", self.adam.lr));
+            return bad(format!(
+                "learning rate {} must be positive",
+                crate::error::shown(self.adam.lr)
+            ));
         }
         if !(self.alpha > 0.0 && self.alpha < 1.0) {
             return bad(format!(
                 "alpha = {} must lie in (0, 1): it weighs the data loss against the teacher loss",
-                self.alpha
+                crate::error::shown(self.alpha)
             ));
         }
         if self.widths.contains(&0) {
@@ -100,7 +103,7 @@ impl TrainConfig {
         if !(self.dual_rate_factor.is_finite() && self.dual_rate_factor >= 0.0) {
             return bad(format!(
                 "dual rate factor {} must be finite and >= 0",
-                self.dual_rate_factor
+                crate::error::shown(self.dual_rate_factor)
             ));
         }
         Ok(())

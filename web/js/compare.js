@@ -306,7 +306,8 @@ export async function scoreSavedModel() {
     const { result } = await request({ type: "evaluate", safetensors: weights, config });
     const ndcg = result.metrics.ndcg.map(([k, v]) => `NDCG@${k} ${v === null ? "—" : v.toFixed(4)}`).join(", ");
     $("model-score").textContent = `${weights.name} (${result.model.inputs} inputs, widths ${result.model.widths.join("-")}) on ` +
-      `${result.test_queries} test queries, graded relevance: ${ndcg}; MAP ${result.metrics.map === null ? "n/a (no relevant document)" : result.metrics.map.toFixed(4)}.`;
+      `${result.test_queries} test queries, graded relevance: ${ndcg}; MAP ${result.metrics.map === null ? "n/a (no relevant document)" : result.metrics.map.toFixed(4)}.` +
+      (result.warning ? ` Warning: ${result.warning}.` : "");
   } catch (e) {
     showError(e.message);
   }
