@@ -546,20 +546,21 @@ impl<'a> PlanProgress<'a> {
     fn event(&mut self, model: &Training, event: Event) {
         match event {
             Event::Step { docs } => {
+                // Jobs may run side by side: the count only grows, and the label names the model
+                // that trained last, with its place in the plan.
                 if self.current.is_none_or(|i| self.plan[i].0 != *model) {
-                    let next = self.current.map_or(0, |i| i + 1);
-                    let i = (next..self.plan.len())
-                        .find(|&i| self.plan[i].0 == *model)
-                        .unwrap_or(next.min(self.plan.len().saturating_sub(1)));
-                    // A model that stopped early moves on to where its last epoch would have ended.
-                    self.done = self.plan[..i].iter().map(|(_, d)| d).sum();
-                    self.current = Some(i);
+                    self.current = self.plan.iter().position(|(m, _)| m == model);
                 }
                 self.done += docs as u64;
-                let i = self.current.unwrap_or(0);
-                let label = format!("{model} (model {} of {})", i + 1, self.plan.len());
-                self.reporter
-                    .progress(&label, "docs", self.done.min(self.total), self.total);
+                let place = self.current.map_or(String::new(), |i| {
+                    format!(" (model {} of {})", i + 1, self.plan.len())
+                });
+                self.reporter.progress(
+                    &format!("{model}{place}"),
+                    "docs",
+                    self.done.min(self.total),
+                    self.total,
+                );
             }
             Event::Epoch(log) => self.reporter.epoch(model, log),
         }
@@ -567,7 +568,8 @@ impl<'a> PlanProgress<'a> {
 }
 
 /// Trains every method of `setup` over its seeds on the prepared data (which must have a test
-/// split), blocking until the GPU, if any, is done.
+/// split), blocking until the GPU, if any, is done; on the CPU engine, one job (a method at a
+/// seed) per core at once.
 #[cfg(not(target_arch = "wasm32"))]
 pub fn compare(
     data: &PreparedData,
@@ -576,7 +578,27 @@ pub fn compare(
     stop: &Stop,
     reporter: &mut dyn Reporter,
 ) -> Result<Comparison> {
-    let config = compare_config(data, setup, engine, stop)?;
+    compare_on_jobs(data, setup, engine, None, stop, reporter)
+}
+
+/// [`compare`] with `jobs` jobs side by side on the CPU engine (None: one per core). The results
+/// are the same for any number.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn compare_on_jobs(
+    data: &PreparedData,
+    setup: &Setup,
+    engine: &Engine,
+    jobs: Option<usize>,
+    stop: &Stop,
+    reporter: &mut dyn Reporter,
+) -> Result<Comparison> {
+    if jobs == Some(0) {
+        return Err(Error::Config(
+            "--jobs 0: at least one job must run (the default is one per core)".into(),
+        ));
+    }
+    let mut config = compare_config(data, setup, engine, stop)?;
+    config.jobs = jobs;
     let mut progress = PlanProgress::new(data, &config, reporter);
     let result = experiment::compare(&data.prepared, &config, &mut |model, event| {
         progress.event(model, event)

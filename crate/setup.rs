@@ -295,6 +295,7 @@ impl Setup {
             rd: self.rd,
             rd_teacher_factor: self.rd_teacher_factor,
             engine,
+            jobs: None,
         };
         config.train.validate()?;
         Ok(config)

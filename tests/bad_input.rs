@@ -725,6 +725,9 @@ fn compare_progress_plan_counts_every_document() {
     config.train.widths = vec![8];
     config.train.epochs = 2; // fewer than the patience: no model stops early
     let planned = plan(&p, &config);
+    let expected: Vec<(String, u64)> = planned.iter().map(|(l, d)| (l.to_string(), *d)).collect();
+    // One job at a time: the models in the plan's order, each with its documents.
+    config.jobs = Some(1);
     let mut seen: Vec<(String, u64)> = Vec::new();
     compare(&p, &config, &mut |label, event| {
         if let distillrank::train::Event::Step { docs } = event {
@@ -735,8 +738,17 @@ fn compare_progress_plan_counts_every_document() {
         }
     })
     .unwrap();
-    let expected: Vec<(String, u64)> = planned.iter().map(|(l, d)| (l.to_string(), *d)).collect();
     assert_eq!(seen, expected);
+    // Jobs side by side: their events interleave, and every model still counts its documents.
+    config.jobs = Some(2);
+    let mut totals = std::collections::BTreeMap::new();
+    compare(&p, &config, &mut |label, event| {
+        if let distillrank::train::Event::Step { docs } = event {
+            *totals.entry(label.to_string()).or_insert(0u64) += docs as u64;
+        }
+    })
+    .unwrap();
+    assert_eq!(totals, expected.into_iter().collect());
 }
 
 // 12. The adapter probe prints nothing but its choice.

@@ -779,3 +779,75 @@ fn bench_profile_splits_the_cpu_step_into_its_phases() {
     }
     assert!(v["forward_products_alone_gflops"].as_f64().unwrap() > 0.0);
 }
+
+/// `compare --jobs 1` and `--jobs 2` give the same results, number for number: every method's
+/// per-seed figures, the per-query NDCG@8 and the paired tests (each job depends only on its
+/// method and seed).
+#[test]
+fn compare_gives_the_same_results_for_any_number_of_jobs() {
+    let dir = tempfile::tempdir().unwrap();
+    let results: Vec<serde_json::Value> = ["1", "2"]
+        .iter()
+        .map(|jobs| {
+            let out = dir.path().join(format!("jobs-{jobs}"));
+            let (ok, _, stderr) = distillrank(&[
+                "compare",
+                "--queries",
+                "200",
+                "--valid-queries",
+                "60",
+                "--test-queries",
+                "80",
+                "--regular",
+                "20",
+                "--epochs",
+                "2",
+                "--seeds",
+                "3",
+                "--widths",
+                "16,8",
+                "--methods",
+                "no-distillation,self-distillation,gend,pfd,multi-teacher-pfd",
+                "--backend",
+                "cpu",
+                "--quiet",
+                "--jobs",
+                jobs,
+                "--out",
+                out.to_str().unwrap(),
+            ]);
+            assert!(ok, "--jobs {jobs}: {stderr}");
+            serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap())
+                .unwrap()
+        })
+        .collect();
+    let figures = |r: &serde_json::Value| {
+        let mut v = Vec::new();
+        for (method, m) in r["methods"].as_object().unwrap() {
+            for (key, stat) in m.as_object().unwrap() {
+                if key.contains("ndcg@") {
+                    v.push((method.clone(), key.clone(), stat["per_seed"].clone()));
+                }
+            }
+            for run in m["runs"].as_array().unwrap() {
+                v.push((
+                    method.clone(),
+                    "epoch".into(),
+                    run["student"]["best_epoch"].clone(),
+                ));
+            }
+        }
+        v
+    };
+    assert_eq!(figures(&results[0]), figures(&results[1]));
+    assert_eq!(results[0]["per_query"], results[1]["per_query"]);
+    assert_eq!(results[0]["tests"], results[1]["tests"]);
+    let (ok, _, stderr) = distillrank(&[
+        "compare",
+        "--jobs",
+        "0",
+        "--out",
+        dir.path().join("zero").to_str().unwrap(),
+    ]);
+    assert!(!ok && stderr.contains("--jobs 0"), "{stderr}");
+}

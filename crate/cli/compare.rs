@@ -34,6 +34,10 @@ pub struct CompareArgs {
     /// setup, so no other data or training options go with it.
     #[arg(long)]
     pub setup: Option<PathBuf>,
+    /// Jobs (a method at a seed) trained side by side on the CPU engine (default: one per
+    /// core); the results are the same for any number.
+    #[arg(long)]
+    pub jobs: Option<usize>,
 }
 
 /// Options shared by `compare` and `sweep`.
@@ -185,7 +189,7 @@ impl CompareArgs {
         };
         let beside: Vec<String> = given
             .iter()
-            .filter(|id| !matches!(id.as_str(), "setup" | "out" | "quiet" | "json"))
+            .filter(|id| !matches!(id.as_str(), "setup" | "out" | "quiet" | "json" | "jobs"))
             .map(|id| format!("--{}", id.replace('_', "-")))
             .collect();
         if !beside.is_empty() {
@@ -251,9 +255,17 @@ pub fn run_comparison(
     data: &PreparedData,
     setup: &Setup,
     engine: &Engine,
+    jobs: Option<usize>,
     out: &Output,
 ) -> Result<Comparison> {
-    pipeline::compare(data, setup, engine, &Stop::default(), &mut Bars::new(out))
+    pipeline::compare_on_jobs(
+        data,
+        setup,
+        engine,
+        jobs,
+        &Stop::default(),
+        &mut Bars::new(out),
+    )
 }
 
 /// Where a comparison's time went: the documents its training steps went through (forward,
@@ -311,6 +323,11 @@ impl std::fmt::Display for Throughput {
 }
 
 pub fn run(args: &CompareArgs, given: &[String], out: &Output) -> Result<()> {
+    if args.jobs == Some(0) {
+        return Err(Error::Config(
+            "--jobs 0: at least one job must run (the default is one per core)".into(),
+        ));
+    }
     // The run owns its folder: locked, and cleared of the previous run's outputs.
     let mut folder = distillrank::output::RunFolder::claim(&args.out)?;
     let setup = args.setup(given)?;
@@ -321,7 +338,7 @@ pub fn run(args: &CompareArgs, given: &[String], out: &Output) -> Result<()> {
     let started = std::time::Instant::now();
     let mut store = super::commands::disk(&args.data.files);
     let data = pipeline::prepare(&setup.data, &mut store, true, &mut Bars::new(out))?;
-    let comparison = run_comparison(&data, &setup, &engine, out)?;
+    let comparison = run_comparison(&data, &setup, &engine, args.jobs, out)?;
     let seconds = started.elapsed().as_secs_f64();
     let throughput = Throughput::of(&comparison, seconds);
     let tests = comparison.tests(pipeline::TESTS_SEED);

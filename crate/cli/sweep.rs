@@ -76,6 +76,10 @@ pub struct SweepArgs {
     pub data: DataArgs,
     #[command(flatten)]
     pub experiment: ExperimentArgs,
+    /// Jobs (a method at a seed) trained side by side on the CPU engine (default: one per
+    /// core); the results are the same for any number.
+    #[arg(long)]
+    pub jobs: Option<usize>,
     /// Directory for sweep.md, sweep.json, sweep.csv and sweep.svg.
     #[arg(long, default_value = "out/sweep")]
     pub out: PathBuf,
@@ -161,7 +165,10 @@ pub fn run(args: &SweepArgs, out: &Output) -> Result<()> {
             },
             _ => setup,
         };
-        points.push((value, run_comparison(&data, &setup, &base.engine, out)?));
+        points.push((
+            value,
+            run_comparison(&data, &setup, &base.engine, args.jobs, out)?,
+        ));
     }
     let seconds = started.elapsed().as_secs_f64();
     // The paired tests at each value (every gain over no-distillation, PFD against GenD and

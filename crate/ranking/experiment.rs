@@ -115,6 +115,11 @@ pub struct CompareConfig {
     /// Where the models train.
     #[serde(skip)]
     pub engine: Engine,
+    /// Jobs (a method at a seed) trained side by side on the CPU engine, natively: None for one
+    /// per core. The results are the same for any number: each job depends only on its method
+    /// and seed.
+    #[serde(skip)]
+    pub jobs: Option<usize>,
 }
 
 impl Default for CompareConfig {
@@ -137,6 +142,7 @@ impl Default for CompareConfig {
             rd: RdConfig::default(),
             rd_teacher_factor: 2.0,
             engine: Default::default(),
+            jobs: None,
         }
     }
 }
@@ -484,9 +490,123 @@ pub fn plan(p: &Prepared, config: &CompareConfig) -> Vec<(Training, u64)> {
 pub type OnProgress<'a> = dyn FnMut(&Training, Event) + 'a;
 
 /// Runs every method of `config` on the prepared data, blocking until the GPU (if any) is done.
+/// On the CPU engine its jobs (each method at each seed) run on `config.jobs` threads, one job a
+/// thread, the longest first, with the same results as one after the other.
 #[cfg(not(target_arch = "wasm32"))]
 pub fn compare(p: &Prepared, config: &CompareConfig, on: &mut OnProgress) -> Result<Comparison> {
-    pollster::block_on(compare_async(p, config, on))
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let jobs = config
+        .jobs
+        .unwrap_or(cores)
+        .clamp(1, config.methods.len() * config.seeds.max(1));
+    match config.engine {
+        Engine::Cpu if jobs > 1 => compare_parallel(p, config, jobs, on),
+        _ => pollster::block_on(compare_async(p, config, on)),
+    }
+}
+
+/// What a job tells the thread that reports: an event of one of its models, or its end.
+#[cfg(not(target_arch = "wasm32"))]
+enum JobMessage {
+    Step(Training, usize),
+    Epoch(Training, Box<EpochLog>),
+    Done(usize, Result<(crate::model::Mlp<f32>, SeedRun)>),
+}
+
+/// [`compare`] on `jobs` threads: each takes the next job (a method at a seed, the methods with
+/// more teachers first) and trains it whole; this thread relays their events to `on` and puts
+/// the results in the order of one run after the other. The prepared data are shared, never
+/// copied: a job adds only its own buffers. A failing job stops the others at their next step.
+#[cfg(not(target_arch = "wasm32"))]
+fn compare_parallel(
+    p: &Prepared,
+    config: &CompareConfig,
+    jobs: usize,
+    on: &mut OnProgress,
+) -> Result<Comparison> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    config.validate(p)?;
+    let teachers = |m: Method| match m {
+        Method::NoDistillation => 0,
+        Method::MultiTeacherPfd => config.teachers,
+        _ => 1,
+    };
+    // (seed index, method index), the jobs with the most models first.
+    let mut list: Vec<(usize, usize)> = (0..config.seeds)
+        .flat_map(|s| (0..config.methods.len()).map(move |m| (s, m)))
+        .collect();
+    list.sort_by_key(|&(s, m)| (std::cmp::Reverse(teachers(config.methods[m])), s, m));
+    let next = AtomicUsize::new(0);
+    let mut results: Vec<Option<Result<(crate::model::Mlp<f32>, SeedRun)>>> =
+        (0..list.len()).map(|_| None).collect();
+    let (sender, receiver) = std::sync::mpsc::channel::<JobMessage>();
+    std::thread::scope(|scope| {
+        for _ in 0..jobs {
+            let sender = sender.clone();
+            let (list, next) = (&list, &next);
+            scope.spawn(move || loop {
+                let k = next.fetch_add(1, Ordering::Relaxed);
+                let Some(&(s, m)) = list.get(k) else { break };
+                let seed = config.first_seed + s as u64;
+                let run = pollster::block_on(run_method_seed(
+                    p,
+                    config,
+                    config.methods[m],
+                    seed,
+                    &mut |model, event| {
+                        let message = match event {
+                            Event::Step { docs } => JobMessage::Step(*model, docs),
+                            Event::Epoch(log) => JobMessage::Epoch(*model, Box::new(log.clone())),
+                        };
+                        let _ = sender.send(message);
+                    },
+                ));
+                if run.is_err() {
+                    config.train.stop.request();
+                }
+                let _ = sender.send(JobMessage::Done(k, run));
+            });
+        }
+        drop(sender);
+        for message in receiver {
+            match message {
+                JobMessage::Step(model, docs) => on(&model, Event::Step { docs }),
+                JobMessage::Epoch(model, log) => on(&model, Event::Epoch(&log)),
+                JobMessage::Done(k, run) => results[k] = Some(run),
+            }
+        }
+    });
+    // The first failure that is not the stop it caused in the other jobs.
+    let mut by_job: Vec<(usize, usize, Result<(crate::model::Mlp<f32>, SeedRun)>)> = list
+        .iter()
+        .zip(results)
+        .map(|(&(s, m), r)| (s, m, r.expect("every job reports its end")))
+        .collect();
+    if let Some(i) = by_job
+        .iter()
+        .position(|(_, _, r)| matches!(r, Err(e) if !matches!(e, Error::Stopped { .. })))
+        .or_else(|| by_job.iter().position(|(_, _, r)| r.is_err()))
+    {
+        return Err(by_job.swap_remove(i).2.err().expect("an error"));
+    }
+    by_job.sort_by_key(|&(s, m, _)| (s, m));
+    let mut methods: Vec<MethodRuns> = config
+        .methods
+        .iter()
+        .map(|&m| MethodRuns {
+            method: m,
+            runs: Vec::new(),
+        })
+        .collect();
+    let mut students = Vec::new();
+    for (s, m, run) in by_job {
+        let (model, run) = run.expect("failures returned above");
+        if s == 0 {
+            students.push((config.methods[m], model));
+        }
+        methods[m].runs.push(run);
+    }
+    Ok(Comparison { methods, students })
 }
 
 /// Runs every method of `config` on the prepared data. On the CPU engine the future completes
