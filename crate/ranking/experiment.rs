@@ -505,12 +505,16 @@ pub fn compare(p: &Prepared, config: &CompareConfig, on: &mut OnProgress) -> Res
     }
 }
 
+/// What one job (a method at a seed) gives: its student and its runs.
+#[cfg(not(target_arch = "wasm32"))]
+type JobResult = Result<(crate::model::Mlp<f32>, SeedRun)>;
+
 /// What a job tells the thread that reports: an event of one of its models, or its end.
 #[cfg(not(target_arch = "wasm32"))]
 enum JobMessage {
     Step(Training, usize),
     Epoch(Training, Box<EpochLog>),
-    Done(usize, Result<(crate::model::Mlp<f32>, SeedRun)>),
+    Done(usize, Box<JobResult>),
 }
 
 /// [`compare`] on `jobs` threads: each takes the next job (a method at a seed, the methods with
@@ -537,8 +541,7 @@ fn compare_parallel(
         .collect();
     list.sort_by_key(|&(s, m)| (std::cmp::Reverse(teachers(config.methods[m])), s, m));
     let next = AtomicUsize::new(0);
-    let mut results: Vec<Option<Result<(crate::model::Mlp<f32>, SeedRun)>>> =
-        (0..list.len()).map(|_| None).collect();
+    let mut results: Vec<Option<JobResult>> = (0..list.len()).map(|_| None).collect();
     let (sender, receiver) = std::sync::mpsc::channel::<JobMessage>();
     std::thread::scope(|scope| {
         for _ in 0..jobs {
@@ -564,7 +567,7 @@ fn compare_parallel(
                 if run.is_err() {
                     config.train.stop.request();
                 }
-                let _ = sender.send(JobMessage::Done(k, run));
+                let _ = sender.send(JobMessage::Done(k, Box::new(run)));
             });
         }
         drop(sender);
@@ -572,12 +575,12 @@ fn compare_parallel(
             match message {
                 JobMessage::Step(model, docs) => on(&model, Event::Step { docs }),
                 JobMessage::Epoch(model, log) => on(&model, Event::Epoch(&log)),
-                JobMessage::Done(k, run) => results[k] = Some(run),
+                JobMessage::Done(k, run) => results[k] = Some(*run),
             }
         }
     });
     // The first failure that is not the stop it caused in the other jobs.
-    let mut by_job: Vec<(usize, usize, Result<(crate::model::Mlp<f32>, SeedRun)>)> = list
+    let mut by_job: Vec<(usize, usize, JobResult)> = list
         .iter()
         .zip(results)
         .map(|(&(s, m), r)| (s, m, r.expect("every job reports its end")))
@@ -587,7 +590,9 @@ fn compare_parallel(
         .position(|(_, _, r)| matches!(r, Err(e) if !matches!(e, Error::Stopped { .. })))
         .or_else(|| by_job.iter().position(|(_, _, r)| r.is_err()))
     {
-        return Err(by_job.swap_remove(i).2.err().expect("an error"));
+        if let (_, _, Err(e)) = by_job.swap_remove(i) {
+            return Err(e);
+        }
     }
     by_job.sort_by_key(|&(s, m, _)| (s, m));
     let mut methods: Vec<MethodRuns> = config
