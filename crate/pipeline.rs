@@ -109,7 +109,32 @@ impl Store for Disk {
         match candidates.into_iter().find(|p| p.exists()) {
             Some(p) => {
                 let bytes = crate::data::read_capped(&p, 16 << 20, "a logs sidecar")?;
-                check_sidecar(&p, &bytes).map(Some)
+                let sidecar = check_sidecar(&p, &bytes)?;
+                // The sidecar describes one file: the text beside it, whose size and CRC-32 it
+                // recorded when the logs were simulated.
+                let described = p
+                    .to_str()
+                    .and_then(|n| n.strip_suffix(".logs.json"))
+                    .map(PathBuf::from)
+                    .unwrap_or_else(|| path.to_path_buf());
+                let recorded = &sidecar["file"];
+                if recorded.is_null() {
+                    return Err(Error::parse(
+                        &p,
+                        0,
+                        0,
+                        "names no file (size and CRC-32): it was written by an older build; simulate the logs again (distillrank data simulate-logs)",
+                    ));
+                }
+                if described.exists() && &file_identity(&described)? != recorded {
+                    return Err(Error::Config(format!(
+                        "{} describes another file than {}: its recorded size and CRC-32 ({}) differ from the file's; simulate the logs again, or give the file it was written with",
+                        p.display(),
+                        described.display(),
+                        recorded
+                    )));
+                }
+                Ok(Some(sidecar))
             }
             None => Ok(None),
         }
@@ -153,6 +178,25 @@ pub fn load_file(
     })?;
     reporter.progress(&label, "B", size, size);
     Ok(data)
+}
+
+/// What identifies a file for its sidecar: its size and CRC-32, read in one streaming pass.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn file_identity(path: &Path) -> Result<serde_json::Value> {
+    use std::io::Read;
+    let mut file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    let mut hasher = crc32fast::Hasher::new();
+    let mut buffer = vec![0u8; 1 << 20];
+    let mut bytes = 0u64;
+    loop {
+        let n = file.read(&mut buffer).map_err(|e| Error::io(path, e))?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buffer[..n]);
+        bytes += n as u64;
+    }
+    Ok(serde_json::json!({"bytes": bytes, "crc32": format!("{:08x}", hasher.finalize())}))
 }
 
 /// `FILE.logs.json`: the sidecar of a file of simulated logs.
@@ -433,6 +477,13 @@ fn logged_splits(
         }
         for name in [valid_name, test_name].into_iter().flatten() {
             match store.sidecar(name)? {
+                Some(other) if other["options"] != sidecar["options"] => {
+                    return Err(Error::Config(format!(
+                        "{name}'s logs were simulated with other parameters than the training file's ({} against {}): simulate the splits together (distillrank data simulate-logs TRAIN VALID TEST -o DIR)",
+                        other["click_model"].as_str().unwrap_or("?"),
+                        sidecar["click_model"].as_str().unwrap_or("?")
+                    )))
+                }
                 Some(other) if other["columns"] == sidecar["columns"] => {}
                 Some(_) => {
                     return Err(Error::Config(format!(

@@ -1179,3 +1179,74 @@ fn class_messages_repeated_list_flags_are_refused() {
         "{stderr}"
     );
 }
+
+// A logs sidecar names the file it describes and its parameters: one copied beside another file,
+// or splits simulated apart with other click models, are refused.
+#[test]
+fn class_a_logs_sidecar_is_checked_against_its_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let train = synth(dir.path(), "train.txt", 60, 10, 11);
+    let test = synth(dir.path(), "test.txt", 30, 10, 12);
+    let simulate = |files: &[&str], out: &str, extra: &[&str]| {
+        let mut args = vec!["data", "simulate-logs"];
+        args.extend_from_slice(files);
+        args.extend_from_slice(&["-o", out, "--sessions", "30", "--quiet"]);
+        args.extend_from_slice(extra);
+        let (status, _, stderr) = run(&args);
+        assert!(status.status.success(), "{stderr}");
+    };
+    let logged = dir.path().join("logged");
+    let logged_dir = logged.display().to_string();
+    simulate(&[&train, &test], &logged_dir, &[]);
+    let (logged_train, logged_test) = (logged.join("train.txt"), logged.join("test.txt"));
+    let compare = |train: &Path, test: &Path| {
+        vec![
+            "compare".to_string(),
+            "--train".into(),
+            train.display().to_string(),
+            "--test".into(),
+            test.display().to_string(),
+            "--privileged".into(),
+            "logs".into(),
+            "--seeds".into(),
+            "2".into(),
+            "--epochs".into(),
+            "1".into(),
+            "--widths".into(),
+            "8".into(),
+            "--backend".into(),
+            "cpu".into(),
+            "--out".into(),
+            dir.path().join("out").display().to_string(),
+        ]
+    };
+    // A sidecar copied beside an unrelated file of the same width.
+    let other = dir.path().join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    let other_train = other.join("train.txt");
+    simulate(
+        &[&synth(dir.path(), "train2.txt", 60, 10, 13)],
+        &other_train.display().to_string(),
+        &[],
+    );
+    std::fs::copy(
+        logged.join("train.txt.logs.json"),
+        other.join("train.txt.logs.json"),
+    )
+    .unwrap();
+    refused(
+        &strs(&compare(&other_train, &logged_test)),
+        &["describes another file"],
+    );
+    // A test split simulated apart, with another click model.
+    let cascade = dir.path().join("cascade.txt");
+    simulate(
+        &[&test],
+        &cascade.display().to_string(),
+        &["--click-model", "cascade"],
+    );
+    refused(
+        &strs(&compare(&logged_train, &cascade)),
+        &["other parameters", "cascade"],
+    );
+}

@@ -243,7 +243,10 @@ pub fn simulate_logs(args: &SimulateLogsArgs, out: &Output) -> Result<()> {
     let mut sidecars = Vec::new();
     for (i, (dataset, target)) in simulated.datasets.iter().zip(&targets).enumerate() {
         output::stage_with(target, |w| dataset.write_letor_sparse(w))?.commit()?;
-        let sidecar = simulated.sidecar(i, &options, &names[i]);
+        let mut sidecar = simulated.sidecar(i, &options, &names[i]);
+        // The file it describes, by size and CRC-32: a sidecar copied beside another file is
+        // refused.
+        sidecar["file"] = distillrank::pipeline::file_identity(target)?;
         let text = serde_json::to_string_pretty(&sidecar).expect("a sidecar serialises");
         output::write_atomic(&sidecar_path(target), text.as_bytes())?;
         sidecars.push(
