@@ -495,10 +495,9 @@ pub type OnProgress<'a> = dyn FnMut(&Training, Event) + 'a;
 #[cfg(not(target_arch = "wasm32"))]
 pub fn compare(p: &Prepared, config: &CompareConfig, on: &mut OnProgress) -> Result<Comparison> {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let jobs = config
-        .jobs
-        .unwrap_or(cores)
-        .clamp(1, config.methods.len() * config.seeds.max(1));
+    // At most one thread per job (any count of methods or seeds: they are checked next).
+    let most = config.methods.len().saturating_mul(config.seeds).max(1);
+    let jobs = config.jobs.unwrap_or(cores).clamp(1, most);
     match config.engine {
         Engine::Cpu if jobs > 1 => compare_parallel(p, config, jobs, on),
         _ => pollster::block_on(compare_async(p, config, on)),
