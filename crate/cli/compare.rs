@@ -236,16 +236,56 @@ fn for_each_file(setup: &mut Setup, mut f: impl FnMut(&mut String)) {
     }
 }
 
-/// The setup as `setup.json` keeps it: its files by absolute path, so that `--setup` finds them
-/// from anywhere (it reads relative paths against the setup's own folder).
-fn setup_to_keep(setup: &Setup) -> Setup {
+/// The setup as `setup.json` in `folder` keeps it: its files by their paths from that folder, as
+/// `--setup` reads them (against the setup's own folder), so that the folder and its data can move
+/// together; a file on another root stays absolute.
+fn setup_to_keep(setup: &Setup, folder: &Path) -> Setup {
     let mut kept = setup.clone();
+    let Ok(from) = std::path::absolute(folder) else {
+        return kept;
+    };
     for_each_file(&mut kept, |file| {
-        if let Ok(absolute) = std::path::absolute(file.as_str()) {
-            *file = absolute.display().to_string();
+        if let Ok(to) = std::path::absolute(file.as_str()) {
+            *file = relative_path(&from, &to).display().to_string();
         }
     });
     kept
+}
+
+/// The path from the folder `from` to `to`, both absolute: `..` for each of `from`'s components
+/// past their common start, then the rest of `to` (`to` itself when they share no root).
+fn relative_path(from: &Path, to: &Path) -> PathBuf {
+    use std::path::Component;
+    fn normal(p: &Path) -> Vec<Component<'_>> {
+        let mut out: Vec<Component<'_>> = Vec::new();
+        for c in p.components() {
+            match c {
+                Component::CurDir => {}
+                Component::ParentDir if matches!(out.last(), Some(Component::Normal(_))) => {
+                    out.pop();
+                }
+                c => out.push(c),
+            }
+        }
+        out
+    }
+    let (from, to_parts) = (normal(from), normal(to));
+    if from.first() != to_parts.first() {
+        return to.to_path_buf();
+    }
+    let common = from
+        .iter()
+        .zip(&to_parts)
+        .take_while(|(a, b)| a == b)
+        .count();
+    let mut path = PathBuf::new();
+    for _ in common..from.len() {
+        path.push("..");
+    }
+    for c in &to_parts[common..] {
+        path.push(c.as_os_str());
+    }
+    path
 }
 
 /// Runs the comparison on the prepared data through the library's pipeline, with a progress bar
@@ -368,7 +408,7 @@ pub fn run(args: &CompareArgs, given: &[String], out: &Output) -> Result<()> {
     write(&folder.file("tests.csv"), &tests_csv(&tests))?;
     write(
         &folder.file("setup.json"),
-        &(setup_to_keep(&setup).to_json() + "\n"),
+        &(setup_to_keep(&setup, &args.out).to_json() + "\n"),
     )?;
     save_students(&folder.file("students"), &data, &setup, &comparison)?;
     plot::ndcg_per_epoch(&folder.file("ndcg_per_epoch.svg"), &comparison)?;
@@ -751,6 +791,19 @@ mod tests {
             let line = setup.command_line();
             assert_eq!(parse(&line).setup(&[]).unwrap(), setup, "{line:?}");
         }
+    }
+
+    /// setup.json names its files from its own folder, as `--setup` reads them.
+    #[test]
+    fn a_kept_setup_names_its_files_from_its_folder() {
+        use std::path::Path;
+        let rel = |from: &str, to: &str| super::relative_path(Path::new(from), Path::new(to));
+        assert_eq!(
+            rel("/a/b/out", "/a/data/t.txt"),
+            Path::new("../../data/t.txt")
+        );
+        assert_eq!(rel("/a/b", "/a/b/c/t.txt"), Path::new("c/t.txt"));
+        assert_eq!(rel("/a/b/../x", "/a/x/t.txt"), Path::new("t.txt"));
     }
 
     /// `--setup FILE` runs the whole setup; other options beside it are refused by name.
