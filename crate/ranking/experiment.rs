@@ -215,6 +215,17 @@ pub struct MethodRuns {
 }
 
 impl MethodRuns {
+    /// Each of `methods`, with no run yet.
+    fn none_yet(methods: &[Method]) -> Vec<MethodRuns> {
+        methods
+            .iter()
+            .map(|&method| MethodRuns {
+                method,
+                runs: Vec::new(),
+            })
+            .collect()
+    }
+
     /// Mean and standard deviation (n - 1) over seeds of a student statistic.
     pub fn student_stat(&self, f: impl Fn(&ModelRun) -> f64) -> (f64, f64) {
         mean_std(&self.runs.iter().map(|r| f(&r.student)).collect::<Vec<_>>())
@@ -594,14 +605,7 @@ fn compare_parallel(
         }
     }
     by_job.sort_by_key(|&(s, m, _)| (s, m));
-    let mut methods: Vec<MethodRuns> = config
-        .methods
-        .iter()
-        .map(|&m| MethodRuns {
-            method: m,
-            runs: Vec::new(),
-        })
-        .collect();
+    let mut methods = MethodRuns::none_yet(&config.methods);
     let mut students = Vec::new();
     for (s, m, run) in by_job {
         let (model, run) = run.expect("failures returned above");
@@ -621,14 +625,7 @@ pub async fn compare_async(
     on: &mut OnProgress<'_>,
 ) -> Result<Comparison> {
     config.validate(p)?;
-    let mut results: Vec<MethodRuns> = config
-        .methods
-        .iter()
-        .map(|&m| MethodRuns {
-            method: m,
-            runs: Vec::new(),
-        })
-        .collect();
+    let mut results = MethodRuns::none_yet(&config.methods);
     let mut students = Vec::new();
     for s in 0..config.seeds as u64 {
         let seed = config.first_seed + s;

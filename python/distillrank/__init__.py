@@ -148,7 +148,8 @@ def _qids(name: str, qid: Any) -> _np.ndarray:
     qid = _np.asarray(qid)
     if qid.ndim != 1:
         raise ValueError(f"{name}: expected one query id per row (1-D), got shape {qid.shape}")
-    if not _np.issubdtype(qid.dtype, _np.integer):
+    # An empty list reads as float64: the library says what is wrong with no rows.
+    if qid.size and not _np.issubdtype(qid.dtype, _np.integer):
         raise ValueError(f"{name}: expected integer query ids, got dtype {qid.dtype}")
     if qid.size and _np.issubdtype(qid.dtype, _np.signedinteger) and qid.min() < 0:
         raise ValueError(f"{name}: query ids must be >= 0 (found {qid.min()})")

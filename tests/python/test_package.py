@@ -291,6 +291,12 @@ def test_bad_arrays_are_refused_with_the_row(bundled):
         distillrank.Ranker().predict(X)
 
 
+def test_empty_arrays_say_there_are_no_rows():
+    # Empty lists read as float64: the refusal is the library's "no rows", not a dtype.
+    with pytest.raises(ValueError, match="no rows"):
+        distillrank.Ranker().fit(np.zeros((0, 3), np.float32), [], qid=[])
+
+
 def test_a_missing_model_file_is_a_value_error(tmp_path):
     with pytest.raises(ValueError, match="missing"):
         distillrank.load(tmp_path / "missing")
