@@ -1,7 +1,15 @@
 //! Ranking metrics of spec §5, per query group, then averaged over groups.
 //!
-//! * Documents are ranked by score, highest first; **ties are broken by document order** (the
-//!   earlier document in the group ranks higher).
+//! * Documents are ranked by score, highest first.
+//! * **Tied scores are averaged over, not broken.** A run of documents with equal scores takes
+//!   every order among its ranks with equal chance, and each metric is its expected value over
+//!   those orders (McSherry and Najork, "Computing information retrieval performance measures
+//!   efficiently in the presence of tied scores", ECIR 2008). So a metric never depends on the
+//!   order of rows within a query: a model that scores every document alike gets the same figure
+//!   from a file sorted best first as from one sorted worst first. Without ties this is the usual
+//!   value, to the bit. trec_eval instead breaks ties by document name, and LightGBM by row
+//!   order; their values differ from ours only on groups with tied scores.
+//! * 0.0 and -0.0 tie; NaN scores (never produced by a finite model) rank last, tied together.
 //! * NDCG@k = DCG@k / IDCG@k with DCG@k = sum_{i<=k} (2^g_(i) - 1) / log2(i + 1).
 //! * A group with IDCG = 0 (no relevant document) has no defined NDCG; [`IdcgZero`] says what to
 //!   do with it: exclude it from the mean (the default), count it as 0, or count it as 1 (LightGBM).
@@ -9,6 +17,8 @@
 //!   MRR: 1 / rank of the first relevant document. P@k: relevant in the top k, divided by k (as
 //!   trec_eval does, also for groups shorter than k). For these, groups without a relevant document
 //!   count as 0, as trec_eval reports them.
+
+use std::ops::Range;
 
 /// What NDCG does with groups whose ideal DCG is 0.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
@@ -24,6 +34,8 @@ pub enum IdcgZero {
 }
 
 /// The ranking of a group's documents: indices into the group, best first, ties by document order.
+/// The metrics average over the orders of tied documents instead ([`tie_runs`]); this order is
+/// for choosing documents, such as a teacher's top K.
 pub fn ranking(scores: &[f32]) -> Vec<usize> {
     let mut order: Vec<usize> = (0..scores.len()).collect();
     // Stable sort: equal scores keep document order. NaN scores (never produced by a finite model)
@@ -79,27 +91,89 @@ pub fn ndcg_at(k: usize, scores: &[f32], labels: &[f32]) -> Option<f64> {
 
 /// [`ndcg_at`] with `kept` as scratch space for the selections.
 fn ndcg_with(k: usize, scores: &[f32], labels: &[f32], kept: &mut Vec<usize>) -> Option<f64> {
-    let dcg_of = |kept: &[usize]| -> f64 {
-        kept.iter()
-            .enumerate()
-            .map(|(r, &i)| gain(labels[i]) * discount(r))
-            .sum()
-    };
     top(
         k,
         scores.len(),
         |a, b| ranks_before(scores[a], scores[b]),
         kept,
     );
-    let dcg = dcg_of(kept);
+    let dcg = expected_dcg(scores, labels, kept);
     top(
         k,
         labels.len(),
         |a, b| labels[a].total_cmp(&labels[b]).is_gt(),
         kept,
     );
-    let idcg = dcg_of(kept);
+    let idcg: f64 = kept
+        .iter()
+        .enumerate()
+        .map(|(r, &i)| gain(labels[i]) * discount(r))
+        .sum();
     (idcg > 0.0).then(|| dcg / idcg)
+}
+
+/// DCG of the ranks of `kept` (the top of the ranking, in order), averaged over the orders of
+/// tied documents: each run of tied scores brings its mean gain to each of its ranks.
+///
+/// Every run but the last lies wholly inside `kept` (the selection holds every document that
+/// ranks strictly before its last one). The last may go on past it, so its members are counted
+/// over the whole group.
+fn expected_dcg(scores: &[f32], labels: &[f32], kept: &[usize]) -> f64 {
+    let kept_scores: Vec<f32> = kept.iter().map(|&i| scores[i]).collect();
+    let mut dcg = 0.0;
+    for run in tie_runs(&kept_scores) {
+        let (count, gains) = if run.end < kept.len() {
+            let gains: f64 = kept[run.clone()].iter().map(|&i| gain(labels[i])).sum();
+            (run.len(), gains)
+        } else {
+            let score = kept_scores[run.start];
+            scores
+                .iter()
+                .zip(labels)
+                .filter(|(&s, _)| tied(s, score))
+                .fold((0, 0.0), |(n, g), (_, &l)| (n + 1, g + gain(l)))
+        };
+        let discounts: f64 = run.map(discount).sum();
+        dcg += gains / count as f64 * discounts;
+    }
+    dcg
+}
+
+/// Whether two scores tie: neither ranks before the other.
+fn tied(a: f32, b: f32) -> bool {
+    !ranks_before(a, b) && !ranks_before(b, a)
+}
+
+/// The runs of tied scores in `ordered` (scores already in ranking order), as ranges of ranks.
+pub fn tie_runs(ordered: &[f32]) -> impl Iterator<Item = Range<usize>> + '_ {
+    let mut start = 0;
+    std::iter::from_fn(move || {
+        if start == ordered.len() {
+            return None;
+        }
+        let end = start
+            + 1
+            + ordered[start + 1..]
+                .iter()
+                .take_while(|&&s| tied(s, ordered[start]))
+                .count();
+        let run = start..end;
+        start = end;
+        Some(run)
+    })
+}
+
+/// A group's runs of tied scores in ranking order, each with its size and its count of relevant
+/// documents (label > 0).
+fn relevant_runs(scores: &[f32], labels: &[f32]) -> Vec<(Range<usize>, usize)> {
+    let order = ranking(scores);
+    let ordered: Vec<f32> = order.iter().map(|&i| scores[i]).collect();
+    tie_runs(&ordered)
+        .map(|run| {
+            let relevant = order[run.clone()].iter().filter(|&&i| labels[i] > 0.0).count();
+            (run, relevant)
+        })
+        .collect()
 }
 
 /// Whether a document scored `a` ranks strictly before one scored `b` ([`ranking`]'s order:
@@ -129,37 +203,68 @@ fn top(k: usize, n: usize, before: impl Fn(usize, usize) -> bool, kept: &mut Vec
 }
 
 /// Average precision of one group (relevant = label > 0); 0 without relevant documents.
+///
+/// With ties: a relevant document of a run of `n` tied ranks starting after rank `start`, with
+/// `m` relevant documents in the run and `above` before it, sits at each of the run's ranks with
+/// chance 1/n; at the run's i-th rank it has on average i(m - 1)/(n - 1) relevant run-mates
+/// before it, so its expected precision is the mean over i of
+/// (above + 1 + i(m - 1)/(n - 1)) / (start + i + 1).
 pub fn average_precision(scores: &[f32], labels: &[f32]) -> f64 {
     let relevant = labels.iter().filter(|&&l| l > 0.0).count();
     if relevant == 0 {
         return 0.0;
     }
-    let mut hits = 0;
+    let mut above = 0;
     let mut sum = 0.0;
-    for (r, &i) in ranking(scores).iter().enumerate() {
-        if labels[i] > 0.0 {
-            hits += 1;
-            sum += hits as f64 / (r + 1) as f64;
+    for (run, m) in relevant_runs(scores, labels) {
+        if m > 0 {
+            let n = run.len();
+            let mates = |i: usize| {
+                if n > 1 {
+                    i as f64 * (m - 1) as f64 / (n - 1) as f64
+                } else {
+                    0.0
+                }
+            };
+            let precision: f64 = (0..n)
+                .map(|i| (above as f64 + 1.0 + mates(i)) / (run.start + i + 1) as f64)
+                .sum();
+            sum += m as f64 * precision / n as f64;
         }
+        above += m;
     }
     sum / relevant as f64
 }
 
 /// Reciprocal rank of the first relevant document; 0 without one.
+///
+/// With ties: in the first run holding relevant documents (`m` of its `n`), the first relevant
+/// one is j places into the run with the chance that the j before it are not relevant and it is.
 pub fn reciprocal_rank(scores: &[f32], labels: &[f32]) -> f64 {
-    ranking(scores)
-        .iter()
-        .position(|&i| labels[i] > 0.0)
-        .map_or(0.0, |r| 1.0 / (r + 1) as f64)
+    let Some((run, m)) = relevant_runs(scores, labels)
+        .into_iter()
+        .find(|&(_, m)| m > 0)
+    else {
+        return 0.0;
+    };
+    let n = run.len();
+    let mut none_yet = 1.0;
+    let mut expected = 0.0;
+    for j in 0..=n - m {
+        expected += none_yet * m as f64 / (n - j) as f64 / (run.start + j + 1) as f64;
+        none_yet *= (n - m - j) as f64 / (n - j) as f64;
+    }
+    expected
 }
 
-/// Precision at k: relevant documents in the top k, over k.
+/// Precision at k: relevant documents in the top k, over k. With ties, a run straddling rank k
+/// brings its share of relevant documents times its ranks inside the top k.
 pub fn precision_at(k: usize, scores: &[f32], labels: &[f32]) -> f64 {
-    ranking(scores)
-        .iter()
-        .take(k)
-        .filter(|&&i| labels[i] > 0.0)
-        .count() as f64
+    relevant_runs(scores, labels)
+        .into_iter()
+        .take_while(|(run, _)| run.start < k)
+        .map(|(run, m)| m as f64 / run.len() as f64 * (run.end.min(k) - run.start) as f64)
+        .sum::<f64>()
         / k as f64
 }
 

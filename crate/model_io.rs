@@ -345,16 +345,15 @@ pub fn model_inputs(
     Ok(out)
 }
 
-/// A warning when a model gives every document of every group one score: its rankings are then
-/// the file's own order, so every metric measures the file, not the model (metrics break ties by
-/// document order).
+/// A warning when a model gives every document of every group one score: it does not rank at all,
+/// and the metrics (which average over the orders of tied documents) are those of a random order.
 pub fn constant_scores(scores: &[f32], offsets: &[usize], name: &Path) -> Option<String> {
     let tied = offsets
         .windows(2)
         .all(|w| scores[w[0]..w[1]].windows(2).all(|p| p[0] == p[1]));
     (tied && !scores.is_empty()).then(|| {
         format!(
-            "{}: the model gives every document of each query the same score ({}): its rankings are the file's own order, so the metrics measure the file, not the model",
+            "{}: the model gives every document of each query the same score ({}): it does not rank at all: each metric is its expected value over every order of each query's documents, what a random ranking gets",
             name.display(),
             scores[0]
         )

@@ -1250,3 +1250,112 @@ fn class_a_logs_sidecar_is_checked_against_its_file() {
         &["other parameters", "cascade"],
     );
 }
+
+/// `data` with every column but `varying` (1-based) set, within each query, to its value on the
+/// query's first document, and each query's documents sorted by grade: best first, or worst first.
+fn flattened_within_queries(data: &str, varying: &[usize], best_first: bool, out: &Path) -> String {
+    let text = std::fs::read(data).unwrap();
+    let mut d = parse_letor_bytes(Path::new(data), &text, None, &ReadOptions::default()).unwrap();
+    let nf = d.n_features;
+    let offsets = d.group_offsets.clone();
+    let mut features = d.features.to_mut().clone();
+    for w in offsets.windows(2) {
+        let mut rows: Vec<usize> = (w[0]..w[1]).collect();
+        rows.sort_by_key(|&r| d.grades[r]);
+        if best_first {
+            rows.reverse();
+        }
+        let old: Vec<f32> = features[w[0] * nf..w[1] * nf].to_vec();
+        let grades: Vec<u8> = rows.iter().map(|&r| d.grades[r]).collect();
+        for (to, &from) in rows.iter().enumerate() {
+            for j in 0..nf {
+                features[(w[0] + to) * nf + j] = if varying.contains(&(j + 1)) {
+                    old[(from - w[0]) * nf + j]
+                } else {
+                    old[j]
+                };
+            }
+        }
+        d.grades[w[0]..w[1]].copy_from_slice(&grades);
+    }
+    *d.features.to_mut() = features;
+    let mut file = std::fs::File::create(out).unwrap();
+    d.write_letor(&mut file).unwrap();
+    out.display().to_string()
+}
+
+// 1. The student's inputs carry no information within a query: regular columns that vary only
+// between queries. `data stats` counts them, and training names each split where it happens.
+#[test]
+fn class_inputs_without_information_within_a_query_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = synth(dir.path(), "data.txt", 60, 10, 3);
+    let privileged = [11, 12, 13, 14, 15, 16];
+    let flat = flattened_within_queries(&data, &privileged, true, &dir.path().join("flat.txt"));
+    let (out, stdout, stderr) = run(&["data", "stats", &flat]);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stdout.contains("constant within queries 10 [1-10]"),
+        "{stdout}"
+    );
+    let (_, stdout, _) = run(&["data", "stats", &data]);
+    assert!(stdout.contains("constant within queries 0 []"), "{stdout}");
+    let (out, _, stderr) = run(&[
+        "train", "--train", &flat, "--privileged", "cols:11,12,13,14,15,16", "--tau-target",
+        "3", "--t", "8", "--widths", "8", "--epochs", "1", "--backend", "cpu",
+    ]);
+    assert!(out.status.success(), "{stderr}");
+    for split in ["train", "validation"] {
+        assert!(
+            stderr.contains(&format!("warning: the {split} split's regular features x (columns 1-10) are each constant within every query")),
+            "{split}: {stderr}"
+        );
+    }
+}
+
+// 13. Metrics do not depend on the order of rows within a query: tied scores are averaged over
+// every order. A model trained on regular columns that are constant within each query ties
+// every query's documents; sorted best first or worst first, the file gives the same figures,
+// which are those of a random order (neither 1 nor 0). (Training's binary labels are drawn in
+// file order, so the two files' models differ; each model is evaluated on both orders.)
+#[test]
+fn class_metrics_do_not_depend_on_row_order_within_a_query() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = synth(dir.path(), "data.txt", 60, 10, 5);
+    let privileged = [11, 12, 13, 14, 15, 16];
+    let best = flattened_within_queries(&data, &privileged, true, &dir.path().join("best.txt"));
+    let worst = flattened_within_queries(&data, &privileged, false, &dir.path().join("worst.txt"));
+    let train = |file: &str, prefix: &str| {
+        let (out, _, stderr) = run(&[
+            "train", "--train", file, "--privileged", "cols:11,12,13,14,15,16", "--tau-target",
+            "3", "--t", "8", "--widths", "8", "--epochs", "2", "--backend", "cpu", "--quiet",
+            "--save", prefix,
+        ]);
+        assert!(out.status.success(), "{stderr}");
+    };
+    let (model_best, model_worst) = (
+        dir.path().join("best").display().to_string(),
+        dir.path().join("worst").display().to_string(),
+    );
+    train(&best, &model_best);
+    train(&worst, &model_worst);
+    for model in [&model_best, &model_worst] {
+        let eval = |file: &str| -> String {
+            let (out, stdout, stderr) = run(&[
+                "eval", "--model", model, file, "--labels", "graded", "--backend", "cpu",
+            ]);
+            assert!(out.status.success(), "{stderr}");
+            assert!(stderr.contains("the same score"), "{stderr}");
+            stdout
+        };
+        let (on_best, on_worst) = (eval(&best), eval(&worst));
+        assert_eq!(on_best.replace(&best, "FILE"), on_worst.replace(&worst, "FILE"));
+        let ndcg8 = on_best
+            .split_whitespace()
+            .skip_while(|w| !w.starts_with("NDCG@8"))
+            .nth(1)
+            .and_then(|v| v.parse::<f64>().ok())
+            .unwrap_or_else(|| panic!("no NDCG@8 in {on_best}"));
+        assert!(ndcg8 > 0.05 && ndcg8 < 0.95, "a random order's NDCG@8: {ndcg8}");
+    }
+}

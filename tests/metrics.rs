@@ -145,49 +145,148 @@ fn idcg_zero_conventions() {
 }
 
 #[test]
-fn ties_are_broken_by_document_order() {
+fn ties_are_averaged_over() {
+    // The ranking itself (for choosing a teacher's top K) keeps document order among ties.
     assert_eq!(ranking(&[1.0, 3.0, 3.0, 1.0, 2.0]), vec![1, 2, 4, 0, 3]);
     assert_eq!(ranking(&[-0.0, 0.0]), vec![0, 1], "0.0 and -0.0 tie");
-    // With every score tied, the earlier relevant document ranks first.
-    let v = ndcg_at(1, &[0.5, 0.5, 0.5], &[0.0, 1.0, 0.0]).unwrap();
-    assert_eq!(v, 0.0);
-    let v = ndcg_at(1, &[0.5, 0.5, 0.5], &[1.0, 0.0, 0.0]).unwrap();
-    assert_eq!(v, 1.0);
+    // Every score tied, one relevant document in three: wherever it lies in the file, it is
+    // first with chance 1/3.
+    for labels in [[0.0, 1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]] {
+        let scores = [0.5, 0.5, 0.5];
+        close(ndcg_at(1, &scores, &labels).unwrap(), 1.0 / 3.0, "ndcg@1");
+        close(precision_at(1, &scores, &labels), 1.0 / 3.0, "p@1");
+        close(
+            reciprocal_rank(&scores, &labels),
+            (1.0 + 1.0 / 2.0 + 1.0 / 3.0) / 3.0,
+            "rr",
+        );
+        close(
+            average_precision(&scores, &labels),
+            (1.0 + 1.0 / 2.0 + 1.0 / 3.0) / 3.0,
+            "ap",
+        );
+    }
 }
 
-/// NDCG@k from the whole ranking and the whole ideal order, sorted: what `ndcg_at` selects.
-fn ndcg_by_sorting(k: usize, scores: &[f32], labels: &[f32]) -> Option<f64> {
+/// Every order of `0..n`.
+fn permutations(n: usize) -> Vec<Vec<usize>> {
+    if n == 0 {
+        return vec![vec![]];
+    }
+    let mut all = Vec::new();
+    for rest in permutations(n - 1) {
+        for at in 0..=rest.len() {
+            let mut p = rest.clone();
+            p.insert(at, n - 1);
+            all.push(p);
+        }
+    }
+    all
+}
+
+/// A metric with ties broken by row order (a full sort, as trec_eval's ranking without names
+/// would give), averaged over every order of the group's rows: the expectation the metrics
+/// compute in closed form.
+fn mean_over_row_orders(
+    scores: &[f32],
+    labels: &[f32],
+    metric: impl Fn(&[usize], &[f32]) -> f64,
+) -> f64 {
+    let orders = permutations(scores.len());
+    orders
+        .iter()
+        .map(|rows| {
+            let s: Vec<f32> = rows.iter().map(|&r| scores[r]).collect();
+            let l: Vec<f32> = rows.iter().map(|&r| labels[r]).collect();
+            metric(&ranking(&s), &l)
+        })
+        .sum::<f64>()
+        / orders.len() as f64
+}
+
+fn dcg_by_sorting(k: usize, order: &[usize], labels: &[f32]) -> f64 {
     let gain = |l: f32| 2f64.powf(l as f64) - 1.0;
     let discount = |r: usize| 1.0 / ((r + 2) as f64).log2();
-    let dcg: f64 = ranking(scores)
+    order
         .iter()
         .take(k)
         .enumerate()
         .map(|(r, &i)| gain(labels[i]) * discount(r))
-        .sum();
-    let mut ideal = labels.to_vec();
-    ideal.sort_by(|a, b| b.total_cmp(a));
-    let idcg: f64 = ideal
-        .iter()
-        .take(k)
-        .enumerate()
-        .map(|(r, &l)| gain(l) * discount(r))
-        .sum();
-    (idcg > 0.0).then(|| dcg / idcg)
+        .sum()
+}
+
+fn ap_by_sorting(order: &[usize], labels: &[f32]) -> f64 {
+    let relevant = labels.iter().filter(|&&l| l > 0.0).count();
+    let (mut hits, mut sum) = (0, 0.0);
+    for (r, &i) in order.iter().enumerate() {
+        if labels[i] > 0.0 {
+            hits += 1;
+            sum += hits as f64 / (r + 1) as f64;
+        }
+    }
+    if relevant == 0 {
+        0.0
+    } else {
+        sum / relevant as f64
+    }
+}
+
+fn near(got: f64, want: f64) -> bool {
+    (got - want).abs() <= 1e-12 * want.abs().max(1.0)
 }
 
 proptest::proptest! {
-    /// Scores from a few values (ties), with 0.0 against -0.0 and NaN; graded labels.
+    /// Scores from a few values (ties), with 0.0 against -0.0 and NaN; graded labels. Every
+    /// metric equals its mean over all orders of the group's rows, computed by brute force.
     #[test]
-    fn ndcg_selects_the_same_top_k_as_a_full_sort(
-        group in proptest::collection::vec((0usize..7, 0u8..5), 0..60),
-        k in 0usize..14,
+    fn metrics_are_their_mean_over_every_order_of_tied_rows(
+        group in proptest::collection::vec((0usize..7, 0u8..5), 0..7),
+        k in 1usize..9,
     ) {
         let values = [1.5f32, 0.25, 0.0, -0.0, f32::NAN, -2.0, 0.25];
         let scores: Vec<f32> = group.iter().map(|&(s, _)| values[s]).collect();
         let labels: Vec<f32> = group.iter().map(|&(_, l)| l as f32).collect();
-        let got = ndcg_at(k, &scores, &labels);
-        let want = ndcg_by_sorting(k, &scores, &labels);
-        proptest::prop_assert_eq!(got.map(f64::to_bits), want.map(f64::to_bits));
+        let mut ideal = labels.clone();
+        ideal.sort_by(|a, b| b.total_cmp(a));
+        let idcg = dcg_by_sorting(k, &(0..ideal.len()).collect::<Vec<_>>(), &ideal);
+        let want_ndcg = (idcg > 0.0)
+            .then(|| mean_over_row_orders(&scores, &labels, |o, l| dcg_by_sorting(k, o, l)) / idcg);
+        let got_ndcg = ndcg_at(k, &scores, &labels);
+        proptest::prop_assert_eq!(got_ndcg.is_some(), want_ndcg.is_some());
+        if let (Some(g), Some(w)) = (got_ndcg, want_ndcg) {
+            proptest::prop_assert!(near(g, w), "ndcg@{}: {} vs {}", k, g, w);
+        }
+        let binary = |l: f32| l > 0.0;
+        let want_p = mean_over_row_orders(&scores, &labels, |o, l| {
+            o.iter().take(k).filter(|&&i| binary(l[i])).count() as f64 / k as f64
+        });
+        let got_p = precision_at(k, &scores, &labels);
+        proptest::prop_assert!(near(got_p, want_p), "p@{}: {} vs {}", k, got_p, want_p);
+        let want_rr = mean_over_row_orders(&scores, &labels, |o, l| {
+            o.iter().position(|&i| binary(l[i])).map_or(0.0, |r| 1.0 / (r + 1) as f64)
+        });
+        let got_rr = reciprocal_rank(&scores, &labels);
+        proptest::prop_assert!(near(got_rr, want_rr), "rr: {} vs {}", got_rr, want_rr);
+        let want_ap = mean_over_row_orders(&scores, &labels, ap_by_sorting);
+        let got_ap = average_precision(&scores, &labels);
+        proptest::prop_assert!(near(got_ap, want_ap), "ap: {} vs {}", got_ap, want_ap);
+    }
+
+    /// Without ties, the closed forms are the plain metrics of a full sort, to the bit.
+    #[test]
+    fn without_ties_metrics_are_those_of_a_full_sort(
+        labels in proptest::collection::vec(0u8..5, 0..40),
+        k in 1usize..14,
+    ) {
+        let labels: Vec<f32> = labels.iter().map(|&l| l as f32).collect();
+        // Distinct scores in a scrambled order.
+        let scores: Vec<f32> = (0..labels.len()).map(|i| ((i * 7919) % 97) as f32 - 40.5).collect();
+        let order = ranking(&scores);
+        let mut ideal = labels.clone();
+        ideal.sort_by(|a, b| b.total_cmp(a));
+        let idcg = dcg_by_sorting(k, &(0..ideal.len()).collect::<Vec<_>>(), &ideal);
+        let want = (idcg > 0.0).then(|| dcg_by_sorting(k, &order, &labels) / idcg);
+        proptest::prop_assert_eq!(ndcg_at(k, &scores, &labels).map(f64::to_bits), want.map(f64::to_bits));
+        proptest::prop_assert_eq!(average_precision(&scores, &labels).to_bits(), ap_by_sorting(&order, &labels).to_bits());
     }
 }

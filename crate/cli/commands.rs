@@ -76,6 +76,11 @@ pub fn stats(args: &StatsArgs, out: &Output) -> Result<()> {
         s.constant_features.len(),
         column_ranges(&s.constant_features)
     );
+    outln!(
+        "constant within queries {} [{}] (vary between queries only)",
+        s.varying_between_queries_only.len(),
+        column_ranges(&s.varying_between_queries_only)
+    );
     outln!("groups with no grade>0  {}", s.groups_without_positive);
     match &sides {
         Ok(v) => {

@@ -156,7 +156,12 @@ impl Dataset {
                 (0..self.n_docs()).all(|d| self.features[d * self.n_features + j] == first)
             })
             .map(|j| j + 1)
-            .collect();
+            .collect::<Vec<_>>();
+        let varying_between_queries_only =
+            prepare::constant_within_queries(&self.features, self.n_features, &self.group_offsets)
+                .into_iter()
+                .filter(|c| !constant_features.contains(c))
+                .collect();
         Stats {
             queries: self.n_groups(),
             docs: self.n_docs(),
@@ -166,6 +171,7 @@ impl Dataset {
             docs_per_query_max: sizes.last().copied().unwrap_or(0),
             grades,
             constant_features,
+            varying_between_queries_only,
             groups_without_positive,
         }
     }
@@ -226,6 +232,9 @@ pub struct Stats {
     pub grades: std::collections::BTreeMap<u8, usize>,
     /// 1-based indices of features with one value in every document.
     pub constant_features: Vec<usize>,
+    /// 1-based indices of the other features that are constant within every query: they vary
+    /// between queries only, so they cannot order the documents of a query.
+    pub varying_between_queries_only: Vec<usize>,
     /// Groups whose documents all have grade 0.
     pub groups_without_positive: usize,
 }

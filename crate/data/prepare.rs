@@ -1075,6 +1075,18 @@ fn prepare_parts(
     }
     let test_set = test_data.zip(test_draws).map(|(d, g)| build(d, &g));
     let mut warnings = Vec::new();
+    let splits = [("train", Some(&train_set)), ("validation", Some(&valid_set)), ("test", test_set.as_ref())];
+    for (split, set) in splits {
+        let Some(set) = set.filter(|s| s.d_x > 0 && s.n_docs() > 0) else {
+            continue;
+        };
+        if constant_within_queries(&set.regular, set.d_x, &set.group_offsets).len() == set.d_x {
+            warnings.push(format!(
+                "the {split} split's regular features x (columns {}) are each constant within every query (they vary only between queries): a student that sees only x gives every document of a query the same score and cannot rank; its metrics there are those of a random order",
+                column_ranges(&regular_columns)
+            ));
+        }
+    }
     if let Some(test) = &test_set {
         if test.positive_groups() == 0 {
             warnings.push(format!("the test split has no group with a y = 1 ({} groups after filtering): test NDCG cannot be measured and is reported as n/a; lower --tau-target or give a larger --test", test.n_groups()));
@@ -1164,6 +1176,29 @@ pub fn constant_columns(features: &[f32], n_features: usize) -> Vec<usize> {
         varies
     }) {
         varies.iter_mut().zip(part).for_each(|(v, p)| *v |= p);
+    }
+    (1..=n_features).filter(|&c| !varies[c - 1]).collect()
+}
+
+/// The 1-based columns of an `n_docs x n_features` matrix that take one value within each group
+/// of `offsets` (columns constant everywhere among them): a model that sees only these gives
+/// every document of a query the same score, so it cannot rank within a query, however much the
+/// columns vary between queries.
+pub fn constant_within_queries(features: &[f32], n_features: usize, offsets: &[usize]) -> Vec<usize> {
+    let mut varies = vec![false; n_features];
+    for w in offsets.windows(2) {
+        let rows = &features[w[0] * n_features..w[1] * n_features];
+        let Some(first) = rows.get(..n_features) else {
+            continue;
+        };
+        for row in rows.chunks_exact(n_features).skip(1) {
+            for ((v, &a), &b) in varies.iter_mut().zip(row).zip(first) {
+                *v |= a != b;
+            }
+        }
+        if varies.iter().all(|&v| v) {
+            break;
+        }
     }
     (1..=n_features).filter(|&c| !varies[c - 1]).collect()
 }
