@@ -27,6 +27,46 @@ impl TrainShape {
         self.groups * self.docs_per_group
     }
 
+    /// Checks, before anything is allocated, that the shape's model and batch fit in memory
+    /// ([`crate::model::mlp::check_size`], as training checks them): the same refusal, with the
+    /// same message, as training the model would give.
+    pub fn check(&self) -> Result<()> {
+        if self.features == 0 || self.groups == 0 || self.docs_per_group == 0 {
+            return Err(crate::error::Error::Config(format!(
+                "a benchmark needs features, groups and documents per group (got {}, {}, {})",
+                self.features, self.groups, self.docs_per_group
+            )));
+        }
+        let batch = self
+            .groups
+            .checked_mul(self.docs_per_group)
+            .ok_or_else(|| {
+                crate::error::Error::Config(format!(
+                    "{} groups of {} documents: too many for one batch",
+                    self.groups, self.docs_per_group
+                ))
+            })?;
+        if self.widths.contains(&0) {
+            return Err(crate::error::Error::Config(
+                "hidden widths must be positive".into(),
+            ));
+        }
+        let available = crate::model::mlp::available_memory();
+        crate::model::mlp::check_size(self.features, &self.widths, batch, available)?;
+        // The 16 batches it cycles through (features and grades).
+        let batches = 16 * batch as u128 * (self.features as u128 + 1) * 4;
+        let limit = available.map_or(isize::MAX as u128, |a| a as u128);
+        if batches > limit {
+            return Err(crate::error::Error::Config(format!(
+                "the benchmark's 16 batches of {batch} documents with {} features need {}, more than the {} memory here holds",
+                self.features,
+                crate::model::mlp::human_bytes(batches),
+                crate::model::mlp::human_bytes(limit)
+            )));
+        }
+        Ok(())
+    }
+
     /// Group offsets of every batch.
     pub fn offsets(&self) -> Vec<usize> {
         (0..=self.groups).map(|g| g * self.docs_per_group).collect()

@@ -719,6 +719,29 @@ pub fn student_config(data: &PreparedData, setup: &Setup, model: &Mlp<f32>) -> M
     .trained_on(&data.description, serde_json::to_value(setup).ok())
 }
 
+/// Checks a saved model's config beyond its own fields ([`crate::model_io::parse_config`]): the
+/// setup it records, when it records one, must be a setup this build reads
+/// ([`Setup::check_recorded`]), so that a config that says something this build does not know
+/// (an `activation` the model does not have) is refused wherever it is written.
+pub fn check_model_config(config: &ModelConfig, name: &Path) -> Result<()> {
+    match &config.setup {
+        Some(setup) => Setup::check_recorded(setup).map_err(|message| Error::Model {
+            path: name.to_path_buf(),
+            message,
+        }),
+        None => Ok(()),
+    }
+}
+
+/// A saved model ([`crate::model_io::load`]) with its config checked as
+/// [`check_model_config`] does.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn load_model(prefix: &Path) -> Result<(Mlp<f32>, ModelConfig)> {
+    let (model, config) = crate::model_io::load(prefix)?;
+    check_model_config(&config, &crate::model_io::paths(prefix).1)?;
+    Ok((model, config))
+}
+
 /// The seed of the paired tests' bootstrap and permutations: fixed, so that a report reproduces.
 pub const TESTS_SEED: u64 = 0x7465_7374;
 

@@ -254,11 +254,98 @@ impl Default for Setup {
 }
 
 impl Setup {
-    /// Reads a setup from JSON; fields left out take their defaults.
+    /// Reads a setup from JSON; fields left out take their defaults. A refusal names the field
+    /// (`data.source.synthetic.options.queries`) and, for a number out of its type's range, the
+    /// range.
     pub fn from_json(text: &str) -> Result<Setup> {
         // A byte-order mark is accepted, as in LETOR files.
         let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-        serde_json::from_str(text).map_err(|e| Error::Config(format!("the setup: {e}")))
+        serde_json::from_str(text)
+            .map_err(|e| Error::Config(format!("the setup: {}", json_error(text, &e))))
+    }
+
+    /// Reads a setup file (a `setup.json` the page or `compare` wrote) as [`Setup::from_json`]
+    /// does, and refuses a file that is not a JSON object of settings or names none: `null`, a
+    /// list, a string or `{}` is not a setup someone meant to open.
+    pub fn from_file_json(text: &str) -> Result<Setup> {
+        let trimmed = text.strip_prefix('\u{feff}').unwrap_or(text);
+        let value: serde_json::Value = serde_json::from_str(trimmed).map_err(|e| {
+            Error::Config(format!(
+                "the setup is not JSON: {}",
+                json_error(trimmed, &e)
+            ))
+        })?;
+        let what = match &value {
+            serde_json::Value::Object(fields) if fields.is_empty() => {
+                return Err(Error::Config(
+                    "the setup is an empty object ({}): it names no setting; a setup.json (the page's Download setup.json, or the one distillrank compare writes) names the data, the methods and the training settings".into(),
+                ))
+            }
+            serde_json::Value::Object(_) => return Setup::from_json(trimmed),
+            serde_json::Value::Null => "null".to_string(),
+            serde_json::Value::Array(_) => "a list".to_string(),
+            serde_json::Value::String(s) => {
+                format!("the string \"{}\"", crate::error::printable(s))
+            }
+            serde_json::Value::Number(n) => format!("the number {n}"),
+            serde_json::Value::Bool(b) => format!("{b}"),
+        };
+        Err(Error::Config(format!(
+            "the setup is {what}: expected a JSON object of settings, as in the setup.json the page or distillrank compare writes"
+        )))
+    }
+
+    /// Checks what can be checked before any data are loaded or any model is timed: the
+    /// training settings and the number of seeds ([`CompareConfig::validate_settings`]), the
+    /// synthetic data's size, and the size of the models on `inputs` features (the data's, when
+    /// known; for synthetic data, x and z of the generator): each refused with the message
+    /// training would give, before anything is allocated.
+    pub fn check(&self, inputs: Option<usize>) -> Result<()> {
+        let config = self.compare_config(Engine::Cpu)?;
+        config.validate_settings()?;
+        let inputs = match &self.data.source {
+            DataSource::Synthetic {
+                options,
+                valid_queries,
+                test_queries,
+            } => {
+                let queries = options
+                    .queries
+                    .saturating_add(*valid_queries)
+                    .saturating_add(*test_queries);
+                options.check_size(queries)?;
+                Some(inputs.unwrap_or(options.regular.saturating_add(options.privileged)))
+            }
+            _ => inputs,
+        };
+        if let Some(inputs) = inputs {
+            let largest_group = match &self.data.source {
+                DataSource::Synthetic { options, .. } => options.max_docs,
+                _ => 0,
+            };
+            let rows = self.batch_docs.max(largest_group);
+            let available = crate::model::mlp::available_memory();
+            crate::model::mlp::check_size(inputs, &self.widths, rows, available)?;
+            if let Some(widths) = &self.teacher_widths {
+                crate::model::mlp::check_size(inputs, widths, rows, available)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks the setup a saved model records (`setup` in its config): the setup that trained
+    /// it, read as strictly as a setup file, or (models the page saved before it recorded the
+    /// whole setup) the data part of one. A field this build does not know is refused, as
+    /// everywhere else in a model's config; the refusal is the message, for the door to name the
+    /// file.
+    pub fn check_recorded(value: &serde_json::Value) -> std::result::Result<(), String> {
+        let text = value.to_string();
+        let read = if value.get("data").is_some() || value.get("source").is_none() {
+            serde_json::from_str::<Setup>(&text).map(|_| ())
+        } else {
+            serde_json::from_str::<DataSetup>(&text).map(|_| ())
+        };
+        read.map_err(|e| format!("the setup it records: {}", json_error(&text, &e)))
     }
 
     pub fn to_json(&self) -> String {
@@ -602,4 +689,122 @@ impl Setup {
         }
         out
     }
+}
+
+/// A serde_json error in words: the field it is about (its path from the top, `data.logs.seed`,
+/// found from where the parser stopped) and, for a number that does not fit its field, the range
+/// it must lie in.
+pub fn json_error(text: &str, e: &serde_json::Error) -> String {
+    let message = e.to_string();
+    let message = match message.rfind(" at line ") {
+        Some(at) => message[..at].to_string(),
+        None => message,
+    };
+    if !matches!(e.classify(), serde_json::error::Category::Data) {
+        return format!("{message} (line {}, column {})", e.line(), e.column());
+    }
+    let ranges = [
+        (
+            "expected usize",
+            format!("expected a whole number from 0 to {}", usize::MAX),
+        ),
+        (
+            "expected u64",
+            format!("expected a whole number from 0 to {}", u64::MAX),
+        ),
+        (
+            "expected u32",
+            format!("expected a whole number from 0 to {}", u32::MAX),
+        ),
+        (
+            "expected u8",
+            format!("expected a whole number from 0 to {}", u8::MAX),
+        ),
+        ("expected f64", "expected a number".to_string()),
+    ];
+    let mut message = message;
+    for (from, to) in ranges {
+        if message.ends_with(from) {
+            message = format!("{}{to}", &message[..message.len() - from.len()]);
+        }
+    }
+    match json_path_at(text, e.line(), e.column()) {
+        Some(path) if !path.is_empty() => format!("{path}: {message}"),
+        _ => format!("{message} (line {}, column {})", e.line(), e.column()),
+    }
+}
+
+/// The path (`data.source.synthetic.options.queries`, `widths[2]`) of the value the JSON text
+/// was inside at 1-based `line` and `column`, as the parser reports where it stopped.
+fn json_path_at(text: &str, line: usize, column: usize) -> Option<String> {
+    let start = text
+        .split_inclusive('\n')
+        .take(line.checked_sub(1)?)
+        .map(str::len)
+        .sum::<usize>();
+    let end = (start + column).min(text.len());
+    enum Frame {
+        Object { key: Option<String>, in_value: bool },
+        Array { index: usize },
+    }
+    let mut frames: Vec<Frame> = Vec::new();
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < end {
+        match bytes[i] {
+            b'"' => {
+                let mut j = i + 1;
+                while j < bytes.len() && bytes[j] != b'"' {
+                    j += if bytes[j] == b'\\' { 2 } else { 1 };
+                }
+                let raw = text.get(i..(j + 1).min(text.len()))?;
+                if let Some(Frame::Object {
+                    key,
+                    in_value: false,
+                }) = frames.last_mut()
+                {
+                    *key = serde_json::from_str::<String>(raw).ok();
+                }
+                i = j + 1;
+                continue;
+            }
+            b'{' => frames.push(Frame::Object {
+                key: None,
+                in_value: false,
+            }),
+            b'[' => frames.push(Frame::Array { index: 0 }),
+            b'}' | b']' => {
+                frames.pop();
+            }
+            b':' => {
+                if let Some(Frame::Object { in_value, .. }) = frames.last_mut() {
+                    *in_value = true;
+                }
+            }
+            b',' => match frames.last_mut() {
+                Some(Frame::Object { in_value, .. }) => *in_value = false,
+                Some(Frame::Array { index }) => *index += 1,
+                None => {}
+            },
+            _ => {}
+        }
+        i += 1;
+    }
+    let mut path = String::new();
+    for frame in &frames {
+        match frame {
+            Frame::Object {
+                key: Some(key),
+                in_value: true,
+            } => {
+                if !path.is_empty() {
+                    path.push('.');
+                }
+                path.push_str(&crate::error::printable(key));
+            }
+            Frame::Array { index } => path.push_str(&format!("[{index}]")),
+            _ => {}
+        }
+    }
+    Some(path)
 }

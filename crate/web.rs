@@ -27,10 +27,9 @@ use wasm_bindgen::prelude::*;
 
 use crate::clock::Instant;
 use crate::cpu::adam::AdamConfig;
-use crate::cpu::loss::LossKind;
 use crate::cpu::mlp::Mlp;
 use crate::data::letor::{parse_letor_bytes, parse_query_sizes, ReadOptions};
-use crate::data::prepare::{hold_out_test, FeatureView};
+use crate::data::prepare::hold_out_test;
 use crate::data::synth::generate_splits;
 use crate::data::Dataset;
 use crate::error::{Error, Result};
@@ -52,9 +51,8 @@ struct State {
     data: Option<Rc<Data>>,
     /// Uploaded files by role ("train", "valid", "test").
     uploads: Vec<(String, Dataset)>,
-    /// The students of the last comparison (first seed) and the config a saved model carries.
-    students: Vec<(Method, Mlp<f32>)>,
-    student_config: Option<(LossKind, Vec<usize>, usize)>,
+    /// The students of the last comparison (first seed), each with the config it is saved with.
+    students: Vec<(Method, Mlp<f32>, ModelConfig)>,
     /// The last comparison's prepared data (see [`prepared_run`]).
     prepared: Option<Rc<PreparedRun>>,
 }
@@ -66,6 +64,35 @@ struct Data {
     valid: Option<Dataset>,
     test: Option<Dataset>,
     description: String,
+}
+
+/// The message of the last panic (see [`install_panic_hook`]).
+static PANIC: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
+
+/// Keeps the message of any panic, for [`take_panic`]: in the browser a panic ends in a bare
+/// `RuntimeError: unreachable`, and the worker asks for the words after it.
+#[wasm_bindgen]
+pub fn install_panic_hook() {
+    std::panic::set_hook(Box::new(|info| {
+        let payload = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "a panic".into());
+        let place = info
+            .location()
+            .map_or(String::new(), |l| format!(" ({}:{})", l.file(), l.line()));
+        if let Ok(mut last) = PANIC.lock() {
+            *last = Some(format!("{payload}{place}"));
+        }
+    }));
+}
+
+/// The message of the panic that stopped the engine, if one did (once).
+#[wasm_bindgen]
+pub fn take_panic() -> Option<String> {
+    PANIC.lock().ok().and_then(|mut last| last.take())
 }
 
 fn js_error(e: Error) -> JsError {
@@ -183,7 +210,29 @@ pub fn default_setup() -> std::result::Result<JsValue, JsError> {
 /// from the defaults (`[setting, value, default]`).
 #[wasm_bindgen]
 pub fn describe_setup(json: &str) -> std::result::Result<JsValue, JsError> {
-    let setup = ExperimentSetup::from_json(json).map_err(js_error)?;
+    describe(&ExperimentSetup::from_json(json).map_err(js_error)?)
+}
+
+/// A setup file the page opens, read as `distillrank compare --setup` reads one (every field
+/// checked, unknown ones refused) and refused when it is not an object of settings
+/// ([`ExperimentSetup::from_file_json`]): `{setup, command, differences}` as
+/// [`describe_setup`] gives them.
+#[wasm_bindgen]
+pub fn open_setup(json: &str) -> std::result::Result<JsValue, JsError> {
+    describe(&ExperimentSetup::from_file_json(json).map_err(js_error)?)
+}
+
+/// Checks a setup before anything is loaded, timed or trained ([`ExperimentSetup::check`]): its
+/// settings, the number of seeds, the synthetic data's size and the models' size on `inputs`
+/// features (the loaded data's, when the page knows them).
+#[wasm_bindgen]
+pub fn check_setup(setup: JsValue, inputs: Option<usize>) -> std::result::Result<(), JsError> {
+    setup_of(setup)
+        .and_then(|s| s.check(inputs))
+        .map_err(js_error)
+}
+
+fn describe(setup: &ExperimentSetup) -> std::result::Result<JsValue, JsError> {
     let command = std::iter::once("distillrank".to_string())
         .chain(setup.command_line().into_iter().map(|a| {
             if a.is_empty() || a.contains([' ', '%', '\'', '"']) {
@@ -353,7 +402,8 @@ struct PreparedRun {
 fn setup_of(value: JsValue) -> Result<ExperimentSetup> {
     let json: serde_json::Value = serde_wasm_bindgen::from_value(value)
         .map_err(|e| Error::Config(format!("the setup: {e}")))?;
-    serde_json::from_value(json).map_err(|e| Error::Config(format!("the setup: {e}")))
+    // Through its text, so that a refusal names the field as the CLI's does.
+    ExperimentSetup::from_json(&json.to_string())
 }
 
 /// The page's uploads as the files of a setup: each upload plays its role, whatever name the
@@ -478,14 +528,11 @@ pub async fn run_compare_job(
     if keep_student {
         STATE.with(|s| {
             let mut s = s.borrow_mut();
-            s.students.retain(|(m, _)| *m != method);
-            s.students.push((method, student));
-            s.student_config = Some((
-                setup.loss,
-                run.prepared.prepared.regular_columns.clone(),
-                // The student reads only the original columns: it serves on files without logs.
-                run.prepared.source_features,
-            ));
+            // The config the CLI saves a student with: the columns it reads, and the data and
+            // the whole setup that trained it.
+            let config = pipeline::student_config(&run.prepared, &setup, &student);
+            s.students.retain(|(m, _, _)| *m != method);
+            s.students.push((method, student, config));
         });
     }
     to_js(&serde_json::json!({"method": method, "run": seed_run}))
@@ -573,22 +620,12 @@ fn student(method: &str) -> std::result::Result<Student, JsError> {
         Method::parse(method).ok_or_else(|| JsError::new(&format!("unknown method '{method}'")))?;
     STATE.with(|s| {
         let s = s.borrow();
-        let model = s
+        let (model, config) = s
             .students
             .iter()
-            .find(|(m, _)| *m == method)
-            .map(|(_, model)| model.clone())
+            .find(|(m, _, _)| *m == method)
+            .map(|(_, model, config)| (model.clone(), config.clone()))
             .ok_or_else(|| JsError::new(&format!("no trained {method} student: run first")))?;
-        let (loss, columns, source_features) = s.student_config.clone().expect("set with students");
-        let mut config =
-            ModelConfig::new(&model, loss, FeatureView::Regular, columns, source_features);
-        if let Some(run) = &s.prepared {
-            // The data and the data's setup the student was trained on (in the ONNX metadata).
-            config = config.trained_on(
-                &run.prepared.description,
-                serde_json::from_str(&run.key).ok(),
-            );
-        }
         let metadata = vec![("method".to_string(), method.name().to_string())];
         Ok((method, model, config, metadata))
     })
@@ -635,6 +672,7 @@ pub async fn bench_train(
 ) -> std::result::Result<JsValue, JsError> {
     let shape: crate::bench::TrainShape =
         serde_wasm_bindgen::from_value(shape).map_err(|e| JsError::new(&e.to_string()))?;
+    shape.check().map_err(js_error)?;
     let min_seconds = min_seconds.unwrap_or(0.0);
     if !(0.0..=60.0).contains(&min_seconds) {
         return Err(JsError::new(&format!(
@@ -819,6 +857,7 @@ pub fn evaluate_model(
 ) -> std::result::Result<JsValue, JsError> {
     use crate::model_io::{from_safetensors, model_inputs, parse_config};
     let config = parse_config(config, Path::new(config_name)).map_err(js_error)?;
+    pipeline::check_model_config(&config, Path::new(config_name)).map_err(js_error)?;
     let model =
         from_safetensors(safetensors, &config, Path::new(safetensors_name)).map_err(js_error)?;
     let data = STATE

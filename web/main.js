@@ -2,10 +2,10 @@
 // its URL, the worker client, the charts, the comparison view and the global objectives view).
 
 import { $, form, showError, clearError, download } from "./js/dom.js";
-import { readForm, writeForm, saveToUrl, loadFromUrl, showSourceKnobs, formFromSetup } from "./js/setup.js";
-import { loadDefaults, describeSetup } from "./js/describe.js";
+import { readForm, writeForm, saveToUrl, loadFromUrl, showSourceKnobs } from "./js/setup.js";
+import { loadDefaults, describeSetup, openSetupFile } from "./js/describe.js";
 import { state } from "./js/state.js";
-import { startWorkers, startPool, enableRuns, restartWorker, showEngine } from "./js/workers.js";
+import { startWorkers, startPool, enableRuns, restartWorker, showEngine, recover } from "./js/workers.js";
 import { initCharts } from "./js/charts.js";
 import { loadMq2008, loadSource, onUpload, lastResult, lastSetup, resultsCsv, running, run, sweep, downloadStudent, downloadOnnx, scoreSavedModel } from "./js/compare.js";
 import { objectivesForm, initObjectiveCharts, runObjectives } from "./js/objectives.js";
@@ -52,18 +52,17 @@ function main() {
   $("export-csv").addEventListener("click", () => download("results.csv", resultsCsv(lastResult), "text/csv"));
   $("setup-download").addEventListener("click", () => {
     if (state.lastDescribed) download("setup.json", JSON.stringify(state.lastDescribed.setup, null, 2) + "\n", "application/json");
+    else showError(`the form holds no valid setup to download: ${$("setup-command").textContent}`);
   });
   $("setup-file").addEventListener("change", async (e) => {
     const file = e.target.files[0];
     if (!file) return;
+    e.target.value = "";
     try {
-      formFromSetup(JSON.parse(await file.text()));
-      saveToUrl();
-      await describeSetup();
+      await openSetupFile(file);
     } catch (err) {
       showError(`${file.name}: ${err.message}`);
     }
-    e.target.value = "";
   });
   $("export-student").addEventListener("click", downloadStudent);
   $("export-onnx").addEventListener("click", downloadOnnx);
@@ -73,7 +72,9 @@ function main() {
       await loadDefaults();
       enableRuns();
       await describeSetup();
-      await loadSource(readForm().source);
+      // Data the form cannot have (sizes past memory) are the form's problem, said as such; the
+      // pool starts all the same.
+      await Promise.resolve(loadSource(readForm().source)).catch(async (e) => showError(await recover(e)));
       startPool();
     })
     .catch((e) => showError(e.message, true));

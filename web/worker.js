@@ -4,6 +4,8 @@
 //                                            module: the page's compiled WebAssembly.Module)
 //   {type: "defaults"}                    -> {type: "defaults", setup}   (the library's default setup)
 //   {type: "describe", setup}             -> {type: "described", setup, command, differences}
+//   {type: "open", text}                  -> {type: "described", ...}  (a setup file, read strictly)
+//   {type: "check", setup, inputs}        -> {type: "checked"}  (the setup's settings and sizes)
 //   {type: "synthetic", source}           -> {type: "stats", stats}   (a setup's synthetic source)
 //   {type: "mq2008"}                      -> {type: "stats", stats}   (the bundled real data)
 //   {type: "upload", files: [{role, name, file, query}]}
@@ -18,7 +20,9 @@
 //   {type: "student", method}             -> {type: "student", method, safetensors, config}
 //   {type: "onnx", method}                -> {type: "onnx", method, onnx}  (the student as ONNX bytes)
 //   {type: "evaluate", safetensors, config} (Files) -> {type: "evaluated", result}
-// Any failure answers {type: "error", id, message}.
+// Any failure answers {type: "error", id, message}; a failure that stopped the engine (a Rust
+// panic or running out of memory: a WebAssembly trap) also says `fatal: true`, with the panic's
+// words, and the worker answers every later message with that failure.
 
 import init, {
   start_gpu,
@@ -35,7 +39,11 @@ import init, {
   bench_train,
   default_setup,
   describe_setup,
+  open_setup,
+  check_setup,
   choose_backend,
+  install_panic_hook,
+  take_panic,
 } from "./pkg/distillrank.js";
 
 // The engine starts with the "init" message, from the module the page compiled once for every
@@ -62,6 +70,11 @@ async function handle(msg) {
       return { type: "defaults", setup: default_setup() };
     case "describe":
       return { type: "described", ...describe_setup(JSON.stringify(msg.setup)) };
+    case "open":
+      return { type: "described", ...open_setup(msg.text) };
+    case "check":
+      check_setup(msg.setup, msg.inputs ?? undefined);
+      return { type: "checked" };
     case "synthetic":
       return { type: "stats", stats: load_synthetic(msg.source) };
     case "mq2008":
@@ -111,17 +124,48 @@ async function handle(msg) {
   }
 }
 
+/// What the engine was doing for each message, for the words of a failure that stopped it.
+const DOING = {
+  synthetic: "generating the synthetic data", mq2008: "loading MQ2008", upload: "reading the uploaded files",
+  job: "training", "objectives-job": "training the global objectives", measure: "timing the engine",
+  summary: "summarising the results", evaluate: "scoring the saved model", student: "exporting the student",
+  onnx: "exporting the student", check: "checking the setup", describe: "describing the setup", open: "opening the setup",
+};
+
+// The failure that stopped the engine: after a trap its state cannot be trusted, so every later
+// message gets this answer and the page starts a new worker.
+let stopped = null;
+
+/// The words of a failure: a trap becomes the panic's message (or, without one, what a trap
+/// without a panic is: memory that could not be had) and stops the engine.
+function failure(err, msg) {
+  if (!(err instanceof WebAssembly.RuntimeError)) return { message: String(err?.message ?? err), fatal: false };
+  let panic = null;
+  try { panic = take_panic(); } catch { /* the engine cannot even say */ }
+  const doing = DOING[msg.type] ?? msg.type;
+  stopped = panic
+    ? `the engine failed while ${doing}: ${panic}`
+    : `the engine stopped while ${doing} (WebAssembly: ${err.message}): most likely it ran out of memory; try smaller data or a smaller model`;
+  return { message: stopped, fatal: true };
+}
+
 // Messages are handled in order: each waits for the previous one.
 let queue = Promise.resolve();
 self.onmessage = (e) => {
   const msg = e.data;
-  if (msg.type === "init") startEngine(init(msg.module ? { module_or_path: msg.module } : undefined));
+  if (msg.type === "init") {
+    startEngine(init(msg.module ? { module_or_path: msg.module } : undefined).then(() => install_panic_hook()));
+  }
   queue = queue.then(async () => {
     try {
       await ready;
+      if (stopped) {
+        postMessage({ type: "error", id: msg.id, request: msg.type, message: stopped, fatal: true });
+        return;
+      }
       postMessage(await handle(msg));
     } catch (err) {
-      postMessage({ type: "error", id: msg.id, request: msg.type, message: String(err?.message ?? err) });
+      postMessage({ type: "error", id: msg.id, request: msg.type, ...failure(err, msg) });
     }
   });
 };

@@ -84,6 +84,34 @@ impl SynthOptions {
         }
         s
     }
+
+    /// Checks, before anything is allocated, that `queries` queries of these options fit in
+    /// memory: up to `max_docs` documents each, every feature drawn in double precision, then
+    /// stored and cut into splits in single precision. The error names the bytes needed.
+    pub fn check_size(&self, queries: usize) -> crate::Result<()> {
+        let features = self.regular as u128 + self.privileged as u128;
+        let bytes = queries as u128 * self.max_docs as u128 * (16 * features + 32);
+        let available = crate::model::mlp::available_memory();
+        let limit = available.map_or(isize::MAX as u128, |a| a as u128);
+        if bytes <= limit {
+            return Ok(());
+        }
+        Err(crate::Error::Config(format!(
+            "synthetic data of {queries} queries of up to {} documents with {features} features each need up to {} to generate, and {}; choose fewer queries, documents per query or regular features",
+            self.max_docs,
+            crate::model::mlp::human_bytes(bytes),
+            match available {
+                Some(a) => format!(
+                    "this machine has {} available",
+                    crate::model::mlp::human_bytes(a as u128)
+                ),
+                None => format!(
+                    "one allocation here holds at most {}",
+                    crate::model::mlp::human_bytes(limit)
+                ),
+            }
+        )))
+    }
 }
 
 /// A generated dataset and where its privileged features are.
@@ -116,8 +144,16 @@ pub fn generate_splits(
             "synthetic data need at least 1 training, validation and test query (got {n_train}, {n_valid}, {n_test})"
         )));
     }
+    let total = n_train
+        .checked_add(n_valid)
+        .and_then(|n| n.checked_add(n_test))
+        .ok_or_else(|| {
+            crate::Error::Config(format!(
+                "synthetic data of {n_train} + {n_valid} + {n_test} queries: too many to count"
+            ))
+        })?;
     let synthetic = generate(&SynthOptions {
-        queries: n_train + n_valid + n_test,
+        queries: total,
         ..options.clone()
     })?;
     let groups: Vec<usize> = (0..synthetic.dataset.n_groups()).collect();
@@ -169,6 +205,7 @@ pub fn generate(options: &SynthOptions) -> crate::Result<Synthetic> {
             )));
         }
     }
+    o.check_size(o.queries)?;
     let (dx, du) = (o.regular, o.privileged);
     // The ground truth: fixed random directions drawn from the seed.
     let mut truth = Rng::stream(o.seed, 1);

@@ -160,18 +160,7 @@ impl CompareConfig {
 
     /// Checks the training settings and what the methods need of the data.
     pub fn validate_methods(&self, p: &Prepared) -> Result<()> {
-        self.train.validate()?;
-        if self.seeds > MAX_SEEDS {
-            return Err(Error::Config(format!(
-                "--seeds {}: at most {MAX_SEEDS} seeds (each trains every method once more)",
-                self.seeds
-            )));
-        }
-        if self.methods.is_empty() || self.seeds == 0 {
-            return Err(Error::Config(
-                "choose at least one method and one seed".into(),
-            ));
-        }
+        self.validate_settings()?;
         let needs_z = self
             .methods
             .iter()
@@ -185,6 +174,24 @@ impl CompareConfig {
             && (self.teachers < 2 || self.teachers > p.train.d_z)
         {
             return Err(Error::Config(format!("multi-teacher PFD needs 2..={} teachers (one privileged feature each at least), got {}", p.train.d_z, self.teachers)));
+        }
+        Ok(())
+    }
+
+    /// Checks the settings that need no data: the training settings, the number of seeds and
+    /// methods, and Ranking Distillation's weights.
+    pub fn validate_settings(&self) -> Result<()> {
+        self.train.validate()?;
+        if self.seeds > MAX_SEEDS {
+            return Err(Error::Config(format!(
+                "--seeds {}: at most {MAX_SEEDS} seeds (each trains every method once more)",
+                self.seeds
+            )));
+        }
+        if self.methods.is_empty() || self.seeds == 0 {
+            return Err(Error::Config(
+                "choose at least one method and one seed".into(),
+            ));
         }
         // Finite and in a range where the losses stay finite: a weight of 1e300 would diverge
         // and blame the learning rate.

@@ -213,7 +213,9 @@ impl Model {
     /// Reads `PREFIX.safetensors` + `PREFIX.json`.
     #[staticmethod]
     fn load(py: Python<'_>, prefix: PathBuf) -> PyResult<Model> {
-        let (model, config) = py.detach(|| model_io::load(&prefix)).map_err(value_error)?;
+        let (model, config) = py
+            .detach(|| pipeline::load_model(&prefix))
+            .map_err(value_error)?;
         Ok(Model { model, config })
     }
 

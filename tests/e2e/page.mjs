@@ -435,6 +435,308 @@ await check("stop_ends_every_worker", async () => {
   console.log(`    ${started.length} workers ended on Stop; then: ${status.slice(0, 60)}`);
 });
 
+// ---------------------------------------------------------------- bad input on the page
+// Each on a page of its own (its errors counted with the main page's), closed after.
+
+/// A new page at `hash`, started (its Run enabled); `init` runs in it before its scripts.
+async function freshPage(hash = "", init = null) {
+  const p = await context.newPage();
+  p.on("pageerror", (e) => pageErrors.push(String(e)));
+  p.on("console", (m) => { if (m.type() === "error") pageErrors.push(m.text()); });
+  if (init) await p.addInitScript(init);
+  await p.goto(new URL(hash, url).href);
+  await p.waitForFunction(() => !document.getElementById("run").disabled, null, { timeout: 60_000 });
+  return p;
+}
+
+async function errorText(p) {
+  return await p.locator("#error").isVisible() ? await p.locator("#error-text").textContent() : "";
+}
+
+/// Clicks `button` and waits for the status to end (Done, Failed, Stopped or the sweep's end).
+async function clickAndWait(p, button, timeoutMs) {
+  await p.evaluate(() => { document.getElementById("status").textContent = ""; });
+  await p.click(button);
+  await p.waitForFunction(() => /^Done|^Failed|^Stopped|^Alpha sweep done/.test(document.getElementById("status").textContent),
+    null, { timeout: timeoutMs });
+  return p.locator("#status").textContent();
+}
+
+/// A LETOR file of `queries` queries of `docs` documents: columns 1-2 hold one value per query
+/// (varying between queries only), columns 3-5 vary within each query, and the grade follows
+/// the document's place in its query.
+function letor(queries, docs) {
+  const lines = [];
+  for (let q = 1; q <= queries; q++) {
+    for (let d = 0; d < docs; d++) {
+      const grade = Math.max(0, 4 - d);
+      const f = [(q * 0.37) % 1, (q * 0.61) % 1, grade + ((q * 7 + d * 3) % 5) / 10, (d * 13 + q) % 7, ((q + d) % 3) / 2];
+      lines.push(`${grade} qid:${q} ${f.map((v, i) => `${i + 1}:${v.toFixed(3)}`).join(" ")}`);
+    }
+  }
+  return lines.join("\n") + "\n";
+}
+
+/// Writes `text` to a file of that name in a folder of its own (a file input fires only when
+/// its files change) and returns its path.
+function tempFile(name, text) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "distillrank-e2e-"));
+  fs.writeFileSync(path.join(dir, name), text);
+  return path.join(dir, name);
+}
+
+await check("class_12_auto_checks_the_model_size_before_timing", async () => {
+  // auto (the default) timed a 20000-20000 model before any check: the worker trapped, Run stayed
+  // at "auto: timing…" with Stop disabled.
+  const p = await freshPage("#widths=20000,20000&queries=40&valid_queries=20&test_queries=20&seeds=1&epochs=1");
+  try {
+    const status = await clickAndWait(p, "#run", 60_000);
+    const error = await errorText(p);
+    expect(status === "Failed." && /does not fit in memory/.test(error) && /20000 -> 20000/.test(error),
+      `status ${status}; error: ${error}`);
+    const [run, stop] = [await p.locator("#run").isDisabled(), await p.locator("#stop").isDisabled()];
+    expect(!run && stop, `after the refusal: Run disabled ${run}, Stop disabled ${stop}`);
+    console.log(`    ${error.slice(0, 120)}…`);
+  } finally {
+    await p.close();
+  }
+});
+
+await check("class_12_every_button_checks_the_form_bounds", async () => {
+  // A billion seeds through "PFD against GenD" or "Alpha sweep" froze the tab: those buttons
+  // skipped the bounds the form's own submit checks.
+  const p = await freshPage("#queries=40&valid_queries=20&test_queries=20&epochs=1&backend=cpu");
+  try {
+    await p.locator("[name=seeds]").fill("1000000000");
+    for (const button of ["#real-logs", "#sweep"]) {
+      await p.evaluate(() => { document.getElementById("error").hidden = true; });
+      const status = await clickAndWait(p, button, 20_000);
+      const error = await errorText(p);
+      expect(status === "Failed." && /^Seeds: 1000000000/.test(error), `${button}: status ${status}; error: ${error}`);
+      expect(!(await p.locator("#run").isDisabled()), `${button}: Run stays disabled`);
+    }
+    console.log(`    ${await errorText(p)}`);
+  } finally {
+    await p.close();
+  }
+});
+
+await check("class_12_opening_a_setup_is_strict_and_round_trips", async () => {
+  const p = await freshPage();
+  try {
+    const download = async () => {
+      const [d] = await Promise.all([p.waitForEvent("download"), p.click("#setup-download")]);
+      return JSON.parse(fs.readFileSync(await d.path(), "utf8"));
+    };
+    const open = async (name, text) => {
+      await p.evaluate(() => { document.getElementById("error").hidden = true; });
+      await p.setInputFiles("#setup-file", tempFile(name, text));
+    };
+    const original = await download();
+    const epochs = await p.locator("[name=epochs]").inputValue();
+    // Refused, with the library's words, and the form left as it was.
+    const refused = [
+      ["top.json", { ...original, epochs: 3, activation: "swish" }, /unknown field `activation`/],
+      ["nested.json", { ...original, epochs: 3, data: { ...original.data, logs: { ...original.data.logs, sesions: 5 } } }, /unknown field `sesions`/],
+      ["null.json", null, /the setup is null: expected a JSON object/],
+      ["list.json", [], /the setup is a list: expected a JSON object/],
+      ["empty.json", {}, /the setup is an empty object/],
+      ["hello.json", "hello", /the setup is the string "hello": expected a JSON object/],
+    ];
+    for (const [name, value, words] of refused) {
+      await open(name, JSON.stringify(value));
+      await p.waitForSelector("#error:not([hidden])", { timeout: 10_000 });
+      const error = await errorText(p);
+      expect(words.test(error) && error.startsWith(name) && !/Cannot read/.test(error), `${name}: ${error}`);
+      const now = await p.locator("[name=epochs]").inputValue();
+      expect(now === epochs, `${name} changed the form: epochs ${now}`);
+    }
+    // Settings the form has no control for survive open -> download, and the command shows them.
+    const options = original.data.source.synthetic.options;
+    const opened = {
+      ...original, epochs: 4, teacher_widths: [24, 12], teachers: 3, first_seed: 5,
+      data: { ...original.data, source: { synthetic: { ...original.data.source.synthetic, options: { ...options, kind: "linear", privileged: 4 } } } },
+    };
+    await open("opened.json", JSON.stringify(opened));
+    await p.waitForFunction(() => document.querySelector("[name=epochs]").value === "4", null, { timeout: 10_000 });
+    await p.waitForFunction(() => /--first-seed 5/.test(document.getElementById("setup-command").textContent), null, { timeout: 10_000 });
+    const command = await p.locator("#setup-command").textContent();
+    for (const part of ["--epochs 4", "--teacher-widths 24,12", "--teachers 3", "--first-seed 5", "--kind linear", "--privileged-count 4"]) {
+      expect(command.includes(part), `the command after opening lacks ${part}: ${command}`);
+    }
+    const kept = await p.locator("#setup-kept").textContent();
+    expect(/teacher-widths 24,12/.test(kept) && /kind linear/.test(kept), `kept settings: ${kept}`);
+    const canonical = (v) => JSON.stringify(v, (k, x) => x && typeof x === "object" && !Array.isArray(x)
+      ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => (a < b ? -1 : 1))) : x);
+    const again = await download();
+    expect(canonical(again) === canonical(opened), `downloaded after opening:\n    ${canonical(again)}\n    opened:\n    ${canonical(opened)}`);
+    console.log(`    ${kept}`);
+  } finally {
+    await p.close();
+  }
+});
+
+await check("class_12_setup_number_out_of_range_names_the_field", async () => {
+  const p = await freshPage();
+  try {
+    const [d] = await Promise.all([p.waitForEvent("download"), p.click("#setup-download")]);
+    const setup = JSON.parse(fs.readFileSync(await d.path(), "utf8"));
+    setup.data.source.synthetic.options.queries = -5;
+    await p.setInputFiles("#setup-file", tempFile("negative.json", JSON.stringify(setup)));
+    await p.waitForSelector("#error:not([hidden])", { timeout: 10_000 });
+    const error = await errorText(p);
+    expect(/data\.source\.synthetic\.options\.queries: invalid value: integer `-5`, expected a whole number from 0 to \d+/.test(error),
+      `error: ${error}`);
+    console.log(`    ${error}`);
+  } finally {
+    await p.close();
+  }
+});
+
+await check("class_12_a_saved_model_with_an_unknown_activation_is_refused", async () => {
+  // A config whose recorded setup says `activation: swish` (weights and JSON alike) scored as if
+  // nothing were said.
+  const saved = path.join(os.tmpdir(), "distillrank-e2e-student");
+  const weights = fs.readFileSync(path.join(saved, "pfd.safetensors"));
+  const config = JSON.parse(fs.readFileSync(path.join(saved, "pfd.json"), "utf8"));
+  expect(config.setup, "the saved student records no setup");
+  const swish = { ...config, setup: { ...config.setup, activation: "swish" } };
+  // The weights' header carries the config too: the same one there.
+  const size = Number(weights.readBigUInt64LE(0));
+  const header = JSON.parse(weights.subarray(8, 8 + size).toString("utf8"));
+  header.__metadata__.distillrank_config = JSON.stringify(swish);
+  let text = JSON.stringify(header);
+  text += " ".repeat((8 - (text.length % 8)) % 8);
+  const length = Buffer.alloc(8);
+  length.writeBigUInt64LE(BigInt(Buffer.byteLength(text)));
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "distillrank-e2e-swish-"));
+  fs.writeFileSync(path.join(dir, "swish.safetensors"), Buffer.concat([length, Buffer.from(text), weights.subarray(8 + size)]));
+  fs.writeFileSync(path.join(dir, "swish.json"), JSON.stringify(swish));
+  const p = await freshPage();
+  try {
+    await p.setInputFiles("#model-files", [path.join(dir, "swish.safetensors"), path.join(dir, "swish.json")]);
+    await p.waitForFunction(() => !document.getElementById("error").hidden || /NDCG@8/.test(document.getElementById("model-score").textContent),
+      null, { timeout: 30_000 });
+    const error = await errorText(p);
+    expect(/swish\.json: .*unknown field `activation`/.test(error), `error: ${error}; score: ${await p.locator("#model-score").textContent()}`);
+    console.log(`    ${error.slice(0, 140)}…`);
+  } finally {
+    await p.close();
+  }
+});
+
+await check("class_12_double_click_runs_one_comparison", async () => {
+  // With auto (the default), Run times the engines first: a second click came while it did.
+  const p = await freshPage("#queries=40&valid_queries=20&test_queries=20&epochs=1&seeds=1", () => {
+    // Every job and summary the page asks of its workers.
+    window.__asked = { job: 0, summary: 0 };
+    const post = Worker.prototype.postMessage;
+    Worker.prototype.postMessage = function (m, ...rest) {
+      if (m && m.type in window.__asked) window.__asked[m.type]++;
+      return post.call(this, m, ...rest);
+    };
+  });
+  try {
+    await p.evaluate(() => { document.getElementById("status").textContent = ""; });
+    await p.dblclick("#run");
+    await p.waitForFunction(() => /^Done|^Failed/.test(document.getElementById("status").textContent), null, { timeout: 120_000 });
+    await p.waitForTimeout(1000);
+    const asked = await p.evaluate(() => window.__asked);
+    const status = await p.locator("#status").textContent();
+    expect(status.startsWith("Done") && asked.job === 4 && asked.summary === 1,
+      `a double-click asked ${asked.job} jobs and ${asked.summary} summaries (one comparison: 4 and 1); ${status}`);
+  } finally {
+    await p.close();
+  }
+});
+
+await check("class_12_gain_is_na_when_no_distillation_scores_0", async () => {
+  const cells = await page.evaluate(async () => {
+    const { resultsTable } = await import("./js/compare.js");
+    const stat = (mean) => ({ mean, std: 0 });
+    const row = (m) => Object.fromEntries([1, 3, 5, 8, 10].map((k) => [`ndcg@${k}`, stat(m)]));
+    const result = { methods: { "no-distillation": row(0), gend: row(0), pfd: row(0.25) }, tests: [] };
+    const table = document.createElement("table");
+    table.innerHTML = resultsTable(result, ["no-distillation", "gend", "pfd"]);
+    return Object.fromEntries([...table.querySelectorAll("tbody tr")].map((r) => [r.dataset.method, r.cells[6].textContent]));
+  });
+  expect(cells.gend === "n/a" && cells.pfd === "n/a", `gain cells with no distillation at 0: ${JSON.stringify(cells)}`);
+});
+
+await check("class_12_regular_features_constant_within_queries_are_named", async () => {
+  // Regular columns with one value per query: every student scores a query's documents alike.
+  const p = await freshPage("#backend=cpu&epochs=1&seeds=1&widths=8&method=no-distillation,pfd");
+  try {
+    await p.check("input[name=source][value=upload]");
+    await p.setInputFiles("#files", tempFile("perquery.txt", letor(60, 12)));
+    await p.waitForFunction(() => /60 queries/.test(document.getElementById("stats").textContent), null, { timeout: 30_000 });
+    // The statistics name the columns, per split, before any Run.
+    const stats = await p.locator("#stats").textContent();
+    expect(/^train: perquery\.txt: .*features 1, 2 constant within every query/.test(stats), `stats: ${stats}`);
+    await p.selectOption("select[name=privileged_kind]", "cols");
+    await p.locator("[name=privileged_value]").fill("3,4,5");
+    await p.locator("[name=tau_target]").fill("2");
+    const status = await clickAndWait(p, "#run", 120_000);
+    expect(status.startsWith("Done"), `the run failed: ${status} ${await errorText(p)}`);
+    expect(/Warning: .*train split's regular features .* constant within every query/.test(status), `status: ${status}`);
+    console.log(`    ${status.slice(status.indexOf("Warning"), status.indexOf("Warning") + 150)}…`);
+  } finally {
+    await p.close();
+  }
+});
+
+await check("class_12_run_after_a_failed_upload_says_the_upload_failed", async () => {
+  const p = await freshPage();
+  try {
+    await p.check("input[name=source][value=upload]");
+    await p.setInputFiles("#files", tempFile("broken.txt", "2 qid:1 1:0.5\n1 qid:1 1:zebra\n"));
+    await p.waitForSelector("#error:not([hidden])", { timeout: 30_000 });
+    await clickAndWait(p, "#run", 20_000);
+    const error = await errorText(p);
+    expect(/the upload failed \(broken\.txt:2:/.test(error) && /Upload LETOR files/.test(error) && !/generator/.test(error), `error: ${error}`);
+    console.log(`    ${error}`);
+  } finally {
+    await p.close();
+  }
+});
+
+await check("class_12_an_upload_while_the_page_loads_its_data", async () => {
+  // Larger synthetic data, so that their generation is under way when the upload comes.
+  const p = await freshPage("#queries=20000&valid_queries=5000&test_queries=5000");
+  try {
+    await p.waitForFunction(() => document.getElementById("setup-command").textContent.startsWith("distillrank"), null, { timeout: 30_000 });
+    await p.check("input[name=source][value=upload]");
+    await p.setInputFiles("#files", tempFile("early.txt", letor(30, 6)));
+    await p.waitForFunction(() => /early\.txt/.test(document.getElementById("stats").textContent), null, { timeout: 60_000 });
+    // The synthetic data finish after the upload began: the upload stays the page's data.
+    await p.waitForTimeout(3000);
+    const stats = await p.locator("#stats").textContent();
+    const error = await errorText(p);
+    expect(!error && /train: early\.txt: 30 queries/.test(stats), `error: ${error}; stats: ${stats}`);
+  } finally {
+    await p.close();
+  }
+});
+
+await check("class_12_url_values_within_the_form_limits_give_words", async () => {
+  // Values each within the form's limits, too large together: a bare "unreachable" before.
+  for (const hash of ["#min_docs=2000&max_docs=2000&regular=2000&backend=cpu",
+    "#queries=100000&valid_queries=100000&test_queries=100000&backend=cpu"]) {
+    const p = await freshPage(hash);
+    try {
+      await p.waitForSelector("#error:not([hidden])", { timeout: 30_000 });
+      const error = await errorText(p);
+      expect(/synthetic data of \d+ queries of up to \d+ documents .* need up to [\d.]+ [GTP]B/.test(error), `${hash}: ${error}`);
+      const status = await clickAndWait(p, "#run", 30_000);
+      expect(status === "Failed." && /synthetic data of/.test(await errorText(p)) && !(await p.locator("#run").isDisabled()),
+        `${hash} after Run: ${status}; ${await errorText(p)}`);
+      console.log(`    ${error}`);
+    } finally {
+      await p.close();
+    }
+  }
+});
+
 await check("no_uncaught_errors", async () => {
   const real = pageErrors.filter((e) => !/favicon/.test(e));
   expect(real.length === 0, `page errors: ${real.join(" | ")}`);

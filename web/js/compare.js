@@ -1,9 +1,9 @@
 // The comparison view: loading data, running a comparison or a sweep, the results table and
 // the exports.
 
-import { $, showError, clearError, escapeHtml, download } from "./dom.js";
+import { $, form, showError, clearError, escapeHtml, download, formProblem } from "./dom.js";
 import { readForm, writeForm, saveToUrl, dataSource, compareSetup } from "./setup.js";
-import { adapter, workers, data, studentWorker, request, loadData, runPool, chosenBackend, autoChoice, measureAuto, autoLine } from "./workers.js";
+import { adapter, workers, data, studentWorker, request, loadData, isCurrentData, runPool, chosenBackend, autoChoice, measureAuto, autoLine, recover } from "./workers.js";
 import { METHOD_COLOURS, sweepChart, dataset, resetCharts, onEpoch } from "./charts.js";
 import { state } from "./state.js";
 
@@ -13,14 +13,20 @@ import { state } from "./state.js";
 export function statsTable(rows) {
   return rows.map(([name, s]) => {
     const grades = Object.entries(s.grades).map(([g, n]) => `${g}: ${n.toLocaleString()}`).join(" · ");
+    // Features that vary between queries only cannot order a query's documents.
+    const within = s.varying_between_queries_only ?? [];
     return `<p><b>${escapeHtml(name)}</b>: ${s.queries.toLocaleString("en")} queries, ${s.docs.toLocaleString()} documents, ` +
       `${s.features} features, ${s.docs_per_query_min}–${s.docs_per_query_max} per query; grades ${grades}` +
-      (s.groups_without_positive ? `; ${s.groups_without_positive} queries without a relevant document` : "") + "</p>";
+      (s.groups_without_positive ? `; ${s.groups_without_positive} queries without a relevant document` : "") +
+      (within.length ? `; <span class="warning">feature${within.length > 1 ? "s" : ""} ${escapeHtml(within.join(", "))} ` +
+        `constant within every query (varying between queries only: no information within a query)</span>` : "") + "</p>";
   }).join("");
 }
 
 export async function loadMq2008() {
   const r = await loadData({ type: "mq2008" });
+  // Data chosen meanwhile (an upload) keep the statistics box.
+  if (!isCurrentData(r)) return r;
   $("stats").innerHTML = `<p>${escapeHtml(r.stats.description)}</p>` +
     statsTable([["train", r.stats.train], ["valid", r.stats.valid], ["test", r.stats.test]]);
   return r;
@@ -35,6 +41,7 @@ export function loadSource(source) {
 
 export async function generateSynthetic() {
   const r = await loadData({ type: "synthetic", source: dataSource(readForm()) });
+  if (!isCurrentData(r)) return r;
   $("stats").innerHTML = statsTable([["train", r.stats.train], ["valid", r.stats.valid], ["test", r.stats.test]]);
   return r;
 }
@@ -60,6 +67,7 @@ export async function onUpload() {
     $("stats").textContent = "Reading…";
     const r = await loadData({ type: "upload", files: plan });
     state.uploads = plan;
+    state.uploadFailure = null;
     $("stats").innerHTML = statsTable(r.files.map((f) => [`${f.role}: ${f.name}`, f.stats]));
     // Defaults that suit real LETOR data: z from the features most correlated with y, and a
     // label threshold for the grade range (MQ2008: 0..2, MSLR and Yahoo: 0..4).
@@ -68,8 +76,9 @@ export async function onUpload() {
     saveToUrl();
   } catch (e) {
     state.uploads = [];
+    state.uploadFailure = e.message;
     $("stats").textContent = "";
-    showError(e.message);
+    showError(await recover(e));
   }
 }
 
@@ -109,7 +118,10 @@ export function resultsTable(result, order) {
       gain = "n/a";
     } else if (base !== undefined && base !== null && name !== "no-distillation") {
       const g = (100 * (mean8 - base)) / base;
-      gain = `<span class="${g >= 0 ? "gain-up" : "gain-down"}">${g >= 0 ? "+" : ""}${g.toFixed(2)}%</span>`;
+      // No distillation at 0: no relative gain (not NaN% or +Infinity%).
+      gain = Number.isFinite(g)
+        ? `<span class="${g >= 0 ? "gain-up" : "gain-down"}">${g >= 0 ? "+" : ""}${g.toFixed(2)}%</span>`
+        : `<span title="no distillation's NDCG@8 is ${base}: a gain relative to it is undefined">n/a</span>`;
     }
     const teacher = r["teacher_ndcg@8"] ? fmt(r["teacher_ndcg@8"]) : "—";
     if (mean8 === null) note = ` <small>n/a: ${r["ndcg@8"].unmeasured}</small>`;
@@ -161,16 +173,26 @@ export function setRunning(on) {
 }
 
 /// Brings the worker's data up to date with the form, then returns the setup for `run_compare`.
+/// Every button that trains goes through it: the form's bounds, then the library's checks of
+/// the setup (crate/setup.rs, `Setup::check`: the settings, the seeds, the data's and the
+/// models' sizes) before any data are generated or any engine is timed.
 export async function prepareRun(overrides = {}) {
+  const problem = formProblem(form);
+  if (problem) throw new Error(problem);
   const v = { ...readForm(), ...overrides };
+  if (v.source === "upload" && !state.uploads.length) {
+    throw new Error(state.uploadFailure
+      ? `the upload failed (${state.uploadFailure}), so there are no data to run on: choose a valid LETOR training file under "Upload LETOR files", or another data source`
+      : `no data uploaded yet: choose a LETOR training file under "Upload LETOR files", or another data source`);
+  }
   const setup = compareSetup(v, chosenBackend());
-  if (v.source === "upload" && !state.uploads.length) throw new Error("upload a LETOR training file first");
+  await request({ type: "check", setup });
   const stats = await loadSource(v.source) ?? data.reply;
+  // The data's features: the widest input a model of the comparison reads (the PFD teacher's).
+  const features = Math.max(1, stats?.stats?.train?.features
+    ?? stats?.files?.find((f) => f.role === "train")?.stats.features ?? 24);
+  await request({ type: "check", setup, inputs: features });
   if (v.backend === "auto" && adapter) {
-    // The students' input width: the data's features less the privileged ones (close enough
-    // to time a step).
-    const features = Math.max(1, stats?.stats?.train?.features
-      ?? stats?.files?.find((f) => f.role === "train")?.stats.features ?? 24);
     setup.backend = (await measureAuto(setup, features)).backend === "webgpu" ? "gpu" : "cpu";
   }
   return setup;
@@ -183,23 +205,20 @@ export function progressLine(model, docs, seconds) {
 
 /// `focus`: [a, b], a test whose sentence ends the status line (the "PFD against GenD" button).
 export async function run(focus = null) {
+  // Running from the first moment: a second click (a double-click on Run) finds the page busy
+  // and the buttons disabled.
+  if (running) return;
+  setRunning(true);
   clearError();
   saveToUrl();
   $("status").textContent = "Preparing the data…";
   // The whole Run: data, auto's measurement, training and the summary.
   const started = performance.now();
-  let setup;
-  try {
-    setup = await prepareRun();
-  } catch (e) {
-    showError(e.message);
-    return;
-  }
-  setRunning(true);
-  resetCharts();
   let throughput = "";
-  $("status").textContent = "Starting…";
   try {
+    const setup = await prepareRun();
+    resetCharts();
+    $("status").textContent = "Starting…";
     const result = await runPool(setup, (ev) => {
       if (ev.type === "epoch") {
         onEpoch(ev.model, ev.log);
@@ -229,21 +248,22 @@ export async function run(focus = null) {
     select.innerHTML = setup.methods.map((m) => `<option>${m}</option>`).join("");
     for (const id of ["export-csv", "export-json", "export-student", "export-onnx", "student-method"]) $(id).disabled = false;
   } catch (e) {
+    $("status").textContent = e.message === "stopped" ? "Stopped." : "Failed.";
     if (e.message !== "stopped") {
       const lost = /lost/i.test(e.message);
-      showError(e.message, lost);
+      showError(await recover(e), lost);
     }
-    $("status").textContent = e.message === "stopped" ? "Stopped." : "Failed.";
   } finally {
     setRunning(false);
   }
 }
 
 export async function sweep() {
+  if (running) return;
+  setRunning(true);
   clearError();
   saveToUrl();
   const alphas = [0.1, 0.3, 0.5, 0.7, 0.9];
-  setRunning(true);
   sweepChart.data.datasets = [];
   const pfd = dataset(sweepChart, "pfd", () => ({ label: "PFD", borderColor: METHOD_COLOURS.pfd, backgroundColor: METHOD_COLOURS.pfd }));
   const none = dataset(sweepChart, "none", () => ({
@@ -262,8 +282,8 @@ export async function sweep() {
     }
     $("status").textContent = "Alpha sweep done.";
   } catch (e) {
-    if (e.message !== "stopped") showError(e.message);
     $("status").textContent = e.message === "stopped" ? "Stopped." : "Failed.";
+    if (e.message !== "stopped") showError(await recover(e));
   } finally {
     setRunning(false);
   }
@@ -276,7 +296,7 @@ export async function downloadStudent() {
     download(`${method}.safetensors`, r.safetensors, "application/octet-stream");
     download(`${method}.json`, r.config, "application/json");
   } catch (e) {
-    showError(e.message);
+    showError(await recover(e));
   }
 }
 
@@ -287,7 +307,7 @@ export async function downloadOnnx() {
     const r = await (studentWorker.get(method) ?? workers[0]).request({ type: "onnx", method });
     download(`${method}.onnx`, r.onnx, "application/octet-stream");
   } catch (e) {
-    showError(e.message);
+    showError(await recover(e));
   }
 }
 
@@ -309,6 +329,6 @@ export async function scoreSavedModel() {
       `${result.test_queries} test queries, graded relevance: ${ndcg}; MAP ${result.metrics.map === null ? "n/a (no relevant document)" : result.metrics.map.toFixed(4)}.` +
       (result.warning ? ` Warning: ${result.warning}.` : "");
   } catch (e) {
-    showError(e.message);
+    showError(await recover(e));
   }
 }

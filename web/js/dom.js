@@ -14,6 +14,22 @@ export const integer = (v, what) => {
   return x;
 };
 
+/// The first field of form `f` outside the bounds the page sets on it (min, max, step, type), in
+/// words that name the field; null when every field is within them. Every button that trains asks
+/// it, not only the form's own submit (which the browser checks).
+export function formProblem(f) {
+  for (const el of f.elements) {
+    if (!el.willValidate || el.checkValidity()) continue;
+    const label = el.closest("label");
+    const words = label
+      ? [...label.childNodes].filter((n) => n.nodeType === Node.TEXT_NODE).map((n) => n.textContent).join(" ")
+      : "";
+    const name = words.replace(/\s+/g, " ").trim() || el.name;
+    return `${name}: ${el.value} is outside the form's bounds: ${el.validationMessage}`;
+  }
+  return null;
+}
+
 export function showError(text, offerRestart = false) {
   $("error-text").textContent = text;
   $("restart").hidden = !offerRestart;

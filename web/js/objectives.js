@@ -2,7 +2,7 @@
 
 import { $, number, integer, showError, clearError, escapeHtml } from "./dom.js";
 import { saveToUrl } from "./setup.js";
-import { runObjectivesPool, chosenBackend } from "./workers.js";
+import { runObjectivesPool, chosenBackend, recover } from "./workers.js";
 import { lineChart, dataset } from "./charts.js";
 import { setRunning } from "./compare.js";
 import { state } from "./state.js";
@@ -128,8 +128,8 @@ export async function runObjectives() {
     $("objectives-status").textContent = `Done in ${((performance.now() - started) / 1000).toFixed(1)} s${pooled}: ` +
       `${result.description}; ${(100 * result.positive_rate).toFixed(1)}% positives in training.`;
   } catch (e) {
-    if (e.message !== "stopped") showError(e.message);
     $("objectives-status").textContent = e.message === "stopped" ? "Stopped." : "Failed.";
+    if (e.message !== "stopped") showError(await recover(e));
   } finally {
     setRunning(false);
   }

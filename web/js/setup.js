@@ -83,14 +83,21 @@ export function showSourceKnobs() {
 export const PAGE_NOTE = "made on the page: its form starts lighter than the CLI's defaults for a browser " +
   "(less data, a smaller model, fewer epochs); the page lists every difference beside the form";
 
+/// The setup the form's values go on top of: the last opened setup, else the library's defaults.
+export function baseSetup() {
+  return state.base ?? state.defaults;
+}
+
 /// The setup's data source (crate/setup.rs, `DataSource`) from the form.
 export function dataSource(v) {
   if (v.source === "mq2008") return "mq2008";
+  const opened = baseSetup().data.source;
   if (v.source === "upload") {
-    const name = (role) => state.uploads.find((u) => u.role === role)?.name ?? null;
+    // The uploads' names; without uploads, those of the opened setup.
+    const name = (role) => state.uploads.find((u) => u.role === role)?.name ?? opened.files?.[role] ?? null;
     return { files: { train: name("train") ?? "train.txt", valid: name("valid"), test: name("test") } };
   }
-  const base = state.defaults.data.source.synthetic;
+  const base = opened.synthetic ?? state.defaults.data.source.synthetic;
   return {
     synthetic: {
       options: {
@@ -127,11 +134,12 @@ export function compareSetup(v, backend) {
   if (v.privileged_kind === "generator" && v.source !== "synthetic") {
     throw new Error("real data have no generator: choose top k, columns or simulated logs for the privileged features");
   }
-  let logs = state.defaults.data.logs;
+  const base = baseSetup();
+  let logs = base.data.logs;
   if (v.privileged_kind === "logs") {
     privileged = "logs";
     logs = {
-      ...state.defaults.data.logs,
+      ...base.data.logs,
       sessions: integer(v.log_sessions, "sessions"),
       click_model: v.log_click_model,
       position_bias: number(v.log_position_bias, "position bias"),
@@ -141,9 +149,9 @@ export function compareSetup(v, backend) {
   }
   if (v.methods.length === 0) throw new Error("choose at least one method");
   return {
-    ...state.defaults,
+    ...base,
     data: {
-      ...state.defaults.data,
+      ...base.data,
       source: dataSource(v),
       privileged,
       logs,
@@ -164,11 +172,12 @@ export function compareSetup(v, backend) {
   };
 }
 
-/// The form's fields from a setup (one the CLI wrote, or the page exported).
+/// The form's fields from a whole setup (one the CLI wrote or the page exported, as the library
+/// read it): throws, leaving the form as it was, when the form cannot show it.
 export function formFromSetup(setup) {
-  const d = setup.data ?? {};
+  const d = setup.data;
   const values = {};
-  const source = d.source ?? state.defaults.data.source;
+  const source = d.source;
   if (source === "mq2008") values.source = "mq2008";
   else if (source.files) values.source = "upload";
   else if (source.synthetic) {
@@ -181,10 +190,12 @@ export function formFromSetup(setup) {
     });
   }
   const p = d.privileged ?? null;
-  if (p === null) values.privileged_kind = "generator";
+  // Files and MQ2008 without a split take the library's default for files, top 30%.
+  if (p === null && values.source === "synthetic") values.privileged_kind = "generator";
+  else if (p === null) Object.assign(values, { privileged_kind: "top", privileged_value: "30%" });
   else if (p === "logs") {
     values.privileged_kind = "logs";
-    const l = d.logs ?? {};
+    const l = d.logs;
     Object.assign(values, {
       log_sessions: l.sessions, log_click_model: l.click_model, log_position_bias: l.position_bias,
       log_conversion_rate: l.conversion_rate, log_seed: l.seed,
@@ -192,8 +203,9 @@ export function formFromSetup(setup) {
   } else if (p.startsWith("top:")) Object.assign(values, { privileged_kind: "top", privileged_value: p.slice(4) });
   else if (p.startsWith("cols:")) Object.assign(values, { privileged_kind: "cols", privileged_value: p.slice(5) });
   else throw new Error(`the page cannot show the privileged split '${p}'; run it with distillrank compare --setup`);
-  if (d.tau_target != null) values.tau_target = d.tau_target;
-  if (d.min_group_size != null) values.min_group_size = d.min_group_size;
+  // The library's tau_target for the kind of data when the setup leaves it out.
+  values.tau_target = d.tau_target ?? (values.source === "synthetic" ? 3.5 : 4.8);
+  values.min_group_size = d.min_group_size;
   for (const k of ["loss", "alpha", "epochs", "patience", "lr", "batch_docs", "seeds"]) {
     if (setup[k] != null) values[k] = setup[k];
   }

@@ -8,6 +8,13 @@ export const state = {
   /// The library's default setup (crate/setup.rs, the CLI's defaults), asked of the engine at
   /// start-up: the page's setups are it with the form's values on top.
   defaults: null,
-  /// The form's setup as the engine last described it: {setup, command, differences}.
+  /// The form's setup as the engine last described it: {setup, command, differences}; null when
+  /// the form holds no valid setup.
   lastDescribed: null,
+  /// The last setup opened (as the library read it): the base of the page's setups instead of
+  /// the defaults, so that its settings without a control on the form (teacher_widths, teachers,
+  /// first_seed, the generator's kind and privileged count, ...) are kept.
+  base: null,
+  /// Why the last upload failed (its file and the reader's message), until one succeeds.
+  uploadFailure: null,
 };

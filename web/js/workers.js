@@ -40,12 +40,17 @@ export class EngineWorker {
     this.ready = engineModule().then((module) => this.request({ type: "init", gpu, module }));
   }
 
+  /// Answers come in the order of the messages: every message but "init" waits for the engine
+  /// to start, so that a request made while it starts (an upload in the page's first second) is
+  /// not taken for the answer to "init".
   request(msg) {
     if (this.stopped) return Promise.reject(new Error("stopped"));
-    return new Promise((resolve, reject) => {
+    const send = () => new Promise((resolve, reject) => {
+      if (this.stopped) throw new Error("stopped");
       this.waiters.push({ resolve, reject });
       this.worker.postMessage(msg);
     });
+    return msg.type === "init" ? send() : this.ready.then(send);
   }
 
   train(msg, onEvent) {
@@ -61,16 +66,19 @@ export class EngineWorker {
       this.pending.get(m.id)?.onEvent(m.event);
       return;
     }
+    // A failure that stopped the worker's engine (a panic, memory) is marked fatal: the page
+    // ends what it was doing and starts new workers (`recover`).
+    const error = () => Object.assign(new Error(m.message), { fatal: m.fatal === true });
     if (m.id !== undefined && this.pending.has(m.id)) {
       const run = this.pending.get(m.id);
       this.pending.delete(m.id);
-      if (m.type === "error") run.reject(new Error(m.message));
+      if (m.type === "error") run.reject(error());
       else run.resolve(m.result);
       return;
     }
     const w = this.waiters.shift();
     if (!w) return;
-    if (m.type === "error") w.reject(new Error(m.message));
+    if (m.type === "error") w.reject(error());
     else w.resolve(m);
   }
 
@@ -119,19 +127,28 @@ export async function loadData(msg) {
     ? JSON.stringify(msg.files.map((f) => [f.role, f.name, f.file.size, f.file.lastModified, f.query?.size]))
     : JSON.stringify(msg);
   if (key !== data.key) data = { key, message: msg, reply: null };
-  if (workers[0].dataKey !== key || !data.reply) {
+  // This request's own entry: another data message (an upload while the synthetic data are
+  // generated) may replace `data` before the answer comes.
+  const entry = data;
+  if (workers[0].dataKey !== key || !entry.reply) {
     try {
-      data.reply = await workers[0].request(msg);
+      entry.reply = await workers[0].request(msg);
       workers[0].dataKey = key;
-      workers[0].dataReady = Promise.resolve(data.reply);
+      workers[0].dataReady = Promise.resolve(entry.reply);
     } catch (e) {
-      data = { key: null, message: null, reply: null };
+      if (data === entry) data = { key: null, message: null, reply: null };
       throw e;
     }
   }
   // The other workers load the same data in the background, so that a Run finds them ready.
-  for (const w of workers.slice(1)) withData(w).catch(() => {});
-  return data.reply;
+  if (data === entry) for (const w of workers.slice(1)) withData(w).catch(() => {});
+  return entry.reply;
+}
+
+/// Whether `reply` (from `loadData`) is still the data of the page: not replaced by a later
+/// data message while it loaded.
+export function isCurrentData(reply) {
+  return data.reply === reply;
 }
 
 /// Brings a worker's data up to date: sends the data message once (a worker answers messages in
@@ -297,6 +314,18 @@ export async function runObjectivesPool(setup, onEvent) {
     backend: results[0].backend, description: results[0].description,
     positive_rate: results[0].positive_rate, runs, workers: used,
   };
+}
+
+/// After a failure: when it stopped a worker's engine (`fatal`), starts every worker anew so that
+/// the next Run finds a working pool, and says so. Returns the words to show.
+export async function recover(e) {
+  if (!e?.fatal) return String(e?.message ?? e);
+  try {
+    await restartWorker();
+  } catch (again) {
+    return `${e.message}; starting new workers failed too: ${again.message}`;
+  }
+  return `${e.message}. The page started its workers anew.`;
 }
 
 export async function restartWorker() {

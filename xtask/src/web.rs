@@ -87,11 +87,13 @@ const VENDORED: [(&str, &str); 3] = [
 ];
 
 /// The files of the page, relative to `web/`.
-const PAGE_FILES: [&str; 12] = [
+const PAGE_FILES: [&str; 14] = [
     "index.html",
     "style.css",
     "main.js",
     "js/dom.js",
+    "js/state.js",
+    "js/describe.js",
     "js/setup.js",
     "js/workers.js",
     "js/charts.js",
