@@ -104,6 +104,18 @@ pub fn printable(text: &str) -> String {
     out
 }
 
+/// [`printable`] for text of several lines (a report, a table): line breaks and tabs stay, every
+/// other control character is escaped. File names and other input reach stdout and report.md
+/// through it as they reach an error message.
+pub fn printable_text(text: &str) -> String {
+    text.split_inclusive(['\n', '\t'])
+        .map(|piece| {
+            let body = piece.trim_end_matches(['\n', '\t']);
+            format!("{}{}", printable(body), &piece[body.len()..])
+        })
+        .collect()
+}
+
 /// A number as a message shows it: plainly in the everyday range, in scientific notation past it
 /// (`1e308`, not 309 digits), `NaN` and `inf` as themselves.
 pub fn shown(v: f64) -> String {

@@ -30,6 +30,7 @@ pub mod output;
 pub mod pipeline;
 pub mod ranking;
 pub mod rng;
+pub mod settings;
 pub mod setup;
 pub mod stats;
 pub mod stop;

@@ -4,10 +4,10 @@ mod cli;
 
 use std::process::ExitCode;
 
-use clap::{CommandFactory, FromArgMatches};
+use clap::FromArgMatches;
 
 fn main() -> ExitCode {
-    let matches = cli::Cli::command().get_matches();
+    let matches = cli::command().get_matches();
     let mut args = match cli::Cli::from_arg_matches(&matches) {
         Ok(args) => args,
         Err(e) => e.exit(),

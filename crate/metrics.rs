@@ -170,7 +170,10 @@ fn relevant_runs(scores: &[f32], labels: &[f32]) -> Vec<(Range<usize>, usize)> {
     let ordered: Vec<f32> = order.iter().map(|&i| scores[i]).collect();
     tie_runs(&ordered)
         .map(|run| {
-            let relevant = order[run.clone()].iter().filter(|&&i| labels[i] > 0.0).count();
+            let relevant = order[run.clone()]
+                .iter()
+                .filter(|&&i| labels[i] > 0.0)
+                .count();
             (run, relevant)
         })
         .collect()

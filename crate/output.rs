@@ -16,6 +16,10 @@ pub struct Staged {
 impl Staged {
     /// Renames the file onto its target.
     pub fn commit(self) -> Result<()> {
+        if let Err(e) = regular_or_absent(&self.target) {
+            let _ = std::fs::remove_file(&self.temporary);
+            return Err(e);
+        }
         std::fs::rename(&self.temporary, &self.target).map_err(|e| {
             let _ = std::fs::remove_file(&self.temporary);
             Error::io(&self.target, e)
@@ -76,6 +80,21 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     stage(path, bytes)?.commit()
 }
 
+/// Refuses an output path that names something other than a regular file. An output is written
+/// to a temporary name and renamed into place, which would replace a device (`/dev/zero`), a pipe
+/// or a socket with a plain file.
+fn regular_or_absent(path: &Path) -> Result<()> {
+    match std::fs::metadata(path) {
+        Ok(meta) if !meta.is_file() && !meta.is_dir() => Err(Error::io(
+            path,
+            std::io::Error::other(
+                "is not a regular file (a device, a pipe or a socket), expected the name of a file to write",
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// Checks that `path` can be written as a file, before any work: its folder exists and takes a
 /// new file, and `path` is not a folder. Nothing is left behind.
 pub fn check_file(path: &Path) -> Result<()> {
@@ -88,6 +107,7 @@ pub fn check_file(path: &Path) -> Result<()> {
             std::io::Error::other("is a folder, expected a file name"),
         ));
     }
+    regular_or_absent(path)?;
     let folder = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),

@@ -260,8 +260,9 @@ impl Setup {
     pub fn from_json(text: &str) -> Result<Setup> {
         // A byte-order mark is accepted, as in LETOR files.
         let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-        serde_json::from_str(text)
-            .map_err(|e| Error::Config(format!("the setup: {}", json_error(text, &e))))
+        let setup: Setup = read_json(text).map_err(|e| Error::Config(format!("the setup: {e}")))?;
+        crate::settings::check_setup_fields(&serde_json::to_value(&setup).unwrap_or_default())?;
+        Ok(setup)
     }
 
     /// Reads a setup file (a `setup.json` the page or `compare` wrote) as [`Setup::from_json`]
@@ -269,12 +270,8 @@ impl Setup {
     /// list, a string or `{}` is not a setup someone meant to open.
     pub fn from_file_json(text: &str) -> Result<Setup> {
         let trimmed = text.strip_prefix('\u{feff}').unwrap_or(text);
-        let value: serde_json::Value = serde_json::from_str(trimmed).map_err(|e| {
-            Error::Config(format!(
-                "the setup is not JSON: {}",
-                json_error(trimmed, &e)
-            ))
-        })?;
+        let value: serde_json::Value =
+            read_json(trimmed).map_err(|e| Error::Config(format!("the setup is not JSON: {e}")))?;
         let what = match &value {
             serde_json::Value::Object(fields) if fields.is_empty() => {
                 return Err(Error::Config(
@@ -301,6 +298,7 @@ impl Setup {
     /// known; for synthetic data, x and z of the generator): each refused with the message
     /// training would give, before anything is allocated.
     pub fn check(&self, inputs: Option<usize>) -> Result<()> {
+        crate::settings::check_setup_fields(&serde_json::to_value(self).unwrap_or_default())?;
         let config = self.compare_config(Engine::Cpu)?;
         config.validate_settings()?;
         let inputs = match &self.data.source {
@@ -341,11 +339,16 @@ impl Setup {
     pub fn check_recorded(value: &serde_json::Value) -> std::result::Result<(), String> {
         let text = value.to_string();
         let read = if value.get("data").is_some() || value.get("source").is_none() {
-            serde_json::from_str::<Setup>(&text).map(|_| ())
+            read_json::<Setup>(&text).map(|_| ())
         } else {
-            serde_json::from_str::<DataSetup>(&text).map(|_| ())
+            read_json::<DataSetup>(&text).map(|_| ())
         };
-        read.map_err(|e| format!("the setup it records: {}", json_error(&text, &e)))
+        read.map_err(|e| format!("the setup it records: {e}"))
+    }
+
+    /// The command that runs this setup, quoted for a shell: `distillrank compare ...`.
+    pub fn shell_command(&self) -> String {
+        shell_words(self.command_line().iter().map(String::as_str))
     }
 
     pub fn to_json(&self) -> String {
@@ -691,120 +694,71 @@ impl Setup {
     }
 }
 
-/// A serde_json error in words: the field it is about (its path from the top, `data.logs.seed`,
-/// found from where the parser stopped) and, for a number that does not fit its field, the range
-/// it must lie in.
-pub fn json_error(text: &str, e: &serde_json::Error) -> String {
+/// `distillrank ARGS`, each argument quoted for a POSIX shell where it needs it (a space, a
+/// quote, a `$`, an empty string).
+pub fn shell_words<'a>(args: impl IntoIterator<Item = &'a str>) -> String {
+    let quoted: Vec<String> = args
+        .into_iter()
+        .map(|a| {
+            // Words of these characters need no quotes (Python's shlex.quote keeps the same).
+            let plain = !a.is_empty()
+                && a.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "_@%+=:,./-".contains(c));
+            match shlex::try_quote(a) {
+                _ if plain => a.to_string(),
+                Ok(q) => q.into_owned(),
+                // Only a NUL byte cannot be quoted, and no argument holds one.
+                Err(_) => crate::error::printable(a),
+            }
+        })
+        .collect();
+    std::iter::once("distillrank".to_string())
+        .chain(quoted)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Reads JSON strictly as `T`, with a refusal in words: the field it is about (its path from
+/// the top, `data.logs.seed`, `widths[2]`), and for a number its field cannot hold, the range the
+/// table of settings gives that field (or the range of its type).
+pub fn read_json<T: serde::de::DeserializeOwned>(text: &str) -> std::result::Result<T, String> {
+    let mut reader = serde_json::Deserializer::from_str(text);
+    let value = serde_path_to_error::deserialize(&mut reader)
+        .map_err(|e| json_error(&e.path().to_string(), e.inner()))?;
+    reader.end().map_err(|e| json_error(".", &e))?;
+    Ok(value)
+}
+
+/// A serde_json error at `path` in words.
+fn json_error(path: &str, e: &serde_json::Error) -> String {
     let message = e.to_string();
     let message = match message.rfind(" at line ") {
         Some(at) => message[..at].to_string(),
         None => message,
     };
-    if !matches!(e.classify(), serde_json::error::Category::Data) {
+    if !matches!(e.classify(), serde_json::error::Category::Data) || path == "." {
         return format!("{message} (line {}, column {})", e.line(), e.column());
     }
-    let ranges = [
-        (
-            "expected usize",
-            format!("expected a whole number from 0 to {}", usize::MAX),
-        ),
-        (
-            "expected u64",
-            format!("expected a whole number from 0 to {}", u64::MAX),
-        ),
-        (
-            "expected u32",
-            format!("expected a whole number from 0 to {}", u32::MAX),
-        ),
-        (
-            "expected u8",
-            format!("expected a whole number from 0 to {}", u8::MAX),
-        ),
-        ("expected f64", "expected a number".to_string()),
+    // A number its field cannot hold: the field's range, from the table of settings where it
+    // has a row.
+    let field: String = path.split('[').next().unwrap_or(path).to_string();
+    let types = [
+        ("expected usize", "a whole number"),
+        ("expected u64", "a whole number"),
+        ("expected u32", "a whole number"),
+        ("expected u8", "a whole number"),
+        ("expected f64", "a number"),
     ];
-    let mut message = message;
-    for (from, to) in ranges {
-        if message.ends_with(from) {
-            message = format!("{}{to}", &message[..message.len() - from.len()]);
-        }
+    if let Some((_, kind)) = types.iter().find(|(t, _)| message.ends_with(t)) {
+        let found = message
+            .strip_prefix("invalid type: ")
+            .or_else(|| message.strip_prefix("invalid value: "))
+            .and_then(|m| m.split(", expected").next())
+            .unwrap_or("another value");
+        return match crate::settings::bound_of_field(&field) {
+            Some(b) => format!("setup field {path}: {found}, expected {}", b.expected()),
+            None => format!("setup field {path}: {found}, expected {kind}"),
+        };
     }
-    match json_path_at(text, e.line(), e.column()) {
-        Some(path) if !path.is_empty() => format!("{path}: {message}"),
-        _ => format!("{message} (line {}, column {})", e.line(), e.column()),
-    }
-}
-
-/// The path (`data.source.synthetic.options.queries`, `widths[2]`) of the value the JSON text
-/// was inside at 1-based `line` and `column`, as the parser reports where it stopped.
-fn json_path_at(text: &str, line: usize, column: usize) -> Option<String> {
-    let start = text
-        .split_inclusive('\n')
-        .take(line.checked_sub(1)?)
-        .map(str::len)
-        .sum::<usize>();
-    let end = (start + column).min(text.len());
-    enum Frame {
-        Object { key: Option<String>, in_value: bool },
-        Array { index: usize },
-    }
-    let mut frames: Vec<Frame> = Vec::new();
-    let bytes = text.as_bytes();
-    let mut i = 0;
-    while i < end {
-        match bytes[i] {
-            b'"' => {
-                let mut j = i + 1;
-                while j < bytes.len() && bytes[j] != b'"' {
-                    j += if bytes[j] == b'\\' { 2 } else { 1 };
-                }
-                let raw = text.get(i..(j + 1).min(text.len()))?;
-                if let Some(Frame::Object {
-                    key,
-                    in_value: false,
-                }) = frames.last_mut()
-                {
-                    *key = serde_json::from_str::<String>(raw).ok();
-                }
-                i = j + 1;
-                continue;
-            }
-            b'{' => frames.push(Frame::Object {
-                key: None,
-                in_value: false,
-            }),
-            b'[' => frames.push(Frame::Array { index: 0 }),
-            b'}' | b']' => {
-                frames.pop();
-            }
-            b':' => {
-                if let Some(Frame::Object { in_value, .. }) = frames.last_mut() {
-                    *in_value = true;
-                }
-            }
-            b',' => match frames.last_mut() {
-                Some(Frame::Object { in_value, .. }) => *in_value = false,
-                Some(Frame::Array { index }) => *index += 1,
-                None => {}
-            },
-            _ => {}
-        }
-        i += 1;
-    }
-    let mut path = String::new();
-    for frame in &frames {
-        match frame {
-            Frame::Object {
-                key: Some(key),
-                in_value: true,
-            } => {
-                if !path.is_empty() {
-                    path.push('.');
-                }
-                path.push_str(&crate::error::printable(key));
-            }
-            Frame::Array { index } => path.push_str(&format!("[{index}]")),
-            _ => {}
-        }
-    }
-    Some(path)
+    format!("setup field {path}: {message}")
 }

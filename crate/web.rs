@@ -233,16 +233,7 @@ pub fn check_setup(setup: JsValue, inputs: Option<usize>) -> std::result::Result
 }
 
 fn describe(setup: &ExperimentSetup) -> std::result::Result<JsValue, JsError> {
-    let command = std::iter::once("distillrank".to_string())
-        .chain(setup.command_line().into_iter().map(|a| {
-            if a.is_empty() || a.contains([' ', '%', '\'', '"']) {
-                format!("'{a}'")
-            } else {
-                a
-            }
-        }))
-        .collect::<Vec<_>>()
-        .join(" ");
+    let command = setup.shell_command();
     to_js(&serde_json::json!({
         "setup": setup,
         "command": command,

@@ -4,7 +4,7 @@
 //! | floor | modules | what they are |
 //! |---|---|---|
 //! | 0 | error, clock, rng, stop | plumbing every floor may use |
-//! | 1 | output, stats | atomic output files; paired tests |
+//! | 1 | output, stats, settings | atomic output files; paired tests; the bounds of every setting |
 //! | 2 | model, metrics | the shared words: the model, losses, Adam, objectives, a step; the metrics |
 //! | 3 | data | reading, caching, generating and preparing data |
 //! | 4 | cpu, gpu | the CPU engine and the WGSL engine, neither importing the other |
@@ -32,6 +32,7 @@ const FLOORS: &[(&str, u32)] = &[
     ("stop", 0),
     ("output", 1),
     ("stats", 1),
+    ("settings", 1),
     ("model", 2),
     ("metrics", 2),
     ("data", 3),

@@ -207,7 +207,7 @@ fn bad_options_are_refused_before_training() {
         ),
         (
             vec!["train", "--dual-rate-factor=-1", "--objective", "auc-pr"],
-            "dual rate factor",
+            "--dual-rate-factor",
         ),
     ] {
         let (ok, _, stderr) = distillrank(&args);
@@ -425,7 +425,7 @@ fn bad_experiments_are_refused_before_training() {
         ),
         (
             vec!["sweep", "--param", "alpha", "--values", "0.5,1.0"],
-            "alpha = 1 must lie in (0, 1)",
+            "--values: alpha = 1: expected a finite number in (0, 1)",
         ),
         (
             vec![
@@ -552,7 +552,7 @@ fn cli_objectives_rejects_bad_options_without_panicking() {
         ),
         (
             &["objectives", "--dual-rate-factor=-1"][..],
-            "dual rate factor",
+            "--dual-rate-factor",
         ),
         (
             &["objectives", "--train", "tests/malformed/value_nan.txt"][..],
@@ -849,5 +849,8 @@ fn compare_gives_the_same_results_for_any_number_of_jobs() {
         "--out",
         dir.path().join("zero").to_str().unwrap(),
     ]);
-    assert!(!ok && stderr.contains("--jobs 0"), "{stderr}");
+    assert!(
+        !ok && stderr.contains("--jobs") && stderr.contains("1..="),
+        "{stderr}"
+    );
 }

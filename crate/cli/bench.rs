@@ -7,6 +7,8 @@ use std::time::Instant;
 
 use clap::{Args, Subcommand};
 
+use super::bounded;
+
 use distillrank::bench::{Budget, TrainShape};
 use distillrank::cpu::adam::AdamConfig;
 use distillrank::cpu::mlp::Mlp;
@@ -35,7 +37,7 @@ pub enum BenchCommand {
     Adapters,
     /// GFLOP/s of the CPU engine's matrix products at the MLP's shapes (batch 512) and 1024^3.
     Gemm {
-        #[arg(long, default_value_t = 20)]
+        #[arg(value_parser = bounded::<usize>("repeat"), long, default_value_t = 20)]
         repeat: usize,
         /// cpu: the CPU engine's products; gpu: the tiled WGSL kernel against a naive
         /// one-output-per-invocation kernel on the same adapter (software adapters included).
@@ -47,7 +49,7 @@ pub enum BenchCommand {
         file: PathBuf,
         #[arg(long)]
         query: Option<PathBuf>,
-        #[arg(long, default_value_t = 3)]
+        #[arg(value_parser = bounded::<usize>("repeat"), long, default_value_t = 3)]
         repeat: usize,
     },
     /// Time to parse FILE against time to load its binary cache.
@@ -55,14 +57,14 @@ pub enum BenchCommand {
         file: PathBuf,
         #[arg(long)]
         query: Option<PathBuf>,
-        #[arg(long, default_value_t = 3)]
+        #[arg(value_parser = bounded::<usize>("repeat"), long, default_value_t = 3)]
         repeat: usize,
     },
     /// Training throughput (docs/s, forward + backward + Adam, RankNet) of the default MLP.
     Train {
-        #[arg(long, default_value_t = 200)]
+        #[arg(value_parser = bounded::<usize>("steps"), long, default_value_t = 200)]
         steps: usize,
-        #[arg(long, default_value_t = 20)]
+        #[arg(value_parser = bounded::<usize>("warmup"), long, default_value_t = 20)]
         warmup: usize,
         #[command(flatten)]
         shape: ShapeArgs,
@@ -74,9 +76,9 @@ pub enum BenchCommand {
     /// backward, Adam), the products' GFLOP/s in forward and backward, and the same products
     /// alone (`bench gemm`'s MLP shapes, measured in the same run) for reference.
     Profile {
-        #[arg(long, default_value_t = 200)]
+        #[arg(value_parser = bounded::<usize>("steps"), long, default_value_t = 200)]
         steps: usize,
-        #[arg(long, default_value_t = 20)]
+        #[arg(value_parser = bounded::<usize>("warmup"), long, default_value_t = 20)]
         warmup: usize,
         #[command(flatten)]
         shape: ShapeArgs,
@@ -84,7 +86,7 @@ pub enum BenchCommand {
     /// Time of each phase of a GPU training step (forward, losses, backward, Adam) from timestamp
     /// queries, where the adapter has them.
     Kernels {
-        #[arg(long, default_value_t = 10)]
+        #[arg(value_parser = bounded::<usize>("steps"), long, default_value_t = 10)]
         steps: usize,
         #[command(flatten)]
         shape: ShapeArgs,
@@ -94,13 +96,13 @@ pub enum BenchCommand {
 /// The model and batches of the training benchmarks (the default MLP, batches of 8 x 64 documents).
 #[derive(clap::Args, Clone, Debug)]
 pub struct ShapeArgs {
-    #[arg(long, default_value_t = 136)]
+    #[arg(value_parser = bounded::<usize>("features"), long, default_value_t = 136)]
     features: usize,
-    #[arg(long, default_value_t = 8)]
+    #[arg(value_parser = bounded::<usize>("groups-per-batch"), long, default_value_t = 8)]
     groups_per_batch: usize,
-    #[arg(long, default_value_t = 64)]
+    #[arg(value_parser = bounded::<usize>("docs-per-group"), long, default_value_t = 64)]
     docs_per_group: usize,
-    #[arg(long, value_delimiter = ',', action = clap::ArgAction::Set, default_value = "256,256,128,64")]
+    #[arg(value_parser = bounded::<usize>("widths"), long, value_delimiter = ',', action = clap::ArgAction::Set, default_value = "256,256,128,64")]
     widths: Vec<usize>,
 }
 

@@ -466,7 +466,7 @@ fn print_report(name: &str, r: &metrics::Report) {
 }
 
 pub fn eval(args: &EvalArgs, out: &Output) -> Result<()> {
-    let (model, config) = model_io::load(&args.model)?;
+    let (model, config) = distillrank::pipeline::load_model(&args.model)?;
     let data = load(&args.file, args.query.as_deref(), out)?;
     let (data, labels) = match args.labels {
         LabelsArg::Graded => {
@@ -511,7 +511,7 @@ pub fn predict(args: &PredictArgs, out: &Output) -> Result<()> {
     if let Some(run) = &args.run {
         output::check_file(run)?;
     }
-    let (model, config) = model_io::load(&args.model)?;
+    let (model, config) = distillrank::pipeline::load_model(&args.model)?;
     let data = load(&args.file, args.query.as_deref(), out)?;
     let inputs = model_io::model_inputs(&data, &config, &args.file, args.allow_missing_features)?;
     let engine = super::engine(args.backend, out)?;

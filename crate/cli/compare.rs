@@ -5,6 +5,8 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
+use super::bounded;
+
 use distillrank::distill::{Method, RdConfig, RdWeighting};
 use distillrank::engine::Engine;
 use distillrank::experiment::{ndcg, CompareConfig, Comparison};
@@ -36,7 +38,7 @@ pub struct CompareArgs {
     pub setup: Option<PathBuf>,
     /// Jobs (a method at a seed) trained side by side on the CPU engine (default: one per
     /// core); the results are the same for any number.
-    #[arg(long)]
+    #[arg(value_parser = bounded::<usize>("jobs"), long)]
     pub jobs: Option<usize>,
 }
 
@@ -52,56 +54,56 @@ pub struct ExperimentArgs {
     )]
     pub methods: Vec<String>,
     /// Seeds (model initialisation and batch order) per method.
-    #[arg(long, default_value_t = 5)]
+    #[arg(value_parser = bounded::<usize>("seeds"), long, default_value_t = 5)]
     pub seeds: usize,
-    #[arg(long, default_value_t = 0)]
+    #[arg(value_parser = bounded::<u64>("first-seed"), long, default_value_t = 0)]
     pub first_seed: u64,
     /// Loss of students and teachers: ranknet (pairwise), rankbce (pointwise), softmax or
     /// lambdarank (listwise).
     #[arg(long, value_enum, default_value = "ranknet")]
     pub loss: distillrank::model::LossKind,
     /// Weight of the data loss in PFD Eq. 1, in (0, 1).
-    #[arg(long, default_value_t = 0.5)]
+    #[arg(value_parser = bounded::<f64>("alpha"), long, default_value_t = 0.5)]
     pub alpha: f64,
     /// Most epochs per model.
-    #[arg(long, default_value_t = 20)]
+    #[arg(value_parser = bounded::<usize>("epochs"), long, default_value_t = 20)]
     pub epochs: usize,
     /// Early stopping: stop after this many epochs without a better validation NDCG@8.
-    #[arg(long, default_value_t = 3)]
+    #[arg(value_parser = bounded::<usize>("patience"), long, default_value_t = 3)]
     pub patience: usize,
     /// Adam learning rate.
-    #[arg(long, default_value_t = 1e-3)]
+    #[arg(value_parser = bounded::<f64>("lr"), long, default_value_t = 1e-3)]
     pub lr: f64,
     #[command(flatten)]
     pub objective: super::ObjectiveArgs,
     /// Hidden widths of the student (and of the teachers, unless --teacher-widths).
-    #[arg(long, value_delimiter = ',', action = clap::ArgAction::Set, default_value = "256,256,128,64")]
+    #[arg(value_parser = bounded::<usize>("widths"), long, value_delimiter = ',', action = clap::ArgAction::Set, default_value = "256,256,128,64")]
     pub widths: Vec<usize>,
-    #[arg(long, value_delimiter = ',')]
+    #[arg(value_parser = bounded::<usize>("teacher-widths"), long, value_delimiter = ',')]
     pub teacher_widths: Option<Vec<usize>>,
     /// Documents per mini-batch (whole query groups).
-    #[arg(long, default_value_t = 512)]
+    #[arg(value_parser = bounded::<usize>("batch-docs"), long, default_value_t = 512)]
     pub batch_docs: usize,
     /// Multi-teacher PFD: number of teachers, each seeing x and one share of z.
-    #[arg(long, default_value_t = 2)]
+    #[arg(value_parser = bounded::<usize>("teachers"), long, default_value_t = 2)]
     pub teachers: usize,
     /// Ranking Distillation: top-K unlabeled documents per group.
-    #[arg(long, default_value_t = 10)]
+    #[arg(value_parser = bounded::<usize>("rd-k"), long, default_value_t = 10)]
     pub rd_k: usize,
     /// Ranking Distillation: position-importance temperature lambda.
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(value_parser = bounded::<f64>("rd-lambda"), long, default_value_t = 1.0)]
     pub rd_lambda: f64,
     /// Ranking Distillation: ranking-discrepancy sharpness mu.
-    #[arg(long, default_value_t = 0.1)]
+    #[arg(value_parser = bounded::<f64>("rd-mu"), long, default_value_t = 0.1)]
     pub rd_mu: f64,
     /// Ranking Distillation: weight alpha_RD of L_D.
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(value_parser = bounded::<f64>("rd-alpha"), long, default_value_t = 1.0)]
     pub rd_alpha: f64,
     /// Ranking Distillation weights: equal, position, discrepancy or hybrid.
     #[arg(long, default_value = "hybrid")]
     pub rd_weighting: String,
     /// Ranking Distillation: the teacher has about this many times the student's parameters.
-    #[arg(long, default_value_t = 2.0)]
+    #[arg(value_parser = bounded::<f64>("rd-teacher-factor"), long, default_value_t = 2.0)]
     pub rd_teacher_factor: f64,
     /// NDCG convention for groups with IDCG = 0 (default: excluded from the mean).
     #[arg(long, value_enum, default_value = "exclude")]
@@ -207,15 +209,13 @@ impl CompareArgs {
         }
         let bytes = distillrank::data::read_capped(path, 1 << 20, "a setup")?;
         let text = String::from_utf8_lossy(&bytes);
-        // A byte-order mark is accepted, as in LETOR files.
-        let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
-        let mut setup: Setup = serde_json::from_str(text).map_err(|e| {
-            Error::parse(
-                path,
-                e.line() as u64,
-                e.column() as u64,
-                format!("not a setup: {e}"),
-            )
+        // Read as every door reads a setup: strictly, each field named in a refusal and checked
+        // against the table of settings.
+        let mut setup = Setup::from_file_json(&text).map_err(|e| match e {
+            Error::Config(message) => {
+                Error::Config(format!("--setup {}: {message}", path.display()))
+            }
+            other => other,
         })?;
         // The files a setup names are found beside it, wherever it is run from.
         let folder = path.parent().unwrap_or(Path::new(""));
@@ -385,7 +385,7 @@ pub fn run(args: &CompareArgs, given: &[String], out: &Output) -> Result<()> {
     let table = table(&comparison, &tests);
     let sentences = sentences(&tests);
     let command = reproduce_command();
-    write(
+    write_report(
         &folder.file("report.md"),
         &report(
             &data,
@@ -444,18 +444,16 @@ pub fn write(path: &Path, text: &str) -> Result<()> {
     distillrank::output::write_atomic(path, text.as_bytes())
 }
 
-/// The command line that made this run, to reproduce it.
+/// Writes a report for people (markdown): input it quotes, such as file names, has its control
+/// characters escaped, as in every message.
+pub fn write_report(path: &Path, text: &str) -> Result<()> {
+    write(path, &distillrank::error::printable_text(text))
+}
+
+/// The command line that made this run, to reproduce it, quoted for a POSIX shell.
 pub fn reproduce_command() -> String {
-    std::iter::once("distillrank".to_string())
-        .chain(std::env::args().skip(1).map(|a| {
-            if a.contains(' ') || a.is_empty() {
-                format!("'{a}'")
-            } else {
-                a
-            }
-        }))
-        .collect::<Vec<_>>()
-        .join(" ")
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    distillrank::setup::shell_words(args.iter().map(String::as_str))
 }
 
 /// The markdown table: per method, test NDCG@{1,3,5,8,10} mean ± std over seeds, the gain of
@@ -660,7 +658,7 @@ fn report(
     let _ = writeln!(
         r,
         "The setup (`setup.json`; `distillrank compare --setup setup.json` runs it again, and the page's \"Open a setup\" loads it), the same as `distillrank {}`:\n\n```json\n{}\n```",
-        setup.command_line().join(" "),
+        setup.shell_command(),
         setup.to_json()
     );
     r

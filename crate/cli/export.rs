@@ -25,7 +25,7 @@ pub struct ExportArgs {
 
 pub fn run(args: &ExportArgs, out: &Output) -> Result<()> {
     output::check_file(&args.onnx)?;
-    let (model, config) = model_io::load(&args.model)?;
+    let (model, config) = distillrank::pipeline::load_model(&args.model)?;
     let (weights, json) = model_io::paths(&args.model);
     // The prefix's file name: `runs/student.json` -> `student`.
     let source_model = weights

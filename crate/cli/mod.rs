@@ -5,7 +5,8 @@
 macro_rules! outln {
     ($($arg:tt)*) => {{
         use std::io::Write as _;
-        if let Err(e) = writeln!(std::io::stdout().lock(), $($arg)*) {
+        let text = distillrank::error::printable_text(&format!($($arg)*));
+        if let Err(e) = writeln!(std::io::stdout().lock(), "{text}") {
             $crate::cli::stdout_failed(e)
         }
     }};
@@ -51,6 +52,47 @@ pub struct Cli {
     /// subcommand run, as clap names them.
     #[arg(skip)]
     pub given: Vec<String>,
+}
+
+/// The command line's definition, as `main` parses it. A numeric flag takes a value that starts
+/// with a dash (`--noise -1`, `--lr -inf`) as its value, so that its range refuses it by name,
+/// rather than clap reading it as an unknown flag.
+pub fn command() -> clap::Command {
+    fn negative_values(c: clap::Command) -> clap::Command {
+        c.mut_args(|a| {
+            let numeric = is_numeric(&a);
+            a.allow_hyphen_values(numeric)
+        })
+        .mut_subcommands(negative_values)
+    }
+    negative_values(<Cli as clap::CommandFactory>::command())
+}
+
+/// Whether a flag takes numbers (whole or real).
+pub fn is_numeric(arg: &clap::Arg) -> bool {
+    use std::any::TypeId;
+    let parsed = arg.get_value_parser().type_id();
+    [
+        TypeId::of::<usize>(),
+        TypeId::of::<u64>(),
+        TypeId::of::<u32>(),
+        TypeId::of::<u8>(),
+        TypeId::of::<f64>(),
+        TypeId::of::<f32>(),
+    ]
+    .iter()
+    .any(|id| parsed == *id)
+}
+
+/// A flag's value parser from the table of settings ([`distillrank::settings`]): the value must
+/// parse as `T` and lie in the setting's range, or clap refuses it, naming the flag and the range.
+pub fn bounded<T: distillrank::settings::Number>(
+    name: &'static str,
+) -> impl Fn(&str) -> Result<T, String> + Clone + Send + Sync + 'static {
+    move |text: &str| match distillrank::settings::bound(name) {
+        Some(bound) => bound.parse(text),
+        None => Err(format!("no bounds are known for --{name}")),
+    }
 }
 
 /// The ids of the flags the command line itself gives to the deepest subcommand (not their
@@ -135,26 +177,26 @@ pub struct SimulateLogsArgs {
 #[derive(Args, Clone, Debug)]
 pub struct LogArgs {
     /// Impressions of every query: more sessions, more clicks and conversions (a denser y).
-    #[arg(long, default_value_t = 100)]
+    #[arg(value_parser = bounded::<usize>("sessions"), long, default_value_t = 100)]
     pub sessions: usize,
     /// Documents shown per impression.
-    #[arg(long, default_value_t = 10)]
+    #[arg(value_parser = bounded::<usize>("shown"), long, default_value_t = 10)]
     pub shown: usize,
     /// pbm: examination (1/rank)^eta times attractiveness; cascade: click the first attractive
     /// document and stop; dcm: as cascade, going on after a click with --continue-after-click.
     #[arg(long, value_enum, default_value = "pbm")]
     pub click_model: ClickModelArg,
     /// PBM's eta, the position bias (0: none).
-    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
+    #[arg(value_parser = bounded::<f64>("position-bias"), long, default_value_t = 1.0, allow_negative_numbers = true)]
     pub position_bias: f64,
     /// DCM's lambda: probability of scanning on after a click.
-    #[arg(long, default_value_t = 0.5, allow_negative_numbers = true)]
+    #[arg(value_parser = bounded::<f64>("continue-after-click"), long, default_value_t = 0.5, allow_negative_numbers = true)]
     pub continue_after_click: f64,
     /// Attractiveness of a grade-0 document (eps in eps + (1 - eps)(2^r - 1)/(2^r_max - 1)).
-    #[arg(long, default_value_t = 0.1, allow_negative_numbers = true)]
+    #[arg(value_parser = bounded::<f64>("click-noise"), long, default_value_t = 0.1, allow_negative_numbers = true)]
     pub click_noise: f64,
     /// Scale of the Gumbel noise on the standardised logging scores at each impression.
-    #[arg(long, default_value_t = 0.5, allow_negative_numbers = true)]
+    #[arg(value_parser = bounded::<f64>("shuffle"), long, default_value_t = 0.5, allow_negative_numbers = true)]
     pub shuffle: f64,
     /// The ranker whose orderings are logged: linear[:FRACTION] (least squares on the grades of
     /// FRACTION of the training queries, default 0.1), feature:N or random.
@@ -162,13 +204,13 @@ pub struct LogArgs {
     pub logging_ranker: String,
     /// Share of the training file's clicks that convert (conversions are likelier for higher
     /// grades).
-    #[arg(long, default_value_t = 0.03, allow_negative_numbers = true)]
+    #[arg(value_parser = bounded::<f64>("conversion-rate"), long, default_value_t = 0.03, allow_negative_numbers = true)]
     pub conversion_rate: f64,
     /// Median dwell time of a click on a grade-0 document, seconds (x1.65 per grade).
-    #[arg(long, default_value_t = 30.0, allow_negative_numbers = true)]
+    #[arg(value_parser = bounded::<f64>("dwell-seconds"), long, default_value_t = 30.0, allow_negative_numbers = true)]
     pub dwell_seconds: f64,
     /// Seed of the simulated sessions.
-    #[arg(long, default_value_t = 0)]
+    #[arg(value_parser = bounded::<u64>("log-seed"), long, default_value_t = 0)]
     pub log_seed: u64,
 }
 
@@ -281,10 +323,10 @@ pub struct StatsArgs {
     #[arg(long)]
     pub privileged: Option<String>,
     /// The Gumbel labelling threshold the split is computed with (as train's; default 4.8).
-    #[arg(long)]
+    #[arg(value_parser = bounded::<f64>("tau-target"), long)]
     pub tau_target: Option<f64>,
     /// The Gumbel labelling temperature (default 4).
-    #[arg(long)]
+    #[arg(value_parser = bounded::<f64>("t"), long)]
     pub t: Option<f64>,
 }
 
@@ -309,41 +351,41 @@ pub struct SynthArgs {
     #[arg(long, value_enum, default_value = "letor")]
     pub kind: SynthKindArg,
     /// Query groups to generate (training queries, when the synthetic data feed train or compare).
-    #[arg(long, default_value_t = 4000)]
+    #[arg(value_parser = bounded::<usize>("queries"), long, default_value_t = 4000)]
     pub queries: usize,
     /// Validation queries generated beside the training queries (train, compare, sweep).
-    #[arg(long, default_value_t = 500)]
+    #[arg(value_parser = bounded::<usize>("valid-queries"), long, default_value_t = 500)]
     pub valid_queries: usize,
     /// Test queries generated beside the training queries (train, compare, sweep).
-    #[arg(long, default_value_t = 1000)]
+    #[arg(value_parser = bounded::<usize>("test-queries"), long, default_value_t = 1000)]
     pub test_queries: usize,
     /// Fewest documents in a generated group.
-    #[arg(long, default_value_t = 10)]
+    #[arg(value_parser = bounded::<usize>("min-docs"), long, default_value_t = 10)]
     pub min_docs: usize,
     /// Most documents in a generated group.
-    #[arg(long, default_value_t = 40)]
+    #[arg(value_parser = bounded::<usize>("max-docs"), long, default_value_t = 40)]
     pub max_docs: usize,
     /// Regular features x.
-    #[arg(long, default_value_t = 100)]
+    #[arg(value_parser = bounded::<usize>("regular"), long, default_value_t = 100)]
     pub regular: usize,
     /// Privileged features z (the last columns).
-    #[arg(long, default_value_t = 6)]
+    #[arg(value_parser = bounded::<usize>("privileged-count"), long, default_value_t = 6)]
     pub privileged_count: usize,
     /// Share of the relevance signal only the hidden factors behind z explain, in [0, 1].
-    #[arg(long, default_value_t = 0.5)]
+    #[arg(value_parser = bounded::<f64>("privileged-strength"), long, default_value_t = 0.5)]
     pub privileged_strength: f64,
     /// Share of the hidden factors' variance explained by x, in [0, 1] (0: z independent of x).
-    #[arg(long, default_value_t = 0.0)]
+    #[arg(value_parser = bounded::<f64>("privileged-correlation"), long, default_value_t = 0.0)]
     pub privileged_correlation: f64,
     /// Standard deviation of a per-query relevance shift (0: every query alike; larger: fewer
     /// positive groups).
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(value_parser = bounded::<f64>("query-spread"), long, default_value_t = 1.0)]
     pub query_spread: f64,
     /// Relevance noise (signal has unit variance).
-    #[arg(long, default_value_t = 0.1)]
+    #[arg(value_parser = bounded::<f64>("noise"), long, default_value_t = 0.1)]
     pub noise: f64,
     /// Seed of the synthetic data.
-    #[arg(long, default_value_t = 7)]
+    #[arg(value_parser = bounded::<u64>("synth-seed"), long, default_value_t = 7)]
     pub synth_seed: u64,
 }
 
@@ -419,17 +461,17 @@ pub struct DataArgs {
     pub privileged: Option<String>,
     /// Gumbel labelling threshold. Default 4.8 for files (the paper's, grades 0..4; use about 2.8 for
     /// MQ2008's grades 0..2) and 3.5 for the synthetic data.
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(value_parser = bounded::<f64>("tau-target"), long, allow_negative_numbers = true)]
     pub tau_target: Option<f64>,
     /// Gumbel labelling temperature t. Default 4 for files (the paper's) and 8 for the synthetic
     /// data, whose relevance carries its own noise.
-    #[arg(long)]
+    #[arg(value_parser = bounded::<f64>("t"), long)]
     pub t: Option<f64>,
     /// Drop query groups with fewer documents.
-    #[arg(long, default_value_t = 10)]
+    #[arg(value_parser = bounded::<usize>("min-group-size"), long, default_value_t = 10)]
     pub min_group_size: usize,
     /// Seed of the labels and the holdout.
-    #[arg(long, default_value_t = 0)]
+    #[arg(value_parser = bounded::<u64>("data-seed"), long, default_value_t = 0)]
     pub data_seed: u64,
     /// With --privileged logs: y is the conversion (default) or the Gumbel labelling of the grade.
     #[arg(long, value_enum, default_value = "conversion")]
@@ -451,19 +493,19 @@ pub struct TrainArgs {
     #[arg(long, value_enum, default_value = "ranknet")]
     pub loss: LossKind,
     /// Passes over the training groups; the epoch with the best validation NDCG@8 is kept.
-    #[arg(long, default_value_t = 20)]
+    #[arg(value_parser = bounded::<usize>("epochs"), long, default_value_t = 20)]
     pub epochs: usize,
     /// Adam learning rate.
-    #[arg(long, default_value_t = 1e-3)]
+    #[arg(value_parser = bounded::<f64>("lr"), long, default_value_t = 1e-3)]
     pub lr: f64,
     /// Hidden layer widths.
-    #[arg(long, value_delimiter = ',', action = clap::ArgAction::Set, default_value = "256,256,128,64")]
+    #[arg(value_parser = bounded::<usize>("widths"), long, value_delimiter = ',', action = clap::ArgAction::Set, default_value = "256,256,128,64")]
     pub widths: Vec<usize>,
     /// Documents per mini-batch (whole query groups).
-    #[arg(long, default_value_t = 512)]
+    #[arg(value_parser = bounded::<usize>("batch-docs"), long, default_value_t = 512)]
     pub batch_docs: usize,
     /// Seed of the initial weights and the batch order.
-    #[arg(long, default_value_t = 0)]
+    #[arg(value_parser = bounded::<u64>("seed"), long, default_value_t = 0)]
     pub seed: u64,
     /// NDCG convention for groups with IDCG = 0: exclude them from the mean (default), count 0, or count 1.
     #[arg(long, value_enum, default_value = "exclude")]
@@ -487,7 +529,7 @@ pub struct ObjectiveArgs {
     #[arg(long, default_value = "ranking")]
     pub objective: String,
     /// The objective's multipliers ascend at this factor times the learning rate.
-    #[arg(long, default_value_t = distillrank::objectives::train::DEFAULT_DUAL_RATE_FACTOR)]
+    #[arg(value_parser = bounded::<f64>("dual-rate-factor"), long, default_value_t = distillrank::objectives::train::DEFAULT_DUAL_RATE_FACTOR)]
     pub dual_rate_factor: f64,
 }
 
@@ -557,16 +599,16 @@ pub struct EvalArgs {
     #[arg(long, value_enum, default_value = "graded")]
     pub labels: LabelsArg,
     /// With --labels binary: the Gumbel labelling threshold.
-    #[arg(long, default_value_t = 4.8)]
+    #[arg(value_parser = bounded::<f64>("tau-target"), long, default_value_t = 4.8)]
     pub tau_target: f64,
     /// With --labels binary: the Gumbel labelling temperature.
-    #[arg(long, default_value_t = 4.0)]
+    #[arg(value_parser = bounded::<f64>("t"), long, default_value_t = 4.0)]
     pub t: f64,
     /// With --labels binary: the seed of the labels (train's --data-seed).
-    #[arg(long, default_value_t = 0)]
+    #[arg(value_parser = bounded::<u64>("data-seed"), long, default_value_t = 0)]
     pub data_seed: u64,
     /// With --labels binary: drop query groups with fewer documents, as training does.
-    #[arg(long, default_value_t = 10)]
+    #[arg(value_parser = bounded::<usize>("min-group-size"), long, default_value_t = 10)]
     pub min_group_size: usize,
     /// With --labels binary: which split of training this file played.
     #[arg(long, value_enum, default_value = "test")]

@@ -6,6 +6,8 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
+
+use super::bounded;
 use plotters::prelude::SeriesLabelPosition;
 
 use distillrank::cpu::adam::AdamConfig;
@@ -18,7 +20,7 @@ use distillrank::objectives::{precision_anchors, Objective, Surrogate};
 use distillrank::{Error, Result};
 
 use super::commands::load;
-use super::compare::{reproduce_command, write};
+use super::compare::{reproduce_command, write, write_report};
 use super::plot::{self, Series};
 use super::progress::{Output, Progress};
 use super::{engine, SplitFiles};
@@ -34,70 +36,70 @@ pub struct ObjectivesArgs {
     )]
     pub objectives: Vec<String>,
     /// Seeds (model initialisation and example order) per objective.
-    #[arg(long, default_value_t = 5)]
+    #[arg(value_parser = bounded::<usize>("seeds"), long, default_value_t = 5)]
     pub seeds: usize,
-    #[arg(long, default_value_t = 0)]
+    #[arg(value_parser = bounded::<u64>("first-seed"), long, default_value_t = 0)]
     pub first_seed: u64,
     /// The surrogate of the 0-1 loss in the bounds: log (log-loss / ln 2) or hinge.
     #[arg(long, value_enum, default_value = "log")]
     pub surrogate: SurrogateArg,
     /// Most epochs per model.
-    #[arg(long, default_value_t = 30)]
+    #[arg(value_parser = bounded::<usize>("epochs"), long, default_value_t = 30)]
     pub epochs: usize,
     /// Early stopping: stop after this many epochs without a better validation AUC-PR.
-    #[arg(long, default_value_t = 5)]
+    #[arg(value_parser = bounded::<usize>("patience"), long, default_value_t = 5)]
     pub patience: usize,
     /// Adam learning rate (model and anchor biases).
-    #[arg(long, default_value_t = 1e-3)]
+    #[arg(value_parser = bounded::<f64>("lr"), long, default_value_t = 1e-3)]
     pub lr: f64,
     /// The multipliers ascend at this factor times the learning rate (the reference's 0.1 barely
     /// moves them under Adam; see `DEFAULT_DUAL_RATE_FACTOR`).
-    #[arg(long, default_value_t = distillrank::objectives::train::DEFAULT_DUAL_RATE_FACTOR)]
+    #[arg(value_parser = bounded::<f64>("dual-rate-factor"), long, default_value_t = distillrank::objectives::train::DEFAULT_DUAL_RATE_FACTOR)]
     pub dual_rate_factor: f64,
     /// Every multiplier's starting value.
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(value_parser = bounded::<f64>("initial-lambda"), long, default_value_t = 1.0)]
     pub initial_lambda: f64,
     /// Hidden layer widths.
-    #[arg(long, value_delimiter = ',', action = clap::ArgAction::Set, default_value = "64,32")]
+    #[arg(value_parser = bounded::<usize>("widths"), long, value_delimiter = ',', action = clap::ArgAction::Set, default_value = "64,32")]
     pub widths: Vec<usize>,
     /// Examples per mini-batch.
-    #[arg(long, default_value_t = 128)]
+    #[arg(value_parser = bounded::<usize>("batch-size"), long, default_value_t = 128)]
     pub batch_size: usize,
     /// The precision of the reported recall-at-precision metric (default: the first
     /// recall-at-precision objective's target, else 0.8).
-    #[arg(long)]
+    #[arg(value_parser = bounded::<f64>("at-precision"), long)]
     pub at_precision: Option<f64>,
     /// The recall of the reported precision-at-recall metric (default: the first
     /// precision-at-recall objective's target, else 0.9).
-    #[arg(long)]
+    #[arg(value_parser = bounded::<f64>("at-recall"), long)]
     pub at_recall: Option<f64>,
     /// LETOR files, read document by document (label: grade >= --label-threshold); without
     /// --train, the synthetic imbalanced task.
     #[command(flatten)]
     pub files: SplitFiles,
     /// With LETOR files: a document is positive when its grade is at least this.
-    #[arg(long, default_value_t = 1)]
+    #[arg(value_parser = bounded::<u8>("label-threshold"), long, default_value_t = 1)]
     pub label_threshold: u8,
     /// Synthetic task: training examples.
-    #[arg(long, default_value_t = 20_000)]
+    #[arg(value_parser = bounded::<usize>("train-examples"), long, default_value_t = 20_000)]
     pub train_examples: usize,
     /// Synthetic task: validation examples.
-    #[arg(long, default_value_t = 10_000)]
+    #[arg(value_parser = bounded::<usize>("valid-examples"), long, default_value_t = 10_000)]
     pub valid_examples: usize,
     /// Synthetic task: test examples.
-    #[arg(long, default_value_t = 20_000)]
+    #[arg(value_parser = bounded::<usize>("test-examples"), long, default_value_t = 20_000)]
     pub test_examples: usize,
     /// Synthetic task: features.
-    #[arg(long, default_value_t = 20)]
+    #[arg(value_parser = bounded::<usize>("features"), long, default_value_t = 20)]
     pub features: usize,
     /// Synthetic task: share of positives.
-    #[arg(long, default_value_t = 0.03)]
+    #[arg(value_parser = bounded::<f64>("positive-rate"), long, default_value_t = 0.03)]
     pub positive_rate: f64,
     /// Synthetic task: standard deviation of the latent noise.
-    #[arg(long, default_value_t = 0.7)]
+    #[arg(value_parser = bounded::<f64>("noise"), long, default_value_t = 0.7)]
     pub noise: f64,
     /// Synthetic task: seed of the examples.
-    #[arg(long, default_value_t = 11)]
+    #[arg(value_parser = bounded::<u64>("synth-seed"), long, default_value_t = 11)]
     pub synth_seed: u64,
     /// Directory for report.md, results.json, results.csv and the SVG plots.
     #[arg(long, default_value = "out/objectives")]
@@ -268,7 +270,7 @@ pub fn run(args: &ObjectivesArgs, out: &Output) -> Result<()> {
     let command = reproduce_command();
     let table = table(&results, &config.targets);
     let json = results_json(&splits, &config, args, &results, &command, seconds);
-    write(
+    write_report(
         &folder.file("report.md"),
         &report(&splits, &config, args, &results, &table, &command, seconds),
     )?;

@@ -16,13 +16,16 @@ impl Output {
     /// A line for people (stderr, so that stdout stays clean for results); silent when quiet.
     pub fn note(&self, text: impl AsRef<str>) {
         if !self.quiet {
-            eprintln!("{}", text.as_ref());
+            eprintln!("{}", distillrank::error::printable_text(text.as_ref()));
         }
     }
     /// Something the user must know about the results (an unmeasurable metric, ...): printed
     /// even when quiet.
     pub fn warn(&self, text: impl AsRef<str>) {
-        eprintln!("warning: {}", text.as_ref());
+        eprintln!(
+            "warning: {}",
+            distillrank::error::printable_text(text.as_ref())
+        );
     }
 }
 
@@ -77,10 +80,11 @@ impl Progress {
         if self.quiet {
             return;
         }
+        let text = distillrank::error::printable_text(text.as_ref());
         if self.shown {
-            self.bar.println(text.as_ref());
+            self.bar.println(text);
         } else {
-            eprintln!("{}", text.as_ref());
+            eprintln!("{text}");
         }
     }
     fn reveal(&mut self) {
@@ -133,7 +137,9 @@ impl Drop for Bars<'_> {
 impl distillrank::pipeline::Reporter for Bars<'_> {
     fn note(&mut self, text: &str) {
         match &self.bar {
-            Some((_, _, _, bar)) if !self.out.quiet => bar.println(text),
+            Some((_, _, _, bar)) if !self.out.quiet => {
+                bar.println(distillrank::error::printable_text(text))
+            }
             _ => self.out.note(text),
         }
     }

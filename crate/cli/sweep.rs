@@ -9,13 +9,15 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
+use super::bounded;
+
 use distillrank::distill::Method;
 use distillrank::experiment::Comparison;
 use distillrank::metrics::plus_minus;
 use distillrank::stats::PairedTest;
 use distillrank::{Error, Result};
 
-use super::compare::{reproduce_command, run_comparison, write, ExperimentArgs};
+use super::compare::{reproduce_command, run_comparison, write, write_report, ExperimentArgs};
 use super::plot::{lines, Series};
 use super::progress::Output;
 use super::DataArgs;
@@ -55,6 +57,19 @@ impl SweepParam {
                 | SweepParam::ConversionRate
         )
     }
+    /// The setting it sweeps, as the table of settings names it.
+    fn setting(self) -> &'static str {
+        match self {
+            SweepParam::Alpha => "alpha",
+            SweepParam::TauTarget => "tau-target",
+            SweepParam::TauPriv => "tau-priv",
+            SweepParam::PrivilegedCount => "privileged-count",
+            SweepParam::QuerySpread => "query-spread",
+            SweepParam::Sessions => "sessions",
+            SweepParam::PositionBias => "position-bias",
+            SweepParam::ConversionRate => "conversion-rate",
+        }
+    }
     /// Whether the parameter is one of the log simulator's.
     fn of_logs(self) -> bool {
         matches!(
@@ -70,7 +85,7 @@ pub struct SweepArgs {
     #[arg(long, value_enum)]
     pub param: SweepParam,
     /// Its values, comma-separated.
-    #[arg(long, value_delimiter = ',', action = clap::ArgAction::Set, required = true)]
+    #[arg(value_parser = bounded::<f64>("values"), long, value_delimiter = ',', action = clap::ArgAction::Set, required = true)]
     pub values: Vec<f64>,
     #[command(flatten)]
     pub data: DataArgs,
@@ -78,7 +93,7 @@ pub struct SweepArgs {
     pub experiment: ExperimentArgs,
     /// Jobs (a method at a seed) trained side by side on the CPU engine (default: one per
     /// core); the results are the same for any number.
-    #[arg(long)]
+    #[arg(value_parser = bounded::<usize>("jobs"), long)]
     pub jobs: Option<usize>,
     /// Directory for sweep.md, sweep.json, sweep.csv and sweep.svg.
     #[arg(long, default_value = "out/sweep")]
@@ -96,24 +111,16 @@ pub fn run(args: &SweepArgs, out: &Output) -> Result<()> {
         .expect("every parameter has a name")
         .get_name()
         .to_string();
-    if args.param == SweepParam::Alpha {
-        if let Some(bad) = args.values.iter().find(|&&a| !(a > 0.0 && a < 1.0)) {
-            return Err(Error::Config(format!("alpha = {bad} must lie in (0, 1)")));
-        }
-    }
-    if matches!(
-        args.param,
-        SweepParam::PrivilegedCount | SweepParam::Sessions
-    ) {
-        if let Some(bad) = args
-            .values
-            .iter()
-            .find(|&&n| !(n >= 1.0 && n.fract() == 0.0))
-        {
-            return Err(Error::Config(format!(
-                "{name} must be a positive integer, got {bad}"
-            )));
-        }
+    // Each value must be a value of the swept setting: its row of the table of settings.
+    let bound = distillrank::settings::bound(args.param.setting()).ok_or_else(|| {
+        Error::Config(format!("no bounds are known for the swept setting {name}"))
+    })?;
+    if let Some(&bad) = args.values.iter().find(|&&v| !bound.contains(v)) {
+        return Err(Error::Config(format!(
+            "--values: {name} = {}: expected {}",
+            distillrank::error::shown(bad),
+            bound.expected()
+        )));
     }
     if args.param == SweepParam::QuerySpread && args.data.files.train.is_some() {
         return Err(Error::Config(
@@ -387,7 +394,7 @@ pub fn run(args: &SweepArgs, out: &Output) -> Result<()> {
         "# distillrank sweep: {name}\n\n{table}\nStudent test NDCG@8 at the epoch with the best validation NDCG@8, mean ± std over {} seeds; in brackets, the gain over no-distillation and its paired randomization test over the test queries (Holm-corrected within each value; sweep.json's `tests` has every test with its 95% interval and the smallest difference the run could detect). The gain plot's bands are those intervals.\n\n{more}\nThe same students' test NDCG@8 on the graded relevance, and the (first) teacher's test NDCG@8 on y.\n\n![sweep](sweep.svg)\n\n![gain over no-distillation](sweep_gain.svg)\n\n```sh\n{command}\n```\n\nRan in {seconds:.0} s.\n",
         base.seeds
     );
-    write(&folder.file("sweep.md"), &report)?;
+    write_report(&folder.file("sweep.md"), &report)?;
     folder.finish()?;
     if out.json {
         outln!("{json}");

@@ -152,15 +152,16 @@ pub fn parse_query_sizes(name: &Path, bytes: &[u8]) -> Result<Vec<usize>> {
             }
             Ok(n) => sizes.push(n),
             Err(_) => {
-                return Err(Error::parse(
-                    name,
-                    i as u64 + 1,
-                    1,
-                    format!(
-                        "expected a group size (a positive integer), found '{}'",
-                        shorten(text)
-                    ),
-                ))
+                let message = format!(
+                    "expected a group size (a positive integer), found '{}'",
+                    shorten(text)
+                );
+                let message = if sizes.is_empty() {
+                    unquoted(&message)
+                } else {
+                    message
+                };
+                return Err(Error::parse(name, i as u64 + 1, 1, message));
             }
         }
     }
@@ -366,7 +367,15 @@ fn append_pieces(
                 line += piece.lines;
                 pieces.push(piece);
             }
-            Err(e) => return Err(Error::parse(name, line + e.line, e.column, e.message)),
+            Err(e) => {
+                let at = line + e.line;
+                let message = if at == 1 {
+                    unquoted(&e.message)
+                } else {
+                    e.message
+                };
+                return Err(Error::parse(name, at, e.column, message));
+            }
         }
     }
     builder.densify(stored, &pieces);
@@ -586,6 +595,20 @@ impl<'a> Iterator for Tokens<'a> {
             self.at += 1;
         }
         Some((start as u64 + 1, &line[start..self.at]))
+    }
+}
+
+/// A message about a file's first line without the text it quotes. A file that fails on its first
+/// line may be any file at all (`--train /etc/passwd`), so its content is never echoed; past the
+/// first line the file has shown itself to be LETOR text, and the bad token helps to find it.
+fn unquoted(message: &str) -> String {
+    match (message.find('\''), message.rfind('\'')) {
+        (Some(open), Some(close)) if close > open => format!(
+            "{}text not shown{} (a first line is never echoed; LETOR / SVMlight lines read `<grade> qid:<id> <index>:<value> ...`)",
+            &message[..open],
+            &message[close + 1..]
+        ),
+        _ => message.to_string(),
     }
 }
 

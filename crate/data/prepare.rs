@@ -1075,7 +1075,11 @@ fn prepare_parts(
     }
     let test_set = test_data.zip(test_draws).map(|(d, g)| build(d, &g));
     let mut warnings = Vec::new();
-    let splits = [("train", Some(&train_set)), ("validation", Some(&valid_set)), ("test", test_set.as_ref())];
+    let splits = [
+        ("train", Some(&train_set)),
+        ("validation", Some(&valid_set)),
+        ("test", test_set.as_ref()),
+    ];
     for (split, set) in splits {
         let Some(set) = set.filter(|s| s.d_x > 0 && s.n_docs() > 0) else {
             continue;
@@ -1184,7 +1188,11 @@ pub fn constant_columns(features: &[f32], n_features: usize) -> Vec<usize> {
 /// of `offsets` (columns constant everywhere among them): a model that sees only these gives
 /// every document of a query the same score, so it cannot rank within a query, however much the
 /// columns vary between queries.
-pub fn constant_within_queries(features: &[f32], n_features: usize, offsets: &[usize]) -> Vec<usize> {
+pub fn constant_within_queries(
+    features: &[f32],
+    n_features: usize,
+    offsets: &[usize],
+) -> Vec<usize> {
     let mut varies = vec![false; n_features];
     for w in offsets.windows(2) {
         let rows = &features[w[0] * n_features..w[1] * n_features];

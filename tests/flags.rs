@@ -1,0 +1,539 @@
+//! The walk over the CLI's own definition and over every field of `setup.json`: each numeric flag
+//! of each subcommand gets 0, -1, 1e15, 2^64 - 1, NaN, inf and -inf; each path flag a folder,
+//! `/dev/zero` (through a link), an empty name and a missing file; each numeric field of a setup 0, -1, 1e15,
+//! 2^64 - 1 and +-1e308. Every run must end in exit 0 with finite numbers, or in a clear error
+//! naming the flag (or field, or file). None may panic, abort, hang or grow past the memory the
+//! test allows it.
+//!
+//! The flags come from clap's `Command` tree and the fields from a setup's JSON, so a new flag or
+//! field is walked without editing this test; one without a row in the table of settings
+//! (`distillrank::settings::BOUNDS`) fails it.
+
+#![cfg(not(target_arch = "wasm32"))]
+
+#[allow(dead_code, unused_imports, unused_macros)]
+#[path = "../crate/cli/mod.rs"]
+mod cli;
+
+use std::os::unix::fs::FileTypeExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use distillrank::settings;
+
+/// Values every numeric flag is tried with.
+const NUMBERS: [&str; 7] = [
+    "0",
+    "-1",
+    "1e15",
+    "18446744073709551615",
+    "NaN",
+    "inf",
+    "-inf",
+];
+/// And every numeric field of a setup (JSON has no NaN or infinity).
+const JSON_NUMBERS: [&str; 6] = ["0", "-1", "1e15", "18446744073709551615", "1e308", "-1e308"];
+/// Each run's ceiling: address space (a failed allocation aborts, which fails the run) and time.
+const MEMORY_KIB: u64 = 4 << 20;
+const TIME_LIMIT: Duration = Duration::from_secs(120);
+
+/// A tiny synthetic run, for the commands that generate their data.
+const SMALL: &[&str] = &[
+    "--queries",
+    "40",
+    "--valid-queries",
+    "20",
+    "--test-queries",
+    "20",
+    "--regular",
+    "6",
+    "--privileged-count",
+    "2",
+    "--min-docs",
+    "10",
+    "--max-docs",
+    "14",
+    "--widths",
+    "4",
+    "--epochs",
+    "1",
+    "--quiet",
+];
+const SHAPE: &[&str] = &[
+    "--features",
+    "8",
+    "--groups-per-batch",
+    "2",
+    "--docs-per-group",
+    "4",
+    "--widths",
+    "4",
+];
+
+/// The arguments that make each subcommand run quickly. `{data}` is a small LETOR file,
+/// `{copy}` a copy of it in the case's own folder (for commands that write beside their input),
+/// `{model}` a saved model, `{case}` the case's own folder.
+fn base(subcommand: &'static str) -> Option<Vec<&'static str>> {
+    let mut args: Vec<&str> = match subcommand {
+        "data stats" => vec!["{data}"],
+        "data synth" => vec![
+            "--queries",
+            "20",
+            "--regular",
+            "4",
+            "--privileged-count",
+            "2",
+            "--out",
+            "{case}/synth.txt",
+        ],
+        "data cache" => vec!["{copy}"],
+        "data simulate-logs" => vec!["{copy}", "--out", "{case}/logged.txt", "--sessions", "5"],
+        "eval" => vec!["--model", "{model}", "{data}", "--backend", "cpu"],
+        "predict" => vec!["--model", "{model}", "{data}"],
+        "export" => vec!["--model", "{model}", "--onnx", "{case}/model.onnx"],
+        "train" => [SMALL, &["--backend", "cpu"]].concat(),
+        "compare" => [
+            SMALL,
+            &["--seeds", "1", "--backend", "cpu", "--out", "{case}/out"],
+        ]
+        .concat(),
+        "sweep" => [
+            SMALL,
+            &[
+                "--param",
+                "alpha",
+                "--values",
+                "0.3",
+                "--seeds",
+                "1",
+                "--backend",
+                "cpu",
+                "--out",
+                "{case}/out",
+            ],
+        ]
+        .concat(),
+        "objectives" => vec![
+            "--train-examples",
+            "300",
+            "--valid-examples",
+            "200",
+            "--test-examples",
+            "200",
+            "--features",
+            "5",
+            "--epochs",
+            "1",
+            "--seeds",
+            "1",
+            "--widths",
+            "4",
+            "--quiet",
+            "--out",
+            "{case}/out",
+        ],
+        "bench gemm" => vec!["--repeat", "1"],
+        "bench parse" => vec!["{data}", "--repeat", "1"],
+        "bench cache" => vec!["{copy}", "--repeat", "1"],
+        "bench train" | "bench profile" => [&["--steps", "1", "--warmup", "0"], SHAPE].concat(),
+        "bench kernels" => [&["--steps", "1"], SHAPE].concat(),
+        _ => return None,
+    };
+    args.splice(0..0, subcommand.split(' '));
+    Some(args)
+}
+
+/// The fixtures every case shares: a small LETOR file, a model trained on it, and a link to
+/// `/dev/zero` (through which an output that wrongly replaced its target would replace the
+/// link, not the device).
+struct Fixtures {
+    dir: tempfile::TempDir,
+    data: String,
+    model: String,
+    zero: String,
+}
+
+fn binary() -> &'static str {
+    env!("CARGO_BIN_EXE_distillrank")
+}
+
+fn fixtures() -> Fixtures {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data.txt").display().to_string();
+    let model = dir.path().join("model").display().to_string();
+    let ok = |args: &[&str]| {
+        let out = Command::new(binary()).args(args).output().unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    ok(&[
+        "data",
+        "synth",
+        "--queries",
+        "30",
+        "--regular",
+        "6",
+        "--privileged-count",
+        "2",
+        "--min-docs",
+        "10",
+        "--max-docs",
+        "14",
+        "-o",
+        &data,
+    ]);
+    ok(&[
+        "train",
+        "--train",
+        &data,
+        "--tau-target",
+        "3",
+        "--t",
+        "8",
+        "--widths",
+        "4",
+        "--epochs",
+        "1",
+        "--backend",
+        "cpu",
+        "--quiet",
+        "--save",
+        &model,
+    ]);
+    let zero = dir.path().join("zero");
+    std::os::unix::fs::symlink("/dev/zero", &zero).unwrap();
+    Fixtures {
+        zero: zero.display().to_string(),
+        dir,
+        data,
+        model,
+    }
+}
+
+/// One run to try: its arguments, and what a refusal must name.
+struct Case {
+    args: Vec<String>,
+    /// A refusal must contain one of these (the flag, the field or the file).
+    names: Vec<String>,
+    /// A setup file to write first, as (path, text).
+    setup: Option<(PathBuf, String)>,
+}
+
+/// What went wrong with a case, or `None`.
+fn try_case(case: &Case) -> Option<String> {
+    if let Some((path, text)) = &case.setup {
+        std::fs::write(path, text).unwrap();
+    }
+    let mut shell = Command::new("sh");
+    shell
+        .arg("-c")
+        .arg(format!("ulimit -v {MEMORY_KIB}; exec \"$0\" \"$@\""))
+        .arg(binary())
+        .args(&case.args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = shell.spawn().unwrap();
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > TIME_LIMIT {
+            child.kill().ok();
+            child.wait().ok();
+            return Some(format!("still running after {} s", TIME_LIMIT.as_secs()));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let out = child.wait_with_output().unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    if stderr.contains("panicked") || stderr.contains("memory allocation") {
+        return Some(format!("panicked or aborted: {stderr}"));
+    }
+    match status.code() {
+        Some(0) => {
+            let words =
+                stdout.split(|c: char| c.is_whitespace() || c == ',' || c == ':' || c == '"');
+            let bad: Vec<&str> = words
+                .filter(|w| ["NaN", "nan", "inf", "-inf", "Infinity"].contains(w))
+                .collect();
+            (!bad.is_empty()).then(|| format!("exit 0 with non-finite numbers {bad:?}: {stdout}"))
+        }
+        Some(1 | 2) => {
+            let named = case.names.iter().any(|n| stderr.contains(n.as_str()));
+            (!stderr.contains("error:") || !named)
+                .then(|| format!("refused without naming any of {:?}: {stderr}", case.names))
+        }
+        Some(code) => Some(format!("exit {code}: {stderr}")),
+        None => Some(format!("killed by a signal: {stderr}")),
+    }
+}
+
+/// Runs the cases on both cores; returns every failure, described.
+fn run_all(cases: Vec<Case>) -> Vec<String> {
+    let cases = std::sync::Mutex::new(cases.into_iter().collect::<Vec<_>>());
+    let failures = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|scope| {
+        for _ in 0..2 {
+            scope.spawn(|| loop {
+                let Some(case) = cases.lock().unwrap().pop() else {
+                    break;
+                };
+                if let Some(why) = try_case(&case) {
+                    failures
+                        .lock()
+                        .unwrap()
+                        .push(format!("distillrank {}: {why}", case.args.join(" ")));
+                }
+            });
+        }
+    });
+    failures.into_inner().unwrap()
+}
+
+/// Every subcommand of the definition with its path (`data stats`) and its arguments.
+fn subcommands() -> Vec<(String, clap::Command)> {
+    fn walk(c: &clap::Command, path: &str, out: &mut Vec<(String, clap::Command)>) {
+        for sub in c.get_subcommands() {
+            let name = format!("{path} {}", sub.get_name()).trim().to_string();
+            if sub.has_subcommands() {
+                walk(sub, &name, out);
+            } else {
+                out.push((name, sub.clone()));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(&cli::command(), "", &mut out);
+    out
+}
+
+fn is_path(arg: &clap::Arg) -> bool {
+    arg.get_value_parser().type_id() == std::any::TypeId::of::<PathBuf>()
+}
+
+/// The base arguments of a case in `case_dir`, with `arg` set to `value`: replaced where the base
+/// gives it, added otherwise. A positional argument replaces the base's first positional value.
+fn with_value(
+    base: &[&str],
+    arg: &clap::Arg,
+    value: &str,
+    f: &Fixtures,
+    case_dir: &Path,
+) -> Vec<String> {
+    let fill = |s: &str| -> String {
+        if s == "{copy}" {
+            let copy = case_dir.join("copy.txt");
+            std::fs::copy(&f.data, &copy).unwrap();
+            return copy.display().to_string();
+        }
+        s.replace("{data}", &f.data)
+            .replace("{model}", &f.model)
+            .replace("{case}", &case_dir.display().to_string())
+    };
+    let mut args: Vec<String> = base.iter().map(|s| fill(s)).collect();
+    match arg.get_long() {
+        Some(long) => {
+            let flag = format!("--{long}");
+            match args.iter().position(|a| *a == flag) {
+                Some(at) => args[at + 1] = value.to_string(),
+                None => args.extend([flag, value.to_string()]),
+            }
+        }
+        None => {
+            let at = base
+                .iter()
+                .position(|s| s.starts_with('{') && (*s == "{data}" || *s == "{copy}"))
+                .expect("a positional path in the base arguments");
+            args[at] = value.to_string();
+        }
+    }
+    args
+}
+
+#[test]
+fn every_numeric_flag_has_a_bound_in_the_table_of_settings() {
+    let mut missing = Vec::new();
+    let mut seen = 0;
+    for (name, sub) in subcommands() {
+        for arg in sub.get_arguments().filter(|a| cli::is_numeric(a)) {
+            seen += 1;
+            let long = arg.get_long().unwrap_or("");
+            if settings::bound(long).is_none_or(|b| !b.flag) {
+                missing.push(format!("{name} --{long}"));
+            }
+        }
+    }
+    assert!(seen > 50, "only {seen} numeric flags found");
+    assert!(
+        missing.is_empty(),
+        "numeric flags without a row in distillrank::settings::BOUNDS: {missing:?}"
+    );
+}
+
+#[test]
+fn every_numeric_and_path_flag_of_every_subcommand_is_refused_by_name_or_runs_finite() {
+    let f = fixtures();
+    let mut cases = Vec::new();
+    let mut n = 0;
+    for (name, sub) in subcommands() {
+        let args: Vec<clap::Arg> = sub.get_arguments().cloned().collect();
+        let Some(base) = base(name.clone().leak()) else {
+            assert!(
+                !args.iter().any(|a| cli::is_numeric(a) || is_path(a)),
+                "`{name}` takes numbers or paths: give it base arguments in tests/flags.rs"
+            );
+            continue;
+        };
+        for arg in &args {
+            let values: Vec<String> = if cli::is_numeric(arg) {
+                NUMBERS.iter().map(|s| s.to_string()).collect()
+            } else if is_path(arg) {
+                let missing = f.dir.path().join("missing").join("file.txt");
+                vec![
+                    f.dir.path().display().to_string(),
+                    f.zero.clone(),
+                    String::new(),
+                    missing.display().to_string(),
+                ]
+            } else {
+                continue;
+            };
+            for value in values {
+                n += 1;
+                let case_dir = f.dir.path().join(format!("case{n}"));
+                std::fs::create_dir_all(&case_dir).unwrap();
+                let mut names: Vec<String> = arg
+                    .get_long()
+                    .map(|l| vec![format!("--{l}")])
+                    .unwrap_or_else(|| vec![format!("<{}>", arg.get_id().as_str().to_uppercase())]);
+                if !value.is_empty() && is_path(arg) {
+                    names.push(value.clone());
+                }
+                cases.push(Case {
+                    args: with_value(&base, arg, &value, &f, &case_dir),
+                    names,
+                    setup: None,
+                });
+            }
+        }
+    }
+    assert!(cases.len() > 400, "only {} cases", cases.len());
+    let failures = run_all(cases);
+    let zero = std::fs::symlink_metadata(&f.zero).unwrap();
+    assert!(
+        zero.file_type().is_symlink()
+            && std::fs::metadata(&f.zero)
+                .unwrap()
+                .file_type()
+                .is_char_device(),
+        "an output replaced the link to /dev/zero"
+    );
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n\n")
+    );
+}
+
+/// A small setup: the synthetic data and training sizes of [`SMALL`].
+fn small_setup() -> serde_json::Value {
+    let mut setup = serde_json::to_value(distillrank::setup::Setup::default()).unwrap();
+    let options = &mut setup["data"]["source"]["synthetic"];
+    options["valid_queries"] = 20.into();
+    options["test_queries"] = 20.into();
+    let options = &mut options["options"];
+    for (key, v) in [
+        ("queries", 40),
+        ("regular", 6),
+        ("privileged", 2),
+        ("min_docs", 10),
+        ("max_docs", 14),
+    ] {
+        options[key] = v.into();
+    }
+    setup["data"]["tau_target"] = 3.5.into();
+    setup["data"]["t"] = 8.0.into();
+    setup["seeds"] = 1.into();
+    setup["epochs"] = 1.into();
+    setup["widths"] = serde_json::json!([4]);
+    setup["teacher_widths"] = serde_json::json!([4]);
+    setup["backend"] = "cpu".into();
+    setup
+}
+
+/// The same JSON with the number at `path` (the first element, for an array) written as `value`
+/// (raw, so that 1e308 and 2^64 - 1 stay as written).
+fn setup_with(setup: &serde_json::Value, path: &str, value: &str) -> String {
+    const MARK: &str = "@@NUMBER@@";
+    let mut v = setup.clone();
+    let mut at = &mut v;
+    for key in path.split('.') {
+        at = &mut at[key];
+    }
+    if let serde_json::Value::Array(items) = at {
+        items[0] = MARK.into();
+    } else {
+        *at = MARK.into();
+    }
+    serde_json::to_string_pretty(&v)
+        .unwrap()
+        .replace(&format!("\"{MARK}\""), value)
+}
+
+#[test]
+fn every_numeric_field_of_a_setup_is_bounded_and_refused_by_name_or_runs_finite() {
+    let f = fixtures();
+    let setup = small_setup();
+    let mut fields = Vec::new();
+    settings::numeric_fields(&setup, String::new(), &mut fields);
+    fields.dedup_by(|a, b| a.0 == b.0);
+    let unbounded: Vec<&str> = fields
+        .iter()
+        .filter(|(path, _)| settings::bound_of_field(path).is_none())
+        .map(|(path, _)| path.as_str())
+        .collect();
+    assert!(
+        unbounded.is_empty(),
+        "setup fields without a row in distillrank::settings::BOUNDS: {unbounded:?}"
+    );
+    assert!(fields.len() > 30, "only {} numeric fields", fields.len());
+    let mut cases = Vec::new();
+    for (i, (path, _)) in fields.iter().enumerate() {
+        let bound = settings::bound_of_field(path).unwrap();
+        let leaf = path.rsplit('.').next().unwrap().to_string();
+        for (j, value) in JSON_NUMBERS.iter().enumerate() {
+            let dir = f.dir.path().join(format!("setup{i}-{j}"));
+            std::fs::create_dir_all(&dir).unwrap();
+            let file = dir.join("setup.json");
+            cases.push(Case {
+                args: vec![
+                    "compare".into(),
+                    "--quiet".into(),
+                    "--setup".into(),
+                    file.display().to_string(),
+                    "--out".into(),
+                    dir.join("out").display().to_string(),
+                ],
+                names: vec![path.clone(), leaf.clone(), bound.spelled()],
+                setup: Some((file, setup_with(&setup, path, value))),
+            });
+        }
+    }
+    let failures = run_all(cases);
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n\n")
+    );
+}
