@@ -52,7 +52,13 @@ impl TrainShape {
             ));
         }
         let available = crate::model::mlp::available_memory();
-        crate::model::mlp::check_size(self.features, &self.widths, batch, available)?;
+        crate::model::mlp::check_size(
+            self.features,
+            &self.widths,
+            batch,
+            available,
+            "--widths (or --groups-per-batch, --docs-per-group)",
+        )?;
         // The 16 batches it cycles through (features and grades).
         let batches = 16 * batch as u128 * (self.features as u128 + 1) * 4;
         let limit = available.map_or(isize::MAX as u128, |a| a as u128);

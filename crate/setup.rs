@@ -323,9 +323,21 @@ impl Setup {
             };
             let rows = self.batch_docs.max(largest_group);
             let available = crate::model::mlp::available_memory();
-            crate::model::mlp::check_size(inputs, &self.widths, rows, available)?;
+            crate::model::mlp::check_size(
+                inputs,
+                &self.widths,
+                rows,
+                available,
+                "--widths (or --batch-docs)",
+            )?;
             if let Some(widths) = &self.teacher_widths {
-                crate::model::mlp::check_size(inputs, widths, rows, available)?;
+                crate::model::mlp::check_size(
+                    inputs,
+                    widths,
+                    rows,
+                    available,
+                    "--teacher-widths (or --batch-docs)",
+                )?;
             }
         }
         Ok(())

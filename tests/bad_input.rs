@@ -1158,6 +1158,71 @@ fn class_sizes_are_checked_before_anything_grows() {
         &strs(&compare_small(&out, &["--seeds", "18446744073709551615"])),
         &["--seeds", "1..=10,000"],
     );
+    // Sizes each within its range whose product is past any machine's memory: refused in words
+    // before allocating, naming the flags as the command spells them.
+    let synth = dir.path().join("big.txt").display().to_string();
+    let cases: [(&[&str], &[&str]); 5] = [
+        (
+            &[
+                "data",
+                "synth",
+                "--queries",
+                "10000000",
+                "--max-docs",
+                "100000",
+                "-o",
+                &synth,
+            ],
+            &["need up to", "fewer queries"],
+        ),
+        (
+            &[
+                "compare",
+                "--queries",
+                "10000000",
+                "--max-docs",
+                "1000",
+                "--out",
+                &out,
+            ],
+            &["need up to", "fewer queries"],
+        ),
+        (
+            &[
+                "objectives",
+                "--train-examples",
+                "100000000",
+                "--features",
+                "100000",
+                "--out",
+                &out,
+            ],
+            &["need up to", "fewer examples or features"],
+        ),
+        (
+            &[
+                "bench",
+                "train",
+                "--groups-per-batch",
+                "100000",
+                "--docs-per-group",
+                "100000",
+            ],
+            &[
+                "does not fit in memory",
+                "--groups-per-batch",
+                "--docs-per-group",
+            ],
+        ),
+        (
+            &["objectives", "--widths", "1000000,1000000", "--out", &out],
+            &["does not fit in memory", "--batch-size"],
+        ),
+    ];
+    for (args, fragments) in cases {
+        let stderr = refused(args, fragments);
+        assert!(!stderr.contains("--batch-docs"), "{args:?}: {stderr}");
+    }
 }
 
 // Nothing non-finite is written, and no output lands where it does not belong.

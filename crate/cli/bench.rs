@@ -107,6 +107,13 @@ pub struct ShapeArgs {
 }
 
 impl ShapeArgs {
+    /// The shape, once its model and batch are known to fit in memory.
+    fn checked(&self) -> Result<TrainShape> {
+        let shape = self.shape();
+        shape.check()?;
+        Ok(shape)
+    }
+
     fn shape(&self) -> TrainShape {
         TrainShape {
             features: self.features,
@@ -138,8 +145,8 @@ pub fn run(args: &BenchArgs, out: &Output) -> Result<()> {
             steps,
             warmup,
             shape,
-        } => profile(*steps, *warmup, &shape.shape()),
-        BenchCommand::Kernels { steps, shape } => kernels(&any_gpu()?, *steps, &shape.shape())?,
+        } => profile(*steps, *warmup, &shape.checked()?),
+        BenchCommand::Kernels { steps, shape } => kernels(&any_gpu()?, *steps, &shape.checked()?)?,
         BenchCommand::Gemm {
             repeat,
             backend: BenchBackend::Gpu,
@@ -159,13 +166,13 @@ pub fn run(args: &BenchArgs, out: &Output) -> Result<()> {
             warmup,
             shape,
             backend: BenchBackend::Gpu,
-        } => train_gpu(&any_gpu()?, *steps, *warmup, &shape.shape())?,
+        } => train_gpu(&any_gpu()?, *steps, *warmup, &shape.checked()?)?,
         BenchCommand::Train {
             steps,
             warmup,
             shape,
             backend: BenchBackend::Cpu,
-        } => train(*steps, *warmup, &shape.shape()),
+        } => train(*steps, *warmup, &shape.checked()?),
     };
     if out.json {
         outln!("{result}");

@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use distillrank::data::cache;
 use distillrank::data::letor::{read_letor_file_with_progress, ReadOptions};
 use distillrank::data::prepare::{
-    column_ranges, label_like_prepare, prepare, PrepareOptions, PrivilegedSplit, SPLIT_TEST,
-    SPLIT_VALID,
+    column_ranges, label_like_prepare, prepare_raw, PrepareOptions, PrivilegedSplit, RawSplits,
+    SPLIT_TEST, SPLIT_VALID,
 };
 use distillrank::data::synth::generate;
 use distillrank::data::Dataset;
@@ -40,7 +40,15 @@ pub fn stats(args: &StatsArgs, out: &Output) -> Result<()> {
         t: args.t.unwrap_or(4.0),
         ..Default::default()
     };
-    let sides = prepare(&data, None, None, &options).map(|p| {
+    // Prepared from the data it owns, window by window, so that the raw and the prepared matrices
+    // are never both in memory whole.
+    let raw = RawSplits {
+        train: data,
+        valid: None,
+        test: None,
+        hold_out_test: None,
+    };
+    let sides = prepare_raw(raw, &options, &mut |_| {}).map(|p| {
         serde_json::json!({
             "privileged_split": options.privileged,
             "regular": {"features": p.regular_columns.len(), "constant": p.constant_regular},

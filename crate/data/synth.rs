@@ -91,26 +91,14 @@ impl SynthOptions {
     pub fn check_size(&self, queries: usize) -> crate::Result<()> {
         let features = self.regular as u128 + self.privileged as u128;
         let bytes = queries as u128 * self.max_docs as u128 * (16 * features + 32);
-        let available = crate::model::mlp::available_memory();
-        let limit = available.map_or(isize::MAX as u128, |a| a as u128);
-        if bytes <= limit {
-            return Ok(());
-        }
-        Err(crate::Error::Config(format!(
-            "synthetic data of {queries} queries of up to {} documents with {features} features each need up to {} to generate, and {}; choose fewer queries, documents per query or regular features",
-            self.max_docs,
-            crate::model::mlp::human_bytes(bytes),
-            match available {
-                Some(a) => format!(
-                    "this machine has {} available",
-                    crate::model::mlp::human_bytes(a as u128)
-                ),
-                None => format!(
-                    "one allocation here holds at most {}",
-                    crate::model::mlp::human_bytes(limit)
-                ),
-            }
-        )))
+        crate::model::mlp::check_fits(
+            bytes,
+            &format!(
+                "synthetic data of {queries} queries of up to {} documents with {features} features each",
+                self.max_docs
+            ),
+            "choose fewer queries, documents per query or regular features",
+        )
     }
 }
 

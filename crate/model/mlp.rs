@@ -9,12 +9,15 @@ use crate::rng::Rng;
 /// trained on batches of `batch_rows` documents, fits in memory: every layer's weights, their
 /// gradients, Adam's two moments and the kept best copy (5 copies), and its activations and their
 /// gradients over a batch. `available` is the memory there is (None: unknown, then only sizes
-/// past the address space are refused). The error names the largest layer and the bytes needed.
+/// past the address space are refused). The error names the largest layer and the bytes needed,
+/// and the flags that size it (`sized_by`: `--widths (or --batch-docs)`), as the command spells
+/// them.
 pub fn check_size(
     n_in: usize,
     widths: &[usize],
     batch_rows: usize,
     available: Option<u64>,
+    sized_by: &str,
 ) -> crate::Result<()> {
     let mut dims = vec![n_in as u128];
     dims.extend(widths.iter().map(|&w| w as u128));
@@ -32,7 +35,7 @@ pub fn check_size(
         .max_by_key(|&i| layer_bytes(i))
         .expect("a model has a layer");
     Err(crate::Error::Config(format!(
-        "the model does not fit in memory: layer {} ({} -> {} units) needs {} for its weights, gradients, Adam state and activations, the whole model {}, and {}; choose smaller --widths (or --batch-docs)",
+        "the model does not fit in memory: layer {} ({} -> {} units) needs {} for its weights, gradients, Adam state and activations, the whole model {}, and {}; choose smaller {sized_by}",
         largest + 1,
         dims[largest],
         dims[largest + 1],
@@ -56,6 +59,25 @@ pub fn available_memory() -> Option<u64> {
     }
     #[cfg(not(target_os = "linux"))]
     None
+}
+
+/// Refuses, before anything is allocated, `what` when it needs `bytes` and the machine has less
+/// memory available (or, where that is unknown, more than one allocation can hold); the message
+/// ends with `advice`.
+pub fn check_fits(bytes: u128, what: &str, advice: &str) -> crate::Result<()> {
+    let available = available_memory();
+    let limit = available.map_or(isize::MAX as u128, |a| a as u128);
+    if bytes <= limit {
+        return Ok(());
+    }
+    Err(crate::Error::Config(format!(
+        "{what} need up to {} in memory, and {}; {advice}",
+        human_bytes(bytes),
+        match available {
+            Some(a) => format!("this machine has {} available", human_bytes(a as u128)),
+            None => format!("one allocation here holds at most {}", human_bytes(limit)),
+        }
+    )))
 }
 
 /// `48.0 GB`.

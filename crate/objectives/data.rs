@@ -122,6 +122,16 @@ pub fn synthetic(options: &SynthBinaryOptions) -> Result<BinarySplits> {
             o.features
         )));
     }
+    let examples = o.train as u128 + o.valid as u128 + o.test as u128;
+    // The features, their standardised copy and the latent scores, in f32 and f64.
+    crate::model::mlp::check_fits(
+        examples * (8 * o.features as u128 + 32),
+        &format!(
+            "a synthetic binary task of {examples} examples with {} features",
+            o.features
+        ),
+        "choose fewer examples or features",
+    )?;
     if !(o.positive_rate > 0.0 && o.positive_rate < 1.0) {
         return Err(Error::Config(format!(
             "positive rate {} must lie strictly between 0 and 1",

@@ -156,6 +156,7 @@ pub(crate) fn start<'a>(
         &config.widths,
         config.batch_size,
         crate::model::mlp::available_memory(),
+        "--widths (or --batch-size)",
     )?;
     let model = Mlp::<f32>::new(d, &config.widths, config.seed);
     Ok((model, Selection::new(config, valid)))

@@ -549,6 +549,7 @@ fn check(train: Split, valid: Split, config: &TrainConfig, guidance: &Guidance) 
         &config.widths,
         config.batch_docs.max(largest_group(train.set)),
         crate::model::mlp::available_memory(),
+        "--widths (or --batch-docs)",
     )?;
     // A model whose inputs never change cannot learn: say so rather than train to ln 2.
     let mut first = Vec::new();
