@@ -1248,6 +1248,69 @@ fn class_no_non_finite_or_misplaced_output() {
     assert!(!Path::new(&out).exists());
     refused(&["data", "cache", "/dev/stdin"], &["not a regular file"]);
     assert!(!Path::new("/dev/stdin.drcache").exists());
+    // An output is renamed into place: a link to a device must not be replaced by a file, nor
+    // the device behind it.
+    let device = dir.path().join("null");
+    std::os::unix::fs::symlink("/dev/null", &device).unwrap();
+    let device = device.display().to_string();
+    for args in [
+        vec!["data", "synth", "--queries", "20", "-o", &device],
+        vec!["data", "simulate-logs", &data, "-o", &device],
+        vec!["export", "--model", &data, "--onnx", &device],
+    ] {
+        refused(&args, &[]);
+        let link = std::fs::symlink_metadata(&device).unwrap();
+        assert!(link.file_type().is_symlink(), "{args:?} replaced the link");
+    }
+    refused(
+        &["data", "synth", "--queries", "20", "-o", &device],
+        &["not a regular file"],
+    );
+}
+
+// Messages: input reaches stdout and report.md as it reaches an error message, its control
+// characters escaped, and the commands a report writes are quoted for a shell.
+#[test]
+fn class_messages_file_names_are_escaped_and_quoted_everywhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = synth(dir.path(), "my \u{1b}[31mdata.txt", 150, 10, 12);
+    let (out, stdout, stderr) = run(&["data", "stats", &data]);
+    assert!(out.status.success(), "{stderr}");
+    assert!(!stdout.contains('\u{1b}'), "{stdout}");
+    assert!(stdout.contains("\\u{1b}[31mdata.txt"), "{stdout}");
+    let folder = dir.path().join("out");
+    let (out, stdout, stderr) = run(&[
+        "compare",
+        "--train",
+        &data,
+        "--tau-target",
+        "3",
+        "--t",
+        "8",
+        "--seeds",
+        "1",
+        "--epochs",
+        "1",
+        "--widths",
+        "4",
+        "--backend",
+        "cpu",
+        "--out",
+        folder.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        !stdout.contains('\u{1b}') && !stderr.contains('\u{1b}'),
+        "{stdout}{stderr}"
+    );
+    let report = std::fs::read_to_string(folder.join("report.md")).unwrap();
+    assert!(!report.contains('\u{1b}'), "{report}");
+    // Both commands the report gives quote the name with its space.
+    let quoted = report
+        .replace(dir.path().to_str().unwrap(), "DIR")
+        .matches("--train 'DIR/my \\u{1b}[31mdata.txt'")
+        .count();
+    assert!(quoted >= 2, "{report}");
 }
 
 // Messages: a list flag given twice is refused like every other repeated flag.
