@@ -166,6 +166,33 @@ pub const BOUNDS: &[Bound] = &[
     whole("repeat", &[], 1, 1_000_000, "timed repetitions"),
 ];
 
+/// The settings that are not numbers, each with the flag that sets it and the `setup.json` field
+/// it fills. With the numeric rows of [`BOUNDS`] they write a setup's command line
+/// ([`crate::setup::Setup::command_line`]) and its list of differences from the defaults.
+pub const OTHER_FLAGS: &[(&str, &str)] = &[
+    ("kind", "data.source.synthetic.options.kind"),
+    ("privileged", "data.privileged"),
+    ("click-model", "data.logs.click_model"),
+    ("logging-ranker", "data.logs.logging_ranker"),
+    ("log-labels", "data.log_labels"),
+    ("methods", "methods"),
+    ("loss", "loss"),
+    ("objective", "objective"),
+    ("rd-weighting", "rd.weighting"),
+    ("idcg-zero", "idcg_zero"),
+    ("backend", "backend"),
+];
+
+/// Every flag that fills a `setup.json` field, with the field: the numeric ones of [`BOUNDS`]
+/// in its order, then [`OTHER_FLAGS`].
+pub fn flag_fields() -> impl Iterator<Item = (&'static str, &'static str)> {
+    BOUNDS
+        .iter()
+        .filter(|b| b.flag)
+        .flat_map(|b| b.fields.iter().map(move |field| (b.name, *field)))
+        .chain(OTHER_FLAGS.iter().copied())
+}
+
 /// The row of a setting, by its flag's name.
 pub fn bound(name: &str) -> Option<&'static Bound> {
     BOUNDS.iter().find(|b| b.name == name)

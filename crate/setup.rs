@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::cpu::adam::AdamConfig;
 use crate::cpu::loss::LossKind;
-use crate::data::logs::{ClickModel, LogColumns, LogOptions};
+use crate::data::logs::{LogColumns, LogOptions};
 use crate::data::prepare::{PrepareOptions, PrivilegedSplit};
 use crate::data::synth::{SynthKind, SynthOptions};
 pub use crate::engine::Backend;
@@ -20,7 +20,7 @@ use crate::error::{Error, Result};
 use crate::metrics::IdcgZero;
 use crate::objectives::config::DEFAULT_DUAL_RATE_FACTOR;
 use crate::objectives::Objective;
-use crate::ranking::distill::{Method, RdConfig, RdWeighting};
+use crate::ranking::distill::{Method, RdConfig};
 use crate::ranking::experiment::CompareConfig;
 use crate::ranking::train::TrainConfig;
 
@@ -406,74 +406,17 @@ impl Setup {
     /// The `distillrank compare` arguments that give this setup: only those that differ from
     /// the defaults, so that the command reads as what was chosen.
     pub fn command_line(&self) -> Vec<String> {
-        let d = Setup::default();
+        let mine = serde_json::to_value(self).unwrap_or_default();
+        let defaults = serde_json::to_value(Setup::default()).unwrap_or_default();
         let mut args = vec!["compare".to_string()];
         let mut put = |flag: &str, value: String| {
             args.push(format!("--{flag}"));
             args.push(value);
         };
-        let list = |v: &[usize]| {
-            v.iter()
-                .map(|w| w.to_string())
-                .collect::<Vec<_>>()
-                .join(",")
-        };
-        let data = &self.data;
-        let dd = &d.data;
-        match (&data.source, &dd.source) {
-            (
-                DataSource::Synthetic {
-                    options: o,
-                    valid_queries,
-                    test_queries,
-                },
-                DataSource::Synthetic {
-                    options: od,
-                    valid_queries: vd,
-                    test_queries: td,
-                },
-            ) => {
-                if o.kind != od.kind {
-                    put("kind", format!("{:?}", o.kind).to_lowercase());
-                }
-                let numbers: [(&str, String, String); 12] = [
-                    ("queries", o.queries.to_string(), od.queries.to_string()),
-                    ("valid-queries", valid_queries.to_string(), vd.to_string()),
-                    ("test-queries", test_queries.to_string(), td.to_string()),
-                    ("min-docs", o.min_docs.to_string(), od.min_docs.to_string()),
-                    ("max-docs", o.max_docs.to_string(), od.max_docs.to_string()),
-                    ("regular", o.regular.to_string(), od.regular.to_string()),
-                    (
-                        "privileged-count",
-                        o.privileged.to_string(),
-                        od.privileged.to_string(),
-                    ),
-                    (
-                        "privileged-strength",
-                        o.privileged_strength.to_string(),
-                        od.privileged_strength.to_string(),
-                    ),
-                    (
-                        "privileged-correlation",
-                        o.privileged_correlation.to_string(),
-                        od.privileged_correlation.to_string(),
-                    ),
-                    (
-                        "query-spread",
-                        o.query_spread.to_string(),
-                        od.query_spread.to_string(),
-                    ),
-                    ("noise", o.noise.to_string(), od.noise.to_string()),
-                    ("synth-seed", o.seed.to_string(), od.seed.to_string()),
-                ];
-                for (flag, value, default) in numbers {
-                    if value != default {
-                        put(flag, value);
-                    }
-                }
-            }
-            (DataSource::Mq2008, _) => put("bundled", "mq2008".into()),
-            (DataSource::Files { train, valid, test }, _) => {
+        match &self.data.source {
+            DataSource::Synthetic { .. } => {}
+            DataSource::Mq2008 => put("bundled", "mq2008".into()),
+            DataSource::Files { train, valid, test } => {
                 put("train", train.clone());
                 if let Some(v) = valid {
                     put("valid", v.clone());
@@ -482,228 +425,78 @@ impl Setup {
                     put("test", t.clone());
                 }
             }
-            (DataSource::Synthetic { .. }, _) => unreachable!("the default data are synthetic"),
         }
-        if let Some(p) = &data.privileged {
-            put("privileged", p.clone());
-        }
-        if data.wants_logs() {
-            let (l, ld) = (&data.logs, &dd.logs);
-            let model = |m: ClickModel| format!("{m:?}").to_lowercase();
-            let values: [(&str, String, String); 11] = [
-                ("sessions", l.sessions.to_string(), ld.sessions.to_string()),
-                ("shown", l.shown.to_string(), ld.shown.to_string()),
-                ("click-model", model(l.click_model), model(ld.click_model)),
-                (
-                    "position-bias",
-                    l.position_bias.to_string(),
-                    ld.position_bias.to_string(),
-                ),
-                (
-                    "continue-after-click",
-                    l.continue_after_click.to_string(),
-                    ld.continue_after_click.to_string(),
-                ),
-                (
-                    "click-noise",
-                    l.click_noise.to_string(),
-                    ld.click_noise.to_string(),
-                ),
-                ("shuffle", l.shuffle.to_string(), ld.shuffle.to_string()),
-                (
-                    "logging-ranker",
-                    l.logging_ranker.spec(),
-                    ld.logging_ranker.spec(),
-                ),
-                (
-                    "conversion-rate",
-                    l.conversion_rate.to_string(),
-                    ld.conversion_rate.to_string(),
-                ),
-                (
-                    "dwell-seconds",
-                    l.dwell_seconds.to_string(),
-                    ld.dwell_seconds.to_string(),
-                ),
-                ("log-seed", l.seed.to_string(), ld.seed.to_string()),
-            ];
-            for (flag, value, default) in values {
-                if value != default {
-                    put(flag, value);
-                }
+        // Every other setting from the table of settings: its flag, where it differs from the
+        // default (the simulated logs' only when the data simulate logs).
+        for (flag, path) in crate::settings::flag_fields() {
+            if of_logs(path) && !self.data.wants_logs() {
+                continue;
             }
-            if data.log_labels != dd.log_labels {
-                put("log-labels", "gumbel".into());
+            let Some(value) = value_at(&mine, path).filter(|v| !v.is_null()) else {
+                continue;
+            };
+            if value_at(&defaults, path) != Some(value) {
+                put(flag, self.flag_value(path, value));
             }
-        }
-        if let Some(tau) = data.tau_target {
-            put("tau-target", tau.to_string());
-        }
-        if let Some(t) = data.t {
-            put("t", t.to_string());
-        }
-        if data.min_group_size != dd.min_group_size {
-            put("min-group-size", data.min_group_size.to_string());
-        }
-        if data.data_seed != dd.data_seed {
-            put("data-seed", data.data_seed.to_string());
-        }
-        if self.methods != d.methods {
-            let names: Vec<&str> = self.methods.iter().map(|m| m.name()).collect();
-            put("methods", names.join(","));
-        }
-        let training: [(&str, String, String); 14] = [
-            ("seeds", self.seeds.to_string(), d.seeds.to_string()),
-            (
-                "first-seed",
-                self.first_seed.to_string(),
-                d.first_seed.to_string(),
-            ),
-            ("loss", self.loss.name().into(), d.loss.name().into()),
-            ("alpha", self.alpha.to_string(), d.alpha.to_string()),
-            ("epochs", self.epochs.to_string(), d.epochs.to_string()),
-            (
-                "patience",
-                self.patience.to_string(),
-                d.patience.to_string(),
-            ),
-            ("lr", self.lr.to_string(), d.lr.to_string()),
-            (
-                "objective",
-                self.objective.map_or("ranking".into(), |o| o.name()),
-                "ranking".into(),
-            ),
-            (
-                "dual-rate-factor",
-                self.dual_rate_factor.to_string(),
-                d.dual_rate_factor.to_string(),
-            ),
-            ("widths", list(&self.widths), list(&d.widths)),
-            (
-                "teacher-widths",
-                self.teacher_widths.as_deref().map_or(String::new(), list),
-                String::new(),
-            ),
-            (
-                "batch-docs",
-                self.batch_docs.to_string(),
-                d.batch_docs.to_string(),
-            ),
-            (
-                "teachers",
-                self.teachers.to_string(),
-                d.teachers.to_string(),
-            ),
-            (
-                "rd-teacher-factor",
-                self.rd_teacher_factor.to_string(),
-                d.rd_teacher_factor.to_string(),
-            ),
-        ];
-        for (flag, value, default) in training {
-            if value != default {
-                put(flag, value);
-            }
-        }
-        let weighting = |w: RdWeighting| format!("{w:?}").to_lowercase();
-        let rd: [(&str, String, String); 5] = [
-            ("rd-k", self.rd.k.to_string(), d.rd.k.to_string()),
-            (
-                "rd-lambda",
-                self.rd.lambda.to_string(),
-                d.rd.lambda.to_string(),
-            ),
-            ("rd-mu", self.rd.mu.to_string(), d.rd.mu.to_string()),
-            (
-                "rd-alpha",
-                self.rd.alpha_rd.to_string(),
-                d.rd.alpha_rd.to_string(),
-            ),
-            (
-                "rd-weighting",
-                weighting(self.rd.weighting),
-                weighting(d.rd.weighting),
-            ),
-        ];
-        for (flag, value, default) in rd {
-            if value != default {
-                put(flag, value);
-            }
-        }
-        if self.idcg_zero != d.idcg_zero {
-            put("idcg-zero", format!("{:?}", self.idcg_zero).to_lowercase());
-        }
-        if self.backend != d.backend {
-            put("backend", format!("{:?}", self.backend).to_lowercase());
         }
         args
+    }
+
+    /// A setting's value as its flag takes it: a list comma-separated, an enum by its name.
+    fn flag_value(&self, path: &str, value: &serde_json::Value) -> String {
+        match value {
+            serde_json::Value::String(s) => s.clone(),
+            serde_json::Value::Array(items) => items
+                .iter()
+                .map(|v| self.flag_value(path, v))
+                .collect::<Vec<_>>()
+                .join(","),
+            serde_json::Value::Object(_) if path == "data.logs.logging_ranker" => {
+                self.data.logs.logging_ranker.spec()
+            }
+            other => other.to_string(),
+        }
     }
 
     /// The settings where this setup differs from the defaults: (setting, this value, the
     /// default), each as the command line writes it. The page lists them beside its form.
     pub fn differences(&self) -> Vec<(String, String, String)> {
-        let mine = self.command_line();
-        let mut out = Vec::new();
-        for pair in mine[1..].chunks(2) {
-            let flag = pair[0].trim_start_matches("--").to_string();
-            out.push((flag, pair[1].clone(), String::new()));
-        }
-        let defaults = Setup::default();
+        let defaults = serde_json::to_value(Setup::default()).unwrap_or_default();
         let default_value = |flag: &str| -> String {
-            let d = &defaults;
-            let (o, v, t) = match &d.data.source {
-                DataSource::Synthetic {
-                    options,
-                    valid_queries,
-                    test_queries,
-                } => (options, valid_queries, test_queries),
-                _ => unreachable!("the default data are synthetic"),
-            };
             match flag {
-                "queries" => o.queries.to_string(),
-                "valid-queries" => v.to_string(),
-                "test-queries" => t.to_string(),
-                "min-docs" => o.min_docs.to_string(),
-                "max-docs" => o.max_docs.to_string(),
-                "regular" => o.regular.to_string(),
-                "privileged-count" => o.privileged.to_string(),
-                "privileged-strength" => o.privileged_strength.to_string(),
-                "privileged-correlation" => o.privileged_correlation.to_string(),
-                "query-spread" => o.query_spread.to_string(),
-                "noise" => o.noise.to_string(),
-                "synth-seed" => o.seed.to_string(),
-                "seeds" => d.seeds.to_string(),
-                "epochs" => d.epochs.to_string(),
-                "patience" => d.patience.to_string(),
-                "alpha" => d.alpha.to_string(),
-                "lr" => d.lr.to_string(),
-                "batch-docs" => d.batch_docs.to_string(),
-                "loss" => d.loss.name().into(),
-                "widths" => d
-                    .widths
-                    .iter()
-                    .map(|w| w.to_string())
-                    .collect::<Vec<_>>()
-                    .join(","),
-                "min-group-size" => d.data.min_group_size.to_string(),
                 "privileged" => "the data's own".into(),
                 "tau-target" => "3.5 (synthetic) / 4.8 (files)".into(),
                 "t" => format!("{SYNTHETIC_T} (synthetic) / 4 (files)"),
-                "backend" => "auto".into(),
-                "methods" => d
-                    .methods
-                    .iter()
-                    .map(|m| m.name())
-                    .collect::<Vec<_>>()
-                    .join(","),
-                _ => "default".into(),
+                "teacher-widths" => "the student's".into(),
+                "train" | "valid" | "test" | "bundled" => "synthetic data".into(),
+                _ => crate::settings::flag_fields()
+                    .find(|(f, _)| *f == flag)
+                    .and_then(|(_, path)| {
+                        let value = value_at(&defaults, path)?;
+                        Some(Setup::default().flag_value(path, value))
+                    })
+                    .unwrap_or_else(|| "default".into()),
             }
         };
-        for entry in &mut out {
-            entry.2 = default_value(&entry.0);
-        }
-        out
+        self.command_line()[1..]
+            .chunks(2)
+            .map(|pair| {
+                let flag = pair[0].trim_start_matches("--").to_string();
+                let default = default_value(&flag);
+                (flag, pair[1].clone(), default)
+            })
+            .collect()
     }
+}
+
+/// The value at a path (`data.logs.sessions`) of a setup's JSON.
+fn value_at<'a>(json: &'a serde_json::Value, path: &str) -> Option<&'a serde_json::Value> {
+    path.split('.').try_fold(json, |at, key| at.get(key))
+}
+
+/// Whether a setting belongs to the simulated logs (it applies only with `--privileged logs`).
+fn of_logs(path: &str) -> bool {
+    path.starts_with("data.logs.") || path == "data.log_labels"
 }
 
 /// `distillrank ARGS`, each argument quoted for a POSIX shell where it needs it (a space, a

@@ -1311,6 +1311,7 @@ fn class_messages_file_names_are_escaped_and_quoted_everywhere() {
         .matches("--train 'DIR/my \\u{1b}[31mdata.txt'")
         .count();
     assert!(quoted >= 2, "{report}");
+    assert!(!report.contains("distillrank distillrank"), "{report}");
 }
 
 // Messages: a list flag given twice is refused like every other repeated flag.

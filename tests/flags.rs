@@ -380,6 +380,20 @@ fn every_numeric_flag_has_a_bound_in_the_table_of_settings() {
 }
 
 #[test]
+fn every_flag_of_the_table_of_settings_is_a_flag_of_compare() {
+    let compare = subcommands()
+        .into_iter()
+        .find(|(name, _)| name == "compare")
+        .expect("a compare subcommand")
+        .1;
+    let missing: Vec<&str> = settings::flag_fields()
+        .map(|(flag, _)| flag)
+        .filter(|&flag| !compare.get_arguments().any(|a| a.get_long() == Some(flag)))
+        .collect();
+    assert!(missing.is_empty(), "not flags of compare: {missing:?}");
+}
+
+#[test]
 fn every_numeric_and_path_flag_of_every_subcommand_is_refused_by_name_or_runs_finite() {
     let f = fixtures();
     let mut cases = Vec::new();

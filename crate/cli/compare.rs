@@ -657,7 +657,7 @@ fn report(
     );
     let _ = writeln!(
         r,
-        "The setup (`setup.json`; `distillrank compare --setup setup.json` runs it again, and the page's \"Open a setup\" loads it), the same as `distillrank {}`:\n\n```json\n{}\n```",
+        "The setup (`setup.json`; `distillrank compare --setup setup.json` runs it again, and the page's \"Open a setup\" loads it), the same as `{}`:\n\n```json\n{}\n```",
         setup.shell_command(),
         setup.to_json()
     );
