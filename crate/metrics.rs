@@ -10,8 +10,8 @@
 //!   value, to the bit. trec_eval instead breaks ties by document name, and LightGBM by row
 //!   order; their values differ from ours only on groups with tied scores. Spec §5 asked for
 //!   document order too; it is replaced on purpose, since with it a model that ties every
-//!   document scores the file's own order (NDCG@8 0.92 on a file sorted best first, 0.01 sorted
-//!   worst first).
+//!   document scores the file's own order: high on a file sorted best first, near zero on one
+//!   sorted worst first.
 //! * 0.0 and -0.0 tie; NaN scores (never produced by a finite model) rank last, tied together.
 //! * NDCG@k = DCG@k / IDCG@k with DCG@k = sum_{i<=k} (2^g_(i) - 1) / log2(i + 1).
 //! * A group with IDCG = 0 (no relevant document) has no defined NDCG; [`IdcgZero`] says what to
