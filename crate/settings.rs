@@ -103,17 +103,17 @@ pub const BOUNDS: &[Bound] = &[
     whole("privileged-count", &["data.source.synthetic.options.privileged"], 1, 100_000, SIZE),
     real("privileged-strength", &["data.source.synthetic.options.privileged_strength"], (0.0, 1.0), CLOSED, "a share of the relevance signal"),
     real("privileged-correlation", &["data.source.synthetic.options.privileged_correlation"], (0.0, 1.0), CLOSED, "a share of variance"),
-    real("noise", &["data.source.synthetic.options.noise"], (0.0, 1000.0), CLOSED, "a standard deviation; the signal has unit variance"),
+    real("noise", &["data.source.synthetic.options.noise", "objectives.data.synthetic.noise"], (0.0, 1000.0), CLOSED, "a standard deviation; the signal has unit variance"),
     setup_only(real("privileged_noise", &["data.source.synthetic.options.privileged_noise"], (0.0, 1000.0), CLOSED, "a standard deviation; the signal has unit variance")),
     real("query-spread", &["data.source.synthetic.options.query_spread"], (0.0, 1000.0), CLOSED, "a standard deviation; the signal has unit variance"),
-    whole("synth-seed", &["data.source.synthetic.options.seed"], 0, u64::MAX, SEED),
+    whole("synth-seed", &["data.source.synthetic.options.seed", "objectives.data.synthetic.seed"], 0, u64::MAX, SEED),
     // Labelling and filtering.
     real("tau-target", &["data.tau_target"], (-1e6, 1e6), CLOSED, "a threshold on the grade scale"),
     real("t", &["data.t"], (0.0, 1e6), OPEN_BELOW, "a temperature"),
     whole("min-group-size", &["data.min_group_size"], 0, 1_000_000, "documents in a query"),
     whole("data-seed", &["data.data_seed"], 0, u64::MAX, SEED),
     setup_only(real("tau-priv", &[], (-1e6, 1e6), CLOSED, "a threshold on the grade scale")),
-    whole("label-threshold", &[], 1, 31, "a LETOR grade"),
+    whole("label-threshold", &["objectives.data.files.threshold"], 1, 31, "a LETOR grade"),
     // Simulated logs.
     whole("sessions", &["data.logs.sessions"], 1, 1_000_000, "impressions of each query"),
     whole("shown", &["data.logs.shown"], 1, 100_000, "documents shown per impression"),
@@ -126,15 +126,15 @@ pub const BOUNDS: &[Bound] = &[
     real("dwell-seconds", &["data.logs.dwell_seconds"], (0.0, 86_400.0), OPEN_BELOW, "seconds, a day at most"),
     whole("log-seed", &["data.logs.seed"], 0, u64::MAX, SEED),
     // Training.
-    whole("seeds", &["seeds"], 1, 10_000, "each seed trains every method once more"),
-    whole("first-seed", &["first_seed"], 0, u64::MAX, SEED),
+    whole("seeds", &["seeds", "objectives.seeds"], 1, 10_000, "each seed trains every method once more"),
+    whole("first-seed", &["first_seed", "objectives.first_seed"], 0, u64::MAX, SEED),
     whole("seed", &[], 0, u64::MAX, SEED),
     real("alpha", &["alpha"], (0.0, 1.0), OPEN, "it weighs the data loss against the teacher loss"),
-    whole("epochs", &["epochs"], 1, 100_000, "passes over the training data"),
-    whole("patience", &["patience"], 1, 100_000, "epochs without a better validation NDCG"),
-    real("lr", &["lr"], (0.0, 10.0), OPEN_BELOW, "Adam's step size"),
-    real("dual-rate-factor", &["dual_rate_factor"], (0.0, 1e9), CLOSED, "a factor on the learning rate"),
-    whole("widths", &["widths"], 1, 1_000_000, SIZE),
+    whole("epochs", &["epochs", "objectives.epochs"], 1, 100_000, "passes over the training data"),
+    whole("patience", &["patience", "objectives.patience"], 1, 100_000, "epochs without a better validation NDCG"),
+    real("lr", &["lr", "objectives.lr"], (0.0, 10.0), OPEN_BELOW, "Adam's step size"),
+    real("dual-rate-factor", &["dual_rate_factor", "objectives.dual_rate_factor"], (0.0, 1e9), CLOSED, "a factor on the learning rate"),
+    whole("widths", &["widths", "objectives.widths"], 1, 1_000_000, SIZE),
     whole("teacher-widths", &["teacher_widths"], 1, 1_000_000, SIZE),
     whole("batch-docs", &["batch_docs"], 1, 10_000_000, SIZE),
     whole("teachers", &["teachers"], 2, 1024, "multi-teacher PFD needs two teachers or more"),
@@ -147,15 +147,15 @@ pub const BOUNDS: &[Bound] = &[
     setup_only(whole("rd hybrid_epochs", &["rd.hybrid_epochs"], 0, 100_000, "epochs")),
     real("rd-teacher-factor", &["rd_teacher_factor"], (1.0, 1000.0), CLOSED, "the teacher's size over the student's"),
     // The global objectives.
-    whole("features", &[], 1, 100_000, SIZE),
-    whole("train-examples", &[], 1, 100_000_000, SIZE),
-    whole("valid-examples", &[], 1, 100_000_000, SIZE),
-    whole("test-examples", &[], 1, 100_000_000, SIZE),
-    real("positive-rate", &[], (0.0, 1.0), OPEN, "a share of the examples"),
-    whole("batch-size", &[], 1, 10_000_000, SIZE),
-    real("initial-lambda", &[], (0.0, 1e6), CLOSED, "a Lagrange multiplier"),
-    real("at-precision", &[], (0.0, 1.0), OPEN, "a precision"),
-    real("at-recall", &[], (0.0, 1.0), OPEN, "a recall"),
+    whole("features", &["objectives.data.synthetic.features"], 1, 100_000, SIZE),
+    whole("train-examples", &["objectives.data.synthetic.train"], 1, 100_000_000, SIZE),
+    whole("valid-examples", &["objectives.data.synthetic.valid"], 1, 100_000_000, SIZE),
+    whole("test-examples", &["objectives.data.synthetic.test"], 1, 100_000_000, SIZE),
+    real("positive-rate", &["objectives.data.synthetic.positive_rate"], (0.0, 1.0), OPEN, "a share of the examples"),
+    whole("batch-size", &["objectives.batch_size"], 1, 10_000_000, SIZE),
+    real("initial-lambda", &["objectives.initial_lambda"], (0.0, 1e6), CLOSED, "a Lagrange multiplier"),
+    real("at-precision", &["objectives.at_precision"], (0.0, 1.0), OPEN, "a precision"),
+    real("at-recall", &["objectives.at_recall"], (0.0, 1.0), OPEN, "a recall"),
     // Sweeps: each value is checked again as the swept setting.
     real("values", &[], (-1e9, 1e9), CLOSED, "each value is then checked as the setting it sweeps"),
     // Benchmarks.
@@ -183,13 +183,18 @@ pub const OTHER_FLAGS: &[(&str, &str)] = &[
     ("backend", "backend"),
 ];
 
-/// Every flag that fills a `setup.json` field, with the field: the numeric ones of [`BOUNDS`]
-/// in its order, then [`OTHER_FLAGS`].
+/// The prefix of the fields of the global objectives' setup ([`crate::setup::ObjectivesSetup`])
+/// in the table: `objectives.batch_size` is its `batch_size`.
+pub const OBJECTIVES: &str = "objectives.";
+
+/// Every flag that fills a field of a comparison's `setup.json`, with the field: the numeric ones
+/// of [`BOUNDS`] in its order, then [`OTHER_FLAGS`] (the objectives' setup's fields aside).
 pub fn flag_fields() -> impl Iterator<Item = (&'static str, &'static str)> {
     BOUNDS
         .iter()
         .filter(|b| b.flag)
         .flat_map(|b| b.fields.iter().map(move |field| (b.name, *field)))
+        .filter(|(_, field)| !field.starts_with(OBJECTIVES))
         .chain(OTHER_FLAGS.iter().copied())
 }
 
@@ -332,10 +337,22 @@ pub fn check(name: &str, v: f64) -> Result<()> {
 /// out of range is refused, naming the field, its flag and the range. Fields without a row are
 /// left alone here (`tests/flags.rs` makes sure there are none).
 pub fn check_setup_fields(setup: &serde_json::Value) -> Result<()> {
+    check_fields(setup, "")
+}
+
+/// [`check_setup_fields`] for the global objectives' setup: its fields' rows are under
+/// [`OBJECTIVES`]; a refusal names the field as its JSON spells it.
+pub fn check_objectives_fields(setup: &serde_json::Value) -> Result<()> {
+    check_fields(setup, OBJECTIVES)
+}
+
+/// Checks every number of `setup` against the row of its path, the rows' paths starting with
+/// `prefix`.
+fn check_fields(setup: &serde_json::Value, prefix: &str) -> Result<()> {
     let mut numbers = Vec::new();
     numeric_fields(setup, String::new(), &mut numbers);
     for (path, v) in numbers {
-        if let Some(b) = bound_of_field(&path) {
+        if let Some(b) = bound_of_field(&format!("{prefix}{path}")) {
             if !b.contains(v) {
                 let flag = if b.flag {
                     format!(" ({})", b.spelled())

@@ -18,8 +18,9 @@ pub use crate::engine::Backend;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::metrics::IdcgZero;
-use crate::objectives::config::DEFAULT_DUAL_RATE_FACTOR;
-use crate::objectives::Objective;
+use crate::objectives::config::{Config as ObjectivesConfig, DEFAULT_DUAL_RATE_FACTOR};
+use crate::objectives::data::SynthBinaryOptions;
+use crate::objectives::{Objective, Surrogate, Targets};
 use crate::ranking::distill::{Method, RdConfig};
 use crate::ranking::experiment::CompareConfig;
 use crate::ranking::train::TrainConfig;
@@ -258,9 +259,7 @@ impl Setup {
     /// (`data.source.synthetic.options.queries`) and, for a number out of its type's range, the
     /// range.
     pub fn from_json(text: &str) -> Result<Setup> {
-        // A byte-order mark is accepted, as in LETOR files.
-        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-        let setup: Setup = read_json(text).map_err(|e| Error::Config(format!("the setup: {e}")))?;
+        let setup: Setup = read_setup(text)?;
         crate::settings::check_setup_fields(&serde_json::to_value(&setup).unwrap_or_default())?;
         Ok(setup)
     }
@@ -489,6 +488,164 @@ impl Setup {
     }
 }
 
+/// Where the global objectives' binary examples come from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum ObjectivesData {
+    /// The synthetic imbalanced task: one draw of `train + valid + test` examples.
+    Synthetic(SynthBinaryOptions),
+    /// LETOR files (paths for the CLI; the page records the names of its uploads), each document
+    /// an example, positive when its grade is at least `threshold`. A missing validation or test
+    /// split is held out of the training queries ([`HOLDOUT`]).
+    Files {
+        train: String,
+        #[serde(default)]
+        valid: Option<String>,
+        #[serde(default)]
+        test: Option<String>,
+        #[serde(default = "default_label_threshold")]
+        threshold: u8,
+    },
+}
+
+/// The grade from which a LETOR document is a positive example of the global objectives' task.
+pub const DEFAULT_LABEL_THRESHOLD: u8 = 1;
+
+fn default_label_threshold() -> u8 {
+    DEFAULT_LABEL_THRESHOLD
+}
+
+/// The global objectives' comparison (Eban et al.: log-loss against AUC-PR, recall at precision,
+/// ... trained through Lagrange multipliers), as `distillrank objectives`, the page's Objectives
+/// view and Python describe it, with **one** set of defaults (the CLI's). Fields left out of its
+/// JSON take their defaults.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ObjectivesSetup {
+    pub data: ObjectivesData,
+    /// Each trains one model per seed.
+    pub objectives: Vec<Objective>,
+    pub seeds: usize,
+    pub first_seed: u64,
+    /// The surrogate of the 0-1 loss in the bounds.
+    pub surrogate: Surrogate,
+    /// Most epochs per model.
+    pub epochs: usize,
+    /// Early stopping: epochs without a better validation AUC-PR.
+    pub patience: usize,
+    /// Adam's learning rate (model and anchor biases).
+    pub lr: f64,
+    /// The multipliers ascend at this factor times the learning rate.
+    pub dual_rate_factor: f64,
+    /// Every multiplier's starting value.
+    pub initial_lambda: f64,
+    pub widths: Vec<usize>,
+    pub batch_size: usize,
+    /// The precision of the reported recall-at-precision metric; None: the first
+    /// recall-at-precision objective's target, else 0.8.
+    pub at_precision: Option<f64>,
+    /// The recall of the reported precision-at-recall metric; None: the first
+    /// precision-at-recall objective's target, else 0.9.
+    pub at_recall: Option<f64>,
+    pub backend: Backend,
+}
+
+impl Default for ObjectivesSetup {
+    fn default() -> Self {
+        let config = ObjectivesConfig::default();
+        ObjectivesSetup {
+            data: ObjectivesData::Synthetic(SynthBinaryOptions::default()),
+            objectives: Objective::defaults(),
+            seeds: 5,
+            first_seed: config.seed,
+            surrogate: config.surrogate,
+            epochs: config.epochs,
+            patience: config.patience.unwrap_or(5),
+            lr: config.adam.lr,
+            dual_rate_factor: config.dual_rate_factor,
+            initial_lambda: config.initial_lambda,
+            widths: config.widths,
+            batch_size: config.batch_size,
+            at_precision: None,
+            at_recall: None,
+            backend: Backend::Auto,
+        }
+    }
+}
+
+impl ObjectivesSetup {
+    /// Reads a setup from JSON, strictly: an unknown field at any level is refused, a refusal
+    /// names the field (`data.synthetic.train`), and every number is checked against the table of
+    /// settings.
+    pub fn from_json(text: &str) -> Result<ObjectivesSetup> {
+        let setup: ObjectivesSetup = read_setup(text)?;
+        setup.check()?;
+        Ok(setup)
+    }
+
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("a setup serialises")
+    }
+
+    /// Checks what can be checked before any data are made or loaded: every number against the
+    /// table of settings, the list of objectives and the training settings.
+    pub fn check(&self) -> Result<()> {
+        crate::settings::check_objectives_fields(&serde_json::to_value(self).unwrap_or_default())?;
+        self.config().map(|_| ())
+    }
+
+    /// The training settings every run shares (each run sets its objective and seed), checked.
+    pub fn config(&self) -> Result<ObjectivesConfig> {
+        for (i, o) in self.objectives.iter().enumerate() {
+            if self.objectives[..i].contains(o) {
+                return Err(Error::Config(format!("objective '{o}' is listed twice")));
+            }
+        }
+        let Some(&first) = self.objectives.first() else {
+            return Err(Error::Config("--objectives lists no objective".into()));
+        };
+        let precision = self.at_precision.unwrap_or_else(|| {
+            self.objectives
+                .iter()
+                .find_map(|o| match o {
+                    Objective::RecallAtPrecision(a) => Some(*a),
+                    _ => None,
+                })
+                .unwrap_or(0.8)
+        });
+        let recall = self.at_recall.unwrap_or_else(|| {
+            self.objectives
+                .iter()
+                .find_map(|o| match o {
+                    Objective::PrecisionAtRecall(b) => Some(*b),
+                    _ => None,
+                })
+                .unwrap_or(0.9)
+        });
+        let config = ObjectivesConfig {
+            objective: first,
+            surrogate: self.surrogate,
+            widths: self.widths.clone(),
+            epochs: self.epochs,
+            patience: Some(self.patience.max(1)),
+            adam: AdamConfig {
+                lr: self.lr,
+                ..AdamConfig::default()
+            },
+            batch_size: self.batch_size,
+            dual_rate_factor: self.dual_rate_factor,
+            initial_lambda: self.initial_lambda,
+            targets: Targets { precision, recall },
+            seed: self.first_seed,
+        };
+        config.validate()?;
+        if self.seeds == 0 {
+            return Err(Error::Config("--seeds must be at least 1".into()));
+        }
+        Ok(config)
+    }
+}
+
 /// The value at a path (`data.logs.sessions`) of a setup's JSON.
 fn value_at<'a>(json: &'a serde_json::Value, path: &str) -> Option<&'a serde_json::Value> {
     path.split('.').try_fold(json, |at, key| at.get(key))
@@ -521,6 +678,13 @@ pub fn shell_words<'a>(args: impl IntoIterator<Item = &'a str>) -> String {
         .chain(quoted)
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// Reads a setup's JSON text strictly as `T` ([`read_json`]); a byte-order mark is accepted, as in
+/// LETOR files.
+fn read_setup<T: serde::de::DeserializeOwned>(text: &str) -> Result<T> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    read_json(text).map_err(|e| Error::Config(format!("the setup: {e}")))
 }
 
 /// Reads JSON strictly as `T`, with a refusal in words: the field it is about (its path from
@@ -560,7 +724,11 @@ fn json_error(path: &str, e: &serde_json::Error) -> String {
             .or_else(|| message.strip_prefix("invalid value: "))
             .and_then(|m| m.split(", expected").next())
             .unwrap_or("another value");
-        return match crate::settings::bound_of_field(&field) {
+        // The fields of the objectives' setup have their rows under their own prefix.
+        let row = crate::settings::bound_of_field(&field).or_else(|| {
+            crate::settings::bound_of_field(&format!("{}{field}", crate::settings::OBJECTIVES))
+        });
+        return match row {
             Some(b) => format!("setup field {path}: {found}, expected {}", b.expected()),
             None => format!("setup field {path}: {found}, expected {kind}"),
         };

@@ -12,7 +12,9 @@
 //!    of a comparison in a pool of workers;
 //! 4. `student_files(method)` hands out a trained student as safetensors + JSON, the files
 //!    `distillrank predict` reads; `evaluate_model(..)` scores the test split with such a pair;
-//! 5. `run_objectives(setup, on_event)` runs log-loss against the global objectives (Eban et al.);
+//! 5. `run_objectives(setup, on_event)` runs log-loss against the global objectives (Eban et al.),
+//!    the library's [`ObjectivesSetup`] through [`pipeline::objectives_async`] as the CLI runs it
+//!    (`run_objectives_job`: one objective at one seed, for the pool of workers);
 //! 6. `bench_batch` and `bench_train` serve the benchmark page (`web/bench.html`).
 //!
 //! State (the data, the device, the last students) lives in the worker, one instance per page.
@@ -22,11 +24,10 @@ use std::path::Path;
 use std::rc::Rc;
 use std::sync::Arc;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
 use crate::clock::Instant;
-use crate::cpu::adam::AdamConfig;
 use crate::cpu::mlp::Mlp;
 use crate::data::letor::{parse_letor_bytes, parse_query_sizes, ReadOptions};
 use crate::data::prepare::hold_out_test;
@@ -39,7 +40,7 @@ use crate::pipeline::{self, PreparedData, Reporter, Role, Silent, Store};
 use crate::ranking::distill::Method;
 use crate::ranking::experiment::{run_method_seed, Comparison, MethodRuns};
 use crate::ranking::train::{Engine, Event};
-use crate::setup::{Backend, DataSource, Setup as ExperimentSetup, HOLDOUT};
+use crate::setup::{Backend, DataSource, ObjectivesSetup, Setup as ExperimentSetup, HOLDOUT};
 
 thread_local! {
     static STATE: RefCell<State> = RefCell::new(State::default());
@@ -708,25 +709,6 @@ pub async fn bench_train(
     to_js(&throughput)
 }
 
-/// What the page's Objectives view sets (`web/main.js`).
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ObjectivesSetup {
-    /// The synthetic imbalanced task; `None`: the uploaded LETOR files, each document an example
-    /// labelled `grade >= threshold`.
-    pub synthetic: Option<crate::objectives::data::SynthBinaryOptions>,
-    pub threshold: u8,
-    /// `logloss`, `auc-pr`, `recall-at-precision:0.8`, ... as on the command line.
-    pub objectives: Vec<String>,
-    pub seeds: usize,
-    pub epochs: usize,
-    pub lr: f64,
-    pub dual_rate_factor: f64,
-    /// `gpu` (the worker's WebGPU device) or `cpu` (the default).
-    #[serde(default)]
-    pub backend: Backend,
-}
-
 /// Log-loss against the global objectives of Eban et al. on an imbalanced binary task, on the
 /// setup's engine: every objective over the seeds. `on_event` hears `{type: "epoch", objective, seed,
 /// log}` after every epoch (the log has the loss, the multipliers, validation metrics and whether
@@ -752,78 +734,32 @@ pub async fn run_objectives_job(
     objectives_on(setup, Some((objective, seed as u64)), on_event).await
 }
 
-/// Every objective over every seed, or one (objective index, seed) pair.
+/// Every objective over every seed, or one (objective index, seed) pair, through the library's
+/// pipeline (the CLI's steps, the same numbers). The setup is the library's [`ObjectivesSetup`],
+/// its files the page's uploads.
 async fn objectives_on(
     setup: JsValue,
     only: Option<(usize, u64)>,
     on_event: js_sys::Function,
 ) -> std::result::Result<JsValue, JsError> {
-    use crate::objectives::{data, experiment, train, Objective};
-    let setup: ObjectivesSetup =
-        serde_wasm_bindgen::from_value(setup).map_err(|e| JsError::new(&e.to_string()))?;
-    let splits = match &setup.synthetic {
-        Some(options) => data::synthetic(options).map_err(js_error)?,
-        None => {
-            let uploaded = STATE.with(|s| s.borrow().data.clone()).ok_or_else(|| {
-                JsError::new("no uploaded data: upload a LETOR training file first")
-            })?;
-            let (train, valid, test) = complete_splits(&uploaded, 0).map_err(js_error)?;
-            data::from_letor(
-                &train,
-                &valid,
-                &test,
-                setup.threshold,
-                uploaded.description.clone(),
-            )
-            .map_err(js_error)?
-        }
-    };
-    let mut objectives = setup
-        .objectives
-        .iter()
-        .map(|o| Objective::parse(o))
-        .collect::<Result<Vec<_>>>()
-        .map_err(js_error)?;
-    let (seeds, first_seed) = match only {
-        Some((index, seed)) => {
-            let objective = *objectives.get(index).ok_or_else(|| {
-                JsError::new(&format!(
-                    "objective {index}: the setup has {}",
-                    objectives.len()
-                ))
-            })?;
-            objectives = vec![objective];
-            (1, seed)
-        }
-        None => (setup.seeds, 0),
-    };
-    let base = train::Config {
-        epochs: setup.epochs,
-        adam: AdamConfig {
-            lr: setup.lr,
-            ..AdamConfig::default()
-        },
-        dual_rate_factor: setup.dual_rate_factor,
-        ..train::Config::default()
-    };
+    let json: serde_json::Value = serde_wasm_bindgen::from_value(setup)
+        .map_err(|e| JsError::new(&format!("the setup: {e}")))?;
+    // Through its text, so that a refusal names the field as the CLI's does.
+    let setup = ObjectivesSetup::from_json(&json.to_string()).map_err(js_error)?;
+    let uploads = STATE.with(|s| s.borrow().uploads.clone());
+    let splits =
+        pipeline::objectives_data(&setup, &mut Uploads(uploads), &mut Silent).map_err(js_error)?;
     let gpu = STATE.with(|s| s.borrow().gpu.clone());
     let (engine, _) = Engine::with_device(setup.backend, gpu).map_err(js_error)?;
     let mut sink = EventSink::new(on_event);
-    let results = experiment::compare_async(
-        &splits,
-        &objectives,
-        &base,
-        (seeds, first_seed),
-        &engine,
-        &mut |label, event| {
-            if let train::Event::Epoch(log) = event {
-                let (objective, seed) = label.rsplit_once(", seed ").unwrap_or((label, ""));
-                sink.send(&serde_json::json!({
-                    "type": "epoch", "objective": objective, "seed": seed.parse::<u64>().ok(), "log": log,
-                }));
-            }
-        },
-    )
+    let results = pipeline::objectives_async(&splits, &setup, only, &engine, &mut |label, event| {
+        if let crate::objectives::train::Event::Epoch(log) = event {
+            let (objective, seed) = label.rsplit_once(", seed ").unwrap_or((label, ""));
+            sink.send(&serde_json::json!({
+                "type": "epoch", "objective": objective, "seed": seed.parse::<u64>().ok(), "log": log,
+            }));
+        }
+    })
     .await
     .map_err(js_error)?;
     sink.finish()?;

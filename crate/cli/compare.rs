@@ -189,67 +189,93 @@ impl CompareArgs {
         let Some(path) = &self.setup else {
             return Ok(from_args);
         };
-        let beside: Vec<String> = given
-            .iter()
-            .filter(|id| !matches!(id.as_str(), "setup" | "out" | "quiet" | "json" | "jobs"))
-            .map(|id| format!("--{}", id.replace('_', "-")))
-            .collect();
-        if !beside.is_empty() {
-            return Err(Error::Config(format!(
-                "--setup {} holds the whole setup: {} beside it would be dropped; put the settings in the file (or drop --setup)",
-                path.display(),
-                beside.join(", ")
-            )));
-        }
-        if from_args != Setup::default() {
-            return Err(Error::Config(format!(
-                "--setup {} holds the whole setup: put the other settings in the file (or drop --setup)",
-                path.display()
-            )));
-        }
-        let bytes = distillrank::data::read_capped(path, 1 << 20, "a setup")?;
-        let text = String::from_utf8_lossy(&bytes);
-        // Read as every door reads a setup: strictly, each field named in a refusal and checked
-        // against the table of settings.
-        let mut setup = Setup::from_file_json(&text).map_err(|e| match e {
-            Error::Config(message) => {
-                Error::Config(format!("--setup {}: {message}", path.display()))
-            }
-            other => other,
-        })?;
-        // The files a setup names are found beside it, wherever it is run from.
-        let folder = path.parent().unwrap_or(Path::new(""));
-        for_each_file(&mut setup, |file| {
-            if !file.is_empty() && Path::new(file.as_str()).is_relative() {
-                *file = folder.join(&*file).display().to_string();
-            }
-        });
+        refuse_beside_setup(path, given, from_args == Setup::default())?;
+        let mut setup = read_setup_file(path, Setup::from_file_json)?;
+        files_from_folder(files_of(&mut setup), path);
         Ok(setup)
     }
 }
 
-/// Calls `f` on every file name a setup's data source holds.
-fn for_each_file(setup: &mut Setup, mut f: impl FnMut(&mut String)) {
-    if let DataSource::Files { train, valid, test } = &mut setup.data.source {
-        f(train);
-        valid.iter_mut().chain(test.iter_mut()).for_each(f);
+/// Refuses the flags given beside `--setup FILE` (`given`, by their ids), and settings the
+/// arguments changed from the defaults (`args_are_defaults` false): the file holds the whole
+/// setup, so their values would be dropped.
+pub(super) fn refuse_beside_setup(
+    path: &Path,
+    given: &[String],
+    args_are_defaults: bool,
+) -> Result<()> {
+    let beside: Vec<String> = given
+        .iter()
+        .filter(|id| !matches!(id.as_str(), "setup" | "out" | "quiet" | "json" | "jobs"))
+        .map(|id| format!("--{}", id.replace('_', "-")))
+        .collect();
+    if !beside.is_empty() {
+        return Err(Error::Config(format!(
+            "--setup {} holds the whole setup: {} beside it would be dropped; put the settings in the file (or drop --setup)",
+            path.display(),
+            beside.join(", ")
+        )));
+    }
+    if !args_are_defaults {
+        return Err(Error::Config(format!(
+            "--setup {} holds the whole setup: put the other settings in the file (or drop --setup)",
+            path.display()
+        )));
+    }
+    Ok(())
+}
+
+/// Reads the `--setup` file with `parse`, as every door reads a setup: strictly, each field named
+/// in a refusal and checked against the table of settings; a refusal names the file.
+pub(super) fn read_setup_file<T>(path: &Path, parse: impl FnOnce(&str) -> Result<T>) -> Result<T> {
+    let bytes = distillrank::data::read_capped(path, 1 << 20, "a setup")?;
+    let text = String::from_utf8_lossy(&bytes);
+    parse(&text).map_err(|e| match e {
+        Error::Config(message) => Error::Config(format!("--setup {}: {message}", path.display())),
+        other => other,
+    })
+}
+
+/// The files a setup read from `setup_file` names are found beside it, wherever it is run from.
+pub(super) fn files_from_folder(files: Vec<&mut String>, setup_file: &Path) {
+    let folder = setup_file.parent().unwrap_or(Path::new(""));
+    for file in files {
+        if !file.is_empty() && Path::new(file.as_str()).is_relative() {
+            *file = folder.join(&*file).display().to_string();
+        }
     }
 }
 
-/// The setup as `setup.json` in `folder` keeps it: its files by their paths from that folder, as
-/// `--setup` reads them (against the setup's own folder), so that the folder and its data can move
-/// together; a file on another root stays absolute.
+/// Every file name a setup's data source holds.
+fn files_of(setup: &mut Setup) -> Vec<&mut String> {
+    match &mut setup.data.source {
+        DataSource::Files { train, valid, test } => std::iter::once(train)
+            .chain(valid.iter_mut())
+            .chain(test.iter_mut())
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// The setup as `setup.json` in `folder` keeps it (see [`files_to_keep`]).
 fn setup_to_keep(setup: &Setup, folder: &Path) -> Setup {
     let mut kept = setup.clone();
+    files_to_keep(files_of(&mut kept), folder);
+    kept
+}
+
+/// A setup's files as `setup.json` in `folder` keeps them: by their paths from that folder, as
+/// `--setup` reads them (against the setup's own folder), so that the folder and its data can
+/// move together; a file on another root stays absolute.
+pub(super) fn files_to_keep(files: Vec<&mut String>, folder: &Path) {
     let Ok(from) = std::path::absolute(folder) else {
-        return kept;
+        return;
     };
-    for_each_file(&mut kept, |file| {
+    for file in files {
         if let Ok(to) = std::path::absolute(file.as_str()) {
             *file = relative_path(&from, &to).display().to_string();
         }
-    });
-    kept
+    }
 }
 
 /// The path from the folder `from` to `to`, both absolute: `..` for each of `from`'s components

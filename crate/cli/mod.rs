@@ -722,7 +722,7 @@ pub fn run(cli: Cli) -> distillrank::Result<()> {
         Command::Export(args) => export::run(&args, &out),
         Command::Compare(args) => compare::run(&args, &cli.given, &out),
         Command::Sweep(args) => sweep::run(&args, &out),
-        Command::Objectives(args) => objectives::run(&args, &out),
+        Command::Objectives(args) => objectives::run(&args, &cli.given, &out),
         Command::Bench(args) => bench::run(&args, &out),
     }
 }

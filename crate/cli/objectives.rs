@@ -10,19 +10,21 @@ use clap::{Args, ValueEnum};
 use super::bounded;
 use plotters::prelude::SeriesLabelPosition;
 
-use distillrank::cpu::adam::AdamConfig;
 use distillrank::metrics::plus_minus;
-use distillrank::metrics_binary::{BinaryMetrics, Targets};
-use distillrank::objectives::data::{from_letor, synthetic, BinarySplits, SynthBinaryOptions};
-use distillrank::objectives::experiment::{compare_on, ObjectiveRuns, Run};
+use distillrank::objectives::data::{BinarySplits, SynthBinaryOptions};
+use distillrank::objectives::experiment::{ObjectiveRuns, Run};
 use distillrank::objectives::train::{Config, Event, CONSTRAINT_TOLERANCE};
-use distillrank::objectives::{precision_anchors, Objective, Surrogate};
+use distillrank::objectives::{precision_anchors, Objective, Surrogate, Targets};
+use distillrank::pipeline::{self, metric_columns};
+use distillrank::setup::{ObjectivesData, ObjectivesSetup, DEFAULT_LABEL_THRESHOLD};
 use distillrank::{Error, Result};
 
-use super::commands::load;
-use super::compare::{reproduce_command, write, write_report};
+use super::compare::{
+    files_from_folder, files_to_keep, read_setup_file, refuse_beside_setup, reproduce_command,
+    write, write_report,
+};
 use super::plot::{self, Series};
-use super::progress::{Output, Progress};
+use super::progress::{Bars, Output, Progress};
 use super::{engine, SplitFiles};
 
 #[derive(Args, Clone, Debug)]
@@ -78,7 +80,7 @@ pub struct ObjectivesArgs {
     #[command(flatten)]
     pub files: SplitFiles,
     /// With LETOR files: a document is positive when its grade is at least this.
-    #[arg(value_parser = bounded::<u8>("label-threshold"), long, default_value_t = 1)]
+    #[arg(value_parser = bounded::<u8>("label-threshold"), long, default_value_t = DEFAULT_LABEL_THRESHOLD)]
     pub label_threshold: u8,
     /// Synthetic task: training examples.
     #[arg(value_parser = bounded::<usize>("train-examples"), long, default_value_t = 20_000)]
@@ -101,9 +103,13 @@ pub struct ObjectivesArgs {
     /// Synthetic task: seed of the examples.
     #[arg(value_parser = bounded::<u64>("synth-seed"), long, default_value_t = 11)]
     pub synth_seed: u64,
-    /// Directory for report.md, results.json, results.csv and the SVG plots.
+    /// Directory for report.md, results.json, results.csv, setup.json and the SVG plots.
     #[arg(long, default_value = "out/objectives")]
     pub out: PathBuf,
+    /// Run the setup in this JSON file (the setup.json an objectives run writes): the whole
+    /// setup, so no other data or training options go with it.
+    #[arg(long)]
+    pub setup: Option<PathBuf>,
     /// Where the models train.
     #[arg(long, value_enum, default_value = "auto")]
     pub backend: distillrank::engine::Backend,
@@ -125,130 +131,106 @@ impl From<SurrogateArg> for Surrogate {
 }
 
 impl ObjectivesArgs {
-    fn objectives(&self) -> Result<Vec<Objective>> {
-        let list: Vec<Objective> = self
+    /// The setup to run: the `--setup` file's, or the one the other arguments describe. `given`
+    /// are the flags the command line gave (by presence): beside `--setup`, any of them is
+    /// refused, even one that equals its default.
+    pub fn setup(&self, given: &[String]) -> Result<ObjectivesSetup> {
+        let from_args = self.setup_from_args()?;
+        let Some(path) = &self.setup else {
+            return Ok(from_args);
+        };
+        refuse_beside_setup(path, given, from_args == ObjectivesSetup::default())?;
+        let mut setup = read_setup_file(path, ObjectivesSetup::from_json)?;
+        files_from_folder(files_of(&mut setup), path);
+        Ok(setup)
+    }
+
+    /// The setup the arguments describe, checked.
+    fn setup_from_args(&self) -> Result<ObjectivesSetup> {
+        let objectives = self
             .objectives
             .iter()
             .filter(|o| !o.trim().is_empty())
             .map(|o| Objective::parse(o))
             .collect::<Result<_>>()?;
-        for (i, o) in list.iter().enumerate() {
-            if list[..i].contains(o) {
-                return Err(Error::Config(format!("objective '{o}' is listed twice")));
-            }
-        }
-        if list.is_empty() {
-            return Err(Error::Config("--objectives lists no objective".into()));
-        }
-        Ok(list)
-    }
-
-    /// The shared training configuration (the objective and seed vary per run).
-    fn config(&self, objectives: &[Objective]) -> Result<Config> {
-        let precision = self.at_precision.unwrap_or_else(|| {
-            objectives
-                .iter()
-                .find_map(|o| match o {
-                    Objective::RecallAtPrecision(a) => Some(*a),
-                    _ => None,
-                })
-                .unwrap_or(0.8)
-        });
-        let recall = self.at_recall.unwrap_or_else(|| {
-            objectives
-                .iter()
-                .find_map(|o| match o {
-                    Objective::PrecisionAtRecall(b) => Some(*b),
-                    _ => None,
-                })
-                .unwrap_or(0.9)
-        });
-        let config = Config {
-            objective: objectives[0],
-            surrogate: self.surrogate.into(),
-            widths: self.widths.clone(),
-            epochs: self.epochs,
-            patience: Some(self.patience.max(1)),
-            adam: AdamConfig {
-                lr: self.lr,
-                ..Default::default()
+        let files = &self.files;
+        let name = |path: &Option<PathBuf>| path.as_ref().map(|p| p.display().to_string());
+        let data = match &files.train {
+            None => ObjectivesData::Synthetic(SynthBinaryOptions {
+                train: self.train_examples,
+                valid: self.valid_examples,
+                test: self.test_examples,
+                features: self.features,
+                positive_rate: self.positive_rate,
+                noise: self.noise,
+                seed: self.synth_seed,
+            }),
+            Some(train) => ObjectivesData::Files {
+                train: train.display().to_string(),
+                valid: name(&files.valid),
+                test: name(&files.test),
+                threshold: self.label_threshold,
             },
-            batch_size: self.batch_size,
+        };
+        let setup = ObjectivesSetup {
+            data,
+            objectives,
+            seeds: self.seeds,
+            first_seed: self.first_seed,
+            surrogate: self.surrogate.into(),
+            epochs: self.epochs,
+            patience: self.patience,
+            lr: self.lr,
             dual_rate_factor: self.dual_rate_factor,
             initial_lambda: self.initial_lambda,
-            targets: Targets { precision, recall },
-            seed: self.first_seed,
+            widths: self.widths.clone(),
+            batch_size: self.batch_size,
+            at_precision: self.at_precision,
+            at_recall: self.at_recall,
+            backend: self.backend,
         };
-        config.validate()?;
-        if self.seeds == 0 {
-            return Err(Error::Config("--seeds must be at least 1".into()));
-        }
-        Ok(config)
-    }
-
-    fn data(&self, out: &Output) -> Result<BinarySplits> {
-        let files = &self.files;
+        setup.check()?;
+        // The command line asks for all three files: the epoch is chosen on validation.
         match &files.train {
-            None => {
-                if files.valid.is_some() || files.test.is_some() {
-                    return Err(Error::Config("--valid/--test need --train".into()));
-                }
-                synthetic(&SynthBinaryOptions {
-                    train: self.train_examples,
-                    valid: self.valid_examples,
-                    test: self.test_examples,
-                    features: self.features,
-                    positive_rate: self.positive_rate,
-                    noise: self.noise,
-                    seed: self.synth_seed,
-                })
+            None if files.valid.is_some() || files.test.is_some() => {
+                Err(Error::Config("--valid/--test need --train".into()))
             }
-            Some(train) => {
-                let (Some(valid), Some(test)) = (&files.valid, &files.test) else {
-                    return Err(Error::Config(
-                        "with --train, give --valid and --test too: the epoch is chosen on validation, the figures are on test".into(),
-                    ));
-                };
-                let train_data = load(train, files.train_query.as_deref(), out)?;
-                let valid_data = load(valid, files.valid_query.as_deref(), out)?;
-                let test_data = load(test, files.test_query.as_deref(), out)?;
-                from_letor(
-                    &train_data,
-                    &valid_data,
-                    &test_data,
-                    self.label_threshold,
-                    format!(
-                        "LETOR documents of {} / {} / {}, positive when grade >= {}",
-                        train.display(),
-                        valid.display(),
-                        test.display(),
-                        self.label_threshold
-                    ),
-                )
-            }
+            Some(_) if files.valid.is_none() || files.test.is_none() => Err(Error::Config(
+                "with --train, give --valid and --test too: the epoch is chosen on validation, the figures are on test".into(),
+            )),
+            _ => Ok(setup),
         }
     }
 }
 
-pub fn run(args: &ObjectivesArgs, out: &Output) -> Result<()> {
+/// Every file name the setup's data hold.
+fn files_of(setup: &mut ObjectivesSetup) -> Vec<&mut String> {
+    match &mut setup.data {
+        ObjectivesData::Files {
+            train, valid, test, ..
+        } => std::iter::once(train)
+            .chain(valid.iter_mut())
+            .chain(test.iter_mut())
+            .collect(),
+        ObjectivesData::Synthetic(_) => Vec::new(),
+    }
+}
+
+pub fn run(args: &ObjectivesArgs, given: &[String], out: &Output) -> Result<()> {
     // The run owns its folder: locked, and cleared of the previous run's outputs.
     let mut folder = distillrank::output::RunFolder::claim(&args.out)?;
-    let objectives = args.objectives()?;
-    let config = args.config(&objectives)?;
+    let setup = args.setup(given)?;
+    let config = setup.config()?;
     let started = std::time::Instant::now();
-    let splits = args.data(out)?;
+    let mut store = super::commands::disk(&args.files);
+    let splits = pipeline::objectives_data(&setup, &mut store, &mut Bars::new(out))?;
     out.note(format!("data: {}", splits.description));
-    let engine = engine(args.backend, out)?;
-    let total = (splits.train.len() * config.epochs * args.seeds * objectives.len()) as u64;
+    let engine = engine(setup.backend, out)?;
+    let total = (splits.train.len() * config.epochs * setup.seeds * setup.objectives.len()) as u64;
     let mut bar = Progress::new(out, total, "examples");
     let mut current = String::new();
-    let results = compare_on(
-        &splits,
-        &objectives,
-        &config,
-        (args.seeds, args.first_seed),
-        &engine,
-        &mut |label, event| match event {
+    let results =
+        pipeline::objectives(&splits, &setup, &engine, &mut |label, event| match event {
             Event::Step { examples } => {
                 if current != label {
                     current = label.to_string();
@@ -263,22 +245,34 @@ pub fn run(args: &ObjectivesArgs, out: &Output) -> Result<()> {
                 log.valid.auc_pr,
                 lambdas_text(&log.lambdas)
             )),
-        },
-    )?;
+        })?;
     bar.finish();
     let seconds = started.elapsed().as_secs_f64();
     let command = reproduce_command();
     let table = table(&results, &config.targets);
-    let json = results_json(&splits, &config, args, &results, &command, seconds);
+    let mut json = pipeline::objectives_results_json(&splits, &setup, &results)?;
+    json["command"] = command.clone().into();
+    json["seconds"] = seconds.into();
     write_report(
         &folder.file("report.md"),
-        &report(&splits, &config, args, &results, &table, &command, seconds),
+        &report(
+            &splits,
+            &config,
+            setup.seeds,
+            &results,
+            &table,
+            &command,
+            seconds,
+        ),
     )?;
     write(
         &folder.file("results.json"),
         &(serde_json::to_string_pretty(&json).expect("serialise") + "\n"),
     )?;
     write(&folder.file("results.csv"), &csv(&results))?;
+    let mut kept = setup.clone();
+    files_to_keep(files_of(&mut kept), &args.out);
+    write(&folder.file("setup.json"), &(kept.to_json() + "\n"))?;
     let plots = plots(&args.out, &results, config.initial_lambda)?;
     for plot in &plots {
         folder.file(plot);
@@ -289,7 +283,7 @@ pub fn run(args: &ObjectivesArgs, out: &Output) -> Result<()> {
     } else {
         outln!("{table}");
         outln!(
-            "wrote {}/{{report.md, results.json, results.csv, {}}} in {seconds:.0} s",
+            "wrote {}/{{report.md, results.json, results.csv, setup.json, {}}} in {seconds:.0} s",
             args.out.display(),
             plots.join(", ")
         );
@@ -307,32 +301,6 @@ fn lambdas_text(lambdas: &[f64]) -> String {
             format!(" lambdas mean {mean:.4} max {max:.4}")
         }
     }
-}
-
-/// A test metric: (JSON key, column title, value).
-type MetricColumn = (&'static str, String, fn(&BinaryMetrics) -> f64);
-
-/// The test metrics, in table order.
-fn metric_columns(targets: &Targets) -> Vec<MetricColumn> {
-    vec![
-        ("auc_pr", "AUC-PR (AP)".into(), |m| m.auc_pr),
-        ("auc_roc", "AUC-ROC".into(), |m| m.auc_roc),
-        (
-            "recall_at_precision",
-            format!("R@P{}", targets.precision),
-            |m| m.recall_at_precision,
-        ),
-        (
-            "precision_at_recall",
-            format!("P@R{}", targets.recall),
-            |m| m.precision_at_recall,
-        ),
-        ("f1", "F1 (f > 0)".into(), |m| m.f1),
-        ("accuracy", "accuracy (f > 0)".into(), |m| m.accuracy),
-        ("auc_pr_trapezoid", "AUC-PR (trapezoid)".into(), |m| {
-            m.auc_pr_trapezoid
-        }),
-    ]
 }
 
 /// The constraint column: the quantity's mean over seeds on validation and how many seeds met it.
@@ -389,7 +357,7 @@ pub fn table(results: &[ObjectiveRuns], targets: &Targets) -> String {
 fn report(
     splits: &BinarySplits,
     config: &Config,
-    args: &ObjectivesArgs,
+    seeds: usize,
     results: &[ObjectiveRuns],
     table: &str,
     command: &str,
@@ -405,7 +373,7 @@ fn report(
     let _ = writeln!(
         r,
         "Test metrics, mean ± standard deviation over {} seeds, each model at its epoch of best validation AUC-PR. AUC-PR is the average precision (scikit-learn's `average_precision_score`); the trapezoid column is the area under the same curve from (0, 1). R@P and P@R are read off the test precision-recall curve at any threshold; F1 and accuracy take the decision f > 0. The constraint column is the constrained objective's own constraint at the decision f > 0 on validation (for the chosen epoch), as a mean over seeds, the number of seeds that met it, and the number that met it or missed by at most {CONSTRAINT_TOLERANCE}. The epoch of a constrained objective is the one of best validation AUC-PR among the epochs whose constraint holds on validation (else the one of least violation).\n",
-        args.seeds
+        seeds
     );
     if let Some(base) = results.iter().find(|r| r.objective == Objective::LogLoss) {
         let (b, bs) = base.stat(|run| run.test.auc_pr);
@@ -454,106 +422,6 @@ fn report(
         "## Reproduce\n\n```sh\n{command}\n```\n\nRan in {seconds:.0} s."
     );
     r
-}
-
-fn results_json(
-    splits: &BinarySplits,
-    config: &Config,
-    args: &ObjectivesArgs,
-    results: &[ObjectiveRuns],
-    command: &str,
-    seconds: f64,
-) -> serde_json::Value {
-    let mut objectives = serde_json::Map::new();
-    for r in results {
-        let mut o = serde_json::Map::new();
-        for (key, _, f) in metric_columns(&config.targets) {
-            let (mean, std) = r.stat(|run| f(&run.test));
-            let per_seed: Vec<f64> = r.runs.iter().map(|run| f(&run.test)).collect();
-            o.insert(
-                key.into(),
-                serde_json::json!({"mean": mean, "std": std, "per_seed": per_seed}),
-            );
-        }
-        let (mean, std) = r.stat(|run| run.valid.auc_pr);
-        o.insert(
-            "valid_auc_pr".into(),
-            serde_json::json!({"mean": mean, "std": std}),
-        );
-        if let Some((held, seeds)) = r.constraint_held() {
-            o.insert(
-                "constraint".into(),
-                serde_json::json!({
-                    "valid_held": held,
-                    "valid_held_within_tolerance": r.constraint_held_within(CONSTRAINT_TOLERANCE).map(|h| h.0),
-                    "tolerance": CONSTRAINT_TOLERANCE,
-                    "seeds": seeds,
-                    "valid": r.runs.iter().map(|run| run.valid_constraint).collect::<Vec<_>>(),
-                    "test": r.runs.iter().map(|run| run.test_constraint).collect::<Vec<_>>(),
-                }),
-            );
-        }
-        // The multipliers' trajectories: per seed, per epoch, one value per multiplier.
-        let lambdas: Vec<Vec<&Vec<f64>>> = r
-            .runs
-            .iter()
-            .map(|run| run.history.iter().map(|h| &h.lambdas).collect())
-            .collect();
-        o.insert("lambdas".into(), serde_json::json!(lambdas));
-        if let Objective::AucPr { anchors } = r.objective {
-            o.insert(
-                "precision_anchors".into(),
-                serde_json::json!(precision_anchors(anchors)),
-            );
-        }
-        o.insert("runs".into(), r.runs.iter().map(run_json).collect());
-        objectives.insert(r.objective.name(), serde_json::Value::Object(o));
-    }
-    serde_json::json!({
-        "data": splits.description,
-        "examples": {
-            "train": [splits.train.len(), splits.train.positives()],
-            "valid": [splits.valid.len(), splits.valid.positives()],
-            "test": [splits.test.len(), splits.test.positives()],
-        },
-        "config": config,
-        "seeds": args.seeds,
-        "first_seed": args.first_seed,
-        "command": command,
-        "seconds": seconds,
-        "objectives": objectives,
-    })
-}
-
-/// One run: its best epoch's validation and test figures and anchor biases, and per epoch
-/// the loss, the label prior, the validation AUC-PR and AUC-ROC and the constraint's value (the
-/// multipliers per epoch are the objective's `lambdas`).
-fn run_json(run: &Run) -> serde_json::Value {
-    let history: Vec<serde_json::Value> = run
-        .history
-        .iter()
-        .map(|h| {
-            serde_json::json!({
-                "epoch": h.epoch,
-                "loss": h.loss,
-                "label_prior": h.label_prior,
-                "valid_auc_pr": h.valid.auc_pr,
-                "valid_auc_roc": h.valid.auc_roc,
-                "valid_constraint": h.constraint.and_then(|c| c.value),
-                "seconds": h.seconds,
-            })
-        })
-        .collect();
-    serde_json::json!({
-        "seed": run.seed,
-        "best_epoch": run.best_epoch,
-        "valid": run.valid,
-        "test": run.test,
-        "valid_constraint": run.valid_constraint,
-        "test_constraint": run.test_constraint,
-        "biases_at_best_epoch": run.best_epoch.checked_sub(1).and_then(|e| run.history.get(e)).map(|h| &h.biases),
-        "history": history,
-    })
 }
 
 fn csv(results: &[ObjectiveRuns]) -> String {
@@ -666,4 +534,101 @@ fn plots(dir: &std::path::Path, results: &[ObjectiveRuns], initial: f64) -> Resu
     )?;
     written.push("valid_auc_pr.svg".to_string());
     Ok(written)
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+    use distillrank::objectives::Objective;
+    use distillrank::setup::{ObjectivesData, ObjectivesSetup};
+
+    use super::super::{Cli, Command};
+    use super::ObjectivesArgs;
+
+    fn parse(args: &[&str]) -> ObjectivesArgs {
+        let line = ["distillrank", "objectives"].iter().chain(args);
+        match Cli::try_parse_from(line)
+            .unwrap_or_else(|e| panic!("{args:?}: {e}"))
+            .command
+        {
+            Command::Objectives(a) => a,
+            _ => unreachable!("an objectives command"),
+        }
+    }
+
+    /// The CLI's defaults are the library's: `objectives` without options is
+    /// `ObjectivesSetup::default()`.
+    #[test]
+    fn the_command_lines_defaults_are_the_setups() {
+        assert_eq!(parse(&[]).setup(&[]).unwrap(), ObjectivesSetup::default());
+    }
+
+    #[test]
+    fn each_flag_fills_its_field_of_the_setup() {
+        let setup = parse(&[
+            "--objectives",
+            "logloss,auc-pr:5",
+            "--seeds",
+            "3",
+            "--batch-size",
+            "64",
+            "--at-recall",
+            "0.7",
+            "--train",
+            "a.txt",
+            "--valid",
+            "b.txt",
+            "--test",
+            "c.txt",
+            "--label-threshold",
+            "2",
+        ])
+        .setup(&[])
+        .unwrap();
+        assert_eq!(
+            setup.objectives,
+            [Objective::LogLoss, Objective::AucPr { anchors: 5 }]
+        );
+        assert_eq!((setup.seeds, setup.batch_size), (3, 64));
+        assert_eq!(setup.at_recall, Some(0.7));
+        assert_eq!(
+            setup.data,
+            ObjectivesData::Files {
+                train: "a.txt".into(),
+                valid: Some("b.txt".into()),
+                test: Some("c.txt".into()),
+                threshold: 2,
+            }
+        );
+    }
+
+    /// `--setup` holds the whole setup: a flag beside it is refused, and its files are found
+    /// beside it.
+    #[test]
+    fn a_setup_file_runs_alone_and_names_its_files_from_its_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("setup.json");
+        let setup = ObjectivesSetup {
+            data: ObjectivesData::Files {
+                train: "train.txt".into(),
+                valid: None,
+                test: Some("/data/test.txt".into()),
+                threshold: 1,
+            },
+            ..ObjectivesSetup::default()
+        };
+        std::fs::write(&path, setup.to_json()).unwrap();
+        let file = path.display().to_string();
+        let read = parse(&["--setup", &file]).setup(&["setup".into()]).unwrap();
+        let ObjectivesData::Files { train, test, .. } = &read.data else {
+            panic!("files: {:?}", read.data)
+        };
+        assert_eq!(train, &dir.path().join("train.txt").display().to_string());
+        assert_eq!(test.as_deref(), Some("/data/test.txt"));
+        let err = parse(&["--setup", &file, "--seeds", "2"])
+            .setup(&["setup".into(), "seeds".into()])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("--seeds beside it"), "{err}");
+    }
 }

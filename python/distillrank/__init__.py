@@ -29,6 +29,7 @@ __all__ = [
     "Ranker",
     "Setup",
     "compare",
+    "objectives",
     "load",
     "read_letor",
     "mq2008",
@@ -332,6 +333,17 @@ def compare(setup: Any = None, verbose: bool = True) -> Dict[str, Any]:
     method the test NDCG@k mean, std and per seed, the teachers', the runs)."""
     text = _setup_json(Setup() if setup is None else setup)
     return _json.loads(_distillrank.compare(text, verbose))
+
+
+def objectives(setup: Any = None, verbose: bool = True) -> Dict[str, Any]:
+    """Runs the global objectives' comparison (log-loss against AUC-PR, recall at precision, ...
+    trained through Lagrange multipliers) that ``setup`` describes (a dict or a JSON string, as
+    the ``setup.json`` that ``distillrank objectives`` writes; None: the defaults), as
+    ``distillrank objectives --setup`` does, and returns the object its ``results.json`` holds
+    (without ``command`` and ``seconds``): ``data``, ``examples``, ``config``, ``seeds`` and per
+    objective every test metric (mean, std and per seed), the constraint and the runs."""
+    text = "{}" if setup is None else _setup_json(setup)
+    return _json.loads(_distillrank.objectives(text, verbose))
 
 
 def read_letor(path: str, query: Optional[str] = None) -> Tuple[_np.ndarray, _np.ndarray, _np.ndarray]:

@@ -28,7 +28,7 @@ use distillrank::engine::{Backend, Engine};
 use distillrank::experiment::Training;
 use distillrank::model_io::{self, ModelConfig};
 use distillrank::pipeline::{self, InMemory, Reporter};
-use distillrank::setup::{DataSource, Setup};
+use distillrank::setup::{DataSource, ObjectivesSetup, Setup};
 use distillrank::stop::Stop;
 use distillrank::train::EpochLog;
 
@@ -367,6 +367,41 @@ fn compare(py: Python<'_>, setup: &str, verbose: bool) -> PyResult<String> {
     Ok(serde_json::to_string(&results).expect("results serialise"))
 }
 
+/// Runs the global objectives' comparison `setup` describes (an [`ObjectivesSetup`]: the
+/// `setup.json` that `distillrank objectives` writes), as `distillrank objectives --setup` does;
+/// returns `results.json`'s object (JSON) without the command and the seconds.
+#[pyfunction]
+#[pyo3(signature = (setup, verbose=true))]
+fn objectives(py: Python<'_>, setup: &str, verbose: bool) -> PyResult<String> {
+    use distillrank::objectives::train::Event;
+    let setup = ObjectivesSetup::from_json(setup).map_err(value_error)?;
+    let mut reporter = Stderr::new(verbose);
+    let result = py.detach(|| {
+        let mut store = pipeline::Disk::default();
+        let splits = pipeline::objectives_data(&setup, &mut store, &mut reporter)?;
+        reporter.note(&format!("data: {}", splits.description));
+        let engine = engine(setup.backend, &mut reporter)?;
+        let total = (splits.train.len() * setup.epochs * setup.seeds * setup.objectives.len()) as u64;
+        let mut done = 0;
+        let runs = pipeline::objectives(&splits, &setup, &engine, &mut |label, event| match event {
+            Event::Step { examples } => {
+                done += examples as u64;
+                reporter.progress(label, "examples", done.min(total), total);
+            }
+            Event::Epoch(log) => reporter.note(&format!(
+                "{label}: epoch {} loss {:.4} valid AUC-PR {:.4}",
+                log.epoch, log.loss, log.valid.auc_pr
+            )),
+        })?;
+        if reporter.interrupted.is_some() {
+            return Err(distillrank::Error::Stopped { epoch: 0, step: 0 });
+        }
+        pipeline::objectives_results_json(&splits, &setup, &runs)
+    });
+    let results = reporter.finish(result)?;
+    Ok(serde_json::to_string(&results).expect("results serialise"))
+}
+
 /// Features (float32), grades (int32) and query ids (int64, one per row) of a dataset.
 type Letor<'py> = (
     Bound<'py, PyArray2<f32>>,
@@ -440,6 +475,7 @@ fn _distillrank(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check_setup, m)?)?;
     m.add_function(wrap_pyfunction!(fit, m)?)?;
     m.add_function(wrap_pyfunction!(compare, m)?)?;
+    m.add_function(wrap_pyfunction!(objectives, m)?)?;
     m.add_function(wrap_pyfunction!(read_letor, m)?)?;
     m.add_function(wrap_pyfunction!(mq2008, m)?)?;
     m.add_function(wrap_pyfunction!(paired_test, m)?)?;

@@ -28,19 +28,30 @@ export function objectivesSetup() {
   const f = new FormData(objectivesForm);
   const objectives = chosenObjectives(f);
   if (objectives.length === 0) throw new Error("choose at least one objective");
-  const synthetic = f.get("obj_source") === "synthetic" ? {
-    train: integer(f.get("obj_train"), "training examples"),
-    valid: integer(f.get("obj_valid"), "validation examples"),
-    test: integer(f.get("obj_test"), "test examples"),
-    features: integer(f.get("obj_features"), "features"),
-    positive_rate: number(f.get("obj_positive_rate"), "positive rate"),
-    noise: number(f.get("obj_noise"), "noise"),
-    seed: integer(f.get("obj_seed"), "data seed"),
-  } : null;
+  const synthetic = f.get("obj_source") === "synthetic";
   if (!synthetic && !state.uploads.length) throw new Error("upload LETOR files above first, or choose the synthetic task");
+  // The library's ObjectivesSetup (crate/setup.rs): the synthetic task, or the uploads by name.
+  const upload = (role) => state.uploads.find((u) => u.role === role)?.name ?? null;
+  const data = synthetic ? {
+    synthetic: {
+      train: integer(f.get("obj_train"), "training examples"),
+      valid: integer(f.get("obj_valid"), "validation examples"),
+      test: integer(f.get("obj_test"), "test examples"),
+      features: integer(f.get("obj_features"), "features"),
+      positive_rate: number(f.get("obj_positive_rate"), "positive rate"),
+      noise: number(f.get("obj_noise"), "noise"),
+      seed: integer(f.get("obj_seed"), "data seed"),
+    },
+  } : {
+    files: {
+      train: upload("train") ?? "train.txt",
+      valid: upload("valid"),
+      test: upload("test"),
+      threshold: integer(f.get("obj_threshold"), "positive grade"),
+    },
+  };
   return {
-    synthetic,
-    threshold: integer(f.get("obj_threshold"), "positive grade"),
+    data,
     objectives,
     seeds: integer(f.get("obj_seeds"), "seeds"),
     epochs: integer(f.get("obj_epochs"), "epochs"),

@@ -1,0 +1,72 @@
+"""The global objectives' comparison from Python against the CLI: the same setup.json, the same
+numbers, and the same words for a refused setup.
+
+Run by `cargo xtask python` from the repository root, with the package installed and
+DISTILLRANK_BIN naming the CLI (default target/debug/distillrank).
+"""
+
+import json
+
+import pytest
+
+import distillrank
+from test_package import cli, cli_error
+
+# A small synthetic task on the CPU engine (bit-for-bit the same on every door).
+SETUP = {
+    "data": {
+        "synthetic": {
+            "train": 600,
+            "valid": 300,
+            "test": 300,
+            "features": 6,
+            "positive_rate": 0.1,
+            "noise": 0.5,
+            "seed": 5,
+        }
+    },
+    "objectives": ["logloss", "auc-pr:5", "recall-at-precision:0.7"],
+    "seeds": 2,
+    "epochs": 2,
+    "widths": [8],
+    "backend": "cpu",
+}
+
+
+def without_timings(value):
+    """The results without what a clock measured (`seconds`) or the command that ran them."""
+    if isinstance(value, dict):
+        return {k: without_timings(v) for k, v in value.items() if k not in ("seconds", "command")}
+    if isinstance(value, list):
+        return [without_timings(v) for v in value]
+    return value
+
+
+def test_objectives_equal_the_clis_results(tmp_path):
+    path = tmp_path / "setup.json"
+    path.write_text(json.dumps(SETUP))
+    cli("objectives", "--setup", path, "--out", tmp_path / "out", "--quiet")
+    theirs = json.loads((tmp_path / "out" / "results.json").read_text())
+    ours = distillrank.objectives(SETUP, verbose=False)
+    assert set(ours["objectives"]) == set(SETUP["objectives"]) == set(theirs["objectives"])
+    assert len(ours["objectives"]["logloss"]["auc_pr"]["per_seed"]) == 2
+    assert without_timings(ours) == without_timings(theirs)
+    # The CLI keeps the setup it ran, which runs the same again from Python.
+    kept = (tmp_path / "out" / "setup.json").read_text()
+    again = distillrank.objectives(kept, verbose=False)
+    assert without_timings(again["objectives"]) == without_timings(ours["objectives"])
+
+
+def test_a_refused_objectives_setup_says_what_the_cli_says(tmp_path):
+    bad = dict(SETUP, data={"synthetic": dict(SETUP["data"]["synthetic"], train=0)})
+    path = tmp_path / "setup.json"
+    path.write_text(json.dumps(bad))
+    theirs = cli_error("objectives", "--setup", path, "--out", tmp_path / "out")
+    with pytest.raises(ValueError) as ours:
+        distillrank.objectives(bad, verbose=False)
+    message = str(ours.value)
+    assert "setup field data.synthetic.train (--train-examples)" in message
+    # The same words; the CLI names the file first.
+    assert theirs.endswith(message.split(": ", 1)[1]), (theirs, message)
+    with pytest.raises(ValueError, match="unknown field `bogus`"):
+        distillrank.objectives(dict(SETUP, bogus=1), verbose=False)
