@@ -83,6 +83,7 @@ impl PrivilegedSplit {
             }
             "discriminative" => match value.trim().parse::<f64>() {
                 Ok(tau_priv) if tau_priv.is_finite() => {
+                    crate::settings::check("tau-priv", tau_priv)?;
                     Ok(PrivilegedSplit::Discriminative { tau_priv })
                 }
                 _ => Err(bad()),
