@@ -353,7 +353,7 @@ fn complete_splits(data: &Data, seed: u64) -> Result<(Dataset, Dataset, Dataset)
     };
     let (train, valid) = match &data.valid {
         Some(valid) => (train, valid.clone()),
-        None => hold_out_test(&train, HOLDOUT.0, seed + 1)?,
+        None => hold_out_test(&train, HOLDOUT.0, seed.wrapping_add(1))?,
     };
     Ok((train, valid, test))
 }

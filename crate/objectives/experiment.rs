@@ -103,7 +103,8 @@ pub async fn compare_async(
     let mut results = Vec::new();
     for objective in objectives {
         let mut runs = Vec::new();
-        for seed in first_seed..first_seed + seeds as u64 {
+        // Seeds are names in the 64-bit space: `first_seed` and the next ones, wrapping around.
+        for seed in (0..seeds as u64).map(|s| first_seed.wrapping_add(s)) {
             let config = Config {
                 objective: *objective,
                 seed,

@@ -476,7 +476,7 @@ pub fn plan(p: &Prepared, config: &CompareConfig) -> Vec<(Training, u64)> {
     let all = crate::ranking::train::epoch_docs(&p.train, true) as u64 * epochs;
     let mut models = Vec::new();
     for s in 0..config.seeds as u64 {
-        let seed = config.first_seed + s;
+        let seed = config.first_seed.wrapping_add(s);
         for &method in &config.methods {
             let teachers = match method {
                 Method::NoDistillation => 0,
@@ -567,7 +567,7 @@ fn compare_parallel(
             scope.spawn(move || loop {
                 let k = next.fetch_add(1, Ordering::Relaxed);
                 let Some(&(s, m)) = list.get(k) else { break };
-                let seed = config.first_seed + s as u64;
+                let seed = config.first_seed.wrapping_add(s as u64);
                 let run = pollster::block_on(run_method_seed(
                     p,
                     config,
@@ -635,7 +635,7 @@ pub async fn compare_async(
     let mut results = MethodRuns::none_yet(&config.methods);
     let mut students = Vec::new();
     for s in 0..config.seeds as u64 {
-        let seed = config.first_seed + s;
+        let seed = config.first_seed.wrapping_add(s);
         for result in results.iter_mut() {
             let (model, run) = run_method_seed(p, config, result.method, seed, on).await?;
             if s == 0 {
@@ -670,7 +670,8 @@ pub async fn run_method_seed(
     };
     let teacher_config = |widths: Option<&Vec<usize>>| TrainConfig {
         // Teachers start from other initial weights than their students.
-        seed: seed + 1_000,
+        // Seeds are names in the 64-bit space: they wrap around it.
+        seed: seed.wrapping_add(1_000),
         widths: widths.cloned().unwrap_or_else(|| student.widths.clone()),
         // A global objective replaces the students' data loss; teachers keep the ranking loss.
         objective: None,
