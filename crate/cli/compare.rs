@@ -344,13 +344,16 @@ pub struct Throughput {
     /// Documents per second of the training steps alone, and of the whole run.
     pub training_docs_per_s: f64,
     pub end_to_end_docs_per_s: f64,
-    /// Share of the run outside the training steps: loading, preparation, scoring validation
-    /// and test splits and teachers, the summary.
+    /// Share of the run's time (on every job's thread) outside the training steps: loading,
+    /// preparation, scoring validation and test splits and teachers, the summary, and a thread
+    /// idle at the end.
     pub outside_training: f64,
+    /// Jobs that ran side by side: the training steps' seconds are summed over them.
+    pub jobs: usize,
 }
 
 impl Throughput {
-    pub fn of(c: &Comparison, end_to_end_seconds: f64) -> Throughput {
+    pub fn of(c: &Comparison, end_to_end_seconds: f64, jobs: usize) -> Throughput {
         let (mut docs, mut seconds) = (0f64, 0f64);
         for r in &c.methods {
             for run in &r.runs {
@@ -368,16 +371,23 @@ impl Throughput {
             end_to_end_seconds,
             training_docs_per_s: docs / seconds.max(1e-9),
             end_to_end_docs_per_s: docs / end_to_end_seconds.max(1e-9),
-            outside_training: (1.0 - seconds / end_to_end_seconds.max(1e-9)).max(0.0),
+            outside_training: (1.0 - seconds / (jobs as f64 * end_to_end_seconds).max(1e-9))
+                .max(0.0),
+            jobs,
         }
     }
 }
 
 impl std::fmt::Display for Throughput {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let summed = if self.jobs > 1 {
+            format!(", summed over {} jobs side by side", self.jobs)
+        } else {
+            String::new()
+        };
         write!(
             f,
-            "trained {} documents in {:.1} s of training steps ({:.0} docs/s); end to end {:.1} s ({:.0} docs/s), {:.0}% of it outside the training steps",
+            "trained {} documents in {:.1} s of training steps ({:.0} docs/s{summed}); end to end {:.1} s ({:.0} docs/s), {:.0}% of it outside the training steps",
             self.trained_docs,
             self.training_seconds,
             self.training_docs_per_s,
@@ -406,7 +416,11 @@ pub fn run(args: &CompareArgs, given: &[String], out: &Output) -> Result<()> {
     let data = pipeline::prepare(&setup.data, &mut store, true, &mut Bars::new(out))?;
     let comparison = run_comparison(&data, &setup, &engine, args.jobs, out)?;
     let seconds = started.elapsed().as_secs_f64();
-    let throughput = Throughput::of(&comparison, seconds);
+    let jobs = distillrank::experiment::side_by_side(&CompareConfig {
+        jobs: args.jobs,
+        ..config.clone()
+    });
+    let throughput = Throughput::of(&comparison, seconds, jobs);
     let tests = comparison.tests(pipeline::TESTS_SEED);
     let table = table(&comparison, &tests);
     let sentences = sentences(&tests);

@@ -512,13 +512,22 @@ pub type OnProgress<'a> = dyn FnMut(&Training, Event) + 'a;
 /// thread, the longest first, with the same results as one after the other.
 #[cfg(not(target_arch = "wasm32"))]
 pub fn compare(p: &Prepared, config: &CompareConfig, on: &mut OnProgress) -> Result<Comparison> {
+    match side_by_side(config) {
+        jobs if jobs > 1 => compare_parallel(p, config, jobs, on),
+        _ => pollster::block_on(compare_async(p, config, on)),
+    }
+}
+
+/// How many jobs [`compare`] runs at once: `config.jobs` (default: one per core) on the CPU
+/// engine, at most one per job; one on the GPU.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn side_by_side(config: &CompareConfig) -> usize {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     // At most one thread per job (any count of methods or seeds: they are checked next).
     let most = config.methods.len().saturating_mul(config.seeds).max(1);
-    let jobs = config.jobs.unwrap_or(cores).clamp(1, most);
     match config.engine {
-        Engine::Cpu if jobs > 1 => compare_parallel(p, config, jobs, on),
-        _ => pollster::block_on(compare_async(p, config, on)),
+        Engine::Cpu => config.jobs.unwrap_or(cores).clamp(1, most),
+        _ => 1,
     }
 }
 
