@@ -7,6 +7,10 @@
 //! the CLI's own definition and every numeric field of a setup, and fails on a numeric flag or
 //! field that has no row here.
 //!
+//! With [`OTHER_FLAGS`] (the settings that are not numbers) the table also says which flag fills
+//! which `setup.json` field, and a setup's command line and its differences from the defaults
+//! are written from it ([`crate::setup::Setup::command_line`]).
+//!
 //! The ranges keep every run finite and every allocation sized: a size's bound is where a single
 //! setting would already ask for more than any machine has (the product of several sizes is
 //! checked again where it is allocated), and a weight's is where the losses would overflow.
