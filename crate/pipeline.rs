@@ -762,6 +762,16 @@ pub fn objectives_data(
 ) -> Result<BinarySplits> {
     let (train, valid, test, threshold) = match &setup.data {
         ObjectivesData::Synthetic(options) => return synthetic(options),
+        ObjectivesData::Mq2008 { threshold } => {
+            let [train, valid, test] = crate::data::bundled::mq2008()?;
+            return from_letor(
+                &train,
+                &valid,
+                &test,
+                *threshold,
+                format!("MQ2008 Fold1, bundled, each document positive when grade >= {threshold}"),
+            );
+        }
         ObjectivesData::Files {
             train,
             valid,

@@ -117,7 +117,7 @@ pub const BOUNDS: &[Bound] = &[
     whole("min-group-size", &["data.min_group_size"], 0, 1_000_000, "documents in a query"),
     whole("data-seed", &["data.data_seed"], 0, u64::MAX, SEED),
     setup_only(real("tau-priv", &[], (-1e6, 1e6), CLOSED, "a threshold on the grade scale")),
-    whole("label-threshold", &["objectives.data.files.threshold"], 1, 31, "a LETOR grade"),
+    whole("label-threshold", &["objectives.data.files.threshold", "objectives.data.mq2008.threshold"], 1, 31, "a LETOR grade"),
     // Simulated logs.
     whole("sessions", &["data.logs.sessions"], 1, 1_000_000, "impressions of each query"),
     whole("shown", &["data.logs.shown"], 1, 100_000, "documents shown per impression"),

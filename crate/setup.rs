@@ -494,6 +494,12 @@ impl Setup {
 pub enum ObjectivesData {
     /// The synthetic imbalanced task: one draw of `train + valid + test` examples.
     Synthetic(SynthBinaryOptions),
+    /// MQ2008 Fold1 as bundled with distillrank (its own train, validation and test splits), each
+    /// document an example, positive when its grade is at least `threshold`.
+    Mq2008 {
+        #[serde(default = "default_label_threshold")]
+        threshold: u8,
+    },
     /// LETOR files (paths for the CLI; the page records the names of its uploads), each document
     /// an example, positive when its grade is at least `threshold`. A missing validation or test
     /// split is held out of the training queries ([`HOLDOUT`]).

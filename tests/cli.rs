@@ -857,3 +857,64 @@ fn compare_gives_the_same_results_for_any_number_of_jobs() {
         "{stderr}"
     );
 }
+
+/// `objectives --bundled mq2008` runs on the bundled MQ2008 (it was dropped without a word, and
+/// the synthetic task ran), records it in its setup, and refuses files beside it.
+#[test]
+fn objectives_run_on_the_bundled_mq2008() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let (ok, _, stderr) = distillrank(&[
+        "objectives",
+        "--bundled",
+        "mq2008",
+        "--objectives",
+        "logloss,auc-pr",
+        "--seeds",
+        "1",
+        "--epochs",
+        "2",
+        "--quiet",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(ok, "{stderr}");
+    let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(report.contains("Data: MQ2008 Fold1, bundled"), "{report}");
+    let setup: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("setup.json")).unwrap()).unwrap();
+    assert_eq!(setup["data"]["mq2008"]["threshold"], 1, "{setup}");
+    let again = dir.path().join("again");
+    let (ok, _, stderr) = distillrank(&[
+        "objectives",
+        "--setup",
+        out.join("setup.json").to_str().unwrap(),
+        "--out",
+        again.to_str().unwrap(),
+    ]);
+    assert!(ok, "{stderr}");
+    // The test figures of every objective and seed (the timings aside).
+    let figures = |dir: &std::path::Path| -> Vec<serde_json::Value> {
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("results.json")).unwrap())
+                .unwrap();
+        ["logloss", "auc-pr"]
+            .iter()
+            .flat_map(|o| v["objectives"][o]["runs"].as_array().unwrap().clone())
+            .map(|run| run["test"].clone())
+            .collect()
+    };
+    assert_eq!(figures(&out), figures(&again));
+    for (args, fragment) in [
+        (vec!["--bundled", "other"], "the bundled data are mq2008"),
+        (
+            vec!["--bundled", "mq2008", "--valid", "x.txt"],
+            "has its own splits: drop --valid",
+        ),
+    ] {
+        let mut line = vec!["objectives", "--out", "/nonexistent/never-written"];
+        line.extend(args);
+        let (ok, _, stderr) = distillrank(&line);
+        assert!(!ok && stderr.contains(fragment), "{line:?}: {stderr}");
+    }
+}

@@ -254,11 +254,7 @@ impl DataArgs {
         let path = |p: &PathBuf| p.display().to_string();
         let source = match (&files.bundled, &files.train) {
             (Some(name), _) if name == "mq2008" => {
-                if files.valid.is_some() || files.test.is_some() {
-                    return Err(Error::Config(
-                        "--bundled mq2008 has its own splits: drop --valid and --test".into(),
-                    ));
-                }
+                files.refuse_beside_bundled()?;
                 DataSource::Mq2008
             }
             (Some(name), _) => {
@@ -442,6 +438,29 @@ pub struct SplitFiles {
     /// Data bundled with distillrank instead of files: mq2008 (MQ2008 Fold1, as on the page).
     #[arg(long, conflicts_with = "train")]
     pub bundled: Option<String>,
+}
+
+impl SplitFiles {
+    /// Refuses files given beside `--bundled`: the bundled data have their own three splits, and
+    /// a file beside them would be dropped without a word.
+    pub fn refuse_beside_bundled(&self) -> distillrank::Result<()> {
+        let beside: Vec<&str> = [
+            ("--train", self.train.is_some()),
+            ("--valid", self.valid.is_some()),
+            ("--test", self.test.is_some()),
+        ]
+        .iter()
+        .filter(|(_, given)| *given)
+        .map(|(flag, _)| *flag)
+        .collect();
+        if beside.is_empty() {
+            return Ok(());
+        }
+        Err(distillrank::Error::Config(format!(
+            "--bundled mq2008 has its own splits: drop {}",
+            beside.join(", ")
+        )))
+    }
 }
 
 /// Where the data come from and how they are prepared (spec §1).

@@ -155,8 +155,20 @@ impl ObjectivesArgs {
             .collect::<Result<_>>()?;
         let files = &self.files;
         let name = |path: &Option<PathBuf>| path.as_ref().map(|p| p.display().to_string());
-        let data = match &files.train {
-            None => ObjectivesData::Synthetic(SynthBinaryOptions {
+        let data = match (&files.bundled, &files.train) {
+            (Some(bundled), _) => {
+                if bundled != "mq2008" {
+                    return Err(Error::Config(format!(
+                        "--bundled {}: the bundled data are mq2008",
+                        distillrank::error::printable(bundled)
+                    )));
+                }
+                files.refuse_beside_bundled()?;
+                ObjectivesData::Mq2008 {
+                    threshold: self.label_threshold,
+                }
+            }
+            (None, None) => ObjectivesData::Synthetic(SynthBinaryOptions {
                 train: self.train_examples,
                 valid: self.valid_examples,
                 test: self.test_examples,
@@ -165,7 +177,7 @@ impl ObjectivesArgs {
                 noise: self.noise,
                 seed: self.synth_seed,
             }),
-            Some(train) => ObjectivesData::Files {
+            (None, Some(train)) => ObjectivesData::Files {
                 train: train.display().to_string(),
                 valid: name(&files.valid),
                 test: name(&files.test),
@@ -192,6 +204,7 @@ impl ObjectivesArgs {
         setup.check()?;
         // The command line asks for all three files: the epoch is chosen on validation.
         match &files.train {
+            _ if files.bundled.is_some() => Ok(setup),
             None if files.valid.is_some() || files.test.is_some() => {
                 Err(Error::Config("--valid/--test need --train".into()))
             }
@@ -212,7 +225,7 @@ fn files_of(setup: &mut ObjectivesSetup) -> Vec<&mut String> {
             .chain(valid.iter_mut())
             .chain(test.iter_mut())
             .collect(),
-        ObjectivesData::Synthetic(_) => Vec::new(),
+        ObjectivesData::Synthetic(_) | ObjectivesData::Mq2008 { .. } => Vec::new(),
     }
 }
 
