@@ -122,14 +122,13 @@ fn ndcg_with(k: usize, scores: &[f32], labels: &[f32], kept: &mut Vec<usize>) ->
 /// ranks strictly before its last one). The last may go on past it, so its members are counted
 /// over the whole group.
 fn expected_dcg(scores: &[f32], labels: &[f32], kept: &[usize]) -> f64 {
-    let kept_scores: Vec<f32> = kept.iter().map(|&i| scores[i]).collect();
     let mut dcg = 0.0;
-    for run in tie_runs(&kept_scores) {
+    for run in tie_runs_by(kept.len(), |r| scores[kept[r]]) {
         let (count, gains) = if run.end < kept.len() {
             let gains: f64 = kept[run.clone()].iter().map(|&i| gain(labels[i])).sum();
             (run.len(), gains)
         } else {
-            let score = kept_scores[run.start];
+            let score = scores[kept[run.start]];
             scores
                 .iter()
                 .zip(labels)
@@ -149,17 +148,21 @@ fn tied(a: f32, b: f32) -> bool {
 
 /// The runs of tied scores in `ordered` (scores already in ranking order), as ranges of ranks.
 pub fn tie_runs(ordered: &[f32]) -> impl Iterator<Item = Range<usize>> + '_ {
+    tie_runs_by(ordered.len(), |r| ordered[r])
+}
+
+/// [`tie_runs`] over `n` ranks whose scores `score(rank)` gives, in ranking order: no copy of
+/// the scores is made (NDCG is taken every epoch).
+fn tie_runs_by(n: usize, score: impl Fn(usize) -> f32) -> impl Iterator<Item = Range<usize>> {
     let mut start = 0;
     std::iter::from_fn(move || {
-        if start == ordered.len() {
+        if start == n {
             return None;
         }
-        let end = start
-            + 1
-            + ordered[start + 1..]
-                .iter()
-                .take_while(|&&s| tied(s, ordered[start]))
-                .count();
+        let first = score(start);
+        let end = (start + 1..n)
+            .find(|&r| !tied(score(r), first))
+            .unwrap_or(n);
         let run = start..end;
         start = end;
         Some(run)

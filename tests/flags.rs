@@ -38,14 +38,8 @@ const JSON_NUMBERS: [&str; 6] = ["0", "-1", "1e15", "18446744073709551615", "1e3
 const MEMORY_KIB: u64 = 4 << 20;
 const TIME_LIMIT: Duration = Duration::from_secs(120);
 
-/// A tiny synthetic run, for the commands that generate their data.
-const SMALL: &[&str] = &[
-    "--queries",
-    "40",
-    "--valid-queries",
-    "20",
-    "--test-queries",
-    "20",
+/// The synthetic data of every run here: small queries, few features.
+const DATA_SHAPE: &[&str] = &[
     "--regular",
     "6",
     "--privileged-count",
@@ -54,12 +48,25 @@ const SMALL: &[&str] = &[
     "10",
     "--max-docs",
     "14",
-    "--widths",
-    "4",
-    "--epochs",
-    "1",
-    "--quiet",
 ];
+
+/// A tiny synthetic run, for the commands that generate their data.
+fn small() -> Vec<&'static str> {
+    [
+        &[
+            "--queries",
+            "40",
+            "--valid-queries",
+            "20",
+            "--test-queries",
+            "20",
+        ][..],
+        DATA_SHAPE,
+        &["--widths", "4", "--epochs", "1", "--quiet"],
+    ]
+    .concat()
+}
+
 const SHAPE: &[&str] = &[
     "--features",
     "8",
@@ -92,14 +99,14 @@ fn base(subcommand: &'static str) -> Option<Vec<&'static str>> {
         "eval" => vec!["--model", "{model}", "{data}", "--backend", "cpu"],
         "predict" => vec!["--model", "{model}", "{data}"],
         "export" => vec!["--model", "{model}", "--onnx", "{case}/model.onnx"],
-        "train" => [SMALL, &["--backend", "cpu"]].concat(),
+        "train" => [&small()[..], &["--backend", "cpu"]].concat(),
         "compare" => [
-            SMALL,
+            &small()[..],
             &["--seeds", "1", "--backend", "cpu", "--out", "{case}/out"],
         ]
         .concat(),
         "sweep" => [
-            SMALL,
+            &small()[..],
             &[
                 "--param",
                 "alpha",
@@ -171,21 +178,10 @@ fn fixtures() -> Fixtures {
         );
     };
     ok(&[
-        "data",
-        "synth",
-        "--queries",
-        "30",
-        "--regular",
-        "6",
-        "--privileged-count",
-        "2",
-        "--min-docs",
-        "10",
-        "--max-docs",
-        "14",
-        "-o",
-        &data,
-    ]);
+        &["data", "synth", "--queries", "30", "-o", &data][..],
+        DATA_SHAPE,
+    ]
+    .concat());
     ok(&[
         "train",
         "--train",
@@ -459,7 +455,7 @@ fn every_numeric_and_path_flag_of_every_subcommand_is_refused_by_name_or_runs_fi
     );
 }
 
-/// A small setup: the synthetic data and training sizes of [`SMALL`].
+/// A small setup: the synthetic data and training sizes of [`small`].
 fn small_setup() -> serde_json::Value {
     let mut setup = serde_json::to_value(distillrank::setup::Setup::default()).unwrap();
     let options = &mut setup["data"]["source"]["synthetic"];

@@ -21,7 +21,7 @@ use std::time::Instant;
 
 use serde_json::{json, Value};
 
-use crate::{cargo, root, run};
+use crate::{cargo, root, run, target_dir};
 
 /// What one step printed and how it ended.
 struct Step {
@@ -142,7 +142,7 @@ pub fn gpu_report(dir: &Path) -> Result<(), String> {
         .filter_map(|v| v["executable"].as_str().map(str::to_string))
         .next_back()
         .ok_or("cargo did not build the GPU checks (tests/gpu.rs)")?;
-    let bin = root().join("target/release/distillrank");
+    let bin = target_dir().join("release/distillrank");
     // Mesa's display probe is quiet with a runtime directory.
     let xdg = std::env::var("XDG_RUNTIME_DIR").unwrap_or_else(|_| {
         let d = std::env::temp_dir().join("distillrank-xdg");

@@ -71,6 +71,15 @@ pub fn root() -> PathBuf {
         .to_path_buf()
 }
 
+/// Where cargo writes what it builds: `CARGO_TARGET_DIR` when set (relative to the repository),
+/// else `target/`.
+pub fn target_dir() -> PathBuf {
+    match std::env::var_os("CARGO_TARGET_DIR") {
+        Some(dir) if !dir.is_empty() => root().join(dir),
+        _ => root().join("target"),
+    }
+}
+
 pub fn run(cmd: &mut Command) -> Result<(), String> {
     eprintln!("$ {cmd:?}");
     let status = cmd
@@ -109,7 +118,7 @@ fn serve(port: u16) -> Result<(), String> {
 
 fn compare(extra: &[String]) -> Result<(), String> {
     run(cargo().args(["build", "--release", "--bin", "distillrank"]))?;
-    let bin = root().join("target/release/distillrank");
+    let bin = target_dir().join("release/distillrank");
     let mut cmd = Command::new(bin);
     cmd.args(["compare", "--out", "out/demo"]).args(extra);
     run(&mut cmd)
@@ -341,7 +350,7 @@ fn bench_web(query: &[String]) -> Result<(), String> {
 
 fn bench() -> Result<(), String> {
     run(cargo().args(["build", "--release", "--bin", "distillrank"]))?;
-    let bin = root().join("target/release/distillrank");
+    let bin = target_dir().join("release/distillrank");
     // All of MQ2008 (S1..S5, 9.3 MB) as one file, for the parser and the cache.
     let parts = root().join("../shared/data/mq2008");
     let mq = root().join("target/bench/mq2008_all.txt");

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-use super::{cargo, have, root, run, Tally};
+use super::{cargo, have, root, run, target_dir, Tally};
 
 /// What the tests import besides the package.
 const TEST_PACKAGES: [&str; 5] = ["numpy", "scipy", "onnx", "onnxruntime", "pytest"];
@@ -43,7 +43,7 @@ pub(crate) fn tests(total: &mut Tally) -> Result<bool, String> {
         started.elapsed().as_secs_f64()
     );
     run(cargo().args(["build", "--bin", "distillrank"]))?;
-    let bin = root().join("target/debug/distillrank");
+    let bin = target_dir().join("debug/distillrank");
     // Mesa's Vulkan driver wants a runtime directory (backend "auto" probes the adapters).
     let runtime = std::env::temp_dir().join("distillrank-xdg");
     let _ = std::fs::create_dir_all(&runtime);

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::{cargo, have, root, run};
+use crate::{cargo, have, root, run, target_dir};
 
 /// The pinned wasm-bindgen version (Cargo.toml); the CLI that writes the JS glue must match it.
 pub const WASM_BINDGEN: &str = "0.2.130";
@@ -61,7 +61,7 @@ pub fn build() -> Result<(), String> {
         "wasm32-unknown-unknown",
         "--no-default-features",
     ]))?;
-    let wasm = root().join("target/wasm32-unknown-unknown/release/distillrank.wasm");
+    let wasm = target_dir().join("wasm32-unknown-unknown/release/distillrank.wasm");
     run(Command::new("wasm-bindgen")
         .args(["--target", "web", "--no-typescript", "--out-dir"])
         .arg(root().join("web/pkg"))
