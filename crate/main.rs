@@ -4,15 +4,8 @@ mod cli;
 
 use std::process::ExitCode;
 
-use clap::FromArgMatches;
-
 fn main() -> ExitCode {
-    let matches = cli::command().get_matches();
-    let mut args = match cli::Cli::from_arg_matches(&matches) {
-        Ok(args) => args,
-        Err(e) => e.exit(),
-    };
-    args.given = cli::given_flags(&matches);
+    let args = cli::parse_from(std::env::args_os()).unwrap_or_else(|e| e.exit());
     cli::quiet_gpu_probe();
     match cli::run(args) {
         Ok(()) => ExitCode::SUCCESS,

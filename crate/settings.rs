@@ -1,15 +1,20 @@
-//! The bounds of every numeric setting, in one table: each setting's name (as its flag spells it),
-//! the `setup.json` fields it sets, the range it must lie in, and why.
+//! The table of settings: each setting's name (as its flag spells it), the `setup.json` fields it
+//! fills with their defaults, its range when it is a number and why, its help, and where the
+//! page's form starts.
 //!
-//! Every door reads the same table. The CLI's flags parse through [`Bound::parse`], so a value
-//! out of range is refused before anything runs, naming the flag; `setup.json` (from the CLI, the
-//! page or Python) is checked field by field with [`check_setup_fields`]. `tests/flags.rs` walks
-//! the CLI's own definition and every numeric field of a setup, and fails on a numeric flag or
-//! field that has no row here.
+//! Every door reads the same table:
+//! - the CLI takes each flag's help and default from its row, and parses numbers through
+//!   [`Setting::parse`], so a value out of range is refused before anything runs, naming the flag;
+//! - the library's defaults ([`crate::setup::Setup::default`] and the objectives') are read from it
+//!   ([`default_of`]);
+//! - `setup.json` (from the CLI, the page or Python) is checked field by field with
+//!   [`check_setup_fields`];
+//! - the page builds its form's bounds, tooltips and starting values from [`table_json`];
+//! - a setup's command line and its differences from the defaults are written from it
+//!   ([`crate::setup::Setup::command_line`]).
 //!
-//! With [`OTHER_FLAGS`] (the settings that are not numbers) the table also says which flag fills
-//! which `setup.json` field, and a setup's command line and its differences from the defaults
-//! are written from it ([`crate::setup::Setup::command_line`]).
+//! `tests/flags.rs` walks the CLI's own definition and every numeric field of a setup, and fails
+//! on a numeric flag or field that has no row here.
 //!
 //! The ranges keep every run finite and every allocation sized: a size's bound is where a single
 //! setting would already ask for more than any machine has (the product of several sizes is
@@ -17,15 +22,37 @@
 
 use crate::error::{shown, Error, Result};
 
-/// One numeric setting's range.
+/// One setting: its name as the CLI spells the flag, the `setup.json` fields it fills with their
+/// defaults, its range when it is a number, and its help.
 #[derive(Debug, Clone, Copy)]
-pub struct Bound {
+pub struct Setting {
     /// The name as the CLI spells the flag, without the dashes (`batch-docs`).
     pub name: &'static str,
     /// Whether `name` is a flag of the CLI (a few settings live in `setup.json` only).
     pub flag: bool,
-    /// The `setup.json` fields this setting fills, as paths from the top (`data.logs.sessions`).
-    pub fields: &'static [&'static str],
+    /// The `setup.json` fields this setting fills, each with its default.
+    pub fields: &'static [Field],
+    /// The values a number may take; None for a setting that is not a number (`--loss`).
+    pub range: Option<Range>,
+    /// What the setting does: the flag's `--help`, the page's tooltip.
+    pub help: &'static str,
+}
+
+/// A `setup.json` field a setting fills, as a path from the top (`data.logs.sessions`; the
+/// global objectives' fields under [`OBJECTIVES`]), with its default as the CLI spells it
+/// (`256,256,128,64`; empty: none, the library decides by the data, as the help says).
+#[derive(Debug, Clone, Copy)]
+pub struct Field {
+    pub path: &'static str,
+    pub default: &'static str,
+    /// Where the page's form starts, when it starts lighter than the default (fewer queries,
+    /// fewer epochs: a browser's budget). The setup it sends says so in its note.
+    pub page: Option<&'static str>,
+}
+
+/// A number's range.
+#[derive(Debug, Clone, Copy)]
+pub struct Range {
     pub min: f64,
     pub max: f64,
     /// The range excludes `min` (`(0, 1]`), or `max` (`[0, 1)`).
@@ -37,51 +64,88 @@ pub struct Bound {
     pub why: &'static str,
 }
 
-const fn whole(
-    name: &'static str,
-    fields: &'static [&'static str],
-    min: u64,
-    max: u64,
-    why: &'static str,
-) -> Bound {
-    Bound {
+const fn setting(name: &'static str, range: Option<Range>) -> Setting {
+    Setting {
         name,
         flag: true,
-        fields,
-        min: min as f64,
-        max: max as f64,
-        min_open: false,
-        max_open: false,
-        integer: true,
-        why,
+        fields: &[],
+        range,
+        help: "",
     }
+}
+
+/// A whole number in `min..=max`.
+const fn whole(name: &'static str, min: u64, max: u64, why: &'static str) -> Setting {
+    setting(
+        name,
+        Some(Range {
+            min: min as f64,
+            max: max as f64,
+            min_open: false,
+            max_open: false,
+            integer: true,
+            why,
+        }),
+    )
 }
 
 /// A real number in `[min, max]`; `open` marks which ends are excluded.
 const fn real(
     name: &'static str,
-    fields: &'static [&'static str],
     (min, max): (f64, f64),
     (min_open, max_open): (bool, bool),
     why: &'static str,
-) -> Bound {
-    Bound {
+) -> Setting {
+    setting(
         name,
-        flag: true,
-        fields,
-        min,
-        max,
-        min_open,
-        max_open,
-        integer: false,
-        why,
+        Some(Range {
+            min,
+            max,
+            min_open,
+            max_open,
+            integer: false,
+            why,
+        }),
+    )
+}
+
+/// A setting that is not a number: a name from a list, a list, a spec (`top:30%`).
+const fn text(name: &'static str) -> Setting {
+    setting(name, None)
+}
+
+/// A field and its default.
+const fn f(path: &'static str, default: &'static str) -> Field {
+    Field {
+        path,
+        default,
+        page: None,
     }
 }
 
-const fn setup_only(bound: Bound) -> Bound {
-    Bound {
-        flag: false,
-        ..bound
+/// A field, its default, and where the page's form starts.
+const fn fp(path: &'static str, default: &'static str, page: &'static str) -> Field {
+    Field {
+        path,
+        default,
+        page: Some(page),
+    }
+}
+
+impl Setting {
+    /// The fields it fills.
+    const fn at(self, fields: &'static [Field]) -> Setting {
+        Setting { fields, ..self }
+    }
+    const fn help(self, help: &'static str) -> Setting {
+        Setting { help, ..self }
+    }
+    /// A setting of `setup.json` without a flag.
+    const fn setup_only(self) -> Setting {
+        Setting {
+            flag: false,
+            ..self
+        }
     }
 }
 
@@ -92,125 +156,280 @@ const OPEN_BELOW: (bool, bool) = (true, false);
 const SEED: &str = "any 64-bit seed";
 const SIZE: &str = "a larger value alone would ask for more memory than any machine has";
 const PROBABILITY: &str = "a probability";
+const SPREAD: &str = "a standard deviation; the signal has unit variance";
 
-/// Every numeric setting. A new numeric flag or `setup.json` field needs a row here
-/// (`tests/flags.rs` fails without one).
+/// Every setting. A new flag or `setup.json` field needs a row here: `tests/flags.rs` fails on a
+/// numeric flag or field without one, and on a row whose flag `compare` lacks.
+///
+/// The CLI takes each flag's help and default from its row (`crate/cli/mod.rs`, `command`), in
+/// the context of its command: `objectives` reads the fields under [`OBJECTIVES`], every other
+/// command the others. The library's defaults ([`crate::setup::Setup::default`]) are read from
+/// here too, and so are the page's form (bounds, tooltip, starting value) and a setup's command
+/// line. Flags that fill no field (`bench`'s sizes, `--jobs`, `train --seed`) keep their defaults
+/// beside the flag: they describe a command, not a setup.
 #[rustfmt::skip]
-pub const BOUNDS: &[Bound] = &[
+pub const SETTINGS: &[Setting] = &[
     // Synthetic data (data synth, train, compare, sweep).
-    whole("queries", &["data.source.synthetic.options.queries"], 1, 10_000_000, SIZE),
-    whole("valid-queries", &["data.source.synthetic.valid_queries"], 1, 10_000_000, SIZE),
-    whole("test-queries", &["data.source.synthetic.test_queries"], 1, 10_000_000, SIZE),
-    whole("min-docs", &["data.source.synthetic.options.min_docs"], 1, 100_000, SIZE),
-    whole("max-docs", &["data.source.synthetic.options.max_docs"], 1, 100_000, SIZE),
-    whole("regular", &["data.source.synthetic.options.regular"], 1, 100_000, SIZE),
-    whole("privileged-count", &["data.source.synthetic.options.privileged"], 1, 100_000, SIZE),
-    real("privileged-strength", &["data.source.synthetic.options.privileged_strength"], (0.0, 1.0), CLOSED, "a share of the relevance signal"),
-    real("privileged-correlation", &["data.source.synthetic.options.privileged_correlation"], (0.0, 1.0), CLOSED, "a share of variance"),
-    real("noise", &["data.source.synthetic.options.noise", "objectives.data.synthetic.noise"], (0.0, 1000.0), CLOSED, "a standard deviation; the signal has unit variance"),
-    setup_only(real("privileged_noise", &["data.source.synthetic.options.privileged_noise"], (0.0, 1000.0), CLOSED, "a standard deviation; the signal has unit variance")),
-    real("query-spread", &["data.source.synthetic.options.query_spread"], (0.0, 1000.0), CLOSED, "a standard deviation; the signal has unit variance"),
-    whole("synth-seed", &["data.source.synthetic.options.seed", "objectives.data.synthetic.seed"], 0, u64::MAX, SEED),
+    text("kind").at(&[f("data.source.synthetic.options.kind", "letor")])
+        .help("letor: nonlinear relevance from x and hidden factors u, z noisy functions of u; linear: the PFD paper's section 5 model"),
+    whole("queries", 1, 10_000_000, SIZE).at(&[fp("data.source.synthetic.options.queries", "4000", "400")])
+        .help("Query groups to generate (the training queries, when synthetic data feed train, compare or sweep)"),
+    whole("valid-queries", 1, 10_000_000, SIZE).at(&[fp("data.source.synthetic.valid_queries", "500", "300")])
+        .help("Validation queries generated beside the training queries"),
+    whole("test-queries", 1, 10_000_000, SIZE).at(&[fp("data.source.synthetic.test_queries", "1000", "500")])
+        .help("Test queries generated beside the training queries"),
+    whole("min-docs", 1, 100_000, SIZE).at(&[f("data.source.synthetic.options.min_docs", "10")])
+        .help("Fewest documents in a generated group"),
+    whole("max-docs", 1, 100_000, SIZE).at(&[f("data.source.synthetic.options.max_docs", "40")])
+        .help("Most documents in a generated group"),
+    whole("regular", 1, 100_000, SIZE).at(&[fp("data.source.synthetic.options.regular", "100", "24")])
+        .help("Regular features x of the generated data"),
+    whole("privileged-count", 1, 100_000, SIZE).at(&[f("data.source.synthetic.options.privileged", "6")])
+        .help("Privileged features z of the generated data (its last columns)"),
+    real("privileged-strength", (0.0, 1.0), CLOSED, "a share of the relevance signal")
+        .at(&[fp("data.source.synthetic.options.privileged_strength", "0.5", "0.6")])
+        .help("Share of the relevance signal only the hidden factors behind z explain"),
+    real("privileged-correlation", (0.0, 1.0), CLOSED, "a share of variance")
+        .at(&[f("data.source.synthetic.options.privileged_correlation", "0")])
+        .help("Share of the hidden factors' variance explained by x (0: z independent of x)"),
+    real("noise", (0.0, 1000.0), CLOSED, SPREAD)
+        .at(&[fp("data.source.synthetic.options.noise", "0.1", "0.5"), f("objectives.data.synthetic.noise", "0.7")])
+        .help("Relevance noise of the generated data (ranking: on the relevance, whose signal has unit variance; objectives: on the latent score)"),
+    real("privileged_noise", (0.0, 1000.0), CLOSED, SPREAD).setup_only()
+        .at(&[f("data.source.synthetic.options.privileged_noise", "0.3")])
+        .help("Noise of the generated z around the hidden factors"),
+    real("query-spread", (0.0, 1000.0), CLOSED, SPREAD).at(&[fp("data.source.synthetic.options.query_spread", "1", "0")])
+        .help("Standard deviation of a per-query relevance shift (0: every query alike; larger: fewer positive groups)"),
+    whole("synth-seed", 0, u64::MAX, SEED)
+        .at(&[f("data.source.synthetic.options.seed", "7"), f("objectives.data.synthetic.seed", "11")])
+        .help("Seed of the synthetic data"),
     // Labelling and filtering.
-    real("tau-target", &["data.tau_target"], (-1e6, 1e6), CLOSED, "a threshold on the grade scale"),
-    real("t", &["data.t"], (0.0, 1e6), OPEN_BELOW, "a temperature"),
-    whole("min-group-size", &["data.min_group_size"], 0, 1_000_000, "documents in a query"),
-    whole("data-seed", &["data.data_seed"], 0, u64::MAX, SEED),
-    setup_only(real("tau-priv", &[], (-1e6, 1e6), CLOSED, "a threshold on the grade scale")),
-    whole("label-threshold", &["objectives.data.files.threshold", "objectives.data.mq2008.threshold"], 1, 31, "a LETOR grade"),
+    text("privileged").at(&[f("data.privileged", "")])
+        .help("Privileged features: top:N (largest |correlation| with y on the training split), top:P% (P% of the training split's informative features, leaving at least one regular), cols:3,7,12 (1-based columns), discriminative:TAU_PRIV (Figure 5's z) or logs (simulated interaction logs: the columns FILE.logs.json names, written by data simulate-logs; without it, logs simulated here with the --sessions ... options). Default for files: top:30%, the PFD paper's share; for synthetic data, the generator's z columns"),
+    real("tau-target", (-1e6, 1e6), CLOSED, "a threshold on the grade scale").at(&[fp("data.tau_target", "", "3.5")])
+        .help("Gumbel labelling threshold tau_target. Default 4.8 for files (the paper's, grades 0..4; about 2.8 suits MQ2008's grades 0..2) and 3.5 for synthetic data"),
+    real("t", (0.0, 1e6), OPEN_BELOW, "a temperature").at(&[f("data.t", "")])
+        .help("Gumbel labelling temperature t. Default 4 for files (the paper's) and 8 for synthetic data, whose relevance carries its own noise"),
+    whole("min-group-size", 0, 1_000_000, "documents in a query").at(&[f("data.min_group_size", "10")])
+        .help("Drop query groups with fewer documents"),
+    whole("data-seed", 0, u64::MAX, SEED).at(&[f("data.data_seed", "0")])
+        .help("Seed of the labels and the holdouts"),
+    text("log-labels").at(&[f("data.log_labels", "conversion")])
+        .help("With --privileged logs: y is the conversion, or the Gumbel labelling of the grade (gumbel)"),
+    real("tau-priv", (-1e6, 1e6), CLOSED, "a threshold on the grade scale").setup_only()
+        .help("The threshold of the discriminative z (--privileged discriminative:TAU_PRIV)"),
+    whole("label-threshold", 1, 31, "a LETOR grade")
+        .at(&[fp("objectives.data.files.threshold", "1", "2"), f("objectives.data.mq2008.threshold", "1")])
+        .help("Objectives on LETOR files: a document is positive when its grade is at least this"),
     // Simulated logs.
-    whole("sessions", &["data.logs.sessions"], 1, 1_000_000, "impressions of each query"),
-    whole("shown", &["data.logs.shown"], 1, 100_000, "documents shown per impression"),
-    real("position-bias", &["data.logs.position_bias"], (0.0, 100.0), CLOSED, "an exponent on 1 / rank"),
-    real("continue-after-click", &["data.logs.continue_after_click"], (0.0, 1.0), CLOSED, PROBABILITY),
-    real("click-noise", &["data.logs.click_noise"], (0.0, 1.0), CLOSED, PROBABILITY),
-    real("shuffle", &["data.logs.shuffle"], (0.0, 1000.0), CLOSED, "a scale on standardised scores"),
-    setup_only(real("logging-ranker fraction", &["data.logs.logging_ranker.fraction"], (0.0, 1.0), OPEN_BELOW, "a share of the features")),
-    real("conversion-rate", &["data.logs.conversion_rate"], (0.0, 1.0), OPEN_BELOW, "a probability; at 0 no click converts"),
-    real("dwell-seconds", &["data.logs.dwell_seconds"], (0.0, 86_400.0), OPEN_BELOW, "seconds, a day at most"),
-    whole("log-seed", &["data.logs.seed"], 0, u64::MAX, SEED),
+    whole("sessions", 1, 1_000_000, "impressions of each query").at(&[f("data.logs.sessions", "100")])
+        .help("Impressions of every query: more sessions, more clicks and conversions (a denser y)"),
+    whole("shown", 1, 100_000, "documents shown per impression").at(&[f("data.logs.shown", "10")])
+        .help("Documents shown per impression"),
+    text("click-model").at(&[f("data.logs.click_model", "pbm")])
+        .help("pbm: examination (1/rank)^eta times attractiveness; cascade: click the first attractive document and stop; dcm: as cascade, going on after a click with --continue-after-click"),
+    real("position-bias", (0.0, 100.0), CLOSED, "an exponent on 1 / rank").at(&[f("data.logs.position_bias", "1")])
+        .help("PBM's eta, the position bias (0: none)"),
+    real("continue-after-click", (0.0, 1.0), CLOSED, PROBABILITY).at(&[f("data.logs.continue_after_click", "0.5")])
+        .help("DCM's lambda: probability of scanning on after a click"),
+    real("click-noise", (0.0, 1.0), CLOSED, PROBABILITY).at(&[f("data.logs.click_noise", "0.1")])
+        .help("Attractiveness of a grade-0 document (eps in eps + (1 - eps)(2^r - 1)/(2^r_max - 1))"),
+    real("shuffle", (0.0, 1000.0), CLOSED, "a scale on standardised scores").at(&[f("data.logs.shuffle", "0.5")])
+        .help("Scale of the Gumbel noise on the standardised logging scores at each impression"),
+    text("logging-ranker").at(&[f("data.logs.logging_ranker", "linear")])
+        .help("The ranker whose orderings are logged: linear[:FRACTION] (least squares on the grades of FRACTION of the training queries, default 0.1), feature:N or random"),
+    real("logging-ranker fraction", (0.0, 1.0), OPEN_BELOW, "a share of the features").setup_only()
+        .at(&[f("data.logs.logging_ranker.fraction", "0.1")])
+        .help("The share of the training queries the linear logging ranker is fitted on (--logging-ranker linear:FRACTION)"),
+    real("conversion-rate", (0.0, 1.0), OPEN_BELOW, "a probability; at 0 no click converts").at(&[f("data.logs.conversion_rate", "0.03")])
+        .help("Share of the training file's clicks that convert (conversions are likelier for higher grades)"),
+    real("dwell-seconds", (0.0, 86_400.0), OPEN_BELOW, "seconds, a day at most").at(&[f("data.logs.dwell_seconds", "30")])
+        .help("Median dwell time of a click on a grade-0 document, seconds (x1.65 per grade)"),
+    whole("log-seed", 0, u64::MAX, SEED).at(&[f("data.logs.seed", "0")])
+        .help("Seed of the simulated sessions"),
     // Training.
-    whole("seeds", &["seeds", "objectives.seeds"], 1, 10_000, "each seed trains every method once more"),
-    whole("first-seed", &["first_seed", "objectives.first_seed"], 0, u64::MAX, SEED),
-    whole("seed", &[], 0, u64::MAX, SEED),
-    real("alpha", &["alpha"], (0.0, 1.0), OPEN, "it weighs the data loss against the teacher loss"),
-    whole("epochs", &["epochs", "objectives.epochs"], 1, 100_000, "passes over the training data"),
-    whole("patience", &["patience", "objectives.patience"], 1, 100_000, "epochs without a better validation NDCG"),
-    real("lr", &["lr", "objectives.lr"], (0.0, 10.0), OPEN_BELOW, "Adam's step size"),
-    real("dual-rate-factor", &["dual_rate_factor", "objectives.dual_rate_factor"], (0.0, 1e9), CLOSED, "a factor on the learning rate"),
-    whole("widths", &["widths", "objectives.widths"], 1, 1_000_000, SIZE),
-    whole("teacher-widths", &["teacher_widths"], 1, 1_000_000, SIZE),
-    whole("batch-docs", &["batch_docs"], 1, 10_000_000, SIZE),
-    whole("teachers", &["teachers"], 2, 1024, "multi-teacher PFD needs two teachers or more"),
-    whole("jobs", &[], 1, 1024, "jobs side by side"),
+    text("methods").at(&[f("methods", "no-distillation,self-distillation,gend,pfd")])
+        .help("Methods, comma-separated: no-distillation, self-distillation, gend, pfd, multi-teacher-pfd, ranking-distillation"),
+    text("objectives").at(&[f("objectives.objectives", "logloss,auc-pr,recall-at-precision:0.8,precision-at-recall:0.9,tpr-at-fpr:0.05,roc-auc,f-beta:1")])
+        .help("Objectives, comma-separated: logloss, auc-pr (auc-pr:K for K anchors, default 20), recall-at-precision:ALPHA, precision-at-recall:BETA, tpr-at-fpr:R, roc-auc, f-beta:BETA"),
+    whole("seeds", 1, 10_000, "each seed trains every method once more").at(&[f("seeds", "5"), fp("objectives.seeds", "5", "3")])
+        .help("Seeds (initial weights and batch order) per method or objective"),
+    whole("first-seed", 0, u64::MAX, SEED).at(&[f("first_seed", "0"), f("objectives.first_seed", "0")])
+        .help("The first of the seeds; the others follow it"),
+    whole("seed", 0, u64::MAX, SEED),
+    text("loss").at(&[f("loss", "ranknet")])
+        .help("The loss of students and teachers: ranknet (pairwise), rankbce (pointwise), softmax or lambdarank (listwise)"),
+    text("surrogate").at(&[f("objectives.surrogate", "log")])
+        .help("The surrogate of the 0-1 loss in the bounds: log (log-loss / ln 2) or hinge"),
+    real("alpha", (0.0, 1.0), OPEN, "it weighs the data loss against the teacher loss").at(&[f("alpha", "0.5")])
+        .help("Weight of the data loss in PFD Eq. 1, in (0, 1)"),
+    whole("epochs", 1, 100_000, "passes over the training data").at(&[fp("epochs", "20", "12"), f("objectives.epochs", "30")])
+        .help("Most passes over the training data per model; the epoch with the best validation figure is kept"),
+    whole("patience", 1, 100_000, "epochs without a better validation figure").at(&[f("patience", "3"), f("objectives.patience", "5")])
+        .help("Early stopping: stop after this many epochs without a better validation NDCG@8 (AUC-PR for the objectives)"),
+    real("lr", (0.0, 10.0), OPEN_BELOW, "Adam's step size").at(&[f("lr", "0.001"), f("objectives.lr", "0.001")])
+        .help("Adam's learning rate"),
+    text("objective").at(&[f("objective", "")])
+        .help("The students' data loss: the --loss (default), or a global objective on the documents of positive query groups labelled by y: logloss, auc-pr, recall-at-precision:0.8, precision-at-recall:0.9, tpr-at-fpr:0.05, roc-auc, f-beta:1"),
+    real("dual-rate-factor", (0.0, 1e9), CLOSED, "a factor on the learning rate")
+        .at(&[f("dual_rate_factor", "1000"), f("objectives.dual_rate_factor", "1000")])
+        .help("The objectives' multipliers ascend at this factor times the learning rate (the reference's 0.1 barely moves them under Adam)"),
+    real("initial-lambda", (0.0, 1e6), CLOSED, "a Lagrange multiplier").at(&[f("objectives.initial_lambda", "1")])
+        .help("Every multiplier's starting value"),
+    whole("widths", 1, 1_000_000, SIZE).at(&[fp("widths", "256,256,128,64", "64,32"), f("objectives.widths", "64,32")])
+        .help("Hidden layer widths, comma-separated (a comparison's teachers too, unless --teacher-widths)"),
+    whole("teacher-widths", 1, 1_000_000, SIZE).at(&[f("teacher_widths", "")])
+        .help("Hidden widths of the teachers (default: the student's --widths)"),
+    whole("batch-docs", 1, 10_000_000, SIZE).at(&[f("batch_docs", "512")])
+        .help("Documents per mini-batch (whole query groups)"),
+    whole("batch-size", 1, 10_000_000, SIZE).at(&[f("objectives.batch_size", "128")])
+        .help("Examples per mini-batch"),
+    whole("teachers", 2, 1024, "multi-teacher PFD needs two teachers or more").at(&[f("teachers", "2")])
+        .help("Multi-teacher PFD: number of teachers, each seeing x and one share of z"),
+    text("idcg-zero").at(&[f("idcg_zero", "exclude")])
+        .help("NDCG of groups with IDCG = 0: exclude them from the mean (default), count 0 (zero), or count 1 (one)"),
+    text("backend").at(&[f("backend", "auto"), f("objectives.backend", "auto")])
+        .help("Where to train or score: auto (a hardware GPU if any, else the CPU engine), gpu or cpu; every method, loss and objective runs on either engine"),
+    whole("jobs", 1, 1024, "jobs side by side"),
     // Ranking Distillation.
-    whole("rd-k", &["rd.k"], 1, 100_000, "documents per group"),
-    real("rd-lambda", &["rd.lambda"], (0.0, 1e6), OPEN_BELOW, "a temperature; larger overflows the weights"),
-    real("rd-mu", &["rd.mu"], (0.0, 1e6), CLOSED, "a sharpness; larger overflows the weights"),
-    real("rd-alpha", &["rd.alpha_rd"], (0.0, 1000.0), OPEN_BELOW, "a loss weight; larger diverges"),
-    setup_only(whole("rd hybrid_epochs", &["rd.hybrid_epochs"], 0, 100_000, "epochs")),
-    real("rd-teacher-factor", &["rd_teacher_factor"], (1.0, 1000.0), CLOSED, "the teacher's size over the student's"),
-    // The global objectives.
-    whole("features", &["objectives.data.synthetic.features"], 1, 100_000, SIZE),
-    whole("train-examples", &["objectives.data.synthetic.train"], 1, 100_000_000, SIZE),
-    whole("valid-examples", &["objectives.data.synthetic.valid"], 1, 100_000_000, SIZE),
-    whole("test-examples", &["objectives.data.synthetic.test"], 1, 100_000_000, SIZE),
-    real("positive-rate", &["objectives.data.synthetic.positive_rate"], (0.0, 1.0), OPEN, "a share of the examples"),
-    whole("batch-size", &["objectives.batch_size"], 1, 10_000_000, SIZE),
-    real("initial-lambda", &["objectives.initial_lambda"], (0.0, 1e6), CLOSED, "a Lagrange multiplier"),
-    real("at-precision", &["objectives.at_precision"], (0.0, 1.0), OPEN, "a precision"),
-    real("at-recall", &["objectives.at_recall"], (0.0, 1.0), OPEN, "a recall"),
+    whole("rd-k", 1, 100_000, "documents per group").at(&[f("rd.k", "10")])
+        .help("Ranking Distillation: top-K unlabeled documents per group"),
+    real("rd-lambda", (0.0, 1e6), OPEN_BELOW, "a temperature; larger overflows the weights").at(&[f("rd.lambda", "1")])
+        .help("Ranking Distillation: position-importance temperature lambda"),
+    real("rd-mu", (0.0, 1e6), CLOSED, "a sharpness; larger overflows the weights").at(&[f("rd.mu", "0.1")])
+        .help("Ranking Distillation: ranking-discrepancy sharpness mu"),
+    real("rd-alpha", (0.0, 1000.0), OPEN_BELOW, "a loss weight; larger diverges").at(&[f("rd.alpha_rd", "1")])
+        .help("Ranking Distillation: weight alpha_RD of L_D"),
+    text("rd-weighting").at(&[f("rd.weighting", "hybrid")])
+        .help("Ranking Distillation weights: equal, position, discrepancy or hybrid"),
+    whole("rd hybrid_epochs", 0, 100_000, "epochs").setup_only().at(&[f("rd.hybrid_epochs", "2")])
+        .help("Ranking Distillation: epochs of position weights alone before the hybrid weighting"),
+    real("rd-teacher-factor", (1.0, 1000.0), CLOSED, "the teacher's size over the student's").at(&[f("rd_teacher_factor", "2")])
+        .help("Ranking Distillation: the teacher has about this many times the student's parameters"),
+    // The global objectives' synthetic task.
+    whole("features", 1, 100_000, SIZE).at(&[f("objectives.data.synthetic.features", "20")])
+        .help("Synthetic task: features"),
+    whole("train-examples", 1, 100_000_000, SIZE).at(&[f("objectives.data.synthetic.train", "20000")])
+        .help("Synthetic task: training examples"),
+    whole("valid-examples", 1, 100_000_000, SIZE).at(&[f("objectives.data.synthetic.valid", "10000")])
+        .help("Synthetic task: validation examples"),
+    whole("test-examples", 1, 100_000_000, SIZE).at(&[f("objectives.data.synthetic.test", "20000")])
+        .help("Synthetic task: test examples"),
+    real("positive-rate", (0.0, 1.0), OPEN, "a share of the examples").at(&[f("objectives.data.synthetic.positive_rate", "0.03")])
+        .help("Synthetic task: share of positives"),
+    real("at-precision", (0.0, 1.0), OPEN, "a precision").at(&[f("objectives.at_precision", "")])
+        .help("The precision of the reported recall-at-precision metric (default: the first recall-at-precision objective's target, else 0.8)"),
+    real("at-recall", (0.0, 1.0), OPEN, "a recall").at(&[f("objectives.at_recall", "")])
+        .help("The recall of the reported precision-at-recall metric (default: the first precision-at-recall objective's target, else 0.9)"),
     // Sweeps: each value is checked again as the swept setting.
-    real("values", &[], (-1e9, 1e9), CLOSED, "each value is then checked as the setting it sweeps"),
+    real("values", (-1e9, 1e9), CLOSED, "each value is then checked as the setting it sweeps"),
     // Benchmarks.
-    whole("docs-per-group", &[], 1, 100_000, SIZE),
-    whole("groups-per-batch", &[], 1, 100_000, SIZE),
-    whole("steps", &[], 1, 1_000_000, "timed steps"),
-    whole("warmup", &[], 0, 1_000_000, "untimed steps"),
-    whole("repeat", &[], 1, 1_000_000, "timed repetitions"),
-];
-
-/// The settings that are not numbers, each with the flag that sets it and the `setup.json` field
-/// it fills. With the numeric rows of [`BOUNDS`] they write a setup's command line
-/// ([`crate::setup::Setup::command_line`]) and its list of differences from the defaults.
-pub const OTHER_FLAGS: &[(&str, &str)] = &[
-    ("kind", "data.source.synthetic.options.kind"),
-    ("privileged", "data.privileged"),
-    ("click-model", "data.logs.click_model"),
-    ("logging-ranker", "data.logs.logging_ranker"),
-    ("log-labels", "data.log_labels"),
-    ("methods", "methods"),
-    ("loss", "loss"),
-    ("objective", "objective"),
-    ("rd-weighting", "rd.weighting"),
-    ("idcg-zero", "idcg_zero"),
-    ("backend", "backend"),
+    whole("docs-per-group", 1, 100_000, SIZE),
+    whole("groups-per-batch", 1, 100_000, SIZE),
+    whole("steps", 1, 1_000_000, "timed steps"),
+    whole("warmup", 0, 1_000_000, "untimed steps"),
+    whole("repeat", 1, 1_000_000, "timed repetitions"),
 ];
 
 /// The prefix of the fields of the global objectives' setup ([`crate::setup::ObjectivesSetup`])
 /// in the table: `objectives.batch_size` is its `batch_size`.
 pub const OBJECTIVES: &str = "objectives.";
 
-/// Every flag that fills a field of a comparison's `setup.json`, with the field: the numeric ones
-/// of [`BOUNDS`] in its order, then [`OTHER_FLAGS`] (the objectives' setup's fields aside).
+/// Every flag that fills a field of a comparison's `setup.json`, with the field, in the table's
+/// order (the objectives' setup's fields aside).
 pub fn flag_fields() -> impl Iterator<Item = (&'static str, &'static str)> {
-    BOUNDS
+    SETTINGS
         .iter()
-        .filter(|b| b.flag)
-        .flat_map(|b| b.fields.iter().map(move |field| (b.name, *field)))
+        .filter(|s| s.flag)
+        .flat_map(|s| s.fields.iter().map(move |field| (s.name, field.path)))
         .filter(|(_, field)| !field.starts_with(OBJECTIVES))
-        .chain(OTHER_FLAGS.iter().copied())
 }
 
-/// The row of a setting, by its flag's name.
-pub fn bound(name: &str) -> Option<&'static Bound> {
-    BOUNDS.iter().find(|b| b.name == name)
+/// The row of a numeric setting, by its flag's name.
+pub fn bound(name: &str) -> Option<&'static Setting> {
+    SETTINGS
+        .iter()
+        .find(|s| s.name == name && s.range.is_some())
 }
 
-/// The row that fills a `setup.json` field (`data.logs.sessions`; an array's elements share
-/// the array's path).
-pub fn bound_of_field(path: &str) -> Option<&'static Bound> {
-    BOUNDS.iter().find(|b| b.fields.contains(&path))
+/// The row of a numeric setting that fills a `setup.json` field (`data.logs.sessions`; an
+/// array's elements share the array's path).
+pub fn bound_of_field(path: &str) -> Option<&'static Setting> {
+    setting_of_field(path).filter(|s| s.range.is_some())
+}
+
+/// The row that fills a `setup.json` field, and the field.
+pub fn field(path: &str) -> Option<(&'static Setting, &'static Field)> {
+    SETTINGS.iter().find_map(|s| {
+        s.fields
+            .iter()
+            .find(|f| f.path == path)
+            .map(|field| (s, field))
+    })
+}
+
+/// The row that fills a `setup.json` field.
+pub fn setting_of_field(path: &str) -> Option<&'static Setting> {
+    field(path).map(|(s, _)| s)
+}
+
+/// The default of a `setup.json` field as the CLI spells it (`256,256,128,64`; empty when the
+/// library decides by the data). A path without a row is a programming error: every caller names
+/// a field of the table, and every test that builds a default setup would fail.
+pub fn default_text(path: &str) -> &'static str {
+    match field(path) {
+        Some((_, field)) => field.default,
+        None => panic!("no row of the table of settings fills {path}"),
+    }
+}
+
+/// The default of a `setup.json` field as the field's type: a number, a name (`ranknet`), a
+/// list (`256,256,128,64`, `gend,pfd`) or nothing (None, for an empty default).
+pub fn default_of<T: serde::de::DeserializeOwned>(path: &str) -> T {
+    let text = default_text(path);
+    let item = |t: &str| {
+        serde_json::from_str::<serde_json::Value>(t)
+            .ok()
+            .filter(serde_json::Value::is_number)
+            .unwrap_or_else(|| serde_json::Value::String(t.to_string()))
+    };
+    let value = if text.is_empty() {
+        serde_json::Value::Null
+    } else if text.contains(',') {
+        serde_json::Value::Array(text.split(',').map(item).collect())
+    } else {
+        item(text)
+    };
+    // A single-element list (`--widths 64`) reads as a list too.
+    serde_json::from_value(value.clone())
+        .or_else(|_| serde_json::from_value(serde_json::Value::Array(vec![value])))
+        .unwrap_or_else(|e| panic!("the table of settings' default for {path}, '{text}': {e}"))
+}
+
+/// The table as JSON, for the page's form: every row with its fields (their defaults and the
+/// page's starting values), its range and its help.
+pub fn table_json() -> serde_json::Value {
+    let rows = SETTINGS
+        .iter()
+        .map(|s| {
+            let fields: Vec<serde_json::Value> = s
+                .fields
+                .iter()
+                .map(|f| serde_json::json!({"path": f.path, "default": f.default, "page": f.page}))
+                .collect();
+            let range = s.range.map(|r| {
+                serde_json::json!({
+                    "min": r.min, "max": r.max, "min_open": r.min_open, "max_open": r.max_open,
+                    "integer": r.integer, "why": r.why, "text": s.expected(),
+                })
+            });
+            serde_json::json!({
+                "name": s.name, "flag": s.flag, "fields": fields, "range": range,
+                "help": s.help,
+            })
+        })
+        .collect();
+    serde_json::Value::Array(rows)
 }
 
 /// Thousands separated: 10,000,000.
@@ -233,7 +452,7 @@ fn grouped(v: f64) -> String {
     }
 }
 
-impl Bound {
+impl Range {
     pub fn contains(&self, v: f64) -> bool {
         let above = if self.min_open {
             v > self.min
@@ -249,7 +468,7 @@ impl Bound {
     }
 
     /// `1..=10,000` or `(0, 1]`.
-    pub fn range(&self) -> String {
+    pub fn text(&self) -> String {
         if self.integer {
             if self.max == u64::MAX as f64 {
                 return format!("{}..={}", grouped(self.min), u64::MAX);
@@ -272,7 +491,31 @@ impl Bound {
         } else {
             "a finite number"
         };
-        format!("{kind} in {} ({})", self.range(), self.why)
+        format!("{kind} in {} ({})", self.text(), self.why)
+    }
+}
+
+impl Setting {
+    /// The range of a numeric setting. Only numeric rows reach the callers ([`bound`],
+    /// [`bound_of_field`]); a row without one accepts nothing.
+    fn numbers(&self) -> Range {
+        self.range.unwrap_or(Range {
+            min: f64::NAN,
+            max: f64::NAN,
+            min_open: false,
+            max_open: false,
+            integer: false,
+            why: "not a number",
+        })
+    }
+
+    pub fn contains(&self, v: f64) -> bool {
+        self.numbers().contains(v)
+    }
+
+    /// What a value must be: "a whole number in 1..=10,000 (each seed trains ...)".
+    pub fn expected(&self) -> String {
+        self.numbers().expected()
     }
 
     /// How a message names the setting: `--seeds` for a flag, the field otherwise.

@@ -13,17 +13,18 @@ use crate::cpu::adam::AdamConfig;
 use crate::cpu::loss::LossKind;
 use crate::data::logs::{LogColumns, LogOptions};
 use crate::data::prepare::{PrepareOptions, PrivilegedSplit};
-use crate::data::synth::{SynthKind, SynthOptions};
+use crate::data::synth::SynthOptions;
 pub use crate::engine::Backend;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::metrics::IdcgZero;
-use crate::objectives::config::{Config as ObjectivesConfig, DEFAULT_DUAL_RATE_FACTOR};
+use crate::objectives::config::Config as ObjectivesConfig;
 use crate::objectives::data::SynthBinaryOptions;
 use crate::objectives::{Objective, Surrogate, Targets};
 use crate::ranking::distill::{Method, RdConfig};
 use crate::ranking::experiment::CompareConfig;
 use crate::ranking::train::TrainConfig;
+use crate::settings::default_of;
 
 /// Where the data come from.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -92,22 +93,32 @@ pub struct DataSetup {
 /// PFD paper's section 5 shows the student gaining from them.
 pub const SYNTHETIC_T: f64 = 8.0;
 
+/// The Gumbel labelling threshold tau_target for synthetic data.
+pub const SYNTHETIC_TAU_TARGET: f64 = 3.5;
+
+/// The Gumbel labelling of files, the paper's: temperature t and threshold tau_target (grades
+/// 0..4), wherever a file is labelled without them given (`train`, `compare`, `eval --labels
+/// binary`, `data stats`).
+pub const FILES_T: f64 = 4.0;
+pub const FILES_TAU_TARGET: f64 = 4.8;
+
 /// The synthetic data of a default comparison: larger than the generator's own default, the
 /// regime in which the PFD paper's section 5 expects privileged features to help the student.
 pub fn default_synthetic() -> SynthOptions {
+    let of = |field: &str| format!("data.source.synthetic.options.{field}");
     SynthOptions {
-        kind: SynthKind::Letor,
-        queries: 4000,
-        min_docs: 10,
-        max_docs: 40,
-        regular: 100,
-        privileged: 6,
-        privileged_strength: 0.5,
-        privileged_correlation: 0.0,
-        query_spread: 1.0,
-        noise: 0.1,
-        seed: 7,
-        ..SynthOptions::default()
+        kind: default_of(&of("kind")),
+        queries: default_of(&of("queries")),
+        min_docs: default_of(&of("min_docs")),
+        max_docs: default_of(&of("max_docs")),
+        regular: default_of(&of("regular")),
+        privileged: default_of(&of("privileged")),
+        privileged_strength: default_of(&of("privileged_strength")),
+        privileged_correlation: default_of(&of("privileged_correlation")),
+        query_spread: default_of(&of("query_spread")),
+        noise: default_of(&of("noise")),
+        privileged_noise: default_of(&of("privileged_noise")),
+        seed: default_of(&of("seed")),
     }
 }
 
@@ -116,16 +127,16 @@ impl Default for DataSetup {
         DataSetup {
             source: DataSource::Synthetic {
                 options: default_synthetic(),
-                valid_queries: 500,
-                test_queries: 1000,
+                valid_queries: default_of("data.source.synthetic.valid_queries"),
+                test_queries: default_of("data.source.synthetic.test_queries"),
             },
-            privileged: None,
+            privileged: default_of("data.privileged"),
             logs: LogOptions::default(),
-            log_labels: LogLabels::Conversion,
-            tau_target: None,
-            t: None,
-            min_group_size: 10,
-            data_seed: 0,
+            log_labels: default_of("data.log_labels"),
+            tau_target: default_of("data.tau_target"),
+            t: default_of("data.t"),
+            min_group_size: default_of("data.min_group_size"),
+            data_seed: default_of("data.data_seed"),
         }
     }
 }
@@ -146,9 +157,9 @@ impl DataSetup {
     ) -> Result<PrepareOptions> {
         let synthetic = matches!(self.source, DataSource::Synthetic { .. });
         let (default_t, default_tau) = if synthetic {
-            (SYNTHETIC_T, 3.5)
+            (SYNTHETIC_T, SYNTHETIC_TAU_TARGET)
         } else {
-            (4.0, 4.8)
+            (FILES_T, FILES_TAU_TARGET)
         };
         let (privileged, label_column) = match (self.wants_logs(), logs) {
             (true, Some(columns)) => match self.log_labels {
@@ -227,28 +238,35 @@ pub struct Setup {
 
 impl Default for Setup {
     fn default() -> Self {
-        let compare = CompareConfig::default();
-        let train = &compare.train;
+        let objective: Option<String> = default_of("objective");
         Setup {
             data: DataSetup::default(),
-            methods: compare.methods.clone(),
-            seeds: compare.seeds,
-            first_seed: compare.first_seed,
-            loss: train.loss,
-            alpha: train.alpha,
-            epochs: train.epochs,
-            patience: train.patience.unwrap_or(3),
-            lr: train.adam.lr,
-            objective: None,
-            dual_rate_factor: DEFAULT_DUAL_RATE_FACTOR,
-            widths: train.widths.clone(),
-            teacher_widths: None,
-            batch_docs: train.batch_docs,
-            teachers: compare.teachers,
-            rd: compare.rd,
-            rd_teacher_factor: compare.rd_teacher_factor,
-            idcg_zero: train.idcg_zero,
-            backend: Backend::Auto,
+            methods: default_of("methods"),
+            seeds: default_of("seeds"),
+            first_seed: default_of("first_seed"),
+            loss: default_of("loss"),
+            alpha: default_of("alpha"),
+            epochs: default_of("epochs"),
+            patience: default_of("patience"),
+            lr: default_of("lr"),
+            objective: objective
+                .map(|o| Objective::parse(&o).expect("the default objective parses")),
+            dual_rate_factor: default_of("dual_rate_factor"),
+            widths: default_of("widths"),
+            teacher_widths: default_of("teacher_widths"),
+            batch_docs: default_of("batch_docs"),
+            teachers: default_of("teachers"),
+            rd: RdConfig {
+                k: default_of("rd.k"),
+                lambda: default_of("rd.lambda"),
+                mu: default_of("rd.mu"),
+                alpha_rd: default_of("rd.alpha_rd"),
+                weighting: default_of("rd.weighting"),
+                hybrid_epochs: default_of("rd.hybrid_epochs"),
+            },
+            rd_teacher_factor: default_of("rd_teacher_factor"),
+            idcg_zero: default_of("idcg_zero"),
+            backend: default_of("backend"),
             note: None,
         }
     }
@@ -464,8 +482,10 @@ impl Setup {
         let default_value = |flag: &str| -> String {
             match flag {
                 "privileged" => "the data's own".into(),
-                "tau-target" => "3.5 (synthetic) / 4.8 (files)".into(),
-                "t" => format!("{SYNTHETIC_T} (synthetic) / 4 (files)"),
+                "tau-target" => {
+                    format!("{SYNTHETIC_TAU_TARGET} (synthetic) / {FILES_TAU_TARGET} (files)")
+                }
+                "t" => format!("{SYNTHETIC_T} (synthetic) / {FILES_T} (files)"),
                 "teacher-widths" => "the student's".into(),
                 "train" | "valid" | "test" | "bundled" => "synthetic data".into(),
                 _ => crate::settings::flag_fields()
@@ -515,10 +535,8 @@ pub enum ObjectivesData {
 }
 
 /// The grade from which a LETOR document is a positive example of the global objectives' task.
-pub const DEFAULT_LABEL_THRESHOLD: u8 = 1;
-
 fn default_label_threshold() -> u8 {
-    DEFAULT_LABEL_THRESHOLD
+    default_of("objectives.data.files.threshold")
 }
 
 /// The global objectives' comparison (Eban et al.: log-loss against AUC-PR, recall at precision,
@@ -558,23 +576,36 @@ pub struct ObjectivesSetup {
 
 impl Default for ObjectivesSetup {
     fn default() -> Self {
-        let config = ObjectivesConfig::default();
+        let of = |field: &str| format!("{}{field}", crate::settings::OBJECTIVES);
+        let synthetic = |field: &str| of(&format!("data.synthetic.{field}"));
+        let objectives = crate::settings::default_text(&of("objectives"))
+            .split(',')
+            .map(|o| Objective::parse(o).expect("the default objectives parse"))
+            .collect();
         ObjectivesSetup {
-            data: ObjectivesData::Synthetic(SynthBinaryOptions::default()),
-            objectives: Objective::defaults(),
-            seeds: 5,
-            first_seed: config.seed,
-            surrogate: config.surrogate,
-            epochs: config.epochs,
-            patience: config.patience.unwrap_or(5),
-            lr: config.adam.lr,
-            dual_rate_factor: config.dual_rate_factor,
-            initial_lambda: config.initial_lambda,
-            widths: config.widths,
-            batch_size: config.batch_size,
-            at_precision: None,
-            at_recall: None,
-            backend: Backend::Auto,
+            data: ObjectivesData::Synthetic(SynthBinaryOptions {
+                train: default_of(&synthetic("train")),
+                valid: default_of(&synthetic("valid")),
+                test: default_of(&synthetic("test")),
+                features: default_of(&synthetic("features")),
+                positive_rate: default_of(&synthetic("positive_rate")),
+                noise: default_of(&synthetic("noise")),
+                seed: default_of(&synthetic("seed")),
+            }),
+            objectives,
+            seeds: default_of(&of("seeds")),
+            first_seed: default_of(&of("first_seed")),
+            surrogate: default_of(&of("surrogate")),
+            epochs: default_of(&of("epochs")),
+            patience: default_of(&of("patience")),
+            lr: default_of(&of("lr")),
+            dual_rate_factor: default_of(&of("dual_rate_factor")),
+            initial_lambda: default_of(&of("initial_lambda")),
+            widths: default_of(&of("widths")),
+            batch_size: default_of(&of("batch_size")),
+            at_precision: default_of(&of("at_precision")),
+            at_recall: default_of(&of("at_recall")),
+            backend: default_of(&of("backend")),
         }
     }
 }

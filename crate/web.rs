@@ -206,6 +206,13 @@ pub fn default_setup() -> std::result::Result<JsValue, JsError> {
     to_js(&ExperimentSetup::default())
 }
 
+/// The table of settings ([`crate::settings::table_json`]): each setting's fields with their
+/// defaults and the page's starting values, its range and its help, for the page's form.
+#[wasm_bindgen]
+pub fn settings_table() -> std::result::Result<JsValue, JsError> {
+    to_js(&crate::settings::table_json())
+}
+
 /// A setup as JSON (fields left out take the defaults): `{setup, command, differences}`, the
 /// whole setup, the equivalent `distillrank compare` command and the settings where it differs
 /// from the defaults (`[setting, value, default]`).

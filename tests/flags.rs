@@ -7,7 +7,7 @@
 //!
 //! The flags come from clap's `Command` tree and the fields from a setup's JSON, so a new flag or
 //! field is walked without editing this test; one without a row in the table of settings
-//! (`distillrank::settings::BOUNDS`) fails it.
+//! (`distillrank::settings::SETTINGS`) fails it.
 
 #![cfg(not(target_arch = "wasm32"))]
 
@@ -371,7 +371,7 @@ fn every_numeric_flag_has_a_bound_in_the_table_of_settings() {
     assert!(seen > 50, "only {seen} numeric flags found");
     assert!(
         missing.is_empty(),
-        "numeric flags without a row in distillrank::settings::BOUNDS: {missing:?}"
+        "numeric flags without a row in distillrank::settings::SETTINGS: {missing:?}"
     );
 }
 
@@ -387,6 +387,139 @@ fn every_flag_of_the_table_of_settings_is_a_flag_of_compare() {
         .filter(|&flag| !compare.get_arguments().any(|a| a.get_long() == Some(flag)))
         .collect();
     assert!(missing.is_empty(), "not flags of compare: {missing:?}");
+}
+
+/// The fields of a setting in a command's context: the objectives' setup's for `objectives`, the
+/// comparison's for every other command but `bench`, none for `bench`.
+fn field_in_context(
+    command: &str,
+    setting: &settings::Setting,
+) -> Option<&'static settings::Field> {
+    if command.starts_with("bench") {
+        return None;
+    }
+    let objectives = command == "objectives";
+    setting
+        .fields
+        .iter()
+        .find(|f| f.path.starts_with(settings::OBJECTIVES) == objectives)
+}
+
+#[test]
+fn every_flag_that_fills_a_setup_field_takes_its_help_and_default_from_the_table() {
+    let mut wrong = Vec::new();
+    let mut seen = 0;
+    for (name, sub) in subcommands() {
+        for arg in sub.get_arguments() {
+            let Some(long) = arg.get_long() else { continue };
+            let Some(setting) = settings::SETTINGS.iter().find(|s| s.flag && s.name == long) else {
+                continue;
+            };
+            let Some(field) = field_in_context(&name, setting) else {
+                continue;
+            };
+            seen += 1;
+            let help = arg.get_help().map(|h| h.to_string()).unwrap_or_default();
+            if setting.help.is_empty() || !help.starts_with(setting.help) {
+                wrong.push(format!("{name} --{long}: help '{help}'"));
+            }
+            let defaults: Vec<String> = arg
+                .get_default_values()
+                .iter()
+                .map(|v| v.to_string_lossy().into_owned())
+                .collect();
+            let expected: Vec<String> = if field.default.is_empty() {
+                Vec::new()
+            } else {
+                vec![field.default.to_string()]
+            };
+            if defaults != expected {
+                wrong.push(format!(
+                    "{name} --{long}: default {defaults:?}, the table's {expected:?}"
+                ));
+            }
+        }
+    }
+    assert!(seen > 100, "only {seen} flags with a row found");
+    assert!(
+        wrong.is_empty(),
+        "flags that do not read the table: {wrong:#?}"
+    );
+}
+
+#[test]
+fn every_flag_of_every_subcommand_has_help() {
+    let mut bare = Vec::new();
+    for (name, sub) in subcommands() {
+        for arg in sub.get_arguments() {
+            let help = arg.get_help().map(|h| h.to_string()).unwrap_or_default();
+            if help.trim().is_empty() && !["help", "version"].contains(&arg.get_id().as_str()) {
+                bare.push(format!("{name} {}", arg.get_id()));
+            }
+        }
+    }
+    assert!(bare.is_empty(), "flags without help: {bare:?}");
+}
+
+#[test]
+fn every_setting_with_a_field_has_help_and_a_default_that_reads_as_its_field() {
+    // The defaults of the library's setups are the table's (`settings::default_of`): read them
+    // all back from the setups' JSON.
+    let setup = serde_json::to_value(distillrank::setup::Setup::default()).unwrap();
+    let objectives = serde_json::to_value(distillrank::setup::ObjectivesSetup::default()).unwrap();
+    let mut wrong = Vec::new();
+    for setting in settings::SETTINGS {
+        if !setting.fields.is_empty() && setting.help.is_empty() {
+            wrong.push(format!("{}: no help", setting.name));
+        }
+        for field in setting.fields {
+            let (json, path) = match field.path.strip_prefix(settings::OBJECTIVES) {
+                Some(rest) => (&objectives, rest),
+                None => (&setup, field.path),
+            };
+            let keys: Vec<&str> = path.split('.').collect();
+            let mut parent = Some(json);
+            for key in &keys[..keys.len() - 1] {
+                parent = parent.and_then(|v| v.get(key));
+            }
+            // A field of a variant the default setup does not take (`objectives.data.files`).
+            let Some(parent) = parent else { continue };
+            let at = parent.get(keys[keys.len() - 1]);
+            let shown = match at {
+                None | Some(serde_json::Value::Null) => None,
+                Some(serde_json::Value::Array(items)) => Some(
+                    items
+                        .iter()
+                        .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string))
+                        .collect::<Vec<_>>()
+                        .join(","),
+                ),
+                Some(serde_json::Value::String(s)) => Some(s.clone()),
+                Some(serde_json::Value::Object(_)) => continue, // a spec the library parses
+                Some(v) => Some(v.to_string()),
+            };
+            let readable = |text: &str| -> String {
+                text.split(',')
+                    .map(|t| t.parse::<f64>().map_or(t.to_string(), |v| v.to_string()))
+                    .collect::<Vec<_>>()
+                    .join(",")
+            };
+            let reached = shown.as_deref().map(readable);
+            let expected = (!field.default.is_empty()).then(|| readable(field.default));
+            // A spec's default (`recall-at-precision:0.8`) reads back in the library's spelling.
+            let specs = [
+                "objectives.objectives",
+                "data.source.synthetic.options.kind",
+            ];
+            if reached != expected && !specs.contains(&field.path) {
+                wrong.push(format!(
+                    "{}: the setup holds {reached:?}, the table says {expected:?}",
+                    field.path
+                ));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{wrong:#?}");
 }
 
 #[test]
@@ -514,7 +647,7 @@ fn every_numeric_field_of_a_setup_is_bounded_and_refused_by_name_or_runs_finite(
         .collect();
     assert!(
         unbounded.is_empty(),
-        "setup fields without a row in distillrank::settings::BOUNDS: {unbounded:?}"
+        "setup fields without a row in distillrank::settings::SETTINGS: {unbounded:?}"
     );
     assert!(fields.len() > 30, "only {} numeric fields", fields.len());
     let mut cases = Vec::new();

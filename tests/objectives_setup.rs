@@ -93,7 +93,7 @@ fn every_number_has_a_row_in_the_table_of_settings_and_is_checked() {
         assert!(numbers.len() >= 10, "{numbers:?}");
         for (path, _) in numbers {
             let row = settings::bound_of_field(&format!("{}{path}", settings::OBJECTIVES))
-                .unwrap_or_else(|| panic!("{path} has no row in settings::BOUNDS"));
+                .unwrap_or_else(|| panic!("{path} has no row in settings::SETTINGS"));
             // Out of its range, the field is refused by name, with the range.
             let outside = match (row.integer, row.min_open) {
                 (true, _) if row.min > 0.0 => serde_json::json!(row.min as u64 - 1),
@@ -111,7 +111,8 @@ fn every_number_has_a_row_in_the_table_of_settings_and_is_checked() {
                 .unwrap_err()
                 .to_string();
             assert!(
-                err.contains(&format!("setup field {path}")) && err.contains(&row.range()),
+                err.contains(&format!("setup field {path}"))
+                    && err.contains(&row.range.expect("a numeric row").text()),
                 "{path}: {err}"
             );
         }

@@ -2,7 +2,8 @@
 // its URL, the worker client, the charts, the comparison view and the global objectives view).
 
 import { $, form, showError, clearError, download } from "./js/dom.js";
-import { readForm, writeForm, saveToUrl, loadFromUrl, showSourceKnobs } from "./js/setup.js";
+import { readForm, writeForm, saveToUrl, loadFromUrl, showSourceKnobs, urlForms } from "./js/setup.js";
+import { applySettings } from "./js/settings.js";
 import { loadDefaults, describeSetup, openSetupFile } from "./js/describe.js";
 import { state } from "./js/state.js";
 import { startWorkers, startPool, enableRuns, restartWorker, showEngine, recover } from "./js/workers.js";
@@ -70,6 +71,9 @@ function main() {
   startWorkers()
     .then(async () => {
       await loadDefaults();
+      // The form from the table of settings, then the link's own values on top.
+      applySettings(state.settings, urlForms());
+      loadFromUrl();
       enableRuns();
       await describeSetup();
       // Data the form cannot have (sizes past memory) are the form's problem, said as such; the

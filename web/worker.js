@@ -2,7 +2,8 @@
 // and the WebGPU device, so that training never blocks the page. Messages in, one at a time:
 //   {type: "init", gpu, module}           -> {type: "ready", adapter, why}  (gpu: false skips WebGPU;
 //                                            module: the page's compiled WebAssembly.Module)
-//   {type: "defaults"}                    -> {type: "defaults", setup}   (the library's default setup)
+//   {type: "defaults"}                    -> {type: "defaults", setup, settings}  (the library's default
+//                                            setup and its table of settings)
 //   {type: "describe", setup}             -> {type: "described", setup, command, differences}
 //   {type: "open", text}                  -> {type: "described", ...}  (a setup file, read strictly)
 //   {type: "check", setup, inputs}        -> {type: "checked"}  (the setup's settings and sizes)
@@ -38,6 +39,7 @@ import init, {
   evaluate_model,
   bench_train,
   default_setup,
+  settings_table,
   describe_setup,
   open_setup,
   check_setup,
@@ -67,7 +69,7 @@ async function handle(msg) {
       }
     }
     case "defaults":
-      return { type: "defaults", setup: default_setup() };
+      return { type: "defaults", setup: default_setup(), settings: settings_table() };
     case "describe":
       return { type: "described", ...describe_setup(JSON.stringify(msg.setup)) };
     case "open":

@@ -37,6 +37,7 @@ pub enum BenchCommand {
     Adapters,
     /// GFLOP/s of the CPU engine's matrix products at the MLP's shapes (batch 512) and 1024^3.
     Gemm {
+        /// Timed repetitions; the best is reported.
         #[arg(value_parser = bounded::<usize>("repeat"), long, default_value_t = 20)]
         repeat: usize,
         /// cpu: the CPU engine's products; gpu: the tiled WGSL kernel against a naive
@@ -46,24 +47,32 @@ pub enum BenchCommand {
     },
     /// MB/s of the LETOR reader on FILE (best of --repeat).
     Parse {
+        /// A LETOR / SVMlight file (optionally .gz).
         file: PathBuf,
+        /// Group sizes for a file without qid: (LightGBM style).
         #[arg(long)]
         query: Option<PathBuf>,
+        /// Timed repetitions; the best is reported.
         #[arg(value_parser = bounded::<usize>("repeat"), long, default_value_t = 3)]
         repeat: usize,
     },
     /// Time to parse FILE against time to load its binary cache.
     Cache {
+        /// A LETOR / SVMlight file (optionally .gz).
         file: PathBuf,
+        /// Group sizes for a file without qid: (LightGBM style).
         #[arg(long)]
         query: Option<PathBuf>,
+        /// Timed repetitions; the best is reported.
         #[arg(value_parser = bounded::<usize>("repeat"), long, default_value_t = 3)]
         repeat: usize,
     },
     /// Training throughput (docs/s, forward + backward + Adam, RankNet) of the default MLP.
     Train {
+        /// Timed training steps.
         #[arg(value_parser = bounded::<usize>("steps"), long, default_value_t = 200)]
         steps: usize,
+        /// Untimed steps first (allocation, caches, pipelines).
         #[arg(value_parser = bounded::<usize>("warmup"), long, default_value_t = 20)]
         warmup: usize,
         #[command(flatten)]
@@ -76,8 +85,10 @@ pub enum BenchCommand {
     /// backward, Adam), the products' GFLOP/s in forward and backward, and the same products
     /// alone (`bench gemm`'s MLP shapes, measured in the same run) for reference.
     Profile {
+        /// Timed training steps.
         #[arg(value_parser = bounded::<usize>("steps"), long, default_value_t = 200)]
         steps: usize,
+        /// Untimed steps first (allocation, caches, pipelines).
         #[arg(value_parser = bounded::<usize>("warmup"), long, default_value_t = 20)]
         warmup: usize,
         #[command(flatten)]
@@ -86,6 +97,7 @@ pub enum BenchCommand {
     /// Time of each phase of a GPU training step (forward, losses, backward, Adam) from timestamp
     /// queries, where the adapter has them.
     Kernels {
+        /// Timed training steps.
         #[arg(value_parser = bounded::<usize>("steps"), long, default_value_t = 10)]
         steps: usize,
         #[command(flatten)]
@@ -96,12 +108,16 @@ pub enum BenchCommand {
 /// The model and batches of the training benchmarks (the default MLP, batches of 8 x 64 documents).
 #[derive(clap::Args, Clone, Debug)]
 pub struct ShapeArgs {
+    /// Input features of the model.
     #[arg(value_parser = bounded::<usize>("features"), long, default_value_t = 136)]
     features: usize,
+    /// Query groups per batch.
     #[arg(value_parser = bounded::<usize>("groups-per-batch"), long, default_value_t = 8)]
     groups_per_batch: usize,
+    /// Documents per query group.
     #[arg(value_parser = bounded::<usize>("docs-per-group"), long, default_value_t = 64)]
     docs_per_group: usize,
+    /// Hidden layer widths of the model.
     #[arg(value_parser = bounded::<usize>("widths"), long, value_delimiter = ',', action = clap::ArgAction::Set, default_value = "256,256,128,64")]
     widths: Vec<usize>,
 }

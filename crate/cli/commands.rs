@@ -26,6 +26,7 @@ use super::{
 use distillrank::data::inputs::Inputs;
 use distillrank::data::logs;
 use distillrank::pipeline::sidecar_path;
+use distillrank::setup::{FILES_T, FILES_TAU_TARGET};
 
 pub fn stats(args: &StatsArgs, out: &Output) -> Result<()> {
     let data = load(&args.file.file, args.file.query.as_deref(), out)?;
@@ -36,8 +37,8 @@ pub fn stats(args: &StatsArgs, out: &Output) -> Result<()> {
             Some(spec) => privileged_split(spec)?,
             None => PrivilegedSplit::FILE_DEFAULT,
         },
-        tau_target: args.tau_target.unwrap_or(4.8),
-        t: args.t.unwrap_or(4.0),
+        tau_target: args.tau_target.unwrap_or(FILES_TAU_TARGET),
+        t: args.t.unwrap_or(FILES_T),
         ..Default::default()
     };
     // Prepared from the data it owns, window by window, so that the raw and the prepared matrices
@@ -484,8 +485,8 @@ pub fn eval(args: &EvalArgs, out: &Output) -> Result<()> {
         LabelsArg::Binary => {
             let options = PrepareOptions {
                 min_group_size: args.min_group_size,
-                t: args.t,
-                tau_target: args.tau_target,
+                t: args.t.unwrap_or(FILES_T),
+                tau_target: args.tau_target.unwrap_or(FILES_TAU_TARGET),
                 seed: args.data_seed,
                 ..Default::default()
             };

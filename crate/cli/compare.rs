@@ -45,72 +45,50 @@ pub struct CompareArgs {
 /// Options shared by `compare` and `sweep`.
 #[derive(Args, Clone, Debug)]
 pub struct ExperimentArgs {
-    /// Methods, comma-separated: no-distillation, self-distillation, gend, pfd, multi-teacher-pfd,
-    /// ranking-distillation.
     #[arg(
         long,
         value_delimiter = ',', action = clap::ArgAction::Set,
-        default_value = "no-distillation,self-distillation,gend,pfd"
     )]
     pub methods: Vec<String>,
-    /// Seeds (model initialisation and batch order) per method.
-    #[arg(value_parser = bounded::<usize>("seeds"), long, default_value_t = 5)]
+    #[arg(value_parser = bounded::<usize>("seeds"), long)]
     pub seeds: usize,
-    #[arg(value_parser = bounded::<u64>("first-seed"), long, default_value_t = 0)]
+    #[arg(value_parser = bounded::<u64>("first-seed"), long)]
     pub first_seed: u64,
-    /// Loss of students and teachers: ranknet (pairwise), rankbce (pointwise), softmax or
-    /// lambdarank (listwise).
-    #[arg(long, value_enum, default_value = "ranknet")]
+    #[arg(long, value_enum)]
     pub loss: distillrank::model::LossKind,
-    /// Weight of the data loss in PFD Eq. 1, in (0, 1).
-    #[arg(value_parser = bounded::<f64>("alpha"), long, default_value_t = 0.5)]
+    #[arg(value_parser = bounded::<f64>("alpha"), long)]
     pub alpha: f64,
-    /// Most epochs per model.
-    #[arg(value_parser = bounded::<usize>("epochs"), long, default_value_t = 20)]
+    #[arg(value_parser = bounded::<usize>("epochs"), long)]
     pub epochs: usize,
-    /// Early stopping: stop after this many epochs without a better validation NDCG@8.
-    #[arg(value_parser = bounded::<usize>("patience"), long, default_value_t = 3)]
+    #[arg(value_parser = bounded::<usize>("patience"), long)]
     pub patience: usize,
-    /// Adam learning rate.
-    #[arg(value_parser = bounded::<f64>("lr"), long, default_value_t = 1e-3)]
+    #[arg(value_parser = bounded::<f64>("lr"), long)]
     pub lr: f64,
     #[command(flatten)]
     pub objective: super::ObjectiveArgs,
-    /// Hidden widths of the student (and of the teachers, unless --teacher-widths).
-    #[arg(value_parser = bounded::<usize>("widths"), long, value_delimiter = ',', action = clap::ArgAction::Set, default_value = "256,256,128,64")]
+    #[arg(value_parser = bounded::<usize>("widths"), long, value_delimiter = ',', action = clap::ArgAction::Set)]
     pub widths: Vec<usize>,
     #[arg(value_parser = bounded::<usize>("teacher-widths"), long, value_delimiter = ',')]
     pub teacher_widths: Option<Vec<usize>>,
-    /// Documents per mini-batch (whole query groups).
-    #[arg(value_parser = bounded::<usize>("batch-docs"), long, default_value_t = 512)]
+    #[arg(value_parser = bounded::<usize>("batch-docs"), long)]
     pub batch_docs: usize,
-    /// Multi-teacher PFD: number of teachers, each seeing x and one share of z.
-    #[arg(value_parser = bounded::<usize>("teachers"), long, default_value_t = 2)]
+    #[arg(value_parser = bounded::<usize>("teachers"), long)]
     pub teachers: usize,
-    /// Ranking Distillation: top-K unlabeled documents per group.
-    #[arg(value_parser = bounded::<usize>("rd-k"), long, default_value_t = 10)]
+    #[arg(value_parser = bounded::<usize>("rd-k"), long)]
     pub rd_k: usize,
-    /// Ranking Distillation: position-importance temperature lambda.
-    #[arg(value_parser = bounded::<f64>("rd-lambda"), long, default_value_t = 1.0)]
+    #[arg(value_parser = bounded::<f64>("rd-lambda"), long)]
     pub rd_lambda: f64,
-    /// Ranking Distillation: ranking-discrepancy sharpness mu.
-    #[arg(value_parser = bounded::<f64>("rd-mu"), long, default_value_t = 0.1)]
+    #[arg(value_parser = bounded::<f64>("rd-mu"), long)]
     pub rd_mu: f64,
-    /// Ranking Distillation: weight alpha_RD of L_D.
-    #[arg(value_parser = bounded::<f64>("rd-alpha"), long, default_value_t = 1.0)]
+    #[arg(value_parser = bounded::<f64>("rd-alpha"), long)]
     pub rd_alpha: f64,
-    /// Ranking Distillation weights: equal, position, discrepancy or hybrid.
-    #[arg(long, default_value = "hybrid")]
+    #[arg(long)]
     pub rd_weighting: String,
-    /// Ranking Distillation: the teacher has about this many times the student's parameters.
-    #[arg(value_parser = bounded::<f64>("rd-teacher-factor"), long, default_value_t = 2.0)]
+    #[arg(value_parser = bounded::<f64>("rd-teacher-factor"), long)]
     pub rd_teacher_factor: f64,
-    /// NDCG convention for groups with IDCG = 0 (default: excluded from the mean).
-    #[arg(long, value_enum, default_value = "exclude")]
+    #[arg(long, value_enum)]
     pub idcg_zero: IdcgZeroArg,
-    /// Where to train: auto (a hardware GPU if any, else the CPU engine), gpu or cpu. Every
-    /// method, loss and objective trains on either engine.
-    #[arg(long, value_enum, default_value = "auto")]
+    #[arg(long, value_enum)]
     pub backend: distillrank::engine::Backend,
 }
 
@@ -743,18 +721,17 @@ fn csv(c: &Comparison) -> String {
 
 #[cfg(test)]
 mod tests {
-    use clap::Parser;
     use distillrank::cpu::loss::LossKind;
     use distillrank::data::logs::ClickModel;
     use distillrank::objectives::Objective;
     use distillrank::setup::{Backend, DataSource, LogLabels, Setup};
 
-    use super::super::{Cli, Command};
+    use super::super::Command;
     use super::CompareArgs;
 
     fn parse(args: &[String]) -> CompareArgs {
         let line = std::iter::once("distillrank".to_string()).chain(args.iter().cloned());
-        match Cli::try_parse_from(line)
+        match crate::cli::parse_from(line)
             .unwrap_or_else(|e| panic!("{args:?}: {e}"))
             .command
         {

@@ -54,18 +54,95 @@ pub struct Cli {
     pub given: Vec<String>,
 }
 
-/// The command line's definition, as `main` parses it. A numeric flag takes a value that starts
-/// with a dash (`--noise -1`, `--lr -inf`) as its value, so that its range refuses it by name,
-/// rather than clap reading it as an unknown flag.
+/// The command line's definition, as `main` parses it:
+/// - each flag with a row in the table of settings ([`distillrank::settings`]) that fills a
+///   field in its command's context takes its help and default from that row (`objectives` reads
+///   the fields of the global objectives' setup, every other command the comparison's);
+/// - a numeric flag takes a value that starts with a dash (`--noise -1`, `--lr -inf`) as its
+///   value, so that its range refuses it by name, rather than clap reading it as an unknown flag.
 pub fn command() -> clap::Command {
-    fn negative_values(c: clap::Command) -> clap::Command {
+    /// Which fields a command's flags fill: a comparison's, the objectives', or none (`bench`
+    /// describes a measurement, not a setup).
+    #[derive(Clone, Copy, PartialEq)]
+    enum Context {
+        Comparison,
+        Objectives,
+        Measurement,
+    }
+    fn from_table(c: clap::Command, context: Context) -> clap::Command {
         c.mut_args(|a| {
             let numeric = is_numeric(&a);
-            a.allow_hyphen_values(numeric)
+            let a = a.allow_hyphen_values(numeric);
+            let row = match (context, a.get_long()) {
+                (Context::Measurement, _) | (_, None) => None,
+                (_, Some(long)) => table_field(long, context == Context::Objectives),
+            };
+            match row {
+                Some((setting, field)) => with_row(a, setting, field),
+                None => a,
+            }
         })
-        .mut_subcommands(negative_values)
+        .mut_subcommands(|sub| {
+            let context = match sub.get_name() {
+                "objectives" => Context::Objectives,
+                "bench" => Context::Measurement,
+                _ => context,
+            };
+            from_table(sub, context)
+        })
     }
-    negative_values(<Cli as clap::CommandFactory>::command())
+    from_table(
+        <Cli as clap::CommandFactory>::command(),
+        Context::Comparison,
+    )
+}
+
+/// The row and field a flag fills in its command's context.
+fn table_field(
+    long: &str,
+    objectives: bool,
+) -> Option<(
+    &'static distillrank::settings::Setting,
+    &'static distillrank::settings::Field,
+)> {
+    use distillrank::settings::{OBJECTIVES, SETTINGS};
+    let setting = SETTINGS.iter().find(|s| s.flag && s.name == long)?;
+    let field = setting
+        .fields
+        .iter()
+        .find(|f| f.path.starts_with(OBJECTIVES) == objectives)?;
+    Some((setting, field))
+}
+
+/// A flag with its row's help (the range appended for a number) and its field's default.
+fn with_row(
+    arg: clap::Arg,
+    setting: &distillrank::settings::Setting,
+    field: &distillrank::settings::Field,
+) -> clap::Arg {
+    let help = match setting.range {
+        Some(range) => format!("{}. In {}", setting.help, range.text()),
+        None => setting.help.to_string(),
+    };
+    let arg = arg.help(help);
+    if field.default.is_empty() {
+        arg
+    } else {
+        arg.required(false).default_value(field.default)
+    }
+}
+
+/// Parses a command line as `main` does (through [`command`]).
+pub fn parse_from<I, T>(line: I) -> Result<Cli, clap::Error>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    use clap::FromArgMatches;
+    let matches = command().try_get_matches_from(line)?;
+    let mut cli = Cli::from_arg_matches(&matches)?;
+    cli.given = given_flags(&matches);
+    Ok(cli)
 }
 
 /// Whether a flag takes numbers (whole or real).
@@ -176,41 +253,27 @@ pub struct SimulateLogsArgs {
 /// The log simulator (`data simulate-logs`; `--privileged logs` on data without a sidecar).
 #[derive(Args, Clone, Debug)]
 pub struct LogArgs {
-    /// Impressions of every query: more sessions, more clicks and conversions (a denser y).
-    #[arg(value_parser = bounded::<usize>("sessions"), long, default_value_t = 100)]
+    #[arg(value_parser = bounded::<usize>("sessions"), long)]
     pub sessions: usize,
-    /// Documents shown per impression.
-    #[arg(value_parser = bounded::<usize>("shown"), long, default_value_t = 10)]
+    #[arg(value_parser = bounded::<usize>("shown"), long)]
     pub shown: usize,
-    /// pbm: examination (1/rank)^eta times attractiveness; cascade: click the first attractive
-    /// document and stop; dcm: as cascade, going on after a click with --continue-after-click.
-    #[arg(long, value_enum, default_value = "pbm")]
+    #[arg(long, value_enum)]
     pub click_model: ClickModelArg,
-    /// PBM's eta, the position bias (0: none).
-    #[arg(value_parser = bounded::<f64>("position-bias"), long, default_value_t = 1.0, allow_negative_numbers = true)]
+    #[arg(value_parser = bounded::<f64>("position-bias"), long, allow_negative_numbers = true)]
     pub position_bias: f64,
-    /// DCM's lambda: probability of scanning on after a click.
-    #[arg(value_parser = bounded::<f64>("continue-after-click"), long, default_value_t = 0.5, allow_negative_numbers = true)]
+    #[arg(value_parser = bounded::<f64>("continue-after-click"), long, allow_negative_numbers = true)]
     pub continue_after_click: f64,
-    /// Attractiveness of a grade-0 document (eps in eps + (1 - eps)(2^r - 1)/(2^r_max - 1)).
-    #[arg(value_parser = bounded::<f64>("click-noise"), long, default_value_t = 0.1, allow_negative_numbers = true)]
+    #[arg(value_parser = bounded::<f64>("click-noise"), long, allow_negative_numbers = true)]
     pub click_noise: f64,
-    /// Scale of the Gumbel noise on the standardised logging scores at each impression.
-    #[arg(value_parser = bounded::<f64>("shuffle"), long, default_value_t = 0.5, allow_negative_numbers = true)]
+    #[arg(value_parser = bounded::<f64>("shuffle"), long, allow_negative_numbers = true)]
     pub shuffle: f64,
-    /// The ranker whose orderings are logged: linear[:FRACTION] (least squares on the grades of
-    /// FRACTION of the training queries, default 0.1), feature:N or random.
-    #[arg(long, default_value = "linear")]
+    #[arg(long)]
     pub logging_ranker: String,
-    /// Share of the training file's clicks that convert (conversions are likelier for higher
-    /// grades).
-    #[arg(value_parser = bounded::<f64>("conversion-rate"), long, default_value_t = 0.03, allow_negative_numbers = true)]
+    #[arg(value_parser = bounded::<f64>("conversion-rate"), long, allow_negative_numbers = true)]
     pub conversion_rate: f64,
-    /// Median dwell time of a click on a grade-0 document, seconds (x1.65 per grade).
-    #[arg(value_parser = bounded::<f64>("dwell-seconds"), long, default_value_t = 30.0, allow_negative_numbers = true)]
+    #[arg(value_parser = bounded::<f64>("dwell-seconds"), long, allow_negative_numbers = true)]
     pub dwell_seconds: f64,
-    /// Seed of the simulated sessions.
-    #[arg(value_parser = bounded::<u64>("log-seed"), long, default_value_t = 0)]
+    #[arg(value_parser = bounded::<u64>("log-seed"), long)]
     pub log_seed: u64,
 }
 
@@ -315,13 +378,10 @@ pub enum LogLabelsArg {
 pub struct StatsArgs {
     #[command(flatten)]
     pub file: FileArgs,
-    /// The privileged split to report (as train's --privileged; default top:30%).
     #[arg(long)]
     pub privileged: Option<String>,
-    /// The Gumbel labelling threshold the split is computed with (as train's; default 4.8).
     #[arg(value_parser = bounded::<f64>("tau-target"), long)]
     pub tau_target: Option<f64>,
-    /// The Gumbel labelling temperature (default 4).
     #[arg(value_parser = bounded::<f64>("t"), long)]
     pub t: Option<f64>,
 }
@@ -342,46 +402,31 @@ pub struct FileArgs {
 /// about a third of the queries with a positive document).
 #[derive(Args, Clone, Debug)]
 pub struct SynthArgs {
-    /// letor: nonlinear relevance from x and hidden factors u, z noisy functions of u;
-    /// linear: the PFD paper's section 5 model.
-    #[arg(long, value_enum, default_value = "letor")]
+    #[arg(long, value_enum)]
     pub kind: SynthKindArg,
-    /// Query groups to generate (training queries, when the synthetic data feed train or compare).
-    #[arg(value_parser = bounded::<usize>("queries"), long, default_value_t = 4000)]
+    #[arg(value_parser = bounded::<usize>("queries"), long)]
     pub queries: usize,
-    /// Validation queries generated beside the training queries (train, compare, sweep).
-    #[arg(value_parser = bounded::<usize>("valid-queries"), long, default_value_t = 500)]
+    #[arg(value_parser = bounded::<usize>("valid-queries"), long)]
     pub valid_queries: usize,
-    /// Test queries generated beside the training queries (train, compare, sweep).
-    #[arg(value_parser = bounded::<usize>("test-queries"), long, default_value_t = 1000)]
+    #[arg(value_parser = bounded::<usize>("test-queries"), long)]
     pub test_queries: usize,
-    /// Fewest documents in a generated group.
-    #[arg(value_parser = bounded::<usize>("min-docs"), long, default_value_t = 10)]
+    #[arg(value_parser = bounded::<usize>("min-docs"), long)]
     pub min_docs: usize,
-    /// Most documents in a generated group.
-    #[arg(value_parser = bounded::<usize>("max-docs"), long, default_value_t = 40)]
+    #[arg(value_parser = bounded::<usize>("max-docs"), long)]
     pub max_docs: usize,
-    /// Regular features x.
-    #[arg(value_parser = bounded::<usize>("regular"), long, default_value_t = 100)]
+    #[arg(value_parser = bounded::<usize>("regular"), long)]
     pub regular: usize,
-    /// Privileged features z (the last columns).
-    #[arg(value_parser = bounded::<usize>("privileged-count"), long, default_value_t = 6)]
+    #[arg(value_parser = bounded::<usize>("privileged-count"), long)]
     pub privileged_count: usize,
-    /// Share of the relevance signal only the hidden factors behind z explain, in [0, 1].
-    #[arg(value_parser = bounded::<f64>("privileged-strength"), long, default_value_t = 0.5)]
+    #[arg(value_parser = bounded::<f64>("privileged-strength"), long)]
     pub privileged_strength: f64,
-    /// Share of the hidden factors' variance explained by x, in [0, 1] (0: z independent of x).
-    #[arg(value_parser = bounded::<f64>("privileged-correlation"), long, default_value_t = 0.0)]
+    #[arg(value_parser = bounded::<f64>("privileged-correlation"), long)]
     pub privileged_correlation: f64,
-    /// Standard deviation of a per-query relevance shift (0: every query alike; larger: fewer
-    /// positive groups).
-    #[arg(value_parser = bounded::<f64>("query-spread"), long, default_value_t = 1.0)]
+    #[arg(value_parser = bounded::<f64>("query-spread"), long)]
     pub query_spread: f64,
-    /// Relevance noise (signal has unit variance).
-    #[arg(value_parser = bounded::<f64>("noise"), long, default_value_t = 0.1)]
+    #[arg(value_parser = bounded::<f64>("noise"), long)]
     pub noise: f64,
-    /// Seed of the synthetic data.
-    #[arg(value_parser = bounded::<u64>("synth-seed"), long, default_value_t = 7)]
+    #[arg(value_parser = bounded::<u64>("synth-seed"), long)]
     pub synth_seed: u64,
 }
 
@@ -468,32 +513,17 @@ impl SplitFiles {
 pub struct DataArgs {
     #[command(flatten)]
     pub files: SplitFiles,
-    /// Privileged features: top:N (largest |correlation| with y on the training split), top:P%
-    /// (P% of the training split's informative, non-constant features, rounded, leaving at least
-    /// one regular), cols:3,7,12 (1-based columns), discriminative:TAU_PRIV (Figure 5's z) or
-    /// logs (simulated interaction logs: the columns FILE.logs.json names, written by
-    /// `data simulate-logs`; without it, logs simulated here with the --sessions ... options).
-    /// Default for files: top:30%, the PFD paper's share (its top 40 of MSLR-WEB30K's 136
-    /// features), so 41 of MSLR's 136 and 12 of MQ2008's 40 informative columns; for synthetic
-    /// data, the generator's z columns.
     #[arg(long)]
     pub privileged: Option<String>,
-    /// Gumbel labelling threshold. Default 4.8 for files (the paper's, grades 0..4; use about 2.8 for
-    /// MQ2008's grades 0..2) and 3.5 for the synthetic data.
     #[arg(value_parser = bounded::<f64>("tau-target"), long, allow_negative_numbers = true)]
     pub tau_target: Option<f64>,
-    /// Gumbel labelling temperature t. Default 4 for files (the paper's) and 8 for the synthetic
-    /// data, whose relevance carries its own noise.
     #[arg(value_parser = bounded::<f64>("t"), long)]
     pub t: Option<f64>,
-    /// Drop query groups with fewer documents.
-    #[arg(value_parser = bounded::<usize>("min-group-size"), long, default_value_t = 10)]
+    #[arg(value_parser = bounded::<usize>("min-group-size"), long)]
     pub min_group_size: usize,
-    /// Seed of the labels and the holdout.
-    #[arg(value_parser = bounded::<u64>("data-seed"), long, default_value_t = 0)]
+    #[arg(value_parser = bounded::<u64>("data-seed"), long)]
     pub data_seed: u64,
-    /// With --privileged logs: y is the conversion (default) or the Gumbel labelling of the grade.
-    #[arg(long, value_enum, default_value = "conversion")]
+    #[arg(long, value_enum)]
     pub log_labels: LogLabelsArg,
     #[command(flatten)]
     pub synth: SynthArgs,
@@ -508,32 +538,25 @@ pub struct TrainArgs {
     /// Which features the model sees: regular (x), privileged (z) or both.
     #[arg(long, value_enum, default_value = "regular")]
     pub features: ViewArg,
-    /// The loss: ranknet (pairwise), rankbce (pointwise), softmax or lambdarank (listwise).
-    #[arg(long, value_enum, default_value = "ranknet")]
+    #[arg(long, value_enum)]
     pub loss: LossKind,
-    /// Passes over the training groups; the epoch with the best validation NDCG@8 is kept.
-    #[arg(value_parser = bounded::<usize>("epochs"), long, default_value_t = 20)]
+    #[arg(value_parser = bounded::<usize>("epochs"), long)]
     pub epochs: usize,
-    /// Adam learning rate.
-    #[arg(value_parser = bounded::<f64>("lr"), long, default_value_t = 1e-3)]
+    #[arg(value_parser = bounded::<f64>("lr"), long)]
     pub lr: f64,
-    /// Hidden layer widths.
-    #[arg(value_parser = bounded::<usize>("widths"), long, value_delimiter = ',', action = clap::ArgAction::Set, default_value = "256,256,128,64")]
+    #[arg(value_parser = bounded::<usize>("widths"), long, value_delimiter = ',', action = clap::ArgAction::Set)]
     pub widths: Vec<usize>,
-    /// Documents per mini-batch (whole query groups).
-    #[arg(value_parser = bounded::<usize>("batch-docs"), long, default_value_t = 512)]
+    #[arg(value_parser = bounded::<usize>("batch-docs"), long)]
     pub batch_docs: usize,
     /// Seed of the initial weights and the batch order.
     #[arg(value_parser = bounded::<u64>("seed"), long, default_value_t = 0)]
     pub seed: u64,
-    /// NDCG convention for groups with IDCG = 0: exclude them from the mean (default), count 0, or count 1.
-    #[arg(long, value_enum, default_value = "exclude")]
+    #[arg(long, value_enum)]
     pub idcg_zero: IdcgZeroArg,
     /// Save the best model as PREFIX.safetensors + PREFIX.json.
     #[arg(long)]
     pub save: Option<PathBuf>,
-    /// Where to train: auto (a hardware GPU if any, else the CPU engine), gpu or cpu.
-    #[arg(long, value_enum, default_value = "auto")]
+    #[arg(long, value_enum)]
     pub backend: Backend,
     #[command(flatten)]
     pub objective: ObjectiveArgs,
@@ -542,19 +565,15 @@ pub struct TrainArgs {
 /// A global objective as the data loss of ranking models (students, in `compare`).
 #[derive(Args, Clone, Debug)]
 pub struct ObjectiveArgs {
-    /// The data loss: `ranking` (the --loss), or a global objective on the documents of positive
-    /// query groups labelled by y: logloss, auc-pr, recall-at-precision:0.8,
-    /// precision-at-recall:0.9, tpr-at-fpr:0.05, roc-auc, f-beta:1 (either engine).
-    #[arg(long, default_value = "ranking")]
-    pub objective: String,
-    /// The objective's multipliers ascend at this factor times the learning rate.
-    #[arg(value_parser = bounded::<f64>("dual-rate-factor"), long, default_value_t = distillrank::objectives::train::DEFAULT_DUAL_RATE_FACTOR)]
+    #[arg(long)]
+    pub objective: Option<String>,
+    #[arg(value_parser = bounded::<f64>("dual-rate-factor"), long)]
     pub dual_rate_factor: f64,
 }
 
 impl ObjectiveArgs {
     pub fn objective(&self) -> distillrank::Result<Option<distillrank::objectives::Objective>> {
-        match self.objective.trim() {
+        match self.objective.as_deref().map_or("ranking", str::trim) {
             "ranking" => Ok(None),
             name => distillrank::objectives::Objective::parse(name).map(Some),
         }
@@ -617,23 +636,18 @@ pub struct EvalArgs {
     /// file as its --test (or --valid) split: same group filter, same seeded Gumbel draws.
     #[arg(long, value_enum, default_value = "graded")]
     pub labels: LabelsArg,
-    /// With --labels binary: the Gumbel labelling threshold.
-    #[arg(value_parser = bounded::<f64>("tau-target"), long, default_value_t = 4.8)]
-    pub tau_target: f64,
-    /// With --labels binary: the Gumbel labelling temperature.
-    #[arg(value_parser = bounded::<f64>("t"), long, default_value_t = 4.0)]
-    pub t: f64,
-    /// With --labels binary: the seed of the labels (train's --data-seed).
-    #[arg(value_parser = bounded::<u64>("data-seed"), long, default_value_t = 0)]
+    #[arg(value_parser = bounded::<f64>("tau-target"), long)]
+    pub tau_target: Option<f64>,
+    #[arg(value_parser = bounded::<f64>("t"), long)]
+    pub t: Option<f64>,
+    #[arg(value_parser = bounded::<u64>("data-seed"), long)]
     pub data_seed: u64,
-    /// With --labels binary: drop query groups with fewer documents, as training does.
-    #[arg(value_parser = bounded::<usize>("min-group-size"), long, default_value_t = 10)]
+    #[arg(value_parser = bounded::<usize>("min-group-size"), long)]
     pub min_group_size: usize,
     /// With --labels binary: which split of training this file played.
     #[arg(long, value_enum, default_value = "test")]
     pub split: SplitArg,
-    /// NDCG convention for groups with IDCG = 0 (default: excluded from the mean).
-    #[arg(long, value_enum, default_value = "exclude")]
+    #[arg(long, value_enum)]
     pub idcg_zero: IdcgZeroArg,
 
     /// Accept a file narrower than the model's training data (its last columns absent, as in a
@@ -641,8 +655,7 @@ pub struct EvalArgs {
     /// Without it a file of another width is refused.
     #[arg(long)]
     pub allow_missing_features: bool,
-    /// Where to score: auto (a hardware GPU if any, else the CPU engine), gpu or cpu.
-    #[arg(long, value_enum, default_value = "auto")]
+    #[arg(long, value_enum)]
     pub backend: Backend,
 }
 
@@ -676,8 +689,7 @@ pub struct PredictArgs {
     /// Without it a file of another width is refused.
     #[arg(long)]
     pub allow_missing_features: bool,
-    /// Where to score: auto (a hardware GPU if any, else the CPU engine), gpu or cpu.
-    #[arg(long, value_enum, default_value = "auto")]
+    #[arg(long, value_enum)]
     pub backend: Backend,
 }
 

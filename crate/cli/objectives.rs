@@ -16,7 +16,7 @@ use distillrank::objectives::experiment::{ObjectiveRuns, Run};
 use distillrank::objectives::train::{Config, Event, CONSTRAINT_TOLERANCE};
 use distillrank::objectives::{precision_anchors, Objective, Surrogate, Targets};
 use distillrank::pipeline::{self, metric_columns};
-use distillrank::setup::{ObjectivesData, ObjectivesSetup, DEFAULT_LABEL_THRESHOLD};
+use distillrank::setup::{ObjectivesData, ObjectivesSetup};
 use distillrank::{Error, Result};
 
 use super::compare::{
@@ -29,79 +29,54 @@ use super::{engine, SplitFiles};
 
 #[derive(Args, Clone, Debug)]
 pub struct ObjectivesArgs {
-    /// Objectives, comma-separated: logloss, auc-pr (auc-pr:K for K anchors, default 20),
-    /// recall-at-precision:ALPHA, precision-at-recall:BETA, tpr-at-fpr:R, roc-auc, f-beta:BETA.
     #[arg(
         long,
         value_delimiter = ',', action = clap::ArgAction::Set,
-        default_value = "logloss,auc-pr,recall-at-precision:0.8,precision-at-recall:0.9,tpr-at-fpr:0.05,roc-auc,f-beta:1"
     )]
     pub objectives: Vec<String>,
-    /// Seeds (model initialisation and example order) per objective.
-    #[arg(value_parser = bounded::<usize>("seeds"), long, default_value_t = 5)]
+    #[arg(value_parser = bounded::<usize>("seeds"), long)]
     pub seeds: usize,
-    #[arg(value_parser = bounded::<u64>("first-seed"), long, default_value_t = 0)]
+    #[arg(value_parser = bounded::<u64>("first-seed"), long)]
     pub first_seed: u64,
-    /// The surrogate of the 0-1 loss in the bounds: log (log-loss / ln 2) or hinge.
-    #[arg(long, value_enum, default_value = "log")]
+    #[arg(long, value_enum)]
     pub surrogate: SurrogateArg,
-    /// Most epochs per model.
-    #[arg(value_parser = bounded::<usize>("epochs"), long, default_value_t = 30)]
+    #[arg(value_parser = bounded::<usize>("epochs"), long)]
     pub epochs: usize,
-    /// Early stopping: stop after this many epochs without a better validation AUC-PR.
-    #[arg(value_parser = bounded::<usize>("patience"), long, default_value_t = 5)]
+    #[arg(value_parser = bounded::<usize>("patience"), long)]
     pub patience: usize,
-    /// Adam learning rate (model and anchor biases).
-    #[arg(value_parser = bounded::<f64>("lr"), long, default_value_t = 1e-3)]
+    #[arg(value_parser = bounded::<f64>("lr"), long)]
     pub lr: f64,
-    /// The multipliers ascend at this factor times the learning rate (the reference's 0.1 barely
-    /// moves them under Adam; see `DEFAULT_DUAL_RATE_FACTOR`).
-    #[arg(value_parser = bounded::<f64>("dual-rate-factor"), long, default_value_t = distillrank::objectives::train::DEFAULT_DUAL_RATE_FACTOR)]
+    #[arg(value_parser = bounded::<f64>("dual-rate-factor"), long)]
     pub dual_rate_factor: f64,
-    /// Every multiplier's starting value.
-    #[arg(value_parser = bounded::<f64>("initial-lambda"), long, default_value_t = 1.0)]
+    #[arg(value_parser = bounded::<f64>("initial-lambda"), long)]
     pub initial_lambda: f64,
-    /// Hidden layer widths.
-    #[arg(value_parser = bounded::<usize>("widths"), long, value_delimiter = ',', action = clap::ArgAction::Set, default_value = "64,32")]
+    #[arg(value_parser = bounded::<usize>("widths"), long, value_delimiter = ',', action = clap::ArgAction::Set)]
     pub widths: Vec<usize>,
-    /// Examples per mini-batch.
-    #[arg(value_parser = bounded::<usize>("batch-size"), long, default_value_t = 128)]
+    #[arg(value_parser = bounded::<usize>("batch-size"), long)]
     pub batch_size: usize,
-    /// The precision of the reported recall-at-precision metric (default: the first
-    /// recall-at-precision objective's target, else 0.8).
     #[arg(value_parser = bounded::<f64>("at-precision"), long)]
     pub at_precision: Option<f64>,
-    /// The recall of the reported precision-at-recall metric (default: the first
-    /// precision-at-recall objective's target, else 0.9).
     #[arg(value_parser = bounded::<f64>("at-recall"), long)]
     pub at_recall: Option<f64>,
     /// LETOR files, read document by document (label: grade >= --label-threshold); without
     /// --train, the synthetic imbalanced task.
     #[command(flatten)]
     pub files: SplitFiles,
-    /// With LETOR files: a document is positive when its grade is at least this.
-    #[arg(value_parser = bounded::<u8>("label-threshold"), long, default_value_t = DEFAULT_LABEL_THRESHOLD)]
+    #[arg(value_parser = bounded::<u8>("label-threshold"), long)]
     pub label_threshold: u8,
-    /// Synthetic task: training examples.
-    #[arg(value_parser = bounded::<usize>("train-examples"), long, default_value_t = 20_000)]
+    #[arg(value_parser = bounded::<usize>("train-examples"), long)]
     pub train_examples: usize,
-    /// Synthetic task: validation examples.
-    #[arg(value_parser = bounded::<usize>("valid-examples"), long, default_value_t = 10_000)]
+    #[arg(value_parser = bounded::<usize>("valid-examples"), long)]
     pub valid_examples: usize,
-    /// Synthetic task: test examples.
-    #[arg(value_parser = bounded::<usize>("test-examples"), long, default_value_t = 20_000)]
+    #[arg(value_parser = bounded::<usize>("test-examples"), long)]
     pub test_examples: usize,
-    /// Synthetic task: features.
-    #[arg(value_parser = bounded::<usize>("features"), long, default_value_t = 20)]
+    #[arg(value_parser = bounded::<usize>("features"), long)]
     pub features: usize,
-    /// Synthetic task: share of positives.
-    #[arg(value_parser = bounded::<f64>("positive-rate"), long, default_value_t = 0.03)]
+    #[arg(value_parser = bounded::<f64>("positive-rate"), long)]
     pub positive_rate: f64,
-    /// Synthetic task: standard deviation of the latent noise.
-    #[arg(value_parser = bounded::<f64>("noise"), long, default_value_t = 0.7)]
+    #[arg(value_parser = bounded::<f64>("noise"), long)]
     pub noise: f64,
-    /// Synthetic task: seed of the examples.
-    #[arg(value_parser = bounded::<u64>("synth-seed"), long, default_value_t = 11)]
+    #[arg(value_parser = bounded::<u64>("synth-seed"), long)]
     pub synth_seed: u64,
     /// Directory for report.md, results.json, results.csv, setup.json and the SVG plots.
     #[arg(long, default_value = "out/objectives")]
@@ -110,8 +85,7 @@ pub struct ObjectivesArgs {
     /// setup, so no other data or training options go with it.
     #[arg(long)]
     pub setup: Option<PathBuf>,
-    /// Where the models train.
-    #[arg(long, value_enum, default_value = "auto")]
+    #[arg(long, value_enum)]
     pub backend: distillrank::engine::Backend,
 }
 
@@ -551,16 +525,15 @@ fn plots(dir: &std::path::Path, results: &[ObjectiveRuns], initial: f64) -> Resu
 
 #[cfg(test)]
 mod tests {
-    use clap::Parser;
     use distillrank::objectives::Objective;
     use distillrank::setup::{ObjectivesData, ObjectivesSetup};
 
-    use super::super::{Cli, Command};
+    use super::super::Command;
     use super::ObjectivesArgs;
 
     fn parse(args: &[&str]) -> ObjectivesArgs {
         let line = ["distillrank", "objectives"].iter().chain(args);
-        match Cli::try_parse_from(line)
+        match crate::cli::parse_from(line)
             .unwrap_or_else(|e| panic!("{args:?}: {e}"))
             .command
         {

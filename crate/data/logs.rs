@@ -29,6 +29,7 @@ use std::collections::BTreeMap;
 use crate::data::Dataset;
 use crate::error::{Error, Result};
 use crate::rng::Rng;
+use crate::settings::default_of;
 
 /// How a user turns a shown list into clicks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -88,8 +89,9 @@ impl LoggingRanker {
             None => (spec.trim(), None),
         };
         match (kind, value) {
+            // The share of queries whose grades the linear logging ranker learns from.
             ("linear", None) => Ok(LoggingRanker::Linear {
-                fraction: DEFAULT_LOGGING_FRACTION,
+                fraction: default_of("data.logs.logging_ranker.fraction"),
             }),
             ("linear", Some(v)) => match v.parse::<f64>() {
                 Ok(fraction) if fraction > 0.0 && fraction <= 1.0 => {
@@ -113,9 +115,6 @@ impl LoggingRanker {
         }
     }
 }
-
-/// The share of queries whose grades the default logging ranker learns from.
-pub const DEFAULT_LOGGING_FRACTION: f64 = 0.1;
 
 /// Every parameter of the simulation (fields left out of a JSON setup take their defaults).
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -142,22 +141,25 @@ pub struct LogOptions {
     pub seed: u64,
 }
 
+/// The defaults are the table of settings' ([`crate::settings`], fields `data.logs.*`).
 impl Default for LogOptions {
     fn default() -> Self {
+        let of = |field: &str| format!("data.logs.{field}");
         LogOptions {
-            sessions: 100,
-            shown: 10,
-            click_model: ClickModel::Pbm,
-            position_bias: 1.0,
-            continue_after_click: 0.5,
-            click_noise: 0.1,
-            shuffle: 0.5,
-            logging_ranker: LoggingRanker::Linear {
-                fraction: DEFAULT_LOGGING_FRACTION,
-            },
-            conversion_rate: 0.03,
-            dwell_seconds: 30.0,
-            seed: 0,
+            sessions: default_of(&of("sessions")),
+            shown: default_of(&of("shown")),
+            click_model: default_of(&of("click_model")),
+            position_bias: default_of(&of("position_bias")),
+            continue_after_click: default_of(&of("continue_after_click")),
+            click_noise: default_of(&of("click_noise")),
+            shuffle: default_of(&of("shuffle")),
+            logging_ranker: LoggingRanker::parse(crate::settings::default_text(&of(
+                "logging_ranker",
+            )))
+            .expect("the default logging ranker parses"),
+            conversion_rate: default_of(&of("conversion_rate")),
+            dwell_seconds: default_of(&of("dwell_seconds")),
+            seed: default_of(&of("seed")),
         }
     }
 }

@@ -18,9 +18,11 @@ const FORM_FLAGS = new Set([
   "backend",
 ]);
 
-/// Asks the engine for the library's default setup.
+/// Asks the engine for the library's default setup and its table of settings.
 export async function loadDefaults() {
-  state.defaults = (await request({ type: "defaults" })).setup;
+  const answer = await request({ type: "defaults" });
+  state.defaults = answer.setup;
+  state.settings = answer.settings;
 }
 
 // Each description numbered: only the latest one is shown (an earlier one may answer later).

@@ -8,6 +8,9 @@ export const state = {
   /// The library's default setup (crate/setup.rs, the CLI's defaults), asked of the engine at
   /// start-up: the page's setups are it with the form's values on top.
   defaults: null,
+  /// The library's table of settings (crate/settings.rs, `table_json`): the form's bounds,
+  /// tooltips and starting values.
+  settings: null,
   /// The form's setup as the engine last described it: {setup, command, differences}; null when
   /// the form holds no valid setup.
   lastDescribed: null,

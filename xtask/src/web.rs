@@ -87,7 +87,7 @@ const VENDORED: [(&str, &str); 3] = [
 ];
 
 /// The files of the page, relative to `web/`.
-const PAGE_FILES: [&str; 14] = [
+const PAGE_FILES: [&str; 15] = [
     "index.html",
     "style.css",
     "main.js",
@@ -95,6 +95,7 @@ const PAGE_FILES: [&str; 14] = [
     "js/state.js",
     "js/describe.js",
     "js/setup.js",
+    "js/settings.js",
     "js/workers.js",
     "js/charts.js",
     "js/compare.js",
