@@ -113,6 +113,30 @@ await check("page_starts_its_engine", async () => {
   console.log(`    engine: ${engine}`);
 });
 
+await check("form_reads_the_table_of_settings", async () => {
+  // Bounds, tooltips and starting values come from crate/settings.rs: the page's lighter start
+  // where the table gives one (400 queries, 3 objective seeds), the library's default elsewhere.
+  const form = await page.evaluate(() => {
+    const at = (name) => document.querySelector(`[name=${name}]`);
+    return {
+      queries: [at("queries").value, at("queries").title, at("queries").min, at("queries").step],
+      seeds: [at("seeds").value, at("seeds").max],
+      lr: [at("lr").value, at("lr").step],
+      batch: at("batch_docs").value,
+      objSeeds: at("obj_seeds").value,
+      objEpochs: at("obj_epochs").value,
+      methods: [...document.querySelectorAll("input[name=method]:checked")].map((b) => b.value).join(","),
+    };
+  });
+  expect(form.queries[0] === "400" && form.queries[1].startsWith("Query groups to generate") &&
+    form.queries[1].includes("1..=10,000,000") && form.queries[2] === "1" && form.queries[3] === "1",
+  `queries: ${JSON.stringify(form.queries)}`);
+  expect(form.seeds[0] === "5" && form.seeds[1] === "10000", `seeds: ${JSON.stringify(form.seeds)}`);
+  expect(form.lr[0] === "0.001" && form.lr[1] === "any", `lr: ${JSON.stringify(form.lr)}`);
+  expect(form.batch === "512" && form.objSeeds === "3" && form.objEpochs === "30", JSON.stringify(form));
+  expect(form.methods === "no-distillation,self-distillation,gend,pfd", `methods: ${form.methods}`);
+});
+
 let pooledTable = null;
 let pooledSeconds = null;
 await check("default_comparison_fills_the_table", async () => {
