@@ -234,6 +234,13 @@ pub struct Setup {
     /// Why this setup departs from the defaults, when a front door lightened it: the page keeps
     /// smaller data and fewer epochs for a browser, and says so here and on screen.
     pub note: Option<String>,
+    /// The global objectives' experiment (`distillrank objectives`, the page's Objectives view,
+    /// Python's `objectives`): its own data and training settings, in the same document, so that
+    /// one setup.json holds both jobs and every door reads it the same way. `compare` runs the
+    /// fields above, `objectives` this section. Left out of the JSON while it is the default, so
+    /// that a comparison's setup reads as one.
+    #[serde(skip_serializing_if = "ObjectivesSetup::is_default")]
+    pub objectives: ObjectivesSetup,
 }
 
 impl Default for Setup {
@@ -256,18 +263,12 @@ impl Default for Setup {
             teacher_widths: default_of("teacher_widths"),
             batch_docs: default_of("batch_docs"),
             teachers: default_of("teachers"),
-            rd: RdConfig {
-                k: default_of("rd.k"),
-                lambda: default_of("rd.lambda"),
-                mu: default_of("rd.mu"),
-                alpha_rd: default_of("rd.alpha_rd"),
-                weighting: default_of("rd.weighting"),
-                hybrid_epochs: default_of("rd.hybrid_epochs"),
-            },
+            rd: RdConfig::default(),
             rd_teacher_factor: default_of("rd_teacher_factor"),
             idcg_zero: default_of("idcg_zero"),
             backend: default_of("backend"),
             note: None,
+            objectives: ObjectivesSetup::default(),
         }
     }
 }
@@ -316,6 +317,7 @@ impl Setup {
     /// training would give, before anything is allocated.
     pub fn check(&self, inputs: Option<usize>) -> Result<()> {
         crate::settings::check_setup_fields(&serde_json::to_value(self).unwrap_or_default())?;
+        self.objectives.check()?;
         let config = self.compare_config(Engine::Cpu)?;
         config.validate_settings()?;
         let inputs = match &self.data.source {
@@ -611,17 +613,36 @@ impl Default for ObjectivesSetup {
 }
 
 impl ObjectivesSetup {
-    /// Reads a setup from JSON, strictly: an unknown field at any level is refused, a refusal
-    /// names the field (`data.synthetic.train`), and every number is checked against the table of
-    /// settings.
+    /// Reads the global objectives' setup from JSON, strictly: a whole setup ([`Setup`], whose
+    /// `objectives` section this is, as `objectives` writes it), or the section alone (as it was
+    /// written before the two shared one document). An unknown field at any level is refused, a
+    /// refusal names the field (`objectives.data.synthetic.train`), and every number is checked
+    /// against the table of settings.
     pub fn from_json(text: &str) -> Result<ObjectivesSetup> {
-        let setup: ObjectivesSetup = read_setup(text)?;
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+        let value: serde_json::Value = read_setup(text)?;
+        let setup = if value
+            .get("objectives")
+            .is_some_and(serde_json::Value::is_object)
+        {
+            Setup::from_json(text)?.objectives
+        } else {
+            read_setup(text)?
+        };
         setup.check()?;
         Ok(setup)
     }
 
+    /// The setup as a whole [`Setup`] document whose `objectives` section is this one (the
+    /// comparison's fields left out, at their defaults).
     pub fn to_json(&self) -> String {
-        serde_json::to_string_pretty(self).expect("a setup serialises")
+        serde_json::to_string_pretty(&serde_json::json!({ "objectives": self }))
+            .expect("a setup serialises")
+    }
+
+    /// Whether every field is the default (a comparison's setup then leaves the section out).
+    pub fn is_default(&self) -> bool {
+        *self == ObjectivesSetup::default()
     }
 
     /// Checks what can be checked before any data are made or loaded: every number against the

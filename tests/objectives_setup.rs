@@ -4,6 +4,7 @@
 
 #![cfg(not(target_arch = "wasm32"))]
 
+use distillrank::objectives::Objective;
 use distillrank::settings;
 use distillrank::setup::{ObjectivesData, ObjectivesSetup};
 
@@ -94,13 +95,16 @@ fn every_number_has_a_row_in_the_table_of_settings_and_is_checked() {
         for (path, _) in numbers {
             let row = settings::bound_of_field(&format!("{}{path}", settings::OBJECTIVES))
                 .unwrap_or_else(|| panic!("{path} has no row in settings::SETTINGS"));
+            let range = row.range.expect("a numeric row");
             // Out of its range, the field is refused by name, with the range.
-            let outside = match (row.integer, row.min_open) {
-                (true, _) if row.min > 0.0 => serde_json::json!(row.min as u64 - 1),
-                (true, _) if row.max < u64::MAX as f64 => serde_json::json!(row.max as u64 + 1),
+            let outside = match (range.integer, range.min_open) {
+                (true, _) if range.min > 0.0 => serde_json::json!(range.min as u64 - 1),
+                (true, _) if range.max < u64::MAX as f64 => {
+                    serde_json::json!(range.max as u64 + 1)
+                }
                 (true, _) => serde_json::json!(-1),
-                (false, true) => serde_json::json!(row.min),
-                (false, false) => serde_json::json!(row.min - 1.0),
+                (false, true) => serde_json::json!(range.min),
+                (false, false) => serde_json::json!(range.min - 1.0),
             };
             let mut bad = json.clone();
             match path.split('.').fold(&mut bad, |v, key| &mut v[key]) {
@@ -111,10 +115,23 @@ fn every_number_has_a_row_in_the_table_of_settings_and_is_checked() {
                 .unwrap_err()
                 .to_string();
             assert!(
-                err.contains(&format!("setup field {path}"))
-                    && err.contains(&row.range.expect("a numeric row").text()),
+                err.contains(&format!("setup field {path}")) && err.contains(&range.text()),
                 "{path}: {err}"
             );
+            // The same inside a whole setup, as `objectives` writes it: named by its whole path.
+            let whole = serde_json::json!({ "objectives": bad }).to_string();
+            for err in [
+                ObjectivesSetup::from_json(&whole).unwrap_err().to_string(),
+                distillrank::setup::Setup::from_json(&whole)
+                    .unwrap_err()
+                    .to_string(),
+            ] {
+                assert!(
+                    err.contains(&format!("setup field objectives.{path}"))
+                        && err.contains(&range.text()),
+                    "objectives.{path}: {err}"
+                );
+            }
         }
     }
 }
@@ -164,4 +181,29 @@ fn the_pipeline_runs_a_small_setup_the_same_twice() {
     }
     assert_eq!(a["seeds"], 2);
     assert_eq!(a["config"]["targets"]["precision"], 0.7);
+}
+
+#[test]
+fn one_setup_document_holds_the_comparison_and_the_objectives() {
+    // A comparison's setup with its objectives section changed: each job reads its part, and the
+    // document round-trips whole.
+    let mut setup = distillrank::setup::Setup {
+        seeds: 2,
+        ..Default::default()
+    };
+    setup.objectives.epochs = 7;
+    setup.objectives.objectives = vec![Objective::LogLoss, Objective::RocAuc];
+    let text = setup.to_json();
+    assert!(text.contains("\"objectives\""), "{text}");
+    assert_eq!(distillrank::setup::Setup::from_json(&text).unwrap(), setup);
+    assert_eq!(ObjectivesSetup::from_json(&text).unwrap(), setup.objectives);
+    // The section alone, as `objectives` writes it, is a whole setup with the comparison's
+    // defaults; and a comparison left at the defaults leaves the section out.
+    let alone = setup.objectives.to_json();
+    let read = distillrank::setup::Setup::from_json(&alone).unwrap();
+    assert_eq!(read.objectives, setup.objectives);
+    assert_eq!(read.seeds, distillrank::setup::Setup::default().seeds);
+    assert!(!distillrank::setup::Setup::default()
+        .to_json()
+        .contains("\"objectives\""));
 }

@@ -146,6 +146,7 @@ impl ExperimentArgs {
             idcg_zero: self.idcg_zero.into(),
             backend: self.backend,
             note: None,
+            objectives: Default::default(),
         })
     }
 

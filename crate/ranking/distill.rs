@@ -86,15 +86,17 @@ pub struct RdConfig {
     pub hybrid_epochs: usize,
 }
 
+/// The defaults are the table of settings' ([`crate::settings`], fields `rd.*`).
 impl Default for RdConfig {
     fn default() -> Self {
+        use crate::settings::default_of;
         RdConfig {
-            k: 10,
-            lambda: 1.0,
-            mu: 0.1,
-            alpha_rd: 1.0,
-            weighting: RdWeighting::Hybrid,
-            hybrid_epochs: 2,
+            k: default_of("rd.k"),
+            lambda: default_of("rd.lambda"),
+            mu: default_of("rd.mu"),
+            alpha_rd: default_of("rd.alpha_rd"),
+            weighting: default_of("rd.weighting"),
+            hybrid_epochs: default_of("rd.hybrid_epochs"),
         }
     }
 }

@@ -337,8 +337,9 @@ def compare(setup: Any = None, verbose: bool = True) -> Dict[str, Any]:
 
 def objectives(setup: Any = None, verbose: bool = True) -> Dict[str, Any]:
     """Runs the global objectives' comparison (log-loss against AUC-PR, recall at precision, ...
-    trained through Lagrange multipliers) that ``setup`` describes (a dict or a JSON string, as
-    the ``setup.json`` that ``distillrank objectives`` writes; None: the defaults), as
+    trained through Lagrange multipliers) that ``setup`` describes (a dict or a JSON string: a
+    whole setup, whose ``objectives`` section it runs, as in the ``setup.json`` that
+    ``distillrank objectives`` writes, or that section alone; None: the defaults), as
     ``distillrank objectives --setup`` does, and returns the object its ``results.json`` holds
     (without ``command`` and ``seconds``): ``data``, ``examples``, ``config``, ``seeds`` and per
     objective every test metric (mean, std and per seed), the constraint and the runs."""
