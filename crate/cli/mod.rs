@@ -1,4 +1,8 @@
 //! Command definitions (clap) and their implementations.
+//!
+//! A flag that fills a field of a setup (`--epochs`, `--sessions`, ...) has no help text or
+//! default beside it: [`command`] gives it those of its row in the table of settings
+//! (`crate/settings.rs`), so that the CLI, the library's defaults and the page read one table.
 
 /// `println!` for results: a closed pipe (`distillrank predict ... | head -1`) ends the program
 /// quietly instead of panicking.

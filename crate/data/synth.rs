@@ -52,9 +52,9 @@ pub struct SynthOptions {
 }
 
 /// A small, quick draw: the web page's base (it sets the group sizes, privileged strength and
-/// correlation and seed from its controls) and the tests'. The CLI's synthetic defaults
-/// (`SynthArgs` in `crate/cli/mod.rs`) are larger: the regime in which the PFD paper's section 5
-/// expects privileged features to help the student.
+/// correlation and seed from its controls) and the tests'. A setup's synthetic defaults (the
+/// table of settings, `crate/settings.rs`) are larger: the regime in which the PFD paper's
+/// section 5 expects privileged features to help the student.
 impl Default for SynthOptions {
     fn default() -> Self {
         SynthOptions {
