@@ -179,6 +179,7 @@ pub const OTHER_FLAGS: &[(&str, &str)] = &[
     ("click-model", "data.logs.click_model"),
     ("logging-ranker", "data.logs.logging_ranker"),
     ("log-labels", "data.log_labels"),
+    ("prepared-cache", "data.prepared_cache"),
     ("methods", "methods"),
     ("loss", "loss"),
     ("objective", "objective"),

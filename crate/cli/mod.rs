@@ -290,6 +290,7 @@ impl DataArgs {
             t: self.t,
             min_group_size: self.min_group_size,
             data_seed: self.data_seed,
+            prepared_cache: self.prepared_cache,
         };
         // The simulator's options are checked only where they are used.
         let logs = if setup.wants_logs() {
@@ -495,6 +496,12 @@ pub struct DataArgs {
     /// With --privileged logs: y is the conversion (default) or the Gumbel labelling of the grade.
     #[arg(long, value_enum, default_value = "conversion")]
     pub log_labels: LogLabelsArg,
+    /// Keep the prepared splits in TRAIN.KEY.drprep beside the training file (KEY: these data
+    /// settings and the files' sizes and times) and train from it memory-mapped: a later run with
+    /// the same key starts without preparing, and resident memory stays bounded whatever the
+    /// data's size. Files only.
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", default_value_t = false, action = clap::ArgAction::Set)]
+    pub prepared_cache: bool,
     #[command(flatten)]
     pub synth: SynthArgs,
     #[command(flatten)]
