@@ -441,7 +441,13 @@ fn prepare_through_file(
         "options": prepared.options,
         "logs": prepared.logs,
     });
-    crate::data::prepared_cache::write(&path, key, &prepared.prepared, extra)?;
+    if let Err(e) = crate::data::prepared_cache::write(&path, key, &prepared.prepared, extra) {
+        // The splits are prepared: a full disk or a read-only folder costs the file, not the run.
+        reporter.warn(&format!(
+            "the prepared splits could not be kept ({e}): this run trains from memory"
+        ));
+        return Ok(prepared);
+    }
     // Training reads the file's pages, which the system can drop and read again, rather than
     // matrices that must stay resident.
     drop(prepared);

@@ -39,6 +39,9 @@ impl Reporter for Notes {
     fn note(&mut self, text: &str) {
         self.0.push(text.to_string());
     }
+    fn warn(&mut self, text: &str) {
+        self.0.push(format!("warning: {text}"));
+    }
 }
 
 fn prepare(setup: &DataSetup) -> (PreparedData, Vec<String>) {
@@ -241,6 +244,25 @@ fn a_truncated_or_corrupt_file_is_refused_by_name_and_prepared_again() {
     );
     assert_eq!(again, original);
     assert_eq!(std::fs::read(&path).unwrap(), bytes);
+}
+
+#[test]
+fn a_file_that_cannot_be_written_costs_the_file_not_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let train = copy_of_train(dir.path());
+    let setup = files(&train, true);
+    let key = pipeline::prepared_key(&setup, &mut Disk::default(), true).unwrap();
+    // A folder where the file would go: it can be neither read nor replaced.
+    std::fs::create_dir(pipeline::prepared_path(&train, key)).unwrap();
+    let (data, notes) = prepare(&setup);
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.starts_with("warning: the prepared splits could not be kept")),
+        "{notes:?}"
+    );
+    assert!(!data.prepared.train.regular.is_mapped());
+    assert_eq!(data, prepare(&files(&train, false)).0);
 }
 
 #[test]
