@@ -34,7 +34,12 @@
 //! are not, since reading them whole would cost what the file saves.
 //!
 //! The key itself is computed by the caller ([`crate::pipeline`]), which knows the settings and
-//! the files; [`Fnv1a`] is the stable hash it uses.
+//! the files; [`Fnv1a`] is the stable hash it uses. Each key has a file of its own beside the
+//! training file (`TRAIN.KEY.drprep`, about the size of the prepared matrices); files of settings
+//! no longer used are not removed: delete `TRAIN.*.drprep` to take the space back.
+//!
+//! Like the binary cache, the file is replaced by rename, never rewritten in place: a run that
+//! has it mapped keeps reading the version it opened.
 
 use std::path::Path;
 use std::sync::Arc;
