@@ -324,17 +324,20 @@ struct Cgroup {
 }
 
 impl Cgroup {
-    /// A cgroup limited to `limit` bytes, v1 (`memory.limit_in_bytes`) or v2 (`memory.max`);
-    /// Err says why none can be made here.
-    fn new(limit: u64) -> Result<Cgroup, String> {
-        let name = format!("distillrank-prepared-cache-{}", std::process::id());
+    /// A cgroup `name`d, limited to `limit` bytes when given, v1 (`memory.limit_in_bytes`) or
+    /// v2 (`memory.max`); Err says why none can be made here.
+    fn new(name: &str, limit: Option<u64>) -> Result<Cgroup, String> {
+        let name = format!("distillrank-{name}-{}", std::process::id());
+        let limit = limit.map_or("max".to_string(), |l| l.to_string());
         let v1 = Path::new("/sys/fs/cgroup/memory");
         if v1.join("memory.limit_in_bytes").exists() {
             let dir = v1.join(&name);
             std::fs::create_dir(&dir)
                 .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
             let group = Cgroup { dir, v2: false };
-            group.write("memory.limit_in_bytes", &limit.to_string())?;
+            if limit != "max" {
+                group.write("memory.limit_in_bytes", &limit)?;
+            }
             return Ok(group);
         }
         for root in ["/sys/fs/cgroup", "/sys/fs/cgroup/unified"] {
@@ -350,7 +353,7 @@ impl Cgroup {
             std::fs::create_dir(&dir)
                 .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
             let group = Cgroup { dir, v2: true };
-            group.write("memory.max", &limit.to_string())?;
+            group.write("memory.max", &limit)?;
             group.write("memory.swap.max", "0").ok();
             return Ok(group);
         }
@@ -489,16 +492,8 @@ fn training_from_the_prepared_file_under_a_memory_cap_below_its_matrix_gives_the
     let train_args = |save: &str, prepared_cache: bool| {
         let mut command = distillrank();
         command
-            .args([
-                "train",
-                "--epochs",
-                "2",
-                "--widths",
-                "8",
-                "--backend",
-                "cpu",
-                "--json",
-            ])
+            .args(["train", "--epochs", "2", "--widths", "8"])
+            .args(["--backend", "cpu", "--json"])
             .arg("--train")
             .arg(&train)
             .arg("--save")
@@ -526,17 +521,25 @@ fn training_from_the_prepared_file_under_a_memory_cap_below_its_matrix_gives_the
     );
     assert_eq!(best_ndcg(&in_memory), best_ndcg(&free));
 
-    // Capped at half the file: x and z cannot all be resident at once.
+    // Capped at half the file; the same run without a cap, measured, must need more.
     let limit = matrix_bytes / 2;
-    let group = match Cgroup::new(limit) {
-        Ok(group) => group,
+    let groups = Cgroup::new("uncapped", None)
+        .and_then(|free| Ok((free, Cgroup::new("capped", Some(limit))?)));
+    let (measured, group) = match groups {
+        Ok(groups) => groups,
         Err(why) => {
             eprintln!("skipped: the memory-capped run needs a cgroup ({why}; run as root)");
             return;
         }
     };
-    // The file's pages were read by the uncapped runs; dropped from the page cache, the capped
-    // run is charged for every page it reads.
+    // The file's pages were read by the uncapped runs; dropped from the page cache, each run in
+    // a group is charged for every page it reads.
+    evict(&file);
+    ok(
+        measured.run(&mut train_args("measured", true)),
+        "train in a group",
+    );
+    let need = measured.peak().expect("the group's peak usage");
     evict(&file);
     let capped = ok(
         group.run(&mut train_args("capped", true)),
@@ -544,13 +547,20 @@ fn training_from_the_prepared_file_under_a_memory_cap_below_its_matrix_gives_the
     );
     assert_eq!(prepared_files(&train), std::slice::from_ref(&file));
     assert_eq!(modified(&file), written, "read, not written again");
-    assert_eq!(
-        saved(&dir.path().join("capped")),
-        saved(&dir.path().join("free"))
-    );
+    for run in ["measured", "capped"] {
+        assert_eq!(
+            saved(&dir.path().join(run)),
+            saved(&dir.path().join("free"))
+        );
+    }
     assert_eq!(best_ndcg(&capped), best_ndcg(&free));
-    // The cap held and bit: the run was charged, never above the limit, and reached it.
+    // The cap bit: uncapped, the run was charged more than the limit; capped, it was charged,
+    // never above the limit, and reached it.
     let peak = group.peak().expect("the group's peak usage");
+    assert!(
+        need > limit,
+        "uncapped, the run took {need} bytes: a cap of {limit} would not bite"
+    );
     assert!(
         peak > 0 && peak <= limit && limit < matrix_bytes,
         "peak {peak}, limit {limit}, matrix {matrix_bytes}"
@@ -561,5 +571,7 @@ fn training_from_the_prepared_file_under_a_memory_cap_below_its_matrix_gives_the
             "the capped run never reached its limit of {limit} bytes"
         );
     }
-    eprintln!("capped at {limit} bytes (the prepared matrices: {matrix_bytes}): peak {peak}");
+    eprintln!(
+        "capped at {limit} bytes (the prepared matrices: {matrix_bytes}; uncapped, the run took {need}): peak {peak}"
+    );
 }
