@@ -73,6 +73,12 @@ pub trait Store {
     fn sidecar(&mut self, _name: &str) -> Result<Option<serde_json::Value>> {
         Ok(None)
     }
+    /// What identifies the file `name` playing `role` and the files read with it (its `.query`
+    /// files, its logs sidecar), for the key of prepared splits on disk ([`prepare`] with
+    /// `prepared_cache`); None where the store holds no files (the page's uploads, arrays).
+    fn stamps(&mut self, _name: &str, _role: Role) -> Result<Option<String>> {
+        Ok(None)
+    }
 }
 
 /// Datasets held in memory under names: the page's uploads, Python's arrays.
@@ -147,6 +153,30 @@ impl Store for Disk {
             }
             None => Ok(None),
         }
+    }
+
+    /// Sizes and modification times, as [`crate::data::cache`] stamps its sources, rather than
+    /// a hash of the contents: hashing a 4 GB file on every run would cost most of what the
+    /// prepared splits save. A file rewritten with the same size within the same nanosecond
+    /// would go unnoticed; delete `TRAIN.*.drprep` after such an edit.
+    fn stamps(&mut self, name: &str, role: Role) -> Result<Option<String>> {
+        use crate::data::cache::file_stamp;
+        let path = Path::new(name);
+        let mut files = vec![path.to_path_buf(), PathBuf::from(format!("{name}.query"))];
+        files.extend(self.queries[role as usize].clone());
+        files.push(sidecar_path(path));
+        if path.extension().is_some_and(|e| e == "drcache") {
+            files.push(sidecar_path(&path.with_extension("")));
+        }
+        let mut stamps = String::new();
+        for (k, file) in files.iter().enumerate() {
+            // The named file must exist; its companions count where they do.
+            if k == 0 || file.exists() {
+                let (len, mtime_ns) = file_stamp(file)?;
+                stamps.push_str(&format!("{}\t{len}\t{mtime_ns}\n", file.display()));
+            }
+        }
+        Ok(Some(stamps))
     }
 }
 
@@ -254,6 +284,7 @@ pub fn check_sidecar(path: &Path, bytes: &[u8]) -> Result<serde_json::Value> {
 }
 
 /// The prepared splits, and what reports and saved models need to know of their source.
+#[derive(Debug, Clone, PartialEq)]
 pub struct PreparedData {
     pub prepared: Prepared,
     /// Feature columns of the source data a student reads from (the original file's, without
@@ -350,7 +381,178 @@ fn load(data: &DataSetup, store: &mut dyn Store, reporter: &mut dyn Reporter) ->
 /// Loads (or generates) and prepares the data of `data`: every door's one path. With
 /// `needs_test`, data without a test split get one held out of the training queries
 /// ([`HOLDOUT`]); a missing validation split is always held out.
+///
+/// With `data.prepared_cache` (files on disk only), the prepared splits are kept in a file beside
+/// the training file ([`prepared_path`]) and returned mapped from it, so that training reads x
+/// and z in place: a later run with the same key reads that file instead of loading and
+/// preparing the data.
 pub fn prepare(
+    data: &DataSetup,
+    store: &mut dyn Store,
+    needs_test: bool,
+    reporter: &mut dyn Reporter,
+) -> Result<PreparedData> {
+    if data.prepared_cache {
+        #[cfg(not(target_arch = "wasm32"))]
+        return prepare_through_file(data, store, needs_test, reporter);
+        #[cfg(target_arch = "wasm32")]
+        return Err(Error::Config(
+            "data.prepared_cache keeps the prepared splits in a file beside the training file: the page has no files; turn it off".into(),
+        ));
+    }
+    prepare_in_memory(data, store, needs_test, reporter)
+}
+
+/// [`prepare`] through the file of prepared splits: read when it exists and has this
+/// preparation's key, otherwise prepared here, written, and mapped back (the matrices built in
+/// memory are dropped first).
+#[cfg(not(target_arch = "wasm32"))]
+fn prepare_through_file(
+    data: &DataSetup,
+    store: &mut dyn Store,
+    needs_test: bool,
+    reporter: &mut dyn Reporter,
+) -> Result<PreparedData> {
+    let key = prepared_key(data, store, needs_test)?;
+    let DataSource::Files { train, .. } = &data.source else {
+        unreachable!("prepared_key refuses other sources")
+    };
+    let path = prepared_path(Path::new(train), key);
+    if path.exists() {
+        match read_prepared(&path, key) {
+            Ok(Some(prepared)) => {
+                reporter.note(&format!("prepared splits read from {}", path.display()));
+                report_prepared(&prepared.prepared, reporter);
+                return Ok(prepared);
+            }
+            Ok(None) => reporter.note(&format!(
+                "{} was written for other settings or sources: preparing again",
+                path.display()
+            )),
+            Err(e) => reporter.note(&format!(
+                "cannot use the prepared splits ({e}): preparing again"
+            )),
+        }
+    }
+    let prepared = prepare_in_memory(data, store, needs_test, reporter)?;
+    let extra = serde_json::json!({
+        "source_features": prepared.source_features,
+        "description": prepared.description,
+        "options": prepared.options,
+        "logs": prepared.logs,
+    });
+    if let Err(e) = crate::data::prepared_cache::write(&path, key, &prepared.prepared, extra) {
+        // The splits are prepared: a full disk or a read-only folder costs the file, not the run.
+        reporter.warn(&format!(
+            "the prepared splits could not be kept ({e}): this run trains from memory"
+        ));
+        return Ok(prepared);
+    }
+    // Training reads the file's pages, which the system can drop and read again, rather than
+    // matrices that must stay resident.
+    drop(prepared);
+    let prepared = read_prepared(&path, key)?.ok_or_else(|| {
+        Error::Config(format!(
+            "{} was replaced while it was read back: run again",
+            path.display()
+        ))
+    })?;
+    reporter.note(&format!(
+        "prepared splits written to {}: later runs with these settings read them",
+        path.display()
+    ));
+    Ok(prepared)
+}
+
+/// Where the prepared splits of a preparation with `key` of `train` are kept: beside it,
+/// `TRAIN.KEY.drprep` (the key in 16 hex digits).
+#[cfg(not(target_arch = "wasm32"))]
+pub fn prepared_path(train: &Path, key: u64) -> PathBuf {
+    PathBuf::from(format!("{}.{key:016x}.drprep", train.display()))
+}
+
+/// The key of prepared splits: a stable hash ([`crate::data::prepared_cache::Fnv1a`]) of the
+/// file layout's version, this build's version, the data settings as JSON (all but
+/// `prepared_cache` itself), `needs_test`, and the stamps of every file named
+/// ([`Store::stamps`]). Refuses data that are not files on disk, by name.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn prepared_key(data: &DataSetup, store: &mut dyn Store, needs_test: bool) -> Result<u64> {
+    use crate::data::prepared_cache::{Fnv1a, PREPARED_VERSION};
+    let DataSource::Files { train, valid, test } = &data.source else {
+        let what = match data.source {
+            DataSource::Mq2008 => "the bundled MQ2008, which load in a moment",
+            _ => "synthetic data, generated in memory",
+        };
+        return Err(Error::Config(format!(
+            "--prepared-cache (data.prepared_cache) keeps the prepared splits beside the training file: {what} have none; give --train FILE, or turn it off"
+        )));
+    };
+    let mut setup = serde_json::to_value(data).expect("a data setup serialises");
+    if let Some(fields) = setup.as_object_mut() {
+        fields.remove("prepared_cache");
+    }
+    let mut hash = Fnv1a::default();
+    hash.field(b"distillrank prepared splits");
+    hash.field(&PREPARED_VERSION.to_le_bytes());
+    hash.field(env!("CARGO_PKG_VERSION").as_bytes());
+    hash.field(setup.to_string().as_bytes());
+    hash.field(&[needs_test as u8]);
+    for (name, role) in [
+        (Some(train), Role::Train),
+        (valid.as_ref(), Role::Valid),
+        (test.as_ref(), Role::Test),
+    ] {
+        let Some(name) = name else {
+            hash.field(b"");
+            continue;
+        };
+        let stamps = store.stamps(name, role)?.ok_or_else(|| {
+            Error::Config(format!(
+                "--prepared-cache (data.prepared_cache) keeps the prepared splits beside the training file: '{}' is held in memory, not a file on disk; turn it off",
+                crate::error::printable(name)
+            ))
+        })?;
+        hash.field(stamps.as_bytes());
+    }
+    Ok(hash.finish())
+}
+
+/// The prepared data of the file at `path`, mapped, when it was written with `key`.
+#[cfg(not(target_arch = "wasm32"))]
+fn read_prepared(path: &Path, key: u64) -> Result<Option<PreparedData>> {
+    let Ok((prepared, extra)) = crate::data::prepared_cache::read(path, key)? else {
+        return Ok(None);
+    };
+    let corrupt = |e: serde_json::Error| {
+        Error::parse(
+            path,
+            0,
+            0,
+            format!("corrupt description of the source: {e}"),
+        )
+    };
+    let field = |name: &str| extra.get(name).cloned().unwrap_or_default();
+    Ok(Some(PreparedData {
+        prepared,
+        source_features: serde_json::from_value(field("source_features")).map_err(corrupt)?,
+        description: serde_json::from_value(field("description")).map_err(corrupt)?,
+        options: serde_json::from_value(field("options")).map_err(corrupt)?,
+        logs: serde_json::from_value(field("logs")).map_err(corrupt)?,
+    }))
+}
+
+/// What preparation tells of prepared splits: each split's filter report, then its warnings.
+fn report_prepared(prepared: &Prepared, reporter: &mut dyn Reporter) {
+    for (split, report) in &prepared.filter {
+        reporter.note(&format!("{split}: {report}"));
+    }
+    for warning in &prepared.warnings {
+        reporter.warn(warning);
+    }
+}
+
+/// [`prepare`] in memory: load, hold out, simulate or read logs, prepare.
+fn prepare_in_memory(
     data: &DataSetup,
     store: &mut dyn Store,
     needs_test: bool,
@@ -429,12 +631,7 @@ pub fn prepare(
         })
         .collect();
     reporter.note(&format!("prepared in {ended:.1} s: {}", each.join(", ")));
-    for (split, report) in &prepared.filter {
-        reporter.note(&format!("{split}: {report}"));
-    }
-    for warning in &prepared.warnings {
-        reporter.warn(warning);
-    }
+    report_prepared(&prepared, reporter);
     Ok(PreparedData {
         prepared,
         source_features,

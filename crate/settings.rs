@@ -214,6 +214,8 @@ pub const SETTINGS: &[Setting] = &[
         .help("Drop query groups with fewer documents"),
     whole("data-seed", 0, u64::MAX, SEED).at(&[f("data.data_seed", "0")])
         .help("Seed of the labels and the holdouts"),
+    text("prepared-cache").at(&[f("data.prepared_cache", "false")])
+        .help("Keep the prepared splits of files in a mapped file beside the training file (TRAIN.KEY.drprep, keyed by the data settings and the files' sizes and times), and train from it: a later run with the same key starts without preparing, and resident memory stays bounded whatever the file's size"),
     text("log-labels").at(&[f("data.log_labels", "conversion")])
         .help("With --privileged logs: y is the conversion, or the Gumbel labelling of the grade (gumbel)"),
     real("tau-priv", (-1e6, 1e6), CLOSED, "a threshold on the grade scale").setup_only()
@@ -383,14 +385,14 @@ pub fn default_text(path: &str) -> &'static str {
     }
 }
 
-/// The default of a `setup.json` field as the field's type: a number, a name (`ranknet`), a
-/// list (`256,256,128,64`, `gend,pfd`) or nothing (None, for an empty default).
+/// The default of a `setup.json` field as the field's type: a number, `true` or `false`, a name
+/// (`ranknet`), a list (`256,256,128,64`, `gend,pfd`) or nothing (None, for an empty default).
 pub fn default_of<T: serde::de::DeserializeOwned>(path: &str) -> T {
     let text = default_text(path);
     let item = |t: &str| {
         serde_json::from_str::<serde_json::Value>(t)
             .ok()
-            .filter(serde_json::Value::is_number)
+            .filter(|v| v.is_number() || v.is_boolean())
             .unwrap_or_else(|| serde_json::Value::String(t.to_string()))
     };
     let value = if text.is_empty() {

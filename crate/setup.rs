@@ -85,6 +85,10 @@ pub struct DataSetup {
     pub min_group_size: usize,
     /// The seed of the labels and the holdouts.
     pub data_seed: u64,
+    /// Keep the prepared splits in a file beside the training file, keyed by these settings and
+    /// the files' stamps, and train from it memory-mapped; later runs with the same key read it
+    /// instead of preparing again ([`crate::pipeline::prepare`]). Files on disk only.
+    pub prepared_cache: bool,
 }
 
 /// The Gumbel temperature t for synthetic data. The generator's relevance already carries its
@@ -137,6 +141,7 @@ impl Default for DataSetup {
             t: default_of("data.t"),
             min_group_size: default_of("data.min_group_size"),
             data_seed: default_of("data.data_seed"),
+            prepared_cache: default_of("data.prepared_cache"),
         }
     }
 }

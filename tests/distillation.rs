@@ -145,9 +145,9 @@ fn bad_comparisons_fail_before_training() {
 /// One group of 6 documents: y = (1, 0, 0, 0, 0, 0); a negative group of 3.
 fn rd_set() -> RankingSet {
     RankingSet {
-        regular: vec![0.0; 9],
+        regular: vec![0.0; 9].into(),
         d_x: 1,
-        privileged: vec![],
+        privileged: Default::default(),
         d_z: 0,
         grades: vec![0; 9],
         labels: vec![1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0],

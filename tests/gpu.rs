@@ -332,7 +332,7 @@ fn a_group_too_large_for_the_adapter_is_named_as_the_limit() {
     let set = |docs: usize| RankingSet {
         regular: (0..docs * 2).map(|i| (i % 7) as f32).collect(),
         d_x: 2,
-        privileged: Vec::new(),
+        privileged: Default::default(),
         d_z: 0,
         grades: (0..docs).map(|i| (i % 3) as u8).collect(),
         labels: (0..docs).map(|i| (i % 3 == 2) as u8 as f32).collect(),

@@ -801,6 +801,7 @@ mod tests {
         files.data.privileged = Some("top:30%".into());
         files.data.min_group_size = 5;
         files.data.data_seed = 9;
+        files.data.prepared_cache = true;
         files.alpha = 0.3;
 
         for setup in [synthetic, logs, files] {

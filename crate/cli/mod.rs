@@ -357,6 +357,7 @@ impl DataArgs {
             t: self.t,
             min_group_size: self.min_group_size,
             data_seed: self.data_seed,
+            prepared_cache: self.prepared_cache,
         };
         // The simulator's options are checked only where they are used.
         let logs = if setup.wants_logs() {
@@ -529,6 +530,8 @@ pub struct DataArgs {
     pub data_seed: u64,
     #[arg(long, value_enum)]
     pub log_labels: LogLabelsArg,
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", action = clap::ArgAction::Set)]
+    pub prepared_cache: bool,
     #[command(flatten)]
     pub synth: SynthArgs,
     #[command(flatten)]

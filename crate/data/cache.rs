@@ -35,7 +35,7 @@ use crate::error::{Error, Result};
 pub const MAGIC: [u8; 8] = *b"DRLETOR\0";
 pub const CACHE_VERSION: u32 = 2;
 const HEADER_BYTES: usize = 128;
-const ALIGN: usize = 64;
+pub(crate) const ALIGN: usize = 64;
 
 /// Where the cache of `source` lives: beside it, with `.drcache` appended.
 pub fn cache_path(source: &Path) -> PathBuf {
@@ -67,7 +67,8 @@ fn stamp(source: &Path) -> Result<SourceStamp> {
     })
 }
 
-fn file_stamp(source: &Path) -> Result<(u64, u64)> {
+/// Size and modification time (ns since the epoch, 0 if unknown) of a file.
+pub fn file_stamp(source: &Path) -> Result<(u64, u64)> {
     let meta = std::fs::metadata(source).map_err(|e| Error::io(source, e))?;
     let mtime_ns = meta
         .modified()
@@ -79,6 +80,25 @@ fn file_stamp(source: &Path) -> Result<(u64, u64)> {
 
 fn align(n: usize) -> usize {
     n.div_ceil(ALIGN) * ALIGN
+}
+
+/// Writes `sections` one after the other, each after the first `packed` ones starting on an
+/// [`ALIGN`] boundary (zeros between), so that a map of the file can use them in place.
+pub(crate) fn write_sections<'a>(
+    out: &mut dyn std::io::Write,
+    sections: impl IntoIterator<Item = &'a [u8]>,
+    packed: usize,
+) -> std::io::Result<()> {
+    let mut written = 0;
+    for (k, section) in sections.into_iter().enumerate() {
+        if k >= packed {
+            out.write_all(&[0u8; ALIGN][..align(written) - written])?;
+            written = align(written);
+        }
+        out.write_all(section)?;
+        written += section.len();
+    }
+    Ok(())
 }
 
 /// Writes `dataset`, parsed from `source`, to `cache`, streamed (no second copy of the matrix).
@@ -111,16 +131,7 @@ pub fn write_cache(dataset: &Dataset, source: &Path, cache: &Path) -> Result<()>
             bytemuck::cast_slice(&dataset.qids),
         ];
         // Each section after the features starts on an ALIGN boundary.
-        let mut written = 0;
-        for (k, section) in sections.into_iter().enumerate() {
-            if k >= 2 {
-                out.write_all(&[0u8; ALIGN][..align(written) - written])?;
-                written = align(written);
-            }
-            out.write_all(section)?;
-            written += section.len();
-        }
-        Ok(())
+        write_sections(out, sections, 2)
     };
     if !cfg!(target_endian = "little") {
         return Err(Error::Config(

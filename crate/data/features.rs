@@ -1,4 +1,6 @@
-//! A dataset's feature matrix: owned, or a section of a memory-mapped binary cache used in place.
+//! A feature matrix: owned, or a section of a memory-mapped file used in place (a dataset's in
+//! the binary cache, [`crate::data::cache`]; a prepared split's x and z in the prepared-splits
+//! file, [`crate::data::prepared_cache`]).
 //!
 //! Either way it reads as a `&[f32]`. Preparation, which turns the matrix into a model's inputs,
 //! may give back the memory of rows it has consumed ([`Features::release`]), so that a

@@ -1,4 +1,4 @@
-//! Ranking data: reading ([`letor`]), caching ([`cache`], native), generating ([`synth`]) and the PFD
+//! Ranking data: reading ([`letor`]), caching ([`cache`] and [`prepared_cache`], native), generating ([`synth`]) and the PFD
 //! paper's preparation ([`prepare`]).
 
 pub mod bundled;
@@ -9,6 +9,8 @@ pub mod inputs;
 pub mod letor;
 pub mod logs;
 pub mod prepare;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod prepared_cache;
 pub mod synth;
 
 use std::io::Write;

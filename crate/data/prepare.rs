@@ -93,7 +93,7 @@ impl PrivilegedSplit {
     }
 }
 
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct PrepareOptions {
     /// Drop groups with fewer documents than this (paper: 10).
     pub min_group_size: usize,
@@ -150,11 +150,12 @@ impl Default for PrepareOptions {
 /// One split, prepared: regular features x, privileged features z, binary labels y.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RankingSet {
-    /// `n_docs x d_x`, row-major, after the signed log1p.
-    pub regular: Vec<f32>,
+    /// `n_docs x d_x`, row-major, after the signed log1p: built in memory, or mapped in place
+    /// from a prepared-splits file ([`crate::data::prepared_cache`]).
+    pub regular: Features,
     pub d_x: usize,
-    /// `n_docs x d_z`, row-major.
-    pub privileged: Vec<f32>,
+    /// `n_docs x d_z`, row-major; owned or mapped as `regular` is.
+    pub privileged: Features,
     pub d_z: usize,
     pub grades: Vec<u8>,
     /// Binary labels y in {0, 1}.
@@ -210,7 +211,7 @@ impl RankingSet {
 }
 
 /// What the group filter removed from one split.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct FilterReport {
     pub groups_in: usize,
     pub docs_in: usize,
@@ -499,7 +500,7 @@ pub fn correlations(features: &[f32], n_features: usize, y: &[f32]) -> Vec<f64> 
 }
 
 /// The prepared splits and what preparation did.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Prepared {
     pub train: RankingSet,
     pub valid: RankingSet,
@@ -1031,9 +1032,9 @@ fn prepare_parts(
             }
         };
         RankingSet {
-            regular,
+            regular: regular.into(),
             d_x: regular_columns.len(),
-            privileged,
+            privileged: privileged.into(),
             d_z,
             grades: data.grades,
             labels,

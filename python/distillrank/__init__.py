@@ -330,7 +330,10 @@ def compare(setup: Any = None, verbose: bool = True) -> Dict[str, Any]:
     """Runs the comparison ``setup`` describes (a :class:`Setup`, a dict or a JSON string; None:
     the defaults), as ``distillrank compare --setup`` does, and returns the object its
     ``results.json`` holds: ``data``, ``preparation``, ``config``, ``setup`` and ``methods`` (per
-    method the test NDCG@k mean, std and per seed, the teachers', the runs)."""
+    method the test NDCG@k mean, std and per seed, the teachers', the runs). On files,
+    ``Setup(prepared_cache=True, ...)`` (``data.prepared_cache``) keeps the prepared splits beside
+    the training file, as ``--prepared-cache`` does, and a later run with the same data settings
+    reads them instead of preparing again."""
     text = _setup_json(Setup() if setup is None else setup)
     return _json.loads(_distillrank.compare(text, verbose))
 

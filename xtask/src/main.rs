@@ -39,6 +39,7 @@ fn main() -> ExitCode {
         "python" => python::python(),
         "bench" => bench(),
         "bench-web" => bench_web(rest),
+        "bench-step" => bench_step(rest),
         "gpu-report" => gpu_report::gpu_report(
             &root().join(
                 rest.first()
@@ -47,7 +48,7 @@ fn main() -> ExitCode {
             ),
         ),
         _ => {
-            eprintln!("usage: cargo xtask <demo|dist|compare|test|bench> [args]\n  demo [--port N]  build the page and serve it on 127.0.0.1 (default port 8000)\n  serve [--port N] serve the page as last built\n  dist [DIR]       write the page as a static bundle (default dist/)\n  compare [ARGS]   compare the methods from the native CLI (ARGS go to `distillrank compare`)\n  test             run every test\n  e2e              the page's end-to-end test alone\n  python           the Python package: build it into target/python-venv and run tests/python\n  bench            CPU benchmarks against numpy / sklearn / JAX\n  bench-web [Q]    in-browser training throughput against TensorFlow.js (Q: bench.html's query string)\n  gpu-report [DIR] adapters, kernel checks, GPU benchmarks and a GPU comparison (default target/gpu-report)");
+            eprintln!("usage: cargo xtask <demo|dist|compare|test|bench> [args]\n  demo [--port N]  build the page and serve it on 127.0.0.1 (default port 8000)\n  serve [--port N] serve the page as last built\n  dist [DIR]       write the page as a static bundle (default dist/)\n  compare [ARGS]   compare the methods from the native CLI (ARGS go to `distillrank compare`)\n  test             run every test\n  e2e              the page's end-to-end test alone\n  python           the Python package: build it into target/python-venv and run tests/python\n  bench            CPU benchmarks against numpy / sklearn / JAX\n  bench-step [N]   the training step against JAX jit and PyTorch eager (CPU), alternated N times (default 3)\n  bench-web [Q]    in-browser training throughput against TensorFlow.js (Q: bench.html's query string)\n  gpu-report [DIR] adapters, kernel checks, GPU benchmarks and a GPU comparison (default target/gpu-report)");
             return if task == "help" {
                 ExitCode::SUCCESS
             } else {
@@ -346,6 +347,35 @@ fn bench_web(query: &[String]) -> Result<(), String> {
         .arg(root().join("bench/web.mjs"))
         .arg(&url)
         .args(query))
+}
+
+/// The CPU training step against both peers, in one run: `distillrank bench train`, JAX jit
+/// (`bench/peer_cpu.py train`) and PyTorch eager on the CPU (`bench/peer_torch.py --device cpu`),
+/// the same model and batches, alternated `rounds` times so that the machine's drift touches all
+/// three alike. The peers run under `$PEER_PYTHON` (default `python3`); each prints one JSON line.
+fn bench_step(rest: &[String]) -> Result<(), String> {
+    let rounds: usize = match rest.first() {
+        Some(n) => n
+            .parse()
+            .map_err(|_| format!("bench-step: expected a number of rounds, got '{n}'"))?,
+        None => 3,
+    };
+    run(cargo().args(["build", "--release", "--bin", "distillrank"]))?;
+    let bin = target_dir().join("release/distillrank");
+    let python = std::env::var("PEER_PYTHON").unwrap_or_else(|_| "python3".into());
+    let torch_threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    for round in 1..=rounds {
+        println!("round {round} of {rounds}");
+        run(Command::new(&bin).args(["bench", "train", "--json"]))?;
+        run(Command::new(&python)
+            .arg(root().join("bench/peer_cpu.py"))
+            .arg("train"))?;
+        run(Command::new(&python)
+            .arg(root().join("bench/peer_torch.py"))
+            .args(["--device", "cpu"])
+            .env("OMP_NUM_THREADS", torch_threads.to_string()))?;
+    }
+    Ok(())
 }
 
 fn bench() -> Result<(), String> {

@@ -1,0 +1,394 @@
+//! Prepared splits on disk: preparation's result (x, z, labels and groups of every split, and
+//! what preparation did), written once and then memory-mapped, so that a second run starts
+//! without reading the source or preparing it again, and trains from the mapped matrices with
+//! resident memory bounded by the pages it touches, not by the size of the data.
+//!
+//! Layout (little-endian), every section starting on a 64-byte boundary so the file can be
+//! memory-mapped and its matrices used in place:
+//!
+//! ```text
+//! header (64 bytes):
+//!   magic      [u8; 8]  = b"DRPREP\0\0"
+//!   version    u32      = PREPARED_VERSION
+//!   reserved   u32
+//!   key        u64      the preparation's key (its settings and its sources' stamps)
+//!   about_len  u64      bytes of the JSON that follows
+//!   (zeros up to 64 bytes)
+//! about          JSON: each split's shape (n_docs, n_groups, d_x, d_z), the columns, constant
+//!                columns, warnings, filter reports, holdout, and the caller's own fields
+//! correlations   f64[n_correlations]
+//! then, for each split (train, valid, test when there is one):
+//!   regular        f32[n_docs * d_x]   row-major
+//!   privileged     f32[n_docs * d_z]   row-major
+//!   labels         f32[n_docs]
+//!   grades         u8[n_docs]
+//!   positive_group u8[n_groups]        0 or 1
+//!   group_offsets  u64[n_groups + 1]
+//!   qids           u64[n_groups]
+//! ```
+//!
+//! x and z, nearly all of the file, are read in place ([`Features::mapped`]); the small
+//! per-document arrays are copied. A file whose key differs from the one asked for belongs to
+//! other settings or older sources, and is refused ([`KeyMismatch`]) so the caller prepares
+//! again. The structure (sizes, offsets, labels, flags) is checked on reading; the matrices' values
+//! are not, since reading them whole would cost what the file saves.
+//!
+//! The key itself is computed by the caller ([`crate::pipeline`]), which knows the settings and
+//! the files; [`Fnv1a`] is the stable hash it uses. Each key has a file of its own beside the
+//! training file (`TRAIN.KEY.drprep`, about the size of the prepared matrices); files of settings
+//! no longer used are not removed: delete `TRAIN.*.drprep` to take the space back.
+//!
+//! Like the binary cache, the file is replaced by rename, never rewritten in place: a run that
+//! has it mapped keeps reading the version it opened.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::data::cache::{write_sections, ALIGN};
+use crate::data::prepare::{FilterReport, Prepared, RankingSet};
+use crate::data::Features;
+use crate::error::{Error, Result};
+
+pub const MAGIC: [u8; 8] = *b"DRPREP\0\0";
+/// The layout's version; part of every key, so a new layout never reads an old file.
+pub const PREPARED_VERSION: u32 = 1;
+const HEADER_BYTES: usize = 64;
+/// The most bytes of JSON a header may announce (a corrupt length fails here, not in an
+/// allocation).
+const MAX_ABOUT_BYTES: u64 = 256 << 20;
+
+/// The 64-bit FNV-1a hash: stable across builds, platforms and Rust versions (unlike
+/// `DefaultHasher`), which a key kept in a file name must be.
+#[derive(Debug, Clone, Copy)]
+pub struct Fnv1a(u64);
+
+impl Default for Fnv1a {
+    fn default() -> Fnv1a {
+        Fnv1a(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl Fnv1a {
+    pub fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ b as u64).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+
+    /// `bytes` preceded by their length, so that two fields cannot run into each other.
+    pub fn field(&mut self, bytes: &[u8]) {
+        self.write(&(bytes.len() as u64).to_le_bytes());
+        self.write(bytes);
+    }
+
+    pub fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+/// The shape of one split, as the JSON records it.
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+struct Shape {
+    n_docs: usize,
+    n_groups: usize,
+    d_x: usize,
+    d_z: usize,
+}
+
+/// Everything but the arrays.
+#[derive(serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct About {
+    /// train, valid, and test when there is one.
+    splits: Vec<Shape>,
+    n_correlations: usize,
+    privileged_columns: Vec<usize>,
+    regular_columns: Vec<usize>,
+    constant_regular: Vec<usize>,
+    constant_privileged: Vec<usize>,
+    warnings: Vec<String>,
+    filter: Vec<(String, FilterReport)>,
+    holdout: bool,
+    /// The caller's fields (the pipeline's description, options, ...), kept as given.
+    extra: serde_json::Value,
+}
+
+/// A file written for other settings or other sources than those asked for.
+#[derive(Debug)]
+pub struct KeyMismatch;
+
+fn little_endian_only() -> Result<()> {
+    if cfg!(target_endian = "little") {
+        Ok(())
+    } else {
+        Err(Error::Config(
+            "prepared-splits files are little-endian; this machine is not".into(),
+        ))
+    }
+}
+
+fn sets(prepared: &Prepared) -> Vec<&RankingSet> {
+    [
+        Some(&prepared.train),
+        Some(&prepared.valid),
+        prepared.test.as_ref(),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
+}
+
+/// Writes `prepared` with `key` and the caller's `extra` fields to `path`, streamed (no second
+/// copy of a matrix) to a temporary name and renamed into place: a reader never sees half a file.
+pub fn write(path: &Path, key: u64, prepared: &Prepared, extra: serde_json::Value) -> Result<()> {
+    little_endian_only()?;
+    let sets = sets(prepared);
+    let about = About {
+        splits: sets
+            .iter()
+            .map(|s| Shape {
+                n_docs: s.n_docs(),
+                n_groups: s.n_groups(),
+                d_x: s.d_x,
+                d_z: s.d_z,
+            })
+            .collect(),
+        n_correlations: prepared.correlations.len(),
+        privileged_columns: prepared.privileged_columns.clone(),
+        regular_columns: prepared.regular_columns.clone(),
+        constant_regular: prepared.constant_regular.clone(),
+        constant_privileged: prepared.constant_privileged.clone(),
+        warnings: prepared.warnings.clone(),
+        filter: prepared.filter.clone(),
+        holdout: prepared.holdout,
+        extra,
+    };
+    let about = serde_json::to_vec(&about).expect("the prepared splits' description serialises");
+    let mut header = Vec::with_capacity(HEADER_BYTES);
+    header.extend_from_slice(&MAGIC);
+    header.extend_from_slice(&PREPARED_VERSION.to_le_bytes());
+    header.extend_from_slice(&0u32.to_le_bytes());
+    header.extend_from_slice(&key.to_le_bytes());
+    header.extend_from_slice(&(about.len() as u64).to_le_bytes());
+    header.resize(HEADER_BYTES, 0);
+    // The small arrays in their on-disk types; x and z are written from where they are.
+    let small: Vec<(Vec<u8>, Vec<u64>, Vec<u64>)> = sets
+        .iter()
+        .map(|s| {
+            (
+                s.positive_group.iter().map(|&p| p as u8).collect(),
+                s.group_offsets.iter().map(|&o| o as u64).collect(),
+                s.qids.clone(),
+            )
+        })
+        .collect();
+    let mut sections: Vec<&[u8]> = vec![
+        &header,
+        &about,
+        bytemuck::cast_slice(&prepared.correlations),
+    ];
+    for (set, (positive, offsets, qids)) in sets.iter().zip(&small) {
+        sections.extend([
+            bytemuck::cast_slice(&set.regular),
+            bytemuck::cast_slice(&set.privileged),
+            bytemuck::cast_slice(&set.labels),
+            &set.grades[..],
+            &positive[..],
+            bytemuck::cast_slice(offsets),
+            bytemuck::cast_slice(qids),
+        ]);
+    }
+    // Every section after the header and the JSON starts on an ALIGN boundary.
+    crate::output::stage_with(path, |out| write_sections(out, sections, 2))?.commit()
+}
+
+/// Reads the prepared splits of `path`, written with `key`: x and z mapped and used in place,
+/// the rest copied. Returns them with the caller's `extra` fields; `Ok(Err(KeyMismatch))` when
+/// the file was written with another key. A truncated or corrupt file is an error naming it.
+pub fn read(
+    path: &Path,
+    key: u64,
+) -> Result<std::result::Result<(Prepared, serde_json::Value), KeyMismatch>> {
+    little_endian_only()?;
+    let bad = |message: String| {
+        Error::parse(
+            path,
+            0,
+            0,
+            format!(
+                "{message}; delete it, and the next run with the prepared cache writes it again"
+            ),
+        )
+    };
+    let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    // SAFETY: the file is only read; a writer replaces it by rename, never in place.
+    let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| Error::io(path, e))?;
+    if map.len() < HEADER_BYTES || map[..8] != MAGIC {
+        return Err(bad("not a prepared-splits file (bad magic number)".into()));
+    }
+    let u64_at = |at: usize| u64::from_le_bytes(map[at..at + 8].try_into().unwrap());
+    let version = u32::from_le_bytes(map[8..12].try_into().unwrap());
+    if version != PREPARED_VERSION {
+        return Err(bad(format!(
+            "prepared-splits format version {version}, expected {PREPARED_VERSION}"
+        )));
+    }
+    if u64_at(16) != key {
+        return Ok(Err(KeyMismatch));
+    }
+    let about_len = u64_at(24);
+    if about_len > MAX_ABOUT_BYTES || HEADER_BYTES as u64 + about_len > map.len() as u64 {
+        return Err(bad(format!(
+            "truncated or corrupt: its header announces {about_len} bytes of description in a file of {} bytes",
+            map.len()
+        )));
+    }
+    let about_end = HEADER_BYTES + about_len as usize;
+    let about: About = serde_json::from_slice(&map[HEADER_BYTES..about_end])
+        .map_err(|e| bad(format!("corrupt description: {e}")))?;
+    if !(2..=3).contains(&about.splits.len()) {
+        return Err(bad(format!(
+            "corrupt description: {} splits, expected 2 or 3",
+            about.splits.len()
+        )));
+    }
+
+    // Where each section lies, in u128 with checked arithmetic: a corrupt description cannot
+    // overflow it.
+    let mut at = about_end as u128;
+    let mut section = |bytes: Option<u128>| -> Option<(usize, usize)> {
+        let start = at.checked_add(ALIGN as u128 - 1)? / ALIGN as u128 * ALIGN as u128;
+        let end = start.checked_add(bytes?)?;
+        at = end;
+        (end <= map.len() as u128).then_some((start as usize, end as usize))
+    };
+    let sized = |n: usize, bytes_each: u128| (n as u128).checked_mul(bytes_each);
+    let truncated = || {
+        bad(format!(
+            "truncated or corrupt: {} bytes, shorter than its description implies",
+            map.len()
+        ))
+    };
+    let correlations = section(sized(about.n_correlations, 8)).ok_or_else(truncated)?;
+    let mut layouts = Vec::new();
+    for shape in &about.splits {
+        let matrix = |width: usize| {
+            (shape.n_docs as u128)
+                .checked_mul(width as u128)?
+                .checked_mul(4)
+        };
+        let mut next = Vec::with_capacity(7);
+        for bytes in [
+            matrix(shape.d_x),
+            matrix(shape.d_z),
+            sized(shape.n_docs, 4),
+            sized(shape.n_docs, 1),
+            sized(shape.n_groups, 1),
+            (shape.n_groups as u128 + 1).checked_mul(8),
+            sized(shape.n_groups, 8),
+        ] {
+            next.push(section(bytes).ok_or_else(truncated)?);
+        }
+        layouts.push(next);
+    }
+    if at != map.len() as u128 {
+        return Err(bad(format!(
+            "corrupt: {} bytes, its description implies {at}",
+            map.len()
+        )));
+    }
+
+    let map = Arc::new(map);
+    let f64s = |(start, end): (usize, usize)| -> Vec<f64> {
+        map[start..end]
+            .chunks_exact(8)
+            .map(|b| f64::from_le_bytes(b.try_into().unwrap()))
+            .collect()
+    };
+    let f32s = |(start, end): (usize, usize)| -> Vec<f32> {
+        map[start..end]
+            .chunks_exact(4)
+            .map(|b| f32::from_le_bytes(b.try_into().unwrap()))
+            .collect()
+    };
+    let u64s = |(start, end): (usize, usize)| -> Vec<u64> {
+        map[start..end]
+            .chunks_exact(8)
+            .map(|b| u64::from_le_bytes(b.try_into().unwrap()))
+            .collect()
+    };
+    let correlations = f64s(correlations);
+    let mut sets = Vec::with_capacity(layouts.len());
+    for (s, (shape, layout)) in about.splits.iter().zip(&layouts).enumerate() {
+        let [x, z, labels, grades, positive, offsets, qids] = layout[..] else {
+            unreachable!("seven sections a split")
+        };
+        let set = RankingSet {
+            regular: Features::mapped(map.clone(), x.0, shape.n_docs * shape.d_x),
+            d_x: shape.d_x,
+            privileged: Features::mapped(map.clone(), z.0, shape.n_docs * shape.d_z),
+            d_z: shape.d_z,
+            grades: map[grades.0..grades.1].to_vec(),
+            labels: f32s(labels),
+            group_offsets: u64s(offsets).into_iter().map(|o| o as usize).collect(),
+            positive_group: map[positive.0..positive.1]
+                .iter()
+                .map(|&p| p == 1)
+                .collect(),
+            qids: u64s(qids),
+        };
+        let flags_valid = map[positive.0..positive.1].iter().all(|&p| p <= 1);
+        check_set(&set, flags_valid).map_err(|what| {
+            bad(format!(
+                "corrupt {} split: {what}",
+                ["training", "validation", "test"][s]
+            ))
+        })?;
+        sets.push(set);
+    }
+    let mut sets = sets.into_iter();
+    let (train, valid, test) = (
+        sets.next().expect("two splits at least"),
+        sets.next().expect("two splits at least"),
+        sets.next(),
+    );
+    let prepared = Prepared {
+        train,
+        valid,
+        test,
+        privileged_columns: about.privileged_columns,
+        regular_columns: about.regular_columns,
+        constant_regular: about.constant_regular,
+        constant_privileged: about.constant_privileged,
+        warnings: about.warnings,
+        correlations,
+        filter: about.filter,
+        holdout: about.holdout,
+    };
+    Ok(Ok((prepared, about.extra)))
+}
+
+/// What preparation guarantees of a split and the models rely on: groups that tile the
+/// documents, labels in {0, 1}, flags that say whether a group has a positive. Returns what is
+/// wrong first.
+fn check_set(set: &RankingSet, flags_valid: bool) -> std::result::Result<(), String> {
+    let offsets = &set.group_offsets;
+    if offsets.first() != Some(&0) || offsets.last() != Some(&set.n_docs()) {
+        return Err("its groups do not cover its documents".into());
+    }
+    if offsets.windows(2).any(|w| w[0] >= w[1]) {
+        return Err("an empty or misordered group".into());
+    }
+    if set.labels.iter().any(|&y| y != 0.0 && y != 1.0) {
+        return Err("a label other than 0 or 1".into());
+    }
+    if !flags_valid {
+        return Err("a positive-group flag other than 0 or 1".into());
+    }
+    if (0..set.n_groups())
+        .any(|g| set.positive_group[g] != set.labels[set.group(g)].iter().any(|&y| y > 0.0))
+    {
+        return Err("a positive-group flag that disagrees with the group's labels".into());
+    }
+    Ok(())
+}
