@@ -101,7 +101,7 @@ def main():
         "docs_per_s": args.steps * G * D / seconds,
         "steps": args.steps,
         "batch_docs": G * D,
-        "final_loss": float(loss) if loss is not None else None,
+        "final_loss": float(loss.detach()) if loss is not None else None,
     })
 
 
