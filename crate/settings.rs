@@ -422,7 +422,7 @@ pub fn table_json() -> serde_json::Value {
             let range = s.range.map(|r| {
                 serde_json::json!({
                     "min": r.min, "max": r.max, "min_open": r.min_open, "max_open": r.max_open,
-                    "integer": r.integer, "why": r.why, "text": s.expected(),
+                    "integer": r.integer, "why": r.why, "text": r.text(),
                 })
             });
             serde_json::json!({
