@@ -472,8 +472,9 @@ pub fn prepared_path(train: &Path, key: u64) -> PathBuf {
 }
 
 /// The key of prepared splits: a stable hash ([`crate::data::prepared_cache::Fnv1a`]) of the
-/// file layout's version, this build's version, the data settings as JSON (all but
-/// `prepared_cache` itself), `needs_test`, and the stamps of every file named
+/// file layout's version, the version of what preparation computes
+/// ([`crate::data::prepare::PREPARATION_VERSION`]), the crate's version, the data settings as JSON
+/// (all but `prepared_cache` itself), `needs_test`, and the stamps of every file named
 /// ([`Store::stamps`]). Refuses data that are not files on disk, by name.
 #[cfg(not(target_arch = "wasm32"))]
 pub fn prepared_key(data: &DataSetup, store: &mut dyn Store, needs_test: bool) -> Result<u64> {
@@ -494,6 +495,7 @@ pub fn prepared_key(data: &DataSetup, store: &mut dyn Store, needs_test: bool) -
     let mut hash = Fnv1a::default();
     hash.field(b"distillrank prepared splits");
     hash.field(&PREPARED_VERSION.to_le_bytes());
+    hash.field(&crate::data::prepare::PREPARATION_VERSION.to_le_bytes());
     hash.field(env!("CARGO_PKG_VERSION").as_bytes());
     hash.field(setup.to_string().as_bytes());
     hash.field(&[needs_test as u8]);

@@ -46,7 +46,7 @@ pub struct Field {
     pub path: &'static str,
     pub default: &'static str,
     /// Where the page's form starts, when it starts lighter than the default (fewer queries,
-    /// fewer epochs: a browser's budget). The setup it sends says so in its note.
+    /// fewer epochs: a browser's budget). A comparison the page sends says so in its note.
     pub page: Option<&'static str>,
 }
 
@@ -240,7 +240,7 @@ pub const SETTINGS: &[Setting] = &[
         .help("Scale of the Gumbel noise on the standardised logging scores at each impression"),
     text("logging-ranker").at(&[f("data.logs.logging_ranker", "linear")])
         .help("The ranker whose orderings are logged: linear[:FRACTION] (least squares on the grades of FRACTION of the training queries, default 0.1), feature:N or random"),
-    real("logging-ranker fraction", (0.0, 1.0), OPEN_BELOW, "a share of the features").setup_only()
+    real("logging-ranker fraction", (0.0, 1.0), OPEN_BELOW, "a share of the training queries").setup_only()
         .at(&[f("data.logs.logging_ranker.fraction", "0.1")])
         .help("The share of the training queries the linear logging ranker is fitted on (--logging-ranker linear:FRACTION)"),
     real("conversion-rate", (0.0, 1.0), OPEN_BELOW, "a probability; at 0 no click converts").at(&[f("data.logs.conversion_rate", "0.03")])

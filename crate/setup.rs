@@ -301,6 +301,13 @@ impl Setup {
                     "the setup is an empty object ({}): it names no setting; a setup.json (the page's Download setup.json, or the one distillrank compare writes) names the data, the methods and the training settings".into(),
                 ))
             }
+            serde_json::Value::Object(fields)
+                if fields.len() == 1 && fields.contains_key("objectives") =>
+            {
+                return Err(Error::Config(
+                    "the setup holds only the global objectives' section (\"objectives\"), no comparison: run it with distillrank objectives --setup FILE, or add the comparison's settings".into(),
+                ))
+            }
             serde_json::Value::Object(_) => return Setup::from_json(trimmed),
             serde_json::Value::Null => "null".to_string(),
             serde_json::Value::Array(_) => "a list".to_string(),
@@ -541,6 +548,31 @@ pub enum ObjectivesData {
     },
 }
 
+/// Whether a setup's JSON is the global objectives' section alone (as `objectives` wrote it
+/// before the two jobs shared one document) rather than a whole [`Setup`]: its `objectives` is the
+/// list of objectives, or it has a field only the section has, or its `data` names the section's
+/// sources. A whole setup (`compare`'s, with the section left out at its defaults) is none of these.
+fn is_section_alone(value: &serde_json::Value) -> bool {
+    match value.get("objectives") {
+        Some(serde_json::Value::Object(_)) => return false,
+        Some(serde_json::Value::Array(_)) => return true,
+        _ => {}
+    }
+    let section_only = [
+        "surrogate",
+        "initial_lambda",
+        "batch_size",
+        "at_precision",
+        "at_recall",
+    ];
+    let section_sources = ["synthetic", "mq2008", "files"];
+    section_only.iter().any(|k| value.get(k).is_some())
+        || value
+            .get("data")
+            .and_then(serde_json::Value::as_object)
+            .is_some_and(|data| section_sources.iter().any(|k| data.contains_key(*k)))
+}
+
 /// The grade from which a LETOR document is a positive example of the global objectives' task.
 fn default_label_threshold() -> u8 {
     default_of("objectives.data.files.threshold")
@@ -584,21 +616,12 @@ pub struct ObjectivesSetup {
 impl Default for ObjectivesSetup {
     fn default() -> Self {
         let of = |field: &str| format!("{}{field}", crate::settings::OBJECTIVES);
-        let synthetic = |field: &str| of(&format!("data.synthetic.{field}"));
         let objectives = crate::settings::default_text(&of("objectives"))
             .split(',')
             .map(|o| Objective::parse(o).expect("the default objectives parse"))
             .collect();
         ObjectivesSetup {
-            data: ObjectivesData::Synthetic(SynthBinaryOptions {
-                train: default_of(&synthetic("train")),
-                valid: default_of(&synthetic("valid")),
-                test: default_of(&synthetic("test")),
-                features: default_of(&synthetic("features")),
-                positive_rate: default_of(&synthetic("positive_rate")),
-                noise: default_of(&synthetic("noise")),
-                seed: default_of(&synthetic("seed")),
-            }),
+            data: ObjectivesData::Synthetic(SynthBinaryOptions::default()),
             objectives,
             seeds: default_of(&of("seeds")),
             first_seed: default_of(&of("first_seed")),
@@ -626,13 +649,10 @@ impl ObjectivesSetup {
     pub fn from_json(text: &str) -> Result<ObjectivesSetup> {
         let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         let value: serde_json::Value = read_setup(text)?;
-        let setup = if value
-            .get("objectives")
-            .is_some_and(serde_json::Value::is_object)
-        {
-            Setup::from_json(text)?.objectives
-        } else {
+        let setup = if is_section_alone(&value) {
             read_setup(text)?
+        } else {
+            Setup::from_json(text)?.objectives
         };
         setup.check()?;
         Ok(setup)

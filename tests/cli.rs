@@ -883,7 +883,11 @@ fn objectives_run_on_the_bundled_mq2008() {
     assert!(report.contains("Data: MQ2008 Fold1, bundled"), "{report}");
     let setup: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("setup.json")).unwrap()).unwrap();
-    assert_eq!(setup["data"]["mq2008"]["threshold"], 1, "{setup}");
+    // A whole setup whose objectives section is what ran.
+    assert_eq!(
+        setup["objectives"]["data"]["mq2008"]["threshold"], 1,
+        "{setup}"
+    );
     let again = dir.path().join("again");
     let (ok, _, stderr) = distillrank(&[
         "objectives",

@@ -447,6 +447,61 @@ fn every_flag_that_fills_a_setup_field_takes_its_help_and_default_from_the_table
     );
 }
 
+/// Defaults each command's flags had before the table gave them, checked against the command
+/// line itself: a context mixed up (an `objectives` flag reading a comparison's field, `bench`
+/// reading a setup's) fails here whatever the rule that chooses the field.
+#[test]
+fn the_flags_keep_their_commands_defaults() {
+    let expected: &[(&str, &str, Option<&str>)] = &[
+        ("compare", "epochs", Some("20")),
+        ("compare", "patience", Some("3")),
+        ("compare", "widths", Some("256,256,128,64")),
+        ("compare", "noise", Some("0.1")),
+        ("compare", "synth-seed", Some("7")),
+        ("compare", "backend", Some("auto")),
+        ("compare", "tau-target", None),
+        ("compare", "objective", None),
+        ("sweep", "seeds", Some("5")),
+        ("train", "epochs", Some("20")),
+        ("train", "lr", Some("0.001")),
+        ("train", "seed", Some("0")),
+        ("eval", "min-group-size", Some("10")),
+        ("eval", "tau-target", None),
+        ("data synth", "queries", Some("4000")),
+        ("data synth", "regular", Some("100")),
+        ("data simulate-logs", "sessions", Some("100")),
+        ("data simulate-logs", "logging-ranker", Some("linear")),
+        ("objectives", "epochs", Some("30")),
+        ("objectives", "patience", Some("5")),
+        ("objectives", "widths", Some("64,32")),
+        ("objectives", "noise", Some("0.7")),
+        ("objectives", "synth-seed", Some("11")),
+        ("objectives", "label-threshold", Some("1")),
+        ("objectives", "dual-rate-factor", Some("1000")),
+        ("bench train", "widths", Some("256,256,128,64")),
+        ("bench train", "backend", Some("cpu")),
+        ("bench train", "features", Some("136")),
+    ];
+    let commands = subcommands();
+    for &(command, flag, default) in expected {
+        let (_, sub) = commands
+            .iter()
+            .find(|(name, _)| name == command)
+            .unwrap_or_else(|| panic!("no subcommand {command}"));
+        let arg = sub
+            .get_arguments()
+            .find(|a| a.get_long() == Some(flag))
+            .unwrap_or_else(|| panic!("{command} has no --{flag}"));
+        let got: Vec<String> = arg
+            .get_default_values()
+            .iter()
+            .map(|v| v.to_string_lossy().into_owned())
+            .collect();
+        let want: Vec<String> = default.map(str::to_string).into_iter().collect();
+        assert_eq!(got, want, "{command} --{flag}");
+    }
+}
+
 #[test]
 fn every_flag_of_every_subcommand_has_help() {
     let mut bare = Vec::new();

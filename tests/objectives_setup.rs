@@ -206,4 +206,20 @@ fn one_setup_document_holds_the_comparison_and_the_objectives() {
     assert!(!distillrank::setup::Setup::default()
         .to_json()
         .contains("\"objectives\""));
+    // A comparison's setup.json, its section left out, runs the objectives' defaults.
+    let comparison = distillrank::setup::Setup {
+        seeds: 2,
+        ..Default::default()
+    }
+    .to_json();
+    assert_eq!(
+        ObjectivesSetup::from_json(&comparison).unwrap(),
+        ObjectivesSetup::default()
+    );
+    // And `compare --setup` (the page's Open setup too) refuses a document that holds only the
+    // objectives' section, rather than running a default comparison without a word.
+    let err = distillrank::setup::Setup::from_file_json(&alone)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("distillrank objectives --setup"), "{err}");
 }

@@ -8,8 +8,8 @@ use distillrank::data::Dataset;
 use distillrank::metrics_binary::Targets;
 use distillrank::objectives::data::{from_letor, synthetic, SynthBinaryOptions};
 use distillrank::objectives::train::{
-    better_epoch, fit, Config, ConstraintCheck, EpochLog, Event, CONSTRAINT_TOLERANCE,
-    DEFAULT_DUAL_RATE_FACTOR,
+    better_epoch, default_dual_rate_factor, fit, Config, ConstraintCheck, EpochLog, Event,
+    CONSTRAINT_TOLERANCE,
 };
 use distillrank::objectives::{Objective, Surrogate};
 use distillrank::Error;
@@ -246,7 +246,7 @@ fn auc_pr_objective_trains_and_the_recall_at_precision_constraint_is_checked() {
         patience: None,
         ..Config::default()
     };
-    assert_eq!(config.dual_rate_factor, DEFAULT_DUAL_RATE_FACTOR);
+    assert_eq!(config.dual_rate_factor, default_dual_rate_factor());
     let trained = fit(&splits.train, &splits.valid, &config, &mut |_| {}).unwrap();
     let lambdas: Vec<f64> = trained.history.iter().map(|h| h.lambdas[0]).collect();
     assert!(lambdas[0] > 2.0, "{lambdas:?}");

@@ -575,3 +575,43 @@ fn training_from_the_prepared_file_under_a_memory_cap_below_its_matrix_gives_the
         "capped at {limit} bytes (the prepared matrices: {matrix_bytes}; uncapped, the run took {need}): peak {peak}"
     );
 }
+
+/// What preparation computes is pinned to its version: prepared files on disk are keyed by
+/// `PREPARATION_VERSION`, so a change that gives other splits for the same data and settings must
+/// bump it, or old files would be read as if they were the new preparation's. This fingerprint of
+/// MQ2008's prepared splits (Gumbel labels and the top-30% split; the simulated logs as z) fails
+/// such a change until the version is bumped and the fingerprint renewed.
+#[test]
+fn the_prepared_splits_are_those_of_the_preparation_version() {
+    use distillrank::data::prepare::PREPARATION_VERSION;
+    let dir = tempfile::tempdir().unwrap();
+    let train = copy_of_train(dir.path());
+    let mut hash = prepared_cache::Fnv1a::default();
+    let logs = DataSetup {
+        privileged: Some("logs".into()),
+        ..files(&train, false)
+    };
+    for setup in [files(&train, false), logs] {
+        let (data, _) = prepare(&setup);
+        let p = &data.prepared;
+        for set in [&p.train, &p.valid].into_iter().chain(p.test.as_ref()) {
+            for values in [&set.regular[..], &set.privileged[..], &set.labels[..]] {
+                let bytes: Vec<u8> = bits(values).iter().flat_map(|b| b.to_le_bytes()).collect();
+                hash.field(&bytes);
+            }
+            hash.field(&set.grades);
+            let offsets: Vec<u8> = set
+                .group_offsets
+                .iter()
+                .flat_map(|&o| (o as u64).to_le_bytes())
+                .collect();
+            hash.field(&offsets);
+        }
+    }
+    let fingerprint = hash.finish();
+    assert_eq!(
+        (PREPARATION_VERSION, fingerprint),
+        (1, 0xc255_c638_3cdc_0570),
+        "the prepared splits changed: bump PREPARATION_VERSION (crate/data/prepare.rs) and set this test's fingerprint to {fingerprint:#018x}"
+    );
+}

@@ -11,6 +11,14 @@ import { initCharts } from "./js/charts.js";
 import { loadMq2008, loadSource, onUpload, lastResult, lastSetup, resultsCsv, running, run, sweep, downloadStudent, downloadOnnx, scoreSavedModel } from "./js/compare.js";
 import { objectivesForm, initObjectiveCharts, runObjectives } from "./js/objectives.js";
 
+/// The library's defaults and table of settings, asked of the engine; the form from the table,
+/// then the link's own values on top.
+async function startForm() {
+  await loadDefaults();
+  applySettings(state.settings, urlForms());
+  loadFromUrl();
+}
+
 function main() {
   loadFromUrl();
   initCharts();
@@ -47,7 +55,12 @@ function main() {
     showSourceKnobs();
     run(["pfd", "gend"]);
   });
-  $("restart").addEventListener("click", async () => { clearError(); await restartWorker(); });
+  $("restart").addEventListener("click", async () => {
+    clearError();
+    await restartWorker();
+    // An engine that failed at start-up never filled the form.
+    if (!state.settings) await startForm();
+  });
   $("export-json").addEventListener("click", () =>
     download("results.json", JSON.stringify({ setup: lastSetup, ...lastResult }, null, 2), "application/json"));
   $("export-csv").addEventListener("click", () => download("results.csv", resultsCsv(lastResult), "text/csv"));
@@ -70,10 +83,7 @@ function main() {
   $("model-files").addEventListener("change", scoreSavedModel);
   startWorkers()
     .then(async () => {
-      await loadDefaults();
-      // The form from the table of settings, then the link's own values on top.
-      applySettings(state.settings, urlForms());
-      loadFromUrl();
+      await startForm();
       enableRuns();
       await describeSetup();
       // Data the form cannot have (sizes past memory) are the form's problem, said as such; the

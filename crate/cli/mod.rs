@@ -118,16 +118,21 @@ fn table_field(
     Some((setting, field))
 }
 
-/// A flag with its row's help (the range appended for a number) and its field's default.
+/// A flag with its row's help (the range appended for a number) and its field's default. What a
+/// command says of the flag beside it (a doc comment: `With --labels binary.`) follows the row's
+/// help.
 fn with_row(
     arg: clap::Arg,
     setting: &distillrank::settings::Setting,
     field: &distillrank::settings::Field,
 ) -> clap::Arg {
-    let help = match setting.range {
+    let mut help = match setting.range {
         Some(range) => format!("{}. In {}", setting.help, range.text()),
         None => setting.help.to_string(),
     };
+    if let Some(here) = arg.get_help() {
+        help = format!("{help}. {here}");
+    }
     let arg = arg.help(help);
     if field.default.is_empty() {
         arg
@@ -643,12 +648,16 @@ pub struct EvalArgs {
     /// file as its --test (or --valid) split: same group filter, same seeded Gumbel draws.
     #[arg(long, value_enum, default_value = "graded")]
     pub labels: LabelsArg,
+    /// With --labels binary.
     #[arg(value_parser = bounded::<f64>("tau-target"), long)]
     pub tau_target: Option<f64>,
+    /// With --labels binary.
     #[arg(value_parser = bounded::<f64>("t"), long)]
     pub t: Option<f64>,
+    /// With --labels binary: train's --data-seed.
     #[arg(value_parser = bounded::<u64>("data-seed"), long)]
     pub data_seed: u64,
+    /// With --labels binary, as training does.
     #[arg(value_parser = bounded::<usize>("min-group-size"), long)]
     pub min_group_size: usize,
     /// With --labels binary: which split of training this file played.

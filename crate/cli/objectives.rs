@@ -44,6 +44,7 @@ pub struct ObjectivesArgs {
     pub epochs: usize,
     #[arg(value_parser = bounded::<usize>("patience"), long)]
     pub patience: usize,
+    /// The model's and the anchor biases'.
     #[arg(value_parser = bounded::<f64>("lr"), long)]
     pub lr: f64,
     #[arg(value_parser = bounded::<f64>("dual-rate-factor"), long)]

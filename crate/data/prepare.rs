@@ -532,6 +532,13 @@ pub fn prepare(
     prepare_with_progress(train, valid, test, options, &mut |_| {})
 }
 
+/// The version of what preparation computes. Prepared splits kept on disk
+/// ([`crate::data::prepared_cache`]) are keyed by it: bump it with any change that gives other
+/// prepared splits for the same data and settings (this module, the labelling, the log simulator,
+/// the generator), and files of the older version are prepared again. `tests/prepared_cache.rs`
+/// holds the splits' fingerprint at this version and fails when they change without it.
+pub const PREPARATION_VERSION: u32 = 1;
+
 /// The steps [`prepare_with_progress`] reports, in order.
 pub const PREPARE_STEPS: [&str; 4] = [
     "filtering groups and log1p",

@@ -15,7 +15,7 @@ pub struct AdamConfig {
 impl Default for AdamConfig {
     fn default() -> Self {
         AdamConfig {
-            lr: 1e-3,
+            lr: crate::settings::default_of("lr"),
             beta1: 0.9,
             beta2: 0.999,
             eps: 1e-8,

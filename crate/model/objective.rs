@@ -678,8 +678,11 @@ impl Default for Targets {
 /// of the synthetic task and the constraints were never enforced. Measured on that task (5 seeds,
 /// the epoch chosen by [`better_epoch`]): factors 100-3000 all meet recall-at-precision:0.8 on
 /// validation for 5 of 5 seeds; 1000 also brings precision-at-recall:0.9 within 0.02 of its
-/// target for 5 of 5 seeds (3000 meets it exactly but costs tpr-at-fpr 0.07 of AUC-PR).
-pub const DEFAULT_DUAL_RATE_FACTOR: f64 = 1000.0;
+/// target for 5 of 5 seeds (3000 meets it exactly but costs tpr-at-fpr 0.07 of AUC-PR). The value
+/// is the table of settings' (`dual_rate_factor`, [`crate::settings`]).
+pub fn default_dual_rate_factor() -> f64 {
+    crate::settings::default_of("dual_rate_factor")
+}
 
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Config {
@@ -694,8 +697,8 @@ pub struct Config {
     pub adam: AdamConfig,
     /// Examples per mini-batch.
     pub batch_size: usize,
-    /// The multipliers' step is `dual_rate_factor * adam.lr`. Default [`DEFAULT_DUAL_RATE_FACTOR`]
-    /// (1000), not the reference's 0.1: see there.
+    /// The multipliers' step is `dual_rate_factor * adam.lr`. Default
+    /// [`default_dual_rate_factor`] (1000), not the reference's 0.1: see there.
     pub dual_rate_factor: f64,
     /// Every multiplier's starting value (the reference's 1).
     pub initial_lambda: f64,
@@ -706,16 +709,19 @@ pub struct Config {
 
 impl Default for Config {
     fn default() -> Self {
+        // The objectives' defaults are the table of settings' (fields `objectives.*`).
+        let of = |field: &str| format!("{}{field}", crate::settings::OBJECTIVES);
+        use crate::settings::default_of;
         Config {
             objective: Objective::LogLoss,
-            surrogate: Surrogate::Log,
-            widths: vec![64, 32],
-            epochs: 30,
-            patience: Some(5),
+            surrogate: default_of(&of("surrogate")),
+            widths: default_of(&of("widths")),
+            epochs: default_of(&of("epochs")),
+            patience: Some(default_of(&of("patience"))),
             adam: AdamConfig::default(),
-            batch_size: 128,
-            dual_rate_factor: DEFAULT_DUAL_RATE_FACTOR,
-            initial_lambda: 1.0,
+            batch_size: default_of(&of("batch_size")),
+            dual_rate_factor: default_of(&of("dual_rate_factor")),
+            initial_lambda: default_of(&of("initial_lambda")),
             targets: Targets::default(),
             seed: 0,
         }

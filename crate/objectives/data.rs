@@ -97,14 +97,17 @@ pub struct SynthBinaryOptions {
 
 impl Default for SynthBinaryOptions {
     fn default() -> Self {
+        // The table of settings' defaults (fields `objectives.data.synthetic.*`).
+        let of = |field: &str| format!("{}data.synthetic.{field}", crate::settings::OBJECTIVES);
+        use crate::settings::default_of;
         SynthBinaryOptions {
-            train: 20_000,
-            valid: 10_000,
-            test: 20_000,
-            features: 20,
-            positive_rate: 0.03,
-            noise: 0.7,
-            seed: 11,
+            train: default_of(&of("train")),
+            valid: default_of(&of("valid")),
+            test: default_of(&of("test")),
+            features: default_of(&of("features")),
+            positive_rate: default_of(&of("positive_rate")),
+            noise: default_of(&of("noise")),
+            seed: default_of(&of("seed")),
         }
     }
 }

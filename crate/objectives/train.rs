@@ -12,7 +12,7 @@ use crate::model::Mlp;
 use crate::objectives::metrics::{evaluate, BinaryMetrics, Confusion};
 use crate::rng::Rng;
 
-pub use super::config::{Config, DEFAULT_DUAL_RATE_FACTOR};
+pub use super::config::{default_dual_rate_factor, Config};
 pub use super::cpu::CpuTrainer;
 use super::data::BinarySet;
 use super::{LabelPrior, Objective, Params};

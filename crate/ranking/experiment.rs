@@ -124,23 +124,20 @@ pub struct CompareConfig {
 
 impl Default for CompareConfig {
     fn default() -> Self {
+        // The settings' defaults are the table of settings' ([`crate::settings`]).
+        use crate::settings::default_of;
         CompareConfig {
-            methods: vec![
-                Method::NoDistillation,
-                Method::SelfDistillation,
-                Method::GenD,
-                Method::Pfd,
-            ],
-            seeds: 5,
-            first_seed: 0,
+            methods: default_of("methods"),
+            seeds: default_of("seeds"),
+            first_seed: default_of("first_seed"),
             train: TrainConfig {
-                patience: Some(3),
+                patience: Some(default_of("patience")),
                 ..Default::default()
             },
-            teacher_widths: None,
-            teachers: 2,
+            teacher_widths: default_of("teacher_widths"),
+            teachers: default_of("teachers"),
             rd: RdConfig::default(),
-            rd_teacher_factor: 2.0,
+            rd_teacher_factor: default_of("rd_teacher_factor"),
             engine: Default::default(),
             jobs: None,
         }

@@ -51,21 +51,23 @@ pub struct TrainConfig {
 }
 
 fn default_dual_rate_factor() -> f64 {
-    crate::model::objective::DEFAULT_DUAL_RATE_FACTOR
+    crate::model::objective::default_dual_rate_factor()
 }
 
 impl Default for TrainConfig {
     fn default() -> Self {
+        // The settings' defaults are the table of settings' ([`crate::settings`]).
+        use crate::settings::default_of;
         TrainConfig {
-            loss: LossKind::RankNet,
+            loss: default_of("loss"),
             view: FeatureView::Regular,
-            widths: vec![256, 256, 128, 64],
-            epochs: 20,
+            widths: default_of("widths"),
+            epochs: default_of("epochs"),
             adam: AdamConfig::default(),
-            batch_docs: 512,
-            alpha: 0.5,
+            batch_docs: default_of("batch_docs"),
+            alpha: default_of("alpha"),
             eval_k: 8,
-            idcg_zero: IdcgZero::Exclude,
+            idcg_zero: default_of("idcg_zero"),
             patience: None,
             seed: 0,
             objective: None,

@@ -42,6 +42,8 @@ export function urlForms() {
 }
 
 export function saveToUrl() {
+  // Until the table of settings has filled the form, its controls are empty: nothing to keep.
+  if (!state.settings) return;
   const p = new URLSearchParams();
   for (const f of urlForms()) {
     for (const el of f.elements) {
