@@ -288,6 +288,22 @@ impl Setup {
         Ok(setup)
     }
 
+    /// Reads a setup to run as a comparison (`compare --setup`, the page's Open setup, Python's
+    /// `compare`) as [`Setup::from_json`] does, and refuses one that holds only the global
+    /// objectives' section: it names no comparison, and running the default one without a word
+    /// would not be what was meant.
+    pub fn comparison_from_json(text: &str) -> Result<Setup> {
+        let trimmed = text.strip_prefix('\u{feff}').unwrap_or(text);
+        if let Ok(serde_json::Value::Object(fields)) = serde_json::from_str(trimmed) {
+            if fields.len() == 1 && fields.contains_key("objectives") {
+                return Err(Error::Config(
+                    "the setup holds only the global objectives' section (\"objectives\"), no comparison: run it with distillrank objectives --setup FILE (Python: distillrank.objectives), or add the comparison's settings".into(),
+                ));
+            }
+        }
+        Setup::from_json(trimmed)
+    }
+
     /// Reads a setup file (a `setup.json` the page or `compare` wrote) as [`Setup::from_json`]
     /// does, and refuses a file that is not a JSON object of settings or names none: `null`, a
     /// list, a string or `{}` is not a setup someone meant to open.
@@ -301,14 +317,7 @@ impl Setup {
                     "the setup is an empty object ({}): it names no setting; a setup.json (the page's Download setup.json, or the one distillrank compare writes) names the data, the methods and the training settings".into(),
                 ))
             }
-            serde_json::Value::Object(fields)
-                if fields.len() == 1 && fields.contains_key("objectives") =>
-            {
-                return Err(Error::Config(
-                    "the setup holds only the global objectives' section (\"objectives\"), no comparison: run it with distillrank objectives --setup FILE, or add the comparison's settings".into(),
-                ))
-            }
-            serde_json::Value::Object(_) => return Setup::from_json(trimmed),
+            serde_json::Value::Object(_) => return Setup::comparison_from_json(trimmed),
             serde_json::Value::Null => "null".to_string(),
             serde_json::Value::Array(_) => "a list".to_string(),
             serde_json::Value::String(s) => {

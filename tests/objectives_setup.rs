@@ -218,8 +218,11 @@ fn one_setup_document_holds_the_comparison_and_the_objectives() {
     );
     // And `compare --setup` (the page's Open setup too) refuses a document that holds only the
     // objectives' section, rather than running a default comparison without a word.
-    let err = distillrank::setup::Setup::from_file_json(&alone)
-        .unwrap_err()
-        .to_string();
-    assert!(err.contains("distillrank objectives --setup"), "{err}");
+    for err in [
+        distillrank::setup::Setup::from_file_json(&alone),
+        distillrank::setup::Setup::comparison_from_json(&alone),
+    ] {
+        let err = err.unwrap_err().to_string();
+        assert!(err.contains("distillrank objectives --setup"), "{err}");
+    }
 }

@@ -348,7 +348,7 @@ fn fit(
 #[pyfunction]
 #[pyo3(signature = (setup, verbose=true))]
 fn compare(py: Python<'_>, setup: &str, verbose: bool) -> PyResult<String> {
-    let setup = Setup::from_json(setup).map_err(value_error)?;
+    let setup = Setup::comparison_from_json(setup).map_err(value_error)?;
     let mut reporter = Stderr::new(verbose);
     let result = py.detach(|| {
         // Every setting is checked before the data load, as the CLI does.

@@ -70,3 +70,26 @@ def test_a_refused_objectives_setup_says_what_the_cli_says(tmp_path):
     assert theirs.endswith(message.split(": ", 1)[1]), (theirs, message)
     with pytest.raises(ValueError, match="unknown field `bogus`"):
         distillrank.objectives(dict(SETUP, bogus=1), verbose=False)
+
+
+def test_one_setup_document_for_both_jobs_at_every_door(tmp_path):
+    # The objectives' section inside a whole setup, as `objectives` writes it: the same refusal,
+    # named by its whole path, from Python and from the CLI.
+    bad = {"objectives": dict(SETUP, data={"synthetic": dict(SETUP["data"]["synthetic"], train=0)})}
+    path = tmp_path / "whole.json"
+    path.write_text(json.dumps(bad))
+    theirs = cli_error("objectives", "--setup", path, "--out", tmp_path / "out")
+    with pytest.raises(ValueError) as ours:
+        distillrank.objectives(bad, verbose=False)
+    message = str(ours.value)
+    assert "setup field objectives.data.synthetic.train (--train-examples)" in message
+    assert theirs.endswith(message.split(": ", 1)[1]), (theirs, message)
+    # A document holding only that section is no comparison: `compare` refuses it at every door
+    # rather than running the default comparison.
+    alone = {"objectives": SETUP}
+    path = tmp_path / "alone.json"
+    path.write_text(json.dumps(alone))
+    theirs = cli_error("compare", "--setup", path, "--out", tmp_path / "cmp")
+    assert "distillrank objectives --setup" in theirs, theirs
+    with pytest.raises(ValueError, match="distillrank objectives --setup"):
+        distillrank.compare(alone, verbose=False)
