@@ -57,33 +57,33 @@ def test_objectives_equal_the_clis_results(tmp_path):
     assert without_timings(again["objectives"]) == without_timings(ours["objectives"])
 
 
-def test_a_refused_objectives_setup_says_what_the_cli_says(tmp_path):
-    bad = dict(SETUP, data={"synthetic": dict(SETUP["data"]["synthetic"], train=0)})
+# The synthetic task with no training examples: refused by the table of settings.
+NO_TRAINING = dict(SETUP, data={"synthetic": dict(SETUP["data"]["synthetic"], train=0)})
+
+
+def refused_alike(setup, field, tmp_path):
+    """Runs a refused setup from Python and from the CLI (`objectives --setup`): both must name
+    `field` with the same words (the CLI names the file first)."""
     path = tmp_path / "setup.json"
-    path.write_text(json.dumps(bad))
+    path.write_text(json.dumps(setup))
     theirs = cli_error("objectives", "--setup", path, "--out", tmp_path / "out")
     with pytest.raises(ValueError) as ours:
-        distillrank.objectives(bad, verbose=False)
+        distillrank.objectives(setup, verbose=False)
     message = str(ours.value)
-    assert "setup field data.synthetic.train (--train-examples)" in message
-    # The same words; the CLI names the file first.
+    assert f"setup field {field} (--train-examples)" in message
     assert theirs.endswith(message.split(": ", 1)[1]), (theirs, message)
+
+
+def test_a_refused_objectives_setup_says_what_the_cli_says(tmp_path):
+    refused_alike(NO_TRAINING, "data.synthetic.train", tmp_path)
     with pytest.raises(ValueError, match="unknown field `bogus`"):
         distillrank.objectives(dict(SETUP, bogus=1), verbose=False)
 
 
 def test_one_setup_document_for_both_jobs_at_every_door(tmp_path):
     # The objectives' section inside a whole setup, as `objectives` writes it: the same refusal,
-    # named by its whole path, from Python and from the CLI.
-    bad = {"objectives": dict(SETUP, data={"synthetic": dict(SETUP["data"]["synthetic"], train=0)})}
-    path = tmp_path / "whole.json"
-    path.write_text(json.dumps(bad))
-    theirs = cli_error("objectives", "--setup", path, "--out", tmp_path / "out")
-    with pytest.raises(ValueError) as ours:
-        distillrank.objectives(bad, verbose=False)
-    message = str(ours.value)
-    assert "setup field objectives.data.synthetic.train (--train-examples)" in message
-    assert theirs.endswith(message.split(": ", 1)[1]), (theirs, message)
+    # named by its whole path.
+    refused_alike({"objectives": NO_TRAINING}, "objectives.data.synthetic.train", tmp_path)
     # A document holding only that section is no comparison: `compare` refuses it at every door
     # rather than running the default comparison.
     alone = {"objectives": SETUP}
