@@ -435,12 +435,7 @@ fn prepare_through_file(
         }
     }
     let prepared = prepare_in_memory(data, store, needs_test, reporter)?;
-    let extra = serde_json::json!({
-        "source_features": prepared.source_features,
-        "description": prepared.description,
-        "options": prepared.options,
-        "logs": prepared.logs,
-    });
+    let extra = prepared.about();
     if let Err(e) = crate::data::prepared_cache::write(&path, key, &prepared.prepared, extra) {
         // The splits are prepared: a full disk or a read-only folder costs the file, not the run.
         reporter.warn(&format!(
@@ -522,25 +517,65 @@ pub fn prepared_key(data: &DataSetup, store: &mut dyn Store, needs_test: bool) -
 /// The prepared data of the file at `path`, mapped, when it was written with `key`.
 #[cfg(not(target_arch = "wasm32"))]
 fn read_prepared(path: &Path, key: u64) -> Result<Option<PreparedData>> {
-    let Ok((prepared, extra)) = crate::data::prepared_cache::read(path, key)? else {
+    let Ok((prepared, about)) = crate::data::prepared_cache::read(path, key)? else {
         return Ok(None);
     };
-    let corrupt = |e: serde_json::Error| {
-        Error::parse(
-            path,
-            0,
-            0,
-            format!("corrupt description of the source: {e}"),
-        )
-    };
-    let field = |name: &str| extra.get(name).cloned().unwrap_or_default();
-    Ok(Some(PreparedData {
-        prepared,
-        source_features: serde_json::from_value(field("source_features")).map_err(corrupt)?,
-        description: serde_json::from_value(field("description")).map_err(corrupt)?,
-        options: serde_json::from_value(field("options")).map_err(corrupt)?,
-        logs: serde_json::from_value(field("logs")).map_err(corrupt)?,
-    }))
+    PreparedData::with_about(prepared, &about)
+        .map(Some)
+        .map_err(|e| {
+            Error::parse(
+                path,
+                0,
+                0,
+                format!("corrupt description of the source: {e}"),
+            )
+        })
+}
+
+impl PreparedData {
+    /// What the prepared splits do not hold: the source's description and the options that
+    /// prepared them, kept beside the splits where they are laid out ([`prepared_cache`]).
+    ///
+    /// [`prepared_cache`]: crate::data::prepared_cache
+    fn about(&self) -> serde_json::Value {
+        serde_json::json!({
+            "source_features": self.source_features,
+            "description": self.description,
+            "options": self.options,
+            "logs": self.logs,
+        })
+    }
+
+    /// Prepared splits with what [`about`](Self::about) kept of them.
+    fn with_about(
+        prepared: Prepared,
+        about: &serde_json::Value,
+    ) -> std::result::Result<PreparedData, serde_json::Error> {
+        let field = |name: &str| about.get(name).cloned().unwrap_or_default();
+        Ok(PreparedData {
+            prepared,
+            source_features: serde_json::from_value(field("source_features"))?,
+            description: serde_json::from_value(field("description"))?,
+            options: serde_json::from_value(field("options"))?,
+            logs: serde_json::from_value(field("logs"))?,
+        })
+    }
+
+    /// These prepared data in a new `SharedArrayBuffer`, for every worker of the page's pool to
+    /// read ([`from_shared`](Self::from_shared)): one copy of x and z for the whole pool.
+    #[cfg(target_arch = "wasm32")]
+    pub fn to_shared(&self) -> Result<js_sys::SharedArrayBuffer> {
+        crate::data::prepared_cache::to_shared(&self.prepared, self.about())
+    }
+
+    /// The prepared data another worker (or this one) laid out with
+    /// [`to_shared`](Self::to_shared), x and z read from the buffer in place.
+    #[cfg(target_arch = "wasm32")]
+    pub fn from_shared(buffer: &js_sys::SharedArrayBuffer) -> Result<PreparedData> {
+        let (prepared, about) = crate::data::prepared_cache::from_shared(buffer)?;
+        PreparedData::with_about(prepared, &about)
+            .map_err(|e| Error::Config(format!("the pool's shared data: {e}")))
+    }
 }
 
 /// What preparation tells of prepared splits: each split's filter report, then its warnings.

@@ -58,6 +58,15 @@ struct State {
     prepared: Option<Rc<PreparedRun>>,
 }
 
+impl State {
+    /// Makes `data` the worker's data; prepared data of earlier data (or shared by another
+    /// worker) are dropped.
+    fn set_data(&mut self, data: Option<Data>) {
+        self.data = data.map(Rc::new);
+        self.prepared = None;
+    }
+}
+
 /// The data a comparison runs on. A missing validation or test split (uploads) is held out of
 /// the training queries when the comparison is prepared, as the CLI does ([`crate::setup::HOLDOUT`]).
 struct Data {
@@ -196,7 +205,7 @@ pub fn load_synthetic(source: JsValue) -> std::result::Result<JsValue, JsError> 
         test: Some(s.test),
     };
     let stats = data_stats(&data);
-    STATE.with(|st| st.borrow_mut().data = Some(Rc::new(data)));
+    STATE.with(|st| st.borrow_mut().set_data(Some(data)));
     to_js(&stats)
 }
 
@@ -266,7 +275,7 @@ pub fn load_mq2008() -> std::result::Result<JsValue, JsError> {
         test: Some(test),
     };
     let stats = data_stats(&data);
-    STATE.with(|st| st.borrow_mut().data = Some(Rc::new(data)));
+    STATE.with(|st| st.borrow_mut().set_data(Some(data)));
     to_js(&stats)
 }
 
@@ -298,7 +307,8 @@ pub fn load_letor(
         let mut st = st.borrow_mut();
         st.uploads.retain(|(r, _)| r != role);
         st.uploads.push((role.to_string(), dataset));
-        st.data = uploaded_data(&st.uploads, name).map(Rc::new);
+        let data = uploaded_data(&st.uploads, name);
+        st.set_data(data);
     });
     to_js(&stats)
 }
@@ -309,7 +319,7 @@ pub fn clear_uploads() {
     STATE.with(|st| {
         let mut st = st.borrow_mut();
         st.uploads.clear();
-        st.data = None;
+        st.set_data(None);
     });
 }
 
@@ -391,8 +401,10 @@ enum PageEvent<'a> {
 
 /// The data of a comparison, prepared once per setup and data and kept for its jobs.
 struct PreparedRun {
-    /// The data it was prepared from and the setup's data fields, as JSON.
-    data: Rc<Data>,
+    /// The data it was prepared from; None for data another worker prepared and shares
+    /// ([`use_shared_data`]).
+    data: Option<Rc<Data>>,
+    /// The setup's data fields, as JSON.
     key: String,
     prepared: PreparedData,
 }
@@ -432,23 +444,79 @@ fn prepared_run(setup: &ExperimentSetup) -> Result<Rc<PreparedRun>> {
         let s = s.borrow();
         (s.data.clone(), s.prepared.clone(), s.uploads.clone())
     });
+    let key = serde_json::to_string(&setup.data).expect("a setup serialises");
+    if let Some(run) = cached.filter(|r| r.key == key) {
+        match (&run.data, &data) {
+            (Some(from), Some(data)) if Rc::ptr_eq(from, data) => return Ok(run),
+            // Shared by the worker that holds the data, for this setup's data fields: loading
+            // other data here would have dropped it.
+            (None, _) => return Ok(run),
+            _ => {}
+        }
+    }
     let data = data.ok_or_else(|| {
         Error::Config(
             "no data: generate synthetic data, load MQ2008 or upload a LETOR training file".into(),
         )
     })?;
-    let key = serde_json::to_string(&setup.data).expect("a setup serialises");
-    if let Some(run) = cached.filter(|r| Rc::ptr_eq(&r.data, &data) && r.key == key) {
-        return Ok(run);
-    }
     let prepared = pipeline::prepare(&setup.data, &mut Uploads(uploads), true, &mut Silent)?;
     let run = Rc::new(PreparedRun {
-        data,
+        data: Some(data),
         key,
         prepared,
     });
     STATE.with(|s| s.borrow_mut().prepared = Some(run.clone()));
     Ok(run)
+}
+
+/// Prepares the loaded data for `setup` (as a job would) and lays the result out in a new
+/// `SharedArrayBuffer`, which it returns for the other workers of the pool
+/// ([`use_shared_data`]). This worker then reads x and z from that buffer too, so that the pool
+/// holds one copy of them, wherever its jobs run.
+#[wasm_bindgen]
+pub fn share_data(setup: JsValue) -> std::result::Result<js_sys::SharedArrayBuffer, JsError> {
+    let setup = setup_of(setup).map_err(js_error)?;
+    let run = prepared_run(&setup).map_err(js_error)?;
+    let buffer = run.prepared.to_shared().map_err(js_error)?;
+    let shared = PreparedData::from_shared(&buffer).map_err(js_error)?;
+    let run = Rc::new(PreparedRun {
+        data: run.data.clone(),
+        key: run.key.clone(),
+        prepared: shared,
+    });
+    STATE.with(|s| s.borrow_mut().prepared = Some(run));
+    Ok(buffer)
+}
+
+/// Takes the data another worker prepared for `setup` and shared ([`share_data`]) as this
+/// worker's, for the jobs of that setup: x and z are read from `buffer` in place, and the data
+/// this worker loaded itself (if any) are dropped.
+#[wasm_bindgen]
+pub fn use_shared_data(
+    setup: JsValue,
+    buffer: js_sys::SharedArrayBuffer,
+) -> std::result::Result<(), JsError> {
+    let setup = setup_of(setup).map_err(js_error)?;
+    let prepared = PreparedData::from_shared(&buffer).map_err(js_error)?;
+    let run = Rc::new(PreparedRun {
+        data: None,
+        key: serde_json::to_string(&setup.data).expect("a setup serialises"),
+        prepared,
+    });
+    STATE.with(|s| {
+        let mut s = s.borrow_mut();
+        s.set_data(None);
+        s.uploads.clear();
+        s.prepared = Some(run);
+    });
+    Ok(())
+}
+
+/// The bytes of this worker's WebAssembly memory (which only grows): what the worker holds at
+/// most, its own copy of the data included when it has one.
+#[wasm_bindgen]
+pub fn memory_bytes() -> f64 {
+    (core::arch::wasm32::memory_size(0) * 65536) as f64
 }
 
 /// The engine a setup asks for: the CPU engine, or the worker's WebGPU device; `auto` by the
@@ -558,7 +626,10 @@ pub fn summarize_compare(
     // their sentences among them), with what the page shows of the data.
     let mut results = pipeline::results_json(&run.prepared, &setup, &comparison);
     let page = serde_json::json!({
-        "description": run.data.description,
+        "description": run
+            .data
+            .as_ref()
+            .map_or(&run.prepared.description, |d| &d.description),
         "prepared": {
             "train": split_summary(&prepared.train),
             "valid": split_summary(&prepared.valid),

@@ -94,3 +94,76 @@ async fn browser_training_follows_the_native_loss_curve() {
     let webgpu = curve(Engine::Gpu(gpu().await)).await;
     assert_follows(&webgpu, &native, 2e-3, 2e-2, "WebGPU");
 }
+
+/// The page's pool shares one copy of a comparison's data: the prepared splits laid out in a
+/// SharedArrayBuffer read back as they were, row by row through the models' view, and a
+/// comparison trained from them gives the same curve as from the data they were laid out from,
+/// on both engines, without copying x or z into the instance.
+#[wasm_bindgen_test]
+async fn shared_data_train_as_the_data_they_were_laid_out_from() {
+    use common::reference_run::{curve_on, prepared};
+    use distillrank::data::inputs::Inputs;
+    use distillrank::data::prepare::{FeatureView, RankingSet};
+    use distillrank::data::prepared_cache::{from_shared, to_shared};
+    use distillrank::train::Engine;
+    let local = prepared();
+    let buffer = to_shared(&local, serde_json::json!({"kept": "as given"})).unwrap();
+    let (shared, extra) = from_shared(&buffer).unwrap();
+    assert_eq!(extra["kept"], "as given");
+    fn splits(p: &distillrank::data::prepare::Prepared) -> [Option<&RankingSet>; 3] {
+        [Some(&p.train), Some(&p.valid), p.test.as_ref()]
+    }
+    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    for (a, b) in splits(&local).into_iter().zip(splits(&shared)) {
+        let (a, b) = (a.unwrap(), b.unwrap());
+        assert!(b.regular.is_outside() && b.privileged.is_outside());
+        for view in [
+            FeatureView::Regular,
+            FeatureView::Privileged,
+            FeatureView::Both,
+        ] {
+            let (mut x, mut y) = (Vec::new(), Vec::new());
+            Inputs::of(a, view).append_rows(0..a.n_docs(), &mut x);
+            Inputs::of(b, view).append_rows(0..b.n_docs(), &mut y);
+            assert_eq!(bits(&x), bits(&y), "{view:?}");
+            // A batch's groups, one at a time, as training gathers them.
+            let group = b.group(b.n_groups() / 2);
+            let mut rows = Vec::new();
+            Inputs::of(b, view).append_rows(group.clone(), &mut rows);
+            let width = Inputs::of(a, view).width();
+            assert_eq!(
+                bits(&rows),
+                bits(&x[group.start * width..group.end * width])
+            );
+        }
+        assert_eq!(
+            (
+                &a.labels,
+                &a.grades,
+                &a.group_offsets,
+                &a.positive_group,
+                &a.qids
+            ),
+            (
+                &b.labels,
+                &b.grades,
+                &b.group_offsets,
+                &b.positive_group,
+                &b.qids
+            )
+        );
+    }
+    assert_eq!(
+        curve_on(&shared, Engine::Cpu).await,
+        curve_on(&local, Engine::Cpu).await
+    );
+    let gpu = Engine::Gpu(gpu().await);
+    assert_eq!(
+        curve_on(&shared, gpu.clone()).await,
+        curve_on(&local, gpu).await
+    );
+    // Training read rows out of the buffer: it never copied a whole matrix in.
+    for set in splits(&shared).into_iter().flatten() {
+        assert!(set.regular.is_outside() && set.privileged.is_outside());
+    }
+}

@@ -11,6 +11,12 @@
 //   {type: "mq2008"}                      -> {type: "stats", stats}   (the bundled real data)
 //   {type: "upload", files: [{role, name, file, query}]}
 //                                         -> {type: "uploaded", files: [{role, name, stats}]}
+//   {type: "share", setup}                -> {type: "shared", buffer}  (the data prepared for the setup,
+//                                            laid out in a SharedArrayBuffer for the pool; this worker
+//                                            reads them from there too)
+//   {type: "use-shared", setup, buffer}   -> {type: "using-shared"}  (another worker's shared data, for
+//                                            the setup's jobs; this worker's own data are dropped)
+//   {type: "memory"}                      -> {type: "memory", bytes}  (the size of its wasm memory)
 //   {type: "job", id, setup, method, seed, keep_student}
 //                                         -> {type: "event", id, event}*, then {type: "result", id, result}
 //   {type: "summary", setup, methods}     -> {type: "summary", result}
@@ -46,6 +52,9 @@ import init, {
   choose_backend,
   install_panic_hook,
   take_panic,
+  share_data,
+  use_shared_data,
+  memory_bytes,
 } from "./pkg/distillrank.js";
 
 // The engine starts with the "init" message, from the module the page compiled once for every
@@ -91,6 +100,13 @@ async function handle(msg) {
       }
       return { type: "uploaded", files };
     }
+    case "share":
+      return { type: "shared", buffer: share_data(msg.setup) };
+    case "use-shared":
+      use_shared_data(msg.setup, msg.buffer);
+      return { type: "using-shared" };
+    case "memory":
+      return { type: "memory", bytes: memory_bytes() };
     case "job": {
       const result = await run_compare_job(msg.setup, msg.method, msg.seed, msg.keep_student, (event) =>
         postMessage({ type: "event", id: msg.id, event }));
@@ -131,7 +147,8 @@ const DOING = {
   synthetic: "generating the synthetic data", mq2008: "loading MQ2008", upload: "reading the uploaded files",
   job: "training", "objectives-job": "training the global objectives", measure: "timing the engine",
   summary: "summarising the results", evaluate: "scoring the saved model", student: "exporting the student",
-  onnx: "exporting the student", check: "checking the setup", describe: "describing the setup", open: "opening the setup",
+  onnx: "exporting the student", check: "checking the setup", share: "sharing the prepared data",
+  "use-shared": "reading the shared data", describe: "describing the setup", open: "opening the setup",
 };
 
 // The failure that stopped the engine: after a trap its state cannot be trusted, so every later

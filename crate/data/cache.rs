@@ -29,13 +29,13 @@
 use std::path::{Path, PathBuf};
 
 use crate::data::letor::{read_letor_file, ReadOptions};
+use crate::data::sections::{write_sections, ALIGN};
 use crate::data::{Dataset, Features};
 use crate::error::{Error, Result};
 
 pub const MAGIC: [u8; 8] = *b"DRLETOR\0";
 pub const CACHE_VERSION: u32 = 2;
 const HEADER_BYTES: usize = 128;
-pub(crate) const ALIGN: usize = 64;
 
 /// Where the cache of `source` lives: beside it, with `.drcache` appended.
 pub fn cache_path(source: &Path) -> PathBuf {
@@ -76,29 +76,6 @@ pub fn file_stamp(source: &Path) -> Result<(u64, u64)> {
         .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
         .map_or(0, |d| d.as_nanos() as u64);
     Ok((meta.len(), mtime_ns))
-}
-
-fn align(n: usize) -> usize {
-    n.div_ceil(ALIGN) * ALIGN
-}
-
-/// Writes `sections` one after the other, each after the first `packed` ones starting on an
-/// [`ALIGN`] boundary (zeros between), so that a map of the file can use them in place.
-pub(crate) fn write_sections<'a>(
-    out: &mut dyn std::io::Write,
-    sections: impl IntoIterator<Item = &'a [u8]>,
-    packed: usize,
-) -> std::io::Result<()> {
-    let mut written = 0;
-    for (k, section) in sections.into_iter().enumerate() {
-        if k >= packed {
-            out.write_all(&[0u8; ALIGN][..align(written) - written])?;
-            written = align(written);
-        }
-        out.write_all(section)?;
-        written += section.len();
-    }
-    Ok(())
 }
 
 /// Writes `dataset`, parsed from `source`, to `cache`, streamed (no second copy of the matrix).

@@ -2,8 +2,13 @@
 //! the binary cache, [`crate::data::cache`]; a prepared split's x and z in the prepared-splits
 //! file, [`crate::data::prepared_cache`]).
 //!
-//! Either way it reads as a `&[f32]`. Preparation, which turns the matrix into a model's inputs,
-//! may give back the memory of rows it has consumed ([`Features::release`]), so that a
+//! On the page, a prepared split's x and z may also lie outside the wasm instance's memory, in a
+//! buffer that every worker of the pool shares ([`Features::shared`]): one copy of an upload's
+//! matrices for the whole pool. Models read such a matrix row by row ([`Features::extend_from`],
+//! through [`crate::data::inputs::Inputs`]), copying into their batch only the rows they use.
+//!
+//! Owned and mapped, it reads as a `&[f32]`. Preparation, which turns the matrix into a model's
+//! inputs, may give back the memory of rows it has consumed ([`Features::release`]), so that a
 //! full-size file and its prepared splits are never in memory whole at the same time.
 
 use std::ops::{Deref, Range};
@@ -22,7 +27,28 @@ enum Storage {
         offset: usize,
         len: usize,
     },
+    /// Values in a buffer outside this instance's memory (the page's `SharedArrayBuffer`),
+    /// read by copying rows out of it. `whole` is a copy of them all, made the first time
+    /// something asks for the values as one slice (nothing on the training path does).
+    #[cfg(target_arch = "wasm32")]
+    Shared {
+        values: SharedValues,
+        whole: std::sync::Arc<std::sync::OnceLock<Vec<f32>>>,
+    },
 }
+
+/// A view of the page's shared buffer.
+#[cfg(target_arch = "wasm32")]
+#[derive(Clone)]
+struct SharedValues(js_sys::Float32Array);
+
+// SAFETY: this build of the engine has no threads (wasm32 without the atomics feature: one
+// instance, one thread), so a value is never used from two threads at once. The page's other
+// workers are other instances, which hold views of their own.
+#[cfg(all(target_arch = "wasm32", not(target_feature = "atomics")))]
+unsafe impl Send for SharedValues {}
+#[cfg(all(target_arch = "wasm32", not(target_feature = "atomics")))]
+unsafe impl Sync for SharedValues {}
 
 impl Features {
     /// `len` f32 values from byte `offset` of `map`, used in place. `offset` must be 4-aligned
@@ -33,9 +59,71 @@ impl Features {
         Features(Storage::Mapped { map, offset, len })
     }
 
-    /// Whether the values are read in place from a mapped file.
+    /// The values of `values` (a view of a buffer the page's workers share), read in place.
+    #[cfg(target_arch = "wasm32")]
+    pub fn shared(values: js_sys::Float32Array) -> Features {
+        Features(Storage::Shared {
+            values: SharedValues(values),
+            whole: Default::default(),
+        })
+    }
+
+    /// Whether the values are read in place from a mapped file or a shared buffer.
     pub fn is_mapped(&self) -> bool {
         !matches!(self.0, Storage::Owned(_))
+    }
+
+    /// Whether the values lie outside this instance's memory (a buffer the page's workers
+    /// share) and have not been copied into it.
+    pub fn is_outside(&self) -> bool {
+        match &self.0 {
+            #[cfg(target_arch = "wasm32")]
+            Storage::Shared { whole, .. } => whole.get().is_none(),
+            _ => false,
+        }
+    }
+
+    /// The number of values.
+    pub fn len(&self) -> usize {
+        match &self.0 {
+            Storage::Owned(v) => v.len(),
+            #[cfg(not(target_arch = "wasm32"))]
+            Storage::Mapped { len, .. } => *len,
+            #[cfg(target_arch = "wasm32")]
+            Storage::Shared { values, .. } => values.0.length() as usize,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The values as one slice where they are in this instance's memory (owned, mapped, or a
+    /// shared buffer already copied in); None for a shared buffer read row by row.
+    pub fn in_memory(&self) -> Option<&[f32]> {
+        (!self.is_outside()).then(|| &**self)
+    }
+
+    /// Appends `values[range]` to `out`: a copy out of the shared buffer for a matrix outside
+    /// this instance's memory, without copying the rest.
+    pub fn extend_from(&self, range: Range<usize>, out: &mut Vec<f32>) {
+        #[cfg(target_arch = "wasm32")]
+        if let Storage::Shared { values, whole } = &self.0 {
+            if whole.get().is_none() {
+                assert!(
+                    range.start <= range.end && range.end <= self.len(),
+                    "rows past the matrix"
+                );
+                let at = out.len();
+                out.resize(at + range.len(), 0.0);
+                values
+                    .0
+                    .subarray(range.start as u32, range.end as u32)
+                    .copy_to(&mut out[at..]);
+                return;
+            }
+        }
+        out.extend_from_slice(&self[range]);
     }
 
     /// The values as an owned vector, to change them; a mapped matrix is copied first.
@@ -45,17 +133,15 @@ impl Features {
         }
         match &mut self.0 {
             Storage::Owned(v) => v,
-            #[cfg(not(target_arch = "wasm32"))]
-            Storage::Mapped { .. } => unreachable!("copied above"),
+            _ => unreachable!("copied above"),
         }
     }
 
-    /// The values as an owned vector (a mapped matrix is copied).
+    /// The values as an owned vector (a mapped or shared matrix is copied).
     pub fn into_vec(self) -> Vec<f32> {
         match self.0 {
             Storage::Owned(v) => v,
-            #[cfg(not(target_arch = "wasm32"))]
-            Storage::Mapped { .. } => self.to_vec(),
+            _ => self.to_vec(),
         }
     }
 
@@ -63,10 +149,10 @@ impl Features {
     /// will not be read again: afterwards they read as 0 (owned) or as the file's (mapped), and
     /// resident memory falls by their whole pages. A no-op where that is not possible.
     pub fn release(&mut self, values: Range<usize>) {
-        let slice = &self[values];
         #[cfg(unix)]
         {
             const PAGE: usize = 4096;
+            let slice = &self[values];
             let (start, end) = (
                 slice.as_ptr() as usize,
                 slice.as_ptr() as usize + std::mem::size_of_val(slice),
@@ -87,7 +173,7 @@ impl Features {
             }
         }
         #[cfg(not(unix))]
-        let _ = slice;
+        let _ = values;
     }
 }
 
@@ -100,6 +186,10 @@ impl Deref for Features {
             Storage::Mapped { map, offset, len } => {
                 bytemuck::cast_slice(&map[*offset..*offset + 4 * len])
             }
+            // Correct, but a copy of the whole matrix into this instance: the training path
+            // reads rows through `extend_from` instead (the page's e2e test measures it).
+            #[cfg(target_arch = "wasm32")]
+            Storage::Shared { values, whole } => whole.get_or_init(|| values.0.to_vec()),
         }
     }
 }
@@ -136,7 +226,13 @@ impl PartialEq<Vec<f32>> for Features {
 
 impl std::fmt::Debug for Features {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let kind = if self.is_mapped() { "mapped" } else { "owned" };
+        let kind = match self.0 {
+            Storage::Owned(_) => "owned",
+            #[cfg(not(target_arch = "wasm32"))]
+            Storage::Mapped { .. } => "mapped",
+            #[cfg(target_arch = "wasm32")]
+            Storage::Shared { .. } => "shared",
+        };
         write!(f, "Features({kind}, {} values)", self.len())
     }
 }

@@ -1,11 +1,13 @@
 //! The input matrix a model sees, as a view over a prepared split: the regular features x, the
 //! privileged features z, both side by side (the PFD teacher) or x beside some of z (each teacher
 //! of multi-teacher PFD). Nothing is copied whole: rows are assembled when a batch or a chunk to
-//! score is, so every model of a comparison reads the same two matrices.
+//! score is, so every model of a comparison reads the same two matrices, wherever they lie (in
+//! memory, mapped from a file, or in a buffer the page's workers share).
 
 use std::ops::Range;
 
 use crate::data::prepare::{FeatureView, RankingSet};
+use crate::data::Features;
 
 /// `n_rows x width` inputs: the chosen columns of up to two row-major matrices, side by side,
 /// at all their rows or at chosen ones.
@@ -22,15 +24,40 @@ pub struct Inputs<'a> {
 /// Columns of one `n_rows x width` matrix: all of them, or a list of 0-based indices.
 #[derive(Debug, Clone, Copy)]
 struct Block<'a> {
-    matrix: &'a [f32],
+    matrix: Matrix<'a>,
     width: usize,
     columns: Option<&'a [usize]>,
+}
+
+/// Where a block's values lie: a slice, or a prepared split's [`Features`] (which may lie
+/// outside this instance's memory, and are then read a range at a time).
+#[derive(Debug, Clone, Copy)]
+enum Matrix<'a> {
+    Slice(&'a [f32]),
+    Features(&'a Features),
+}
+
+impl<'a> Matrix<'a> {
+    fn of(features: &'a Features) -> Matrix<'a> {
+        match features.in_memory() {
+            Some(values) => Matrix::Slice(values),
+            None => Matrix::Features(features),
+        }
+    }
+
+    /// Appends `values[range]` to `out`.
+    fn extend(&self, range: Range<usize>, out: &mut Vec<f32>) {
+        match self {
+            Matrix::Slice(values) => out.extend_from_slice(&values[range]),
+            Matrix::Features(features) => features.extend_from(range, out),
+        }
+    }
 }
 
 impl<'a> Block<'a> {
     fn empty() -> Block<'a> {
         Block {
-            matrix: &[],
+            matrix: Matrix::Slice(&[]),
             width: 0,
             columns: None,
         }
@@ -41,10 +68,19 @@ impl<'a> Block<'a> {
     }
 
     fn append_row(&self, row: usize, out: &mut Vec<f32>) {
-        let values = &self.matrix[row * self.width..(row + 1) * self.width];
-        match self.columns {
-            None => out.extend_from_slice(values),
-            Some(columns) => out.extend(columns.iter().map(|&j| values[j])),
+        let values = row * self.width..(row + 1) * self.width;
+        match (self.columns, self.matrix) {
+            (None, matrix) => matrix.extend(values, out),
+            (Some(columns), Matrix::Slice(matrix)) => {
+                let values = &matrix[values];
+                out.extend(columns.iter().map(|&j| values[j]));
+            }
+            (Some(columns), matrix) => {
+                let at = out.len();
+                matrix.extend(values, out);
+                let row = out.split_off(at);
+                out.extend(columns.iter().map(|&j| row[j]));
+            }
         }
     }
 }
@@ -56,7 +92,7 @@ impl<'a> Inputs<'a> {
         Inputs {
             n_rows,
             left: Block {
-                matrix,
+                matrix: Matrix::Slice(matrix),
                 width,
                 columns: None,
             },
@@ -69,12 +105,12 @@ impl<'a> Inputs<'a> {
     pub fn of(set: &'a RankingSet, view: FeatureView) -> Inputs<'a> {
         let n_rows = set.n_docs();
         let x = Block {
-            matrix: &set.regular,
+            matrix: Matrix::of(&set.regular),
             width: set.d_x,
             columns: None,
         };
         let z = Block {
-            matrix: &set.privileged,
+            matrix: Matrix::of(&set.privileged),
             width: set.d_z,
             columns: None,
         };
@@ -118,17 +154,26 @@ impl<'a> Inputs<'a> {
         self.left.taken() + self.right.taken()
     }
 
-    /// The matrix itself, when the view is one whole matrix.
+    /// Whether the view is one whole matrix: its rows in order, all its columns.
+    fn is_whole(&self) -> bool {
+        self.rows.is_none() && self.left.columns.is_none() && self.right.taken() == 0
+    }
+
+    /// The matrix itself, when the view is one whole matrix in this instance's memory.
     pub fn as_dense(&self) -> Option<&'a [f32]> {
-        (self.rows.is_none() && self.left.columns.is_none() && self.right.taken() == 0)
-            .then_some(self.left.matrix)
+        match self.left.matrix {
+            Matrix::Slice(matrix) if self.is_whole() => Some(matrix),
+            _ => None,
+        }
     }
 
     /// Appends rows `rows` to `out`, row-major.
     pub fn append_rows(&self, rows: Range<usize>, out: &mut Vec<f32>) {
-        if let Some(matrix) = self.as_dense() {
+        if self.is_whole() {
             let width = self.left.width;
-            out.extend_from_slice(&matrix[rows.start * width..rows.end * width]);
+            self.left
+                .matrix
+                .extend(rows.start * width..rows.end * width, out);
             return;
         }
         out.reserve(rows.len() * self.width());

@@ -1,4 +1,4 @@
-//! Ranking data: reading ([`letor`]), caching ([`cache`] and [`prepared_cache`], native), generating ([`synth`]) and the PFD
+//! Ranking data: reading ([`letor`]), caching ([`cache`], native, and [`prepared_cache`], whose layout also carries the page's shared data), generating ([`synth`]) and the PFD
 //! paper's preparation ([`prepare`]).
 
 pub mod bundled;
@@ -9,8 +9,8 @@ pub mod inputs;
 pub mod letor;
 pub mod logs;
 pub mod prepare;
-#[cfg(not(target_arch = "wasm32"))]
 pub mod prepared_cache;
+pub mod sections;
 pub mod synth;
 
 use std::io::Write;

@@ -40,12 +40,18 @@
 //!
 //! Like the binary cache, the file is replaced by rename, never rewritten in place: a run that
 //! has it mapped keeps reading the version it opened.
+//!
+//! The page uses the same layout without a file: one worker prepares a comparison's data and
+//! lays it out in a `SharedArrayBuffer` ([`to_shared`]), and every worker of the pool reads x and
+//! z from that one buffer ([`from_shared`]), so that the pool holds one copy of the matrices.
 
+use std::borrow::Cow;
+use std::ops::Range;
+#[cfg(not(target_arch = "wasm32"))]
 use std::path::Path;
-use std::sync::Arc;
 
-use crate::data::cache::{write_sections, ALIGN};
 use crate::data::prepare::{FilterReport, Prepared, RankingSet};
+use crate::data::sections::{write_sections, ALIGN};
 use crate::data::Features;
 use crate::error::{Error, Result};
 
@@ -140,8 +146,19 @@ fn sets(prepared: &Prepared) -> Vec<&RankingSet> {
 
 /// Writes `prepared` with `key` and the caller's `extra` fields to `path`, streamed (no second
 /// copy of a matrix) to a temporary name and renamed into place: a reader never sees half a file.
+#[cfg(not(target_arch = "wasm32"))]
 pub fn write(path: &Path, key: u64, prepared: &Prepared, extra: serde_json::Value) -> Result<()> {
     little_endian_only()?;
+    crate::output::stage_with(path, |out| encode(out, key, prepared, &extra))?.commit()
+}
+
+/// Writes the layout of `prepared` with `key` and `extra` to `out`, x and z from where they are.
+fn encode(
+    out: &mut dyn std::io::Write,
+    key: u64,
+    prepared: &Prepared,
+    extra: &serde_json::Value,
+) -> std::io::Result<()> {
     let sets = sets(prepared);
     let about = About {
         splits: sets
@@ -161,7 +178,7 @@ pub fn write(path: &Path, key: u64, prepared: &Prepared, extra: serde_json::Valu
         warnings: prepared.warnings.clone(),
         filter: prepared.filter.clone(),
         holdout: prepared.holdout,
-        extra,
+        extra: extra.clone(),
     };
     let about = serde_json::to_vec(&about).expect("the prepared splits' description serialises");
     let mut header = Vec::with_capacity(HEADER_BYTES);
@@ -199,17 +216,39 @@ pub fn write(path: &Path, key: u64, prepared: &Prepared, extra: serde_json::Valu
         ]);
     }
     // Every section after the header and the JSON starts on an ALIGN boundary.
-    crate::output::stage_with(path, |out| write_sections(out, sections, 2))?.commit()
+    write_sections(out, sections, 2)
+}
+
+/// Bytes that hold the layout: a mapped file, or the page's buffer shared by its workers.
+trait Source {
+    fn len(&self) -> usize;
+    /// Bytes `range` (inside the source), borrowed where they are in this instance's memory.
+    fn bytes(&self, range: Range<usize>) -> Cow<'_, [u8]>;
+    /// `len` f32 values from byte `offset` (4-aligned, inside the source), read in place.
+    fn matrix(&self, offset: usize, len: usize) -> Features;
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+impl Source for std::sync::Arc<memmap2::Mmap> {
+    fn len(&self) -> usize {
+        (**self).len()
+    }
+    fn bytes(&self, range: Range<usize>) -> Cow<'_, [u8]> {
+        Cow::Borrowed(&self[range])
+    }
+    fn matrix(&self, offset: usize, len: usize) -> Features {
+        Features::mapped(self.clone(), offset, len)
+    }
 }
 
 /// Reads the prepared splits of `path`, written with `key`: x and z mapped and used in place,
 /// the rest copied. Returns them with the caller's `extra` fields; `Ok(Err(KeyMismatch))` when
 /// the file was written with another key. A truncated or corrupt file is an error naming it.
+#[cfg(not(target_arch = "wasm32"))]
 pub fn read(
     path: &Path,
     key: u64,
 ) -> Result<std::result::Result<(Prepared, serde_json::Value), KeyMismatch>> {
-    little_endian_only()?;
     let bad = |message: String| {
         Error::parse(
             path,
@@ -223,11 +262,24 @@ pub fn read(
     let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
     // SAFETY: the file is only read; a writer replaces it by rename, never in place.
     let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| Error::io(path, e))?;
-    if map.len() < HEADER_BYTES || map[..8] != MAGIC {
+    decode(&std::sync::Arc::new(map), key, &bad)
+}
+
+/// The prepared splits laid out in `source`, written with `key`; `bad` words what is wrong
+/// with it.
+fn decode(
+    source: &impl Source,
+    key: u64,
+    bad: &dyn Fn(String) -> Error,
+) -> Result<std::result::Result<(Prepared, serde_json::Value), KeyMismatch>> {
+    little_endian_only()?;
+    let len = source.len();
+    if len < HEADER_BYTES || source.bytes(0..8)[..] != MAGIC {
         return Err(bad("not a prepared-splits file (bad magic number)".into()));
     }
-    let u64_at = |at: usize| u64::from_le_bytes(map[at..at + 8].try_into().unwrap());
-    let version = u32::from_le_bytes(map[8..12].try_into().unwrap());
+    let header = source.bytes(0..HEADER_BYTES);
+    let u64_at = |at: usize| u64::from_le_bytes(header[at..at + 8].try_into().unwrap());
+    let version = u32::from_le_bytes(header[8..12].try_into().unwrap());
     if version != PREPARED_VERSION {
         return Err(bad(format!(
             "prepared-splits format version {version}, expected {PREPARED_VERSION}"
@@ -237,14 +289,13 @@ pub fn read(
         return Ok(Err(KeyMismatch));
     }
     let about_len = u64_at(24);
-    if about_len > MAX_ABOUT_BYTES || HEADER_BYTES as u64 + about_len > map.len() as u64 {
+    if about_len > MAX_ABOUT_BYTES || HEADER_BYTES as u64 + about_len > len as u64 {
         return Err(bad(format!(
-            "truncated or corrupt: its header announces {about_len} bytes of description in a file of {} bytes",
-            map.len()
+            "truncated or corrupt: its header announces {about_len} bytes of description in a file of {len} bytes"
         )));
     }
     let about_end = HEADER_BYTES + about_len as usize;
-    let about: About = serde_json::from_slice(&map[HEADER_BYTES..about_end])
+    let about: About = serde_json::from_slice(&source.bytes(HEADER_BYTES..about_end))
         .map_err(|e| bad(format!("corrupt description: {e}")))?;
     if !(2..=3).contains(&about.splits.len()) {
         return Err(bad(format!(
@@ -260,13 +311,12 @@ pub fn read(
         let start = at.checked_add(ALIGN as u128 - 1)? / ALIGN as u128 * ALIGN as u128;
         let end = start.checked_add(bytes?)?;
         at = end;
-        (end <= map.len() as u128).then_some((start as usize, end as usize))
+        (end <= len as u128).then_some((start as usize, end as usize))
     };
     let sized = |n: usize, bytes_each: u128| (n as u128).checked_mul(bytes_each);
     let truncated = || {
         bad(format!(
-            "truncated or corrupt: {} bytes, shorter than its description implies",
-            map.len()
+            "truncated or corrupt: {len} bytes, shorter than its description implies"
         ))
     };
     let correlations = section(sized(about.n_correlations, 8)).ok_or_else(truncated)?;
@@ -291,28 +341,27 @@ pub fn read(
         }
         layouts.push(next);
     }
-    if at != map.len() as u128 {
+    if at != len as u128 {
         return Err(bad(format!(
-            "corrupt: {} bytes, its description implies {at}",
-            map.len()
+            "corrupt: {len} bytes, its description implies {at}"
         )));
     }
 
-    let map = Arc::new(map);
-    let f64s = |(start, end): (usize, usize)| -> Vec<f64> {
-        map[start..end]
+    let bytes = |(start, end): (usize, usize)| source.bytes(start..end);
+    let f64s = |range| -> Vec<f64> {
+        bytes(range)
             .chunks_exact(8)
             .map(|b| f64::from_le_bytes(b.try_into().unwrap()))
             .collect()
     };
-    let f32s = |(start, end): (usize, usize)| -> Vec<f32> {
-        map[start..end]
+    let f32s = |range| -> Vec<f32> {
+        bytes(range)
             .chunks_exact(4)
             .map(|b| f32::from_le_bytes(b.try_into().unwrap()))
             .collect()
     };
-    let u64s = |(start, end): (usize, usize)| -> Vec<u64> {
-        map[start..end]
+    let u64s = |range| -> Vec<u64> {
+        bytes(range)
             .chunks_exact(8)
             .map(|b| u64::from_le_bytes(b.try_into().unwrap()))
             .collect()
@@ -323,21 +372,19 @@ pub fn read(
         let [x, z, labels, grades, positive, offsets, qids] = layout[..] else {
             unreachable!("seven sections a split")
         };
+        let positive = bytes(positive);
         let set = RankingSet {
-            regular: Features::mapped(map.clone(), x.0, shape.n_docs * shape.d_x),
+            regular: source.matrix(x.0, shape.n_docs * shape.d_x),
             d_x: shape.d_x,
-            privileged: Features::mapped(map.clone(), z.0, shape.n_docs * shape.d_z),
+            privileged: source.matrix(z.0, shape.n_docs * shape.d_z),
             d_z: shape.d_z,
-            grades: map[grades.0..grades.1].to_vec(),
+            grades: bytes(grades).into_owned(),
             labels: f32s(labels),
             group_offsets: u64s(offsets).into_iter().map(|o| o as usize).collect(),
-            positive_group: map[positive.0..positive.1]
-                .iter()
-                .map(|&p| p == 1)
-                .collect(),
+            positive_group: positive.iter().map(|&p| p == 1).collect(),
             qids: u64s(qids),
         };
-        let flags_valid = map[positive.0..positive.1].iter().all(|&p| p <= 1);
+        let flags_valid = positive.iter().all(|&p| p <= 1);
         check_set(&set, flags_valid).map_err(|what| {
             bad(format!(
                 "corrupt {} split: {what}",
@@ -366,6 +413,96 @@ pub fn read(
         holdout: about.holdout,
     };
     Ok(Ok((prepared, about.extra)))
+}
+
+/// The key of prepared splits laid out for the page's workers (who share them in memory, so no
+/// other settings can be met).
+#[cfg(target_arch = "wasm32")]
+const SHARED_KEY: u64 = 0;
+
+/// A view of a `SharedArrayBuffer` as a [`Source`].
+#[cfg(target_arch = "wasm32")]
+struct Shared<'a>(&'a js_sys::SharedArrayBuffer);
+
+#[cfg(target_arch = "wasm32")]
+impl Source for Shared<'_> {
+    fn len(&self) -> usize {
+        self.0.byte_length() as usize
+    }
+    fn bytes(&self, range: Range<usize>) -> Cow<'_, [u8]> {
+        let view = js_sys::Uint8Array::new_with_byte_offset_and_length(
+            self.0,
+            range.start as u32,
+            range.len() as u32,
+        );
+        Cow::Owned(view.to_vec())
+    }
+    fn matrix(&self, offset: usize, len: usize) -> Features {
+        Features::shared(js_sys::Float32Array::new_with_byte_offset_and_length(
+            self.0,
+            offset as u32,
+            len as u32,
+        ))
+    }
+}
+
+/// Lays out `prepared` and the caller's `extra` fields in a new `SharedArrayBuffer`, for the
+/// page's workers to read with [`from_shared`]: x and z are copied into it once, from where they
+/// are, a section at a time.
+#[cfg(target_arch = "wasm32")]
+pub fn to_shared(
+    prepared: &Prepared,
+    extra: serde_json::Value,
+) -> Result<js_sys::SharedArrayBuffer> {
+    use std::io::Write;
+    /// Counts bytes: the layout's size, before the buffer is made.
+    struct Count(usize);
+    impl Write for Count {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 += bytes.len();
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    /// Copies bytes into the buffer, one after the other.
+    struct Copying(js_sys::Uint8Array, u32);
+    impl Write for Copying {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            let end = self.1 + bytes.len() as u32;
+            self.0.subarray(self.1, end).copy_from(bytes);
+            self.1 = end;
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let io = |e: std::io::Error| Error::Config(format!("laying out the shared data: {e}"));
+    let mut count = Count(0);
+    encode(&mut count, SHARED_KEY, prepared, &extra).map_err(io)?;
+    let bytes = u32::try_from(count.0).map_err(|_| {
+        Error::Config(format!(
+            "the prepared data take {} bytes, more than a shared buffer holds (4 GiB)",
+            count.0
+        ))
+    })?;
+    let buffer = js_sys::SharedArrayBuffer::new(bytes);
+    let mut copying = Copying(js_sys::Uint8Array::new(&buffer), 0);
+    encode(&mut copying, SHARED_KEY, prepared, &extra).map_err(io)?;
+    Ok(buffer)
+}
+
+/// The prepared splits laid out in `buffer` by [`to_shared`] (in this worker or another): x and
+/// z read in place from it, the rest copied. Returns them with the `extra` fields.
+#[cfg(target_arch = "wasm32")]
+pub fn from_shared(buffer: &js_sys::SharedArrayBuffer) -> Result<(Prepared, serde_json::Value)> {
+    let bad = |message: String| Error::Config(format!("the pool's shared data: {message}"));
+    match decode(&Shared(buffer), SHARED_KEY, &bad)? {
+        Ok(read) => Ok(read),
+        Err(KeyMismatch) => Err(bad("laid out for other settings".into())),
+    }
 }
 
 /// What preparation guarantees of a split and the models rely on: groups that tile the

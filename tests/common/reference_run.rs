@@ -19,7 +19,8 @@ pub type Curve = BTreeMap<String, Vec<(f64, f64)>>;
 
 pub const FIXTURE: &str = include_str!("../data/reference_curve.json");
 
-fn prepared() -> Prepared {
+/// The run's data: small synthetic splits, prepared.
+pub fn prepared() -> Prepared {
     let s = generate_splits(&SynthOptions::default(), 60, 20, 20).unwrap();
     let options = PrepareOptions {
         tau_target: 3.5,
@@ -31,6 +32,11 @@ fn prepared() -> Prepared {
 
 /// The run on `engine`.
 pub async fn curve(engine: Engine) -> Curve {
+    curve_on(&prepared(), engine).await
+}
+
+/// The run on `engine`, from `data` (the run's data, wherever they lie).
+pub async fn curve_on(data: &Prepared, engine: Engine) -> Curve {
     let config = CompareConfig {
         methods: vec![Method::NoDistillation, Method::Pfd],
         seeds: 1,
@@ -45,7 +51,7 @@ pub async fn curve(engine: Engine) -> Curve {
         ..CompareConfig::default()
     };
     let mut curve = Curve::new();
-    compare_async(&prepared(), &config, &mut |model, event| {
+    compare_async(data, &config, &mut |model, event| {
         if let Event::Epoch(log) = event {
             curve
                 .entry(model.to_string())

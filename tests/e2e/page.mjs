@@ -4,7 +4,8 @@
 //   node tests/e2e/page.mjs http://127.0.0.1:PORT/
 //
 // Prints one line per check and a `test result:` line in cargo's format, which the test runner
-// counts; exits non-zero when a check fails. Screenshots go to target/e2e/ (page.png, objectives.png).
+// counts; exits non-zero when a check fails. `E2E_ONLY=TEXT` runs only the checks whose names hold
+// TEXT (some checks read what earlier ones left on the page). Screenshots go to target/e2e/ (page.png, objectives.png).
 
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
@@ -52,7 +53,10 @@ await page.addInitScript(() => {
 
 let passed = 0;
 let failed = 0;
+// E2E_ONLY=TEXT runs the checks whose names hold TEXT (the others are not counted).
+const only = process.env.E2E_ONLY;
 async function check(name, body) {
+  if (only && !name.includes(only)) return;
   const started = Date.now();
   try {
     await body();
@@ -508,6 +512,70 @@ function tempFile(name, text) {
   fs.writeFileSync(path.join(dir, name), text);
   return path.join(dir, name);
 }
+
+/// A LETOR file of `queries` queries of `docs` documents with `features` columns, to weigh on
+/// memory: the grade is drawn from a hash, columns 1-3 follow it with noise, the rest are noise.
+function wideLetor(queries, docs, features) {
+  const lines = [];
+  for (let q = 1; q <= queries; q++) {
+    for (let d = 0; d < docs; d++) {
+      const h = (k) => ((q * 7919 + d * 104729 + k * 1299709) % 1000) / 1000;
+      const grade = Math.min(2, Math.floor(h(0) * 3.4));
+      const f = Array.from({ length: features }, (_, k) => (k < 3 ? grade + h(k + 1) : h(k + 1)));
+      lines.push(`${grade} qid:${q} ${f.map((v, i) => `${i + 1}:${v.toFixed(2)}`).join(" ")}`);
+    }
+  }
+  return lines.join("\n") + "\n";
+}
+
+await check("the_pool_shares_one_copy_of_the_data", async () => {
+  // 1,500 queries x 40 documents x 80 features: 18 MB of prepared x and z. With the data shared,
+  // each worker but the first (which read the upload and prepared it) holds only its jobs'
+  // buffers; without (a page that is not cross-origin isolated), each holds a copy of its own.
+  const file = tempFile("wide.txt", wideLetor(1500, 40, 80));
+  const hash = "#backend=cpu&epochs=1&seeds=2&widths=16&method=no-distillation,pfd&workers=4";
+  const memory = async (isolated) => {
+    const p = await freshPage(hash, isolated ? null : () => {
+      Object.defineProperty(window, "crossOriginIsolated", { value: false });
+    });
+    try {
+      expect(await p.evaluate(() => window.crossOriginIsolated) === isolated, "cross-origin isolation");
+      await p.check("input[name=source][value=upload]");
+      await p.setInputFiles("#files", file);
+      await p.waitForFunction(() => /1,?500 queries/.test(document.getElementById("stats").textContent), null, { timeout: 120_000 });
+      const status = await clickAndWait(p, "#run", 300_000);
+      expect(status.startsWith("Done") && /with 4 workers/.test(status), `the run: ${status} ${await errorText(p)}`);
+      const box = p.locator("#pool-memory");
+      const words = await box.textContent();
+      return {
+        words,
+        table: await p.$$eval("#results tbody tr", (rows) => rows.map((r) => r.textContent)),
+        shared: Number(await box.getAttribute("data-shared")),
+        workers: (await box.getAttribute("data-workers")).split(",").map(Number),
+      };
+    } finally {
+      await p.close();
+    }
+  };
+  const mb = (bytes) => (bytes / 2 ** 20).toFixed(1);
+  const shared = await memory(true);
+  const own = await memory(false);
+  console.log(`    shared: ${mb(shared.shared)} MB buffer; workers ${shared.workers.map(mb).join(", ")} MB`);
+  console.log(`    own copies: workers ${own.workers.map(mb).join(", ")} MB`);
+  expect(/one shared copy/.test(shared.words) && shared.shared > 15 * 2 ** 20, `shared: ${shared.words}`);
+  expect(/its own copy/.test(own.words) && own.shared === 0, `own copies: ${own.words}`);
+  // The pool's other workers hold no copy: less than half the buffer each, against at least the
+  // whole of it each when they read the upload themselves.
+  for (const [k, bytes] of shared.workers.slice(1).entries()) {
+    expect(bytes < shared.shared / 2, `worker ${k + 2} holds ${mb(bytes)} MB beside a ${mb(shared.shared)} MB shared buffer`);
+  }
+  for (const [k, bytes] of own.workers.slice(1).entries()) {
+    expect(bytes > shared.shared, `worker ${k + 2} without sharing holds only ${mb(bytes)} MB`);
+  }
+  // The same numbers either way.
+  expect(JSON.stringify(shared.table) === JSON.stringify(own.table),
+    `shared: ${JSON.stringify(shared.table)}\n    own: ${JSON.stringify(own.table)}`);
+});
 
 await check("class_12_auto_checks_the_model_size_before_timing", async () => {
   // auto (the default) timed a 20000-20000 model before any check: the worker trapped, Run stayed

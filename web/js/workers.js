@@ -5,8 +5,15 @@ import { $, integer, showError, field } from "./dom.js";
 
 // ---------------------------------------------------------------- the workers
 
-/// Most workers the pool starts, whatever the browser reports (each holds a copy of the data).
+/// Most workers the pool starts, whatever the browser reports.
 export const MAX_WORKERS = 8;
+
+/// Whether the pool's workers can share one copy of a comparison's data: a SharedArrayBuffer,
+/// which a browser gives a cross-origin isolated page (the demo server sends the headers, and
+/// `cargo xtask dist` writes them in `_headers`). Otherwise each worker holds its own copy.
+export function canShare() {
+  return self.crossOriginIsolated === true && typeof SharedArrayBuffer === "function";
+}
 
 export let adapter = null;      // {name, backend, software, products, products_ms} or null
 export let noGpuWhy = null;
@@ -33,6 +40,7 @@ export class EngineWorker {
     this.waiters = [];          // replies of other requests, in order
     this.dataKey = null;        // the data message it holds (or has been sent)
     this.dataReady = null;      // its reply to that message
+    this.sharedKey = null;      // the shared data it reads instead (see `useShared`)
     this.warmed = null;         // its warm-up (see warmUp)
     this.stopped = false;
     this.worker.onmessage = (e) => this.onMessage(e.data);
@@ -140,8 +148,9 @@ export async function loadData(msg) {
       throw e;
     }
   }
-  // The other workers load the same data in the background, so that a Run finds them ready.
-  if (data === entry) for (const w of workers.slice(1)) withData(w).catch(() => {});
+  // Where they cannot share it, the other workers load the same data in the background, so
+  // that a Run finds them ready.
+  if (data === entry && !canShare()) for (const w of workers.slice(1)) withData(w).catch(() => {});
   return entry.reply;
 }
 
@@ -157,6 +166,7 @@ export function withData(w) {
   if (data.message && w.dataKey !== data.key) {
     const key = data.key;
     w.dataKey = key;
+    w.sharedKey = null;
     w.dataReady = w.request(data.message).catch((e) => {
       if (w.dataKey === key) w.dataKey = null;
       throw e;
@@ -165,13 +175,49 @@ export function withData(w) {
   return w.dataReady ?? Promise.resolve();
 }
 
-/// Starts the pool's workers and loads the data into them, in the background (after the page
-/// has loaded its data), so that the first Run does not wait for them.
+/// The data prepared for the setup of the last pooled comparison, shared by the pool:
+/// `{key, buffer}`, the key naming the page's data and the setup's data fields.
+let shared = { key: null, buffer: null };
+
+/// The data of `setup` prepared by the first worker (which holds the page's data) in a
+/// SharedArrayBuffer, once per data and data fields.
+async function sharedData(setup) {
+  const key = JSON.stringify([data.key, setup.data]);
+  if (shared.key !== key) {
+    await withData(workers[0]);
+    const { buffer } = await workers[0].request({ type: "share", setup });
+    shared = { key, buffer };
+    workers[0].sharedKey = key;
+  }
+  return shared;
+}
+
+/// Makes the shared data (`sharedData`) a worker's data for `setup`'s jobs: it reads x and z
+/// from the one buffer, and drops any copy of its own.
+async function useShared(w, entry, setup) {
+  if (w.sharedKey === entry.key) return;
+  w.sharedKey = entry.key;
+  w.dataKey = null;
+  w.dataReady = null;
+  try {
+    await w.request({ type: "use-shared", setup, buffer: entry.buffer });
+  } catch (e) {
+    if (w.sharedKey === entry.key) w.sharedKey = null;
+    throw e;
+  }
+}
+
+/// What a pooled comparison held, measured after it: the shared buffer's bytes (0 without one)
+/// and each worker's WebAssembly memory, in pool order.
+export let poolMemory = null;
+
+/// Starts the pool's workers in the background (after the page has loaded its data), so that the
+/// first Run does not wait for them. Where they cannot share the data, each loads its own copy.
 export function startPool() {
   // A pool size the form gets wrong is reported when Run asks for it.
   Promise.resolve()
     .then(() => pool(poolSize()))
-    .then((members) => members.forEach((w) => withData(w).catch(() => {})))
+    .then((members) => { if (!canShare()) members.forEach((w) => withData(w).catch(() => {})); })
     .catch(() => {});
 }
 
@@ -231,8 +277,11 @@ export async function runPool(setup, onEvent) {
   // the workers finish together.
   const models = (method) => 1 + ({ "no-distillation": 0, "multi-teacher-pfd": 2 }[method] ?? 1);
   const order = jobs.map((job, k) => k).sort((a, b) => models(jobs[b].method) - models(jobs[a].method) || a - b);
-  const size = setup.backend === "gpu" ? 1 : poolSize();
-  const { results, workers: used } = await inPool(size, jobs, order, async (w, job, onLabel) => {
+  const size = Math.min(setup.backend === "gpu" ? 1 : poolSize(), jobs.length);
+  // Several workers read one copy of the prepared data where the browser allows it.
+  const entry = size > 1 && canShare() ? await sharedData(setup) : null;
+  const load = entry ? (w) => useShared(w, entry, setup) : withData;
+  const { results, workers: used } = await inPool(size, jobs, order, load, async (w, job, onLabel) => {
     const r = await w.train(
       { type: "job", setup, method: job.method, seed: job.seed, keep_student: job.seed === 0 },
       (ev) => {
@@ -250,15 +299,37 @@ export async function runPool(setup, onEvent) {
     methods[i].runs[job.seed] = results[k].run;
   });
   const { result } = await workers[0].request({ type: "summary", setup, methods });
-  return { ...result, workers: used };
+  const members = workers.slice(0, used);
+  const memory = await Promise.all(members.map((w) => w.request({ type: "memory" }).then((r) => r.bytes)));
+  poolMemory = { shared: entry ? entry.buffer.byteLength : 0, workers: memory };
+  showPoolMemory();
+  return { ...result, workers: used, memory: poolMemory };
+}
+
+/// What the last pooled comparison held, on the page (`#pool-memory`, its numbers in `data-*`
+/// attributes).
+export function showPoolMemory() {
+  const box = $("pool-memory");
+  if (!poolMemory || poolMemory.workers.length < 2) {
+    box.textContent = "";
+    return;
+  }
+  const mb = (bytes) => (bytes / 2 ** 20).toFixed(1);
+  const held = `each worker's WebAssembly memory: ${poolMemory.workers.map(mb).join(", ")} MB`;
+  box.textContent = poolMemory.shared
+    ? `The ${poolMemory.workers.length} workers read one shared copy of the prepared data (${mb(poolMemory.shared)} MB); ${held}.`
+    : `Each of the ${poolMemory.workers.length} workers holds its own copy of the data (this page is not cross-origin isolated, so it cannot share one); ${held}.`;
+  box.dataset.shared = String(poolMemory.shared);
+  box.dataset.workers = poolMemory.workers.join(",");
 }
 
 /// Runs `jobs` on a pool of `size` workers (the next job in `order`, a permutation of the jobs'
-/// indices, to the first free worker), showing what each does; `start(worker, job, onModel)` runs
-/// one job and resolves to its result. Resolves to the results in the order of `jobs`.
-export async function inPool(size, jobs, order, start) {
+/// indices, to the first free worker), showing what each does; `load(worker)` gives a worker its
+/// data, `start(worker, job, onModel)` runs one job and resolves to its result. Resolves to the
+/// results in the order of `jobs`.
+export async function inPool(size, jobs, order, load, start) {
   const members = await pool(Math.min(size, jobs.length));
-  await Promise.all(members.map(withData));
+  await Promise.all(members.map(load));
   const results = new Array(jobs.length);
   let next = 0;
   let failure = null;
@@ -299,7 +370,7 @@ export async function runObjectivesPool(setup, onEvent) {
     setup.objectives.forEach((objective, index) => jobs.push({ index, seed, label: `${objective} seed ${seed}` }));
   }
   const size = setup.backend === "gpu" ? 1 : poolSize();
-  const { results, workers: used } = await inPool(size, jobs, jobs.map((_, k) => k), (w, job, onLabel) =>
+  const { results, workers: used } = await inPool(size, jobs, jobs.map((_, k) => k), withData, (w, job, onLabel) =>
     w.train({ type: "objectives-job", setup, objective: job.index, seed: job.seed }, (ev) => {
       onLabel(job.label);
       onEvent(ev);
@@ -331,6 +402,7 @@ export async function recover(e) {
 export async function restartWorker() {
   for (const w of workers) w.terminate();
   workers = [];
+  shared = { key: null, buffer: null };
   studentWorker.clear();
   activity = [];
   showActivity();
@@ -376,8 +448,10 @@ export async function measureAuto(setup, features) {
   if (autoChoice?.key === key) return autoChoice;
   $("status").textContent = "auto: timing the CPU engine and WebGPU on this model…";
   const members = await pool(workersWanted);
-  // Every worker idle first (its data and warm-up done), so that all of them time at once.
-  await Promise.all(members.map((w) => Promise.all([withData(w), w.warmed])));
+  // Every worker idle first (its data, where it loads its own, and warm-up done), so that all
+  // of them time at once.
+  const idle = (w) => (canShare() && w !== workers[0] ? w.ready : withData(w));
+  await Promise.all(members.map((w) => Promise.all([idle(w), w.warmed])));
   // Each for at least 50 ms after a warm-up: tens of steps where a step is fast, one or two on a
   // software adapter.
   const cpu = (await Promise.all(members.map((w) =>

@@ -126,6 +126,11 @@ pub fn dist(dir: &Path) -> Result<(), String> {
         let name = entry.map_err(|e| e.to_string())?.file_name();
         copy(&format!("pkg/{}", name.to_string_lossy()))?;
     }
+    // The isolation headers for hosts that read a `_headers` file (Netlify, Cloudflare Pages);
+    // elsewhere, serve them from the host's configuration, or each worker of the pool holds its
+    // own copy of the data.
+    let headers = format!("/*\n  {}\n", ISOLATION.trim_end().replace("\r\n", "\n  "));
+    std::fs::write(dir.join("_headers"), headers).map_err(|e| format!("_headers: {e}"))?;
     println!("wrote the page to {}", dir.display());
     Ok(())
 }
@@ -182,6 +187,10 @@ impl Server {
     }
 }
 
+/// The headers that make the page cross-origin isolated, as HTTP header lines.
+const ISOLATION: &str =
+    "Cross-Origin-Opener-Policy: same-origin\r\nCross-Origin-Embedder-Policy: require-corp\r\n";
+
 /// Reads one request from `stream` and answers it: the file it names, or 404.
 fn answer(web: &Path, mut stream: std::net::TcpStream) -> std::io::Result<()> {
     use std::io::{Read, Write};
@@ -207,8 +216,10 @@ fn answer(web: &Path, mut stream: std::net::TcpStream) -> std::io::Result<()> {
         Some((path, bytes)) => ("200 OK", content_type(&path), bytes),
         None => ("404 Not Found", "text/plain", b"not found".to_vec()),
     };
+    // Cross-origin isolation (COOP and COEP): the page's workers may then share one copy of the
+    // data in a SharedArrayBuffer.
     let header = format!(
-        "HTTP/1.1 {status}\r\nContent-Type: {kind}\r\nContent-Length: {}\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\n",
+        "HTTP/1.1 {status}\r\nContent-Type: {kind}\r\nContent-Length: {}\r\nCache-Control: no-cache\r\n{ISOLATION}Connection: close\r\n\r\n",
         body.len()
     );
     stream.write_all(header.as_bytes())?;
