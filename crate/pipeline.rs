@@ -1238,7 +1238,7 @@ pub fn results_json(
         .filter(|t| t.metric == "ndcg@8")
         .map(crate::stats::sentence)
         .collect();
-    serde_json::json!({
+    let mut results = serde_json::json!({
         "data": data.description,
         "preparation": data.options,
         "privileged_columns": data.prepared.privileged_columns,
@@ -1251,7 +1251,22 @@ pub fn results_json(
         "per_query_graded": comparison.per_query_json(true),
         "tests": tests,
         "sentences": sentences,
-    })
+    });
+    // The teachers trained once for two methods, when there are any.
+    let shared = shared_teachers(data, setup);
+    if !shared.is_empty() {
+        results["shared_teachers"] = shared.into();
+    }
+    results
+}
+
+/// What the reports say of the teachers a comparison trains once for two methods
+/// ([`CompareConfig::jobs`]): a sentence each; none when every method trains its own.
+pub fn shared_teachers(data: &PreparedData, setup: &Setup) -> Vec<String> {
+    setup
+        .compare_config(Engine::Cpu)
+        .map(|c| c.shared_teachers(data.prepared.train.d_z))
+        .unwrap_or_default()
 }
 
 /// A dataset from arrays (Python's `fit(X, y, qid=...)`): `features` row-major `n_docs x

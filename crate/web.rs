@@ -38,7 +38,7 @@ use crate::gpu::{AdapterChoice, Gpu};
 use crate::model_io::{to_safetensors, ModelConfig};
 use crate::pipeline::{self, PreparedData, Reporter, Role, Silent, Store};
 use crate::ranking::distill::Method;
-use crate::ranking::experiment::{run_method_seed, Comparison, MethodRuns};
+use crate::ranking::experiment::{run_job, Comparison, Job, MethodRuns};
 use crate::ranking::train::{Engine, Event};
 use crate::setup::{Backend, DataSource, ObjectivesSetup, Setup as ExperimentSetup, HOLDOUT};
 
@@ -536,39 +536,55 @@ pub fn choose_backend(cpu_docs_per_s: f64, gpu_docs_per_s: Option<f64>) -> Strin
     }
 }
 
-/// One job of a comparison: `method` at `seed` (its teachers, then its student;
-/// [`crate::ranking::experiment::run_method_seed`]). A comparison is the set of its methods x seeds, and
-/// the page's pool of workers runs them side by side with the same results as one worker.
+/// The jobs of `setup`'s comparison on the loaded data ([`CompareConfig::jobs`]): `[{seed,
+/// methods, models}]`, each seed's methods that share a teacher in one job. The page's pool runs
+/// them side by side, the most models first.
+///
+/// [`CompareConfig::jobs`]: crate::ranking::experiment::CompareConfig::jobs
+#[wasm_bindgen]
+pub fn compare_jobs(setup: JsValue) -> std::result::Result<JsValue, JsError> {
+    let setup = setup_of(setup).map_err(js_error)?;
+    let run = prepared_run(&setup).map_err(js_error)?;
+    let config = setup.compare_config(Engine::Cpu).map_err(js_error)?;
+    config.validate(&run.prepared.prepared).map_err(js_error)?;
+    to_js(&config.jobs(run.prepared.prepared.train.d_z))
+}
+
+/// One job of a comparison (from [`compare_jobs`]): its methods at its seed, each method's
+/// teachers then its student, a teacher two of them share trained once
+/// ([`crate::ranking::experiment::run_job`]). A comparison is the set of its jobs, and the page's
+/// pool of workers runs them side by side with the same results as one worker.
 /// `on_event(event)` is called after every epoch (`{type: "epoch", model, log}`) and about four
 /// times a second with the documents trained so far (`{type: "progress", model, docs,
-/// seconds}`). With `keep_student`, the worker keeps the student for `student_files`. Resolves
-/// to `{method, run}`: the method as `methods` and `summarize_compare` name it, and its
+/// seconds}`). With `keep_student`, the worker keeps the students for `student_files`. Resolves
+/// to `[{method, run}]`: each method as `methods` and `summarize_compare` name it, and its
 /// `SeedRun`.
 #[wasm_bindgen]
 pub async fn run_compare_job(
     setup: JsValue,
-    method: &str,
-    seed: u32,
+    job: JsValue,
     keep_student: bool,
     on_event: js_sys::Function,
 ) -> std::result::Result<JsValue, JsError> {
     let setup = setup_of(setup).map_err(js_error)?;
+    let job: Job =
+        serde_wasm_bindgen::from_value(job).map_err(|e| JsError::new(&format!("the job: {e}")))?;
     let run = prepared_run(&setup).map_err(js_error)?;
     let config = setup
         .compare_config(engine_for(&setup).map_err(js_error)?)
         .map_err(js_error)?;
     config.validate(&run.prepared.prepared).map_err(js_error)?;
-    let method =
-        Method::parse(method).ok_or_else(|| JsError::new(&format!("unknown method '{method}'")))?;
+    if let Some(m) = job.methods.iter().find(|m| !config.methods.contains(m)) {
+        return Err(JsError::new(&format!("{m} is not a method of the setup")));
+    }
     let started = Instant::now();
     let mut last_progress = Instant::now();
     let mut docs = 0usize;
     let mut sink = EventSink::new(on_event);
-    let (student, seed_run) = run_method_seed(
+    let runs = run_job(
         &run.prepared.prepared,
         &config,
-        method,
-        seed as u64,
+        &job,
         &mut |model, event| {
             let page_event = match event {
                 Event::Epoch(log) => Some(PageEvent::Epoch { model, log }),
@@ -592,17 +608,21 @@ pub async fn run_compare_job(
     .await
     .map_err(js_error)?;
     sink.finish()?;
-    if keep_student {
-        STATE.with(|s| {
-            let mut s = s.borrow_mut();
-            // The config the CLI saves a student with: the columns it reads, and the data and
-            // the whole setup that trained it.
-            let config = pipeline::student_config(&run.prepared, &setup, &student);
-            s.students.retain(|(m, _, _)| *m != method);
-            s.students.push((method, student, config));
-        });
+    let mut results = Vec::with_capacity(runs.len());
+    for (&method, (student, seed_run)) in job.methods.iter().zip(runs) {
+        if keep_student {
+            STATE.with(|s| {
+                let mut s = s.borrow_mut();
+                // The config the CLI saves a student with: the columns it reads, and the data and
+                // the whole setup that trained it.
+                let config = pipeline::student_config(&run.prepared, &setup, &student);
+                s.students.retain(|(m, _, _)| *m != method);
+                s.students.push((method, student, config));
+            });
+        }
+        results.push(serde_json::json!({"method": method, "run": seed_run}));
     }
-    to_js(&serde_json::json!({"method": method, "run": seed_run}))
+    to_js(&results)
 }
 
 /// The results of a comparison from its jobs: `methods` is `[{method, runs}]` with each

@@ -810,7 +810,10 @@ fn compare_gives_the_same_results_for_any_number_of_jobs() {
                 "--widths",
                 "16,8",
                 "--methods",
-                "no-distillation,self-distillation,gend,pfd,multi-teacher-pfd",
+                "no-distillation,self-distillation,gend,pfd,multi-teacher-pfd,ranking-distillation",
+                // Ranking Distillation's teacher is then self-distillation's: one job trains both.
+                "--rd-teacher-factor",
+                "1",
                 "--backend",
                 "cpu",
                 "--quiet",
@@ -845,6 +848,14 @@ fn compare_gives_the_same_results_for_any_number_of_jobs() {
     assert_eq!(figures(&results[0]), figures(&results[1]));
     assert_eq!(results[0]["per_query"], results[1]["per_query"]);
     assert_eq!(results[0]["tests"], results[1]["tests"]);
+    for r in &results {
+        let shared = r["shared_teachers"].as_array().unwrap();
+        assert_eq!(shared.len(), 1, "{shared:?}");
+        assert!(shared[0]
+            .as_str()
+            .unwrap()
+            .starts_with("ranking-distillation's teacher is self-distillation's"));
+    }
     let (ok, _, stderr) = distillrank(&[
         "compare",
         "--jobs",

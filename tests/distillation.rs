@@ -229,3 +229,116 @@ fn privileged_subsets_cover_z_once() {
     let subsets = privileged_subsets(5, 2);
     assert_eq!(subsets, vec![vec![0, 2, 4], vec![1, 3]]);
 }
+
+/// Ranking Distillation's teacher at `--rd-teacher-factor 1` (and no `--teacher-widths`) is
+/// self-distillation's: x only, the student's widths, the same settings and seed. A comparison of
+/// both trains it once per seed, in one job, says so, and gives each method what it gives alone.
+/// Any difference (a larger RD teacher, other teacher widths) keeps two teachers.
+#[test]
+fn a_teacher_two_methods_share_is_trained_once_and_each_gets_what_it_gets_alone() {
+    use distillrank::experiment::{Comparison, Job};
+    let p = small();
+    let d_z = p.train.d_z;
+    let mut both = tiny_config(vec![
+        Method::NoDistillation,
+        Method::SelfDistillation,
+        Method::RankingDistillation,
+    ]);
+    both.rd_teacher_factor = 1.0;
+    let job = |seed, methods: &[Method], models| Job {
+        seed,
+        methods: methods.to_vec(),
+        models,
+    };
+    let (sd, rd) = (Method::SelfDistillation, Method::RankingDistillation);
+    assert_eq!(
+        both.jobs(d_z),
+        [
+            job(0, &[Method::NoDistillation], 1),
+            job(0, &[sd, rd], 3),
+            job(1, &[Method::NoDistillation], 1),
+            job(1, &[sd, rd], 3),
+        ]
+    );
+    let said = both.shared_teachers(d_z);
+    assert_eq!(said.len(), 1, "{said:?}");
+    assert!(said[0].starts_with("ranking-distillation's teacher is self-distillation's"));
+
+    // Trained once: no event of a Ranking Distillation teacher, for any number of jobs.
+    let run = |config: &CompareConfig, jobs| {
+        let mut teachers = std::collections::BTreeSet::new();
+        let config = CompareConfig {
+            jobs: Some(jobs),
+            ..config.clone()
+        };
+        let comparison = compare(&p, &config, &mut |model, _| {
+            if model.teacher.is_some() {
+                teachers.insert(model.to_string());
+            }
+        })
+        .unwrap();
+        (comparison, teachers)
+    };
+    let figures = |c: &Comparison, method: Method| -> Vec<String> {
+        let runs = &c.methods.iter().find(|m| m.method == method).unwrap().runs;
+        runs.iter()
+            .map(|r| {
+                let teachers: Vec<_> = r.teachers.iter().map(|t| t.best_valid_ndcg).collect();
+                format!(
+                    "{:?} {} {:?}",
+                    r.student.per_query, r.student.best_valid_ndcg, teachers
+                )
+            })
+            .collect()
+    };
+    let (shared, teachers) = run(&both, 1);
+    assert_eq!(
+        teachers.into_iter().collect::<Vec<_>>(),
+        [
+            "self-distillation seed 0 teacher 1",
+            "self-distillation seed 1 teacher 1"
+        ]
+    );
+    let (parallel, _) = run(&both, 2);
+    for method in [sd, rd] {
+        let (alone, _) = run(&tiny_config_with(&both, method), 1);
+        assert_eq!(
+            figures(&shared, method),
+            figures(&alone, method),
+            "{method}"
+        );
+        assert_eq!(
+            figures(&parallel, method),
+            figures(&alone, method),
+            "{method}"
+        );
+        // The shared teacher's run is each method's teacher run.
+        assert_eq!(figures(&shared, method).len(), 2);
+    }
+    assert_eq!(shared.students.len(), 3);
+
+    // Any difference in the teachers: two of them, each method in a job of its own.
+    let mut larger = both.clone();
+    larger.rd_teacher_factor = 2.0;
+    let mut other_widths = both.clone();
+    other_widths.teacher_widths = Some(vec![8]);
+    for config in [larger, other_widths] {
+        assert!(config.jobs(d_z).iter().all(|j| j.methods.len() == 1));
+        assert!(config.shared_teachers(d_z).is_empty());
+        let (_, teachers) = run(&config, 1);
+        assert_eq!(teachers.len(), 4, "{teachers:?}");
+    }
+    // Teacher widths equal to Ranking Distillation's: one model again.
+    let mut same_widths = both.clone();
+    same_widths.rd_teacher_factor = 4.0;
+    same_widths.teacher_widths = Some(vec![32, 16]);
+    assert_eq!(same_widths.jobs(d_z)[1].methods, [sd, rd]);
+}
+
+/// `config` with `method` alone.
+fn tiny_config_with(config: &CompareConfig, method: Method) -> CompareConfig {
+    CompareConfig {
+        methods: vec![method],
+        ..config.clone()
+    }
+}

@@ -17,8 +17,10 @@
 //   {type: "use-shared", setup, buffer}   -> {type: "using-shared"}  (another worker's shared data, for
 //                                            the setup's jobs; this worker's own data are dropped)
 //   {type: "memory"}                      -> {type: "memory", bytes}  (the size of its wasm memory)
-//   {type: "job", id, setup, method, seed, keep_student}
+//   {type: "jobs", setup}                 -> {type: "jobs", jobs}  (the comparison's jobs: [{seed, methods, models}])
+//   {type: "job", id, setup, job, keep_student}
 //                                         -> {type: "event", id, event}*, then {type: "result", id, result}
+//                                            (result: [{method, run}], one per method of the job)
 //   {type: "summary", setup, methods}     -> {type: "summary", result}
 //   {type: "measure", backend, shape, steps, warmup, min_seconds} -> {type: "measured", throughput}
 //   {type: "decide", cpu, gpu}            -> {type: "decided", backend}  (auto's choice from both throughputs)
@@ -38,6 +40,7 @@ import init, {
   load_letor,
   clear_uploads,
   run_compare_job,
+  compare_jobs,
   summarize_compare,
   run_objectives_job,
   student_files,
@@ -107,8 +110,10 @@ async function handle(msg) {
       return { type: "using-shared" };
     case "memory":
       return { type: "memory", bytes: memory_bytes() };
+    case "jobs":
+      return { type: "jobs", jobs: compare_jobs(msg.setup) };
     case "job": {
-      const result = await run_compare_job(msg.setup, msg.method, msg.seed, msg.keep_student, (event) =>
+      const result = await run_compare_job(msg.setup, msg.job, msg.keep_student, (event) =>
         postMessage({ type: "event", id: msg.id, event }));
       return { type: "result", id: msg.id, result };
     }
@@ -145,7 +150,7 @@ async function handle(msg) {
 /// What the engine was doing for each message, for the words of a failure that stopped it.
 const DOING = {
   synthetic: "generating the synthetic data", mq2008: "loading MQ2008", upload: "reading the uploaded files",
-  job: "training", "objectives-job": "training the global objectives", measure: "timing the engine",
+  job: "training", jobs: "planning the jobs", "objectives-job": "training the global objectives", measure: "timing the engine",
   summary: "summarising the results", evaluate: "scoring the saved model", student: "exporting the student",
   onnx: "exporting the student", check: "checking the setup", share: "sharing the prepared data",
   "use-shared": "reading the shared data", describe: "describing the setup", open: "opening the setup",

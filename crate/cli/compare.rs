@@ -403,6 +403,7 @@ pub fn run(args: &CompareArgs, given: &[String], out: &Output) -> Result<()> {
     let tests = comparison.tests(pipeline::TESTS_SEED);
     let table = table(&comparison, &tests);
     let sentences = sentences(&tests);
+    let shared = pipeline::shared_teachers(&data, &setup);
     let command = reproduce_command();
     write_report(
         &folder.file("report.md"),
@@ -414,6 +415,7 @@ pub fn run(args: &CompareArgs, given: &[String], out: &Output) -> Result<()> {
             &command,
             &throughput,
             &setup,
+            &shared,
         ),
     )?;
     let mut results = pipeline::results_json(&data, &setup, &comparison);
@@ -438,6 +440,9 @@ pub fn run(args: &CompareArgs, given: &[String], out: &Output) -> Result<()> {
     } else {
         outln!("{table}");
         outln!("{sentences}");
+        for sentence in &shared {
+            outln!("Trained once: {sentence}.");
+        }
         outln!("{throughput}");
         outln!(
             "wrote {}/{{report.md, results.json, results.csv, tests.csv, setup.json, ndcg_per_epoch.svg, loss_terms.svg, students/}} in {seconds:.0} s",
@@ -613,6 +618,7 @@ fn report(
     command: &str,
     throughput: &Throughput,
     setup: &Setup,
+    shared_teachers: &[String],
 ) -> String {
     let seconds = throughput.end_to_end_seconds;
     let p = &data.prepared;
@@ -632,6 +638,9 @@ fn report(
         "Test NDCG@k of the students (mean ± standard deviation over {} seeds), each at the epoch with the best validation NDCG@8; \"gain @8\" is relative to no-distillation; the teacher column is the teacher's own test NDCG@8 (it sees z on the test split). Ranking Distillation's teacher is the larger x-only model. Parameters and scoring time (ms per 1,000 test documents on the engine that trained it, mean over seeds) are the student's, the teacher's in brackets.\n",
         config.seeds
     );
+    for sentence in shared_teachers {
+        let _ = writeln!(r, "Trained once: {sentence}.\n");
+    }
     let _ = writeln!(
         r,
         "![test NDCG@8 per epoch](ndcg_per_epoch.svg)\n\n![loss terms per epoch](loss_terms.svg)\n"

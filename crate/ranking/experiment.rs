@@ -204,6 +204,162 @@ impl CompareConfig {
     }
 }
 
+/// What a teacher sees of the data.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TeacherInputs {
+    /// x: self-distillation's and Ranking Distillation's teachers.
+    Regular,
+    /// z: GenD's.
+    Privileged,
+    /// x and z: PFD's.
+    Both,
+    /// x and these columns of z (0-based, in order, never all of them): one of multi-teacher
+    /// PFD's.
+    Subset(Vec<usize>),
+}
+
+/// One teacher of a method at a seed: what it sees and its hidden widths. Every other setting of
+/// a teacher is the comparison's (the students' training settings, without a global objective)
+/// and its seed is the job's, so two teachers alike in these two are the same model, trained on
+/// the same data with the same draws: a job trains it once ([`CompareConfig::jobs`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Teacher {
+    pub inputs: TeacherInputs,
+    pub widths: Vec<usize>,
+}
+
+/// One job of a comparison: methods at one seed, trained together because some of their teachers
+/// are the same model; most jobs hold one method.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Job {
+    pub seed: u64,
+    pub methods: Vec<Method>,
+    /// The models it trains: its distinct teachers and its students (the longest jobs go first).
+    pub models: usize,
+}
+
+impl TeacherInputs {
+    /// What the teacher sees, in words.
+    pub fn words(&self) -> String {
+        match self {
+            TeacherInputs::Regular => "x".into(),
+            TeacherInputs::Privileged => "z".into(),
+            TeacherInputs::Both => "x and z".into(),
+            TeacherInputs::Subset(columns) => format!("x and z's columns {columns:?} (0-based)"),
+        }
+    }
+}
+
+impl CompareConfig {
+    /// The teachers of `method`, in order, on data with `d_z` privileged features.
+    pub fn teachers_of(&self, method: Method, d_z: usize) -> Vec<Teacher> {
+        let widths = self
+            .teacher_widths
+            .clone()
+            .unwrap_or_else(|| self.train.widths.clone());
+        let teacher = |inputs| Teacher {
+            inputs,
+            widths: widths.clone(),
+        };
+        match method {
+            Method::NoDistillation => vec![],
+            Method::SelfDistillation => vec![teacher(TeacherInputs::Regular)],
+            Method::RankingDistillation => vec![Teacher {
+                inputs: TeacherInputs::Regular,
+                widths: scale_widths(&self.train.widths, self.rd_teacher_factor),
+            }],
+            Method::GenD => vec![teacher(TeacherInputs::Privileged)],
+            Method::Pfd => vec![teacher(TeacherInputs::Both)],
+            Method::MultiTeacherPfd => privileged_subsets(d_z, self.teachers)
+                .into_iter()
+                .map(|subset| teacher(TeacherInputs::Subset(subset)))
+                .collect(),
+        }
+    }
+
+    /// The comparison's jobs on data with `d_z` privileged features: each seed's methods, those
+    /// that share a teacher in one job (the teacher trained once), the seeds in order and each
+    /// job at the place of its first method. The results are those of one job per method: a
+    /// shared teacher is the model each method would have trained.
+    pub fn jobs(&self, d_z: usize) -> Vec<Job> {
+        let teachers: Vec<Vec<Teacher>> = self
+            .methods
+            .iter()
+            .map(|&m| self.teachers_of(m, d_z))
+            .collect();
+        // Methods that share a teacher, transitively, in one set, named by its first method.
+        let n = self.methods.len();
+        let mut parent: Vec<usize> = (0..n).collect();
+        fn root(parent: &[usize], mut i: usize) -> usize {
+            while parent[i] != i {
+                i = parent[i];
+            }
+            i
+        }
+        for i in 0..n {
+            for j in 0..i {
+                if teachers[i].iter().any(|t| teachers[j].contains(t)) {
+                    let (a, b) = (root(&parent, i), root(&parent, j));
+                    parent[a.max(b)] = a.min(b);
+                }
+            }
+        }
+        let groups: Vec<Vec<usize>> = (0..n)
+            .filter(|&i| root(&parent, i) == i)
+            .map(|r| (0..n).filter(|&i| root(&parent, i) == r).collect())
+            .collect();
+        let mut jobs = Vec::new();
+        for s in 0..self.seeds as u64 {
+            for group in &groups {
+                let mut distinct: Vec<&Teacher> = Vec::new();
+                for t in group.iter().flat_map(|&i| &teachers[i]) {
+                    if !distinct.contains(&t) {
+                        distinct.push(t);
+                    }
+                }
+                jobs.push(Job {
+                    seed: self.first_seed.wrapping_add(s),
+                    methods: group.iter().map(|&i| self.methods[i]).collect(),
+                    models: group.len() + distinct.len(),
+                });
+            }
+        }
+        jobs
+    }
+
+    /// What the reports say of the teachers trained once for two methods: one sentence per
+    /// method whose teacher is another's, on data with `d_z` privileged features.
+    pub fn shared_teachers(&self, d_z: usize) -> Vec<String> {
+        let mut sentences = Vec::new();
+        for (i, &method) in self.methods.iter().enumerate() {
+            for (k, teacher) in self.teachers_of(method, d_z).iter().enumerate() {
+                let Some(&first) = self.methods[..i]
+                    .iter()
+                    .find(|m| self.teachers_of(**m, d_z).contains(teacher))
+                else {
+                    continue;
+                };
+                let which = if self.teachers_of(method, d_z).len() > 1 {
+                    format!("teacher {}", k + 1)
+                } else {
+                    "teacher".into()
+                };
+                sentences.push(format!(
+                    "{method}'s {which} is {first}'s: the same model (it sees {}; widths {}) on the same data with the same settings and seed, trained once per seed",
+                    teacher.inputs.words(),
+                    teacher
+                        .widths
+                        .iter()
+                        .map(usize::to_string)
+                        .collect::<Vec<_>>()
+                        .join("-")
+                ));
+            }
+        }
+        sentences
+    }
+}
+
 /// One seed of one method: the student and the teacher(s) it learned from.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct SeedRun {
@@ -466,24 +622,25 @@ impl std::fmt::Display for Training {
 }
 
 /// Every model [`compare`] trains, in order, with the most documents it can go through (all its
-/// epochs; early stopping ends some sooner): a progress bar's total.
+/// epochs; early stopping ends some sooner): a progress bar's total. A teacher two methods share
+/// ([`CompareConfig::jobs`]) is one model, under the first method's name.
 pub fn plan(p: &Prepared, config: &CompareConfig) -> Vec<(Training, u64)> {
     let epochs = config.train.epochs as u64;
     let labelled = crate::ranking::train::epoch_docs(&p.train, false) as u64 * epochs;
     let all = crate::ranking::train::epoch_docs(&p.train, true) as u64 * epochs;
     let mut models = Vec::new();
-    for s in 0..config.seeds as u64 {
-        let seed = config.first_seed.wrapping_add(s);
-        for &method in &config.methods {
-            let teachers = match method {
-                Method::NoDistillation => 0,
-                Method::MultiTeacherPfd => config.teachers,
-                _ => 1,
-            };
-            for k in 0..teachers {
+    for job in config.jobs(p.train.d_z) {
+        let mut trained: Vec<Teacher> = Vec::new();
+        for &method in &job.methods {
+            let teachers = config.teachers_of(method, p.train.d_z);
+            for (k, teacher) in teachers.iter().enumerate() {
+                if trained.contains(teacher) {
+                    continue;
+                }
+                trained.push(teacher.clone());
                 let label = Training {
                     method,
-                    seed,
+                    seed: job.seed,
                     teacher: Some(k),
                 };
                 // Teachers learn from the labels alone: S_label.
@@ -491,10 +648,10 @@ pub fn plan(p: &Prepared, config: &CompareConfig) -> Vec<(Training, u64)> {
             }
             let student = Training {
                 method,
-                seed,
+                seed: job.seed,
                 teacher: None,
             };
-            let docs = if teachers == 0 { labelled } else { all };
+            let docs = if teachers.is_empty() { labelled } else { all };
             models.push((student, docs));
         }
     }
@@ -528,9 +685,9 @@ pub fn side_by_side(config: &CompareConfig) -> usize {
     }
 }
 
-/// What one job (a method at a seed) gives: its student and its runs.
+/// What one job gives: each of its methods' student and runs.
 #[cfg(not(target_arch = "wasm32"))]
-type JobResult = Result<(crate::model::Mlp<f32>, SeedRun)>;
+type JobResult = Result<Vec<(crate::model::Mlp<f32>, SeedRun)>>;
 
 /// What a job tells the thread that reports: an event of one of its models, or its end.
 #[cfg(not(target_arch = "wasm32"))]
@@ -540,57 +697,47 @@ enum JobMessage {
     Done(usize, Box<JobResult>),
 }
 
-/// [`compare`] on `jobs` threads: each takes the next job (a method at a seed, the methods with
-/// more teachers first) and trains it whole; this thread relays their events to `on` and puts
-/// the results in the order of one run after the other. The prepared data are shared, never
-/// copied: a job adds only its own buffers. A failing job stops the others at their next step.
+/// [`compare`] on `threads` threads: each takes the next job (those with more models first) and
+/// trains it whole; this thread relays their events to `on` and puts the results in the order of
+/// one job after the other. The prepared data are shared, never copied: a job adds only its own
+/// buffers. A failing job stops the others at their next step.
 #[cfg(not(target_arch = "wasm32"))]
 fn compare_parallel(
     p: &Prepared,
     config: &CompareConfig,
-    jobs: usize,
+    threads: usize,
     on: &mut OnProgress,
 ) -> Result<Comparison> {
     use std::sync::atomic::{AtomicUsize, Ordering};
     config.validate(p)?;
-    let teachers = |m: Method| match m {
-        Method::NoDistillation => 0,
-        Method::MultiTeacherPfd => config.teachers,
-        _ => 1,
-    };
-    // (seed index, method index), the jobs with the most models first.
-    let mut list: Vec<(usize, usize)> = (0..config.seeds)
-        .flat_map(|s| (0..config.methods.len()).map(move |m| (s, m)))
-        .collect();
-    list.sort_by_key(|&(s, m)| (std::cmp::Reverse(teachers(config.methods[m])), s, m));
+    let jobs = config.jobs(p.train.d_z);
+    // Indices into `jobs`, the jobs with the most models first.
+    let mut order: Vec<usize> = (0..jobs.len()).collect();
+    order.sort_by_key(|&k| (std::cmp::Reverse(jobs[k].models), k));
     let next = AtomicUsize::new(0);
-    let mut results: Vec<Option<JobResult>> = (0..list.len()).map(|_| None).collect();
+    let mut results: Vec<Option<JobResult>> = (0..jobs.len()).map(|_| None).collect();
     let (sender, receiver) = std::sync::mpsc::channel::<JobMessage>();
     std::thread::scope(|scope| {
-        for _ in 0..jobs {
+        for _ in 0..threads {
             let sender = sender.clone();
-            let (list, next) = (&list, &next);
-            scope.spawn(move || loop {
-                let k = next.fetch_add(1, Ordering::Relaxed);
-                let Some(&(s, m)) = list.get(k) else { break };
-                let seed = config.first_seed.wrapping_add(s as u64);
-                let run = pollster::block_on(run_method_seed(
-                    p,
-                    config,
-                    config.methods[m],
-                    seed,
-                    &mut |model, event| {
-                        let message = match event {
-                            Event::Step { docs } => JobMessage::Step(*model, docs),
-                            Event::Epoch(log) => JobMessage::Epoch(*model, Box::new(log.clone())),
-                        };
-                        let _ = sender.send(message);
-                    },
-                ));
-                if run.is_err() {
-                    config.train.stop.request();
+            let (jobs, order, next) = (&jobs, &order, &next);
+            scope.spawn(move || {
+                while let Some(&k) = order.get(next.fetch_add(1, Ordering::Relaxed)) {
+                    let run =
+                        pollster::block_on(run_job(p, config, &jobs[k], &mut |model, event| {
+                            let message = match event {
+                                Event::Step { docs } => JobMessage::Step(*model, docs),
+                                Event::Epoch(log) => {
+                                    JobMessage::Epoch(*model, Box::new(log.clone()))
+                                }
+                            };
+                            let _ = sender.send(message);
+                        }));
+                    if run.is_err() {
+                        config.train.stop.request();
+                    }
+                    let _ = sender.send(JobMessage::Done(k, Box::new(run)));
                 }
-                let _ = sender.send(JobMessage::Done(k, Box::new(run)));
             });
         }
         drop(sender);
@@ -602,65 +749,75 @@ fn compare_parallel(
             }
         }
     });
-    // The first failure that is not the stop it caused in the other jobs.
-    let mut by_job: Vec<(usize, usize, JobResult)> = list
-        .iter()
-        .zip(results)
-        .map(|(&(s, m), r)| (s, m, r.expect("every job reports its end")))
+    let mut results: Vec<JobResult> = results
+        .into_iter()
+        .map(|r| r.expect("every job reports its end"))
         .collect();
-    if let Some(i) = by_job
+    // The first failure (in the order the jobs started) that is not the stop it caused in the
+    // other jobs.
+    let failure = order
         .iter()
-        .position(|(_, _, r)| matches!(r, Err(e) if !matches!(e, Error::Stopped { .. })))
-        .or_else(|| by_job.iter().position(|(_, _, r)| r.is_err()))
-    {
-        if let (_, _, Err(e)) = by_job.swap_remove(i) {
-            return Err(e);
-        }
+        .copied()
+        .find(|&k| matches!(&results[k], Err(e) if !matches!(e, Error::Stopped { .. })))
+        .or_else(|| order.iter().copied().find(|&k| results[k].is_err()));
+    if let Some(k) = failure {
+        results.swap_remove(k)?;
     }
-    by_job.sort_by_key(|&(s, m, _)| (s, m));
-    let mut methods = MethodRuns::none_yet(&config.methods);
-    let mut students = Vec::new();
-    for (s, m, run) in by_job {
-        let (model, run) = run.expect("failures returned above");
-        if s == 0 {
-            students.push((config.methods[m], model));
-        }
-        methods[m].runs.push(run);
-    }
-    Ok(Comparison { methods, students })
+    let runs = results
+        .into_iter()
+        .map(|r| r.expect("a failure is returned above"))
+        .collect();
+    Ok(Comparison::of_jobs(config, &jobs, runs))
 }
 
-/// Runs every method of `config` on the prepared data. On the CPU engine the future completes
-/// without waiting; on the GPU engine it waits for read-backs (the only way in a browser).
+/// Runs every method of `config` on the prepared data, one job after the other. On the CPU engine
+/// the future completes without waiting; on the GPU engine it waits for read-backs (the only way
+/// in a browser).
 pub async fn compare_async(
     p: &Prepared,
     config: &CompareConfig,
     on: &mut OnProgress<'_>,
 ) -> Result<Comparison> {
     config.validate(p)?;
-    let mut results = MethodRuns::none_yet(&config.methods);
-    let mut students = Vec::new();
-    for s in 0..config.seeds as u64 {
-        let seed = config.first_seed.wrapping_add(s);
-        for result in results.iter_mut() {
-            let (model, run) = run_method_seed(p, config, result.method, seed, on).await?;
-            if s == 0 {
-                students.push((result.method, model));
-            }
-            result.runs.push(run);
-        }
+    let jobs = config.jobs(p.train.d_z);
+    let mut runs = Vec::with_capacity(jobs.len());
+    for job in &jobs {
+        runs.push(run_job(p, config, job, on).await?);
     }
-    Ok(Comparison {
-        methods: results,
-        students,
-    })
+    Ok(Comparison::of_jobs(config, &jobs, runs))
 }
 
-/// One method at one seed: its teacher(s), trained on S_label, then its student. Every such
-/// pair is independent of the others (each method trains its own teachers, all draws come from
-/// `seed`), so they may run in any order or in parallel with the same results: the page's pool of
-/// workers runs them side by side. Without a test split, the figures are on the validation
-/// split. Returns the student and the runs.
+impl Comparison {
+    /// The comparison from its jobs' runs (in the jobs' order): each method's runs in seed order,
+    /// and its student of the first seed.
+    fn of_jobs(
+        config: &CompareConfig,
+        jobs: &[Job],
+        runs: Vec<Vec<(crate::model::Mlp<f32>, SeedRun)>>,
+    ) -> Comparison {
+        let mut methods = MethodRuns::none_yet(&config.methods);
+        let mut students = Vec::new();
+        for (job, runs) in jobs.iter().zip(runs) {
+            for (&method, (model, run)) in job.methods.iter().zip(runs) {
+                let m = config
+                    .methods
+                    .iter()
+                    .position(|&x| x == method)
+                    .expect("a job's methods are the comparison's");
+                if job.seed == config.first_seed {
+                    students.push((method, model));
+                }
+                methods[m].runs.push(run);
+            }
+        }
+        // The students in the order of the methods.
+        students.sort_by_key(|(method, _)| config.methods.iter().position(|x| x == method));
+        Comparison { methods, students }
+    }
+}
+
+/// One method at one seed: its teacher(s), trained on S_label, then its student ([`run_job`] of
+/// that method alone).
 pub async fn run_method_seed(
     p: &Prepared,
     config: &CompareConfig,
@@ -668,93 +825,126 @@ pub async fn run_method_seed(
     seed: u64,
     on: &mut OnProgress<'_>,
 ) -> Result<(crate::model::Mlp<f32>, SeedRun)> {
+    let job = Job {
+        seed,
+        methods: vec![method],
+        models: 0,
+    };
+    let mut runs = run_job(p, config, &job, on).await?;
+    Ok(runs.remove(0))
+}
+
+/// One job ([`CompareConfig::jobs`]): each of its methods at its seed, the teachers trained on
+/// S_label, then the student; a teacher two of its methods share is trained once, for the first.
+/// Every job is independent of the others (all draws come from the seed), so jobs may run in any
+/// order or in parallel with the same results: the page's pool of workers runs them side by
+/// side. Without a test split, the figures are on the validation split. Returns each method's
+/// student and runs, in the job's order.
+pub async fn run_job(
+    p: &Prepared,
+    config: &CompareConfig,
+    job: &Job,
+    on: &mut OnProgress<'_>,
+) -> Result<Vec<(crate::model::Mlp<f32>, SeedRun)>> {
+    let (seed, engine) = (job.seed, &config.engine);
     let test = p.test.as_ref().unwrap_or(&p.valid);
     let student = TrainConfig {
         seed,
         view: FeatureView::Regular,
         ..config.train.clone()
     };
-    let teacher_config = |widths: Option<&Vec<usize>>| TrainConfig {
-        // Teachers start from other initial weights than their students.
-        // Seeds are names in the 64-bit space: they wrap around it.
-        seed: seed.wrapping_add(1_000),
-        widths: widths.cloned().unwrap_or_else(|| student.widths.clone()),
-        // A global objective replaces the students' data loss; teachers keep the ranking loss.
-        objective: None,
-        ..student.clone()
-    };
     // Every model reads the splits' own two matrices, through views: nothing is copied.
     let x = splits(p, test, |set| Inputs::of(set, FeatureView::Regular));
-    let student_label = Training {
-        method,
-        seed,
-        teacher: None,
-    };
-    // The teachers of this method and what each sees.
-    let subsets = privileged_subsets(p.train.d_z, config.teachers);
-    let view = |view: FeatureView| splits(p, test, move |set| Inputs::of(set, view));
-    let teacher_splits: Vec<Splits> = match method {
-        Method::NoDistillation => vec![],
-        Method::SelfDistillation | Method::RankingDistillation => vec![view(FeatureView::Regular)],
-        Method::GenD => vec![view(FeatureView::Privileged)],
-        Method::Pfd => vec![view(FeatureView::Both)],
-        Method::MultiTeacherPfd => subsets
-            .iter()
-            .map(|subset| splits(p, test, |set| Inputs::with_subset(set, subset)))
-            .collect(),
-    };
-    let tc = match method {
-        Method::RankingDistillation => teacher_config(Some(&scale_widths(
-            &student.widths,
-            config.rd_teacher_factor,
-        ))),
-        _ => teacher_config(config.teacher_widths.as_ref()),
-    };
-    let mut teachers = Vec::new();
-    let mut teacher_scores = Vec::new();
-    for (k, splits) in teacher_splits.iter().enumerate() {
-        let label = Training {
-            teacher: Some(k),
-            ..student_label
-        };
-        let (model, run) = run_model(
-            &config.engine,
-            splits,
-            &tc,
-            &Guidance::default(),
-            false,
-            &mut |e| on(&label, e),
-        )
-        .await?;
-        teacher_scores.push(config.engine.score(&model, splits.train.inputs).await?);
-        teachers.push(run);
-    }
-    let rd_targets;
-    let guidance = match method {
-        Method::RankingDistillation => {
-            rd_targets = RdTargets::new(&p.train, &teacher_scores[0], config.rd);
-            Guidance {
-                teachers: vec![],
-                ranking_distillation: Some(&rd_targets),
-            }
-        }
-        _ => Guidance {
-            teachers: teacher_scores.iter().map(Vec::as_slice).collect(),
-            ranking_distillation: None,
-        },
-    };
-    let (model, student_run) = run_model(&config.engine, &x, &student, &guidance, true, &mut |e| {
-        on(&student_label, e)
-    })
-    .await?;
-    Ok((
-        model,
-        SeedRun {
+    // The teachers trained so far: each with its run and its scores of the training split.
+    let mut trained: Vec<(Teacher, ModelRun, Vec<f32>)> = Vec::new();
+    let mut results = Vec::with_capacity(job.methods.len());
+    for &method in &job.methods {
+        let student_label = Training {
+            method,
             seed,
-            student: student_run,
-            teachers,
-        },
-    ))
+            teacher: None,
+        };
+        let mut teachers = Vec::new();
+        let mut scores_of = Vec::new();
+        for (k, teacher) in config
+            .teachers_of(method, p.train.d_z)
+            .into_iter()
+            .enumerate()
+        {
+            if let Some(i) = trained.iter().position(|(t, _, _)| *t == teacher) {
+                teachers.push(trained[i].1.clone());
+                scores_of.push(i);
+                continue;
+            }
+            let label = Training {
+                teacher: Some(k),
+                ..student_label
+            };
+            let splits = match &teacher.inputs {
+                TeacherInputs::Regular => {
+                    splits(p, test, |set| Inputs::of(set, FeatureView::Regular))
+                }
+                TeacherInputs::Privileged => {
+                    splits(p, test, |set| Inputs::of(set, FeatureView::Privileged))
+                }
+                TeacherInputs::Both => splits(p, test, |set| Inputs::of(set, FeatureView::Both)),
+                TeacherInputs::Subset(subset) => {
+                    splits(p, test, |set| Inputs::with_subset(set, subset))
+                }
+            };
+            let teacher_config = TrainConfig {
+                // Teachers start from other initial weights than their students.
+                // Seeds are names in the 64-bit space: they wrap around it.
+                seed: seed.wrapping_add(1_000),
+                widths: teacher.widths.clone(),
+                // A global objective replaces the students' data loss; teachers keep the
+                // ranking loss.
+                objective: None,
+                ..student.clone()
+            };
+            let (model, run) = run_model(
+                engine,
+                &splits,
+                &teacher_config,
+                &Guidance::default(),
+                false,
+                &mut |e| on(&label, e),
+            )
+            .await?;
+            let scores = engine.score(&model, splits.train.inputs).await?;
+            teachers.push(run.clone());
+            scores_of.push(trained.len());
+            trained.push((teacher, run, scores));
+        }
+        let rd_targets;
+        let guidance = match method {
+            Method::RankingDistillation => {
+                rd_targets = RdTargets::new(&p.train, &trained[scores_of[0]].2, config.rd);
+                Guidance {
+                    teachers: vec![],
+                    ranking_distillation: Some(&rd_targets),
+                }
+            }
+            _ => Guidance {
+                teachers: scores_of.iter().map(|&i| trained[i].2.as_slice()).collect(),
+                ranking_distillation: None,
+            },
+        };
+        let (model, student_run) =
+            run_model(&config.engine, &x, &student, &guidance, true, &mut |e| {
+                on(&student_label, e)
+            })
+            .await?;
+        results.push((
+            model,
+            SeedRun {
+                seed,
+                student: student_run,
+                teachers,
+            },
+        ));
+    }
+    Ok(results)
 }
 
 /// The three splits of `p`, each with the inputs `view` makes of it.

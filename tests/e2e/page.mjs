@@ -668,6 +668,41 @@ await check("class_12_opening_a_setup_is_strict_and_round_trips", async () => {
   }
 });
 
+await check("a_teacher_two_methods_share_is_trained_once", async () => {
+  // At --rd-teacher-factor 1, Ranking Distillation's teacher is self-distillation's: the library
+  // puts both methods of a seed in one job, which trains the teacher once, and the page says so.
+  const p = await freshPage("#backend=cpu");
+  try {
+    const [d] = await Promise.all([p.waitForEvent("download"), p.click("#setup-download")]);
+    const original = JSON.parse(fs.readFileSync(await d.path(), "utf8"));
+    const setup = {
+      ...original, methods: ["self-distillation", "ranking-distillation"], rd_teacher_factor: 1,
+      epochs: 2, seeds: 2, first_seed: 3, widths: [16, 8],
+    };
+    const teachers = new Set();
+    await p.setInputFiles("#setup-file", tempFile("shared-teacher.json", JSON.stringify(setup)));
+    await p.waitForFunction(() => document.querySelector("[name=epochs]").value === "2", null, { timeout: 10_000 });
+    // What each worker trains, as the page shows it while the Run goes.
+    const watching = setInterval(() => {
+      p.locator("#workers-activity").textContent().then((t) => {
+        for (const m of t.matchAll(/([a-z-]+) seed (\d+), teacher/g)) teachers.add(`${m[1]} ${m[2]}`);
+      }).catch(() => {});
+    }, 20);
+    const status = await clickAndWait(p, "#run", 120_000);
+    clearInterval(watching);
+    expect(status.startsWith("Done"), `the run failed: ${status} ${await errorText(p)}`);
+    const said = await p.locator("#results-tests .shared-teacher").allTextContents();
+    expect(said.length === 1 && /^Trained once: ranking-distillation's teacher is self-distillation's/.test(said[0]),
+      `the page says: ${JSON.stringify(said)}`);
+    expect(![...teachers].some((t) => t.startsWith("ranking-distillation")), `teachers seen training: ${[...teachers]}`);
+    const rows = await p.$$eval("#results tbody tr", (r) => r.length);
+    expect(rows === 2, `${rows} rows`);
+    console.log(`    ${said[0].slice(0, 120)}…; teachers seen training: ${[...teachers].join(", ") || "none caught"}`);
+  } finally {
+    await p.close();
+  }
+});
+
 await check("class_12_setup_number_out_of_range_names_the_field", async () => {
   const p = await freshPage();
   try {

@@ -135,8 +135,12 @@ export function resultsTable(result, order) {
 
 /// The sentences of the paired tests under the table: each gain with its interval and p, or that
 /// the run cannot tell the methods apart, with the difference it could have detected.
+/// Then the teachers trained once for two methods, if any.
 export function testSentences(result) {
-  const lines = (result.sentences ?? []).map((s) => `<li>${escapeHtml(s)}.</li>`);
+  const lines = [
+    ...(result.sentences ?? []).map((s) => `<li>${escapeHtml(s)}.</li>`),
+    ...(result.shared_teachers ?? []).map((s) => `<li class="shared-teacher">Trained once: ${escapeHtml(s)}.</li>`),
+  ];
   return lines.length ? `<ul>${lines.join("")}</ul>` : "";
 }
 

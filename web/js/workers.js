@@ -264,39 +264,40 @@ export function showActivity() {
     activity.map((label, i) => `${i + 1}. ${label ?? "done"}`).join(" · ");
 }
 
-/// Runs a comparison: its jobs (each method at each seed: teachers, then the student) go to a
-/// pool of workers, the next job to the first free worker; every job is independent of the
-/// others, so the results are those of one worker running them in turn. WebGPU runs use one
-/// worker. Resolves to the results (`summarize_compare`) with the number of workers.
+/// Runs a comparison: its jobs (the library's: each method at each seed, its teachers then its
+/// student, methods that share a teacher in one job) go to a pool of workers, the next job to the
+/// first free worker; every job is independent of the others, so the results are those of one
+/// worker running them in turn. WebGPU runs use one worker. Resolves to the results
+/// (`summarize_compare`) with the number of workers and the pool's memory.
 export async function runPool(setup, onEvent) {
-  const jobs = [];
-  for (let seed = 0; seed < setup.seeds; seed++) {
-    for (const method of setup.methods) jobs.push({ method, seed, label: `${method} seed ${seed}` });
-  }
-  // Longest first (the methods with more models to train), so that the last jobs are short and
-  // the workers finish together.
-  const models = (method) => 1 + ({ "no-distillation": 0, "multi-teacher-pfd": 2 }[method] ?? 1);
-  const order = jobs.map((job, k) => k).sort((a, b) => models(jobs[b].method) - models(jobs[a].method) || a - b);
-  const size = Math.min(setup.backend === "gpu" ? 1 : poolSize(), jobs.length);
+  const wanted = setup.backend === "gpu" ? 1 : poolSize();
   // Several workers read one copy of the prepared data where the browser allows it.
-  const entry = size > 1 && canShare() ? await sharedData(setup) : null;
+  const entry = wanted > 1 && canShare() ? await sharedData(setup) : null;
+  if (!entry) await withData(workers[0]);
+  const { jobs } = await workers[0].request({ type: "jobs", setup });
+  jobs.forEach((job) => { job.label = `${job.methods.join(" + ")} seed ${job.seed}`; });
+  // Longest first (the jobs with more models to train), so that the last jobs are short and the
+  // workers finish together.
+  const order = jobs.map((job, k) => k).sort((a, b) => jobs[b].models - jobs[a].models || a - b);
   const load = entry ? (w) => useShared(w, entry, setup) : withData;
-  const { results, workers: used } = await inPool(size, jobs, order, load, async (w, job, onLabel) => {
-    const r = await w.train(
-      { type: "job", setup, method: job.method, seed: job.seed, keep_student: job.seed === 0 },
-      (ev) => {
-        const m = ev.model;
-        onLabel(`${m.method} seed ${m.seed}, ${m.teacher === null ? "student" : `teacher ${m.teacher + 1}`}`);
-        onEvent(ev);
-      });
-    if (job.seed === 0) studentWorker.set(job.method, w);
+  const { results, workers: used } = await inPool(wanted, jobs, order, load, async (w, job, onLabel) => {
+    const { label, ...plain } = job;
+    const keep = job.seed === jobs[0].seed;   // the first seed's students, for the download
+    const r = await w.train({ type: "job", setup, job: plain, keep_student: keep }, (ev) => {
+      const m = ev.model;
+      onLabel(`${m.method} seed ${m.seed}, ${m.teacher === null ? "student" : `teacher ${m.teacher + 1}`}`);
+      onEvent(ev);
+    });
+    if (keep) for (const method of job.methods) studentWorker.set(method, w);
     return r;
   });
   const methods = setup.methods.map((m) => ({ method: null, runs: [] }));
   jobs.forEach((job, k) => {
-    const i = setup.methods.indexOf(job.method);
-    methods[i].method = results[k].method;
-    methods[i].runs[job.seed] = results[k].run;
+    for (const { method, run } of results[k]) {
+      const i = setup.methods.indexOf(method);
+      methods[i].method = method;
+      methods[i].runs.push(run);
+    }
   });
   const { result } = await workers[0].request({ type: "summary", setup, methods });
   const members = workers.slice(0, used);
