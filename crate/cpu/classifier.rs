@@ -48,7 +48,13 @@ impl CpuTrainer {
     /// One step on a batch (`inputs` row-major, one label each): the label prior observes the
     /// labels; the loss and its gradients at the current parameters; then Adam on the model and
     /// the anchor biases and dual ascent on the multipliers. Returns the loss.
+    /// It runs on a thread of the pool ([`super::on_pool`]).
     pub fn step(&mut self, inputs: &[f32], labels: &[f32]) -> f32 {
+        super::on_pool(|| self.step_here(inputs, labels))
+    }
+
+    /// [`step`](Self::step) on this thread.
+    fn step_here(&mut self, inputs: &[f32], labels: &[f32]) -> f32 {
         self.prior.observe(labels);
         let logits = self.model.forward(inputs, &mut self.acts);
         let loss = self.objective.loss(

@@ -41,7 +41,13 @@ impl CpuRanking {
     /// One step: forward, the plan's losses and their gradients, backward, Adam (and the
     /// objective's biases and multipliers). Returns the step's losses, also kept for
     /// [`read_losses`](Self::read_losses).
+    /// The step runs on a thread of the pool ([`super::on_pool`]).
     pub fn step(&mut self, batch: &StepBatch) -> StepLosses {
+        super::on_pool(|| self.step_here(batch))
+    }
+
+    /// [`step`](Self::step) on this thread.
+    fn step_here(&mut self, batch: &StepBatch) -> StepLosses {
         let plan = self.plan;
         let logits = self.model.forward(batch.inputs, &mut self.acts);
         self.dlogits.clear();
