@@ -36,6 +36,7 @@ use crate::data::Dataset;
 use crate::error::{Error, Result};
 use crate::gpu::{AdapterChoice, Gpu};
 use crate::model_io::{to_safetensors, ModelConfig};
+use crate::objectives::data::BinarySplits;
 use crate::pipeline::{self, PreparedData, Reporter, Role, Silent, Store};
 use crate::ranking::distill::Method;
 use crate::ranking::experiment::{run_job, Comparison, Job, MethodRuns};
@@ -56,6 +57,9 @@ struct State {
     students: Vec<(Method, Mlp<f32>, ModelConfig)>,
     /// The last comparison's prepared data (see [`prepared_run`]).
     prepared: Option<Rc<PreparedRun>>,
+    /// The global objectives' examples of the last objectives' setup, under its data fields as
+    /// JSON (see [`objectives_examples`]).
+    objectives: Option<(String, Rc<BinarySplits>)>,
 }
 
 impl State {
@@ -64,6 +68,7 @@ impl State {
     fn set_data(&mut self, data: Option<Data>) {
         self.data = data.map(Rc::new);
         self.prepared = None;
+        self.objectives = None;
     }
 }
 
@@ -832,6 +837,69 @@ pub async fn run_objectives_job(
     objectives_on(setup, Some((objective, seed as u64)), on_event).await
 }
 
+/// The examples of `setup`'s data: the worker's own from its last objectives' run, or shared by
+/// another worker, when the data fields are the same; otherwise made from the loaded data (the
+/// uploads) and kept.
+fn objectives_examples(setup: &ObjectivesSetup) -> Result<Rc<BinarySplits>> {
+    let key = serde_json::to_string(&setup.data).expect("a setup serialises");
+    let (cached, uploads) = STATE.with(|s| {
+        let s = s.borrow();
+        (s.objectives.clone(), s.uploads.clone())
+    });
+    if let Some((_, splits)) = cached.filter(|(k, _)| *k == key) {
+        return Ok(splits);
+    }
+    let splits = Rc::new(pipeline::objectives_data(
+        setup,
+        &mut Uploads(uploads),
+        &mut Silent,
+    )?);
+    STATE.with(|s| s.borrow_mut().objectives = Some((key, splits.clone())));
+    Ok(splits)
+}
+
+/// The objectives' setup from the page (`ObjectivesSetup` as JSON), read as the CLI reads it.
+fn objectives_setup_of(setup: JsValue) -> Result<ObjectivesSetup> {
+    let json: serde_json::Value = serde_wasm_bindgen::from_value(setup)
+        .map_err(|e| Error::Config(format!("the setup: {e}")))?;
+    ObjectivesSetup::from_json(&json.to_string())
+}
+
+/// Makes the examples of the objectives' `setup` (as a job would) and lays them out in a new
+/// `SharedArrayBuffer` for the other workers of the pool ([`use_shared_examples`]); this worker
+/// reads them from that buffer too.
+#[wasm_bindgen]
+pub fn share_examples(setup: JsValue) -> std::result::Result<js_sys::SharedArrayBuffer, JsError> {
+    let setup = objectives_setup_of(setup).map_err(js_error)?;
+    let buffer = objectives_examples(&setup)
+        .and_then(|splits| splits.to_shared())
+        .map_err(js_error)?;
+    let shared = BinarySplits::from_shared(&buffer).map_err(js_error)?;
+    let key = serde_json::to_string(&setup.data).expect("a setup serialises");
+    STATE.with(|s| s.borrow_mut().objectives = Some((key, Rc::new(shared))));
+    Ok(buffer)
+}
+
+/// Takes the examples another worker made for the objectives' `setup` and shared
+/// ([`share_examples`]) as this worker's, for that setup's jobs; the data this worker loaded
+/// itself (if any) are dropped.
+#[wasm_bindgen]
+pub fn use_shared_examples(
+    setup: JsValue,
+    buffer: js_sys::SharedArrayBuffer,
+) -> std::result::Result<(), JsError> {
+    let setup = objectives_setup_of(setup).map_err(js_error)?;
+    let splits = BinarySplits::from_shared(&buffer).map_err(js_error)?;
+    let key = serde_json::to_string(&setup.data).expect("a setup serialises");
+    STATE.with(|s| {
+        let mut s = s.borrow_mut();
+        s.set_data(None);
+        s.uploads.clear();
+        s.objectives = Some((key, Rc::new(splits)));
+    });
+    Ok(())
+}
+
 /// Every objective over every seed, or one (objective index, seed) pair, through the library's
 /// pipeline (the CLI's steps, the same numbers). The setup is the library's [`ObjectivesSetup`],
 /// its files the page's uploads.
@@ -844,9 +912,7 @@ async fn objectives_on(
         .map_err(|e| JsError::new(&format!("the setup: {e}")))?;
     // Through its text, so that a refusal names the field as the CLI's does.
     let setup = ObjectivesSetup::from_json(&json.to_string()).map_err(js_error)?;
-    let uploads = STATE.with(|s| s.borrow().uploads.clone());
-    let splits =
-        pipeline::objectives_data(&setup, &mut Uploads(uploads), &mut Silent).map_err(js_error)?;
+    let splits = objectives_examples(&setup).map_err(js_error)?;
     let gpu = STATE.with(|s| s.borrow().gpu.clone());
     let (engine, _) = Engine::with_device(setup.backend, gpu).map_err(js_error)?;
     let mut sink = EventSink::new(on_event);

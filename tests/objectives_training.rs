@@ -93,8 +93,8 @@ fn letor_documents_become_examples_labelled_by_grade() {
     let splits = from_letor(&train, &valid, &test, 2, "t".into()).unwrap();
     assert_eq!(splits.train.y, vec![0.0, 0.0, 1.0, 0.0]);
     assert_eq!(splits.valid.n_features, 3);
-    assert_eq!(splits.valid.row(1), &[-(1f32.ln_1p()), 0.0, 0.0]);
-    assert_eq!(splits.train.row(0)[0], -(3f32.ln_1p()));
+    assert_eq!(splits.valid.x[3..6], [-(1f32.ln_1p()), 0.0, 0.0]);
+    assert_eq!(splits.train.x[0], -(3f32.ln_1p()));
     // Threshold 2 leaves the test split without positives.
     match from_letor(&train, &valid, &dataset(vec![0, 1, 1], 3), 2, "t".into()) {
         Err(Error::Data(m)) => assert!(m.contains("test split"), "{m}"),

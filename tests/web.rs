@@ -167,3 +167,75 @@ async fn shared_data_train_as_the_data_they_were_laid_out_from() {
         assert!(set.regular.is_outside() && set.privileged.is_outside());
     }
 }
+
+/// The global objectives' examples travel the same way: laid out in a SharedArrayBuffer, read
+/// back as they were, and an objective trained from them gives what it gives from the examples
+/// they were laid out from, without copying x into the instance.
+#[wasm_bindgen_test]
+async fn shared_examples_train_as_the_examples_they_were_laid_out_from() {
+    use distillrank::model::objective::{Config, Objective};
+    use distillrank::objectives::data::{synthetic, BinarySplits, SynthBinaryOptions};
+    use distillrank::objectives::experiment::compare_async;
+    use distillrank::train::Engine;
+    let local = synthetic(&SynthBinaryOptions {
+        train: 600,
+        valid: 300,
+        test: 300,
+        ..SynthBinaryOptions::default()
+    })
+    .unwrap();
+    let shared = BinarySplits::from_shared(&local.to_shared().unwrap()).unwrap();
+    assert_eq!(shared.description, local.description);
+    for (a, b) in [
+        (&local.train, &shared.train),
+        (&local.valid, &shared.valid),
+        (&local.test, &shared.test),
+    ] {
+        assert!(b.x.is_outside());
+        assert_eq!((a.n_features, &a.y), (b.n_features, &b.y));
+        let (mut x, mut y) = (Vec::new(), Vec::new());
+        a.inputs().append_rows(0..a.len(), &mut x);
+        b.inputs().append_rows(0..b.len(), &mut y);
+        assert_eq!(x, y);
+        assert_eq!(b.gather(&[3, 1]), a.gather(&[3, 1]));
+    }
+    let config = Config {
+        widths: vec![8],
+        epochs: 2,
+        ..Config::default()
+    };
+    async fn run(splits: &BinarySplits, config: &Config) -> String {
+        let objectives = [Objective::LogLoss, Objective::AucPr { anchors: 3 }];
+        let runs = compare_async(
+            splits,
+            &objectives,
+            config,
+            (1, 0),
+            &Engine::Cpu,
+            &mut |_, _| {},
+        )
+        .await
+        .unwrap();
+        serde_json::to_string(&runs).unwrap()
+    }
+    let from_local = run(&local, &config).await;
+    let from_shared = run(&shared, &config).await;
+    let strip = |s: &str| {
+        let mut v: serde_json::Value = serde_json::from_str(s).unwrap();
+        // Timings differ from run to run.
+        fn drop_seconds(v: &mut serde_json::Value) {
+            match v {
+                serde_json::Value::Object(m) => {
+                    m.remove("seconds");
+                    m.values_mut().for_each(drop_seconds);
+                }
+                serde_json::Value::Array(a) => a.iter_mut().for_each(drop_seconds),
+                _ => {}
+            }
+        }
+        drop_seconds(&mut v);
+        v
+    };
+    assert_eq!(strip(&from_shared), strip(&from_local));
+    assert!(shared.train.x.is_outside() && shared.test.x.is_outside());
+}

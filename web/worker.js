@@ -16,6 +16,9 @@
 //                                            reads them from there too)
 //   {type: "use-shared", setup, buffer}   -> {type: "using-shared"}  (another worker's shared data, for
 //                                            the setup's jobs; this worker's own data are dropped)
+//   {type: "share-examples", setup}       -> {type: "shared", buffer}  (the same for the global
+//                                            objectives' examples of an objectives' setup)
+//   {type: "use-shared-examples", setup, buffer} -> {type: "using-shared"}
 //   {type: "memory"}                      -> {type: "memory", bytes}  (the size of its wasm memory)
 //   {type: "jobs", setup}                 -> {type: "jobs", jobs}  (the comparison's jobs: [{seed, methods, models}])
 //   {type: "job", id, setup, job, keep_student}
@@ -57,6 +60,8 @@ import init, {
   take_panic,
   share_data,
   use_shared_data,
+  share_examples,
+  use_shared_examples,
   memory_bytes,
 } from "./pkg/distillrank.js";
 
@@ -108,6 +113,11 @@ async function handle(msg) {
     case "use-shared":
       use_shared_data(msg.setup, msg.buffer);
       return { type: "using-shared" };
+    case "share-examples":
+      return { type: "shared", buffer: share_examples(msg.setup) };
+    case "use-shared-examples":
+      use_shared_examples(msg.setup, msg.buffer);
+      return { type: "using-shared" };
     case "memory":
       return { type: "memory", bytes: memory_bytes() };
     case "jobs":
@@ -153,7 +163,8 @@ const DOING = {
   job: "training", jobs: "planning the jobs", "objectives-job": "training the global objectives", measure: "timing the engine",
   summary: "summarising the results", evaluate: "scoring the saved model", student: "exporting the student",
   onnx: "exporting the student", check: "checking the setup", share: "sharing the prepared data",
-  "use-shared": "reading the shared data", describe: "describing the setup", open: "opening the setup",
+  "use-shared": "reading the shared data", "share-examples": "sharing the objectives' examples",
+  "use-shared-examples": "reading the shared examples", describe: "describing the setup", open: "opening the setup",
 };
 
 // The failure that stopped the engine: after a trap its state cannot be trusted, so every later

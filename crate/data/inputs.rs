@@ -101,6 +101,21 @@ impl<'a> Inputs<'a> {
         }
     }
 
+    /// A whole row-major matrix of `n_rows` rows, wherever it lies.
+    pub fn of_features(matrix: &'a Features, n_rows: usize) -> Inputs<'a> {
+        let width = matrix.len().checked_div(n_rows).unwrap_or(0);
+        Inputs {
+            n_rows,
+            left: Block {
+                matrix: Matrix::of(matrix),
+                width,
+                columns: None,
+            },
+            right: Block::empty(),
+            rows: None,
+        }
+    }
+
     /// What a model with `view` sees of `set`.
     pub fn of(set: &'a RankingSet, view: FeatureView) -> Inputs<'a> {
         let n_rows = set.n_docs();

@@ -11,6 +11,8 @@ pub mod logs;
 pub mod prepare;
 pub mod prepared_cache;
 pub mod sections;
+#[cfg(target_arch = "wasm32")]
+pub mod shared;
 pub mod synth;
 
 use std::io::Write;

@@ -420,29 +420,16 @@ fn decode(
 #[cfg(target_arch = "wasm32")]
 const SHARED_KEY: u64 = 0;
 
-/// A view of a `SharedArrayBuffer` as a [`Source`].
 #[cfg(target_arch = "wasm32")]
-struct Shared<'a>(&'a js_sys::SharedArrayBuffer);
-
-#[cfg(target_arch = "wasm32")]
-impl Source for Shared<'_> {
+impl Source for crate::data::shared::SharedBytes<'_> {
     fn len(&self) -> usize {
-        self.0.byte_length() as usize
+        self.len()
     }
     fn bytes(&self, range: Range<usize>) -> Cow<'_, [u8]> {
-        let view = js_sys::Uint8Array::new_with_byte_offset_and_length(
-            self.0,
-            range.start as u32,
-            range.len() as u32,
-        );
-        Cow::Owned(view.to_vec())
+        Cow::Owned(self.bytes(range))
     }
     fn matrix(&self, offset: usize, len: usize) -> Features {
-        Features::shared(js_sys::Float32Array::new_with_byte_offset_and_length(
-            self.0,
-            offset as u32,
-            len as u32,
-        ))
+        self.matrix(offset, len)
     }
 }
 
@@ -454,44 +441,9 @@ pub fn to_shared(
     prepared: &Prepared,
     extra: serde_json::Value,
 ) -> Result<js_sys::SharedArrayBuffer> {
-    use std::io::Write;
-    /// Counts bytes: the layout's size, before the buffer is made.
-    struct Count(usize);
-    impl Write for Count {
-        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-            self.0 += bytes.len();
-            Ok(bytes.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    /// Copies bytes into the buffer, one after the other.
-    struct Copying(js_sys::Uint8Array, u32);
-    impl Write for Copying {
-        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-            let end = self.1 + bytes.len() as u32;
-            self.0.subarray(self.1, end).copy_from(bytes);
-            self.1 = end;
-            Ok(bytes.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let io = |e: std::io::Error| Error::Config(format!("laying out the shared data: {e}"));
-    let mut count = Count(0);
-    encode(&mut count, SHARED_KEY, prepared, &extra).map_err(io)?;
-    let bytes = u32::try_from(count.0).map_err(|_| {
-        Error::Config(format!(
-            "the prepared data take {} bytes, more than a shared buffer holds (4 GiB)",
-            count.0
-        ))
-    })?;
-    let buffer = js_sys::SharedArrayBuffer::new(bytes);
-    let mut copying = Copying(js_sys::Uint8Array::new(&buffer), 0);
-    encode(&mut copying, SHARED_KEY, prepared, &extra).map_err(io)?;
-    Ok(buffer)
+    crate::data::shared::buffer_of("the prepared data", |out| {
+        encode(out, SHARED_KEY, prepared, &extra)
+    })
 }
 
 /// The prepared splits laid out in `buffer` by [`to_shared`] (in this worker or another): x and
@@ -499,7 +451,7 @@ pub fn to_shared(
 #[cfg(target_arch = "wasm32")]
 pub fn from_shared(buffer: &js_sys::SharedArrayBuffer) -> Result<(Prepared, serde_json::Value)> {
     let bad = |message: String| Error::Config(format!("the pool's shared data: {message}"));
-    match decode(&Shared(buffer), SHARED_KEY, &bad)? {
+    match decode(&crate::data::shared::SharedBytes(buffer), SHARED_KEY, &bad)? {
         Ok(read) => Ok(read),
         Err(KeyMismatch) => Err(bad("laid out for other settings".into())),
     }

@@ -2,7 +2,7 @@
 //! synthetic imbalanced task, or LETOR files with the label `grade >= threshold`.
 
 use crate::data::prepare::{signed_log1p, widen};
-use crate::data::Dataset;
+use crate::data::{Dataset, Features};
 use crate::error::{Error, Result};
 use crate::rng::Rng;
 
@@ -10,8 +10,9 @@ use crate::rng::Rng;
 #[derive(Debug, Clone, PartialEq)]
 pub struct BinarySet {
     pub n_features: usize,
-    /// `n x n_features`, row-major.
-    pub x: Vec<f32>,
+    /// `n x n_features`, row-major: in memory, or (on the page) in a buffer the pool's workers
+    /// share.
+    pub x: Features,
     /// 0 or 1.
     pub y: Vec<f32>,
 }
@@ -26,16 +27,26 @@ impl BinarySet {
     pub fn positives(&self) -> usize {
         self.y.iter().filter(|&&y| y > 0.5).count()
     }
-    pub fn row(&self, i: usize) -> &[f32] {
-        &self.x[i * self.n_features..(i + 1) * self.n_features]
+    /// Appends example `i`'s features to `out`.
+    pub fn extend_row(&self, i: usize, out: &mut Vec<f32>) {
+        self.x
+            .extend_from(i * self.n_features..(i + 1) * self.n_features, out);
     }
     /// The examples `indices`, in that order.
     pub fn gather(&self, indices: &[usize]) -> BinarySet {
+        let mut x = Vec::with_capacity(indices.len() * self.n_features);
+        for &i in indices {
+            self.extend_row(i, &mut x);
+        }
         BinarySet {
             n_features: self.n_features,
-            x: indices.iter().flat_map(|&i| self.row(i)).copied().collect(),
+            x: x.into(),
             y: indices.iter().map(|&i| self.y[i]).collect(),
         }
+    }
+    /// The features as the models' inputs.
+    pub fn inputs(&self) -> crate::data::inputs::Inputs<'_> {
+        crate::data::inputs::Inputs::of_features(&self.x, self.len())
     }
 }
 
@@ -174,7 +185,7 @@ pub fn synthetic(options: &SynthBinaryOptions) -> Result<BinarySplits> {
         .collect();
     let all = BinarySet {
         n_features: d,
-        x,
+        x: x.into(),
         y,
     };
     let indices: Vec<usize> = (0..n).collect();
@@ -227,7 +238,7 @@ pub fn from_letor(
                 .iter()
                 .map(|&g| (g >= threshold) as u8 as f32)
                 .collect(),
-            x: data.features.into_vec(),
+            x: data.features,
         })
     };
     BinarySplits {
@@ -237,4 +248,105 @@ pub fn from_letor(
         description,
     }
     .check()
+}
+
+/// The global objectives' examples in a buffer the page's workers share: one worker lays them
+/// out ([`BinarySplits::to_shared`]), every worker of the pool reads x from that one buffer
+/// ([`BinarySplits::from_shared`]).
+///
+/// Layout: `b"DROBJECT"`, the description's length (u64) and the description (JSON: each split's
+/// number of examples and features, and the splits' description), then each split's x
+/// (f32, row-major) and y (f32), every section on a [`crate::data::sections::ALIGN`] boundary.
+#[cfg(target_arch = "wasm32")]
+mod shared {
+    use super::{BinarySet, BinarySplits};
+    use crate::data::sections::{align, write_sections};
+    use crate::data::shared::{buffer_of, SharedBytes};
+    use crate::error::{Error, Result};
+
+    const MAGIC: [u8; 8] = *b"DROBJECT";
+
+    #[derive(serde::Serialize, serde::Deserialize)]
+    struct About {
+        /// (examples, features) of train, valid, test.
+        shapes: Vec<(usize, usize)>,
+        description: String,
+    }
+
+    impl BinarySplits {
+        fn sets(&self) -> [&BinarySet; 3] {
+            [&self.train, &self.valid, &self.test]
+        }
+
+        /// These examples in a new `SharedArrayBuffer`, for every worker of the page's pool.
+        pub fn to_shared(&self) -> Result<js_sys::SharedArrayBuffer> {
+            let about = serde_json::to_vec(&About {
+                shapes: self
+                    .sets()
+                    .iter()
+                    .map(|s| (s.len(), s.n_features))
+                    .collect(),
+                description: self.description.clone(),
+            })
+            .expect("a description serialises");
+            let mut header = MAGIC.to_vec();
+            header.extend_from_slice(&(about.len() as u64).to_le_bytes());
+            buffer_of("the objectives' examples", |out| {
+                let mut sections: Vec<&[u8]> = vec![&header, &about];
+                for set in self.sets() {
+                    sections.push(bytemuck::cast_slice(&set.x));
+                    sections.push(bytemuck::cast_slice(&set.y));
+                }
+                write_sections(out, sections, 2)
+            })
+        }
+
+        /// The examples another worker (or this one) laid out with
+        /// [`to_shared`](Self::to_shared), x read from the buffer in place.
+        pub fn from_shared(buffer: &js_sys::SharedArrayBuffer) -> Result<BinarySplits> {
+            let bad = |what: &str| Error::Config(format!("the pool's shared examples: {what}"));
+            let source = SharedBytes(buffer);
+            if source.len() < 16 || source.bytes(0..8) != MAGIC {
+                return Err(bad("not a layout of the objectives' examples"));
+            }
+            let about_len = u64::from_le_bytes(source.bytes(8..16).try_into().unwrap()) as usize;
+            let about_end = 16usize
+                .checked_add(about_len)
+                .filter(|&end| end <= source.len())
+                .ok_or_else(|| bad("truncated"))?;
+            let about: About = serde_json::from_slice(&source.bytes(16..about_end))
+                .map_err(|e| bad(&format!("corrupt description: {e}")))?;
+            if about.shapes.len() != 3 {
+                return Err(bad("three splits expected"));
+            }
+            let mut at = about_end;
+            let mut sets = Vec::with_capacity(3);
+            for &(n, d) in &about.shapes {
+                let x_at = align(at);
+                let y_at = align(x_at + 4 * n * d);
+                at = y_at + 4 * n;
+                if at > source.len() {
+                    return Err(bad("truncated"));
+                }
+                let y = source
+                    .bytes(y_at..at)
+                    .chunks_exact(4)
+                    .map(|b| f32::from_le_bytes(b.try_into().unwrap()))
+                    .collect();
+                sets.push(BinarySet {
+                    n_features: d,
+                    x: source.matrix(x_at, n * d),
+                    y,
+                });
+            }
+            let [train, valid, test]: [BinarySet; 3] =
+                sets.try_into().map_err(|_| bad("three splits expected"))?;
+            Ok(BinarySplits {
+                train,
+                valid,
+                test,
+                description: about.description,
+            })
+        }
+    }
 }

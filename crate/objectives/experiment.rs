@@ -1,7 +1,6 @@
 //! Several objectives over several seeds on the same splits: what `distillrank objectives`
 //! reports.
 
-use crate::data::inputs::Inputs;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::metrics::mean_std;
@@ -115,10 +114,7 @@ pub async fn compare_async(
                 on(&label, e)
             })
             .await?;
-            let n = splits.test.y.len();
-            let scores = engine
-                .score(&trained.model, Inputs::dense(&splits.test.x, n))
-                .await?;
+            let scores = engine.score(&trained.model, splits.test.inputs()).await?;
             let test = evaluate(&scores, &splits.test.y, config.targets).ok_or_else(|| {
                 Error::Data("the test split needs positive and negative examples".into())
             })?;

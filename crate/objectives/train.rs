@@ -5,7 +5,6 @@
 //! validation AUC-PR (average precision) and the model of the best epoch kept.
 
 use crate::clock::Instant;
-use crate::data::inputs::Inputs;
 use crate::engine::{Engine, Examples, Trainer};
 use crate::error::{Error, Result};
 use crate::model::Mlp;
@@ -179,7 +178,7 @@ pub(crate) fn gather(
     inputs.clear();
     labels.clear();
     for &i in chunk {
-        inputs.extend_from_slice(set.row(i));
+        set.extend_row(i, inputs);
         labels.push(set.y[i]);
     }
 }
@@ -367,7 +366,7 @@ pub async fn fit_async(
         let (model, params) = trainer.state().await?;
         check_finite(&model, &params, epoch, step)?;
         let seconds = started.elapsed();
-        let scores = trainer.score(Inputs::dense(&valid.x, valid.len())).await?;
+        let scores = trainer.score(valid.inputs()).await?;
         let mean_loss = losses.iter().map(|&l| l as f64).sum::<f64>() / losses.len().max(1) as f64;
         let state = (&model, &params, trainer.prior());
         if selection.end_epoch((epoch, mean_loss, seconds), state, &scores, on)? {

@@ -532,6 +532,7 @@ await check("the_pool_shares_one_copy_of_the_data", async () => {
   // 1,500 queries x 40 documents x 80 features: 18 MB of prepared x and z. With the data shared,
   // each worker but the first (which read the upload and prepared it) holds only its jobs'
   // buffers; without (a page that is not cross-origin isolated), each holds a copy of its own.
+  // The same for the global objectives' pool on the same upload (its examples shared).
   const file = tempFile("wide.txt", wideLetor(1500, 40, 80));
   const hash = "#backend=cpu&epochs=1&seeds=2&widths=16&method=no-distillation,pfd&workers=4";
   const memory = async (isolated) => {
@@ -545,13 +546,28 @@ await check("the_pool_shares_one_copy_of_the_data", async () => {
       await p.waitForFunction(() => /1,?500 queries/.test(document.getElementById("stats").textContent), null, { timeout: 120_000 });
       const status = await clickAndWait(p, "#run", 300_000);
       expect(status.startsWith("Done") && /with 4 workers/.test(status), `the run: ${status} ${await errorText(p)}`);
-      const box = p.locator("#pool-memory");
-      const words = await box.textContent();
+      const held = async (id) => {
+        const box = p.locator(id);
+        return {
+          words: await box.textContent(),
+          shared: Number(await box.getAttribute("data-shared")),
+          workers: (await box.getAttribute("data-workers")).split(",").map(Number),
+        };
+      };
+      const comparison = await held("#pool-memory");
+      // The global objectives on the same upload, one example a document, in the same pool.
+      await p.check("input[name=obj_source][value=upload]");
+      for (const [k, v] of [["obj_seeds", 2], ["obj_epochs", 1]]) await p.locator(`[name=${k}]`).fill(String(v));
+      await p.evaluate(() => { document.getElementById("objectives-status").textContent = ""; });
+      await p.click("#objectives-run");
+      await p.waitForFunction(() => /^Done|^Failed/.test(document.getElementById("objectives-status").textContent), null, { timeout: 300_000 });
+      const objectives = await p.locator("#objectives-status").textContent();
+      expect(objectives.startsWith("Done"), `objectives: ${objectives} ${await errorText(p)}`);
       return {
-        words,
+        ...comparison,
         table: await p.$$eval("#results tbody tr", (rows) => rows.map((r) => r.textContent)),
-        shared: Number(await box.getAttribute("data-shared")),
-        workers: (await box.getAttribute("data-workers")).split(",").map(Number),
+        objectives: await held("#objectives-pool-memory"),
+        objectivesTable: await p.$$eval("#objectives-results tbody tr", (rows) => rows.map((r) => r.textContent)),
       };
     } finally {
       await p.close();
@@ -564,17 +580,28 @@ await check("the_pool_shares_one_copy_of_the_data", async () => {
   console.log(`    own copies: workers ${own.workers.map(mb).join(", ")} MB`);
   expect(/one shared copy/.test(shared.words) && shared.shared > 15 * 2 ** 20, `shared: ${shared.words}`);
   expect(/its own copy/.test(own.words) && own.shared === 0, `own copies: ${own.words}`);
-  // The pool's other workers hold no copy: less than half the buffer each, against at least the
-  // whole of it each when they read the upload themselves.
+  // The pool's other workers hold no copy: less than the buffer each (their own buffers and
+  // the engine), against more than the whole of it each when they read the upload themselves.
   for (const [k, bytes] of shared.workers.slice(1).entries()) {
-    expect(bytes < shared.shared / 2, `worker ${k + 2} holds ${mb(bytes)} MB beside a ${mb(shared.shared)} MB shared buffer`);
+    expect(bytes < shared.shared, `worker ${k + 2} holds ${mb(bytes)} MB beside a ${mb(shared.shared)} MB shared buffer`);
   }
-  for (const [k, bytes] of own.workers.slice(1).entries()) {
-    expect(bytes > shared.shared, `worker ${k + 2} without sharing holds only ${mb(bytes)} MB`);
+  for (const [k, bytes] of [...own.workers.slice(1), ...own.objectives.workers.slice(1)].entries()) {
+    expect(bytes > shared.shared, `worker ${k % 3 + 2} without sharing holds only ${mb(bytes)} MB`);
+  }
+  // The global objectives' pool likewise: the examples (x of every document) shared.
+  console.log(`    objectives, shared: ${mb(shared.objectives.shared)} MB buffer; workers ${shared.objectives.workers.map(mb).join(", ")} MB`);
+  console.log(`    objectives, own copies: workers ${own.objectives.workers.map(mb).join(", ")} MB`);
+  expect(shared.objectives.shared > 15 * 2 ** 20 && own.objectives.shared === 0,
+    `objectives: ${shared.objectives.words} / ${own.objectives.words}`);
+  for (const [k, bytes] of shared.objectives.workers.slice(1).entries()) {
+    expect(bytes < shared.objectives.shared,
+      `objectives: worker ${k + 2} holds ${mb(bytes)} MB beside a ${mb(shared.objectives.shared)} MB shared buffer`);
   }
   // The same numbers either way.
   expect(JSON.stringify(shared.table) === JSON.stringify(own.table),
     `shared: ${JSON.stringify(shared.table)}\n    own: ${JSON.stringify(own.table)}`);
+  expect(JSON.stringify(shared.objectivesTable) === JSON.stringify(own.objectivesTable),
+    `objectives, shared: ${JSON.stringify(shared.objectivesTable)}\n    own: ${JSON.stringify(own.objectivesTable)}`);
 });
 
 await check("class_12_auto_checks_the_model_size_before_timing", async () => {

@@ -175,36 +175,48 @@ export function withData(w) {
   return w.dataReady ?? Promise.resolve();
 }
 
-/// The data prepared for the setup of the last pooled comparison, shared by the pool:
-/// `{key, buffer}`, the key naming the page's data and the setup's data fields.
+/// What the pool shares now: `{key, buffer}`, the key naming the page's data, the kind (a
+/// comparison's prepared data or the objectives' examples) and the setup's data fields.
 let shared = { key: null, buffer: null };
 
 /// The data of `setup` prepared by the first worker (which holds the page's data) in a
-/// SharedArrayBuffer, once per data and data fields.
-async function sharedData(setup) {
-  const key = JSON.stringify([data.key, setup.data]);
+/// SharedArrayBuffer, once per data and data fields: a comparison's prepared splits (`kind`
+/// "data") or the global objectives' examples ("examples").
+async function sharedData(setup, kind = "data") {
+  const key = JSON.stringify([data.key, kind, setup.data]);
   if (shared.key !== key) {
     await withData(workers[0]);
-    const { buffer } = await workers[0].request({ type: "share", setup });
-    shared = { key, buffer };
+    const { buffer } = await workers[0].request({ type: kind === "data" ? "share" : "share-examples", setup });
+    shared = { key, buffer, kind };
     workers[0].sharedKey = key;
   }
   return shared;
 }
 
-/// Makes the shared data (`sharedData`) a worker's data for `setup`'s jobs: it reads x and z
-/// from the one buffer, and drops any copy of its own.
+/// Makes the shared data (`sharedData`) a worker's data for `setup`'s jobs: it reads the
+/// matrices from the one buffer, and drops any copy of its own.
 async function useShared(w, entry, setup) {
   if (w.sharedKey === entry.key) return;
   w.sharedKey = entry.key;
   w.dataKey = null;
   w.dataReady = null;
   try {
-    await w.request({ type: "use-shared", setup, buffer: entry.buffer });
+    const type = entry.kind === "data" ? "use-shared" : "use-shared-examples";
+    await w.request({ type, setup, buffer: entry.buffer });
   } catch (e) {
     if (w.sharedKey === entry.key) w.sharedKey = null;
     throw e;
   }
+}
+
+/// Each worker's WebAssembly memory, after a pooled run, with the shared buffer's size (0
+/// without one): on the page (`showPoolMemory`), and returned.
+async function measurePool(used, entry, box) {
+  const members = workers.slice(0, used);
+  const memory = await Promise.all(members.map((w) => w.request({ type: "memory" }).then((r) => r.bytes)));
+  poolMemory = { shared: entry ? entry.buffer.byteLength : 0, workers: memory };
+  showPoolMemory(box);
+  return poolMemory;
 }
 
 /// What a pooled comparison held, measured after it: the shared buffer's bytes (0 without one)
@@ -300,17 +312,12 @@ export async function runPool(setup, onEvent) {
     }
   });
   const { result } = await workers[0].request({ type: "summary", setup, methods });
-  const members = workers.slice(0, used);
-  const memory = await Promise.all(members.map((w) => w.request({ type: "memory" }).then((r) => r.bytes)));
-  poolMemory = { shared: entry ? entry.buffer.byteLength : 0, workers: memory };
-  showPoolMemory();
-  return { ...result, workers: used, memory: poolMemory };
+  return { ...result, workers: used, memory: await measurePool(used, entry, "pool-memory") };
 }
 
-/// What the last pooled comparison held, on the page (`#pool-memory`, its numbers in `data-*`
-/// attributes).
-export function showPoolMemory() {
-  const box = $("pool-memory");
+/// What the last pooled run held, on the page (in `#id`, its numbers in `data-*` attributes).
+export function showPoolMemory(id) {
+  const box = $(id);
   if (!poolMemory || poolMemory.workers.length < 2) {
     box.textContent = "";
     return;
@@ -318,7 +325,7 @@ export function showPoolMemory() {
   const mb = (bytes) => (bytes / 2 ** 20).toFixed(1);
   const held = `each worker's WebAssembly memory: ${poolMemory.workers.map(mb).join(", ")} MB`;
   box.textContent = poolMemory.shared
-    ? `The ${poolMemory.workers.length} workers read one shared copy of the prepared data (${mb(poolMemory.shared)} MB); ${held}.`
+    ? `The ${poolMemory.workers.length} workers read one shared copy of the data (${mb(poolMemory.shared)} MB); ${held}.`
     : `Each of the ${poolMemory.workers.length} workers holds its own copy of the data (this page is not cross-origin isolated, so it cannot share one); ${held}.`;
   box.dataset.shared = String(poolMemory.shared);
   box.dataset.workers = poolMemory.workers.join(",");
@@ -370,8 +377,11 @@ export async function runObjectivesPool(setup, onEvent) {
   for (let seed = 0; seed < setup.seeds; seed++) {
     setup.objectives.forEach((objective, index) => jobs.push({ index, seed, label: `${objective} seed ${seed}` }));
   }
-  const size = setup.backend === "gpu" ? 1 : poolSize();
-  const { results, workers: used } = await inPool(size, jobs, jobs.map((_, k) => k), withData, (w, job, onLabel) =>
+  const size = Math.min(setup.backend === "gpu" ? 1 : poolSize(), jobs.length);
+  // Several workers read one copy of the examples where the browser allows it.
+  const entry = size > 1 && canShare() ? await sharedData(setup, "examples") : null;
+  const load = entry ? (w) => useShared(w, entry, setup) : withData;
+  const { results, workers: used } = await inPool(size, jobs, jobs.map((_, k) => k), load, (w, job, onLabel) =>
     w.train({ type: "objectives-job", setup, objective: job.index, seed: job.seed }, (ev) => {
       onLabel(job.label);
       onEvent(ev);
@@ -385,6 +395,7 @@ export async function runObjectivesPool(setup, onEvent) {
   return {
     backend: results[0].backend, description: results[0].description,
     positive_rate: results[0].positive_rate, runs, workers: used,
+    memory: await measurePool(used, entry, "objectives-pool-memory"),
   };
 }
 
