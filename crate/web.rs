@@ -2,7 +2,7 @@
 //!
 //! 1. `start_gpu()` opens a WebGPU device (or says why there is none);
 //! 2. `load_synthetic(source)`, `load_mq2008()` (the bundled real data) or
-//!    `load_letor(role, name, bytes, query)` sets the data and returns its statistics;
+//!    `load_letor(role, name, file, query)` sets the data and returns its statistics;
 //!    `default_setup()` and `describe_setup(json)` give the library's setup (crate/setup.rs) and
 //!    its equivalent `distillrank compare` command;
 //! 3. `run_compare_job(setup, method, seed, ..)` prepares the data (spec §1; once per setup),
@@ -29,7 +29,7 @@ use wasm_bindgen::prelude::*;
 
 use crate::clock::Instant;
 use crate::cpu::mlp::Mlp;
-use crate::data::letor::{parse_letor_bytes, parse_query_sizes, ReadOptions};
+use crate::data::letor::{parse_query_sizes, read_letor, ReadOptions};
 use crate::data::prepare::hold_out_test;
 use crate::data::synth::generate_splits;
 use crate::data::Dataset;
@@ -284,15 +284,16 @@ pub fn load_mq2008() -> std::result::Result<JsValue, JsError> {
     to_js(&stats)
 }
 
-/// Parses an uploaded LETOR file (gzip or text; `query`: the bytes of its LightGBM `.query` file)
-/// as the `role` split ("train", "valid" or "test") and returns its statistics. Without a test
-/// (or validation) file, a comparison holds out 20% (or 10%) of the training queries, as the CLI
-/// does ([`crate::setup::HOLDOUT`]).
+/// Reads an uploaded LETOR file (gzip or text; `query`: the bytes of its LightGBM `.query` file)
+/// as the `role` split ("train", "valid" or "test") and returns its statistics. The file is read
+/// a piece at a time ([`BlobReader`]), so its text is never in this worker's memory whole: only
+/// the parsed matrix is. Without a test (or validation) file, a comparison holds out 20% (or 10%)
+/// of the training queries, as the CLI does ([`crate::setup::HOLDOUT`]).
 #[wasm_bindgen]
 pub fn load_letor(
     role: &str,
     name: &str,
-    bytes: &[u8],
+    file: web_sys::Blob,
     query: Option<Vec<u8>>,
 ) -> std::result::Result<JsValue, JsError> {
     if !matches!(role, "train" | "valid" | "test") {
@@ -305,8 +306,8 @@ pub fn load_letor(
         .map(|q| parse_query_sizes(&Path::new(name).with_extension("query"), &q))
         .transpose()
         .map_err(js_error)?;
-    let dataset =
-        parse_letor_bytes(path, bytes, sizes, &ReadOptions::default()).map_err(js_error)?;
+    let reader = BlobReader::new(file).map_err(|e| js_error(Error::io(path, e)))?;
+    let dataset = read_letor(path, reader, sizes, &ReadOptions::default()).map_err(js_error)?;
     let stats = dataset.stats();
     STATE.with(|st| {
         let mut st = st.borrow_mut();
@@ -316,6 +317,59 @@ pub fn load_letor(
         st.set_data(data);
     });
     to_js(&stats)
+}
+
+/// An uploaded file (a `Blob`) as a reader: each read takes the next piece of it with
+/// `FileReaderSync`, which a worker may call (the page's engine runs in workers only).
+struct BlobReader {
+    blob: web_sys::Blob,
+    reader: web_sys::FileReaderSync,
+    at: f64,
+}
+
+impl BlobReader {
+    /// The most bytes one read takes from the file.
+    const PIECE: usize = 8 << 20;
+
+    fn new(blob: web_sys::Blob) -> std::io::Result<BlobReader> {
+        let reader = web_sys::FileReaderSync::new().map_err(|e| js_io("FileReaderSync", e))?;
+        Ok(BlobReader {
+            blob,
+            reader,
+            at: 0.0,
+        })
+    }
+}
+
+/// A JavaScript failure as an I/O error.
+fn js_io(what: &str, e: JsValue) -> std::io::Error {
+    std::io::Error::other(format!(
+        "{what}: {}",
+        e.as_string().unwrap_or_else(|| format!("{e:?}"))
+    ))
+}
+
+impl std::io::Read for BlobReader {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let size = self.blob.size();
+        if self.at >= size || buf.is_empty() {
+            return Ok(0);
+        }
+        let end = (self.at + buf.len().min(Self::PIECE) as f64).min(size);
+        let piece = self
+            .blob
+            .slice_with_f64_and_f64(self.at, end)
+            .map_err(|e| js_io("slicing the file", e))?;
+        let bytes = self
+            .reader
+            .read_as_array_buffer(&piece)
+            .map_err(|e| js_io("reading the file", e))?;
+        let bytes = js_sys::Uint8Array::new(&bytes);
+        let n = bytes.length() as usize;
+        bytes.copy_to(&mut buf[..n]);
+        self.at += n as f64;
+        Ok(n)
+    }
 }
 
 /// Forgets the uploaded files.

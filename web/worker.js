@@ -102,9 +102,9 @@ async function handle(msg) {
       clear_uploads();
       const files = [];
       for (const f of msg.files) {
-        const bytes = new Uint8Array(await f.file.arrayBuffer());
+        // The file itself: the engine reads it a piece at a time, never whole.
         const query = f.query ? new Uint8Array(await f.query.arrayBuffer()) : undefined;
-        files.push({ role: f.role, name: f.name, stats: load_letor(f.role, f.name, bytes, query) });
+        files.push({ role: f.role, name: f.name, stats: load_letor(f.role, f.name, f.file, query) });
       }
       return { type: "uploaded", files };
     }

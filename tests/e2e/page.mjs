@@ -528,6 +528,31 @@ function wideLetor(queries, docs, features) {
   return lines.join("\n") + "\n";
 }
 
+await check("a_gzip_upload_reads_as_its_text", async () => {
+  // The worker reads an upload a piece at a time (8 MB a read): a file of several pieces, plain
+  // and gzip-compressed, gives the same statistics.
+  const zlib = await import("node:zlib");
+  const text = wideLetor(800, 40, 80);
+  const stats = async (name, contents) => {
+    const p = await freshPage("#backend=cpu");
+    try {
+      await p.check("input[name=source][value=upload]");
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "distillrank-e2e-"));
+      fs.writeFileSync(path.join(dir, name), contents);
+      await p.setInputFiles("#files", path.join(dir, name));
+      await p.waitForFunction(() => /800 queries/.test(document.getElementById("stats").textContent), null, { timeout: 120_000 });
+      return (await p.locator("#stats").textContent()).replace(name, "FILE");
+    } finally {
+      await p.close();
+    }
+  };
+  expect(text.length > 2 * 8 * 2 ** 20, `${text.length} bytes: fewer than three pieces`);
+  const plain = await stats("wide.txt", text);
+  const gzip = await stats("wide.txt.gz", zlib.gzipSync(text));
+  expect(plain === gzip, `plain: ${plain}\n    gzip: ${gzip}`);
+  console.log(`    ${(text.length / 2 ** 20).toFixed(1)} MB of text: ${plain.slice(0, 100)}…`);
+});
+
 await check("the_pool_shares_one_copy_of_the_data", async () => {
   // 1,500 queries x 40 documents x 80 features: 18 MB of prepared x and z. With the data shared,
   // each worker but the first (which read the upload and prepared it) holds only its jobs'
