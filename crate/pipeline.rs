@@ -17,8 +17,8 @@ use std::path::{Path, PathBuf};
 use crate::cpu::mlp::Mlp;
 use crate::data::logs::LogColumns;
 use crate::data::prepare::{
-    hold_out_test, hold_out_test_groups, prepare_raw, FeatureView, PrepareOptions, Prepared,
-    RawSplits, PREPARE_STEPS,
+    hold_out_test, hold_out_test_groups, prepare_raw_in, FeatureView, PrepareOptions, Prepared,
+    RawSplits, Scratch, PREPARE_STEPS,
 };
 use crate::data::synth::generate_splits;
 use crate::data::Dataset;
@@ -400,7 +400,7 @@ pub fn prepare(
             "data.prepared_cache keeps the prepared splits in a file beside the training file: the page has no files; turn it off".into(),
         ));
     }
-    prepare_in_memory(data, store, needs_test, reporter)
+    prepare_in_memory(data, store, needs_test, &Scratch::Memory, reporter)
 }
 
 /// [`prepare`] through the file of prepared splits: read when it exists and has this
@@ -434,7 +434,24 @@ fn prepare_through_file(
             )),
         }
     }
-    let prepared = prepare_in_memory(data, store, needs_test, reporter)?;
+    // Prepared into scratch files beside it, mapped: the first run is not bound by memory
+    // either.
+    let folder = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let scratch = match crate::data::Features::scratch(folder, 1) {
+        Ok(_) => Scratch::Files(folder.to_path_buf()),
+        // A folder that cannot hold them costs the scratch files, not the run.
+        Err(e) => {
+            reporter.warn(&format!(
+                "cannot keep preparation's matrices in {} ({e}): preparing in memory",
+                folder.display()
+            ));
+            Scratch::Memory
+        }
+    };
+    let prepared = prepare_in_memory(data, store, needs_test, &scratch, reporter)?;
     let extra = prepared.about();
     if let Err(e) = crate::data::prepared_cache::write(&path, key, &prepared.prepared, extra) {
         // The splits are prepared: a full disk or a read-only folder costs the file, not the run.
@@ -588,11 +605,13 @@ fn report_prepared(prepared: &Prepared, reporter: &mut dyn Reporter) {
     }
 }
 
-/// [`prepare`] in memory: load, hold out, simulate or read logs, prepare.
+/// [`prepare`] without the file: load, hold out, simulate or read logs, prepare (the matrices where
+/// `scratch` says).
 fn prepare_in_memory(
     data: &DataSetup,
     store: &mut dyn Store,
     needs_test: bool,
+    scratch: &Scratch,
     reporter: &mut dyn Reporter,
 ) -> Result<PreparedData> {
     let Loaded {
@@ -652,7 +671,7 @@ fn prepare_in_memory(
         test,
         hold_out_test: hold_out,
     };
-    let prepared = prepare_raw(raw, &options, &mut |step| {
+    let prepared = prepare_raw_in(raw, &options, scratch, &mut |step| {
         reporter.progress("preparing", "steps", steps.len() as u64, total);
         steps.push((step.to_string(), started.elapsed()));
     });
@@ -1261,7 +1280,7 @@ pub fn results_json(
 }
 
 /// What the reports say of the teachers a comparison trains once for two methods
-/// ([`CompareConfig::jobs`]): a sentence each; none when every method trains its own.
+/// ([`CompareConfig::jobs_on`]): a sentence each; none when every method trains its own.
 pub fn shared_teachers(data: &PreparedData, setup: &Setup) -> Vec<String> {
     setup
         .compare_config(Engine::Cpu)

@@ -439,7 +439,7 @@ impl Setup {
             engine,
             jobs: None,
         };
-        config.train.validate()?;
+        config.validate_settings()?;
         Ok(config)
     }
 

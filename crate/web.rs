@@ -5,16 +5,19 @@
 //!    `load_letor(role, name, file, query)` sets the data and returns its statistics;
 //!    `default_setup()` and `describe_setup(json)` give the library's setup (crate/setup.rs) and
 //!    its equivalent `distillrank compare` command;
-//! 3. `run_compare_job(setup, method, seed, ..)` prepares the data (spec §1; once per setup),
-//!    trains one method at one seed on WebGPU or on the CPU engine and calls `on_event` after
-//!    every epoch; `summarize_compare(setup, runs)` turns the jobs' runs into the results (the
-//!    `methods` object of the CLI's `results.json`, plus the data summary). The page runs the jobs
-//!    of a comparison in a pool of workers;
+//! 3. `compare_jobs(setup)` lists a comparison's jobs (each method at each seed, the methods of a
+//!    seed that share a teacher in one job); `run_compare_job(setup, job, ..)` prepares the data
+//!    (spec §1; once per setup), trains the job's methods on WebGPU or on the CPU engine and calls
+//!    `on_event` after every epoch; `summarize_compare(setup, runs)` turns the jobs' runs into the
+//!    results (the `methods` object of the CLI's `results.json`, plus the data summary). The page
+//!    runs the jobs of a comparison in a pool of workers, which share one copy of the prepared data
+//!    (`share_data` in the first worker, `use_shared_data` in the others);
 //! 4. `student_files(method)` hands out a trained student as safetensors + JSON, the files
 //!    `distillrank predict` reads; `evaluate_model(..)` scores the test split with such a pair;
 //! 5. `run_objectives(setup, on_event)` runs log-loss against the global objectives (Eban et al.),
 //!    the library's [`ObjectivesSetup`] through [`pipeline::objectives_async`] as the CLI runs it
-//!    (`run_objectives_job`: one objective at one seed, for the pool of workers);
+//!    (`run_objectives_job`: one objective at one seed, for the pool of workers, which share the
+//!    examples through `share_examples` and `use_shared_examples`);
 //! 6. `bench_batch` and `bench_train` serve the benchmark page (`web/bench.html`).
 //!
 //! State (the data, the device, the last students) lives in the worker, one instance per page.
@@ -59,7 +62,16 @@ struct State {
     prepared: Option<Rc<PreparedRun>>,
     /// The global objectives' examples of the last objectives' setup, under its data fields as
     /// JSON (see [`objectives_examples`]).
-    objectives: Option<(String, Rc<BinarySplits>)>,
+    objectives: Option<Examples>,
+}
+
+/// The global objectives' examples of a setup's data fields (as JSON), with the buffer they are
+/// read from when they are shared.
+#[derive(Clone)]
+struct Examples {
+    key: String,
+    splits: Rc<BinarySplits>,
+    buffer: Option<js_sys::SharedArrayBuffer>,
 }
 
 impl State {
@@ -307,6 +319,9 @@ pub fn load_letor(
         .transpose()
         .map_err(js_error)?;
     let reader = BlobReader::new(file).map_err(|e| js_error(Error::io(path, e)))?;
+    // Read in pieces of PIECE bytes, whatever the reader above asks for (a gzip decoder asks
+    // for 32 KiB at a time).
+    let reader = std::io::BufReader::with_capacity(BlobReader::PIECE, reader);
     let dataset = read_letor(path, reader, sizes, &ReadOptions::default()).map_err(js_error)?;
     let stats = dataset.stats();
     STATE.with(|st| {
@@ -466,6 +481,8 @@ struct PreparedRun {
     /// The setup's data fields, as JSON.
     key: String,
     prepared: PreparedData,
+    /// The buffer `prepared` is read from, when it is shared ([`share_data`]).
+    buffer: Option<js_sys::SharedArrayBuffer>,
 }
 
 /// A setup from the page: the library's [`ExperimentSetup`], as JSON.
@@ -523,6 +540,7 @@ fn prepared_run(setup: &ExperimentSetup) -> Result<Rc<PreparedRun>> {
         data: Some(data),
         key,
         prepared,
+        buffer: None,
     });
     STATE.with(|s| s.borrow_mut().prepared = Some(run.clone()));
     Ok(run)
@@ -536,12 +554,17 @@ fn prepared_run(setup: &ExperimentSetup) -> Result<Rc<PreparedRun>> {
 pub fn share_data(setup: JsValue) -> std::result::Result<js_sys::SharedArrayBuffer, JsError> {
     let setup = setup_of(setup).map_err(js_error)?;
     let run = prepared_run(&setup).map_err(js_error)?;
+    // Shared already: the same buffer again (laying out shared data would copy it in here).
+    if let Some(buffer) = &run.buffer {
+        return Ok(buffer.clone());
+    }
     let buffer = run.prepared.to_shared().map_err(js_error)?;
     let shared = PreparedData::from_shared(&buffer).map_err(js_error)?;
     let run = Rc::new(PreparedRun {
         data: run.data.clone(),
         key: run.key.clone(),
         prepared: shared,
+        buffer: Some(buffer.clone()),
     });
     STATE.with(|s| s.borrow_mut().prepared = Some(run));
     Ok(buffer)
@@ -561,6 +584,7 @@ pub fn use_shared_data(
         data: None,
         key: serde_json::to_string(&setup.data).expect("a setup serialises"),
         prepared,
+        buffer: Some(buffer),
     });
     STATE.with(|s| {
         let mut s = s.borrow_mut();
@@ -575,7 +599,7 @@ pub fn use_shared_data(
 /// most, its own copy of the data included when it has one.
 #[wasm_bindgen]
 pub fn memory_bytes() -> f64 {
-    (core::arch::wasm32::memory_size(0) * 65536) as f64
+    core::arch::wasm32::memory_size(0) as f64 * 65536.0
 }
 
 /// The engine a setup asks for: the CPU engine, or the worker's WebGPU device; `auto` by the
@@ -595,18 +619,18 @@ pub fn choose_backend(cpu_docs_per_s: f64, gpu_docs_per_s: Option<f64>) -> Strin
     }
 }
 
-/// The jobs of `setup`'s comparison on the loaded data ([`CompareConfig::jobs`]): `[{seed,
+/// The jobs of `setup`'s comparison on the loaded data ([`CompareConfig::jobs_on`]): `[{seed,
 /// methods, models}]`, each seed's methods that share a teacher in one job. The page's pool runs
 /// them side by side, the most models first.
 ///
-/// [`CompareConfig::jobs`]: crate::ranking::experiment::CompareConfig::jobs
+/// [`CompareConfig::jobs_on`]: crate::ranking::experiment::CompareConfig::jobs_on
 #[wasm_bindgen]
 pub fn compare_jobs(setup: JsValue) -> std::result::Result<JsValue, JsError> {
     let setup = setup_of(setup).map_err(js_error)?;
     let run = prepared_run(&setup).map_err(js_error)?;
     let config = setup.compare_config(Engine::Cpu).map_err(js_error)?;
     config.validate(&run.prepared.prepared).map_err(js_error)?;
-    to_js(&config.jobs(run.prepared.prepared.train.d_z))
+    to_js(&config.jobs_on(run.prepared.prepared.train.d_z))
 }
 
 /// One job of a comparison (from [`compare_jobs`]): its methods at its seed, each method's
@@ -894,22 +918,23 @@ pub async fn run_objectives_job(
 /// The examples of `setup`'s data: the worker's own from its last objectives' run, or shared by
 /// another worker, when the data fields are the same; otherwise made from the loaded data (the
 /// uploads) and kept.
-fn objectives_examples(setup: &ObjectivesSetup) -> Result<Rc<BinarySplits>> {
+fn objectives_examples(setup: &ObjectivesSetup) -> Result<Examples> {
     let key = serde_json::to_string(&setup.data).expect("a setup serialises");
     let (cached, uploads) = STATE.with(|s| {
         let s = s.borrow();
         (s.objectives.clone(), s.uploads.clone())
     });
-    if let Some((_, splits)) = cached.filter(|(k, _)| *k == key) {
-        return Ok(splits);
+    if let Some(examples) = cached.filter(|e| e.key == key) {
+        return Ok(examples);
     }
-    let splits = Rc::new(pipeline::objectives_data(
-        setup,
-        &mut Uploads(uploads),
-        &mut Silent,
-    )?);
-    STATE.with(|s| s.borrow_mut().objectives = Some((key, splits.clone())));
-    Ok(splits)
+    let splits = pipeline::objectives_data(setup, &mut Uploads(uploads), &mut Silent)?;
+    let examples = Examples {
+        key,
+        splits: Rc::new(splits),
+        buffer: None,
+    };
+    STATE.with(|s| s.borrow_mut().objectives = Some(examples.clone()));
+    Ok(examples)
 }
 
 /// The objectives' setup from the page (`ObjectivesSetup` as JSON), read as the CLI reads it.
@@ -925,12 +950,19 @@ fn objectives_setup_of(setup: JsValue) -> Result<ObjectivesSetup> {
 #[wasm_bindgen]
 pub fn share_examples(setup: JsValue) -> std::result::Result<js_sys::SharedArrayBuffer, JsError> {
     let setup = objectives_setup_of(setup).map_err(js_error)?;
-    let buffer = objectives_examples(&setup)
-        .and_then(|splits| splits.to_shared())
-        .map_err(js_error)?;
-    let shared = BinarySplits::from_shared(&buffer).map_err(js_error)?;
-    let key = serde_json::to_string(&setup.data).expect("a setup serialises");
-    STATE.with(|s| s.borrow_mut().objectives = Some((key, Rc::new(shared))));
+    let examples = objectives_examples(&setup).map_err(js_error)?;
+    // Shared already: the same buffer again (laying out shared data would copy it in here).
+    if let Some(buffer) = examples.buffer {
+        return Ok(buffer);
+    }
+    let buffer = examples.splits.to_shared().map_err(js_error)?;
+    let splits = Rc::new(BinarySplits::from_shared(&buffer).map_err(js_error)?);
+    let shared = Examples {
+        buffer: Some(buffer.clone()),
+        splits,
+        key: examples.key,
+    };
+    STATE.with(|s| s.borrow_mut().objectives = Some(shared));
     Ok(buffer)
 }
 
@@ -943,13 +975,17 @@ pub fn use_shared_examples(
     buffer: js_sys::SharedArrayBuffer,
 ) -> std::result::Result<(), JsError> {
     let setup = objectives_setup_of(setup).map_err(js_error)?;
-    let splits = BinarySplits::from_shared(&buffer).map_err(js_error)?;
-    let key = serde_json::to_string(&setup.data).expect("a setup serialises");
+    let splits = Rc::new(BinarySplits::from_shared(&buffer).map_err(js_error)?);
+    let examples = Examples {
+        key: serde_json::to_string(&setup.data).expect("a setup serialises"),
+        splits,
+        buffer: Some(buffer),
+    };
     STATE.with(|s| {
         let mut s = s.borrow_mut();
         s.set_data(None);
         s.uploads.clear();
-        s.objectives = Some((key, Rc::new(splits)));
+        s.objectives = Some(examples);
     });
     Ok(())
 }
@@ -966,7 +1002,7 @@ async fn objectives_on(
         .map_err(|e| JsError::new(&format!("the setup: {e}")))?;
     // Through its text, so that a refusal names the field as the CLI's does.
     let setup = ObjectivesSetup::from_json(&json.to_string()).map_err(js_error)?;
-    let splits = objectives_examples(&setup).map_err(js_error)?;
+    let splits = objectives_examples(&setup).map_err(js_error)?.splits;
     let gpu = STATE.with(|s| s.borrow().gpu.clone());
     let (engine, _) = Engine::with_device(setup.backend, gpu).map_err(js_error)?;
     let mut sink = EventSink::new(on_event);

@@ -132,6 +132,11 @@ fn bad_comparisons_fail_before_training() {
             },
             "at least one method",
         ),
+        (
+            &p,
+            tiny_config(vec![Method::Pfd, Method::NoDistillation, Method::Pfd]),
+            "method pfd is listed twice",
+        ),
     ] {
         let mut started = false;
         let Err(err) = compare(prepared, &config, &mut |_, _| started = true) else {
@@ -252,7 +257,7 @@ fn a_teacher_two_methods_share_is_trained_once_and_each_gets_what_it_gets_alone(
     };
     let (sd, rd) = (Method::SelfDistillation, Method::RankingDistillation);
     assert_eq!(
-        both.jobs(d_z),
+        both.jobs_on(d_z),
         [
             job(0, &[Method::NoDistillation], 1),
             job(0, &[sd, rd], 3),
@@ -323,7 +328,7 @@ fn a_teacher_two_methods_share_is_trained_once_and_each_gets_what_it_gets_alone(
     let mut other_widths = both.clone();
     other_widths.teacher_widths = Some(vec![8]);
     for config in [larger, other_widths] {
-        assert!(config.jobs(d_z).iter().all(|j| j.methods.len() == 1));
+        assert!(config.jobs_on(d_z).iter().all(|j| j.methods.len() == 1));
         assert!(config.shared_teachers(d_z).is_empty());
         let (_, teachers) = run(&config, 1);
         assert_eq!(teachers.len(), 4, "{teachers:?}");
@@ -332,7 +337,7 @@ fn a_teacher_two_methods_share_is_trained_once_and_each_gets_what_it_gets_alone(
     let mut same_widths = both.clone();
     same_widths.rd_teacher_factor = 4.0;
     same_widths.teacher_widths = Some(vec![32, 16]);
-    assert_eq!(same_widths.jobs(d_z)[1].methods, [sd, rd]);
+    assert_eq!(same_widths.jobs_on(d_z)[1].methods, [sd, rd]);
 }
 
 /// `config` with `method` alone.

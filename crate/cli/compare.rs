@@ -36,8 +36,8 @@ pub struct CompareArgs {
     /// setup, so no other data or training options go with it.
     #[arg(long)]
     pub setup: Option<PathBuf>,
-    /// Jobs (a method at a seed) trained side by side on the CPU engine (default: one per
-    /// core); the results are the same for any number.
+    /// Jobs (a method at a seed, or the methods of a seed that share a teacher) trained side by
+    /// side on the CPU engine (default: one per core); the results are the same for any number.
     #[arg(value_parser = bounded::<usize>("jobs"), long)]
     pub jobs: Option<usize>,
 }
@@ -332,11 +332,22 @@ pub struct Throughput {
 }
 
 impl Throughput {
-    pub fn of(c: &Comparison, end_to_end_seconds: f64, jobs: usize) -> Throughput {
+    /// The throughput of comparison `c` of `config` on data with `d_z` privileged features: a
+    /// teacher two methods share counts once.
+    pub fn of(
+        c: &Comparison,
+        end_to_end_seconds: f64,
+        jobs: usize,
+        config: &CompareConfig,
+        d_z: usize,
+    ) -> Throughput {
         let (mut docs, mut seconds) = (0f64, 0f64);
         for r in &c.methods {
+            // The teachers this method trained itself (not copies of another method's).
+            let own = |k: &usize| config.teacher_trained_by(r.method, *k, d_z).is_none();
             for run in &r.runs {
-                for model in std::iter::once(&run.student).chain(&run.teachers) {
+                let teachers = run.teachers.iter().enumerate().filter(|(k, _)| own(k));
+                for model in std::iter::once(&run.student).chain(teachers.map(|(_, t)| t)) {
                     for log in &model.history {
                         docs += log.docs_per_s * log.seconds;
                         seconds += log.seconds;
@@ -395,11 +406,15 @@ pub fn run(args: &CompareArgs, given: &[String], out: &Output) -> Result<()> {
     let data = pipeline::prepare(&setup.data, &mut store, true, &mut Bars::new(out))?;
     let comparison = run_comparison(&data, &setup, &engine, args.jobs, out)?;
     let seconds = started.elapsed().as_secs_f64();
-    let jobs = distillrank::experiment::side_by_side(&CompareConfig {
-        jobs: args.jobs,
-        ..config.clone()
-    });
-    let throughput = Throughput::of(&comparison, seconds, jobs);
+    let d_z = data.prepared.train.d_z;
+    let jobs = distillrank::experiment::side_by_side(
+        &CompareConfig {
+            jobs: args.jobs,
+            ..config.clone()
+        },
+        d_z,
+    );
+    let throughput = Throughput::of(&comparison, seconds, jobs, &config, d_z);
     let tests = comparison.tests(pipeline::TESTS_SEED);
     let table = table(&comparison, &tests);
     let sentences = sentences(&tests);

@@ -91,8 +91,8 @@ pub struct SweepArgs {
     pub data: DataArgs,
     #[command(flatten)]
     pub experiment: ExperimentArgs,
-    /// Jobs (a method at a seed) trained side by side on the CPU engine (default: one per
-    /// core); the results are the same for any number.
+    /// Jobs (a method at a seed, or the methods of a seed that share a teacher) trained side by
+    /// side on the CPU engine (default: one per core); the results are the same for any number.
     #[arg(value_parser = bounded::<usize>("jobs"), long)]
     pub jobs: Option<usize>,
     /// Directory for sweep.md, sweep.json, sweep.csv and sweep.svg.

@@ -181,12 +181,15 @@ impl<T: Real> Gradients<T> {
 /// Scores `inputs` (n_docs x model.n_in()) in chunks of [`SCORE_CHUNK_DOCS`] documents, so that
 /// activations stay small.
 pub fn score(model: &Mlp<f32>, inputs: &[f32]) -> Vec<f32> {
-    let mut acts = Activations::default();
-    let mut out = Vec::with_capacity(inputs.len() / model.n_in().max(1));
-    for chunk in inputs.chunks(SCORE_CHUNK_DOCS * model.n_in()) {
-        out.extend_from_slice(model.forward(chunk, &mut acts));
-    }
-    out
+    // On a thread of the pool, as the training steps are ([`super::on_pool`]).
+    super::on_pool(|| {
+        let mut acts = Activations::default();
+        let mut out = Vec::with_capacity(inputs.len() / model.n_in().max(1));
+        for chunk in inputs.chunks(SCORE_CHUNK_DOCS * model.n_in()) {
+            out.extend_from_slice(model.forward(chunk, &mut acts));
+        }
+        out
+    })
 }
 
 /// [`score`] over a view of the inputs, a chunk of rows at a time.

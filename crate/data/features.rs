@@ -17,7 +17,6 @@ use std::ops::{Deref, Range};
 #[derive(Clone)]
 pub struct Features(Storage);
 
-#[derive(Clone)]
 enum Storage {
     Owned(Vec<f32>),
     /// `len` values from byte `offset` of a read-only map (shared by clones: no copy).
@@ -25,6 +24,14 @@ enum Storage {
     Mapped {
         map: std::sync::Arc<memmap2::Mmap>,
         offset: usize,
+        len: usize,
+    },
+    /// `len` values in the writable map of a scratch file, unlinked once mapped: preparation's
+    /// matrices when they should not be bound by memory ([`Features::scratch`]). The system
+    /// writes its pages back to the disk and drops them when memory is short.
+    #[cfg(not(target_arch = "wasm32"))]
+    Scratch {
+        map: memmap2::MmapMut,
         len: usize,
     },
     /// Values in a buffer outside this instance's memory (the page's `SharedArrayBuffer`),
@@ -50,7 +57,88 @@ unsafe impl Send for SharedValues {}
 #[cfg(all(target_arch = "wasm32", not(target_feature = "atomics")))]
 unsafe impl Sync for SharedValues {}
 
+impl Clone for Storage {
+    fn clone(&self) -> Storage {
+        match self {
+            Storage::Owned(v) => Storage::Owned(v.clone()),
+            #[cfg(not(target_arch = "wasm32"))]
+            Storage::Mapped { map, offset, len } => Storage::Mapped {
+                map: map.clone(),
+                offset: *offset,
+                len: *len,
+            },
+            // A writable map has one owner: its clone is a copy in memory.
+            #[cfg(not(target_arch = "wasm32"))]
+            Storage::Scratch { map, len } => {
+                Storage::Owned(bytemuck::cast_slice(&map[..4 * len]).to_vec())
+            }
+            #[cfg(target_arch = "wasm32")]
+            Storage::Shared { values, whole } => Storage::Shared {
+                values: values.clone(),
+                whole: whole.clone(),
+            },
+        }
+    }
+}
+
 impl Features {
+    /// `len` zeros in a scratch file in `dir`, mapped and then unlinked (the map keeps it until
+    /// it is dropped): a matrix that the system may write to the disk rather than keep in
+    /// memory, for data larger than memory.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn scratch(dir: &std::path::Path, len: usize) -> std::io::Result<Features> {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        if len == 0 {
+            return Ok(Vec::new().into());
+        }
+        let path = dir.join(format!(
+            ".distillrank-scratch-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        ));
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(&path)?;
+        let map = file.set_len(4 * len as u64).and_then(|_| {
+            // SAFETY: the file was created here and is unlinked below: nothing else maps or
+            // writes it.
+            unsafe { memmap2::MmapMut::map_mut(&file) }
+        });
+        let removed = std::fs::remove_file(&path);
+        let map = map?;
+        removed?;
+        Ok(Features(Storage::Scratch { map, len }))
+    }
+
+    /// The values, to write them in place: a scratch file's map or an owned vector (a mapped or
+    /// shared matrix is copied into one first).
+    pub fn as_mut_slice(&mut self) -> &mut [f32] {
+        #[cfg(not(target_arch = "wasm32"))]
+        if matches!(self.0, Storage::Scratch { .. }) {
+            let Storage::Scratch { map, len } = &mut self.0 else {
+                unreachable!("matched above")
+            };
+            return bytemuck::cast_slice_mut(&mut map[..4 * *len]);
+        }
+        self.to_mut()
+    }
+
+    /// Keeps the first `len` values.
+    pub fn truncate(&mut self, len: usize) {
+        match &mut self.0 {
+            #[cfg(not(target_arch = "wasm32"))]
+            Storage::Scratch { len: kept, .. } => *kept = len.min(*kept),
+            _ => {
+                let values = self.to_mut();
+                values.truncate(len);
+                values.shrink_to_fit();
+            }
+        }
+    }
+
     /// `len` f32 values from byte `offset` of `map`, used in place. `offset` must be 4-aligned
     /// within the map (which is page-aligned) and the values must lie inside it.
     #[cfg(not(target_arch = "wasm32"))]
@@ -68,9 +156,15 @@ impl Features {
         })
     }
 
-    /// Whether the values are read in place from a mapped file or a shared buffer.
+    /// Whether the values are read in place from a file written before (mapped) or from a shared
+    /// buffer: not this run's own (owned, or in its scratch files).
     pub fn is_mapped(&self) -> bool {
-        !matches!(self.0, Storage::Owned(_))
+        match self.0 {
+            Storage::Owned(_) => false,
+            #[cfg(not(target_arch = "wasm32"))]
+            Storage::Scratch { .. } => false,
+            _ => true,
+        }
     }
 
     /// Whether the values lie outside this instance's memory (a buffer the page's workers
@@ -88,7 +182,7 @@ impl Features {
         match &self.0 {
             Storage::Owned(v) => v.len(),
             #[cfg(not(target_arch = "wasm32"))]
-            Storage::Mapped { len, .. } => *len,
+            Storage::Mapped { len, .. } | Storage::Scratch { len, .. } => *len,
             #[cfg(target_arch = "wasm32")]
             Storage::Shared { values, .. } => values.0.length() as usize,
         }
@@ -126,9 +220,9 @@ impl Features {
         out.extend_from_slice(&self[range]);
     }
 
-    /// The values as an owned vector, to change them; a mapped matrix is copied first.
+    /// The values as an owned vector, to change them; any other matrix is copied first.
     pub fn to_mut(&mut self) -> &mut Vec<f32> {
-        if self.is_mapped() {
+        if !matches!(self.0, Storage::Owned(_)) {
             self.0 = Storage::Owned(self.to_vec());
         }
         match &mut self.0 {
@@ -186,6 +280,8 @@ impl Deref for Features {
             Storage::Mapped { map, offset, len } => {
                 bytemuck::cast_slice(&map[*offset..*offset + 4 * len])
             }
+            #[cfg(not(target_arch = "wasm32"))]
+            Storage::Scratch { map, len } => bytemuck::cast_slice(&map[..4 * len]),
             // Correct, but a copy of the whole matrix into this instance: the training path
             // reads rows through `extend_from` instead (the page's e2e test measures it).
             #[cfg(target_arch = "wasm32")]
@@ -230,6 +326,8 @@ impl std::fmt::Debug for Features {
             Storage::Owned(_) => "owned",
             #[cfg(not(target_arch = "wasm32"))]
             Storage::Mapped { .. } => "mapped",
+            #[cfg(not(target_arch = "wasm32"))]
+            Storage::Scratch { .. } => "scratch",
             #[cfg(target_arch = "wasm32")]
             Storage::Shared { .. } => "shared",
         };

@@ -76,10 +76,20 @@ impl<'a> Block<'a> {
                 out.extend(columns.iter().map(|&j| values[j]));
             }
             (Some(columns), matrix) => {
+                // The whole row, then its chosen columns moved to its front: in place when the
+                // columns are in increasing order (each value is read before it is written, as
+                // for multi-teacher PFD's subsets), through a copy of the row otherwise.
                 let at = out.len();
                 matrix.extend(values, out);
-                let row = out.split_off(at);
-                out.extend(columns.iter().map(|&j| row[j]));
+                if columns.windows(2).all(|w| w[0] < w[1]) {
+                    for (k, &j) in columns.iter().enumerate() {
+                        out[at + k] = out[at + j];
+                    }
+                    out.truncate(at + columns.len());
+                } else {
+                    let row = out.split_off(at);
+                    out.extend(columns.iter().map(|&j| row[j]));
+                }
             }
         }
     }

@@ -559,7 +559,13 @@ pub fn prepare_with_progress(
     let train = add_source(&mut sources, Source::Borrowed(train));
     let valid = valid.map(|v| add_source(&mut sources, Source::Borrowed(v)));
     let test = test.map(|t| add_source(&mut sources, Source::Borrowed(t)));
-    prepare_parts(sources, train, valid, test, options, on_step)
+    prepare_parts(
+        sources,
+        (train, valid, test),
+        options,
+        &Scratch::Memory,
+        on_step,
+    )
 }
 
 /// The raw splits of a run, handed over to preparation ([`prepare_raw`]).
@@ -579,6 +585,18 @@ pub struct RawSplits {
 pub fn prepare_raw(
     raw: RawSplits,
     options: &PrepareOptions,
+    on_step: &mut dyn FnMut(&str),
+) -> Result<Prepared> {
+    prepare_raw_in(raw, options, &Scratch::Memory, on_step)
+}
+
+/// [`prepare_raw`] with its matrices kept where `scratch` says: in scratch files, preparation
+/// itself is not bound by memory (`--prepared-cache`, whose file it writes next). The result is
+/// the same, bit for bit.
+pub fn prepare_raw_in(
+    raw: RawSplits,
+    options: &PrepareOptions,
+    scratch: &Scratch,
     on_step: &mut dyn FnMut(&str),
 ) -> Result<Prepared> {
     let held_out = match (raw.hold_out_test, &raw.test) {
@@ -603,7 +621,7 @@ pub fn prepare_raw(
         }
         (None, None) => None,
     };
-    prepare_parts(sources, train, valid, test, options, on_step)
+    prepare_parts(sources, (train, valid, test), options, scratch, on_step)
 }
 
 /// A dataset given to preparation: borrowed, or owned and given back window by window.
@@ -660,7 +678,7 @@ impl Part {
     }
 
     /// The split as a dataset of its own, with `features` (its rows, prepared).
-    fn dataset(&self, data: &Dataset, features: Vec<f32>, n_features: usize) -> Dataset {
+    fn dataset(&self, data: &Dataset, features: Features, n_features: usize) -> Dataset {
         let mut grades = Vec::with_capacity(self.n_docs(data));
         let mut group_offsets = Vec::with_capacity(self.groups.len() + 1);
         group_offsets.push(0);
@@ -670,7 +688,7 @@ impl Part {
         }
         Dataset {
             n_features,
-            features: features.into(),
+            features,
             grades,
             group_offsets,
             qids: self.groups.iter().map(|&g| data.qids[g]).collect(),
@@ -686,16 +704,21 @@ const WINDOW_BYTES: usize = 16 << 20;
 /// `n_docs x n_features` matrix (a narrower source's missing columns are 0). One pass over each
 /// source, window by window; a window's memory is given back once every part has read it. In
 /// parallel natively.
-fn gather_log1p(sources: &mut [Source], parts: &[&Part], n_features: usize) -> Vec<Vec<f32>> {
+fn gather_log1p(
+    sources: &mut [Source],
+    parts: &[&Part],
+    n_features: usize,
+    scratch: &Scratch,
+) -> Result<Vec<Features>> {
     let rows: Vec<Vec<usize>> = parts
         .iter()
         .map(|p| p.rows(sources[p.source].data()))
         .collect();
     // Zeroed pages cost nothing until written: the matrices grow as the sources shrink.
-    let mut out: Vec<Vec<f32>> = rows
+    let mut out: Vec<Features> = rows
         .iter()
-        .map(|r| vec![0f32; r.len() * n_features])
-        .collect();
+        .map(|r| scratch.zeros(r.len() * n_features))
+        .collect::<Result<_>>()?;
     for (s, source) in sources.iter_mut().enumerate() {
         let (n_rows, width) = (source.data().n_docs(), source.data().n_features);
         let window = (WINDOW_BYTES / (4 * width.max(1))).max(1);
@@ -719,7 +742,7 @@ fn gather_log1p(sources: &mut [Source], parts: &[&Part], n_features: usize) -> V
                         }
                     }
                 };
-                let to = &mut out[p][first * n_features..last * n_features];
+                let to = &mut out[p].as_mut_slice()[first * n_features..last * n_features];
                 let from = &rows[p][first..last];
                 #[cfg(not(target_arch = "wasm32"))]
                 {
@@ -737,22 +760,54 @@ fn gather_log1p(sources: &mut [Source], parts: &[&Part], n_features: usize) -> V
             start = end;
         }
     }
-    out
+    Ok(out)
+}
+
+/// Where preparation keeps its matrices: in memory, or (for data larger than memory) in scratch
+/// files in a folder, mapped ([`Features::scratch`]), whose pages the system writes to the disk
+/// and drops when memory is short. The values are the same either way.
+#[derive(Debug, Clone, Default)]
+pub enum Scratch {
+    #[default]
+    Memory,
+    #[cfg(not(target_arch = "wasm32"))]
+    Files(std::path::PathBuf),
+}
+
+impl Scratch {
+    /// `len` zeros, where this scratch keeps them.
+    fn zeros(&self, len: usize) -> Result<Features> {
+        match self {
+            Scratch::Memory => Ok(vec![0f32; len].into()),
+            #[cfg(not(target_arch = "wasm32"))]
+            Scratch::Files(dir) => Features::scratch(dir, len).map_err(|e| {
+                Error::io(
+                    dir,
+                    std::io::Error::new(
+                        e.kind(),
+                        format!("a scratch file for preparation ({} values): {e}", len),
+                    ),
+                )
+            }),
+        }
+    }
 }
 
 /// Splits an `n_docs x n_features` matrix into the regular and the privileged columns (1-based)
-/// without holding two copies: z is gathered out, then x is packed in place, front to back, and
-/// the matrix shrunk to it.
+/// without holding two copies: z is gathered out (where `scratch` keeps matrices), then x is
+/// packed in place, front to back, and the matrix shrunk to it.
 fn split_columns(
-    mut matrix: Vec<f32>,
+    mut matrix: Features,
     n_features: usize,
     regular: &[usize],
     privileged: &[usize],
-) -> (Vec<f32>, Vec<f32>) {
+    scratch: &Scratch,
+) -> Result<(Features, Features)> {
     let n_docs = matrix.len().checked_div(n_features).unwrap_or(0);
-    let z = gather_from(&matrix, n_features, privileged);
+    let mut z = scratch.zeros(n_docs * privileged.len())?;
+    gather_into(z.as_mut_slice(), &matrix, n_features, privileged);
     if regular.iter().copied().eq(1..=n_features) {
-        return (matrix, z);
+        return Ok((matrix, z));
     }
     // Row d's x lands at d * d_x + k <= d * n_features + (regular[k] - 1), which is read before
     // it is written (the columns are sorted): packing front to back never overwrites a value
@@ -763,23 +818,22 @@ fn split_columns(
         "regular columns in increasing order"
     );
     let d_x = regular.len();
+    let values = matrix.as_mut_slice();
     for d in 0..n_docs {
         for (k, &c) in regular.iter().enumerate() {
-            matrix[d * d_x + k] = matrix[d * n_features + c - 1];
+            values[d * d_x + k] = values[d * n_features + c - 1];
         }
     }
     matrix.truncate(n_docs * d_x);
-    matrix.shrink_to_fit();
-    (matrix, z)
+    Ok((matrix, z))
 }
 
 /// Every step of spec §1 over the parts of the given sources.
 fn prepare_parts(
     mut sources: Vec<Source>,
-    train: Part,
-    valid: Option<Part>,
-    test: Option<Part>,
+    (train, valid, test): (Part, Option<Part>, Option<Part>),
     options: &PrepareOptions,
+    scratch: &Scratch,
     on_step: &mut dyn FnMut(&str),
 ) -> Result<Prepared> {
     on_step(PREPARE_STEPS[0]);
@@ -899,7 +953,7 @@ fn prepare_parts(
     let mut matrices = {
         let mut parts = vec![&train, &valid.0];
         parts.extend(test.as_ref().map(|t| &t.0));
-        gather_log1p(&mut sources, &parts, nf)
+        gather_log1p(&mut sources, &parts, nf, scratch)?
     }
     .into_iter();
     let mut split_data = |part: &Part| {
@@ -1017,7 +1071,7 @@ fn prepare_parts(
 
     on_step(PREPARE_STEPS[3]);
     // Each split's matrix becomes x and z; the matrix itself is packed into x.
-    let build = |data: Dataset, draws: &GumbelDraws| -> RankingSet {
+    let build = |data: Dataset, draws: &GumbelDraws| -> Result<RankingSet> {
         let labels = labels_of(&data, draws);
         let positive_group = (0..data.n_groups())
             .map(|g| labels[data.group(g)].iter().any(|&y| y > 0.0))
@@ -1025,32 +1079,33 @@ fn prepare_parts(
         let (regular, privileged, d_z) = match &options.privileged {
             PrivilegedSplit::Discriminative { tau_priv } => {
                 let z = draws.labels(&data.grades, options.t, *tau_priv);
-                let (x, _) = split_columns(data.features.into_vec(), nf, &regular_columns, &[]);
-                (x, z, 1)
+                let (x, _) = split_columns(data.features, nf, &regular_columns, &[], scratch)?;
+                (x, z.into(), 1)
             }
             _ => {
                 let (x, z) = split_columns(
-                    data.features.into_vec(),
+                    data.features,
                     nf,
                     &regular_columns,
                     &privileged_columns,
-                );
+                    scratch,
+                )?;
                 (x, z, privileged_columns.len())
             }
         };
-        RankingSet {
-            regular: regular.into(),
+        Ok(RankingSet {
+            regular,
             d_x: regular_columns.len(),
-            privileged: privileged.into(),
+            privileged,
             d_z,
             grades: data.grades,
             labels,
             group_offsets: data.group_offsets,
             positive_group,
             qids: data.qids,
-        }
+        })
     };
-    let train_set = build(train_data, &train_draws);
+    let train_set = build(train_data, &train_draws)?;
     if train_set.positive_groups() == 0 {
         return Err(Error::Data(match options.label_column {
             Some(column) => format!("no positive training groups: column {column}, the label y, is 0 on every training document; with simulated logs, raise --sessions or --conversion-rate"),
@@ -1069,7 +1124,7 @@ fn prepare_parts(
             options.t, options.tau_target
         )));
     }
-    let valid_set = build(valid_data, &valid_draws);
+    let valid_set = build(valid_data, &valid_draws)?;
     if valid_set.positive_groups() == 0 {
         return Err(Error::Data(format!(
             "the validation split has no group with a y = 1 ({} groups after filtering), so validation NDCG cannot pick an epoch; lower --tau-target (with simulated logs: raise --sessions or --conversion-rate) or give a larger --valid",
@@ -1082,7 +1137,10 @@ fn prepare_parts(
             options.tau_target
         )));
     }
-    let test_set = test_data.zip(test_draws).map(|(d, g)| build(d, &g));
+    let test_set = test_data
+        .zip(test_draws)
+        .map(|(d, g)| build(d, &g))
+        .transpose()?;
     let mut warnings = Vec::new();
     let splits = [
         ("train", Some(&train_set)),
@@ -1146,10 +1204,16 @@ pub fn gather_columns(data: &Dataset, columns: &[usize]) -> Vec<f32> {
 
 /// [`gather_columns`] of an `n_docs x n_features` matrix.
 fn gather_from(features: &[f32], n_features: usize, columns: &[usize]) -> Vec<f32> {
+    let mut out = vec![0f32; features.len() / n_features.max(1) * columns.len()];
+    gather_into(&mut out, features, n_features, columns);
+    out
+}
+
+/// [`gather_from`] into `out` (`n_docs x columns.len()`).
+fn gather_into(out: &mut [f32], features: &[f32], n_features: usize, columns: &[usize]) {
     let (nf, width) = (n_features.max(1), columns.len());
-    let mut out = vec![0f32; features.len() / nf * width];
     if width == 0 {
-        return out;
+        return;
     }
     let gather = |(dst, src): (&mut [f32], &[f32])| {
         for (to, row) in dst.chunks_exact_mut(width).zip(src.chunks_exact(nf)) {
@@ -1169,7 +1233,6 @@ fn gather_from(features: &[f32], n_features: usize, columns: &[usize]) -> Vec<f3
     out.chunks_mut(ROWS_PER_PIECE * width)
         .zip(features.chunks(ROWS_PER_PIECE * nf))
         .for_each(gather);
-    out
 }
 
 /// The 1-based columns of an `n_docs x n_features` matrix with one value in every row; in

@@ -13,11 +13,12 @@ pub fn buffer_of(
     write: impl Fn(&mut dyn std::io::Write) -> std::io::Result<()>,
 ) -> Result<js_sys::SharedArrayBuffer> {
     use std::io::Write;
-    /// Counts bytes: the layout's size, before the buffer is made.
-    struct Count(usize);
+    /// Counts bytes: the layout's size, before the buffer is made (in 64 bits: more than 4 GiB
+    /// is refused, not wrapped).
+    struct Count(u64);
     impl Write for Count {
         fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-            self.0 += bytes.len();
+            self.0 += bytes.len() as u64;
             Ok(bytes.len())
         }
         fn flush(&mut self) -> std::io::Result<()> {

@@ -115,9 +115,9 @@ pub struct CompareConfig {
     /// Where the models train.
     #[serde(skip)]
     pub engine: Engine,
-    /// Jobs (a method at a seed) trained side by side on the CPU engine, natively: None for one
-    /// per core. The results are the same for any number: each job depends only on its method
-    /// and seed.
+    /// How many jobs ([`CompareConfig::jobs_on`]) train side by side on the CPU engine, natively:
+    /// None for one per core. The results are the same for any number: each job depends only on
+    /// its methods and its seed.
     #[serde(skip)]
     pub jobs: Option<usize>,
 }
@@ -190,6 +190,16 @@ impl CompareConfig {
                 "choose at least one method and one seed".into(),
             ));
         }
+        if let Some(twice) = self
+            .methods
+            .iter()
+            .enumerate()
+            .find_map(|(i, m)| self.methods[..i].contains(m).then_some(m))
+        {
+            return Err(Error::Config(format!(
+                "method {twice} is listed twice: list each method once (its seeds give its spread)"
+            )));
+        }
         // Finite and in a range where the losses stay finite: a weight of 1e300 would diverge
         // and blame the learning rate.
         if self.rd.k == 0
@@ -221,7 +231,7 @@ pub enum TeacherInputs {
 /// One teacher of a method at a seed: what it sees and its hidden widths. Every other setting of
 /// a teacher is the comparison's (the students' training settings, without a global objective)
 /// and its seed is the job's, so two teachers alike in these two are the same model, trained on
-/// the same data with the same draws: a job trains it once ([`CompareConfig::jobs`]).
+/// the same data with the same draws: a job trains it once ([`CompareConfig::jobs_on`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Teacher {
     pub inputs: TeacherInputs,
@@ -281,7 +291,7 @@ impl CompareConfig {
     /// that share a teacher in one job (the teacher trained once), the seeds in order and each
     /// job at the place of its first method. The results are those of one job per method: a
     /// shared teacher is the model each method would have trained.
-    pub fn jobs(&self, d_z: usize) -> Vec<Job> {
+    pub fn jobs_on(&self, d_z: usize) -> Vec<Job> {
         let teachers: Vec<Vec<Teacher>> = self
             .methods
             .iter()
@@ -327,16 +337,24 @@ impl CompareConfig {
         jobs
     }
 
+    /// The method before `method` (in the comparison's order) whose teachers include `method`'s
+    /// `k`-th, if any: the one whose job trains it ([`run_job`]); `method`'s run of it is a copy.
+    pub fn teacher_trained_by(&self, method: Method, k: usize, d_z: usize) -> Option<Method> {
+        let teacher = self.teachers_of(method, d_z).into_iter().nth(k)?;
+        let i = self.methods.iter().position(|&m| m == method)?;
+        self.methods[..i]
+            .iter()
+            .copied()
+            .find(|&m| self.teachers_of(m, d_z).contains(&teacher))
+    }
+
     /// What the reports say of the teachers trained once for two methods: one sentence per
     /// method whose teacher is another's, on data with `d_z` privileged features.
     pub fn shared_teachers(&self, d_z: usize) -> Vec<String> {
         let mut sentences = Vec::new();
-        for (i, &method) in self.methods.iter().enumerate() {
+        for &method in &self.methods {
             for (k, teacher) in self.teachers_of(method, d_z).iter().enumerate() {
-                let Some(&first) = self.methods[..i]
-                    .iter()
-                    .find(|m| self.teachers_of(**m, d_z).contains(teacher))
-                else {
+                let Some(first) = self.teacher_trained_by(method, k, d_z) else {
                     continue;
                 };
                 let which = if self.teachers_of(method, d_z).len() > 1 {
@@ -623,13 +641,13 @@ impl std::fmt::Display for Training {
 
 /// Every model [`compare`] trains, in order, with the most documents it can go through (all its
 /// epochs; early stopping ends some sooner): a progress bar's total. A teacher two methods share
-/// ([`CompareConfig::jobs`]) is one model, under the first method's name.
+/// ([`CompareConfig::jobs_on`]) is one model, under the first method's name.
 pub fn plan(p: &Prepared, config: &CompareConfig) -> Vec<(Training, u64)> {
     let epochs = config.train.epochs as u64;
     let labelled = crate::ranking::train::epoch_docs(&p.train, false) as u64 * epochs;
     let all = crate::ranking::train::epoch_docs(&p.train, true) as u64 * epochs;
     let mut models = Vec::new();
-    for job in config.jobs(p.train.d_z) {
+    for job in config.jobs_on(p.train.d_z) {
         let mut trained: Vec<Teacher> = Vec::new();
         for &method in &job.methods {
             let teachers = config.teachers_of(method, p.train.d_z);
@@ -662,11 +680,11 @@ pub fn plan(p: &Prepared, config: &CompareConfig) -> Vec<(Training, u64)> {
 pub type OnProgress<'a> = dyn FnMut(&Training, Event) + 'a;
 
 /// Runs every method of `config` on the prepared data, blocking until the GPU (if any) is done.
-/// On the CPU engine its jobs (each method at each seed) run on `config.jobs` threads, one job a
+/// On the CPU engine its jobs ([`CompareConfig::jobs_on`]) run on `config.jobs` threads, one job a
 /// thread, the longest first, with the same results as one after the other.
 #[cfg(not(target_arch = "wasm32"))]
 pub fn compare(p: &Prepared, config: &CompareConfig, on: &mut OnProgress) -> Result<Comparison> {
-    match side_by_side(config) {
+    match side_by_side(config, p.train.d_z) {
         jobs if jobs > 1 => compare_parallel(p, config, jobs, on),
         _ => pollster::block_on(compare_async(p, config, on)),
     }
@@ -675,10 +693,14 @@ pub fn compare(p: &Prepared, config: &CompareConfig, on: &mut OnProgress) -> Res
 /// How many jobs [`compare`] runs at once: `config.jobs` (default: one per core) on the CPU
 /// engine, at most one per job; one on the GPU.
 #[cfg(not(target_arch = "wasm32"))]
-pub fn side_by_side(config: &CompareConfig) -> usize {
+pub fn side_by_side(config: &CompareConfig, d_z: usize) -> usize {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    // At most one thread per job (any count of methods or seeds: they are checked next).
-    let most = config.methods.len().saturating_mul(config.seeds).max(1);
+    // At most one thread per job.
+    let most = if config.seeds > MAX_SEEDS {
+        1 // refused by the checks that come next
+    } else {
+        config.jobs_on(d_z).len().max(1)
+    };
     match config.engine {
         Engine::Cpu => config.jobs.unwrap_or(cores).clamp(1, most),
         _ => 1,
@@ -710,7 +732,7 @@ fn compare_parallel(
 ) -> Result<Comparison> {
     use std::sync::atomic::{AtomicUsize, Ordering};
     config.validate(p)?;
-    let jobs = config.jobs(p.train.d_z);
+    let jobs = config.jobs_on(p.train.d_z);
     // Indices into `jobs`, the jobs with the most models first.
     let mut order: Vec<usize> = (0..jobs.len()).collect();
     order.sort_by_key(|&k| (std::cmp::Reverse(jobs[k].models), k));
@@ -779,7 +801,7 @@ pub async fn compare_async(
     on: &mut OnProgress<'_>,
 ) -> Result<Comparison> {
     config.validate(p)?;
-    let jobs = config.jobs(p.train.d_z);
+    let jobs = config.jobs_on(p.train.d_z);
     let mut runs = Vec::with_capacity(jobs.len());
     for job in &jobs {
         runs.push(run_job(p, config, job, on).await?);
@@ -828,13 +850,14 @@ pub async fn run_method_seed(
     let job = Job {
         seed,
         methods: vec![method],
+        // Only a pool orders jobs by it.
         models: 0,
     };
     let mut runs = run_job(p, config, &job, on).await?;
     Ok(runs.remove(0))
 }
 
-/// One job ([`CompareConfig::jobs`]): each of its methods at its seed, the teachers trained on
+/// One job ([`CompareConfig::jobs_on`]): each of its methods at its seed, the teachers trained on
 /// S_label, then the student; a teacher two of its methods share is trained once, for the first.
 /// Every job is independent of the others (all draws come from the seed), so jobs may run in any
 /// order or in parallel with the same results: the page's pool of workers runs them side by

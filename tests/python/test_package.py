@@ -361,3 +361,19 @@ print("finished", flush=True)
     assert child.returncode == 3, (out, err)
     assert "interrupted" in out and "finished" not in out
     assert took < 5, f"took {took:.1f} s to stop"
+
+
+def test_every_door_refuses_a_method_listed_twice(tmp_path):
+    # Listed twice, a method would take both its places' runs in one job: refused by the library
+    # at every door, in the same words.
+    words = "method pfd is listed twice"
+    from_flag = cli_error("compare", "--methods", "pfd,no-distillation,pfd", "--out", tmp_path / "a")
+    setup = tmp_path / "setup.json"
+    twice = json.loads(distillrank.Setup().to_json())
+    twice["methods"] = ["pfd", "no-distillation", "pfd"]
+    setup.write_text(json.dumps(twice))
+    from_file = cli_error("compare", "--setup", setup, "--out", tmp_path / "b")
+    with pytest.raises(ValueError) as from_python:
+        distillrank.compare(distillrank.Setup(methods=["pfd", "pfd"]), verbose=False)
+    for message in (from_flag, from_file, str(from_python.value)):
+        assert words in message, message

@@ -52,8 +52,10 @@ export function dataset(chart, key, make) {
   return d;
 }
 
-export function resetCharts() {
-  firstSeed = 0;
+/// Empties the charts for a Run whose seeds start at `first` (the setup's first_seed): that
+/// seed's curves are drawn bold, the others thin.
+export function resetCharts(first = 0) {
+  firstSeed = first;
   for (const c of [ndcgChart, lossChart]) {
     c.data.datasets = [];
     c.update("none");

@@ -221,7 +221,7 @@ export async function run(focus = null) {
   let throughput = "";
   try {
     const setup = await prepareRun();
-    resetCharts();
+    resetCharts(setup.first_seed ?? 0);
     $("status").textContent = "Starting…";
     const result = await runPool(setup, (ev) => {
       if (ev.type === "epoch") {

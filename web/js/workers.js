@@ -40,7 +40,7 @@ export class EngineWorker {
     this.waiters = [];          // replies of other requests, in order
     this.dataKey = null;        // the data message it holds (or has been sent)
     this.dataReady = null;      // its reply to that message
-    this.sharedKey = null;      // the shared data it reads instead (see `useShared`)
+    this.sharedKeys = {};       // the shared data it reads instead, by kind (see `useShared`)
     this.warmed = null;         // its warm-up (see warmUp)
     this.stopped = false;
     this.worker.onmessage = (e) => this.onMessage(e.data);
@@ -129,7 +129,8 @@ export function request(msg) {
   return workers[0].request(msg);
 }
 
-/// Makes `msg` the data of every worker; returns the first worker's reply (its statistics).
+/// Makes `msg` the data of the first worker, and of the others where they cannot share it
+/// (`canShare`); returns the first worker's reply (its statistics).
 export async function loadData(msg) {
   const key = msg.type === "upload"
     ? JSON.stringify(msg.files.map((f) => [f.role, f.name, f.file.size, f.file.lastModified, f.query?.size]))
@@ -139,6 +140,8 @@ export async function loadData(msg) {
   // generated) may replace `data` before the answer comes.
   const entry = data;
   if (workers[0].dataKey !== key || !entry.reply) {
+    // The first worker's data change: what the pool shared was prepared from its old data.
+    shared = {};
     try {
       entry.reply = await workers[0].request(msg);
       workers[0].dataKey = key;
@@ -166,7 +169,7 @@ export function withData(w) {
   if (data.message && w.dataKey !== data.key) {
     const key = data.key;
     w.dataKey = key;
-    w.sharedKey = null;
+    w.sharedKeys = {};
     w.dataReady = w.request(data.message).catch((e) => {
       if (w.dataKey === key) w.dataKey = null;
       throw e;
@@ -175,36 +178,37 @@ export function withData(w) {
   return w.dataReady ?? Promise.resolve();
 }
 
-/// What the pool shares now: `{key, buffer}`, the key naming the page's data, the kind (a
-/// comparison's prepared data or the objectives' examples) and the setup's data fields.
-let shared = { key: null, buffer: null };
+/// What the pool shares, by kind (a comparison's prepared data, "data", or the global
+/// objectives' examples, "examples"): `{key, buffer, kind}`, the key naming the page's data, the
+/// kind and the setup's data fields. Forgotten when the page's data change.
+let shared = {};
 
 /// The data of `setup` prepared by the first worker (which holds the page's data) in a
-/// SharedArrayBuffer, once per data and data fields: a comparison's prepared splits (`kind`
-/// "data") or the global objectives' examples ("examples").
-async function sharedData(setup, kind = "data") {
+/// SharedArrayBuffer, once per data and data fields and kind. The first worker then reads them
+/// from the buffer too, and gives the same buffer again when asked again.
+async function sharedData(setup, kind) {
   const key = JSON.stringify([data.key, kind, setup.data]);
-  if (shared.key !== key) {
+  if (shared[kind]?.key !== key) {
     await withData(workers[0]);
     const { buffer } = await workers[0].request({ type: kind === "data" ? "share" : "share-examples", setup });
-    shared = { key, buffer, kind };
-    workers[0].sharedKey = key;
+    shared[kind] = { key, buffer, kind };
   }
-  return shared;
+  return shared[kind];
 }
 
 /// Makes the shared data (`sharedData`) a worker's data for `setup`'s jobs: it reads the
-/// matrices from the one buffer, and drops any copy of its own.
+/// matrices from the one buffer, and drops any copy of its own (and what it read of the other
+/// kind). The first worker holds the page's data and shares them: it needs nothing.
 async function useShared(w, entry, setup) {
-  if (w.sharedKey === entry.key) return;
-  w.sharedKey = entry.key;
+  if (w === workers[0] || w.sharedKeys?.[entry.kind] === entry.key) return;
+  w.sharedKeys = { [entry.kind]: entry.key };
   w.dataKey = null;
   w.dataReady = null;
   try {
     const type = entry.kind === "data" ? "use-shared" : "use-shared-examples";
     await w.request({ type, setup, buffer: entry.buffer });
   } catch (e) {
-    if (w.sharedKey === entry.key) w.sharedKey = null;
+    w.sharedKeys = {};
     throw e;
   }
 }
@@ -282,11 +286,11 @@ export function showActivity() {
 /// worker running them in turn. WebGPU runs use one worker. Resolves to the results
 /// (`summarize_compare`) with the number of workers and the pool's memory.
 export async function runPool(setup, onEvent) {
-  const wanted = setup.backend === "gpu" ? 1 : poolSize();
-  // Several workers read one copy of the prepared data where the browser allows it.
-  const entry = wanted > 1 && canShare() ? await sharedData(setup) : null;
-  if (!entry) await withData(workers[0]);
+  await withData(workers[0]);
   const { jobs } = await workers[0].request({ type: "jobs", setup });
+  const wanted = Math.min(setup.backend === "gpu" ? 1 : poolSize(), jobs.length);
+  // Several workers read one copy of the prepared data where the browser allows it.
+  const entry = wanted > 1 && canShare() ? await sharedData(setup, "data") : null;
   jobs.forEach((job) => { job.label = `${job.methods.join(" + ")} seed ${job.seed}`; });
   // Longest first (the jobs with more models to train), so that the last jobs are short and the
   // workers finish together.
@@ -414,7 +418,7 @@ export async function recover(e) {
 export async function restartWorker() {
   for (const w of workers) w.terminate();
   workers = [];
-  shared = { key: null, buffer: null };
+  shared = {};
   studentWorker.clear();
   activity = [];
   showActivity();
