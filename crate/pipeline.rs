@@ -79,6 +79,9 @@ pub trait Store {
     fn stamps(&mut self, _name: &str, _role: Role) -> Result<Option<String>> {
         Ok(None)
     }
+    /// Builds the matrices of the files it reads next where `scratch` says (a store of files on
+    /// disk; the others hold their data already).
+    fn read_into(&mut self, _scratch: Scratch) {}
 }
 
 /// Datasets held in memory under names: the page's uploads, Python's arrays.
@@ -106,13 +109,19 @@ impl Store for InMemory {
 pub struct Disk {
     /// The group-size files of the training, validation and test files.
     pub queries: [Option<PathBuf>; 3],
+    /// Where a text file's matrix is built as it is read ([`Store::read_into`]).
+    pub scratch: Scratch,
 }
 
 #[cfg(not(target_arch = "wasm32"))]
 impl Store for Disk {
     fn load(&mut self, name: &str, role: Role, reporter: &mut dyn Reporter) -> Result<Dataset> {
         let query = &self.queries[role as usize];
-        load_file(Path::new(name), query.as_deref(), reporter)
+        load_file(Path::new(name), query.as_deref(), &self.scratch, reporter)
+    }
+
+    fn read_into(&mut self, scratch: Scratch) {
+        self.scratch = scratch;
     }
 
     fn sidecar(&mut self, name: &str) -> Result<Option<serde_json::Value>> {
@@ -186,6 +195,7 @@ impl Store for Disk {
 pub fn load_file(
     path: &Path,
     query: Option<&Path>,
+    scratch: &Scratch,
     reporter: &mut dyn Reporter,
 ) -> Result<Dataset> {
     use crate::data::cache;
@@ -212,7 +222,11 @@ pub fn load_file(
         .map_err(|e| Error::io(path, e))?
         .len();
     let label = format!("reading {}", path.display());
-    let data = read_letor_file_with_progress(path, query, &ReadOptions::default(), &mut |n| {
+    let options = ReadOptions {
+        scratch: scratch.clone(),
+        ..ReadOptions::default()
+    };
+    let data = read_letor_file_with_progress(path, query, &options, &mut |n| {
         reporter.progress(&label, "B", n, size)
     })?;
     reporter.progress(&label, "B", size, size);
@@ -441,7 +455,11 @@ fn prepare_through_file(
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
     let scratch = match crate::data::Features::scratch(folder, 1) {
-        Ok(_) => Scratch::Files(folder.to_path_buf()),
+        Ok(_) => {
+            // The text files read here too, when they have no binary cache.
+            store.read_into(Scratch::Files(folder.to_path_buf()));
+            Scratch::Files(folder.to_path_buf())
+        }
         // A folder that cannot hold them costs the scratch files, not the run.
         Err(e) => {
             reporter.warn(&format!(

@@ -4,6 +4,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use distillrank::data::cache;
+use distillrank::data::features::Scratch;
 use distillrank::data::letor::{read_letor_file_with_progress, ReadOptions};
 use distillrank::data::prepare::{
     column_ranges, label_like_prepare, prepare_raw, PrepareOptions, PrivilegedSplit, RawSplits,
@@ -155,12 +156,20 @@ pub fn cache(args: &FileArgs, out: &Output) -> Result<()> {
             .len(),
         "B",
     );
-    let data = read_letor_file_with_progress(
-        &args.file,
-        args.query.as_deref(),
-        &ReadOptions::default(),
-        &mut |n| bar.set(n),
-    )?;
+    // The matrix is built in a scratch file beside the cache, which the system writes to the disk
+    // when memory is short: a file larger than memory can be cached.
+    let folder = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let options = ReadOptions {
+        scratch: Scratch::Files(folder.to_path_buf()),
+        ..ReadOptions::default()
+    };
+    let data =
+        read_letor_file_with_progress(&args.file, args.query.as_deref(), &options, &mut |n| {
+            bar.set(n)
+        })?;
     bar.finish();
     cache::write_cache(&data, &args.file, &path)?;
     let seconds = started.elapsed().as_secs_f64();
@@ -183,7 +192,7 @@ pub fn cache(args: &FileArgs, out: &Output) -> Result<()> {
 
 /// Loads a LETOR file (or its cache) with a progress bar over the bytes read.
 pub fn load(path: &Path, query: Option<&Path>, out: &Output) -> Result<Dataset> {
-    distillrank::pipeline::load_file(path, query, &mut Bars::new(out))
+    distillrank::pipeline::load_file(path, query, &Scratch::Memory, &mut Bars::new(out))
 }
 
 /// Loads (or generates) and prepares the data `args` describe, through the library's pipeline.
@@ -200,6 +209,7 @@ pub fn disk(files: &SplitFiles) -> Disk {
             files.valid_query.clone(),
             files.test_query.clone(),
         ],
+        scratch: Scratch::Memory,
     }
 }
 

@@ -33,6 +33,8 @@ enum Storage {
     Scratch {
         map: memmap2::MmapMut,
         len: usize,
+        /// The unlinked file, kept to grow it ([`Features::resize`]).
+        file: std::fs::File,
     },
     /// Values in a buffer outside this instance's memory (the page's `SharedArrayBuffer`),
     /// read by copying rows out of it. `whole` is a copy of them all, made the first time
@@ -69,7 +71,7 @@ impl Clone for Storage {
             },
             // A writable map has one owner: its clone is a copy in memory.
             #[cfg(not(target_arch = "wasm32"))]
-            Storage::Scratch { map, len } => {
+            Storage::Scratch { map, len, .. } => {
                 Storage::Owned(bytemuck::cast_slice(&map[..4 * len]).to_vec())
             }
             #[cfg(target_arch = "wasm32")]
@@ -82,16 +84,16 @@ impl Clone for Storage {
 }
 
 impl Features {
-    /// `len` zeros in a scratch file in `dir`, mapped and then unlinked (the map keeps it until
+    /// `len` zeros in a scratch file in `dir` (room for more: see [`resize`](Self::resize)), mapped
+    /// and then unlinked (the map keeps it until
     /// it is dropped): a matrix that the system may write to the disk rather than keep in
     /// memory, for data larger than memory.
     #[cfg(not(target_arch = "wasm32"))]
     pub fn scratch(dir: &std::path::Path, len: usize) -> std::io::Result<Features> {
         use std::sync::atomic::{AtomicUsize, Ordering};
         static NEXT: AtomicUsize = AtomicUsize::new(0);
-        if len == 0 {
-            return Ok(Vec::new().into());
-        }
+        // Room for a page of values at least: a map cannot be empty, and the matrix may grow.
+        let capacity = len.max(1024);
         let path = dir.join(format!(
             ".distillrank-scratch-{}-{}",
             std::process::id(),
@@ -102,7 +104,7 @@ impl Features {
             .write(true)
             .create_new(true)
             .open(&path)?;
-        let map = file.set_len(4 * len as u64).and_then(|_| {
+        let map = file.set_len(4 * capacity as u64).and_then(|_| {
             // SAFETY: the file was created here and is unlinked below: nothing else maps or
             // writes it.
             unsafe { memmap2::MmapMut::map_mut(&file) }
@@ -110,7 +112,36 @@ impl Features {
         let removed = std::fs::remove_file(&path);
         let map = map?;
         removed?;
-        Ok(Features(Storage::Scratch { map, len }))
+        Ok(Features(Storage::Scratch { map, len, file }))
+    }
+
+    /// Makes the values `len` long, the new ones 0: a scratch file grows (doubling), a vector is
+    /// resized.
+    pub fn resize(&mut self, len: usize) -> std::io::Result<()> {
+        #[cfg(not(target_arch = "wasm32"))]
+        if let Storage::Scratch {
+            map,
+            len: kept,
+            file,
+        } = &mut self.0
+        {
+            let capacity = map.len() / 4;
+            if len > capacity {
+                file.set_len(4 * len.max(2 * capacity) as u64)?;
+                // SAFETY: as in `scratch`: this file is this matrix's alone; the old map is
+                // dropped as the new one replaces it.
+                *map = unsafe { memmap2::MmapMut::map_mut(&*file) }?;
+            }
+            // Values past the length within the old capacity may hold values cut off before.
+            let stale = len.min(capacity);
+            if stale > *kept {
+                bytemuck::cast_slice_mut::<u8, f32>(&mut map[4 * *kept..4 * stale]).fill(0.0);
+            }
+            *kept = len;
+            return Ok(());
+        }
+        self.to_mut().resize(len, 0.0);
+        Ok(())
     }
 
     /// The values, to write them in place: a scratch file's map or an owned vector (a mapped or
@@ -118,7 +149,7 @@ impl Features {
     pub fn as_mut_slice(&mut self) -> &mut [f32] {
         #[cfg(not(target_arch = "wasm32"))]
         if matches!(self.0, Storage::Scratch { .. }) {
-            let Storage::Scratch { map, len } = &mut self.0 else {
+            let Storage::Scratch { map, len, .. } = &mut self.0 else {
                 unreachable!("matched above")
             };
             return bytemuck::cast_slice_mut(&mut map[..4 * *len]);
@@ -281,7 +312,7 @@ impl Deref for Features {
                 bytemuck::cast_slice(&map[*offset..*offset + 4 * len])
             }
             #[cfg(not(target_arch = "wasm32"))]
-            Storage::Scratch { map, len } => bytemuck::cast_slice(&map[..4 * len]),
+            Storage::Scratch { map, len, .. } => bytemuck::cast_slice(&map[..4 * len]),
             // Correct, but a copy of the whole matrix into this instance: the training path
             // reads rows through `extend_from` instead (the page's e2e test measures it).
             #[cfg(target_arch = "wasm32")]
@@ -332,5 +363,32 @@ impl std::fmt::Debug for Features {
             Storage::Shared { .. } => "shared",
         };
         write!(f, "Features({kind}, {} values)", self.len())
+    }
+}
+
+/// Where reading and preparation keep their matrices: in memory, or (for data larger than memory) in scratch
+/// files in a folder, mapped ([`Features::scratch`]), whose pages the system writes to the disk
+/// and drops when memory is short. The values are the same either way.
+#[derive(Debug, Clone, Default)]
+pub enum Scratch {
+    #[default]
+    Memory,
+    #[cfg(not(target_arch = "wasm32"))]
+    Files(std::path::PathBuf),
+}
+
+impl Scratch {
+    /// `len` zeros, where this scratch keeps them.
+    pub fn zeros(&self, len: usize) -> crate::error::Result<Features> {
+        match self {
+            Scratch::Memory => Ok(vec![0f32; len].into()),
+            #[cfg(not(target_arch = "wasm32"))]
+            Scratch::Files(dir) => Features::scratch(dir, len).map_err(|e| {
+                crate::error::Error::io(
+                    dir,
+                    std::io::Error::new(e.kind(), format!("a scratch file for {len} values: {e}")),
+                )
+            }),
+        }
     }
 }

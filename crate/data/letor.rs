@@ -19,7 +19,8 @@ use std::collections::HashMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use crate::data::Dataset;
+use crate::data::features::Scratch;
+use crate::data::{Dataset, Features};
 use crate::error::{Error, Result};
 
 /// Bytes of text read (and parsed in parallel) at a time.
@@ -42,12 +43,16 @@ const BOM: &[u8] = b"\xEF\xBB\xBF";
 pub struct ReadOptions {
     /// Feature indices above this are rejected with a clear error.
     pub max_feature_index: u32,
+    /// Where the feature matrix is built: in memory, or in a scratch file (`data cache`, and the
+    /// first run with `--prepared-cache`), so that reading a file is not bound by memory.
+    pub scratch: Scratch,
 }
 
 impl Default for ReadOptions {
     fn default() -> Self {
         ReadOptions {
             max_feature_index: DEFAULT_MAX_FEATURE_INDEX,
+            scratch: Scratch::Memory,
         }
     }
 }
@@ -220,7 +225,7 @@ fn read_blocks(
     query_sizes: Option<Vec<usize>>,
     options: &ReadOptions,
 ) -> Result<Dataset> {
-    let mut builder = Builder::new(name, options.max_feature_index);
+    let mut builder = Builder::new(name, options.max_feature_index, options.scratch.clone());
     let mut buffer: Vec<u8> = Vec::with_capacity(BLOCK_BYTES + 4096);
     let mut first_line: u64 = 1; // line number of buffer[0]
     let mut eof = fill(name, &mut reader, &mut buffer)?;
@@ -378,7 +383,7 @@ fn append_pieces(
             }
         }
     }
-    builder.densify(stored, &pieces);
+    builder.densify(stored, &pieces)?;
     Ok(line - first_line)
 }
 
@@ -631,7 +636,9 @@ struct Builder {
     name: PathBuf,
     max_index: u32,
     n_features: usize,
-    features: Vec<f32>,
+    /// Row-major, where `scratch` keeps it.
+    features: Features,
+    scratch: Scratch,
     grades: Vec<u8>,
     /// qid of each document, while reading (None for files without qid:).
     group_offsets: Vec<usize>,
@@ -643,12 +650,13 @@ struct Builder {
 }
 
 impl Builder {
-    fn new(name: &Path, max_index: u32) -> Self {
+    fn new(name: &Path, max_index: u32, scratch: Scratch) -> Self {
         Builder {
             name: name.to_path_buf(),
             max_index,
             n_features: 0,
-            features: Vec::new(),
+            features: Features::default(),
+            scratch,
             grades: Vec::new(),
             group_offsets: vec![0],
             qids: Vec::new(),
@@ -659,12 +667,13 @@ impl Builder {
     }
 
     /// Widens the first `n_docs` rows (all that are stored) to `n_features` columns.
-    fn widen(&mut self, n_docs: usize, n_features: usize) {
+    fn widen(&mut self, n_docs: usize, n_features: usize) -> Result<()> {
         debug_assert!(n_features > self.n_features && n_features <= self.max_index as usize);
         let old = self.n_features;
-        let mut wide = vec![0f32; n_docs * n_features];
+        let mut wide = self.scratch.zeros(n_docs * n_features)?;
         if old > 0 {
             for (dst, src) in wide
+                .as_mut_slice()
                 .chunks_exact_mut(n_features)
                 .zip(self.features.chunks_exact(old))
             {
@@ -673,6 +682,7 @@ impl Builder {
         }
         self.features = wide;
         self.n_features = n_features;
+        Ok(())
     }
 
     /// Checks the group structure of a piece's documents and records their qids and grades.
@@ -728,7 +738,7 @@ impl Builder {
 
     /// Appends the dense rows of `pieces` after the `stored` rows, widening the matrix once to
     /// the widest of them; the pieces are written in parallel natively.
-    fn densify(&mut self, stored: usize, pieces: &[Piece]) {
+    fn densify(&mut self, stored: usize, pieces: &[Piece]) -> Result<()> {
         let widest = pieces
             .iter()
             .map(|p| p.max_index as usize)
@@ -737,12 +747,18 @@ impl Builder {
         let rows: usize = pieces.iter().map(|p| p.grades.len()).sum();
         let old_rows = stored;
         if widest > self.n_features {
-            self.widen(old_rows, widest);
+            self.widen(old_rows, widest)?;
         }
         let nf = self.n_features;
-        self.features.resize((old_rows + rows) * nf, 0.0);
+        if self.features.is_empty() && !matches!(self.scratch, Scratch::Memory) {
+            // The first rows: from here on the matrix grows in a scratch file.
+            self.features = self.scratch.zeros(0)?;
+        }
+        self.features
+            .resize((old_rows + rows) * nf)
+            .map_err(|e| Error::io(&self.name, e))?;
         let mut outs = Vec::with_capacity(pieces.len());
-        let mut rest = &mut self.features[old_rows * nf..];
+        let mut rest = &mut self.features.as_mut_slice()[old_rows * nf..];
         for piece in pieces {
             let (out, next) = rest.split_at_mut(piece.grades.len() * nf);
             outs.push(out);
@@ -766,6 +782,7 @@ impl Builder {
         }
         #[cfg(target_arch = "wasm32")]
         outs.iter_mut().zip(pieces.iter()).for_each(fill);
+        Ok(())
     }
 
     fn finish(mut self, query_sizes: Option<Vec<usize>>) -> Result<Dataset> {
@@ -807,7 +824,7 @@ impl Builder {
         }
         Ok(Dataset {
             n_features: self.n_features,
-            features: self.features.into(),
+            features: self.features,
             grades: self.grades,
             group_offsets: self.group_offsets,
             qids: self.qids,

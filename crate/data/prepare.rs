@@ -3,6 +3,7 @@
 //! privileged split (by |Pearson correlation| with y on the training split, or explicit columns, or
 //! the discriminative z of Figure 5) -> a 10% validation holdout when there is no validation split.
 
+pub use crate::data::features::Scratch;
 use crate::data::{Dataset, Features};
 use crate::error::{Error, Result};
 use crate::rng::Rng;
@@ -761,36 +762,6 @@ fn gather_log1p(
         }
     }
     Ok(out)
-}
-
-/// Where preparation keeps its matrices: in memory, or (for data larger than memory) in scratch
-/// files in a folder, mapped ([`Features::scratch`]), whose pages the system writes to the disk
-/// and drops when memory is short. The values are the same either way.
-#[derive(Debug, Clone, Default)]
-pub enum Scratch {
-    #[default]
-    Memory,
-    #[cfg(not(target_arch = "wasm32"))]
-    Files(std::path::PathBuf),
-}
-
-impl Scratch {
-    /// `len` zeros, where this scratch keeps them.
-    fn zeros(&self, len: usize) -> Result<Features> {
-        match self {
-            Scratch::Memory => Ok(vec![0f32; len].into()),
-            #[cfg(not(target_arch = "wasm32"))]
-            Scratch::Files(dir) => Features::scratch(dir, len).map_err(|e| {
-                Error::io(
-                    dir,
-                    std::io::Error::new(
-                        e.kind(),
-                        format!("a scratch file for preparation ({} values): {e}", len),
-                    ),
-                )
-            }),
-        }
-    }
 }
 
 /// Splits an `n_docs x n_features` matrix into the regular and the privileged columns (1-based)
