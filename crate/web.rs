@@ -82,6 +82,13 @@ impl State {
         self.prepared = None;
         self.objectives = None;
     }
+
+    /// Drops the data this worker loaded itself, and all it made of them: it reads another
+    /// worker's shared data from now on.
+    fn drop_own_data(&mut self) {
+        self.set_data(None);
+        self.uploads.clear();
+    }
 }
 
 /// The data a comparison runs on. A missing validation or test split (uploads) is held out of
@@ -588,8 +595,7 @@ pub fn use_shared_data(
     });
     STATE.with(|s| {
         let mut s = s.borrow_mut();
-        s.set_data(None);
-        s.uploads.clear();
+        s.drop_own_data();
         s.prepared = Some(run);
     });
     Ok(())
@@ -983,8 +989,7 @@ pub fn use_shared_examples(
     };
     STATE.with(|s| {
         let mut s = s.borrow_mut();
-        s.set_data(None);
-        s.uploads.clear();
+        s.drop_own_data();
         s.objectives = Some(examples);
     });
     Ok(())
