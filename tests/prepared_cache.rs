@@ -50,6 +50,11 @@ fn prepare(setup: &DataSetup) -> (PreparedData, Vec<String>) {
     (data, notes.0)
 }
 
+/// Whether one of the pipeline's `notes` starts with `words`.
+fn says(notes: &[String], words: &str) -> bool {
+    notes.iter().any(|n| n.starts_with(words))
+}
+
 fn bits(values: &[f32]) -> Vec<u32> {
     values.iter().map(|v| v.to_bits()).collect()
 }
@@ -81,12 +86,7 @@ fn prepared_splits_read_back_equal_to_those_prepared_in_memory() {
 
     // The first run prepares, writes and maps back; the second reads.
     let (written, notes) = prepare(&files(&train, true));
-    assert!(
-        notes
-            .iter()
-            .any(|n| n.starts_with("prepared splits written to")),
-        "{notes:?}"
-    );
+    assert!(says(&notes, "prepared splits written to"), "{notes:?}");
     let (read, notes) = prepare(&files(&train, true));
     let path = prepared_files(&train);
     assert_eq!(path.len(), 1);
@@ -236,12 +236,7 @@ fn a_truncated_or_corrupt_file_is_refused_by_name_and_prepared_again() {
     // The pipeline prepares again over a damaged file, and says so.
     std::fs::write(&path, &bytes[..bytes.len() / 3]).unwrap();
     let (again, notes) = prepare(&setup);
-    assert!(
-        notes
-            .iter()
-            .any(|n| n.starts_with("cannot use the prepared splits")),
-        "{notes:?}"
-    );
+    assert!(says(&notes, "cannot use the prepared splits"), "{notes:?}");
     assert_eq!(again, original);
     assert_eq!(std::fs::read(&path).unwrap(), bytes);
 }
@@ -256,9 +251,7 @@ fn a_file_that_cannot_be_written_costs_the_file_not_the_run() {
     std::fs::create_dir(pipeline::prepared_path(&train, key)).unwrap();
     let (data, notes) = prepare(&setup);
     assert!(
-        notes
-            .iter()
-            .any(|n| n.starts_with("warning: the prepared splits could not be kept")),
+        says(&notes, "warning: the prepared splits could not be kept"),
         "{notes:?}"
     );
     assert!(!data.prepared.train.regular.is_mapped());
@@ -672,4 +665,106 @@ fn the_prepared_splits_are_those_of_the_preparation_version() {
         (1, 0xc255_c638_3cdc_0570),
         "the prepared splits changed: bump PREPARATION_VERSION (crate/data/prepare.rs) and set this test's fingerprint to {fingerprint:#018x}"
     );
+}
+
+/// A tmpfs of `bytes` mounted on a new folder, unmounted when dropped.
+struct SmallDisk(tempfile::TempDir);
+
+impl SmallDisk {
+    /// Err says why none can be mounted here (it needs root).
+    fn new(bytes: u64) -> Result<SmallDisk, String> {
+        let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+        let mounted = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={bytes}"), "tmpfs"])
+            .arg(dir.path())
+            .output()
+            .map_err(|e| e.to_string())?;
+        if !mounted.status.success() {
+            return Err(String::from_utf8_lossy(&mounted.stderr).trim().to_string());
+        }
+        Ok(SmallDisk(dir))
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(self.0.path()).status();
+    }
+}
+
+/// The scratch files reserve their disk space before anything is written through their maps: a
+/// full disk is an error naming the file and the folder, never a process killed by SIGBUS (which
+/// is what writing through a map into space the disk does not have does), for `data cache` and
+/// for a first `--prepared-cache` run alike.
+#[test]
+fn a_full_disk_is_an_error_not_a_crash() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = dir.path().join("synth.txt");
+    ok(
+        distillrank()
+            .args([
+                "data",
+                "synth",
+                "--queries",
+                "400",
+                "--regular",
+                "124",
+                "--quiet",
+                "-o",
+            ])
+            .arg(&text)
+            .output()
+            .unwrap(),
+        "data synth",
+    );
+    // Room for the text and 2 MB more: not for its 5 MB matrix.
+    let size = std::fs::metadata(&text).unwrap().len();
+    let disk = match SmallDisk::new(size + (2 << 20)) {
+        Ok(disk) => disk,
+        Err(why) => {
+            eprintln!(
+                "skipped: a full disk needs a small file system to fill ({why}; run as root)"
+            );
+            return;
+        }
+    };
+    let train = disk.0.path().join("synth.txt");
+    std::fs::copy(&text, &train).unwrap();
+    let cache = distillrank()
+        .args(["data", "cache", "--quiet"])
+        .arg(&train)
+        .output()
+        .unwrap();
+    let first = distillrank()
+        .args([
+            "train",
+            "--epochs",
+            "1",
+            "--widths",
+            "8",
+            "--prepared-cache",
+            "--train",
+        ])
+        .arg(&train)
+        .output()
+        .unwrap();
+    for (what, output) in [("data cache", cache), ("train --prepared-cache", first)] {
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(
+            output.status.code(),
+            Some(1),
+            "{what}: {:?}\n{stderr}",
+            output.status
+        );
+        assert!(
+            stderr.contains(&train.display().to_string()) && stderr.contains("No space left"),
+            "{what}: {stderr}"
+        );
+    }
+    // Nothing left behind: the scratch files went with their maps.
+    let left: Vec<_> = std::fs::read_dir(disk.0.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(left, [std::ffi::OsString::from("synth.txt")]);
 }

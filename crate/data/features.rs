@@ -59,6 +59,28 @@ unsafe impl Send for SharedValues {}
 #[cfg(all(target_arch = "wasm32", not(target_feature = "atomics")))]
 unsafe impl Sync for SharedValues {}
 
+/// Makes `file` `bytes` long with the disk space for all of them taken now: a write through its
+/// map into space the disk does not have would kill the process (SIGBUS) instead of failing with
+/// an error that names the folder, so a full disk is found here.
+#[cfg(not(target_arch = "wasm32"))]
+fn reserve(file: &std::fs::File, bytes: u64) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::fd::AsRawFd;
+        let bytes = libc::off_t::try_from(bytes)
+            .map_err(|_| std::io::Error::other(format!("{bytes} bytes: too large a file")))?;
+        // SAFETY: a call on an open file descriptor this function borrows; it writes no memory.
+        match unsafe { libc::posix_fallocate(file.as_raw_fd(), 0, bytes) } {
+            0 => Ok(()),
+            // A file system without it: the size alone (its space is then taken as written).
+            libc::EOPNOTSUPP | libc::EINVAL => file.set_len(bytes as u64),
+            code => Err(std::io::Error::from_raw_os_error(code)),
+        }
+    }
+    #[cfg(not(unix))]
+    file.set_len(bytes)
+}
+
 impl Clone for Storage {
     fn clone(&self) -> Storage {
         match self {
@@ -104,7 +126,7 @@ impl Features {
             .write(true)
             .create_new(true)
             .open(&path)?;
-        let map = file.set_len(4 * capacity as u64).and_then(|_| {
+        let map = reserve(&file, 4 * capacity as u64).and_then(|_| {
             // SAFETY: the file was created here and is unlinked below: nothing else maps or
             // writes it.
             unsafe { memmap2::MmapMut::map_mut(&file) }
@@ -127,7 +149,7 @@ impl Features {
         {
             let capacity = map.len() / 4;
             if len > capacity {
-                file.set_len(4 * len.max(2 * capacity) as u64)?;
+                reserve(file, 4 * len.max(2 * capacity) as u64)?;
                 // SAFETY: as in `scratch`: this file is this matrix's alone; the old map is
                 // dropped as the new one replaces it.
                 *map = unsafe { memmap2::MmapMut::map_mut(&*file) }?;

@@ -749,14 +749,12 @@ impl Builder {
         if widest > self.n_features {
             self.widen(old_rows, widest)?;
         }
+        // (Widening makes the matrix where `scratch` says: the first rows with a feature do.)
         let nf = self.n_features;
-        if self.features.is_empty() && !matches!(self.scratch, Scratch::Memory) {
-            // The first rows: from here on the matrix grows in a scratch file.
-            self.features = self.scratch.zeros(0)?;
-        }
-        self.features
-            .resize((old_rows + rows) * nf)
-            .map_err(|e| Error::io(&self.name, e))?;
+        self.features.resize((old_rows + rows) * nf).map_err(|e| {
+            let what = format!("growing the scratch file of its matrix: {e}");
+            Error::io(&self.name, std::io::Error::new(e.kind(), what))
+        })?;
         let mut outs = Vec::with_capacity(pieces.len());
         let mut rest = &mut self.features.as_mut_slice()[old_rows * nf..];
         for piece in pieces {
