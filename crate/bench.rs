@@ -4,13 +4,16 @@
 //! forward + loss + backward + Adam per step, after `warmup` steps.
 
 use crate::clock::Instant;
-use crate::cpu::adam::{Adam, AdamConfig};
-use crate::cpu::loss::{ranknet, LossKind};
-use crate::cpu::mlp::{Activations, Mlp};
+use crate::cpu::adam::Adam;
+use crate::cpu::loss::ranknet;
+use crate::cpu::mlp::Activations;
 use crate::engine::{Engine, RankingTrainer, Trainer};
 use crate::error::Result;
 use crate::gpu::Gpu;
+use crate::model::adam::AdamConfig;
+use crate::model::mlp::Mlp;
 use crate::model::step::{LossPlan, StepBatch};
+use crate::model::LossKind;
 use crate::rng::Rng;
 
 /// The model and batch shape of a throughput measurement.
@@ -51,7 +54,7 @@ impl TrainShape {
                 "hidden widths must be positive".into(),
             ));
         }
-        let available = crate::model::mlp::available_memory();
+        let available = crate::memory::available_memory();
         crate::model::mlp::check_size(
             self.features,
             &self.widths,
@@ -66,8 +69,8 @@ impl TrainShape {
             return Err(crate::error::Error::Config(format!(
                 "the benchmark's 16 batches of {batch} documents with {} features need {}, more than the {} memory here holds",
                 self.features,
-                crate::model::mlp::human_bytes(batches),
-                crate::model::mlp::human_bytes(limit)
+                crate::memory::human_bytes(batches),
+                crate::memory::human_bytes(limit)
             )));
         }
         Ok(())
@@ -76,6 +79,23 @@ impl TrainShape {
     /// Group offsets of every batch.
     pub fn offsets(&self) -> Vec<usize> {
         (0..=self.groups).map(|g| g * self.docs_per_group).collect()
+    }
+
+    /// The benchmark's data: its batches, their group offsets and which groups count.
+    pub fn data(&self) -> BenchData {
+        BenchData {
+            batches: self.batches(),
+            offsets: self.offsets(),
+            positive: vec![true; self.groups],
+        }
+    }
+
+    /// A RankNet model of this shape (seed 0, Adam's defaults, no teacher) in training on
+    /// `engine`: the model every training benchmark steps.
+    pub fn ranknet_trainer(&self, engine: &Engine) -> Result<RankingTrainer> {
+        let model = Mlp::<f32>::new(self.features, &self.widths, 0);
+        let plan = LossPlan::new(LossKind::RankNet, 1.0, 0, None, None, AdamConfig::default());
+        engine.ranking_trainer(model, &plan, self.batch_docs(), self.docs_per_group)
     }
 
     /// 16 distinct batches (features ~ N(0, 1), grades 0..4 uniform, seed 0), cycled.
@@ -124,12 +144,6 @@ pub struct Throughput {
     pub seconds: f64,
     /// The RankNet loss of the last step, to compare with a peer's.
     pub final_loss: f64,
-}
-
-/// Trains on the CPU engine, through the same [`Trainer`] as `train` and `compare`.
-pub fn cpu(shape: &TrainShape, budget: Budget) -> Throughput {
-    pollster::block_on(train(&Engine::Cpu, shape, budget))
-        .expect("the CPU engine trains any shape the benchmark makes")
 }
 
 /// One phase of the CPU engine's training step: its mean time and, for the matrix products of
@@ -216,34 +230,41 @@ pub async fn gpu(
     train(&Engine::Gpu(gpu.clone()), shape, budget).await
 }
 
+/// A benchmark's batches, cycled, with what every step of them shares.
+pub struct BenchData {
+    pub batches: Vec<(Vec<f32>, Vec<f32>)>,
+    pub offsets: Vec<usize>,
+    pub positive: Vec<bool>,
+}
+
+impl BenchData {
+    /// Step `i`'s batch: the data loss alone (no teachers).
+    pub fn step(&self, i: usize) -> StepBatch<'_> {
+        let (x, y) = &self.batches[i % self.batches.len()];
+        StepBatch {
+            inputs: x,
+            labels: y,
+            offsets: &self.offsets,
+            positive: &self.positive,
+            teachers: &[],
+            ranking_distillation: None,
+        }
+    }
+}
+
 /// Trains a RankNet model of `shape` on `engine` through its [`Trainer`], reading the losses back
 /// every `loss_window` steps and at the end of each round (the wait for the last read-back is
 /// inside the timing). After `budget.warmup` untimed steps, rounds of steps run until
 /// `budget.min_seconds` have passed: `budget.steps` at first, then twice the last round, so that
 /// read-backs stay few where steps are fast.
 pub async fn train(engine: &Engine, shape: &TrainShape, budget: Budget) -> Result<Throughput> {
-    let batches = shape.batches();
-    let offsets = shape.offsets();
-    let positive = vec![true; shape.groups];
-    let model = Mlp::<f32>::new(shape.features, &shape.widths, 0);
-    let plan = LossPlan::new(LossKind::RankNet, 1.0, 0, None, None, AdamConfig::default());
-    let mut trainer =
-        engine.ranking_trainer(model, &plan, shape.batch_docs(), shape.docs_per_group)?;
+    let data = shape.data();
+    let mut trainer = shape.ranknet_trainer(engine)?;
     let mut losses = Vec::new();
     let mut run =
         async |trainer: &mut RankingTrainer, range: std::ops::Range<usize>| -> Result<()> {
             for i in range {
-                let (x, y) = &batches[i % batches.len()];
-                trainer
-                    .step(&StepBatch {
-                        inputs: x,
-                        labels: y,
-                        offsets: &offsets,
-                        positive: &positive,
-                        teachers: &[],
-                        ranking_distillation: None,
-                    })
-                    .await?;
+                trainer.step(&data.step(i)).await?;
                 if (i + 1) % trainer.loss_window() == 0 {
                     losses.extend(trainer.read_losses().await?);
                 }

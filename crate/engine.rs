@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use crate::cpu::classifier::CpuTrainer;
-use crate::cpu::mlp::{score_inputs, Mlp, SCORE_CHUNK_DOCS};
+use crate::cpu::mlp::{score_inputs, SCORE_CHUNK_DOCS};
 use crate::cpu::ranking::CpuRanking;
 use crate::data::inputs::Inputs;
 use crate::error::{Error, Result};
@@ -15,6 +15,7 @@ use crate::gpu::mlp::{binding_bytes, GpuMlp};
 use crate::gpu::objective::GpuObjectiveTrainer;
 use crate::gpu::trainer::GpuTrainer;
 use crate::gpu::Gpu;
+use crate::model::mlp::Mlp;
 use crate::model::objective::Config as ObjectiveConfig;
 use crate::model::objective::Params;
 use crate::model::step::{LossPlan, StepBatch, StepLosses};
@@ -131,12 +132,6 @@ impl Engine {
         }
     }
 
-    /// [`Engine::open`], blocking until the adapter answers (native doors).
-    #[cfg(not(target_arch = "wasm32"))]
-    pub fn open_blocking(backend: Backend) -> Result<Opened> {
-        pollster::block_on(Engine::open(backend))
-    }
-
     /// The backend a trainer should use on this engine, as a setup writes it.
     pub fn backend(&self) -> Backend {
         match self {
@@ -228,7 +223,7 @@ pub fn faster(cpu_docs_per_s: f64, gpu_docs_per_s: Option<f64>) -> Backend {
 ///
 /// **Async, blocking only at the edge.** Every call that may wait for the device is async: in a
 /// browser the only way to wait for WebGPU is to yield. Natively the doors block once, at the
-/// edge (`pollster::block_on`); on the CPU engine the futures complete without waiting.
+/// edge ([`crate::native::block_on`]); on the CPU engine the futures complete without waiting.
 ///
 /// **Read-back windows.** A step returns before its losses leave the engine: the GPU engine keeps
 /// them on the device and copies them back in windows. After at most
@@ -363,90 +358,62 @@ impl Trainer for GpuObjectiveTrainer {
     }
 }
 
-/// A ranking model in training, on either engine.
-pub enum RankingTrainer {
-    Cpu(Box<CpuRanking>),
-    Gpu(Box<GpuTrainer>),
+/// A model in training on one engine or the other: the CPU engine's trainer `C` or the GPU
+/// engine's `G`, for the same batches and losses. Every call goes to the engine's own trainer, in
+/// one place for both tasks.
+pub enum OnEngine<C, G> {
+    Cpu(Box<C>),
+    Gpu(Box<G>),
 }
 
-impl Trainer for RankingTrainer {
-    type Batch<'a> = StepBatch<'a>;
-    type Losses = StepLosses;
+/// A ranking model in training, on either engine.
+pub type RankingTrainer = OnEngine<CpuRanking, GpuTrainer>;
+
+/// A global objective's classifier in training, on either engine.
+pub type ObjectiveTrainer = OnEngine<CpuTrainer, GpuObjectiveTrainer>;
+
+impl<C, G> Trainer for OnEngine<C, G>
+where
+    C: Trainer,
+    G: Trainer<Losses = C::Losses>,
+    for<'a> G: Trainer<Batch<'a> = C::Batch<'a>>,
+{
+    type Batch<'a> = C::Batch<'a>;
+    type Losses = C::Losses;
     async fn step(&mut self, batch: &Self::Batch<'_>) -> Result<()> {
         match self {
-            RankingTrainer::Cpu(t) => Trainer::step(t.as_mut(), batch).await,
-            RankingTrainer::Gpu(t) => Trainer::step(t.as_mut(), batch).await,
+            OnEngine::Cpu(t) => t.step(batch).await,
+            OnEngine::Gpu(t) => t.step(batch).await,
         }
     }
     async fn step_profiled(&mut self, batch: &Self::Batch<'_>) -> Result<Vec<(&'static str, f64)>> {
         match self {
-            RankingTrainer::Cpu(t) => Trainer::step_profiled(t.as_mut(), batch).await,
-            RankingTrainer::Gpu(t) => Trainer::step_profiled(t.as_mut(), batch).await,
+            OnEngine::Cpu(t) => t.step_profiled(batch).await,
+            OnEngine::Gpu(t) => t.step_profiled(batch).await,
         }
     }
     fn loss_window(&self) -> usize {
         match self {
-            RankingTrainer::Cpu(t) => Trainer::loss_window(t.as_ref()),
-            RankingTrainer::Gpu(t) => Trainer::loss_window(t.as_ref()),
+            OnEngine::Cpu(t) => t.loss_window(),
+            OnEngine::Gpu(t) => t.loss_window(),
         }
     }
-    async fn read_losses(&mut self) -> Result<Vec<StepLosses>> {
+    async fn read_losses(&mut self) -> Result<Vec<Self::Losses>> {
         match self {
-            RankingTrainer::Cpu(t) => Trainer::read_losses(t.as_mut()).await,
-            RankingTrainer::Gpu(t) => Trainer::read_losses(t.as_mut()).await,
-        }
-    }
-    async fn model(&self) -> Result<Mlp<f32>> {
-        match self {
-            RankingTrainer::Cpu(t) => Trainer::model(t.as_ref()).await,
-            RankingTrainer::Gpu(t) => Trainer::model(t.as_ref()).await,
-        }
-    }
-    async fn score(&self, inputs: Inputs<'_>) -> Result<Vec<f32>> {
-        match self {
-            RankingTrainer::Cpu(t) => Trainer::score(t.as_ref(), inputs).await,
-            RankingTrainer::Gpu(t) => Trainer::score(t.as_ref(), inputs).await,
-        }
-    }
-}
-
-/// A global objective's classifier in training, on either engine.
-pub enum ObjectiveTrainer {
-    Cpu(Box<CpuTrainer>),
-    Gpu(Box<GpuObjectiveTrainer>),
-}
-
-impl Trainer for ObjectiveTrainer {
-    type Batch<'a> = Examples<'a>;
-    type Losses = f32;
-    async fn step(&mut self, batch: &Self::Batch<'_>) -> Result<()> {
-        match self {
-            ObjectiveTrainer::Cpu(t) => Trainer::step(t.as_mut(), batch).await,
-            ObjectiveTrainer::Gpu(t) => Trainer::step(t.as_mut(), batch).await,
-        }
-    }
-    fn loss_window(&self) -> usize {
-        match self {
-            ObjectiveTrainer::Cpu(t) => Trainer::loss_window(t.as_ref()),
-            ObjectiveTrainer::Gpu(t) => Trainer::loss_window(t.as_ref()),
-        }
-    }
-    async fn read_losses(&mut self) -> Result<Vec<f32>> {
-        match self {
-            ObjectiveTrainer::Cpu(t) => Trainer::read_losses(t.as_mut()).await,
-            ObjectiveTrainer::Gpu(t) => Trainer::read_losses(t.as_mut()).await,
+            OnEngine::Cpu(t) => t.read_losses().await,
+            OnEngine::Gpu(t) => t.read_losses().await,
         }
     }
     async fn model(&self) -> Result<Mlp<f32>> {
         match self {
-            ObjectiveTrainer::Cpu(t) => Trainer::model(t.as_ref()).await,
-            ObjectiveTrainer::Gpu(t) => Trainer::model(t.as_ref()).await,
+            OnEngine::Cpu(t) => t.model().await,
+            OnEngine::Gpu(t) => t.model().await,
         }
     }
     async fn score(&self, inputs: Inputs<'_>) -> Result<Vec<f32>> {
         match self {
-            ObjectiveTrainer::Cpu(t) => Trainer::score(t.as_ref(), inputs).await,
-            ObjectiveTrainer::Gpu(t) => Trainer::score(t.as_ref(), inputs).await,
+            OnEngine::Cpu(t) => t.score(inputs).await,
+            OnEngine::Gpu(t) => t.score(inputs).await,
         }
     }
 }

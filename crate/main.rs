@@ -10,7 +10,7 @@ fn main() -> ExitCode {
     match cli::run(args) {
         Ok(()) => ExitCode::SUCCESS,
         // The reader of our output went away (`| head`): not an error.
-        Err(distillrank::Error::Io { source, .. })
+        Err(distillrank::error::Error::Io { source, .. })
             if source.kind() == std::io::ErrorKind::BrokenPipe =>
         {
             ExitCode::SUCCESS

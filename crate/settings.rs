@@ -251,7 +251,7 @@ pub const SETTINGS: &[Setting] = &[
         .help("Seed of the simulated sessions"),
     // Training.
     text("methods").at(&[f("methods", "no-distillation,self-distillation,gend,pfd")])
-        .help("Methods, comma-separated: no-distillation, self-distillation, gend, pfd, multi-teacher-pfd, ranking-distillation"),
+        .help("Methods to compare, comma-separated"),
     text("objectives").at(&[f("objectives.objectives", "logloss,auc-pr,recall-at-precision:0.8,precision-at-recall:0.9,tpr-at-fpr:0.05,roc-auc,f-beta:1")])
         .help("Objectives, comma-separated: logloss, auc-pr (auc-pr:K for K anchors, default 20), recall-at-precision:ALPHA, precision-at-recall:BETA, tpr-at-fpr:R, roc-auc, f-beta:BETA"),
     whole("seeds", 1, 10_000, "each seed trains every method once more").at(&[f("seeds", "5"), fp("objectives.seeds", "5", "3")])
@@ -260,7 +260,7 @@ pub const SETTINGS: &[Setting] = &[
         .help("The first of the seeds; the others follow it"),
     whole("seed", 0, u64::MAX, SEED),
     text("loss").at(&[f("loss", "ranknet")])
-        .help("The loss of students and teachers: ranknet (pairwise), rankbce (pointwise), softmax or lambdarank (listwise)"),
+        .help("The loss of students and teachers"),
     text("surrogate").at(&[f("objectives.surrogate", "log")])
         .help("The surrogate of the 0-1 loss in the bounds: log (log-loss / ln 2) or hinge"),
     real("alpha", (0.0, 1.0), OPEN, "it weighs the data loss against the teacher loss").at(&[f("alpha", "0.5")])

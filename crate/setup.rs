@@ -9,8 +9,6 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::cpu::adam::AdamConfig;
-use crate::cpu::loss::LossKind;
 use crate::data::logs::{LogColumns, LogOptions};
 use crate::data::prepare::{PrepareOptions, PrivilegedSplit};
 use crate::data::synth::SynthOptions;
@@ -18,6 +16,8 @@ pub use crate::engine::Backend;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::metrics::IdcgZero;
+use crate::model::adam::AdamConfig;
+use crate::model::LossKind;
 use crate::objectives::config::Config as ObjectivesConfig;
 use crate::objectives::data::SynthBinaryOptions;
 use crate::objectives::{Objective, Surrogate, Targets};
@@ -87,7 +87,7 @@ pub struct DataSetup {
     pub data_seed: u64,
     /// Keep the prepared splits in a file beside the training file, keyed by these settings and
     /// the files' stamps, and train from it memory-mapped; later runs with the same key read it
-    /// instead of preparing again ([`crate::pipeline::prepare`]). Files on disk only.
+    /// instead of preparing again ([`crate::pipeline::preparation::prepare`]). Files on disk only.
     pub prepared_cache: bool,
 }
 
@@ -362,7 +362,7 @@ impl Setup {
                 _ => 0,
             };
             let rows = self.batch_docs.max(largest_group);
-            let available = crate::model::mlp::available_memory();
+            let available = crate::memory::available_memory();
             crate::model::mlp::check_size(
                 inputs,
                 &self.widths,
@@ -826,4 +826,14 @@ fn json_error(path: &str, e: &serde_json::Error) -> String {
         };
     }
     format!("setup field {path}: {message}")
+}
+
+/// The choices a setup offers, from their entries: every loss (name, label, family, help) and
+/// every method (name, label, help, colour), as the page builds its form and Python lists its
+/// names (`{"losses": [...], "methods": [...]}`).
+pub fn choices_json() -> serde_json::Value {
+    serde_json::json!({
+        "losses": crate::model::loss::losses_json(),
+        "methods": crate::ranking::distill::methods_json(),
+    })
 }

@@ -59,8 +59,8 @@
 //! seed, and everything is IEEE arithmetic in a fixed order (+, -, *, /, sqrt, all correctly
 //! rounded), so results are bit-identical on every platform, native and wasm32.
 
+use crate::error::{Error, Result};
 use crate::rng::Rng;
-use crate::{Error, Result};
 
 /// One paired comparison of two methods on one metric; the difference is a - b.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]

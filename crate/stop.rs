@@ -1,5 +1,5 @@
 //! A request to stop, shared between whoever runs a job and the training loop: Python's Ctrl-C,
-//! the page's Stop. The loop checks it between steps and ends with [`crate::Error::Stopped`].
+//! the page's Stop. The loop checks it between steps and ends with [`crate::error::Error::Stopped`].
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;

@@ -15,7 +15,7 @@
 //! 4. `student_files(method)` hands out a trained student as safetensors + JSON, the files
 //!    `distillrank predict` reads; `evaluate_model(..)` scores the test split with such a pair;
 //! 5. `run_objectives(setup, on_event)` runs log-loss against the global objectives (Eban et al.),
-//!    the library's [`ObjectivesSetup`] through [`pipeline::objectives_async`] as the CLI runs it
+//!    the library's [`ObjectivesSetup`] through [`pipeline::objectives::objectives_async`] as the CLI runs it
 //!    (`run_objectives_job`: one objective at one seed, for the pool of workers, which share the
 //!    examples through `share_examples` and `use_shared_examples`);
 //! 6. `bench_batch` and `bench_train` serve the benchmark page (`web/bench.html`).
@@ -31,16 +31,19 @@ use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
 use crate::clock::Instant;
-use crate::cpu::mlp::Mlp;
 use crate::data::letor::{parse_query_sizes, read_letor, ReadOptions};
 use crate::data::prepare::hold_out_test;
 use crate::data::synth::generate_splits;
 use crate::data::Dataset;
 use crate::error::{Error, Result};
 use crate::gpu::{AdapterChoice, Gpu};
+use crate::model::mlp::Mlp;
 use crate::model_io::{to_safetensors, ModelConfig};
 use crate::objectives::data::BinarySplits;
-use crate::pipeline::{self, PreparedData, Reporter, Role, Silent, Store};
+use crate::pipeline::preparation::PreparedData;
+use crate::pipeline::store::{Role, Store};
+use crate::pipeline::sweep::{Sweep, SweepParam, SweepPoint};
+use crate::pipeline::{self, Reporter, Silent};
 use crate::ranking::distill::Method;
 use crate::ranking::experiment::{run_job, Comparison, Job, MethodRuns};
 use crate::ranking::train::{Engine, Event};
@@ -244,6 +247,13 @@ pub fn default_setup() -> std::result::Result<JsValue, JsError> {
 #[wasm_bindgen]
 pub fn settings_table() -> std::result::Result<JsValue, JsError> {
     to_js(&crate::settings::table_json())
+}
+
+/// The losses and methods a setup offers ([`crate::setup::choices_json`]), for the page's form
+/// and charts.
+#[wasm_bindgen]
+pub fn choices() -> std::result::Result<JsValue, JsError> {
+    to_js(&crate::setup::choices_json())
 }
 
 /// A setup as JSON (fields left out take the defaults): `{setup, command, differences}`, the
@@ -542,7 +552,8 @@ fn prepared_run(setup: &ExperimentSetup) -> Result<Rc<PreparedRun>> {
             "no data: generate synthetic data, load MQ2008 or upload a LETOR training file".into(),
         )
     })?;
-    let prepared = pipeline::prepare(&setup.data, &mut Uploads(uploads), true, &mut Silent)?;
+    let prepared =
+        pipeline::preparation::prepare(&setup.data, &mut Uploads(uploads), true, &mut Silent)?;
     let run = Rc::new(PreparedRun {
         data: Some(data),
         key,
@@ -704,7 +715,7 @@ pub async fn run_compare_job(
                 let mut s = s.borrow_mut();
                 // The config the CLI saves a student with: the columns it reads, and the data and
                 // the whole setup that trained it.
-                let config = pipeline::student_config(&run.prepared, &setup, &student);
+                let config = pipeline::run::student_config(&run.prepared, &setup, &student);
                 s.students.retain(|(m, _, _)| *m != method);
                 s.students.push((method, student, config));
             });
@@ -733,7 +744,7 @@ pub fn summarize_compare(
     };
     // results.json's fields (the same function as the CLI's and Python's: the paired tests and
     // their sentences among them), with what the page shows of the data.
-    let mut results = pipeline::results_json(&run.prepared, &setup, &comparison);
+    let mut results = pipeline::report::results_json(&run.prepared, &setup, &comparison);
     let page = serde_json::json!({
         "description": run
             .data
@@ -755,6 +766,78 @@ pub fn summarize_compare(
         results[key] = value.clone();
     }
     to_js(&results)
+}
+
+/// The setup of one value of a sweep: `setup` with `param` (a name of [`SweepParam`]: alpha,
+/// tau-target, ...) at `value`, checked as the CLI's `sweep` checks it
+/// ([`SweepParam::check`]). The page's alpha sweep runs each value's comparison with it.
+#[wasm_bindgen]
+pub fn sweep_setup(
+    setup: JsValue,
+    param: &str,
+    value: f64,
+) -> std::result::Result<JsValue, JsError> {
+    let setup = setup_of(setup).map_err(js_error)?;
+    let param = sweep_param(param)?;
+    param.check(&setup, &[value]).map_err(js_error)?;
+    to_js(&param.at(&setup, value).map_err(js_error)?)
+}
+
+/// A sweep's results from its values' runs, as the CLI's `sweep.json` gives them
+/// ([`Sweep::json`]), with its report's `table`: `points` is `[{value, methods}]`, each value's
+/// runs as `summarize_compare` takes them.
+#[wasm_bindgen]
+pub fn summarize_sweep(
+    setup: JsValue,
+    param: &str,
+    points: JsValue,
+) -> std::result::Result<JsValue, JsError> {
+    #[derive(serde::Deserialize)]
+    struct Point {
+        value: f64,
+        methods: Vec<MethodRuns>,
+    }
+    let setup = setup_of(setup).map_err(js_error)?;
+    let param = sweep_param(param)?;
+    let points: Vec<Point> = serde_wasm_bindgen::from_value(points)
+        .map_err(|e| JsError::new(&format!("the sweep's points: {e}")))?;
+    let mut swept = Vec::with_capacity(points.len());
+    for point in points {
+        let at = param.at(&setup, point.value).map_err(js_error)?;
+        let run = prepared_run(&at).map_err(js_error)?;
+        let train = &run.prepared.prepared.train;
+        swept.push(SweepPoint {
+            value: point.value,
+            comparison: Comparison {
+                methods: point.methods,
+                students: Vec::new(),
+            },
+            positive_groups: train.positive_groups(),
+            train_groups: train.n_groups(),
+        });
+    }
+    let sweep = Sweep {
+        param,
+        methods: setup.methods.clone(),
+        seeds: setup.seeds,
+        points: swept,
+    };
+    let config = setup
+        .compare_config(Engine::Cpu)
+        .map(|c| serde_json::to_value(c).expect("a configuration serialises"))
+        .unwrap_or(serde_json::Value::Null);
+    let mut json = sweep.json(config);
+    json["table"] = sweep.table().into();
+    to_js(&json)
+}
+
+fn sweep_param(name: &str) -> std::result::Result<SweepParam, JsError> {
+    SweepParam::parse(name).ok_or_else(|| {
+        JsError::new(&format!(
+            "unknown sweep parameter '{name}', expected one of {}",
+            SweepParam::ALL.map(SweepParam::name).join(", ")
+        ))
+    })
 }
 
 fn split_summary(set: &crate::data::prepare::RankingSet) -> serde_json::Value {
@@ -864,7 +947,9 @@ pub async fn bench_train(
         min_seconds,
     };
     let throughput = match backend.as_str() {
-        "cpu" => crate::bench::cpu(&shape, budget),
+        "cpu" => crate::bench::train(&Engine::Cpu, &shape, budget)
+            .await
+            .map_err(js_error)?,
         "webgpu" => {
             let gpu = STATE
                 .with(|s| s.borrow().gpu.clone())
@@ -933,7 +1018,7 @@ fn objectives_examples(setup: &ObjectivesSetup) -> Result<Examples> {
     if let Some(examples) = cached.filter(|e| e.key == key) {
         return Ok(examples);
     }
-    let splits = pipeline::objectives_data(setup, &mut Uploads(uploads), &mut Silent)?;
+    let splits = pipeline::objectives::objectives_data(setup, &mut Uploads(uploads), &mut Silent)?;
     let examples = Examples {
         key,
         splits: Rc::new(splits),
@@ -1011,7 +1096,7 @@ async fn objectives_on(
     let gpu = STATE.with(|s| s.borrow().gpu.clone());
     let (engine, _) = Engine::with_device(setup.backend, gpu).map_err(js_error)?;
     let mut sink = EventSink::new(on_event);
-    let results = pipeline::objectives_async(&splits, &setup, only, &engine, &mut |label, event| {
+    let results = pipeline::objectives::objectives_async(&splits, &setup, only, &engine, &mut |label, event| {
         if let crate::objectives::train::Event::Epoch(log) = event {
             let (objective, seed) = label.rsplit_once(", seed ").unwrap_or((label, ""));
             sink.send(&serde_json::json!({
@@ -1043,7 +1128,7 @@ pub fn evaluate_model(
 ) -> std::result::Result<JsValue, JsError> {
     use crate::model_io::{from_safetensors, model_inputs, parse_config};
     let config = parse_config(config, Path::new(config_name)).map_err(js_error)?;
-    pipeline::check_model_config(&config, Path::new(config_name)).map_err(js_error)?;
+    pipeline::run::check_model_config(&config, Path::new(config_name)).map_err(js_error)?;
     let model =
         from_safetensors(safetensors, &config, Path::new(safetensors_name)).map_err(js_error)?;
     let data = STATE

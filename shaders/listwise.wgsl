@@ -16,47 +16,9 @@
 // The gradient, times params.scale, is written or added (params.accumulate) into dlogits; each
 // document's (unscaled) share of the loss goes to partial[params.partial_offset + i].
 //
-// Bindings: 0 params; 1 logits (n); 2 targets: hard labels (n) or teacher logits (teachers * n),
-// then the group weights (groups); 3 group_info (u32): group offsets (groups + 1), then the group
-// of each document (n); 4 dlogits (n); 5 partial: the loss shares at partial_offset, and
-// lambda_ranks' scratch (2 n) at scratch_offset, which lambdarank reads.
+// Parameters and bindings: loss_prologue.wgsl, with one weight per group after the targets;
+// lambda_ranks' scratch (2 n) at scratch_offset in partial, which lambdarank reads.
 // Dispatch: ceil(n / 256) for each.
-
-struct Params {
-    n: u32,
-    groups: u32,
-    teachers: u32,       // 0: hard targets
-    partial_offset: u32,
-    scale: f32,
-    accumulate: u32,     // 0: overwrite dlogits (the first loss of a step), 1: add to it
-    scratch_offset: u32,
-    _pad: u32,
-}
-
-@group(0) @binding(0) var<uniform> params: Params;
-@group(0) @binding(1) var<storage, read> logits: array<f32>;
-@group(0) @binding(2) var<storage, read> targets: array<f32>;
-@group(0) @binding(3) var<storage, read> group_info: array<u32>;
-@group(0) @binding(4) var<storage, read_write> dlogits: array<f32>;
-@group(0) @binding(5) var<storage, read_write> partial: array<f32>;
-
-fn sigmoid(x: f32) -> f32 {
-    let e = exp(-abs(x));
-    return select(e / (1.0 + e), 1.0 / (1.0 + e), x >= 0.0);
-}
-
-fn softplus(x: f32) -> f32 {
-    return max(x, 0.0) + log(1.0 + exp(-abs(x)));
-}
-
-fn group_weight(g: u32) -> f32 {
-    let weights_at = select(params.n, params.teachers * params.n, params.teachers > 0u);
-    return targets[weights_at + g];
-}
-
-fn write_gradient(i: u32, grad: f32) {
-    dlogits[i] = select(0.0, dlogits[i], params.accumulate == 1u) + params.scale * grad;
-}
 
 // ln sum_j exp(v_j) - over documents start..end of values[base + j], stably.
 fn log_sum_exp_logits(start: u32, end: u32) -> vec2<f32> {

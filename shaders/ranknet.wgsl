@@ -10,37 +10,8 @@
 // The gradient, times params.scale, is written or added (params.accumulate) into dlogits; each document's (unscaled) share of
 // the loss is written to partial[params.partial_offset + i] for a deterministic reduction.
 //
-// Bindings: 0 params; 1 logits (n); 2 targets: hard labels (n) or teacher logits (teachers * n),
-// followed by the group weights (groups); 3 group_info (u32): group offsets (groups + 1), then the group
-// of each document (n); 4 dlogits (n, accumulated); 5 partial (loss shares).
+// Parameters and bindings: loss_prologue.wgsl, with one weight per group after the targets.
 // Dispatch: ceil(n / 256).
-
-struct Params {
-    n: u32,
-    groups: u32,
-    teachers: u32,       // 0: hard targets
-    partial_offset: u32,
-    scale: f32,
-    accumulate: u32,     // 0: overwrite dlogits (the first loss of a step), 1: add to it
-    scratch_offset: u32, // listwise.wgsl's LambdaRank only
-    _pad: u32,
-}
-
-@group(0) @binding(0) var<uniform> params: Params;
-@group(0) @binding(1) var<storage, read> logits: array<f32>;
-@group(0) @binding(2) var<storage, read> targets: array<f32>;
-@group(0) @binding(3) var<storage, read> group_info: array<u32>;
-@group(0) @binding(4) var<storage, read_write> dlogits: array<f32>;
-@group(0) @binding(5) var<storage, read_write> partial: array<f32>;
-
-fn sigmoid(x: f32) -> f32 {
-    let e = exp(-abs(x));
-    return select(e / (1.0 + e), 1.0 / (1.0 + e), x >= 0.0);
-}
-
-fn softplus(x: f32) -> f32 {
-    return max(x, 0.0) + log(1.0 + exp(-abs(x)));
-}
 
 // The soft target P_ij: the teachers' mean pairwise probability.
 fn soft_target(i: u32, j: u32) -> f32 {
@@ -58,8 +29,7 @@ fn ranknet(@builtin(global_invocation_id) id: vec3<u32>) {
     let g = group_info[params.groups + 1u + i];
     let start = group_info[g];
     let end = group_info[g + 1u];
-    let weights_at = select(params.n, params.teachers * params.n, params.teachers > 0u);
-    let w = targets[weights_at + g];
+    let w = group_weight(g);
     let fi = logits[i];
     var grad = 0.0;
     var loss = 0.0;
@@ -85,6 +55,6 @@ fn ranknet(@builtin(global_invocation_id) id: vec3<u32>) {
             }
         }
     }
-    dlogits[i] = select(0.0, dlogits[i], params.accumulate == 1u) + params.scale * grad;
+    write_gradient(i, grad);
     partial[params.partial_offset + i] = loss;
 }

@@ -4,7 +4,7 @@
 //! | floor | modules | what they are |
 //! |---|---|---|
 //! | 0 | error, clock, rng, stop | plumbing every floor may use |
-//! | 1 | output, stats, settings | atomic output files; paired tests; the bounds of every setting |
+//! | 1 | memory, output, stats, settings | memory checks; atomic output files; paired tests; the bounds of every setting |
 //! | 2 | model, metrics | the shared words: the model, losses, Adam, objectives, a step; the metrics |
 //! | 3 | data | reading, caching, generating and preparing data |
 //! | 4 | cpu, gpu | the CPU engine and the WGSL engine, neither importing the other |
@@ -12,17 +12,23 @@
 //! | 7 | ranking, objectives, bench, onnx | the applications, the benchmarks and the export |
 //! | 8 | setup | one setup, as every door describes it |
 //! | 9 | pipeline | the job every door runs |
-//! | 10 | web, cli, main | the doors |
+//! | 10 | native | the one blocking edge (native builds): the doors' sync calls, the CPU jobs on threads |
+//! | 11 | web, cli, main | the doors |
 //!
-//! The test reads every `.rs` file under `crate/`, finds the modules it names (`crate::x`,
-//! `distillrank::x`, and `super::x` from a top-level file), and fails on an import of a module on
-//! the same floor or above, naming the file and line. A module it does not know fails too, so
-//! that a new module gets its floor here.
+//! The test parses every `.rs` file under `crate/` with `syn` (`lib.rs` and the files inside
+//! folders too), and resolves every path that names a module of the crate: in `use` trees, however
+//! rustfmt wraps and nests them, in expressions and types, and in macros' tokens; through
+//! `crate::`, `distillrank::` and any chain of `super::`, from inline modules too. It fails on an
+//! import of a module on the same floor or above, on a name at the crate root that is no module
+//! with a floor (the root re-exports nothing: each item has one path), and on a `use` in `lib.rs`,
+//! naming the file and line.
 
 #![cfg(not(target_arch = "wasm32"))]
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+
+use syn::visit::Visit;
 
 /// Each top-level module and its floor.
 const FLOORS: &[(&str, u32)] = &[
@@ -30,6 +36,7 @@ const FLOORS: &[(&str, u32)] = &[
     ("clock", 0),
     ("rng", 0),
     ("stop", 0),
+    ("memory", 1),
     ("output", 1),
     ("stats", 1),
     ("settings", 1),
@@ -46,33 +53,11 @@ const FLOORS: &[(&str, u32)] = &[
     ("onnx", 7),
     ("setup", 8),
     ("pipeline", 9),
-    ("web", 10),
-    ("cli", 10),
-    ("main", 10),
+    ("native", 10),
+    ("web", 11),
+    ("cli", 11),
+    ("main", 11),
 ];
-
-/// Names that follow `crate::` or `distillrank::` without being modules: the crate root's
-/// re-exports of errors and of the short names of the ranking side.
-const ROOT_ITEMS: &[&str] = &[
-    "Error",
-    "Result",
-    "distill",
-    "experiment",
-    "train",
-    "step",
-    "metrics_binary",
-];
-
-/// The modules the short names at the crate root stand for.
-fn root_item_module(name: &str) -> Option<&'static str> {
-    match name {
-        "distill" | "experiment" | "train" => Some("ranking"),
-        "step" => Some("model"),
-        "metrics_binary" => Some("objectives"),
-        "Error" | "Result" => Some("error"),
-        _ => None,
-    }
-}
 
 fn floor(module: &str) -> Option<u32> {
     FLOORS.iter().find(|(m, _)| *m == module).map(|&(_, f)| f)
@@ -89,111 +74,255 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The top-level module a file belongs to (`crate/cpu/mlp.rs` -> cpu, `crate/setup.rs` -> setup).
-fn module_of(root: &Path, file: &Path) -> String {
+/// The module path of a file (`crate/cpu/mlp.rs` -> [cpu, mlp], `crate/cpu/mod.rs` -> [cpu],
+/// `crate/setup.rs` -> [setup], `crate/lib.rs` and `crate/main.rs` -> []), and whether it belongs
+/// to the binary (`main.rs`, `cli/`), whose `crate::` is the binary's root.
+fn module_path(root: &Path, file: &Path) -> (Vec<String>, bool) {
     let relative = file.strip_prefix(root).unwrap();
-    let first = relative.components().next().unwrap();
-    let name = first.as_os_str().to_string_lossy();
-    name.trim_end_matches(".rs").to_string()
+    let mut parts: Vec<String> = relative
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().to_string())
+        .collect();
+    let last = parts.pop().unwrap();
+    let stem = last.trim_end_matches(".rs");
+    if !matches!(stem, "mod" | "lib" | "main") {
+        parts.push(stem.to_string());
+    }
+    let binary = stem == "main" && parts.is_empty() || parts.first().is_some_and(|p| p == "cli");
+    (parts, binary)
 }
 
-/// A line without its comment (a `//` outside a string literal, roughly: enough for imports).
-fn code_of(line: &str) -> &str {
-    let trimmed = line.trim_start();
-    if trimmed.starts_with("//") {
-        return "";
-    }
-    match line.find("//") {
-        Some(at) if !line[..at].contains('"') => &line[..at],
-        _ => line,
-    }
+/// One import of a module of the crate: the file's line and the top-level module it names.
+#[derive(Debug)]
+struct Import {
+    line: usize,
+    to: String,
 }
 
-/// Every module named after `prefix` on the line (`crate::cpu::mlp` -> cpu), and inside braces
-/// after it (`crate::{cpu, gpu}`).
-fn named_after(code: &str, prefix: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut rest = code;
-    while let Some(at) = rest.find(prefix) {
-        let before = rest[..at].chars().last();
-        let after = &rest[at + prefix.len()..];
-        rest = after;
-        if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
-            continue;
-        }
-        if let Some(list) = after.strip_prefix('{') {
-            let end = list.find('}').unwrap_or(list.len());
-            for item in list[..end].split(',') {
-                let name: String = item
-                    .trim()
-                    .chars()
-                    .take_while(|c| c.is_alphanumeric() || *c == '_')
-                    .collect();
-                if !name.is_empty() {
-                    out.push(name);
+/// Walks a file's syntax tree, resolving every path that starts at the crate root.
+struct Imports {
+    /// The module the visitor is in (the file's, then inline modules').
+    module: Vec<String>,
+    binary: bool,
+    found: Vec<Import>,
+    /// `use` items of the file's top level, with their lines (a root file must have none).
+    top_uses: Vec<usize>,
+    depth: usize,
+}
+
+impl Imports {
+    /// Resolves the path `segments` (as written, at `line`), if it names a top-level module.
+    fn resolve(&mut self, segments: &[String], line: usize) {
+        let Some(first) = segments.first() else {
+            return;
+        };
+        let from_root: Option<&[String]> = match first.as_str() {
+            "distillrank" => Some(&segments[1..]),
+            "crate" if self.binary => {
+                // The binary's own root: its modules are the CLI's (floor 10); the library is
+                // reached through `distillrank::`.
+                match segments.get(1).map(String::as_str) {
+                    Some("cli") | None => None,
+                    Some(_) => Some(&segments[1..]),
                 }
             }
-        } else {
-            let name: String = after
-                .chars()
-                .take_while(|c| c.is_alphanumeric() || *c == '_')
-                .collect();
-            if !name.is_empty() {
-                out.push(name);
+            "crate" => Some(&segments[1..]),
+            "super" => {
+                let ups = segments.iter().take_while(|s| *s == "super").count();
+                if ups > self.module.len() {
+                    return;
+                }
+                let kept = self.module.len() - ups;
+                if kept > 0 {
+                    // Still inside a top-level module: the same one.
+                    return;
+                }
+                if self.binary {
+                    return;
+                }
+                Some(&segments[ups..])
+            }
+            _ => None,
+        };
+        if let Some(name) = from_root.and_then(|rest| rest.first()) {
+            self.found.push(Import {
+                line,
+                to: name.clone(),
+            });
+        }
+    }
+
+    /// Every full path a `use` tree names, prefixes joined (`crate::{a::{b, c}}` -> a::b, a::c).
+    fn use_paths(
+        tree: &syn::UseTree,
+        prefix: &mut Vec<String>,
+        out: &mut Vec<(Vec<String>, usize)>,
+    ) {
+        match tree {
+            syn::UseTree::Path(p) => {
+                prefix.push(p.ident.to_string());
+                Imports::use_paths(&p.tree, prefix, out);
+                prefix.pop();
+            }
+            syn::UseTree::Name(n) => {
+                let mut path = prefix.clone();
+                path.push(n.ident.to_string());
+                out.push((path, n.ident.span().start().line));
+            }
+            syn::UseTree::Rename(r) => {
+                let mut path = prefix.clone();
+                path.push(r.ident.to_string());
+                out.push((path, r.ident.span().start().line));
+            }
+            syn::UseTree::Glob(g) => out.push((prefix.clone(), g.star_token.span.start().line)),
+            syn::UseTree::Group(g) => {
+                for tree in &g.items {
+                    Imports::use_paths(tree, prefix, out);
+                }
             }
         }
     }
-    out
+
+    /// Paths in a macro's tokens: `crate :: a`, `distillrank :: a`, `super :: super :: a`.
+    fn token_paths(&mut self, tokens: proc_macro2::TokenStream) {
+        let flat: Vec<proc_macro2::TokenTree> = tokens.into_iter().collect();
+        let mut i = 0;
+        while i < flat.len() {
+            if let proc_macro2::TokenTree::Group(g) = &flat[i] {
+                self.token_paths(g.stream());
+                i += 1;
+                continue;
+            }
+            let mut segments = Vec::new();
+            let mut j = i;
+            while let Some(proc_macro2::TokenTree::Ident(id)) = flat.get(j) {
+                segments.push(id.to_string());
+                let colons = matches!(
+                    (flat.get(j + 1), flat.get(j + 2)),
+                    (Some(proc_macro2::TokenTree::Punct(a)), Some(proc_macro2::TokenTree::Punct(b)))
+                        if a.as_char() == ':' && b.as_char() == ':'
+                );
+                if !colons {
+                    break;
+                }
+                j += 3;
+            }
+            if segments.len() > 1 {
+                if let proc_macro2::TokenTree::Ident(id) = &flat[i] {
+                    let line = id.span().start().line;
+                    self.resolve(&segments, line);
+                }
+                i = j.max(i + 1);
+            } else {
+                i += 1;
+            }
+        }
+    }
 }
 
-/// (file, line, from module, to module) for every import of another top-level module.
-fn imports(root: &Path) -> Vec<(PathBuf, usize, String, String)> {
+impl<'ast> Visit<'ast> for Imports {
+    fn visit_item_use(&mut self, item: &'ast syn::ItemUse) {
+        if self.depth == 0 {
+            self.top_uses.push(item.use_token.span.start().line);
+        }
+        let mut paths = Vec::new();
+        Imports::use_paths(&item.tree, &mut Vec::new(), &mut paths);
+        for (path, line) in paths {
+            self.resolve(&path, line);
+        }
+    }
+
+    fn visit_path(&mut self, path: &'ast syn::Path) {
+        let segments: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
+        if let Some(first) = path.segments.first() {
+            self.resolve(&segments, first.ident.span().start().line);
+        }
+        syn::visit::visit_path(self, path);
+    }
+
+    fn visit_macro(&mut self, mac: &'ast syn::Macro) {
+        self.token_paths(mac.tokens.clone());
+        syn::visit::visit_macro(self, mac);
+    }
+
+    fn visit_item_mod(&mut self, item: &'ast syn::ItemMod) {
+        if item.content.is_some() {
+            self.module.push(item.ident.to_string());
+            self.depth += 1;
+            syn::visit::visit_item_mod(self, item);
+            self.depth -= 1;
+            self.module.pop();
+        }
+    }
+}
+
+/// An import of another top-level module: (file, line, from, to).
+type Arrow = (PathBuf, usize, String, String);
+
+/// Every import of another top-level module in the crate at `root`; and the `use` items of
+/// `lib.rs` (file, line).
+fn imports(root: &Path) -> (Vec<Arrow>, Vec<(PathBuf, usize)>) {
     let mut files = Vec::new();
     rust_files(root, &mut files);
     files.sort();
-    let mut out = Vec::new();
+    let (mut out, mut root_uses) = (Vec::new(), Vec::new());
     for file in files {
-        let from = module_of(root, &file);
-        if from == "lib" {
-            continue;
-        }
-        let top_level_file = file.parent() == Some(root);
+        let (module, binary) = module_path(root, &file);
         let text = std::fs::read_to_string(&file).unwrap();
-        for (n, line) in text.lines().enumerate() {
-            let code = code_of(line);
-            let mut names = named_after(code, "crate::");
-            names.extend(named_after(code, "distillrank::"));
-            if top_level_file {
-                names.extend(named_after(code, "super::"));
-            }
-            for name in names {
-                let to = match root_item_module(&name) {
-                    Some(m) => m.to_string(),
-                    None if ROOT_ITEMS.contains(&name.as_str()) => continue,
-                    None => name,
-                };
-                if to != from {
-                    out.push((file.clone(), n + 1, from.clone(), to));
-                }
+        let tree = syn::parse_file(&text)
+            .unwrap_or_else(|e| panic!("{}: does not parse: {e}", file.display()));
+        let mut visitor = Imports {
+            module: module.clone(),
+            binary,
+            found: Vec::new(),
+            top_uses: Vec::new(),
+            depth: 0,
+        };
+        visitor.visit_file(&tree);
+        let from = if file.file_name().is_some_and(|n| n == "main.rs") && module.is_empty() {
+            "main".to_string()
+        } else if module.is_empty() {
+            "lib".to_string()
+        } else {
+            module[0].clone()
+        };
+        if from == "lib" {
+            root_uses.extend(visitor.top_uses.iter().map(|&line| (file.clone(), line)));
+        }
+        for import in visitor.found {
+            if import.to != from {
+                out.push((file.clone(), import.line, from.clone(), import.to));
             }
         }
     }
-    out
+    (out, root_uses)
 }
 
-/// The arrows that run sideways or up, each named by file and line.
+/// The arrows that run sideways or up, the unknown root names and the root's re-exports, each
+/// named by file and line.
 fn violations(root: &Path) -> Vec<String> {
     let mut bad = Vec::new();
-    for (file, line, from, to) in imports(root) {
+    let (imports, root_uses) = imports(root);
+    for (file, line) in root_uses {
+        bad.push(format!(
+            "{}:{line}: the crate root re-exports nothing: name the item by its module's path",
+            file.display()
+        ));
+    }
+    for (file, line, from, to) in imports {
         let at = format!("{}:{line}", file.display());
         match (floor(&from), floor(&to)) {
+            (None, _) if from == "lib" => match floor(&to) {
+                Some(_) => {}
+                None => bad.push(format!(
+                    "{at}: the crate root names '{to}', which is no module with a floor"
+                )),
+            },
             (None, _) => bad.push(format!(
                 "{at}: module '{from}' has no floor in tests/architecture.rs"
             )),
-            // A name that is not a module of the crate (a macro, `crate::outln`): not an import.
-            (_, None) if !root.join(format!("{to}.rs")).exists() && !root.join(&to).is_dir() => {}
             (_, None) => bad.push(format!(
-                "{at}: module '{to}' has no floor in tests/architecture.rs"
+                "{at}: '{to}' at the crate root is no module with a floor in tests/architecture.rs"
             )),
             (Some(f), Some(t)) if t >= f => bad.push(format!(
                 "{at}: {from} (floor {f}) imports {to} (floor {t}): an arrow {}",
@@ -220,6 +349,24 @@ fn no_import_runs_up_or_sideways() {
     );
 }
 
+/// The library blocks in one place: `crate/native.rs` is the only file that names `pollster`
+/// (its `block_on`); every other file awaits, or calls `native::block_on` from a door.
+#[test]
+fn blocking_lives_in_the_native_module() {
+    let mut files = Vec::new();
+    rust_files(&crate_root(), &mut files);
+    let blocking: Vec<String> = files
+        .iter()
+        .filter(|f| !f.ends_with("native.rs"))
+        .filter(|f| std::fs::read_to_string(f).unwrap().contains("pollster"))
+        .map(|f| f.display().to_string())
+        .collect();
+    assert!(
+        blocking.is_empty(),
+        "files that block outside crate/native.rs: {blocking:?}"
+    );
+}
+
 /// Every module of the crate has a floor, and the floors give every module its own place.
 #[test]
 fn every_module_has_a_floor() {
@@ -236,32 +383,71 @@ fn every_module_has_a_floor() {
     assert!(missing.is_empty(), "modules without a floor: {missing:?}");
 }
 
-/// The test sees an upward import: a copy of the crate with one added fails it, naming it.
-#[test]
-fn an_upward_import_fails_the_test() {
+/// A copy of the crate with `text` added to `file` (relative to `crate/`): its violations.
+fn violations_with(file: &str, text: &str) -> Vec<String> {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("crate");
     copy_tree(&crate_root(), &root);
-    let file = root.join("data/mod.rs");
-    let mut text = std::fs::read_to_string(&file).unwrap();
-    text.push_str("\n#[allow(unused_imports)]\nuse crate::ranking::experiment::Comparison;\n");
-    std::fs::write(&file, text).unwrap();
-    let bad = violations(&root);
+    let path = root.join(file);
+    let mut source = std::fs::read_to_string(&path).unwrap();
+    source.push_str(text);
+    std::fs::write(&path, source).unwrap();
+    violations(&root)
+}
+
+/// The test sees every kind of bad import: a copy of the crate with one added fails it, naming it.
+#[test]
+fn an_upward_import_fails_the_test() {
+    let up = |bad: &[String], file: &str, to: &str, way: &str| {
+        bad.iter()
+            .any(|b| b.contains(file) && b.contains(&format!("imports {to}")) && b.contains(way))
+    };
+    // One line.
+    let bad = violations_with(
+        "data/mod.rs",
+        "\n#[allow(unused_imports)]\nuse crate::ranking::experiment::Comparison;\n",
+    );
+    assert!(up(&bad, "data/mod.rs", "ranking", "up"), "{bad:?}");
+    // Wrapped by rustfmt over several lines, nested braces, deep inside a folder.
+    let bad = violations_with(
+        "data/prepare.rs",
+        "\n#[allow(unused_imports)]\nuse crate::{\n    error::Error,\n    ranking::{\n        distill::Method,\n        experiment::{Comparison, Job},\n    },\n};\n",
+    );
+    assert!(up(&bad, "data/prepare.rs", "ranking", "up"), "{bad:?}");
+    assert!(!bad.iter().any(|b| b.contains("imports error")), "{bad:?}");
+    // Through `super::super::` from a file inside a folder.
+    let bad = violations_with(
+        "cpu/loss.rs",
+        "\nmod inner {\n    #[allow(unused_imports)]\n    use super::super::super::setup::Setup;\n}\n",
+    );
+    assert!(up(&bad, "cpu/loss.rs", "setup", "up"), "{bad:?}");
+    // In an expression and in a macro's arguments.
+    let bad = violations_with(
+        "model/mlp.rs",
+        "\nfn _a() -> usize { crate::data::bundled::MQ2008_QUERIES }\nfn _b() -> String { format!(\"{}\", crate::pipeline::NAME) }\n",
+    );
+    assert!(up(&bad, "model/mlp.rs", "data", "up"), "{bad:?}");
+    assert!(up(&bad, "model/mlp.rs", "pipeline", "up"), "{bad:?}");
+    // A cycle between two modules of one floor is an arrow sideways.
+    let bad = violations_with(
+        "ranking/train.rs",
+        "\nuse crate::objectives::Objective as _Sideways;\n",
+    );
     assert!(
-        bad.iter().any(|b| b.contains("data/mod.rs")
-            && b.contains("imports ranking")
-            && b.contains("up")),
+        up(&bad, "ranking/train.rs", "objectives", "sideways"),
         "{bad:?}"
     );
-    // And a cycle between two modules of one floor is an arrow sideways.
-    let file = root.join("ranking/train.rs");
-    let mut text = std::fs::read_to_string(&file).unwrap();
-    text.push_str("\nuse crate::objectives::Objective as _Sideways;\n");
-    std::fs::write(&file, text).unwrap();
-    let bad = violations(&root);
+    // A name at the crate root that is no module, and a re-export at the root.
+    let bad = violations_with("setup.rs", "\nuse crate::Unknown as _U;\n");
     assert!(
         bad.iter()
-            .any(|b| b.contains("imports objectives") && b.contains("sideways")),
+            .any(|b| b.contains("setup.rs") && b.contains("'Unknown'")),
+        "{bad:?}"
+    );
+    let bad = violations_with("lib.rs", "\npub use ranking::distill;\n");
+    assert!(
+        bad.iter()
+            .any(|b| b.contains("lib.rs") && b.contains("re-exports nothing")),
         "{bad:?}"
     );
 }

@@ -7,11 +7,11 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use distillrank::cpu::loss::LossKind;
-use distillrank::cpu::mlp::Mlp;
 use distillrank::data::cache::{cache_path, read_cache, write_cache};
 use distillrank::data::letor::{parse_letor_bytes, ReadOptions};
 use distillrank::data::prepare::FeatureView;
+use distillrank::model::mlp::Mlp;
+use distillrank::model::LossKind;
 use distillrank::model_io::{self, ModelConfig};
 
 fn command(args: &[&str]) -> Command {
@@ -726,8 +726,9 @@ fn epoch_lines_reach_stderr_off_a_terminal() {
 fn compare_progress_plan_counts_every_document() {
     use distillrank::data::prepare::{prepare, PrepareOptions, PrivilegedSplit};
     use distillrank::data::synth::{generate_splits, SynthOptions};
-    use distillrank::distill::Method;
-    use distillrank::experiment::{compare, plan, CompareConfig};
+    use distillrank::native::ranking::compare;
+    use distillrank::ranking::distill::Method;
+    use distillrank::ranking::experiment::{plan, CompareConfig};
     let s = generate_splits(&SynthOptions::default(), 80, 40, 40).unwrap();
     let p = prepare(
         &s.train,
@@ -753,7 +754,7 @@ fn compare_progress_plan_counts_every_document() {
     config.jobs = Some(1);
     let mut seen: Vec<(String, u64)> = Vec::new();
     compare(&p, &config, &mut |label, event| {
-        if let distillrank::train::Event::Step { docs } = event {
+        if let distillrank::ranking::train::Event::Step { docs } = event {
             match seen.last_mut() {
                 Some((l, n)) if *l == label.to_string() => *n += docs as u64,
                 _ => seen.push((label.to_string(), docs as u64)),
@@ -766,7 +767,7 @@ fn compare_progress_plan_counts_every_document() {
     config.jobs = Some(2);
     let mut totals = std::collections::BTreeMap::new();
     compare(&p, &config, &mut |label, event| {
-        if let distillrank::train::Event::Step { docs } = event {
+        if let distillrank::ranking::train::Event::Step { docs } = event {
             *totals.entry(label.to_string()).or_insert(0u64) += docs as u64;
         }
     })

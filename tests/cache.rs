@@ -6,7 +6,7 @@ use std::path::Path;
 
 use distillrank::data::cache::{cache_path, load_or_build, read_cache, write_cache, CacheState};
 use distillrank::data::letor::{read_letor_file, ReadOptions};
-use distillrank::Error;
+use distillrank::error::Error;
 
 fn copy_of_vali(dir: &Path) -> std::path::PathBuf {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/mq2008/Fold1/vali.txt");

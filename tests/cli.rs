@@ -3,20 +3,10 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 use std::path::Path;
-use std::process::Command;
 
-fn distillrank(args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_distillrank"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .unwrap();
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+#[path = "common/cli.rs"]
+mod cli_run;
+use cli_run::distillrank;
 
 #[test]
 fn data_stats_json_on_mq2008_and_lightgbm() {
@@ -610,7 +600,7 @@ fn cli_objectives_reads_letor_documents_with_binary_labels() {
 
 #[test]
 fn bench_adapters_lists_every_adapter_and_says_why_there_is_no_gpu() {
-    let out = Command::new(env!("CARGO_BIN_EXE_distillrank"))
+    let out = cli_run::command()
         .args(["bench", "adapters", "--json"])
         .env("XDG_RUNTIME_DIR", std::env::temp_dir())
         .output()
@@ -636,7 +626,7 @@ fn bench_adapters_lists_every_adapter_and_says_why_there_is_no_gpu() {
 
 #[test]
 fn an_adapter_name_that_matches_nothing_is_an_error_naming_the_adapters() {
-    let out = Command::new(env!("CARGO_BIN_EXE_distillrank"))
+    let out = cli_run::command()
         .args([
             "bench",
             "train",

@@ -4,9 +4,10 @@
 
 use distillrank::data::prepare::{prepare, PrepareOptions, Prepared, PrivilegedSplit, RankingSet};
 use distillrank::data::synth::{generate, SynthOptions};
-use distillrank::distill::{privileged_subsets, Method, RdConfig, RdTargets, RdWeighting};
-use distillrank::experiment::{compare, CompareConfig};
-use distillrank::train::TrainConfig;
+use distillrank::native::ranking::compare;
+use distillrank::ranking::distill::{privileged_subsets, Method, RdConfig, RdTargets, RdWeighting};
+use distillrank::ranking::experiment::CompareConfig;
+use distillrank::ranking::train::TrainConfig;
 
 fn small() -> Prepared {
     let s = generate(&SynthOptions {
@@ -46,7 +47,7 @@ fn compare_runs_every_method_and_students_see_only_x() {
     let c = compare(&p, &tiny_config(Method::ALL.to_vec()), &mut |_, _| {}).unwrap();
     assert_eq!(c.methods.len(), 6);
     // Same widths: every student has the parameters of an MLP on x alone.
-    let x_only = distillrank::cpu::mlp::Mlp::<f32>::new(p.train.d_x, &[16, 8], 0).n_parameters();
+    let x_only = distillrank::model::mlp::Mlp::<f32>::new(p.train.d_x, &[16, 8], 0).n_parameters();
     for r in &c.methods {
         assert_eq!(r.runs.len(), 2, "{}", r.method);
         for run in &r.runs {
@@ -75,7 +76,7 @@ fn compare_runs_every_method_and_students_see_only_x() {
     // Teachers' inputs: GenD sees z only, PFD x and z, RD a larger x-only model.
     let teacher_params = |m: Method| c.get(m).unwrap().runs[0].teachers[0].parameters;
     let mlp = |n_in: usize, w: &[usize]| {
-        distillrank::cpu::mlp::Mlp::<f32>::new(n_in, w, 0).n_parameters()
+        distillrank::model::mlp::Mlp::<f32>::new(n_in, w, 0).n_parameters()
     };
     assert_eq!(teacher_params(Method::GenD), mlp(p.train.d_z, &[16, 8]));
     assert_eq!(
@@ -101,7 +102,7 @@ fn compare_is_reproducible() {
     let a = compare(&p, &config, &mut |_, _| {}).unwrap();
     let b = compare(&p, &config, &mut |_, _| {}).unwrap();
     for (x, y) in a.methods.iter().zip(&b.methods) {
-        let v = |r: &distillrank::experiment::MethodRuns| {
+        let v = |r: &distillrank::ranking::experiment::MethodRuns| {
             r.runs
                 .iter()
                 .map(|s| s.student.test.ndcg_at(8))
@@ -241,7 +242,7 @@ fn privileged_subsets_cover_z_once() {
 /// Any difference (a larger RD teacher, other teacher widths) keeps two teachers.
 #[test]
 fn a_teacher_two_methods_share_is_trained_once_and_each_gets_what_it_gets_alone() {
-    use distillrank::experiment::{Comparison, Job};
+    use distillrank::ranking::experiment::{Comparison, Job};
     let p = small();
     let d_z = p.train.d_z;
     let mut both = tiny_config(vec![

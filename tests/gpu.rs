@@ -19,7 +19,7 @@ fn gpu() -> Option<Arc<Gpu>> {
         eprintln!("DISTILLRANK_NO_GPU=1: GPU tests skipped");
         return None;
     }
-    match pollster::block_on(Gpu::new(AdapterChoice::Any)) {
+    match distillrank::native::block_on(Gpu::new(AdapterChoice::Any)) {
         Ok(g) => Some(g),
         Err(e) => panic!("{e}\nThe GPU tests need a wgpu adapter: `apt-get install mesa-vulkan-drivers` gives the lavapipe software GPU; DISTILLRANK_NO_GPU=1 skips them."),
     }
@@ -28,7 +28,7 @@ fn gpu() -> Option<Arc<Gpu>> {
 #[test]
 fn dense_kernels_match_the_cpu_engine() {
     let Some(gpu) = gpu() else { return };
-    pollster::block_on(gpu_checks::dense_kernels(&gpu));
+    distillrank::native::block_on(gpu_checks::dense_kernels(&gpu));
 }
 
 /// Both kinds of product kernels, whichever the adapter would choose.
@@ -38,10 +38,11 @@ fn tiled_and_direct_product_kernels_match_the_cpu_engine() {
         return;
     }
     for products in [Products::Tiled, Products::Direct] {
-        let gpu = pollster::block_on(Gpu::open(AdapterChoice::Any, Some(products))).unwrap();
+        let gpu =
+            distillrank::native::block_on(Gpu::open(AdapterChoice::Any, Some(products))).unwrap();
         assert_eq!(gpu.products, products);
-        pollster::block_on(gpu_checks::dense_kernels(&gpu));
-        pollster::block_on(gpu_checks::training_steps(&gpu, 30));
+        distillrank::native::block_on(gpu_checks::dense_kernels(&gpu));
+        distillrank::native::block_on(gpu_checks::training_steps(&gpu, 30));
     }
 }
 
@@ -52,26 +53,26 @@ fn the_measured_choice_of_product_kernels_is_the_faster_and_correct() {
     let Some(gpu) = gpu() else { return };
     assert_eq!(gpu.products_ms.is_empty(), !gpu.is_software());
     for start in [Products::Tiled, Products::Direct] {
-        pollster::block_on(gpu_checks::measured_products(start));
+        distillrank::native::block_on(gpu_checks::measured_products(start));
     }
 }
 
 #[test]
 fn loss_kernels_match_the_cpu_engine() {
     let Some(gpu) = gpu() else { return };
-    pollster::block_on(gpu_checks::loss_kernels(&gpu));
+    distillrank::native::block_on(gpu_checks::loss_kernels(&gpu));
 }
 
 #[test]
 fn objective_kernels_match_the_cpu_engine() {
     let Some(gpu) = gpu() else { return };
-    pollster::block_on(gpu_checks::objective_kernels(&gpu));
+    distillrank::native::block_on(gpu_checks::objective_kernels(&gpu));
 }
 
 #[test]
 fn pairwise_f_beta_and_anchor_bias_adam_kernels_match_the_cpu_engine() {
     let Some(gpu) = gpu() else { return };
-    pollster::block_on(gpu_checks::objective_pairwise_f_beta_and_bias_adam_kernels(
+    distillrank::native::block_on(gpu_checks::objective_pairwise_f_beta_and_bias_adam_kernels(
         &gpu,
     ));
 }
@@ -79,7 +80,7 @@ fn pairwise_f_beta_and_anchor_bias_adam_kernels_match_the_cpu_engine() {
 #[test]
 fn every_objective_trains_on_the_gpu_step_for_step_like_the_cpu_engine() {
     let Some(gpu) = gpu() else { return };
-    pollster::block_on(gpu_checks::objective_training_steps(&gpu, 60));
+    distillrank::native::block_on(gpu_checks::objective_training_steps(&gpu, 60));
 }
 
 /// `fit` against `fit_gpu` end to end on a small synthetic task: two epochs per objective, the same
@@ -87,10 +88,11 @@ fn every_objective_trains_on_the_gpu_step_for_step_like_the_cpu_engine() {
 /// epoch.
 #[test]
 fn objectives_fit_on_the_gpu_like_on_the_cpu_engine() {
+    use distillrank::native::objectives::fit as fit_on;
     use distillrank::objectives::data::{synthetic, SynthBinaryOptions};
-    use distillrank::objectives::train::{fit_on, Config};
+    use distillrank::objectives::train::Config;
     use distillrank::objectives::Objective;
-    use distillrank::train::Engine;
+    use distillrank::ranking::train::Engine;
     let Some(gpu) = gpu() else { return };
     let splits = synthetic(&SynthBinaryOptions {
         train: 1500,
@@ -146,20 +148,21 @@ fn objectives_fit_on_the_gpu_like_on_the_cpu_engine() {
 #[test]
 fn reduction_and_adam_match_the_cpu() {
     let Some(gpu) = gpu() else { return };
-    pollster::block_on(gpu_checks::reduction_and_adam(&gpu));
+    distillrank::native::block_on(gpu_checks::reduction_and_adam(&gpu));
 }
 
 #[test]
 fn one_hundred_gpu_steps_follow_the_cpu_loss_curve() {
     let Some(gpu) = gpu() else { return };
-    pollster::block_on(gpu_checks::training_steps(&gpu, 100));
+    distillrank::native::block_on(gpu_checks::training_steps(&gpu, 100));
 }
 
 #[test]
 fn training_on_the_gpu_engine_matches_the_cpu_engine() {
     use distillrank::data::prepare::{prepare, FeatureView, PrepareOptions, PrivilegedSplit};
     use distillrank::data::synth::{generate, SynthOptions};
-    use distillrank::train::{fit_on, Engine, Guidance, Split, TrainConfig};
+    use distillrank::native::ranking::fit as fit_on;
+    use distillrank::ranking::train::{Engine, Guidance, Split, TrainConfig};
     let Some(gpu) = gpu() else { return };
     let s = generate(&SynthOptions {
         queries: 150,
@@ -225,11 +228,11 @@ fn training_on_the_gpu_engine_matches_the_cpu_engine() {
 
 #[test]
 fn a_profiled_step_times_each_phase_and_trains_like_a_plain_one() {
-    use distillrank::cpu::adam::AdamConfig;
-    use distillrank::cpu::loss::LossKind;
-    use distillrank::cpu::mlp::Mlp;
     use distillrank::gpu::trainer::GpuTrainer;
-    use distillrank::step::{LossPlan, StepBatch};
+    use distillrank::model::adam::AdamConfig;
+    use distillrank::model::mlp::Mlp;
+    use distillrank::model::step::{LossPlan, StepBatch};
+    use distillrank::model::LossKind;
     let Some(gpu) = gpu() else { return };
     let model = Mlp::<f32>::new(5, &[8], 1);
     let x: Vec<f32> = (0..50).map(|i| (i as f32 * 0.37).sin()).collect();
@@ -245,7 +248,7 @@ fn a_profiled_step_times_each_phase_and_trains_like_a_plain_one() {
     let plan = LossPlan::new(LossKind::RankNet, 1.0, 0, None, None, AdamConfig::default());
     let mut plain = GpuTrainer::new(gpu.clone(), &model, &plan, 16).unwrap();
     let mut profiled = GpuTrainer::new(gpu.clone(), &model, &plan, 16).unwrap();
-    pollster::block_on(plain.step(&batch)).unwrap();
+    distillrank::native::block_on(plain.step(&batch)).unwrap();
     if !gpu.timestamps {
         eprintln!(
             "{} has no timestamp queries: profile not checked",
@@ -253,7 +256,7 @@ fn a_profiled_step_times_each_phase_and_trains_like_a_plain_one() {
         );
         return;
     }
-    let timings = pollster::block_on(profiled.step_profiled(&batch)).unwrap();
+    let timings = distillrank::native::block_on(profiled.step_profiled(&batch)).unwrap();
     let phases: Vec<&str> = timings.iter().map(|t| t.0).collect();
     assert_eq!(phases, ["forward", "losses", "backward", "adam"]);
     assert!(
@@ -261,19 +264,19 @@ fn a_profiled_step_times_each_phase_and_trains_like_a_plain_one() {
         "{timings:?}"
     );
     let (a, b) = (
-        pollster::block_on(plain.model()).unwrap(),
-        pollster::block_on(profiled.model()).unwrap(),
+        distillrank::native::block_on(plain.model()).unwrap(),
+        distillrank::native::block_on(profiled.model()).unwrap(),
     );
     assert_eq!(a, b, "profiling does not change the step");
 }
 
 #[test]
 fn a_lost_device_is_an_error_not_a_hang() {
-    use distillrank::cpu::adam::AdamConfig;
-    use distillrank::cpu::loss::LossKind;
-    use distillrank::cpu::mlp::Mlp;
     use distillrank::gpu::trainer::GpuTrainer;
-    use distillrank::step::{LossPlan, StepBatch};
+    use distillrank::model::adam::AdamConfig;
+    use distillrank::model::mlp::Mlp;
+    use distillrank::model::step::{LossPlan, StepBatch};
+    use distillrank::model::LossKind;
     let Some(gpu) = gpu() else { return };
     let model = Mlp::<f32>::new(3, &[4], 1);
     let plan = LossPlan::new(LossKind::RankBce, 1.0, 0, None, None, AdamConfig::default());
@@ -288,7 +291,7 @@ fn a_lost_device_is_an_error_not_a_hang() {
         teachers: &[],
         ranking_distillation: None,
     };
-    let err = pollster::block_on(trainer.step(&batch)).unwrap_err();
+    let err = distillrank::native::block_on(trainer.step(&batch)).unwrap_err();
     assert!(err.to_string().contains("lost"), "{err}");
 }
 
@@ -297,15 +300,17 @@ fn a_lost_device_is_an_error_not_a_hang() {
 #[test]
 fn gpu_scoring_in_chunks_matches_the_cpu_engine() {
     let Some(gpu) = gpu() else { return };
-    use distillrank::cpu::mlp::Mlp;
     use distillrank::data::inputs::Inputs;
-    use distillrank::train::{score, Engine, SCORE_CHUNK_DOCS};
+    use distillrank::model::mlp::Mlp;
+    use distillrank::ranking::train::{score, Engine, SCORE_CHUNK_DOCS};
     let model = Mlp::<f32>::new(7, &[12, 5], 3);
     let n_docs = SCORE_CHUNK_DOCS + 37;
     let mut rng = distillrank::rng::Rng::new(8);
     let inputs: Vec<f32> = (0..n_docs * 7).map(|_| rng.normal() as f32).collect();
-    let on_gpu =
-        pollster::block_on(Engine::Gpu(gpu).score(&model, Inputs::dense(&inputs, n_docs))).unwrap();
+    let on_gpu = distillrank::native::block_on(
+        Engine::Gpu(gpu).score(&model, Inputs::dense(&inputs, n_docs)),
+    )
+    .unwrap();
     let on_cpu = score(&model, &inputs);
     assert_eq!(on_gpu.len(), n_docs);
     gpu_checks::assert_close(&on_gpu, &on_cpu, 1e-4, 1e-3, "scores");
@@ -317,7 +322,7 @@ fn gpu_scoring_in_chunks_matches_the_cpu_engine() {
 #[test]
 fn a_group_too_large_for_the_adapter_is_named_as_the_limit() {
     use distillrank::data::prepare::RankingSet;
-    use distillrank::train::{fit_async, Engine, Guidance, Split, TrainConfig};
+    use distillrank::ranking::train::{fit_async, Engine, Guidance, Split, TrainConfig};
     let Some(gpu) = gpu() else { return };
     let limit = gpu.device.limits().max_storage_buffer_binding_size;
     if limit > 1 << 30 {
@@ -346,7 +351,7 @@ fn a_group_too_large_for_the_adapter_is_named_as_the_limit() {
         epochs: 1,
         ..Default::default()
     };
-    let result = pollster::block_on(fit_async(
+    let result = distillrank::native::block_on(fit_async(
         &Engine::Gpu(gpu),
         Split::of(&train, distillrank::data::prepare::FeatureView::Regular),
         Split::of(&valid, distillrank::data::prepare::FeatureView::Regular),

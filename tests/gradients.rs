@@ -3,10 +3,11 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 use distillrank::cpu::loss::{
-    data_loss, lambdarank, rank_bce, ranking_distillation_loss, ranknet, ranknet_soft,
-    teacher_loss, LossKind,
+    data_loss, lambdarank, rank_bce, ranking_distillation_loss, ranknet, ranknet_soft, teacher_loss,
 };
-use distillrank::cpu::mlp::{dense_backward, dense_forward, Activations, Dense, Mlp};
+use distillrank::cpu::mlp::{dense_backward, dense_forward, Activations};
+use distillrank::model::mlp::{Dense, Mlp};
+use distillrank::model::LossKind;
 use distillrank::rng::Rng;
 
 #[path = "common/finite_differences.rs"]

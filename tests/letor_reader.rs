@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use distillrank::data::letor::{parse_letor_bytes, read_letor_file, ReadOptions};
 use distillrank::data::Dataset;
-use distillrank::Error;
+use distillrank::error::Error;
 use proptest::prelude::*;
 
 fn shared(path: &str) -> PathBuf {
@@ -16,7 +16,7 @@ fn shared(path: &str) -> PathBuf {
         .join(path)
 }
 
-fn parse(text: &str) -> distillrank::Result<Dataset> {
+fn parse(text: &str) -> distillrank::error::Result<Dataset> {
     parse_letor_bytes(
         Path::new("test.txt"),
         text.as_bytes(),

@@ -3,7 +3,9 @@
 
 #![cfg(not(target_arch = "wasm32"))]
 
-use std::process::Command;
+#[path = "common/cli.rs"]
+mod cli_run;
+use cli_run::distillrank;
 
 use distillrank::data::logs::{
     simulate, ClickModel, LogColumns, LogOptions, LoggingRanker, SimulatedLogs, LOG_COLUMNS,
@@ -390,19 +392,6 @@ fn bad_parameters_are_refused_with_the_flag_named() {
             "{e}"
         );
     }
-}
-
-fn distillrank(args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_distillrank"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .unwrap();
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
 }
 
 #[test]

@@ -4,12 +4,12 @@
 
 #![cfg(not(target_arch = "wasm32"))]
 
-use distillrank::metrics_binary::Confusion;
+use distillrank::error::Error;
+use distillrank::objectives::metrics::Confusion;
 use distillrank::objectives::{
     dual_ascent, f_beta_bound, precision_anchors, Grad, LabelPrior, Objective, Params, Surrogate,
 };
 use distillrank::rng::Rng;
-use distillrank::Error;
 
 #[path = "common/finite_differences.rs"]
 mod finite_differences;

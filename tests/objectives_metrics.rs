@@ -3,7 +3,7 @@
 
 #![cfg(not(target_arch = "wasm32"))]
 
-use distillrank::metrics_binary::{
+use distillrank::objectives::metrics::{
     auc_pr_trapezoid, average_precision, evaluate, precision_at_recall, recall_at_precision,
     roc_auc, Confusion, Targets,
 };

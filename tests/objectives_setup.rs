@@ -161,8 +161,8 @@ fn the_pipeline_runs_a_small_setup_the_same_twice() {
     )
     .unwrap();
     let run = || {
-        let mut store = distillrank::pipeline::InMemory::default();
-        let splits = distillrank::pipeline::objectives_data(
+        let mut store = distillrank::pipeline::store::InMemory::default();
+        let splits = distillrank::pipeline::objectives::objectives_data(
             &setup,
             &mut store,
             &mut distillrank::pipeline::Silent,
@@ -170,8 +170,9 @@ fn the_pipeline_runs_a_small_setup_the_same_twice() {
         .unwrap();
         let engine = distillrank::engine::Engine::Cpu;
         let runs =
-            distillrank::pipeline::objectives(&splits, &setup, &engine, &mut |_, _| {}).unwrap();
-        distillrank::pipeline::objectives_results_json(&splits, &setup, &runs).unwrap()
+            distillrank::native::pipeline::objectives(&splits, &setup, &engine, &mut |_, _| {})
+                .unwrap();
+        distillrank::pipeline::objectives::objectives_results_json(&splits, &setup, &runs).unwrap()
     };
     let (a, b) = (run(), run());
     for objective in ["logloss", "recall-at-precision:0.7"] {

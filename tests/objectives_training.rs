@@ -5,14 +5,25 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 use distillrank::data::Dataset;
-use distillrank::metrics_binary::Targets;
+use distillrank::engine::Engine;
+use distillrank::error::Error;
 use distillrank::objectives::data::{from_letor, synthetic, SynthBinaryOptions};
+use distillrank::objectives::metrics::Targets;
 use distillrank::objectives::train::{
-    better_epoch, default_dual_rate_factor, fit, Config, ConstraintCheck, EpochLog, Event,
+    better_epoch, default_dual_rate_factor, Config, ConstraintCheck, EpochLog, Event, Trained,
     CONSTRAINT_TOLERANCE,
 };
+
+/// A classifier trained on the CPU engine.
+fn fit(
+    train: &distillrank::objectives::data::BinarySet,
+    valid: &distillrank::objectives::data::BinarySet,
+    config: &Config,
+    on: &mut dyn FnMut(Event),
+) -> distillrank::error::Result<Trained> {
+    distillrank::native::objectives::fit(&Engine::Cpu, train, valid, config, on)
+}
 use distillrank::objectives::{Objective, Surrogate};
-use distillrank::Error;
 
 fn small_task(positive_rate: f64) -> distillrank::objectives::data::BinarySplits {
     synthetic(&SynthBinaryOptions {
@@ -177,7 +188,7 @@ fn training_diverges_into_an_error_not_a_panic() {
     let config = Config {
         objective: Objective::PrecisionAtRecall(0.9),
         surrogate: Surrogate::Hinge,
-        adam: distillrank::cpu::adam::AdamConfig {
+        adam: distillrank::model::adam::AdamConfig {
             lr: 1e30,
             ..Default::default()
         },

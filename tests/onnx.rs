@@ -7,12 +7,16 @@
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::process::Command;
+
+#[path = "common/cli.rs"]
+mod cli_run;
+use cli_run::distillrank;
 
 use prost::Message as _;
 
 use distillrank::data::prepare::{signed_log1p_value, FeatureView};
 use distillrank::data::Dataset;
+use distillrank::error::Error;
 use distillrank::model::LossKind;
 use distillrank::model::Mlp;
 use distillrank::model_io::{self, ModelConfig};
@@ -20,7 +24,6 @@ use distillrank::onnx::proto::tensor_shape_proto::dimension::Value as Dim;
 use distillrank::onnx::proto::{self, type_proto, ModelProto, ValueInfoProto};
 use distillrank::onnx::{self as onnx_export, export};
 use distillrank::rng::Rng;
-use distillrank::Error;
 
 /// A random model of `n_in` inputs reading distinct random columns of `source_features`, with
 /// random (not zero) biases.
@@ -619,18 +622,6 @@ fn inexpressible_models_are_refused_with_the_reason() {
 }
 
 // ---- The command -----------------------------------------------------------------------------------
-
-fn distillrank(args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_distillrank"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
 
 #[test]
 fn export_command_writes_the_model_with_its_config() {

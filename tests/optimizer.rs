@@ -2,8 +2,9 @@
 
 #![cfg(not(target_arch = "wasm32"))]
 
-use distillrank::cpu::adam::{Adam, AdamConfig};
-use distillrank::cpu::mlp::{Dense, Mlp};
+use distillrank::cpu::adam::Adam;
+use distillrank::model::adam::AdamConfig;
+use distillrank::model::mlp::{Dense, Mlp};
 
 #[test]
 fn adam_matches_the_textbook_update() {

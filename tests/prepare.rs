@@ -12,7 +12,7 @@ use distillrank::data::prepare::{
 };
 use distillrank::data::synth::{generate, SynthKind, SynthOptions};
 use distillrank::data::Dataset;
-use distillrank::Error;
+use distillrank::error::Error;
 
 fn mq2008(split: &str) -> Dataset {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use distillrank::data::prepared_cache;
-use distillrank::pipeline::{self, Disk, InMemory, PreparedData, Reporter};
+use distillrank::pipeline::preparation::PreparedData;
+use distillrank::pipeline::store::{Disk, InMemory};
+use distillrank::pipeline::{self, Reporter};
 use distillrank::setup::{DataSetup, DataSource};
 
 fn copy_of_train(dir: &Path) -> PathBuf {
@@ -46,7 +48,8 @@ impl Reporter for Notes {
 
 fn prepare(setup: &DataSetup) -> (PreparedData, Vec<String>) {
     let mut notes = Notes::default();
-    let data = pipeline::prepare(setup, &mut Disk::default(), true, &mut notes).unwrap();
+    let data =
+        pipeline::preparation::prepare(setup, &mut Disk::default(), true, &mut notes).unwrap();
     (data, notes.0)
 }
 
@@ -128,7 +131,7 @@ fn other_settings_or_a_touched_source_make_another_key() {
     let dir = tempfile::tempdir().unwrap();
     let train = copy_of_train(dir.path());
     let key = |setup: &DataSetup, needs_test: bool| {
-        pipeline::prepared_key(setup, &mut Disk::default(), needs_test).unwrap()
+        pipeline::preparation::prepared_key(setup, &mut Disk::default(), needs_test).unwrap()
     };
     let base = files(&train, true);
     let first = key(&base, true);
@@ -176,7 +179,7 @@ fn a_truncated_or_corrupt_file_is_refused_by_name_and_prepared_again() {
     // Compared with splits prepared in memory: a map of the file would see it damaged below.
     let (original, _) = prepare(&files(&train, false));
     let path = prepared_files(&train).remove(0);
-    let key = pipeline::prepared_key(&setup, &mut Disk::default(), true).unwrap();
+    let key = pipeline::preparation::prepared_key(&setup, &mut Disk::default(), true).unwrap();
     let bytes = std::fs::read(&path).unwrap();
     let about_end = 64 + u64::from_le_bytes(bytes[24..32].try_into().unwrap()) as usize;
     let refused = |damaged: &[u8], what: &str| {
@@ -246,9 +249,9 @@ fn a_file_that_cannot_be_written_costs_the_file_not_the_run() {
     let dir = tempfile::tempdir().unwrap();
     let train = copy_of_train(dir.path());
     let setup = files(&train, true);
-    let key = pipeline::prepared_key(&setup, &mut Disk::default(), true).unwrap();
+    let key = pipeline::preparation::prepared_key(&setup, &mut Disk::default(), true).unwrap();
     // A folder where the file would go: it can be neither read nor replaced.
-    std::fs::create_dir(pipeline::prepared_path(&train, key)).unwrap();
+    std::fs::create_dir(pipeline::preparation::prepared_path(&train, key)).unwrap();
     let (data, notes) = prepare(&setup);
     assert!(
         says(&notes, "warning: the prepared splits could not be kept"),
@@ -260,8 +263,8 @@ fn a_file_that_cannot_be_written_costs_the_file_not_the_run() {
 
 #[test]
 fn the_setting_is_refused_by_name_without_files() {
-    let refusal = |setup: &DataSetup, store: &mut dyn pipeline::Store| -> String {
-        match pipeline::prepare(setup, store, true, &mut Notes::default()) {
+    let refusal = |setup: &DataSetup, store: &mut dyn pipeline::store::Store| -> String {
+        match pipeline::preparation::prepare(setup, store, true, &mut Notes::default()) {
             Err(e) => e.to_string(),
             Ok(_) => panic!("prepared without files"),
         }
@@ -422,9 +425,9 @@ fn evict(path: &Path) {
     }
 }
 
-fn distillrank() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_distillrank"))
-}
+#[path = "common/cli.rs"]
+mod cli_run;
+use cli_run::command as distillrank;
 
 fn ok(output: std::process::Output, what: &str) -> std::process::Output {
     assert!(

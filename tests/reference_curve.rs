@@ -7,11 +7,11 @@
 mod common;
 
 use common::reference_run::{assert_follows, curve, parse, FIXTURE};
-use distillrank::train::Engine;
+use distillrank::ranking::train::Engine;
 
 #[test]
 fn native_cpu_engine_reproduces_the_reference_curve() {
-    let native = pollster::block_on(curve(Engine::Cpu));
+    let native = distillrank::native::block_on(curve(Engine::Cpu));
     if std::env::var_os("DISTILLRANK_WRITE_REFERENCE").is_some() {
         let path = concat!(
             env!("CARGO_MANIFEST_DIR"),

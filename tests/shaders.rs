@@ -3,12 +3,13 @@
 
 #![cfg(not(target_arch = "wasm32"))]
 
-use distillrank::gpu::shaders::ALL;
+use distillrank::gpu::shaders;
 
 #[test]
 fn every_shader_validates() {
-    assert!(ALL.len() >= 5);
-    for (name, source) in ALL {
+    let all = shaders::all();
+    assert!(all.len() >= 5);
+    for (name, source) in &all {
         let module = naga::front::wgsl::parse_str(source)
             .unwrap_or_else(|e| panic!("{name}: {}", e.emit_to_string(source)));
         let mut validator = naga::valid::Validator::new(
@@ -30,14 +31,20 @@ fn every_shader_validates() {
 
 /// Every kernel's parameter struct in Rust (`gpu::params`) against the `Params` struct of each
 /// shader that declares it: the same fields in the same order, with the same names, scalar types,
-/// offsets and sizes, and the same total size. Every shader's `Params` has its Rust struct.
+/// offsets and sizes, and the same total size. Every shader's `Params` has its Rust struct; the
+/// losses' files take theirs from the prologue joined to them, and the struct names the prologue.
 #[test]
 fn kernel_parameters_match_the_shaders_params_structs() {
     use distillrank::gpu::params::all;
     use naga::{ScalarKind, TypeInner};
     let structs = all();
-    for (file, source) in ALL {
-        let module = naga::front::wgsl::parse_str(source).unwrap();
+    for (kernel_file, source) in shaders::all() {
+        let file = if shaders::is_loss_file(kernel_file) {
+            shaders::LOSS_PROLOGUE
+        } else {
+            kernel_file
+        };
+        let module = naga::front::wgsl::parse_str(&source).unwrap();
         let Some(params) = module
             .types
             .iter()
@@ -77,8 +84,33 @@ fn kernel_parameters_match_the_shaders_params_structs() {
     for (name, shaders, _, _) in &structs {
         for shader in shaders.iter() {
             assert!(
-                ALL.iter().any(|(file, _)| file == shader),
-                "{name} names {shader}, which is not a kernel file"
+                shaders::file(shader).is_some(),
+                "{name} names {shader}, which is not a file of shaders/"
+            );
+        }
+    }
+}
+
+/// Every kernel a loss's entry names is an entry point of its file, in a file that begins with
+/// the prologue, and no other file declares the prologue's parameters again.
+#[test]
+fn every_loss_kernel_is_an_entry_point_of_its_file() {
+    for entry in distillrank::model::loss::LOSSES {
+        for kernel in entry.hard.iter().chain(entry.soft) {
+            let source = shaders::source(kernel.file);
+            let module = naga::front::wgsl::parse_str(&source).unwrap();
+            assert!(
+                module.entry_points.iter().any(|e| e.name == kernel.entry),
+                "{}: {} has no entry point {}",
+                entry.name,
+                kernel.file,
+                kernel.entry
+            );
+            let own = shaders::file(kernel.file).unwrap();
+            assert!(
+                !own.contains("struct Params"),
+                "{}: its Params come from the prologue",
+                kernel.file
             );
         }
     }

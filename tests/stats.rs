@@ -2,9 +2,9 @@
 //! the methods, dropped queries, shape errors, Holm's correction, determinism, the Monte Carlo p
 //! against the exact one and against the normal approximation, and the report sentence.
 
+use distillrank::error::Error;
 use distillrank::rng::Rng;
 use distillrank::stats::{holm, paired_test, sentence, PairedTest, DESIGN};
-use distillrank::Error;
 
 /// One seed of measured queries.
 fn one_seed(values: &[f64]) -> Vec<Vec<Option<f64>>> {

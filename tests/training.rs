@@ -4,16 +4,17 @@
 
 use std::path::Path;
 
-use distillrank::cpu::adam::AdamConfig;
-use distillrank::cpu::loss::LossKind;
 use distillrank::cpu::mlp::score_inputs;
 use distillrank::data::inputs::Inputs;
 use distillrank::data::letor::{read_letor_file, ReadOptions};
 use distillrank::data::prepare::{prepare, FeatureView, PrepareOptions, Prepared, PrivilegedSplit};
 use distillrank::data::synth::{generate, SynthOptions};
+use distillrank::error::Error;
+use distillrank::model::adam::AdamConfig;
+use distillrank::model::LossKind;
 use distillrank::model_io;
-use distillrank::train::{train, Event, TrainConfig};
-use distillrank::Error;
+use distillrank::native::ranking::train;
+use distillrank::ranking::train::{Event, TrainConfig};
 
 fn synthetic() -> Prepared {
     let s = generate(&SynthOptions::default()).unwrap();
@@ -321,7 +322,7 @@ fn global_objectives_serve_as_the_data_loss() {
 /// the other groups' set to 0 is exactly the NDCG of all of them.
 #[test]
 fn scoring_the_ranked_groups_alone_gives_the_same_ndcg() {
-    use distillrank::cpu::mlp::Mlp;
+    use distillrank::model::mlp::Mlp;
     use distillrank::ranking::metrics::{mean_ndcg, IdcgZero};
     let p = mq2008();
     let set = &p.valid;
@@ -356,7 +357,8 @@ fn scoring_the_ranked_groups_alone_gives_the_same_ndcg() {
 /// A throughput measurement's budget: at least its steps, and at least its minimum time.
 #[test]
 fn a_measurement_runs_its_steps_and_its_minimum_time() {
-    use distillrank::bench::{cpu, Budget, TrainShape};
+    use distillrank::bench::{Budget, TrainShape};
+    use distillrank::native::bench_cpu as cpu;
     let shape = TrainShape {
         features: 6,
         groups: 2,

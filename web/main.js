@@ -4,6 +4,7 @@
 import { $, form, showError, clearError, download } from "./js/dom.js";
 import { readForm, writeForm, saveToUrl, loadFromUrl, showSourceKnobs, urlForms } from "./js/setup.js";
 import { applySettings } from "./js/settings.js";
+import { applyChoices } from "./js/choices.js";
 import { loadDefaults, describeSetup, openSetupFile } from "./js/describe.js";
 import { state } from "./js/state.js";
 import { startWorkers, startPool, enableRuns, restartWorker, showEngine, recover } from "./js/workers.js";
@@ -11,10 +12,12 @@ import { initCharts } from "./js/charts.js";
 import { loadMq2008, loadSource, onUpload, lastResult, lastSetup, resultsCsv, running, run, sweep, downloadStudent, downloadOnnx, scoreSavedModel } from "./js/compare.js";
 import { objectivesForm, initObjectiveCharts, runObjectives } from "./js/objectives.js";
 
-/// The library's defaults and table of settings, asked of the engine; the form from the table,
-/// then the link's own values on top.
+/// The library's defaults, table of settings and choices, asked of the engine; the form's
+/// choices from the library's entries, its values from the table, then the link's own values on
+/// top.
 async function startForm() {
   await loadDefaults();
+  applyChoices(state.choices);
   applySettings(state.settings, urlForms());
   loadFromUrl();
 }

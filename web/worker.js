@@ -45,6 +45,8 @@ import init, {
   run_compare_job,
   compare_jobs,
   summarize_compare,
+  sweep_setup,
+  summarize_sweep,
   run_objectives_job,
   student_files,
   student_onnx,
@@ -52,6 +54,7 @@ import init, {
   bench_train,
   default_setup,
   settings_table,
+  choices,
   describe_setup,
   open_setup,
   check_setup,
@@ -86,7 +89,7 @@ async function handle(msg) {
       }
     }
     case "defaults":
-      return { type: "defaults", setup: default_setup(), settings: settings_table() };
+      return { type: "defaults", setup: default_setup(), settings: settings_table(), choices: choices() };
     case "describe":
       return { type: "described", ...describe_setup(JSON.stringify(msg.setup)) };
     case "open":
@@ -136,6 +139,10 @@ async function handle(msg) {
       return { type: "decided", backend: choose_backend(msg.cpu, msg.gpu) };
     case "summary":
       return { type: "summary", result: summarize_compare(msg.setup, msg.methods) };
+    case "sweep-setup":
+      return { type: "sweep-setup", setup: sweep_setup(msg.setup, msg.param, msg.value) };
+    case "sweep-summary":
+      return { type: "sweep-summary", sweep: summarize_sweep(msg.setup, msg.param, msg.points) };
     case "objectives-job": {
       const result = await run_objectives_job(msg.setup, msg.objective, msg.seed, (event) =>
         postMessage({ type: "event", id: msg.id, event }));

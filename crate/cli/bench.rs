@@ -10,17 +10,14 @@ use clap::{Args, Subcommand};
 use super::bounded;
 
 use distillrank::bench::{Budget, TrainShape};
-use distillrank::cpu::adam::AdamConfig;
-use distillrank::cpu::mlp::Mlp;
 use distillrank::cpu::{matmul, View};
 use distillrank::data::cache;
 use distillrank::data::letor::{read_letor_file, ReadOptions};
 use distillrank::engine::{Engine, Trainer};
+use distillrank::error::{Error, Result};
 use distillrank::gpu::params::DenseParams;
 use distillrank::gpu::{dense_dispatch, groups_of, AdapterChoice, Gpu, Kernel, Products};
 use distillrank::rng::Rng;
-use distillrank::step::{LossPlan, StepBatch};
-use distillrank::{Error, Result};
 
 use super::progress::Output;
 
@@ -147,7 +144,7 @@ pub enum BenchBackend {
 }
 
 fn any_gpu() -> Result<std::sync::Arc<Gpu>> {
-    pollster::block_on(Gpu::new(AdapterChoice::Any))
+    distillrank::native::block_on(Gpu::new(AdapterChoice::Any))
 }
 
 pub fn run(args: &BenchArgs, out: &Output) -> Result<()> {
@@ -337,7 +334,7 @@ fn cache_speedup(
 }
 
 fn train(steps: usize, warmup: usize, shape: &TrainShape) -> serde_json::Value {
-    let t = distillrank::bench::cpu(shape, Budget::steps(steps, warmup));
+    let t = distillrank::native::bench_cpu(shape, Budget::steps(steps, warmup));
     serde_json::json!({"tool": "distillrank", "backend": "cpu", "threads": rayon::current_num_threads(), "docs_per_s": t.docs_per_s, "steps": t.steps, "batch_docs": t.batch_docs, "final_loss": t.final_loss})
 }
 
@@ -351,7 +348,7 @@ fn train(steps: usize, warmup: usize, shape: &TrainShape) -> serde_json::Value {
 /// `ratio` is the forward product with the kind of product kernels a device opened without a
 /// choice takes ([`Gpu::open`]: measured on software adapters) against the naive one.
 fn gemm_gpu(repeat: usize) -> Result<serde_json::Value> {
-    let open = |products| pollster::block_on(Gpu::open(AdapterChoice::Any, products));
+    let open = |products| distillrank::native::block_on(Gpu::open(AdapterChoice::Any, products));
     let (tiled_gpu, direct_gpu) = (open(Some(Products::Tiled))?, open(Some(Products::Direct))?);
     let (chosen, chosen_ms) = {
         let auto = open(None)?;
@@ -384,7 +381,7 @@ fn gemm_gpu(repeat: usize) -> Result<serde_json::Value> {
             let mut best = f64::INFINITY;
             for _ in 0..3 {
                 let t = Instant::now();
-                pollster::block_on(gpu.run(|pass| {
+                distillrank::native::block_on(gpu.run(|pass| {
                     for _ in 0..repeat.max(1) {
                         gpu.record(pass, &slot, product.workgroups);
                     }
@@ -485,7 +482,7 @@ fn train_gpu(
     warmup: usize,
     shape: &TrainShape,
 ) -> Result<serde_json::Value> {
-    let t = pollster::block_on(distillrank::bench::gpu(
+    let t = distillrank::native::block_on(distillrank::bench::gpu(
         gpu,
         shape,
         Budget::steps(steps, warmup),
@@ -501,37 +498,12 @@ fn kernels(
     steps: usize,
     shape: &TrainShape,
 ) -> Result<serde_json::Value> {
-    let (batches, offsets) = (shape.batches(), shape.offsets());
-    let (groups, features, widths) = (shape.groups, shape.features, &shape.widths);
-    let positive = vec![true; groups];
-    let model = Mlp::<f32>::new(features, widths, 0);
-    let plan = LossPlan::new(
-        distillrank::cpu::loss::LossKind::RankNet,
-        1.0,
-        0,
-        None,
-        None,
-        AdamConfig::default(),
-    );
-    let mut trainer = Engine::Gpu(gpu.clone()).ranking_trainer(
-        model,
-        &plan,
-        shape.batch_docs(),
-        shape.docs_per_group,
-    )?;
+    let data = shape.data();
+    let mut trainer = shape.ranknet_trainer(&Engine::Gpu(gpu.clone()))?;
     let mut totals: Vec<(&str, f64)> = Vec::new();
     for i in 0..steps.max(1) + 2 {
-        let (x, y) = &batches[i % batches.len()];
-        let batch = StepBatch {
-            inputs: x,
-            labels: y,
-            offsets: &offsets,
-            positive: &positive,
-            teachers: &[],
-            ranking_distillation: None,
-        };
-        let timings = pollster::block_on(trainer.step_profiled(&batch))?;
-        pollster::block_on(trainer.read_losses())?;
+        let timings = distillrank::native::block_on(trainer.step_profiled(&data.step(i)))?;
+        distillrank::native::block_on(trainer.read_losses())?;
         if i >= 2 {
             if totals.is_empty() {
                 totals = timings.iter().map(|(n, _)| (*n, 0.0)).collect();
@@ -555,7 +527,7 @@ fn kernels(
 /// nodes and driver. `why_no_gpu` says, in words, why no hardware adapter is there (None when one
 /// is).
 fn adapters() -> serde_json::Value {
-    let found = pollster::block_on(distillrank::gpu::adapters());
+    let found = distillrank::native::block_on(distillrank::gpu::adapters());
     let list: Vec<serde_json::Value> = found
         .iter()
         .map(|a| {

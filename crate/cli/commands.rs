@@ -12,12 +12,14 @@ use distillrank::data::prepare::{
 };
 use distillrank::data::synth::generate;
 use distillrank::data::Dataset;
+use distillrank::error::{Error, Result};
 use distillrank::metrics::{self, IdcgZero};
 use distillrank::model_io::{self, ModelConfig};
 use distillrank::output;
-use distillrank::pipeline::{self, Disk, PreparedData};
-use distillrank::train::{self, Event, TrainConfig};
-use distillrank::{Error, Result};
+use distillrank::pipeline;
+use distillrank::pipeline::preparation::PreparedData;
+use distillrank::pipeline::store::Disk;
+use distillrank::ranking::train::{self, Event, TrainConfig};
 
 use super::progress::{Bars, Output, Progress};
 use super::{
@@ -26,7 +28,7 @@ use super::{
 };
 use distillrank::data::inputs::Inputs;
 use distillrank::data::logs;
-use distillrank::pipeline::sidecar_path;
+use distillrank::pipeline::store::sidecar_path;
 use distillrank::setup::{FILES_T, FILES_TAU_TARGET};
 
 pub fn stats(args: &StatsArgs, out: &Output) -> Result<()> {
@@ -192,13 +194,13 @@ pub fn cache(args: &FileArgs, out: &Output) -> Result<()> {
 
 /// Loads a LETOR file (or its cache) with a progress bar over the bytes read.
 pub fn load(path: &Path, query: Option<&Path>, out: &Output) -> Result<Dataset> {
-    distillrank::pipeline::load_file(path, query, &Scratch::Memory, &mut Bars::new(out))
+    distillrank::pipeline::store::load_file(path, query, &Scratch::Memory, &mut Bars::new(out))
 }
 
 /// Loads (or generates) and prepares the data `args` describe, through the library's pipeline.
 pub fn prepare_data(args: &DataArgs, needs_test: bool, out: &Output) -> Result<PreparedData> {
     let mut store = disk(&args.files);
-    pipeline::prepare(&args.setup()?, &mut store, needs_test, &mut Bars::new(out))
+    pipeline::preparation::prepare(&args.setup()?, &mut store, needs_test, &mut Bars::new(out))
 }
 
 /// The files on disk the split options name, with their `.query` files.
@@ -270,7 +272,7 @@ pub fn simulate_logs(args: &SimulateLogsArgs, out: &Output) -> Result<()> {
         let mut sidecar = simulated.sidecar(i, &options, &names[i]);
         // The file it describes, by size and CRC-32: a sidecar copied beside another file is
         // refused.
-        sidecar["file"] = distillrank::pipeline::file_identity(target)?;
+        sidecar["file"] = distillrank::pipeline::store::file_identity(target)?;
         let text = serde_json::to_string_pretty(&sidecar).expect("a sidecar serialises");
         output::write_atomic(&sidecar_path(target), text.as_bytes())?;
         sidecars.push(
@@ -335,7 +337,7 @@ pub fn train(args: &TrainArgs, out: &Output) -> Result<()> {
         view: args.features.into(),
         widths: args.widths.clone(),
         epochs: args.epochs,
-        adam: distillrank::cpu::adam::AdamConfig {
+        adam: distillrank::model::adam::AdamConfig {
             lr: args.lr,
             ..Default::default()
         },
@@ -371,7 +373,7 @@ pub fn train(args: &TrainArgs, out: &Output) -> Result<()> {
     let mut bar = Progress::new(out, docs_per_epoch * config.epochs as u64, "docs");
     bar.message(format!("{} {:?}", config.loss, config.view).to_lowercase());
     let engine = super::engine(args.backend, out)?;
-    let trained = train::fit_on(
+    let trained = distillrank::native::ranking::fit(
         &engine,
         train::Split::of(&p.train, config.view),
         train::Split::of(&p.valid, config.view),
@@ -391,7 +393,7 @@ pub fn train(args: &TrainArgs, out: &Output) -> Result<()> {
     let test_report = match &p.test {
         Some(test) => {
             let inputs = Inputs::of(test, config.view);
-            let scores = pollster::block_on(engine.score(&trained.model, inputs))?;
+            let scores = distillrank::native::block_on(engine.score(&trained.model, inputs))?;
             Some(metrics::report(
                 &scores,
                 &test.labels,
@@ -485,7 +487,7 @@ fn print_report(name: &str, r: &metrics::Report) {
 }
 
 pub fn eval(args: &EvalArgs, out: &Output) -> Result<()> {
-    let (model, config) = distillrank::pipeline::load_model(&args.model)?;
+    let (model, config) = distillrank::pipeline::run::load_model(&args.model)?;
     let data = load(&args.file, args.query.as_deref(), out)?;
     let (data, labels) = match args.labels {
         LabelsArg::Graded => {
@@ -511,7 +513,8 @@ pub fn eval(args: &EvalArgs, out: &Output) -> Result<()> {
     };
     let inputs = model_io::model_inputs(&data, &config, &args.file, args.allow_missing_features)?;
     let engine = super::engine(args.backend, out)?;
-    let scores = pollster::block_on(engine.score(&model, Inputs::dense(&inputs, data.n_docs())))?;
+    let scores =
+        distillrank::native::block_on(engine.score(&model, Inputs::dense(&inputs, data.n_docs())))?;
     model_io::check_scores(&scores, &args.model)?;
     if let Some(warning) = model_io::constant_scores(&scores, &data.group_offsets, &args.model) {
         out.warn(warning);
@@ -530,11 +533,12 @@ pub fn predict(args: &PredictArgs, out: &Output) -> Result<()> {
     if let Some(run) = &args.run {
         output::check_file(run)?;
     }
-    let (model, config) = distillrank::pipeline::load_model(&args.model)?;
+    let (model, config) = distillrank::pipeline::run::load_model(&args.model)?;
     let data = load(&args.file, args.query.as_deref(), out)?;
     let inputs = model_io::model_inputs(&data, &config, &args.file, args.allow_missing_features)?;
     let engine = super::engine(args.backend, out)?;
-    let scores = pollster::block_on(engine.score(&model, Inputs::dense(&inputs, data.n_docs())))?;
+    let scores =
+        distillrank::native::block_on(engine.score(&model, Inputs::dense(&inputs, data.n_docs())))?;
     model_io::check_scores(&scores, &args.model)?;
     if let Some(warning) = model_io::constant_scores(&scores, &data.group_offsets, &args.model) {
         out.warn(warning);

@@ -7,17 +7,18 @@ use clap::Args;
 
 use super::bounded;
 
-use distillrank::distill::{Method, RdConfig, RdWeighting};
 use distillrank::engine::Engine;
-use distillrank::experiment::{ndcg, CompareConfig, Comparison};
+use distillrank::error::{Error, Result};
 use distillrank::metrics::plus_minus;
 use distillrank::metrics::NDCG_CUTOFFS;
 use distillrank::model_io;
-use distillrank::pipeline::{self, PreparedData};
+use distillrank::pipeline;
+use distillrank::pipeline::preparation::PreparedData;
+use distillrank::ranking::distill::{Method, RdConfig, RdWeighting};
+use distillrank::ranking::experiment::{ndcg, CompareConfig, Comparison};
 use distillrank::setup::{DataSetup, DataSource, Setup};
 use distillrank::stats::PairedTest;
 use distillrank::stop::Stop;
-use distillrank::{Error, Result};
 
 use super::plot;
 use super::progress::{Bars, Output};
@@ -149,14 +150,6 @@ impl ExperimentArgs {
             objectives: Default::default(),
         })
     }
-
-    /// The comparison these arguments describe (its data aside), on the engine they choose.
-    pub fn config(&self, out: &Output) -> Result<CompareConfig> {
-        let setup = self.setup(DataSetup::default())?;
-        // Every setting is checked before the engine opens (and names its adapter).
-        setup.compare_config(Default::default())?;
-        setup.compare_config(super::engine(setup.backend, out)?)
-    }
 }
 
 impl CompareArgs {
@@ -226,7 +219,7 @@ pub(super) fn files_from_folder(files: Vec<&mut String>, setup_file: &Path) {
 }
 
 /// Every file name a setup's data source holds.
-fn files_of(setup: &mut Setup) -> Vec<&mut String> {
+pub(super) fn files_of(setup: &mut Setup) -> Vec<&mut String> {
     match &mut setup.data.source {
         DataSource::Files { train, valid, test } => std::iter::once(train)
             .chain(valid.iter_mut())
@@ -303,7 +296,7 @@ pub fn run_comparison(
     jobs: Option<usize>,
     out: &Output,
 ) -> Result<Comparison> {
-    pipeline::compare_on_jobs(
+    distillrank::native::pipeline::compare_on_jobs(
         data,
         setup,
         engine,
@@ -403,11 +396,11 @@ pub fn run(args: &CompareArgs, given: &[String], out: &Output) -> Result<()> {
     let config = setup.compare_config(engine.clone())?;
     let started = std::time::Instant::now();
     let mut store = super::commands::disk(&args.data.files);
-    let data = pipeline::prepare(&setup.data, &mut store, true, &mut Bars::new(out))?;
+    let data = pipeline::preparation::prepare(&setup.data, &mut store, true, &mut Bars::new(out))?;
     let comparison = run_comparison(&data, &setup, &engine, args.jobs, out)?;
     let seconds = started.elapsed().as_secs_f64();
     let d_z = data.prepared.train.d_z;
-    let jobs = distillrank::experiment::side_by_side(
+    let jobs = distillrank::native::ranking::side_by_side(
         &CompareConfig {
             jobs: args.jobs,
             ..config.clone()
@@ -415,10 +408,10 @@ pub fn run(args: &CompareArgs, given: &[String], out: &Output) -> Result<()> {
         d_z,
     );
     let throughput = Throughput::of(&comparison, seconds, jobs, &config, d_z);
-    let tests = comparison.tests(pipeline::TESTS_SEED);
+    let tests = comparison.tests(pipeline::report::TESTS_SEED);
     let table = table(&comparison, &tests);
     let sentences = sentences(&tests);
-    let shared = pipeline::shared_teachers(&data, &setup);
+    let shared = pipeline::report::shared_teachers(&data, &setup);
     let command = reproduce_command();
     write_report(
         &folder.file("report.md"),
@@ -433,7 +426,7 @@ pub fn run(args: &CompareArgs, given: &[String], out: &Output) -> Result<()> {
             &shared,
         ),
     )?;
-    let mut results = pipeline::results_json(&data, &setup, &comparison);
+    let mut results = pipeline::report::results_json(&data, &setup, &comparison);
     results["command"] = command.clone().into();
     results["throughput"] = serde_json::to_value(&throughput).expect("serialise");
     write(
@@ -472,7 +465,7 @@ pub fn run(args: &CompareArgs, given: &[String], out: &Output) -> Result<()> {
 fn save_students(dir: &Path, data: &PreparedData, setup: &Setup, c: &Comparison) -> Result<()> {
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     for (method, model) in &c.students {
-        let model_config = pipeline::student_config(data, setup, model);
+        let model_config = pipeline::run::student_config(data, setup, model);
         model_io::save(&dir.join(method.name()), model, &model_config)?;
     }
     Ok(())
@@ -646,7 +639,11 @@ fn report(
         "Is each gain real? A paired randomization test over the test queries (the per-query NDCG@8 averaged over the seeds, which share the test split), a bootstrap 95% interval of the mean difference, Holm's correction across the table's tests, and the smallest difference this run could detect (80% power); `tests.csv` and results.json's `tests` hold them all, on the graded relevance too:\n\n{sentences}"
     );
     if has_unmeasured(table) {
-        let _ = writeln!(r, "n/a: {}.\n", distillrank::experiment::UNMEASURED);
+        let _ = writeln!(
+            r,
+            "n/a: {}.\n",
+            distillrank::ranking::experiment::UNMEASURED
+        );
     }
     let _ = writeln!(
         r,
@@ -730,7 +727,7 @@ fn csv(c: &Comparison) -> String {
                 let v = ndcg(&run.student, k);
                 let _ = write!(s, ",{}", v.map_or(String::new(), |v| v.to_string()));
             }
-            let graded = distillrank::experiment::graded_ndcg(&run.student, 8);
+            let graded = distillrank::ranking::experiment::graded_ndcg(&run.student, 8);
             let _ = write!(s, ",{}", graded.map_or(String::new(), |v| v.to_string()));
             let teacher = run
                 .teachers
@@ -746,8 +743,8 @@ fn csv(c: &Comparison) -> String {
 
 #[cfg(test)]
 mod tests {
-    use distillrank::cpu::loss::LossKind;
     use distillrank::data::logs::ClickModel;
+    use distillrank::model::LossKind;
     use distillrank::objectives::Objective;
     use distillrank::setup::{Backend, DataSource, LogLabels, Setup};
 
@@ -794,8 +791,8 @@ mod tests {
         synthetic.data.tau_target = Some(3.0);
         synthetic.data.t = Some(4.0);
         synthetic.methods = vec![
-            distillrank::distill::Method::NoDistillation,
-            distillrank::distill::Method::RankingDistillation,
+            distillrank::ranking::distill::Method::NoDistillation,
+            distillrank::ranking::distill::Method::RankingDistillation,
         ];
         synthetic.loss = LossKind::Softmax;
         synthetic.epochs = 12;

@@ -8,7 +8,8 @@ use std::path::PathBuf;
 use clap::Args;
 use prost::Message as _;
 
-use distillrank::{model_io, onnx, output, Error, Result};
+use distillrank::error::{Error, Result};
+use distillrank::{model_io, onnx, output};
 
 use super::progress::Output;
 
@@ -25,7 +26,7 @@ pub struct ExportArgs {
 
 pub fn run(args: &ExportArgs, out: &Output) -> Result<()> {
     output::check_file(&args.onnx)?;
-    let (model, config) = distillrank::pipeline::load_model(&args.model)?;
+    let (model, config) = distillrank::pipeline::run::load_model(&args.model)?;
     let (weights, json) = model_io::paths(&args.model);
     // The prefix's file name: `runs/student.json` -> `student`.
     let source_model = weights

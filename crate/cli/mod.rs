@@ -29,12 +29,12 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use distillrank::cpu::loss::LossKind;
 use distillrank::data::logs::LogOptions;
 use distillrank::data::prepare::FeatureView;
 use distillrank::data::synth::SynthKind;
 use distillrank::engine::{Backend, Engine};
 use distillrank::metrics::IdcgZero;
+use distillrank::model::LossKind;
 use distillrank::setup::{DataSetup, DataSource, LogLabels};
 
 #[derive(Parser)]
@@ -81,10 +81,20 @@ pub fn command() -> clap::Command {
                 (Context::Measurement, _) | (_, None) => None,
                 (_, Some(long)) => table_field(long, context == Context::Objectives),
             };
-            match row {
+            let a = match row {
                 Some((setting, field)) => with_row(a, setting, field),
                 None => a,
+            };
+            // The methods from their entries: each one's name and help.
+            if a.get_long() == Some("methods") {
+                let list: Vec<String> = distillrank::ranking::distill::METHODS
+                    .iter()
+                    .map(|m| format!("{} ({})", m.name, m.help))
+                    .collect();
+                let help = a.get_help().map(ToString::to_string).unwrap_or_default();
+                return a.help(format!("{help}: {}", list.join("; ")));
             }
+            a
         })
         .mut_subcommands(|sub| {
             let context = match sub.get_name() {
@@ -294,7 +304,7 @@ pub enum ClickModelArg {
 }
 
 impl LogArgs {
-    pub fn options(&self) -> distillrank::Result<distillrank::data::logs::LogOptions> {
+    pub fn options(&self) -> distillrank::error::Result<distillrank::data::logs::LogOptions> {
         use distillrank::data::logs::{ClickModel, LogOptions, LoggingRanker};
         let options = LogOptions {
             sessions: self.sessions,
@@ -320,8 +330,8 @@ impl LogArgs {
 
 impl DataArgs {
     /// The data part of the experiment setup these arguments describe.
-    pub fn setup(&self) -> distillrank::Result<DataSetup> {
-        use distillrank::Error;
+    pub fn setup(&self) -> distillrank::error::Result<DataSetup> {
+        use distillrank::error::Error;
         let files = &self.files;
         let path = |p: &PathBuf| p.display().to_string();
         let source = match (&files.bundled, &files.train) {
@@ -498,7 +508,7 @@ pub struct SplitFiles {
 impl SplitFiles {
     /// Refuses files given beside `--bundled`: the bundled data have their own three splits, and
     /// a file beside them would be dropped without a word.
-    pub fn refuse_beside_bundled(&self) -> distillrank::Result<()> {
+    pub fn refuse_beside_bundled(&self) -> distillrank::error::Result<()> {
         let beside: Vec<&str> = [
             ("--train", self.train.is_some()),
             ("--valid", self.valid.is_some()),
@@ -511,7 +521,7 @@ impl SplitFiles {
         if beside.is_empty() {
             return Ok(());
         }
-        Err(distillrank::Error::Config(format!(
+        Err(distillrank::error::Error::Config(format!(
             "--bundled mq2008 has its own splits: drop {}",
             beside.join(", ")
         )))
@@ -584,7 +594,9 @@ pub struct ObjectiveArgs {
 }
 
 impl ObjectiveArgs {
-    pub fn objective(&self) -> distillrank::Result<Option<distillrank::objectives::Objective>> {
+    pub fn objective(
+        &self,
+    ) -> distillrank::error::Result<Option<distillrank::objectives::Objective>> {
         match self.objective.as_deref().map_or("ranking", str::trim) {
             "ranking" => Ok(None),
             name => distillrank::objectives::Objective::parse(name).map(Some),
@@ -594,8 +606,8 @@ impl ObjectiveArgs {
 
 /// The engine for `--backend` ([`Engine::open`], the one place that decides `auto`), saying
 /// which it took.
-pub fn engine(backend: Backend, out: &progress::Output) -> distillrank::Result<Engine> {
-    let (engine, note) = Engine::open_blocking(backend)?;
+pub fn engine(backend: Backend, out: &progress::Output) -> distillrank::error::Result<Engine> {
+    let (engine, note) = distillrank::native::open_engine(backend)?;
     out.note(note);
     Ok(engine)
 }
@@ -751,7 +763,7 @@ pub fn stdout_failed(e: std::io::Error) -> ! {
     std::process::exit(1);
 }
 
-pub fn run(cli: Cli) -> distillrank::Result<()> {
+pub fn run(cli: Cli) -> distillrank::error::Result<()> {
     let out = progress::Output {
         quiet: cli.quiet || cli.json,
         json: cli.json,
@@ -768,7 +780,7 @@ pub fn run(cli: Cli) -> distillrank::Result<()> {
         Command::Predict(args) => commands::predict(&args, &out),
         Command::Export(args) => export::run(&args, &out),
         Command::Compare(args) => compare::run(&args, &cli.given, &out),
-        Command::Sweep(args) => sweep::run(&args, &out),
+        Command::Sweep(args) => sweep::run(&args, &cli.given, &out),
         Command::Objectives(args) => objectives::run(&args, &cli.given, &out),
         Command::Bench(args) => bench::run(&args, &out),
     }

@@ -10,14 +10,15 @@ use clap::{Args, ValueEnum};
 use super::bounded;
 use plotters::prelude::SeriesLabelPosition;
 
+use distillrank::error::{Error, Result};
 use distillrank::metrics::plus_minus;
 use distillrank::objectives::data::{BinarySplits, SynthBinaryOptions};
 use distillrank::objectives::experiment::{ObjectiveRuns, Run};
 use distillrank::objectives::train::{Config, Event, CONSTRAINT_TOLERANCE};
 use distillrank::objectives::{precision_anchors, Objective, Surrogate, Targets};
-use distillrank::pipeline::{self, metric_columns};
+use distillrank::pipeline;
+use distillrank::pipeline::objectives::metric_columns;
 use distillrank::setup::{ObjectivesData, ObjectivesSetup};
-use distillrank::{Error, Result};
 
 use super::compare::{
     files_from_folder, files_to_keep, read_setup_file, refuse_beside_setup, reproduce_command,
@@ -211,14 +212,17 @@ pub fn run(args: &ObjectivesArgs, given: &[String], out: &Output) -> Result<()> 
     let config = setup.config()?;
     let started = std::time::Instant::now();
     let mut store = super::commands::disk(&args.files);
-    let splits = pipeline::objectives_data(&setup, &mut store, &mut Bars::new(out))?;
+    let splits = pipeline::objectives::objectives_data(&setup, &mut store, &mut Bars::new(out))?;
     out.note(format!("data: {}", splits.description));
     let engine = engine(setup.backend, out)?;
     let total = (splits.train.len() * config.epochs * setup.seeds * setup.objectives.len()) as u64;
     let mut bar = Progress::new(out, total, "examples");
     let mut current = String::new();
-    let results =
-        pipeline::objectives(&splits, &setup, &engine, &mut |label, event| match event {
+    let results = distillrank::native::pipeline::objectives(
+        &splits,
+        &setup,
+        &engine,
+        &mut |label, event| match event {
             Event::Step { examples } => {
                 if current != label {
                     current = label.to_string();
@@ -233,12 +237,13 @@ pub fn run(args: &ObjectivesArgs, given: &[String], out: &Output) -> Result<()> 
                 log.valid.auc_pr,
                 lambdas_text(&log.lambdas)
             )),
-        })?;
+        },
+    )?;
     bar.finish();
     let seconds = started.elapsed().as_secs_f64();
     let command = reproduce_command();
     let table = table(&results, &config.targets);
-    let mut json = pipeline::objectives_results_json(&splits, &setup, &results)?;
+    let mut json = pipeline::objectives::objectives_results_json(&splits, &setup, &results)?;
     json["command"] = command.clone().into();
     json["seconds"] = seconds.into();
     write_report(

@@ -4,8 +4,8 @@ use std::path::Path;
 
 use plotters::prelude::*;
 
-use distillrank::experiment::Comparison;
-use distillrank::{Error, Result};
+use distillrank::error::{Error, Result};
+use distillrank::ranking::experiment::Comparison;
 
 /// One line of a plot.
 pub struct Series {
@@ -188,7 +188,7 @@ pub fn ndcg_per_epoch(path: &Path, c: &Comparison) -> Result<()> {
 pub fn loss_terms(path: &Path, c: &Comparison) -> Result<()> {
     let mut series = Vec::new();
     for r in &c.methods {
-        let mean = |f: &dyn Fn(&distillrank::train::EpochLog) -> f64| {
+        let mean = |f: &dyn Fn(&distillrank::ranking::train::EpochLog) -> f64| {
             per_epoch_mean(
                 &r.runs
                     .iter()

@@ -172,8 +172,8 @@ impl distillrank::pipeline::Reporter for Bars<'_> {
 
     fn epoch(
         &mut self,
-        model: &distillrank::experiment::Training,
-        log: &distillrank::train::EpochLog,
+        model: &distillrank::ranking::experiment::Training,
+        log: &distillrank::ranking::train::EpochLog,
     ) {
         if !self.epochs {
             return;

@@ -2,9 +2,10 @@
 //! eps 1e-8. Optional L2 weight decay is added to the gradient (as in the Ranking Distillation
 //! authors' code).
 
-use super::mlp::{Gradients, Mlp};
+use super::mlp::Gradients;
 use super::{real, Real};
-pub use crate::model::adam::AdamConfig;
+use crate::model::adam::AdamConfig;
+use crate::model::mlp::Mlp;
 
 /// First and second moment estimates, one pair of buffers per parameter tensor.
 pub struct Adam<T> {

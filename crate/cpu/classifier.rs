@@ -1,7 +1,8 @@
 //! The CPU engine's training step for a global objective's classifier.
 
 use crate::cpu::adam::{Adam, AdamVector};
-use crate::cpu::mlp::{Activations, Gradients, Mlp};
+use crate::cpu::mlp::{Activations, Gradients};
+use crate::model::mlp::Mlp;
 
 use crate::model::objective::{
     dual_ascent, Config, Grad, LabelPrior, Objective, Params, Surrogate,

@@ -13,7 +13,7 @@
 
 use super::{positive_part, real, Real};
 use crate::model::loss::exp_and_sigmoid;
-pub use crate::model::loss::{
+use crate::model::loss::{
     loss_weights, sigmoid, softplus, softplus_and_sigmoid, LossKind, Targets,
 };
 

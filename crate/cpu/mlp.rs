@@ -6,7 +6,7 @@
 
 use super::{matmul, positive_part, Real, View};
 use crate::data::inputs::Inputs;
-pub use crate::model::mlp::{available_memory, check_size, human_bytes, Dense, Mlp};
+use crate::model::mlp::{Dense, Mlp};
 
 /// out = inp . weight + bias, then ReLU when `relu`.
 /// inp is (B, n_in), out is (B, n_out).

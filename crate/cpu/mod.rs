@@ -12,7 +12,7 @@ pub mod loss;
 pub mod mlp;
 pub mod ranking;
 
-pub use crate::model::{positive_part, real, Real};
+use crate::model::{positive_part, real, Real};
 
 /// Strided view of a matrix: element (r, c) is `data[r * row_stride + c * col_stride]`.
 #[derive(Clone, Copy)]

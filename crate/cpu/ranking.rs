@@ -3,9 +3,11 @@
 //! Adam, all on the host. The training loop ([`crate::ranking::train`]) drives it through
 //! [`crate::engine`], as it drives the GPU engine.
 
-use super::adam::{Adam, AdamConfig, AdamVector};
+use super::adam::{Adam, AdamVector};
 use super::loss::{data_loss, ranking_distillation_loss, teacher_loss};
-use super::mlp::{Activations, Gradients, Mlp};
+use super::mlp::{Activations, Gradients};
+use crate::model::adam::AdamConfig;
+use crate::model::mlp::Mlp;
 use crate::model::objective::{dual_ascent, Grad, LabelPrior, Objective, Params, Surrogate};
 use crate::model::step::{LossPlan, ObjectivePlan, StepBatch, StepLosses};
 

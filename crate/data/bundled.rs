@@ -6,7 +6,7 @@ use std::path::Path;
 
 use super::letor::{parse_letor_bytes, ReadOptions};
 use super::Dataset;
-use crate::Result;
+use crate::error::Result;
 
 const MQ2008: [(&str, &[u8]); 3] = [
     (

@@ -24,7 +24,7 @@ pub use features::Features;
 /// `/dev/zero` or a file far larger than its kind ever is stops with an error, not with memory
 /// exhausted.
 #[cfg(not(target_arch = "wasm32"))]
-pub fn read_capped(path: &std::path::Path, cap: u64, what: &str) -> crate::Result<Vec<u8>> {
+pub fn read_capped(path: &std::path::Path, cap: u64, what: &str) -> crate::error::Result<Vec<u8>> {
     use crate::error::Error;
     use std::io::Read;
     let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;

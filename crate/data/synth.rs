@@ -88,10 +88,10 @@ impl SynthOptions {
     /// Checks, before anything is allocated, that `queries` queries of these options fit in
     /// memory: up to `max_docs` documents each, every feature drawn in double precision, then
     /// stored and cut into splits in single precision. The error names the bytes needed.
-    pub fn check_size(&self, queries: usize) -> crate::Result<()> {
+    pub fn check_size(&self, queries: usize) -> crate::error::Result<()> {
         let features = self.regular as u128 + self.privileged as u128;
         let bytes = queries as u128 * self.max_docs as u128 * (16 * features + 32);
-        crate::model::mlp::check_fits(
+        crate::memory::check_fits(
             bytes,
             &format!(
                 "synthetic data of {queries} queries of up to {} documents with {features} features each",
@@ -126,9 +126,9 @@ pub fn generate_splits(
     n_train: usize,
     n_valid: usize,
     n_test: usize,
-) -> crate::Result<SyntheticSplits> {
+) -> crate::error::Result<SyntheticSplits> {
     if n_train == 0 || n_valid == 0 || n_test == 0 {
-        return Err(crate::Error::Config(format!(
+        return Err(crate::error::Error::Config(format!(
             "synthetic data need at least 1 training, validation and test query (got {n_train}, {n_valid}, {n_test})"
         )));
     }
@@ -136,7 +136,7 @@ pub fn generate_splits(
         .checked_add(n_valid)
         .and_then(|n| n.checked_add(n_test))
         .ok_or_else(|| {
-            crate::Error::Config(format!(
+            crate::error::Error::Config(format!(
                 "synthetic data of {n_train} + {n_valid} + {n_test} queries: too many to count"
             ))
         })?;
@@ -158,10 +158,10 @@ pub fn generate_splits(
 /// Grade thresholds on the standardised relevance: grades 0..4 with about 50%, 25%, 14%, 7%, 4%.
 const GRADE_THRESHOLDS: [f64; 4] = [0.0, 0.7, 1.25, 1.75];
 
-pub fn generate(options: &SynthOptions) -> crate::Result<Synthetic> {
+pub fn generate(options: &SynthOptions) -> crate::error::Result<Synthetic> {
     let o = options;
     if o.queries == 0 || o.min_docs == 0 || o.max_docs < o.min_docs {
-        return Err(crate::Error::Config(format!(
+        return Err(crate::error::Error::Config(format!(
             "synthetic data needs queries > 0 and 1 <= min_docs <= max_docs (got {}, {}, {})",
             o.queries, o.min_docs, o.max_docs
         )));
@@ -172,13 +172,13 @@ pub fn generate(options: &SynthOptions) -> crate::Result<Synthetic> {
         || o.privileged_noise.is_nan()
         || o.privileged_noise < 0.0
     {
-        return Err(crate::Error::Config(format!(
+        return Err(crate::error::Error::Config(format!(
             "synthetic data needs regular >= 1 and non-negative noise (got regular {}, noise {}, privileged noise {})",
             o.regular, o.noise, o.privileged_noise
         )));
     }
     if !(o.query_spread >= 0.0 && o.query_spread.is_finite()) {
-        return Err(crate::Error::Config(format!(
+        return Err(crate::error::Error::Config(format!(
             "synthetic data: query spread {} must be a finite number >= 0",
             o.query_spread
         )));
@@ -188,7 +188,7 @@ pub fn generate(options: &SynthOptions) -> crate::Result<Synthetic> {
         ("privileged correlation", o.privileged_correlation),
     ] {
         if !(0.0..=1.0).contains(&value) {
-            return Err(crate::Error::Config(format!(
+            return Err(crate::error::Error::Config(format!(
                 "synthetic data: {name} {value} must lie in [0, 1]"
             )));
         }

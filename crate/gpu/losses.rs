@@ -1,4 +1,4 @@
-//! The ranking losses on the GPU: which kernels compute each [`LossKind`] with hard or soft
+//! The ranking losses on the GPU: the kernels each [`LossKind`]'s entry names for hard or soft
 //! targets, over one set of buffers, and their parameters. The trainer ([`super::trainer`]) and
 //! the kernel checks both build their dispatches here.
 
@@ -7,7 +7,7 @@ use super::shaders::WORKGROUP;
 use super::{groups_of, Gpu, Kernel, Slot};
 use crate::model::LossKind;
 
-/// The buffers a ranking loss reads and writes (see ranknet.wgsl, bce.wgsl, listwise.wgsl).
+/// The buffers a ranking loss reads and writes (see loss_prologue.wgsl).
 pub struct LossBuffers<'a> {
     pub logits: &'a wgpu::Buffer,
     /// Hard labels (n) or teacher logits (teachers x n), then the weights of `loss_weights`.
@@ -36,24 +36,23 @@ pub struct LossParams {
     pub accumulate: bool,
 }
 
-/// One ranking loss's dispatch slots: one kernel, or LambdaRank's two.
+/// One ranking loss's dispatch slots, one per kernel of its entry.
 pub struct RankingLoss {
     slots: Vec<Slot>,
 }
 
 impl RankingLoss {
-    /// The kernels of `kind` with hard targets (the data loss) or soft ones (the teacher loss:
-    /// LambdaRank's is RankNet's soft loss, as on the CPU engine).
+    /// The kernels of `kind` with hard targets (the data loss) or soft ones (the teacher loss),
+    /// as its entry names them.
     pub fn new(gpu: &Gpu, kind: LossKind, soft: bool, b: &LossBuffers) -> Self {
-        let kernels: &[Kernel] = match (kind, soft) {
-            (LossKind::RankBce, _) => &[Kernel::Bce],
-            (LossKind::RankNet, _) | (LossKind::LambdaRank, true) => &[Kernel::RankNet],
-            (LossKind::Softmax, _) => &[Kernel::SoftmaxCe],
-            (LossKind::LambdaRank, false) => &[Kernel::LambdaRanks, Kernel::LambdaRank],
-        };
+        let entry = kind.entry();
+        let kernels = if soft { entry.soft } else { entry.hard };
         let buffers = [b.logits, b.targets, b.group_info, b.dlogits, b.partial].map(Some);
         RankingLoss {
-            slots: kernels.iter().map(|&k| gpu.slot(k, buffers)).collect(),
+            slots: kernels
+                .iter()
+                .map(|&k| gpu.slot(Kernel::Loss(k), buffers))
+                .collect(),
         }
     }
 

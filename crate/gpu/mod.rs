@@ -19,6 +19,7 @@ use std::sync::Arc;
 use wgpu::util::DeviceExt;
 
 use crate::error::{Error, Result};
+use crate::model::loss::{LossKind, Wgsl, LOSSES};
 use params::{DenseParams, KernelParams};
 use shaders::TILE;
 
@@ -37,8 +38,8 @@ pub enum Kernel {
     DenseBackwardWeightVec4,
     DenseBackwardBias,
     ReluMask,
-    RankNet,
-    Bce,
+    /// A kernel of a ranking loss, as its entry in [`crate::model::loss::LOSSES`] names it.
+    Loss(Wgsl),
     ReduceSum,
     Adam,
     /// The global objectives' per-example weighted surrogates and gradients.
@@ -59,16 +60,11 @@ pub enum Kernel {
     GatherRows,
     /// A compact buffer back into the rows of its subset, zeros elsewhere.
     ScatterRows,
-    /// Softmax cross-entropy over each group (hard or soft targets).
-    SoftmaxCe,
-    /// Each document's rank by logit and its share of the ideal DCG, for LambdaRank.
-    LambdaRanks,
-    /// LambdaRank's |delta NDCG|-weighted pairs.
-    LambdaRank,
 }
 
 impl Kernel {
-    const ALL: [Kernel; 25] = [
+    /// The kernels that are not a loss's.
+    const FIXED: [Kernel; 20] = [
         Kernel::DenseForward,
         Kernel::DenseForwardNaive,
         Kernel::DenseBackwardInput,
@@ -78,8 +74,6 @@ impl Kernel {
         Kernel::DenseBackwardWeightVec4,
         Kernel::DenseBackwardBias,
         Kernel::ReluMask,
-        Kernel::RankNet,
-        Kernel::Bce,
         Kernel::ReduceSum,
         Kernel::Adam,
         Kernel::ObjectiveTerms,
@@ -91,56 +85,61 @@ impl Kernel {
         Kernel::RdLoss,
         Kernel::GatherRows,
         Kernel::ScatterRows,
-        Kernel::SoftmaxCe,
-        Kernel::LambdaRanks,
-        Kernel::LambdaRank,
     ];
-    /// The shader file, its text and the entry point; the dense products' entry points depend on
+
+    /// Every kernel, one pipeline each: the fixed ones, then each kernel a loss's entry names.
+    pub fn all() -> Vec<Kernel> {
+        let mut all = Kernel::FIXED.to_vec();
+        for entry in LOSSES {
+            for &kernel in entry.hard.iter().chain(entry.soft) {
+                if !all.contains(&Kernel::Loss(kernel)) {
+                    all.push(Kernel::Loss(kernel));
+                }
+            }
+        }
+        all
+    }
+
+    /// The loss kernel the binary cross-entropy of the global objectives' log-loss runs: RankBCE's.
+    pub fn bce() -> Kernel {
+        Kernel::Loss(LossKind::RankBce.entry().hard[0])
+    }
+
+    /// The shader file and the entry point; the dense products' entry points depend on
     /// `products`.
-    fn source(self, products: Products) -> (&'static str, &'static str, &'static str) {
-        use shaders::*;
+    fn source(self, products: Products) -> (&'static str, &'static str) {
         let product = |tiled, direct| match products {
             Products::Tiled => tiled,
             Products::Direct => direct,
         };
         match self {
-            Kernel::DenseForward => ("dense.wgsl", DENSE, product("forward", "forward_direct")),
-            Kernel::DenseForwardNaive => ("dense.wgsl", DENSE, "forward_naive"),
+            Kernel::DenseForward => ("dense.wgsl", product("forward", "forward_direct")),
+            Kernel::DenseForwardNaive => ("dense.wgsl", "forward_naive"),
             Kernel::DenseBackwardInput => (
                 "dense.wgsl",
-                DENSE,
                 product("backward_input", "backward_input_direct"),
             ),
             Kernel::DenseBackwardWeight => (
                 "dense.wgsl",
-                DENSE,
                 product("backward_weight", "backward_weight_direct"),
             ),
-            Kernel::DenseForwardVec4 => ("dense_vec4.wgsl", DENSE_VEC4, "forward_vec4"),
-            Kernel::DenseBackwardInputVec4 => {
-                ("dense_vec4.wgsl", DENSE_VEC4, "backward_input_vec4")
-            }
-            Kernel::DenseBackwardWeightVec4 => {
-                ("dense_vec4.wgsl", DENSE_VEC4, "backward_weight_vec4")
-            }
-            Kernel::DenseBackwardBias => ("dense.wgsl", DENSE, "backward_bias"),
-            Kernel::ReluMask => ("dense.wgsl", DENSE, "relu_mask"),
-            Kernel::RankNet => ("ranknet.wgsl", RANKNET, "ranknet"),
-            Kernel::Bce => ("bce.wgsl", BCE, "bce"),
-            Kernel::ReduceSum => ("reduce.wgsl", REDUCE, "reduce_sum"),
-            Kernel::Adam => ("adam.wgsl", ADAM, "adam"),
-            Kernel::ObjectiveTerms => ("objectives.wgsl", OBJECTIVES, "objective_terms"),
-            Kernel::ObjectiveMultipliers => ("objectives.wgsl", OBJECTIVES, "update_multipliers"),
-            Kernel::RocAucPairs => ("objectives.wgsl", OBJECTIVES, "roc_auc_pairs"),
-            Kernel::FBetaTerms => ("objectives.wgsl", OBJECTIVES, "f_beta_terms"),
-            Kernel::FBetaGradient => ("objectives.wgsl", OBJECTIVES, "f_beta_gradient"),
-            Kernel::RdWeights => ("distill.wgsl", DISTILL, "rd_weights"),
-            Kernel::RdLoss => ("distill.wgsl", DISTILL, "rd_loss"),
-            Kernel::GatherRows => ("select.wgsl", SELECT, "gather_rows"),
-            Kernel::ScatterRows => ("select.wgsl", SELECT, "scatter_rows"),
-            Kernel::SoftmaxCe => ("listwise.wgsl", LISTWISE, "softmax_ce"),
-            Kernel::LambdaRanks => ("listwise.wgsl", LISTWISE, "lambda_ranks"),
-            Kernel::LambdaRank => ("listwise.wgsl", LISTWISE, "lambdarank"),
+            Kernel::DenseForwardVec4 => ("dense_vec4.wgsl", "forward_vec4"),
+            Kernel::DenseBackwardInputVec4 => ("dense_vec4.wgsl", "backward_input_vec4"),
+            Kernel::DenseBackwardWeightVec4 => ("dense_vec4.wgsl", "backward_weight_vec4"),
+            Kernel::DenseBackwardBias => ("dense.wgsl", "backward_bias"),
+            Kernel::ReluMask => ("dense.wgsl", "relu_mask"),
+            Kernel::Loss(kernel) => (kernel.file, kernel.entry),
+            Kernel::ReduceSum => ("reduce.wgsl", "reduce_sum"),
+            Kernel::Adam => ("adam.wgsl", "adam"),
+            Kernel::ObjectiveTerms => ("objectives.wgsl", "objective_terms"),
+            Kernel::ObjectiveMultipliers => ("objectives.wgsl", "update_multipliers"),
+            Kernel::RocAucPairs => ("objectives.wgsl", "roc_auc_pairs"),
+            Kernel::FBetaTerms => ("objectives.wgsl", "f_beta_terms"),
+            Kernel::FBetaGradient => ("objectives.wgsl", "f_beta_gradient"),
+            Kernel::RdWeights => ("distill.wgsl", "rd_weights"),
+            Kernel::RdLoss => ("distill.wgsl", "rd_loss"),
+            Kernel::GatherRows => ("select.wgsl", "gather_rows"),
+            Kernel::ScatterRows => ("select.wgsl", "scatter_rows"),
         }
     }
 }
@@ -252,6 +251,8 @@ pub struct Gpu {
     lost: Arc<std::sync::Mutex<Option<String>>>,
     layout: wgpu::BindGroupLayout,
     pipeline_layout: wgpu::PipelineLayout,
+    /// Every kernel ([`Kernel::all`]) and its pipeline, at the same place.
+    kernels: Vec<Kernel>,
     pipelines: Vec<wgpu::ComputePipeline>,
     dummy_read: wgpu::Buffer,
     dummy_write: [wgpu::Buffer; 2],
@@ -371,13 +372,14 @@ impl Gpu {
             immediate_size: 0,
         });
         let mut modules = std::collections::HashMap::new();
-        let pipelines = Kernel::ALL
+        let kernels = Kernel::all();
+        let pipelines = kernels
             .iter()
             .map(|k| {
-                let (file, source, _) = k.source(products);
+                let file = k.source(products).0;
                 let module = modules
                     .entry(file)
-                    .or_insert_with(|| compile_module(&device, file, source));
+                    .or_insert_with(|| compile_module(&device, file));
                 compile_pipeline(&device, &pipeline_layout, module, *k, products)
             })
             .collect();
@@ -404,6 +406,7 @@ impl Gpu {
             lost,
             layout,
             pipeline_layout,
+            kernels,
             pipelines,
             dummy_read: dummy("unused (read)"),
             dummy_write: [dummy("unused (write 4)"), dummy("unused (write 5)")],
@@ -455,13 +458,10 @@ impl Gpu {
             relu: 1,
         };
         self.set_params(&slot, &params);
-        let module = compile_module(&self.device, "dense.wgsl", shaders::DENSE);
+        let module = compile_module(&self.device, "dense.wgsl");
         let kinds = [Products::Direct, Products::Tiled];
         // Direct as the trainer runs it at this shape: its vec4 form.
-        let vec4 = Kernel::ALL
-            .iter()
-            .position(|k| *k == Kernel::DenseForwardVec4)
-            .expect("every kernel has a pipeline");
+        let vec4 = self.pipeline_of(Kernel::DenseForwardVec4);
         let tiled = compile_pipeline(
             &self.device,
             &self.pipeline_layout,
@@ -494,8 +494,8 @@ impl Gpu {
         };
         self.products_ms = kinds.iter().copied().zip(best).collect();
         if faster != self.products {
-            for (i, kernel) in Kernel::ALL.iter().enumerate() {
-                if kernel.source(faster).2 != kernel.source(self.products).2 {
+            for (i, kernel) in self.kernels.iter().enumerate() {
+                if kernel.source(faster).1 != kernel.source(self.products).1 {
                     self.pipelines[i] = compile_pipeline(
                         &self.device,
                         &self.pipeline_layout,
@@ -591,7 +591,7 @@ impl Gpu {
             });
         }
         let bind_group = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some(kernel.source(self.products).2),
+            label: Some(kernel.source(self.products).1),
             layout: &self.layout,
             entries: &entries,
         });
@@ -600,6 +600,14 @@ impl Gpu {
             params,
             bind_group,
         }
+    }
+
+    /// Where `kernel`'s pipeline is: every kernel has one, compiled with the device.
+    fn pipeline_of(&self, kernel: Kernel) -> usize {
+        self.kernels
+            .iter()
+            .position(|&k| k == kernel)
+            .expect("every kernel has a pipeline")
     }
 
     /// Writes a slot's parameters (before the submission that uses them).
@@ -613,12 +621,7 @@ impl Gpu {
 
     /// Records a slot's dispatch.
     pub fn record(&self, pass: &mut wgpu::ComputePass, slot: &Slot, workgroups: (u32, u32, u32)) {
-        pass.set_pipeline(
-            &self.pipelines[Kernel::ALL
-                .iter()
-                .position(|k| *k == slot.kernel)
-                .expect("every kernel has a pipeline")],
-        );
+        pass.set_pipeline(&self.pipelines[self.pipeline_of(slot.kernel)]);
         pass.set_bind_group(0, &slot.bind_group, &[]);
         pass.dispatch_workgroups(workgroups.0, workgroups.1, workgroups.2);
     }
@@ -757,10 +760,11 @@ impl Gpu {
     }
 }
 
-fn compile_module(device: &wgpu::Device, file: &str, source: &str) -> wgpu::ShaderModule {
+/// The module of a file of `shaders/`, as [`shaders::source`] gives it.
+fn compile_module(device: &wgpu::Device, file: &str) -> wgpu::ShaderModule {
     device.create_shader_module(wgpu::ShaderModuleDescriptor {
         label: Some(file),
-        source: wgpu::ShaderSource::Wgsl(source.into()),
+        source: wgpu::ShaderSource::Wgsl(shaders::source(file).into()),
     })
 }
 
@@ -772,7 +776,7 @@ fn compile_pipeline(
     kernel: Kernel,
     products: Products,
 ) -> wgpu::ComputePipeline {
-    let entry = kernel.source(products).2;
+    let entry = kernel.source(products).1;
     device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
         label: Some(entry),
         layout: Some(layout),

@@ -111,7 +111,7 @@ impl GpuObjectiveLoss {
         };
         let slots = match objective {
             Objective::LogLoss => LossSlots::LogLoss {
-                bce: per_example(Kernel::Bce),
+                bce: per_example(Kernel::bce()),
                 sum: sum_into_window(&partial),
             },
             Objective::RocAuc => LossSlots::RocAuc {

@@ -71,8 +71,9 @@ kernel_params! {
 }
 
 kernel_params! {
-    /// A ranking loss over a batch of groups (RankNet, RankBCE, softmax, LambdaRank).
-    RankingLossParams in ["ranknet.wgsl", "bce.wgsl", "listwise.wgsl"] {
+    /// A ranking loss over a batch of groups: every loss's kernels, through the prologue joined
+    /// to their files.
+    RankingLossParams in ["loss_prologue.wgsl"] {
         n: u32,
         groups: u32,
         /// 0: hard labels.

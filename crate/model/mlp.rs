@@ -1,8 +1,10 @@
 //! The model: a multilayer perceptron from the document's features to one score, its weights,
-//! their initialisation, and the memory a model of given widths needs. Its forward and backward
+//! their initialisation, and the memory a model of given widths needs ([`check_size`], against
+//! [`crate::memory`]). Its forward and backward
 //! passes are each engine's ([`crate::cpu::mlp`], [`crate::gpu::mlp`]).
 
 use super::{real, Real};
+use crate::memory::human_bytes;
 use crate::rng::Rng;
 
 /// Checks, before anything is allocated, that a model of `n_in` inputs and hidden `widths`,
@@ -18,7 +20,7 @@ pub fn check_size(
     batch_rows: usize,
     available: Option<u64>,
     sized_by: &str,
-) -> crate::Result<()> {
+) -> crate::error::Result<()> {
     let mut dims = vec![n_in as u128];
     dims.extend(widths.iter().map(|&w| w as u128));
     dims.push(1);
@@ -34,7 +36,7 @@ pub fn check_size(
     let largest = (0..dims.len() - 1)
         .max_by_key(|&i| layer_bytes(i))
         .expect("a model has a layer");
-    Err(crate::Error::Config(format!(
+    Err(crate::error::Error::Config(format!(
         "the model does not fit in memory: layer {} ({} -> {} units) needs {} for its weights, gradients, Adam state and activations, the whole model {}, and {}; choose smaller {sized_by}",
         largest + 1,
         dims[largest],
@@ -46,54 +48,6 @@ pub fn check_size(
             None => "that is more than any machine can address".into(),
         }
     )))
-}
-
-/// Memory this machine can still give (Linux: MemAvailable), if known.
-pub fn available_memory() -> Option<u64> {
-    #[cfg(target_os = "linux")]
-    {
-        let info = std::fs::read_to_string("/proc/meminfo").ok()?;
-        let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
-        let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-        Some(kb * 1024)
-    }
-    #[cfg(not(target_os = "linux"))]
-    None
-}
-
-/// Refuses, before anything is allocated, `what` when it needs `bytes` and the machine has less
-/// memory available (or, where that is unknown, more than one allocation can hold); the message
-/// ends with `advice`.
-pub fn check_fits(bytes: u128, what: &str, advice: &str) -> crate::Result<()> {
-    let available = available_memory();
-    let limit = available.map_or(isize::MAX as u128, |a| a as u128);
-    if bytes <= limit {
-        return Ok(());
-    }
-    Err(crate::Error::Config(format!(
-        "{what} need up to {} in memory, and {}; {advice}",
-        human_bytes(bytes),
-        match available {
-            Some(a) => format!("this machine has {} available", human_bytes(a as u128)),
-            None => format!("one allocation here holds at most {}", human_bytes(limit)),
-        }
-    )))
-}
-
-/// `48.0 GB`.
-pub fn human_bytes(bytes: u128) -> String {
-    let units = ["bytes", "kB", "MB", "GB", "TB", "PB", "EB"];
-    let mut value = bytes as f64;
-    let mut unit = 0;
-    while value >= 1000.0 && unit + 1 < units.len() {
-        value /= 1000.0;
-        unit += 1;
-    }
-    if unit == 0 {
-        format!("{bytes} bytes")
-    } else {
-        format!("{value:.1} {}", units[unit])
-    }
 }
 
 /// One dense layer's parameters.

@@ -139,7 +139,7 @@ pub fn synthetic(options: &SynthBinaryOptions) -> Result<BinarySplits> {
     }
     let examples = o.train as u128 + o.valid as u128 + o.test as u128;
     // The features, their standardised copy and the latent scores, in f32 and f64.
-    crate::model::mlp::check_fits(
+    crate::memory::check_fits(
         examples * (8 * o.features as u128 + 32),
         &format!(
             "a synthetic binary task of {examples} examples with {} features",

@@ -52,39 +52,6 @@ impl ObjectiveRuns {
     }
 }
 
-/// Trains every objective with seeds `first_seed..first_seed + seeds` on the CPU engine, the rest of
-/// `base` shared; `on` hears each model's progress with its label (`objective, seed`).
-pub fn compare(
-    splits: &BinarySplits,
-    objectives: &[Objective],
-    base: &Config,
-    seeds: usize,
-    first_seed: u64,
-    on: &mut dyn FnMut(&str, Event),
-) -> Result<Vec<ObjectiveRuns>> {
-    pollster::block_on(compare_async(
-        splits,
-        objectives,
-        base,
-        (seeds, first_seed),
-        &Engine::Cpu,
-        on,
-    ))
-}
-
-/// [`compare`] on `engine`, blocking on the GPU's work natively.
-#[cfg(not(target_arch = "wasm32"))]
-pub fn compare_on(
-    splits: &BinarySplits,
-    objectives: &[Objective],
-    base: &Config,
-    seeds: (usize, u64),
-    engine: &Engine,
-    on: &mut dyn FnMut(&str, Event),
-) -> Result<Vec<ObjectiveRuns>> {
-    pollster::block_on(compare_async(splits, objectives, base, seeds, engine, on))
-}
-
 /// [`compare`] on `engine`: every model trains and scores its test examples there.
 pub async fn compare_async(
     splits: &BinarySplits,

@@ -154,7 +154,7 @@ pub(crate) fn start<'a>(
         d,
         &config.widths,
         config.batch_size,
-        crate::model::mlp::available_memory(),
+        crate::memory::available_memory(),
         "--widths (or --batch-size)",
     )?;
     let model = Mlp::<f32>::new(d, &config.widths, config.seed);
@@ -293,29 +293,6 @@ impl<'a> Selection<'a> {
             history: self.history,
         }
     }
-}
-
-/// Trains a classifier for `config.objective` on `train` with the CPU engine, choosing the epoch
-/// on validation by [`better_epoch`] (AUC-PR among the epochs whose constraint holds).
-pub fn fit(
-    train: &BinarySet,
-    valid: &BinarySet,
-    config: &Config,
-    on: &mut dyn FnMut(Event),
-) -> Result<Trained> {
-    pollster::block_on(fit_async(&Engine::Cpu, train, valid, config, on))
-}
-
-/// [`fit_async`], blocking on the GPU's work natively.
-#[cfg(not(target_arch = "wasm32"))]
-pub fn fit_on(
-    engine: &Engine,
-    train: &BinarySet,
-    valid: &BinarySet,
-    config: &Config,
-    on: &mut dyn FnMut(Event),
-) -> Result<Trained> {
-    pollster::block_on(fit_async(engine, train, valid, config, on))
 }
 
 /// Trains a classifier on `engine`: the same initial weights, batches, label prior, loss, updates

@@ -1,4 +1,5 @@
-//! The methods compared in the PFD paper's Table 2 (spec §4) and Ranking Distillation (spec §6).
+//! The methods compared in the PFD paper's Table 2 (spec §4) and Ranking Distillation (spec §6),
+//! each one entry of [`METHODS`].
 //!
 //! | method | teacher input | student |
 //! | --- | --- | --- |
@@ -16,42 +17,254 @@ use crate::data::prepare::RankingSet;
 use crate::metrics;
 pub use crate::model::step::{RdBatch, RdScheme};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "kebab-case")]
+/// A method of the comparison. Each is described once, by its entry in [`METHODS`]: its name,
+/// label, help and colour, the teachers it trains and how its student learns from them, and the
+/// methods its gain is tested against. The CLI's `--methods`, the page's checkboxes and chart
+/// colours, Python's names, the paired tests and the checks on the data all read that table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Method {
     NoDistillation,
     SelfDistillation,
-    #[serde(rename = "gend")]
     GenD,
     Pfd,
     MultiTeacherPfd,
     RankingDistillation,
 }
 
-impl Method {
-    pub const ALL: [Method; 6] = [
-        Method::NoDistillation,
-        Method::SelfDistillation,
-        Method::GenD,
-        Method::Pfd,
-        Method::MultiTeacherPfd,
-        Method::RankingDistillation,
-    ];
+/// One method, described once.
+pub struct MethodEntry {
+    pub method: Method,
+    /// The name on the command line, on the page, in Python and in files (`pfd`).
+    pub name: &'static str,
+    /// The name on the page's checkboxes (`PFD`).
+    pub label: &'static str,
+    /// What it is, in a sentence: the CLI's help, the page's tooltip.
+    pub help: &'static str,
+    /// Its colour in the page's charts.
+    pub colour: &'static str,
+    /// Its teachers in a comparison, in order (none: the student learns from the labels alone).
+    pub teachers: fn(&TeacherSettings) -> Vec<Teacher>,
+    /// What the settings must allow for its teachers (multi-teacher PFD's count, say), in words
+    /// when they do not.
+    pub check: fn(&TeacherSettings) -> std::result::Result<(), String>,
+    /// How its student learns from its teachers' scores of the training documents.
+    pub student: Student,
+    /// The methods its student is tested against, beside no distillation (the baseline every
+    /// method is tested against), when both run.
+    pub tested_against: &'static [Method],
+}
 
-    /// The name used in tables, files and on the command line.
-    pub fn name(self) -> &'static str {
+/// How a student learns from its teachers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Student {
+    /// The teacher loss on the teachers' logits as soft labels, mixed with the data loss by
+    /// alpha (PFD Eq. 1); the data loss alone without teachers.
+    TeacherLoss,
+    /// Ranking Distillation's L_D on its teacher's top-K unlabeled documents (spec §6).
+    RankingDistillation,
+}
+
+/// What a comparison's teachers depend on.
+#[derive(Debug, Clone)]
+pub struct TeacherSettings {
+    /// The teachers' hidden widths (`teacher_widths`, else the student's).
+    pub widths: Vec<usize>,
+    /// The student's hidden widths.
+    pub student_widths: Vec<usize>,
+    /// Multi-teacher PFD's number of teachers.
+    pub teachers: usize,
+    /// The Ranking Distillation teacher's size over the student's.
+    pub rd_teacher_factor: f64,
+    /// The data's privileged features.
+    pub d_z: usize,
+}
+
+impl TeacherSettings {
+    /// One teacher that sees `inputs`, at the teachers' widths.
+    fn teacher(&self, inputs: TeacherInputs) -> Teacher {
+        Teacher {
+            inputs,
+            widths: self.widths.clone(),
+        }
+    }
+}
+
+/// What a teacher sees of the data.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TeacherInputs {
+    /// x: self-distillation's and Ranking Distillation's teachers.
+    Regular,
+    /// z: GenD's.
+    Privileged,
+    /// x and z: PFD's.
+    Both,
+    /// x and these columns of z (0-based, in order, never all of them): one of multi-teacher
+    /// PFD's.
+    Subset(Vec<usize>),
+}
+
+impl TeacherInputs {
+    /// What the teacher sees, in words.
+    pub fn words(&self) -> String {
         match self {
-            Method::NoDistillation => "no-distillation",
-            Method::SelfDistillation => "self-distillation",
-            Method::GenD => "gend",
-            Method::Pfd => "pfd",
-            Method::MultiTeacherPfd => "multi-teacher-pfd",
-            Method::RankingDistillation => "ranking-distillation",
+            TeacherInputs::Regular => "x".into(),
+            TeacherInputs::Privileged => "z".into(),
+            TeacherInputs::Both => "x and z".into(),
+            TeacherInputs::Subset(columns) => format!("x and z's columns {columns:?} (0-based)"),
         }
     }
 
+    /// Whether it reads privileged features.
+    pub fn sees_privileged(&self) -> bool {
+        !matches!(self, TeacherInputs::Regular)
+    }
+}
+
+/// One teacher of a method at a seed: what it sees and its hidden widths. Every other setting of
+/// a teacher is the comparison's (the students' training settings, without a global objective)
+/// and its seed is the job's, so two teachers alike in these two are the same model, trained on
+/// the same data with the same draws: a job trains it once.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Teacher {
+    pub inputs: TeacherInputs,
+    pub widths: Vec<usize>,
+}
+
+fn fits_any(_: &TeacherSettings) -> std::result::Result<(), String> {
+    Ok(())
+}
+
+/// Every method, in the order of [`Method`]'s variants.
+pub const METHODS: &[MethodEntry] = &[
+    MethodEntry {
+        method: Method::NoDistillation,
+        name: "no-distillation",
+        label: "no distillation",
+        help: "The student alone, on the labels (the baseline every gain is measured against)",
+        colour: "#6e7781",
+        teachers: |_| vec![],
+        check: fits_any,
+        student: Student::TeacherLoss,
+        tested_against: &[],
+    },
+    MethodEntry {
+        method: Method::SelfDistillation,
+        name: "self-distillation",
+        label: "self-distillation",
+        help: "A teacher that sees x, as the student does, distilled by PFD Eq. 1",
+        colour: "#0969da",
+        teachers: |s| vec![s.teacher(TeacherInputs::Regular)],
+        check: fits_any,
+        student: Student::TeacherLoss,
+        tested_against: &[],
+    },
+    MethodEntry {
+        method: Method::GenD,
+        name: "gend",
+        label: "GenD",
+        help: "Generalized distillation: a teacher that sees z only",
+        colour: "#bf8700",
+        teachers: |s| vec![s.teacher(TeacherInputs::Privileged)],
+        check: fits_any,
+        student: Student::TeacherLoss,
+        tested_against: &[],
+    },
+    MethodEntry {
+        method: Method::Pfd,
+        name: "pfd",
+        label: "PFD",
+        help: "Privileged features distillation: a teacher that sees x and z",
+        colour: "#cf222e",
+        teachers: |s| vec![s.teacher(TeacherInputs::Both)],
+        check: fits_any,
+        student: Student::TeacherLoss,
+        tested_against: &[Method::GenD, Method::SelfDistillation],
+    },
+    MethodEntry {
+        method: Method::MultiTeacherPfd,
+        name: "multi-teacher-pfd",
+        label: "multi-teacher PFD",
+        help: "PFD with several teachers, each seeing x and one share of z (--teachers), their teacher losses averaged",
+        colour: "#8250df",
+        teachers: |s| {
+            privileged_subsets(s.d_z, s.teachers)
+                .into_iter()
+                .map(|subset| s.teacher(TeacherInputs::Subset(subset)))
+                .collect()
+        },
+        check: |s| {
+            if s.d_z < 2 {
+                Err(format!("multi-teacher PFD needs at least 2 privileged features, one per teacher; the data have {}", s.d_z))
+            } else if s.teachers < 2 || s.teachers > s.d_z {
+                Err(format!("multi-teacher PFD needs 2..={} teachers (one privileged feature each at least), got {}", s.d_z, s.teachers))
+            } else {
+                Ok(())
+            }
+        },
+        student: Student::TeacherLoss,
+        tested_against: &[],
+    },
+    MethodEntry {
+        method: Method::RankingDistillation,
+        name: "ranking-distillation",
+        label: "Ranking Distillation",
+        help: "A larger teacher that sees x (--rd-teacher-factor); the student learns its top-K unlabeled documents (spec 6)",
+        colour: "#1a7f37",
+        teachers: |s| {
+            vec![Teacher {
+                inputs: TeacherInputs::Regular,
+                widths: scale_widths(&s.student_widths, s.rd_teacher_factor),
+            }]
+        },
+        check: fits_any,
+        student: Student::RankingDistillation,
+        tested_against: &[],
+    },
+];
+
+impl Method {
+    /// Every method, in the table's order.
+    pub const ALL: [Method; METHODS.len()] = {
+        let mut all = [Method::NoDistillation; METHODS.len()];
+        let mut i = 0;
+        while i < METHODS.len() {
+            all[i] = METHODS[i].method;
+            i += 1;
+        }
+        all
+    };
+
+    /// Every method's name, in the table's order.
+    pub const NAMES: [&'static str; METHODS.len()] = {
+        let mut names = [""; METHODS.len()];
+        let mut i = 0;
+        while i < METHODS.len() {
+            names[i] = METHODS[i].name;
+            i += 1;
+        }
+        names
+    };
+
+    /// The method every other is tested against.
+    pub const BASELINE: Method = Method::NoDistillation;
+
+    /// Its entry in [`METHODS`] (`tests/entries.rs` checks the table's order).
+    pub fn entry(self) -> &'static MethodEntry {
+        &METHODS[self as usize]
+    }
+
+    /// The name used in tables, files and on the command line.
+    pub fn name(self) -> &'static str {
+        self.entry().name
+    }
+
     pub fn parse(name: &str) -> Option<Method> {
-        Method::ALL.into_iter().find(|m| m.name() == name)
+        METHODS.iter().find(|e| e.name == name).map(|e| e.method)
+    }
+
+    /// Every method's name, for messages: "no-distillation, self-distillation, ...".
+    pub fn names() -> String {
+        Method::NAMES.join(", ")
     }
 }
 
@@ -59,6 +272,31 @@ impl std::fmt::Display for Method {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name())
     }
+}
+
+impl serde::Serialize for Method {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Method {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        let name = String::deserialize(d)?;
+        Method::parse(&name).ok_or_else(|| serde::de::Error::unknown_variant(&name, &Method::NAMES))
+    }
+}
+
+/// Every method as the page and Python list them: name, label, help and colour.
+pub fn methods_json() -> serde_json::Value {
+    METHODS
+        .iter()
+        .map(|e| {
+            serde_json::json!({
+                "name": e.name, "label": e.label, "help": e.help, "colour": e.colour,
+            })
+        })
+        .collect()
 }
 
 /// How Ranking Distillation weighs the teacher's top-K documents.

@@ -6,7 +6,9 @@ use crate::data::prepare::{FeatureView, Prepared, RankingSet};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::metrics;
-use crate::ranking::distill::{privileged_subsets, scale_widths, Method, RdConfig, RdTargets};
+use crate::ranking::distill::{
+    Method, RdConfig, RdTargets, Student, Teacher, TeacherInputs, TeacherSettings,
+};
 use crate::ranking::train::{fit_async, EpochLog, Event, Guidance, Split, TrainConfig};
 
 /// One trained model and how it did.
@@ -158,19 +160,28 @@ impl CompareConfig {
     /// Checks the training settings and what the methods need of the data.
     pub fn validate_methods(&self, p: &Prepared) -> Result<()> {
         self.validate_settings()?;
-        let needs_z = self
+        let settings = self.teacher_settings(p.train.d_z);
+        let needs_z: Vec<&str> = self
             .methods
             .iter()
-            .any(|m| matches!(m, Method::GenD | Method::Pfd | Method::MultiTeacherPfd));
-        if needs_z && p.train.d_z == 0 {
-            return Err(Error::Config(
-                "GenD and PFD need privileged features; the data have none".into(),
-            ));
+            .filter(|m| {
+                (m.entry().teachers)(&settings)
+                    .iter()
+                    .any(|t| t.inputs.sees_privileged())
+            })
+            .map(|m| m.entry().label)
+            .collect();
+        if let Some((last, rest)) = needs_z.split_last().filter(|_| p.train.d_z == 0) {
+            let (names, verb) = match rest {
+                [] => (last.to_string(), "needs"),
+                _ => (format!("{} and {last}", rest.join(", ")), "need"),
+            };
+            return Err(Error::Config(format!(
+                "{names} {verb} privileged features; the data have none"
+            )));
         }
-        if self.methods.contains(&Method::MultiTeacherPfd)
-            && (self.teachers < 2 || self.teachers > p.train.d_z)
-        {
-            return Err(Error::Config(format!("multi-teacher PFD needs 2..={} teachers (one privileged feature each at least), got {}", p.train.d_z, self.teachers)));
+        for &method in &self.methods {
+            (method.entry().check)(&settings).map_err(Error::Config)?;
         }
         Ok(())
     }
@@ -214,30 +225,6 @@ impl CompareConfig {
     }
 }
 
-/// What a teacher sees of the data.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum TeacherInputs {
-    /// x: self-distillation's and Ranking Distillation's teachers.
-    Regular,
-    /// z: GenD's.
-    Privileged,
-    /// x and z: PFD's.
-    Both,
-    /// x and these columns of z (0-based, in order, never all of them): one of multi-teacher
-    /// PFD's.
-    Subset(Vec<usize>),
-}
-
-/// One teacher of a method at a seed: what it sees and its hidden widths. Every other setting of
-/// a teacher is the comparison's (the students' training settings, without a global objective)
-/// and its seed is the job's, so two teachers alike in these two are the same model, trained on
-/// the same data with the same draws: a job trains it once ([`CompareConfig::jobs_on`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Teacher {
-    pub inputs: TeacherInputs,
-    pub widths: Vec<usize>,
-}
-
 /// One job of a comparison: methods at one seed, trained together because some of their teachers
 /// are the same model; most jobs hold one method.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -248,43 +235,24 @@ pub struct Job {
     pub models: usize,
 }
 
-impl TeacherInputs {
-    /// What the teacher sees, in words.
-    pub fn words(&self) -> String {
-        match self {
-            TeacherInputs::Regular => "x".into(),
-            TeacherInputs::Privileged => "z".into(),
-            TeacherInputs::Both => "x and z".into(),
-            TeacherInputs::Subset(columns) => format!("x and z's columns {columns:?} (0-based)"),
+impl CompareConfig {
+    /// What the teachers depend on, on data with `d_z` privileged features.
+    pub fn teacher_settings(&self, d_z: usize) -> TeacherSettings {
+        TeacherSettings {
+            widths: self
+                .teacher_widths
+                .clone()
+                .unwrap_or_else(|| self.train.widths.clone()),
+            student_widths: self.train.widths.clone(),
+            teachers: self.teachers,
+            rd_teacher_factor: self.rd_teacher_factor,
+            d_z,
         }
     }
-}
 
-impl CompareConfig {
     /// The teachers of `method`, in order, on data with `d_z` privileged features.
     pub fn teachers_of(&self, method: Method, d_z: usize) -> Vec<Teacher> {
-        let widths = self
-            .teacher_widths
-            .clone()
-            .unwrap_or_else(|| self.train.widths.clone());
-        let teacher = |inputs| Teacher {
-            inputs,
-            widths: widths.clone(),
-        };
-        match method {
-            Method::NoDistillation => vec![],
-            Method::SelfDistillation => vec![teacher(TeacherInputs::Regular)],
-            Method::RankingDistillation => vec![Teacher {
-                inputs: TeacherInputs::Regular,
-                widths: scale_widths(&self.train.widths, self.rd_teacher_factor),
-            }],
-            Method::GenD => vec![teacher(TeacherInputs::Privileged)],
-            Method::Pfd => vec![teacher(TeacherInputs::Both)],
-            Method::MultiTeacherPfd => privileged_subsets(d_z, self.teachers)
-                .into_iter()
-                .map(|subset| teacher(TeacherInputs::Subset(subset)))
-                .collect(),
-        }
+        (method.entry().teachers)(&self.teacher_settings(d_z))
     }
 
     /// The comparison's jobs on data with `d_z` privileged features: each seed's methods, those
@@ -491,20 +459,20 @@ impl Comparison {
     }
 
     /// The pairs the paired tests compare, as (a, b) for the difference a - b: every method
-    /// against no distillation, and PFD against GenD and against self-distillation (the PFD
-    /// paper's questions), those whose methods both ran.
+    /// against no distillation, then each method against those its entry names (PFD against GenD
+    /// and against self-distillation: the PFD paper's questions), those whose methods both ran.
     pub fn tested_pairs(&self) -> Vec<(Method, Method)> {
         let has = |m| self.get(m).is_some();
-        let mut pairs: Vec<(Method, Method)> = self
-            .methods
-            .iter()
-            .map(|r| r.method)
-            .filter(|&m| m != Method::NoDistillation && has(Method::NoDistillation))
-            .map(|m| (m, Method::NoDistillation))
+        let ran = || self.methods.iter().map(|r| r.method);
+        let mut pairs: Vec<(Method, Method)> = ran()
+            .filter(|&m| m != Method::BASELINE && has(Method::BASELINE))
+            .map(|m| (m, Method::BASELINE))
             .collect();
-        for other in [Method::GenD, Method::SelfDistillation] {
-            if has(Method::Pfd) && has(other) {
-                pairs.push((Method::Pfd, other));
+        for m in ran() {
+            for &other in m.entry().tested_against {
+                if has(other) {
+                    pairs.push((m, other));
+                }
             }
         }
         pairs
@@ -679,119 +647,6 @@ pub fn plan(p: &Prepared, config: &CompareConfig) -> Vec<(Training, u64)> {
 /// Progress: which model is training, and its events.
 pub type OnProgress<'a> = dyn FnMut(&Training, Event) + 'a;
 
-/// Runs every method of `config` on the prepared data, blocking until the GPU (if any) is done.
-/// On the CPU engine its jobs ([`CompareConfig::jobs_on`]) run on `config.jobs` threads, one job a
-/// thread, the longest first, with the same results as one after the other.
-#[cfg(not(target_arch = "wasm32"))]
-pub fn compare(p: &Prepared, config: &CompareConfig, on: &mut OnProgress) -> Result<Comparison> {
-    match side_by_side(config, p.train.d_z) {
-        jobs if jobs > 1 => compare_parallel(p, config, jobs, on),
-        _ => pollster::block_on(compare_async(p, config, on)),
-    }
-}
-
-/// How many jobs [`compare`] runs at once: `config.jobs` (default: one per core) on the CPU
-/// engine, at most one per job; one on the GPU.
-#[cfg(not(target_arch = "wasm32"))]
-pub fn side_by_side(config: &CompareConfig, d_z: usize) -> usize {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    // At most one thread per job.
-    let most = if config.seeds > MAX_SEEDS {
-        1 // refused by the checks that come next
-    } else {
-        config.jobs_on(d_z).len().max(1)
-    };
-    match config.engine {
-        Engine::Cpu => config.jobs.unwrap_or(cores).clamp(1, most),
-        _ => 1,
-    }
-}
-
-/// What one job gives: each of its methods' student and runs.
-#[cfg(not(target_arch = "wasm32"))]
-type JobResult = Result<Vec<(crate::model::Mlp<f32>, SeedRun)>>;
-
-/// What a job tells the thread that reports: an event of one of its models, or its end.
-#[cfg(not(target_arch = "wasm32"))]
-enum JobMessage {
-    Step(Training, usize),
-    Epoch(Training, Box<EpochLog>),
-    Done(usize, Box<JobResult>),
-}
-
-/// [`compare`] on `threads` threads: each takes the next job (those with more models first) and
-/// trains it whole; this thread relays their events to `on` and puts the results in the order of
-/// one job after the other. The prepared data are shared, never copied: a job adds only its own
-/// buffers. A failing job stops the others at their next step.
-#[cfg(not(target_arch = "wasm32"))]
-fn compare_parallel(
-    p: &Prepared,
-    config: &CompareConfig,
-    threads: usize,
-    on: &mut OnProgress,
-) -> Result<Comparison> {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    config.validate(p)?;
-    let jobs = config.jobs_on(p.train.d_z);
-    // Indices into `jobs`, the jobs with the most models first.
-    let mut order: Vec<usize> = (0..jobs.len()).collect();
-    order.sort_by_key(|&k| (std::cmp::Reverse(jobs[k].models), k));
-    let next = AtomicUsize::new(0);
-    let mut results: Vec<Option<JobResult>> = (0..jobs.len()).map(|_| None).collect();
-    let (sender, receiver) = std::sync::mpsc::channel::<JobMessage>();
-    std::thread::scope(|scope| {
-        for _ in 0..threads {
-            let sender = sender.clone();
-            let (jobs, order, next) = (&jobs, &order, &next);
-            scope.spawn(move || {
-                while let Some(&k) = order.get(next.fetch_add(1, Ordering::Relaxed)) {
-                    let run =
-                        pollster::block_on(run_job(p, config, &jobs[k], &mut |model, event| {
-                            let message = match event {
-                                Event::Step { docs } => JobMessage::Step(*model, docs),
-                                Event::Epoch(log) => {
-                                    JobMessage::Epoch(*model, Box::new(log.clone()))
-                                }
-                            };
-                            let _ = sender.send(message);
-                        }));
-                    if run.is_err() {
-                        config.train.stop.request();
-                    }
-                    let _ = sender.send(JobMessage::Done(k, Box::new(run)));
-                }
-            });
-        }
-        drop(sender);
-        for message in receiver {
-            match message {
-                JobMessage::Step(model, docs) => on(&model, Event::Step { docs }),
-                JobMessage::Epoch(model, log) => on(&model, Event::Epoch(&log)),
-                JobMessage::Done(k, run) => results[k] = Some(*run),
-            }
-        }
-    });
-    let mut results: Vec<JobResult> = results
-        .into_iter()
-        .map(|r| r.expect("every job reports its end"))
-        .collect();
-    // The first failure (in the order the jobs started) that is not the stop it caused in the
-    // other jobs.
-    let failure = order
-        .iter()
-        .copied()
-        .find(|&k| matches!(&results[k], Err(e) if !matches!(e, Error::Stopped { .. })))
-        .or_else(|| order.iter().copied().find(|&k| results[k].is_err()));
-    if let Some(k) = failure {
-        results.swap_remove(k)?;
-    }
-    let runs = results
-        .into_iter()
-        .map(|r| r.expect("a failure is returned above"))
-        .collect();
-    Ok(Comparison::of_jobs(config, &jobs, runs))
-}
-
 /// Runs every method of `config` on the prepared data, one job after the other. On the CPU engine
 /// the future completes without waiting; on the GPU engine it waits for read-backs (the only way
 /// in a browser).
@@ -812,7 +667,7 @@ pub async fn compare_async(
 impl Comparison {
     /// The comparison from its jobs' runs (in the jobs' order): each method's runs in seed order,
     /// and its student of the first seed.
-    fn of_jobs(
+    pub(crate) fn of_jobs(
         config: &CompareConfig,
         jobs: &[Job],
         runs: Vec<Vec<(crate::model::Mlp<f32>, SeedRun)>>,
@@ -939,18 +794,18 @@ pub async fn run_job(
             scores_of.push(trained.len());
             trained.push((teacher, run, scores));
         }
-        let rd_targets;
-        let guidance = match method {
-            Method::RankingDistillation => {
-                rd_targets = RdTargets::new(&p.train, &trained[scores_of[0]].2, config.rd);
-                Guidance {
-                    teachers: vec![],
-                    ranking_distillation: Some(&rd_targets),
-                }
-            }
-            _ => Guidance {
+        let guidance = match method.entry().student {
+            Student::TeacherLoss => Guidance {
                 teachers: scores_of.iter().map(|&i| trained[i].2.as_slice()).collect(),
                 ranking_distillation: None,
+            },
+            Student::RankingDistillation => Guidance {
+                teachers: vec![],
+                ranking_distillation: Some(RdTargets::new(
+                    &p.train,
+                    &trained[scores_of[0]].2,
+                    config.rd,
+                )),
             },
         };
         let (model, student_run) =

@@ -171,7 +171,7 @@ pub struct Guidance<'a> {
     /// multi-teacher PFD). Empty: no distillation.
     pub teachers: Vec<&'a [f32]>,
     /// Ranking Distillation: the teacher's top-K unlabeled documents of every training group.
-    pub ranking_distillation: Option<&'a RdTargets>,
+    pub ranking_distillation: Option<RdTargets>,
 }
 
 impl Guidance<'_> {
@@ -190,63 +190,6 @@ pub fn epoch_docs(train: &RankingSet, with_teacher: bool) -> usize {
         .sum()
 }
 
-/// Trains a model on the `config.view` features of `train`, without guidance or with one teacher.
-pub fn train(
-    train: &RankingSet,
-    valid: &RankingSet,
-    config: &TrainConfig,
-    teacher: Option<&[f32]>,
-    on: &mut dyn FnMut(Event),
-) -> Result<Trained> {
-    let guidance = Guidance {
-        teachers: teacher.into_iter().collect(),
-        ranking_distillation: None,
-    };
-    fit(
-        Split::of(train, config.view),
-        Split::of(valid, config.view),
-        None,
-        config,
-        &guidance,
-        on,
-    )
-}
-
-/// Trains a model on given input matrices with the CPU engine, picking the epoch with the best
-/// validation NDCG@k.
-pub fn fit(
-    train: Split,
-    valid: Split,
-    test: Option<Split>,
-    config: &TrainConfig,
-    guidance: &Guidance,
-    on: &mut dyn FnMut(Event),
-) -> Result<Trained> {
-    pollster::block_on(fit_async(
-        &Engine::Cpu,
-        train,
-        valid,
-        test,
-        config,
-        guidance,
-        on,
-    ))
-}
-
-/// [`fit_async`], blocking on the GPU's work natively.
-#[cfg(not(target_arch = "wasm32"))]
-pub fn fit_on(
-    engine: &Engine,
-    train: Split,
-    valid: Split,
-    test: Option<Split>,
-    config: &TrainConfig,
-    guidance: &Guidance,
-    on: &mut dyn FnMut(Event),
-) -> Result<Trained> {
-    pollster::block_on(fit_async(engine, train, valid, test, config, guidance, on))
-}
-
 /// The plan of every step's losses: PFD Eq. 1 with the teachers given, Ranking Distillation's
 /// L_D when its targets are, and a global objective as the data loss when one is configured.
 pub fn loss_plan(config: &TrainConfig, guidance: &Guidance) -> LossPlan {
@@ -254,7 +197,10 @@ pub fn loss_plan(config: &TrainConfig, guidance: &Guidance) -> LossPlan {
         config.loss,
         config.alpha,
         guidance.teachers.len(),
-        guidance.ranking_distillation.map(|rd| rd.config.alpha_rd),
+        guidance
+            .ranking_distillation
+            .as_ref()
+            .map(|rd| rd.config.alpha_rd),
         config.objective.map(|objective| ObjectivePlan {
             objective,
             dual_step: (config.dual_rate_factor * config.adam.lr) as f32,
@@ -308,6 +254,7 @@ pub async fn fit_async(
             at = batch.fill(train, &guidance.teachers, &order, at, config.batch_docs);
             let rd = guidance
                 .ranking_distillation
+                .as_ref()
                 .map(|rd| rd.batch(&batch.groups, &batch.offsets, epoch));
             let teachers: Vec<&[f32]> = batch.teachers.iter().map(Vec::as_slice).collect();
             trainer
@@ -550,7 +497,7 @@ fn check(train: Split, valid: Split, config: &TrainConfig, guidance: &Guidance) 
         width,
         &config.widths,
         config.batch_docs.max(largest_group(train.set)),
-        crate::model::mlp::available_memory(),
+        crate::memory::available_memory(),
         "--widths (or --batch-docs)",
     )?;
     // A model whose inputs never change cannot learn: say so rather than train to ln 2.

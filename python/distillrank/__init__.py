@@ -26,9 +26,13 @@ from . import _distillrank
 from ._distillrank import __version__
 
 __all__ = [
+    "METHODS",
+    "LOSSES",
     "Ranker",
     "Setup",
     "compare",
+    "sweep",
+    "SWEEP_PARAMS",
     "objectives",
     "load",
     "read_letor",
@@ -36,6 +40,16 @@ __all__ = [
     "paired_test",
     "__version__",
 ]
+
+
+_CHOICES = _json.loads(_distillrank.choices())
+
+#: Every method's name, as the library's entries give them (``Ranker(method=...)``,
+#: ``Setup.methods``): ``no-distillation``, ``pfd``, ...
+METHODS: Tuple[str, ...] = tuple(m["name"] for m in _CHOICES["methods"])
+
+#: Every loss's name, as the library's entries give them (``loss=...``): ``ranknet``, ...
+LOSSES: Tuple[str, ...] = tuple(loss["name"] for loss in _CHOICES["losses"])
 
 
 def _defaults() -> Dict[str, Any]:
@@ -171,11 +185,10 @@ class Ranker:
     Distillation), LightGBM / XGBoost style.
 
     ``method``: ``"pfd"`` (a teacher that sees the privileged features distils into a student
-    that does not), ``"no-distillation"``, ``"self-distillation"``, ``"gend"``,
-    ``"multi-teacher-pfd"`` or ``"ranking-distillation"`` (underscores are fine too).
+    that does not) or any other name of :data:`METHODS` (underscores are fine too).
 
     Every other keyword is a setting of the library's :class:`Setup`, by its name, with the
-    library's default: ``loss`` ("ranknet", "rankbce", "softmax", "lambdarank"), ``epochs``,
+    library's default: ``loss`` (a name of :data:`LOSSES`), ``epochs``,
     ``patience``, ``lr``, ``alpha``, ``widths``, ``teacher_widths``, ``batch_docs``, ``teachers``,
     ``rd``, ``objective``, ``idcg_zero``, ``backend`` ("auto", "cpu", "gpu"); the data's
     ``tau_target``, ``t``, ``min_group_size``, ``data_seed``, ``privileged`` (a split of X such as
@@ -336,6 +349,22 @@ def compare(setup: Any = None, verbose: bool = True) -> Dict[str, Any]:
     reads them instead of preparing again."""
     text = _setup_json(Setup() if setup is None else setup)
     return _json.loads(_distillrank.compare(text, verbose))
+
+
+#: The settings :func:`sweep` moves, as the library names them: ``alpha``, ``tau-target``, ...
+SWEEP_PARAMS: Tuple[str, ...] = tuple(_CHOICES["sweep_params"])
+
+
+def sweep(param: str, values: Sequence[float], setup: Any = None, verbose: bool = True) -> Dict[str, Any]:
+    """Sweeps ``param`` (a name of :data:`SWEEP_PARAMS`, underscores are fine too) over
+    ``values``, every method of ``setup`` (a :class:`Setup`, a dict or a JSON string; None: the
+    defaults) at each value, as ``distillrank sweep`` does, and returns the object its
+    ``sweep.json`` holds (without ``command``): ``param``, ``values``, ``config`` and ``points``,
+    each value's paired ``tests``, positive training groups and per method the students' test
+    NDCG@8 (mean, std), the gain over no distillation, the graded NDCG@8 and the teachers'."""
+    text = _setup_json(Setup() if setup is None else setup)
+    name = param.replace("_", "-") if isinstance(param, str) else param
+    return _json.loads(_distillrank.sweep(text, name, [float(v) for v in values], verbose))
 
 
 def objectives(setup: Any = None, verbose: bool = True) -> Dict[str, Any]:

@@ -21,19 +21,21 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use distillrank::cpu::mlp::Mlp;
 use distillrank::data::inputs::Inputs;
 use distillrank::data::Dataset;
 use distillrank::engine::{Backend, Engine};
-use distillrank::experiment::Training;
+use distillrank::model::mlp::Mlp;
 use distillrank::model_io::{self, ModelConfig};
-use distillrank::pipeline::{self, InMemory, Reporter};
+use distillrank::pipeline::store::InMemory;
+use distillrank::pipeline::sweep::SweepParam;
+use distillrank::pipeline::{self, Reporter};
+use distillrank::ranking::experiment::Training;
+use distillrank::ranking::train::EpochLog;
 use distillrank::setup::{DataSource, ObjectivesSetup, Setup};
 use distillrank::stop::Stop;
-use distillrank::train::EpochLog;
 
 /// A library error as Python sees it: `ValueError` with the library's message.
-fn value_error(e: distillrank::Error) -> PyErr {
+fn value_error(e: distillrank::error::Error) -> PyErr {
     PyValueError::new_err(e.to_string())
 }
 
@@ -79,7 +81,7 @@ impl Stderr {
     }
 
     /// The job's result, unless Python raised meanwhile: then Python's exception.
-    fn finish<T>(&mut self, result: distillrank::Result<T>) -> PyResult<T> {
+    fn finish<T>(&mut self, result: distillrank::error::Result<T>) -> PyResult<T> {
         match (self.interrupted.take(), result) {
             (Some(e), _) => Err(e),
             (None, result) => result.map_err(value_error),
@@ -125,12 +127,12 @@ fn backend(name: &str) -> PyResult<Backend> {
 }
 
 /// The engine `backend` asks for ([`Engine::open_blocking`]), opened once per process.
-fn engine(backend: Backend, reporter: &mut dyn Reporter) -> distillrank::Result<Engine> {
+fn engine(backend: Backend, reporter: &mut dyn Reporter) -> distillrank::error::Result<Engine> {
     let mut engines = ENGINES.lock().unwrap_or_else(|e| e.into_inner());
     if let Some((_, engine)) = engines.iter().find(|(b, _)| *b == backend) {
         return Ok(engine.clone());
     }
-    let (engine, note) = Engine::open_blocking(backend)?;
+    let (engine, note) = distillrank::native::open_engine(backend)?;
     reporter.note(&note);
     engines.push((backend, engine.clone()));
     Ok(engine)
@@ -175,7 +177,7 @@ type Arrays<'py> = (
     Option<PyReadonlyArray2<'py, f32>>,
 );
 
-/// The library's dataset of one split's arrays ([`pipeline::dataset_from_arrays`]).
+/// The library's dataset of one split's arrays ([`pipeline::preparation::dataset_from_arrays`]).
 fn dataset(name: &str, arrays: &Arrays<'_>) -> PyResult<Dataset> {
     let (x, y, qid, z) = arrays;
     let (values, width) = features(x, z.as_ref())?;
@@ -185,13 +187,23 @@ fn dataset(name: &str, arrays: &Arrays<'_>) -> PyResult<Dataset> {
     let qids = qid
         .as_slice()
         .map_err(|_| PyValueError::new_err("qid: not contiguous"))?;
-    pipeline::dataset_from_arrays(name, values, width, grades, qids).map_err(value_error)
+    pipeline::preparation::dataset_from_arrays(name, values, width, grades, qids)
+        .map_err(value_error)
 }
 
 /// The defaults of every setting: `Setup::default()` as JSON.
 #[pyfunction]
 fn default_setup() -> String {
     Setup::default().to_json()
+}
+
+/// The losses and methods the library offers, from their entries, and the settings a sweep
+/// moves: `{"losses": [...], "methods": [...], "sweep_params": [...]}` as JSON.
+#[pyfunction]
+fn choices() -> String {
+    let mut choices = distillrank::setup::choices_json();
+    choices["sweep_params"] = SweepParam::ALL.map(SweepParam::name).to_vec().into();
+    choices.to_string()
 }
 
 /// A setup's JSON, read by the library (unknown fields and bad values refused) and written back
@@ -214,7 +226,7 @@ impl Model {
     #[staticmethod]
     fn load(py: Python<'_>, prefix: PathBuf) -> PyResult<Model> {
         let (model, config) = py
-            .detach(|| pipeline::load_model(&prefix))
+            .detach(|| pipeline::run::load_model(&prefix))
             .map_err(value_error)?;
         Ok(Model { model, config })
     }
@@ -244,10 +256,11 @@ impl Model {
         let (grades, qids) = (vec![0.0; rows], vec![0; rows]);
         let name = Path::new(TRAIN);
         let scores = py.detach(|| {
-            let data = pipeline::dataset_from_arrays(TRAIN, values, width, &grades, &qids)?;
+            let data =
+                pipeline::preparation::dataset_from_arrays(TRAIN, values, width, &grades, &qids)?;
             let inputs = model_io::model_inputs(&data, &self.config, name, false)?;
             let engine = engine(backend, &mut pipeline::Silent)?;
-            let scores = pollster::block_on(
+            let scores = distillrank::native::block_on(
                 engine.score(&self.model, Inputs::dense(&inputs, data.n_docs())),
             )?;
             model_io::check_scores(&scores, name)?;
@@ -318,15 +331,16 @@ fn fit(
     let result = py.detach(|| {
         // Every setting is checked before the data are prepared, as the CLI does.
         setup.compare_config(Engine::Cpu)?;
-        let mut data = pipeline::prepare(&setup.data, &mut store, false, &mut reporter)?;
+        let mut data =
+            pipeline::preparation::prepare(&setup.data, &mut store, false, &mut reporter)?;
         // The student reads X's columns only: it serves on X without the privileged features.
         data.source_features = n_x;
         if reporter.interrupted.is_some() {
-            return Err(distillrank::Error::Stopped { epoch: 0, step: 0 });
+            return Err(distillrank::error::Error::Stopped { epoch: 0, step: 0 });
         }
         let engine = engine(backend, &mut reporter)?;
         let stop = reporter.stop.clone();
-        let (model, run) = pipeline::fit(
+        let (model, run) = distillrank::native::pipeline::fit(
             &data,
             &setup,
             method,
@@ -335,7 +349,7 @@ fn fit(
             &stop,
             &mut reporter,
         )?;
-        let config = pipeline::student_config(&data, &setup, &model);
+        let config = pipeline::run::student_config(&data, &setup, &model);
         Ok((model, config, run))
     });
     let (model, config, run) = reporter.finish(result)?;
@@ -354,14 +368,58 @@ fn compare(py: Python<'_>, setup: &str, verbose: bool) -> PyResult<String> {
         // Every setting is checked before the data load, as the CLI does.
         setup.compare_config(Engine::Cpu)?;
         let engine = engine(setup.backend, &mut reporter)?;
-        let mut store = pipeline::Disk::default();
-        let data = pipeline::prepare(&setup.data, &mut store, true, &mut reporter)?;
+        let mut store = pipeline::store::Disk::default();
+        let data = pipeline::preparation::prepare(&setup.data, &mut store, true, &mut reporter)?;
         if reporter.interrupted.is_some() {
-            return Err(distillrank::Error::Stopped { epoch: 0, step: 0 });
+            return Err(distillrank::error::Error::Stopped { epoch: 0, step: 0 });
         }
         let stop = reporter.stop.clone();
-        let comparison = pipeline::compare(&data, &setup, &engine, &stop, &mut reporter)?;
-        Ok(pipeline::results_json(&data, &setup, &comparison))
+        let comparison =
+            distillrank::native::pipeline::compare(&data, &setup, &engine, &stop, &mut reporter)?;
+        Ok(pipeline::report::results_json(&data, &setup, &comparison))
+    });
+    let results = reporter.finish(result)?;
+    Ok(serde_json::to_string(&results).expect("results serialise"))
+}
+
+/// Sweeps `param` (a name of [`SweepParam`]: alpha, tau-target, ...) over `values`, every
+/// method of `setup` at each value, as `distillrank sweep` does; returns `sweep.json`'s object
+/// (JSON) without the command.
+#[pyfunction]
+#[pyo3(signature = (setup, param, values, verbose=true))]
+fn sweep(
+    py: Python<'_>,
+    setup: &str,
+    param: &str,
+    values: Vec<f64>,
+    verbose: bool,
+) -> PyResult<String> {
+    let setup = Setup::comparison_from_json(setup).map_err(value_error)?;
+    let param = SweepParam::parse(param).ok_or_else(|| {
+        PyValueError::new_err(format!(
+            "param: unknown parameter '{param}', expected one of {}",
+            SweepParam::ALL.map(SweepParam::name).join(", ")
+        ))
+    })?;
+    let mut reporter = Stderr::new(verbose);
+    let result = py.detach(|| {
+        // Every setting and value is checked before the data load, as the CLI does.
+        let config = setup.compare_config(Engine::Cpu)?;
+        param.check(&setup, &values)?;
+        let engine = engine(setup.backend, &mut reporter)?;
+        let stop = reporter.stop.clone();
+        let mut store = pipeline::store::Disk::default();
+        let result = pipeline::sweep::sweep(
+            &setup,
+            param,
+            &values,
+            &mut store,
+            &mut reporter,
+            &mut |data, setup, reporter| {
+                distillrank::native::pipeline::compare(data, setup, &engine, &stop, reporter)
+            },
+        )?;
+        Ok(result.json(serde_json::to_value(&config).expect("a configuration serialises")))
     });
     let results = reporter.finish(result)?;
     Ok(serde_json::to_string(&results).expect("results serialise"))
@@ -377,26 +435,32 @@ fn objectives(py: Python<'_>, setup: &str, verbose: bool) -> PyResult<String> {
     let setup = ObjectivesSetup::from_json(setup).map_err(value_error)?;
     let mut reporter = Stderr::new(verbose);
     let result = py.detach(|| {
-        let mut store = pipeline::Disk::default();
-        let splits = pipeline::objectives_data(&setup, &mut store, &mut reporter)?;
+        let mut store = pipeline::store::Disk::default();
+        let splits = pipeline::objectives::objectives_data(&setup, &mut store, &mut reporter)?;
         reporter.note(&format!("data: {}", splits.description));
         let engine = engine(setup.backend, &mut reporter)?;
-        let total = (splits.train.len() * setup.epochs * setup.seeds * setup.objectives.len()) as u64;
+        let total =
+            (splits.train.len() * setup.epochs * setup.seeds * setup.objectives.len()) as u64;
         let mut done = 0;
-        let runs = pipeline::objectives(&splits, &setup, &engine, &mut |label, event| match event {
-            Event::Step { examples } => {
-                done += examples as u64;
-                reporter.progress(label, "examples", done.min(total), total);
-            }
-            Event::Epoch(log) => reporter.note(&format!(
-                "{label}: epoch {} loss {:.4} valid AUC-PR {:.4}",
-                log.epoch, log.loss, log.valid.auc_pr
-            )),
-        })?;
+        let runs = distillrank::native::pipeline::objectives(
+            &splits,
+            &setup,
+            &engine,
+            &mut |label, event| match event {
+                Event::Step { examples } => {
+                    done += examples as u64;
+                    reporter.progress(label, "examples", done.min(total), total);
+                }
+                Event::Epoch(log) => reporter.note(&format!(
+                    "{label}: epoch {} loss {:.4} valid AUC-PR {:.4}",
+                    log.epoch, log.loss, log.valid.auc_pr
+                )),
+            },
+        )?;
         if reporter.interrupted.is_some() {
-            return Err(distillrank::Error::Stopped { epoch: 0, step: 0 });
+            return Err(distillrank::error::Error::Stopped { epoch: 0, step: 0 });
         }
-        pipeline::objectives_results_json(&splits, &setup, &runs)
+        pipeline::objectives::objectives_results_json(&splits, &setup, &runs)
     });
     let results = reporter.finish(result)?;
     Ok(serde_json::to_string(&results).expect("results serialise"))
@@ -472,9 +536,11 @@ fn paired_test(
 fn _distillrank(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Model>()?;
     m.add_function(wrap_pyfunction!(default_setup, m)?)?;
+    m.add_function(wrap_pyfunction!(choices, m)?)?;
     m.add_function(wrap_pyfunction!(check_setup, m)?)?;
     m.add_function(wrap_pyfunction!(fit, m)?)?;
     m.add_function(wrap_pyfunction!(compare, m)?)?;
+    m.add_function(wrap_pyfunction!(sweep, m)?)?;
     m.add_function(wrap_pyfunction!(objectives, m)?)?;
     m.add_function(wrap_pyfunction!(read_letor, m)?)?;
     m.add_function(wrap_pyfunction!(mq2008, m)?)?;

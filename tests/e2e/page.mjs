@@ -5,7 +5,9 @@
 //
 // Prints one line per check and a `test result:` line in cargo's format, which the test runner
 // counts; exits non-zero when a check fails. `E2E_ONLY=TEXT` runs only the checks whose names hold
-// TEXT (some checks read what earlier ones left on the page). Screenshots go to target/e2e/ (page.png, objectives.png).
+// TEXT (some checks read what earlier ones left on the page). Screenshots go to target/e2e/ (page.png, objectives.png);
+// the README's two pictures (docs/page.png after the default Run, docs/page-objectives.png after
+// the objectives' run) are taken here too, from the page as it is, so they cannot drift from it.
 
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
@@ -141,6 +143,26 @@ await check("form_reads_the_table_of_settings", async () => {
   expect(form.methods === "no-distillation,self-distillation,gend,pfd", `methods: ${form.methods}`);
 });
 
+await check("choices_come_from_the_librarys_entries", async () => {
+  // A checkbox per method and an option per loss, in the entries' order, each with its help as
+  // the tooltip and each method with its chart colour: the engine's own list, not the page's.
+  const page_ = await page.evaluate(() => ({
+    methods: [...document.querySelectorAll("input[name=method]")].map((b) => [b.value, b.title, b.parentElement.textContent.trim()]),
+    losses: [...document.querySelectorAll("select[name=loss] option")].map((o) => [o.value, o.title, o.textContent]),
+  }));
+  const library = await page.evaluate(async () => {
+    const { state } = await import("./js/state.js");
+    return state.choices;
+  });
+  expect(library && library.methods.length >= 6 && library.losses.length >= 4, `choices: ${JSON.stringify(library)}`);
+  expect(JSON.stringify(page_.methods) === JSON.stringify(library.methods.map((m) => [m.name, m.help, m.label])),
+    `method checkboxes: ${JSON.stringify(page_.methods)}`);
+  expect(JSON.stringify(page_.losses) === JSON.stringify(library.losses.map((l) => [l.name, l.help, `${l.label} (${l.family})`])),
+    `loss options: ${JSON.stringify(page_.losses)}`);
+  const colours = await page.evaluate(async () => (await import("./js/charts.js")).METHOD_COLOURS);
+  for (const m of library.methods) expect(colours[m.name] === m.colour, `${m.name}'s colour: ${colours[m.name]}`);
+});
+
 let pooledTable = null;
 let pooledSeconds = null;
 await check("default_comparison_fills_the_table", async () => {
@@ -177,6 +199,7 @@ await check("default_comparison_fills_the_table", async () => {
   const datasets = await page.evaluate(() => Chart.getChart("ndcg-chart").data.datasets.length);
   expect(datasets >= 4, `the NDCG chart has ${datasets} lines`);
   await page.screenshot({ path: path.join(shots, "page.png"), fullPage: true });
+  await page.screenshot({ path: path.join(root, "docs/page.png"), fullPage: true });
 });
 
 await check("one_worker_gives_the_same_numbers", async () => {
@@ -370,6 +393,7 @@ await check("objectives_view_compares_log_loss_with_global_objectives", async ()
   const lambdas = await page.evaluate(() => Chart.getChart("objectives-lambda-chart").data.datasets.map((d) => d.key));
   expect(lambdas.includes("recall-at-precision:0.8") && lambdas.includes("auc-pr"), `λ lines: ${lambdas}`);
   await page.locator("#objectives-view").screenshot({ path: path.join(shots, "objectives.png") });
+  await page.locator("#objectives-view").screenshot({ path: path.join(root, "docs/page-objectives.png") });
   // The same objectives on one worker: the same table.
   await setField("workers", 1);
   await page.evaluate(() => { document.getElementById("objectives-status").textContent = ""; });

@@ -1,7 +1,8 @@
 """`distillrank export` checked from outside: onnx's checker accepts the file, and onnxruntime,
 fed the raw LETOR feature vectors of a file, gives the scores `distillrank predict` writes for it.
 
-Needs numpy, onnx, onnxruntime and pytest, and the `distillrank` binary: DISTILLRANK_BIN, or
+Needs numpy, onnx, onnxruntime and pytest, the package (for its list of losses), and the
+`distillrank` binary: DISTILLRANK_BIN, or
 target/debug/distillrank under the repository root (`cargo build --bin distillrank`). Run from the
 repository root:
 
@@ -14,6 +15,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import distillrank
 import numpy as np
 import onnx
 import onnxruntime as ort
@@ -22,7 +24,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 BIN = Path(os.environ.get("DISTILLRANK_BIN") or REPO / "target" / "debug" / "distillrank")
 MQ2008 = REPO.parent / "shared" / "data" / "mq2008" / "Fold1"
-LOSSES = ["ranknet", "rankbce", "softmax", "lambdarank"]
+LOSSES = distillrank.LOSSES
 DATASETS = ["mq2008", "synthetic"]
 # The tolerance of the comparison: absolute plus relative.
 ATOL = 1e-5

@@ -238,6 +238,37 @@ def test_compare_equals_the_clis_results(tmp_path):
         assert {m: f["ndcg@8"] for m, f in again.items()} == {m: f["ndcg@8"] for m, f in ours["methods"].items()}
 
 
+def test_sweep_equals_the_clis_sweep(tmp_path):
+    setup = distillrank.Setup(source="mq2008", seeds=2, methods=["no-distillation", "pfd"], **SMALL)
+    path = tmp_path / "setup.json"
+    path.write_text(setup.to_json())
+    cli("sweep", "--param", "alpha", "--values", "0.3,0.7", "--setup", path, "--out", tmp_path / "out")
+    theirs = json.loads((tmp_path / "out" / "sweep.json").read_text())
+    ours = distillrank.sweep("alpha", [0.3, 0.7], setup, verbose=False)
+    assert ours["param"] == theirs["param"] == "alpha"
+    assert ours["values"] == theirs["values"] == [0.3, 0.7]
+    assert ours["config"] == theirs["config"]
+    for mine, cli_point in zip(ours["points"], theirs["points"]):
+        assert mine["methods"] == cli_point["methods"]
+        assert mine["tests"] == cli_point["tests"]
+        assert mine["methods"]["pfd"]["gain_percent"] is not None
+    assert "alpha" in distillrank.SWEEP_PARAMS and "tau_target".replace("_", "-") in distillrank.SWEEP_PARAMS
+    # A value out of the swept setting's range, and an unknown parameter, are refused by name.
+    with pytest.raises(ValueError, match="alpha = 1: expected"):
+        distillrank.sweep("alpha", [0.5, 1.0], setup, verbose=False)
+    with pytest.raises(ValueError, match="unknown parameter 'bogus'"):
+        distillrank.sweep("bogus", [1.0], setup, verbose=False)
+
+
+def test_every_loss_and_method_comes_from_the_librarys_entries():
+    assert distillrank.LOSSES[:2] == ("rankbce", "ranknet") and "lambdarank" in distillrank.LOSSES
+    assert distillrank.METHODS[0] == "no-distillation" and "pfd" in distillrank.METHODS
+    # Each is a value the library takes.
+    for loss in distillrank.LOSSES:
+        assert distillrank.Setup(loss=loss).loss == loss
+    assert distillrank.Setup(methods=list(distillrank.METHODS)).methods == list(distillrank.METHODS)
+
+
 def test_paired_test_from_python():
     a = [[0.5, 0.7, None, 0.9], [0.6, 0.8, None, 0.7]]
     b = [[0.4, 0.6, None, 0.8], [0.5, 0.5, None, 0.7]]

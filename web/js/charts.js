@@ -4,14 +4,8 @@ import { $ } from "./dom.js";
 
 // ---------------------------------------------------------------- charts
 
-export const METHOD_COLOURS = {
-  "no-distillation": "#6e7781",
-  "self-distillation": "#0969da",
-  "gend": "#bf8700",
-  "pfd": "#cf222e",
-  "multi-teacher-pfd": "#8250df",
-  "ranking-distillation": "#1a7f37",
-};
+/// Each method's colour, from its entry in the library (filled by choices.js at start-up).
+export const METHOD_COLOURS = {};
 
 export function lineChart(canvas, yTitle, xTitle = "epoch") {
   return new Chart(canvas, {

@@ -262,6 +262,10 @@ export async function run(focus = null) {
   }
 }
 
+/// The alpha sweep: no distillation and PFD at each alpha, each value's comparison run by the
+/// pool and the sweep summarised by the library (crate/pipeline/sweep.rs), as `distillrank sweep
+/// --param alpha` does: the chart draws each method's test NDCG@8 (mean over the seeds), and the
+/// line below it each value's gain with its paired test.
 export async function sweep() {
   if (running) return;
   setRunning(true);
@@ -269,20 +273,18 @@ export async function sweep() {
   saveToUrl();
   const alphas = [0.1, 0.3, 0.5, 0.7, 0.9];
   sweepChart.data.datasets = [];
-  const pfd = dataset(sweepChart, "pfd", () => ({ label: "PFD", borderColor: METHOD_COLOURS.pfd, backgroundColor: METHOD_COLOURS.pfd }));
-  const none = dataset(sweepChart, "none", () => ({
-    label: "no distillation", borderColor: METHOD_COLOURS["no-distillation"], borderDash: [5, 4], pointRadius: 0,
-  }));
+  sweepChart.update("none");
+  $("sweep-summary").textContent = "";
   try {
-    const base = await runPool({ ...(await prepareRun()), methods: ["no-distillation"] }, () => {});
-    const baseline = base.methods["no-distillation"]["ndcg@8"].mean;
-    none.data = [{ x: 0.1, y: baseline ?? NaN }, { x: 0.9, y: baseline ?? NaN }];
+    const base = { ...(await prepareRun()), methods: ["no-distillation", "pfd"] };
+    const points = [];
     for (const alpha of alphas) {
-      $("status").textContent = `Alpha sweep: PFD at alpha = ${alpha}…`;
-      const setup = { ...(await prepareRun()), methods: ["pfd"], alpha };
+      $("status").textContent = `Alpha sweep: no distillation and PFD at alpha = ${alpha}…`;
+      const { setup } = await workers[0].request({ type: "sweep-setup", setup: base, param: "alpha", value: alpha });
       const r = await runPool(setup, () => {});
-      pfd.data.push({ x: alpha, y: r.methods.pfd["ndcg@8"].mean ?? NaN });
-      sweepChart.update("none");
+      points.push({ value: alpha, methods: r.runs });
+      const { sweep: summary } = await workers[0].request({ type: "sweep-summary", setup: base, param: "alpha", points });
+      drawSweep(summary);
     }
     $("status").textContent = "Alpha sweep done.";
   } catch (e) {
@@ -291,6 +293,28 @@ export async function sweep() {
   } finally {
     setRunning(false);
   }
+}
+
+/// Draws the library's sweep summary: a line per method (no distillation dashed), and each
+/// value's gain of PFD over no distillation with its Holm-corrected p-value.
+function drawSweep(summary) {
+  for (const method of Object.keys(summary.points[0]?.methods ?? {})) {
+    const baseline = method === "no-distillation";
+    const line = dataset(sweepChart, method, () => ({
+      label: state.choices?.methods.find((m) => m.name === method)?.label ?? method,
+      borderColor: METHOD_COLOURS[method], backgroundColor: METHOD_COLOURS[method],
+      ...(baseline ? { borderDash: [5, 4] } : {}),
+    }));
+    line.data = summary.points.map((p) => ({ x: p.value, y: p.methods[method]["ndcg@8"].mean ?? NaN }));
+  }
+  sweepChart.update("none");
+  $("sweep-summary").textContent = summary.points.map((p) => {
+    const gain = p.methods.pfd?.gain_percent;
+    const test = p.tests.find((t) => t.metric === "ndcg@8" && t.a === "pfd" && t.b === "no-distillation");
+    const pValue = test?.p_holm ?? test?.p;
+    const pText = pValue === null || pValue === undefined ? "" : pValue < 0.001 ? ", p < 0.001" : `, p = ${pValue.toFixed(3)}`;
+    return `alpha ${p.value}: PFD ${gain === null || gain === undefined ? "n/a" : `${gain >= 0 ? "+" : ""}${gain.toFixed(2)}%`}${pText}`;
+  }).join("; ");
 }
 
 export async function downloadStudent() {

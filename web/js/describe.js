@@ -23,6 +23,7 @@ export async function loadDefaults() {
   const answer = await request({ type: "defaults" });
   state.defaults = answer.setup;
   state.settings = answer.settings;
+  state.choices = answer.choices;
 }
 
 // Each description numbered: only the latest one is shown (an earlier one may answer later).

@@ -24,7 +24,8 @@ export function applySettings(table, forms) {
       const { row, field } = found;
       const start = field.page ?? field.default;
       const range = row.range;
-      el.title = range ? `${row.help}. In ${range.text}` : row.help;
+      // A choice with help of its own (a method's checkbox: choices.js) keeps it.
+      el.title = el.dataset.help ?? (range ? `${row.help}. In ${range.text}` : row.help);
       if (el.type === "checkbox") {
         el.checked = start.split(",").includes(el.value);
         continue;

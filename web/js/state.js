@@ -11,6 +11,9 @@ export const state = {
   /// The library's table of settings (crate/settings.rs, `table_json`): the form's bounds,
   /// tooltips and starting values.
   settings: null,
+  /// The losses and methods the library offers ({losses, methods}, crate/setup.rs
+  /// `choices_json`): the form's choices, their tooltips and the methods' colours.
+  choices: null,
   /// The form's setup as the engine last described it: {setup, command, differences}; null when
   /// the form holds no valid setup.
   lastDescribed: null,

@@ -316,7 +316,10 @@ export async function runPool(setup, onEvent) {
     }
   });
   const { result } = await workers[0].request({ type: "summary", setup, methods });
-  return { ...result, workers: used, memory: await measurePool(used, entry, "pool-memory") };
+  const out = { ...result, workers: used, memory: await measurePool(used, entry, "pool-memory") };
+  // The runs themselves, for a sweep's summary (not part of the results a Run exports).
+  Object.defineProperty(out, "runs", { value: methods, enumerable: false });
+  return out;
 }
 
 /// What the last pooled run held, on the page (in `#id`, its numbers in `data-*` attributes).

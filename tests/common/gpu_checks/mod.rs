@@ -18,24 +18,27 @@ pub use training::*;
 
 use std::sync::Arc;
 
-use distillrank::cpu::adam::{Adam, AdamConfig, AdamVector};
-use distillrank::cpu::loss::{data_loss, loss_weights, teacher_loss, LossKind, Targets};
-use distillrank::cpu::mlp::{dense_backward, dense_forward, Dense, Mlp};
+use distillrank::cpu::adam::{Adam, AdamVector};
+use distillrank::cpu::loss::{data_loss, teacher_loss};
+use distillrank::cpu::mlp::{dense_backward, dense_forward};
 use distillrank::cpu::ranking::CpuRanking;
-use distillrank::distill::{RdBatch, RdScheme};
 use distillrank::gpu::losses::{LossBuffers, LossParams, RankingLoss};
 use distillrank::gpu::mlp::adam_params;
 use distillrank::gpu::params::{AdamParams, DenseParams, ObjectiveParams, ReduceParams};
 use distillrank::gpu::shaders::{TILE, WORKGROUP};
 use distillrank::gpu::trainer::GpuTrainer;
 use distillrank::gpu::{groups_of, AdapterChoice, Gpu, Kernel, Products};
+use distillrank::model::adam::AdamConfig;
+use distillrank::model::loss::{loss_weights, LossKind, Targets};
+use distillrank::model::mlp::{Dense, Mlp};
+use distillrank::model::step::{LossPlan, ObjectivePlan, StepBatch, StepLosses};
 use distillrank::objectives::gpu::GpuObjectiveTrainer;
 use distillrank::objectives::train::{Config as ObjectiveConfig, CpuTrainer};
 use distillrank::objectives::{
     dual_ascent, f_beta_bound, roc_auc_surrogate, Grad, Objective, Params, Surrogate,
 };
+use distillrank::ranking::distill::{RdBatch, RdScheme};
 use distillrank::rng::Rng;
-use distillrank::step::{LossPlan, ObjectivePlan, StepBatch, StepLosses};
 
 /// |gpu - cpu| <= atol + rtol * |cpu| everywhere, else a report of how many, the worst and where.
 pub fn assert_close(gpu: &[f32], cpu: &[f32], atol: f32, rtol: f32, what: &str) {

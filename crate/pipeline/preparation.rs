@@ -1,0 +1,631 @@
+//! Loading and preparing a setup's data, once for every door: load or generate, hold out, simulate
+//! or read logs, split the features, check; through a file of prepared splits on disk when asked.
+
+use std::path::{Path, PathBuf};
+
+use super::store::{sidecar_path, Role, Store};
+use super::Reporter;
+use crate::data::logs::LogColumns;
+use crate::data::prepare::{
+    hold_out_test, hold_out_test_groups, prepare_raw_in, PrepareOptions, Prepared, RawSplits,
+    Scratch, PREPARE_STEPS,
+};
+use crate::data::synth::generate_splits;
+use crate::data::Dataset;
+use crate::error::{Error, Result};
+use crate::setup::{DataSetup, DataSource, HOLDOUT};
+
+/// The prepared splits, and what reports and saved models need to know of their source.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PreparedData {
+    pub prepared: Prepared,
+    /// Feature columns of the source data a student reads from (the original file's, without
+    /// simulated logs or separately given privileged features).
+    pub source_features: usize,
+    pub description: String,
+    pub options: PrepareOptions,
+    /// The simulated logs' summary, when z comes from logs simulated here.
+    pub logs: Option<serde_json::Value>,
+}
+
+/// The splits as loaded or generated, before preparation.
+struct Loaded {
+    train: Dataset,
+    valid: Option<Dataset>,
+    test: Option<Dataset>,
+    synthetic_z: Option<Vec<usize>>,
+    description: String,
+    names: [Option<String>; 3],
+}
+
+fn load(data: &DataSetup, store: &mut dyn Store, reporter: &mut dyn Reporter) -> Result<Loaded> {
+    Ok(match &data.source {
+        DataSource::Files { train, valid, test } => {
+            for (name, split) in [
+                (Some(train), "training"),
+                (valid.as_ref(), "validation"),
+                (test.as_ref(), "test"),
+            ] {
+                if name.is_some_and(|n| n.trim().is_empty()) {
+                    return Err(Error::Config(format!(
+                        "the {split} file's name is empty: name a LETOR file"
+                    )));
+                }
+            }
+            let train_data = store.load(train, Role::Train, reporter)?;
+            let mut optional = |name: &Option<String>, role| {
+                name.as_ref()
+                    .map(|n| store.load(n, role, reporter))
+                    .transpose()
+            };
+            let valid_data = optional(valid, Role::Valid)?;
+            let test_data = optional(test, Role::Test)?;
+            Loaded {
+                train: train_data,
+                valid: valid_data,
+                test: test_data,
+                synthetic_z: None,
+                description: train.clone(),
+                names: [Some(train.clone()), valid.clone(), test.clone()],
+            }
+        }
+        DataSource::Mq2008 => {
+            let [train, valid, test] = crate::data::bundled::mq2008()?;
+            Loaded {
+                train,
+                valid: Some(valid),
+                test: Some(test),
+                synthetic_z: None,
+                description: "MQ2008 Fold1, bundled".into(),
+                names: [None, None, None],
+            }
+        }
+        DataSource::Synthetic {
+            options,
+            valid_queries,
+            test_queries,
+        } => {
+            // One draw of train + valid + test queries, cut in that order. Validation and test
+            // are large so that method differences of a percent stand out of the evaluation noise.
+            let s = generate_splits(options, options.queries, *valid_queries, *test_queries)?;
+            let n_docs = s.train.n_docs() + s.valid.n_docs() + s.test.n_docs();
+            let description = format!(
+                "synthetic {} data ({} train / {} valid / {} test queries, {} docs, {})",
+                format!("{:?}", options.kind).to_lowercase(),
+                options.queries,
+                valid_queries,
+                test_queries,
+                n_docs,
+                options.privileged_summary()
+            );
+            Loaded {
+                train: s.train,
+                valid: Some(s.valid),
+                test: Some(s.test),
+                synthetic_z: Some(s.privileged_columns),
+                description,
+                names: [None, None, None],
+            }
+        }
+    })
+}
+
+/// Loads (or generates) and prepares the data of `data`: every door's one path. With
+/// `needs_test`, data without a test split get one held out of the training queries
+/// ([`HOLDOUT`]); a missing validation split is always held out.
+///
+/// With `data.prepared_cache` (files on disk only), the prepared splits are kept in a file beside
+/// the training file ([`prepared_path`]) and returned mapped from it, so that training reads x
+/// and z in place: a later run with the same key reads that file instead of loading and
+/// preparing the data.
+pub fn prepare(
+    data: &DataSetup,
+    store: &mut dyn Store,
+    needs_test: bool,
+    reporter: &mut dyn Reporter,
+) -> Result<PreparedData> {
+    if data.prepared_cache {
+        #[cfg(not(target_arch = "wasm32"))]
+        return prepare_through_file(data, store, needs_test, reporter);
+        #[cfg(target_arch = "wasm32")]
+        return Err(Error::Config(
+            "data.prepared_cache keeps the prepared splits in a file beside the training file: the page has no files; turn it off".into(),
+        ));
+    }
+    prepare_in_memory(data, store, needs_test, &Scratch::Memory, reporter)
+}
+
+/// [`prepare`] through the file of prepared splits: read when it exists and has this
+/// preparation's key, otherwise prepared here, written, and mapped back (the matrices built in
+/// memory are dropped first).
+#[cfg(not(target_arch = "wasm32"))]
+fn prepare_through_file(
+    data: &DataSetup,
+    store: &mut dyn Store,
+    needs_test: bool,
+    reporter: &mut dyn Reporter,
+) -> Result<PreparedData> {
+    let key = prepared_key(data, store, needs_test)?;
+    let DataSource::Files { train, .. } = &data.source else {
+        unreachable!("prepared_key refuses other sources")
+    };
+    let path = prepared_path(Path::new(train), key);
+    if path.exists() {
+        match read_prepared(&path, key) {
+            Ok(Some(prepared)) => {
+                reporter.note(&format!("prepared splits read from {}", path.display()));
+                report_prepared(&prepared.prepared, reporter);
+                return Ok(prepared);
+            }
+            Ok(None) => reporter.note(&format!(
+                "{} was written for other settings or sources: preparing again",
+                path.display()
+            )),
+            Err(e) => reporter.note(&format!(
+                "cannot use the prepared splits ({e}): preparing again"
+            )),
+        }
+    }
+    // Prepared into scratch files beside it, mapped: the first run is not bound by memory
+    // either.
+    let folder = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let scratch = match crate::data::Features::scratch(folder, 1) {
+        Ok(_) => {
+            // The text files read here too, when they have no binary cache.
+            store.read_into(Scratch::Files(folder.to_path_buf()));
+            Scratch::Files(folder.to_path_buf())
+        }
+        // A folder that cannot hold them costs the scratch files, not the run.
+        Err(e) => {
+            reporter.warn(&format!(
+                "cannot keep preparation's matrices in {} ({e}): preparing in memory",
+                folder.display()
+            ));
+            Scratch::Memory
+        }
+    };
+    let prepared = prepare_in_memory(data, store, needs_test, &scratch, reporter)?;
+    let extra = prepared.about();
+    if let Err(e) = crate::data::prepared_cache::write(&path, key, &prepared.prepared, extra) {
+        // The splits are prepared: a full disk or a read-only folder costs the file, not the run.
+        reporter.warn(&format!(
+            "the prepared splits could not be kept ({e}): this run trains from memory"
+        ));
+        return Ok(prepared);
+    }
+    // Training reads the file's pages, which the system can drop and read again, rather than
+    // matrices that must stay resident.
+    drop(prepared);
+    let prepared = read_prepared(&path, key)?.ok_or_else(|| {
+        Error::Config(format!(
+            "{} was replaced while it was read back: run again",
+            path.display()
+        ))
+    })?;
+    reporter.note(&format!(
+        "prepared splits written to {}: later runs with these settings read them",
+        path.display()
+    ));
+    Ok(prepared)
+}
+
+/// Where the prepared splits of a preparation with `key` of `train` are kept: beside it,
+/// `TRAIN.KEY.drprep` (the key in 16 hex digits).
+#[cfg(not(target_arch = "wasm32"))]
+pub fn prepared_path(train: &Path, key: u64) -> PathBuf {
+    PathBuf::from(format!("{}.{key:016x}.drprep", train.display()))
+}
+
+/// The key of prepared splits: a stable hash ([`crate::data::prepared_cache::Fnv1a`]) of the
+/// file layout's version, the version of what preparation computes
+/// ([`crate::data::prepare::PREPARATION_VERSION`]), the crate's version, the data settings as JSON
+/// (all but `prepared_cache` itself), `needs_test`, and the stamps of every file named
+/// ([`Store::stamps`]). Refuses data that are not files on disk, by name.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn prepared_key(data: &DataSetup, store: &mut dyn Store, needs_test: bool) -> Result<u64> {
+    use crate::data::prepared_cache::{Fnv1a, PREPARED_VERSION};
+    let DataSource::Files { train, valid, test } = &data.source else {
+        let what = match data.source {
+            DataSource::Mq2008 => "the bundled MQ2008, which load in a moment",
+            _ => "synthetic data, generated in memory",
+        };
+        return Err(Error::Config(format!(
+            "--prepared-cache (data.prepared_cache) keeps the prepared splits beside the training file: {what} have none; give --train FILE, or turn it off"
+        )));
+    };
+    let mut setup = serde_json::to_value(data).expect("a data setup serialises");
+    if let Some(fields) = setup.as_object_mut() {
+        fields.remove("prepared_cache");
+    }
+    let mut hash = Fnv1a::default();
+    hash.field(b"distillrank prepared splits");
+    hash.field(&PREPARED_VERSION.to_le_bytes());
+    hash.field(&crate::data::prepare::PREPARATION_VERSION.to_le_bytes());
+    hash.field(env!("CARGO_PKG_VERSION").as_bytes());
+    hash.field(setup.to_string().as_bytes());
+    hash.field(&[needs_test as u8]);
+    for (name, role) in [
+        (Some(train), Role::Train),
+        (valid.as_ref(), Role::Valid),
+        (test.as_ref(), Role::Test),
+    ] {
+        let Some(name) = name else {
+            hash.field(b"");
+            continue;
+        };
+        let stamps = store.stamps(name, role)?.ok_or_else(|| {
+            Error::Config(format!(
+                "--prepared-cache (data.prepared_cache) keeps the prepared splits beside the training file: '{}' is held in memory, not a file on disk; turn it off",
+                crate::error::printable(name)
+            ))
+        })?;
+        hash.field(stamps.as_bytes());
+    }
+    Ok(hash.finish())
+}
+
+/// The prepared data of the file at `path`, mapped, when it was written with `key`.
+#[cfg(not(target_arch = "wasm32"))]
+fn read_prepared(path: &Path, key: u64) -> Result<Option<PreparedData>> {
+    let Ok((prepared, about)) = crate::data::prepared_cache::read(path, key)? else {
+        return Ok(None);
+    };
+    PreparedData::with_about(prepared, &about)
+        .map(Some)
+        .map_err(|e| {
+            Error::parse(
+                path,
+                0,
+                0,
+                format!("corrupt description of the source: {e}"),
+            )
+        })
+}
+
+impl PreparedData {
+    /// What the prepared splits do not hold: the source's description and the options that
+    /// prepared them, kept beside the splits where they are laid out ([`prepared_cache`]).
+    ///
+    /// [`prepared_cache`]: crate::data::prepared_cache
+    fn about(&self) -> serde_json::Value {
+        serde_json::json!({
+            "source_features": self.source_features,
+            "description": self.description,
+            "options": self.options,
+            "logs": self.logs,
+        })
+    }
+
+    /// Prepared splits with what [`about`](Self::about) kept of them.
+    fn with_about(
+        prepared: Prepared,
+        about: &serde_json::Value,
+    ) -> std::result::Result<PreparedData, serde_json::Error> {
+        let field = |name: &str| about.get(name).cloned().unwrap_or_default();
+        Ok(PreparedData {
+            prepared,
+            source_features: serde_json::from_value(field("source_features"))?,
+            description: serde_json::from_value(field("description"))?,
+            options: serde_json::from_value(field("options"))?,
+            logs: serde_json::from_value(field("logs"))?,
+        })
+    }
+
+    /// These prepared data in a new `SharedArrayBuffer`, for every worker of the page's pool to
+    /// read ([`from_shared`](Self::from_shared)): one copy of x and z for the whole pool.
+    #[cfg(target_arch = "wasm32")]
+    pub fn to_shared(&self) -> Result<js_sys::SharedArrayBuffer> {
+        crate::data::prepared_cache::to_shared(&self.prepared, self.about())
+    }
+
+    /// The prepared data another worker (or this one) laid out with
+    /// [`to_shared`](Self::to_shared), x and z read from the buffer in place.
+    #[cfg(target_arch = "wasm32")]
+    pub fn from_shared(buffer: &js_sys::SharedArrayBuffer) -> Result<PreparedData> {
+        let (prepared, about) = crate::data::prepared_cache::from_shared(buffer)?;
+        PreparedData::with_about(prepared, &about)
+            .map_err(|e| Error::Config(format!("the pool's shared data: {e}")))
+    }
+}
+
+/// What preparation tells of prepared splits: each split's filter report, then its warnings.
+fn report_prepared(prepared: &Prepared, reporter: &mut dyn Reporter) {
+    for (split, report) in &prepared.filter {
+        reporter.note(&format!("{split}: {report}"));
+    }
+    for warning in &prepared.warnings {
+        reporter.warn(warning);
+    }
+}
+
+/// [`prepare`] without the file: load, hold out, simulate or read logs, prepare (the matrices where
+/// `scratch` says).
+fn prepare_in_memory(
+    data: &DataSetup,
+    store: &mut dyn Store,
+    needs_test: bool,
+    scratch: &Scratch,
+    reporter: &mut dyn Reporter,
+) -> Result<PreparedData> {
+    let Loaded {
+        train,
+        valid,
+        test,
+        synthetic_z,
+        description,
+        names,
+    } = load(data, store, reporter)?;
+    // Data without a test split get one held out of the training queries. Preparation takes it
+    // from the training matrix itself; only simulated logs, which rewrite the splits, need it
+    // as a dataset of its own first.
+    let hold_out = (test.is_none() && needs_test).then_some((HOLDOUT.1, data.data_seed));
+    let description = match hold_out {
+        Some((share, seed)) => {
+            let (_, held_out) = hold_out_test_groups(train.n_groups(), share, seed)?;
+            format!(
+                "{description}, its test split {} of its {} queries held out",
+                held_out.len(),
+                train.n_groups()
+            )
+        }
+        None => description,
+    };
+    let (train, valid, test, hold_out, logged, logs, description) = if data.wants_logs() {
+        let (train, test) = match hold_out {
+            Some((share, seed)) => {
+                let (rest, test) = hold_out_test(&train, share, seed)?;
+                (rest, Some(test))
+            }
+            None => (train, test),
+        };
+        let logged = logged_splits(&names, data, store, train, valid, test, reporter)?;
+        (
+            logged.train,
+            logged.valid,
+            logged.test,
+            None,
+            Some(logged.columns),
+            logged.summary,
+            format!("{description}, {}", logged.description),
+        )
+    } else {
+        (train, valid, test, hold_out, None, None, description)
+    };
+    let options = data.prepare_options(synthetic_z.as_deref(), logged.as_ref())?;
+    // With simulated logs the regular columns are the original file's: a student serves on
+    // files without logs.
+    let source_features = logged.map_or(train.n_features, |c| c.impressions - 1);
+    let started = crate::clock::Instant::now();
+    let total = PREPARE_STEPS.len() as u64;
+    let mut steps: Vec<(String, f64)> = Vec::new();
+    let raw = RawSplits {
+        train,
+        valid,
+        test,
+        hold_out_test: hold_out,
+    };
+    let prepared = prepare_raw_in(raw, &options, scratch, &mut |step| {
+        reporter.progress("preparing", "steps", steps.len() as u64, total);
+        steps.push((step.to_string(), started.elapsed()));
+    });
+    reporter.progress("preparing", "steps", total, total);
+    let prepared = prepared?;
+    let ended = started.elapsed();
+    let each: Vec<String> = steps
+        .iter()
+        .enumerate()
+        .map(|(i, (name, at))| {
+            let until = steps.get(i + 1).map_or(ended, |s| s.1);
+            format!("{name} {:.1} s", until - at)
+        })
+        .collect();
+    reporter.note(&format!("prepared in {ended:.1} s: {}", each.join(", ")));
+    report_prepared(&prepared, reporter);
+    Ok(PreparedData {
+        prepared,
+        source_features,
+        description,
+        options,
+        logs,
+    })
+}
+
+/// The splits with their simulated-log columns.
+struct Logged {
+    train: Dataset,
+    valid: Option<Dataset>,
+    test: Option<Dataset>,
+    columns: LogColumns,
+    /// The logs' summary, when simulated here.
+    summary: Option<serde_json::Value>,
+    description: String,
+}
+
+/// The splits with their simulated-log columns for `privileged: logs`: read from files that
+/// `data simulate-logs` wrote (their sidecars name the columns), or simulated here with the
+/// setup's log options when the training data have no sidecar.
+fn logged_splits(
+    names: &[Option<String>; 3],
+    data: &DataSetup,
+    store: &mut dyn Store,
+    train: Dataset,
+    valid: Option<Dataset>,
+    test: Option<Dataset>,
+    reporter: &mut dyn Reporter,
+) -> Result<Logged> {
+    let [train_name, valid_name, test_name] = names;
+    let train_sidecar = match train_name {
+        Some(name) => store.sidecar(name)?,
+        None => None,
+    };
+    if let (Some(sidecar), Some(train_name)) = (train_sidecar, train_name) {
+        let columns: LogColumns = serde_json::from_value(sidecar["columns"].clone())
+            .map_err(|e| Error::Config(format!("the training file's logs sidecar: {e}")))?;
+        let sidecar_name = sidecar_path(Path::new(train_name));
+        if train.n_features != columns.conversions {
+            return Err(Error::Config(format!(
+                "{train_name} has {} features but its logs sidecar puts the conversions in column {}: the file and {} do not belong together",
+                train.n_features,
+                columns.conversions,
+                sidecar_name.display()
+            )));
+        }
+        for name in [valid_name, test_name].into_iter().flatten() {
+            match store.sidecar(name)? {
+                Some(other) if other["options"] != sidecar["options"] => {
+                    return Err(Error::Config(format!(
+                        "{name}'s logs were simulated with other parameters than the training file's ({} against {}): simulate the splits together (distillrank data simulate-logs TRAIN VALID TEST -o DIR)",
+                        other["click_model"].as_str().unwrap_or("?"),
+                        sidecar["click_model"].as_str().unwrap_or("?")
+                    )))
+                }
+                Some(other) if other["columns"] == sidecar["columns"] => {}
+                Some(_) => {
+                    return Err(Error::Config(format!(
+                        "{name} holds its logs in other columns than the training file: simulate the splits together (distillrank data simulate-logs TRAIN VALID TEST -o DIR)"
+                    )))
+                }
+                None => {
+                    return Err(Error::Config(format!(
+                        "{name} has no simulated logs ({} is missing) but the training file has: simulate the splits together (distillrank data simulate-logs TRAIN VALID TEST -o DIR)",
+                        sidecar_path(Path::new(name)).display()
+                    )))
+                }
+            }
+        }
+        let description = format!(
+            "logs simulated by data simulate-logs ({})",
+            sidecar["click_model"].as_str().unwrap_or("see the sidecar")
+        );
+        return Ok(Logged {
+            train,
+            valid,
+            test,
+            columns,
+            summary: None,
+            description,
+        });
+    }
+    let options = &data.logs;
+    let present = [valid.is_some(), test.is_some()];
+    let mut splits = vec![train];
+    let mut split_names = vec![train_name
+        .clone()
+        .unwrap_or_else(|| "the training split".into())];
+    for (split, name, what) in [
+        (valid, valid_name, "the validation split"),
+        (test, test_name, "the test split"),
+    ] {
+        if let Some(d) = split {
+            splits.push(d);
+            split_names.push(name.clone().unwrap_or_else(|| what.into()));
+        }
+    }
+    let refs: Vec<&Dataset> = splits.iter().collect();
+    let simulated = crate::data::logs::simulate(&refs, &split_names, options)?;
+    let description = format!("logs simulated here ({})", options.click_model_summary());
+    reporter.note(&format!(
+        "{description}: {} of {} training documents converted",
+        simulated.stats[0].converted_docs, simulated.stats[0].docs
+    ));
+    let summary = serde_json::json!({
+        "click_model": options.click_model_summary(),
+        "columns": simulated.columns,
+        "train": simulated.stats[0],
+        "logging_ranker_graded_ndcg@10": simulated.logging_ranker_ndcg10,
+    });
+    let columns = simulated.columns;
+    let mut logged = simulated.datasets.into_iter();
+    let train = logged.next().expect("the training split is simulated");
+    let valid = if present[0] { logged.next() } else { None };
+    let test = if present[1] { logged.next() } else { None };
+    Ok(Logged {
+        train,
+        valid,
+        test,
+        columns,
+        summary: Some(summary),
+        description,
+    })
+}
+
+/// A dataset from arrays (Python's `fit(X, y, qid=...)`): `features` row-major `n_docs x
+/// n_features`, a relevance grade and a query id per row, each query's rows contiguous. Checked
+/// as the LETOR reader checks a file, with the row named in every refusal.
+pub fn dataset_from_arrays(
+    name: &str,
+    features: Vec<f32>,
+    n_features: usize,
+    grades: &[f64],
+    qids: &[u64],
+) -> Result<Dataset> {
+    use crate::data::letor::MAX_GRADE;
+    let n_docs = grades.len();
+    let bad =
+        |message: String| Error::Data(format!("{}: {message}", crate::error::printable(name)));
+    if n_docs == 0 {
+        return Err(bad("no rows: expected at least one document".into()));
+    }
+    if qids.len() != n_docs || Some(features.len()) != n_docs.checked_mul(n_features) {
+        return Err(bad(format!(
+            "{} feature rows, {} grades and {} query ids: expected one of each per document",
+            features.len().checked_div(n_features).unwrap_or(0),
+            n_docs,
+            qids.len()
+        )));
+    }
+    if n_features == 0 {
+        return Err(bad("no feature columns".into()));
+    }
+    let mut graded = Vec::with_capacity(n_docs);
+    for (row, &g) in grades.iter().enumerate() {
+        if !(g.is_finite() && g >= 0.0 && g <= MAX_GRADE as f64 && g.fract() == 0.0) {
+            return Err(bad(format!(
+                "row {}: relevance grade {g}: expected an integer 0..={MAX_GRADE}",
+                row + 1
+            )));
+        }
+        graded.push(g as u8);
+    }
+    if let Some(i) = features.iter().position(|v| !v.is_finite()) {
+        return Err(bad(format!(
+            "row {}, feature {}: {} is not a finite number",
+            i / n_features + 1,
+            i % n_features + 1,
+            features[i]
+        )));
+    }
+    let mut offsets = vec![0];
+    let mut group_qids: Vec<u64> = Vec::new();
+    let mut seen = std::collections::HashMap::new();
+    for (row, &q) in qids.iter().enumerate() {
+        if group_qids.last() != Some(&q) {
+            if let Some(&last) = seen.get(&q) {
+                return Err(bad(format!(
+                    "row {}: qid {q} reappears after other queries (its rows ended at row {}): the rows of a query must be contiguous",
+                    row + 1,
+                    last + 1
+                )));
+            }
+            if row > 0 {
+                offsets.push(row);
+            }
+            group_qids.push(q);
+        }
+        seen.insert(q, row);
+    }
+    offsets.push(n_docs);
+    let dataset = Dataset {
+        n_features,
+        features: features.into(),
+        grades: graded,
+        group_offsets: offsets,
+        qids: group_qids,
+        source: Some(PathBuf::from(name)),
+    };
+    dataset.check_invariants().map_err(bad)?;
+    Ok(dataset)
+}

@@ -1,0 +1,62 @@
+//! What a comparison found, as `results.json` holds it.
+
+use super::preparation::PreparedData;
+use crate::engine::Engine;
+use crate::ranking::experiment::Comparison;
+use crate::setup::Setup;
+
+/// The seed of the paired tests' bootstrap and permutations: fixed, so that a report reproduces.
+pub const TESTS_SEED: u64 = 0x7465_7374;
+
+/// What a comparison found, as `results.json` holds it: the data, the preparation, the
+/// configuration, the setup, per method every figure with its spread (the `methods` object of
+/// [`Comparison::methods_json`]), the test queries (`test_qids`), each student's NDCG@8 on every
+/// test query (`per_query`: `{method: [[NDCG@8 of each test query] for each seed]}`, and
+/// `per_query_graded` on the graded relevance), and the paired tests (`tests`,
+/// [`crate::stats::PairedTest`]).
+pub fn results_json(
+    data: &PreparedData,
+    setup: &Setup,
+    comparison: &Comparison,
+) -> serde_json::Value {
+    let config = setup
+        .compare_config(Engine::Cpu)
+        .map(|c| serde_json::to_value(c).expect("a configuration serialises"))
+        .unwrap_or(serde_json::Value::Null);
+    let test = data.prepared.test.as_ref().unwrap_or(&data.prepared.valid);
+    let tests = comparison.tests(TESTS_SEED);
+    let sentences: Vec<String> = tests
+        .iter()
+        .filter(|t| t.metric == "ndcg@8")
+        .map(crate::stats::sentence)
+        .collect();
+    let mut results = serde_json::json!({
+        "data": data.description,
+        "preparation": data.options,
+        "privileged_columns": data.prepared.privileged_columns,
+        "logs": data.logs,
+        "config": config,
+        "methods": comparison.methods_json(),
+        "setup": setup,
+        "test_qids": test.qids,
+        "per_query": comparison.per_query_json(false),
+        "per_query_graded": comparison.per_query_json(true),
+        "tests": tests,
+        "sentences": sentences,
+    });
+    // The teachers trained once for two methods, when there are any.
+    let shared = shared_teachers(data, setup);
+    if !shared.is_empty() {
+        results["shared_teachers"] = shared.into();
+    }
+    results
+}
+
+/// What the reports say of the teachers a comparison trains once for two methods
+/// ([`CompareConfig::jobs_on`]): a sentence each; none when every method trains its own.
+pub fn shared_teachers(data: &PreparedData, setup: &Setup) -> Vec<String> {
+    setup
+        .compare_config(Engine::Cpu)
+        .map(|c| c.shared_teachers(data.prepared.train.d_z))
+        .unwrap_or_default()
+}

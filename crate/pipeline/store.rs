@@ -1,0 +1,251 @@
+//! Where the files a setup names come from: on disk (with their caches and sidecars) or in
+//! memory (the page's uploads, Python's arrays).
+
+use std::path::{Path, PathBuf};
+
+use super::Reporter;
+use crate::data::logs::LogColumns;
+use crate::data::prepare::Scratch;
+use crate::data::Dataset;
+use crate::error::{Error, Result};
+
+/// Which split a file plays.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    Train,
+    Valid,
+    Test,
+}
+
+/// Where the files a setup names come from.
+pub trait Store {
+    /// The dataset `name` names, playing `role`.
+    fn load(&mut self, name: &str, role: Role, reporter: &mut dyn Reporter) -> Result<Dataset>;
+    /// The simulated-logs sidecar of `name` (`FILE.logs.json`, written by `data simulate-logs`),
+    /// when the store keeps files beside each other; checked ([`check_sidecar`]).
+    fn sidecar(&mut self, _name: &str) -> Result<Option<serde_json::Value>> {
+        Ok(None)
+    }
+    /// What identifies the file `name` playing `role` and the files read with it (its `.query`
+    /// files, its logs sidecar), for the key of prepared splits on disk ([`prepare`] with
+    /// `prepared_cache`); None where the store holds no files (the page's uploads, arrays).
+    fn stamps(&mut self, _name: &str, _role: Role) -> Result<Option<String>> {
+        Ok(None)
+    }
+    /// Builds the matrices of the files it reads next where `scratch` says (a store of files on
+    /// disk; the others hold their data already).
+    fn read_into(&mut self, _scratch: Scratch) {}
+}
+
+/// Datasets held in memory under names: the page's uploads, Python's arrays.
+#[derive(Default)]
+pub struct InMemory {
+    pub datasets: Vec<(String, Dataset)>,
+}
+
+impl Store for InMemory {
+    fn load(&mut self, name: &str, _role: Role, _: &mut dyn Reporter) -> Result<Dataset> {
+        self.datasets
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, d)| d.clone())
+            .ok_or_else(|| {
+                Error::Config(format!("no data named '{}'", crate::error::printable(name)))
+            })
+    }
+}
+
+/// Files on disk: a LETOR file, its fresh `FILE.drcache` when there is one, or a `.drcache`;
+/// LightGBM `.query` files for the text files without qid, by role.
+#[cfg(not(target_arch = "wasm32"))]
+#[derive(Default)]
+pub struct Disk {
+    /// The group-size files of the training, validation and test files.
+    pub queries: [Option<PathBuf>; 3],
+    /// Where a text file's matrix is built as it is read ([`Store::read_into`]).
+    pub scratch: Scratch,
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+impl Store for Disk {
+    fn load(&mut self, name: &str, role: Role, reporter: &mut dyn Reporter) -> Result<Dataset> {
+        let query = &self.queries[role as usize];
+        load_file(Path::new(name), query.as_deref(), &self.scratch, reporter)
+    }
+
+    fn read_into(&mut self, scratch: Scratch) {
+        self.scratch = scratch;
+    }
+
+    fn sidecar(&mut self, name: &str) -> Result<Option<serde_json::Value>> {
+        let path = Path::new(name);
+        let mut candidates = vec![sidecar_path(path)];
+        if path.extension().is_some_and(|e| e == "drcache") {
+            candidates.push(sidecar_path(&path.with_extension("")));
+        }
+        match candidates.into_iter().find(|p| p.exists()) {
+            Some(p) => {
+                let bytes = crate::data::read_capped(&p, 16 << 20, "a logs sidecar")?;
+                let sidecar = check_sidecar(&p, &bytes)?;
+                // The sidecar describes one file: the text beside it, whose size and CRC-32 it
+                // recorded when the logs were simulated.
+                let described = p
+                    .to_str()
+                    .and_then(|n| n.strip_suffix(".logs.json"))
+                    .map(PathBuf::from)
+                    .unwrap_or_else(|| path.to_path_buf());
+                let recorded = &sidecar["file"];
+                if recorded.is_null() {
+                    return Err(Error::parse(
+                        &p,
+                        0,
+                        0,
+                        "names no file (size and CRC-32): it was written by an older build; simulate the logs again (distillrank data simulate-logs)",
+                    ));
+                }
+                if described.exists() && &file_identity(&described)? != recorded {
+                    return Err(Error::Config(format!(
+                        "{} describes another file than {}: its recorded size and CRC-32 ({}) differ from the file's; simulate the logs again, or give the file it was written with",
+                        p.display(),
+                        described.display(),
+                        recorded
+                    )));
+                }
+                Ok(Some(sidecar))
+            }
+            None => Ok(None),
+        }
+    }
+
+    /// Sizes and modification times, as [`crate::data::cache`] stamps its sources, rather than
+    /// a hash of the contents: hashing a 4 GB file on every run would cost most of what the
+    /// prepared splits save. A file rewritten with the same size within the same nanosecond
+    /// would go unnoticed; delete `TRAIN.*.drprep` after such an edit.
+    fn stamps(&mut self, name: &str, role: Role) -> Result<Option<String>> {
+        use crate::data::cache::file_stamp;
+        let path = Path::new(name);
+        let mut files = vec![path.to_path_buf(), PathBuf::from(format!("{name}.query"))];
+        files.extend(self.queries[role as usize].clone());
+        files.push(sidecar_path(path));
+        if path.extension().is_some_and(|e| e == "drcache") {
+            files.push(sidecar_path(&path.with_extension("")));
+        }
+        let mut stamps = String::new();
+        for (k, file) in files.iter().enumerate() {
+            // The named file must exist; its companions count where they do.
+            if k == 0 || file.exists() {
+                let (len, mtime_ns) = file_stamp(file)?;
+                stamps.push_str(&format!("{}\t{len}\t{mtime_ns}\n", file.display()));
+            }
+        }
+        Ok(Some(stamps))
+    }
+}
+
+/// Loads a LETOR file: from `FILE` if it is a cache, from `FILE.drcache` when that is fresh,
+/// otherwise by parsing the text (reporting the bytes read).
+#[cfg(not(target_arch = "wasm32"))]
+pub fn load_file(
+    path: &Path,
+    query: Option<&Path>,
+    scratch: &Scratch,
+    reporter: &mut dyn Reporter,
+) -> Result<Dataset> {
+    use crate::data::cache;
+    use crate::data::letor::{read_letor_file_with_progress, ReadOptions};
+    if path.extension().is_some_and(|e| e == "drcache") {
+        return Ok(cache::read_cache(path, None)?.0);
+    }
+    let cached = cache::cache_path(path);
+    if query.is_none() && cached.exists() {
+        match cache::read_cache(&cached, Some(path)) {
+            Ok((data, cache::CacheState::Fresh)) => return Ok(data),
+            Ok((_, cache::CacheState::Stale)) => reporter.note(&format!(
+                "{} is stale: parsing {} again",
+                cached.display(),
+                path.display()
+            )),
+            Err(e) => reporter.note(&format!(
+                "cannot use the cache ({e}): parsing {} again",
+                path.display()
+            )),
+        }
+    }
+    let size = std::fs::metadata(path)
+        .map_err(|e| Error::io(path, e))?
+        .len();
+    let label = format!("reading {}", path.display());
+    let options = ReadOptions {
+        scratch: scratch.clone(),
+        ..ReadOptions::default()
+    };
+    let data = read_letor_file_with_progress(path, query, &options, &mut |n| {
+        reporter.progress(&label, "B", n, size)
+    })?;
+    reporter.progress(&label, "B", size, size);
+    Ok(data)
+}
+
+/// What identifies a file for its sidecar: its size and CRC-32, read in one streaming pass.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn file_identity(path: &Path) -> Result<serde_json::Value> {
+    use std::io::Read;
+    let mut file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    let mut hasher = crc32fast::Hasher::new();
+    let mut buffer = vec![0u8; 1 << 20];
+    let mut bytes = 0u64;
+    loop {
+        let n = file.read(&mut buffer).map_err(|e| Error::io(path, e))?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buffer[..n]);
+        bytes += n as u64;
+    }
+    Ok(serde_json::json!({"bytes": bytes, "crc32": format!("{:08x}", hasher.finalize())}))
+}
+
+/// `FILE.logs.json`: the sidecar of a file of simulated logs.
+pub fn sidecar_path(file: &Path) -> PathBuf {
+    let mut name = file.as_os_str().to_owned();
+    name.push(".logs.json");
+    PathBuf::from(name)
+}
+
+/// A sidecar's bytes as JSON, checked: its format, and columns that are the six consecutive
+/// columns `data simulate-logs` appends.
+pub fn check_sidecar(path: &Path, bytes: &[u8]) -> Result<serde_json::Value> {
+    use crate::data::logs::SIDECAR_FORMAT;
+    let bytes = bytes.strip_prefix("\u{feff}".as_bytes()).unwrap_or(bytes);
+    let value: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| {
+        Error::parse(
+            path,
+            e.line() as u64,
+            e.column() as u64,
+            format!("not JSON: {e}"),
+        )
+    })?;
+    if value["format"] != SIDECAR_FORMAT {
+        return Err(Error::parse(
+            path,
+            0,
+            0,
+            format!("expected \"format\": \"{SIDECAR_FORMAT}\""),
+        ));
+    }
+    match serde_json::from_value::<LogColumns>(value["columns"].clone()) {
+        Ok(c) if c.impressions >= 1 && c == LogColumns::after(c.impressions - 1) => Ok(value),
+        Ok(_) => Err(Error::parse(
+            path,
+            0,
+            0,
+            "\"columns\" are not the six consecutive columns data simulate-logs appends",
+        )),
+        Err(e) => Err(Error::parse(
+            path,
+            0,
+            0,
+            format!("\"columns\": {e}; expected the column numbers data simulate-logs writes"),
+        )),
+    }
+}

@@ -1,0 +1,476 @@
+//! One setting swept over values, every chosen method at each value: the PFD paper's Figure 3
+//! (alpha) and Figure 5 (tau_target: positive sparsity; tau_priv: how discriminative z is), the
+//! number of privileged features, the synthetic data's query spread (positive sparsity at fixed
+//! label noise), and the simulated logs' sessions, position bias and conversion rate.
+//!
+//! Every door sweeps here: the CLI's `sweep` ([`sweep`], then its files from a [`Sweep`]), Python's
+//! `sweep(setup, param, values)` (the same, returning [`Sweep::json`]) and the page's alpha sweep
+//! (its pool runs the comparison of each value's setup, [`SweepParam::at`], and
+//! [`Sweep::json`] summarises them). The runs, the paired tests, the gains and the tables come
+//! from here, so every door gives the same numbers.
+
+use std::fmt::Write as _;
+
+use serde::{Deserialize, Serialize};
+
+use super::preparation::{prepare, PreparedData};
+use super::report::TESTS_SEED;
+use super::store::Store;
+use super::Reporter;
+use crate::error::{shown, Error, Result};
+use crate::metrics::plus_minus;
+use crate::ranking::distill::Method;
+use crate::ranking::experiment::{Comparison, UNMEASURED};
+use crate::setup::{DataSource, Setup};
+use crate::stats::PairedTest;
+
+/// The setting a sweep moves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
+#[serde(rename_all = "kebab-case")]
+pub enum SweepParam {
+    /// Weight of the data loss in PFD Eq. 1 (Figure 3).
+    Alpha,
+    /// Gumbel threshold of the labels: higher is sparser positives (Figure 5, left).
+    TauTarget,
+    /// Threshold of the discriminative z: every feature regular, z = 1[t r + G1 > t tau_priv + G0]
+    /// (Figure 5, right).
+    TauPriv,
+    /// Number of privileged features, the top-N by |correlation| with y.
+    PrivilegedCount,
+    /// Per-query relevance shift of the synthetic data: larger leaves fewer positive groups at the
+    /// same label noise (the other way to sparser positives).
+    QuerySpread,
+    /// Simulated logs (privileged: logs): impressions per query; fewer is a sparser y.
+    Sessions,
+    /// Simulated logs: PBM's position bias eta.
+    PositionBias,
+    /// Simulated logs: the share of clicks that convert; lower is a sparser y.
+    ConversionRate,
+}
+
+impl SweepParam {
+    pub const ALL: [SweepParam; 8] = [
+        SweepParam::Alpha,
+        SweepParam::TauTarget,
+        SweepParam::TauPriv,
+        SweepParam::PrivilegedCount,
+        SweepParam::QuerySpread,
+        SweepParam::Sessions,
+        SweepParam::PositionBias,
+        SweepParam::ConversionRate,
+    ];
+
+    /// Its name, which is also its setting's in the table of settings (`tau-target`).
+    pub fn name(self) -> &'static str {
+        match self {
+            SweepParam::Alpha => "alpha",
+            SweepParam::TauTarget => "tau-target",
+            SweepParam::TauPriv => "tau-priv",
+            SweepParam::PrivilegedCount => "privileged-count",
+            SweepParam::QuerySpread => "query-spread",
+            SweepParam::Sessions => "sessions",
+            SweepParam::PositionBias => "position-bias",
+            SweepParam::ConversionRate => "conversion-rate",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<SweepParam> {
+        SweepParam::ALL.into_iter().find(|p| p.name() == name)
+    }
+
+    /// Whether the parameter changes which training groups are positive (then the table shows
+    /// how many are).
+    pub fn moves_positives(self) -> bool {
+        matches!(
+            self,
+            SweepParam::TauTarget
+                | SweepParam::QuerySpread
+                | SweepParam::Sessions
+                | SweepParam::PositionBias
+                | SweepParam::ConversionRate
+        )
+    }
+
+    /// Whether the parameter is one of the log simulator's.
+    pub fn of_logs(self) -> bool {
+        matches!(
+            self,
+            SweepParam::Sessions | SweepParam::PositionBias | SweepParam::ConversionRate
+        )
+    }
+
+    /// Checks a sweep of `values` over `setup` before anything is loaded: each value is a value
+    /// of the swept setting (its row of the table of settings), and the setup has what the
+    /// parameter moves (synthetic data for the query spread, simulated logs for the logs'
+    /// parameters).
+    pub fn check(self, setup: &Setup, values: &[f64]) -> Result<()> {
+        let name = self.name();
+        if values.is_empty() {
+            return Err(Error::Config(format!(
+                "a sweep of {name} needs at least one value"
+            )));
+        }
+        let bound = crate::settings::bound(name).ok_or_else(|| {
+            Error::Config(format!("no bounds are known for the swept setting {name}"))
+        })?;
+        if let Some(&bad) = values.iter().find(|&&v| !bound.contains(v)) {
+            return Err(Error::Config(format!(
+                "--values: {name} = {}: expected {}",
+                shown(bad),
+                bound.expected()
+            )));
+        }
+        for &value in values {
+            self.at(setup, value)?;
+        }
+        // Logs already simulated into the files cannot be simulated again at each value.
+        #[cfg(not(target_arch = "wasm32"))]
+        if let (true, DataSource::Files { train, .. }) = (self.of_logs(), &setup.data.source) {
+            let sidecar = super::store::sidecar_path(std::path::Path::new(train));
+            if sidecar.exists() {
+                return Err(Error::Config(format!(
+                    "{train} already holds simulated logs ({}): to sweep {name}, give the original LETOR files and the logs are simulated at each value",
+                    sidecar.display()
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// `setup` with the swept setting at `value`.
+    pub fn at(self, setup: &Setup, value: f64) -> Result<Setup> {
+        let name = self.name();
+        let mut setup = setup.clone();
+        let data = &mut setup.data;
+        if self.of_logs() && data.privileged.as_deref().map(str::trim) != Some("logs") {
+            return Err(Error::Config(format!(
+                "{name} is a parameter of the simulated logs: add --privileged logs"
+            )));
+        }
+        match self {
+            SweepParam::Alpha => setup.alpha = value,
+            SweepParam::TauTarget => data.tau_target = Some(value),
+            SweepParam::TauPriv => data.privileged = Some(format!("discriminative:{value}")),
+            SweepParam::PrivilegedCount => {
+                data.privileged = Some(format!("top:{}", value as usize))
+            }
+            SweepParam::QuerySpread => match &mut data.source {
+                DataSource::Synthetic { options, .. } => options.query_spread = value,
+                _ => {
+                    return Err(Error::Config(
+                        "query-spread sweeps the synthetic data: drop --train".into(),
+                    ))
+                }
+            },
+            SweepParam::Sessions => data.logs.sessions = value as usize,
+            SweepParam::PositionBias => data.logs.position_bias = value,
+            SweepParam::ConversionRate => data.logs.conversion_rate = value,
+        }
+        Ok(setup)
+    }
+}
+
+/// One value of a sweep: its comparison and its training split's positive groups.
+#[derive(Debug, Clone)]
+pub struct SweepPoint {
+    pub value: f64,
+    pub comparison: Comparison,
+    pub positive_groups: usize,
+    pub train_groups: usize,
+}
+
+/// A sweep's results: each value's comparison, and from them the paired tests, the gains, the
+/// tables and `sweep.json`.
+#[derive(Debug, Clone)]
+pub struct Sweep {
+    pub param: SweepParam,
+    /// The methods, in the setup's order.
+    pub methods: Vec<Method>,
+    pub seeds: usize,
+    pub points: Vec<SweepPoint>,
+}
+
+/// Runs every method of `setup` at each of `values` of `param`: the data prepared again at each
+/// value (from `store`), then compared with `compare` (the door's way of running the jobs: the
+/// CLI's and Python's [`super::run::compare_on_jobs`]).
+pub fn sweep(
+    setup: &Setup,
+    param: SweepParam,
+    values: &[f64],
+    store: &mut dyn Store,
+    reporter: &mut dyn Reporter,
+    compare: &mut dyn FnMut(&PreparedData, &Setup, &mut dyn Reporter) -> Result<Comparison>,
+) -> Result<Sweep> {
+    param.check(setup, values)?;
+    let mut points = Vec::with_capacity(values.len());
+    for &value in values {
+        reporter.note(&format!("{} = {value}", param.name()));
+        let at = param.at(setup, value)?;
+        let data = prepare(&at.data, store, true, reporter)?;
+        let train = &data.prepared.train;
+        let (positive_groups, train_groups) = (train.positive_groups(), train.n_groups());
+        points.push(SweepPoint {
+            value,
+            comparison: compare(&data, &at, reporter)?,
+            positive_groups,
+            train_groups,
+        });
+    }
+    Ok(Sweep {
+        param,
+        methods: setup.methods.clone(),
+        seeds: setup.seeds,
+        points,
+    })
+}
+
+/// One method's figure at one value, with its spread: the students' test NDCG@8 mean and std.
+type Stat = Option<(f64, f64)>;
+
+/// A method's students' test NDCG@8 along the sweep: (value, mean, std) where it was measured.
+pub type NdcgLine = (Method, Vec<(f64, f64, f64)>);
+
+/// A method's gain in % over no distillation along the sweep: (value, gain, the paired test's
+/// 95% interval in %) where it was measured.
+pub type GainLine = (Method, Vec<(f64, f64, Option<(f64, f64)>)>);
+
+impl Sweep {
+    /// The paired tests at each value (every gain over no distillation, and those the methods'
+    /// entries ask for), Holm-corrected within each value's table.
+    pub fn tests(&self) -> Vec<Vec<PairedTest>> {
+        self.points
+            .iter()
+            .map(|p| p.comparison.tests(TESTS_SEED))
+            .collect()
+    }
+
+    fn stat(c: &Comparison, m: Method) -> Stat {
+        c.get(m).and_then(|r| r.student_ndcg(8))
+    }
+
+    /// The gain in % of `m`'s mean test NDCG@8 over the baseline's at one value.
+    fn gain(c: &Comparison, m: Method) -> Option<f64> {
+        match (Sweep::stat(c, m), Sweep::stat(c, Method::BASELINE)) {
+            (Some((v, _)), Some((b, _))) if b > 0.0 && m != Method::BASELINE => {
+                Some(100.0 * (v - b) / b)
+            }
+            _ => None,
+        }
+    }
+
+    /// `m`'s paired test against the baseline on NDCG@8 among `tests`.
+    fn test_of(tests: &[PairedTest], m: Method) -> Option<PairedTest> {
+        tests
+            .iter()
+            .find(|t| t.metric == "ndcg@8" && t.a == m.name() && t.b == Method::BASELINE.name())
+            .cloned()
+    }
+
+    /// The report's table: each value's students' test NDCG@8 (mean ± std), with the gain over
+    /// no distillation and its Holm-corrected p-value, and the positive training groups where
+    /// the parameter moves them.
+    pub fn table(&self) -> String {
+        let name = self.param.name();
+        let tests = self.tests();
+        let show_positives = self.param.moves_positives();
+        let mut table = format!("| {name} |");
+        if show_positives {
+            table.push_str(" positive training groups |");
+        }
+        for m in &self.methods {
+            let _ = write!(table, " {m} NDCG@8 |");
+        }
+        table.push_str("\n|---:|");
+        table.push_str(&"---:|".repeat(self.methods.len() + show_positives as usize));
+        table.push('\n');
+        let p_text = |t: Option<PairedTest>| match t.and_then(|t| t.p_holm.or(t.p)) {
+            Some(p) if p < 0.001 => ", p < 0.001".to_string(),
+            Some(p) => format!(", p = {p:.3}"),
+            None => String::new(),
+        };
+        for (point, tests) in self.points.iter().zip(&tests) {
+            let c = &point.comparison;
+            let _ = write!(table, "| {} |", point.value);
+            if show_positives {
+                let share = 100.0 * point.positive_groups as f64 / point.train_groups.max(1) as f64;
+                let _ = write!(
+                    table,
+                    " {} of {} ({share:.0}%) |",
+                    point.positive_groups, point.train_groups
+                );
+            }
+            for &m in &self.methods {
+                match (Sweep::stat(c, m), Sweep::gain(c, m)) {
+                    (Some((mean, std)), Some(g)) => {
+                        let p = p_text(Sweep::test_of(tests, m));
+                        let _ = write!(table, " {} ({g:+.2}%{p}) |", plus_minus(mean, std));
+                    }
+                    (Some((mean, std)), None) => {
+                        let _ = write!(table, " {} |", plus_minus(mean, std));
+                    }
+                    (None, _) => table.push_str(" n/a |"),
+                }
+            }
+            table.push('\n');
+        }
+        table
+    }
+
+    /// The ground truth and the teachers: the students' NDCG@8 on the graded relevance, and each
+    /// teacher's NDCG@8 on y, at each value.
+    pub fn graded_table(&self) -> String {
+        let name = self.param.name();
+        let with_teachers: Vec<Method> = self
+            .methods
+            .iter()
+            .copied()
+            .filter(|&m| {
+                self.points.iter().any(|p| {
+                    p.comparison
+                        .get(m)
+                        .is_some_and(|r| r.runs.iter().any(|run| !run.teachers.is_empty()))
+                })
+            })
+            .collect();
+        let mut more = format!("| {name} |");
+        for m in &self.methods {
+            let _ = write!(more, " {m} graded NDCG@8 |");
+        }
+        for m in &with_teachers {
+            let _ = write!(more, " {m} teacher NDCG@8 |");
+        }
+        more.push_str("\n|---:|");
+        more.push_str(&"---:|".repeat(self.methods.len() + with_teachers.len()));
+        more.push('\n');
+        let cell = |v: Stat| match v {
+            Some((mean, std)) => format!(" {} |", plus_minus(mean, std)),
+            None => " n/a |".to_string(),
+        };
+        for point in &self.points {
+            let c = &point.comparison;
+            let _ = write!(more, "| {} |", point.value);
+            for &m in &self.methods {
+                more.push_str(&cell(c.get(m).and_then(|r| r.student_graded_ndcg(8))));
+            }
+            for &m in &with_teachers {
+                more.push_str(&cell(c.get(m).and_then(|r| r.teacher_ndcg(8))));
+            }
+            more.push('\n');
+        }
+        more
+    }
+
+    /// `sweep.csv`: a row per value and method.
+    pub fn csv(&self) -> String {
+        let name = self.param.name();
+        let tests = self.tests();
+        let mut csv =
+            String::from("param,value,method,ndcg@8_mean,ndcg@8_std,gain_percent,gain_p_holm\n");
+        let figure = |v: Option<f64>| {
+            v.filter(|v| v.is_finite())
+                .map_or(String::new(), |v| v.to_string())
+        };
+        for (point, tests) in self.points.iter().zip(&tests) {
+            let c = &point.comparison;
+            for &m in &self.methods {
+                let stat = Sweep::stat(c, m);
+                let _ = writeln!(
+                    csv,
+                    "{name},{},{m},{},{},{},{}",
+                    point.value,
+                    figure(stat.map(|s| s.0)),
+                    figure(stat.map(|s| s.1)),
+                    figure(Sweep::gain(c, m)),
+                    figure(Sweep::test_of(tests, m).and_then(|t| t.p_holm))
+                );
+            }
+        }
+        csv
+    }
+
+    /// Each method's students' test NDCG@8 at each value where it was measured: (value, mean,
+    /// std), the lines of the sweep's plot.
+    pub fn ndcg_lines(&self) -> Vec<NdcgLine> {
+        self.methods
+            .iter()
+            .map(|&m| {
+                let points = self
+                    .points
+                    .iter()
+                    .filter_map(|p| {
+                        Sweep::stat(&p.comparison, m).map(|(mean, std)| (p.value, mean, std))
+                    })
+                    .collect();
+                (m, points)
+            })
+            .collect()
+    }
+
+    /// Each method's gain in % over no distillation at each value where it was measured, with
+    /// the paired test's 95% interval of the difference as a share of no distillation's NDCG@8
+    /// (the band of the paper's Figure 5): (value, gain, interval).
+    pub fn gain_lines(&self) -> Vec<GainLine> {
+        let tests = self.tests();
+        self.methods
+            .iter()
+            .filter(|&&m| m != Method::BASELINE)
+            .map(|&m| {
+                let points = self
+                    .points
+                    .iter()
+                    .zip(&tests)
+                    .filter_map(|(p, tests)| {
+                        let gain = Sweep::gain(&p.comparison, m)?;
+                        let base = Sweep::stat(&p.comparison, Method::BASELINE)?.0;
+                        let ci = Sweep::test_of(tests, m)
+                            .and_then(|t| t.ci95)
+                            .map(|[lo, hi]| (100.0 * lo / base, 100.0 * hi / base));
+                        Some((p.value, gain, ci))
+                    })
+                    .collect();
+                (m, points)
+            })
+            .collect()
+    }
+
+    /// `sweep.json`: the parameter and its values, `config` (the setup's configuration), and at
+    /// each value its paired tests, its positive training groups and each method's figures.
+    pub fn json(&self, config: serde_json::Value) -> serde_json::Value {
+        let tests = self.tests();
+        serde_json::json!({
+            "param": self.param.name(),
+            "values": self.points.iter().map(|p| p.value).collect::<Vec<_>>(),
+            "config": config,
+            "points": self.points.iter().zip(&tests).map(|(p, tests)| serde_json::json!({
+                "value": p.value,
+                "tests": tests,
+                "positive_groups": p.positive_groups,
+                "train_groups": p.train_groups,
+                "methods": p.comparison.methods.iter().map(|r| {
+                    let stat = r.student_ndcg(8);
+                    let mut ndcg = serde_json::json!({"mean": stat.map(|s| s.0), "std": stat.map(|s| s.1)});
+                    if stat.is_none() {
+                        ndcg["unmeasured"] = UNMEASURED.into();
+                    }
+                    let graded = r.student_graded_ndcg(8);
+                    let teacher = r.teacher_ndcg(8);
+                    (r.method.name().to_string(), serde_json::json!({
+                        "ndcg@8": ndcg,
+                        "gain_percent": Sweep::gain(&p.comparison, r.method),
+                        "graded_ndcg@8": {"mean": graded.map(|s| s.0), "std": graded.map(|s| s.1)},
+                        "teacher_ndcg@8": {"mean": teacher.map(|s| s.0), "std": teacher.map(|s| s.1)},
+                    }))
+                }).collect::<serde_json::Map<_, _>>(),
+            })).collect::<Vec<_>>(),
+        })
+    }
+
+    /// The report's words below the tables.
+    pub fn caption(&self) -> String {
+        format!(
+            "Student test NDCG@8 at the epoch with the best validation NDCG@8, mean ± std over {} seeds; in brackets, the gain over no-distillation and its paired randomization test over the test queries (Holm-corrected within each value; sweep.json's `tests` has every test with its 95% interval and the smallest difference the run could detect). The gain plot's bands are those intervals.",
+            self.seeds
+        )
+    }
+}
