@@ -266,6 +266,45 @@ pub trait Trainer {
     async fn score(&self, inputs: Inputs<'_>) -> Result<Vec<f32>>;
 }
 
+/// What one call of an epoch's step gave: the batch's size (documents or examples), and whether
+/// it was the epoch's last batch.
+pub struct Stepped {
+    pub size: usize,
+    pub last: bool,
+}
+
+/// One epoch of training, for either task on either engine: `step` takes the next batch and steps
+/// `trainer` on it, until it says the batch was the epoch's last. The losses come back every
+/// [`Trainer::loss_window`] steps and after the last batch, each step's checked by `check` (with
+/// its step number, counted over the whole training in `steps`) as it arrives; `after` hears each
+/// batch's size after its step (progress, and a stop requested). Returns the epoch's losses, in
+/// order.
+pub async fn run_epoch<T: Trainer>(
+    trainer: &mut T,
+    steps: &mut usize,
+    mut step: impl AsyncFnMut(&mut T) -> Result<Stepped>,
+    mut check: impl FnMut(usize, &T::Losses) -> Result<()>,
+    mut after: impl FnMut(usize, usize) -> Result<()>,
+) -> Result<Vec<T::Losses>> {
+    let mut losses = Vec::new();
+    loop {
+        let stepped = step(trainer).await?;
+        *steps += 1;
+        if *steps % trainer.loss_window() == 0 || stepped.last {
+            let read = trainer.read_losses().await?;
+            let first = *steps + 1 - read.len();
+            for (k, l) in read.iter().enumerate() {
+                check(first + k, l)?;
+            }
+            losses.extend(read);
+        }
+        after(stepped.size, *steps)?;
+        if stepped.last {
+            return Ok(losses);
+        }
+    }
+}
+
 /// A classifier's batch: examples row-major, one label each.
 #[derive(Clone, Copy)]
 pub struct Examples<'a> {

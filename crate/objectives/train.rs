@@ -5,7 +5,7 @@
 //! validation AUC-PR (average precision) and the model of the best epoch kept.
 
 use crate::clock::Instant;
-use crate::engine::{Engine, Examples, Trainer};
+use crate::engine::{run_epoch, Engine, Examples, ObjectiveTrainer, Stepped, Trainer};
 use crate::error::{Error, Result};
 use crate::model::Mlp;
 use crate::objectives::metrics::{evaluate, BinaryMetrics, Confusion};
@@ -314,32 +314,38 @@ pub async fn fit_async(
     for epoch in 1..=config.epochs {
         let started = Instant::now();
         let order = epoch_order(train.len(), config.seed, epoch);
-        let mut losses = Vec::new();
-        let batches = order.len().div_ceil(batch);
-        for (i, chunk) in order.chunks(batch).enumerate() {
-            gather(train, chunk, &mut inputs, &mut labels);
-            trainer
-                .step(&Examples {
-                    inputs: &inputs,
-                    labels: &labels,
+        let mut chunks = order.chunks(batch).peekable();
+        let losses = run_epoch(
+            &mut trainer,
+            &mut step,
+            async |trainer: &mut ObjectiveTrainer| {
+                let chunk = chunks.next().expect("an epoch has a batch");
+                gather(train, chunk, &mut inputs, &mut labels);
+                trainer
+                    .step(&Examples {
+                        inputs: &inputs,
+                        labels: &labels,
+                    })
+                    .await?;
+                Ok(Stepped {
+                    size: chunk.len(),
+                    last: chunks.peek().is_none(),
                 })
-                .await?;
-            step += 1;
-            if step % trainer.loss_window() == 0 || i + 1 == batches {
-                let read = trainer.read_losses().await?;
-                if let Some(k) = read.iter().position(|l| !l.is_finite()) {
-                    return Err(Error::Diverged {
-                        epoch,
-                        step: step - read.len() + k + 1,
-                        what: format!("the {} loss is {}", config.objective, read[k]),
-                    });
-                }
-                losses.extend(read);
-            }
-            on(Event::Step {
-                examples: chunk.len(),
-            });
-        }
+            },
+            |step, &l| match l.is_finite() {
+                true => Ok(()),
+                false => Err(Error::Diverged {
+                    epoch,
+                    step,
+                    what: format!("the {} loss is {l}", config.objective),
+                }),
+            },
+            |examples, _| {
+                on(Event::Step { examples });
+                Ok(())
+            },
+        )
+        .await?;
         let (model, params) = trainer.state().await?;
         check_finite(&model, &params, epoch, step)?;
         let seconds = started.elapsed();

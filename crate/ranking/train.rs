@@ -8,7 +8,7 @@ pub use crate::cpu::mlp::{score, SCORE_CHUNK_DOCS};
 use crate::data::inputs::Inputs;
 use crate::data::prepare::{FeatureView, RankingSet};
 pub use crate::engine::Engine;
-use crate::engine::{RankingTrainer, Trainer};
+use crate::engine::{run_epoch, RankingTrainer, Stepped, Trainer};
 use crate::error::{Error, Result};
 use crate::metrics::{mean_ndcg, IdcgZero};
 use crate::model::step::{LossPlan, ObjectivePlan, StepBatch, StepLosses};
@@ -249,41 +249,43 @@ pub async fn fit_async(
         let started = Instant::now();
         let mut order = groups.clone();
         Rng::stream(config.seed, 0x6570_6f63_6800 + epoch as u64).shuffle(&mut order);
-        let (mut losses, mut docs, mut at) = (Vec::new(), 0usize, 0);
-        while at < order.len() {
-            at = batch.fill(train, &guidance.teachers, &order, at, config.batch_docs);
-            let rd = guidance
-                .ranking_distillation
-                .as_ref()
-                .map(|rd| rd.batch(&batch.groups, &batch.offsets, epoch));
-            let teachers: Vec<&[f32]> = batch.teachers.iter().map(Vec::as_slice).collect();
-            trainer
-                .step(&StepBatch {
-                    inputs: &batch.inputs,
-                    labels: &batch.labels,
-                    offsets: &batch.offsets,
-                    positive: &batch.positive,
-                    teachers: &teachers,
-                    ranking_distillation: rd.as_ref(),
+        let (mut docs, mut at) = (0usize, 0);
+        let losses = run_epoch(
+            &mut trainer,
+            &mut step,
+            async |trainer: &mut RankingTrainer| {
+                at = batch.fill(train, &guidance.teachers, &order, at, config.batch_docs);
+                let rd = guidance
+                    .ranking_distillation
+                    .as_ref()
+                    .map(|rd| rd.batch(&batch.groups, &batch.offsets, epoch));
+                let teachers: Vec<&[f32]> = batch.teachers.iter().map(Vec::as_slice).collect();
+                trainer
+                    .step(&StepBatch {
+                        inputs: &batch.inputs,
+                        labels: &batch.labels,
+                        offsets: &batch.offsets,
+                        positive: &batch.positive,
+                        teachers: &teachers,
+                        ranking_distillation: rd.as_ref(),
+                    })
+                    .await?;
+                Ok(Stepped {
+                    size: batch.labels.len(),
+                    last: at >= order.len(),
                 })
-                .await?;
-            step += 1;
-            docs += batch.labels.len();
-            if step % trainer.loss_window() == 0 || at >= order.len() {
-                let read = trainer.read_losses().await?;
-                let first = step + 1 - read.len();
-                for (k, l) in read.iter().enumerate() {
-                    divergence.check(epoch, first + k, l)?;
+            },
+            |step, l| divergence.check(epoch, step, l),
+            |size, step| {
+                docs += size;
+                on(Event::Step { docs: size });
+                match config.stop.requested() {
+                    true => Err(Error::Stopped { epoch, step }),
+                    false => Ok(()),
                 }
-                losses.extend(read);
-            }
-            on(Event::Step {
-                docs: batch.labels.len(),
-            });
-            if config.stop.requested() {
-                return Err(Error::Stopped { epoch, step });
-            }
-        }
+            },
+        )
+        .await?;
         let model = trainer.model().await?;
         let n = losses.len().max(1) as f64;
         let mean = |f: fn(&StepLosses) -> f32| losses.iter().map(|l| f(l) as f64).sum::<f64>() / n;
