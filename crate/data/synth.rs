@@ -160,92 +160,173 @@ const GRADE_THRESHOLDS: [f64; 4] = [0.0, 0.7, 1.25, 1.75];
 
 pub fn generate(options: &SynthOptions) -> crate::error::Result<Synthetic> {
     let o = options;
-    if o.queries == 0 || o.min_docs == 0 || o.max_docs < o.min_docs {
-        return Err(crate::error::Error::Config(format!(
-            "synthetic data needs queries > 0 and 1 <= min_docs <= max_docs (got {}, {}, {})",
-            o.queries, o.min_docs, o.max_docs
-        )));
+    o.validate()?;
+    o.check_size(o.queries)?;
+    let truth = Truth::draw(o);
+    // One stream, in this order: the group sizes, x and u, the relevance noise, z's noise.
+    let mut rng = Rng::stream(o.seed, 2);
+    let sizes: Vec<usize> = (0..o.queries)
+        .map(|_| rng.int_range(o.min_docs, o.max_docs))
+        .collect();
+    let (x, u) = hidden_factors(o, &truth, sizes.iter().sum(), &mut rng);
+    let relevance = relevance(o, &truth, (&x, &u), &sizes, &mut rng);
+    let features = features(o, &truth, (&x, &u), &mut rng);
+    let grades = relevance
+        .iter()
+        .map(|&r| GRADE_THRESHOLDS.iter().filter(|&&t| r > t).count() as u8)
+        .collect();
+    let mut group_offsets = vec![0];
+    for s in &sizes {
+        group_offsets.push(group_offsets.last().unwrap() + s);
     }
-    if o.regular == 0
-        || o.noise.is_nan()
-        || o.noise < 0.0
-        || o.privileged_noise.is_nan()
-        || o.privileged_noise < 0.0
-    {
-        return Err(crate::error::Error::Config(format!(
-            "synthetic data needs regular >= 1 and non-negative noise (got regular {}, noise {}, privileged noise {})",
-            o.regular, o.noise, o.privileged_noise
-        )));
-    }
-    if !(o.query_spread >= 0.0 && o.query_spread.is_finite()) {
-        return Err(crate::error::Error::Config(format!(
-            "synthetic data: query spread {} must be a finite number >= 0",
-            o.query_spread
-        )));
-    }
-    for (name, value) in [
-        ("privileged strength", o.privileged_strength),
-        ("privileged correlation", o.privileged_correlation),
-    ] {
-        if !(0.0..=1.0).contains(&value) {
+    let (dx, du) = (o.regular, o.privileged);
+    Ok(Synthetic {
+        dataset: Dataset {
+            n_features: dx + du,
+            features: features.into(),
+            grades,
+            group_offsets,
+            qids: (1..=o.queries as u64).collect(),
+            source: None,
+        },
+        privileged_columns: (dx + 1..=dx + du).collect(),
+    })
+}
+
+impl SynthOptions {
+    /// Checks the options a generator can be given wrong, before anything is drawn.
+    fn validate(&self) -> crate::error::Result<()> {
+        let o = self;
+        if o.queries == 0 || o.min_docs == 0 || o.max_docs < o.min_docs {
             return Err(crate::error::Error::Config(format!(
-                "synthetic data: {name} {value} must lie in [0, 1]"
+                "synthetic data needs queries > 0 and 1 <= min_docs <= max_docs (got {}, {}, {})",
+                o.queries, o.min_docs, o.max_docs
             )));
         }
+        if o.regular == 0
+            || o.noise.is_nan()
+            || o.noise < 0.0
+            || o.privileged_noise.is_nan()
+            || o.privileged_noise < 0.0
+        {
+            return Err(crate::error::Error::Config(format!(
+                "synthetic data needs regular >= 1 and non-negative noise (got regular {}, noise {}, privileged noise {})",
+                o.regular, o.noise, o.privileged_noise
+            )));
+        }
+        if !(o.query_spread >= 0.0 && o.query_spread.is_finite()) {
+            return Err(crate::error::Error::Config(format!(
+                "synthetic data: query spread {} must be a finite number >= 0",
+                o.query_spread
+            )));
+        }
+        for (name, value) in [
+            ("privileged strength", o.privileged_strength),
+            ("privileged correlation", o.privileged_correlation),
+        ] {
+            if !(0.0..=1.0).contains(&value) {
+                return Err(crate::error::Error::Config(format!(
+                    "synthetic data: {name} {value} must lie in [0, 1]"
+                )));
+            }
+        }
+        Ok(())
     }
-    o.check_size(o.queries)?;
-    let (dx, du) = (o.regular, o.privileged);
-    // The ground truth: fixed random directions drawn from the seed.
-    let mut truth = Rng::stream(o.seed, 1);
-    let mut unit = |n: usize| -> Vec<f64> {
-        let v: Vec<f64> = (0..n).map(|_| truth.normal()).collect();
-        let norm = v.iter().map(|a| a * a).sum::<f64>().sqrt().max(1e-12);
-        v.into_iter().map(|a| a / norm).collect()
-    };
-    const HIDDEN_UNITS: usize = 8;
-    let x_directions: Vec<Vec<f64>> = (0..HIDDEN_UNITS).map(|_| unit(dx)).collect();
-    let x_linear = unit(dx);
-    let u_direction = unit(du.max(1));
-    let z_mixing: Vec<Vec<f64>> = (0..du).map(|_| unit(du)).collect();
-    let u_from_x: Vec<Vec<f64>> = (0..du).map(|_| unit(dx)).collect();
+}
 
-    let mut rng = Rng::stream(o.seed, 2);
-    let mut sizes = Vec::with_capacity(o.queries);
-    for _ in 0..o.queries {
-        sizes.push(rng.int_range(o.min_docs, o.max_docs));
+/// The ground truth: fixed random unit directions drawn from the seed (stream 1).
+struct Truth {
+    /// The hidden units of the regular signal (letor data).
+    x_directions: Vec<Vec<f64>>,
+    x_linear: Vec<f64>,
+    u_direction: Vec<f64>,
+    /// Each privileged feature's mixture of u.
+    z_mixing: Vec<Vec<f64>>,
+    /// Each hidden factor's direction in x, for its share of x (privileged_correlation).
+    u_from_x: Vec<Vec<f64>>,
+}
+
+impl Truth {
+    fn draw(o: &SynthOptions) -> Truth {
+        let (dx, du) = (o.regular, o.privileged);
+        let mut truth = Rng::stream(o.seed, 1);
+        let mut unit = |n: usize| -> Vec<f64> {
+            let v: Vec<f64> = (0..n).map(|_| truth.normal()).collect();
+            let norm = v.iter().map(|a| a * a).sum::<f64>().sqrt().max(1e-12);
+            v.into_iter().map(|a| a / norm).collect()
+        };
+        const HIDDEN_UNITS: usize = 8;
+        let x_directions: Vec<Vec<f64>> = (0..HIDDEN_UNITS).map(|_| unit(dx)).collect();
+        let x_linear = unit(dx);
+        let u_direction = unit(du.max(1));
+        let z_mixing: Vec<Vec<f64>> = (0..du).map(|_| unit(du)).collect();
+        let u_from_x: Vec<Vec<f64>> = (0..du).map(|_| unit(dx)).collect();
+        Truth {
+            x_directions,
+            x_linear,
+            u_direction,
+            z_mixing,
+            u_from_x,
+        }
     }
-    let n_docs: usize = sizes.iter().sum();
+}
+
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(p, q)| p * q).sum::<f64>()
+}
+
+/// x (`n_docs x regular`) and the hidden factors u (`n_docs x privileged`), standard normal, u
+/// then sqrt(rho) x.d_k + sqrt(1 - rho) e_k: still unit variance, a share rho of it from x.
+fn hidden_factors(
+    o: &SynthOptions,
+    truth: &Truth,
+    n_docs: usize,
+    rng: &mut Rng,
+) -> (Vec<f64>, Vec<f64>) {
+    let (dx, du) = (o.regular, o.privileged);
     let mut x = vec![0f64; n_docs * dx];
     let mut u = vec![0f64; n_docs * du];
     x.iter_mut().for_each(|v| *v = rng.normal());
     u.iter_mut().for_each(|v| *v = rng.normal());
-    // u = sqrt(rho) x.d_k + sqrt(1 - rho) e_k: still unit variance, a share rho of it from x.
     let rho = o.privileged_correlation;
     if rho > 0.0 {
         for d in 0..n_docs {
             let xd = &x[d * dx..(d + 1) * dx];
-            for (k, direction) in u_from_x.iter().enumerate() {
+            for (k, direction) in truth.u_from_x.iter().enumerate() {
                 let from_x: f64 = xd.iter().zip(direction).map(|(p, q)| p * q).sum();
                 let own = &mut u[d * du + k];
                 *own = rho.sqrt() * from_x + (1.0 - rho).sqrt() * *own;
             }
         }
     }
+    (x, u)
+}
 
-    let dot = |a: &[f64], b: &[f64]| a.iter().zip(b).map(|(p, q)| p * q).sum::<f64>();
-    // Regular signal g(x) and privileged signal h(u), each standardised to unit variance below.
+/// Each document's relevance, standardised: the regular signal g(x) and the privileged signal
+/// h(u), each of unit variance, mixed by the privileged strength, plus noise and each query's
+/// shift (its own stream, 3).
+fn relevance(
+    o: &SynthOptions,
+    truth: &Truth,
+    (x, u): (&[f64], &[f64]),
+    sizes: &[usize],
+    rng: &mut Rng,
+) -> Vec<f64> {
+    let (dx, du) = (o.regular, o.privileged);
+    let n_docs = sizes.iter().sum();
     let mut g: Vec<f64> = (0..n_docs)
         .map(|d| {
             let xd = &x[d * dx..(d + 1) * dx];
             match o.kind {
                 SynthKind::Letor => {
-                    x_directions
+                    truth
+                        .x_directions
                         .iter()
                         .map(|w| libm::tanh(1.5 * dot(xd, w)))
                         .sum::<f64>()
-                        + dot(xd, &x_linear)
+                        + dot(xd, &truth.x_linear)
                 }
-                SynthKind::Linear => dot(xd, &x_linear),
+                SynthKind::Linear => dot(xd, &truth.x_linear),
             }
         })
         .collect();
@@ -256,8 +337,10 @@ pub fn generate(options: &SynthOptions) -> crate::error::Result<Synthetic> {
             }
             let ud = &u[d * du..(d + 1) * du];
             match o.kind {
-                SynthKind::Letor => dot(ud, &u_direction) + 0.5 * libm::tanh(ud[0] * ud[du - 1]),
-                SynthKind::Linear => dot(ud, &u_direction),
+                SynthKind::Letor => {
+                    dot(ud, &truth.u_direction) + 0.5 * libm::tanh(ud[0] * ud[du - 1])
+                }
+                SynthKind::Linear => dot(ud, &truth.u_direction),
             }
         })
         .collect();
@@ -270,7 +353,7 @@ pub fn generate(options: &SynthOptions) -> crate::error::Result<Synthetic> {
     if o.query_spread > 0.0 {
         let mut queries = Rng::stream(o.seed, 3);
         let mut start = 0;
-        for &size in &sizes {
+        for &size in sizes {
             let shift = o.query_spread * queries.normal();
             relevance[start..start + size]
                 .iter_mut()
@@ -279,7 +362,13 @@ pub fn generate(options: &SynthOptions) -> crate::error::Result<Synthetic> {
         }
     }
     standardise(&mut relevance);
+    relevance
+}
 
+/// The feature matrix (`n_docs x (regular + privileged)`): x, then z, noisy mixtures of u.
+fn features(o: &SynthOptions, truth: &Truth, (x, u): (&[f64], &[f64]), rng: &mut Rng) -> Vec<f32> {
+    let (dx, du) = (o.regular, o.privileged);
+    let n_docs = x.len() / dx;
     let n_features = dx + du;
     let mut features = vec![0f32; n_docs * n_features];
     for d in 0..n_docs {
@@ -293,35 +382,17 @@ pub fn generate(options: &SynthOptions) -> crate::error::Result<Synthetic> {
                 // Half the privileged features behave like counts (clicks: non-negative), half like
                 // dwell times (positive, skewed); both are noisy mixtures of u.
                 SynthKind::Letor if k % 2 == 0 => {
-                    (dot(ud, &z_mixing[k]) + o.privileged_noise * rng.normal()).max(0.0) * 3.0
+                    (dot(ud, &truth.z_mixing[k]) + o.privileged_noise * rng.normal()).max(0.0) * 3.0
                 }
                 SynthKind::Letor => {
-                    libm::exp(0.5 * dot(ud, &z_mixing[k]) + o.privileged_noise * rng.normal())
+                    libm::exp(0.5 * dot(ud, &truth.z_mixing[k]) + o.privileged_noise * rng.normal())
                 }
                 SynthKind::Linear => ud[k] + o.privileged_noise * rng.normal(),
             };
             row[dx + k] = signal as f32;
         }
     }
-    let grades = relevance
-        .iter()
-        .map(|&r| GRADE_THRESHOLDS.iter().filter(|&&t| r > t).count() as u8)
-        .collect();
-    let mut group_offsets = vec![0];
-    for s in &sizes {
-        group_offsets.push(group_offsets.last().unwrap() + s);
-    }
-    Ok(Synthetic {
-        dataset: Dataset {
-            n_features,
-            features: features.into(),
-            grades,
-            group_offsets,
-            qids: (1..=o.queries as u64).collect(),
-            source: None,
-        },
-        privileged_columns: (dx + 1..=dx + du).collect(),
-    })
+    features
 }
 
 fn standardise(v: &mut [f64]) {
