@@ -290,7 +290,7 @@ pub async fn run_epoch<T: Trainer>(
     loop {
         let stepped = step(trainer).await?;
         *steps += 1;
-        if *steps % trainer.loss_window() == 0 || stepped.last {
+        if steps.is_multiple_of(trainer.loss_window()) || stepped.last {
             let read = trainer.read_losses().await?;
             let first = *steps + 1 - read.len();
             for (k, l) in read.iter().enumerate() {
