@@ -44,8 +44,9 @@ fn tiny_config(methods: Vec<Method>) -> CompareConfig {
 #[test]
 fn compare_runs_every_method_and_students_see_only_x() {
     let p = small();
-    let c = compare(&p, &tiny_config(Method::ALL.to_vec()), &mut |_, _| {}).unwrap();
-    assert_eq!(c.methods.len(), 6);
+    let config = tiny_config(Method::ALL.to_vec());
+    let c = compare(&p, &config, &mut |_, _| {}).unwrap();
+    assert_eq!(c.methods.len(), Method::ALL.len());
     // Same widths: every student has the parameters of an MLP on x alone.
     let x_only = distillrank::model::mlp::Mlp::<f32>::new(p.train.d_x, &[16, 8], 0).n_parameters();
     for r in &c.methods {
@@ -65,14 +66,14 @@ fn compare_runs_every_method_and_students_see_only_x() {
                 assert!(teacher.test.ndcg_at(8).is_some_and(f64::is_finite));
             }
         }
+        // Each method's teachers, as its entry makes them.
         let teachers = r.runs[0].teachers.len();
-        let want = match r.method {
-            Method::NoDistillation => 0,
-            Method::MultiTeacherPfd => 2,
-            _ => 1,
-        };
+        let want = config.teachers_of(r.method, p.train.d_z).len();
         assert_eq!(teachers, want, "{}", r.method);
     }
+    // No distillation has no teacher, multi-teacher PFD two here; the others one.
+    assert_eq!(config.teachers_of(Method::NoDistillation, p.train.d_z).len(), 0);
+    assert_eq!(config.teachers_of(Method::MultiTeacherPfd, p.train.d_z).len(), 2);
     // Teachers' inputs: GenD sees z only, PFD x and z, RD a larger x-only model.
     let teacher_params = |m: Method| c.get(m).unwrap().runs[0].teachers[0].parameters;
     let mlp = |n_in: usize, w: &[usize]| {
