@@ -161,6 +161,7 @@ await check("choices_come_from_the_librarys_entries", async () => {
     `loss options: ${JSON.stringify(page_.losses)}`);
   const colours = await page.evaluate(async () => (await import("./js/charts.js")).METHOD_COLOURS);
   for (const m of library.methods) expect(colours[m.name] === m.colour, `${m.name}'s colour: ${colours[m.name]}`);
+  console.log(`    methods: ${page_.methods.map((m) => m[0]).join(", ")}; losses: ${page_.losses.map((l) => l[0]).join(", ")}`);
 });
 
 let pooledTable = null;
