@@ -146,6 +146,7 @@ await check("form_reads_the_table_of_settings", async () => {
 await check("choices_come_from_the_librarys_entries", async () => {
   // A checkbox per method and an option per loss, in the entries' order, each with its help as
   // the tooltip and each method with its chart colour: the engine's own list, not the page's.
+  await page.waitForFunction(() => !document.getElementById("run").disabled, null, { timeout: 60_000 });
   const page_ = await page.evaluate(() => ({
     methods: [...document.querySelectorAll("input[name=method]")].map((b) => [b.value, b.title, b.parentElement.textContent.trim()]),
     losses: [...document.querySelectorAll("select[name=loss] option")].map((o) => [o.value, o.title, o.textContent]),
