@@ -72,8 +72,18 @@ fn compare_runs_every_method_and_students_see_only_x() {
         assert_eq!(teachers, want, "{}", r.method);
     }
     // No distillation has no teacher, multi-teacher PFD two here; the others one.
-    assert_eq!(config.teachers_of(Method::NoDistillation, p.train.d_z).len(), 0);
-    assert_eq!(config.teachers_of(Method::MultiTeacherPfd, p.train.d_z).len(), 2);
+    assert_eq!(
+        config
+            .teachers_of(Method::NoDistillation, p.train.d_z)
+            .len(),
+        0
+    );
+    assert_eq!(
+        config
+            .teachers_of(Method::MultiTeacherPfd, p.train.d_z)
+            .len(),
+        2
+    );
     // Teachers' inputs: GenD sees z only, PFD x and z, RD a larger x-only model.
     let teacher_params = |m: Method| c.get(m).unwrap().runs[0].teachers[0].parameters;
     let mlp = |n_in: usize, w: &[usize]| {
