@@ -799,16 +799,9 @@ fn split_columns(
     Ok((matrix, z))
 }
 
-/// Every step of spec §1 over the parts of the given sources.
-fn prepare_parts(
-    mut sources: Vec<Source>,
-    (train, valid, test): (Part, Option<Part>, Option<Part>),
-    options: &PrepareOptions,
-    scratch: &Scratch,
-    on_step: &mut dyn FnMut(&str),
-) -> Result<Prepared> {
-    on_step(PREPARE_STEPS[0]);
-    let nf = sources[train.source].data().n_features;
+/// Checks the sources against the training split's `nf` features and the options: features to
+/// learn from, a label column that exists, no later split wider than the training split.
+fn check_sources(sources: &[Source], nf: usize, options: &PrepareOptions) -> Result<()> {
     if nf == 0 {
         return Err(Error::Data("the training data have no features".into()));
     }
@@ -820,7 +813,7 @@ fn prepare_parts(
             )));
         }
     }
-    for other in &sources {
+    for other in sources {
         if other.data().n_features > nf {
             // A later split may have fewer trailing sparse columns than the training split, not more.
             return Err(Error::Config(format!(
@@ -829,32 +822,12 @@ fn prepare_parts(
             )));
         }
     }
-    let mut filter = Vec::new();
-    let mut keep = |name: &str, part: Part, split: u64| -> (Part, GumbelDraws) {
-        let data = sources[part.source].data();
-        let (groups, report) = kept_groups(data, &part.groups, options.min_group_size);
-        filter.push((name.to_string(), report));
-        let kept = Part {
-            source: part.source,
-            groups,
-        };
-        let draws = GumbelDraws::new(kept.n_docs(data), options.seed, split);
-        (kept, draws)
-    };
-    let (mut train, mut train_draws) = keep("train", train, SPLIT_TRAIN);
-    let valid = valid.map(|v| keep("valid", v, SPLIT_VALID));
-    let test = test.map(|t| keep("test", t, SPLIT_TEST));
+    Ok(())
+}
 
-    let train_source = sources[train.source].data();
-    if train.groups.is_empty() {
-        return Err(Error::Data(format!(
-            "no training groups left after filtering (groups need a document with grade > 0 and at least {} documents): {}",
-            options.min_group_size, filter[0].1
-        )));
-    }
-
-    // Labels drawn from one grade are pure Gumbel noise, and every metric ranks within a group:
-    // a training split without a group of mixed grades has nothing to learn.
+/// Labels drawn from one grade are pure Gumbel noise, and every metric ranks within a group: a
+/// training split without a group of mixed grades has nothing to learn.
+fn check_mixed_grades(train: &Part, train_source: &Dataset) -> Result<()> {
     if !train.groups.iter().any(|&g| {
         let grades = &train_source.grades[train_source.group(g)];
         grades.iter().any(|&r| r != grades[0])
@@ -871,95 +844,76 @@ fn prepare_parts(
             "no training group holds documents of different grades (grades present: {grades:?}): labels drawn from them are noise and there is nothing to rank; check the file's first column"
         )));
     }
+    Ok(())
+}
 
-    // Step 8 (first half): hold out 10% of the training queries when there is no validation split.
-    let holdout = valid.is_none();
-    let valid = match valid {
-        Some(v) => v,
-        None => {
-            let n = train.groups.len();
-            let mut order: Vec<usize> = (0..n).collect();
-            Rng::stream(options.seed, 0x686f_6c64).shuffle(&mut order);
-            let n_valid = ((n as f64 * options.holdout).round() as usize)
-                .clamp(1, n.saturating_sub(1).max(1));
-            if n < 2 {
-                return Err(Error::Data(
-                    "only one training group: cannot hold out a validation split; give --valid"
-                        .into(),
-                ));
-            }
-            let (mut valid_groups, mut train_groups) =
-                (order[..n_valid].to_vec(), order[n_valid..].to_vec());
-            valid_groups.sort_unstable();
-            train_groups.sort_unstable();
-            // The draws of each document of the kept training groups, `at[i]` the first of group i.
-            let mut at = Vec::with_capacity(n + 1);
-            at.push(0);
-            for &g in &train.groups {
-                at.push(at[at.len() - 1] + train_source.group(g).len());
-            }
-            let pick = |draws: &GumbelDraws, chosen: &[usize]| {
-                let (mut g0, mut g1) = (Vec::new(), Vec::new());
-                for &i in chosen {
-                    g0.extend_from_slice(&draws.g0[at[i]..at[i + 1]]);
-                    g1.extend_from_slice(&draws.g1[at[i]..at[i + 1]]);
-                }
-                GumbelDraws { g0, g1 }
-            };
-            let groups_of = |chosen: &[usize]| chosen.iter().map(|&i| train.groups[i]).collect();
-            let valid = (
-                Part {
-                    source: train.source,
-                    groups: groups_of(&valid_groups),
-                },
-                pick(&train_draws, &valid_groups),
-            );
-            train_draws = pick(&train_draws, &train_groups);
-            train.groups = groups_of(&train_groups);
-            valid
+/// Holds out a share (`options.holdout`) of the kept training groups as the validation split,
+/// with their Gumbel draws; `train` and `train_draws` keep the rest.
+fn hold_out_valid(
+    train: &mut Part,
+    train_draws: &mut GumbelDraws,
+    train_source: &Dataset,
+    options: &PrepareOptions,
+) -> Result<(Part, GumbelDraws)> {
+    let n = train.groups.len();
+    let mut order: Vec<usize> = (0..n).collect();
+    Rng::stream(options.seed, 0x686f_6c64).shuffle(&mut order);
+    let n_valid =
+        ((n as f64 * options.holdout).round() as usize).clamp(1, n.saturating_sub(1).max(1));
+    if n < 2 {
+        return Err(Error::Data(
+            "only one training group: cannot hold out a validation split; give --valid".into(),
+        ));
+    }
+    let (mut valid_groups, mut train_groups) =
+        (order[..n_valid].to_vec(), order[n_valid..].to_vec());
+    valid_groups.sort_unstable();
+    train_groups.sort_unstable();
+    // The draws of each document of the kept training groups, `at[i]` the first of group i.
+    let mut at = Vec::with_capacity(n + 1);
+    at.push(0);
+    for &g in &train.groups {
+        at.push(at[at.len() - 1] + train_source.group(g).len());
+    }
+    let pick = |draws: &GumbelDraws, chosen: &[usize]| {
+        let (mut g0, mut g1) = (Vec::new(), Vec::new());
+        for &i in chosen {
+            g0.extend_from_slice(&draws.g0[at[i]..at[i + 1]]);
+            g1.extend_from_slice(&draws.g1[at[i]..at[i + 1]]);
         }
+        GumbelDraws { g0, g1 }
     };
+    let groups_of = |chosen: &[usize]| chosen.iter().map(|&i| train.groups[i]).collect();
+    let valid = (
+        Part {
+            source: train.source,
+            groups: groups_of(&valid_groups),
+        },
+        pick(train_draws, &valid_groups),
+    );
+    *train_draws = pick(train_draws, &train_groups);
+    train.groups = groups_of(&train_groups);
+    Ok(valid)
+}
 
-    // Step 3: the signed log1p of every kept document, as each split's own matrix.
-    let mut matrices = {
-        let mut parts = vec![&train, &valid.0];
-        parts.extend(test.as_ref().map(|t| &t.0));
-        gather_log1p(&mut sources, &parts, nf, scratch)?
-    }
-    .into_iter();
-    let mut split_data = |part: &Part| {
-        let matrix = matrices.next().expect("one matrix per part");
-        part.dataset(sources[part.source].data(), matrix, nf)
-    };
-    let (train_data, valid_data) = (split_data(&train), split_data(&valid.0));
-    let test_data = test.as_ref().map(|t| split_data(&t.0));
-    drop(sources);
-    let (valid_draws, test_draws) = (valid.1, test.map(|t| t.1));
+/// The training split's columns (1-based) as the privileged split makes them, and which of each
+/// are constant there.
+struct Columns {
+    privileged: Vec<usize>,
+    regular: Vec<usize>,
+    constant_regular: Vec<usize>,
+    constant_privileged: Vec<usize>,
+}
 
-    on_step(PREPARE_STEPS[1]);
-    let labels_of = |data: &Dataset, draws: &GumbelDraws| match options.label_column {
-        Some(column) => column_labels(data, column),
-        None => draws.labels(&data.grades, options.t, options.tau_target),
-    };
-    let train_labels = labels_of(&train_data, &train_draws);
-    on_step(PREPARE_STEPS[2]);
-    let mut correlation = correlations(&train_data.features, train_data.n_features, &train_labels);
-    let nf = train_data.n_features;
-    let mut constant = constant_columns(&train_data.features, nf);
-    // The label column is y itself: never a feature. Counted as constant (uninformative) and
-    // with correlation 0, it is never chosen as z, and it is removed from x below.
-    if let Some(column) = options.label_column {
-        correlation[column - 1] = 0.0;
-        if !constant.contains(&column) {
-            constant.push(column);
-            constant.sort_unstable();
-        }
-    }
-    if constant.len() == nf {
-        return Err(Error::Data(format!(
-            "every feature of the training split is constant (all {nf} columns, after filtering): the data carry nothing a model could learn from"
-        )));
-    }
+/// Splits the `nf` columns into privileged and regular ones by `options.privileged`, from their
+/// `correlation` with y and the `constant` columns (1-based) of the training split; refuses a
+/// split that leaves x nothing to learn from.
+fn choose_columns(
+    correlation: &[f64],
+    constant: &[usize],
+    nf: usize,
+    options: &PrepareOptions,
+) -> Result<Columns> {
     let informative = nf - constant.len();
     let top = match &options.privileged {
         PrivilegedSplit::TopCorrelation(d_z) => Some(*d_z),
@@ -1039,6 +993,180 @@ fn prepare_parts(
             ((informative as f64 * 0.3).round() as usize).min(informative - 1),
         )));
     }
+    Ok(Columns {
+        privileged: privileged_columns,
+        regular: regular_columns,
+        constant_regular,
+        constant_privileged,
+    })
+}
+
+/// Refuses labels a model cannot learn from or be chosen by: a training split without a y = 1,
+/// or with nothing but y = 1; a validation split without a y = 1, or whose NDCG is 1.0 whatever
+/// the model.
+fn check_labels(
+    train_set: &RankingSet,
+    valid_set: &RankingSet,
+    options: &PrepareOptions,
+) -> Result<()> {
+    if train_set.positive_groups() == 0 {
+        return Err(Error::Data(match options.label_column {
+            Some(column) => format!("no positive training groups: column {column}, the label y, is 0 on every training document; with simulated logs, raise --sessions or --conversion-rate"),
+            None => format!(
+                "no positive training groups: with t = {} and tau_target = {} no document got y = 1; lower --tau-target",
+                options.t, options.tau_target
+            ),
+        }));
+    }
+    if train_set.labels.iter().all(|&y| y > 0.0) {
+        if let Some(column) = options.label_column {
+            return Err(Error::Data(format!("every training document has y = 1 (column {column} > 0): the labels carry no information; with simulated logs, lower --conversion-rate or --sessions")));
+        }
+        return Err(Error::Data(format!(
+            "every training document got y = 1 (t = {}, tau_target = {}): the labels carry no information; raise --tau-target to about the grade above which a document counts as relevant",
+            options.t, options.tau_target
+        )));
+    }
+    if valid_set.positive_groups() == 0 {
+        return Err(Error::Data(format!(
+            "the validation split has no group with a y = 1 ({} groups after filtering), so validation NDCG cannot pick an epoch; lower --tau-target (with simulated logs: raise --sessions or --conversion-rate) or give a larger --valid",
+            valid_set.n_groups()
+        )));
+    }
+    if !valid_set.ranks_models() {
+        return Err(Error::Data(format!(
+            "every validation group with a y = 1 has y = 1 on all its documents (tau_target = {}), so validation NDCG is 1.0 whatever the model and cannot pick an epoch; raise --tau-target",
+            options.tau_target
+        )));
+    }
+    Ok(())
+}
+
+/// What preparation warns of its splits: regular features constant within every query (a
+/// student cannot rank there), and a test split whose NDCG cannot be measured or cannot move.
+fn split_warnings(
+    [train_set, valid_set]: [&RankingSet; 2],
+    test_set: Option<&RankingSet>,
+    regular_columns: &[usize],
+    options: &PrepareOptions,
+) -> Vec<String> {
+    let mut warnings = Vec::new();
+    let splits = [
+        ("train", Some(train_set)),
+        ("validation", Some(valid_set)),
+        ("test", test_set),
+    ];
+    for (split, set) in splits {
+        let Some(set) = set.filter(|s| s.d_x > 0 && s.n_docs() > 0) else {
+            continue;
+        };
+        if constant_within_queries(&set.regular, set.d_x, &set.group_offsets).len() == set.d_x {
+            warnings.push(format!(
+                "the {split} split's regular features x (columns {}) are each constant within every query (they vary only between queries): a student that sees only x gives every document of a query the same score and cannot rank; its metrics there are those of a random order",
+                column_ranges(regular_columns)
+            ));
+        }
+    }
+    if let Some(test) = test_set {
+        if test.positive_groups() == 0 {
+            warnings.push(format!("the test split has no group with a y = 1 ({} groups after filtering): test NDCG cannot be measured and is reported as n/a; lower --tau-target or give a larger --test", test.n_groups()));
+        } else if !test.ranks_models() {
+            warnings.push(format!("every test group with a y = 1 has y = 1 on all its documents: test NDCG is 1.0 whatever the model (tau_target = {})", options.tau_target));
+        }
+    }
+    warnings
+}
+
+/// Every step of spec §1 over the parts of the given sources.
+fn prepare_parts(
+    mut sources: Vec<Source>,
+    (train, valid, test): (Part, Option<Part>, Option<Part>),
+    options: &PrepareOptions,
+    scratch: &Scratch,
+    on_step: &mut dyn FnMut(&str),
+) -> Result<Prepared> {
+    on_step(PREPARE_STEPS[0]);
+    let nf = sources[train.source].data().n_features;
+    check_sources(&sources, nf, options)?;
+    let mut filter = Vec::new();
+    let mut keep = |name: &str, part: Part, split: u64| -> (Part, GumbelDraws) {
+        let data = sources[part.source].data();
+        let (groups, report) = kept_groups(data, &part.groups, options.min_group_size);
+        filter.push((name.to_string(), report));
+        let kept = Part {
+            source: part.source,
+            groups,
+        };
+        let draws = GumbelDraws::new(kept.n_docs(data), options.seed, split);
+        (kept, draws)
+    };
+    let (mut train, mut train_draws) = keep("train", train, SPLIT_TRAIN);
+    let valid = valid.map(|v| keep("valid", v, SPLIT_VALID));
+    let test = test.map(|t| keep("test", t, SPLIT_TEST));
+
+    let train_source = sources[train.source].data();
+    if train.groups.is_empty() {
+        return Err(Error::Data(format!(
+            "no training groups left after filtering (groups need a document with grade > 0 and at least {} documents): {}",
+            options.min_group_size, filter[0].1
+        )));
+    }
+
+    check_mixed_grades(&train, train_source)?;
+
+    // Step 8 (first half): hold out 10% of the training queries when there is no validation split.
+    let holdout = valid.is_none();
+    let valid = match valid {
+        Some(v) => v,
+        None => hold_out_valid(&mut train, &mut train_draws, train_source, options)?,
+    };
+
+    // Step 3: the signed log1p of every kept document, as each split's own matrix.
+    let mut matrices = {
+        let mut parts = vec![&train, &valid.0];
+        parts.extend(test.as_ref().map(|t| &t.0));
+        gather_log1p(&mut sources, &parts, nf, scratch)?
+    }
+    .into_iter();
+    let mut split_data = |part: &Part| {
+        let matrix = matrices.next().expect("one matrix per part");
+        part.dataset(sources[part.source].data(), matrix, nf)
+    };
+    let (train_data, valid_data) = (split_data(&train), split_data(&valid.0));
+    let test_data = test.as_ref().map(|t| split_data(&t.0));
+    drop(sources);
+    let (valid_draws, test_draws) = (valid.1, test.map(|t| t.1));
+
+    on_step(PREPARE_STEPS[1]);
+    let labels_of = |data: &Dataset, draws: &GumbelDraws| match options.label_column {
+        Some(column) => column_labels(data, column),
+        None => draws.labels(&data.grades, options.t, options.tau_target),
+    };
+    let train_labels = labels_of(&train_data, &train_draws);
+    on_step(PREPARE_STEPS[2]);
+    let mut correlation = correlations(&train_data.features, train_data.n_features, &train_labels);
+    let nf = train_data.n_features;
+    let mut constant = constant_columns(&train_data.features, nf);
+    // The label column is y itself: never a feature. Counted as constant (uninformative) and
+    // with correlation 0, it is never chosen as z, and it is removed from x below.
+    if let Some(column) = options.label_column {
+        correlation[column - 1] = 0.0;
+        if !constant.contains(&column) {
+            constant.push(column);
+            constant.sort_unstable();
+        }
+    }
+    if constant.len() == nf {
+        return Err(Error::Data(format!(
+            "every feature of the training split is constant (all {nf} columns, after filtering): the data carry nothing a model could learn from"
+        )));
+    }
+    let Columns {
+        privileged: privileged_columns,
+        regular: regular_columns,
+        constant_regular,
+        constant_privileged,
+    } = choose_columns(&correlation, &constant, nf, options)?;
 
     on_step(PREPARE_STEPS[3]);
     // Each split's matrix becomes x and z; the matrix itself is packed into x.
@@ -1077,65 +1205,18 @@ fn prepare_parts(
         })
     };
     let train_set = build(train_data, &train_draws)?;
-    if train_set.positive_groups() == 0 {
-        return Err(Error::Data(match options.label_column {
-            Some(column) => format!("no positive training groups: column {column}, the label y, is 0 on every training document; with simulated logs, raise --sessions or --conversion-rate"),
-            None => format!(
-                "no positive training groups: with t = {} and tau_target = {} no document got y = 1; lower --tau-target",
-                options.t, options.tau_target
-            ),
-        }));
-    }
-    if train_set.labels.iter().all(|&y| y > 0.0) {
-        if let Some(column) = options.label_column {
-            return Err(Error::Data(format!("every training document has y = 1 (column {column} > 0): the labels carry no information; with simulated logs, lower --conversion-rate or --sessions")));
-        }
-        return Err(Error::Data(format!(
-            "every training document got y = 1 (t = {}, tau_target = {}): the labels carry no information; raise --tau-target to about the grade above which a document counts as relevant",
-            options.t, options.tau_target
-        )));
-    }
     let valid_set = build(valid_data, &valid_draws)?;
-    if valid_set.positive_groups() == 0 {
-        return Err(Error::Data(format!(
-            "the validation split has no group with a y = 1 ({} groups after filtering), so validation NDCG cannot pick an epoch; lower --tau-target (with simulated logs: raise --sessions or --conversion-rate) or give a larger --valid",
-            valid_set.n_groups()
-        )));
-    }
-    if !valid_set.ranks_models() {
-        return Err(Error::Data(format!(
-            "every validation group with a y = 1 has y = 1 on all its documents (tau_target = {}), so validation NDCG is 1.0 whatever the model and cannot pick an epoch; raise --tau-target",
-            options.tau_target
-        )));
-    }
+    check_labels(&train_set, &valid_set, options)?;
     let test_set = test_data
         .zip(test_draws)
         .map(|(d, g)| build(d, &g))
         .transpose()?;
-    let mut warnings = Vec::new();
-    let splits = [
-        ("train", Some(&train_set)),
-        ("validation", Some(&valid_set)),
-        ("test", test_set.as_ref()),
-    ];
-    for (split, set) in splits {
-        let Some(set) = set.filter(|s| s.d_x > 0 && s.n_docs() > 0) else {
-            continue;
-        };
-        if constant_within_queries(&set.regular, set.d_x, &set.group_offsets).len() == set.d_x {
-            warnings.push(format!(
-                "the {split} split's regular features x (columns {}) are each constant within every query (they vary only between queries): a student that sees only x gives every document of a query the same score and cannot rank; its metrics there are those of a random order",
-                column_ranges(&regular_columns)
-            ));
-        }
-    }
-    if let Some(test) = &test_set {
-        if test.positive_groups() == 0 {
-            warnings.push(format!("the test split has no group with a y = 1 ({} groups after filtering): test NDCG cannot be measured and is reported as n/a; lower --tau-target or give a larger --test", test.n_groups()));
-        } else if !test.ranks_models() {
-            warnings.push(format!("every test group with a y = 1 has y = 1 on all its documents: test NDCG is 1.0 whatever the model (tau_target = {})", options.tau_target));
-        }
-    }
+    let warnings = split_warnings(
+        [&train_set, &valid_set],
+        test_set.as_ref(),
+        &regular_columns,
+        options,
+    );
     Ok(Prepared {
         train: train_set,
         valid: valid_set,
