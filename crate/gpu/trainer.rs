@@ -234,162 +234,51 @@ impl GpuTrainer {
         batch: &StepBatch<'_>,
         timed: bool,
     ) -> Result<Vec<(&'static str, f64)>> {
+        self.check_batch(batch)?;
         let n = batch.labels.len();
         let plan = self.plan;
-        if n > self.max_docs || batch.teachers.len() != plan.teachers {
-            return Err(Error::Config(format!("a GPU batch of {n} documents with {} teachers does not fit this trainer ({} documents, {} teachers)", batch.teachers.len(), self.max_docs, plan.teachers)));
-        }
-        if batch.ranking_distillation.is_some() != self.rd.is_some() {
-            return Err(Error::Config(
-                "a batch with Ranking Distillation candidates needs a trainer planned for them, and one planned for them needs them".into(),
-            ));
-        }
-        if self.pending == self.loss_window {
-            return Err(Error::Config(
-                "read the losses back before more steps".into(),
-            ));
-        }
         let gpu = self.gpu.clone();
-        let q = &gpu.queue;
         let groups = batch.offsets.len() - 1;
         self.mlp.start_step(batch.inputs, n)?;
-        // Group layout: offsets, then the group of each document.
-        let mut info: Vec<u32> = batch.offsets.iter().map(|&o| o as u32).collect();
-        for g in 0..groups {
-            info.extend(std::iter::repeat_n(
-                g as u32,
-                batch.offsets[g + 1] - batch.offsets[g],
-            ));
-        }
-        q.write_buffer(&self.group_info, 0, bytemuck::cast_slice(&info));
-        let b = n as u32;
-        let slot = LOSSES_PER_STEP * self.pending;
+        self.write_group_info(batch);
+        let shape = BatchShape {
+            n,
+            groups,
+            max_docs: self.max_docs,
+            // The step's place in the loss window: data, teacher and RD losses at slot, + 1, + 2.
+            slot: LOSSES_PER_STEP * self.pending,
+        };
         // The window slots no dispatch writes this step read as 0.
         let mut unwritten = Vec::new();
-        // The data loss's dispatches.
-        let mut data: Vec<(&Slot, (u32, u32, u32))> = Vec::new();
+        let mut data: Vec<Dispatch> = Vec::new();
         if let Some((loss, sum)) = &self.data_loss {
-            let mut targets = batch.labels.to_vec();
-            targets.extend(loss_weights(
-                plan.loss,
-                Targets::Hard(batch.labels),
-                batch.offsets,
-                batch.positive,
-            ));
-            q.write_buffer(&self.data_targets, 0, bytemuck::cast_slice(&targets));
-            data.extend(loss.prepare(
-                &gpu,
-                LossParams {
-                    n,
-                    groups,
-                    teachers: 0,
-                    partial_offset: 0,
-                    scratch_offset: 2 * self.max_docs,
-                    scale: plan.data_scale,
-                    accumulate: false,
-                },
-            ));
-            gpu.set_params(sum, &ReduceParams::new(n, slot, 0));
-            data.push((sum, (1, 1, 1)));
+            data = data_loss(&gpu, (loss, sum), &self.data_targets, &plan, batch, shape);
         }
         if let Some(subset) = &mut self.objective {
-            // The S_label documents, in batch order, as the CPU engine takes them.
-            let mut rows: Vec<u32> = Vec::new();
-            for (g, w) in batch.offsets.windows(2).enumerate() {
-                if batch.positive[g] {
-                    rows.extend(w[0] as u32..w[1] as u32);
-                }
+            let (dispatches, written) = subset.dispatches(&gpu, batch, plan.data_scale, shape);
+            data.extend(dispatches);
+            if !written {
+                unwritten.push(shape.slot);
             }
-            let m = rows.len();
-            let mut places = vec![NONE; n];
-            for (c, &r) in rows.iter().enumerate() {
-                places[r as usize] = c as u32;
-            }
-            let mut selection = rows.clone();
-            selection.extend(&places);
-            q.write_buffer(&subset.selection, 0, bytemuck::cast_slice(&selection));
-            let select_params = |scale: f32| SelectParams {
-                n: b,
-                m: m as u32,
-                scale,
-                ..Default::default()
-            };
-            gpu.set_params(&subset.gather, &select_params(1.0));
-            gpu.set_params(&subset.scatter, &select_params(plan.data_scale));
-            if m > 0 {
-                let labels: Vec<f32> = rows.iter().map(|&r| batch.labels[r as usize]).collect();
-                subset.prior.observe(&labels);
-                subset.steps += 1;
-                data.push((&subset.gather, (groups_of(m, WORKGROUP), 1, 1)));
-                let dispatches =
-                    subset
-                        .loss
-                        .prepare(&gpu, &labels, &subset.prior, slot, subset.steps);
-                data.extend(dispatches);
-            } else {
-                unwritten.push(slot);
-            }
-            // Zeros outside S_label (and everywhere for a batch without it).
-            data.push((&subset.scatter, (groups_of(n, WORKGROUP), 1, 1)));
         }
-        let with_teacher = plan.teachers > 0;
-        let mut teacher: Vec<(&Slot, (u32, u32, u32))> = Vec::new();
-        if with_teacher {
-            let mut t: Vec<f32> = batch
-                .teachers
-                .iter()
-                .flat_map(|t| t.iter().copied())
-                .collect();
-            let all = vec![true; groups];
-            t.extend(loss_weights(
-                plan.loss,
-                Targets::<f32>::Soft,
-                batch.offsets,
-                &all,
-            ));
-            q.write_buffer(&self.teacher_targets, 0, bytemuck::cast_slice(&t));
-            teacher.extend(self.teacher_loss.prepare(
-                &gpu,
-                LossParams {
-                    n,
-                    groups,
-                    teachers: plan.teachers,
-                    partial_offset: self.max_docs,
-                    scratch_offset: 2 * self.max_docs,
-                    scale: plan.teacher_scale,
-                    accumulate: true,
-                },
-            ));
-            let sum = ReduceParams::new(n, slot + 1, self.max_docs);
-            gpu.set_params(&self.reduce_teacher, &sum);
-            teacher.push((&self.reduce_teacher, (1, 1, 1)));
+        let teacher: Vec<Dispatch> = if plan.teachers > 0 {
+            let loss = (&self.teacher_loss, &self.reduce_teacher);
+            teacher_loss(&gpu, loss, &self.teacher_targets, &plan, batch, shape)
         } else {
-            unwritten.push(slot + 1);
-        }
-        let mut rd_dispatches: Vec<(&Slot, (u32, u32, u32))> = Vec::new();
-        match (&self.rd, batch.ranking_distillation) {
+            unwritten.push(shape.slot + 1);
+            Vec::new()
+        };
+        let rd: Vec<Dispatch> = match (&self.rd, batch.ranking_distillation) {
             (Some(slots), Some(rd)) if !rd.documents.is_empty() => {
-                let candidates = rd.documents.len();
-                let mut index: Vec<u32> = batch.offsets.iter().map(|&o| o as u32).collect();
-                index.extend(rd.offsets.iter().map(|&o| o as u32));
-                index.extend(rd.documents.iter().map(|&d| d as u32));
-                q.write_buffer(&slots.index, 0, bytemuck::cast_slice(&index));
-                let params = rd_params(b, groups, rd, plan.rd_scale.unwrap_or(0.0));
-                gpu.set_params(&slots.weigh, &params);
-                gpu.set_params(&slots.count, &ReduceParams::new(groups, candidates, 0));
-                gpu.set_params(&slots.loss, &params);
-                gpu.set_params(&slots.sum, &ReduceParams::new(candidates, slot + 2, 0));
-                rd_dispatches = vec![
-                    (&slots.weigh, (groups_of(groups, WORKGROUP), 1, 1)),
-                    (&slots.count, (1, 1, 1)),
-                    (&slots.loss, (groups_of(candidates, WORKGROUP), 1, 1)),
-                    (&slots.sum, (1, 1, 1)),
-                ];
+                slots.dispatches(&gpu, batch, rd, plan.rd_scale.unwrap_or(0.0), shape)
             }
-            _ => unwritten.push(slot + 2),
-        }
+            _ => {
+                unwritten.push(shape.slot + 2);
+                Vec::new()
+            }
+        };
         for unused in unwritten {
-            q.write_buffer(
+            gpu.queue.write_buffer(
                 &self.losses,
                 4 * unused as u64,
                 bytemuck::cast_slice(&[0f32]),
@@ -400,7 +289,7 @@ impl GpuTrainer {
         let gpu: &Gpu = &gpu;
         let forward: Phase = Box::new(move |pass| mlp.record_forward(pass, n));
         let losses: Phase = Box::new(move |pass| {
-            for (s, groups) in data.iter().chain(&teacher).chain(&rd_dispatches) {
+            for (s, groups) in data.iter().chain(&teacher).chain(&rd) {
                 gpu.record(pass, s, *groups);
             }
         });
@@ -421,6 +310,41 @@ impl GpuTrainer {
         };
         self.pending += 1;
         Ok(timings)
+    }
+
+    /// Refuses a batch this trainer was not built for, and a step past a full loss window.
+    fn check_batch(&self, batch: &StepBatch<'_>) -> Result<()> {
+        let n = batch.labels.len();
+        let plan = self.plan;
+        if n > self.max_docs || batch.teachers.len() != plan.teachers {
+            return Err(Error::Config(format!("a GPU batch of {n} documents with {} teachers does not fit this trainer ({} documents, {} teachers)", batch.teachers.len(), self.max_docs, plan.teachers)));
+        }
+        if batch.ranking_distillation.is_some() != self.rd.is_some() {
+            return Err(Error::Config(
+                "a batch with Ranking Distillation candidates needs a trainer planned for them, and one planned for them needs them".into(),
+            ));
+        }
+        if self.pending == self.loss_window {
+            return Err(Error::Config(
+                "read the losses back before more steps".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The batch's group layout: its offsets, then the group of each document.
+    fn write_group_info(&self, batch: &StepBatch<'_>) {
+        let groups = batch.offsets.len() - 1;
+        let mut info: Vec<u32> = batch.offsets.iter().map(|&o| o as u32).collect();
+        for g in 0..groups {
+            info.extend(std::iter::repeat_n(
+                g as u32,
+                batch.offsets[g + 1] - batch.offsets[g],
+            ));
+        }
+        self.gpu
+            .queue
+            .write_buffer(&self.group_info, 0, bytemuck::cast_slice(&info));
     }
 
     /// The losses of the steps since the last read-back.
@@ -474,5 +398,184 @@ fn rd_params(n: u32, groups: usize, rd: &RdBatch, scale: f32) -> DistillParams {
         mu: rd.mu as f32,
         scale,
         _pad: 0,
+    }
+}
+
+/// One recorded dispatch: its slot and its workgroups.
+type Dispatch<'a> = (&'a Slot, (u32, u32, u32));
+
+/// A step's batch as its dispatches see it: its documents and groups, the trainer's largest
+/// batch (where the teacher loss's shares and the scratch go in `partial`), and the step's first
+/// slot in the loss window.
+#[derive(Clone, Copy)]
+struct BatchShape {
+    n: usize,
+    groups: usize,
+    max_docs: usize,
+    slot: usize,
+}
+
+/// The data loss's dispatches on S_label (hard labels y, then `loss_weights`), its sum into the
+/// window's data slot.
+fn data_loss<'a>(
+    gpu: &Gpu,
+    (loss, sum): (&'a RankingLoss, &'a Slot),
+    targets_buffer: &wgpu::Buffer,
+    plan: &LossPlan,
+    batch: &StepBatch<'_>,
+    shape: BatchShape,
+) -> Vec<Dispatch<'a>> {
+    let mut targets = batch.labels.to_vec();
+    targets.extend(loss_weights(
+        plan.loss,
+        Targets::Hard(batch.labels),
+        batch.offsets,
+        batch.positive,
+    ));
+    gpu.queue
+        .write_buffer(targets_buffer, 0, bytemuck::cast_slice(&targets));
+    let mut dispatches = loss.prepare(
+        gpu,
+        LossParams {
+            n: shape.n,
+            groups: shape.groups,
+            teachers: 0,
+            partial_offset: 0,
+            scratch_offset: 2 * shape.max_docs,
+            scale: plan.data_scale,
+            accumulate: false,
+        },
+    );
+    gpu.set_params(sum, &ReduceParams::new(shape.n, shape.slot, 0));
+    dispatches.push((sum, (1, 1, 1)));
+    dispatches
+}
+
+/// The teacher loss's dispatches on S_all (the teachers' logits, then `loss_weights` of soft
+/// targets), added to the data loss's gradient, its sum into the window's teacher slot.
+fn teacher_loss<'a>(
+    gpu: &Gpu,
+    (loss, sum): (&'a RankingLoss, &'a Slot),
+    targets_buffer: &wgpu::Buffer,
+    plan: &LossPlan,
+    batch: &StepBatch<'_>,
+    shape: BatchShape,
+) -> Vec<Dispatch<'a>> {
+    let mut targets: Vec<f32> = batch
+        .teachers
+        .iter()
+        .flat_map(|t| t.iter().copied())
+        .collect();
+    let all = vec![true; shape.groups];
+    targets.extend(loss_weights(
+        plan.loss,
+        Targets::<f32>::Soft,
+        batch.offsets,
+        &all,
+    ));
+    gpu.queue
+        .write_buffer(targets_buffer, 0, bytemuck::cast_slice(&targets));
+    let mut dispatches = loss.prepare(
+        gpu,
+        LossParams {
+            n: shape.n,
+            groups: shape.groups,
+            teachers: plan.teachers,
+            partial_offset: shape.max_docs,
+            scratch_offset: 2 * shape.max_docs,
+            scale: plan.teacher_scale,
+            accumulate: true,
+        },
+    );
+    let reduce = ReduceParams::new(shape.n, shape.slot + 1, shape.max_docs);
+    gpu.set_params(sum, &reduce);
+    dispatches.push((sum, (1, 1, 1)));
+    dispatches
+}
+
+impl SubsetObjective {
+    /// The global objective's dispatches over the batch's S_label documents (gathered in batch
+    /// order, as the CPU engine takes them, and the gradient scattered back, zeros elsewhere);
+    /// whether it wrote the window's data slot (not for a batch without S_label documents).
+    fn dispatches(
+        &mut self,
+        gpu: &Gpu,
+        batch: &StepBatch<'_>,
+        scale: f32,
+        shape: BatchShape,
+    ) -> (Vec<Dispatch<'_>>, bool) {
+        let n = shape.n;
+        let mut rows: Vec<u32> = Vec::new();
+        for (g, w) in batch.offsets.windows(2).enumerate() {
+            if batch.positive[g] {
+                rows.extend(w[0] as u32..w[1] as u32);
+            }
+        }
+        let m = rows.len();
+        let mut places = vec![NONE; n];
+        for (c, &r) in rows.iter().enumerate() {
+            places[r as usize] = c as u32;
+        }
+        let mut selection = rows.clone();
+        selection.extend(&places);
+        gpu.queue
+            .write_buffer(&self.selection, 0, bytemuck::cast_slice(&selection));
+        let select_params = |scale: f32| SelectParams {
+            n: n as u32,
+            m: m as u32,
+            scale,
+            ..Default::default()
+        };
+        gpu.set_params(&self.gather, &select_params(1.0));
+        gpu.set_params(&self.scatter, &select_params(scale));
+        let mut dispatches = Vec::new();
+        let written = m > 0;
+        let labels: Vec<f32> = rows.iter().map(|&r| batch.labels[r as usize]).collect();
+        if written {
+            self.prior.observe(&labels);
+            self.steps += 1;
+        }
+        let this = &*self;
+        if written {
+            dispatches.push((&this.gather, (groups_of(m, WORKGROUP), 1, 1)));
+            dispatches.extend(
+                this.loss
+                    .prepare(gpu, &labels, &this.prior, shape.slot, this.steps),
+            );
+        }
+        // Zeros outside S_label (and everywhere for a batch without it).
+        dispatches.push((&this.scatter, (groups_of(n, WORKGROUP), 1, 1)));
+        (dispatches, written)
+    }
+}
+
+impl RdSlots {
+    /// Ranking Distillation's dispatches: the candidates' weights from the student's logits, their
+    /// count, L_D and its gradient, its sum into the window's RD slot.
+    fn dispatches(
+        &self,
+        gpu: &Gpu,
+        batch: &StepBatch<'_>,
+        rd: &RdBatch,
+        scale: f32,
+        shape: BatchShape,
+    ) -> Vec<Dispatch<'_>> {
+        let candidates = rd.documents.len();
+        let mut index: Vec<u32> = batch.offsets.iter().map(|&o| o as u32).collect();
+        index.extend(rd.offsets.iter().map(|&o| o as u32));
+        index.extend(rd.documents.iter().map(|&d| d as u32));
+        gpu.queue
+            .write_buffer(&self.index, 0, bytemuck::cast_slice(&index));
+        let params = rd_params(shape.n as u32, shape.groups, rd, scale);
+        gpu.set_params(&self.weigh, &params);
+        gpu.set_params(&self.count, &ReduceParams::new(shape.groups, candidates, 0));
+        gpu.set_params(&self.loss, &params);
+        gpu.set_params(&self.sum, &ReduceParams::new(candidates, shape.slot + 2, 0));
+        vec![
+            (&self.weigh, (groups_of(shape.groups, WORKGROUP), 1, 1)),
+            (&self.count, (1, 1, 1)),
+            (&self.loss, (groups_of(candidates, WORKGROUP), 1, 1)),
+            (&self.sum, (1, 1, 1)),
+        ]
     }
 }
