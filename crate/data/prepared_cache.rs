@@ -272,6 +272,51 @@ fn decode(
     key: u64,
     bad: &dyn Fn(String) -> Error,
 ) -> Result<std::result::Result<(Prepared, serde_json::Value), KeyMismatch>> {
+    let (about, about_end) = match read_about(source, key, bad)? {
+        Ok(read) => read,
+        Err(mismatch) => return Ok(Err(mismatch)),
+    };
+    let (correlations, layouts) = sections(&about, about_end, source.len(), bad)?;
+    let correlations = f64s(&source.bytes(correlations.0..correlations.1));
+    let mut sets = Vec::with_capacity(layouts.len());
+    for (s, (shape, layout)) in about.splits.iter().zip(&layouts).enumerate() {
+        let set = read_split(source, shape, layout).map_err(|what| {
+            bad(format!(
+                "corrupt {} split: {what}",
+                ["training", "validation", "test"][s]
+            ))
+        })?;
+        sets.push(set);
+    }
+    let mut sets = sets.into_iter();
+    let (train, valid, test) = (
+        sets.next().expect("two splits at least"),
+        sets.next().expect("two splits at least"),
+        sets.next(),
+    );
+    let prepared = Prepared {
+        train,
+        valid,
+        test,
+        privileged_columns: about.privileged_columns,
+        regular_columns: about.regular_columns,
+        constant_regular: about.constant_regular,
+        constant_privileged: about.constant_privileged,
+        warnings: about.warnings,
+        correlations,
+        filter: about.filter,
+        holdout: about.holdout,
+    };
+    Ok(Ok((prepared, about.extra)))
+}
+
+/// The header and the description of the splits laid out in `source`, and where the description
+/// ends; a key other than `key` is a mismatch, not an error.
+fn read_about(
+    source: &impl Source,
+    key: u64,
+    bad: &dyn Fn(String) -> Error,
+) -> Result<std::result::Result<(About, usize), KeyMismatch>> {
     little_endian_only()?;
     let len = source.len();
     if len < HEADER_BYTES || source.bytes(0..8)[..] != MAGIC {
@@ -303,11 +348,24 @@ fn decode(
             about.splits.len()
         )));
     }
+    Ok(Ok((about, about_end)))
+}
 
-    // Where each section lies, in u128 with checked arithmetic: a corrupt description cannot
-    // overflow it.
+/// A section's byte range in the layout.
+type Span = (usize, usize);
+
+/// Where each section lies after the description (ending at `about_end`) in a layout of `len`
+/// bytes: the correlations, then each split's seven sections (x, z, labels, grades, positive
+/// flags, group offsets, qids). Computed in u128 with checked arithmetic, so that a corrupt
+/// description cannot overflow it, and refused unless the sections end where the layout does.
+fn sections(
+    about: &About,
+    about_end: usize,
+    len: usize,
+    bad: &dyn Fn(String) -> Error,
+) -> Result<(Span, Vec<[Span; 7]>)> {
     let mut at = about_end as u128;
-    let mut section = |bytes: Option<u128>| -> Option<(usize, usize)> {
+    let mut section = |bytes: Option<u128>| -> Option<Span> {
         let start = at.checked_add(ALIGN as u128 - 1)? / ALIGN as u128 * ALIGN as u128;
         let end = start.checked_add(bytes?)?;
         at = end;
@@ -327,8 +385,8 @@ fn decode(
                 .checked_mul(width as u128)?
                 .checked_mul(4)
         };
-        let mut next = Vec::with_capacity(7);
-        for bytes in [
+        let mut next = [(0, 0); 7];
+        for (place, bytes) in next.iter_mut().zip([
             matrix(shape.d_x),
             matrix(shape.d_z),
             sized(shape.n_docs, 4),
@@ -336,8 +394,8 @@ fn decode(
             sized(shape.n_groups, 1),
             (shape.n_groups as u128 + 1).checked_mul(8),
             sized(shape.n_groups, 8),
-        ] {
-            next.push(section(bytes).ok_or_else(truncated)?);
+        ]) {
+            *place = section(bytes).ok_or_else(truncated)?;
         }
         layouts.push(next);
     }
@@ -346,73 +404,56 @@ fn decode(
             "corrupt: {len} bytes, its description implies {at}"
         )));
     }
+    Ok((correlations, layouts))
+}
 
-    let bytes = |(start, end): (usize, usize)| source.bytes(start..end);
-    let f64s = |range| -> Vec<f64> {
-        bytes(range)
-            .chunks_exact(8)
-            .map(|b| f64::from_le_bytes(b.try_into().unwrap()))
-            .collect()
+/// One split from its seven sections of `source`, checked as the text reader checks its data;
+/// what is wrong, in words.
+fn read_split(
+    source: &impl Source,
+    shape: &Shape,
+    [x, z, labels, grades, positive, offsets, qids]: &[Span; 7],
+) -> std::result::Result<RankingSet, String> {
+    let bytes = |&(start, end): &Span| source.bytes(start..end);
+    let positive = bytes(positive);
+    let set = RankingSet {
+        regular: source.matrix(x.0, shape.n_docs * shape.d_x),
+        d_x: shape.d_x,
+        privileged: source.matrix(z.0, shape.n_docs * shape.d_z),
+        d_z: shape.d_z,
+        grades: bytes(grades).into_owned(),
+        labels: f32s(&bytes(labels)),
+        group_offsets: u64s(&bytes(offsets))
+            .into_iter()
+            .map(|o| o as usize)
+            .collect(),
+        positive_group: positive.iter().map(|&p| p == 1).collect(),
+        qids: u64s(&bytes(qids)),
     };
-    let f32s = |range| -> Vec<f32> {
-        bytes(range)
-            .chunks_exact(4)
-            .map(|b| f32::from_le_bytes(b.try_into().unwrap()))
-            .collect()
-    };
-    let u64s = |range| -> Vec<u64> {
-        bytes(range)
-            .chunks_exact(8)
-            .map(|b| u64::from_le_bytes(b.try_into().unwrap()))
-            .collect()
-    };
-    let correlations = f64s(correlations);
-    let mut sets = Vec::with_capacity(layouts.len());
-    for (s, (shape, layout)) in about.splits.iter().zip(&layouts).enumerate() {
-        let [x, z, labels, grades, positive, offsets, qids] = layout[..] else {
-            unreachable!("seven sections a split")
-        };
-        let positive = bytes(positive);
-        let set = RankingSet {
-            regular: source.matrix(x.0, shape.n_docs * shape.d_x),
-            d_x: shape.d_x,
-            privileged: source.matrix(z.0, shape.n_docs * shape.d_z),
-            d_z: shape.d_z,
-            grades: bytes(grades).into_owned(),
-            labels: f32s(labels),
-            group_offsets: u64s(offsets).into_iter().map(|o| o as usize).collect(),
-            positive_group: positive.iter().map(|&p| p == 1).collect(),
-            qids: u64s(qids),
-        };
-        let flags_valid = positive.iter().all(|&p| p <= 1);
-        check_set(&set, flags_valid).map_err(|what| {
-            bad(format!(
-                "corrupt {} split: {what}",
-                ["training", "validation", "test"][s]
-            ))
-        })?;
-        sets.push(set);
-    }
-    let mut sets = sets.into_iter();
-    let (train, valid, test) = (
-        sets.next().expect("two splits at least"),
-        sets.next().expect("two splits at least"),
-        sets.next(),
-    );
-    let prepared = Prepared {
-        train,
-        valid,
-        test,
-        privileged_columns: about.privileged_columns,
-        regular_columns: about.regular_columns,
-        constant_regular: about.constant_regular,
-        constant_privileged: about.constant_privileged,
-        warnings: about.warnings,
-        correlations,
-        filter: about.filter,
-        holdout: about.holdout,
-    };
-    Ok(Ok((prepared, about.extra)))
+    let flags_valid = positive.iter().all(|&p| p <= 1);
+    check_set(&set, flags_valid)?;
+    Ok(set)
+}
+
+fn f64s(bytes: &[u8]) -> Vec<f64> {
+    bytes
+        .chunks_exact(8)
+        .map(|b| f64::from_le_bytes(b.try_into().unwrap()))
+        .collect()
+}
+
+fn f32s(bytes: &[u8]) -> Vec<f32> {
+    bytes
+        .chunks_exact(4)
+        .map(|b| f32::from_le_bytes(b.try_into().unwrap()))
+        .collect()
+}
+
+fn u64s(bytes: &[u8]) -> Vec<u64> {
+    bytes
+        .chunks_exact(8)
+        .map(|b| u64::from_le_bytes(b.try_into().unwrap()))
+        .collect()
 }
 
 /// The key of prepared splits laid out for the page's workers (who share them in memory, so no
