@@ -42,9 +42,10 @@ fn log_sum_exp_teacher(t: u32, start: u32, end: u32) -> vec2<f32> {
 fn softmax_ce(@builtin(global_invocation_id) id: vec3<u32>) {
     let i = id.x;
     if (i >= params.n) { return; }
-    let g = group_info[params.groups + 1u + i];
-    let start = group_info[g];
-    let end = group_info[g + 1u];
+    let group = group_of(i);
+    let g = group.g;
+    let start = group.start;
+    let end = group.end;
     let w = group_weight(g);
     if (w <= 0.0) {
         write_gradient(i, 0.0);
@@ -73,9 +74,10 @@ fn softmax_ce(@builtin(global_invocation_id) id: vec3<u32>) {
 fn lambda_ranks(@builtin(global_invocation_id) id: vec3<u32>) {
     let i = id.x;
     if (i >= params.n) { return; }
-    let g = group_info[params.groups + 1u + i];
-    let start = group_info[g];
-    let end = group_info[g + 1u];
+    let group = group_of(i);
+    let g = group.g;
+    let start = group.start;
+    let end = group.end;
     let f = logits[i];
     let y = targets[i];
     var rank = 1u;
@@ -94,9 +96,10 @@ fn lambda_ranks(@builtin(global_invocation_id) id: vec3<u32>) {
 fn lambdarank(@builtin(global_invocation_id) id: vec3<u32>) {
     let i = id.x;
     if (i >= params.n) { return; }
-    let g = group_info[params.groups + 1u + i];
-    let start = group_info[g];
-    let end = group_info[g + 1u];
+    let group = group_of(i);
+    let g = group.g;
+    let start = group.start;
+    let end = group.end;
     let w = group_weight(g);
     var idcg = 0.0;
     for (var j = start; j < end; j = j + 1u) {

@@ -37,6 +37,18 @@ fn softplus(x: f32) -> f32 {
     return max(x, 0.0) + log(1.0 + exp(-abs(x)));
 }
 
+// Document i's group g and the group's documents start..end.
+struct Group {
+    g: u32,
+    start: u32,
+    end: u32,
+}
+
+fn group_of(i: u32) -> Group {
+    let g = group_info[params.groups + 1u + i];
+    return Group(g, group_info[g], group_info[g + 1u]);
+}
+
 // Where the weights start in targets: after the labels, or after every teacher's logits.
 fn weights_at() -> u32 {
     return select(params.n, params.teachers * params.n, params.teachers > 0u);

@@ -26,9 +26,10 @@ fn soft_target(i: u32, j: u32) -> f32 {
 fn ranknet(@builtin(global_invocation_id) id: vec3<u32>) {
     let i = id.x;
     if (i >= params.n) { return; }
-    let g = group_info[params.groups + 1u + i];
-    let start = group_info[g];
-    let end = group_info[g + 1u];
+    let group = group_of(i);
+    let g = group.g;
+    let start = group.start;
+    let end = group.end;
     let w = group_weight(g);
     let fi = logits[i];
     var grad = 0.0;
