@@ -949,6 +949,53 @@ await check("class_12_url_values_within_the_form_limits_give_words", async () =>
   }
 });
 
+await check("every_field_control_reads_and_writes_its_setup_path", async () => {
+  // Every control with a data-field, each set to another valid value, lands at its path in the
+  // setup the form makes; the setup written back into a form moved elsewhere gives every control
+  // its value again. No list of controls: the form is the table.
+  const p = await freshPage("#source=synthetic&privileged_kind=logs");
+  try {
+    const result = await p.evaluate(async () => {
+      const { compareSetup, formFromSetup, readForm, valueAt, rowOf } = await import("./js/setup.js");
+      const form = document.getElementById("setup");
+      const controls = [...form.querySelectorAll("[data-field]")].filter((el) =>
+        !["methods", "backend"].includes(el.dataset.field));
+      const moved = (el, by) => {
+        const row = rowOf(el.dataset.field);
+        if (el.tagName === "SELECT") {
+          const options = [...el.options].map((o) => o.value);
+          return options[(options.indexOf(el.value) + by) % options.length];
+        }
+        if (el.type === "text") return el.value.split(",").map((w) => Number(w) + by).join(",");
+        const v = Number(el.value === "" ? (row.fields[0].page ?? 1) : el.value);
+        return String(row.range.integer ? v + by : Math.round((v + 0.01 * by) * 1e6) / 1e6);
+      };
+      const expected = {};
+      for (const el of controls) {
+        el.value = moved(el, 1);
+        expected[el.dataset.field] = el.value;
+      }
+      const setup = compareSetup(readForm(), "cpu");
+      const shown = (v) => (Array.isArray(v) ? v.join(",") : String(v));
+      const wrong = controls
+        .filter((el) => shown(valueAt(setup, el.dataset.field)) !== expected[el.dataset.field])
+        .map((el) => `${el.dataset.field}: ${shown(valueAt(setup, el.dataset.field))}, set ${expected[el.dataset.field]}`);
+      for (const el of controls) el.value = moved(el, 2);
+      formFromSetup(setup);
+      const back = controls
+        .filter((el) => el.value !== expected[el.dataset.field])
+        .map((el) => `${el.dataset.field}: ${el.value} after writing back, set ${expected[el.dataset.field]}`);
+      return { count: controls.length, wrong, back };
+    });
+    expect(result.count >= 20, `only ${result.count} field controls`);
+    expect(result.wrong.length === 0, `read: ${result.wrong.join("; ")}`);
+    expect(result.back.length === 0, `written back: ${result.back.join("; ")}`);
+    console.log(`    ${result.count} controls, each at its path and back`);
+  } finally {
+    await p.close();
+  }
+});
+
 await check("no_uncaught_errors", async () => {
   const real = pageErrors.filter((e) => !/favicon/.test(e));
   expect(real.length === 0, `page errors: ${real.join(" | ")}`);

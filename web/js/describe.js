@@ -2,21 +2,23 @@
 // settings where it departs from the library's defaults (the page's lighter ones among them),
 // both from the engine (crate/setup.rs), as the CLI writes them; and opening a setup file.
 
-import { $, escapeHtml, clearError } from "./dom.js";
-import { readForm, compareSetup, formFromSetup, saveToUrl } from "./setup.js";
+import { $, form, escapeHtml, clearError } from "./dom.js";
+import { readForm, compareSetup, formFromSetup, saveToUrl, rowOf } from "./setup.js";
 import { workers, request } from "./workers.js";
 import { state } from "./state.js";
 
-/// The command line's settings that have a control on the form. A setup's other settings
-/// (teacher widths, multi-teacher PFD's teachers, the first seed, the generator's kind and
-/// privileged count, ...) come from the last opened setup and are listed as kept.
-const FORM_FLAGS = new Set([
-  "queries", "valid-queries", "test-queries", "min-docs", "max-docs", "regular", "privileged-strength",
-  "privileged-correlation", "query-spread", "noise", "synth-seed", "bundled", "train", "valid", "test",
-  "privileged", "sessions", "click-model", "position-bias", "conversion-rate", "log-seed", "tau-target",
-  "min-group-size", "methods", "seeds", "loss", "alpha", "epochs", "patience", "lr", "widths", "batch-docs",
-  "backend",
-]);
+/// The command line's settings that have a control on the form: the row of every control that
+/// fills a field (`data-field`), the data source's flags and the privileged split's. A setup's
+/// other settings (teacher widths, multi-teacher PFD's teachers, the first seed, the generator's
+/// kind and privileged count, ...) come from the last opened setup and are listed as kept.
+function formFlags() {
+  const flags = new Set(["bundled", "train", "valid", "test", "privileged"]);
+  for (const el of form.querySelectorAll("[data-field]")) {
+    const row = rowOf(el.dataset.field);
+    if (row) flags.add(row.name);
+  }
+  return flags;
+}
 
 /// Asks the engine for the library's default setup and its table of settings.
 export async function loadDefaults() {
@@ -51,7 +53,8 @@ export async function describeSetup() {
     ? "Differs from the CLI's defaults: " + d.differences.map(([k, v, def]) =>
       `<b>${escapeHtml(k)}</b> ${escapeHtml(v)} <span class="hint">(default ${escapeHtml(def)})</span>`).join("; ") + "."
     : "The CLI's defaults.";
-  const kept = d.differences.filter(([k]) => !FORM_FLAGS.has(k));
+  const onForm = formFlags();
+  const kept = d.differences.filter(([k]) => !onForm.has(k));
   $("setup-kept").textContent = kept.length
     ? "Kept from the opened setup (the form has no control for them; Run and Download setup.json use them): " +
       kept.map(([k, v]) => `${k} ${v}`).join("; ") + "."

@@ -20,14 +20,18 @@ export const integer = (v, what) => {
 export function formProblem(f) {
   for (const el of f.elements) {
     if (!el.willValidate || el.checkValidity()) continue;
-    const label = el.closest("label");
-    const words = label
-      ? [...label.childNodes].filter((n) => n.nodeType === Node.TEXT_NODE).map((n) => n.textContent).join(" ")
-      : "";
-    const name = words.replace(/\s+/g, " ").trim() || el.name;
-    return `${name}: ${el.value} is outside the form's bounds: ${el.validationMessage}`;
+    return `${controlName(el)}: ${el.value} is outside the form's bounds: ${el.validationMessage}`;
   }
   return null;
+}
+
+/// A control's name in the page's words: its label's own text, else its name.
+export function controlName(el) {
+  const label = el.closest("label");
+  const words = label
+    ? [...label.childNodes].filter((n) => n.nodeType === Node.TEXT_NODE).map((n) => n.textContent).join(" ")
+    : "";
+  return words.replace(/\s+/g, " ").trim() || el.name;
 }
 
 export function showError(text, offerRestart = false) {

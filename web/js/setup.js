@@ -1,23 +1,19 @@
 // The setup (crate/setup.rs) from the form and back, and kept in the URL. The setup box (its
 // command and differences) is describe.js's.
 
-import { $, form, number, integer } from "./dom.js";
+import { $, form, number, integer, controlName } from "./dom.js";
 import { state } from "./state.js";
 
 // ---------------------------------------------------------------- the setup, kept in the URL
 
-export const FIELDS = [
-  "source", "queries", "valid_queries", "test_queries", "min_docs", "max_docs", "regular", "noise", "query_spread",
-  "privileged_strength", "privileged_correlation", "data_seed", "tau_target", "min_group_size", "privileged_kind",
-  "privileged_value", "loss", "alpha", "epochs", "patience", "widths", "lr", "batch_docs",
-  "seeds", "backend", "workers", "log_sessions", "log_click_model", "log_position_bias", "log_conversion_rate",
-  "log_seed",
-];
-
+/// Every named control of the comparison's form by its name (the method checkboxes as the list
+/// of those checked, `methods`).
 export function readForm() {
   const f = new FormData(form);
   const out = {};
-  for (const k of FIELDS) out[k] = f.get(k);
+  for (const el of form.elements) {
+    if (el.name && el.type !== "file" && el.name !== "method") out[el.name] = f.get(el.name);
+  }
   out.methods = f.getAll("method");
   return out;
 }
@@ -90,6 +86,61 @@ export function baseSetup() {
   return state.base ?? state.defaults;
 }
 
+/// The value at `path` (`data.logs.sessions`) of `object`; undefined where the path stops.
+export function valueAt(object, path) {
+  return path.split(".").reduce((at, key) => (at == null ? undefined : at[key]), object);
+}
+
+/// Sets `value` at `path` of `object`, making the objects on the way.
+function setAt(object, path, value) {
+  const keys = path.split(".");
+  const last = keys.pop();
+  let at = object;
+  for (const key of keys) {
+    if (at[key] == null || typeof at[key] !== "object") at[key] = {};
+    at = at[key];
+  }
+  at[last] = value;
+}
+
+/// The row of the library's table of settings that fills `path`, or null.
+export function rowOf(path) {
+  return (state.settings ?? []).find((row) => row.fields.some((f) => f.path === path)) ?? null;
+}
+
+/// The controls of the comparison's form that fill a setup field (`data-field="PATH"`), but the
+/// method checkboxes and the backend, which every setup reads its own way.
+function fieldControls() {
+  return [...form.querySelectorAll("[data-field]")]
+    .filter((el) => el.dataset.field !== "methods" && el.dataset.field !== "backend");
+}
+
+/// A control's text `text` as its setup field takes it, read by its row of the table of
+/// settings: a whole number, a real, a list of whole numbers (a text control of a whole-number
+/// row: the widths), nothing (null) where the row's default is empty (the library decides by the
+/// data), or the text itself (a name); a bad value names the control in the page's words.
+function fieldValue(el, text) {
+  const path = el.dataset.field;
+  const row = rowOf(path);
+  const what = controlName(el);
+  const v = String(text ?? "").trim();
+  if (v === "" && row?.fields.find((f) => f.path === path)?.default === "") return null;
+  if (!row?.range) return v;
+  if (row.range.integer && el.type === "text") return v.split(",").map((w) => integer(w.trim(), what));
+  return row.range.integer ? integer(v, what) : number(v, what);
+}
+
+/// The fields under `prefix` (`data.source.`) of every control that applies (one not in a hidden
+/// box: the synthetic knobs show for synthetic data, the logs' for simulated logs), set on
+/// `target` from the form's values `v`, the prefix taken off.
+function fillFields(target, prefix, v) {
+  for (const el of fieldControls()) {
+    const path = el.dataset.field;
+    if (!path.startsWith(prefix) || el.closest("[hidden]")) continue;
+    setAt(target, path.slice(prefix.length), fieldValue(el, v[el.name]));
+  }
+}
+
 /// The setup's data source (crate/setup.rs, `DataSource`) from the form.
 export function dataSource(v) {
   if (v.source === "mq2008") return "mq2008";
@@ -100,121 +151,74 @@ export function dataSource(v) {
     return { files: { train: name("train") ?? "train.txt", valid: name("valid"), test: name("test") } };
   }
   const base = opened.synthetic ?? state.defaults.data.source.synthetic;
-  return {
-    synthetic: {
-      options: {
-        ...base.options,
-        queries: integer(v.queries, "training queries"),
-        min_docs: integer(v.min_docs, "docs per query, min"),
-        max_docs: integer(v.max_docs, "docs per query, max"),
-        regular: integer(v.regular, "regular features"),
-        noise: number(v.noise, "relevance noise"),
-        query_spread: number(v.query_spread, "query spread"),
-        privileged_strength: number(v.privileged_strength, "privileged strength"),
-        privileged_correlation: number(v.privileged_correlation, "z's correlation with x"),
-        seed: integer(v.data_seed, "data seed"),
-      },
-      valid_queries: integer(v.valid_queries, "validation queries"),
-      test_queries: integer(v.test_queries, "test queries"),
-    },
-  };
+  const source = { synthetic: structuredClone(base) };
+  fillFields(source, "data.source.", v);
+  return source;
 }
 
-/// The setup of a comparison (crate/setup.rs, `Setup`): the defaults with the form's values.
-/// `backend`: "webgpu", "cpu" or "auto".
-export function compareSetup(v, backend) {
-  if (!state.defaults) throw new Error("the engine is still starting");
-  const widths = String(v.widths).split(",").map((w) => integer(w.trim(), "hidden widths"));
-  let privileged = null;
+/// The privileged split (`data.privileged`) from its two controls: the kind and its k or columns.
+function privilegedSpec(v) {
   if (v.privileged_kind === "top") {
     // A count (top:12) or a share of the informative features (top:30%).
     const k = String(v.privileged_value).trim();
     if (!/^\d+(\.\d+)?%$|^\d+$/.test(k)) throw new Error(`k: expected a count such as 12 or a share such as 30%, got '${k}'`);
-    privileged = `top:${k}`;
+    return `top:${k}`;
   }
-  if (v.privileged_kind === "cols") privileged = `cols:${v.privileged_value}`;
+  if (v.privileged_kind === "cols") return `cols:${v.privileged_value}`;
   if (v.privileged_kind === "generator" && v.source !== "synthetic") {
     throw new Error("real data have no generator: choose top k, columns or simulated logs for the privileged features");
   }
-  const base = baseSetup();
-  let logs = base.data.logs;
-  if (v.privileged_kind === "logs") {
-    privileged = "logs";
-    logs = {
-      ...base.data.logs,
-      sessions: integer(v.log_sessions, "sessions"),
-      click_model: v.log_click_model,
-      position_bias: number(v.log_position_bias, "position bias"),
-      conversion_rate: number(v.log_conversion_rate, "conversion rate"),
-      seed: integer(v.log_seed, "log seed"),
-    };
+  return v.privileged_kind === "logs" ? "logs" : null;
+}
+
+/// The setup of a comparison (crate/setup.rs, `Setup`): the base setup with the form's values on
+/// top, each control read into the field its `data-field` names. `backend`: "webgpu", "cpu" or
+/// "auto".
+export function compareSetup(v, backend) {
+  if (!state.defaults) throw new Error("the engine is still starting");
+  const setup = structuredClone(baseSetup());
+  setup.data.source = dataSource(v);
+  setup.data.privileged = privilegedSpec(v);
+  fillFields(setup.data.logs, "data.logs.", v);
+  for (const el of fieldControls()) {
+    const path = el.dataset.field;
+    if (path.startsWith("data.source.") || path.startsWith("data.logs.")) continue;
+    setAt(setup, path, fieldValue(el, v[el.name]));
   }
   if (v.methods.length === 0) throw new Error("choose at least one method");
-  return {
-    ...base,
-    data: {
-      ...base.data,
-      source: dataSource(v),
-      privileged,
-      logs,
-      tau_target: number(v.tau_target, "tau_target"),
-      min_group_size: integer(v.min_group_size, "min group size"),
-    },
-    methods: v.methods,
-    loss: v.loss,
-    alpha: number(v.alpha, "alpha"),
-    epochs: integer(v.epochs, "epochs"),
-    patience: integer(v.patience, "patience"),
-    widths,
-    lr: number(v.lr, "learning rate"),
-    batch_docs: integer(v.batch_docs, "batch"),
-    seeds: integer(v.seeds, "seeds"),
-    backend: backend === "webgpu" ? "gpu" : backend,
-    note: PAGE_NOTE,
-  };
+  setup.methods = v.methods;
+  setup.backend = backend === "webgpu" ? "gpu" : backend;
+  setup.note = PAGE_NOTE;
+  return setup;
 }
 
 /// The form's fields from a whole setup (one the CLI wrote or the page exported, as the library
-/// read it): throws, leaving the form as it was, when the form cannot show it.
+/// read it): every control from the field its `data-field` names, the data source and the
+/// privileged split from theirs; throws, leaving the form as it was, when the form cannot show
+/// it.
 export function formFromSetup(setup) {
   const d = setup.data;
   const values = {};
   const source = d.source;
   if (source === "mq2008") values.source = "mq2008";
   else if (source.files) values.source = "upload";
-  else if (source.synthetic) {
-    const o = source.synthetic.options;
-    Object.assign(values, {
-      source: "synthetic", queries: o.queries, valid_queries: source.synthetic.valid_queries,
-      test_queries: source.synthetic.test_queries, min_docs: o.min_docs, max_docs: o.max_docs,
-      regular: o.regular, noise: o.noise, query_spread: o.query_spread,
-      privileged_strength: o.privileged_strength, privileged_correlation: o.privileged_correlation, data_seed: o.seed,
-    });
-  }
+  else if (source.synthetic) values.source = "synthetic";
   const p = d.privileged ?? null;
   // Files and MQ2008 without a split take the library's default for files, top 30%.
   if (p === null && values.source === "synthetic") values.privileged_kind = "generator";
   else if (p === null) Object.assign(values, { privileged_kind: "top", privileged_value: "30%" });
-  else if (p === "logs") {
-    values.privileged_kind = "logs";
-    const l = d.logs;
-    Object.assign(values, {
-      log_sessions: l.sessions, log_click_model: l.click_model, log_position_bias: l.position_bias,
-      log_conversion_rate: l.conversion_rate, log_seed: l.seed,
-    });
-  } else if (p.startsWith("top:")) Object.assign(values, { privileged_kind: "top", privileged_value: p.slice(4) });
+  else if (p === "logs") values.privileged_kind = "logs";
+  else if (p.startsWith("top:")) Object.assign(values, { privileged_kind: "top", privileged_value: p.slice(4) });
   else if (p.startsWith("cols:")) Object.assign(values, { privileged_kind: "cols", privileged_value: p.slice(5) });
   else throw new Error(`the page cannot show the privileged split '${p}'; run it with distillrank compare --setup`);
-  // The library's tau_target for the kind of data when the setup leaves it out.
-  values.tau_target = d.tau_target ?? (values.source === "synthetic" ? 3.5 : 4.8);
-  values.min_group_size = d.min_group_size;
-  for (const k of ["loss", "alpha", "epochs", "patience", "lr", "batch_docs", "seeds"]) {
-    if (setup[k] != null) values[k] = setup[k];
+  for (const el of form.querySelectorAll("[data-field]")) {
+    const path = el.dataset.field;
+    const v = valueAt(setup, path);
+    if (path === "methods" || v === undefined) continue;
+    // Empty where the library decides by the data (tau_target's null); lists as the CLI writes them.
+    values[el.name] = v === null ? "" : Array.isArray(v) ? v.join(",") : path === "backend" && v === "gpu" ? "webgpu" : String(v);
   }
-  if (setup.widths) values.widths = setup.widths.join(",");
-  if (setup.backend) values.backend = setup.backend === "gpu" ? "webgpu" : setup.backend;
-  for (const [k, v] of Object.entries(values)) if (v === undefined) delete values[k];
-  writeForm(Object.fromEntries(Object.entries(values).map(([k, v]) => [k, String(v)])));
+  writeForm(values);
   if (setup.methods) {
     for (const box of form.querySelectorAll('input[name="method"]')) box.checked = setup.methods.includes(box.value);
   }
