@@ -571,21 +571,7 @@ fn prepared_run(setup: &ExperimentSetup) -> Result<Rc<PreparedRun>> {
 #[wasm_bindgen]
 pub fn share_data(setup: JsValue) -> std::result::Result<js_sys::SharedArrayBuffer, JsError> {
     let setup = setup_of(setup).map_err(js_error)?;
-    let run = prepared_run(&setup).map_err(js_error)?;
-    // Shared already: the same buffer again (laying out shared data would copy it in here).
-    if let Some(buffer) = &run.buffer {
-        return Ok(buffer.clone());
-    }
-    let buffer = run.prepared.to_shared().map_err(js_error)?;
-    let shared = PreparedData::from_shared(&buffer).map_err(js_error)?;
-    let run = Rc::new(PreparedRun {
-        data: run.data.clone(),
-        key: run.key.clone(),
-        prepared: shared,
-        buffer: Some(buffer.clone()),
-    });
-    STATE.with(|s| s.borrow_mut().prepared = Some(run));
-    Ok(buffer)
+    share(prepared_run(&setup).map_err(js_error)?).map_err(js_error)
 }
 
 /// Takes the data another worker prepared for `setup` and shared ([`share_data`]) as this
@@ -597,19 +583,95 @@ pub fn use_shared_data(
     buffer: js_sys::SharedArrayBuffer,
 ) -> std::result::Result<(), JsError> {
     let setup = setup_of(setup).map_err(js_error)?;
-    let prepared = PreparedData::from_shared(&buffer).map_err(js_error)?;
-    let run = Rc::new(PreparedRun {
-        data: None,
-        key: serde_json::to_string(&setup.data).expect("a setup serialises"),
-        prepared,
-        buffer: Some(buffer),
-    });
+    let key = serde_json::to_string(&setup.data).expect("a setup serialises");
+    use_shared::<Rc<PreparedRun>>(key, buffer).map_err(js_error)
+}
+
+/// What the page's pool shares: a comparison's prepared data ([`PreparedRun`]) or the global
+/// objectives' examples ([`Examples`]). The first worker lays its own out once in a
+/// `SharedArrayBuffer` and reads them from there too ([`share`]); every other worker reads them
+/// from that buffer in place ([`use_shared`]), so the pool holds one copy.
+trait Pooled: Sized {
+    /// The buffer it is read from, when it is shared.
+    fn buffer(&self) -> Option<&js_sys::SharedArrayBuffer>;
+    /// The setup's data fields (as JSON) it is the data of.
+    fn key(&self) -> String;
+    /// A new buffer it is laid out in.
+    fn lay_out(&self) -> Result<js_sys::SharedArrayBuffer>;
+    /// The same data read in place from `buffer`, as the data of `key`; `own`: this worker's own
+    /// copy they were laid out from, if any (its loaded files stay with it).
+    fn read(key: String, buffer: js_sys::SharedArrayBuffer, own: Option<&Self>) -> Result<Self>;
+    /// Makes it the worker's data of its kind.
+    fn keep(self, state: &mut State);
+}
+
+/// Shares `own`: the buffer it is read from when it is shared already (laying out shared data
+/// would copy it in here), else a new one it is laid out in, which this worker reads from too.
+fn share<P: Pooled>(own: P) -> Result<js_sys::SharedArrayBuffer> {
+    if let Some(buffer) = own.buffer() {
+        return Ok(buffer.clone());
+    }
+    let buffer = own.lay_out()?;
+    let shared = P::read(own.key(), buffer.clone(), Some(&own))?;
+    STATE.with(|s| shared.keep(&mut s.borrow_mut()));
+    Ok(buffer)
+}
+
+/// Takes `buffer`, which another worker shared, as this worker's data of the setup `key`; the
+/// data this worker loaded itself (if any) are dropped.
+fn use_shared<P: Pooled>(key: String, buffer: js_sys::SharedArrayBuffer) -> Result<()> {
+    let shared = P::read(key, buffer, None)?;
     STATE.with(|s| {
         let mut s = s.borrow_mut();
         s.drop_own_data();
-        s.prepared = Some(run);
+        shared.keep(&mut s);
     });
     Ok(())
+}
+
+impl Pooled for Rc<PreparedRun> {
+    fn buffer(&self) -> Option<&js_sys::SharedArrayBuffer> {
+        self.buffer.as_ref()
+    }
+    fn key(&self) -> String {
+        self.key.clone()
+    }
+    fn lay_out(&self) -> Result<js_sys::SharedArrayBuffer> {
+        self.prepared.to_shared()
+    }
+    fn read(key: String, buffer: js_sys::SharedArrayBuffer, own: Option<&Self>) -> Result<Self> {
+        Ok(Rc::new(PreparedRun {
+            data: own.and_then(|run| run.data.clone()),
+            key,
+            prepared: PreparedData::from_shared(&buffer)?,
+            buffer: Some(buffer),
+        }))
+    }
+    fn keep(self, state: &mut State) {
+        state.prepared = Some(self);
+    }
+}
+
+impl Pooled for Examples {
+    fn buffer(&self) -> Option<&js_sys::SharedArrayBuffer> {
+        self.buffer.as_ref()
+    }
+    fn key(&self) -> String {
+        self.key.clone()
+    }
+    fn lay_out(&self) -> Result<js_sys::SharedArrayBuffer> {
+        self.splits.to_shared()
+    }
+    fn read(key: String, buffer: js_sys::SharedArrayBuffer, _: Option<&Self>) -> Result<Self> {
+        Ok(Examples {
+            key,
+            splits: Rc::new(BinarySplits::from_shared(&buffer)?),
+            buffer: Some(buffer),
+        })
+    }
+    fn keep(self, state: &mut State) {
+        state.objectives = Some(self);
+    }
 }
 
 /// The bytes of this worker's WebAssembly memory (which only grows): what the worker holds at
@@ -1041,20 +1103,7 @@ fn objectives_setup_of(setup: JsValue) -> Result<ObjectivesSetup> {
 #[wasm_bindgen]
 pub fn share_examples(setup: JsValue) -> std::result::Result<js_sys::SharedArrayBuffer, JsError> {
     let setup = objectives_setup_of(setup).map_err(js_error)?;
-    let examples = objectives_examples(&setup).map_err(js_error)?;
-    // Shared already: the same buffer again (laying out shared data would copy it in here).
-    if let Some(buffer) = examples.buffer {
-        return Ok(buffer);
-    }
-    let buffer = examples.splits.to_shared().map_err(js_error)?;
-    let splits = Rc::new(BinarySplits::from_shared(&buffer).map_err(js_error)?);
-    let shared = Examples {
-        buffer: Some(buffer.clone()),
-        splits,
-        key: examples.key,
-    };
-    STATE.with(|s| s.borrow_mut().objectives = Some(shared));
-    Ok(buffer)
+    share(objectives_examples(&setup).map_err(js_error)?).map_err(js_error)
 }
 
 /// Takes the examples another worker made for the objectives' `setup` and shared
@@ -1066,18 +1115,8 @@ pub fn use_shared_examples(
     buffer: js_sys::SharedArrayBuffer,
 ) -> std::result::Result<(), JsError> {
     let setup = objectives_setup_of(setup).map_err(js_error)?;
-    let splits = Rc::new(BinarySplits::from_shared(&buffer).map_err(js_error)?);
-    let examples = Examples {
-        key: serde_json::to_string(&setup.data).expect("a setup serialises"),
-        splits,
-        buffer: Some(buffer),
-    };
-    STATE.with(|s| {
-        let mut s = s.borrow_mut();
-        s.drop_own_data();
-        s.objectives = Some(examples);
-    });
-    Ok(())
+    let key = serde_json::to_string(&setup.data).expect("a setup serialises");
+    use_shared::<Examples>(key, buffer).map_err(js_error)
 }
 
 /// Every objective over every seed, or one (objective index, seed) pair, through the library's
