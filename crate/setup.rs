@@ -33,8 +33,11 @@ pub enum DataSource {
     /// One draw of the generator: `options.queries` training queries, then the validation and
     /// test queries.
     Synthetic {
+        #[serde(default = "default_synthetic")]
         options: SynthOptions,
+        #[serde(default = "default_valid_queries")]
         valid_queries: usize,
+        #[serde(default = "default_test_queries")]
         test_queries: usize,
     },
     /// MQ2008 Fold 1, bundled with the page and the CLI.
@@ -106,24 +109,21 @@ pub const SYNTHETIC_TAU_TARGET: f64 = 3.5;
 pub const FILES_T: f64 = 4.0;
 pub const FILES_TAU_TARGET: f64 = 4.8;
 
-/// The synthetic data of a default comparison: larger than the generator's own default, the
-/// regime in which the PFD paper's section 5 expects privileged features to help the student.
+/// The synthetic data of a default comparison ([`SynthOptions::of_table`]): larger than the
+/// generator's own default, the regime in which the PFD paper's section 5 expects privileged
+/// features to help the student.
 pub fn default_synthetic() -> SynthOptions {
-    let of = |field: &str| format!("data.source.synthetic.options.{field}");
-    SynthOptions {
-        kind: default_of(&of("kind")),
-        queries: default_of(&of("queries")),
-        min_docs: default_of(&of("min_docs")),
-        max_docs: default_of(&of("max_docs")),
-        regular: default_of(&of("regular")),
-        privileged: default_of(&of("privileged")),
-        privileged_strength: default_of(&of("privileged_strength")),
-        privileged_correlation: default_of(&of("privileged_correlation")),
-        query_spread: default_of(&of("query_spread")),
-        noise: default_of(&of("noise")),
-        privileged_noise: default_of(&of("privileged_noise")),
-        seed: default_of(&of("seed")),
-    }
+    SynthOptions::of_table()
+}
+
+/// The validation and test queries generated beside a setup's synthetic training queries when
+/// the setup leaves them out (the table of settings' defaults).
+fn default_valid_queries() -> usize {
+    default_of("data.source.synthetic.valid_queries")
+}
+
+fn default_test_queries() -> usize {
+    default_of("data.source.synthetic.test_queries")
 }
 
 impl Default for DataSetup {
@@ -131,8 +131,8 @@ impl Default for DataSetup {
         DataSetup {
             source: DataSource::Synthetic {
                 options: default_synthetic(),
-                valid_queries: default_of("data.source.synthetic.valid_queries"),
-                test_queries: default_of("data.source.synthetic.test_queries"),
+                valid_queries: default_valid_queries(),
+                test_queries: default_test_queries(),
             },
             privileged: default_of("data.privileged"),
             logs: LogOptions::default(),
@@ -535,7 +535,8 @@ impl Setup {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum ObjectivesData {
-    /// The synthetic imbalanced task: one draw of `train + valid + test` examples.
+    /// The synthetic imbalanced task: one draw of `train + valid + test` examples (fields left
+    /// out take the table of settings' defaults).
     Synthetic(SynthBinaryOptions),
     /// MQ2008 Fold1 as bundled with distillrank (its own train, validation and test splits), each
     /// document an example, positive when its grade is at least `threshold`.

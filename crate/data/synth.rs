@@ -21,8 +21,10 @@ pub enum SynthKind {
     Linear,
 }
 
+/// The generator's options. In a setup (`data.source.synthetic.options`) the fields left out take
+/// the table of settings' defaults ([`SynthOptions::of_table`]).
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default = "SynthOptions::of_table", deny_unknown_fields)]
 pub struct SynthOptions {
     pub kind: SynthKind,
     pub queries: usize,
@@ -41,12 +43,10 @@ pub struct SynthOptions {
     /// Share of the variance of each hidden factor u that a linear function of x explains, in
     /// [0, 1]: 0 makes u (and z) independent of x; above 0, z is correlated with x as clicks are
     /// with a document's text-match features, and part of u's signal can be learned from x.
-    #[serde(default)]
     pub privileged_correlation: f64,
     /// Standard deviation of a per-query shift of relevance (the documents' signal has unit
     /// variance): above 0, some queries have many relevant documents and many have none, so
     /// positive groups are fewer, as in logs where most queries end without a purchase.
-    #[serde(default)]
     pub query_spread: f64,
     pub seed: u64,
 }
@@ -75,6 +75,27 @@ impl Default for SynthOptions {
 }
 
 impl SynthOptions {
+    /// The options of a setup's synthetic data, from the table of settings (fields
+    /// `data.source.synthetic.options.*`): larger than [`SynthOptions::default`].
+    pub fn of_table() -> SynthOptions {
+        use crate::settings::default_of;
+        let of = |field: &str| format!("data.source.synthetic.options.{field}");
+        SynthOptions {
+            kind: default_of(&of("kind")),
+            queries: default_of(&of("queries")),
+            min_docs: default_of(&of("min_docs")),
+            max_docs: default_of(&of("max_docs")),
+            regular: default_of(&of("regular")),
+            privileged: default_of(&of("privileged")),
+            privileged_strength: default_of(&of("privileged_strength")),
+            privileged_correlation: default_of(&of("privileged_correlation")),
+            query_spread: default_of(&of("query_spread")),
+            noise: default_of(&of("noise")),
+            privileged_noise: default_of(&of("privileged_noise")),
+            seed: default_of(&of("seed")),
+        }
+    }
+
     /// "privileged strength S" and, when z depends on x, "z's correlation with x R": the words
     /// reports use for the privileged side of the data.
     pub fn privileged_summary(&self) -> String {

@@ -93,7 +93,7 @@ impl BinarySplits {
 /// top of the latent score, and the noise puts negatives among them). One draw of
 /// `train + valid + test` examples, cut in that order.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct SynthBinaryOptions {
     pub train: usize,
     pub valid: usize,

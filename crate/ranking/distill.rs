@@ -313,8 +313,10 @@ pub enum RdWeighting {
     Hybrid,
 }
 
+/// Ranking Distillation's settings (in a setup, `rd`: fields left out take the table of
+/// settings' defaults).
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct RdConfig {
     pub k: usize,
     pub lambda: f64,

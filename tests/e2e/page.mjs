@@ -996,6 +996,25 @@ await check("every_field_control_reads_and_writes_its_setup_path", async () => {
   }
 });
 
+await check("a_setup_section_left_partly_out_opens_with_the_tables_defaults", async () => {
+  // The page opens a setup through the library's reader, as the CLI's --setup and Python do:
+  // the fields a section leaves out take the table of settings' defaults.
+  const p = await freshPage();
+  try {
+    const partial = { data: { source: { synthetic: { options: { queries: 41, regular: 13 } } } }, rd: { k: 3 }, epochs: 2 };
+    await p.setInputFiles("#setup-file", tempFile("partial-setup.json", JSON.stringify(partial)));
+    await p.waitForFunction(() => document.querySelector("[name=queries]").value === "41", null, { timeout: 30_000 });
+    const form = await p.evaluate(() => Object.fromEntries(["queries", "regular", "min_docs", "max_docs", "epochs", "query_spread"]
+      .map((n) => [n, document.querySelector(`[name=${n}]`).value])));
+    const error = await errorText(p);
+    expect(!error, `error: ${error}`);
+    expect(form.queries === "41" && form.regular === "13" && form.epochs === "2" && form.min_docs === "10" &&
+      form.max_docs === "40" && form.query_spread === "1", `form: ${JSON.stringify(form)}`);
+  } finally {
+    await p.close();
+  }
+});
+
 await check("no_uncaught_errors", async () => {
   const real = pageErrors.filter((e) => !/favicon/.test(e));
   expect(real.length === 0, `page errors: ${real.join(" | ")}`);

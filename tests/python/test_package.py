@@ -269,6 +269,31 @@ def test_every_loss_and_method_comes_from_the_librarys_entries():
     assert distillrank.Setup(methods=list(distillrank.METHODS)).methods == list(distillrank.METHODS)
 
 
+def test_a_setup_section_left_partly_out_takes_the_tables_defaults_in_every_door(tmp_path):
+    partial = {
+        "data": {"source": {"synthetic": {"options": {"queries": 40, "regular": 12}}}},
+        "rd": {"k": 3},
+        "epochs": 1,
+        "seeds": 1,
+        "widths": [8],
+        "methods": ["no-distillation"],
+    }
+    ours = distillrank.Setup.from_dict(partial).to_dict()
+    defaults = distillrank.Setup().to_dict()
+    options = ours["data"]["source"]["synthetic"]["options"]
+    default_options = defaults["data"]["source"]["synthetic"]["options"]
+    assert options["queries"] == 40 and options["regular"] == 12
+    assert {k: v for k, v in options.items() if k not in ("queries", "regular")} == {
+        k: v for k, v in default_options.items() if k not in ("queries", "regular")
+    }
+    assert ours["rd"]["k"] == 3 and ours["rd"]["lambda"] == defaults["rd"]["lambda"]
+    path = tmp_path / "setup.json"
+    path.write_text(json.dumps(partial))
+    cli("compare", "--setup", path, "--out", tmp_path / "out", "--quiet")
+    theirs = json.loads((tmp_path / "out" / "setup.json").read_text())
+    assert theirs["data"] == ours["data"] and theirs["rd"] == ours["rd"]
+
+
 def test_paired_test_from_python():
     a = [[0.5, 0.7, None, 0.9], [0.6, 0.8, None, 0.7]]
     b = [[0.4, 0.6, None, 0.8], [0.5, 0.5, None, 0.7]]
