@@ -407,6 +407,19 @@ impl Setup {
         serde_json::to_string_pretty(self).expect("a setup serialises")
     }
 
+    /// The files the setup names, each with its field.
+    pub fn files_mut(&mut self) -> Vec<(&'static str, &mut String)> {
+        match &mut self.data.source {
+            DataSource::Files { train, valid, test } => {
+                let mut files = vec![("data.source.files.train", train)];
+                files.extend(valid.as_mut().map(|v| ("data.source.files.valid", v)));
+                files.extend(test.as_mut().map(|t| ("data.source.files.test", t)));
+                files
+            }
+            _ => Vec::new(),
+        }
+    }
+
     /// The comparison to run on `engine`.
     pub fn compare_config(&self, engine: Engine) -> Result<CompareConfig> {
         if self.methods.is_empty() {
@@ -662,10 +675,34 @@ impl ObjectivesSetup {
         let setup = if is_section_alone(&value) {
             read_setup(text)?
         } else {
+            // A comparison's document without the objectives' section names no objectives
+            // comparison: running the default one without a word would not be what was meant
+            // (as `compare` refuses the section alone). An empty document is the defaults.
+            let names_a_comparison = value.as_object().is_some_and(|o| !o.is_empty());
+            if names_a_comparison && value.get("objectives").is_none() {
+                return Err(Error::Config(
+                    "the setup holds a comparison and no global objectives' section (\"objectives\"): run it with distillrank compare --setup FILE (Python: distillrank.compare), or add the objectives' section".into(),
+                ));
+            }
             Setup::from_json(text)?.objectives
         };
         setup.check()?;
         Ok(setup)
+    }
+
+    /// The files the setup names, each with its field.
+    pub fn files_mut(&mut self) -> Vec<(&'static str, &mut String)> {
+        match &mut self.data {
+            ObjectivesData::Files {
+                train, valid, test, ..
+            } => {
+                let mut files = vec![("objectives.data.files.train", train)];
+                files.extend(valid.as_mut().map(|v| ("objectives.data.files.valid", v)));
+                files.extend(test.as_mut().map(|t| ("objectives.data.files.test", t)));
+                files
+            }
+            _ => Vec::new(),
+        }
     }
 
     /// The setup as a whole [`Setup`] document whose `objectives` section is this one (the
@@ -747,6 +784,31 @@ fn value_at<'a>(json: &'a serde_json::Value, path: &str) -> Option<&'a serde_jso
 /// Whether a setting belongs to the simulated logs (it applies only with `--privileged logs`).
 fn of_logs(path: &str) -> bool {
     path.starts_with("data.logs.") || path == "data.log_labels"
+}
+
+/// Resolves a setup's relative file names (`files`, each with its field) the same way in every
+/// door: against `base`, the folder they are relative to (the CLI's: the setup file's own folder;
+/// Python's: the `base` it is given), or, where a door has no such folder, refused by field.
+/// Absolute paths stay as they are.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn resolve_files(
+    files: Vec<(&str, &mut String)>,
+    base: Option<&std::path::Path>,
+) -> Result<()> {
+    for (field, file) in files {
+        if file.is_empty() || std::path::Path::new(file.as_str()).is_absolute() {
+            continue;
+        }
+        match base {
+            Some(folder) => *file = folder.join(&*file).display().to_string(),
+            None => {
+                return Err(Error::Config(format!(
+                    "{field}: '{file}' is a relative path, and this setup came without the folder it is relative to: give an absolute path, or the folder (Python: base=FOLDER)"
+                )))
+            }
+        }
+    }
+    Ok(())
 }
 
 /// `distillrank ARGS`, each argument quoted for a POSIX shell where it needs it (a space, a

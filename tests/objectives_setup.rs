@@ -207,14 +207,19 @@ fn one_setup_document_holds_the_comparison_and_the_objectives() {
     assert!(!distillrank::setup::Setup::default()
         .to_json()
         .contains("\"objectives\""));
-    // A comparison's setup.json, its section left out, runs the objectives' defaults.
+    // A comparison's setup.json, its section left out, is refused by the objectives (as the
+    // section alone is by compare, below); an empty document is the objectives' defaults.
     let comparison = distillrank::setup::Setup {
         seeds: 2,
         ..Default::default()
     }
     .to_json();
+    let err = ObjectivesSetup::from_json(&comparison)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("distillrank compare --setup"), "{err}");
     assert_eq!(
-        ObjectivesSetup::from_json(&comparison).unwrap(),
+        ObjectivesSetup::from_json("{}").unwrap(),
         ObjectivesSetup::default()
     );
     // And `compare --setup` (the page's Open setup too) refuses a document that holds only the

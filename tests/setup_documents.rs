@@ -1,7 +1,15 @@
-//! A setup document means the same in every door: the fields a section leaves out take the table
-//! of settings' defaults, whichever section it is (the synthetic data's options, Ranking
-//! Distillation's, the simulated logs', the objectives' synthetic task), through the library's
-//! reader that the CLI's `--setup`, the page's Open setup and Python's `Setup.from_json` share.
+//! A setup document means the same in every door:
+//! - the fields a section leaves out take the table of settings' defaults, whichever section it
+//!   is (the synthetic data's options, Ranking Distillation's, the simulated logs', the
+//!   objectives' synthetic task), through the library's reader that the CLI's `--setup`, the
+//!   page's Open setup and Python's `Setup.from_json` share;
+//! - a document for one job is refused by the other: `compare` refuses the objectives' section
+//!   alone, and `objectives` a comparison without that section;
+//! - relative file names are read against the folder they are relative to (the CLI's: the setup
+//!   file's), and refused by field where a door has none (Python without `base`).
+//!
+//! tests/python/test_package.py walks the same three through Python, and the e2e check
+//! `a_setup_section_left_partly_out_opens_with_the_tables_defaults` through the page.
 
 #![cfg(not(target_arch = "wasm32"))]
 
@@ -90,4 +98,99 @@ fn the_clis_setup_file_reads_a_partial_section_as_the_library_does() {
     let written: Setup =
         Setup::from_json(&std::fs::read_to_string(out.join("setup.json")).unwrap()).unwrap();
     assert_eq!(written.data, Setup::from_json(PARTIAL).unwrap().data);
+}
+
+#[test]
+fn a_document_for_one_job_is_refused_by_the_other_in_the_cli() {
+    let dir = tempfile::tempdir().unwrap();
+    let comparison = dir.path().join("comparison.json");
+    std::fs::write(
+        &comparison,
+        PARTIAL.replace(
+            r#""objectives": {"data": {"synthetic": {"train": 500}}}"#,
+            r#""note": "a comparison""#,
+        ),
+    )
+    .unwrap();
+    let section = dir.path().join("objectives.json");
+    std::fs::write(&section, ObjectivesSetup::default().to_json()).unwrap();
+    let out = dir.path().join("out").display().to_string();
+    let (ok, _, stderr) = cli_run::distillrank(&[
+        "objectives",
+        "--setup",
+        comparison.to_str().unwrap(),
+        "--out",
+        &out,
+    ]);
+    assert!(
+        !ok && stderr.contains("holds a comparison and no global objectives' section"),
+        "{stderr}"
+    );
+    let (ok, _, stderr) = cli_run::distillrank(&[
+        "compare",
+        "--setup",
+        section.to_str().unwrap(),
+        "--out",
+        &out,
+    ]);
+    assert!(
+        !ok && stderr.contains("distillrank objectives --setup"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn relative_files_resolve_against_their_folder_or_are_refused_by_field() {
+    let text =
+        r#"{"data": {"source": {"files": {"train": "train.txt", "test": "/abs/test.txt"}}}}"#;
+    let mut setup = Setup::from_json(text).unwrap();
+    let err = distillrank::setup::resolve_files(setup.files_mut(), None)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("data.source.files.train") && err.contains("'train.txt' is a relative path"),
+        "{err}"
+    );
+    distillrank::setup::resolve_files(setup.files_mut(), Some(std::path::Path::new("/data")))
+        .unwrap();
+    let DataSource::Files { train, test, .. } = &setup.data.source else {
+        unreachable!()
+    };
+    assert_eq!(
+        (train.as_str(), test.as_deref()),
+        ("/data/train.txt", Some("/abs/test.txt"))
+    );
+    // The objectives' files likewise, by their own field.
+    let mut objectives = ObjectivesSetup::from_json(
+        r#"{"objectives": {"data": {"files": {"train": "t.txt", "threshold": 2}}}}"#,
+    )
+    .unwrap();
+    let err = distillrank::setup::resolve_files(objectives.files_mut(), None)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("objectives.data.files.train"), "{err}");
+    // The CLI reads a setup file's relative names against the file's own folder.
+    let dir = tempfile::tempdir().unwrap();
+    let shared =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/mq2008/Fold1");
+    for name in ["train.txt", "vali.txt", "test.txt"] {
+        std::fs::copy(shared.join(name), dir.path().join(name)).unwrap();
+    }
+    let file = dir.path().join("setup.json");
+    std::fs::write(
+        &file,
+        r#"{"data": {"source": {"files": {"train": "train.txt", "valid": "vali.txt", "test": "test.txt"}}, "tau_target": 2.8},
+            "methods": ["no-distillation"], "epochs": 1, "seeds": 1, "widths": [8]}"#,
+    )
+    .unwrap();
+    let out = dir.path().join("out").display().to_string();
+    let (ok, _, stderr) = cli_run::distillrank(&[
+        "compare",
+        "--setup",
+        file.to_str().unwrap(),
+        "--out",
+        &out,
+        "--quiet",
+    ]);
+    assert!(ok, "{stderr}");
 }

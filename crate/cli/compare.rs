@@ -163,7 +163,10 @@ impl CompareArgs {
         };
         refuse_beside_setup(path, given, from_args == Setup::default())?;
         let mut setup = read_setup_file(path, Setup::from_file_json)?;
-        files_from_folder(files_of(&mut setup), path);
+        distillrank::setup::resolve_files(
+            setup.files_mut(),
+            Some(path.parent().unwrap_or(std::path::Path::new(""))),
+        )?;
         Ok(setup)
     }
 }
@@ -206,16 +209,6 @@ pub(super) fn read_setup_file<T>(path: &Path, parse: impl FnOnce(&str) -> Result
         Error::Config(message) => Error::Config(format!("--setup {}: {message}", path.display())),
         other => other,
     })
-}
-
-/// The files a setup read from `setup_file` names are found beside it, wherever it is run from.
-pub(super) fn files_from_folder(files: Vec<&mut String>, setup_file: &Path) {
-    let folder = setup_file.parent().unwrap_or(Path::new(""));
-    for file in files {
-        if !file.is_empty() && Path::new(file.as_str()).is_relative() {
-            *file = folder.join(&*file).display().to_string();
-        }
-    }
 }
 
 /// Every file name a setup's data source holds.

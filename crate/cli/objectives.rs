@@ -21,8 +21,7 @@ use distillrank::pipeline::objectives::metric_columns;
 use distillrank::setup::{ObjectivesData, ObjectivesSetup};
 
 use super::compare::{
-    files_from_folder, files_to_keep, read_setup_file, refuse_beside_setup, reproduce_command,
-    write, write_report,
+    files_to_keep, read_setup_file, refuse_beside_setup, reproduce_command, write, write_report,
 };
 use super::plot::{self, Series};
 use super::progress::{Bars, Output, Progress};
@@ -117,7 +116,10 @@ impl ObjectivesArgs {
         };
         refuse_beside_setup(path, given, from_args == ObjectivesSetup::default())?;
         let mut setup = read_setup_file(path, ObjectivesSetup::from_json)?;
-        files_from_folder(files_of(&mut setup), path);
+        distillrank::setup::resolve_files(
+            setup.files_mut(),
+            Some(path.parent().unwrap_or(std::path::Path::new(""))),
+        )?;
         Ok(setup)
     }
 

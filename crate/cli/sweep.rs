@@ -18,8 +18,7 @@ use distillrank::stop::Stop;
 
 use super::commands::disk;
 use super::compare::{
-    files_from_folder, files_of, read_setup_file, refuse_beside_setup, reproduce_command, write,
-    write_report, ExperimentArgs,
+    read_setup_file, refuse_beside_setup, reproduce_command, write, write_report, ExperimentArgs,
 };
 use super::plot::{lines, Series};
 use super::progress::{Bars, Output};
@@ -66,7 +65,10 @@ impl SweepArgs {
             .collect();
         refuse_beside_setup(path, &beside, from_args == Setup::default())?;
         let mut setup = read_setup_file(path, Setup::from_file_json)?;
-        files_from_folder(files_of(&mut setup), path);
+        distillrank::setup::resolve_files(
+            setup.files_mut(),
+            Some(path.parent().unwrap_or(std::path::Path::new(""))),
+        )?;
         Ok(setup)
     }
 }

@@ -339,44 +339,53 @@ def load(prefix: str, **settings: Any) -> Ranker:
     return ranker
 
 
-def compare(setup: Any = None, verbose: bool = True) -> Dict[str, Any]:
+def compare(setup: Any = None, verbose: bool = True, base: Optional[str] = None) -> Dict[str, Any]:
     """Runs the comparison ``setup`` describes (a :class:`Setup`, a dict or a JSON string; None:
     the defaults), as ``distillrank compare --setup`` does, and returns the object its
     ``results.json`` holds: ``data``, ``preparation``, ``config``, ``setup`` and ``methods`` (per
     method the test NDCG@k mean, std and per seed, the teachers', the runs). On files,
     ``Setup(prepared_cache=True, ...)`` (``data.prepared_cache``) keeps the prepared splits beside
     the training file, as ``--prepared-cache`` does, and a later run with the same data settings
-    reads them instead of preparing again."""
+    reads them instead of preparing again.
+
+    Relative file names in the setup are read against ``base``, the folder they are relative to
+    (``distillrank compare --setup FILE`` reads them against FILE's folder); without it they are
+    refused by field, so that a setup means the same data in every door."""
     text = _setup_json(Setup() if setup is None else setup)
-    return _json.loads(_distillrank.compare(text, verbose))
+    return _json.loads(_distillrank.compare(text, verbose, None if base is None else str(base)))
 
 
 #: The settings :func:`sweep` moves, as the library names them: ``alpha``, ``tau-target``, ...
 SWEEP_PARAMS: Tuple[str, ...] = tuple(_CHOICES["sweep_params"])
 
 
-def sweep(param: str, values: Sequence[float], setup: Any = None, verbose: bool = True) -> Dict[str, Any]:
+def sweep(
+    param: str, values: Sequence[float], setup: Any = None, verbose: bool = True, base: Optional[str] = None
+) -> Dict[str, Any]:
     """Sweeps ``param`` (a name of :data:`SWEEP_PARAMS`, underscores are fine too) over
     ``values``, every method of ``setup`` (a :class:`Setup`, a dict or a JSON string; None: the
     defaults) at each value, as ``distillrank sweep`` does, and returns the object its
     ``sweep.json`` holds (without ``command``): ``param``, ``values``, ``config`` and ``points``,
     each value's paired ``tests``, positive training groups and per method the students' test
-    NDCG@8 (mean, std), the gain over no distillation, the graded NDCG@8 and the teachers'."""
+    NDCG@8 (mean, std), the gain over no distillation, the graded NDCG@8 and the teachers'.
+    Relative file names are read against ``base``, as in :func:`compare`."""
     text = _setup_json(Setup() if setup is None else setup)
     name = param.replace("_", "-") if isinstance(param, str) else param
-    return _json.loads(_distillrank.sweep(text, name, [float(v) for v in values], verbose))
+    folder = None if base is None else str(base)
+    return _json.loads(_distillrank.sweep(text, name, [float(v) for v in values], verbose, folder))
 
 
-def objectives(setup: Any = None, verbose: bool = True) -> Dict[str, Any]:
+def objectives(setup: Any = None, verbose: bool = True, base: Optional[str] = None) -> Dict[str, Any]:
     """Runs the global objectives' comparison (log-loss against AUC-PR, recall at precision, ...
     trained through Lagrange multipliers) that ``setup`` describes (a dict or a JSON string: a
     whole setup, whose ``objectives`` section it runs, as in the ``setup.json`` that
     ``distillrank objectives`` writes, or that section alone; None: the defaults), as
     ``distillrank objectives --setup`` does, and returns the object its ``results.json`` holds
     (without ``command`` and ``seconds``): ``data``, ``examples``, ``config``, ``seeds`` and per
-    objective every test metric (mean, std and per seed), the constraint and the runs."""
+    objective every test metric (mean, std and per seed), the constraint and the runs. Relative
+    file names are read against ``base``, as in :func:`compare`."""
     text = "{}" if setup is None else _setup_json(setup)
-    return _json.loads(_distillrank.objectives(text, verbose))
+    return _json.loads(_distillrank.objectives(text, verbose, None if base is None else str(base)))
 
 
 def read_letor(path: str, query: Optional[str] = None) -> Tuple[_np.ndarray, _np.ndarray, _np.ndarray]:

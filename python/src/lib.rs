@@ -31,7 +31,7 @@ use distillrank::pipeline::sweep::SweepParam;
 use distillrank::pipeline::{self, Reporter};
 use distillrank::ranking::experiment::Training;
 use distillrank::ranking::train::EpochLog;
-use distillrank::setup::{DataSource, ObjectivesSetup, Setup};
+use distillrank::setup::{resolve_files, DataSource, ObjectivesSetup, Setup};
 use distillrank::stop::Stop;
 
 /// A library error as Python sees it: `ValueError` with the library's message.
@@ -360,9 +360,10 @@ fn fit(
 /// Runs the comparison `setup` describes (its data from files or generated), as
 /// `distillrank compare` does; returns `results.json`'s object (JSON).
 #[pyfunction]
-#[pyo3(signature = (setup, verbose=true))]
-fn compare(py: Python<'_>, setup: &str, verbose: bool) -> PyResult<String> {
-    let setup = Setup::comparison_from_json(setup).map_err(value_error)?;
+#[pyo3(signature = (setup, verbose=true, base=None))]
+fn compare(py: Python<'_>, setup: &str, verbose: bool, base: Option<PathBuf>) -> PyResult<String> {
+    let mut setup = Setup::comparison_from_json(setup).map_err(value_error)?;
+    resolve_files(setup.files_mut(), base.as_deref()).map_err(value_error)?;
     let mut reporter = Stderr::new(verbose);
     let result = py.detach(|| {
         // Every setting is checked before the data load, as the CLI does.
@@ -386,15 +387,17 @@ fn compare(py: Python<'_>, setup: &str, verbose: bool) -> PyResult<String> {
 /// method of `setup` at each value, as `distillrank sweep` does; returns `sweep.json`'s object
 /// (JSON) without the command.
 #[pyfunction]
-#[pyo3(signature = (setup, param, values, verbose=true))]
+#[pyo3(signature = (setup, param, values, verbose=true, base=None))]
 fn sweep(
     py: Python<'_>,
     setup: &str,
     param: &str,
     values: Vec<f64>,
     verbose: bool,
+    base: Option<PathBuf>,
 ) -> PyResult<String> {
-    let setup = Setup::comparison_from_json(setup).map_err(value_error)?;
+    let mut setup = Setup::comparison_from_json(setup).map_err(value_error)?;
+    resolve_files(setup.files_mut(), base.as_deref()).map_err(value_error)?;
     let param = SweepParam::parse(param).ok_or_else(|| {
         PyValueError::new_err(format!(
             "param: unknown parameter '{param}', expected one of {}",
@@ -429,10 +432,16 @@ fn sweep(
 /// `setup.json` that `distillrank objectives` writes), as `distillrank objectives --setup` does;
 /// returns `results.json`'s object (JSON) without the command and the seconds.
 #[pyfunction]
-#[pyo3(signature = (setup, verbose=true))]
-fn objectives(py: Python<'_>, setup: &str, verbose: bool) -> PyResult<String> {
+#[pyo3(signature = (setup, verbose=true, base=None))]
+fn objectives(
+    py: Python<'_>,
+    setup: &str,
+    verbose: bool,
+    base: Option<PathBuf>,
+) -> PyResult<String> {
     use distillrank::objectives::train::Event;
-    let setup = ObjectivesSetup::from_json(setup).map_err(value_error)?;
+    let mut setup = ObjectivesSetup::from_json(setup).map_err(value_error)?;
+    resolve_files(setup.files_mut(), base.as_deref()).map_err(value_error)?;
     let mut reporter = Stderr::new(verbose);
     let result = py.detach(|| {
         let mut store = pipeline::store::Disk::default();

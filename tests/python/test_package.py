@@ -294,6 +294,28 @@ def test_a_setup_section_left_partly_out_takes_the_tables_defaults_in_every_door
     assert theirs["data"] == ours["data"] and theirs["rd"] == ours["rd"]
 
 
+def test_relative_files_and_a_document_for_the_other_job_are_refused_as_in_the_cli():
+    setup = {
+        "data": {
+            "source": {"files": {"train": "train.txt", "valid": "vali.txt", "test": "test.txt"}},
+            "tau_target": 2.8,
+        },
+        "methods": ["no-distillation"],
+        "epochs": 1,
+        "seeds": 1,
+        "widths": [8],
+    }
+    # Text or a dict has no folder its relative names are relative to: refused by field, unless
+    # base names it (the CLI reads them against the setup file's folder).
+    with pytest.raises(ValueError, match=r"data\.source\.files\.train: 'train\.txt' is a relative path"):
+        distillrank.compare(setup, verbose=False)
+    result = distillrank.compare(setup, verbose=False, base=str(MQ2008))
+    assert result["methods"]["no-distillation"]["ndcg@8"]["mean"] is not None
+    # A comparison's document holds no objectives' section: refused, as compare refuses the reverse.
+    with pytest.raises(ValueError, match="holds a comparison and no global objectives' section"):
+        distillrank.objectives({"seeds": 2, "epochs": 3}, verbose=False)
+
+
 def test_paired_test_from_python():
     a = [[0.5, 0.7, None, 0.9], [0.6, 0.8, None, 0.7]]
     b = [[0.4, 0.6, None, 0.8], [0.5, 0.5, None, 0.7]]
