@@ -9,7 +9,7 @@
 //!   file's), and refused by field where a door has none (Python without `base`).
 //!
 //! tests/python/test_package.py walks the same three through Python, and the e2e check
-//! `a_setup_section_left_partly_out_opens_with_the_tables_defaults` through the page.
+//! `class_one_setup_document_one_meaning_a_section_left_partly_out_opens_with_the_tables_defaults` through the page.
 
 #![cfg(not(target_arch = "wasm32"))]
 
@@ -33,7 +33,7 @@ const PARTIAL: &str = r#"{
 }"#;
 
 #[test]
-fn a_section_left_partly_out_takes_the_tables_defaults() {
+fn class_one_setup_document_one_meaning_a_section_left_partly_out_takes_the_tables_defaults() {
     let setup = Setup::from_json(PARTIAL).unwrap();
     let mut expected = Setup::default();
     let DataSource::Synthetic {
@@ -81,7 +81,8 @@ fn a_section_left_partly_out_takes_the_tables_defaults() {
 }
 
 #[test]
-fn the_clis_setup_file_reads_a_partial_section_as_the_library_does() {
+fn class_one_setup_document_one_meaning_the_clis_setup_file_reads_a_partial_section_as_the_library_does(
+) {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("setup.json");
     std::fs::write(&file, PARTIAL).unwrap();
@@ -101,7 +102,7 @@ fn the_clis_setup_file_reads_a_partial_section_as_the_library_does() {
 }
 
 #[test]
-fn a_document_for_one_job_is_refused_by_the_other_in_the_cli() {
+fn class_one_setup_document_one_meaning_a_document_for_one_job_is_refused_by_the_other() {
     let dir = tempfile::tempdir().unwrap();
     let comparison = dir.path().join("comparison.json");
     std::fs::write(
@@ -140,7 +141,8 @@ fn a_document_for_one_job_is_refused_by_the_other_in_the_cli() {
 }
 
 #[test]
-fn relative_files_resolve_against_their_folder_or_are_refused_by_field() {
+fn class_one_setup_document_one_meaning_relative_files_resolve_against_their_folder_or_are_refused()
+{
     let text =
         r#"{"data": {"source": {"files": {"train": "train.txt", "test": "/abs/test.txt"}}}}"#;
     let mut setup = Setup::from_json(text).unwrap();

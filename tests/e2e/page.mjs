@@ -996,7 +996,7 @@ await check("every_field_control_reads_and_writes_its_setup_path", async () => {
   }
 });
 
-await check("a_setup_section_left_partly_out_opens_with_the_tables_defaults", async () => {
+await check("class_one_setup_document_one_meaning_a_section_left_partly_out_opens_with_the_tables_defaults", async () => {
   // The page opens a setup through the library's reader, as the CLI's --setup and Python do:
   // the fields a section leaves out take the table of settings' defaults.
   const p = await freshPage();

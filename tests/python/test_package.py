@@ -269,7 +269,7 @@ def test_every_loss_and_method_comes_from_the_librarys_entries():
     assert distillrank.Setup(methods=list(distillrank.METHODS)).methods == list(distillrank.METHODS)
 
 
-def test_a_setup_section_left_partly_out_takes_the_tables_defaults_in_every_door(tmp_path):
+def test_class_one_setup_document_one_meaning_a_section_left_partly_out(tmp_path):
     partial = {
         "data": {"source": {"synthetic": {"options": {"queries": 40, "regular": 12}}}},
         "rd": {"k": 3},
@@ -294,7 +294,7 @@ def test_a_setup_section_left_partly_out_takes_the_tables_defaults_in_every_door
     assert theirs["data"] == ours["data"] and theirs["rd"] == ours["rd"]
 
 
-def test_relative_files_and_a_document_for_the_other_job_are_refused_as_in_the_cli():
+def test_class_one_setup_document_one_meaning_relative_files_and_the_other_jobs_document():
     setup = {
         "data": {
             "source": {"files": {"train": "train.txt", "valid": "vali.txt", "test": "test.txt"}},
