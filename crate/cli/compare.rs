@@ -161,14 +161,19 @@ impl CompareArgs {
         let Some(path) = &self.setup else {
             return Ok(from_args);
         };
-        refuse_beside_setup(path, given, from_args == Setup::default())?;
-        let mut setup = read_setup_file(path, Setup::from_file_json)?;
-        distillrank::setup::resolve_files(
-            setup.files_mut(),
-            Some(path.parent().unwrap_or(std::path::Path::new(""))),
-        )?;
-        Ok(setup)
+        setup_file(path, given, from_args == Setup::default())
     }
+}
+
+/// The comparison a `--setup` file holds (for `compare` and `sweep`): the flags `given` beside
+/// it refused ([`refuse_beside_setup`]), the file read as every door reads a setup, and its
+/// relative file names read against its own folder.
+pub(super) fn setup_file(path: &Path, given: &[String], args_are_defaults: bool) -> Result<Setup> {
+    refuse_beside_setup(path, given, args_are_defaults)?;
+    let mut setup = read_setup_file(path, Setup::from_file_json)?;
+    let folder = path.parent().unwrap_or(Path::new(""));
+    distillrank::setup::resolve_files(setup.files_mut(), Some(folder))?;
+    Ok(setup)
 }
 
 /// Refuses the flags given beside `--setup FILE` (`given`, by their ids), and settings the

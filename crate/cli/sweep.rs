@@ -17,9 +17,7 @@ use distillrank::setup::Setup;
 use distillrank::stop::Stop;
 
 use super::commands::disk;
-use super::compare::{
-    read_setup_file, refuse_beside_setup, reproduce_command, write, write_report, ExperimentArgs,
-};
+use super::compare::{reproduce_command, setup_file, write, write_report, ExperimentArgs};
 use super::plot::{lines, Series};
 use super::progress::{Bars, Output};
 use super::DataArgs;
@@ -63,13 +61,7 @@ impl SweepArgs {
             .filter(|id| !matches!(id.as_str(), "param" | "values"))
             .cloned()
             .collect();
-        refuse_beside_setup(path, &beside, from_args == Setup::default())?;
-        let mut setup = read_setup_file(path, Setup::from_file_json)?;
-        distillrank::setup::resolve_files(
-            setup.files_mut(),
-            Some(path.parent().unwrap_or(std::path::Path::new(""))),
-        )?;
-        Ok(setup)
+        setup_file(path, &beside, from_args == Setup::default())
     }
 }
 

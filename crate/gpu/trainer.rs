@@ -419,77 +419,73 @@ struct BatchShape {
 /// window's data slot.
 fn data_loss<'a>(
     gpu: &Gpu,
-    (loss, sum): (&'a RankingLoss, &'a Slot),
+    loss: (&'a RankingLoss, &'a Slot),
     targets_buffer: &wgpu::Buffer,
     plan: &LossPlan,
     batch: &StepBatch<'_>,
     shape: BatchShape,
 ) -> Vec<Dispatch<'a>> {
-    let mut targets = batch.labels.to_vec();
-    targets.extend(loss_weights(
+    let weights = loss_weights(
         plan.loss,
         Targets::Hard(batch.labels),
         batch.offsets,
         batch.positive,
-    ));
-    gpu.queue
-        .write_buffer(targets_buffer, 0, bytemuck::cast_slice(&targets));
-    let mut dispatches = loss.prepare(
-        gpu,
-        LossParams {
-            n: shape.n,
-            groups: shape.groups,
-            teachers: 0,
-            partial_offset: 0,
-            scratch_offset: 2 * shape.max_docs,
-            scale: plan.data_scale,
-            accumulate: false,
-        },
     );
-    gpu.set_params(sum, &ReduceParams::new(shape.n, shape.slot, 0));
-    dispatches.push((sum, (1, 1, 1)));
-    dispatches
+    let params = LossParams {
+        n: shape.n,
+        groups: shape.groups,
+        teachers: 0,
+        partial_offset: 0,
+        scratch_offset: 2 * shape.max_docs,
+        scale: plan.data_scale,
+        accumulate: false,
+    };
+    let sum = ReduceParams::new(shape.n, shape.slot, 0);
+    let targets = [batch.labels, &weights].concat();
+    ranking_loss(gpu, loss, (targets_buffer, &targets), params, sum)
 }
 
 /// The teacher loss's dispatches on S_all (the teachers' logits, then `loss_weights` of soft
 /// targets), added to the data loss's gradient, its sum into the window's teacher slot.
 fn teacher_loss<'a>(
     gpu: &Gpu,
-    (loss, sum): (&'a RankingLoss, &'a Slot),
+    loss: (&'a RankingLoss, &'a Slot),
     targets_buffer: &wgpu::Buffer,
     plan: &LossPlan,
     batch: &StepBatch<'_>,
     shape: BatchShape,
 ) -> Vec<Dispatch<'a>> {
-    let mut targets: Vec<f32> = batch
-        .teachers
-        .iter()
-        .flat_map(|t| t.iter().copied())
-        .collect();
     let all = vec![true; shape.groups];
-    targets.extend(loss_weights(
-        plan.loss,
-        Targets::<f32>::Soft,
-        batch.offsets,
-        &all,
-    ));
+    let weights = loss_weights(plan.loss, Targets::<f32>::Soft, batch.offsets, &all);
+    let params = LossParams {
+        n: shape.n,
+        groups: shape.groups,
+        teachers: plan.teachers,
+        partial_offset: shape.max_docs,
+        scratch_offset: 2 * shape.max_docs,
+        scale: plan.teacher_scale,
+        accumulate: true,
+    };
+    let sum = ReduceParams::new(shape.n, shape.slot + 1, shape.max_docs);
+    let mut targets: Vec<f32> = batch.teachers.concat();
+    targets.extend(weights);
+    ranking_loss(gpu, loss, (targets_buffer, &targets), params, sum)
+}
+
+/// A ranking loss's dispatches: its targets written (the labels or the teachers' logits, then
+/// their weights), its kernels with `params`, and the sum of its documents' shares by `sum`.
+fn ranking_loss<'a>(
+    gpu: &Gpu,
+    (loss, reduce): (&'a RankingLoss, &'a Slot),
+    (buffer, targets): (&wgpu::Buffer, &[f32]),
+    params: LossParams,
+    sum: ReduceParams,
+) -> Vec<Dispatch<'a>> {
     gpu.queue
-        .write_buffer(targets_buffer, 0, bytemuck::cast_slice(&targets));
-    let mut dispatches = loss.prepare(
-        gpu,
-        LossParams {
-            n: shape.n,
-            groups: shape.groups,
-            teachers: plan.teachers,
-            partial_offset: shape.max_docs,
-            scratch_offset: 2 * shape.max_docs,
-            scale: plan.teacher_scale,
-            accumulate: true,
-        },
-    );
-    let reduce = ReduceParams::new(shape.n, shape.slot + 1, shape.max_docs);
-    gpu.set_params(sum, &reduce);
-    dispatches.push((sum, (1, 1, 1)));
+        .write_buffer(buffer, 0, bytemuck::cast_slice(targets));
+    let mut dispatches = loss.prepare(gpu, params);
+    gpu.set_params(reduce, &sum);
+    dispatches.push((reduce, (1, 1, 1)));
     dispatches
 }
 
