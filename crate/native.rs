@@ -190,10 +190,11 @@ pub mod ranking {
 pub mod objectives {
     use crate::engine::Engine;
     use crate::error::Result;
+    use crate::model::objective::Config;
+    use crate::model::objective::Objective;
     use crate::objectives::data::{BinarySet, BinarySplits};
     use crate::objectives::experiment::{compare_async, ObjectiveRuns};
-    use crate::objectives::train::{fit_async, Config, Event, Trained};
-    use crate::objectives::Objective;
+    use crate::objectives::train::{fit_async, Event, Trained};
 
     /// [`fit_async`]: trains a classifier for `config.objective` on `train` on `engine`, choosing the
     /// epoch on validation by [`better_epoch`] (AUC-PR among the epochs whose constraint holds).

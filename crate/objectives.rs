@@ -3,17 +3,10 @@
 //! at a fixed recall, the true positive rate at a fixed false positive rate, AUC-ROC or F-beta
 //! instead of log-loss. This is the application: its data ([`data`]), its training loop
 //! ([`train`]), its comparisons ([`experiment`]) and its metrics ([`metrics`]). The objectives'
-//! maths and settings are the ground floor's ([`crate::model::objective`], re-exported here);
+//! maths and settings are the ground floor's ([`crate::model::objective`]);
 //! their steps are the engines' ([`crate::cpu::classifier`], [`crate::gpu::objective`]).
 
-pub mod config;
 pub mod data;
 pub mod experiment;
 pub mod metrics;
 pub mod train;
-
-/// The CPU engine's step of a classifier.
-pub use crate::cpu::classifier as cpu;
-/// The GPU engine's step of a classifier, and the objective's kernels.
-pub use crate::gpu::objective as gpu;
-pub use crate::model::objective::*;

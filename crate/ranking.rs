@@ -1,9 +1,7 @@
 //! The ranking side: one model's training loop ([`train`]), the methods and Ranking
 //! Distillation ([`distill`]), the comparison of methods over seeds ([`experiment`]); the ranking
-//! metrics are the ground floor's ([`crate::metrics`], re-exported here as [`metrics`]).
+//! metrics are the ground floor's ([`crate::metrics`]).
 
 pub mod distill;
 pub mod experiment;
 pub mod train;
-
-pub use crate::metrics;

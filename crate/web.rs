@@ -35,6 +35,8 @@ use crate::data::letor::{parse_query_sizes, read_letor, ReadOptions};
 use crate::data::prepare::hold_out_test;
 use crate::data::synth::generate_splits;
 use crate::data::Dataset;
+use crate::engine::Backend;
+use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::gpu::{AdapterChoice, Gpu};
 use crate::model::mlp::Mlp;
@@ -46,8 +48,8 @@ use crate::pipeline::sweep::{Sweep, SweepParam, SweepPoint};
 use crate::pipeline::{self, Reporter, Silent};
 use crate::ranking::distill::Method;
 use crate::ranking::experiment::{run_job, Comparison, Job, MethodRuns};
-use crate::ranking::train::{Engine, Event};
-use crate::setup::{Backend, DataSource, ObjectivesSetup, Setup as ExperimentSetup, HOLDOUT};
+use crate::ranking::train::Event;
+use crate::setup::{DataSource, ObjectivesSetup, Setup as ExperimentSetup, HOLDOUT};
 
 thread_local! {
     static STATE: RefCell<State> = RefCell::new(State::default());
@@ -1176,7 +1178,7 @@ pub fn evaluate_model(
     let (_, _, test) = complete_splits(&data, 0).map_err(js_error)?;
     let inputs =
         model_inputs(&test, &config, Path::new("the test split"), false).map_err(js_error)?;
-    let scores = crate::ranking::train::score(&model, &inputs);
+    let scores = crate::cpu::mlp::score(&model, &inputs);
     crate::model_io::check_scores(&scores, Path::new(safetensors_name)).map_err(js_error)?;
     let grades: Vec<f32> = test.grades.iter().map(|&g| g as f32).collect();
     let report = crate::metrics::report(

@@ -20,8 +20,8 @@
 //! rustfmt wraps and nests them, in expressions and types, and in macros' tokens; through
 //! `crate::`, `distillrank::` and any chain of `super::`, from inline modules too. It fails on an
 //! import of a module on the same floor or above, on a name at the crate root that is no module
-//! with a floor (the root re-exports nothing: each item has one path), and on a `use` in `lib.rs`,
-//! naming the file and line.
+//! with a floor, on a `use` in `lib.rs`, and on a `pub use` of another top-level module's item
+//! anywhere (each item has one path, its own module's), naming the file and line.
 
 #![cfg(not(target_arch = "wasm32"))]
 
@@ -107,6 +107,8 @@ struct Imports {
     found: Vec<Import>,
     /// `use` items of the file's top level, with their lines (a root file must have none).
     top_uses: Vec<usize>,
+    /// Public `use` items, with each top-level module they name: re-exports.
+    reexports: Vec<Import>,
     depth: usize,
 }
 
@@ -227,8 +229,16 @@ impl<'ast> Visit<'ast> for Imports {
         }
         let mut paths = Vec::new();
         Imports::use_paths(&item.tree, &mut Vec::new(), &mut paths);
+        let before = self.found.len();
         for (path, line) in paths {
             self.resolve(&path, line);
+        }
+        if !matches!(item.vis, syn::Visibility::Inherited) {
+            let named = self.found[before..].iter().map(|i| Import {
+                line: i.line,
+                to: i.to.clone(),
+            });
+            self.reexports.extend(named.collect::<Vec<_>>());
         }
     }
 
@@ -261,11 +271,11 @@ type Arrow = (PathBuf, usize, String, String);
 
 /// Every import of another top-level module in the crate at `root`; and the `use` items of
 /// `lib.rs` (file, line).
-fn imports(root: &Path) -> (Vec<Arrow>, Vec<(PathBuf, usize)>) {
+fn imports(root: &Path) -> (Vec<Arrow>, Vec<(PathBuf, usize)>, Vec<Arrow>) {
     let mut files = Vec::new();
     rust_files(root, &mut files);
     files.sort();
-    let (mut out, mut root_uses) = (Vec::new(), Vec::new());
+    let (mut out, mut root_uses, mut reexports) = (Vec::new(), Vec::new(), Vec::new());
     for file in files {
         let (module, binary) = module_path(root, &file);
         let text = std::fs::read_to_string(&file).unwrap();
@@ -276,6 +286,7 @@ fn imports(root: &Path) -> (Vec<Arrow>, Vec<(PathBuf, usize)>) {
             binary,
             found: Vec::new(),
             top_uses: Vec::new(),
+            reexports: Vec::new(),
             depth: 0,
         };
         visitor.visit_file(&tree);
@@ -289,20 +300,31 @@ fn imports(root: &Path) -> (Vec<Arrow>, Vec<(PathBuf, usize)>) {
         if from == "lib" {
             root_uses.extend(visitor.top_uses.iter().map(|&line| (file.clone(), line)));
         }
+        for import in visitor.reexports {
+            if import.to != from {
+                reexports.push((file.clone(), import.line, from.clone(), import.to));
+            }
+        }
         for import in visitor.found {
             if import.to != from {
                 out.push((file.clone(), import.line, from.clone(), import.to));
             }
         }
     }
-    (out, root_uses)
+    (out, root_uses, reexports)
 }
 
 /// The arrows that run sideways or up, the unknown root names and the root's re-exports, each
 /// named by file and line.
 fn violations(root: &Path) -> Vec<String> {
     let mut bad = Vec::new();
-    let (imports, root_uses) = imports(root);
+    let (imports, root_uses, reexports) = imports(root);
+    for (file, line, from, to) in reexports {
+        bad.push(format!(
+            "{}:{line}: {from} re-exports an item of {to}: each item has one path, its own module's",
+            file.display()
+        ));
+    }
     for (file, line) in root_uses {
         bad.push(format!(
             "{}:{line}: the crate root re-exports nothing: name the item by its module's path",
@@ -431,7 +453,7 @@ fn an_upward_import_fails_the_test() {
     // A cycle between two modules of one floor is an arrow sideways.
     let bad = violations_with(
         "ranking/train.rs",
-        "\nuse crate::objectives::Objective as _Sideways;\n",
+        "\nuse crate::objectives::metrics::BinaryMetrics as _Sideways;\n",
     );
     assert!(
         up(&bad, "ranking/train.rs", "objectives", "sideways"),
@@ -442,6 +464,17 @@ fn an_upward_import_fails_the_test() {
     assert!(
         bad.iter()
             .any(|b| b.contains("setup.rs") && b.contains("'Unknown'")),
+        "{bad:?}"
+    );
+    // A module that re-exports another's item gives it a second path.
+    let bad = violations_with(
+        "ranking/experiment.rs",
+        "\npub use crate::metrics::mean_std;\n",
+    );
+    assert!(
+        bad.iter()
+            .any(|b| b.contains("ranking/experiment.rs")
+                && b.contains("re-exports an item of metrics")),
         "{bad:?}"
     );
     let bad = violations_with("lib.rs", "\npub use ranking::distill;\n");

@@ -88,11 +88,11 @@ fn every_objective_trains_on_the_gpu_step_for_step_like_the_cpu_engine() {
 /// epoch.
 #[test]
 fn objectives_fit_on_the_gpu_like_on_the_cpu_engine() {
+    use distillrank::engine::Engine;
+    use distillrank::model::objective::Config;
+    use distillrank::model::objective::Objective;
     use distillrank::native::objectives::fit as fit_on;
     use distillrank::objectives::data::{synthetic, SynthBinaryOptions};
-    use distillrank::objectives::train::Config;
-    use distillrank::objectives::Objective;
-    use distillrank::ranking::train::Engine;
     let Some(gpu) = gpu() else { return };
     let splits = synthetic(&SynthBinaryOptions {
         train: 1500,
@@ -161,8 +161,9 @@ fn one_hundred_gpu_steps_follow_the_cpu_loss_curve() {
 fn training_on_the_gpu_engine_matches_the_cpu_engine() {
     use distillrank::data::prepare::{prepare, FeatureView, PrepareOptions, PrivilegedSplit};
     use distillrank::data::synth::{generate, SynthOptions};
+    use distillrank::engine::Engine;
     use distillrank::native::ranking::fit as fit_on;
-    use distillrank::ranking::train::{Engine, Guidance, Split, TrainConfig};
+    use distillrank::ranking::train::{Guidance, Split, TrainConfig};
     let Some(gpu) = gpu() else { return };
     let s = generate(&SynthOptions {
         queries: 150,
@@ -300,9 +301,11 @@ fn a_lost_device_is_an_error_not_a_hang() {
 #[test]
 fn gpu_scoring_in_chunks_matches_the_cpu_engine() {
     let Some(gpu) = gpu() else { return };
+    use distillrank::cpu::mlp::score;
+    use distillrank::cpu::mlp::SCORE_CHUNK_DOCS;
     use distillrank::data::inputs::Inputs;
+    use distillrank::engine::Engine;
     use distillrank::model::mlp::Mlp;
-    use distillrank::ranking::train::{score, Engine, SCORE_CHUNK_DOCS};
     let model = Mlp::<f32>::new(7, &[12, 5], 3);
     let n_docs = SCORE_CHUNK_DOCS + 37;
     let mut rng = distillrank::rng::Rng::new(8);
@@ -322,7 +325,8 @@ fn gpu_scoring_in_chunks_matches_the_cpu_engine() {
 #[test]
 fn a_group_too_large_for_the_adapter_is_named_as_the_limit() {
     use distillrank::data::prepare::RankingSet;
-    use distillrank::ranking::train::{fit_async, Engine, Guidance, Split, TrainConfig};
+    use distillrank::engine::Engine;
+    use distillrank::ranking::train::{fit_async, Guidance, Split, TrainConfig};
     let Some(gpu) = gpu() else { return };
     let limit = gpu.device.limits().max_storage_buffer_binding_size;
     if limit > 1 << 30 {

@@ -5,10 +5,10 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 use distillrank::error::Error;
-use distillrank::objectives::metrics::Confusion;
-use distillrank::objectives::{
+use distillrank::model::objective::{
     dual_ascent, f_beta_bound, precision_anchors, Grad, LabelPrior, Objective, Params, Surrogate,
 };
+use distillrank::objectives::metrics::Confusion;
 use distillrank::rng::Rng;
 
 #[path = "common/finite_differences.rs"]

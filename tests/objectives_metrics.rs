@@ -3,12 +3,12 @@
 
 #![cfg(not(target_arch = "wasm32"))]
 
+use distillrank::model::objective::{Objective, Targets};
 use distillrank::objectives::metrics::{
     auc_pr_trapezoid, average_precision, evaluate, precision_at_recall, recall_at_precision,
-    roc_auc, Confusion, Targets,
+    roc_auc, Confusion,
 };
 use distillrank::objectives::train::ConstraintCheck;
-use distillrank::objectives::Objective;
 
 #[test]
 fn binary_metrics_match_scikit_learn_on_hand_cases() {

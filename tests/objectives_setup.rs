@@ -4,7 +4,7 @@
 
 #![cfg(not(target_arch = "wasm32"))]
 
-use distillrank::objectives::Objective;
+use distillrank::model::objective::Objective;
 use distillrank::settings;
 use distillrank::setup::{ObjectivesData, ObjectivesSetup};
 

@@ -7,11 +7,11 @@
 use distillrank::data::Dataset;
 use distillrank::engine::Engine;
 use distillrank::error::Error;
+use distillrank::model::objective::Targets;
+use distillrank::model::objective::{default_dual_rate_factor, Config};
 use distillrank::objectives::data::{from_letor, synthetic, SynthBinaryOptions};
-use distillrank::objectives::metrics::Targets;
 use distillrank::objectives::train::{
-    better_epoch, default_dual_rate_factor, Config, ConstraintCheck, EpochLog, Event, Trained,
-    CONSTRAINT_TOLERANCE,
+    better_epoch, ConstraintCheck, EpochLog, Event, Trained, CONSTRAINT_TOLERANCE,
 };
 
 /// A classifier trained on the CPU engine.
@@ -23,7 +23,7 @@ fn fit(
 ) -> distillrank::error::Result<Trained> {
     distillrank::native::objectives::fit(&Engine::Cpu, train, valid, config, on)
 }
-use distillrank::objectives::{Objective, Surrogate};
+use distillrank::model::objective::{Objective, Surrogate};
 
 fn small_task(positive_rate: f64) -> distillrank::objectives::data::BinarySplits {
     synthetic(&SynthBinaryOptions {

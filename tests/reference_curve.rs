@@ -7,7 +7,7 @@
 mod common;
 
 use common::reference_run::{assert_follows, curve, parse, FIXTURE};
-use distillrank::ranking::train::Engine;
+use distillrank::engine::Engine;
 
 #[test]
 fn native_cpu_engine_reproduces_the_reference_curve() {

@@ -240,7 +240,7 @@ fn saved_models_score_the_same_after_loading() {
 /// AUC-PR and recall at precision train a PFD-style student; the GPU engine refuses them clearly.
 #[test]
 fn global_objectives_serve_as_the_data_loss() {
-    use distillrank::objectives::Objective;
+    use distillrank::model::objective::Objective;
     let p = synthetic();
     let teacher = train(
         &p.train,
@@ -322,8 +322,8 @@ fn global_objectives_serve_as_the_data_loss() {
 /// the other groups' set to 0 is exactly the NDCG of all of them.
 #[test]
 fn scoring_the_ranked_groups_alone_gives_the_same_ndcg() {
+    use distillrank::metrics::{mean_ndcg, IdcgZero};
     use distillrank::model::mlp::Mlp;
-    use distillrank::ranking::metrics::{mean_ndcg, IdcgZero};
     let p = mq2008();
     let set = &p.valid;
     let model = Mlp::<f32>::new(set.d_x + set.d_z, &[16, 8], 3);

@@ -87,7 +87,7 @@ async fn gpu_training_steps_follow_the_cpu_loss_curve() {
 #[wasm_bindgen_test]
 async fn browser_training_follows_the_native_loss_curve() {
     use common::reference_run::{assert_follows, curve, parse, FIXTURE};
-    use distillrank::ranking::train::Engine;
+    use distillrank::engine::Engine;
     let native = parse(FIXTURE);
     let wasm_cpu = curve(Engine::Cpu).await;
     assert_follows(&wasm_cpu, &native, 1e-6, 1e-4, "CPU engine in wasm");
@@ -105,7 +105,7 @@ async fn shared_data_train_as_the_data_they_were_laid_out_from() {
     use distillrank::data::inputs::Inputs;
     use distillrank::data::prepare::{FeatureView, RankingSet};
     use distillrank::data::prepared_cache::{from_shared, to_shared};
-    use distillrank::ranking::train::Engine;
+    use distillrank::engine::Engine;
     let local = prepared();
     let buffer = to_shared(&local, serde_json::json!({"kept": "as given"})).unwrap();
     let (shared, extra) = from_shared(&buffer).unwrap();
@@ -173,10 +173,10 @@ async fn shared_data_train_as_the_data_they_were_laid_out_from() {
 /// they were laid out from, without copying x into the instance.
 #[wasm_bindgen_test]
 async fn shared_examples_train_as_the_examples_they_were_laid_out_from() {
+    use distillrank::engine::Engine;
     use distillrank::model::objective::{Config, Objective};
     use distillrank::objectives::data::{synthetic, BinarySplits, SynthBinaryOptions};
     use distillrank::objectives::experiment::compare_async;
-    use distillrank::ranking::train::Engine;
     let local = synthetic(&SynthBinaryOptions {
         train: 600,
         valid: 300,

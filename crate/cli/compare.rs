@@ -742,9 +742,10 @@ fn csv(c: &Comparison) -> String {
 #[cfg(test)]
 mod tests {
     use distillrank::data::logs::ClickModel;
+    use distillrank::engine::Backend;
+    use distillrank::model::objective::Objective;
     use distillrank::model::LossKind;
-    use distillrank::objectives::Objective;
-    use distillrank::setup::{Backend, DataSource, LogLabels, Setup};
+    use distillrank::setup::{DataSource, LogLabels, Setup};
 
     use super::super::Command;
     use super::CompareArgs;

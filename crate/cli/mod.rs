@@ -596,10 +596,10 @@ pub struct ObjectiveArgs {
 impl ObjectiveArgs {
     pub fn objective(
         &self,
-    ) -> distillrank::error::Result<Option<distillrank::objectives::Objective>> {
+    ) -> distillrank::error::Result<Option<distillrank::model::objective::Objective>> {
         match self.objective.as_deref().map_or("ranking", str::trim) {
             "ranking" => Ok(None),
-            name => distillrank::objectives::Objective::parse(name).map(Some),
+            name => distillrank::model::objective::Objective::parse(name).map(Some),
         }
     }
 }

@@ -12,10 +12,11 @@ use plotters::prelude::SeriesLabelPosition;
 
 use distillrank::error::{Error, Result};
 use distillrank::metrics::plus_minus;
+use distillrank::model::objective::Config;
+use distillrank::model::objective::{precision_anchors, Objective, Surrogate, Targets};
 use distillrank::objectives::data::{BinarySplits, SynthBinaryOptions};
 use distillrank::objectives::experiment::{ObjectiveRuns, Run};
-use distillrank::objectives::train::{Config, Event, CONSTRAINT_TOLERANCE};
-use distillrank::objectives::{precision_anchors, Objective, Surrogate, Targets};
+use distillrank::objectives::train::{Event, CONSTRAINT_TOLERANCE};
 use distillrank::pipeline;
 use distillrank::pipeline::objectives::metric_columns;
 use distillrank::setup::{ObjectivesData, ObjectivesSetup};
@@ -533,7 +534,7 @@ fn plots(dir: &std::path::Path, results: &[ObjectiveRuns], initial: f64) -> Resu
 
 #[cfg(test)]
 mod tests {
-    use distillrank::objectives::Objective;
+    use distillrank::model::objective::Objective;
     use distillrank::setup::{ObjectivesData, ObjectivesSetup};
 
     use super::super::Command;

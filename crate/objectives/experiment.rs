@@ -7,8 +7,9 @@ use crate::metrics::mean_std;
 use crate::objectives::metrics::{evaluate, BinaryMetrics};
 
 use super::data::BinarySplits;
-use super::train::{fit_async, Config, ConstraintCheck, EpochLog, Event};
-use super::Objective;
+use super::train::{fit_async, ConstraintCheck, EpochLog, Event};
+use crate::model::objective::Config;
+use crate::model::objective::Objective;
 
 /// One trained model: its best epoch's validation figures and its test figures.
 #[derive(Debug, Clone, serde::Serialize)]

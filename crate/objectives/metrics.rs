@@ -20,6 +20,7 @@
 //!
 //! Labels > 0.5 are positives.
 
+use crate::model::objective::Targets;
 /// One point of the precision-recall and ROC curves: the counts at a threshold.
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct Point {
@@ -184,8 +185,6 @@ fn ratio(a: usize, b: usize) -> f64 {
         a as f64 / b as f64
     }
 }
-
-pub use crate::model::objective::Targets;
 
 /// Every metric of one scored set.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]

@@ -11,10 +11,9 @@ use crate::model::Mlp;
 use crate::objectives::metrics::{evaluate, BinaryMetrics, Confusion};
 use crate::rng::Rng;
 
-pub use super::config::{default_dual_rate_factor, Config};
-pub use super::cpu::CpuTrainer;
 use super::data::BinarySet;
-use super::{LabelPrior, Objective, Params};
+use crate::model::objective::Config;
+use crate::model::objective::{LabelPrior, Objective, Params};
 
 /// The tolerance of the reports' "met within tolerance" counts: a constraint's quantity (precision,
 /// recall, false positive rate at f > 0) may miss its target by at most this much. The epoch choice

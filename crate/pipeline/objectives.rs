@@ -5,11 +5,12 @@ use super::Reporter;
 use crate::data::prepare::hold_out_test;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
+use crate::model::objective::Targets;
+use crate::model::objective::{precision_anchors, Objective};
 use crate::objectives::data::{from_letor, synthetic, BinarySplits};
 use crate::objectives::experiment::{compare_async as objectives_over_seeds, ObjectiveRuns, Run};
-use crate::objectives::metrics::{BinaryMetrics, Targets};
+use crate::objectives::metrics::BinaryMetrics;
 use crate::objectives::train::{Event as ObjectiveEvent, CONSTRAINT_TOLERANCE};
-use crate::objectives::{precision_anchors, Objective};
 use crate::setup::{ObjectivesData, ObjectivesSetup, HOLDOUT};
 
 /// The binary examples of a global objectives' setup: the synthetic task, or the files of

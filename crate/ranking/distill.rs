@@ -15,7 +15,7 @@
 
 use crate::data::prepare::RankingSet;
 use crate::metrics;
-pub use crate::model::step::{RdBatch, RdScheme};
+use crate::model::step::{RdBatch, RdScheme};
 
 /// A method of the comparison. Each is described once, by its entry in [`METHODS`]: its name,
 /// label, help and colour, the teachers it trains and how its student learns from them, and the

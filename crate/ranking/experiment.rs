@@ -6,6 +6,7 @@ use crate::data::prepare::{FeatureView, Prepared, RankingSet};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::metrics;
+use crate::metrics::mean_std;
 use crate::ranking::distill::{
     Method, RdConfig, RdTargets, Student, Teacher, TeacherInputs, TeacherSettings,
 };
@@ -437,8 +438,6 @@ pub fn graded_ndcg(run: &ModelRun, k: usize) -> Option<f64> {
 /// Why a test NDCG is missing: the one way it can be.
 pub const UNMEASURED: &str =
     "no test group has a document with y = 1, so test NDCG cannot be measured";
-
-pub use crate::metrics::mean_std;
 
 /// Test NDCG@k of a run; None when no test group has a relevant document (see [`UNMEASURED`]).
 pub fn ndcg(run: &ModelRun, k: usize) -> Option<f64> {

@@ -4,11 +4,10 @@
 //! every epoch, early stopping, and the model of the best validation epoch kept.
 
 use crate::clock::Instant;
-pub use crate::cpu::mlp::{score, SCORE_CHUNK_DOCS};
+use crate::cpu::mlp::SCORE_CHUNK_DOCS;
 use crate::data::inputs::Inputs;
 use crate::data::prepare::{FeatureView, RankingSet};
-pub use crate::engine::Engine;
-use crate::engine::{run_epoch, RankingTrainer, Stepped, Trainer};
+use crate::engine::{run_epoch, Engine, RankingTrainer, Stepped, Trainer};
 use crate::error::{Error, Result};
 use crate::metrics::{mean_ndcg, IdcgZero};
 use crate::model::step::{LossPlan, ObjectivePlan, StepBatch, StepLosses};

@@ -10,9 +10,10 @@ use std::collections::BTreeMap;
 
 use distillrank::data::prepare::{prepare, PrepareOptions, Prepared, PrivilegedSplit};
 use distillrank::data::synth::{generate_splits, SynthOptions};
+use distillrank::engine::Engine;
 use distillrank::ranking::distill::Method;
 use distillrank::ranking::experiment::{compare_async, CompareConfig};
-use distillrank::ranking::train::{Engine, Event, TrainConfig};
+use distillrank::ranking::train::{Event, TrainConfig};
 
 /// Per model ("pfd seed 0 teacher 1", ...), per epoch: (data loss, teacher loss).
 pub type Curve = BTreeMap<String, Vec<(f64, f64)>>;

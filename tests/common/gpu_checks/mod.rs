@@ -19,11 +19,13 @@ pub use training::*;
 use std::sync::Arc;
 
 use distillrank::cpu::adam::{Adam, AdamVector};
+use distillrank::cpu::classifier::CpuTrainer;
 use distillrank::cpu::loss::{data_loss, teacher_loss};
 use distillrank::cpu::mlp::{dense_backward, dense_forward};
 use distillrank::cpu::ranking::CpuRanking;
 use distillrank::gpu::losses::{LossBuffers, LossParams, RankingLoss};
 use distillrank::gpu::mlp::adam_params;
+use distillrank::gpu::objective::GpuObjectiveTrainer;
 use distillrank::gpu::params::{AdamParams, DenseParams, ObjectiveParams, ReduceParams};
 use distillrank::gpu::shaders::{TILE, WORKGROUP};
 use distillrank::gpu::trainer::GpuTrainer;
@@ -31,13 +33,13 @@ use distillrank::gpu::{groups_of, AdapterChoice, Gpu, Kernel, Products};
 use distillrank::model::adam::AdamConfig;
 use distillrank::model::loss::{loss_weights, LossKind, Targets};
 use distillrank::model::mlp::{Dense, Mlp};
-use distillrank::model::step::{LossPlan, ObjectivePlan, StepBatch, StepLosses};
-use distillrank::objectives::gpu::GpuObjectiveTrainer;
-use distillrank::objectives::train::{Config as ObjectiveConfig, CpuTrainer};
-use distillrank::objectives::{
+use distillrank::model::objective::Config as ObjectiveConfig;
+use distillrank::model::objective::{
     dual_ascent, f_beta_bound, roc_auc_surrogate, Grad, Objective, Params, Surrogate,
 };
-use distillrank::ranking::distill::{RdBatch, RdScheme};
+use distillrank::model::step::RdBatch;
+use distillrank::model::step::RdScheme;
+use distillrank::model::step::{LossPlan, ObjectivePlan, StepBatch, StepLosses};
 use distillrank::rng::Rng;
 
 /// |gpu - cpu| <= atol + rtol * |cpu| everywhere, else a report of how many, the worst and where.
