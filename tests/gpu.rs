@@ -376,3 +376,76 @@ fn a_group_too_large_for_the_adapter_is_named_as_the_limit() {
         );
     }
 }
+
+/// A model whose training needs more workgroups in one dispatch than the adapter allows (Adam over
+/// a 4200 x 4200 layer: 68,907 of 256) is refused when its trainer is built, naming the layer, the
+/// count and the limit, not at its first step with the driver's raw validation error; and the CLI,
+/// which builds its trainers the same way, says the same.
+#[test]
+fn a_model_past_the_adapters_dispatch_limit_is_refused_when_its_trainer_is_built() {
+    use distillrank::engine::Engine;
+    use distillrank::model::adam::AdamConfig;
+    use distillrank::model::mlp::Mlp;
+    use distillrank::model::step::LossPlan;
+    use distillrank::model::LossKind;
+    let Some(gpu) = gpu() else { return };
+    let most = gpu.device.limits().max_compute_workgroups_per_dimension;
+    if most as u64 * 256 >= 4200 * 4200 {
+        eprintln!(
+            "{}: {most} workgroups per dimension fit this model",
+            gpu.name()
+        );
+        return;
+    }
+    let model = Mlp::<f32>::new(8, &[4200, 4200], 0);
+    let plan = LossPlan::new(LossKind::RankNet, 1.0, 0, None, None, AdamConfig::default());
+    let Err(err) = Engine::Gpu(gpu).ranking_trainer(model, &plan, 64, 16) else {
+        panic!("a trainer past the dispatch limit was built");
+    };
+    let err = err.to_string();
+    assert!(
+        err.contains("layer 2 (4200 -> 4200 units")
+            && err.contains("68907 workgroups")
+            && err.contains(&format!("allows {most} per dimension"))
+            && err.contains("--backend cpu"),
+        "{err}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let run = std::process::Command::new(env!("CARGO_BIN_EXE_distillrank"))
+        .args([
+            "compare",
+            "--queries",
+            "30",
+            "--valid-queries",
+            "20",
+            "--test-queries",
+            "20",
+        ])
+        .args([
+            "--regular",
+            "8",
+            "--widths",
+            "4200,4200",
+            "--epochs",
+            "1",
+            "--seeds",
+            "1",
+        ])
+        .args([
+            "--methods",
+            "no-distillation",
+            "--backend",
+            "gpu",
+            "--quiet",
+            "--out",
+        ])
+        .arg(dir.path().join("out"))
+        .env("XDG_RUNTIME_DIR", std::env::temp_dir())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(
+        !run.status.success() && stderr.contains("max_compute_workgroups_per_dimension"),
+        "{stderr}"
+    );
+}

@@ -96,6 +96,49 @@ pub fn padded_inputs(gpu: &Gpu, n_features: usize) -> usize {
     }
 }
 
+/// Checks, before any buffer is made, that every dispatch of `model`'s training on batches of
+/// `rows` rows fits the adapter: the one-dimensional ones (a ReLU mask over a layer's
+/// activations, Adam over a layer's weights, one invocation per value, [`WORKGROUP`] per
+/// workgroup) within its workgroups per dimension, and each layer's weights within one storage
+/// binding. The error names the layer, the count and the limit, and what to change, so that a
+/// model too large for the adapter is refused when its trainer is built, not at its first step.
+fn check_dispatches(gpu: &Gpu, model: &Mlp<f32>, rows: usize) -> Result<()> {
+    let limits = gpu.device.limits();
+    let most = limits.max_compute_workgroups_per_dimension as u64;
+    let binding = limits.max_storage_buffer_binding_size;
+    for (l, layer) in model.layers.iter().enumerate() {
+        // The first layer's inputs as the GPU holds them (padded for the direct products).
+        let n_in = if l == 0 {
+            padded_inputs(gpu, model.n_in())
+        } else {
+            layer.n_in
+        };
+        let weights = (n_in as u64) * (layer.n_out as u64);
+        let activations = (rows as u64) * (layer.n_out as u64);
+        let workgroups = weights.max(activations).div_ceil(WORKGROUP as u64);
+        if workgroups > most {
+            return Err(Error::Gpu(format!(
+                "layer {} ({} -> {} units, batches of {rows} rows) needs {workgroups} workgroups in one dispatch; {} allows {most} per dimension (max_compute_workgroups_per_dimension): choose smaller --widths or --batch-docs, or --backend cpu",
+                l + 1,
+                layer.n_in,
+                layer.n_out,
+                gpu.name()
+            )));
+        }
+        if 8 * weights > binding {
+            return Err(Error::Gpu(format!(
+                "layer {} ({} -> {} units) keeps Adam's two moments in one binding of {} bytes; {} allows {binding} (max_storage_buffer_binding_size): choose smaller --widths, or --backend cpu",
+                l + 1,
+                layer.n_in,
+                layer.n_out,
+                8 * weights,
+                gpu.name()
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// The bytes of the largest storage binding that batches of `rows` rows need: the widest layer
 /// (or the padded input, or `extra_columns` per-row values) times the rows.
 pub fn binding_bytes(gpu: &Gpu, model: &Mlp<f32>, rows: usize, extra_columns: usize) -> u64 {
@@ -129,6 +172,7 @@ impl GpuMlp {
                 "a batch of {max_rows} rows needs {needed} bytes in one storage binding; the adapter allows {limit} (max_storage_buffer_binding_size): use a smaller batch"
             )));
         }
+        check_dispatches(&gpu, model, max_rows)?;
         let input = gpu.buffer("inputs", max_rows * padded_inputs(&gpu, n_features));
         let acts: Vec<wgpu::Buffer> = model
             .layers

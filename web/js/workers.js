@@ -476,11 +476,19 @@ export async function measureAuto(setup, features) {
   const cpu = (await Promise.all(members.map((w) =>
     w.request({ type: "measure", backend: "cpu", shape, steps: 4, warmup: 2, min_seconds: 0.05 }))))
     .reduce((sum, r) => sum + r.throughput.docs_per_s, 0);
-  const gpu = (await workers[0].request({ type: "measure", backend: "webgpu", shape, steps: 1, warmup: 1, min_seconds: 0.05 }))
-    .throughput.docs_per_s;
+  // WebGPU may refuse the model (a dispatch or a binding past the adapter's limits): then auto
+  // takes the CPU engine and says why, never failing worse than the CPU engine would.
+  let gpu = null;
+  let gpuFailed = null;
+  try {
+    gpu = (await workers[0].request({ type: "measure", backend: "webgpu", shape, steps: 1, warmup: 1, min_seconds: 0.05 }))
+      .throughput.docs_per_s;
+  } catch (e) {
+    gpuFailed = e.message;
+  }
   // The library decides (crate/engine.rs, `faster`).
-  const { backend } = await workers[0].request({ type: "decide", cpu, gpu });
-  autoChoice = { key, backend, cpu, gpu, workers: members.length };
+  const { backend } = await workers[0].request({ type: "decide", cpu, gpu: gpu ?? undefined });
+  autoChoice = { key, backend, cpu, gpu, gpuFailed, workers: members.length };
   showEngine();
   return autoChoice;
 }
@@ -519,6 +527,7 @@ export function showEngine() {
 export function autoLine(c) {
   const rate = (v) => `${Math.round(v).toLocaleString("en")} docs/s`;
   const chose = c.backend === "webgpu" ? "WebGPU" : "the CPU engine";
-  return `auto chose ${chose}: CPU engine ${rate(c.cpu)} (${c.workers} worker${c.workers > 1 ? "s" : ""}), ` +
-    `WebGPU ${rate(c.gpu)}, measured on this model`;
+  const cpu = `CPU engine ${rate(c.cpu)} (${c.workers} worker${c.workers > 1 ? "s" : ""})`;
+  if (c.gpuFailed) return `auto chose ${chose}: ${cpu}; WebGPU cannot train this model (${c.gpuFailed})`;
+  return `auto chose ${chose}: ${cpu}, WebGPU ${rate(c.gpu)}, measured on this model`;
 }
