@@ -51,7 +51,9 @@
 //!   with m p-values in increasing order, p_holm(i) = min(1, max_{j <= i} (m - j + 1) p(j)).
 //!
 //! With fewer than two queries nothing is tested: `ci95`, `p` and `min_detectable` are `None`
-//! (`mean_diff` is the one difference when n = 1).
+//! (`mean_diff` is the one difference when n = 1). With fewer than 6 queries no p can fall below
+//! 0.05 (the exact test's smallest is 2 / 2^n), and differences without spread give the normal
+//! approximation nothing: then `min_detectable` is `None` and `undetectable` says why.
 //!
 //! # Reproducibility
 //!
@@ -85,8 +87,13 @@ pub struct PairedTest {
     pub n_queries: usize,
     pub n_seeds: usize,
     /// The smallest |difference| detectable at 80 % power, alpha 0.05 two-sided (normal
-    /// approximation from the spread of the paired differences).
+    /// approximation from the spread of the paired differences); `None` where no size can be
+    /// claimed, with the reason in `undetectable`.
     pub min_detectable: Option<f64>,
+    /// Why no detectable difference is claimed: too few queries for any p below 0.05, or paired
+    /// differences without spread (`None` when `min_detectable` is given, or nothing is tested).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub undetectable: Option<String>,
 }
 
 /// The design every [`PairedTest`] names.
@@ -122,15 +129,12 @@ pub fn paired_test(
     let d = paired_differences(a_name, b_name, a, b)?;
     let n = d.len();
     let mean_diff = (n > 0).then(|| d.iter().sum::<f64>() / n as f64);
-    let (ci95, p, min_detectable) = if n >= 2 {
-        (
-            Some(bootstrap_ci(&d, seed)),
-            Some(sign_flip_p(&d, seed)),
-            Some(Z_POWER * sample_sd(&d) / (n as f64).sqrt()),
-        )
+    let (ci95, p) = if n >= 2 {
+        (Some(bootstrap_ci(&d, seed)), Some(sign_flip_p(&d, seed)))
     } else {
-        (None, None, None)
+        (None, None)
     };
+    let (min_detectable, undetectable) = detectable_size(&d);
     Ok(PairedTest {
         a: a_name.to_string(),
         b: b_name.to_string(),
@@ -143,7 +147,45 @@ pub fn paired_test(
         n_queries: n,
         n_seeds: a.len(),
         min_detectable,
+        undetectable,
     })
+}
+
+/// The smallest |difference| the paired differences `d` could detect, or why none can be
+/// claimed: with n queries the exact sign-flip test's smallest p is 2 / 2^n (the observed signs
+/// and their mirror), so fewer than 6 queries can never reach p < 0.05; and differences without
+/// spread (every query the same) give the normal approximation nothing to work from.
+fn detectable_size(d: &[f64]) -> (Option<f64>, Option<String>) {
+    let n = d.len();
+    if n < 2 {
+        return (None, None);
+    }
+    let smallest_p = 2.0 / 2f64.powi(n.min(1024) as i32);
+    if smallest_p >= ALPHA {
+        return (
+            None,
+            Some(format!(
+                "with {n} queries the exact test's smallest p is {}, not below {ALPHA}, so no difference is detectable",
+                shown_p(smallest_p)
+            )),
+        );
+    }
+    let sd = sample_sd(d);
+    // No spread beyond rounding: every query differs by the same amount.
+    let scale = d.iter().map(|x| x.abs()).fold(0.0, f64::max);
+    if sd <= 1e-12 * scale {
+        return (
+            None,
+            Some("the paired differences have no spread (every query differs by the same amount), so no detectable size can be given".into()),
+        );
+    }
+    (Some(Z_POWER * sd / (n as f64).sqrt()), None)
+}
+
+/// A p-value in a sentence: up to 4 significant decimals ("0.0625", "0.25").
+fn shown_p(p: f64) -> String {
+    let text = format!("{p:.4}");
+    text.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 /// Checks the shapes and values, and returns d_q for the queries measured for both in every seed.
@@ -377,6 +419,8 @@ pub fn sentence(t: &PairedTest) -> String {
             out.push_str(&format!(
                 "; it could detect a difference of ±{detectable:.4} or more"
             ));
+        } else if let Some(why) = &t.undetectable {
+            out.push_str(&format!("; {why}"));
         }
     }
     out

@@ -77,7 +77,12 @@ fn zero_differences_give_p_one_and_a_zero_interval() {
     assert_eq!(t.p, Some(1.0));
     assert_eq!(t.mean_diff, Some(0.0));
     assert_eq!(t.ci95, Some([0.0, 0.0]));
-    assert_eq!(t.min_detectable, Some(0.0));
+    // Differences without spread claim no detectable size (not "±0.0000"), and say why.
+    assert_eq!(t.min_detectable, None);
+    assert!(
+        t.undetectable.as_deref().unwrap().contains("no spread"),
+        "{t:?}"
+    );
     let small = test(&one_seed(&[0.5; 5]), &one_seed(&[0.5; 5]), 3);
     assert_eq!(small.p, Some(1.0));
 }
@@ -137,11 +142,22 @@ fn mean_and_detectable_difference_follow_their_formulas() {
     let d = [0.25, 0.5, 0.0, 0.75];
     let mean = d.iter().sum::<f64>() / 4.0;
     assert_eq!(t.mean_diff, Some(mean));
-    let sd = (d.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / 3.0).sqrt();
-    let expected = (1.959963984540054 + 0.8416212335729143) * sd / 2.0;
-    assert!((t.min_detectable.unwrap() - expected).abs() < 1e-15);
-    // d has one zero: its sign does not matter, so p is that of (0.25, 0.5, 0.75): 2 of 8.
+    // d has one zero: its sign does not matter, so p is that of (0.25, 0.5, 0.75): 2 of 8. With
+    // four queries no p can fall below 0.05: no detectable size is claimed.
     assert_eq!(t.p, Some(0.25));
+    assert_eq!(t.min_detectable, None);
+    // Six queries, (0.25, 0.5, 0.0, 0.75, 0.5, 0.25): the normal approximation's size.
+    let mut a = a;
+    for (seed, extra) in a.iter_mut().zip([[0.75, 0.5], [0.75, 0.5]]) {
+        seed.extend(extra.map(Some));
+    }
+    let b = vec![vec![Some(0.25); 6], vec![Some(0.25); 6]];
+    let t = test(&a, &b, 0);
+    let d = [0.25, 0.5, 0.0, 0.75, 0.5, 0.25];
+    let mean = d.iter().sum::<f64>() / 6.0;
+    let sd = (d.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / 5.0).sqrt();
+    let expected = (1.959963984540054 + 0.8416212335729143) * sd / 6f64.sqrt();
+    assert!((t.min_detectable.unwrap() - expected).abs() < 1e-15);
 }
 
 #[test]
@@ -207,6 +223,7 @@ fn with_p(p: Option<f64>) -> PairedTest {
         n_queries: 100,
         n_seeds: 5,
         min_detectable: Some(0.02),
+        undetectable: None,
     }
 }
 
@@ -347,6 +364,7 @@ fn the_sentence_states_the_result_or_that_the_run_cannot_separate_them() {
         n_queries: 500,
         n_seeds: 5,
         min_detectable: Some(0.011),
+        undetectable: None,
     };
     assert_eq!(
         sentence(&t),
@@ -414,4 +432,61 @@ fn the_sentence_states_the_result_or_that_the_run_cannot_separate_them() {
     );
     assert!(sentence(&tests[0]).ends_with("(Holm), on 60 queries × 5 seeds"));
     assert!(sentence(&tests[1]).contains("this run cannot tell them apart; it could detect"));
+}
+
+/// No detectable size is claimed where none can be: with fewer than 6 queries the exact test
+/// cannot reach p < 0.05 (its smallest p is 2 / 2^n), and differences without spread give the
+/// normal approximation nothing; the sentence says why instead of "±0.0000".
+#[test]
+fn class_unmeasurable_figures_no_detectable_size_without_the_queries_or_the_spread_for_it() {
+    let one_seed = |v: &[f64]| vec![v.iter().map(|&x| Some(x)).collect::<Vec<_>>()];
+    // Four queries: the smallest p is 2/16 = 0.125.
+    let a = one_seed(&[0.9, 0.8, 0.7, 0.95]);
+    let b = one_seed(&[0.1, 0.2, 0.3, 0.05]);
+    let t = paired_test("pfd", "gend", "ndcg@8", &a, &b, 1).unwrap();
+    assert!(t.p.unwrap() >= 0.125 - 1e-12, "{t:?}");
+    assert_eq!(t.min_detectable, None);
+    let why = t.undetectable.as_deref().unwrap();
+    assert!(
+        why.contains("with 4 queries") && why.contains("0.125"),
+        "{why}"
+    );
+    assert!(sentence(&t).ends_with(why), "{}", sentence(&t));
+    assert!(!sentence(&t).contains("±"), "{}", sentence(&t));
+    // Three queries: p can never be 0; at least 2/8.
+    let t = paired_test(
+        "a",
+        "b",
+        "ndcg@8",
+        &one_seed(&[1.0, 1.0, 1.0]),
+        &one_seed(&[0.0, 0.5, 0.2]),
+        1,
+    )
+    .unwrap();
+    assert!(t.p.unwrap() >= 0.25 - 1e-12, "{t:?}");
+    // Forty queries each differing by the same amount: no spread, no size.
+    let a = one_seed(&vec![0.6; 40]);
+    let b = one_seed(&vec![0.5; 40]);
+    let t = paired_test("a", "b", "ndcg@8", &a, &b, 1).unwrap();
+    assert_eq!(t.min_detectable, None);
+    assert!(
+        t.undetectable.as_deref().unwrap().contains("no spread"),
+        "{t:?}"
+    );
+    // Enough queries with spread: a size, and no reason.
+    let a = one_seed(
+        &(0..40)
+            .map(|q| 0.5 + 0.01 * (q % 7) as f64)
+            .collect::<Vec<_>>(),
+    );
+    let b = one_seed(
+        &(0..40)
+            .map(|q| 0.5 + 0.01 * (q % 5) as f64)
+            .collect::<Vec<_>>(),
+    );
+    let t = paired_test("a", "b", "ndcg@8", &a, &b, 1).unwrap();
+    assert!(
+        t.min_detectable.is_some_and(|m| m > 0.0) && t.undetectable.is_none(),
+        "{t:?}"
+    );
 }
