@@ -435,7 +435,8 @@ impl Sweep {
     }
 
     /// `sweep.json`: the parameter and its values, `config` (the setup's configuration), and at
-    /// each value its paired tests, its positive training groups and each method's figures.
+    /// each value its paired tests (and their sentences), its positive training groups and each
+    /// method's figures.
     pub fn json(&self, config: serde_json::Value) -> serde_json::Value {
         let tests = self.tests();
         serde_json::json!({
@@ -445,6 +446,12 @@ impl Sweep {
             "points": self.points.iter().zip(&tests).map(|(p, tests)| serde_json::json!({
                 "value": p.value,
                 "tests": tests,
+                // Each NDCG@8 test in words, with its interval and what the run could detect.
+                "sentences": tests
+                    .iter()
+                    .filter(|t| t.metric == "ndcg@8")
+                    .map(crate::stats::sentence)
+                    .collect::<Vec<_>>(),
                 "positive_groups": p.positive_groups,
                 "train_groups": p.train_groups,
                 "methods": p.comparison.methods.iter().map(|r| {

@@ -345,6 +345,10 @@ await check("alpha_sweep_plots_pfd_at_five_alphas", async () => {
   expect(pfd && pfd[1].join() === "0.1,0.3,0.5,0.7,0.9", `sweep points: ${JSON.stringify(points)}`);
   expect(pfd[2].every((y) => Number.isFinite(y) && y > 0), `sweep NDCG@8: ${pfd[2]}`);
   console.log(`    PFD NDCG@8 at alpha 0.1..0.9: ${pfd[2].map((y) => y.toFixed(4)).join(", ")}`);
+  // Each alpha's paired test, in the library's words, under the chart.
+  const summary = await page.locator("#sweep-summary").textContent();
+  expect((summary.match(/alpha [\d.]+: pfd − no-distillation: [+−]?\d\.\d{4} \(95% CI/g) ?? []).length === 5, `sweep summary: ${summary}`);
+  console.log(`    ${summary.slice(0, 200)}…`);
 });
 
 await check("real_data_pfd_against_gend_with_simulated_logs", async () => {

@@ -296,7 +296,7 @@ export async function sweep() {
 }
 
 /// Draws the library's sweep summary: a line per method (no distillation dashed), and each
-/// value's gain of PFD over no distillation with its Holm-corrected p-value.
+/// value's paired test of PFD against no distillation as the library words it.
 function drawSweep(summary) {
   for (const method of Object.keys(summary.points[0]?.methods ?? {})) {
     const baseline = method === "no-distillation";
@@ -308,13 +308,11 @@ function drawSweep(summary) {
     line.data = summary.points.map((p) => ({ x: p.value, y: p.methods[method]["ndcg@8"].mean ?? NaN }));
   }
   sweepChart.update("none");
+  // Each value's test of PFD against no distillation, in the library's words (crate/stats.rs).
   $("sweep-summary").textContent = summary.points.map((p) => {
-    const gain = p.methods.pfd?.gain_percent;
-    const test = p.tests.find((t) => t.metric === "ndcg@8" && t.a === "pfd" && t.b === "no-distillation");
-    const pValue = test?.p_holm ?? test?.p;
-    const pText = pValue === null || pValue === undefined ? "" : pValue < 0.001 ? ", p < 0.001" : `, p = ${pValue.toFixed(3)}`;
-    return `alpha ${p.value}: PFD ${gain === null || gain === undefined ? "n/a" : `${gain >= 0 ? "+" : ""}${gain.toFixed(2)}%`}${pText}`;
-  }).join("; ");
+    const sentence = p.sentences.find((t) => t.startsWith("pfd − no-distillation"));
+    return `alpha ${p.value}: ${sentence ?? "PFD against no distillation was not tested"}.`;
+  }).join(" ");
 }
 
 export async function downloadStudent() {
