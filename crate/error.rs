@@ -67,6 +67,15 @@ pub enum Error {
 pub type Result<T> = std::result::Result<T, Error>;
 
 impl Error {
+    /// What went wrong, without the kind's prefix (`invalid configuration: `), for a message that
+    /// names the setting itself (a field of a setup, a flag).
+    pub fn message(&self) -> String {
+        match self {
+            Error::Config(message) => message.clone(),
+            other => other.to_string(),
+        }
+    }
+
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         Error::Io {
             path: path.into(),

@@ -169,6 +169,11 @@ const SPREAD: &str = "a standard deviation; the signal has unit variance";
 /// beside the flag: they describe a command, not a setup.
 #[rustfmt::skip]
 pub const SETTINGS: &[Setting] = &[
+    // Where the data come from: a setup's source, and the global objectives' examples.
+    text("source").setup_only().at(&[f("data.source", "synthetic")])
+        .help("Where a comparison's data come from: synthetic (the generator), mq2008 (bundled) or files"),
+    text("objectives source").setup_only().at(&[f("objectives.data", "synthetic")])
+        .help("Where the global objectives' examples come from: synthetic (the imbalanced task), mq2008 (bundled) or files"),
     // Synthetic data (data synth, train, compare, sweep).
     text("kind").at(&[f("data.source.synthetic.options.kind", "letor")])
         .help("letor: nonlinear relevance from x and hidden factors u, z noisy functions of u; linear: the PFD paper's section 5 model"),
@@ -347,6 +352,12 @@ pub fn flag_fields() -> impl Iterator<Item = (&'static str, &'static str)> {
         .filter(|(_, field)| !field.starts_with(OBJECTIVES))
 }
 
+/// The row of a flag that fills a field of a comparison's setup, and the field.
+pub fn comparison_field(flag: &str) -> Option<(&'static Setting, &'static str)> {
+    let (_, path) = flag_fields().find(|(name, _)| *name == flag)?;
+    Some((setting_of_field(path)?, path))
+}
+
 /// The row of a numeric setting, by its flag's name.
 pub fn bound(name: &str) -> Option<&'static Setting> {
     SETTINGS
@@ -388,24 +399,14 @@ pub fn default_text(path: &str) -> &'static str {
 /// The default of a `setup.json` field as the field's type: a number, `true` or `false`, a name
 /// (`ranknet`), a list (`256,256,128,64`, `gend,pfd`) or nothing (None, for an empty default).
 pub fn default_of<T: serde::de::DeserializeOwned>(path: &str) -> T {
-    let text = default_text(path);
-    let item = |t: &str| {
-        serde_json::from_str::<serde_json::Value>(t)
-            .ok()
-            .filter(|v| v.is_number() || v.is_boolean())
-            .unwrap_or_else(|| serde_json::Value::String(t.to_string()))
-    };
-    let value = if text.is_empty() {
-        serde_json::Value::Null
-    } else if text.contains(',') {
-        serde_json::Value::Array(text.split(',').map(item).collect())
-    } else {
-        item(text)
-    };
-    // A single-element list (`--widths 64`) reads as a list too.
-    serde_json::from_value(value.clone())
-        .or_else(|_| serde_json::from_value(serde_json::Value::Array(vec![value])))
-        .unwrap_or_else(|e| panic!("the table of settings' default for {path}, '{text}': {e}"))
+    let value = default_json(path)
+        .unwrap_or_else(|| panic!("no row of the table of settings fills {path}"));
+    read_section(value, path).unwrap_or_else(|e| {
+        panic!(
+            "the table of settings' default for {path}, '{}': {e}",
+            default_text(path)
+        )
+    })
 }
 
 /// The table as JSON, for the page's form: every row with its fields (their defaults and the
@@ -518,6 +519,27 @@ impl Setting {
     /// What a value must be: "a whole number in 1..=10,000 (each seed trains ...)".
     pub fn expected(&self) -> String {
         self.numbers().expected()
+    }
+
+    /// A value as a flag gives it (`0.3`, `pfd`, `top:30%`), as its field's JSON: a number
+    /// checked against the range, `true` or `false`, or the text.
+    pub fn json_value(&self, text: &str) -> std::result::Result<serde_json::Value, String> {
+        let text = text.trim();
+        match self.range {
+            Some(range) if range.integer => {
+                let whole: u64 = self.parse(text)?;
+                Ok(serde_json::Value::from(whole))
+            }
+            Some(_) => {
+                let real: f64 = self.parse(text)?;
+                Ok(serde_json::Value::from(real))
+            }
+            None => Ok(match text {
+                "true" => serde_json::Value::Bool(true),
+                "false" => serde_json::Value::Bool(false),
+                _ => serde_json::Value::String(text.to_string()),
+            }),
+        }
     }
 
     /// How a message names the setting: `--seeds` for a flag, the field otherwise.
@@ -639,5 +661,314 @@ pub fn numeric_fields(value: &serde_json::Value, path: String, out: &mut Vec<(St
             }
         }
         _ => {}
+    }
+}
+
+/// The table's default of a field as JSON ([`default_of`]'s reading of its text), or None when
+/// no row fills it.
+fn default_json(path: &str) -> Option<serde_json::Value> {
+    let (_, field) = field(path)?;
+    let item = |t: &str| {
+        serde_json::from_str::<serde_json::Value>(t)
+            .ok()
+            .filter(|v| v.is_number() || v.is_boolean())
+            .unwrap_or_else(|| serde_json::Value::String(t.to_string()))
+    };
+    Some(match field.default {
+        "" => serde_json::Value::Null,
+        text if text.contains(',') => serde_json::Value::Array(text.split(',').map(item).collect()),
+        text => item(text),
+    })
+}
+
+/// Whether rows fill fields below `path` (`data.logs` has `data.logs.sessions`, ...): the field
+/// at `path` is then a section, whose own fields the table fills.
+fn is_section(path: &str) -> bool {
+    let below = format!("{path}.");
+    SETTINGS
+        .iter()
+        .any(|s| s.fields.iter().any(|f| f.path.starts_with(&below)))
+}
+
+/// Reads `T` from `value`, the section at `path` of a setup (`""` for a whole one, `data.logs`,
+/// `objectives`): every field the value leaves out takes its row's default, and every section it
+/// leaves out is read as an empty one, so that its own fields take theirs. The table is the
+/// one place a default is written: the types' `Default` read it through here ([`defaults`]).
+pub fn read_section<T: serde::de::DeserializeOwned>(
+    value: serde_json::Value,
+    path: &str,
+) -> std::result::Result<T, serde_path_to_error::Error<serde_json::Error>> {
+    serde_path_to_error::deserialize(Filled {
+        value,
+        path: path.to_string(),
+    })
+}
+
+/// The table's defaults of the section at `path`, as `T` ([`read_section`] of an empty one).
+pub fn defaults<T: serde::de::DeserializeOwned>(path: &str) -> T {
+    read_section(serde_json::Value::Object(Default::default()), path)
+        .unwrap_or_else(|e| panic!("the table of settings' defaults of '{path}': {e}"))
+}
+
+/// A JSON value read as the section at `path`, each field it leaves out filled from the table
+/// ([`read_section`]). Everything but structs and enums reads as the value itself; a single
+/// value where a list is expected reads as a list of one (`--widths 64`).
+struct Filled {
+    value: serde_json::Value,
+    path: String,
+}
+
+/// The path of field `key` of the section at `path`.
+fn below(path: &str, key: &str) -> String {
+    if path.is_empty() {
+        key.to_string()
+    } else {
+        format!("{path}.{key}")
+    }
+}
+
+/// The fields of a section, each read as the section below it.
+struct FilledFields {
+    fields: serde_json::map::IntoIter,
+    next: Option<Filled>,
+    path: String,
+}
+
+impl<'de> serde::de::MapAccess<'de> for FilledFields {
+    type Error = serde_json::Error;
+
+    fn next_key_seed<K: serde::de::DeserializeSeed<'de>>(
+        &mut self,
+        seed: K,
+    ) -> std::result::Result<Option<K::Value>, Self::Error> {
+        let Some((key, value)) = self.fields.next() else {
+            return Ok(None);
+        };
+        let path = below(&self.path, &key);
+        self.next = Some(Filled { value, path });
+        seed.deserialize(serde_json::Value::String(key)).map(Some)
+    }
+
+    fn next_value_seed<V: serde::de::DeserializeSeed<'de>>(
+        &mut self,
+        seed: V,
+    ) -> std::result::Result<V::Value, Self::Error> {
+        match self.next.take() {
+            Some(value) => seed.deserialize(value),
+            None => Err(serde::de::Error::custom("a value without its key")),
+        }
+    }
+}
+
+/// The items of a list, each read at the list's path.
+struct FilledItems {
+    items: std::vec::IntoIter<serde_json::Value>,
+    path: String,
+}
+
+impl<'de> serde::de::SeqAccess<'de> for FilledItems {
+    type Error = serde_json::Error;
+
+    fn next_element_seed<T: serde::de::DeserializeSeed<'de>>(
+        &mut self,
+        seed: T,
+    ) -> std::result::Result<Option<T::Value>, Self::Error> {
+        self.items
+            .next()
+            .map(|value| {
+                seed.deserialize(Filled {
+                    value,
+                    path: self.path.clone(),
+                })
+            })
+            .transpose()
+    }
+}
+
+/// A variant of an enum: `"mq2008"`, or `{"synthetic": {...}}` with its contents, which a
+/// variant with fields reads as a section (`"synthetic"` alone takes every default).
+struct FilledVariant {
+    name: String,
+    contents: Filled,
+    /// Given by its name alone.
+    named_alone: bool,
+}
+
+impl<'de> serde::de::EnumAccess<'de> for FilledVariant {
+    type Error = serde_json::Error;
+    type Variant = FilledVariant;
+
+    fn variant_seed<V: serde::de::DeserializeSeed<'de>>(
+        self,
+        seed: V,
+    ) -> std::result::Result<(V::Value, Self::Variant), Self::Error> {
+        let name = seed.deserialize(serde_json::Value::String(self.name.clone()))?;
+        Ok((name, self))
+    }
+}
+
+impl<'de> serde::de::VariantAccess<'de> for FilledVariant {
+    type Error = serde_json::Error;
+
+    fn unit_variant(self) -> std::result::Result<(), Self::Error> {
+        if self.named_alone {
+            return Ok(());
+        }
+        serde::Deserialize::deserialize(self.contents.value)
+    }
+
+    fn newtype_variant_seed<T: serde::de::DeserializeSeed<'de>>(
+        self,
+        seed: T,
+    ) -> std::result::Result<T::Value, Self::Error> {
+        seed.deserialize(self.contents)
+    }
+
+    fn tuple_variant<V: serde::de::Visitor<'de>>(
+        self,
+        _: usize,
+        visitor: V,
+    ) -> std::result::Result<V::Value, Self::Error> {
+        serde::Deserializer::deserialize_seq(self.contents, visitor)
+    }
+
+    fn struct_variant<V: serde::de::Visitor<'de>>(
+        self,
+        fields: &'static [&'static str],
+        visitor: V,
+    ) -> std::result::Result<V::Value, Self::Error> {
+        serde::Deserializer::deserialize_struct(self.contents, "", fields, visitor)
+    }
+}
+
+impl<'de> serde::Deserializer<'de> for Filled {
+    type Error = serde_json::Error;
+
+    fn deserialize_any<V: serde::de::Visitor<'de>>(
+        self,
+        visitor: V,
+    ) -> std::result::Result<V::Value, Self::Error> {
+        match self.value {
+            serde_json::Value::Object(fields) => visitor.visit_map(FilledFields {
+                fields: fields.into_iter(),
+                next: None,
+                path: self.path,
+            }),
+            serde_json::Value::Array(items) => visitor.visit_seq(FilledItems {
+                items: items.into_iter(),
+                path: self.path,
+            }),
+            other => other.deserialize_any(visitor),
+        }
+    }
+
+    fn deserialize_option<V: serde::de::Visitor<'de>>(
+        self,
+        visitor: V,
+    ) -> std::result::Result<V::Value, Self::Error> {
+        match self.value {
+            serde_json::Value::Null => visitor.visit_none(),
+            _ => visitor.visit_some(self),
+        }
+    }
+
+    fn deserialize_seq<V: serde::de::Visitor<'de>>(
+        self,
+        visitor: V,
+    ) -> std::result::Result<V::Value, Self::Error> {
+        let items = match self.value {
+            serde_json::Value::Array(items) => items,
+            serde_json::Value::Object(_) | serde_json::Value::Null => {
+                return self.value.deserialize_seq(visitor)
+            }
+            one => vec![one],
+        };
+        visitor.visit_seq(FilledItems {
+            items: items.into_iter(),
+            path: self.path,
+        })
+    }
+
+    fn deserialize_struct<V: serde::de::Visitor<'de>>(
+        self,
+        name: &'static str,
+        fields: &'static [&'static str],
+        visitor: V,
+    ) -> std::result::Result<V::Value, Self::Error> {
+        let serde_json::Value::Object(mut given) = self.value else {
+            return self.value.deserialize_struct(name, fields, visitor);
+        };
+        for field in fields {
+            if given.contains_key(*field) {
+                continue;
+            }
+            let path = below(&self.path, field);
+            if let Some(default) = default_json(&path) {
+                given.insert(field.to_string(), default);
+            } else if is_section(&path) {
+                given.insert(
+                    field.to_string(),
+                    serde_json::Value::Object(Default::default()),
+                );
+            }
+        }
+        visitor.visit_map(FilledFields {
+            fields: given.into_iter(),
+            next: None,
+            path: self.path,
+        })
+    }
+
+    fn deserialize_enum<V: serde::de::Visitor<'de>>(
+        self,
+        name: &'static str,
+        variants: &'static [&'static str],
+        visitor: V,
+    ) -> std::result::Result<V::Value, Self::Error> {
+        let (variant, contents) = match self.value {
+            serde_json::Value::String(variant) => (variant, None),
+            serde_json::Value::Object(one) if one.len() == 1 => {
+                let (variant, contents) = one.into_iter().next().expect("one field");
+                (variant, Some(contents))
+            }
+            // Several keys: the first names the variant, as when read from the text.
+            serde_json::Value::Object(many) => {
+                use serde::de::Error;
+                return match many.keys().next() {
+                    Some(first) if !variants.contains(&first.as_str()) => {
+                        Err(serde_json::Error::unknown_variant(first, variants))
+                    }
+                    _ => Err(serde_json::Error::invalid_length(
+                        many.len(),
+                        &"a map with a single key",
+                    )),
+                };
+            }
+            other => return other.deserialize_enum(name, variants, visitor),
+        };
+        // A variant with fields given by its name alone is an empty section.
+        let named_alone = contents.is_none();
+        let contents = Filled {
+            value: contents.unwrap_or(serde_json::Value::Object(Default::default())),
+            path: below(&self.path, &variant),
+        };
+        visitor.visit_enum(FilledVariant {
+            name: variant,
+            contents,
+            named_alone,
+        })
+    }
+
+    fn deserialize_newtype_struct<V: serde::de::Visitor<'de>>(
+        self,
+        _: &'static str,
+        visitor: V,
+    ) -> std::result::Result<V::Value, Self::Error> {
+        visitor.visit_newtype_struct(self)
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
+        unit unit_struct tuple tuple_struct map identifier ignored_any
     }
 }

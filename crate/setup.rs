@@ -22,8 +22,6 @@ use crate::model::LossKind;
 use crate::objectives::data::SynthBinaryOptions;
 use crate::ranking::distill::{Method, RdConfig};
 use crate::ranking::experiment::CompareConfig;
-use crate::ranking::train::TrainConfig;
-use crate::settings::default_of;
 
 /// Where the data come from.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -32,11 +30,8 @@ pub enum DataSource {
     /// One draw of the generator: `options.queries` training queries, then the validation and
     /// test queries.
     Synthetic {
-        #[serde(default = "default_synthetic")]
         options: SynthOptions,
-        #[serde(default = "default_valid_queries")]
         valid_queries: usize,
-        #[serde(default = "default_test_queries")]
         test_queries: usize,
     },
     /// MQ2008 Fold 1, bundled with the page and the CLI.
@@ -70,7 +65,7 @@ pub enum LogLabels {
 
 /// The data, their labels and the privileged split.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
+#[serde(deny_unknown_fields)]
 pub struct DataSetup {
     pub source: DataSource,
     /// `top:N`, `top:P%`, `cols:3,7`, `discriminative:TAU` or `logs`; None: the data's own,
@@ -108,40 +103,10 @@ pub const SYNTHETIC_TAU_TARGET: f64 = 3.5;
 pub const FILES_T: f64 = 4.0;
 pub const FILES_TAU_TARGET: f64 = 4.8;
 
-/// The synthetic data of a default comparison ([`SynthOptions::of_table`]): larger than the
-/// generator's own default, the regime in which the PFD paper's section 5 expects privileged
-/// features to help the student.
-pub fn default_synthetic() -> SynthOptions {
-    SynthOptions::of_table()
-}
-
-/// The validation and test queries generated beside a setup's synthetic training queries when
-/// the setup leaves them out (the table of settings' defaults).
-fn default_valid_queries() -> usize {
-    default_of("data.source.synthetic.valid_queries")
-}
-
-fn default_test_queries() -> usize {
-    default_of("data.source.synthetic.test_queries")
-}
-
+/// Fields left out of a setup take the table of settings' defaults ([`crate::settings`]).
 impl Default for DataSetup {
     fn default() -> Self {
-        DataSetup {
-            source: DataSource::Synthetic {
-                options: default_synthetic(),
-                valid_queries: default_valid_queries(),
-                test_queries: default_test_queries(),
-            },
-            privileged: default_of("data.privileged"),
-            logs: LogOptions::default(),
-            log_labels: default_of("data.log_labels"),
-            tau_target: default_of("data.tau_target"),
-            t: default_of("data.t"),
-            min_group_size: default_of("data.min_group_size"),
-            data_seed: default_of("data.data_seed"),
-            prepared_cache: default_of("data.prepared_cache"),
-        }
+        crate::settings::defaults("data")
     }
 }
 
@@ -207,7 +172,7 @@ impl DataSetup {
 
 /// One comparison: every chosen method over several seeds.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
+#[serde(deny_unknown_fields)]
 pub struct Setup {
     pub data: DataSetup,
     pub methods: Vec<Method>,
@@ -247,33 +212,10 @@ pub struct Setup {
     pub objectives: ObjectivesSetup,
 }
 
+/// The table of settings' defaults ([`crate::settings`]), the one place they are written.
 impl Default for Setup {
     fn default() -> Self {
-        let objective: Option<String> = default_of("objective");
-        Setup {
-            data: DataSetup::default(),
-            methods: default_of("methods"),
-            seeds: default_of("seeds"),
-            first_seed: default_of("first_seed"),
-            loss: default_of("loss"),
-            alpha: default_of("alpha"),
-            epochs: default_of("epochs"),
-            patience: default_of("patience"),
-            lr: default_of("lr"),
-            objective: objective
-                .map(|o| Objective::parse(&o).expect("the default objective parses")),
-            dual_rate_factor: default_of("dual_rate_factor"),
-            widths: default_of("widths"),
-            teacher_widths: default_of("teacher_widths"),
-            batch_docs: default_of("batch_docs"),
-            teachers: default_of("teachers"),
-            rd: RdConfig::default(),
-            rd_teacher_factor: default_of("rd_teacher_factor"),
-            idcg_zero: default_of("idcg_zero"),
-            backend: default_of("backend"),
-            note: None,
-            objectives: ObjectivesSetup::default(),
-        }
+        crate::settings::defaults("")
     }
 }
 
@@ -282,7 +224,7 @@ impl Setup {
     /// (`data.source.synthetic.options.queries`) and, for a number out of its type's range, the
     /// range.
     pub fn from_json(text: &str) -> Result<Setup> {
-        let setup: Setup = read_setup(text)?;
+        let setup: Setup = read_setup(text, "")?;
         crate::settings::check_setup_fields(&serde_json::to_value(&setup).unwrap_or_default())?;
         Ok(setup)
     }
@@ -308,8 +250,8 @@ impl Setup {
     /// list, a string or `{}` is not a setup someone meant to open.
     pub fn from_file_json(text: &str) -> Result<Setup> {
         let trimmed = text.strip_prefix('\u{feff}').unwrap_or(text);
-        let value: serde_json::Value =
-            read_json(trimmed).map_err(|e| Error::Config(format!("the setup is not JSON: {e}")))?;
+        let value: serde_json::Value = read_json(trimmed, "")
+            .map_err(|e| Error::Config(format!("the setup is not JSON: {e}")))?;
         let what = match &value {
             serde_json::Value::Object(fields) if fields.is_empty() => {
                 return Err(Error::Config(
@@ -390,9 +332,9 @@ impl Setup {
     pub fn check_recorded(value: &serde_json::Value) -> std::result::Result<(), String> {
         let text = value.to_string();
         let read = if value.get("data").is_some() || value.get("source").is_none() {
-            read_json::<Setup>(&text).map(|_| ())
+            read_json::<Setup>(&text, "").map(|_| ())
         } else {
-            read_json::<DataSetup>(&text).map(|_| ())
+            read_json::<DataSetup>(&text, "data").map(|_| ())
         };
         read.map_err(|e| format!("the setup it records: {e}"))
     }
@@ -424,35 +366,57 @@ impl Setup {
         if self.methods.is_empty() {
             return Err(Error::Config("choose at least one method".into()));
         }
+        let setup = serde_json::to_value(self).expect("a setup serialises");
         let config = CompareConfig {
-            methods: self.methods.clone(),
-            seeds: self.seeds,
-            first_seed: self.first_seed,
-            train: TrainConfig {
-                loss: self.loss,
-                widths: self.widths.clone(),
-                epochs: self.epochs,
-                adam: AdamConfig {
-                    lr: self.lr,
-                    ..AdamConfig::default()
-                },
-                batch_docs: self.batch_docs,
-                alpha: self.alpha,
-                idcg_zero: self.idcg_zero,
-                patience: Some(self.patience.max(1)),
-                objective: self.objective,
-                dual_rate_factor: self.dual_rate_factor,
-                ..TrainConfig::default()
-            },
-            teacher_widths: self.teacher_widths.clone(),
-            teachers: self.teachers,
-            rd: self.rd,
-            rd_teacher_factor: self.rd_teacher_factor,
             engine,
-            jobs: None,
+            ..CompareConfig::of_setup(&setup)?
         };
         config.validate_settings()?;
         Ok(config)
+    }
+
+    /// This setup with settings given as flags (`compare --alpha 0.3 --widths 64,32`): each
+    /// (flag, values) sets the comparison's field of its row in the table of settings, read as a
+    /// setup's JSON is read, so that a row is a flag with no code of its own. A number is checked
+    /// against its row's range; several values make a list. A refusal names the flag.
+    pub fn with_flags(&self, given: &[(&str, Vec<String>)]) -> Result<Setup> {
+        let mut json = serde_json::to_value(self).expect("a setup serialises");
+        for (flag, values) in given {
+            let Some((setting, path)) = crate::settings::comparison_field(flag) else {
+                return Err(Error::Config(format!(
+                    "--{flag} fills no field of a comparison's setup"
+                )));
+            };
+            let items = values
+                .iter()
+                .map(|text| setting.json_value(text))
+                .collect::<std::result::Result<Vec<_>, String>>()
+                .map_err(|e| Error::Config(format!("--{flag}: {e}")))?;
+            let value = match <[serde_json::Value; 1]>::try_from(items) {
+                Ok([one]) => one,
+                Err(many) => serde_json::Value::Array(many),
+            };
+            let mut at = &mut json;
+            for key in path.split('.') {
+                at = &mut at[key];
+            }
+            *at = value;
+        }
+        let setup: Setup = crate::settings::read_section(json, "").map_err(|e| {
+            let path = e.path().to_string();
+            let named = crate::settings::flag_fields()
+                .find(|(_, field)| {
+                    path == *field
+                        || path.starts_with(&format!("{field}."))
+                        || path.starts_with(&format!("{field}["))
+                })
+                .map_or(format!("setup field {path}"), |(flag, _)| {
+                    format!("--{flag}")
+                });
+            Error::Config(format!("{named}: {}", e.inner()))
+        })?;
+        crate::settings::check_setup_fields(&serde_json::to_value(&setup).unwrap_or_default())?;
+        Ok(setup)
     }
 
     /// The `distillrank compare` arguments that give this setup: only those that differ from
@@ -552,10 +516,7 @@ pub enum ObjectivesData {
     Synthetic(SynthBinaryOptions),
     /// MQ2008 Fold1 as bundled with distillrank (its own train, validation and test splits), each
     /// document an example, positive when its grade is at least `threshold`.
-    Mq2008 {
-        #[serde(default = "default_label_threshold")]
-        threshold: u8,
-    },
+    Mq2008 { threshold: u8 },
     /// LETOR files (paths for the CLI; the page records the names of its uploads), each document
     /// an example, positive when its grade is at least `threshold`. A missing validation or test
     /// split is held out of the training queries ([`HOLDOUT`]).
@@ -565,7 +526,6 @@ pub enum ObjectivesData {
         valid: Option<String>,
         #[serde(default)]
         test: Option<String>,
-        #[serde(default = "default_label_threshold")]
         threshold: u8,
     },
 }
@@ -595,17 +555,12 @@ fn is_section_alone(value: &serde_json::Value) -> bool {
             .is_some_and(|data| section_sources.iter().any(|k| data.contains_key(*k)))
 }
 
-/// The grade from which a LETOR document is a positive example of the global objectives' task.
-fn default_label_threshold() -> u8 {
-    default_of("objectives.data.files.threshold")
-}
-
 /// The global objectives' comparison (Eban et al.: log-loss against AUC-PR, recall at precision,
 /// ... trained through Lagrange multipliers), as `distillrank objectives`, the page's Objectives
 /// view and Python describe it, with **one** set of defaults (the CLI's). Fields left out of its
 /// JSON take their defaults.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
+#[serde(deny_unknown_fields)]
 pub struct ObjectivesSetup {
     pub data: ObjectivesData,
     /// Each trains one model per seed.
@@ -635,30 +590,10 @@ pub struct ObjectivesSetup {
     pub backend: Backend,
 }
 
+/// The table of settings' defaults (fields `objectives.*`).
 impl Default for ObjectivesSetup {
     fn default() -> Self {
-        let of = |field: &str| format!("{}{field}", crate::settings::OBJECTIVES);
-        let objectives = crate::settings::default_text(&of("objectives"))
-            .split(',')
-            .map(|o| Objective::parse(o).expect("the default objectives parse"))
-            .collect();
-        ObjectivesSetup {
-            data: ObjectivesData::Synthetic(SynthBinaryOptions::default()),
-            objectives,
-            seeds: default_of(&of("seeds")),
-            first_seed: default_of(&of("first_seed")),
-            surrogate: default_of(&of("surrogate")),
-            epochs: default_of(&of("epochs")),
-            patience: default_of(&of("patience")),
-            lr: default_of(&of("lr")),
-            dual_rate_factor: default_of(&of("dual_rate_factor")),
-            initial_lambda: default_of(&of("initial_lambda")),
-            widths: default_of(&of("widths")),
-            batch_size: default_of(&of("batch_size")),
-            at_precision: default_of(&of("at_precision")),
-            at_recall: default_of(&of("at_recall")),
-            backend: default_of(&of("backend")),
-        }
+        crate::settings::defaults("objectives")
     }
 }
 
@@ -670,9 +605,9 @@ impl ObjectivesSetup {
     /// against the table of settings.
     pub fn from_json(text: &str) -> Result<ObjectivesSetup> {
         let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-        let value: serde_json::Value = read_setup(text)?;
+        let value: serde_json::Value = read_setup(text, "")?;
         let setup = if is_section_alone(&value) {
-            read_setup(text)?
+            read_setup(text, "objectives")?
         } else {
             // A comparison's document without the objectives' section names no objectives
             // comparison: running the default one without a word would not be what was meant
@@ -834,22 +769,25 @@ pub fn shell_words<'a>(args: impl IntoIterator<Item = &'a str>) -> String {
         .join(" ")
 }
 
-/// Reads a setup's JSON text strictly as `T` ([`read_json`]); a byte-order mark is accepted, as in
-/// LETOR files.
-fn read_setup<T: serde::de::DeserializeOwned>(text: &str) -> Result<T> {
+/// Reads a setup's JSON text strictly as `T`, the section at `section` ([`read_json`]); a
+/// byte-order mark is accepted, as in LETOR files.
+fn read_setup<T: serde::de::DeserializeOwned>(text: &str, section: &str) -> Result<T> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    read_json(text).map_err(|e| Error::Config(format!("the setup: {e}")))
+    read_json(text, section).map_err(|e| Error::Config(format!("the setup: {e}")))
 }
 
-/// Reads JSON strictly as `T`, with a refusal in words: the field it is about (its path from
-/// the top, `data.logs.seed`, `widths[2]`), and for a number its field cannot hold, the range the
-/// table of settings gives that field (or the range of its type).
-pub fn read_json<T: serde::de::DeserializeOwned>(text: &str) -> std::result::Result<T, String> {
-    let mut reader = serde_json::Deserializer::from_str(text);
-    let value = serde_path_to_error::deserialize(&mut reader)
-        .map_err(|e| json_error(&e.path().to_string(), e.inner()))?;
-    reader.end().map_err(|e| json_error(".", &e))?;
-    Ok(value)
+/// Reads JSON strictly as `T`, the section at `section` of a setup (`""`: a whole one), each field
+/// it leaves out taking the table of settings' default ([`crate::settings::read_section`]). A
+/// refusal says it in words: the field it is about (its path from the top, `data.logs.seed`,
+/// `widths[2]`), and for a number its field cannot hold, the range the table of settings gives
+/// that field (or the range of its type).
+pub fn read_json<T: serde::de::DeserializeOwned>(
+    text: &str,
+    section: &str,
+) -> std::result::Result<T, String> {
+    let value: serde_json::Value = serde_json::from_str(text).map_err(|e| json_error(".", &e))?;
+    crate::settings::read_section(value, section)
+        .map_err(|e| json_error(&e.path().to_string(), e.inner()))
 }
 
 /// A serde_json error at `path` in words.

@@ -211,8 +211,11 @@ pub async fn start_gpu() -> std::result::Result<JsValue, JsError> {
 /// statistics.
 #[wasm_bindgen]
 pub fn load_synthetic(source: JsValue) -> std::result::Result<JsValue, JsError> {
-    let source: DataSource =
+    let json: serde_json::Value =
         serde_wasm_bindgen::from_value(source).map_err(|e| JsError::new(&e.to_string()))?;
+    // Fields left out take the table of settings' defaults, as in a setup.
+    let source: DataSource = crate::settings::read_section(json, "data.source")
+        .map_err(|e| JsError::new(&format!("the data source: {}: {}", e.path(), e.inner())))?;
     let DataSource::Synthetic {
         options,
         valid_queries,

@@ -337,10 +337,7 @@ pub fn train(args: &TrainArgs, out: &Output) -> Result<()> {
         view: args.features.into(),
         widths: args.widths.clone(),
         epochs: args.epochs,
-        adam: distillrank::model::adam::AdamConfig {
-            lr: args.lr,
-            ..Default::default()
-        },
+        lr: args.lr,
         batch_docs: args.batch_docs,
         seed: args.seed,
         idcg_zero: args.idcg_zero.into(),

@@ -14,7 +14,7 @@ use distillrank::metrics::NDCG_CUTOFFS;
 use distillrank::model_io;
 use distillrank::pipeline;
 use distillrank::pipeline::preparation::PreparedData;
-use distillrank::ranking::distill::{Method, RdConfig, RdWeighting};
+use distillrank::ranking::distill::Method;
 use distillrank::ranking::experiment::{ndcg, CompareConfig, Comparison};
 use distillrank::setup::{DataSetup, DataSource, Setup};
 use distillrank::stats::PairedTest;
@@ -22,7 +22,7 @@ use distillrank::stop::Stop;
 
 use super::plot;
 use super::progress::{Bars, Output};
-use super::{DataArgs, IdcgZeroArg};
+use super::DataArgs;
 
 #[derive(Args, Clone, Debug)]
 pub struct CompareArgs {
@@ -43,112 +43,122 @@ pub struct CompareArgs {
     pub jobs: Option<usize>,
 }
 
-/// Options shared by `compare` and `sweep`.
-#[derive(Args, Clone, Debug)]
+/// The comparison's training settings as flags, shared by `compare` and `sweep`: one flag for
+/// every row of the table of settings ([`distillrank::settings`]) that fills a comparison's field
+/// outside its data (`--methods`, `--alpha`, `--widths`, `--rd-k`, ...). A new row is a flag of
+/// both commands with no line here; its help, default and range come from the row
+/// ([`super::command`]), and [`Setup::with_flags`] reads the values as a setup's JSON is read.
+#[derive(Clone, Debug, Default)]
 pub struct ExperimentArgs {
-    #[arg(
-        long,
-        value_delimiter = ',', action = clap::ArgAction::Set,
-    )]
-    pub methods: Vec<String>,
-    #[arg(value_parser = bounded::<usize>("seeds"), long)]
-    pub seeds: usize,
-    #[arg(value_parser = bounded::<u64>("first-seed"), long)]
-    pub first_seed: u64,
-    #[arg(long, value_enum)]
-    pub loss: distillrank::model::LossKind,
-    #[arg(value_parser = bounded::<f64>("alpha"), long)]
-    pub alpha: f64,
-    #[arg(value_parser = bounded::<usize>("epochs"), long)]
-    pub epochs: usize,
-    #[arg(value_parser = bounded::<usize>("patience"), long)]
-    pub patience: usize,
-    #[arg(value_parser = bounded::<f64>("lr"), long)]
-    pub lr: f64,
-    #[command(flatten)]
-    pub objective: super::ObjectiveArgs,
-    #[arg(value_parser = bounded::<usize>("widths"), long, value_delimiter = ',', action = clap::ArgAction::Set)]
-    pub widths: Vec<usize>,
-    #[arg(value_parser = bounded::<usize>("teacher-widths"), long, value_delimiter = ',')]
-    pub teacher_widths: Option<Vec<usize>>,
-    #[arg(value_parser = bounded::<usize>("batch-docs"), long)]
-    pub batch_docs: usize,
-    #[arg(value_parser = bounded::<usize>("teachers"), long)]
-    pub teachers: usize,
-    #[arg(value_parser = bounded::<usize>("rd-k"), long)]
-    pub rd_k: usize,
-    #[arg(value_parser = bounded::<f64>("rd-lambda"), long)]
-    pub rd_lambda: f64,
-    #[arg(value_parser = bounded::<f64>("rd-mu"), long)]
-    pub rd_mu: f64,
-    #[arg(value_parser = bounded::<f64>("rd-alpha"), long)]
-    pub rd_alpha: f64,
-    #[arg(long)]
-    pub rd_weighting: String,
-    #[arg(value_parser = bounded::<f64>("rd-teacher-factor"), long)]
-    pub rd_teacher_factor: f64,
-    #[arg(long, value_enum)]
-    pub idcg_zero: IdcgZeroArg,
-    #[arg(long, value_enum)]
-    pub backend: distillrank::engine::Backend,
+    /// The flags the command line gave, each with its values.
+    given: Vec<(&'static str, Vec<String>)>,
 }
 
 impl ExperimentArgs {
+    /// The rows these flags stand for, by flag name.
+    fn flags() -> impl Iterator<Item = &'static str> {
+        distillrank::settings::flag_fields()
+            .filter(|(_, path)| !path.starts_with("data."))
+            .map(|(flag, _)| flag)
+    }
+
     /// The experiment these arguments describe, on the data `data`.
     pub fn setup(&self, data: DataSetup) -> Result<Setup> {
-        let methods = self
-            .methods
-            .iter()
-            .map(|m| {
-                Method::parse(m.trim()).ok_or_else(|| {
-                    Error::Config(format!(
-                        "unknown method '{m}': expected {}",
-                        Method::ALL.map(|m| m.name()).join(", ")
-                    ))
-                })
-            })
-            .collect::<Result<Vec<_>>>()?;
-        let weighting = match self.rd_weighting.as_str() {
-            "equal" => RdWeighting::Equal,
-            "position" => RdWeighting::Position,
-            "discrepancy" => RdWeighting::Discrepancy,
-            "hybrid" => RdWeighting::Hybrid,
-            other => {
-                return Err(Error::Config(format!(
-                    "--rd-weighting '{other}': expected equal, position, discrepancy or hybrid"
-                )))
-            }
-        };
-        Ok(Setup {
+        Setup {
             data,
-            methods,
-            seeds: self.seeds,
-            first_seed: self.first_seed,
-            loss: self.loss,
-            alpha: self.alpha,
-            epochs: self.epochs,
-            patience: self.patience,
-            lr: self.lr,
-            objective: self.objective.objective()?,
-            dual_rate_factor: self.objective.dual_rate_factor,
-            widths: self.widths.clone(),
-            teacher_widths: self.teacher_widths.clone(),
-            batch_docs: self.batch_docs,
-            teachers: self.teachers,
-            rd: RdConfig {
-                k: self.rd_k,
-                lambda: self.rd_lambda,
-                mu: self.rd_mu,
-                alpha_rd: self.rd_alpha,
-                weighting,
-                ..Default::default()
-            },
-            rd_teacher_factor: self.rd_teacher_factor,
-            idcg_zero: self.idcg_zero.into(),
-            backend: self.backend,
-            note: None,
-            objectives: Default::default(),
+            ..Setup::default()
+        }
+        .with_flags(
+            &self
+                .given
+                .iter()
+                .map(|(f, v)| (*f, v.clone()))
+                .collect::<Vec<_>>(),
+        )
+    }
+}
+
+/// A text flag's value, checked as [`Setup::with_flags`] reads it (`--loss bogus` names the
+/// losses), so that clap refuses it beside the flag before anything runs.
+fn checked_text(
+    flag: &'static str,
+) -> impl Fn(&str) -> std::result::Result<String, String> + Clone {
+    move |text: &str| {
+        Setup::default()
+            .with_flags(&[(flag, vec![text.to_string()])])
+            .map(|_| text.to_string())
+            .map_err(|e| {
+                let message = e.message();
+                message
+                    .strip_prefix(&format!("--{flag}: "))
+                    .map_or(message.clone(), str::to_string)
+            })
+    }
+}
+
+impl clap::Args for ExperimentArgs {
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        use distillrank::settings::comparison_field;
+        Self::flags().fold(cmd, |cmd, flag| {
+            let Some((setting, _)) = comparison_field(flag) else {
+                return cmd;
+            };
+            let arg = clap::Arg::new(flag)
+                .long(flag)
+                .value_name(flag.to_uppercase().replace('-', "_"))
+                .value_delimiter(',')
+                .action(clap::ArgAction::Set);
+            let arg = match setting.range {
+                Some(range) if range.integer => arg.value_parser(bounded::<u64>(flag)),
+                Some(_) => arg.value_parser(bounded::<f64>(flag)),
+                // The losses are entries: their names are the flag's possible values.
+                None if flag == "loss" => {
+                    arg.value_parser(clap::builder::PossibleValuesParser::new(
+                        distillrank::model::loss::LOSSES
+                            .iter()
+                            .map(|e| clap::builder::PossibleValue::new(e.name).help(e.help)),
+                    ))
+                }
+                None => arg.value_parser(checked_text(flag)),
+            };
+            cmd.arg(arg)
         })
+    }
+
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        Self::augment_args(cmd)
+    }
+}
+
+impl clap::FromArgMatches for ExperimentArgs {
+    fn from_arg_matches(matches: &clap::ArgMatches) -> std::result::Result<Self, clap::Error> {
+        let mut args = ExperimentArgs::default();
+        args.update_from_arg_matches(matches)?;
+        Ok(args)
+    }
+
+    fn update_from_arg_matches(
+        &mut self,
+        matches: &clap::ArgMatches,
+    ) -> std::result::Result<(), clap::Error> {
+        use clap::parser::ValueSource;
+        for flag in Self::flags() {
+            if matches.value_source(flag) != Some(ValueSource::CommandLine) {
+                continue;
+            }
+            let values: Vec<String> = if let Ok(Some(v)) = matches.try_get_many::<u64>(flag) {
+                v.map(u64::to_string).collect()
+            } else if let Ok(Some(v)) = matches.try_get_many::<f64>(flag) {
+                v.map(f64::to_string).collect()
+            } else if let Ok(Some(v)) = matches.try_get_many::<String>(flag) {
+                v.cloned().collect()
+            } else {
+                continue;
+            };
+            self.given.retain(|(f, _)| *f != flag);
+            self.given.push((flag, values));
+        }
+        Ok(())
     }
 }
 

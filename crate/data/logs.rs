@@ -62,9 +62,15 @@ impl ClickModel {
     }
 }
 
-/// The ranker whose orderings the logs record.
+/// The ranker whose orderings the logs record. In JSON, `{"kind": "linear", "fraction": 0.1}`, or
+/// its spec as the flag takes it (`"linear:0.1"`, the table of settings' default `"linear"`).
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-#[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
+#[serde(
+    remote = "Self",
+    tag = "kind",
+    rename_all = "lowercase",
+    deny_unknown_fields
+)]
 pub enum LoggingRanker {
     /// Least squares of the grade on the standardised signed-log1p features of this share of the
     /// first file's queries (100 steps of gradient descent): a weak linear model.
@@ -73,6 +79,23 @@ pub enum LoggingRanker {
     Feature { column: usize },
     /// No ranker: every impression is a uniform shuffle.
     Random,
+}
+
+impl serde::Serialize for LoggingRanker {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        LoggingRanker::serialize(self, s)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for LoggingRanker {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        match serde_json::Value::deserialize(d)? {
+            serde_json::Value::String(spec) => {
+                LoggingRanker::parse(&spec).map_err(|e| serde::de::Error::custom(e.message()))
+            }
+            tagged => LoggingRanker::deserialize(tagged).map_err(serde::de::Error::custom),
+        }
+    }
 }
 
 impl LoggingRanker {
@@ -118,7 +141,7 @@ impl LoggingRanker {
 
 /// Every parameter of the simulation (fields left out of a JSON setup take their defaults).
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-#[serde(default, deny_unknown_fields)]
+#[serde(deny_unknown_fields)]
 pub struct LogOptions {
     /// Impressions of every query.
     pub sessions: usize,
@@ -144,23 +167,7 @@ pub struct LogOptions {
 /// The defaults are the table of settings' ([`crate::settings`], fields `data.logs.*`).
 impl Default for LogOptions {
     fn default() -> Self {
-        let of = |field: &str| format!("data.logs.{field}");
-        LogOptions {
-            sessions: default_of(&of("sessions")),
-            shown: default_of(&of("shown")),
-            click_model: default_of(&of("click_model")),
-            position_bias: default_of(&of("position_bias")),
-            continue_after_click: default_of(&of("continue_after_click")),
-            click_noise: default_of(&of("click_noise")),
-            shuffle: default_of(&of("shuffle")),
-            logging_ranker: LoggingRanker::parse(crate::settings::default_text(&of(
-                "logging_ranker",
-            )))
-            .expect("the default logging ranker parses"),
-            conversion_rate: default_of(&of("conversion_rate")),
-            dwell_seconds: default_of(&of("dwell_seconds")),
-            seed: default_of(&of("seed")),
-        }
+        crate::settings::defaults("data.logs")
     }
 }
 

@@ -169,10 +169,11 @@ pub struct RankingSet {
 }
 
 /// Which features a model sees.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum FeatureView {
     /// x only: the student, the self-distillation teacher, serving.
+    #[default]
     Regular,
     /// z only: the GenD teacher.
     Privileged,

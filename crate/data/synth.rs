@@ -24,7 +24,7 @@ pub enum SynthKind {
 /// The generator's options. In a setup (`data.source.synthetic.options`) the fields left out take
 /// the table of settings' defaults ([`SynthOptions::of_table`]).
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-#[serde(default = "SynthOptions::of_table", deny_unknown_fields)]
+#[serde(deny_unknown_fields)]
 pub struct SynthOptions {
     pub kind: SynthKind,
     pub queries: usize,
@@ -78,22 +78,7 @@ impl SynthOptions {
     /// The options of a setup's synthetic data, from the table of settings (fields
     /// `data.source.synthetic.options.*`): larger than [`SynthOptions::default`].
     pub fn of_table() -> SynthOptions {
-        use crate::settings::default_of;
-        let of = |field: &str| format!("data.source.synthetic.options.{field}");
-        SynthOptions {
-            kind: default_of(&of("kind")),
-            queries: default_of(&of("queries")),
-            min_docs: default_of(&of("min_docs")),
-            max_docs: default_of(&of("max_docs")),
-            regular: default_of(&of("regular")),
-            privileged: default_of(&of("privileged")),
-            privileged_strength: default_of(&of("privileged_strength")),
-            privileged_correlation: default_of(&of("privileged_correlation")),
-            query_spread: default_of(&of("query_spread")),
-            noise: default_of(&of("noise")),
-            privileged_noise: default_of(&of("privileged_noise")),
-            seed: default_of(&of("seed")),
-        }
+        crate::settings::defaults("data.source.synthetic.options")
     }
 
     /// "privileged strength S" and, when z depends on x, "z's correlation with x R": the words

@@ -345,7 +345,7 @@ impl serde::Serialize for Objective {
 impl<'de> serde::Deserialize<'de> for Objective {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
         let name = String::deserialize(d)?;
-        Objective::parse(&name).map_err(serde::de::Error::custom)
+        Objective::parse(&name).map_err(|e| serde::de::Error::custom(e.message()))
     }
 }
 

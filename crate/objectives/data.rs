@@ -93,7 +93,7 @@ impl BinarySplits {
 /// top of the latent score, and the noise puts negatives among them). One draw of
 /// `train + valid + test` examples, cut in that order.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-#[serde(default, deny_unknown_fields)]
+#[serde(deny_unknown_fields)]
 pub struct SynthBinaryOptions {
     pub train: usize,
     pub valid: usize,
@@ -106,20 +106,10 @@ pub struct SynthBinaryOptions {
     pub seed: u64,
 }
 
+/// The table of settings' defaults (fields `objectives.data.synthetic.*`).
 impl Default for SynthBinaryOptions {
     fn default() -> Self {
-        // The table of settings' defaults (fields `objectives.data.synthetic.*`).
-        let of = |field: &str| format!("{}data.synthetic.{field}", crate::settings::OBJECTIVES);
-        use crate::settings::default_of;
-        SynthBinaryOptions {
-            train: default_of(&of("train")),
-            valid: default_of(&of("valid")),
-            test: default_of(&of("test")),
-            features: default_of(&of("features")),
-            positive_rate: default_of(&of("positive_rate")),
-            noise: default_of(&of("noise")),
-            seed: default_of(&of("seed")),
-        }
+        crate::settings::defaults("objectives.data.synthetic")
     }
 }
 

@@ -283,7 +283,12 @@ impl serde::Serialize for Method {
 impl<'de> serde::Deserialize<'de> for Method {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
         let name = String::deserialize(d)?;
-        Method::parse(&name).ok_or_else(|| serde::de::Error::unknown_variant(&name, &Method::NAMES))
+        Method::parse(&name).ok_or_else(|| {
+            serde::de::Error::custom(format!(
+                "unknown method '{name}' (unknown variant `{name}`): expected one of {}",
+                Method::NAMES.join(", ")
+            ))
+        })
     }
 }
 
@@ -316,7 +321,7 @@ pub enum RdWeighting {
 /// Ranking Distillation's settings (in a setup, `rd`: fields left out take the table of
 /// settings' defaults).
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
-#[serde(default, deny_unknown_fields)]
+#[serde(deny_unknown_fields)]
 pub struct RdConfig {
     pub k: usize,
     pub lambda: f64,
@@ -329,15 +334,7 @@ pub struct RdConfig {
 /// The defaults are the table of settings' ([`crate::settings`], fields `rd.*`).
 impl Default for RdConfig {
     fn default() -> Self {
-        use crate::settings::default_of;
-        RdConfig {
-            k: default_of("rd.k"),
-            lambda: default_of("rd.lambda"),
-            mu: default_of("rd.mu"),
-            alpha_rd: default_of("rd.alpha_rd"),
-            weighting: default_of("rd.weighting"),
-            hybrid_epochs: default_of("rd.hybrid_epochs"),
-        }
+        crate::settings::defaults("rd")
     }
 }
 

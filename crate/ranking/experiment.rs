@@ -101,6 +101,8 @@ pub async fn run_model(
 /// The most seeds a comparison takes: a paired test needs a few, and each trains every method.
 pub const MAX_SEEDS: usize = 10_000;
 
+/// A comparison's settings: a setup's fields of the same names ([`CompareConfig::of_setup`]),
+/// with the engine it runs on.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct CompareConfig {
     pub methods: Vec<Method>,
@@ -108,6 +110,7 @@ pub struct CompareConfig {
     pub seeds: usize,
     pub first_seed: u64,
     /// The student's (and, unless `teacher_widths` says otherwise, the teachers') configuration.
+    #[serde(skip)]
     pub train: TrainConfig,
     pub teacher_widths: Option<Vec<usize>>,
     /// Privileged subsets, one teacher each, for multi-teacher PFD.
@@ -125,29 +128,26 @@ pub struct CompareConfig {
     pub jobs: Option<usize>,
 }
 
+/// The table of settings' defaults ([`crate::settings`]).
 impl Default for CompareConfig {
     fn default() -> Self {
-        // The settings' defaults are the table of settings' ([`crate::settings`]).
-        use crate::settings::default_of;
-        CompareConfig {
-            methods: default_of("methods"),
-            seeds: default_of("seeds"),
-            first_seed: default_of("first_seed"),
-            train: TrainConfig {
-                patience: Some(default_of("patience")),
-                ..Default::default()
-            },
-            teacher_widths: default_of("teacher_widths"),
-            teachers: default_of("teachers"),
-            rd: RdConfig::default(),
-            rd_teacher_factor: default_of("rd_teacher_factor"),
-            engine: Default::default(),
-            jobs: None,
-        }
+        CompareConfig::of_setup(&serde_json::json!({})).expect("the table's defaults read")
     }
 }
 
 impl CompareConfig {
+    /// The comparison's settings of a setup, given as its JSON: each field, and each of its
+    /// models' [`TrainConfig`], is the setup's field of the same name; fields the JSON leaves out
+    /// take the table of settings' defaults. The engine is the CPU's until the caller sets it.
+    pub fn of_setup(setup: &serde_json::Value) -> Result<CompareConfig> {
+        let config: CompareConfig = crate::settings::read_section(setup.clone(), "")
+            .map_err(|e| Error::Config(format!("the setup's {}: {}", e.path(), e.inner())))?;
+        Ok(CompareConfig {
+            train: TrainConfig::of_setup(setup)?,
+            ..config
+        })
+    }
+
     /// Checks the comparison against the prepared data: [`CompareConfig::validate_methods`], and
     /// a test split to compare on.
     pub fn validate(&self, p: &Prepared) -> Result<()> {

@@ -18,75 +18,83 @@ use crate::ranking::distill::RdTargets;
 use crate::rng::Rng;
 use crate::stop::Stop;
 
+/// How one model trains. Its settings are a setup's fields of the same names, read from the
+/// setup ([`TrainConfig::of_setup`]) or, where none is given, from the table of settings; the
+/// model's own (its view, its seed, the stop) are set by whoever trains it.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct TrainConfig {
     pub loss: LossKind,
-    /// The features the model sees.
-    pub view: FeatureView,
     /// Hidden layer widths (spec §2 default 256-256-128-64).
     pub widths: Vec<usize>,
     pub epochs: usize,
-    pub adam: AdamConfig,
+    /// Adam's learning rate (its other parameters are [`AdamConfig`]'s).
+    pub lr: f64,
     /// Documents per mini-batch, made of whole query groups (a larger group is a batch alone).
     pub batch_docs: usize,
     /// Weight of the data loss in PFD Eq. 1 when a teacher is given, in (0, 1).
     pub alpha: f64,
-    /// The k of the validation NDCG@k that picks the best epoch (the paper's 8).
-    pub eval_k: usize,
     pub idcg_zero: IdcgZero,
     /// Stop after this many epochs without a better validation NDCG@k (None: run every epoch).
     pub patience: Option<usize>,
-    pub seed: u64,
     /// A global objective (Eban et al.) as the data loss instead of `loss`, on the documents of
     /// S_label labelled by y; the teacher loss stays `loss`'s.
-    #[serde(default)]
     pub objective: Option<crate::model::Objective>,
     /// The objective's multipliers ascend at this factor times the learning rate.
-    #[serde(default = "default_dual_rate_factor")]
     pub dual_rate_factor: f64,
+    /// The features the model sees.
+    #[serde(skip)]
+    pub view: FeatureView,
+    #[serde(skip)]
+    pub seed: u64,
+    /// The k of the validation NDCG@k that picks the best epoch (the paper's 8).
+    #[serde(skip, default = "paper_k")]
+    pub eval_k: usize,
     /// Raised to stop training between steps (Ctrl-C in Python, the page's Stop).
     #[serde(skip)]
     pub stop: Stop,
 }
 
-fn default_dual_rate_factor() -> f64 {
-    crate::model::objective::default_dual_rate_factor()
+/// The PFD paper's k of NDCG@k.
+fn paper_k() -> usize {
+    8
 }
 
+/// The table of settings' defaults ([`crate::settings`]); a model trained alone runs every epoch.
 impl Default for TrainConfig {
     fn default() -> Self {
-        // The settings' defaults are the table of settings' ([`crate::settings`]).
-        use crate::settings::default_of;
         TrainConfig {
-            loss: default_of("loss"),
-            view: FeatureView::Regular,
-            widths: default_of("widths"),
-            epochs: default_of("epochs"),
-            adam: AdamConfig::default(),
-            batch_docs: default_of("batch_docs"),
-            alpha: default_of("alpha"),
-            eval_k: 8,
-            idcg_zero: default_of("idcg_zero"),
             patience: None,
-            seed: 0,
-            objective: None,
-            dual_rate_factor: default_dual_rate_factor(),
-            stop: Stop::default(),
+            ..crate::settings::defaults("")
         }
     }
 }
 
 impl TrainConfig {
+    /// The training settings of a setup, given as its JSON: each field is the setup's field of
+    /// the same name (the setup's own type lives above this module).
+    pub fn of_setup(setup: &serde_json::Value) -> Result<TrainConfig> {
+        crate::settings::read_section(setup.clone(), "")
+            .map_err(|e| Error::Config(format!("the setup's {}: {}", e.path(), e.inner())))
+    }
+
+    /// Adam with this learning rate.
+    pub fn adam(&self) -> AdamConfig {
+        AdamConfig {
+            lr: self.lr,
+            ..AdamConfig::default()
+        }
+    }
+
     /// Checks everything a user can get wrong, before any training starts.
     pub fn validate(&self) -> Result<()> {
         let bad = |m: String| Err(Error::Config(m));
         if self.epochs == 0 {
             return bad("epochs must be at least 1".into());
         }
-        if !(self.adam.lr.is_finite() && self.adam.lr > 0.0) {
+        if !(self.lr.is_finite() && self.lr > 0.0) {
             return bad(format!(
                 "learning rate {} must be positive",
-                crate::error::shown(self.adam.lr)
+                crate::error::shown(self.lr)
             ));
         }
         if !(self.alpha > 0.0 && self.alpha < 1.0) {
@@ -97,6 +105,9 @@ impl TrainConfig {
         }
         if self.widths.contains(&0) {
             return bad("hidden widths must be positive".into());
+        }
+        if self.patience == Some(0) {
+            return bad("patience must be at least 1 epoch".into());
         }
         if self.batch_docs == 0 || self.eval_k == 0 {
             return bad("batch size and k must be positive".into());
@@ -202,9 +213,9 @@ pub fn loss_plan(config: &TrainConfig, guidance: &Guidance) -> LossPlan {
             .map(|rd| rd.config.alpha_rd),
         config.objective.map(|objective| ObjectivePlan {
             objective,
-            dual_step: (config.dual_rate_factor * config.adam.lr) as f32,
+            dual_step: (config.dual_rate_factor * config.lr) as f32,
         }),
-        config.adam,
+        config.adam(),
     )
 }
 
