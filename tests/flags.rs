@@ -389,6 +389,78 @@ fn every_flag_of_the_table_of_settings_is_a_flag_of_compare() {
     assert!(missing.is_empty(), "not flags of compare: {missing:?}");
 }
 
+/// A value of a numeric row other than its default, as the flag spells it.
+fn another_value(setting: &settings::Setting, default: &str) -> String {
+    let range = setting.range.expect("a numeric row");
+    let default: f64 = default
+        .split(',')
+        .next()
+        .and_then(|d| d.parse().ok())
+        .unwrap_or(f64::NAN);
+    let mut candidates = vec![
+        range.min,
+        range.min + 1.0,
+        range.max,
+        (range.min + range.max) / 2.0,
+    ];
+    if !range.integer {
+        candidates.push(range.min + (range.max - range.min) / 4.0);
+    }
+    let v = candidates
+        .into_iter()
+        .find(|&v| setting.contains(v) && v != default && v.abs() < 1e12)
+        .expect("a value in range");
+    if range.integer {
+        format!("{}", v as u64)
+    } else {
+        format!("{v}")
+    }
+}
+
+/// A row is a flag with no code of its own (`crate/cli/flags.rs`): the value `compare --FLAG V`
+/// gives lands in the row's field of the setup `compare` runs, for every numeric row of a
+/// comparison's field (the generator's with synthetic data, the simulated logs' with
+/// `--privileged logs`).
+#[test]
+fn every_numeric_row_of_a_comparison_is_a_flag_whose_value_reaches_its_field() {
+    let mut wrong = Vec::new();
+    for (flag, path) in settings::flag_fields() {
+        let setting = settings::setting_of_field(path).expect("a row");
+        if setting.range.is_none() {
+            continue;
+        }
+        let value = another_value(setting, settings::default_text(path));
+        let mut line = vec!["distillrank", "compare", "--privileged", "logs"];
+        if flag == "privileged" {
+            line.truncate(2);
+        }
+        let flag_arg = format!("--{flag}");
+        line.extend([flag_arg.as_str(), value.as_str()]);
+        let parsed = cli::parse_from(&line).map_err(|e| e.to_string());
+        let setup = parsed.and_then(|cli| match cli.command {
+            cli::Command::Compare(args) => args.setup(&cli.given).map_err(|e| e.to_string()),
+            _ => Err("not compare".into()),
+        });
+        let json = match setup {
+            Ok(setup) => serde_json::to_value(&setup).unwrap(),
+            Err(e) => {
+                wrong.push(format!("--{flag} {value}: {e}"));
+                continue;
+            }
+        };
+        let at = path.split('.').try_fold(&json, |at, key| at.get(key));
+        let got = at.map(|v| match v {
+            serde_json::Value::Array(items) => items[0].clone(),
+            other => other.clone(),
+        });
+        let expected: f64 = value.parse().unwrap();
+        if got.as_ref().and_then(serde_json::Value::as_f64) != Some(expected) {
+            wrong.push(format!("--{flag} {value}: {path} is {got:?}"));
+        }
+    }
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}
+
 /// The fields of a setting in a command's context: the objectives' setup's for `objectives`, the
 /// comparison's for every other command but `bench`, none for `bench`.
 fn field_in_context(

@@ -24,7 +24,7 @@ use distillrank::ranking::train::{self, Event, TrainConfig};
 use super::progress::{Bars, Output, Progress};
 use super::{
     DataArgs, EvalArgs, FileArgs, LabelsArg, PredictArgs, SimulateLogsArgs, SplitArg, SplitFiles,
-    StatsArgs, SynthArgs, TrainArgs,
+    StatsArgs, TrainArgs,
 };
 use distillrank::data::inputs::Inputs;
 use distillrank::data::logs;
@@ -112,9 +112,13 @@ pub fn stats(args: &StatsArgs, out: &Output) -> Result<()> {
     Ok(())
 }
 
-pub fn synth(args: &SynthArgs, path: &Path, out: &Output) -> Result<()> {
+pub fn synth(
+    args: &super::flags::TableFlags<super::flags::Synthetic>,
+    path: &Path,
+    out: &Output,
+) -> Result<()> {
     output::check_file(path)?;
-    let synthetic = generate(&args.options())?;
+    let synthetic = generate(&args.options()?)?;
     output::stage_with(path, |w| synthetic.dataset.write_letor(w))?.commit()?;
     let d = &synthetic.dataset;
     let z = &synthetic.privileged_columns;

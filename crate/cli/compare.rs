@@ -16,10 +16,11 @@ use distillrank::pipeline;
 use distillrank::pipeline::preparation::PreparedData;
 use distillrank::ranking::distill::Method;
 use distillrank::ranking::experiment::{ndcg, CompareConfig, Comparison};
-use distillrank::setup::{DataSetup, DataSource, Setup};
+use distillrank::setup::{DataSource, Setup};
 use distillrank::stats::PairedTest;
 use distillrank::stop::Stop;
 
+use super::flags::{TableFlags, Training};
 use super::plot;
 use super::progress::{Bars, Output};
 use super::DataArgs;
@@ -29,7 +30,7 @@ pub struct CompareArgs {
     #[command(flatten)]
     pub data: DataArgs,
     #[command(flatten)]
-    pub experiment: ExperimentArgs,
+    pub experiment: TableFlags<Training>,
     /// Directory for report.md, results.json, results.csv, setup.json and the SVG plots.
     #[arg(long, default_value = "out/compare")]
     pub out: PathBuf,
@@ -41,125 +42,6 @@ pub struct CompareArgs {
     /// side on the CPU engine (default: one per core); the results are the same for any number.
     #[arg(value_parser = bounded::<usize>("jobs"), long)]
     pub jobs: Option<usize>,
-}
-
-/// The comparison's training settings as flags, shared by `compare` and `sweep`: one flag for
-/// every row of the table of settings ([`distillrank::settings`]) that fills a comparison's field
-/// outside its data (`--methods`, `--alpha`, `--widths`, `--rd-k`, ...). A new row is a flag of
-/// both commands with no line here; its help, default and range come from the row
-/// ([`super::command`]), and [`Setup::with_flags`] reads the values as a setup's JSON is read.
-#[derive(Clone, Debug, Default)]
-pub struct ExperimentArgs {
-    /// The flags the command line gave, each with its values.
-    given: Vec<(&'static str, Vec<String>)>,
-}
-
-impl ExperimentArgs {
-    /// The rows these flags stand for, by flag name.
-    fn flags() -> impl Iterator<Item = &'static str> {
-        distillrank::settings::flag_fields()
-            .filter(|(_, path)| !path.starts_with("data."))
-            .map(|(flag, _)| flag)
-    }
-
-    /// The experiment these arguments describe, on the data `data`.
-    pub fn setup(&self, data: DataSetup) -> Result<Setup> {
-        Setup {
-            data,
-            ..Setup::default()
-        }
-        .with_flags(
-            &self
-                .given
-                .iter()
-                .map(|(f, v)| (*f, v.clone()))
-                .collect::<Vec<_>>(),
-        )
-    }
-}
-
-/// A text flag's value, checked as [`Setup::with_flags`] reads it (`--loss bogus` names the
-/// losses), so that clap refuses it beside the flag before anything runs.
-fn checked_text(
-    flag: &'static str,
-) -> impl Fn(&str) -> std::result::Result<String, String> + Clone {
-    move |text: &str| {
-        Setup::default()
-            .with_flags(&[(flag, vec![text.to_string()])])
-            .map(|_| text.to_string())
-            .map_err(|e| {
-                let message = e.message();
-                message
-                    .strip_prefix(&format!("--{flag}: "))
-                    .map_or(message.clone(), str::to_string)
-            })
-    }
-}
-
-impl clap::Args for ExperimentArgs {
-    fn augment_args(cmd: clap::Command) -> clap::Command {
-        use distillrank::settings::comparison_field;
-        Self::flags().fold(cmd, |cmd, flag| {
-            let Some((setting, _)) = comparison_field(flag) else {
-                return cmd;
-            };
-            let arg = clap::Arg::new(flag)
-                .long(flag)
-                .value_name(flag.to_uppercase().replace('-', "_"))
-                .value_delimiter(',')
-                .action(clap::ArgAction::Set);
-            let arg = match setting.range {
-                Some(range) if range.integer => arg.value_parser(bounded::<u64>(flag)),
-                Some(_) => arg.value_parser(bounded::<f64>(flag)),
-                // The losses are entries: their names are the flag's possible values.
-                None if flag == "loss" => {
-                    arg.value_parser(clap::builder::PossibleValuesParser::new(
-                        distillrank::model::loss::LOSSES
-                            .iter()
-                            .map(|e| clap::builder::PossibleValue::new(e.name).help(e.help)),
-                    ))
-                }
-                None => arg.value_parser(checked_text(flag)),
-            };
-            cmd.arg(arg)
-        })
-    }
-
-    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
-        Self::augment_args(cmd)
-    }
-}
-
-impl clap::FromArgMatches for ExperimentArgs {
-    fn from_arg_matches(matches: &clap::ArgMatches) -> std::result::Result<Self, clap::Error> {
-        let mut args = ExperimentArgs::default();
-        args.update_from_arg_matches(matches)?;
-        Ok(args)
-    }
-
-    fn update_from_arg_matches(
-        &mut self,
-        matches: &clap::ArgMatches,
-    ) -> std::result::Result<(), clap::Error> {
-        use clap::parser::ValueSource;
-        for flag in Self::flags() {
-            if matches.value_source(flag) != Some(ValueSource::CommandLine) {
-                continue;
-            }
-            let values: Vec<String> = if let Ok(Some(v)) = matches.try_get_many::<u64>(flag) {
-                v.map(u64::to_string).collect()
-            } else if let Ok(Some(v)) = matches.try_get_many::<f64>(flag) {
-                v.map(f64::to_string).collect()
-            } else if let Ok(Some(v)) = matches.try_get_many::<String>(flag) {
-                v.cloned().collect()
-            } else {
-                continue;
-            };
-            self.given.retain(|(f, _)| *f != flag);
-            self.given.push((flag, values));
-        }
-        Ok(())
-    }
 }
 
 impl CompareArgs {

@@ -20,6 +20,7 @@ mod bench;
 mod commands;
 mod compare;
 mod export;
+mod flags;
 mod objectives;
 mod plot;
 mod progress;
@@ -29,13 +30,11 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use distillrank::data::logs::LogOptions;
 use distillrank::data::prepare::FeatureView;
-use distillrank::data::synth::SynthKind;
 use distillrank::engine::{Backend, Engine};
 use distillrank::metrics::IdcgZero;
 use distillrank::model::LossKind;
-use distillrank::setup::{DataSetup, DataSource, LogLabels};
+use distillrank::setup::{DataSetup, DataSource};
 
 #[derive(Parser)]
 #[command(
@@ -240,7 +239,7 @@ pub enum DataCommand {
     /// Write synthetic LETOR data.
     Synth {
         #[command(flatten)]
-        synth: SynthArgs,
+        synth: flags::TableFlags<flags::Synthetic>,
         /// Output file.
         #[arg(short, long)]
         out: PathBuf,
@@ -266,70 +265,13 @@ pub struct SimulateLogsArgs {
     #[arg(short, long)]
     pub out: PathBuf,
     #[command(flatten)]
-    pub logs: LogArgs,
-}
-
-/// The log simulator (`data simulate-logs`; `--privileged logs` on data without a sidecar).
-#[derive(Args, Clone, Debug)]
-pub struct LogArgs {
-    #[arg(value_parser = bounded::<usize>("sessions"), long)]
-    pub sessions: usize,
-    #[arg(value_parser = bounded::<usize>("shown"), long)]
-    pub shown: usize,
-    #[arg(long, value_enum)]
-    pub click_model: ClickModelArg,
-    #[arg(value_parser = bounded::<f64>("position-bias"), long, allow_negative_numbers = true)]
-    pub position_bias: f64,
-    #[arg(value_parser = bounded::<f64>("continue-after-click"), long, allow_negative_numbers = true)]
-    pub continue_after_click: f64,
-    #[arg(value_parser = bounded::<f64>("click-noise"), long, allow_negative_numbers = true)]
-    pub click_noise: f64,
-    #[arg(value_parser = bounded::<f64>("shuffle"), long, allow_negative_numbers = true)]
-    pub shuffle: f64,
-    #[arg(long)]
-    pub logging_ranker: String,
-    #[arg(value_parser = bounded::<f64>("conversion-rate"), long, allow_negative_numbers = true)]
-    pub conversion_rate: f64,
-    #[arg(value_parser = bounded::<f64>("dwell-seconds"), long, allow_negative_numbers = true)]
-    pub dwell_seconds: f64,
-    #[arg(value_parser = bounded::<u64>("log-seed"), long)]
-    pub log_seed: u64,
-}
-
-#[derive(ValueEnum, Clone, Copy, Debug)]
-pub enum ClickModelArg {
-    Pbm,
-    Cascade,
-    Dcm,
-}
-
-impl LogArgs {
-    pub fn options(&self) -> distillrank::error::Result<distillrank::data::logs::LogOptions> {
-        use distillrank::data::logs::{ClickModel, LogOptions, LoggingRanker};
-        let options = LogOptions {
-            sessions: self.sessions,
-            shown: self.shown,
-            click_model: match self.click_model {
-                ClickModelArg::Pbm => ClickModel::Pbm,
-                ClickModelArg::Cascade => ClickModel::Cascade,
-                ClickModelArg::Dcm => ClickModel::Dcm,
-            },
-            position_bias: self.position_bias,
-            continue_after_click: self.continue_after_click,
-            click_noise: self.click_noise,
-            shuffle: self.shuffle,
-            logging_ranker: LoggingRanker::parse(&self.logging_ranker)?,
-            conversion_rate: self.conversion_rate,
-            dwell_seconds: self.dwell_seconds,
-            seed: self.log_seed,
-        };
-        options.validate()?;
-        Ok(options)
-    }
+    pub logs: flags::TableFlags<flags::Logs>,
 }
 
 impl DataArgs {
-    /// The data part of the experiment setup these arguments describe.
+    /// The data part of the comparison these arguments describe: the files' source (or the
+    /// generator's, with its flags), then the data's flags, then the simulated logs' when the
+    /// privileged features are the logs (their options are checked only where they are used).
     pub fn setup(&self) -> distillrank::error::Result<DataSetup> {
         use distillrank::error::Error;
         let files = &self.files;
@@ -353,45 +295,27 @@ impl DataArgs {
                 if files.valid.is_some() || files.test.is_some() {
                     return Err(Error::Config("--valid/--test need --train".into()));
                 }
-                DataSource::Synthetic {
-                    options: self.synth.options(),
-                    valid_queries: self.synth.valid_queries,
-                    test_queries: self.synth.test_queries,
-                }
+                DataSetup::default().source
             }
         };
-        let setup = DataSetup {
-            source,
-            privileged: self.privileged.clone(),
-            logs: LogOptions::default(),
-            log_labels: match self.log_labels {
-                LogLabelsArg::Conversion => LogLabels::Conversion,
-                LogLabelsArg::Gumbel => LogLabels::Gumbel,
+        let synthetic = matches!(source, DataSource::Synthetic { .. });
+        let mut setup = distillrank::setup::Setup {
+            data: DataSetup {
+                source,
+                ..DataSetup::default()
             },
-            tau_target: self.tau_target,
-            t: self.t,
-            min_group_size: self.min_group_size,
-            data_seed: self.data_seed,
-            prepared_cache: self.prepared_cache,
-        };
-        // The simulator's options are checked only where they are used.
-        let logs = if setup.wants_logs() {
-            self.logs.options()?
-        } else {
-            LogOptions::default()
-        };
-        Ok(DataSetup { logs, ..setup })
+            ..Default::default()
+        }
+        .with_flags(self.data.given())?;
+        if synthetic {
+            setup = setup.with_flags(self.synth.given())?;
+        }
+        if setup.data.wants_logs() {
+            setup = setup.with_flags(self.logs.given())?;
+            setup.data.logs.validate()?;
+        }
+        Ok(setup.data)
     }
-}
-
-/// What y is when the privileged features are simulated logs.
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq)]
-pub enum LogLabelsArg {
-    /// y = 1[the document converted at least once]: PFD's sparse e-commerce label.
-    Conversion,
-    /// The Gumbel labelling of the grade (the paper's public-data protocol); the conversions
-    /// join z.
-    Gumbel,
 }
 
 #[derive(Args, Clone)]
@@ -413,69 +337,6 @@ pub struct FileArgs {
     /// LightGBM-style group sizes, one a line (default: FILE.query when FILE has no qid:).
     #[arg(long)]
     pub query: Option<PathBuf>,
-}
-
-/// The synthetic data of the commands. The defaults are the regime in which the PFD paper's
-/// section 5 expects privileged features to help the student: many regular features (the
-/// student's function is hard to learn from few labels), little label noise beyond what the
-/// hidden factors behind z explain, and many unlabeled groups (a per-query relevance shift leaves
-/// about a third of the queries with a positive document).
-#[derive(Args, Clone, Debug)]
-pub struct SynthArgs {
-    #[arg(long, value_enum)]
-    pub kind: SynthKindArg,
-    #[arg(value_parser = bounded::<usize>("queries"), long)]
-    pub queries: usize,
-    #[arg(value_parser = bounded::<usize>("valid-queries"), long)]
-    pub valid_queries: usize,
-    #[arg(value_parser = bounded::<usize>("test-queries"), long)]
-    pub test_queries: usize,
-    #[arg(value_parser = bounded::<usize>("min-docs"), long)]
-    pub min_docs: usize,
-    #[arg(value_parser = bounded::<usize>("max-docs"), long)]
-    pub max_docs: usize,
-    #[arg(value_parser = bounded::<usize>("regular"), long)]
-    pub regular: usize,
-    #[arg(value_parser = bounded::<usize>("privileged-count"), long)]
-    pub privileged_count: usize,
-    #[arg(value_parser = bounded::<f64>("privileged-strength"), long)]
-    pub privileged_strength: f64,
-    #[arg(value_parser = bounded::<f64>("privileged-correlation"), long)]
-    pub privileged_correlation: f64,
-    #[arg(value_parser = bounded::<f64>("query-spread"), long)]
-    pub query_spread: f64,
-    #[arg(value_parser = bounded::<f64>("noise"), long)]
-    pub noise: f64,
-    #[arg(value_parser = bounded::<u64>("synth-seed"), long)]
-    pub synth_seed: u64,
-}
-
-#[derive(ValueEnum, Clone, Copy, Debug)]
-pub enum SynthKindArg {
-    Letor,
-    Linear,
-}
-
-impl SynthArgs {
-    pub fn options(&self) -> distillrank::data::synth::SynthOptions {
-        distillrank::data::synth::SynthOptions {
-            kind: match self.kind {
-                SynthKindArg::Letor => SynthKind::Letor,
-                SynthKindArg::Linear => SynthKind::Linear,
-            },
-            queries: self.queries,
-            min_docs: self.min_docs,
-            max_docs: self.max_docs,
-            regular: self.regular,
-            privileged: self.privileged_count,
-            privileged_strength: self.privileged_strength,
-            noise: self.noise,
-            privileged_correlation: self.privileged_correlation,
-            query_spread: self.query_spread,
-            seed: self.synth_seed,
-            ..Default::default()
-        }
-    }
 }
 
 /// Training, validation and test files: LETOR / SVMlight text (optionally .gz) or .drcache.
@@ -533,24 +394,12 @@ impl SplitFiles {
 pub struct DataArgs {
     #[command(flatten)]
     pub files: SplitFiles,
-    #[arg(long)]
-    pub privileged: Option<String>,
-    #[arg(value_parser = bounded::<f64>("tau-target"), long, allow_negative_numbers = true)]
-    pub tau_target: Option<f64>,
-    #[arg(value_parser = bounded::<f64>("t"), long)]
-    pub t: Option<f64>,
-    #[arg(value_parser = bounded::<usize>("min-group-size"), long)]
-    pub min_group_size: usize,
-    #[arg(value_parser = bounded::<u64>("data-seed"), long)]
-    pub data_seed: u64,
-    #[arg(long, value_enum)]
-    pub log_labels: LogLabelsArg,
-    #[arg(long, num_args = 0..=1, default_missing_value = "true", action = clap::ArgAction::Set)]
-    pub prepared_cache: bool,
     #[command(flatten)]
-    pub synth: SynthArgs,
+    pub data: flags::TableFlags<flags::Data>,
     #[command(flatten)]
-    pub logs: LogArgs,
+    pub synth: flags::TableFlags<flags::Synthetic>,
+    #[command(flatten)]
+    pub logs: flags::TableFlags<flags::Logs>,
 }
 
 #[derive(Args, Clone, Debug)]

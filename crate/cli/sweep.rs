@@ -17,7 +17,8 @@ use distillrank::setup::Setup;
 use distillrank::stop::Stop;
 
 use super::commands::disk;
-use super::compare::{reproduce_command, setup_file, write, write_report, ExperimentArgs};
+use super::compare::{reproduce_command, setup_file, write, write_report};
+use super::flags::{TableFlags, Training};
 use super::plot::{lines, Series};
 use super::progress::{Bars, Output};
 use super::DataArgs;
@@ -37,7 +38,7 @@ pub struct SweepArgs {
     #[command(flatten)]
     pub data: DataArgs,
     #[command(flatten)]
-    pub experiment: ExperimentArgs,
+    pub experiment: TableFlags<Training>,
     /// Jobs (a method at a seed, or the methods of a seed that share a teacher) trained side by
     /// side on the CPU engine (default: one per core); the results are the same for any number.
     #[arg(value_parser = bounded::<usize>("jobs"), long)]
