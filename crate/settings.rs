@@ -704,6 +704,15 @@ pub fn read_section<T: serde::de::DeserializeOwned>(
     })
 }
 
+/// Reads `T`'s fields by their names from a whole setup's JSON (or one of its sections), none
+/// filled in: a field `T` reads that the setup lacks is an error, so that a setup field renamed
+/// cannot leave an engine's setting at its default without a word. Fields the setup has and `T`
+/// does not are left alone.
+pub fn read_fields<T: serde::de::DeserializeOwned>(setup: &serde_json::Value) -> Result<T> {
+    serde_path_to_error::deserialize(setup.clone())
+        .map_err(|e| Error::Config(format!("the setup's {}: {}", e.path(), e.inner())))
+}
+
 /// The table's defaults of the section at `path`, as `T` ([`read_section`] of an empty one).
 pub fn defaults<T: serde::de::DeserializeOwned>(path: &str) -> T {
     read_section(serde_json::Value::Object(Default::default()), path)

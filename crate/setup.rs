@@ -15,7 +15,6 @@ use crate::data::synth::SynthOptions;
 use crate::engine::{Backend, Engine};
 use crate::error::{Error, Result};
 use crate::metrics::IdcgZero;
-use crate::model::adam::AdamConfig;
 use crate::model::objective::Config as ObjectivesConfig;
 use crate::model::objective::{Objective, Surrogate, Targets};
 use crate::model::LossKind;
@@ -686,21 +685,12 @@ impl ObjectivesSetup {
                 })
                 .unwrap_or(0.9)
         });
+        let section = serde_json::to_value(self).expect("a setup serialises");
         let config = ObjectivesConfig {
             objective: first,
-            surrogate: self.surrogate,
-            widths: self.widths.clone(),
-            epochs: self.epochs,
-            patience: Some(self.patience.max(1)),
-            adam: AdamConfig {
-                lr: self.lr,
-                ..AdamConfig::default()
-            },
-            batch_size: self.batch_size,
-            dual_rate_factor: self.dual_rate_factor,
-            initial_lambda: self.initial_lambda,
             targets: Targets { precision, recall },
             seed: self.first_seed,
+            ..ObjectivesConfig::of_setup(&section)?
         };
         config.validate()?;
         if self.seeds == 0 {

@@ -16,7 +16,9 @@
 #[path = "common/cli.rs"]
 mod cli_run;
 
+use distillrank::engine::Engine;
 use distillrank::setup::{DataSource, ObjectivesData, ObjectivesSetup, Setup};
+use std::path::Path;
 
 /// A setup with one field of each section given: every other field is the default's.
 const PARTIAL: &str = r#"{
@@ -195,4 +197,58 @@ fn class_one_setup_document_one_meaning_relative_files_resolve_against_their_fol
         "--quiet",
     ]);
     assert!(ok, "{stderr}");
+}
+
+/// The engine-level configs read their fields from the setup by name (`CompareConfig::of_setup`,
+/// `TrainConfig::of_setup`, the objectives' `Config::of_setup`), with no translation between:
+/// each committed comparison's setup gives the very configuration its results record, and the
+/// objectives' defaults the one the default run recorded.
+#[test]
+fn engine_configs_read_from_a_setup_are_those_the_committed_results_record() {
+    let results = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/results");
+    let mut checked = 0;
+    for dir in std::fs::read_dir(&results).unwrap() {
+        let dir = dir.unwrap().path();
+        let Ok(text) = std::fs::read_to_string(dir.join("results.json")) else {
+            continue;
+        };
+        let recorded: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let Some(setup) = recorded.get("setup") else {
+            continue;
+        };
+        let setup = Setup::from_json(&setup.to_string()).unwrap();
+        let config = setup.compare_config(Engine::Cpu).unwrap();
+        assert_eq!(
+            serde_json::to_value(config).unwrap(),
+            recorded["config"],
+            "{}",
+            dir.display()
+        );
+        checked += 1;
+    }
+    assert!(checked >= 10, "{checked} comparisons");
+    let objectives: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(results.join("objectives/results.json")).unwrap(),
+    )
+    .unwrap();
+    let config = ObjectivesSetup::default().config().unwrap();
+    assert_eq!(serde_json::to_value(config).unwrap(), objectives["config"]);
+}
+
+/// A field an engine-level config reads must be in the setup it reads: a setup field renamed
+/// would otherwise leave the engine's setting at a default without a word.
+#[test]
+fn an_engine_config_refuses_a_setup_without_one_of_its_fields() {
+    let mut setup = serde_json::to_value(Setup::default()).unwrap();
+    setup.as_object_mut().unwrap().remove("alpha");
+    let err = distillrank::ranking::train::TrainConfig::of_setup(&setup)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("missing field `alpha`"), "{err}");
+    let mut section = serde_json::to_value(ObjectivesSetup::default()).unwrap();
+    section.as_object_mut().unwrap().remove("initial_lambda");
+    let err = distillrank::model::objective::Config::of_setup(&section)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("missing field `initial_lambda`"), "{err}");
 }

@@ -10,6 +10,7 @@ use distillrank::data::letor::{read_letor_file, ReadOptions};
 use distillrank::data::prepare::{prepare, FeatureView, PrepareOptions, Prepared, PrivilegedSplit};
 use distillrank::data::synth::{generate, SynthOptions};
 use distillrank::error::Error;
+use distillrank::model::adam::AdamConfig;
 use distillrank::model::LossKind;
 use distillrank::model_io;
 use distillrank::native::ranking::train;
@@ -49,7 +50,10 @@ fn ranknet_raises_validation_ndcg_on_the_synthetic_default() {
     // At the spec's lr 1e-3 the default MLP fits this set within two epochs; 1e-4 shows the climb.
     let config = TrainConfig {
         epochs: 6,
-        lr: 1e-4,
+        adam: AdamConfig {
+            lr: 1e-4,
+            ..Default::default()
+        },
         ..Default::default()
     };
     let trained = train(&p.train, &p.valid, &config, None, &mut quiet).unwrap();
@@ -76,7 +80,10 @@ fn ranknet_raises_validation_ndcg_on_mq2008_fold1() {
         let config = TrainConfig {
             epochs: 10,
             batch_docs: 64,
-            lr: 1e-4,
+            adam: AdamConfig {
+                lr: 1e-4,
+                ..Default::default()
+            },
             seed,
             ..Default::default()
         };
@@ -139,7 +146,10 @@ fn divergence_stops_training_with_an_error() {
     let p = synthetic();
     let config = TrainConfig {
         epochs: 3,
-        lr: 1e30,
+        adam: AdamConfig {
+            lr: 1e30,
+            ..Default::default()
+        },
         ..Default::default()
     };
     match train(&p.train, &p.valid, &config, None, &mut quiet) {
@@ -171,7 +181,10 @@ fn bad_training_configurations_are_rejected() {
         ),
         (
             TrainConfig {
-                lr: -1.0,
+                adam: AdamConfig {
+                    lr: -1.0,
+                    ..Default::default()
+                },
                 ..Default::default()
             },
             "learning rate",

@@ -341,7 +341,10 @@ pub fn train(args: &TrainArgs, out: &Output) -> Result<()> {
         view: args.features.into(),
         widths: args.widths.clone(),
         epochs: args.epochs,
-        lr: args.lr,
+        adam: distillrank::model::adam::AdamConfig {
+            lr: args.lr,
+            ..Default::default()
+        },
         batch_docs: args.batch_docs,
         seed: args.seed,
         idcg_zero: args.idcg_zero.into(),

@@ -23,3 +23,13 @@ impl Default for AdamConfig {
         }
     }
 }
+
+/// Adam with a setup's learning rate (its `lr` field) and the other parameters' defaults: how
+/// the engine-level configs read their `adam` from a setup.
+pub fn of_lr<'de, D: serde::Deserializer<'de>>(d: D) -> Result<AdamConfig, D::Error> {
+    let lr = <f64 as serde::Deserialize>::deserialize(d)?;
+    Ok(AdamConfig {
+        lr,
+        ..AdamConfig::default()
+    })
+}

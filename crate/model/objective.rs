@@ -114,9 +114,10 @@ impl std::fmt::Display for Surrogate {
 }
 
 /// What a classifier trains for.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub enum Objective {
     /// Mean binary cross-entropy: the baseline.
+    #[default]
     LogLoss,
     /// Area under the precision-recall curve, as the mean of `anchors` recall-at-precision losses.
     AucPr { anchors: usize },
@@ -684,8 +685,13 @@ pub fn default_dual_rate_factor() -> f64 {
     crate::settings::default_of("dual_rate_factor")
 }
 
-#[derive(Debug, Clone, serde::Serialize)]
+/// How one model of the global objectives' task trains. Its settings are the fields of the same
+/// names of a setup's `objectives` section (Adam's from its `lr`), read from it
+/// ([`Config::of_setup`]) or, where none is given, from the table of settings; the objective, its
+/// targets and the seed are the run's. A run's results record it whole.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Config {
+    #[serde(skip_deserializing)]
     pub objective: Objective,
     pub surrogate: Surrogate,
     /// Hidden layer widths.
@@ -694,6 +700,10 @@ pub struct Config {
     /// Stop after this many epochs without a better validation AUC-PR (None: every epoch).
     pub patience: Option<usize>,
     /// Adam for the model (and the anchor biases).
+    #[serde(
+        rename(deserialize = "lr"),
+        deserialize_with = "crate::model::adam::of_lr"
+    )]
     pub adam: AdamConfig,
     /// Examples per mini-batch.
     pub batch_size: usize,
@@ -703,32 +713,27 @@ pub struct Config {
     /// Every multiplier's starting value (the reference's 1).
     pub initial_lambda: f64,
     /// The targets of the reported curve metrics.
+    #[serde(skip_deserializing)]
     pub targets: Targets,
+    #[serde(skip_deserializing)]
     pub seed: u64,
 }
 
+/// The table of settings' defaults (fields `objectives.*`).
 impl Default for Config {
     fn default() -> Self {
-        // The objectives' defaults are the table of settings' (fields `objectives.*`).
-        let of = |field: &str| format!("{}{field}", crate::settings::OBJECTIVES);
-        use crate::settings::default_of;
-        Config {
-            objective: Objective::LogLoss,
-            surrogate: default_of(&of("surrogate")),
-            widths: default_of(&of("widths")),
-            epochs: default_of(&of("epochs")),
-            patience: Some(default_of(&of("patience"))),
-            adam: AdamConfig::default(),
-            batch_size: default_of(&of("batch_size")),
-            dual_rate_factor: default_of(&of("dual_rate_factor")),
-            initial_lambda: default_of(&of("initial_lambda")),
-            targets: Targets::default(),
-            seed: 0,
-        }
+        crate::settings::defaults("objectives")
     }
 }
 
 impl Config {
+    /// The training settings of a setup's `objectives` section, given as its whole JSON: each
+    /// field is the section's field of the same name ([`crate::settings::read_fields`]; the
+    /// setup's own type lives above this module).
+    pub fn of_setup(section: &serde_json::Value) -> Result<Config> {
+        crate::settings::read_fields(section)
+    }
+
     /// Checks everything a user can get wrong, before any training starts.
     pub fn validate(&self) -> Result<()> {
         let bad = |m: String| Err(Error::Config(m));

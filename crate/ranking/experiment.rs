@@ -110,7 +110,7 @@ pub struct CompareConfig {
     pub seeds: usize,
     pub first_seed: u64,
     /// The student's (and, unless `teacher_widths` says otherwise, the teachers') configuration.
-    #[serde(skip)]
+    #[serde(skip_deserializing)]
     pub train: TrainConfig,
     pub teacher_widths: Option<Vec<usize>>,
     /// Privileged subsets, one teacher each, for multi-teacher PFD.
@@ -131,17 +131,22 @@ pub struct CompareConfig {
 /// The table of settings' defaults ([`crate::settings`]).
 impl Default for CompareConfig {
     fn default() -> Self {
-        CompareConfig::of_setup(&serde_json::json!({})).expect("the table's defaults read")
+        CompareConfig {
+            train: TrainConfig {
+                patience: Some(crate::settings::default_of("patience")),
+                ..TrainConfig::default()
+            },
+            ..crate::settings::defaults("")
+        }
     }
 }
 
 impl CompareConfig {
-    /// The comparison's settings of a setup, given as its JSON: each field, and each of its
-    /// models' [`TrainConfig`], is the setup's field of the same name; fields the JSON leaves out
-    /// take the table of settings' defaults. The engine is the CPU's until the caller sets it.
+    /// The comparison's settings of a setup, given as its whole JSON: each field, and each of its
+    /// models' [`TrainConfig`], is the setup's field of the same name
+    /// ([`crate::settings::read_fields`]). The engine is the CPU's until the caller sets it.
     pub fn of_setup(setup: &serde_json::Value) -> Result<CompareConfig> {
-        let config: CompareConfig = crate::settings::read_section(setup.clone(), "")
-            .map_err(|e| Error::Config(format!("the setup's {}: {}", e.path(), e.inner())))?;
+        let config: CompareConfig = crate::settings::read_fields(setup)?;
         Ok(CompareConfig {
             train: TrainConfig::of_setup(setup)?,
             ..config

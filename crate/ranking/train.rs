@@ -18,37 +18,41 @@ use crate::ranking::distill::RdTargets;
 use crate::rng::Rng;
 use crate::stop::Stop;
 
-/// How one model trains. Its settings are a setup's fields of the same names, read from the
-/// setup ([`TrainConfig::of_setup`]) or, where none is given, from the table of settings; the
-/// model's own (its view, its seed, the stop) are set by whoever trains it.
+/// How one model trains. Its settings are a setup's fields of the same names (Adam's from its
+/// `lr`), read from the setup ([`TrainConfig::of_setup`]) or, where none is given, from the table
+/// of settings; the model's own (its view, its seed, the stop) are set by whoever trains it. A
+/// comparison's results record it whole.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct TrainConfig {
     pub loss: LossKind,
+    /// The features the model sees.
+    #[serde(skip_deserializing)]
+    pub view: FeatureView,
     /// Hidden layer widths (spec §2 default 256-256-128-64).
     pub widths: Vec<usize>,
     pub epochs: usize,
-    /// Adam's learning rate (its other parameters are [`AdamConfig`]'s).
-    pub lr: f64,
+    #[serde(
+        rename(deserialize = "lr"),
+        deserialize_with = "crate::model::adam::of_lr"
+    )]
+    pub adam: AdamConfig,
     /// Documents per mini-batch, made of whole query groups (a larger group is a batch alone).
     pub batch_docs: usize,
     /// Weight of the data loss in PFD Eq. 1 when a teacher is given, in (0, 1).
     pub alpha: f64,
+    /// The k of the validation NDCG@k that picks the best epoch (the paper's 8).
+    #[serde(skip_deserializing, default = "paper_k")]
+    pub eval_k: usize,
     pub idcg_zero: IdcgZero,
     /// Stop after this many epochs without a better validation NDCG@k (None: run every epoch).
     pub patience: Option<usize>,
+    #[serde(skip_deserializing)]
+    pub seed: u64,
     /// A global objective (Eban et al.) as the data loss instead of `loss`, on the documents of
     /// S_label labelled by y; the teacher loss stays `loss`'s.
     pub objective: Option<crate::model::Objective>,
     /// The objective's multipliers ascend at this factor times the learning rate.
     pub dual_rate_factor: f64,
-    /// The features the model sees.
-    #[serde(skip)]
-    pub view: FeatureView,
-    #[serde(skip)]
-    pub seed: u64,
-    /// The k of the validation NDCG@k that picks the best epoch (the paper's 8).
-    #[serde(skip, default = "paper_k")]
-    pub eval_k: usize,
     /// Raised to stop training between steps (Ctrl-C in Python, the page's Stop).
     #[serde(skip)]
     pub stop: Stop,
@@ -70,19 +74,11 @@ impl Default for TrainConfig {
 }
 
 impl TrainConfig {
-    /// The training settings of a setup, given as its JSON: each field is the setup's field of
-    /// the same name (the setup's own type lives above this module).
+    /// The training settings of a setup, given as its whole JSON: each field is the setup's
+    /// field of the same name ([`crate::settings::read_fields`]; the setup's own type lives above
+    /// this module).
     pub fn of_setup(setup: &serde_json::Value) -> Result<TrainConfig> {
-        crate::settings::read_section(setup.clone(), "")
-            .map_err(|e| Error::Config(format!("the setup's {}: {}", e.path(), e.inner())))
-    }
-
-    /// Adam with this learning rate.
-    pub fn adam(&self) -> AdamConfig {
-        AdamConfig {
-            lr: self.lr,
-            ..AdamConfig::default()
-        }
+        crate::settings::read_fields(setup)
     }
 
     /// Checks everything a user can get wrong, before any training starts.
@@ -91,10 +87,10 @@ impl TrainConfig {
         if self.epochs == 0 {
             return bad("epochs must be at least 1".into());
         }
-        if !(self.lr.is_finite() && self.lr > 0.0) {
+        if !(self.adam.lr.is_finite() && self.adam.lr > 0.0) {
             return bad(format!(
                 "learning rate {} must be positive",
-                crate::error::shown(self.lr)
+                crate::error::shown(self.adam.lr)
             ));
         }
         if !(self.alpha > 0.0 && self.alpha < 1.0) {
@@ -213,9 +209,9 @@ pub fn loss_plan(config: &TrainConfig, guidance: &Guidance) -> LossPlan {
             .map(|rd| rd.config.alpha_rd),
         config.objective.map(|objective| ObjectivePlan {
             objective,
-            dual_step: (config.dual_rate_factor * config.lr) as f32,
+            dual_step: (config.dual_rate_factor * config.adam.lr) as f32,
         }),
-        config.adam(),
+        config.adam,
     )
 }
 
