@@ -69,10 +69,11 @@ export async function onUpload() {
     state.uploads = plan;
     state.uploadFailure = null;
     $("stats").innerHTML = statsTable(r.files.map((f) => [`${f.role}: ${f.name}`, f.stats]));
-    // Defaults that suit real LETOR data: z from the features most correlated with y, and a
-    // label threshold for the grade range (MQ2008: 0..2, MSLR and Yahoo: 0..4).
+    // Settings that suit real LETOR data: z from the features most correlated with y, and the
+    // library's threshold for files (empty: its 4.8, for grades 0..4 as in MSLR and Yahoo), or
+    // 2.8 for grades 0..2 (MQ2008), as the flag's help suggests.
     const maxGrade = Math.max(...r.files.flatMap((f) => Object.keys(f.stats.grades).map(Number)));
-    writeForm({ privileged_kind: "top", privileged_value: "30%", tau_target: maxGrade <= 2 ? "2.8" : "4.8" });
+    writeForm({ privileged_kind: "top", privileged_value: "30%", tau_target: maxGrade <= 2 ? "2.8" : "" });
     saveToUrl();
   } catch (e) {
     state.uploads = [];
