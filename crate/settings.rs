@@ -5,8 +5,10 @@
 //! Every door reads the same table:
 //! - the CLI takes each flag's help and default from its row, and parses numbers through
 //!   [`Setting::parse`], so a value out of range is refused before anything runs, naming the flag;
-//! - the library's defaults ([`crate::setup::Setup::default`] and the objectives') are read from it
-//!   ([`default_of`]);
+//! - the library's defaults are read from it: every field a setup leaves out takes its row's
+//!   default ([`read_section`]), and the types' `Default` are the table's ([`defaults`]);
+//! - the CLI's flags of a comparison are its rows, with no code of their own
+//!   (`crate/cli/flags.rs`, [`crate::setup::Setup::with_flags`]);
 //! - `setup.json` (from the CLI, the page or Python) is checked field by field with
 //!   [`check_setup_fields`];
 //! - the page builds its form's bounds, tooltips and starting values from [`table_json`];
