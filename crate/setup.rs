@@ -96,11 +96,25 @@ pub const SYNTHETIC_T: f64 = 8.0;
 /// The Gumbel labelling threshold tau_target for synthetic data.
 pub const SYNTHETIC_TAU_TARGET: f64 = 3.5;
 
-/// The Gumbel labelling of files, the paper's: temperature t and threshold tau_target (grades
-/// 0..4), wherever a file is labelled without them given (`train`, `compare`, `eval --labels
-/// binary`, `data stats`).
+/// The Gumbel labelling of files, the paper's, wherever a file is labelled without them given
+/// (`train`, `compare`, `eval --labels binary`, `data stats`, the page, Python): temperature t,
+/// and the threshold tau_target [`files_tau_target`] of the training split's grades.
 pub const FILES_T: f64 = 4.0;
-pub const FILES_TAU_TARGET: f64 = 4.8;
+
+/// How far above the largest training grade a file's default tau_target lies: the paper's 4.8
+/// on grades 0..4.
+pub const FILES_TAU_ABOVE_TOP: f64 = 0.8;
+
+/// The tau_target of files labelled without one given: [`FILES_TAU_ABOVE_TOP`] above the
+/// largest grade of the training split, so that the paper's 4.8 on grades 0..4 (MSLR, Yahoo,
+/// Istella) is 2.8 on MQ2008's 0..2 and the first run on any file has positive groups.
+pub fn files_tau_target(largest_grade: u8) -> f64 {
+    f64::from(largest_grade) + FILES_TAU_ABOVE_TOP
+}
+
+/// The tau_target recorded for files whose y is a column (the conversions of simulated logs),
+/// which the labelling then does not use: the paper's.
+const COLUMN_LABELS_TAU_TARGET: f64 = 4.8;
 
 /// Fields left out of a setup take the table of settings' defaults ([`crate::settings`]).
 impl Default for DataSetup {
@@ -115,19 +129,24 @@ impl DataSetup {
         self.privileged.as_deref().map(str::trim) == Some("logs")
     }
 
-    /// How to prepare the data: the labelling's defaults for the kind of data, the privileged
-    /// split (`synthetic_z`: the generator's z columns; `logs`: the simulated logs' columns,
-    /// when `privileged` is `logs`) and the label column.
+    /// How to prepare the data: the labelling's defaults for the kind of data (for files, from
+    /// `largest_grade`, the training split's), the privileged split (`synthetic_z`: the
+    /// generator's z columns; `logs`: the simulated logs' columns, when `privileged` is `logs`)
+    /// and the label column.
     pub fn prepare_options(
         &self,
         synthetic_z: Option<&[usize]>,
         logs: Option<&LogColumns>,
+        largest_grade: u8,
     ) -> Result<PrepareOptions> {
         let synthetic = matches!(self.source, DataSource::Synthetic { .. });
+        let column_labels = self.wants_logs() && self.log_labels == LogLabels::Conversion;
         let (default_t, default_tau) = if synthetic {
             (SYNTHETIC_T, SYNTHETIC_TAU_TARGET)
+        } else if column_labels {
+            (FILES_T, COLUMN_LABELS_TAU_TARGET)
         } else {
-            (FILES_T, FILES_TAU_TARGET)
+            (FILES_T, files_tau_target(largest_grade))
         };
         let (privileged, label_column) = match (self.wants_logs(), logs) {
             (true, Some(columns)) => match self.log_labels {
@@ -480,9 +499,9 @@ impl Setup {
         let default_value = |flag: &str| -> String {
             match flag {
                 "privileged" => "the data's own".into(),
-                "tau-target" => {
-                    format!("{SYNTHETIC_TAU_TARGET} (synthetic) / {FILES_TAU_TARGET} (files)")
-                }
+                "tau-target" => format!(
+                    "{SYNTHETIC_TAU_TARGET} (synthetic) / the largest training grade + {FILES_TAU_ABOVE_TOP} (files)"
+                ),
                 "t" => format!("{SYNTHETIC_T} (synthetic) / {FILES_T} (files)"),
                 "teacher-widths" => "the student's".into(),
                 "train" | "valid" | "test" | "bundled" => "synthetic data".into(),

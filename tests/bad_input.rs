@@ -430,7 +430,8 @@ fn degenerate_labels_are_refused() {
         let args = train_small(&["--tau-target", tau]);
         refused(
             &strs(&args),
-            &["every training document got y = 1", "raise --tau-target"],
+            // With a value that works, measured on the same draws.
+            &["every training document got y = 1", "(--tau-target "],
         );
     }
     // Not a number at all.

@@ -923,3 +923,119 @@ fn objectives_run_on_the_bundled_mq2008() {
         assert!(!ok && stderr.contains(fragment), "{line:?}: {stderr}");
     }
 }
+
+/// A LETOR file of `queries` groups of 12 documents with grades `0..=top` (each group holds
+/// every grade) and three features that follow the grade.
+fn graded_file(path: &Path, queries: usize, top: u8) {
+    let mut text = String::new();
+    for q in 1..=queries {
+        for d in 0..12usize {
+            let grade = (d % (top as usize + 1)) as u8;
+            let noise = ((q * 31 + d * 17) % 13) as f64 / 13.0;
+            text += &format!(
+                "{grade} qid:{q} 1:{} 2:{noise} 3:{}\n",
+                grade as f64 + noise,
+                (q + d) % 5
+            );
+        }
+    }
+    std::fs::write(path, text).unwrap();
+}
+
+/// Real data work at the first run, in every door that labels files: with no tau_target given,
+/// the threshold is the largest training grade + 0.8 (the paper's 4.8 on grades 0..4), whatever
+/// the grades' range: the bundled MQ2008 (0..2), and files with grades 0..1, 0..4 and 0..9.
+/// (`tests/python/test_package.py` and the e2e upload check walk the other doors.)
+#[test]
+fn class_real_data_works_at_the_first_run_whatever_its_grades() {
+    let dir = tempfile::tempdir().unwrap();
+    let small = [
+        "--seeds",
+        "1",
+        "--epochs",
+        "1",
+        "--widths",
+        "8",
+        "--methods",
+        "no-distillation,pfd",
+        "--backend",
+        "cpu",
+        "--quiet",
+    ];
+    let mut cases: Vec<(Vec<String>, f64)> = vec![(vec!["--bundled".into(), "mq2008".into()], 2.8)];
+    for top in [1u8, 4, 9] {
+        let train = dir.path().join(format!("grades-0-{top}.txt"));
+        graded_file(&train, 300, top);
+        cases.push((
+            vec!["--train".into(), train.display().to_string()],
+            f64::from(top) + 0.8,
+        ));
+    }
+    for (i, (data, tau)) in cases.iter().enumerate() {
+        let out = dir.path().join(format!("run-{i}"));
+        let mut args: Vec<&str> = vec!["compare"];
+        args.extend(data.iter().map(String::as_str));
+        args.extend(["--out", out.to_str().unwrap()]);
+        args.extend(small);
+        let (ok, _, stderr) = distillrank(&args);
+        assert!(ok, "{data:?}: {stderr}");
+        let results: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap())
+                .unwrap();
+        let used = results["preparation"]["tau_target"].as_f64().unwrap();
+        assert!((used - tau).abs() < 1e-9, "{data:?}: tau_target {used}");
+    }
+}
+
+/// A threshold that gives no y = 1 (or nothing else) is refused with a value that works,
+/// measured on the same draws, in `train` and `compare` alike.
+#[test]
+fn class_a_refused_threshold_comes_with_one_that_works() {
+    for command in ["train", "compare"] {
+        for tau in ["9", "-5"] {
+            let (ok, _, stderr) = distillrank(&[
+                command,
+                "--bundled",
+                "mq2008",
+                "--tau-target",
+                tau,
+                "--epochs",
+                "1",
+                "--widths",
+                "8",
+                "--backend",
+                "cpu",
+                "--quiet",
+            ]);
+            assert!(!ok, "{command} --tau-target {tau}");
+            let suggested: f64 = stderr
+                .split("(--tau-target ")
+                .nth(1)
+                .and_then(|rest| rest.split(')').next())
+                .and_then(|v| v.parse().ok())
+                .unwrap_or_else(|| panic!("{command} --tau-target {tau}: {stderr}"));
+            let out = tempfile::tempdir().unwrap();
+            let value = suggested.to_string();
+            let mut args = vec![
+                command,
+                "--bundled",
+                "mq2008",
+                "--tau-target",
+                &value,
+                "--epochs",
+                "1",
+                "--widths",
+                "8",
+                "--backend",
+                "cpu",
+                "--quiet",
+            ];
+            if command == "compare" {
+                let out = out.path().to_str().unwrap();
+                args.extend(["--seeds", "1", "--methods", "no-distillation", "--out", out]);
+            }
+            let (ok, _, stderr) = distillrank(&args);
+            assert!(ok, "{command} --tau-target {value} (suggested): {stderr}");
+        }
+    }
+}

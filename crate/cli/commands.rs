@@ -29,7 +29,7 @@ use super::{
 use distillrank::data::inputs::Inputs;
 use distillrank::data::logs;
 use distillrank::pipeline::store::sidecar_path;
-use distillrank::setup::{FILES_T, FILES_TAU_TARGET};
+use distillrank::setup::{files_tau_target, FILES_T};
 
 pub fn stats(args: &StatsArgs, out: &Output) -> Result<()> {
     let data = load(&args.file.file, args.file.query.as_deref(), out)?;
@@ -40,7 +40,9 @@ pub fn stats(args: &StatsArgs, out: &Output) -> Result<()> {
             Some(spec) => privileged_split(spec)?,
             None => PrivilegedSplit::FILE_DEFAULT,
         },
-        tau_target: args.tau_target.unwrap_or(FILES_TAU_TARGET),
+        tau_target: args
+            .tau_target
+            .unwrap_or_else(|| files_tau_target(data.grades.iter().copied().max().unwrap_or(0))),
         t: args.t.unwrap_or(FILES_T),
         ..Default::default()
     };
@@ -502,7 +504,9 @@ pub fn eval(args: &EvalArgs, out: &Output) -> Result<()> {
             let options = PrepareOptions {
                 min_group_size: args.min_group_size,
                 t: args.t.unwrap_or(FILES_T),
-                tau_target: args.tau_target.unwrap_or(FILES_TAU_TARGET),
+                tau_target: args.tau_target.unwrap_or_else(|| {
+                    files_tau_target(data.grades.iter().copied().max().unwrap_or(0))
+                }),
                 seed: args.data_seed,
                 ..Default::default()
             };

@@ -1002,6 +1002,63 @@ fn choose_columns(
     })
 }
 
+/// The training groups with a y = 1 under `labels`.
+fn positive_groups(data: &Dataset, labels: &[f32]) -> usize {
+    (0..data.n_groups())
+        .filter(|&g| labels[data.group(g)].iter().any(|&y| y > 0.0))
+        .count()
+}
+
+/// Refuses Gumbel labels of the training split a model cannot learn from (no y = 1, or nothing
+/// but y = 1), and says which tau_target works: the nearest on a grid of 0.1 below (or above) the
+/// one given that gives a tenth of the training groups a y = 1 (or a tenth of the documents a
+/// y = 0), measured on the same draws, so that the refusal carries a value that works in
+/// whatever door it reaches.
+fn check_gumbel_labels(
+    data: &Dataset,
+    draws: &GumbelDraws,
+    labels: &[f32],
+    options: &PrepareOptions,
+) -> Result<()> {
+    let none = positive_groups(data, labels) == 0;
+    let all = labels.iter().all(|&y| y > 0.0);
+    if !none && !all {
+        return Ok(());
+    }
+    let groups = data.n_groups();
+    let largest = data.grades.iter().copied().max().unwrap_or(0);
+    let step = if none { -0.1 } else { 0.1 };
+    let works = (1..=200).find_map(|k| {
+        let tau = ((options.tau_target + step * k as f64) * 10.0).round() / 10.0;
+        let y = draws.labels(&data.grades, options.t, tau);
+        let positive = positive_groups(data, &y);
+        let negatives = y.iter().filter(|&&v| v == 0.0).count();
+        // Enough of each label to learn from: a tenth of the groups with a y = 1, a tenth of
+        // the documents with a y = 0.
+        let enough = if none {
+            positive >= groups.div_ceil(10).max(1) && negatives > 0
+        } else {
+            positive > 0 && negatives >= y.len().div_ceil(10)
+        };
+        enough.then_some((tau, positive))
+    });
+    let advice = match works {
+        Some((tau, positive)) => format!(
+            "tau_target {tau} (--tau-target {tau}) gives {positive} of the {groups} training groups a y = 1"
+        ),
+        None => "no tau_target gives the training groups both labels: the grades do not separate the documents".into(),
+    };
+    let settings = format!(
+        "t = {}, tau_target = {}, training grades 0..={largest}",
+        options.t, options.tau_target
+    );
+    Err(Error::Data(if none {
+        format!("no positive training groups: with {settings}, no document got y = 1; {advice}")
+    } else {
+        format!("every training document got y = 1 ({settings}): the labels carry no information; {advice}")
+    }))
+}
+
 /// Refuses labels a model cannot learn from or be chosen by: a training split without a y = 1,
 /// or with nothing but y = 1; a validation split without a y = 1, or whose NDCG is 1.0 whatever
 /// the model.
@@ -1144,6 +1201,9 @@ fn prepare_parts(
         None => draws.labels(&data.grades, options.t, options.tau_target),
     };
     let train_labels = labels_of(&train_data, &train_draws);
+    if options.label_column.is_none() {
+        check_gumbel_labels(&train_data, &train_draws, &train_labels, options)?;
+    }
     on_step(PREPARE_STEPS[2]);
     let mut correlation = correlations(&train_data.features, train_data.n_features, &train_labels);
     let nf = train_data.n_features;

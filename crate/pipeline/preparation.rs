@@ -394,7 +394,8 @@ fn prepare_in_memory(
     } else {
         (train, valid, test, hold_out, None, None, description)
     };
-    let options = data.prepare_options(synthetic_z.as_deref(), logged.as_ref())?;
+    let largest_grade = train.grades.iter().copied().max().unwrap_or(0);
+    let options = data.prepare_options(synthetic_z.as_deref(), logged.as_ref(), largest_grade)?;
     // With simulated logs the regular columns are the original file's: a student serves on
     // files without logs.
     let source_features = logged.map_or(train.n_features, |c| c.impressions - 1);

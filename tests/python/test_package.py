@@ -188,6 +188,20 @@ def test_fit_without_an_eval_set_holds_out_validation_queries(bundled):
     assert ranker.predict(X).shape == (X.shape[0],)
 
 
+def test_class_real_data_works_at_the_first_run_whatever_its_grades(bundled):
+    """Without tau_target, Python labels as every door does: the largest training grade + 0.8
+    (2.8 on MQ2008's grades 0..2, 1.8 on the same data with grades clipped to 0..1), so the
+    first fit has positive groups (the paper's 4.8 gave none on either)."""
+    X, y, qid = bundled["train"]
+    settings = {k: v for k, v in SMALL.items() if k != "tau_target"}
+    for grades in (y, np.minimum(y, 1)):
+        ranker = distillrank.Ranker(method="pfd", **settings).fit(X, grades, qid=qid, verbose=False)
+        assert ranker.predict(X).shape == (X.shape[0],)
+    # A threshold that leaves no y = 1 is refused with one that works.
+    with pytest.raises(ValueError, match=r"no positive training groups.*tau_target [0-9.]+ "):
+        distillrank.Ranker(method="pfd", **dict(settings, tau_target=9.0)).fit(X, y, qid=qid, verbose=False)
+
+
 # Settings.
 
 

@@ -70,10 +70,9 @@ export async function onUpload() {
     state.uploadFailure = null;
     $("stats").innerHTML = statsTable(r.files.map((f) => [`${f.role}: ${f.name}`, f.stats]));
     // Settings that suit real LETOR data: z from the features most correlated with y, and the
-    // library's threshold for files (empty: its 4.8, for grades 0..4 as in MSLR and Yahoo), or
-    // 2.8 for grades 0..2 (MQ2008), as the flag's help suggests.
-    const maxGrade = Math.max(...r.files.flatMap((f) => Object.keys(f.stats.grades).map(Number)));
-    writeForm({ privileged_kind: "top", privileged_value: "30%", tau_target: maxGrade <= 2 ? "2.8" : "" });
+    // library's threshold for files (empty: the largest training grade + 0.8, which gives the
+    // first Run positive groups).
+    writeForm({ privileged_kind: "top", privileged_value: "30%", tau_target: "" });
     saveToUrl();
   } catch (e) {
     state.uploads = [];
