@@ -524,6 +524,13 @@ fn corrupt_caches_are_refused() {
         let mut bytes = good.clone();
         corrupt(&mut bytes);
         let path = dir.path().join("bad.drcache");
+        // Changed after it was written: its checksum refuses it.
+        std::fs::write(&path, &bytes).unwrap();
+        let message = read_cache(&path, None).unwrap_err().to_string();
+        assert!(message.contains("checksum"), "{what}: {message}");
+        // Made by hand with a checksum that matches: the invariants refuse it.
+        let checksum = crc32fast::hash(&bytes[128..]);
+        bytes[12..16].copy_from_slice(&checksum.to_le_bytes());
         std::fs::write(&path, &bytes).unwrap();
         let stderr = refused(
             &["data", "stats", path.to_str().unwrap()],
@@ -572,6 +579,9 @@ mod cache_bytes {
                     let j = (at + i) % bytes.len();
                     bytes[j] = *b;
                 }
+                // A checksum that matches the damage, so that the invariants are what is tried.
+                let checksum = crc32fast::hash(&bytes[128..]);
+                bytes[12..16].copy_from_slice(&checksum.to_le_bytes());
             }
             let path = dir.path().join("x.drcache");
             std::fs::write(&path, &bytes).unwrap();

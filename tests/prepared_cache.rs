@@ -771,3 +771,101 @@ fn a_full_disk_is_an_error_not_a_crash() {
         .collect();
     assert_eq!(left, [std::ffi::OsString::from("synth.txt")]);
 }
+
+/// Rewrites byte `at` of `path` with `byte`, and puts the file's modification time back: an edit
+/// that leaves the size and the time as they were.
+fn edit_keeping_size_and_time(path: &Path, at: usize, byte: u8) {
+    let modified = std::fs::metadata(path).unwrap().modified().unwrap();
+    let mut bytes = std::fs::read(path).unwrap();
+    bytes[at] = byte;
+    std::fs::write(path, &bytes).unwrap();
+    let file = std::fs::File::options().write(true).open(path).unwrap();
+    file.set_modified(modified).unwrap();
+    assert_eq!(
+        std::fs::metadata(path).unwrap().modified().unwrap(),
+        modified
+    );
+}
+
+/// Class 2 of "no figure without meaning": a cache is used only when it matches its source and
+/// itself. A source edited at the same size with its time put back is not served from the
+/// prepared splits nor from the binary cache made before; and a prepared file whose training,
+/// validation or test split was damaged after it was written (a NaN) is refused with the reason
+/// and prepared again, giving the splits of the source.
+#[test]
+fn class_caches_match_their_source_and_themselves() {
+    let dir = tempfile::tempdir().unwrap();
+    let train = copy_of_train(dir.path());
+    let setup = files(&train, true);
+    let (first, _) = prepare(&setup);
+    let cache = distillrank::data::cache::cache_path(&train);
+    let options = distillrank::data::letor::ReadOptions::default();
+    distillrank::data::cache::load_or_build(&train, None, &options).unwrap();
+
+    // Every split's grades, in one list.
+    let grades = |d: &PreparedData| {
+        let mut g: Vec<u8> = d.prepared.train.grades.clone();
+        g.extend(&d.prepared.valid.grades);
+        g.extend(
+            d.prepared
+                .test
+                .iter()
+                .flat_map(|t| t.grades.iter().copied()),
+        );
+        g
+    };
+    // A document's grade 0 -> 2, in a group preparation keeps (the first such line that changes
+    // what a fresh preparation of a copy gives), same size, same modification time.
+    let text = std::fs::read_to_string(&train).unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let copy = elsewhere.path().join("train.txt");
+    let starts: Vec<usize> = std::iter::once(0)
+        .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+        .filter(|&i| text[i..].starts_with("0 qid:"))
+        .collect();
+    let (at, fresh) = starts
+        .iter()
+        .step_by(97)
+        .find_map(|&at| {
+            let mut bytes = text.clone().into_bytes();
+            bytes[at] = b'2';
+            std::fs::write(&copy, &bytes).unwrap();
+            let (fresh, _) = prepare(&files(&copy, false));
+            (grades(&fresh) != grades(&first)).then_some((at, fresh))
+        })
+        .expect("an edit that preparation sees");
+    edit_keeping_size_and_time(&train, at, b'2');
+    let (_, state) = distillrank::data::cache::read_cache(&cache, Some(&train)).unwrap();
+    assert_eq!(state, distillrank::data::cache::CacheState::Stale);
+    let (again, notes) = prepare(&setup);
+    assert!(!says(&notes, "prepared splits read from"), "{notes:?}");
+    assert!(
+        grades(&again) == grades(&fresh),
+        "the edited source's splits"
+    );
+
+    // Damage in each split of the prepared file: refused, prepared again, the same splits.
+    let (reference, _) = prepare(&setup);
+    let path = prepared_files(&train)
+        .into_iter()
+        .max_by_key(|p| std::fs::metadata(p).unwrap().modified().unwrap())
+        .unwrap();
+    let len = std::fs::metadata(&path).unwrap().len() as usize;
+    for share in [0.3, 0.6, 0.95] {
+        let mut bytes = std::fs::read(&path).unwrap();
+        let at = ((len as f64 * share) as usize) & !3;
+        bytes[at..at + 4].copy_from_slice(&f32::NAN.to_le_bytes());
+        std::fs::write(&path, &bytes).unwrap();
+        let (read, notes) = prepare(&setup);
+        assert!(
+            notes.iter().any(|n| n.contains("checksum")),
+            "damage at {share} of the file: {notes:?}"
+        );
+        assert!(
+            grades(&read) == grades(&reference),
+            "damage at {share} of the file"
+        );
+        let x = |d: &PreparedData| bits(&d.prepared.test.as_ref().unwrap().regular.to_vec());
+        assert!(x(&read) == x(&reference), "damage at {share} of the file");
+    }
+}

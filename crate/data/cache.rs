@@ -7,14 +7,14 @@
 //! header (128 bytes):
 //!   magic        [u8; 8]  = b"DRLETOR\0"
 //!   version      u32      = CACHE_VERSION
-//!   reserved     u32
+//!   checksum     u32      CRC-32 of every byte after the header
 //!   n_docs       u64
 //!   n_features   u64
 //!   n_groups     u64
 //!   source_len   u64      size of the text file it was built from
-//!   source_mtime u64      its modification time, ns since the epoch (0 if unknown)
+//!   source_id    u64      its identity ([`file_identity`]: times, inode, sampled contents)
 //!   query_len    u64      size of the LightGBM `SOURCE.query` file beside it (0 if none)
-//!   query_mtime  u64      its modification time (0 if none)
+//!   query_id     u64      its identity (0 if none)
 //!   (zeros up to 128 bytes)
 //! features       f32[n_docs * n_features]   row-major
 //! grades         u8[n_docs]
@@ -22,9 +22,11 @@
 //! qids           u64[n_groups]
 //! ```
 //!
-//! A cache whose recorded sizes or modification times differ from those of the source file and
-//! its `.query` companion is stale and is rebuilt (see [`load_or_build`]). A `.query` file named
-//! elsewhere with `--query` is not tracked: rebuild the cache after changing it.
+//! A cache is used only when it matches its source and itself: one whose recorded sizes or
+//! identities differ from those of the source file and its `.query` companion is stale and is
+//! rebuilt (see [`load_or_build`]), and one whose body does not match its checksum (changed or
+//! damaged since it was written) is refused, then rebuilt. A `.query` file named elsewhere with
+//! `--query` is not tracked: rebuild the cache after changing it.
 
 use std::path::{Path, PathBuf};
 
@@ -34,7 +36,7 @@ use crate::data::{Dataset, Features};
 use crate::error::{Error, Result};
 
 pub const MAGIC: [u8; 8] = *b"DRLETOR\0";
-pub const CACHE_VERSION: u32 = 2;
+pub const CACHE_VERSION: u32 = 3;
 const HEADER_BYTES: usize = 128;
 
 /// Where the cache of `source` lives: beside it, with `.drcache` appended.
@@ -42,58 +44,95 @@ pub fn cache_path(source: &Path) -> PathBuf {
     PathBuf::from(format!("{}.drcache", source.display()))
 }
 
-/// Size and modification time of the source file and of its `.query` companion.
+/// Size and identity ([`file_identity`]) of the source file and of its `.query` companion.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct SourceStamp {
     len: u64,
-    mtime_ns: u64,
+    id: u64,
     query_len: u64,
-    query_mtime_ns: u64,
+    query_id: u64,
 }
 
 fn stamp(source: &Path) -> Result<SourceStamp> {
-    let (len, mtime_ns) = file_stamp(source)?;
+    let (len, id) = file_identity(source)?;
     let companion = PathBuf::from(format!("{}.query", source.display()));
-    let (query_len, query_mtime_ns) = if companion.exists() {
-        file_stamp(&companion)?
+    let (query_len, query_id) = if companion.exists() {
+        file_identity(&companion)?
     } else {
         (0, 0)
     };
     Ok(SourceStamp {
         len,
-        mtime_ns,
+        id,
         query_len,
-        query_mtime_ns,
+        query_id,
     })
 }
 
-/// Size and modification time (ns since the epoch, 0 if unknown) of a file.
-pub fn file_stamp(source: &Path) -> Result<(u64, u64)> {
-    let meta = std::fs::metadata(source).map_err(|e| Error::io(source, e))?;
-    let mtime_ns = meta
-        .modified()
-        .ok()
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map_or(0, |d| d.as_nanos() as u64);
-    Ok((meta.len(), mtime_ns))
+/// Blocks of a file read for its identity ([`file_identity`]), and their size.
+const SAMPLED_BLOCKS: u64 = 16;
+const SAMPLED_BYTES: u64 = 4096;
+
+/// What identifies a file's contents without reading them whole: its size, and a hash of its
+/// modification and status-change times, its inode and device, and the CRC-32 of 16 blocks of
+/// 4 KiB spread evenly over it (the first and the last among them). A file rewritten at the same
+/// size with its modification time put back still differs: its status-change time moves with
+/// any write and no call sets it back, and an edit inside a sampled block changes the sample.
+/// Costs one `stat` and 64 KiB of reads, whatever the file's size.
+pub fn file_identity(path: &Path) -> Result<(u64, u64)> {
+    use std::io::{Read, Seek};
+    let meta = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
+    let nanos = |t: std::io::Result<std::time::SystemTime>| {
+        t.ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(0, |d| d.as_nanos() as u64)
+    };
+    let mut hash = crate::data::prepared_cache::Fnv1a::default();
+    hash.field(&nanos(meta.modified()).to_le_bytes());
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        hash.field(&meta.ctime().to_le_bytes());
+        hash.field(&meta.ctime_nsec().to_le_bytes());
+        hash.field(&meta.ino().to_le_bytes());
+        hash.field(&meta.dev().to_le_bytes());
+    }
+    let len = meta.len();
+    let mut file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    let mut block = vec![0u8; SAMPLED_BYTES as usize];
+    let mut sample = crc32fast::Hasher::new();
+    let last = len.saturating_sub(SAMPLED_BYTES);
+    for k in 0..SAMPLED_BLOCKS {
+        let at = last * k / (SAMPLED_BLOCKS - 1);
+        file.seek(std::io::SeekFrom::Start(at))
+            .map_err(|e| Error::io(path, e))?;
+        let n = file
+            .by_ref()
+            .take(SAMPLED_BYTES)
+            .read(&mut block)
+            .map_err(|e| Error::io(path, e))?;
+        sample.update(&block[..n]);
+    }
+    hash.field(&sample.finalize().to_le_bytes());
+    Ok((len, hash.finish()))
 }
 
 /// Writes `dataset`, parsed from `source`, to `cache`, streamed (no second copy of the matrix).
 pub fn write_cache(dataset: &Dataset, source: &Path, cache: &Path) -> Result<()> {
     let stamp = stamp(source)?;
-    let write = |out: &mut dyn std::io::Write| -> std::io::Result<()> {
+    let write = |checksum: u32, out: &mut dyn std::io::Write| -> std::io::Result<()> {
         let mut header = Vec::with_capacity(HEADER_BYTES);
         header.extend_from_slice(&MAGIC);
         header.extend_from_slice(&CACHE_VERSION.to_le_bytes());
-        header.extend_from_slice(&0u32.to_le_bytes());
+        header.extend_from_slice(&checksum.to_le_bytes());
         for v in [
             dataset.n_docs() as u64,
             dataset.n_features as u64,
             dataset.n_groups() as u64,
             stamp.len,
-            stamp.mtime_ns,
+            stamp.id,
             stamp.query_len,
-            stamp.query_mtime_ns,
+            stamp.query_id,
         ] {
             header.extend_from_slice(&v.to_le_bytes());
         }
@@ -115,8 +154,10 @@ pub fn write_cache(dataset: &Dataset, source: &Path, cache: &Path) -> Result<()>
             "binary caches are little-endian; this machine is not".into(),
         ));
     }
-    // Streamed to a temporary file, then renamed: a reader never sees half a cache.
-    crate::output::stage_with(cache, write)?.commit()
+    // The body's checksum first (the layout written without a file), then the file, streamed
+    // to a temporary name and renamed: a reader never sees half a cache.
+    let checksum = crate::data::sections::body_checksum(HEADER_BYTES, |out| write(0, out));
+    crate::output::stage_with(cache, |out| write(checksum, out))?.commit()
 }
 
 /// Why a cache file cannot be used.
@@ -151,11 +192,12 @@ pub fn read_cache(cache: &Path, source: Option<&Path>) -> Result<(Dataset, Cache
         u64_at(24) as usize,
         u64_at(32) as usize,
     );
+    let checksum = u32_at(12);
     let recorded = SourceStamp {
         len: u64_at(40),
-        mtime_ns: u64_at(48),
+        id: u64_at(48),
         query_len: u64_at(56),
-        query_mtime_ns: u64_at(64),
+        query_id: u64_at(64),
     };
 
     // Section offsets in u128 with checked arithmetic: a corrupt header cannot overflow them.
@@ -184,6 +226,12 @@ pub fn read_cache(cache: &Path, source: Option<&Path>) -> Result<(Dataset, Cache
             map.len()
         )));
     }
+    // Its contents as they were written, before anything reads them.
+    crate::data::sections::check_body(cache, HEADER_BYTES as u64, checksum).map_err(|what| {
+        bad(format!(
+            "corrupt cache: {what}; delete it (or rebuild it with `distillrank data cache`)"
+        ))
+    })?;
     // The file is exactly `end` bytes long, so every offset fits in usize.
     let (features_at, grades_at, offsets_at, qids_at, end) = (
         HEADER_BYTES,

@@ -1027,9 +1027,14 @@ fn check_gumbel_labels(
     }
     let groups = data.n_groups();
     let largest = data.grades.iter().copied().max().unwrap_or(0);
-    let step = if none { -0.1 } else { 0.1 };
+    // From the given threshold, or from just past the grades when it lies far beyond them.
+    let (start, step) = if none {
+        (options.tau_target.min(f64::from(largest) + 1.0), -0.1)
+    } else {
+        (options.tau_target.max(-1.0), 0.1)
+    };
     let works = (1..=200).find_map(|k| {
-        let tau = ((options.tau_target + step * k as f64) * 10.0).round() / 10.0;
+        let tau = ((start + step * k as f64) * 10.0).round() / 10.0;
         let y = draws.labels(&data.grades, options.t, tau);
         let positive = positive_groups(data, &y);
         let negatives = y.iter().filter(|&&v| v == 0.0).count();

@@ -10,7 +10,7 @@
 //! header (64 bytes):
 //!   magic      [u8; 8]  = b"DRPREP\0\0"
 //!   version    u32      = PREPARED_VERSION
-//!   reserved   u32
+//!   checksum   u32      CRC-32 of every byte after the header
 //!   key        u64      the preparation's key (its settings and its sources' stamps)
 //!   about_len  u64      bytes of the JSON that follows
 //!   (zeros up to 64 bytes)
@@ -30,8 +30,10 @@
 //! x and z, nearly all of the file, are read in place ([`Features::mapped`]); the small
 //! per-document arrays are copied. A file whose key differs from the one asked for belongs to
 //! other settings or older sources, and is refused ([`KeyMismatch`]) so the caller prepares
-//! again. The structure (sizes, offsets, labels, flags) is checked on reading; the matrices' values
-//! are not, since reading them whole would cost what the file saves.
+//! again. The body is checked against its checksum on reading (a file changed or damaged since
+//! it was written is refused, and the caller prepares again), read a piece at a time without
+//! mapping it, so that the check leaves nothing resident; then the structure (sizes, offsets,
+//! labels, flags).
 //!
 //! The key itself is computed by the caller ([`crate::pipeline`]), which knows the settings and
 //! the files; [`Fnv1a`] is the stable hash it uses. Each key has a file of its own beside the
@@ -57,7 +59,7 @@ use crate::error::{Error, Result};
 
 pub const MAGIC: [u8; 8] = *b"DRPREP\0\0";
 /// The layout's version; part of every key, so a new layout never reads an old file.
-pub const PREPARED_VERSION: u32 = 1;
+pub const PREPARED_VERSION: u32 = 2;
 const HEADER_BYTES: usize = 64;
 /// The most bytes of JSON a header may announce (a corrupt length fails here, not in an
 /// allocation).
@@ -149,15 +151,21 @@ fn sets(prepared: &Prepared) -> Vec<&RankingSet> {
 #[cfg(not(target_arch = "wasm32"))]
 pub fn write(path: &Path, key: u64, prepared: &Prepared, extra: serde_json::Value) -> Result<()> {
     little_endian_only()?;
-    crate::output::stage_with(path, |out| encode(out, key, prepared, &extra))?.commit()
+    // The body's checksum first (the layout written without a file), then the file.
+    let checksum = crate::data::sections::body_checksum(HEADER_BYTES, |out| {
+        encode(out, key, prepared, &extra, 0)
+    });
+    crate::output::stage_with(path, |out| encode(out, key, prepared, &extra, checksum))?.commit()
 }
 
-/// Writes the layout of `prepared` with `key` and `extra` to `out`, x and z from where they are.
+/// Writes the layout of `prepared` with `key`, `extra` and the body's `checksum` to `out`, x and
+/// z from where they are.
 fn encode(
     out: &mut dyn std::io::Write,
     key: u64,
     prepared: &Prepared,
     extra: &serde_json::Value,
+    checksum: u32,
 ) -> std::io::Result<()> {
     let sets = sets(prepared);
     let about = About {
@@ -184,7 +192,7 @@ fn encode(
     let mut header = Vec::with_capacity(HEADER_BYTES);
     header.extend_from_slice(&MAGIC);
     header.extend_from_slice(&PREPARED_VERSION.to_le_bytes());
-    header.extend_from_slice(&0u32.to_le_bytes());
+    header.extend_from_slice(&checksum.to_le_bytes());
     header.extend_from_slice(&key.to_le_bytes());
     header.extend_from_slice(&(about.len() as u64).to_le_bytes());
     header.resize(HEADER_BYTES, 0);
@@ -262,6 +270,16 @@ pub fn read(
     let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
     // SAFETY: the file is only read; a writer replaces it by rename, never in place.
     let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| Error::io(path, e))?;
+    // A file of these settings is read only as it was written: its body against its checksum.
+    let ours = map.len() >= HEADER_BYTES
+        && map[..8] == MAGIC
+        && map[16..24] == key.to_le_bytes()
+        && map[8..12] == PREPARED_VERSION.to_le_bytes();
+    if ours {
+        let checksum = u32::from_le_bytes(map[12..16].try_into().expect("4 bytes"));
+        crate::data::sections::check_body(path, HEADER_BYTES as u64, checksum)
+            .map_err(|what| bad(format!("corrupt prepared splits: {what}")))?;
+    }
     decode(&std::sync::Arc::new(map), key, &bad)
 }
 
@@ -483,7 +501,7 @@ pub fn to_shared(
     extra: serde_json::Value,
 ) -> Result<js_sys::SharedArrayBuffer> {
     crate::data::shared::buffer_of("the prepared data", |out| {
-        encode(out, SHARED_KEY, prepared, &extra)
+        encode(out, SHARED_KEY, prepared, &extra, 0)
     })
 }
 

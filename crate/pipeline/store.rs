@@ -117,12 +117,12 @@ impl Store for Disk {
         }
     }
 
-    /// Sizes and modification times, as [`crate::data::cache`] stamps its sources, rather than
-    /// a hash of the contents: hashing a 4 GB file on every run would cost most of what the
-    /// prepared splits save. A file rewritten with the same size within the same nanosecond
-    /// would go unnoticed; delete `TRAIN.*.drprep` after such an edit.
+    /// Sizes and identities ([`crate::data::cache::file_identity`]: times, inode, sampled
+    /// contents), as the binary cache stamps its sources, rather than a hash of the whole
+    /// contents: hashing a 4 GB file on every run would cost most of what the prepared splits
+    /// save. An edit changes the file's status-change time, which no call can put back.
     fn stamps(&mut self, name: &str, role: Role) -> Result<Option<String>> {
-        use crate::data::cache::file_stamp;
+        use crate::data::cache::file_identity;
         let path = Path::new(name);
         let mut files = vec![path.to_path_buf(), PathBuf::from(format!("{name}.query"))];
         files.extend(self.queries[role as usize].clone());
@@ -134,8 +134,8 @@ impl Store for Disk {
         for (k, file) in files.iter().enumerate() {
             // The named file must exist; its companions count where they do.
             if k == 0 || file.exists() {
-                let (len, mtime_ns) = file_stamp(file)?;
-                stamps.push_str(&format!("{}\t{len}\t{mtime_ns}\n", file.display()));
+                let (len, id) = file_identity(file)?;
+                stamps.push_str(&format!("{}\t{len}\t{id:016x}\n", file.display()));
             }
         }
         Ok(Some(stamps))
