@@ -320,6 +320,13 @@ fn cache_speedup(
     let load_s = best_of(repeat.max(5), || {
         loaded = Some(cache::read_cache(&path, Some(file)))
     });
+    // What the load spends making sure the cache is its source's and intact, measured alone.
+    let mut checked = Ok(());
+    let checksum_s = best_of(repeat.max(5), || checked = cache::check_checksum(&path));
+    checked?;
+    let mut identity = Ok((0, 0));
+    let identity_s = best_of(repeat.max(5), || identity = cache::file_identity(file));
+    identity?;
     let _ = std::fs::remove_dir_all(&dir);
     let (mut back, _) = loaded.expect("best_of runs at least once")?;
     back.source = data.source.clone();
@@ -329,7 +336,7 @@ fn cache_speedup(
         ));
     }
     Ok(
-        serde_json::json!({"file": file, "parse_seconds": parse_s, "cache_load_seconds": load_s, "speedup": parse_s / load_s}),
+        serde_json::json!({"file": file, "parse_seconds": parse_s, "cache_load_seconds": load_s, "speedup": parse_s / load_s, "checksum_seconds": checksum_s, "source_identity_seconds": identity_s}),
     )
 }
 

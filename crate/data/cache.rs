@@ -271,6 +271,19 @@ pub fn read_cache(cache: &Path, source: Option<&Path>) -> Result<(Dataset, Cache
     Ok((dataset, state))
 }
 
+/// Checks a cache file's body against the checksum its header records ([`read_cache`] does it
+/// first; `bench cache` times it alone).
+pub fn check_checksum(cache: &Path) -> Result<()> {
+    use std::io::Read;
+    let mut header = [0u8; HEADER_BYTES];
+    std::fs::File::open(cache)
+        .and_then(|mut f| f.read_exact(&mut header))
+        .map_err(|e| Error::io(cache, e))?;
+    let checksum = u32::from_le_bytes(header[12..16].try_into().expect("4 bytes"));
+    crate::data::sections::check_body(cache, HEADER_BYTES as u64, checksum)
+        .map_err(|what| Error::parse(cache, 0, 0, format!("corrupt cache: {what}")))
+}
+
 /// Loads `source` through its cache: uses `SOURCE.drcache` when it is fresh, otherwise parses the
 /// text and (re)writes the cache. Returns the dataset and whether the cache was used.
 pub fn load_or_build(
