@@ -136,6 +136,49 @@ pub fn to_safetensors(model: &Mlp<f32>, config: &ModelConfig) -> Result<Vec<u8>>
     })
 }
 
+/// The fields where the config in a model's weights (`theirs`) and its JSON differ, each with
+/// both values (`widths: [16] in the weights, [8] in the JSON`), a long value cut short.
+fn differing_fields(
+    theirs: &serde_json::Value,
+    json: &serde_json::Value,
+    at: &str,
+    out: &mut Vec<String>,
+) {
+    use serde_json::Value;
+    let short = |v: &Value| {
+        let text = v.to_string();
+        match text.char_indices().nth(60) {
+            Some((cut, _)) => format!("{}...", crate::error::printable(&text[..cut])),
+            None => crate::error::printable(&text),
+        }
+    };
+    match (theirs, json) {
+        (Value::Object(a), Value::Object(b)) => {
+            let mut keys: Vec<&String> = a.keys().chain(b.keys()).collect();
+            keys.sort();
+            keys.dedup();
+            for key in keys {
+                let path = if at.is_empty() {
+                    key.clone()
+                } else {
+                    format!("{at}.{key}")
+                };
+                let (x, y) = (
+                    a.get(key).unwrap_or(&Value::Null),
+                    b.get(key).unwrap_or(&Value::Null),
+                );
+                differing_fields(x, y, &path, out);
+            }
+        }
+        _ if theirs == json => {}
+        _ => out.push(format!(
+            "{at}: {} in the weights, {} in the JSON",
+            short(theirs),
+            short(json)
+        )),
+    }
+}
+
 /// Reads a model from safetensors bytes, checking it against its config.
 pub fn from_safetensors(bytes: &[u8], config: &ModelConfig, name: &Path) -> Result<Mlp<f32>> {
     let bad = |message: String| Error::Model {
@@ -159,14 +202,16 @@ pub fn from_safetensors(bytes: &[u8], config: &ModelConfig, name: &Path) -> Resu
             ))
         })?;
         if &own != config {
+            let theirs = serde_json::to_value(&own).unwrap_or_default();
+            let json = serde_json::to_value(config).unwrap_or_default();
+            let mut differ = Vec::new();
+            differing_fields(&theirs, &json, "", &mut differ);
+            let shown: Vec<&str> = differ.iter().take(4).map(String::as_str).collect();
+            let more = differ.len().saturating_sub(shown.len());
             return Err(bad(format!(
-                "these weights were saved with another config than the JSON beside them (theirs: {} inputs, widths {:?}, columns {}; the JSON's: {} inputs, widths {:?}, columns {}): the two files are not one model, as when a save over them was cut short; save the model again",
-                own.n_in,
-                own.widths,
-                crate::data::prepare::column_ranges(&own.columns),
-                config.n_in,
-                config.widths,
-                crate::data::prepare::column_ranges(&config.columns)
+                "these weights were saved with another config than the JSON beside them: {}{}; the two files are not one model, as when a save over them was cut short; save the model again",
+                shown.join("; "),
+                if more > 0 { format!(" (and {more} more)") } else { String::new() }
             )));
         }
     }

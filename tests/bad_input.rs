@@ -214,8 +214,76 @@ fn uninformative_inputs_are_refused() {
             "--backend",
             "cpu",
         ],
-        &["input features", "constant on the training split"],
+        &[
+            "input features (z, the privileged features",
+            "constant on the training split",
+        ],
     );
+}
+
+/// Inputs that vary across queries but not within any of them leave a model unable to rank:
+/// preparation names the side (x for the student, z for a teacher that sees z alone, as GenD's)
+/// and each split where it happens, for teachers as for the student (a GenD teacher on such z used
+/// to report its NDCG without a word).
+#[test]
+fn class_inputs_that_do_not_vary_within_a_query_are_named_for_every_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("per-query.txt");
+    let mut text = String::new();
+    for q in 1..=120 {
+        for d in 0..12 {
+            let grade = d % 3;
+            // Column 1 follows the grade; column 2 is the query's own, the same for its documents.
+            text += &format!(
+                "{grade} qid:{q} 1:{} 2:{}\n",
+                grade as f64 + (d as f64) / 10.0,
+                q % 7
+            );
+        }
+    }
+    std::fs::write(&file, text).unwrap();
+    let file = file.to_str().unwrap();
+    let out = dir.path().join("out");
+    let out = out.to_str().unwrap();
+    for (privileged, methods, side) in [
+        (
+            "cols:2",
+            "no-distillation,gend",
+            "privileged features z (columns 2)",
+        ),
+        (
+            "cols:1",
+            "no-distillation",
+            "regular features x (columns 2)",
+        ),
+    ] {
+        let (_, _, stderr) = run(&[
+            "compare",
+            "--train",
+            file,
+            "--privileged",
+            privileged,
+            "--methods",
+            methods,
+            "--tau-target",
+            "2.8",
+            "--epochs",
+            "1",
+            "--widths",
+            "4",
+            "--seeds",
+            "1",
+            "--backend",
+            "cpu",
+            "--out",
+            out,
+        ]);
+        for split in ["train", "validation", "test"] {
+            let warning =
+                format!("warning: the {split} split's {side} are each constant within every query");
+            assert!(stderr.contains(&warning), "{privileged}, {split}: {stderr}");
+        }
+    }
 }
 
 // 2. Non-finite models: never saved, loaded, scored or reported.
@@ -1052,7 +1120,15 @@ fn class_a_model_is_one_unit() {
             "--backend",
             "cpu",
         ],
-        &["not one model", "save the model again"],
+        // The field that differs, with both values (the columns' order here: their summaries
+        // as ranges would read alike).
+        &[
+            "not one model",
+            "columns: [16,15,",
+            "in the weights",
+            "[1,2,3,",
+            "save the model again",
+        ],
     );
 }
 

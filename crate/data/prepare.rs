@@ -1106,11 +1106,12 @@ fn check_labels(
 }
 
 /// What preparation warns of its splits: regular features constant within every query (a
-/// student cannot rank there), and a test split whose NDCG cannot be measured or cannot move.
+/// student cannot rank there), privileged ones likewise (a teacher that sees z alone, GenD's,
+/// cannot), and a test split whose NDCG cannot be measured or cannot move.
 fn split_warnings(
     [train_set, valid_set]: [&RankingSet; 2],
     test_set: Option<&RankingSet>,
-    regular_columns: &[usize],
+    [regular_columns, privileged_columns]: [&[usize]; 2],
     options: &PrepareOptions,
 ) -> Vec<String> {
     let mut warnings = Vec::new();
@@ -1128,6 +1129,23 @@ fn split_warnings(
                 "the {split} split's regular features x (columns {}) are each constant within every query (they vary only between queries): a student that sees only x gives every document of a query the same score and cannot rank; its metrics there are those of a random order",
                 column_ranges(regular_columns)
             ));
+        }
+    }
+    // The same of z, where z is columns of the data (not Figure 5's discriminative labels).
+    if !privileged_columns.is_empty() {
+        for (split, set) in splits {
+            let Some(set) = set.filter(|s| s.d_z == privileged_columns.len() && s.n_docs() > 0)
+            else {
+                continue;
+            };
+            if constant_within_queries(&set.privileged, set.d_z, &set.group_offsets).len()
+                == set.d_z
+            {
+                warnings.push(format!(
+                    "the {split} split's privileged features z (columns {}) are each constant within every query (they vary only between queries): a teacher that sees only z (GenD's) gives every document of a query the same score and cannot rank; its figures there are those of a random order",
+                    column_ranges(privileged_columns)
+                ));
+            }
         }
     }
     if let Some(test) = test_set {
@@ -1280,7 +1298,7 @@ fn prepare_parts(
     let warnings = split_warnings(
         [&train_set, &valid_set],
         test_set.as_ref(),
-        &regular_columns,
+        [&regular_columns, &privileged_columns],
         options,
     );
     Ok(Prepared {

@@ -775,6 +775,12 @@ pub async fn run_job(
                 }
             };
             let teacher_config = TrainConfig {
+                // What the teacher sees, for what it reports (a subset of z comes with x).
+                view: match &teacher.inputs {
+                    TeacherInputs::Regular => FeatureView::Regular,
+                    TeacherInputs::Privileged => FeatureView::Privileged,
+                    TeacherInputs::Both | TeacherInputs::Subset(_) => FeatureView::Both,
+                },
                 // Teachers start from other initial weights than their students.
                 // Seeds are names in the 64-bit space: they wrap around it.
                 seed: seed.wrapping_add(1_000),

@@ -508,7 +508,9 @@ fn check(train: Split, valid: Split, config: &TrainConfig, guidance: &Guidance) 
         crate::memory::available_memory(),
         "--widths (or --batch-docs)",
     )?;
-    // A model whose inputs never change cannot learn: say so rather than train to ln 2.
+    // A model whose inputs never change cannot learn: say so, naming what it sees, rather than
+    // train to ln 2. (Inputs that vary only between queries are preparation's warning: such a
+    // model trains, and ranks each query as a random order would.)
     let mut first = Vec::new();
     train.inputs.append_rows(0..1, &mut first);
     let mut constant = true;
@@ -516,9 +518,19 @@ fn check(train: Split, valid: Split, config: &TrainConfig, guidance: &Guidance) 
         constant = constant && rows.chunks_exact(width).all(|row| row == first);
     });
     if constant {
+        let (sees, advice) = match config.view {
+            FeatureView::Regular => (
+                "x, the regular features",
+                "give it informative features (fewer --privileged columns leave more to x)",
+            ),
+            FeatureView::Privileged => (
+                "z, the privileged features: a teacher that sees z alone, as GenD's",
+                "choose other privileged features (--privileged), or leave out the methods whose teacher sees z alone (gend)",
+            ),
+            FeatureView::Both => ("x and z", "give it informative features"),
+        };
         return Err(Error::Data(format!(
-            "the model's {width} input features ({:?} view) are constant on the training split: it cannot learn anything from them; give it informative features (for the student, fewer --privileged columns)",
-            config.view
+            "the model's {width} input features ({sees}) are constant on the training split: it cannot learn anything from them; {advice}"
         )));
     }
     if valid.set.positive_groups() == 0 {
