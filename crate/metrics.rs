@@ -353,6 +353,16 @@ pub struct Report {
 
 pub const NDCG_CUTOFFS: [usize; 5] = [1, 3, 5, 8, 10];
 
+/// Whether `scores` tie every group (groups `offsets`): a model that gives every document of
+/// each query one score does not rank at all, and every metric of it is its expected value over
+/// the orders of each query's documents, a random ranking's.
+pub fn ties_every_group(scores: &[f32], offsets: &[usize]) -> bool {
+    !scores.is_empty()
+        && offsets
+            .windows(2)
+            .all(|w| scores[w[0]..w[1]].windows(2).all(|p| p[0] == p[1]))
+}
+
 pub fn report(scores: &[f32], labels: &[f32], offsets: &[usize], convention: IdcgZero) -> Report {
     let ndcg_groups = offsets
         .windows(2)

@@ -393,10 +393,7 @@ pub fn model_inputs(
 /// A warning when a model gives every document of every group one score: it does not rank at all,
 /// and the metrics (which average over the orders of tied documents) are those of a random order.
 pub fn constant_scores(scores: &[f32], offsets: &[usize], name: &Path) -> Option<String> {
-    let tied = offsets
-        .windows(2)
-        .all(|w| scores[w[0]..w[1]].windows(2).all(|p| p[0] == p[1]));
-    (tied && !scores.is_empty()).then(|| {
+    crate::metrics::ties_every_group(scores, offsets).then(|| {
         format!(
             "{}: the model gives every document of each query the same score ({}): it does not rank at all: each metric is its expected value over every order of each query's documents, what a random ranking gets",
             name.display(),

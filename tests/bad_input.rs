@@ -226,7 +226,7 @@ fn uninformative_inputs_are_refused() {
 /// and each split where it happens, for teachers as for the student (a GenD teacher on such z used
 /// to report its NDCG without a word).
 #[test]
-fn class_inputs_that_do_not_vary_within_a_query_are_named_for_every_model() {
+fn class_inputs_that_do_not_vary_within_a_query_are_named_and_the_model_marked_for_every_model() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("per-query.txt");
     let mut text = String::new();
@@ -283,6 +283,31 @@ fn class_inputs_that_do_not_vary_within_a_query_are_named_for_every_model() {
                 format!("warning: the {split} split's {side} are each constant within every query");
             assert!(stderr.contains(&warning), "{privileged}, {split}: {stderr}");
         }
+        // The model that cannot rank is marked in every output: the warnings, report.md and
+        // results.json (which the page and Python show).
+        let model = if privileged == "cols:2" {
+            "GenD's teacher (every seed)"
+        } else {
+            "No distillation's student (every seed)"
+        };
+        assert!(
+            stderr.contains(&format!("warning: {model} gives every document")),
+            "{stderr}"
+        );
+        let report = std::fs::read_to_string(Path::new(out).join("report.md")).unwrap();
+        assert!(
+            report.contains(&format!("**Does not rank:** {model}")),
+            "{report}"
+        );
+        let results: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(Path::new(out).join("results.json")).unwrap(),
+        )
+        .unwrap();
+        let marked = results["not_ranking"].as_array().is_some_and(|s| {
+            s.iter()
+                .any(|v| v.as_str().unwrap_or("").starts_with(model))
+        });
+        assert!(marked, "{}", results["not_ranking"]);
     }
 }
 

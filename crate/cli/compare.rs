@@ -301,6 +301,10 @@ pub fn run(args: &CompareArgs, given: &[String], out: &Output) -> Result<()> {
     let tests = comparison.tests(pipeline::report::TESTS_SEED);
     let table = table(&comparison, &tests);
     let sentences = sentences(&tests);
+    let not_ranking = comparison.not_ranking();
+    for sentence in &not_ranking {
+        out.warn(format!("{sentence}."));
+    }
     let shared = pipeline::report::shared_teachers(&data, &setup);
     let command = reproduce_command();
     write_report(
@@ -314,6 +318,7 @@ pub fn run(args: &CompareArgs, given: &[String], out: &Output) -> Result<()> {
             &throughput,
             &setup,
             &shared,
+            &not_ranking,
         ),
     )?;
     let mut results = pipeline::report::results_json(&data, &setup, &comparison);
@@ -517,6 +522,7 @@ fn report(
     throughput: &Throughput,
     setup: &Setup,
     shared_teachers: &[String],
+    not_ranking: &[String],
 ) -> String {
     let seconds = throughput.end_to_end_seconds;
     let p = &data.prepared;
@@ -524,6 +530,9 @@ fn report(
     let mut r = String::new();
     let _ = writeln!(r, "# distillrank compare\n\nData: {}.\n", data.description);
     let _ = writeln!(r, "{table}");
+    for sentence in not_ranking {
+        let _ = writeln!(r, "**Does not rank:** {sentence}.\n");
+    }
     let _ = writeln!(
         r,
         "Is each gain real? A paired randomization test over the test queries (the per-query NDCG@8 averaged over the seeds, which share the test split), a bootstrap 95% interval of the mean difference, Holm's correction across the table's tests, and the smallest difference this run could detect (80% power); `tests.csv` and results.json's `tests` hold them all, on the graded relevance too:\n\n{sentences}"

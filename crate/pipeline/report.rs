@@ -44,6 +44,11 @@ pub fn results_json(
         "tests": tests,
         "sentences": sentences,
     });
+    // Models that do not rank, by method and seed (left out when there are none).
+    let not_ranking = comparison.not_ranking();
+    if !not_ranking.is_empty() {
+        results["not_ranking"] = not_ranking.into();
+    }
     // The teachers trained once for two methods, when there are any.
     let shared = shared_teachers(data, setup);
     if !shared.is_empty() {

@@ -33,6 +33,10 @@ pub struct ModelRun {
     /// The same on the graded relevance.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub per_query_graded: Vec<Option<f64>>,
+    /// The model gives every document of each test query the same score: it does not rank, and
+    /// its test figures are a random order's ([`Comparison::not_ranking`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub ties_every_query: bool,
 }
 
 /// The k of the NDCG whose per-query values are kept and tested: the PFD paper's NDCG@8.
@@ -94,6 +98,7 @@ pub async fn run_model(
         ms_per_1k_docs: 1000.0 * seconds * 1000.0 / test.n_docs().max(1) as f64,
         per_query,
         per_query_graded,
+        ties_every_query: metrics::ties_every_group(&scores, &test.group_offsets),
     };
     Ok((trained.model, run))
 }
@@ -494,6 +499,49 @@ impl Comparison {
                 })
                 .collect()
         })
+    }
+
+    /// A sentence for each model that does not rank (it gives every document of each test
+    /// query the same score, [`ModelRun::ties_every_query`]), by method and seeds: its figures
+    /// in the table are a random order's, not a model's. The same in every door.
+    pub fn not_ranking(&self) -> Vec<String> {
+        let mut sentences = Vec::new();
+        for r in &self.methods {
+            let seeds = |model: &dyn Fn(&SeedRun) -> bool| -> Vec<String> {
+                r.runs
+                    .iter()
+                    .filter(|run| model(run))
+                    .map(|run| run.seed.to_string())
+                    .collect()
+            };
+            let models: [(&str, Vec<String>); 2] = [
+                ("student", seeds(&|run| run.student.ties_every_query)),
+                (
+                    "teacher",
+                    seeds(&|run| run.teachers.iter().any(|t| t.ties_every_query)),
+                ),
+            ];
+            for (model, seeds) in models {
+                if seeds.is_empty() {
+                    continue;
+                }
+                let which = if seeds.len() == r.runs.len() {
+                    "every seed".to_string()
+                } else {
+                    format!("seed {}", seeds.join(", "))
+                };
+                let label = r.method.entry().label;
+                let mut chars = label.chars();
+                let label: String = chars
+                    .next()
+                    .map(|c| c.to_uppercase().chain(chars).collect())
+                    .unwrap_or_default();
+                sentences.push(format!(
+                    "{label}'s {model} ({which}) gives every document of each test query the same score: it does not rank, and its figures are a random order's"
+                ));
+            }
+        }
+        sentences
     }
 
     /// The paired tests of [`Comparison::tested_pairs`] on the students' test NDCG@8 on y

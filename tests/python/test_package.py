@@ -252,6 +252,25 @@ def test_compare_equals_the_clis_results(tmp_path):
         assert {m: f["ndcg@8"] for m, f in again.items()} == {m: f["ndcg@8"] for m, f in ours["methods"].items()}
 
 
+def test_class_a_model_that_does_not_rank_is_marked(tmp_path):
+    """A model that gives every document of each test query one score is named in Python's
+    results as in the CLI's: here GenD's teacher, whose z is the same for every document of a
+    query."""
+    lines = []
+    for q in range(1, 121):
+        for d in range(12):
+            grade = d % 3
+            lines.append(f"{grade} qid:{q} 1:{grade + d / 10} 2:{q % 7}")
+    train = tmp_path / "per-query.txt"
+    train.write_text("\n".join(lines) + "\n")
+    setup = {
+        "data": {"source": {"files": {"train": str(train)}}, "privileged": "cols:2", "tau_target": 2.8},
+        "methods": ["no-distillation", "gend"], "seeds": 1, "epochs": 1, "widths": [4], "backend": "cpu",
+    }
+    results = distillrank.compare(setup, verbose=False)
+    assert any(s.startswith("GenD's teacher (every seed)") for s in results["not_ranking"]), results.get("not_ranking")
+
+
 def test_sweep_equals_the_clis_sweep(tmp_path):
     setup = distillrank.Setup(source="mq2008", seeds=2, methods=["no-distillation", "pfd"], **SMALL)
     path = tmp_path / "setup.json"

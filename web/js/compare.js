@@ -244,6 +244,7 @@ export async function run(focus = null) {
       `x: ${result.prepared.regular_columns} features (${result.prepared.constant_regular} constant), ` +
       `z: ${result.prepared.privileged_columns.length} features (${result.prepared.constant_privileged} constant).` +
       (result.prepared.warnings.length ? ` Warning: ${result.prepared.warnings.join(" ")}` : "") +
+      (result.not_ranking ? ` Does not rank: ${result.not_ranking.join(". ")}.` : "") +
       (result.logs ? ` Simulated logs (${result.logs.click_model}): ${result.logs.train.clicks.toLocaleString("en")} clicks, ` +
         `${result.logs.train.conversions.toLocaleString("en")} conversions in the training split; ` +
         `CTR at rank 1 ${result.logs.train.ctr_by_rank[0].toFixed(3)}.` : "") +
