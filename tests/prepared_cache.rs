@@ -865,7 +865,7 @@ fn class_caches_match_their_source_and_themselves() {
             grades(&read) == grades(&reference),
             "damage at {share} of the file"
         );
-        let x = |d: &PreparedData| bits(&d.prepared.test.as_ref().unwrap().regular.to_vec());
+        let x = |d: &PreparedData| bits(&d.prepared.test.as_ref().unwrap().regular);
         assert!(x(&read) == x(&reference), "damage at {share} of the file");
     }
 }
