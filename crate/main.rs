@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let args = cli::parse_from(std::env::args_os()).unwrap_or_else(|e| e.exit());
-    cli::quiet_gpu_probe();
+    distillrank::native::quiet_gpu_probe();
     match cli::run(args) {
         Ok(()) => ExitCode::SUCCESS,
         // The reader of our output went away (`| head`): not an error.

@@ -17,9 +17,50 @@ pub fn block_on<F: Future>(future: F) -> F::Output {
     pollster::block_on(future)
 }
 
-/// [`Engine::open`], blocking until the adapter answers.
+/// [`Engine::open`], blocking until the adapter answers (the probe kept quiet,
+/// [`quiet_gpu_probe`]).
 pub fn open_engine(backend: Backend) -> Result<Opened> {
+    quiet_gpu_probe();
     block_on(Engine::open(backend))
+}
+
+/// Mesa's Vulkan drivers print "error: XDG_RUNTIME_DIR is invalid or not set" to stderr when they
+/// probe for a display and the variable is missing, as it is in containers and over ssh. A
+/// compute program needs no display: point the variable at a private directory before wgpu
+/// looks for adapters, so that the probe stays quiet. Called before the first adapter probe of
+/// every native door ([`open_engine`]; the CLI's `main` first of all), once per process.
+pub fn quiet_gpu_probe() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(quiet_probe_now);
+}
+
+fn quiet_probe_now() {
+    let valid = std::env::var_os("XDG_RUNTIME_DIR")
+        .map(std::path::PathBuf::from)
+        .is_some_and(|dir| dir.is_absolute() && dir.is_dir());
+    if valid {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("distillrank-runtime-{}", user_id()));
+    if std::fs::create_dir_all(&dir).is_ok() {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let _ = std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700));
+        }
+        std::env::set_var("XDG_RUNTIME_DIR", &dir);
+    }
+}
+
+/// The user's id (the owner of `/proc/self`), to keep per-user directories apart.
+fn user_id() -> u32 {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata("/proc/self").map_or(0, |m| m.uid())
+    }
+    #[cfg(not(unix))]
+    0
 }
 
 /// Ranking models: one model ([`ranking::fit`], [`ranking::train`]) and a comparison's jobs on

@@ -570,39 +570,6 @@ pub struct PredictArgs {
     pub backend: Backend,
 }
 
-/// Mesa's Vulkan drivers print "error: XDG_RUNTIME_DIR is invalid or not set" to stderr when they
-/// probe for a display and the variable is missing, as it is in containers and over ssh. A
-/// compute program needs no display: point the variable at a private directory before wgpu
-/// looks for adapters, so that the probe stays quiet. Called once, before any thread starts.
-pub fn quiet_gpu_probe() {
-    let valid = std::env::var_os("XDG_RUNTIME_DIR")
-        .map(std::path::PathBuf::from)
-        .is_some_and(|dir| dir.is_absolute() && dir.is_dir());
-    if valid {
-        return;
-    }
-    let dir = std::env::temp_dir().join(format!("distillrank-runtime-{}", user_id()));
-    if std::fs::create_dir_all(&dir).is_ok() {
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            let _ = std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700));
-        }
-        std::env::set_var("XDG_RUNTIME_DIR", &dir);
-    }
-}
-
-/// The user's id (the owner of `/proc/self`), to keep per-user directories apart.
-fn user_id() -> u32 {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        std::fs::metadata("/proc/self").map_or(0, |m| m.uid())
-    }
-    #[cfg(not(unix))]
-    0
-}
-
 /// A failed write to stdout: a closed pipe is a quiet end (the reader has what it wanted).
 pub fn stdout_failed(e: std::io::Error) -> ! {
     if e.kind() == std::io::ErrorKind::BrokenPipe {

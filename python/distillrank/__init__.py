@@ -18,6 +18,7 @@ Every setting takes the library's default (``Setup()``); every error of the libr
 """
 
 import json as _json
+import math as _math
 from typing import Any, Dict, Optional, Sequence, Tuple
 
 import numpy as _np
@@ -62,6 +63,24 @@ def _method_name(name: str) -> str:
     return name.replace("_", "-") if isinstance(name, str) else name
 
 
+def _json_text(setup: Any, at: str = "") -> str:
+    """``setup`` as JSON text, refusing a number JSON cannot hold (NaN, infinity) by the keyword
+    or field that holds it, rather than as a position in the text."""
+
+    def check(value: Any, path: str) -> None:
+        if isinstance(value, float) and not _math.isfinite(value):
+            raise ValueError(f"{path or 'the setup'} = {value}: expected a finite number")
+        if isinstance(value, dict):
+            for key, inner in value.items():
+                check(inner, f"{path}.{key}" if path else str(key))
+        elif isinstance(value, (list, tuple)):
+            for inner in value:
+                check(inner, path)
+
+    check(setup, at)
+    return _json.dumps(setup)
+
+
 def _setup_dict(settings: Dict[str, Any], base: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
     """Keywords set on the fields of the same name of a setup (``base``, else the defaults): top
     level, or under ``data``; ``seed`` sets ``first_seed``, ``method`` the one method of
@@ -80,7 +99,7 @@ def _setup_dict(settings: Dict[str, Any], base: Optional[Dict[str, Any]] = None)
             setup["data"][key] = value
         else:
             setup[key] = value
-    return _json.loads(_distillrank.check_setup(_json.dumps(setup)))
+    return _json.loads(_distillrank.check_setup(_json_text(setup)))
 
 
 class Setup:
@@ -105,7 +124,7 @@ class Setup:
     @classmethod
     def from_dict(cls, value: Dict[str, Any]) -> "Setup":
         """A setup from a dict shaped like its JSON."""
-        return cls.from_json(_json.dumps(value))
+        return cls.from_json(_json_text(value))
 
     def to_json(self) -> str:
         """The setup's JSON, every field written (``distillrank compare --setup`` reads it)."""
@@ -133,7 +152,7 @@ def _setup_json(setup: Any) -> str:
     if isinstance(setup, Setup):
         return setup.to_json()
     if isinstance(setup, dict):
-        return _json.dumps(setup)
+        return _json_text(setup)
     if isinstance(setup, str):
         return setup
     raise TypeError(f"setup: expected a Setup, a dict or a JSON string, not {type(setup).__name__}")

@@ -34,9 +34,58 @@ use distillrank::ranking::train::EpochLog;
 use distillrank::setup::{resolve_files, DataSource, ObjectivesSetup, Setup};
 use distillrank::stop::Stop;
 
-/// A library error as Python sees it: `ValueError` with the library's message.
+/// A library error as Python sees it: `ValueError` with the library's message in Python's words
+/// ([`python_words`]).
 fn value_error(e: distillrank::error::Error) -> PyErr {
-    PyValueError::new_err(e.to_string())
+    PyValueError::new_err(python_words(&e.to_string()))
+}
+
+/// A message with the command line's flags in Python's words: a flag beside the field it fills
+/// (`setup field epochs (--epochs) = 0`) is left out, since the field is the keyword; a flag alone
+/// becomes the keyword or argument that sets it (`--tau-target` -> `tau_target`, `--valid` ->
+/// `eval_set`). A flag Python has no word for stays as it is.
+fn python_words(message: &str) -> String {
+    let keyword = |flag: &str| -> Option<String> {
+        match flag {
+            "train" => Some("X".into()),
+            "valid" => Some("eval_set".into()),
+            "test" => Some("a test split".into()),
+            _ => distillrank::settings::flag_fields()
+                .find(|(name, _)| *name == flag)
+                .map(|(_, path)| path.strip_prefix("data.").unwrap_or(path).to_string()),
+        }
+    };
+    let mut out = String::with_capacity(message.len());
+    let mut rest = message;
+    while let Some(at) = rest.find("--") {
+        let flag_len = rest[at + 2..]
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+            .unwrap_or(rest.len() - at - 2);
+        let flag = &rest[at + 2..at + 2 + flag_len];
+        let (before, after) = (&rest[..at], &rest[at + 2 + flag_len..]);
+        let said = |word: &str| {
+            let recent = &before[before.len().saturating_sub(40)..];
+            before.ends_with(" (") && recent.contains(word)
+        };
+        match keyword(flag) {
+            // `(--flag)` or `(--flag VALUE)` right after its field: the field says it.
+            Some(word) if said(&word) && after.find(')').is_some() => {
+                out.push_str(&before[..before.len() - 2]);
+                rest = &after[after.find(')').expect("found") + 1..];
+            }
+            Some(word) => {
+                out.push_str(before);
+                out.push_str(&word);
+                rest = after;
+            }
+            None => {
+                out.push_str(&rest[..at + 2 + flag_len]);
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// The name the training arrays go by in messages and in the setup's `Files` source.
@@ -141,23 +190,49 @@ fn engine(backend: Backend, reporter: &mut dyn Reporter) -> distillrank::error::
 /// The rows of `x` (float32, C-contiguous), followed by the columns of `z` when given, as one
 /// row-major matrix: (values, width).
 fn features(
+    split: &str,
     x: &PyReadonlyArray2<'_, f32>,
     z: Option<&PyReadonlyArray2<'_, f32>>,
 ) -> PyResult<(Vec<f32>, usize)> {
-    let contiguous = |name: &str| {
-        PyValueError::new_err(format!("{name}: expected a C-contiguous float32 array"))
+    // Each array by its own name (`privileged`, `eval_set's X`), before they are joined.
+    let name = |array: &str| match split {
+        TRAIN => array.to_string(),
+        other => format!("{other}'s {array}"),
+    };
+    let contiguous = |array: &str| {
+        PyValueError::new_err(format!(
+            "{}: expected a C-contiguous float32 array",
+            name(array)
+        ))
+    };
+    let finite = |array: &str, values: &[f32], width: usize| match values
+        .iter()
+        .position(|v| !v.is_finite())
+    {
+        Some(i) => Err(PyValueError::new_err(format!(
+            "{}: row {}, feature {}: {} is not a finite number",
+            name(array),
+            i / width.max(1) + 1,
+            i % width.max(1) + 1,
+            values[i]
+        ))),
+        None => Ok(()),
     };
     let xs = x.as_slice().map_err(|_| contiguous("X"))?;
     let [rows, n_x] = [x.shape()[0], x.shape()[1]];
+    finite("X", xs, n_x)?;
     let Some(z) = z else {
         return Ok((xs.to_vec(), n_x));
     };
     let zs = z.as_slice().map_err(|_| contiguous("privileged"))?;
+    finite("privileged", zs, z.shape()[1])?;
     let n_z = z.shape()[1];
     if z.shape()[0] != rows {
         return Err(PyValueError::new_err(format!(
-            "privileged: {} rows for the {rows} rows of X",
-            z.shape()[0]
+            "{}: {} rows for the {rows} rows of {}",
+            name("privileged"),
+            z.shape()[0],
+            name("X")
         )));
     }
     let width = n_x + n_z;
@@ -180,7 +255,7 @@ type Arrays<'py> = (
 /// The library's dataset of one split's arrays ([`pipeline::preparation::dataset_from_arrays`]).
 fn dataset(name: &str, arrays: &Arrays<'_>) -> PyResult<Dataset> {
     let (x, y, qid, z) = arrays;
-    let (values, width) = features(x, z.as_ref())?;
+    let (values, width) = features(name, x, z.as_ref())?;
     let grades = y
         .as_slice()
         .map_err(|_| PyValueError::new_err("y: not contiguous"))?;
@@ -251,7 +326,7 @@ impl Model {
         backend_name: &str,
     ) -> PyResult<Bound<'py, PyArray1<f32>>> {
         let backend = backend(backend_name)?;
-        let (values, width) = features(&x, None)?;
+        let (values, width) = features(TRAIN, &x, None)?;
         let rows = x.shape()[0];
         let (grades, qids) = (vec![0.0; rows], vec![0; rows]);
         let name = Path::new(TRAIN);

@@ -372,7 +372,9 @@ def test_epochs_zero_is_refused_with_the_clis_message(bundled):
     from_cli = cli_error("compare", "--epochs", "0", "--out", "/nonexistent/never-written")
     expected = from_cli.split("': ", 1)[1]
     assert expected.startswith("expected a whole number in 1..="), from_cli
-    assert "--epochs" in from_cli and "--epochs" in str(e.value), (from_cli, str(e.value))
+    # Each in its own words: the CLI's flag, Python's keyword.
+    assert "--epochs" in from_cli and "epochs" in str(e.value), (from_cli, str(e.value))
+    assert "--" not in str(e.value), str(e.value)
     assert str(e.value).endswith(expected), (from_cli, str(e.value))
 
 
@@ -384,8 +386,9 @@ def test_every_door_refuses_a_setting_out_of_range_with_the_same_range(tmp_path)
     with pytest.raises(ValueError) as from_python:
         distillrank.Setup.from_json('{"lr": 100}')
     expected = from_flag.split("': ", 1)[1]
-    for message in [from_file, str(from_python.value)]:
-        assert "--lr" in message and message.endswith(expected), (message, from_flag)
+    assert "--lr" in from_file and from_file.endswith(expected), (from_file, from_flag)
+    python = str(from_python.value)
+    assert "lr" in python and "--" not in python and python.endswith(expected), (python, from_flag)
 
 
 def test_unknown_keywords_are_named():
@@ -417,6 +420,42 @@ def test_bad_arrays_are_refused_with_the_row(bundled):
         distillrank.Ranker(**SMALL).fit(X, [1, 0, 0, 1, 0], verbose=False)
     with pytest.raises(ValueError, match="not fitted"):
         distillrank.Ranker().predict(X)
+
+
+def test_class_messages_name_what_python_calls_it(bundled):
+    """Python's messages name its own arrays and keywords: a NaN in ``privileged`` is the
+    privileged array's (not X's), a setting JSON cannot hold is named by its keyword (not as a
+    position in a JSON text), and the library's advice names keywords, not the CLI's flags."""
+    X, y, qid = bundled["train"]
+    Z = np.ones((X.shape[0], 2), dtype=np.float32)
+    Z[5, 1] = np.nan
+    with pytest.raises(ValueError, match=r"^privileged: row 6, feature 2: NaN is not a finite number"):
+        distillrank.Ranker(**SMALL).fit(X, y, qid=qid, privileged=Z, verbose=False)
+    Xv = X[:40].copy()
+    Xv[3, 0] = np.inf
+    with pytest.raises(ValueError, match=r"^eval_set's X: row 4, feature 1: inf is not a finite number"):
+        distillrank.Ranker(**SMALL).fit(X, y, qid=qid, eval_set=(Xv, y[:40], qid[:40]), verbose=False)
+    for keyword in ("lr", "alpha"):
+        with pytest.raises(ValueError, match=rf"^{keyword} = nan: expected a finite number"):
+            distillrank.Ranker(**{keyword: float("nan")})
+    with pytest.raises(ValueError) as refused:
+        distillrank.Ranker(**dict(SMALL, tau_target=9.0)).fit(X, y, qid=qid, verbose=False)
+    message = str(refused.value)
+    assert "--" not in message and "tau_target" in message, message
+
+
+def test_backend_auto_probes_the_gpu_quietly_without_xdg_runtime_dir():
+    """Mesa's drivers complain on stderr when XDG_RUNTIME_DIR is unset (containers, ssh); the
+    library keeps the probe quiet in every native door, Python's included."""
+    env = {k: v for k, v in os.environ.items() if k != "XDG_RUNTIME_DIR"}
+    code = (
+        "import distillrank\n"
+        "X, y, q = distillrank.mq2008()['train']\n"
+        "distillrank.Ranker(backend='auto', epochs=1, widths=[4]).fit(X, y, qid=q, verbose=False)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    assert "XDG_RUNTIME_DIR" not in done.stderr, done.stderr
 
 
 def test_empty_arrays_say_there_are_no_rows():
