@@ -126,8 +126,31 @@ pub fn check_file(path: &Path) -> Result<()> {
 
 /// Checks that `folder` can take output files, creating it (and its parents) if needed.
 pub fn check_folder(folder: &Path) -> Result<()> {
+    create_folder(folder).map(|_| ())
+}
+
+/// [`check_folder`], returning the folders it created, outermost first (none when `folder`
+/// existed), for a run that fails before it writes anything to take back.
+fn create_folder(folder: &Path) -> Result<Vec<PathBuf>> {
+    if folder.exists() && !folder.is_dir() {
+        return Err(Error::io(
+            folder,
+            std::io::Error::other(
+                "is a file, expected a folder for the run's outputs (it is created if missing)",
+            ),
+        ));
+    }
+    let created: Vec<PathBuf> = folder
+        .ancestors()
+        .take_while(|a| !a.as_os_str().is_empty() && !a.exists())
+        .map(Path::to_path_buf)
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect();
     std::fs::create_dir_all(folder).map_err(|e| Error::io(folder, e))?;
-    probe(&temporary(&folder.join("probe")))
+    probe(&temporary(&folder.join("probe")))?;
+    Ok(created)
 }
 
 /// An output folder that one run owns: locked while the run writes into it (a second run into the
@@ -138,6 +161,10 @@ pub fn check_folder(folder: &Path) -> Result<()> {
 pub struct RunFolder {
     dir: PathBuf,
     written: Vec<String>,
+    /// The folders the claim created, outermost first: a run that ends before
+    /// [`RunFolder::finish`] removes those it left empty, so a refused run leaves no trace.
+    created: Vec<PathBuf>,
+    finished: std::cell::Cell<bool>,
 }
 
 impl RunFolder {
@@ -148,7 +175,7 @@ impl RunFolder {
 
     /// Takes `dir` for this run: creates it, locks it, and removes what the last run wrote.
     pub fn claim(dir: &Path) -> Result<RunFolder> {
-        check_folder(dir)?;
+        let created = create_folder(dir)?;
         let lock = dir.join(Self::LOCK);
         let mut taken = std::fs::OpenOptions::new()
             .write(true)
@@ -179,6 +206,8 @@ impl RunFolder {
         let folder = RunFolder {
             dir: dir.to_path_buf(),
             written: Vec::new(),
+            created,
+            finished: std::cell::Cell::new(false),
         };
         let manifest = dir.join(Self::MANIFEST);
         if let Ok(list) = std::fs::read_to_string(&manifest) {
@@ -215,13 +244,21 @@ impl RunFolder {
     /// Writes the manifest of this run's outputs.
     pub fn finish(&self) -> Result<()> {
         let list = self.written.join("\n") + "\n";
-        write_atomic(&self.dir.join(Self::MANIFEST), list.as_bytes())
+        write_atomic(&self.dir.join(Self::MANIFEST), list.as_bytes())?;
+        self.finished.set(true);
+        Ok(())
     }
 }
 
 impl Drop for RunFolder {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(self.dir.join(Self::LOCK));
+        if !self.finished.get() {
+            // Only folders this run created, and only if empty (`remove_dir` refuses others).
+            for folder in self.created.iter().rev() {
+                let _ = std::fs::remove_dir(folder);
+            }
+        }
     }
 }
 

@@ -313,7 +313,9 @@ impl Setup {
                 options.check_size(queries)?;
                 Some(inputs.unwrap_or(options.regular.saturating_add(options.privileged)))
             }
-            _ => inputs,
+            // Files: their width is known once they are read; a model too large on one input
+            // is too large on any, and is refused before they are.
+            _ => Some(inputs.unwrap_or(1)),
         };
         if let Some(inputs) = inputs {
             let largest_group = match &self.data.source {
@@ -673,7 +675,20 @@ impl ObjectivesSetup {
     /// table of settings, the list of objectives and the training settings.
     pub fn check(&self) -> Result<()> {
         crate::settings::check_objectives_fields(&serde_json::to_value(self).unwrap_or_default())?;
-        self.config().map(|_| ())
+        self.config()?;
+        // The model's size before any data are made or read: on the synthetic task's features,
+        // or on one input for files (too large on one is too large on any).
+        let inputs = match &self.data {
+            ObjectivesData::Synthetic(options) => options.features,
+            _ => 1,
+        };
+        crate::model::mlp::check_size(
+            inputs,
+            &self.widths,
+            self.batch_size,
+            crate::memory::available_memory(),
+            "--widths (or --batch-size)",
+        )
     }
 
     /// The training settings every run shares (each run sets its objective and seed), checked.

@@ -311,6 +311,66 @@ fn class_inputs_that_do_not_vary_within_a_query_are_named_and_the_model_marked_f
     }
 }
 
+/// Refusals name the thing they are about, before work, and leave nothing behind: `--out` naming
+/// a file says so; a refused `compare`, `sweep` or `objectives` removes the output folders it
+/// created; a model too large is refused before its data are read (a missing training file would
+/// otherwise be the first thing named); and a flag that means nothing to its command is not one
+/// of its flags (`data synth` writes training queries only).
+#[test]
+fn class_refusals_name_their_thing_first_and_leave_nothing_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("a-file");
+    std::fs::write(&file, "").unwrap();
+    let file = file.to_str().unwrap();
+    for command in ["compare", "sweep", "objectives"] {
+        let mut args = vec![command, "--out", file];
+        if command == "sweep" {
+            args.extend(["--param", "alpha", "--values", "0.3"]);
+        }
+        refused(&args, &["a-file", "is a file, expected a folder"]);
+    }
+    let missing = dir.path().join("missing.txt");
+    let missing = missing.to_str().unwrap();
+    for (command, flags) in [
+        ("compare", vec!["--train", missing]),
+        (
+            "sweep",
+            vec!["--train", missing, "--param", "alpha", "--values", "0.3"],
+        ),
+        (
+            "objectives",
+            vec!["--train", missing, "--valid", missing, "--test", missing],
+        ),
+    ] {
+        let out = dir.path().join(command).join("deeper");
+        let mut args = vec![
+            command,
+            "--widths",
+            "1000000,1000000",
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        args.extend(flags);
+        refused(&args, &["does not fit in memory", "--widths"]);
+        assert!(
+            !dir.path().join(command).exists(),
+            "{command} left its folder behind"
+        );
+    }
+    let out = dir.path().join("s.txt");
+    refused(
+        &[
+            "data",
+            "synth",
+            "--valid-queries",
+            "0",
+            "-o",
+            out.to_str().unwrap(),
+        ],
+        &["unexpected argument '--valid-queries'"],
+    );
+}
+
 // 2. Non-finite models: never saved, loaded, scored or reported.
 #[test]
 fn non_finite_models_are_refused() {

@@ -115,7 +115,7 @@ pub fn stats(args: &StatsArgs, out: &Output) -> Result<()> {
 }
 
 pub fn synth(
-    args: &super::flags::TableFlags<super::flags::Synthetic>,
+    args: &super::flags::TableFlags<super::flags::Generator>,
     path: &Path,
     out: &Output,
 ) -> Result<()> {

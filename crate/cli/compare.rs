@@ -281,7 +281,7 @@ pub fn run(args: &CompareArgs, given: &[String], out: &Output) -> Result<()> {
     let mut folder = distillrank::output::RunFolder::claim(&args.out)?;
     let setup = args.setup(given)?;
     // Every setting is checked before the data load.
-    setup.compare_config(Default::default())?;
+    setup.check(None)?;
     let engine = super::engine(setup.backend, out)?;
     let config = setup.compare_config(engine.clone())?;
     let started = std::time::Instant::now();

@@ -33,12 +33,18 @@ pub struct Data;
 #[derive(Clone, Debug, Default)]
 pub struct Synthetic;
 
+/// The generator's own options (`--queries`, `--regular`, ...), for `data synth`, which writes
+/// one file of training queries: a comparison's validation and test queries are not among them.
+#[derive(Clone, Debug, Default)]
+pub struct Generator;
+
 /// The log simulator's settings (`--sessions`, `--click-model`, ...).
 #[derive(Clone, Debug, Default)]
 pub struct Logs;
 
 const SYNTHETIC: &str = "data.source.synthetic.";
 const LOGS: &str = "data.logs.";
+const GENERATOR: &str = "data.source.synthetic.options.";
 
 impl FlagSet for Training {
     fn holds(path: &str) -> bool {
@@ -55,6 +61,12 @@ impl FlagSet for Data {
 impl FlagSet for Synthetic {
     fn holds(path: &str) -> bool {
         path.starts_with(SYNTHETIC)
+    }
+}
+
+impl FlagSet for Generator {
+    fn holds(path: &str) -> bool {
+        path.starts_with(GENERATOR)
     }
 }
 
@@ -96,7 +108,7 @@ impl TableFlags<Training> {
     }
 }
 
-impl TableFlags<Synthetic> {
+impl TableFlags<Generator> {
     /// The generator's options these flags give (the table's defaults for the others).
     pub fn options(&self) -> Result<SynthOptions> {
         match Setup::default().with_flags(self.given())?.data.source {

@@ -239,7 +239,7 @@ pub enum DataCommand {
     /// Write synthetic LETOR data.
     Synth {
         #[command(flatten)]
-        synth: flags::TableFlags<flags::Synthetic>,
+        synth: flags::TableFlags<flags::Generator>,
         /// Output file.
         #[arg(short, long)]
         out: PathBuf,

@@ -72,7 +72,7 @@ pub fn run(args: &SweepArgs, given: &[String], out: &Output) -> Result<()> {
     let started = std::time::Instant::now();
     let setup = args.setup(given)?;
     // Every setting is checked before the engine opens (and names its adapter).
-    setup.compare_config(Default::default())?;
+    setup.check(None)?;
     let base = setup.compare_config(super::engine(setup.backend, out)?)?;
     let name = args.param.name();
     let mut store = disk(&args.data.files);

@@ -405,7 +405,7 @@ fn fit(
     let mut reporter = Stderr::new(verbose);
     let result = py.detach(|| {
         // Every setting is checked before the data are prepared, as the CLI does.
-        setup.compare_config(Engine::Cpu)?;
+        setup.check(None)?;
         let mut data =
             pipeline::preparation::prepare(&setup.data, &mut store, false, &mut reporter)?;
         // The student reads X's columns only: it serves on X without the privileged features.
@@ -442,7 +442,7 @@ fn compare(py: Python<'_>, setup: &str, verbose: bool, base: Option<PathBuf>) ->
     let mut reporter = Stderr::new(verbose);
     let result = py.detach(|| {
         // Every setting is checked before the data load, as the CLI does.
-        setup.compare_config(Engine::Cpu)?;
+        setup.check(None)?;
         let engine = engine(setup.backend, &mut reporter)?;
         let mut store = pipeline::store::Disk::default();
         let data = pipeline::preparation::prepare(&setup.data, &mut store, true, &mut reporter)?;
