@@ -342,8 +342,9 @@ pub fn mean_over_groups(
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Report {
     pub ndcg: Vec<(usize, Option<f64>)>,
-    /// MAP, MRR and P@k over every group; `None` (n/a in text, null in JSON) when no group has a
-    /// relevant document, where each is 0 whatever the scores and measures nothing.
+    /// MAP, MRR and P@k over every group; `None` (n/a in text, null in JSON) when no group holds
+    /// two different labels (no relevant document at all, or every group's documents alike),
+    /// where each is 0 or 1 whatever the scores and measures nothing.
     pub map: Option<f64>,
     pub mrr: Option<f64>,
     pub precision: Vec<(usize, Option<f64>)>,
@@ -363,16 +364,31 @@ pub fn ties_every_group(scores: &[f32], offsets: &[usize]) -> bool {
             .all(|w| scores[w[0]..w[1]].windows(2).all(|p| p[0] == p[1]))
 }
 
+/// Whether some group holds documents of two different labels: otherwise every order of every
+/// group is as good as any other, and no ranking metric measures anything (each is 1 or 0
+/// whatever the scores).
+pub fn any_group_ranks(labels: &[f32], offsets: &[usize]) -> bool {
+    offsets.windows(2).any(|w| {
+        let group = &labels[w[0]..w[1]];
+        group.iter().any(|&l| l != group[0])
+    })
+}
+
+/// A run's metrics on `labels`: NDCG at [`NDCG_CUTOFFS`], MAP, MRR and P@1/5/10; each `None`
+/// where it cannot be measured: no group holds two different labels ([`any_group_ranks`]).
 pub fn report(scores: &[f32], labels: &[f32], offsets: &[usize], convention: IdcgZero) -> Report {
     let ndcg_groups = offsets
         .windows(2)
         .filter(|w| convention != IdcgZero::Exclude || labels[w[0]..w[1]].iter().any(|&l| l > 0.0))
         .count();
-    let measurable = labels.iter().any(|&l| l > 0.0);
+    let measurable = any_group_ranks(labels, offsets);
     Report {
         ndcg: NDCG_CUTOFFS
             .iter()
-            .map(|&k| (k, mean_ndcg(k, scores, labels, offsets, convention)))
+            .map(|&k| {
+                let ndcg = measurable.then(|| mean_ndcg(k, scores, labels, offsets, convention));
+                (k, ndcg.flatten())
+            })
             .collect(),
         map: measurable.then(|| mean_over_groups(average_precision, scores, labels, offsets)),
         mrr: measurable.then(|| mean_over_groups(reciprocal_rank, scores, labels, offsets)),

@@ -371,6 +371,107 @@ fn class_refusals_name_their_thing_first_and_leave_nothing_behind() {
     );
 }
 
+/// What training refuses, every split refuses or marks in the same words: a file whose queries
+/// each hold one grade (MQ2008's test split with each query's grades made one) is refused as a
+/// validation or test split as it is as a training split, by `train` and `compare`, and `eval`
+/// marks its figures n/a with the reason (Python's `eval_set`: tests/python).
+#[test]
+fn class_a_split_whose_queries_each_hold_one_grade_is_refused_or_marked_in_every_role() {
+    let dir = tempfile::tempdir().unwrap();
+    let one = dir.path().join("one-grade.txt");
+    let mut text = String::new();
+    let mut first: Vec<(String, String)> = Vec::new();
+    for line in std::fs::read_to_string(mq("test.txt")).unwrap().lines() {
+        let (_, rest) = line.split_once(' ').unwrap();
+        let qid = rest.split_whitespace().next().unwrap().to_string();
+        let grade = match first.iter().find(|(q, _)| *q == qid) {
+            Some((_, g)) => g.clone(),
+            None => {
+                // Alternate queries take grade 1 and 2: every query one grade, the file two.
+                let g = if first.len().is_multiple_of(2) {
+                    "1"
+                } else {
+                    "2"
+                }
+                .to_string();
+                first.push((qid.clone(), g.clone()));
+                g
+            }
+        };
+        text += &format!("{grade} {rest}\n");
+    }
+    std::fs::write(&one, text).unwrap();
+    let one = one.to_str().unwrap();
+    let (train, valid, test) = (mq("train.txt"), mq("vali.txt"), mq("test.txt"));
+    let out = dir.path().join("out");
+    let out = out.to_str().unwrap();
+    let small = [
+        "--tau-target",
+        "2.8",
+        "--epochs",
+        "1",
+        "--widths",
+        "4",
+        "--backend",
+        "cpu",
+    ];
+    for (role, files) in [
+        ("validation", [train.as_str(), one, test.as_str()]),
+        ("test", [train.as_str(), valid.as_str(), one]),
+    ] {
+        let mut args = vec![
+            "compare", "--train", files[0], "--valid", files[1], "--test", files[2],
+        ];
+        args.extend(small);
+        args.extend(["--seeds", "1", "--out", out]);
+        refused(
+            &args,
+            &[&format!(
+                "no {role} group holds documents of different grades"
+            )],
+        );
+        if role == "validation" {
+            let mut args = vec!["train", "--train", files[0], "--valid", files[1]];
+            args.extend(small);
+            refused(
+                &args,
+                &["no validation group holds documents of different grades"],
+            );
+        }
+    }
+    let model = dir.path().join("model");
+    let (status, _, stderr) = run(&[
+        "train",
+        "--train",
+        &train,
+        "--tau-target",
+        "2.8",
+        "--epochs",
+        "1",
+        "--widths",
+        "4",
+        "--backend",
+        "cpu",
+        "--save",
+        model.to_str().unwrap(),
+    ]);
+    assert!(status.status.success(), "{stderr}");
+    let (status, stdout, stderr) = run(&[
+        "eval",
+        "--model",
+        model.to_str().unwrap(),
+        one,
+        "--backend",
+        "cpu",
+    ]);
+    assert!(status.status.success(), "{stderr}");
+    assert!(stdout.contains("NDCG@8 n/a"), "{stdout}");
+    assert!(
+        stdout.contains("no query holds documents of two different labels"),
+        "{stdout}"
+    );
+}
+
 // 2. Non-finite models: never saved, loaded, scored or reported.
 #[test]
 fn non_finite_models_are_refused() {

@@ -476,6 +476,9 @@ fn print_report(name: &str, r: &metrics::Report) {
         .map(|(k, v)| format!("NDCG@{k} {}", v.map_or("n/a".into(), |v| format!("{v:.4}"))))
         .collect();
     outln!("{name}: {}", ndcg.join("  "));
+    if r.ndcg.iter().all(|(_, v)| v.is_none()) {
+        outln!("{name}: n/a: no query holds documents of two different labels, so no ranking metric can be measured");
+    }
     // An unmeasurable figure (no relevant document anywhere) is n/a, never 0.
     let figure = |v: Option<f64>| v.map_or("n/a".to_string(), |v| format!("{v:.4}"));
     let p: Vec<String> = r

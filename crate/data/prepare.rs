@@ -828,7 +828,7 @@ fn check_sources(sources: &[Source], nf: usize, options: &PrepareOptions) -> Res
 
 /// Labels drawn from one grade are pure Gumbel noise, and every metric ranks within a group: a
 /// training split without a group of mixed grades has nothing to learn.
-fn check_mixed_grades(train: &Part, train_source: &Dataset) -> Result<()> {
+fn check_mixed_grades(train: &Part, train_source: &Dataset, split: &str) -> Result<()> {
     if !train.groups.iter().any(|&g| {
         let grades = &train_source.grades[train_source.group(g)];
         grades.iter().any(|&r| r != grades[0])
@@ -842,7 +842,12 @@ fn check_mixed_grades(train: &Part, train_source: &Dataset) -> Result<()> {
         grades.sort_unstable();
         grades.dedup();
         return Err(Error::Data(format!(
-            "no training group holds documents of different grades (grades present: {grades:?}): labels drawn from them are noise and there is nothing to rank; check the file's first column"
+            "no {split} group holds documents of different grades (grades present: {grades:?}): labels drawn from them are noise and there is nothing to rank{}; check the file's first column",
+            match split {
+                "validation" => " or to choose an epoch by",
+                "test" => " or to measure",
+                _ => "",
+            }
         )));
     }
     Ok(())
@@ -1193,7 +1198,7 @@ fn prepare_parts(
         )));
     }
 
-    check_mixed_grades(&train, train_source)?;
+    check_mixed_grades(&train, train_source, "training")?;
 
     // Step 8 (first half): hold out 10% of the training queries when there is no validation split.
     let holdout = valid.is_none();
@@ -1201,6 +1206,16 @@ fn prepare_parts(
         Some(v) => v,
         None => hold_out_valid(&mut train, &mut train_draws, train_source, options)?,
     };
+    // A validation split is held to what training is: its grades must rank something, or it
+    // cannot choose the epoch (graded labels: a file's own split; with column labels, y).
+    if options.label_column.is_none() {
+        check_mixed_grades(&valid.0, sources[valid.0.source].data(), "validation")?;
+        // And so is a test split: labels drawn from grades that rank nothing are noise, and
+        // every figure on them would measure it (as `eval --labels binary` refuses them).
+        if let Some((part, _)) = &test {
+            check_mixed_grades(part, sources[part.source].data(), "test")?;
+        }
+    }
 
     // Step 3: the signed log1p of every kept document, as each split's own matrix.
     let mut matrices = {

@@ -69,15 +69,9 @@ pub async fn run_model(
     let test = splits.test.set;
     let report = metrics::report(&scores, &test.labels, &test.group_offsets, config.idcg_zero);
     let grades: Vec<f32> = test.grades.iter().map(|&r| r as f32).collect();
-    let test_graded_ndcg = metrics::NDCG_CUTOFFS
-        .iter()
-        .map(|&k| {
-            (
-                k,
-                metrics::mean_ndcg(k, &scores, &grades, &test.group_offsets, config.idcg_zero),
-            )
-        })
-        .collect();
+    // The graded relevance as the binary: measured where some query holds two grades.
+    let graded = metrics::report(&scores, &grades, &test.group_offsets, config.idcg_zero);
+    let test_graded_ndcg = graded.ndcg;
     let per_query = if test_curve {
         metrics::ndcg_per_group(TESTED_K, &scores, &test.labels, &test.group_offsets)
     } else {
@@ -447,7 +441,7 @@ pub fn graded_ndcg(run: &ModelRun, k: usize) -> Option<f64> {
 
 /// Why a test NDCG is missing: the one way it can be.
 pub const UNMEASURED: &str =
-    "no test group has a document with y = 1, so test NDCG cannot be measured";
+    "no test group holds documents of two different labels (a y = 1 beside a y = 0; a grade beside another for the graded NDCG), so test NDCG cannot be measured";
 
 /// Test NDCG@k of a run; None when no test group has a relevant document (see [`UNMEASURED`]).
 pub fn ndcg(run: &ModelRun, k: usize) -> Option<f64> {

@@ -458,6 +458,17 @@ def test_backend_auto_probes_the_gpu_quietly_without_xdg_runtime_dir():
     assert "XDG_RUNTIME_DIR" not in done.stderr, done.stderr
 
 
+def test_class_an_eval_set_whose_queries_each_hold_one_grade_is_refused(bundled):
+    """As a training split is: its labels would be noise, and it could not choose an epoch."""
+    X, y, qid = bundled["train"]
+    Xv, yv, qv = bundled["valid"]
+    flat = np.array(yv, dtype=np.float64)
+    for q in np.unique(qv):
+        flat[qv == q] = 1 + q % 2
+    with pytest.raises(ValueError, match="no validation group holds documents of different grades"):
+        distillrank.Ranker(**SMALL).fit(X, y, qid=qid, eval_set=(Xv, flat, qv), verbose=False)
+
+
 def test_empty_arrays_say_there_are_no_rows():
     # Empty lists read as float64: the refusal is the library's "no rows", not a dtype.
     with pytest.raises(ValueError, match="no rows"):
