@@ -121,7 +121,7 @@ pub fn check_file(path: &Path) -> Result<()> {
             ),
         ));
     }
-    probe(&temporary(path))
+    probe(path, &temporary(path))
 }
 
 /// Checks that `folder` can take output files, creating it (and its parents) if needed.
@@ -149,7 +149,7 @@ fn create_folder(folder: &Path) -> Result<Vec<PathBuf>> {
         .rev()
         .collect();
     std::fs::create_dir_all(folder).map_err(|e| Error::io(folder, e))?;
-    probe(&temporary(&folder.join("probe")))?;
+    probe(folder, &temporary(&folder.join("probe")))?;
     Ok(created)
 }
 
@@ -262,8 +262,15 @@ impl Drop for RunFolder {
     }
 }
 
-/// Creates and removes `path`: the folder accepts new files.
-fn probe(path: &Path) -> Result<()> {
-    std::fs::write(path, b"").map_err(|e| Error::io(path, e))?;
-    std::fs::remove_file(path).map_err(|e| Error::io(path, e))
+/// Creates and removes `path`, a temporary name beside `target`: the folder accepts new files.
+/// A refusal names `target`, the path the user gave, never the temporary name.
+fn probe(target: &Path, path: &Path) -> Result<()> {
+    let cannot = |e: std::io::Error| {
+        Error::io(
+            target,
+            std::io::Error::new(e.kind(), format!("cannot be written there ({e})")),
+        )
+    };
+    std::fs::write(path, b"").map_err(cannot)?;
+    std::fs::remove_file(path).map_err(cannot)
 }

@@ -357,6 +357,21 @@ fn class_refusals_name_their_thing_first_and_leave_nothing_behind() {
             "{command} left its folder behind"
         );
     }
+    // A folder that takes no new file: the refusal names the file asked for, never the
+    // temporary name it would be written under.
+    let stderr = refused(
+        &[
+            "train",
+            "--bundled",
+            "mq2008",
+            "--epochs",
+            "1",
+            "--save",
+            "/proc/model",
+        ],
+        &["/proc/model.safetensors: cannot be written there"],
+    );
+    assert!(!stderr.contains(".tmp"), "{stderr}");
     let out = dir.path().join("s.txt");
     refused(
         &[
