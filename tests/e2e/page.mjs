@@ -896,6 +896,8 @@ await check("class_12_regular_features_constant_within_queries_are_named", async
     const status = await clickAndWait(p, "#run", 120_000);
     expect(status.startsWith("Done"), `the run failed: ${status} ${await errorText(p)}`);
     expect(/Warning: .*train split's regular features .* constant within every query/.test(status), `status: ${status}`);
+    // And the students that cannot rank are named as the CLI and Python name them.
+    expect(/Does not rank: No distillation's student \(every seed\) gives every document of each test query the same score/.test(status), `status: ${status}`);
     console.log(`    ${status.slice(status.indexOf("Warning"), status.indexOf("Warning") + 150)}…`);
   } finally {
     await p.close();
