@@ -426,6 +426,37 @@ pub fn sentence(t: &PairedTest) -> String {
     out
 }
 
+/// The test's answer in plain words, with the methods named `a` and `b` (their labels): "PFD
+/// beats GenD (p < 0.001)", "PFD does worse than GenD (p = 0.012)", "PFD against no
+/// distillation: this run cannot tell them apart (it could detect ±0.0090)", or that the run is
+/// too small to tell, with the reason. Holm's p where the table corrected it. A reader's first
+/// line: what the test separates, and nothing it does not.
+pub fn verdict(t: &PairedTest, a: &str, b: &str) -> String {
+    let (Some(p), Some(diff)) = (t.p_holm.or(t.p), t.mean_diff) else {
+        return format!("{a} against {b}: this run is too small to test (a paired test needs at least 2 queries measured for both)");
+    };
+    if p < ALPHA && diff != 0.0 {
+        let word = if diff > 0.0 {
+            "beats"
+        } else {
+            "does worse than"
+        };
+        return format!("{a} {word} {b} (p {})", p_value(p));
+    }
+    match (t.min_detectable, &t.undetectable) {
+        (Some(size), _) => {
+            format!("{a} against {b}: this run cannot tell them apart (it could detect ±{size:.4})")
+        }
+        (None, Some(why)) => format!("{a} against {b}: this run is too small to tell ({why})"),
+        (None, None) => format!("{a} against {b}: this run cannot tell them apart"),
+    }
+}
+
+/// Whether the test separates the two: its (Holm-corrected) p is below 0.05.
+pub fn separates(t: &PairedTest) -> bool {
+    t.p_holm.or(t.p).is_some_and(|p| p < ALPHA) && t.mean_diff.is_some_and(|d| d != 0.0)
+}
+
 /// "1 query", "500 queries".
 fn plural(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })

@@ -828,6 +828,7 @@ pub fn summarize_compare(
             "warnings": prepared.warnings,
         },
         "backend": engine_for(&setup).map_or_else(|_| format!("{:?}", setup.backend), |e| format!("{e:?}")),
+        "verdicts": pipeline::report::verdicts(&comparison.tests(pipeline::report::TESTS_SEED)),
     });
     for (key, value) in page.as_object().into_iter().flatten() {
         results[key] = value.clone();

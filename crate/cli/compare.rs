@@ -341,6 +341,11 @@ pub fn run(args: &CompareArgs, given: &[String], out: &Output) -> Result<()> {
     if out.json {
         outln!("{}", serde_json::to_string(&results).expect("serialise"));
     } else {
+        // The answers first, in plain words; then the figures behind them.
+        for verdict in pipeline::report::verdicts(&tests) {
+            outln!("{}.", verdict["text"].as_str().unwrap_or_default());
+        }
+        outln!("");
         outln!("{table}");
         outln!("{sentences}");
         for sentence in &shared {

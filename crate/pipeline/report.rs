@@ -57,6 +57,39 @@ pub fn results_json(
     results
 }
 
+/// The verdicts of a comparison's paired tests on NDCG@8, one per question it asks (each method
+/// against no distillation, PFD against GenD and self-distillation), in plain words
+/// ([`crate::stats::verdict`]): `{a, b, separates, text}`, in the tests' order. The page shows
+/// them above its table and marks only what `separates`; the CLI prints them first.
+pub fn verdicts(tests: &[crate::stats::PairedTest]) -> Vec<serde_json::Value> {
+    let label = |name: &str| {
+        crate::ranking::distill::Method::parse(name)
+            .map_or(name, |m| m.entry().label)
+            .to_string()
+    };
+    // The first method opens the sentence.
+    let opening = |name: &str| {
+        let label = label(name);
+        let mut chars = label.chars();
+        chars
+            .next()
+            .map(|c| c.to_uppercase().chain(chars).collect::<String>())
+            .unwrap_or_default()
+    };
+    tests
+        .iter()
+        .filter(|t| t.metric == "ndcg@8")
+        .map(|t| {
+            serde_json::json!({
+                "a": t.a,
+                "b": t.b,
+                "separates": crate::stats::separates(t),
+                "text": crate::stats::verdict(t, &opening(&t.a), &label(&t.b)),
+            })
+        })
+        .collect()
+}
+
 /// What the reports say of the teachers a comparison trains once for two methods
 /// ([`CompareConfig::jobs_on`]): a sentence each; none when every method trains its own.
 pub fn shared_teachers(data: &PreparedData, setup: &Setup) -> Vec<String> {

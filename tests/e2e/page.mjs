@@ -200,6 +200,22 @@ await check("default_comparison_fills_the_table", async () => {
   }
   const datasets = await page.evaluate(() => Chart.getChart("ndcg-chart").data.datasets.length);
   expect(datasets >= 4, `the NDCG chart has ${datasets} lines`);
+  // The verdict first: one line per tested pair, in plain words; colour and bold only where the
+  // test separates the method from no distillation.
+  const verdict = await page.$$eval("#verdict p", (ps) => ps.map((p) => ({
+    a: p.dataset.a, b: p.dataset.b, separates: p.classList.contains("separates"), text: p.textContent })));
+  expect(verdict.length >= 5, `verdict lines: ${JSON.stringify(verdict)}`);
+  for (const v of verdict) {
+    expect(v.separates === / (beats|does worse than) /.test(v.text), `a bold line is one the test separates: ${JSON.stringify(v)}`);
+    console.log(`    verdict: ${v.text}`);
+  }
+  const marked = await page.$$eval("#results tbody tr", (trs) => trs.map((tr) => ({
+    method: tr.dataset.method, bold: tr.classList.contains("best"),
+    coloured: !!tr.querySelector(".gain-up, .gain-down") })));
+  for (const row of marked) {
+    const separated = verdict.some((v) => v.a === row.method && v.b === "no-distillation" && v.separates);
+    expect(!(row.bold || row.coloured) || separated, `${row.method} is marked though its test does not separate it: ${JSON.stringify(row)}`);
+  }
   await page.screenshot({ path: path.join(shots, "page.png"), fullPage: true });
   await page.screenshot({ path: path.join(root, "docs/page.png"), fullPage: true });
 });

@@ -111,6 +111,8 @@ export function resultsTable(result, order) {
     `<th title="Paired randomization test of the gain over no distillation, over the test queries, Holm-corrected">p (Holm)</th><th>teacher NDCG@8</th>` +
     `<th title="NDCG@8 on the graded relevance, the ground truth behind y">graded NDCG@8</th></tr>`;
   let note = "";
+  // Colour and bold only where the paired test separates the method from no distillation.
+  const separated = (name) => (result.verdicts ?? []).some((v) => v.a === name && v.b === "no-distillation" && v.separates);
   const rows = methods.map(([name, r]) => {
     const mean8 = r["ndcg@8"].mean;
     let gain = "—";
@@ -119,18 +121,29 @@ export function resultsTable(result, order) {
     } else if (base !== undefined && base !== null && name !== "no-distillation") {
       const g = (100 * (mean8 - base)) / base;
       // No distillation at 0: no relative gain (not NaN% or +Infinity%).
+      const marked = separated(name) ? (g >= 0 ? "gain-up" : "gain-down") : "";
       gain = Number.isFinite(g)
-        ? `<span class="${g >= 0 ? "gain-up" : "gain-down"}">${g >= 0 ? "+" : ""}${g.toFixed(2)}%</span>`
+        ? `<span class="${marked}">${g >= 0 ? "+" : ""}${g.toFixed(2)}%</span>`
         : `<span title="no distillation's NDCG@8 is ${base}: a gain relative to it is undefined">n/a</span>`;
     }
     const teacher = r["teacher_ndcg@8"] ? fmt(r["teacher_ndcg@8"]) : "—";
     if (mean8 === null) note = ` <small>n/a: ${r["ndcg@8"].unmeasured}</small>`;
-    return `<tr class="${mean8 !== null && mean8 === best ? "best" : ""}" data-method="${name}"><td>${name}</td>` +
+    const isBest = mean8 !== null && mean8 === best && name !== "no-distillation" && separated(name);
+    return `<tr class="${isBest ? "best" : ""}" data-method="${name}"><td>${name}</td>` +
       CUTOFFS.map((k) => `<td>${fmt(r[`ndcg@${k}`])}</td>`).join("") + `<td>${gain}</td><td>${pOf(test(name))}</td><td>${teacher}</td>` +
       `<td>${r["graded_ndcg@8"] ? fmt(r["graded_ndcg@8"]) : "—"}</td></tr>`;
   });
   return `<thead>${head}</thead><tbody>${rows.join("")}</tbody>` +
     (note ? `<caption class="unmeasured">${note}</caption>` : "");
+}
+
+/// The answers first: one line per question the comparison asks (each method against no
+/// distillation, PFD against GenD and self-distillation), in the library's plain words
+/// (`stats::verdict`); a line the test separates is bold.
+export function verdictLines(result) {
+  return (result.verdicts ?? [])
+    .map((v) => `<p class="${v.separates ? "separates" : ""}" data-a="${escapeHtml(v.a)}" data-b="${escapeHtml(v.b)}">${escapeHtml(v.text)}.</p>`)
+    .join("");
 }
 
 /// The sentences of the paired tests under the table: each gain with its interval and p, or that
@@ -234,6 +247,7 @@ export async function run(focus = null) {
     });
     lastResult = result;
     lastSetup = setup;
+    $("verdict").innerHTML = verdictLines(result);
     $("results").innerHTML = resultsTable(result, setup.methods);
     $("results-tests").innerHTML = testSentences(result);
     const seconds = (performance.now() - started) / 1000;
