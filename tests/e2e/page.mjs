@@ -1038,6 +1038,28 @@ await check("class_one_setup_document_one_meaning_a_section_left_partly_out_open
   }
 });
 
+await check("the_page_fits_a_laptop_and_a_phone_after_a_run", async () => {
+  // No horizontal scrolling at 1366x768, nor on a 390 px phone, with results on the page.
+  const p = await freshPage("#backend=cpu&epochs=1&seeds=2&widths=8&queries=60&valid_queries=40&test_queries=40");
+  try {
+    const status = await clickAndWait(p, "#run", 120_000);
+    expect(status.startsWith("Done"), `the run failed: ${status} ${await errorText(p)}`);
+    for (const [width, height] of [[1366, 768], [390, 844]]) {
+      await p.setViewportSize({ width, height });
+      await p.waitForTimeout(300);
+      const [scroll, inner, widest] = await p.evaluate(() => {
+        const wide = [...document.querySelectorAll("body *")]
+          .filter((el) => el.getBoundingClientRect().right > window.innerWidth + 1)
+          .map((el) => `${el.tagName.toLowerCase()}${el.id ? "#" + el.id : ""}${el.className ? "." + String(el.className).split(" ")[0] : ""}`);
+        return [document.documentElement.scrollWidth, window.innerWidth, wide.slice(0, 6)];
+      });
+      expect(scroll <= inner + 1, `${width}x${height}: the page is ${scroll} px wide in a ${inner} px window (${widest.join(", ")})`);
+    }
+  } finally {
+    await p.close();
+  }
+});
+
 await check("no_uncaught_errors", async () => {
   const real = pageErrors.filter((e) => !/favicon/.test(e));
   expect(real.length === 0, `page errors: ${real.join(" | ")}`);
