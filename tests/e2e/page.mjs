@@ -1060,6 +1060,28 @@ await check("the_page_fits_a_laptop_and_a_phone_after_a_run", async () => {
   }
 });
 
+await check("controls_that_do_not_apply_are_hidden", async () => {
+  // "k / columns" only for a split that takes them; tau_target not where y is the logs'
+  // conversion; the logs' knobs only with simulated logs.
+  const p = await freshPage("#backend=cpu");
+  try {
+    const visible = (name) => p.locator(`[name=${name}]`).first().isVisible();
+    for (const [kind, k, tau, logs] of [
+      ["generator", false, true, false],
+      ["top", true, true, false],
+      ["cols", true, true, false],
+      ["logs", false, false, true],
+    ]) {
+      await p.selectOption("select[name=privileged_kind]", kind);
+      const shown = [await visible("privileged_value"), await visible("tau_target"), await visible("log_sessions")];
+      expect(JSON.stringify(shown) === JSON.stringify([k, tau, logs]),
+        `${kind}: k / columns, tau_target, sessions shown ${JSON.stringify(shown)}, expected ${JSON.stringify([k, tau, logs])}`);
+    }
+  } finally {
+    await p.close();
+  }
+});
+
 await check("no_uncaught_errors", async () => {
   const real = pageErrors.filter((e) => !/favicon/.test(e));
   expect(real.length === 0, `page errors: ${real.join(" | ")}`);

@@ -69,12 +69,19 @@ export function loadFromUrl() {
   showSourceKnobs();
 }
 
+/// Shows the controls that apply to the chosen data and privileged kind, and hides the others:
+/// the generator's knobs for synthetic data, the logs' for simulated logs, "k / columns" for a
+/// split that takes them, and tau_target where the labels are drawn from grades (the simulated
+/// logs' y is the conversion).
 export function showSourceKnobs() {
   const { source, privileged_kind } = readForm();
   $("synthetic-knobs").hidden = source !== "synthetic";
   $("upload-box").hidden = source !== "upload";
   $("mq2008-box").hidden = source !== "mq2008";
   $("logs-knobs").hidden = privileged_kind !== "logs";
+  const label = (name) => form.elements[name].closest("label");
+  label("privileged_value").hidden = !["top", "cols"].includes(privileged_kind);
+  label("tau_target").hidden = privileged_kind === "logs";
 }
 
 /// What the JSON of a setup says about where it was made.
