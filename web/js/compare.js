@@ -140,8 +140,11 @@ export function resultsTable(result, order) {
 /// The answers first: one line per question the comparison asks (each method against no
 /// distillation, PFD against GenD and self-distillation), in the library's plain words
 /// (`stats::verdict`); a line the test separates is bold.
-export function verdictLines(result) {
-  return (result.verdicts ?? [])
+export function verdictLines(result, focus = null) {
+  // The question a button asked (PFD against GenD on real data) comes first.
+  const first = (v) => (focus && v.a === focus[0] && v.b === focus[1] ? 0 : 1);
+  return [...(result.verdicts ?? [])]
+    .sort((x, y) => first(x) - first(y))
     .map((v) => `<p class="${v.separates ? "separates" : ""}" data-a="${escapeHtml(v.a)}" data-b="${escapeHtml(v.b)}">${escapeHtml(v.text)}.</p>`)
     .join("");
 }
@@ -220,7 +223,7 @@ export function progressLine(model, docs, seconds) {
   return `Training ${model.method} ${role}, seed ${model.seed}: ${docs.toLocaleString()} documents in ${seconds.toFixed(0)} s.`;
 }
 
-/// `focus`: [a, b], a test whose sentence ends the status line (the "PFD against GenD" button).
+/// `focus`: [a, b], the test whose verdict comes first (the "PFD against GenD" button).
 export async function run(focus = null) {
   // Running from the first moment: a second click (a double-click on Run) finds the page busy
   // and the buttons disabled.
@@ -229,6 +232,8 @@ export async function run(focus = null) {
   clearError();
   saveToUrl();
   $("status").textContent = "Preparing the data…";
+  // The last run's answers go with it: a table is shown only beside the run that made it.
+  clearResults("Running…");
   // The whole Run: data, auto's measurement, training and the summary.
   const started = performance.now();
   let throughput = "";
@@ -247,27 +252,32 @@ export async function run(focus = null) {
     });
     lastResult = result;
     lastSetup = setup;
-    $("verdict").innerHTML = verdictLines(result);
+    $("verdict").innerHTML = verdictLines(result, focus);
     $("results").innerHTML = resultsTable(result, setup.methods);
     $("results-tests").innerHTML = testSentences(result);
     const seconds = (performance.now() - started) / 1000;
-    const pooled = (result.workers > 1 ? ` with ${result.workers} workers` : "") +
-      (readForm().backend === "auto" && autoChoice ? ` (${autoLine(autoChoice)})` : "");
-    $("status").textContent = `Done in ${seconds.toFixed(1)} s on ${result.backend}${pooled}; last epoch ${throughput}. ` +
+    // Each thing once, in its place: progress in the status line (auto's choice is the engine
+    // line's), what the data are in the notes, what to beware of in the warnings, and the
+    // answers in the verdict above the table.
+    const pooled = result.workers > 1 ? ` with ${result.workers} workers` : "";
+    $("status").textContent = `Done in ${seconds.toFixed(1)} s on ${result.backend}${pooled}; last epoch ${throughput}.`;
+    $("run-notes").textContent =
       `${result.prepared.train.positive_groups} of ${result.prepared.train.groups} training queries have a positive document. ` +
       `x: ${result.prepared.regular_columns} features (${result.prepared.constant_regular} constant), ` +
       `z: ${result.prepared.privileged_columns.length} features (${result.prepared.constant_privileged} constant).` +
-      (result.prepared.warnings.length ? ` Warning: ${result.prepared.warnings.join(" ")}` : "") +
-      (result.not_ranking ? ` Does not rank: ${result.not_ranking.join(". ")}.` : "") +
       (result.logs ? ` Simulated logs (${result.logs.click_model}): ${result.logs.train.clicks.toLocaleString("en")} clicks, ` +
         `${result.logs.train.conversions.toLocaleString("en")} conversions in the training split; ` +
-        `CTR at rank 1 ${result.logs.train.ctr_by_rank[0].toFixed(3)}.` : "") +
-      (focus && sentenceOf(result, ...focus) ? ` ${sentenceOf(result, ...focus)}.` : "");
+        `CTR at rank 1 ${result.logs.train.ctr_by_rank[0].toFixed(3)}.` : "");
+    $("run-warnings").innerHTML = [
+      ...result.prepared.warnings.map((w) => `Warning: ${w}`),
+      ...(result.not_ranking ?? []).map((w) => `Does not rank: ${w}.`),
+    ].map((w) => `<li>${escapeHtml(w)}</li>`).join("");
     const select = $("student-method");
     select.innerHTML = setup.methods.map((m) => `<option>${m}</option>`).join("");
     for (const id of ["export-csv", "export-json", "export-student", "export-onnx", "student-method"]) $(id).disabled = false;
   } catch (e) {
     $("status").textContent = e.message === "stopped" ? "Stopped." : "Failed.";
+    clearResults(e.message === "stopped" ? "Stopped: no results." : "Failed: no results.");
     if (e.message !== "stopped") {
       const lost = /lost/i.test(e.message);
       showError(await recover(e), lost);
@@ -275,6 +285,18 @@ export async function run(focus = null) {
   } finally {
     setRunning(false);
   }
+}
+
+/// Takes the last run's results off the page (its verdict, table, tests, notes, warnings and
+/// downloads), leaving `why` in the table.
+function clearResults(why) {
+  lastResult = null;
+  $("verdict").innerHTML = "";
+  $("results").innerHTML = `<tbody><tr><td>${escapeHtml(why)}</td></tr></tbody>`;
+  $("results-tests").innerHTML = "";
+  $("run-notes").textContent = "";
+  $("run-warnings").innerHTML = "";
+  for (const id of ["export-csv", "export-json", "export-student", "export-onnx", "student-method"]) $(id).disabled = true;
 }
 
 /// The alpha sweep: no distillation and PFD at each alpha, each value's comparison run by the
