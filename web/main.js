@@ -9,7 +9,7 @@ import { loadDefaults, describeSetup, openSetupFile } from "./js/describe.js";
 import { state } from "./js/state.js";
 import { startWorkers, startPool, enableRuns, restartWorker, showEngine, recover } from "./js/workers.js";
 import { initCharts } from "./js/charts.js";
-import { loadMq2008, loadSource, onUpload, lastResult, lastSetup, resultsCsv, running, run, sweep, downloadStudent, downloadOnnx, scoreSavedModel } from "./js/compare.js";
+import { loadMq2008, loadSource, onUpload, lastResult, lastSetup, resultsCsv, running, run, sweep, downloadStudent, downloadOnnx, scoreSavedModel, markStale } from "./js/compare.js";
 import { objectivesForm, initObjectiveCharts, runObjectives } from "./js/objectives.js";
 
 /// The library's defaults, table of settings and choices, asked of the engine; the form's
@@ -40,6 +40,7 @@ function main() {
     }
     if (e.target.name === "privileged_kind") showSourceKnobs();
     if (e.target.id !== "files" && e.target.id !== "setup-file") saveToUrl();
+    markStale();
     showEngine();
     describeSetup().catch((err) => showError(err.message));
   });

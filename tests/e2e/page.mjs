@@ -1091,6 +1091,32 @@ await check("controls_that_do_not_apply_are_hidden", async () => {
   }
 });
 
+await check("results_are_marked_stale_when_the_form_changes_and_cleared_when_the_data_do", async () => {
+  const p = await freshPage("#backend=cpu&epochs=1&seeds=2&widths=8&queries=60&valid_queries=40&test_queries=40");
+  try {
+    const status = await clickAndWait(p, "#run", 120_000);
+    expect(status.startsWith("Done"), `the run failed: ${status} ${await errorText(p)}`);
+    const stale = () => p.evaluate(() => [document.getElementById("results-box").classList.contains("stale"), !document.getElementById("stale").hidden]);
+    expect(JSON.stringify(await stale()) === "[false,false]", "fresh results are marked stale");
+    // Another setting: the results are of the setup before.
+    await p.locator("[name=epochs]").fill("2");
+    await p.locator("[name=epochs]").dispatchEvent("change");
+    expect(JSON.stringify(await stale()) === "[true,true]", `results not marked stale after a change: ${await stale()}`);
+    // Back to the setting that made them: fresh again.
+    await p.locator("[name=epochs]").fill("1");
+    await p.locator("[name=epochs]").dispatchEvent("change");
+    expect(JSON.stringify(await stale()) === "[false,false]", "results still marked stale when the form is back");
+    // New data: the results go.
+    await p.check("input[name=source][value=upload]");
+    await p.setInputFiles("#files", tempFile("other.txt", letor(30, 10)));
+    await p.waitForFunction(() => /30 queries/.test(document.getElementById("stats").textContent), null, { timeout: 30_000 });
+    const table = await p.locator("#results").textContent();
+    expect(/The data changed/.test(table) && (await p.locator("#verdict p").count()) === 0, `after new data: ${table}`);
+  } finally {
+    await p.close();
+  }
+});
+
 await check("no_uncaught_errors", async () => {
   const real = pageErrors.filter((e) => !/favicon/.test(e));
   expect(real.length === 0, `page errors: ${real.join(" | ")}`);

@@ -68,6 +68,7 @@ export async function onUpload() {
     const r = await loadData({ type: "upload", files: plan });
     state.uploads = plan;
     state.uploadFailure = null;
+    if (lastResult) clearResults("The data changed: Run again.");
     $("stats").innerHTML = statsTable(r.files.map((f) => [`${f.role}: ${f.name}`, f.stats]));
     // Settings that suit real LETOR data: z from the features most correlated with y, and the
     // library's threshold for files (empty: the largest training grade + 0.8, which gives the
@@ -252,6 +253,8 @@ export async function run(focus = null) {
     });
     lastResult = result;
     lastSetup = setup;
+    document.querySelector("#results-box").classList.remove("stale");
+    $("stale").hidden = true;
     $("verdict").innerHTML = verdictLines(result, focus);
     $("results").innerHTML = resultsTable(result, setup.methods);
     $("results-tests").innerHTML = testSentences(result);
@@ -287,10 +290,30 @@ export async function run(focus = null) {
   }
 }
 
+/// Marks the shown results stale when the setup the form makes now is not the one they came
+/// from (or the form makes none): their verdict, table and tests stay, greyed, under a line that
+/// says so, and their downloads still carry the setup that made them. A Run replaces them.
+export function markStale() {
+  if (!lastResult || !lastSetup) return;
+  // The engine aside: both give the same results (and auto resolves to one of them).
+  const what = (setup) => JSON.stringify({ ...setup, note: null, backend: null });
+  let now = null;
+  try {
+    now = compareSetup(readForm(), "cpu");
+  } catch {
+    now = null;
+  }
+  const same = now !== null && what(now) === what(lastSetup);
+  document.querySelector("#results-box").classList.toggle("stale", !same);
+  $("stale").hidden = same;
+}
+
 /// Takes the last run's results off the page (its verdict, table, tests, notes, warnings and
 /// downloads), leaving `why` in the table.
 function clearResults(why) {
   lastResult = null;
+  document.querySelector("#results-box").classList.remove("stale");
+  $("stale").hidden = true;
   $("verdict").innerHTML = "";
   $("results").innerHTML = `<tbody><tr><td>${escapeHtml(why)}</td></tr></tbody>`;
   $("results-tests").innerHTML = "";
