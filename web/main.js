@@ -8,7 +8,7 @@ import { applyChoices } from "./js/choices.js";
 import { loadDefaults, describeSetup, openSetupFile } from "./js/describe.js";
 import { state } from "./js/state.js";
 import { startWorkers, startPool, enableRuns, restartWorker, showEngine, recover } from "./js/workers.js";
-import { initCharts } from "./js/charts.js";
+import { initCharts, showSeedCurves } from "./js/charts.js";
 import { loadMq2008, loadSource, onUpload, lastResult, lastSetup, resultsCsv, running, run, sweep, downloadStudent, downloadOnnx, scoreSavedModel, markStale } from "./js/compare.js";
 import { objectivesForm, initObjectiveCharts, runObjectives } from "./js/objectives.js";
 
@@ -45,6 +45,7 @@ function main() {
     describeSetup().catch((err) => showError(err.message));
   });
   $("files").addEventListener("change", onUpload);
+  $("show-seeds").addEventListener("change", (e) => showSeedCurves(e.target.checked));
   $("stop").addEventListener("click", async () => {
     await restartWorker();
     $("status").textContent = "Stopped.";

@@ -200,6 +200,21 @@ await check("default_comparison_fills_the_table", async () => {
   }
   const datasets = await page.evaluate(() => Chart.getChart("ndcg-chart").data.datasets.length);
   expect(datasets >= 4, `the NDCG chart has ${datasets} lines`);
+  // After the run: each method's mean over the seeds with its band; the seeds' own curves on
+  // request.
+  const curves = () => page.evaluate(() => Chart.getChart("ndcg-chart").data.datasets
+    .map((d) => ({ key: d.key, hidden: !!d.hidden, fill: d.fill ?? false })));
+  let shown = await curves();
+  for (const m of ["no-distillation", "self-distillation", "gend", "pfd"]) {
+    expect(shown.some((d) => d.key === `${m}:mean` && !d.hidden), `no mean curve for ${m}: ${JSON.stringify(shown.map((d) => d.key))}`);
+    expect(shown.some((d) => d.key === `${m}:high` && d.fill === "-1"), `no band for ${m}`);
+  }
+  expect(shown.filter((d) => d.key.includes("/")).every((d) => d.hidden), "the seeds' curves show without being asked for");
+  await page.check("#show-seeds");
+  shown = await curves();
+  expect(shown.filter((d) => d.key.includes("/")).length >= 20 && shown.filter((d) => d.key.includes("/")).every((d) => !d.hidden),
+    "the seeds' curves do not show when asked for");
+  await page.uncheck("#show-seeds");
   // The verdict first: one line per tested pair, in plain words; colour and bold only where the
   // test separates the method from no distillation.
   const verdict = await page.$$eval("#verdict p", (ps) => ps.map((p) => ({

@@ -82,6 +82,51 @@ export function onEpoch(model, log) {
   scheduleChartUpdate();
 }
 
+/// After a run, the NDCG chart shows each method's mean over the seeds, epoch by epoch, with a
+/// band from the lowest to the highest seed; each seed's own curve stays on the chart, hidden
+/// unless `showSeeds` (the "each seed" box). `result` is the run's results (each method's
+/// students' per-epoch history).
+export function summarizeNdcg(result, showSeeds) {
+  const seeds = ndcgChart.data.datasets.filter((d) => d.key.includes("/"));
+  const summary = [];
+  for (const [m, r] of Object.entries(result.methods)) {
+    const colour = METHOD_COLOURS[m];
+    const byEpoch = new Map();
+    for (const run of r.runs) {
+      for (const log of run.student.history) {
+        if (log.test_ndcg === null || log.test_ndcg === undefined) continue;
+        if (!byEpoch.has(log.epoch)) byEpoch.set(log.epoch, []);
+        byEpoch.get(log.epoch).push(log.test_ndcg);
+      }
+    }
+    const epochs = [...byEpoch.keys()].sort((a, b) => a - b);
+    const at = (f) => epochs.map((e) => ({ x: e, y: f(byEpoch.get(e)) }));
+    const mean = (v) => v.reduce((a, b) => a + b, 0) / v.length;
+    summary.push(
+      { key: `${m}:low`, label: `${m} lowest seed`, data: at((v) => Math.min(...v)), hideInLegend: true,
+        borderWidth: 0, pointRadius: 0, borderColor: "transparent", backgroundColor: colour + "26", fill: false },
+      { key: `${m}:high`, label: `${m} highest seed`, data: at((v) => Math.max(...v)), hideInLegend: true,
+        borderWidth: 0, pointRadius: 0, borderColor: "transparent", backgroundColor: colour + "26", fill: "-1" },
+      { key: `${m}:mean`, label: `${m} (mean of ${r.runs.length} seeds)`, data: at(mean), borderColor: colour,
+        backgroundColor: colour, borderWidth: 2, pointRadius: 2 },
+    );
+  }
+  for (const d of seeds) {
+    d.hidden = !showSeeds;
+    d.hideInLegend = true;
+  }
+  ndcgChart.data.datasets = [...summary, ...seeds];
+  ndcgChart.update("none");
+}
+
+/// Shows or hides each seed's own curve on the NDCG chart.
+export function showSeedCurves(on) {
+  for (const d of ndcgChart.data.datasets) {
+    if (d.key.includes("/")) d.hidden = !on;
+  }
+  ndcgChart.update("none");
+}
+
 /// Redraws the charts at most four times a second: with every core training, a redraw per
 /// epoch of every model would take the workers' time.
 export let chartUpdate = null;

@@ -4,7 +4,7 @@
 import { $, form, showError, clearError, escapeHtml, download, formProblem } from "./dom.js";
 import { readForm, writeForm, saveToUrl, dataSource, compareSetup } from "./setup.js";
 import { adapter, workers, data, studentWorker, request, loadData, isCurrentData, runPool, chosenBackend, autoChoice, measureAuto, autoLine, recover } from "./workers.js";
-import { METHOD_COLOURS, sweepChart, dataset, resetCharts, onEpoch } from "./charts.js";
+import { METHOD_COLOURS, sweepChart, dataset, resetCharts, onEpoch, summarizeNdcg } from "./charts.js";
 import { state } from "./state.js";
 
 // ---------------------------------------------------------------- data
@@ -256,6 +256,7 @@ export async function run(focus = null) {
     document.querySelector("#results-box").classList.remove("stale");
     $("stale").hidden = true;
     $("verdict").innerHTML = verdictLines(result, focus);
+    summarizeNdcg(result, $("show-seeds").checked);
     $("results").innerHTML = resultsTable(result, setup.methods);
     $("results-tests").innerHTML = testSentences(result);
     const seconds = (performance.now() - started) / 1000;
