@@ -19,7 +19,8 @@ async function startForm() {
   await loadDefaults();
   applyChoices(state.choices);
   applySettings(state.settings, urlForms());
-  loadFromUrl();
+  const problems = loadFromUrl();
+  if (problems.length) showError(`The link's values the page cannot take: ${problems.join("; ")}.`);
 }
 
 function main() {

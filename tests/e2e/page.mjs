@@ -1134,6 +1134,30 @@ await check("results_are_marked_stale_when_the_form_changes_and_cleared_when_the
   }
 });
 
+await check("link_values_the_page_cannot_take_are_named_not_dropped", async () => {
+  // A choice the page does not offer, in the link, was dropped or blanked its control, and Run
+  // then trained on something else without a word. Each is named, and the form keeps its value.
+  for (const [hash, words, control, kept] of [
+    ["#backend=tpu", /Backend "tpu" is none of this page's choices \(auto, webgpu, cpu\): the form keeps auto/, "backend", "auto"],
+    ["#privileged_kind=bogus", /Privileged features "bogus" is none of this page's choices/, "privileged_kind", "generator"],
+    ["#method=pfd,bogus", /method "bogus" is none of this page's choices \(no-distillation, /, null, null],
+  ]) {
+    const p = await freshPage(hash);
+    try {
+      await p.waitForSelector("#error:not([hidden])", { timeout: 30_000 });
+      const error = await errorText(p);
+      expect(words.test(error), `${hash}: ${error}`);
+      if (control) {
+        const value = await p.locator(`select[name=${control}]`).inputValue();
+        expect(value === kept, `${hash}: ${control} is "${value}", expected the form's ${kept}`);
+      }
+      console.log(`    ${error.slice(0, 140)}`);
+    } finally {
+      await p.close();
+    }
+  }
+});
+
 await check("no_uncaught_errors", async () => {
   const real = pageErrors.filter((e) => !/favicon/.test(e));
   expect(real.length === 0, `page errors: ${real.join(" | ")}`);

@@ -55,18 +55,44 @@ export function saveToUrl() {
   history.replaceState(null, "", "#" + p.toString());
 }
 
+/// Puts the link's values into the forms. Returns what the forms could not take, each in the
+/// page's words (a choice the page does not offer: `backend=tpu`, a method or a privileged kind
+/// it does not know): the form keeps its own value there, and the caller says so rather than
+/// run something else without a word.
 export function loadFromUrl() {
   const p = new URLSearchParams(location.hash.slice(1));
+  const problems = [];
+  const offered = (choices) => choices.map((c) => c.value).join(", ");
   for (const f of urlForms()) {
+    const groups = new Set();
     for (const el of f.elements) {
       if (!el.name || el.type === "file" || !p.has(el.name)) continue;
       const v = p.get(el.name);
-      if (el.type === "checkbox") el.checked = v.split(",").includes(el.value);
-      else if (el.type === "radio") el.checked = el.value === v;
-      else el.value = v;
+      if (el.type === "checkbox" || el.type === "radio") {
+        el.checked = el.type === "checkbox" ? v.split(",").includes(el.value) : el.value === v;
+        groups.add(el.name);
+      } else if (el.tagName === "SELECT") {
+        const before = el.value;
+        el.value = v;
+        if (el.value !== v) {
+          el.value = before;
+          problems.push(`${controlName(el)} "${v}" is none of this page's choices (${offered([...el.options])}): the form keeps ${before}`);
+        }
+      } else {
+        el.value = v;
+      }
+    }
+    // A checkbox list or a radio choice: each value the link names must be one the page offers.
+    for (const name of groups) {
+      const boxes = [...f.querySelectorAll(`input[name=${name}]`)];
+      const unknown = p.get(name).split(",").filter((v) => v !== "" && !boxes.some((b) => b.value === v));
+      if (unknown.length) {
+        problems.push(`${name} "${unknown.join(", ")}" is none of this page's choices (${offered(boxes)})`);
+      }
     }
   }
   showSourceKnobs();
+  return problems;
 }
 
 /// Shows the controls that apply to the chosen data and privileged kind, and hides the others:
