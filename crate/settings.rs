@@ -360,6 +360,52 @@ pub fn comparison_field(flag: &str) -> Option<(&'static Setting, &'static str)> 
     Some((setting_of_field(path)?, path))
 }
 
+/// A library message in the words of a door without flags (Python, the page): a flag beside the
+/// field it fills (`setup field epochs (--epochs) = 0`, `tau_target 2.7 (--tau-target 2.7)`) is
+/// left out, since the field says it; a flag alone becomes its setting's field (`--tau-target` ->
+/// `tau_target`, `--sessions` -> `logs.sessions`), or what `other` calls it (the data's files);
+/// a flag neither knows stays as it is.
+pub fn flags_in_words(message: &str, other: &dyn Fn(&str) -> Option<String>) -> String {
+    let word = |flag: &str| {
+        flag_fields()
+            .find(|(name, _)| *name == flag)
+            .map(|(_, path)| path.strip_prefix("data.").unwrap_or(path).to_string())
+            .or_else(|| other(flag))
+    };
+    let mut out = String::with_capacity(message.len());
+    let mut rest = message;
+    while let Some(at) = rest.find("--") {
+        let end = rest[at + 2..]
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+            .map_or(rest.len(), |n| at + 2 + n);
+        let (before, flag, after) = (&rest[..at], &rest[at + 2..end], &rest[end..]);
+        // The last few words before the flag, cut on a character boundary.
+        let recent = before
+            .char_indices()
+            .rev()
+            .nth(40)
+            .map_or(before, |(i, _)| &before[i..]);
+        match (word(flag), after.find(')')) {
+            // `(--flag)` or `(--flag VALUE)` right after what it names: that says it already.
+            (Some(w), Some(close)) if before.ends_with(" (") && recent.contains(&w) => {
+                out.push_str(&before[..before.len() - 2]);
+                rest = &after[close + 1..];
+            }
+            (Some(w), _) => {
+                out.push_str(before);
+                out.push_str(&w);
+                rest = after;
+            }
+            (None, _) => {
+                out.push_str(&rest[..end]);
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 /// The row of a numeric setting, by its flag's name.
 pub fn bound(name: &str) -> Option<&'static Setting> {
     SETTINGS

@@ -135,7 +135,16 @@ pub fn take_panic() -> Option<String> {
 }
 
 fn js_error(e: Error) -> JsError {
-    JsError::new(&e.to_string())
+    // In the page's words: settings by their fields, files by what the form calls them.
+    JsError::new(&crate::settings::flags_in_words(
+        &e.to_string(),
+        &|flag| match flag {
+            "train" => Some("the training file".into()),
+            "valid" => Some("the validation file".into()),
+            "test" => Some("the test file".into()),
+            _ => None,
+        },
+    ))
 }
 
 /// A serde value as the JS object its JSON would parse to (plain objects, map keys as strings).

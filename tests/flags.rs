@@ -807,3 +807,31 @@ fn every_numeric_field_of_a_setup_is_bounded_and_refused_by_name_or_runs_finite(
         failures.join("\n\n")
     );
 }
+
+/// A library message read in the words of a door without flags (Python, the page): a flag beside
+/// what it names goes, a flag alone becomes its setting's field or the door's own word, an
+/// unknown one stays; characters of several bytes before a flag (a typeset minus, ±) are cut on
+/// their boundaries.
+#[test]
+fn library_messages_read_in_the_words_of_a_door_without_flags() {
+    let words =
+        |m: &str| settings::flags_in_words(m, &|f| (f == "valid").then(|| "eval_set".to_string()));
+    assert_eq!(
+        words("setup field epochs (--epochs) = 0: expected"),
+        "setup field epochs = 0: expected"
+    );
+    assert_eq!(
+        words("tau_target 2.7 (--tau-target 2.7) gives 24"),
+        "tau_target 2.7 gives 24"
+    );
+    assert_eq!(
+        words("lower --tau-target, raise --sessions or give a larger --valid; --bogus stays"),
+        "lower tau_target, raise logs.sessions or give a larger eval_set; --bogus stays"
+    );
+    let long = format!("{}−0.0097 ±±±± (--alpha) and --alpha", "é".repeat(60));
+    assert!(
+        words(&long).ends_with("±±±± (alpha) and alpha"),
+        "{}",
+        words(&long)
+    );
+}

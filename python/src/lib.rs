@@ -40,52 +40,15 @@ fn value_error(e: distillrank::error::Error) -> PyErr {
     PyValueError::new_err(python_words(&e.to_string()))
 }
 
-/// A message with the command line's flags in Python's words: a flag beside the field it fills
-/// (`setup field epochs (--epochs) = 0`) is left out, since the field is the keyword; a flag alone
-/// becomes the keyword or argument that sets it (`--tau-target` -> `tau_target`, `--valid` ->
-/// `eval_set`). A flag Python has no word for stays as it is.
+/// A message in Python's words ([`distillrank::settings::flags_in_words`]): the settings'
+/// flags as their keywords, and the data's files as `fit`'s arrays (`--valid` -> `eval_set`).
 fn python_words(message: &str) -> String {
-    let keyword = |flag: &str| -> Option<String> {
-        match flag {
-            "train" => Some("X".into()),
-            "valid" => Some("eval_set".into()),
-            "test" => Some("a test split".into()),
-            _ => distillrank::settings::flag_fields()
-                .find(|(name, _)| *name == flag)
-                .map(|(_, path)| path.strip_prefix("data.").unwrap_or(path).to_string()),
-        }
-    };
-    let mut out = String::with_capacity(message.len());
-    let mut rest = message;
-    while let Some(at) = rest.find("--") {
-        let flag_len = rest[at + 2..]
-            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
-            .unwrap_or(rest.len() - at - 2);
-        let flag = &rest[at + 2..at + 2 + flag_len];
-        let (before, after) = (&rest[..at], &rest[at + 2 + flag_len..]);
-        let said = |word: &str| {
-            let recent = &before[before.len().saturating_sub(40)..];
-            before.ends_with(" (") && recent.contains(word)
-        };
-        match keyword(flag) {
-            // `(--flag)` or `(--flag VALUE)` right after its field: the field says it.
-            Some(word) if said(&word) && after.find(')').is_some() => {
-                out.push_str(&before[..before.len() - 2]);
-                rest = &after[after.find(')').expect("found") + 1..];
-            }
-            Some(word) => {
-                out.push_str(before);
-                out.push_str(&word);
-                rest = after;
-            }
-            None => {
-                out.push_str(&rest[..at + 2 + flag_len]);
-                rest = after;
-            }
-        }
-    }
-    out.push_str(rest);
-    out
+    distillrank::settings::flags_in_words(message, &|flag| match flag {
+        "train" => Some("X".into()),
+        "valid" => Some("eval_set".into()),
+        "test" => Some("a test split".into()),
+        _ => None,
+    })
 }
 
 /// The name the training arrays go by in messages and in the setup's `Files` source.
