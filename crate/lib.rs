@@ -12,6 +12,8 @@
 //! * [`engine`]: where a model trains.
 //! * [`cpu`]: the CPU engine (MLP, losses, Adam, a ranking step), the reference for the kernels;
 //!   [`gpu`]: the WGSL kernels driven by wgpu.
+//! * [`forest`]: LightGBM and XGBoost tree ensembles, read and scored as their libraries do: the
+//!   external teachers.
 //! * [`model_io`]: saved models (safetensors + JSON); [`output`]: atomic output files.
 //! * `web` (wasm32 only): the entry points of the browser page's Web Worker.
 
@@ -21,6 +23,7 @@ pub mod cpu;
 pub mod data;
 pub mod engine;
 pub mod error;
+pub mod forest;
 pub mod gpu;
 pub mod memory;
 pub mod metrics;

@@ -223,6 +223,12 @@ pub const SETTINGS: &[Setting] = &[
         .help("Seed of the labels and the holdouts"),
     text("prepared-cache").at(&[f("data.prepared_cache", "false")])
         .help("Keep the prepared splits of files in a mapped file beside the training file (TRAIN.KEY.drprep, keyed by the data settings and the files' sizes and times), and train from it: a later run with the same key starts without preparing, and resident memory stays bounded whatever the file's size"),
+    text("teacher-model").at(&[f("data.teacher.model", "")])
+        .help("A teacher trained elsewhere, for PFD (and GenD or self-distillation where the columns it splits on fit): a LightGBM model (save_model's text, or dump_model()'s JSON) or an XGBoost JSON model (save_model(\"m.json\")), trained on the data files' columns; its scores of the files are the students' soft labels"),
+    text("teacher-scores").at(&[f("data.teacher.scores", "")])
+        .help("A teacher's scores from files, for PFD: TRAIN[,VALID[,TEST]], one score a line for each document of the training, validation and test files, in their order (any model computed elsewhere)"),
+    text("teacher-columns").at(&[f("data.teacher.columns", "auto")])
+        .help("How the teacher model's input columns map to the files' features: from-1 (column 0 is feature 1: a model trained on arrays), from-0 (column j is feature j: LightGBM's or XGBoost's own LETOR reader), or auto (by the model's width against the data's)"),
     text("log-labels").at(&[f("data.log_labels", "conversion")])
         .help("With --privileged logs: y is the conversion, or the Gumbel labelling of the grade (gumbel)"),
     real("tau-priv", (-1e6, 1e6), CLOSED, "a threshold on the grade scale").setup_only()

@@ -85,6 +85,40 @@ pub struct DataSetup {
     /// the files' stamps, and train from it memory-mapped; later runs with the same key read it
     /// instead of preparing again ([`crate::pipeline::preparation::prepare`]). Files on disk only.
     pub prepared_cache: bool,
+    /// A teacher trained elsewhere ([`crate::pipeline::teacher`]): a LightGBM or XGBoost model,
+    /// or scores from files. Its scores of the files are computed once, beside the prepared
+    /// splits. Left out of the JSON while none is named.
+    #[serde(skip_serializing_if = "ExternalTeacher::is_none")]
+    pub teacher: ExternalTeacher,
+}
+
+/// A teacher trained elsewhere, for PFD (and GenD or self-distillation where its columns fit).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExternalTeacher {
+    /// A LightGBM model (its text format, or `dump_model()`'s JSON) or an XGBoost JSON model,
+    /// trained on the data files' columns.
+    pub model: Option<String>,
+    /// Scores from files: `TRAIN[,VALID[,TEST]]`, one score a line for each document of the
+    /// training, validation and test files, in their order.
+    pub scores: Option<String>,
+    /// How the model's input columns map to the files' features.
+    pub columns: crate::forest::Columns,
+}
+
+/// Fields left out take the table of settings' defaults.
+impl Default for ExternalTeacher {
+    fn default() -> Self {
+        crate::settings::defaults("data.teacher")
+    }
+}
+
+impl ExternalTeacher {
+    /// Whether no teacher is named.
+    pub fn is_none(&self) -> bool {
+        self.model.as_deref().is_none_or(|m| m.trim().is_empty())
+            && self.scores.as_deref().is_none_or(|s| s.trim().is_empty())
+    }
 }
 
 /// The Gumbel temperature t for synthetic data. The generator's relevance already carries its

@@ -547,6 +547,11 @@ impl Store for Uploads {
 /// steps, the same numbers): from the worker's cache when neither has changed, so that the jobs
 /// of one comparison prepare (and simulate logs) once.
 fn prepared_run(setup: &ExperimentSetup) -> Result<Rc<PreparedRun>> {
+    if !setup.data.teacher.is_none() {
+        return Err(Error::Config(
+            "the page does not take a teacher trained elsewhere (data.teacher) yet: run this setup with distillrank compare --setup FILE, or from Python".into(),
+        ));
+    }
     let (data, cached, uploads) = STATE.with(|s| {
         let s = s.borrow();
         (s.data.clone(), s.prepared.clone(), s.uploads.clone())

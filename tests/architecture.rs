@@ -7,7 +7,7 @@
 //! | 1 | memory, output, stats, settings | memory checks; atomic output files; paired tests; the bounds of every setting |
 //! | 2 | model, metrics | the shared words: the model, losses, Adam, objectives, a step; the metrics |
 //! | 3 | data | reading, caching, generating and preparing data |
-//! | 4 | cpu, gpu | the CPU engine and the WGSL engine, neither importing the other |
+//! | 4 | cpu, gpu, forest | the CPU engine and the WGSL engine, neither importing the other; tree ensembles trained elsewhere |
 //! | 6 | engine, model_io | the one place that tells the engines apart; saved models |
 //! | 7 | ranking, objectives, bench, onnx | the applications, the benchmarks and the export |
 //! | 8 | setup | one setup, as every door describes it |
@@ -45,6 +45,7 @@ const FLOORS: &[(&str, u32)] = &[
     ("data", 3),
     ("cpu", 4),
     ("gpu", 4),
+    ("forest", 4),
     ("engine", 6),
     ("model_io", 6),
     ("ranking", 7),

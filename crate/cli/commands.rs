@@ -495,10 +495,76 @@ fn print_report(name: &str, r: &metrics::Report) {
     );
 }
 
+/// The scores of every document of `file` (read as `data`) by the tree model at `model`, in the
+/// file's order, as its library scores them; with a warning when its objective does not rank.
+fn forest_scores(
+    model: &Path,
+    file: &Path,
+    data: &Dataset,
+    columns: super::ColumnsArg,
+    out: &Output,
+) -> Result<Vec<f64>> {
+    let forest = distillrank::forest::Forest::read(model)?;
+    if let Some(note) = &forest.note {
+        out.warn(format!("{}: {note}", model.display()));
+    }
+    let offset = forest.feature_offset(columns.into(), data.n_features, model)?;
+    let text = std::fs::File::open(file).map_err(|e| Error::io(file, e))?;
+    let (scores, _) = forest.score_letor(file, text, offset)?;
+    if scores.len() != data.n_docs() {
+        return Err(Error::Data(format!(
+            "{}: {} documents scored, {} read: the file changed while it was read",
+            file.display(),
+            scores.len(),
+            data.n_docs()
+        )));
+    }
+    Ok(scores)
+}
+
+/// The scores of `kept`'s documents, a selection of whole groups of `data`, from the scores of
+/// every document of `data`.
+fn kept_scores(scores: &[f64], data: &Dataset, kept: &Dataset) -> Vec<f32> {
+    let at: std::collections::HashMap<u64, usize> = data
+        .qids
+        .iter()
+        .enumerate()
+        .map(|(g, &q)| (q, data.group_offsets[g]))
+        .collect();
+    let mut out = Vec::with_capacity(kept.n_docs());
+    for g in 0..kept.n_groups() {
+        let start = at[&kept.qids[g]];
+        out.extend(
+            scores[start..start + kept.group(g).len()]
+                .iter()
+                .map(|&s| s as f32),
+        );
+    }
+    out
+}
+
 pub fn eval(args: &EvalArgs, out: &Output) -> Result<()> {
+    if distillrank::forest::looks_like_tree_model(&args.model) {
+        return eval_forest(args, out);
+    }
     let (model, config) = distillrank::pipeline::run::load_model(&args.model)?;
     let data = load(&args.file, args.query.as_deref(), out)?;
-    let (data, labels) = match args.labels {
+    let (data, labels) = eval_labels(args, data, out)?;
+    let inputs = model_io::model_inputs(&data, &config, &args.file, args.allow_missing_features)?;
+    let engine = super::engine(args.backend, out)?;
+    let scores =
+        distillrank::native::block_on(engine.score(&model, Inputs::dense(&inputs, data.n_docs())))?;
+    model_io::check_scores(&scores, &args.model)?;
+    if let Some(warning) = model_io::constant_scores(&scores, &data.group_offsets, &args.model) {
+        out.warn(warning);
+    }
+    show_eval(args, &scores, &labels, &data, out)
+}
+
+/// The file's labels as `eval --labels` asks: the grades, or the binary labels training gives it
+/// (with the groups it keeps).
+fn eval_labels(args: &EvalArgs, data: Dataset, out: &Output) -> Result<(Dataset, Vec<f32>)> {
+    Ok(match args.labels {
         LabelsArg::Graded => {
             let labels = data.grades.iter().map(|&g| g as f32).collect();
             (data, labels)
@@ -521,17 +587,29 @@ pub fn eval(args: &EvalArgs, out: &Output) -> Result<()> {
             out.note(format!("{}: {report}", args.file.display()));
             (kept, labels)
         }
-    };
-    let inputs = model_io::model_inputs(&data, &config, &args.file, args.allow_missing_features)?;
-    let engine = super::engine(args.backend, out)?;
-    let scores =
-        distillrank::native::block_on(engine.score(&model, Inputs::dense(&inputs, data.n_docs())))?;
-    model_io::check_scores(&scores, &args.model)?;
-    if let Some(warning) = model_io::constant_scores(&scores, &data.group_offsets, &args.model) {
-        out.warn(warning);
-    }
+    })
+}
+
+/// `eval` with a tree model trained elsewhere.
+fn eval_forest(args: &EvalArgs, out: &Output) -> Result<()> {
+    let data = load(&args.file, args.query.as_deref(), out)?;
+    let all = forest_scores(&args.model, &args.file, &data, args.columns, out)?;
+    let full = data.clone();
+    let (data, labels) = eval_labels(args, data, out)?;
+    let scores = kept_scores(&all, &full, &data);
+    show_eval(args, &scores, &labels, &data, out)
+}
+
+/// The metrics of `scores` against `labels`, printed or as JSON.
+fn show_eval(
+    args: &EvalArgs,
+    scores: &[f32],
+    labels: &[f32],
+    data: &Dataset,
+    out: &Output,
+) -> Result<()> {
     let convention: IdcgZero = args.idcg_zero.into();
-    let report = metrics::report(&scores, &labels, &data.group_offsets, convention);
+    let report = metrics::report(scores, labels, &data.group_offsets, convention);
     if out.json {
         outln!("{}", serde_json::to_string_pretty(&serde_json::json!({"file": args.file, "labels": format!("{:?}", args.labels).to_lowercase(), "metrics": report})).expect("serialise"));
     } else {
@@ -544,13 +622,23 @@ pub fn predict(args: &PredictArgs, out: &Output) -> Result<()> {
     if let Some(run) = &args.run {
         output::check_file(run)?;
     }
-    let (model, config) = distillrank::pipeline::run::load_model(&args.model)?;
     let data = load(&args.file, args.query.as_deref(), out)?;
-    let inputs = model_io::model_inputs(&data, &config, &args.file, args.allow_missing_features)?;
-    let engine = super::engine(args.backend, out)?;
-    let scores =
-        distillrank::native::block_on(engine.score(&model, Inputs::dense(&inputs, data.n_docs())))?;
-    model_io::check_scores(&scores, &args.model)?;
+    // A tree model's scores in full (f64); a saved MLP's in f32, from the engine.
+    let (scores, exact): (Vec<f32>, Option<Vec<f64>>) =
+        if distillrank::forest::looks_like_tree_model(&args.model) {
+            let all = forest_scores(&args.model, &args.file, &data, args.columns, out)?;
+            (all.iter().map(|&s| s as f32).collect(), Some(all))
+        } else {
+            let (model, config) = distillrank::pipeline::run::load_model(&args.model)?;
+            let inputs =
+                model_io::model_inputs(&data, &config, &args.file, args.allow_missing_features)?;
+            let engine = super::engine(args.backend, out)?;
+            let scores = distillrank::native::block_on(
+                engine.score(&model, Inputs::dense(&inputs, data.n_docs())),
+            )?;
+            model_io::check_scores(&scores, &args.model)?;
+            (scores, None)
+        };
     if let Some(warning) = model_io::constant_scores(&scores, &data.group_offsets, &args.model) {
         out.warn(warning);
     }
@@ -574,11 +662,18 @@ pub fn predict(args: &PredictArgs, out: &Output) -> Result<()> {
                     }
                 }
             }
-            None => {
-                for s in &scores {
-                    writeln!(w, "{s}").map_err(io)?;
+            None => match &exact {
+                Some(exact) => {
+                    for s in exact {
+                        writeln!(w, "{s}").map_err(io)?;
+                    }
                 }
-            }
+                None => {
+                    for s in &scores {
+                        writeln!(w, "{s}").map_err(io)?;
+                    }
+                }
+            },
         }
         w.flush().map_err(io)
     };

@@ -497,9 +497,16 @@ impl From<IdcgZeroArg> for IdcgZero {
 
 #[derive(Args, Clone, Debug)]
 pub struct EvalArgs {
-    /// Saved model: PREFIX (or PREFIX.json / PREFIX.safetensors).
+    /// Saved model: PREFIX (or PREFIX.json / PREFIX.safetensors), or a tree model trained
+    /// elsewhere (a LightGBM model file or dump_model() JSON, an XGBoost JSON model), scored as
+    /// its library scores it.
     #[arg(long)]
     pub model: PathBuf,
+    /// A tree model's columns against the file's features: from-1 (column 0 is feature 1: a
+    /// model trained on arrays), from-0 (column j is feature j: LightGBM's or XGBoost's own LETOR
+    /// reader), or auto (by the model's width).
+    #[arg(long, value_enum, default_value = "auto")]
+    pub columns: ColumnsArg,
     /// A LETOR file (optionally .gz) with the columns the model was trained on.
     pub file: PathBuf,
     /// Group sizes for a file without qid:.
@@ -537,6 +544,25 @@ pub struct EvalArgs {
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq)]
+pub enum ColumnsArg {
+    Auto,
+    #[value(name = "from-1")]
+    From1,
+    #[value(name = "from-0")]
+    From0,
+}
+
+impl From<ColumnsArg> for distillrank::forest::Columns {
+    fn from(c: ColumnsArg) -> Self {
+        match c {
+            ColumnsArg::Auto => distillrank::forest::Columns::Auto,
+            ColumnsArg::From1 => distillrank::forest::Columns::From1,
+            ColumnsArg::From0 => distillrank::forest::Columns::From0,
+        }
+    }
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq)]
 pub enum SplitArg {
     Valid,
     Test,
@@ -550,9 +576,14 @@ pub enum LabelsArg {
 
 #[derive(Args, Clone, Debug)]
 pub struct PredictArgs {
-    /// Saved model: PREFIX (or PREFIX.json / PREFIX.safetensors).
+    /// Saved model: PREFIX (or PREFIX.json / PREFIX.safetensors), or a tree model trained
+    /// elsewhere (a LightGBM model file or dump_model() JSON, an XGBoost JSON model): its raw
+    /// scores (margins), as its library's predict gives them with raw_score / output_margin.
     #[arg(long)]
     pub model: PathBuf,
+    /// A tree model's columns against the file's features, as for eval.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub columns: ColumnsArg,
     /// A LETOR file (optionally .gz) to score.
     pub file: PathBuf,
     /// Group sizes for a file without qid:.

@@ -23,6 +23,13 @@ const MQ2008: [(&str, &[u8]); 3] = [
     ),
 ];
 
+/// The gzipped text of the bundled MQ2008 Fold1's split `i` (0 train, 1 validation, 2 test),
+/// with its name: read again in full precision where a model trained elsewhere scores it.
+pub fn mq2008_text(i: usize) -> (std::path::PathBuf, &'static [u8]) {
+    let (name, bytes) = MQ2008[i.min(2)];
+    (Path::new("mq2008/Fold1").join(name), bytes)
+}
+
 /// The bundled MQ2008 Fold1: its own train, validation and test splits.
 pub fn mq2008() -> Result<[Dataset; 3]> {
     let mut splits = Vec::with_capacity(3);

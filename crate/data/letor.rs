@@ -446,6 +446,48 @@ fn parse_line(
     piece: &mut Piece,
 ) -> std::result::Result<(), (u64, String)> {
     let line_no = piece.lines as u32;
+    let (indices, values) = (&mut piece.indices, &mut piece.values);
+    let mut max_seen = piece.max_index;
+    let fields = parse_fields(line, max_index, &mut |index, value_tok| {
+        let value = std::str::from_utf8(value_tok)
+            .ok()
+            .and_then(|s| s.parse::<f32>().ok())
+            .ok_or_else(|| {
+                format!(
+                    "feature {index}: value '{}' is not a number",
+                    show(value_tok)
+                )
+            })?;
+        if !value.is_finite() {
+            return Err(format!("feature {index}: value '{}' is not finite (NaN or infinity, or beyond the f32 range)", show(value_tok)));
+        }
+        if value != 0.0 {
+            indices.push(index);
+            values.push(value);
+        }
+        max_seen = max_seen.max(index);
+        Ok(())
+    })?;
+    piece.max_index = max_seen;
+    let Some((grade, qid)) = fields else {
+        return Ok(()); // blank or comment-only line
+    };
+    piece.grades.push(grade);
+    piece.qids.push(qid);
+    piece.doc_lines.push(line_no);
+    piece.row_starts.push(piece.indices.len() as u32);
+    Ok(())
+}
+
+/// Reads one line's grade and qid, and hands each feature's index and value text, in order, to
+/// `on_feature` (whose error message is placed at the value's column). None for a blank or
+/// comment-only line; on error, (1-based column, message). The one reading of a LETOR line:
+/// [`parse_line`] keeps its values as f32, [`scan_letor`] as f64.
+fn parse_fields(
+    line: &[u8],
+    max_index: u32,
+    on_feature: &mut dyn FnMut(u32, &[u8]) -> std::result::Result<(), String>,
+) -> std::result::Result<Option<(u8, Option<u64>)>, (u64, String)> {
     // The comment (after '#') and a Windows line end are not data.
     let data = match line.iter().position(|&b| b == b'#') {
         Some(p) => &line[..p],
@@ -453,7 +495,7 @@ fn parse_line(
     };
     let mut tokens = Tokens { line: data, at: 0 };
     let Some((grade_col, grade_tok)) = tokens.next() else {
-        return Ok(()); // blank or comment-only line
+        return Ok(None);
     };
     let grade = parse_grade(grade_tok).map_err(|m| (grade_col, m))?;
     let mut qid = None;
@@ -514,35 +556,89 @@ fn parse_line(
         }
         previous_index = index;
         let value_col = col + colon as u64 + 1;
-        let value = match std::str::from_utf8(value_tok)
-            .ok()
-            .and_then(|s| s.parse::<f32>().ok())
-        {
-            Some(v) => v,
-            None => {
-                return Err((
-                    value_col,
-                    format!(
-                        "feature {index}: value '{}' is not a number",
-                        show(value_tok)
-                    ),
-                ))
-            }
-        };
-        if !value.is_finite() {
-            return Err((value_col, format!("feature {index}: value '{}' is not finite (NaN or infinity, or beyond the f32 range)", show(value_tok))));
-        }
-        if value != 0.0 {
-            piece.indices.push(index);
-            piece.values.push(value);
-        }
-        piece.max_index = piece.max_index.max(index);
+        on_feature(index, value_tok).map_err(|message| (value_col, message))?;
     }
-    piece.grades.push(grade);
-    piece.qids.push(qid);
-    piece.doc_lines.push(line_no);
-    piece.row_starts.push(piece.indices.len() as u32);
-    Ok(())
+    Ok(Some((grade, qid)))
+}
+
+/// One document of a LETOR file as [`scan_letor`] gives it: its 1-based line, its qid (None in
+/// a file whose groups come from a `.query` file), and its features as written, in increasing
+/// index order, values in full (f64) precision. A feature the line leaves out is absent here;
+/// one written as 0 is present with the value 0.
+pub struct ScannedRow<'a> {
+    pub line: u64,
+    pub qid: Option<u64>,
+    pub features: &'a [(u32, f64)],
+}
+
+/// Reads a LETOR file (gzip-compressed or not) line by line, giving each document to `on_row`
+/// with its values in f64 precision: what scoring a model trained elsewhere needs, whose splits
+/// compare the values a float64 reader saw (LightGBM's thresholds, read from a LETOR file or
+/// from numpy). Each line is checked as [`read_letor`] checks it; the features are not stored.
+pub fn scan_letor(
+    name: &Path,
+    reader: impl Read,
+    max_index: u32,
+    on_row: &mut dyn FnMut(ScannedRow) -> Result<()>,
+) -> Result<()> {
+    use std::io::BufRead;
+    let mut reader = std::io::BufReader::new(reader);
+    let is_gzip = {
+        let head = reader.fill_buf().map_err(|e| Error::io(name, e))?;
+        head.len() >= 2 && head[0] == 0x1f && head[1] == 0x8b
+    };
+    let mut text: Box<dyn BufRead> = if is_gzip {
+        Box::new(std::io::BufReader::new(flate2::read::MultiGzDecoder::new(
+            reader,
+        )))
+    } else {
+        Box::new(reader)
+    };
+    let mut line = Vec::new();
+    let mut features: Vec<(u32, f64)> = Vec::new();
+    let mut line_no = 0u64;
+    loop {
+        line.clear();
+        let n = (&mut text)
+            .take(MAX_LINE_BYTES as u64 + 1)
+            .read_until(b'\n', &mut line)
+            .map_err(|e| Error::io(name, e))?;
+        if n == 0 {
+            return Ok(());
+        }
+        line_no += 1;
+        if line.len() > MAX_LINE_BYTES {
+            return Err(Error::parse(name, line_no, 0, format!("line {line_no} runs past {} MiB without a line end: expected LETOR text, one document a line", MAX_LINE_BYTES >> 20)));
+        }
+        let body = if line_no == 1 {
+            line.strip_prefix(BOM).unwrap_or(&line)
+        } else {
+            &line[..]
+        };
+        features.clear();
+        let fields = parse_fields(body, max_index, &mut |index, value_tok| {
+            let value = std::str::from_utf8(value_tok)
+                .ok()
+                .and_then(|s| s.parse::<f64>().ok())
+                .ok_or_else(|| format!("feature {index}: value '{}' is not a number", show(value_tok)))?;
+            if !(value as f32).is_finite() {
+                return Err(format!("feature {index}: value '{}' is not finite (NaN or infinity, or beyond the f32 range)", show(value_tok)));
+            }
+            features.push((index, value));
+            Ok(())
+        })
+        .map_err(|(column, message)| {
+            let message = if line_no == 1 { unquoted(&message) } else { message };
+            Error::parse(name, line_no, column, message)
+        })?;
+        if let Some((_, qid)) = fields {
+            on_row(ScannedRow {
+                line: line_no,
+                qid,
+                features: &features,
+            })?;
+        }
+    }
 }
 
 fn parse_grade(tok: &[u8]) -> std::result::Result<u8, String> {

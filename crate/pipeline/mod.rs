@@ -21,6 +21,7 @@ pub mod report;
 pub mod run;
 pub mod store;
 pub mod sweep;
+pub mod teacher;
 
 use crate::ranking::experiment::Training;
 use crate::ranking::train::EpochLog;

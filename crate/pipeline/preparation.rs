@@ -26,6 +26,8 @@ pub struct PreparedData {
     pub options: PrepareOptions,
     /// The simulated logs' summary, when z comes from logs simulated here.
     pub logs: Option<serde_json::Value>,
+    /// The scores of a teacher trained elsewhere (`data.teacher`), matched to the splits.
+    pub teacher: Option<std::sync::Arc<crate::ranking::distill::ExternalScores>>,
 }
 
 /// The splits as loaded or generated, before preparation.
@@ -124,15 +126,27 @@ pub fn prepare(
     needs_test: bool,
     reporter: &mut dyn Reporter,
 ) -> Result<PreparedData> {
-    if data.prepared_cache {
+    let mut prepared = if data.prepared_cache {
         #[cfg(not(target_arch = "wasm32"))]
-        return prepare_through_file(data, store, needs_test, reporter);
+        {
+            prepare_through_file(data, store, needs_test, reporter)?
+        }
         #[cfg(target_arch = "wasm32")]
         return Err(Error::Config(
             "data.prepared_cache keeps the prepared splits in a file beside the training file: the page has no files; turn it off".into(),
         ));
-    }
-    prepare_in_memory(data, store, needs_test, &Scratch::Memory, reporter)
+    } else {
+        prepare_in_memory(data, store, needs_test, &Scratch::Memory, reporter)?
+    };
+    prepared.teacher = super::teacher::external_scores(
+        data,
+        &prepared.prepared,
+        prepared.source_features,
+        store,
+        reporter,
+    )?
+    .map(std::sync::Arc::new);
+    Ok(prepared)
 }
 
 /// [`prepare`] through the file of prepared splits: read when it exists and has this
@@ -311,6 +325,7 @@ impl PreparedData {
             description: serde_json::from_value(field("description"))?,
             options: serde_json::from_value(field("options"))?,
             logs: serde_json::from_value(field("logs"))?,
+            teacher: None,
         })
     }
 
@@ -431,6 +446,7 @@ fn prepare_in_memory(
         description,
         options,
         logs,
+        teacher: None,
     })
 }
 

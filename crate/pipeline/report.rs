@@ -49,9 +49,13 @@ pub fn results_json(
     if !not_ranking.is_empty() {
         results["not_ranking"] = not_ranking.into();
     }
+    // A teacher trained elsewhere: what it is and what it reads.
+    if let Some(teacher) = &data.teacher {
+        results["external_teacher"] = teacher.report_json();
+    }
     // The teachers trained once for two methods, when there are any.
     let shared = shared_teachers(data, setup);
-    if !shared.is_empty() {
+    if !shared.is_empty() && data.teacher.is_none() {
         results["shared_teachers"] = shared.into();
     }
     results

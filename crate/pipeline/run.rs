@@ -25,6 +25,7 @@ pub fn compare_config(
 ) -> Result<CompareConfig> {
     let mut config = setup.compare_config(engine.clone())?;
     config.train.stop = stop.clone();
+    config.external = data.teacher.clone();
     config.validate(&data.prepared)?;
     Ok(config)
 }
@@ -43,6 +44,7 @@ pub async fn fit_async(
     let mut config = setup.compare_config(engine.clone())?;
     config.train.stop = stop.clone();
     config.methods = vec![method];
+    config.external = data.teacher.clone();
     config.validate_methods(&data.prepared)?;
     experiment::run_method_seed(&data.prepared, &config, method, seed, on).await
 }

@@ -35,6 +35,19 @@ pub trait Store {
     /// Builds the matrices of the files it reads next where `scratch` says (a store of files on
     /// disk; the others hold their data already).
     fn read_into(&mut self, _scratch: Scratch) {}
+    /// The LETOR text of `name` playing `role`, to read again in full precision (the scores of
+    /// a teacher trained elsewhere), with its `.query` group sizes when it has them; an error
+    /// where the store holds no text (arrays).
+    fn text(
+        &mut self,
+        name: &str,
+        _role: Role,
+    ) -> Result<(Box<dyn std::io::Read + '_>, Option<Vec<usize>>)> {
+        Err(Error::Config(format!(
+            "an external teacher scores the LETOR text of the data files, and '{}' is held as arrays: give the files' paths, or the teacher's scores (teacher_scores)",
+            crate::error::printable(name)
+        )))
+    }
 }
 
 /// Datasets held in memory under names: the page's uploads, Python's arrays.
@@ -75,6 +88,32 @@ impl Store for Disk {
 
     fn read_into(&mut self, scratch: Scratch) {
         self.scratch = scratch;
+    }
+
+    fn text(
+        &mut self,
+        name: &str,
+        role: Role,
+    ) -> Result<(Box<dyn std::io::Read + '_>, Option<Vec<usize>>)> {
+        let mut path = PathBuf::from(name);
+        // A binary cache's text is the file it was made from, beside it.
+        if path.extension().is_some_and(|e| e == "drcache") {
+            path = path.with_extension("");
+            if !path.exists() {
+                return Err(Error::Config(format!(
+                    "{name} is a binary cache, and an external teacher scores the LETOR text it was made from, which is not beside it ({}): give the text file",
+                    path.display()
+                )));
+            }
+        }
+        let beside = PathBuf::from(format!("{}.query", path.display()));
+        let query = match &self.queries[role as usize] {
+            Some(q) => Some(crate::data::letor::read_query_file(q)?),
+            None if beside.exists() => Some(crate::data::letor::read_query_file(&beside)?),
+            None => None,
+        };
+        let file = std::fs::File::open(&path).map_err(|e| Error::io(&path, e))?;
+        Ok((Box::new(file), query))
     }
 
     fn sidecar(&mut self, name: &str) -> Result<Option<serde_json::Value>> {

@@ -130,6 +130,77 @@ pub struct Teacher {
     pub widths: Vec<usize>,
 }
 
+/// A teacher trained elsewhere (a LightGBM or XGBoost model, or scores from files): its scores of
+/// the prepared splits' documents, computed once on the CPU (`crate::pipeline::teacher`) and
+/// shared by both engines, and what it reads. It takes the place of a method's trained teacher
+/// where what it reads fits the method ([`ExternalScores::fits`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExternalScores {
+    pub train: Vec<f32>,
+    pub valid: Vec<f32>,
+    pub test: Option<Vec<f32>>,
+    /// What it reads of the comparison's features, from the columns its trees split on; None
+    /// for scores whose model is not known.
+    pub reads: Option<TeacherInputs>,
+    /// The teacher in words: its file and kind (`a LightGBM model of 300 trees ...`).
+    pub description: String,
+    /// The 1-based features of the files its trees split on (None for scores from files), and
+    /// those of them that are privileged under the comparison's split.
+    pub split_features: Option<Vec<usize>>,
+    pub privileged_features: Vec<usize>,
+    /// What its objective makes of its scores, when it is not a ranking objective.
+    pub note: Option<String>,
+    /// Scoring time per 1,000 documents, milliseconds, on the CPU (0 for scores read from files).
+    pub ms_per_1k_docs: f64,
+}
+
+impl ExternalScores {
+    /// What the reports say of it: `results.json`'s `external_teacher`.
+    pub fn report_json(&self) -> serde_json::Value {
+        let reads = match &self.reads {
+            Some(TeacherInputs::Regular) => {
+                "x only: a regular-feature teacher (self-distillation in kind)".to_string()
+            }
+            Some(inputs) => inputs.words(),
+            None => "unknown (scores from files)".to_string(),
+        };
+        serde_json::json!({
+            "description": self.description,
+            "reads": reads,
+            "split_features": self.split_features,
+            "privileged_features": self.privileged_features,
+            "note": self.note,
+            "ms_per_1k_docs": self.ms_per_1k_docs,
+        })
+    }
+
+    /// Whether the teacher may stand for `method`'s: PFD's teacher sees x and z, so any teacher
+    /// fits it; self-distillation's must read x only, GenD's z only; the methods of several or
+    /// larger teachers of their own take none. In words when it does not fit.
+    pub fn fits(&self, method: Method) -> std::result::Result<(), String> {
+        let reads = |inputs: TeacherInputs| self.reads.as_ref() == Some(&inputs);
+        let why = match method {
+            Method::NoDistillation | Method::Pfd => return Ok(()),
+            Method::SelfDistillation if reads(TeacherInputs::Regular) => return Ok(()),
+            Method::GenD if reads(TeacherInputs::Privileged) => return Ok(()),
+            Method::SelfDistillation | Method::GenD => format!(
+                "its teacher must read {} only, and the external teacher reads {}",
+                if method == Method::GenD { "z" } else { "x" },
+                self.reads
+                    .as_ref()
+                    .map_or("what its scores do not say".into(), TeacherInputs::words)
+            ),
+            Method::MultiTeacherPfd | Method::RankingDistillation => {
+                "it trains teachers of its own (several, or a larger one)".into()
+            }
+        };
+        Err(format!(
+            "{} cannot learn from the external teacher: {why}; compare it with no-distillation and pfd",
+            method.entry().name
+        ))
+    }
+}
+
 fn fits_any(_: &TeacherSettings) -> std::result::Result<(), String> {
     Ok(())
 }

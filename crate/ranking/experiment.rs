@@ -8,7 +8,7 @@ use crate::error::{Error, Result};
 use crate::metrics;
 use crate::metrics::mean_std;
 use crate::ranking::distill::{
-    Method, RdConfig, RdTargets, Student, Teacher, TeacherInputs, TeacherSettings,
+    ExternalScores, Method, RdConfig, RdTargets, Student, Teacher, TeacherInputs, TeacherSettings,
 };
 use crate::ranking::train::{fit_async, EpochLog, Event, Guidance, Split, TrainConfig};
 
@@ -125,6 +125,10 @@ pub struct CompareConfig {
     /// its methods and its seed.
     #[serde(skip)]
     pub jobs: Option<usize>,
+    /// A teacher trained elsewhere, standing for the trained teacher of every method it fits
+    /// ([`ExternalScores::fits`]); its scores come with the prepared data.
+    #[serde(skip)]
+    pub external: Option<std::sync::Arc<ExternalScores>>,
 }
 
 /// The table of settings' defaults ([`crate::settings`]).
@@ -186,9 +190,20 @@ impl CompareConfig {
             )));
         }
         for &method in &self.methods {
-            (method.entry().check)(&settings).map_err(Error::Config)?;
+            match &self.external {
+                Some(external) => external.fits(method).map_err(Error::Config)?,
+                None => (method.entry().check)(&settings).map_err(Error::Config)?,
+            }
         }
         Ok(())
+    }
+
+    /// The external teacher, when `method` learns from it rather than from teachers of its own.
+    pub fn external_for(&self, method: Method) -> Option<&ExternalScores> {
+        self.external
+            .as_deref()
+            .filter(|_| method.entry().student == Student::TeacherLoss)
+            .filter(|_| method != Method::NoDistillation)
     }
 
     /// Checks the settings that need no data: the training settings, the number of seeds and
@@ -664,7 +679,11 @@ pub fn plan(p: &Prepared, config: &CompareConfig) -> Vec<(Training, u64)> {
     for job in config.jobs_on(p.train.d_z) {
         let mut trained: Vec<Teacher> = Vec::new();
         for &method in &job.methods {
-            let teachers = config.teachers_of(method, p.train.d_z);
+            let teachers = match config.external_for(method) {
+                // A teacher trained elsewhere is not trained here.
+                Some(_) => Vec::new(),
+                None => config.teachers_of(method, p.train.d_z),
+            };
             for (k, teacher) in teachers.iter().enumerate() {
                 if trained.contains(teacher) {
                     continue;
@@ -683,7 +702,11 @@ pub fn plan(p: &Prepared, config: &CompareConfig) -> Vec<(Training, u64)> {
                 seed: job.seed,
                 teacher: None,
             };
-            let docs = if teachers.is_empty() { labelled } else { all };
+            let docs = if teachers.is_empty() && config.external_for(method).is_none() {
+                labelled
+            } else {
+                all
+            };
             models.push((student, docs));
         }
     }
@@ -788,6 +811,27 @@ pub async fn run_job(
             seed,
             teacher: None,
         };
+        if let Some(external) = config.external_for(method) {
+            // A teacher trained elsewhere: its scores are the soft labels; its figures are its
+            // scores' on the validation and test splits.
+            let guidance = Guidance {
+                teachers: vec![external.train.as_slice()],
+                ranking_distillation: None,
+            };
+            let (model, student_run) = run_model(engine, &x, &student, &guidance, true, &mut |e| {
+                on(&student_label, e)
+            })
+            .await?;
+            results.push((
+                model,
+                SeedRun {
+                    seed,
+                    student: student_run,
+                    teachers: vec![external_run(p, test, external, config.train.idcg_zero)],
+                },
+            ));
+            continue;
+        }
         let mut teachers = Vec::new();
         let mut scores_of = Vec::new();
         for (k, teacher) in config
@@ -875,6 +919,36 @@ pub async fn run_job(
         ));
     }
     Ok(results)
+}
+
+/// The figures of a teacher trained elsewhere, from its scores: validation NDCG@8 as its best,
+/// its test metrics as a trained model's. It has no epochs and no parameters of ours.
+fn external_run(
+    p: &Prepared,
+    test: &RankingSet,
+    external: &ExternalScores,
+    idcg_zero: metrics::IdcgZero,
+) -> ModelRun {
+    let scores = external.test.as_deref().unwrap_or(&external.valid);
+    let valid = metrics::report(
+        &external.valid,
+        &p.valid.labels,
+        &p.valid.group_offsets,
+        idcg_zero,
+    );
+    let grades: Vec<f32> = test.grades.iter().map(|&r| r as f32).collect();
+    ModelRun {
+        best_epoch: 0,
+        best_valid_ndcg: valid.ndcg_at(TESTED_K).unwrap_or(f64::NAN),
+        test: metrics::report(scores, &test.labels, &test.group_offsets, idcg_zero),
+        test_graded_ndcg: metrics::report(scores, &grades, &test.group_offsets, idcg_zero).ndcg,
+        history: Vec::new(),
+        parameters: 0,
+        ms_per_1k_docs: external.ms_per_1k_docs,
+        per_query: Vec::new(),
+        per_query_graded: Vec::new(),
+        ties_every_query: metrics::ties_every_group(scores, &test.group_offsets),
+    }
 }
 
 /// The three splits of `p`, each with the inputs `view` makes of it.

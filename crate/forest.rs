@@ -1,0 +1,498 @@
+//! Tree ensembles trained elsewhere: LightGBM and XGBoost rankers, read from the files their
+//! libraries write and scored as those libraries score them. They are the external teachers a
+//! student learns from ([`crate::pipeline::teacher`]); `predict --model` and `eval --model`
+//! score with them too, so that a teacher can be checked before it is distilled.
+//!
+//! * [`lightgbm`]: the text format of `Booster.save_model`, and the JSON of `dump_model()`;
+//! * [`xgboost`]: the JSON of `Booster.save_model("m.json")` (UBJSON is refused with words).
+//!
+//! Both become one [`Forest`]: trees of [`Node`]s whose [`Rule`] is the writing library's own
+//! decision, missing values and default directions included. A forest is checked whole when it is
+//! read ([`Forest::check`]): every index in range, every tree a tree (no node reached twice, none
+//! left out), so that scoring cannot loop or read out of bounds whatever the file held.
+//!
+//! Scores are computed on the CPU, in f64, from each document's features as its LETOR line
+//! writes them ([`crate::data::letor::scan_letor`]): LightGBM compares f64 values with its f64
+//! thresholds; XGBoost casts each value to f32 first, as its `DMatrix` does.
+
+pub mod lightgbm;
+pub mod xgboost;
+
+use std::path::Path;
+
+use crate::error::{Error, Result};
+
+/// The library that wrote a model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Library {
+    LightGbm,
+    XgBoost,
+}
+
+impl Library {
+    pub fn name(self) -> &'static str {
+        match self {
+            Library::LightGbm => "LightGBM",
+            Library::XgBoost => "XGBoost",
+        }
+    }
+}
+
+/// A model's input columns against a LETOR file's feature indices (1-based).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Columns {
+    /// By the model's width against the data's: as many columns as the data have features is
+    /// `from-1`; one more is `from-0`; anything else is refused, asking for one of them.
+    #[default]
+    Auto,
+    /// Column 0 is feature 1: a model trained on arrays (`load_svmlight_file`, pandas,
+    /// distillrank's Python door).
+    From1,
+    /// Column j is feature j, column 0 empty: a model trained by LightGBM's or XGBoost's own
+    /// reader of LETOR text, which keeps index 0.
+    From0,
+}
+
+/// Where a split sends a document.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Child {
+    Node(u32),
+    Leaf(u32),
+}
+
+/// LightGBM's missing-value handling of a numerical split.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Missing {
+    /// NaN is read as 0; no default direction.
+    None,
+    /// 0 (and NaN, read as 0) takes the default direction.
+    Zero,
+    /// NaN takes the default direction.
+    NaN,
+}
+
+/// How a node decides, as the library that wrote it decides.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Rule {
+    /// LightGBM's numerical split: left when `value <= threshold`, missing values as `missing`
+    /// says, to the left when `default_left`.
+    LightGbm {
+        threshold: f64,
+        missing: Missing,
+        default_left: bool,
+    },
+    /// LightGBM's categorical split: left when the value's category is in the bitset
+    /// `words[start..end]` of the tree; NaN and negative values go right.
+    LightGbmCategorical { start: u32, end: u32 },
+    /// XGBoost's numerical split, in f32: left when `value < threshold`; NaN (a missing value)
+    /// to the left when `default_left`.
+    XgBoost { threshold: f32, default_left: bool },
+}
+
+/// An inner node: the column it reads, its rule and its children.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Node {
+    pub column: u32,
+    pub rule: Rule,
+    pub left: Child,
+    pub right: Child,
+}
+
+/// One tree. A tree of one leaf has no node.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Tree {
+    pub nodes: Vec<Node>,
+    pub leaves: Vec<f64>,
+    /// The bitsets of LightGBM's categorical splits.
+    pub words: Vec<u32>,
+    /// A factor on the tree's output (XGBoost's DART `weight_drop`; 1 otherwise).
+    pub weight: f64,
+}
+
+/// A tree ensemble, checked ([`Forest::check`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Forest {
+    pub library: Library,
+    pub trees: Vec<Tree>,
+    /// Added to the trees' sum: XGBoost's `base_score` as a margin under its objective; 0 for
+    /// LightGBM, whose first tree holds its initial score.
+    pub base_margin: f64,
+    /// LightGBM's random-forest mode (`average_output`): the trees' mean, not their sum.
+    pub average: bool,
+    /// Columns of the model's input (LightGBM's `max_feature_idx + 1`, XGBoost's
+    /// `num_feature`).
+    pub n_columns: usize,
+    /// The objective it was trained with, as the library names it.
+    pub objective: String,
+    /// What the objective makes of the scores, when it is not a ranking objective: said once,
+    /// beside the figures.
+    pub note: Option<String>,
+}
+
+/// The most trees and nodes a model file may declare: far past any ranker (LightGBM's default is
+/// 100 trees of 31 leaves; a large Web30K model is a few thousand trees of 255), and small enough
+/// that nothing a hostile file declares is ever allocated before its text is seen.
+pub const MAX_TREES: usize = 1_000_000;
+pub const MAX_NODES: usize = 1 << 24;
+/// The largest model file read: ten times a large Web30K ranker.
+pub const MAX_FILE_BYTES: u64 = 2 << 30;
+/// The deepest JSON accepted (serde_json's own limit): a LightGBM `dump_model()` nests one level
+/// per node, so a degenerate tree deeper than this must come in the text format.
+pub const MAX_JSON_DEPTH: usize = 128;
+
+/// Whether the file at `path` looks like a model [`Forest::read`] reads (or refuses in words, as
+/// UBJSON): LightGBM's text, LightGBM's dump, XGBoost's JSON or UBJSON. A saved MLP's files are
+/// not.
+pub fn looks_like_tree_model(path: &Path) -> bool {
+    use std::io::Read;
+    let Ok(file) = std::fs::File::open(path) else {
+        return false;
+    };
+    let mut head = Vec::new();
+    if file.take(1 << 16).read_to_end(&mut head).is_err() {
+        return false;
+    }
+    let start = head
+        .iter()
+        .position(|b| !b.is_ascii_whitespace())
+        .unwrap_or(head.len());
+    let head = &head[start..];
+    let has = |needle: &[u8]| head.windows(needle.len()).any(|w| w == needle);
+    head.starts_with(b"tree\n")
+        || head.starts_with(b"tree\r\n")
+        || (head.first() == Some(&b'{')
+            && (has(b"learner") || has(b"tree_info") || has(b"\"name\":\"tree\"")))
+}
+
+impl Forest {
+    /// Reads a LightGBM text model, a LightGBM `dump_model()` JSON or an XGBoost JSON model, by
+    /// its first bytes; refuses anything else (XGBoost's UBJSON included) naming what it takes.
+    pub fn read(path: &Path) -> Result<Forest> {
+        let bytes = crate::data::read_capped(path, MAX_FILE_BYTES, "a tree model")?;
+        Forest::parse(path, &bytes)
+    }
+
+    /// [`Forest::read`] on bytes in memory (an upload, a `Booster`'s dump from Python).
+    pub fn parse(name: &Path, bytes: &[u8]) -> Result<Forest> {
+        let text = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+        let start = text
+            .iter()
+            .position(|b| !b.is_ascii_whitespace())
+            .unwrap_or(text.len());
+        let head = &text[start..];
+        let forest = if head.starts_with(b"tree") {
+            lightgbm::parse_text(name, text)?
+        } else if head.first() == Some(&b'{') {
+            // UBJSON opens an object with '{' too, then a key's length marker.
+            let next = head[1..].iter().find(|b| !b.is_ascii_whitespace());
+            if matches!(next, Some(b'i' | b'U' | b'I' | b'l' | b'L' | b'$' | b'#')) {
+                return Err(model_error(name, "this is UBJSON (XGBoost's binary model format): save the model as JSON, booster.save_model(\"model.json\"), and give that file"));
+            }
+            let text = std::str::from_utf8(head)
+                .map_err(|_| model_error(name, "a JSON model that is not UTF-8 text"))?;
+            let value: serde_json::Value = serde_json::from_str(text).map_err(|e| {
+                let depth = if e.to_string().contains("recursion limit") {
+                    format!(" (nested deeper than {MAX_JSON_DEPTH} levels: a LightGBM tree that deep must come in the text format, booster.save_model(\"model.txt\"))")
+                } else {
+                    String::new()
+                };
+                Error::parse(name, e.line() as u64, e.column() as u64, format!("not a JSON model: {e}{depth}"))
+            })?;
+            if value.get("learner").is_some() {
+                xgboost::parse_json(name, &value)?
+            } else if value.get("tree_info").is_some() {
+                lightgbm::parse_dump(name, &value)?
+            } else {
+                return Err(model_error(name, "a JSON file that is neither an XGBoost model (no \"learner\") nor a LightGBM dump_model() (no \"tree_info\")"));
+            }
+        } else {
+            return Err(model_error(name, "expected a tree model: LightGBM's text format (booster.save_model(\"model.txt\"), which starts with 'tree'), LightGBM's dump_model() JSON, or XGBoost's JSON (booster.save_model(\"model.json\"))"));
+        };
+        forest.check(name)?;
+        Ok(forest)
+    }
+
+    /// Checks that every tree is a tree over the model's columns: each child index in range, each
+    /// node and leaf reached from the root exactly once, every bitset inside its tree's words.
+    pub fn check(&self, name: &Path) -> Result<()> {
+        if self.trees.is_empty() {
+            return Err(model_error(name, "a model without trees"));
+        }
+        if self.trees.len() > MAX_TREES {
+            return Err(model_error(
+                name,
+                format!(
+                    "{} trees, more than the {MAX_TREES} a model may have",
+                    self.trees.len()
+                ),
+            ));
+        }
+        for (t, tree) in self.trees.iter().enumerate() {
+            let bad = |what: String| model_error(name, format!("tree {t}: {what}"));
+            if tree.nodes.len() > MAX_NODES || tree.leaves.len() > MAX_NODES + 1 {
+                return Err(bad(format!("more than {MAX_NODES} nodes")));
+            }
+            if tree.leaves.len() != tree.nodes.len() + 1 {
+                return Err(bad(format!(
+                    "{} inner nodes and {} leaves: a binary tree has one leaf more than inner nodes",
+                    tree.nodes.len(),
+                    tree.leaves.len()
+                )));
+            }
+            if let Some(v) = tree.leaves.iter().find(|v| !v.is_finite()) {
+                return Err(bad(format!(
+                    "a leaf value of {v}: expected a finite number"
+                )));
+            }
+            if !tree.weight.is_finite() {
+                return Err(bad(format!("a tree weight of {}", tree.weight)));
+            }
+            let (mut node_seen, mut leaf_seen) = (
+                vec![false; tree.nodes.len()],
+                vec![false; tree.leaves.len()],
+            );
+            let mut stack = Vec::new();
+            if tree.nodes.is_empty() {
+                leaf_seen[0] = true;
+            } else {
+                stack.push(0u32);
+                node_seen[0] = true;
+            }
+            while let Some(n) = stack.pop() {
+                let node = &tree.nodes[n as usize];
+                if node.column as usize >= self.n_columns {
+                    return Err(bad(format!(
+                        "node {n} splits on column {}, but the model has {} columns",
+                        node.column, self.n_columns
+                    )));
+                }
+                match node.rule {
+                    Rule::LightGbmCategorical { start, end } => {
+                        if start > end || end as usize > tree.words.len() {
+                            return Err(bad(format!("node {n}: a category bitset out of range")));
+                        }
+                    }
+                    Rule::LightGbm { threshold, .. } if threshold.is_nan() => {
+                        return Err(bad(format!("node {n}: a NaN threshold")));
+                    }
+                    Rule::XgBoost { threshold, .. } if threshold.is_nan() => {
+                        return Err(bad(format!("node {n}: a NaN threshold")));
+                    }
+                    _ => {}
+                }
+                for child in [node.left, node.right] {
+                    let (seen, i, what) = match child {
+                        Child::Node(i) => (node_seen.get_mut(i as usize), i, "node"),
+                        Child::Leaf(i) => (leaf_seen.get_mut(i as usize), i, "leaf"),
+                    };
+                    match seen {
+                        None => return Err(bad(format!("node {n} points to {what} {i}, which does not exist"))),
+                        Some(true) => return Err(bad(format!("{what} {i} is reached twice (from node {n}): the nodes form a cycle or share a child, not a tree"))),
+                        Some(s) => *s = true,
+                    }
+                    if let Child::Node(i) = child {
+                        stack.push(i);
+                    }
+                }
+            }
+            if let Some(n) = node_seen.iter().position(|s| !s) {
+                return Err(bad(format!(
+                    "node {n} is not reached from the root: the nodes do not form one tree"
+                )));
+            }
+            if let Some(l) = leaf_seen.iter().position(|s| !s) {
+                return Err(bad(format!("leaf {l} is not reached from the root")));
+            }
+        }
+        Ok(())
+    }
+
+    /// The model's score of one document, its columns in `row` (missing values NaN, absent
+    /// columns past the row's end read as its library reads them: LightGBM 0, XGBoost missing).
+    pub fn score(&self, row: &[f64]) -> f64 {
+        if self.library == Library::XgBoost {
+            // XGBoost adds each tree's output to an f32 prediction that starts at the base
+            // margin, tree after tree.
+            let mut sum = self.base_margin as f32;
+            for tree in &self.trees {
+                sum += (tree.weight * tree.leaves[self.leaf(tree, row)]) as f32;
+            }
+            return f64::from(sum);
+        }
+        let mut sum = 0.0;
+        for tree in &self.trees {
+            sum += tree.weight * tree.leaves[self.leaf(tree, row)];
+        }
+        if self.average {
+            sum /= self.trees.len() as f64;
+        }
+        sum + self.base_margin
+    }
+
+    /// The leaf a document reaches in `tree`.
+    fn leaf(&self, tree: &Tree, row: &[f64]) -> usize {
+        if tree.nodes.is_empty() {
+            return 0;
+        }
+        let mut at = 0usize;
+        loop {
+            let node = &tree.nodes[at];
+            let value = row.get(node.column as usize).copied();
+            let left = match node.rule {
+                Rule::LightGbm {
+                    threshold,
+                    missing,
+                    default_left,
+                } => {
+                    let mut v = value.unwrap_or(0.0);
+                    if v.is_nan() && missing != Missing::NaN {
+                        v = 0.0;
+                    }
+                    if (missing == Missing::Zero && is_zero(v))
+                        || (missing == Missing::NaN && v.is_nan())
+                    {
+                        default_left
+                    } else {
+                        v <= threshold
+                    }
+                }
+                Rule::LightGbmCategorical { start, end } => {
+                    let v = value.unwrap_or(0.0);
+                    // LightGBM casts to int (truncation); NaN and negatives go right.
+                    if v.is_nan() || v < 0.0 || v >= 2_147_483_648.0 {
+                        false
+                    } else {
+                        let c = v as u64;
+                        let word = start as u64 + c / 32;
+                        word < end as u64 && (tree.words[word as usize] >> (c % 32)) & 1 == 1
+                    }
+                }
+                Rule::XgBoost {
+                    threshold,
+                    default_left,
+                } => match value {
+                    Some(v) if !v.is_nan() => (v as f32) < threshold,
+                    _ => default_left,
+                },
+            };
+            match if left { node.left } else { node.right } {
+                Child::Node(n) => at = n as usize,
+                Child::Leaf(l) => return l as usize,
+            }
+        }
+    }
+
+    /// The columns the trees split on, in increasing order.
+    pub fn split_columns(&self) -> Vec<usize> {
+        let mut used = std::collections::BTreeSet::new();
+        for tree in &self.trees {
+            used.extend(tree.nodes.iter().map(|n| n.column as usize));
+        }
+        used.into_iter().collect()
+    }
+
+    /// The 1-based LETOR feature of each column under `columns` against data of `n_features`
+    /// features (Auto decided by the widths; see [`Columns`]); an error when the model splits on
+    /// a feature the data lack, or Auto cannot tell.
+    pub fn feature_offset(&self, columns: Columns, n_features: usize, name: &Path) -> Result<u32> {
+        let offset = match columns {
+            Columns::From1 => 1,
+            Columns::From0 => 0,
+            Columns::Auto if self.n_columns == n_features => 1,
+            Columns::Auto if self.n_columns == n_features + 1 => 0,
+            Columns::Auto => {
+                // A model narrower than the data: its columns are the data's first ones either
+                // way, unless column 0 is split on (then it cannot be feature 0, which no LETOR
+                // file has).
+                let used = self.split_columns();
+                if self.n_columns < n_features && used.first() == Some(&0) {
+                    1
+                } else {
+                    return Err(model_error(name, format!(
+                        "the model has {} input columns and the data {n_features} features: cannot tell whether column 0 is feature 1 (a model trained on arrays) or feature 0 (one trained by LightGBM's or XGBoost's own LETOR reader); say which with teacher_columns from-1 or from-0 (--teacher-columns)",
+                        self.n_columns
+                    )));
+                }
+            }
+        };
+        if let Some(&last) = self.split_columns().last() {
+            let feature = last as u64 + offset as u64;
+            if feature == 0 {
+                return Err(model_error(name, "the model splits on column 0, which under teacher_columns from-0 is feature 0: LETOR features start at 1; use from-1"));
+            }
+            if feature > n_features as u64 {
+                return Err(model_error(name, format!(
+                    "the model splits on column {last}, which is feature {feature}, but the data have {n_features} features: expected a model trained on these data's columns"
+                )));
+            }
+        }
+        Ok(offset)
+    }
+
+    /// The model's scores of every document of a LETOR file, in the file's order, with the
+    /// qid of each (None in a file whose groups come from a `.query` file). `offset`: the
+    /// feature of column 0 ([`Forest::feature_offset`]).
+    pub fn score_letor(
+        &self,
+        name: &Path,
+        reader: impl std::io::Read,
+        offset: u32,
+    ) -> Result<(Vec<f64>, Vec<Option<u64>>)> {
+        let absent = match self.library {
+            Library::LightGbm => 0.0,
+            Library::XgBoost => f64::NAN,
+        };
+        let mut row = vec![absent; self.n_columns];
+        let (mut scores, mut qids) = (Vec::new(), Vec::new());
+        crate::data::letor::scan_letor(
+            name,
+            reader,
+            crate::data::letor::DEFAULT_MAX_FEATURE_INDEX,
+            &mut |doc| {
+                row.fill(absent);
+                for &(index, value) in doc.features {
+                    let column = (index - offset) as usize;
+                    if let Some(slot) = row.get_mut(column) {
+                        *slot = value;
+                    }
+                }
+                let score = self.score(&row);
+                if !score.is_finite() {
+                    return Err(Error::parse(
+                        name,
+                        doc.line,
+                        0,
+                        format!("the model's score of this document is {score}"),
+                    ));
+                }
+                scores.push(score);
+                qids.push(doc.qid);
+                Ok(())
+            },
+        )?;
+        Ok((scores, qids))
+    }
+
+    /// The model in a line: its library, trees, objective and width.
+    pub fn describe(&self) -> String {
+        format!(
+            "a {} model of {} trees ({}, {} input columns)",
+            self.library.name(),
+            self.trees.len(),
+            self.objective,
+            self.n_columns
+        )
+    }
+}
+
+/// LightGBM's zero: |v| <= 1e-35 (kZeroThreshold).
+fn is_zero(v: f64) -> bool {
+    v > -1e-35 && v <= 1e-35
+}
+
+/// A model file that cannot be read, in words.
+pub(crate) fn model_error(name: &Path, what: impl Into<String>) -> Error {
+    Error::parse(name, 0, 0, what.into())
+}

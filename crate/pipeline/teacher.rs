@@ -1,0 +1,366 @@
+//! A teacher trained elsewhere (`data.teacher`): a LightGBM or XGBoost model
+//! ([`crate::forest`]), or scores from files. Its scores of every document of the data files are
+//! computed once, on the CPU, when the data are prepared, and matched to the prepared splits'
+//! documents by qid ([`ExternalScores`]): both engines, every seed and every method that fits it
+//! read the same scores.
+//!
+//! A model reads each file's LETOR text again in f64 ([`crate::data::letor::scan_letor`]), so
+//! that it scores as its own library does. What it reads is found from the columns its trees
+//! split on, against the comparison's privileged split: the report names them, and a teacher
+//! that splits on no privileged column is a regular-feature teacher.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use super::store::{Role, Store};
+use super::Reporter;
+use crate::data::prepare::{Prepared, RankingSet};
+use crate::error::{Error, Result};
+use crate::forest::Forest;
+use crate::ranking::distill::{ExternalScores, TeacherInputs};
+use crate::setup::{DataSetup, DataSource};
+
+/// One data file as the teacher saw it: its score of each document, in the file's order, and
+/// the file's groups by qid (start, length).
+struct FileScores {
+    scores: Vec<f64>,
+    groups: HashMap<u64, (usize, usize)>,
+    name: PathBuf,
+}
+
+/// The external teacher's scores of `prepared`'s splits, when `data` names one.
+pub fn external_scores(
+    data: &DataSetup,
+    prepared: &Prepared,
+    source_features: usize,
+    store: &mut dyn Store,
+    reporter: &mut dyn Reporter,
+) -> Result<Option<ExternalScores>> {
+    let teacher = &data.teacher;
+    if teacher.is_none() {
+        return Ok(None);
+    }
+    let named = |s: &Option<String>| {
+        s.as_deref()
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+    };
+    let (model, scores) = (named(&teacher.model), named(&teacher.scores));
+    if model.is_some() && scores.is_some() {
+        return Err(Error::Config(
+            "both a teacher model (teacher_model) and teacher scores (teacher_scores) are named: name one".into(),
+        ));
+    }
+    if matches!(data.source, DataSource::Synthetic { .. }) {
+        return Err(Error::Config(
+            "an external teacher scores data files, and these data are generated: write them with distillrank data synth, train the teacher on that file, and compare on it".into(),
+        ));
+    }
+    // The files each split comes from: a split held out of the training file is the training
+    // file's.
+    let names: [Option<String>; 3] = match &data.source {
+        DataSource::Files { train, valid, test } => {
+            [Some(train.clone()), valid.clone(), test.clone()]
+        }
+        _ => [None, None, None],
+    };
+    // The model, read and checked once, and its column of feature 1.
+    let forest = match &model {
+        Some(path) => {
+            let forest = Forest::read(Path::new(path))?;
+            let offset =
+                forest.feature_offset(teacher.columns, source_features, Path::new(path))?;
+            Some((forest, offset))
+        }
+        None => None,
+    };
+    let started = crate::clock::Instant::now();
+    let mut files: Vec<(usize, FileScores)> = Vec::new();
+    let mut docs = 0usize;
+    let mut file_of = |role: usize, store: &mut dyn Store| -> Result<usize> {
+        let source = if names[role].is_some() || names[0].is_none() {
+            role
+        } else {
+            0
+        };
+        if let Some(i) = files.iter().position(|(s, _)| *s == source) {
+            return Ok(i);
+        }
+        let roles = [Role::Train, Role::Valid, Role::Test];
+        let (name, text, query) = match &names[source] {
+            Some(name) => {
+                let (text, query) = store.text(name, roles[source])?;
+                (PathBuf::from(name), text, query)
+            }
+            None => {
+                let (name, bytes) = crate::data::bundled::mq2008_text(source);
+                (name, Box::new(bytes) as Box<dyn std::io::Read>, None)
+            }
+        };
+        let file = match &forest {
+            Some((forest, offset)) => {
+                let (scores, qids) = forest.score_letor(&name, text, *offset)?;
+                FileScores {
+                    groups: groups(&name, &qids, query)?,
+                    scores,
+                    name,
+                }
+            }
+            None => {
+                let list = scores.as_deref().unwrap_or_default();
+                let path = list.split(',').map(str::trim).nth(source).ok_or_else(|| {
+                    Error::Config(format!(
+                        "teacher_scores names {} file(s), but the {} split needs the scores of {}: give TRAIN,VALID,TEST in the data files' order",
+                        list.split(',').count(),
+                        ["training", "validation", "test"][source],
+                        name.display()
+                    ))
+                })?;
+                read_scores_file(Path::new(path), &name, text, query)?
+            }
+        };
+        docs += file.scores.len();
+        files.push((source, file));
+        Ok(files.len() - 1)
+    };
+    let train = file_of(0, store)?;
+    let valid = file_of(1, store)?;
+    let test = prepared
+        .test
+        .as_ref()
+        .map(|_| file_of(2, store))
+        .transpose()?;
+    let seconds = started.elapsed();
+    let on = |i: usize, set: &RankingSet| match_split(&files[i].1, set);
+    let (train, valid, test) = (
+        on(train, &prepared.train)?,
+        on(valid, &prepared.valid)?,
+        match (test, &prepared.test) {
+            (Some(i), Some(set)) => Some(on(i, set)?),
+            _ => None,
+        },
+    );
+    let described = match (&model, &forest) {
+        (Some(path), Some((forest, offset))) => {
+            describe_model(Path::new(path), forest, *offset, prepared)
+        }
+        _ => Described {
+            description: format!("scores from {}", scores.unwrap_or_default()),
+            split_features: None,
+            privileged_features: Vec::new(),
+            reads: None,
+            note: None,
+        },
+    };
+    let reads = match (&described.split_features, &described.reads) {
+        (Some(split), Some(TeacherInputs::Regular)) => format!(
+            "it splits on {} features, none of them privileged: a regular-feature teacher (self-distillation in kind)",
+            split.len()
+        ),
+        (Some(split), _) => format!(
+            "it splits on {} features, {} of them privileged ({})",
+            split.len(),
+            described.privileged_features.len(),
+            crate::data::prepare::column_ranges(&described.privileged_features)
+        ),
+        _ => "what it reads is not known".to_string(),
+    };
+    reporter.note(&format!(
+        "external teacher: {}; {reads} ({docs} documents read and scored in {seconds:.1} s)",
+        described.description
+    ));
+    if let Some(note) = &described.note {
+        reporter.warn(&format!("external teacher: {note}"));
+    }
+    Ok(Some(ExternalScores {
+        train,
+        valid,
+        test,
+        reads: described.reads,
+        description: described.description,
+        split_features: described.split_features,
+        privileged_features: described.privileged_features,
+        note: described.note,
+        ms_per_1k_docs: if model.is_some() {
+            1e6 * seconds / docs.max(1) as f64
+        } else {
+            0.0
+        },
+    }))
+}
+
+/// What a model is and reads.
+struct Described {
+    description: String,
+    split_features: Option<Vec<usize>>,
+    privileged_features: Vec<usize>,
+    reads: Option<TeacherInputs>,
+    note: Option<String>,
+}
+
+/// The model in words, with the features it splits on and what of them is privileged.
+fn describe_model(model: &Path, forest: &Forest, offset: u32, prepared: &Prepared) -> Described {
+    let split: Vec<usize> = forest
+        .split_columns()
+        .into_iter()
+        .map(|c| c + offset as usize)
+        .collect();
+    let privileged: Vec<usize> = split
+        .iter()
+        .copied()
+        .filter(|f| prepared.privileged_columns.contains(f))
+        .collect();
+    let regular = split.iter().any(|f| prepared.regular_columns.contains(f));
+    let reads = match (regular, !privileged.is_empty()) {
+        (_, false) => TeacherInputs::Regular,
+        (false, true) => TeacherInputs::Privileged,
+        (true, true) => TeacherInputs::Both,
+    };
+    Described {
+        description: format!("{} ({})", model.display(), forest.describe()),
+        split_features: Some(split),
+        privileged_features: privileged,
+        reads: Some(reads),
+        note: forest.note.clone(),
+    }
+}
+
+/// Scores read from a file, one a line, for the documents of the data file `name`.
+fn read_scores_file(
+    path: &Path,
+    name: &Path,
+    text: Box<dyn std::io::Read + '_>,
+    query: Option<Vec<usize>>,
+) -> Result<FileScores> {
+    let mut qids = Vec::new();
+    crate::data::letor::scan_letor(
+        name,
+        text,
+        crate::data::letor::DEFAULT_MAX_FEATURE_INDEX,
+        &mut |row| {
+            qids.push(row.qid);
+            Ok(())
+        },
+    )?;
+    let size = std::fs::metadata(path)
+        .map_err(|e| Error::io(path, e))?
+        .len();
+    // Each score line is at least two bytes: a file much larger than the documents need is not
+    // a scores file, and is refused before it is read.
+    let cap = 64 * (qids.len() as u64 + 1);
+    if size > cap {
+        return Err(Error::parse(
+            path,
+            0,
+            0,
+            format!(
+                "{size} bytes for the {} documents of {}: expected one score a line",
+                qids.len(),
+                name.display()
+            ),
+        ));
+    }
+    let bytes = crate::data::read_capped(path, cap, "a scores file")?;
+    let text = std::str::from_utf8(&bytes)
+        .map_err(|_| Error::parse(path, 0, 0, "not UTF-8 text: expected one score a line"))?;
+    let mut scores = Vec::with_capacity(qids.len());
+    for (i, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() {
+            continue;
+        }
+        let v: f64 = line.parse().map_err(|_| {
+            Error::parse(
+                path,
+                i as u64 + 1,
+                1,
+                format!(
+                    "'{}' is not a number: expected one score a line",
+                    crate::error::printable(&line.chars().take(40).collect::<String>())
+                ),
+            )
+        })?;
+        if !v.is_finite() || !(v as f32).is_finite() {
+            return Err(Error::parse(
+                path,
+                i as u64 + 1,
+                1,
+                format!("the score {line} is not finite (or beyond the f32 range)"),
+            ));
+        }
+        scores.push(v);
+    }
+    if scores.len() != qids.len() {
+        return Err(Error::parse(path, 0, 0, format!(
+            "{} scores, but {} has {} documents: expected one score a line for each, in the file's order",
+            scores.len(),
+            name.display(),
+            qids.len()
+        )));
+    }
+    Ok(FileScores {
+        groups: groups(name, &qids, query)?,
+        scores,
+        name: name.to_path_buf(),
+    })
+}
+
+/// A file's groups by qid, as the LETOR reader forms them: runs of one qid, or the `.query`
+/// sizes (qids 1, 2, ...).
+fn groups(
+    name: &Path,
+    qids: &[Option<u64>],
+    query: Option<Vec<usize>>,
+) -> Result<HashMap<u64, (usize, usize)>> {
+    let mut groups = HashMap::new();
+    if qids.first().is_some_and(|q| q.is_some()) {
+        let mut start = 0;
+        for i in 1..=qids.len() {
+            if i == qids.len() || qids[i] != qids[start] {
+                groups.insert(qids[start].unwrap_or_default(), (start, i - start));
+                start = i;
+            }
+        }
+        return Ok(groups);
+    }
+    let sizes =
+        query.ok_or_else(|| Error::parse(name, 0, 0, "no qid: on any line and no .query file"))?;
+    let mut start = 0;
+    for (g, &size) in sizes.iter().enumerate() {
+        groups.insert(g as u64 + 1, (start, size));
+        start += size;
+    }
+    if start != qids.len() {
+        return Err(Error::parse(
+            name,
+            0,
+            0,
+            format!(
+                "the .query file's group sizes add up to {start} documents, but the file has {}",
+                qids.len()
+            ),
+        ));
+    }
+    Ok(groups)
+}
+
+/// The scores of a prepared split's documents, found by their groups' qids in the file.
+fn match_split(file: &FileScores, set: &RankingSet) -> Result<Vec<f32>> {
+    let mut out = Vec::with_capacity(set.n_docs());
+    for (g, &qid) in set.qids.iter().enumerate() {
+        let docs = set.group(g).len();
+        match file.groups.get(&qid) {
+            Some(&(start, len)) if len == docs => {
+                out.extend(file.scores[start..start + len].iter().map(|&s| s as f32));
+            }
+            _ => {
+                return Err(Error::Data(format!(
+                    "the teacher's scores of {} have no group of {docs} documents with qid {qid}, which the prepared data hold: the file changed since it was read",
+                    file.name.display()
+                )))
+            }
+        }
+    }
+    Ok(out)
+}
