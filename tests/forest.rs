@@ -1,0 +1,456 @@
+//! Tree models trained elsewhere (crate/forest.rs) and the external teacher
+//! (crate/pipeline/teacher.rs): hand-made LightGBM and XGBoost models scored as their libraries
+//! score them, every class of bad model file refused in words before anything is allocated for
+//! it, scores files checked line by line, and a student that never reads z.
+//! (Parity with lightgbm and xgboost themselves: tests/python/test_teachers.py.)
+
+use std::path::{Path, PathBuf};
+
+use distillrank::data::inputs::Inputs;
+use distillrank::data::prepare::FeatureView;
+use distillrank::engine::Engine;
+use distillrank::forest::{Columns, Forest, Library};
+use distillrank::pipeline::store::Disk;
+use distillrank::pipeline::{self, Silent};
+use distillrank::ranking::distill::{Method, TeacherInputs};
+use distillrank::setup::{DataSource, ExternalTeacher, Setup};
+use distillrank::stop::Stop;
+
+/// A LightGBM text model of one tree: node 0 splits column 0 at 0.5 (`decision_type` given),
+/// node 1 column 1 at 1.5; leaves 0.1, 0.2, 0.3.
+fn lightgbm(decision: &str, left: &str, right: &str, extra: &str) -> String {
+    format!(
+        "tree\nversion=v4\nnum_class=1\nnum_tree_per_iteration=1\nlabel_index=0\nmax_feature_idx=2\nobjective=lambdarank\n{extra}\n\
+Tree=0\nnum_leaves=3\nnum_cat=0\nsplit_feature=0 1\nsplit_gain=1 1\nthreshold=0.5 1.5\ndecision_type={decision}\nleft_child={left}\nright_child={right}\nleaf_value=0.1 0.20000000000000001 0.3\nis_linear=0\nshrinkage=1\n\n\nend of trees\n"
+    )
+}
+
+fn parse(text: &str) -> distillrank::error::Result<Forest> {
+    Forest::parse(Path::new("model.txt"), text.as_bytes())
+}
+
+fn refused(text: &str, words: &[&str]) {
+    let message = parse(text).expect_err("refused").to_string();
+    for w in words {
+        assert!(message.contains(w), "{message:?} lacks {w:?}");
+    }
+    assert!(message.contains("model.txt"), "{message:?} names no file");
+}
+
+#[test]
+fn a_lightgbm_tree_decides_as_lightgbm_does() {
+    let forest = parse(&lightgbm("2 0", "1 -1", "-2 -3", "")).unwrap();
+    assert_eq!(forest.library, Library::LightGbm);
+    assert_eq!(forest.n_columns, 3);
+    assert_eq!(forest.score(&[0.3, 1.0, 0.0]), 0.1);
+    assert_eq!(forest.score(&[0.5, 1.5, 0.0]), 0.1, "<= goes left");
+    assert_eq!(forest.score(&[0.7, 1.0, 0.0]), 0.20000000000000001);
+    assert_eq!(forest.score(&[0.3, 2.0, 0.0]), 0.3);
+    // Missing type None: NaN is read as 0, which is <= 0.5.
+    assert_eq!(forest.score(&[f64::NAN, 1.0, 0.0]), 0.1);
+    assert_eq!(forest.split_columns(), vec![0, 1]);
+}
+
+#[test]
+fn lightgbm_missing_types_take_the_default_direction() {
+    // Node 0: missing type Zero (bit 2), default right (no bit 1): 0 goes right even though
+    // 0 <= 0.5; a tiny value is zero too, a NaN reads as 0.
+    let zero = parse(&lightgbm("4 0", "1 -1", "-2 -3", "")).unwrap();
+    assert_eq!(zero.score(&[0.0, 1.0, 0.0]), 0.20000000000000001);
+    assert_eq!(zero.score(&[1e-36, 1.0, 0.0]), 0.20000000000000001);
+    assert_eq!(zero.score(&[f64::NAN, 1.0, 0.0]), 0.20000000000000001);
+    assert_eq!(zero.score(&[0.25, 1.0, 0.0]), 0.1);
+    // Missing type NaN (bit 3), default left (bit 1): NaN goes left even on a threshold it
+    // would fail; 0 is an ordinary value.
+    let nan = parse(&lightgbm("10 0", "1 -1", "-2 -3", "")).unwrap();
+    assert_eq!(nan.score(&[f64::NAN, 1.0, 0.0]), 0.1);
+    assert_eq!(nan.score(&[0.0, 1.0, 0.0]), 0.1);
+    assert_eq!(nan.score(&[0.9, 1.0, 0.0]), 0.20000000000000001);
+}
+
+#[test]
+fn lightgbm_average_output_is_the_mean_of_the_trees() {
+    let forest = parse(&lightgbm("2 0", "1 -1", "-2 -3", "average_output")).unwrap();
+    assert!(forest.average);
+    assert_eq!(forest.score(&[0.3, 1.0, 0.0]), 0.1);
+}
+
+#[test]
+fn every_class_of_bad_lightgbm_file_is_refused_in_words() {
+    // A cycle: node 1 is its own child.
+    refused(
+        &lightgbm("2 0", "1 1", "-2 -3", ""),
+        &["tree 0", "reached twice"],
+    );
+    // A child past the nodes or the leaves.
+    refused(&lightgbm("2 0", "7 -1", "-2 -3", ""), &["child 7"]);
+    refused(&lightgbm("2 0", "1 -9", "-2 -3", ""), &["child -9"]);
+    // A node no path reaches (node 0's children are leaves); a leaf two nodes share.
+    refused(
+        &lightgbm("2 0", "-1 -2", "-3 -3", ""),
+        &["node 1 is not reached from the root"],
+    );
+    refused(
+        &lightgbm("2 0", "1 -1", "-1 -3", ""),
+        &["leaf 0 is reached twice"],
+    );
+    // Truncated: no end of trees.
+    let whole = lightgbm("2 0", "1 -1", "-2 -3", "");
+    refused(&whole[..whole.len() / 2], &["truncated"]);
+    // Declared counts that the arrays do not have: never allocated.
+    refused(
+        &whole.replace("num_leaves=3", "num_leaves=99999999999"),
+        &["num_leaves=99999999999"],
+    );
+    refused(
+        &whole.replace("num_leaves=3", "num_leaves=4"),
+        &["num_leaves=4 but 3 leaf values"],
+    );
+    // Missing type 3 does not exist; a NaN threshold decides nothing.
+    refused(&lightgbm("14 0", "1 -1", "-2 -3", ""), &["missing type 3"]);
+    refused(
+        &whole.replace("threshold=0.5 1.5", "threshold=nan 1.5"),
+        &["NaN threshold"],
+    );
+    // Several outputs a document.
+    refused(
+        &whole.replace("num_class=1", "num_class=3"),
+        &["multiclass"],
+    );
+    // A column past the model's own width.
+    refused(
+        &whole.replace("split_feature=0 1", "split_feature=0 5"),
+        &["column 5", "3 columns"],
+    );
+    // Linear trees are refused rather than scored wrong.
+    refused(
+        &whole.replace("is_linear=0", "is_linear=1"),
+        &["linear tree"],
+    );
+    // Not a model at all; XGBoost's binary UBJSON; JSON deeper than the reader recurses.
+    refused("qid:1 1:0.5\n", &["expected a tree model"]);
+    let ubjson = "{L\u{0}\u{0}\u{0}\u{0}\u{0}\u{0}\u{0}\u{7}learner{";
+    refused(ubjson, &["UBJSON", "save_model"]);
+    let deep = format!("{}{}", "{\"a\":".repeat(100_000), "1");
+    refused(&deep, &["nested deeper than 128"]);
+}
+
+/// A one-tree XGBoost JSON model: node 0 splits column 2 at 0.5 (default left), leaves 1 and 2.
+fn xgboost(objective: &str, base_score: &str, left: &str) -> String {
+    format!(
+        r#"{{"learner":{{"attributes":{{}},"feature_names":[],"feature_types":[],
+        "gradient_booster":{{"model":{{"gbtree_model_param":{{"num_parallel_tree":"1","num_trees":"1"}},
+        "iteration_indptr":[0,1],"tree_info":[0],
+        "trees":[{{"base_weights":[0,0,0],"categories":[],"categories_nodes":[],"categories_segments":[],"categories_sizes":[],
+        "default_left":[1,0,0],"id":0,"left_children":{left},"loss_changes":[1,0,0],"parents":[2147483647,0,0],
+        "right_children":[2,-1,-1],"split_conditions":[0.5,-0.25,0.75],"split_indices":[2,0,0],"split_type":[0,0,0],
+        "sum_hessian":[1,1,1],"tree_param":{{"num_deleted":"0","num_feature":"4","num_nodes":"3","size_leaf_vector":"1"}}}}]}},
+        "name":"gbtree"}},
+        "learner_model_param":{{"base_score":"{base_score}","boost_from_average":"1","num_class":"0","num_feature":"4","num_target":"1"}},
+        "objective":{{"name":"{objective}"}}}},"version":[3,0,0]}}"#
+    )
+}
+
+#[test]
+fn an_xgboost_tree_decides_in_f32_from_its_base_margin() {
+    let forest = parse(&xgboost("rank:ndcg", "5E-1", "[1,-1,-1]")).unwrap();
+    assert_eq!(forest.library, Library::XgBoost);
+    assert_eq!(forest.n_columns, 4);
+    assert_eq!(forest.score(&[0.0, 0.0, 0.25, 0.0]), 0.25, "0.5 - 0.25");
+    assert_eq!(
+        forest.score(&[0.0, 0.0, 0.5, 0.0]),
+        1.25,
+        "< is strict: 0.5 goes right"
+    );
+    assert_eq!(
+        forest.score(&[0.0, 0.0, f64::NAN, 0.0]),
+        0.25,
+        "missing: default left"
+    );
+    // The value is cast to f32 before the comparison, as XGBoost's DMatrix does: the double
+    // just below 0.5 rounds to 0.5, which is not < 0.5.
+    assert_eq!(forest.score(&[0.0, 0.0, 0.49999999999, 0.0]), 1.25);
+    assert!(forest.note.is_none());
+    // A vector base_score (XGBoost 3.1) reads as its value.
+    assert_eq!(
+        parse(&xgboost("rank:ndcg", "[5E-1]", "[1,-1,-1]"))
+            .unwrap()
+            .base_margin,
+        0.5
+    );
+    // Under binary:logistic the margin starts at logit(base_score), and the note says what the
+    // scores are.
+    let binary = parse(&xgboost("binary:logistic", "5E-1", "[1,-1,-1]")).unwrap();
+    assert_eq!(binary.base_margin, 0.0);
+    assert!(binary.note.as_deref().unwrap().contains("log-odds"));
+}
+
+#[test]
+fn every_class_of_bad_xgboost_file_is_refused_in_words() {
+    refused(
+        &xgboost("rank:ndcg", "5E-1", "[0,-1,-1]"),
+        &["reached twice"],
+    );
+    refused(&xgboost("rank:ndcg", "5E-1", "[9,-1,-1]"), &["node 9"]);
+    refused(
+        &xgboost("multi:softprob", "5E-1", "[1,-1,-1]"),
+        &["multiclass"],
+    );
+    refused(
+        &xgboost("binary:logistic", "2", "[1,-1,-1]"),
+        &["probability"],
+    );
+    refused(
+        &xgboost("survival:weird", "5E-1", "[1,-1,-1]"),
+        &["objective"],
+    );
+    let whole = xgboost("rank:ndcg", "5E-1", "[1,-1,-1]");
+    refused(
+        &whole.replace("\"gbtree\"}", "\"gblinear\"}"),
+        &["gblinear"],
+    );
+    refused(
+        &whole.replace("\"split_type\":[0,0,0]", "\"split_type\":[1,0,0]"),
+        &["categorical"],
+    );
+    refused(&whole[..whole.len() - 40], &["not a JSON model"]);
+}
+
+#[test]
+fn columns_are_matched_to_features_or_refused() {
+    let forest = parse(&lightgbm("2 0", "1 -1", "-2 -3", "")).unwrap();
+    let name = Path::new("model.txt");
+    // Three columns on data of three features: column 0 is feature 1.
+    assert_eq!(forest.feature_offset(Columns::Auto, 3, name).unwrap(), 1);
+    // On data of two features: column 0 is an empty feature 0 (LightGBM's own reader).
+    assert_eq!(forest.feature_offset(Columns::Auto, 2, name).unwrap(), 0);
+    // A model that splits on a feature the data lack.
+    let e = forest
+        .feature_offset(Columns::From1, 1, name)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("feature 2") && e.contains("1 features"), "{e}");
+    // Narrower than the data and splitting on column 0: column 0 cannot be the empty feature 0.
+    assert_eq!(forest.feature_offset(Columns::Auto, 9, name).unwrap(), 1);
+    // Narrower, not splitting on column 0: say which.
+    let narrow = parse(
+        &lightgbm("2 0", "1 -1", "-2 -3", "").replace("split_feature=0 1", "split_feature=2 1"),
+    )
+    .unwrap();
+    let e = narrow
+        .feature_offset(Columns::Auto, 9, name)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("from-1") && e.contains("from-0"), "{e}");
+}
+
+/// LETOR files of `queries` queries of 12 documents over 6 features (feature 6 close to the
+/// grade: the privileged one), and the paths.
+fn letor_files(dir: &Path) -> [PathBuf; 3] {
+    let mut paths = Vec::new();
+    for (split, queries, first) in [("train", 40, 1), ("vali", 12, 100), ("test", 12, 200)] {
+        let mut text = String::new();
+        for q in first..first + queries {
+            for d in 0..12u64 {
+                let grade = (q as u64 + d) % 3;
+                let noise = ((q as u64 * 31 + d * 17) % 10) as f64 / 10.0;
+                text.push_str(&format!(
+                    "{grade} qid:{q} 1:{noise} 2:{} 3:{} 4:{} 5:0.5 6:{}\n",
+                    (d % 4) as f64 / 4.0,
+                    noise * grade as f64,
+                    (q % 5) as f64,
+                    grade as f64 + noise / 10.0
+                ));
+            }
+        }
+        let path = dir.join(format!("{split}.txt"));
+        std::fs::write(&path, text).unwrap();
+        paths.push(path);
+    }
+    paths.try_into().unwrap()
+}
+
+fn files_setup(files: &[PathBuf; 3], teacher: ExternalTeacher) -> Setup {
+    let mut setup = Setup::default();
+    setup.data.source = DataSource::Files {
+        train: files[0].display().to_string(),
+        valid: Some(files[1].display().to_string()),
+        test: Some(files[2].display().to_string()),
+    };
+    setup.data.privileged = Some("cols:6".into());
+    setup.data.teacher = teacher;
+    setup.methods = vec![Method::NoDistillation, Method::Pfd];
+    setup.seeds = 1;
+    setup.epochs = 2;
+    setup.widths = vec![8];
+    setup
+}
+
+fn prepare(setup: &Setup) -> distillrank::error::Result<pipeline::preparation::PreparedData> {
+    pipeline::preparation::prepare(&setup.data, &mut Disk::default(), true, &mut Silent)
+}
+
+/// A model on the six features: column 5 (feature 6, the privileged one) at 1.5, then column 0.
+fn teacher_model(dir: &Path) -> PathBuf {
+    let text = lightgbm("2 0", "1 -1", "-2 -3", "")
+        .replace("max_feature_idx=2", "max_feature_idx=5")
+        .replace("split_feature=0 1", "split_feature=5 0");
+    let path = dir.join("teacher.txt");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+#[test]
+fn an_external_teacher_scores_every_split_and_says_what_it_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = letor_files(dir.path());
+    let model = teacher_model(dir.path());
+    let setup = files_setup(
+        &files,
+        ExternalTeacher {
+            model: Some(model.display().to_string()),
+            ..ExternalTeacher::default()
+        },
+    );
+    let data = prepare(&setup).unwrap();
+    let teacher = data.teacher.as_ref().expect("the teacher's scores");
+    let p = &data.prepared;
+    assert_eq!(teacher.train.len(), p.train.n_docs());
+    assert_eq!(teacher.valid.len(), p.valid.n_docs());
+    assert_eq!(
+        teacher.test.as_ref().unwrap().len(),
+        p.test.as_ref().unwrap().n_docs()
+    );
+    assert_eq!(teacher.reads, Some(TeacherInputs::Both));
+    assert_eq!(teacher.split_features, Some(vec![1, 6]));
+    assert_eq!(teacher.privileged_features, vec![6]);
+    // Every score is one of the tree's leaves.
+    assert!(teacher
+        .train
+        .iter()
+        .all(|&s| [0.1f32, 0.2, 0.3].contains(&s)));
+    // Self-distillation's teacher reads x only: this one does not fit it.
+    let mut wrong = setup.clone();
+    wrong.methods = vec![Method::SelfDistillation];
+    let e = pipeline::run::compare_config(&data, &wrong, &Engine::Cpu, &Stop::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("self-distillation") && e.contains("x and z"),
+        "{e}"
+    );
+}
+
+#[test]
+fn the_student_of_an_external_teacher_never_reads_z() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = letor_files(dir.path());
+    let model = teacher_model(dir.path());
+    let setup = files_setup(
+        &files,
+        ExternalTeacher {
+            model: Some(model.display().to_string()),
+            ..ExternalTeacher::default()
+        },
+    );
+    let data = prepare(&setup).unwrap();
+    let (student, run) = distillrank::native::pipeline::fit(
+        &data,
+        &setup,
+        Method::Pfd,
+        0,
+        &Engine::Cpu,
+        &Stop::default(),
+        &mut Silent,
+    )
+    .unwrap();
+    assert_eq!(run.teachers.len(), 1, "the external teacher's figures");
+    let test = data.prepared.test.clone().unwrap();
+    let score = |set| {
+        distillrank::native::block_on(
+            Engine::Cpu.score(&student, Inputs::of(set, FeatureView::Regular)),
+        )
+        .unwrap()
+    };
+    let before = score(&test);
+    // z permuted across the documents (a rotation by one row): the student's scores stay.
+    let mut permuted = test.clone();
+    let z: Vec<f32> = permuted.privileged.to_vec();
+    let d_z = permuted.d_z;
+    let rotated: Vec<f32> = z[d_z..].iter().chain(&z[..d_z]).copied().collect();
+    assert_ne!(rotated, z);
+    permuted.privileged = rotated.into();
+    assert_eq!(score(&permuted), before);
+}
+
+#[test]
+fn scores_files_are_checked_line_by_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = letor_files(dir.path());
+    let lines = |n: usize, bad: Option<&str>| {
+        let mut text: String = (0..n).map(|i| format!("{}\n", i as f64 / 10.0)).collect();
+        if let Some(bad) = bad {
+            text.push_str(bad);
+            text.push('\n');
+        }
+        text
+    };
+    let write = |name: &str, text: String| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path.display().to_string()
+    };
+    let (train, valid, test) = (40 * 12, 12 * 12, 12 * 12);
+    let good = [
+        write("train.scores", lines(train, None)),
+        write("valid.scores", lines(valid, None)),
+        write("test.scores", lines(test, None)),
+    ];
+    let with = |scores: String| {
+        files_setup(
+            &files,
+            ExternalTeacher {
+                scores: Some(scores),
+                ..ExternalTeacher::default()
+            },
+        )
+    };
+    let data = prepare(&with(good.join(","))).unwrap();
+    let teacher = data.teacher.unwrap();
+    assert_eq!(teacher.reads, None);
+    assert_eq!(teacher.train.len(), data.prepared.train.n_docs());
+    // One line too few, a word, a NaN, a file too few for the splits.
+    let short = write("short.scores", lines(train - 1, None));
+    let e = prepare(&with(format!("{short},{},{}", good[1], good[2])))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("short.scores")
+            && e.contains(&format!("{} scores", train - 1))
+            && e.contains(&format!("{train} documents")),
+        "{e}"
+    );
+    let word = write("word.scores", lines(train - 1, Some("high")));
+    let e = prepare(&with(format!("{word},{},{}", good[1], good[2])))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains(&format!("word.scores:{train}")) && e.contains("'high' is not a number"),
+        "{e}"
+    );
+    let nan = write("nan.scores", lines(train - 1, Some("NaN")));
+    let e = prepare(&with(format!("{nan},{},{}", good[1], good[2])))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("nan.scores") && e.contains("not finite"), "{e}");
+    let e = prepare(&with(good[0].clone())).unwrap_err().to_string();
+    assert!(
+        e.contains("teacher_scores names 1 file") && e.contains("validation"),
+        "{e}"
+    );
+    // A model and scores at once.
+    let mut both = with(good.join(","));
+    both.data.teacher.model = Some("m.txt".into());
+    let e = prepare(&both).unwrap_err().to_string();
+    assert!(e.contains("name one"), "{e}");
+}
