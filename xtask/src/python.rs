@@ -1,7 +1,7 @@
 //! `cargo xtask python`: the Python package's tests (`tests/python/`, pytest), in a virtual
 //! environment of their own at `target/python-venv`: it is made when missing (with Debian's
-//! python3-venv when the machine has no venv module), gets numpy, scipy, onnx, onnxruntime and
-//! pytest from PyPI and the package built from this checkout (`pip install .`, maturin, run every
+//! python3-venv when the machine has no venv module), gets numpy, scipy, onnx, onnxruntime,
+//! pytest, lightgbm, xgboost-cpu and scikit-learn from PyPI and the package built from this checkout (`pip install .`, maturin, run every
 //! time: pip and cargo rebuild what changed), and runs the tests against the CLI built here
 //! (`DISTILLRANK_BIN`).
 
@@ -11,8 +11,19 @@ use std::time::Instant;
 
 use super::{cargo, have, root, run, target_dir, Tally};
 
-/// What the tests import besides the package.
-const TEST_PACKAGES: [&str; 5] = ["numpy", "scipy", "onnx", "onnxruntime", "pytest"];
+/// What the tests import besides the package: the references they check against (lightgbm 4.7
+/// and XGBoost 3.x, the CPU build of its wheel, score the teachers trained elsewhere;
+/// scikit-learn reads their LETOR files), never the product's dependencies.
+const TEST_PACKAGES: [&str; 8] = [
+    "numpy",
+    "scipy",
+    "onnx",
+    "onnxruntime",
+    "pytest",
+    "lightgbm>=4.7,<5",
+    "xgboost-cpu>=3,<4",
+    "scikit-learn",
+];
 
 /// `cargo xtask python`: the Python tests alone, with their count.
 pub(crate) fn python() -> Result<(), String> {

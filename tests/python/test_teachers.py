@@ -1,0 +1,179 @@
+"""Teachers trained elsewhere: distillrank scores a LightGBM or XGBoost model as the library that
+wrote it does. lightgbm 4.7 and xgboost 3.x (PyPI, in the test environment only: the product
+depends on neither) train rankers on MQ2008, on LightGBM's rank example (sparse, a .query file,
+trained by LightGBM's own file reader) and on a file of MSLR-WEB30K's shape (136 features, values
+up to 10^7, a third of them absent); `distillrank predict --model` must give their `predict`
+(raw scores, margins) within 1e-5 relative. Then a LightGBM teacher trained on x and z is
+distilled by `compare`, whose report names the privileged columns it splits on.
+"""
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+lightgbm = pytest.importorskip("lightgbm")
+xgboost = pytest.importorskip("xgboost")
+from sklearn.datasets import load_svmlight_file  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA = ROOT.parent / "shared" / "data"
+MQ2008 = DATA / "mq2008" / "Fold1"
+RANK = DATA / "lightgbm_rank"
+BIN = Path(os.environ.get("DISTILLRANK_BIN", ROOT / "target" / "debug" / "distillrank"))
+
+
+def cli(*args):
+    r = subprocess.run([str(BIN), *map(str, args)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    return r
+
+
+def predicted(model, file, *extra):
+    """distillrank predict's scores of `file` by `model`, one a line."""
+    return np.array([float(v) for v in cli("predict", "--model", model, file, *extra).stdout.split()])
+
+
+def groups(qid):
+    """Group sizes of contiguous query ids."""
+    _, starts, counts = np.unique(qid, return_index=True, return_counts=True)
+    return counts[np.argsort(starts)]
+
+
+def agree(ours, theirs):
+    """Within 1e-5 relative (an absolute 1e-7 where a score is near 0)."""
+    assert ours.shape == theirs.shape
+    np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-7)
+
+
+def lightgbm_ranker(X, y, qid, **params):
+    return lightgbm.LGBMRanker(
+        n_estimators=40, num_leaves=15, min_child_samples=5, verbose=-1, **params
+    ).fit(X, y, group=groups(qid)).booster_
+
+
+def xgboost_ranker(X, y, qid, objective="rank:ndcg", rounds=30):
+    dtrain = xgboost.DMatrix(X, y)
+    dtrain.set_group(groups(qid))
+    return xgboost.train({"objective": objective, "max_depth": 5, "eta": 0.3}, dtrain, rounds)
+
+
+@pytest.fixture(scope="module")
+def mq2008():
+    X, y, qid = load_svmlight_file(str(MQ2008 / "train.txt"), query_id=True)
+    Xt, _, _ = load_svmlight_file(str(MQ2008 / "test.txt"), query_id=True, n_features=X.shape[1])
+    return X, y, qid, Xt
+
+
+def test_lightgbm_scores_as_lightgbm_on_mq2008(mq2008, tmp_path):
+    X, y, qid, Xt = mq2008
+    booster = lightgbm_ranker(X, y, qid)
+    theirs = booster.predict(Xt, raw_score=True)
+    booster.save_model(str(tmp_path / "model.txt"))
+    (tmp_path / "dump.json").write_text(json.dumps(booster.dump_model()))
+    agree(predicted(tmp_path / "model.txt", MQ2008 / "test.txt"), theirs)
+    agree(predicted(tmp_path / "dump.json", MQ2008 / "test.txt"), theirs)
+
+
+def test_xgboost_scores_as_xgboost_on_mq2008(mq2008, tmp_path):
+    X, y, qid, Xt = mq2008
+    for objective in ["rank:ndcg", "rank:pairwise", "binary:logistic"]:
+        labels = (y > 0).astype(float) if objective.startswith("binary") else y
+        booster = xgboost_ranker(X, labels, qid, objective)
+        booster.save_model(str(tmp_path / "model.json"))
+        theirs = booster.predict(xgboost.DMatrix(Xt), output_margin=True)
+        agree(predicted(tmp_path / "model.json", MQ2008 / "test.txt"), theirs)
+
+
+def test_ubjson_is_refused_with_what_to_save(mq2008, tmp_path):
+    X, y, qid, _ = mq2008
+    booster = xgboost_ranker(X, y, qid, rounds=2)
+    booster.save_model(str(tmp_path / "model.ubj"))
+    r = subprocess.run([str(BIN), "predict", "--model", tmp_path / "model.ubj", MQ2008 / "test.txt"],
+                       capture_output=True, text=True)
+    assert r.returncode != 0 and "UBJSON" in r.stderr and "model.json" in r.stderr, r.stderr
+
+
+def test_the_rank_example_by_lightgbms_own_reader_and_as_sparse_arrays(tmp_path):
+    # LightGBM's own reader keeps index 0: the model's column j is feature j (from-0, found by
+    # the width).
+    data = lightgbm.Dataset(str(RANK / "rank.train"), params={"verbose": -1})
+    own = lightgbm.train({"objective": "lambdarank", "num_leaves": 15, "verbose": -1}, data, 30)
+    own.save_model(str(tmp_path / "own.txt"))
+    Xt, _ = load_svmlight_file(str(RANK / "rank.test"), zero_based=True, n_features=own.num_feature())
+    agree(predicted(tmp_path / "own.txt", RANK / "rank.test"), own.predict(Xt, raw_score=True))
+    # Arrays (column 0 is feature 1), LightGBM and XGBoost; XGBoost reads the absent entries
+    # of the sparse file as missing, as its DMatrix of a sparse matrix does.
+    X, y = load_svmlight_file(str(RANK / "rank.train"))
+    Xt, _ = load_svmlight_file(str(RANK / "rank.test"), n_features=X.shape[1])
+    qid = np.repeat(np.arange(len(sizes := np.loadtxt(RANK / "rank.train.query", dtype=int))), sizes)
+    booster = lightgbm_ranker(X, y, qid)
+    booster.save_model(str(tmp_path / "arrays.txt"))
+    agree(predicted(tmp_path / "arrays.txt", RANK / "rank.test", "--columns", "from-1"),
+          booster.predict(Xt, raw_score=True))
+    booster = xgboost_ranker(X, y, qid)
+    booster.save_model(str(tmp_path / "arrays.json"))
+    agree(predicted(tmp_path / "arrays.json", RANK / "rank.test", "--columns", "from-1"),
+          booster.predict(xgboost.DMatrix(Xt), output_margin=True))
+
+
+def mslr_shaped(path, queries, seed):
+    """A file of MSLR-WEB30K's shape: 136 features, grades 0..4, counts up to 10^7 and reals with
+    six decimals, a third of the entries absent (and some written as 0), and one feature whose
+    values differ by less than f32's step."""
+    rng = np.random.default_rng(seed)
+    lines = []
+    for q in range(queries):
+        for _ in range(rng.integers(8, 30)):
+            grade = int(rng.integers(0, 5))
+            entries = []
+            for f in range(1, 137):
+                if rng.random() < 1 / 3:
+                    continue
+                if f == 136:
+                    # Values closer together than f32 can tell apart at 10^7 (its step is 1):
+                    # a reader in f32 would put them on the wrong side of LightGBM's splits.
+                    v = f"{10**7 + grade * 0.25 + int(rng.integers(0, 2)) * 0.125:.3f}"
+                elif f % 3 == 0:
+                    v = f"{int(rng.integers(0, 10**7) * (1 + grade) // 5)}"
+                elif f % 3 == 1:
+                    v = f"{rng.random() * 10**7 * (0.5 + grade / 8):.6f}"
+                else:
+                    v = "0" if rng.random() < 0.2 else f"{rng.normal(grade, 2):.6f}"
+                entries.append(f"{f}:{v}")
+            lines.append(f"{grade} qid:{q + 1} " + " ".join(entries))
+    path.write_text("\n".join(lines) + "\n")
+
+
+def test_mslr_shape_with_large_values_and_missing_features(tmp_path):
+    mslr_shaped(tmp_path / "train.txt", 120, 1)
+    mslr_shaped(tmp_path / "test.txt", 40, 2)
+    X, y, qid = load_svmlight_file(str(tmp_path / "train.txt"), query_id=True, n_features=136)
+    Xt, _, _ = load_svmlight_file(str(tmp_path / "test.txt"), query_id=True, n_features=136)
+    booster = lightgbm_ranker(X, y, qid)
+    booster.save_model(str(tmp_path / "lgb.txt"))
+    agree(predicted(tmp_path / "lgb.txt", tmp_path / "test.txt"), booster.predict(Xt, raw_score=True))
+    booster = xgboost_ranker(X, y, qid)
+    booster.save_model(str(tmp_path / "xgb.json"))
+    agree(predicted(tmp_path / "xgb.json", tmp_path / "test.txt"),
+          booster.predict(xgboost.DMatrix(Xt), output_margin=True))
+
+
+def test_a_lightgbm_teacher_on_x_and_z_is_distilled_and_reported(mq2008, tmp_path):
+    X, y, qid, _ = mq2008
+    booster = lightgbm_ranker(X, y, qid)
+    booster.save_model(str(tmp_path / "teacher.txt"))
+    out = tmp_path / "out"
+    cli("compare", "--bundled", "mq2008", "--teacher-model", tmp_path / "teacher.txt",
+        "--methods", "no-distillation,pfd", "--seeds", 2, "--epochs", 2, "--widths", 16,
+        "--backend", "cpu", "--out", out, "--quiet")
+    results = json.loads((out / "results.json").read_text())
+    teacher = results["external_teacher"]
+    assert "LightGBM" in teacher["description"] and teacher["reads"] == "x and z"
+    assert set(teacher["privileged_features"]) == set(teacher["split_features"]) & set(results["privileged_columns"])
+    # The teacher's own NDCG@8 and the student's, with the paired test of PFD's gain.
+    assert results["methods"]["pfd"]["teacher_ndcg@8"]["mean"] is not None
+    assert any(t["a"] == "pfd" and t["b"] == "no-distillation" for t in results["tests"])
