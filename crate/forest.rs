@@ -475,6 +475,33 @@ impl Forest {
         Ok((scores, qids))
     }
 
+    /// The model's scores of the rows of a row-major matrix of `width` feature columns (column
+    /// k is feature k + 1; NaN is a missing value), as an array library gives them: `offset` is
+    /// the feature of the model's column 0 ([`Forest::feature_offset`]).
+    pub fn score_rows(&self, values: &[f64], width: usize, offset: u32) -> Vec<f64> {
+        let absent = match self.library {
+            Library::LightGbm => 0.0,
+            Library::XgBoost => f64::NAN,
+        };
+        let mut row = vec![absent; self.n_columns];
+        values
+            .chunks_exact(width.max(1))
+            .map(|features| {
+                row.fill(absent);
+                for (k, &v) in features.iter().enumerate() {
+                    // Feature k + 1 is the model's column k + 1 - offset.
+                    if let Some(slot) = (k + 1)
+                        .checked_sub(offset as usize)
+                        .and_then(|c| row.get_mut(c))
+                    {
+                        *slot = v;
+                    }
+                }
+                self.score(&row)
+            })
+            .collect()
+    }
+
     /// The model in a line: its library, trees, objective and width.
     pub fn describe(&self) -> String {
         format!(

@@ -294,6 +294,7 @@ fn the_setting_is_refused_by_name_without_files() {
         distillrank::data::letor::read_letor_file(&train, None, &Default::default()).unwrap();
     let mut store = InMemory {
         datasets: vec![("train".into(), data)],
+        ..InMemory::default()
     };
     let setup = DataSetup {
         source: DataSource::Files {

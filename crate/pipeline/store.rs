@@ -35,6 +35,11 @@ pub trait Store {
     /// Builds the matrices of the files it reads next where `scratch` says (a store of files on
     /// disk; the others hold their data already).
     fn read_into(&mut self, _scratch: Scratch) {}
+    /// A teacher's scores of each document of `name`, in its order, with each document's qid,
+    /// where the door gave them beside the data (Python's arrays); None otherwise.
+    fn given_teacher_scores(&mut self, _name: &str) -> Option<(Vec<f64>, Vec<Option<u64>>)> {
+        None
+    }
     /// The LETOR text of `name` playing `role`, to read again in full precision (the scores of
     /// a teacher trained elsewhere), with its `.query` group sizes when it has them; an error
     /// where the store holds no text (arrays).
@@ -54,9 +59,20 @@ pub trait Store {
 #[derive(Default)]
 pub struct InMemory {
     pub datasets: Vec<(String, Dataset)>,
+    /// A teacher's scores of each document of the dataset of that name, in its order.
+    pub teacher_scores: Vec<(String, Vec<f64>)>,
 }
 
 impl Store for InMemory {
+    fn given_teacher_scores(&mut self, name: &str) -> Option<(Vec<f64>, Vec<Option<u64>>)> {
+        let (_, scores) = self.teacher_scores.iter().find(|(n, _)| n == name)?;
+        let (_, data) = self.datasets.iter().find(|(n, _)| n == name)?;
+        let qids = (0..data.n_groups())
+            .flat_map(|g| std::iter::repeat_n(Some(data.qids[g]), data.group(g).len()))
+            .collect();
+        Some((scores.clone(), qids))
+    }
+
     fn load(&mut self, name: &str, _role: Role, _: &mut dyn Reporter) -> Result<Dataset> {
         self.datasets
             .iter()

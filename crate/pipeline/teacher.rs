@@ -87,6 +87,38 @@ pub fn external_scores(
         if let Some(i) = files.iter().position(|(s, _)| *s == source) {
             return Ok(i);
         }
+        // Scores the door gave beside its data (Python's arrays).
+        if let Some((given, qids)) = names[source]
+            .as_deref()
+            .and_then(|n| store.given_teacher_scores(n))
+        {
+            let name = PathBuf::from(names[source].clone().unwrap_or_default());
+            if given.len() != qids.len() {
+                return Err(Error::Config(format!(
+                    "{} teacher scores for the {} documents of {}: expected one score a document",
+                    given.len(),
+                    qids.len(),
+                    name.display()
+                )));
+            }
+            if let Some(i) = given.iter().position(|v| !v.is_finite()) {
+                return Err(Error::Config(format!(
+                    "the teacher's score of document {i} of {} is {}: expected a finite number",
+                    name.display(),
+                    given[i]
+                )));
+            }
+            docs += given.len();
+            files.push((
+                source,
+                FileScores {
+                    groups: groups(&name, &qids, None)?,
+                    scores: given,
+                    name,
+                },
+            ));
+            return Ok(files.len() - 1);
+        }
         let roles = [Role::Train, Role::Valid, Role::Test];
         let (name, text, query) = match &names[source] {
             Some(name) => {

@@ -19,6 +19,7 @@ Every setting takes the library's default (``Setup()``); every error of the libr
 
 import json as _json
 import math as _math
+import os as _os
 from typing import Any, Dict, Optional, Sequence, Tuple
 
 import numpy as _np
@@ -81,6 +82,68 @@ def _json_text(setup: Any, at: str = "") -> str:
     return _json.dumps(setup)
 
 
+def _is_scores(teacher: Any) -> bool:
+    """Whether ``teacher`` is scores (an array, or a list / tuple of arrays) rather than a model."""
+    if isinstance(teacher, (list, tuple)):
+        return len(teacher) > 0 and all(_np.ndim(t) == 1 and not isinstance(t, (str, bytes)) for t in teacher)
+    return isinstance(teacher, _np.ndarray)
+
+
+def _teacher_model(teacher: Any) -> Tuple[bytes, str]:
+    """A tree model's bytes and name: a path, a ``lightgbm.Booster`` or ``LGBMRanker`` (its
+    ``model_to_string()``), an ``xgboost.Booster`` or ``XGBRanker`` (its JSON, ``save_raw``).
+    Neither package is imported: their objects are read through their own dumps."""
+    if hasattr(teacher, "booster_"):  # LGBMRanker and the other LightGBM estimators
+        teacher = teacher.booster_
+    if hasattr(teacher, "get_booster"):  # XGBRanker and the other XGBoost estimators
+        teacher = teacher.get_booster()
+    if hasattr(teacher, "model_to_string"):
+        return teacher.model_to_string().encode(), "lightgbm.Booster"
+    if hasattr(teacher, "save_raw"):
+        return bytes(teacher.save_raw("json")), "xgboost.Booster"
+    if isinstance(teacher, (str, _os.PathLike)):
+        with open(teacher, "rb") as f:
+            return f.read(), str(teacher)
+    raise TypeError(
+        "teacher: expected a model file's path, a lightgbm.Booster, an xgboost.Booster, or "
+        f"scores (an array per split), not {type(teacher).__name__}"
+    )
+
+
+#: Files written for teachers given as objects (a Booster, score arrays) to a comparison, which
+#: reads files: kept until the interpreter ends.
+_TEACHER_FILES: list = []
+
+
+def _teacher_setting(teacher: Any, columns: Any) -> Dict[str, Any]:
+    """``data.teacher`` for a comparison, which reads files: a path as it is; a Booster or scores
+    (arrays for the training, validation and test files) written to files first."""
+    import tempfile
+
+    setting: Dict[str, Any] = {} if columns is None else {"columns": columns}
+    if teacher is None:
+        return setting
+    if isinstance(teacher, dict):
+        return dict(teacher, **setting)
+    if isinstance(teacher, (str, _os.PathLike)):
+        return dict(setting, model=str(teacher))
+    folder = tempfile.mkdtemp(prefix="distillrank-teacher-")
+    _TEACHER_FILES.append(folder)
+    if _is_scores(teacher):
+        splits = [teacher] if isinstance(teacher, _np.ndarray) else list(teacher)
+        paths = []
+        for i, scores in enumerate(splits):
+            path = _os.path.join(folder, f"split{i}.scores")
+            _np.savetxt(path, _np.asarray(scores, dtype=_np.float64), fmt="%.17g")
+            paths.append(path)
+        return dict(setting, scores=",".join(paths))
+    model, name = _teacher_model(teacher)
+    path = _os.path.join(folder, "model.json" if name.startswith("xgboost") else "model.txt")
+    with open(path, "wb") as f:
+        f.write(model)
+    return dict(setting, model=path)
+
+
 def _setup_dict(settings: Dict[str, Any], base: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
     """Keywords set on the fields of the same name of a setup (``base``, else the defaults): top
     level, or under ``data``; ``seed`` sets ``first_seed``, ``method`` the one method of
@@ -88,6 +151,9 @@ def _setup_dict(settings: Dict[str, Any], base: Optional[Dict[str, Any]] = None)
     The result is checked and completed by the library."""
     setup = _defaults() if base is None else _json.loads(_json.dumps(base))
     data_fields = set(setup["data"])
+    if "teacher" in settings or "teacher_columns" in settings:
+        settings = dict(settings)
+        setup["data"]["teacher"] = _teacher_setting(settings.pop("teacher", None), settings.pop("teacher_columns", None))
     for key, value in settings.items():
         if key == "seed":
             setup["first_seed"] = value
@@ -209,7 +275,12 @@ class Ranker:
     Every other keyword is a setting of the library's :class:`Setup`, by its name, with the
     library's default: ``loss`` (a name of :data:`LOSSES`), ``epochs``,
     ``patience``, ``lr``, ``alpha``, ``widths``, ``teacher_widths``, ``batch_docs``, ``teachers``,
-    ``rd``, ``objective``, ``idcg_zero``, ``backend`` ("auto", "cpu", "gpu"); the data's
+    ``rd``, ``objective``, ``idcg_zero``, ``backend`` ("auto", "cpu", "gpu"); ``teacher``, a
+    teacher trained elsewhere for ``pfd``: a LightGBM or XGBoost model (a file's path, a
+    ``lightgbm.Booster``, an ``xgboost.Booster`` or their rankers, trained on X beside the
+    privileged features and scored as their libraries score) or its scores (an array of the
+    training rows' scores, or ``(train_scores, eval_scores)`` with an eval_set), with
+    ``teacher_columns`` (``"auto"``, ``"from-1"``, ``"from-0"``); the data's
     ``tau_target``, ``t``, ``min_group_size``, ``data_seed``, ``privileged`` (a split of X such as
     ``"top:30%"`` when no privileged array is given), ``log_labels``, ``logs``; ``seed`` (the
     model's initialisation and batch order). An unknown keyword is a ``ValueError`` naming it.
@@ -217,6 +288,8 @@ class Ranker:
 
     def __init__(self, method: str = "pfd", **settings: Any) -> None:
         settings = dict(settings, method=method)
+        self._teacher = settings.pop("teacher", None)
+        self._teacher_columns = settings.pop("teacher_columns", "auto")
         self._setup = _setup_dict(settings)
         self._model: Optional[Any] = None
         self.run_: Optional[Dict[str, Any]] = None
@@ -232,12 +305,44 @@ class Ranker:
         params["seed"] = setup.pop("first_seed")
         params.update(setup)
         params.update(data)
+        params.pop("teacher", None)
+        params["teacher"] = self._teacher
+        params["teacher_columns"] = self._teacher_columns
         return params
 
     def set_params(self, **settings: Any) -> "Ranker":
         """Changes settings by name, as the constructor takes them."""
+        settings = dict(settings)
+        self._teacher = settings.pop("teacher", self._teacher)
+        self._teacher_columns = settings.pop("teacher_columns", self._teacher_columns)
         self._setup = _setup_dict(settings, self._setup)
         return self
+
+    def _teacher_scores(self, X: Any, Z: Any, valid: Any) -> Tuple[Any, Dict[str, Any]]:
+        """The teacher's scores of the training rows (``X`` beside ``Z``, as given to fit) and of
+        the eval_set's (``valid``, as given), and ``data.teacher``
+        saying what they are: a model scores X beside the privileged features (the columns it
+        was trained on), as its library does; scores are taken as given."""
+        teacher = self._teacher
+        if _is_scores(teacher):
+            splits = [teacher] if isinstance(teacher, _np.ndarray) else list(teacher)
+            if valid is not None and len(splits) < 2:
+                raise ValueError(
+                    "teacher: with an eval_set, give the teacher's scores of both, (train_scores, eval_scores)"
+                )
+            train = _np.asarray(splits[0], dtype=_np.float64).ravel().tolist()
+            held = None if valid is None else _np.asarray(splits[1], dtype=_np.float64).ravel().tolist()
+            return (train, held), {"scores": "arrays given to fit"}
+        model, name = _teacher_model(teacher)
+
+        def score(x: Any, z: Any) -> list:
+            full = _np.asarray(x, dtype=_np.float64)
+            if z is not None:
+                full = _np.hstack([full, _np.asarray(z, dtype=_np.float64)])
+            return _distillrank.forest_scores(model, name, _np.ascontiguousarray(full), self._teacher_columns).tolist()
+
+        held = None if valid is None else score(valid[0], valid[3] if len(valid) == 4 else None)
+        return (score(X, Z), held), {"scores": f"{name}'s scores of the arrays given to fit"}
 
     @property
     def setup(self) -> Setup:
@@ -290,7 +395,13 @@ class Ranker:
                     "eval_set: its privileged features must match the training split's "
                     "(the same number of columns, or none on both)"
                 )
-        model, run = _distillrank.fit(_json.dumps(self._setup), train, valid, verbose)
+        setup = self._setup
+        scores = None
+        if self._teacher is not None:
+            scores, described = self._teacher_scores(X, privileged, eval_set)
+            setup = _json.loads(_json.dumps(setup))
+            setup["data"]["teacher"] = described
+        model, run = _distillrank.fit(_json.dumps(setup), train, valid, verbose, scores)
         self._model = model
         self.run_ = _json.loads(run)
         return self

@@ -327,14 +327,18 @@ impl Model {
 /// the training split `train` and the validation split `eval_set` (else held out of the training
 /// queries). Privileged features given as arrays become the split `cols:` of their columns; the
 /// saved student reads X alone. Returns the student and its run (JSON).
+///
+/// `teacher_scores`: a teacher's scores of the training rows and of the eval_set's rows, given
+/// beside the arrays (`setup.data.teacher` says what the teacher is).
 #[pyfunction]
-#[pyo3(signature = (setup, train, eval_set=None, verbose=true))]
+#[pyo3(signature = (setup, train, eval_set=None, verbose=true, teacher_scores=None))]
 fn fit(
     py: Python<'_>,
     setup: &str,
     train: Arrays<'_>,
     eval_set: Option<Arrays<'_>>,
     verbose: bool,
+    teacher_scores: Option<(Vec<f64>, Option<Vec<f64>>)>,
 ) -> PyResult<(Model, String)> {
     let mut setup = Setup::from_json(setup).map_err(value_error)?;
     let n_x = train.0.shape()[1];
@@ -344,6 +348,12 @@ fn fit(
         store
             .datasets
             .push((EVAL_SET.into(), dataset(EVAL_SET, eval_set)?));
+    }
+    if let Some((train_scores, eval_scores)) = teacher_scores {
+        store.teacher_scores.push((TRAIN.into(), train_scores));
+        if let Some(scores) = eval_scores {
+            store.teacher_scores.push((EVAL_SET.into(), scores));
+        }
     }
     setup.data.source = DataSource::Files {
         train: TRAIN.into(),
@@ -538,6 +548,39 @@ fn letor_arrays<'py>(py: Python<'py>, data: Dataset) -> PyResult<Letor<'py>> {
     Ok((x, grades.into_pyarray(py), qids.into_pyarray(py)))
 }
 
+/// A tree model trained elsewhere (`model`: the bytes of a LightGBM model file or dump, or of an
+/// XGBoost JSON model) scoring the rows of `x` (float64; NaN a missing value), as its library
+/// does; `columns`: `auto`, `from-1` or `from-0`, the model's columns against X's.
+#[pyfunction]
+fn forest_scores<'py>(
+    py: Python<'py>,
+    model: &[u8],
+    name: &str,
+    x: PyReadonlyArray2<'py, f64>,
+    columns: &str,
+) -> PyResult<Bound<'py, PyArray1<f64>>> {
+    let columns: distillrank::forest::Columns =
+        serde_json::from_value(serde_json::Value::String(columns.into()))
+            .map_err(|_| PyValueError::new_err(format!("teacher columns '{columns}': expected auto, from-1 or from-0")))?;
+    let width = x.shape()[1];
+    let values: Vec<f64> = x.as_array().iter().copied().collect();
+    let scores = py.detach(|| {
+        let name = Path::new(name);
+        let forest = distillrank::forest::Forest::parse(name, model)?;
+        let offset = forest.feature_offset(columns, width, name)?;
+        let scores = forest.score_rows(&values, width, offset);
+        match scores.iter().position(|s| !s.is_finite()) {
+            Some(i) => Err(distillrank::error::Error::Data(format!(
+                "{}: the model's score of row {i} is {}",
+                name.display(),
+                scores[i]
+            ))),
+            None => Ok(scores),
+        }
+    });
+    Ok(scores.map_err(value_error)?.into_pyarray(py))
+}
+
 /// Reads a LETOR / SVMlight file (gzip or not) with the library's reader; `query` names a
 /// LightGBM `.query` file of group sizes.
 #[pyfunction]
@@ -590,6 +633,7 @@ fn _distillrank(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sweep, m)?)?;
     m.add_function(wrap_pyfunction!(objectives, m)?)?;
     m.add_function(wrap_pyfunction!(read_letor, m)?)?;
+    m.add_function(wrap_pyfunction!(forest_scores, m)?)?;
     m.add_function(wrap_pyfunction!(mq2008, m)?)?;
     m.add_function(wrap_pyfunction!(paired_test, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

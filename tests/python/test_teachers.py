@@ -177,3 +177,48 @@ def test_a_lightgbm_teacher_on_x_and_z_is_distilled_and_reported(mq2008, tmp_pat
     # The teacher's own NDCG@8 and the student's, with the paired test of PFD's gain.
     assert results["methods"]["pfd"]["teacher_ndcg@8"]["mean"] is not None
     assert any(t["a"] == "pfd" and t["b"] == "no-distillation" for t in results["tests"])
+
+
+def test_the_same_teacher_gives_the_same_student_through_the_cli_and_python(mq2008, tmp_path):
+    import distillrank
+
+    X, y, qid, _ = mq2008
+    booster = lightgbm_ranker(X, y, qid)
+    booster.save_model(str(tmp_path / "teacher.txt"))
+    out = tmp_path / "out"
+    cli("compare", "--bundled", "mq2008", "--teacher-model", tmp_path / "teacher.txt",
+        "--methods", "no-distillation,pfd", "--seeds", 2, "--epochs", 2, "--widths", 16,
+        "--backend", "cpu", "--out", out, "--quiet")
+    by_cli = json.loads((out / "results.json").read_text())
+    # The Booster itself, read through its own dump.
+    by_python = distillrank.compare(
+        distillrank.Setup(source="mq2008", teacher=booster, methods=["no-distillation", "pfd"],
+                          seeds=2, epochs=2, widths=[16], backend="cpu"),
+        verbose=False,
+    )
+    for method in ["no-distillation", "pfd"]:
+        assert by_python["methods"][method]["ndcg@8"] == by_cli["methods"][method]["ndcg@8"]
+    assert by_python["methods"]["pfd"]["teacher_ndcg@8"] == by_cli["methods"]["pfd"]["teacher_ndcg@8"]
+
+
+def test_a_ranker_learns_from_a_booster_or_from_scores(mq2008):
+    import distillrank
+
+    X, y, qid, _ = mq2008
+    dense = X.toarray()
+    booster = lightgbm_ranker(X, y, qid)
+    # The extension scores arrays as LightGBM does.
+    ours = distillrank._distillrank.forest_scores(booster.model_to_string().encode(), "b", dense, "auto")
+    agree(ours, booster.predict(dense, raw_score=True))
+    ranker = distillrank.Ranker(method="pfd", teacher=booster, epochs=2, widths=[16], backend="cpu")
+    ranker.fit(dense, y.astype(int), qid=qid, verbose=False)
+    assert len(ranker.run_["teachers"]) == 1
+    assert np.isfinite(ranker.predict(dense)).all()
+    # The same scores given as an array train the same student.
+    given = distillrank.Ranker(method="pfd", teacher=ours, epochs=2, widths=[16], backend="cpu")
+    given.fit(dense, y.astype(int), qid=qid, verbose=False)
+    np.testing.assert_array_equal(given.predict(dense), ranker.predict(dense))
+    # Scores of the wrong length are refused by their count.
+    with pytest.raises(ValueError, match="teacher scores for the"):
+        distillrank.Ranker(method="pfd", teacher=ours[:-1], epochs=1, backend="cpu").fit(
+            dense, y.astype(int), qid=qid, verbose=False)
