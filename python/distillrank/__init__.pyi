@@ -41,6 +41,8 @@ class Ranker:
         teacher_widths: Optional[Sequence[int]] = ...,
         batch_docs: int = ...,
         teachers: int = ...,
+        teacher: Any = ...,
+        teacher_columns: str = ...,
         seed: int = ...,
         backend: str = ...,
         privileged: Optional[str] = ...,

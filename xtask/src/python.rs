@@ -1,9 +1,9 @@
 //! `cargo xtask python`: the Python package's tests (`tests/python/`, pytest), in a virtual
 //! environment of their own at `target/python-venv`: it is made when missing (with Debian's
 //! python3-venv when the machine has no venv module), gets numpy, scipy, onnx, onnxruntime,
-//! pytest, lightgbm, xgboost-cpu and scikit-learn from PyPI and the package built from this checkout (`pip install .`, maturin, run every
-//! time: pip and cargo rebuild what changed), and runs the tests against the CLI built here
-//! (`DISTILLRANK_BIN`).
+//! pytest, lightgbm, xgboost-cpu and scikit-learn from PyPI and the package built from this
+//! checkout (`pip install .`, maturin, run every time: pip and cargo rebuild what changed), and
+//! runs the tests against the CLI built here (`DISTILLRANK_BIN`).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

@@ -1,0 +1,142 @@
+#!/usr/bin/env python3
+"""A GBDT as the privileged teacher: LightGBM lambdarank trained on x and z, distilled by
+`distillrank compare` into an MLP student that reads x only, beside the student trained alone
+and beside LightGBM trained on x alone (the serving baseline), all on the same prepared test
+split, labels and evaluator, with distillrank's paired tests; then what serving costs: the
+student's ONNX model (onnxruntime) against the teacher's own predict (lightgbm), on 1 and 1,000
+documents.
+
+    python bench/gbdt_teacher.py --train T --valid V --test E [--bin target/release/distillrank]
+        [--seeds 5] [--widths 64,32] [--backends cpu,gpu] [--out DIR]
+
+LightGBM on x alone enters the comparison as a teacher given by its scores (--teacher-scores), so
+that its NDCG@8 is the comparison's own measurement (its "teacher NDCG@8"). Prints one JSON
+object; the tables in the README are written from it.
+
+Dependencies (PyPI, for this script only): numpy, scikit-learn, lightgbm, onnxruntime.
+"""
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import lightgbm
+import numpy as np
+import onnxruntime
+from sklearn.datasets import load_svmlight_file
+
+
+def groups(qid):
+    _, starts, counts = np.unique(qid, return_index=True, return_counts=True)
+    return counts[np.argsort(starts)]
+
+
+def train_lightgbm(X, y, qid, Xv, yv, qv, seed):
+    ranker = lightgbm.LGBMRanker(
+        n_estimators=300, learning_rate=0.05, num_leaves=31, min_child_samples=20,
+        random_state=seed, verbose=-1,
+    )
+    ranker.fit(X, y, group=groups(qid), eval_set=[(Xv, yv)], eval_group=[groups(qv)],
+               eval_at=[8], callbacks=[lightgbm.early_stopping(30, verbose=False)])
+    return ranker.booster_
+
+
+def compare(args, out, *teacher):
+    cmd = [args.bin, "compare", "--train", args.train, "--valid", args.valid, "--test", args.test,
+           "--methods", "no-distillation,pfd", "--seeds", str(args.seeds), "--widths", args.widths,
+           "--backend", out.name.split("-")[-1], "--out", str(out), "--quiet", *teacher]
+    started = time.perf_counter()
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    results = json.loads((out / "results.json").read_text())
+    results["wall_seconds"] = time.perf_counter() - started
+    return results
+
+
+def row(results, method):
+    m = results["methods"][method]
+    return {"mean": m["ndcg@8"]["mean"], "std": m["ndcg@8"]["std"],
+            "teacher": m.get("teacher_ndcg@8", {}).get("mean")}
+
+
+def timed(f, repeat):
+    f()
+    best = float("inf")
+    for _ in range(repeat):
+        started = time.perf_counter()
+        f()
+        best = min(best, time.perf_counter() - started)
+    return best * 1e3
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--train", required=True)
+    p.add_argument("--valid", required=True)
+    p.add_argument("--test", required=True)
+    p.add_argument("--bin", default="target/release/distillrank")
+    p.add_argument("--seeds", type=int, default=5)
+    p.add_argument("--widths", default="64,32")
+    p.add_argument("--backends", default="cpu")
+    p.add_argument("--out", default="target/gbdt-teacher")
+    args = p.parse_args()
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+
+    X, y, qid = load_svmlight_file(args.train, query_id=True)
+    Xv, yv, qv = load_svmlight_file(args.valid, query_id=True, n_features=X.shape[1])
+    Xt, _, _ = load_svmlight_file(args.test, query_id=True, n_features=X.shape[1])
+
+    # The teacher sees every column: x and z.
+    teacher = train_lightgbm(X, y, qid, Xv, yv, qv, 0)
+    teacher.save_model(str(out / "teacher.txt"))
+    report = {"teacher_trees": teacher.num_trees(), "engines": {}}
+    for backend in args.backends.split(","):
+        pfd = compare(args, out / f"pfd-{backend}", "--teacher-model", str(out / "teacher.txt"))
+        # LightGBM on x alone (the columns the comparison keeps regular), its scores of every
+        # file given to the same comparison, measured by the same evaluator.
+        regular = [c - 1 for c in range(1, X.shape[1] + 1) if c not in pfd["privileged_columns"]]
+        alone = train_lightgbm(X[:, regular], y, qid, Xv[:, regular], yv, qv, 0)
+        paths = []
+        for name, data in [("train", X), ("valid", Xv), ("test", Xt)]:
+            path = out / f"x-alone.{name}.scores"
+            np.savetxt(path, alone.predict(data[:, regular], raw_score=True), fmt="%.17g")
+            paths.append(str(path))
+        baseline = compare(args, out / f"x-alone-{backend}", "--teacher-scores", ",".join(paths))
+        test = next(t for t in pfd["tests"] if t["metric"] == "ndcg@8" and t["a"] == "pfd")
+        report["engines"][backend] = {
+            "student_alone": row(pfd, "no-distillation"),
+            "pfd_student": row(pfd, "pfd"),
+            "lightgbm_x_and_z": row(pfd, "pfd")["teacher"],
+            "lightgbm_x_alone": row(baseline, "pfd")["teacher"],
+            "pfd_test": {k: test.get(k) for k in ["mean_diff", "ci95", "p", "p_holm", "n_queries", "n_seeds", "min_detectable"]},
+            "sentence": next(s for s in pfd["sentences"] if s.startswith("pfd")),
+            "external_teacher": pfd["external_teacher"],
+            "privileged_columns": pfd["privileged_columns"],
+            "wall_seconds": pfd["wall_seconds"],
+        }
+
+    # Serving: the PFD student as ONNX against the teacher's own predict, on the CPU.
+    first = args.backends.split(",")[0]
+    student = out / f"pfd-{first}" / "students" / "pfd"
+    onnx = out / "student.onnx"
+    subprocess.run([args.bin, "export", "--model", str(student), "--onnx", str(onnx)], check=True, stdout=subprocess.DEVNULL)
+    session = onnxruntime.InferenceSession(str(onnx), providers=["CPUExecutionProvider"])
+    dense = Xt.toarray()
+    serving = {"student_onnx_bytes": onnx.stat().st_size,
+               "teacher_model_bytes": (out / "teacher.txt").stat().st_size}
+    for n in [1, 1000]:
+        batch = np.ascontiguousarray(np.resize(dense, (n, dense.shape[1])))
+        feed = {"features": batch.astype(np.float32)}
+        serving[f"student_onnx_ms_{n}"] = timed(lambda: session.run(None, feed), 200 if n == 1 else 50)
+        serving[f"teacher_lightgbm_ms_{n}"] = timed(lambda: teacher.predict(batch, raw_score=True, num_threads=1), 200 if n == 1 else 50)
+    report["serving"] = serving
+    report["versions"] = {"lightgbm": lightgbm.__version__, "onnxruntime": onnxruntime.__version__}
+    json.dump(report, sys.stdout, indent=1)
+    print()
+
+
+if __name__ == "__main__":
+    main()
