@@ -170,7 +170,19 @@ impl Forest {
     /// Reads a LightGBM text model, a LightGBM `dump_model()` JSON or an XGBoost JSON model, by
     /// its first bytes; refuses anything else (XGBoost's UBJSON included) naming what it takes.
     pub fn read(path: &Path) -> Result<Forest> {
-        let bytes = crate::data::read_capped(path, MAX_FILE_BYTES, "a tree model")?;
+        let size = std::fs::metadata(path)
+            .map_err(|e| Error::io(path, e))?
+            .len();
+        if size > MAX_FILE_BYTES {
+            return Err(model_error(
+                path,
+                format!(
+                    "{size} bytes, more than the {} MiB a tree model may have",
+                    MAX_FILE_BYTES >> 20
+                ),
+            ));
+        }
+        let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
         Forest::parse(path, &bytes)
     }
 
@@ -269,10 +281,10 @@ impl Forest {
                     )));
                 }
                 match node.rule {
-                    Rule::LightGbmCategorical { start, end } => {
-                        if start > end || end as usize > tree.words.len() {
-                            return Err(bad(format!("node {n}: a category bitset out of range")));
-                        }
+                    Rule::LightGbmCategorical { start, end }
+                        if start > end || end as usize > tree.words.len() =>
+                    {
+                        return Err(bad(format!("node {n}: a category bitset out of range")));
                     }
                     Rule::LightGbm { threshold, .. } if threshold.is_nan() => {
                         return Err(bad(format!("node {n}: a NaN threshold")));
@@ -361,7 +373,7 @@ impl Forest {
                 Rule::LightGbmCategorical { start, end } => {
                     let v = value.unwrap_or(0.0);
                     // LightGBM casts to int (truncation); NaN and negatives go right.
-                    if v.is_nan() || v < 0.0 || v >= 2_147_483_648.0 {
+                    if !(0.0..2_147_483_648.0).contains(&v) {
                         false
                     } else {
                         let c = v as u64;

@@ -479,6 +479,13 @@ fn parse_line(
     Ok(())
 }
 
+/// What a line's reader does with each feature: its index and its value's text; an error
+/// message for the value's column.
+type OnFeature<'a> = dyn FnMut(u32, &[u8]) -> std::result::Result<(), String> + 'a;
+
+/// A line's grade and qid (None in a file whose groups come from a `.query` file).
+type LineHead = (u8, Option<u64>);
+
 /// Reads one line's grade and qid, and hands each feature's index and value text, in order, to
 /// `on_feature` (whose error message is placed at the value's column). None for a blank or
 /// comment-only line; on error, (1-based column, message). The one reading of a LETOR line:
@@ -486,8 +493,8 @@ fn parse_line(
 fn parse_fields(
     line: &[u8],
     max_index: u32,
-    on_feature: &mut dyn FnMut(u32, &[u8]) -> std::result::Result<(), String>,
-) -> std::result::Result<Option<(u8, Option<u64>)>, (u64, String)> {
+    on_feature: &mut OnFeature<'_>,
+) -> std::result::Result<Option<LineHead>, (u64, String)> {
     // The comment (after '#') and a Windows line end are not data.
     let data = match line.iter().position(|&b| b == b'#') {
         Some(p) => &line[..p],

@@ -121,7 +121,7 @@ fn margin_of(objective: &str, base: f64) -> std::result::Result<(f64, Option<Str
             Ok(((base / (1.0 - base)).ln(), pointwise("log-odds")))
         }
         "count:poisson" | "reg:gamma" | "reg:tweedie" => {
-            if !(base > 0.0) {
+            if base.is_nan() || base <= 0.0 {
                 return Err(format!("base_score {base} under {objective}: expected a positive mean"));
             }
             Ok((base.ln(), pointwise("log means")))

@@ -17,6 +17,9 @@ pub enum Role {
     Test,
 }
 
+/// A file's LETOR text to read again, and its `.query` group sizes when it has them.
+pub type Text<'a> = (Box<dyn std::io::Read + 'a>, Option<Vec<usize>>);
+
 /// Where the files a setup names come from.
 pub trait Store {
     /// The dataset `name` names, playing `role`.
@@ -43,11 +46,7 @@ pub trait Store {
     /// The LETOR text of `name` playing `role`, to read again in full precision (the scores of
     /// a teacher trained elsewhere), with its `.query` group sizes when it has them; an error
     /// where the store holds no text (arrays).
-    fn text(
-        &mut self,
-        name: &str,
-        _role: Role,
-    ) -> Result<(Box<dyn std::io::Read + '_>, Option<Vec<usize>>)> {
+    fn text(&mut self, name: &str, _role: Role) -> Result<Text<'_>> {
         Err(Error::Config(format!(
             "an external teacher scores the LETOR text of the data files, and '{}' is held as arrays: give the files' paths, or the teacher's scores (teacher_scores)",
             crate::error::printable(name)
@@ -106,11 +105,7 @@ impl Store for Disk {
         self.scratch = scratch;
     }
 
-    fn text(
-        &mut self,
-        name: &str,
-        role: Role,
-    ) -> Result<(Box<dyn std::io::Read + '_>, Option<Vec<usize>>)> {
+    fn text(&mut self, name: &str, role: Role) -> Result<Text<'_>> {
         let mut path = PathBuf::from(name);
         // A binary cache's text is the file it was made from, beside it.
         if path.extension().is_some_and(|e| e == "drcache") {
