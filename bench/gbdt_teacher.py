@@ -13,7 +13,11 @@ LightGBM on x alone enters the comparison as a teacher given by its scores (--te
 that its NDCG@8 is the comparison's own measurement (its "teacher NDCG@8"). Prints one JSON
 object; the tables in the README are written from it.
 
-Dependencies (PyPI, for this script only): numpy, scikit-learn, lightgbm, onnxruntime.
+An XGBoost teacher (rank:ndcg, on x and z) is distilled the same way, and its predict timed
+beside LightGBM's.
+
+Dependencies (PyPI, for this script only): numpy, scikit-learn, lightgbm, xgboost (or
+xgboost-cpu), onnxruntime.
 """
 
 import argparse
@@ -26,6 +30,7 @@ from pathlib import Path
 import lightgbm
 import numpy as np
 import onnxruntime
+import xgboost
 from sklearn.datasets import load_svmlight_file
 
 
@@ -34,14 +39,24 @@ def groups(qid):
     return counts[np.argsort(starts)]
 
 
-def train_lightgbm(X, y, qid, Xv, yv, qv, seed):
+def train_lightgbm(X, y, qid, Xv, yv, qv, seed, trees=300):
     ranker = lightgbm.LGBMRanker(
-        n_estimators=300, learning_rate=0.05, num_leaves=31, min_child_samples=20,
+        n_estimators=trees, learning_rate=0.05, num_leaves=31, min_child_samples=20,
         random_state=seed, verbose=-1,
     )
     ranker.fit(X, y, group=groups(qid), eval_set=[(Xv, yv)], eval_group=[groups(qv)],
                eval_at=[8], callbacks=[lightgbm.early_stopping(30, verbose=False)])
     return ranker.booster_
+
+
+def train_xgboost(X, y, qid, Xv, yv, qv, trees=300):
+    dtrain, dvalid = xgboost.DMatrix(X, y), xgboost.DMatrix(Xv, yv)
+    dtrain.set_group(groups(qid))
+    dvalid.set_group(groups(qv))
+    return xgboost.train(
+        {"objective": "rank:ndcg", "eval_metric": "ndcg@8", "max_depth": 6, "eta": 0.05, "nthread": 1},
+        dtrain, trees, evals=[(dvalid, "valid")], early_stopping_rounds=30, verbose_eval=False,
+    )
 
 
 def compare(args, out, *teacher):
@@ -81,6 +96,8 @@ def main():
     p.add_argument("--widths", default="64,32")
     p.add_argument("--backends", default="cpu")
     p.add_argument("--out", default="target/gbdt-teacher")
+    p.add_argument("--no-xgboost", action="store_true", help="leave the XGBoost teacher out (a large file)")
+    p.add_argument("--trees", type=int, default=300, help="most boosting rounds (early stopping on the validation file)")
     args = p.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -90,27 +107,36 @@ def main():
     Xt, _, _ = load_svmlight_file(args.test, query_id=True, n_features=X.shape[1])
 
     # The teacher sees every column: x and z.
-    teacher = train_lightgbm(X, y, qid, Xv, yv, qv, 0)
+    teacher = train_lightgbm(X, y, qid, Xv, yv, qv, 0, args.trees)
     teacher.save_model(str(out / "teacher.txt"))
-    report = {"teacher_trees": teacher.num_trees(), "engines": {}}
+    xgb_teacher = None if args.no_xgboost else train_xgboost(X, y, qid, Xv, yv, qv, args.trees)
+    report = {"teacher_trees": teacher.num_trees(), "engines": {}, "docs": X.shape[0] + Xv.shape[0] + Xt.shape[0]}
+    if xgb_teacher is not None:
+        xgb_teacher.save_model(str(out / "teacher.json"))
+        report["xgboost_trees"] = xgb_teacher.num_boosted_rounds()
     for backend in args.backends.split(","):
         pfd = compare(args, out / f"pfd-{backend}", "--teacher-model", str(out / "teacher.txt"))
         # LightGBM on x alone (the columns the comparison keeps regular), its scores of every
         # file given to the same comparison, measured by the same evaluator.
         regular = [c - 1 for c in range(1, X.shape[1] + 1) if c not in pfd["privileged_columns"]]
-        alone = train_lightgbm(X[:, regular], y, qid, Xv[:, regular], yv, qv, 0)
+        alone = train_lightgbm(X[:, regular], y, qid, Xv[:, regular], yv, qv, 0, args.trees)
         paths = []
         for name, data in [("train", X), ("valid", Xv), ("test", Xt)]:
             path = out / f"x-alone.{name}.scores"
             np.savetxt(path, alone.predict(data[:, regular], raw_score=True), fmt="%.17g")
             paths.append(str(path))
         baseline = compare(args, out / f"x-alone-{backend}", "--teacher-scores", ",".join(paths))
+        from_xgb = None if xgb_teacher is None else compare(
+            args, out / f"xgb-{backend}", "--teacher-model", str(out / "teacher.json"))
         test = next(t for t in pfd["tests"] if t["metric"] == "ndcg@8" and t["a"] == "pfd")
         report["engines"][backend] = {
             "student_alone": row(pfd, "no-distillation"),
             "pfd_student": row(pfd, "pfd"),
             "lightgbm_x_and_z": row(pfd, "pfd")["teacher"],
             "lightgbm_x_alone": row(baseline, "pfd")["teacher"],
+            "xgboost_x_and_z": from_xgb and row(from_xgb, "pfd")["teacher"],
+            "pfd_student_from_xgboost": from_xgb and row(from_xgb, "pfd"),
+            "xgboost_sentence": from_xgb and next(s for s in from_xgb["sentences"] if s.startswith("pfd")),
             "pfd_test": {k: test.get(k) for k in ["mean_diff", "ci95", "p", "p_holm", "n_queries", "n_seeds", "min_detectable"]},
             "sentence": next(s for s in pfd["sentences"] if s.startswith("pfd")),
             "external_teacher": pfd["external_teacher"],
@@ -126,14 +152,18 @@ def main():
     session = onnxruntime.InferenceSession(str(onnx), providers=["CPUExecutionProvider"])
     dense = Xt.toarray()
     serving = {"student_onnx_bytes": onnx.stat().st_size,
-               "teacher_model_bytes": (out / "teacher.txt").stat().st_size}
+               "teacher_model_bytes": (out / "teacher.txt").stat().st_size,
+               "xgboost_model_bytes": xgb_teacher and (out / "teacher.json").stat().st_size}
     for n in [1, 1000]:
         batch = np.ascontiguousarray(np.resize(dense, (n, dense.shape[1])))
         feed = {"features": batch.astype(np.float32)}
         serving[f"student_onnx_ms_{n}"] = timed(lambda: session.run(None, feed), 200 if n == 1 else 50)
         serving[f"teacher_lightgbm_ms_{n}"] = timed(lambda: teacher.predict(batch, raw_score=True, num_threads=1), 200 if n == 1 else 50)
+        if xgb_teacher is not None:
+            serving[f"teacher_xgboost_ms_{n}"] = timed(lambda: xgb_teacher.inplace_predict(batch, predict_type="margin"), 200 if n == 1 else 50)
     report["serving"] = serving
-    report["versions"] = {"lightgbm": lightgbm.__version__, "onnxruntime": onnxruntime.__version__}
+    report["versions"] = {"lightgbm": lightgbm.__version__, "xgboost": xgboost.__version__,
+                          "onnxruntime": onnxruntime.__version__}
     json.dump(report, sys.stdout, indent=1)
     print()
 

@@ -226,7 +226,7 @@ pub const SETTINGS: &[Setting] = &[
     text("teacher-model").at(&[f("data.teacher.model", "")])
         .help("A teacher trained elsewhere, for PFD (and GenD or self-distillation where the columns it splits on fit): a LightGBM model (save_model's text, or dump_model()'s JSON) or an XGBoost JSON model (save_model(\"m.json\")), trained on the data files' columns; its scores of the files are the students' soft labels"),
     text("teacher-scores").at(&[f("data.teacher.scores", "")])
-        .help("A teacher's scores from files, for PFD: TRAIN[,VALID[,TEST]], one score a line for each document of the training, validation and test files, in their order (any model computed elsewhere)"),
+        .help("A teacher's scores from files, for PFD: TRAIN[,VALID[,TEST]], one score a line for each document of the training, validation and test files, in their order, or a TREC run (qid Q0 docno rank score tag; docno the line's docid comment, or docN, the document's 0-based place in its query, as predict --run writes): any model computed elsewhere"),
     text("teacher-columns").at(&[f("data.teacher.columns", "auto")])
         .help("How the teacher model's input columns map to the files' features: from-1 (column 0 is feature 1: a model trained on arrays), from-0 (column j is feature j: LightGBM's or XGBoost's own LETOR reader), or auto (by the model's width against the data's)"),
     text("log-labels").at(&[f("data.log_labels", "conversion")])

@@ -100,7 +100,7 @@ pub struct ExternalTeacher {
     /// trained on the data files' columns.
     pub model: Option<String>,
     /// Scores from files: `TRAIN[,VALID[,TEST]]`, one score a line for each document of the
-    /// training, validation and test files, in their order.
+    /// training, validation and test files, in their order, or TREC runs.
     pub scores: Option<String>,
     /// How the model's input columns map to the files' features.
     pub columns: crate::forest::Columns,

@@ -456,3 +456,147 @@ fn scores_files_are_checked_line_by_line() {
     let e = prepare(&both).unwrap_err().to_string();
     assert!(e.contains("name one"), "{e}");
 }
+
+/// The external teacher's scores are guidance like a trained teacher's: the WGSL engine trains
+/// the same student from them as the CPU engine (within the engines' float tolerance), and the
+/// teacher's own figures, computed from its scores, are the same bits.
+#[test]
+fn an_external_teacher_trains_the_same_student_on_both_engines() {
+    use distillrank::gpu::{AdapterChoice, Gpu};
+    if std::env::var("DISTILLRANK_NO_GPU").is_ok_and(|v| v == "1") {
+        eprintln!("DISTILLRANK_NO_GPU=1: skipped");
+        return;
+    }
+    let gpu = distillrank::native::block_on(Gpu::new(AdapterChoice::Any))
+        .unwrap_or_else(|e| panic!("{e}: the GPU tests need a wgpu adapter (lavapipe: apt-get install mesa-vulkan-drivers)"));
+    let dir = tempfile::tempdir().unwrap();
+    let files = letor_files(dir.path());
+    let model = teacher_model(dir.path());
+    let setup = files_setup(
+        &files,
+        ExternalTeacher {
+            model: Some(model.display().to_string()),
+            ..ExternalTeacher::default()
+        },
+    );
+    let data = prepare(&setup).unwrap();
+    let run = |engine: &Engine| {
+        distillrank::native::pipeline::fit(
+            &data,
+            &setup,
+            Method::Pfd,
+            0,
+            engine,
+            &Stop::default(),
+            &mut Silent,
+        )
+        .unwrap()
+        .1
+    };
+    let (cpu, on_gpu) = (run(&Engine::Cpu), run(&Engine::Gpu(gpu)));
+    assert_eq!(cpu.teachers[0].test.ndcg, on_gpu.teachers[0].test.ndcg);
+    assert_eq!(cpu.student.history.len(), on_gpu.student.history.len());
+    for (c, g) in cpu.student.history.iter().zip(&on_gpu.student.history) {
+        assert!(
+            (c.data_loss - g.data_loss).abs() < 1e-3
+                && (c.teacher_loss - g.teacher_loss).abs() < 1e-3,
+            "epoch {}: {c:?} vs {g:?}",
+            c.epoch
+        );
+        assert!(
+            c.teacher_loss > 0.0,
+            "the teacher loss is trained on: {c:?}"
+        );
+    }
+}
+
+/// A TREC run names each document by its query and its docid comment, or by `docN`, its place in
+/// the query (as `predict --run` writes): in any order; a document it lacks, or one it names that
+/// the file lacks, is refused by name.
+#[test]
+fn teacher_scores_from_trec_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = letor_files(dir.path());
+    // The test file's documents get docid comments; the others are named by place.
+    let test_text = std::fs::read_to_string(&files[2]).unwrap();
+    let with_ids: String = test_text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| format!("{l} #docid = D{i} inc = 1\n"))
+        .collect();
+    std::fs::write(&files[2], with_ids).unwrap();
+    let run = |file: &Path, name: &str, by_id: bool, drop: usize, extra: Option<&str>| {
+        let text = std::fs::read_to_string(file).unwrap();
+        let mut lines = Vec::new();
+        let (mut last, mut place) = (String::new(), 0);
+        for (i, l) in text.lines().enumerate() {
+            let qid = l
+                .split_whitespace()
+                .nth(1)
+                .unwrap()
+                .trim_start_matches("qid:")
+                .to_string();
+            place = if qid == last { place + 1 } else { 0 };
+            last = qid.clone();
+            let doc = if by_id {
+                format!("D{i}")
+            } else {
+                format!("doc{place}")
+            };
+            lines.push(format!("{qid} Q0 {doc} 1 {} run", i as f64 / 100.0));
+        }
+        lines.reverse();
+        lines.truncate(lines.len() - drop);
+        lines.extend(extra.map(str::to_string));
+        let path = dir.path().join(name);
+        std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+        path.display().to_string()
+    };
+    let train = run(&files[0], "train.run", false, 0, None);
+    let valid = run(&files[1], "valid.run", false, 0, None);
+    let test = run(&files[2], "test.run", true, 0, None);
+    let with = |scores: String| {
+        files_setup(
+            &files,
+            ExternalTeacher {
+                scores: Some(scores),
+                ..ExternalTeacher::default()
+            },
+        )
+    };
+    let data = prepare(&with(format!("{train},{valid},{test}"))).unwrap();
+    let teacher = data.teacher.unwrap();
+    // Each document got its own line's score, whatever the run's order: the scores rise with
+    // the file's lines, so within every query they rise with the documents.
+    let p = data.prepared.test.as_ref().unwrap();
+    let scores = teacher.test.as_ref().unwrap();
+    for g in 0..p.n_groups() {
+        assert!(
+            scores[p.group(g)].windows(2).all(|w| w[0] < w[1]),
+            "query {g}: {:?}",
+            &scores[p.group(g)]
+        );
+    }
+    let short = run(&files[2], "short.run", true, 1, None);
+    let e = prepare(&with(format!("{train},{valid},{short}")))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("short.run") && e.contains("no score for query") && e.contains("D0"),
+        "{e}"
+    );
+    let stranger = run(
+        &files[2],
+        "stranger.run",
+        true,
+        0,
+        Some("200 Q0 nobody 1 0.5 run"),
+    );
+    let e = prepare(&with(format!("{train},{valid},{stranger}")))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("stranger.run") && e.contains("document nobody is not a document of"),
+        "{e}"
+    );
+}

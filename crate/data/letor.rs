@@ -576,6 +576,18 @@ pub struct ScannedRow<'a> {
     pub line: u64,
     pub qid: Option<u64>,
     pub features: &'a [(u32, f64)],
+    /// The document's id from the line's comment (`#docid = GX004-93-7097963 ...`, LETOR 4.0's;
+    /// `docid:`, `docid=` too), when it has one.
+    pub docid: Option<&'a str>,
+}
+
+/// The document id a LETOR line's comment names (`docid = X`, `docid=X`, `docid:X`).
+fn docid(comment: &[u8]) -> Option<&str> {
+    let text = std::str::from_utf8(comment).ok()?;
+    let at = text.find("docid")?;
+    let rest = text[at + 5..].trim_start();
+    let rest = rest.strip_prefix(['=', ':'])?.trim_start();
+    rest.split_whitespace().next()
 }
 
 /// Reads a LETOR file (gzip-compressed or not) line by line, giving each document to `on_row`
@@ -639,10 +651,15 @@ pub fn scan_letor(
             Error::parse(name, line_no, column, message)
         })?;
         if let Some((_, qid)) = fields {
+            let comment = body
+                .iter()
+                .position(|&b| b == b'#')
+                .map_or(&[][..], |p| &body[p + 1..]);
             on_row(ScannedRow {
                 line: line_no,
                 qid,
                 features: &features,
+                docid: docid(comment),
             })?;
         }
     }

@@ -258,85 +258,205 @@ fn describe_model(model: &Path, forest: &Forest, offset: u32, prepared: &Prepare
     }
 }
 
-/// Scores read from a file, one a line, for the documents of the data file `name`.
+/// Scores read from a file for the documents of the data file `name`: one score a line in the
+/// file's order, or a TREC run (`qid Q0 docno rank score tag`) whose docno is the document's
+/// `docid` comment or `docN`, its 0-based place in its query (as `distillrank predict --run`
+/// writes).
 fn read_scores_file(
     path: &Path,
     name: &Path,
     text: Box<dyn std::io::Read + '_>,
     query: Option<Vec<usize>>,
 ) -> Result<FileScores> {
-    let mut qids = Vec::new();
+    // Each document's qid, docid and line.
+    let mut rows: Vec<(Option<u64>, Option<String>, u64)> = Vec::new();
     crate::data::letor::scan_letor(
         name,
         text,
         crate::data::letor::DEFAULT_MAX_FEATURE_INDEX,
         &mut |row| {
-            qids.push(row.qid);
+            rows.push((row.qid, row.docid.map(str::to_string), row.line));
             Ok(())
         },
     )?;
+    let qids: Vec<Option<u64>> = rows.iter().map(|r| r.0).collect();
     let size = std::fs::metadata(path)
         .map_err(|e| Error::io(path, e))?
         .len();
-    // Each score line is at least two bytes: a file much larger than the documents need is not
-    // a scores file, and is refused before it is read.
-    let cap = 64 * (qids.len() as u64 + 1);
+    // A score line is a few bytes, a run's line a few dozen: a file much larger than the
+    // documents need is not a scores file, and is refused before it is read.
+    let cap = 256 * (rows.len() as u64 + 1);
     if size > cap {
         return Err(Error::parse(
             path,
             0,
             0,
             format!(
-                "{size} bytes for the {} documents of {}: expected one score a line",
-                qids.len(),
+                "{size} bytes for the {} documents of {}: expected one score a line, or a TREC run",
+                rows.len(),
                 name.display()
             ),
         ));
     }
     // Its size is checked above.
     let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
-    let text = std::str::from_utf8(&bytes)
-        .map_err(|_| Error::parse(path, 0, 0, "not UTF-8 text: expected one score a line"))?;
-    let mut scores = Vec::with_capacity(qids.len());
-    for (i, line) in text.lines().enumerate() {
-        let line = line.trim();
-        if line.is_empty() {
-            continue;
-        }
-        let v: f64 = line.parse().map_err(|_| {
+    let text = std::str::from_utf8(&bytes).map_err(|_| {
+        Error::parse(
+            path,
+            0,
+            0,
+            "not UTF-8 text: expected one score a line, or a TREC run",
+        )
+    })?;
+    let score = |token: &str, line: usize, column: usize, what: &str| -> Result<f64> {
+        let v: f64 = token.parse().map_err(|_| {
             Error::parse(
                 path,
-                i as u64 + 1,
-                1,
+                line as u64 + 1,
+                column as u64,
                 format!(
-                    "'{}' is not a number: expected one score a line",
-                    crate::error::printable(&line.chars().take(40).collect::<String>())
+                    "'{}' is not a number: expected {what}",
+                    crate::error::printable(&token.chars().take(40).collect::<String>())
                 ),
             )
         })?;
         if !v.is_finite() || !(v as f32).is_finite() {
             return Err(Error::parse(
                 path,
-                i as u64 + 1,
-                1,
-                format!("the score {line} is not finite (or beyond the f32 range)"),
+                line as u64 + 1,
+                column as u64,
+                format!("the score {token} is not finite (or beyond the f32 range)"),
             ));
         }
-        scores.push(v);
-    }
-    if scores.len() != qids.len() {
-        return Err(Error::parse(path, 0, 0, format!(
-            "{} scores, but {} has {} documents: expected one score a line for each, in the file's order",
-            scores.len(),
-            name.display(),
-            qids.len()
-        )));
-    }
+        Ok(v)
+    };
+    let is_run = text
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .map(|l| l.split_whitespace().collect::<Vec<_>>())
+        .is_some_and(|f| f.len() == 6 && f[1] == "Q0");
+    let scores = if is_run {
+        run_scores(path, name, text, &rows, &score)?
+    } else {
+        let mut scores = Vec::with_capacity(rows.len());
+        for (i, line) in text.lines().enumerate() {
+            let line = line.trim();
+            if !line.is_empty() {
+                scores.push(score(line, i, 1, "one score a line")?);
+            }
+        }
+        if scores.len() != rows.len() {
+            return Err(Error::parse(path, 0, 0, format!(
+                "{} scores, but {} has {} documents: expected one score a line for each, in the file's order",
+                scores.len(),
+                name.display(),
+                rows.len()
+            )));
+        }
+        scores
+    };
     Ok(FileScores {
         groups: groups(name, &qids, query)?,
         scores,
         name: name.to_path_buf(),
     })
+}
+
+/// The scores a TREC run gives the documents `rows` (qid, docid, line) of `name`: every
+/// document must have one, and every entry of the run must name a document of the file.
+fn run_scores(
+    path: &Path,
+    name: &Path,
+    text: &str,
+    rows: &[(Option<u64>, Option<String>, u64)],
+    score: &dyn Fn(&str, usize, usize, &str) -> Result<f64>,
+) -> Result<Vec<f64>> {
+    if rows.iter().any(|r| r.0.is_none()) {
+        return Err(Error::Config(format!(
+            "{}: a TREC run names documents by qid, and {} has no qid: on its lines; give one score a line instead",
+            path.display(),
+            name.display()
+        )));
+    }
+    // (qid, docno) -> (score, line of the run, used).
+    let mut entries: std::collections::HashMap<(String, String), (f64, usize, bool)> =
+        std::collections::HashMap::new();
+    for (i, line) in text.lines().enumerate() {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        if fields.is_empty() {
+            continue;
+        }
+        if fields.len() != 6 {
+            return Err(Error::parse(
+                path,
+                i as u64 + 1,
+                1,
+                format!(
+                    "{} fields: expected a TREC run line, qid Q0 docno rank score tag",
+                    fields.len()
+                ),
+            ));
+        }
+        let v = score(
+            fields[4],
+            i,
+            1,
+            "a score in the fifth field of a TREC run line",
+        )?;
+        let key = (fields[0].to_string(), fields[2].to_string());
+        if entries.insert(key, (v, i + 1, false)).is_some() {
+            return Err(Error::parse(
+                path,
+                i as u64 + 1,
+                1,
+                format!("query {} document {} is scored twice", fields[0], fields[2]),
+            ));
+        }
+    }
+    let mut scores = Vec::with_capacity(rows.len());
+    let mut place = 0usize;
+    for (k, (qid, docid, line)) in rows.iter().enumerate() {
+        let qid = qid.unwrap_or_default();
+        place = if k > 0 && rows[k - 1].0 == Some(qid) {
+            place + 1
+        } else {
+            0
+        };
+        let by_id = docid.as_ref().map(|d| (qid.to_string(), d.clone()));
+        let by_place = (qid.to_string(), format!("doc{place}"));
+        let key = by_id
+            .filter(|k| entries.contains_key(k))
+            .unwrap_or(by_place);
+        match entries.get_mut(&key) {
+            Some((v, _, used)) => {
+                *used = true;
+                scores.push(*v);
+            }
+            None => {
+                return Err(Error::parse(path, 0, 0, format!(
+                    "the run has no score for query {qid}'s document {} ({}:{line}): expected one for every document",
+                    docid.as_deref().unwrap_or(&key.1),
+                    name.display()
+                )))
+            }
+        }
+    }
+    if let Some(((qid, doc), (_, line, _))) = entries
+        .iter()
+        .filter(|(_, e)| !e.2)
+        .min_by_key(|(_, e)| e.1)
+    {
+        return Err(Error::parse(
+            path,
+            *line as u64,
+            1,
+            format!(
+                "query {qid} document {doc} is not a document of {}",
+                name.display()
+            ),
+        ));
+    }
+    Ok(scores)
 }
 
 /// A file's groups by qid, as the LETOR reader forms them: runs of one qid, or the `.query`
