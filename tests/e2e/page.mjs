@@ -521,7 +521,8 @@ await check("stop_ends_every_worker", async () => {
     { timeout: 60_000 });
   await page.locator("#stop").click();
   await page.waitForFunction(() => document.getElementById("status").textContent === "Stopped.", null, { timeout: 30_000 });
-  for (let i = 0; i < 50 && closed.size < started.length; i++) await page.waitForTimeout(100);
+  for (let i = 0; i < 300 && closed.size < started.length; i++) await page.waitForTimeout(100);
+  console.log(`    ${closed.size} of ${started.length} workers closed; page.workers() now ${page.workers().length}; same as before: ${started.filter((w) => page.workers().includes(w)).length}`);
   expect(closed.size === started.length, `${closed.size} of the ${started.length} workers ended`);
   expect(await page.locator("#workers-activity").textContent() === "", "worker activity still shown after Stop");
   // The page trains again: a small run on the restarted pool.
