@@ -423,6 +423,7 @@ impl Setup {
         let setup = serde_json::to_value(self).expect("a setup serialises");
         let config = CompareConfig {
             engine,
+            external_named: !self.data.teacher.is_none(),
             ..CompareConfig::of_setup(&setup)?
         };
         config.validate_settings()?;

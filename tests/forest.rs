@@ -341,6 +341,14 @@ fn an_external_teacher_scores_every_split_and_says_what_it_reads() {
         e.contains("self-distillation") && e.contains("x and z"),
         "{e}"
     );
+    // A path that did not take the teacher's scores from the prepared data refuses to run the
+    // comparison with teachers of its own.
+    let mut without = data.clone();
+    without.teacher = None;
+    let e = pipeline::run::compare_config(&without, &setup, &Engine::Cpu, &Stop::default())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("did not reach the comparison"), "{e}");
 }
 
 #[test]

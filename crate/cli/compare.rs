@@ -466,6 +466,19 @@ pub fn table(c: &Comparison, tests: &[PairedTest]) -> String {
             r.runs.first().and_then(|run| run.teachers.first()),
             r.teacher_stat(|run| run.ms_per_1k_docs),
         ) {
+            // A teacher trained elsewhere: no parameters of ours; its time reads and scores
+            // the files (none for scores from files).
+            (Some(teacher), Some((teacher_latency, _))) if teacher.trained_elsewhere => {
+                let time = if teacher_latency.is_finite() {
+                    format!("{teacher_latency:.2}, reading included")
+                } else {
+                    "n/a: scores from files".into()
+                };
+                let _ = writeln!(
+                    t,
+                    " {params} (external) | {latency:.2} ({time}) | {epoch:.1} |"
+                );
+            }
             (Some(teacher), Some((teacher_latency, _))) => {
                 let _ = writeln!(
                     t,

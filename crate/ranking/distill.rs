@@ -150,8 +150,9 @@ pub struct ExternalScores {
     pub privileged_features: Vec<usize>,
     /// What its objective makes of its scores, when it is not a ranking objective.
     pub note: Option<String>,
-    /// Scoring time per 1,000 documents, milliseconds, on the CPU (0 for scores read from files).
-    pub ms_per_1k_docs: f64,
+    /// Reading and scoring time per 1,000 documents of its model, milliseconds, on the CPU; None
+    /// for scores read from files (nothing of it was run here).
+    pub ms_per_1k_docs: Option<f64>,
 }
 
 impl ExternalScores {

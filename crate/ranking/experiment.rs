@@ -37,6 +37,10 @@ pub struct ModelRun {
     /// its test figures are a random order's ([`Comparison::not_ranking`]).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub ties_every_query: bool,
+    /// A teacher trained elsewhere ([`ExternalScores`]): it has no epochs or parameters of
+    /// ours, and its time is its scores' (none for scores read from files).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub trained_elsewhere: bool,
 }
 
 /// The k of the NDCG whose per-query values are kept and tested: the PFD paper's NDCG@8.
@@ -93,6 +97,7 @@ pub async fn run_model(
         per_query,
         per_query_graded,
         ties_every_query: metrics::ties_every_group(&scores, &test.group_offsets),
+        trained_elsewhere: false,
     };
     Ok((trained.model, run))
 }
@@ -129,6 +134,11 @@ pub struct CompareConfig {
     /// ([`ExternalScores::fits`]); its scores come with the prepared data.
     #[serde(skip)]
     pub external: Option<std::sync::Arc<ExternalScores>>,
+    /// The setup names a teacher trained elsewhere: a comparison without its scores (a path that
+    /// did not take them from the prepared data) is refused rather than run with teachers of its
+    /// own.
+    #[serde(skip)]
+    pub external_named: bool,
 }
 
 /// The table of settings' defaults ([`crate::settings`]).
@@ -188,6 +198,11 @@ impl CompareConfig {
             return Err(Error::Config(format!(
                 "{names} {verb} privileged features; the data have none"
             )));
+        }
+        if self.external_named && self.external.is_none() {
+            return Err(Error::Config(
+                "the setup names a teacher trained elsewhere (data.teacher), but its scores did not reach the comparison: this door does not take one".into(),
+            ));
         }
         for &method in &self.methods {
             match &self.external {
@@ -944,10 +959,11 @@ fn external_run(
         test_graded_ndcg: metrics::report(scores, &grades, &test.group_offsets, idcg_zero).ndcg,
         history: Vec::new(),
         parameters: 0,
-        ms_per_1k_docs: external.ms_per_1k_docs,
+        ms_per_1k_docs: external.ms_per_1k_docs.unwrap_or(f64::NAN),
         per_query: Vec::new(),
         per_query_graded: Vec::new(),
         ties_every_query: metrics::ties_every_group(scores, &test.group_offsets),
+        trained_elsewhere: true,
     }
 }
 
