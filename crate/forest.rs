@@ -154,11 +154,17 @@ pub fn looks_like_tree_model(path: &Path) -> bool {
     if file.take(1 << 16).read_to_end(&mut head).is_err() {
         return false;
     }
+    starts_like_tree_model(&head)
+}
+
+/// Whether a file whose first bytes (64 KiB are plenty) are `head` looks like a model
+/// [`Forest::parse`] reads or refuses in words ([`looks_like_tree_model`]).
+pub fn starts_like_tree_model(head: &[u8]) -> bool {
     let start = head
         .iter()
         .position(|b| !b.is_ascii_whitespace())
         .unwrap_or(head.len());
-    let head = &head[start..];
+    let head = &head[start..head.len().min(start + (1 << 16))];
     let has = |needle: &[u8]| head.windows(needle.len()).any(|w| w == needle);
     head.starts_with(b"tree\n")
         || head.starts_with(b"tree\r\n")
@@ -169,21 +175,12 @@ pub fn looks_like_tree_model(path: &Path) -> bool {
 impl Forest {
     /// Reads a LightGBM text model, a LightGBM `dump_model()` JSON or an XGBoost JSON model, by
     /// its first bytes; refuses anything else (XGBoost's UBJSON included) naming what it takes.
+    #[cfg(not(target_arch = "wasm32"))]
     pub fn read(path: &Path) -> Result<Forest> {
-        let size = std::fs::metadata(path)
-            .map_err(|e| Error::io(path, e))?
-            .len();
-        if size > MAX_FILE_BYTES {
-            return Err(model_error(
-                path,
-                format!(
-                    "{size} bytes, more than the {} MiB a tree model may have",
-                    MAX_FILE_BYTES >> 20
-                ),
-            ));
-        }
-        let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
-        Forest::parse(path, &bytes)
+        Forest::parse(
+            path,
+            &crate::data::read_capped(path, MAX_FILE_BYTES, "a tree model")?,
+        )
     }
 
     /// [`Forest::read`] on bytes in memory (an upload, a `Booster`'s dump from Python).

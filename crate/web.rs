@@ -50,6 +50,7 @@ use crate::ranking::distill::Method;
 use crate::ranking::experiment::{run_job, Comparison, Job, MethodRuns};
 use crate::ranking::train::Event;
 use crate::setup::{DataSource, ObjectivesSetup, Setup as ExperimentSetup, HOLDOUT};
+use crate::stop::Stop;
 
 thread_local! {
     static STATE: RefCell<State> = RefCell::new(State::default());
@@ -61,6 +62,12 @@ struct State {
     data: Option<Rc<Data>>,
     /// Uploaded files by role ("train", "valid", "test").
     uploads: Vec<(String, Dataset)>,
+    /// The uploaded files themselves by role, with their `.query` group sizes: an external
+    /// teacher reads their text again, in full precision.
+    upload_files: Vec<(String, web_sys::Blob, Option<Vec<usize>>)>,
+    /// The files of a teacher trained elsewhere, by name: a tree model, or scores of the data
+    /// files (`data.teacher`).
+    teacher_files: Vec<(String, Rc<Vec<u8>>)>,
     /// The students of the last comparison (first seed), each with the config it is saved with.
     students: Vec<(Method, Mlp<f32>, ModelConfig)>,
     /// The last comparison's prepared data (see [`prepared_run`]).
@@ -93,6 +100,7 @@ impl State {
     fn drop_own_data(&mut self) {
         self.set_data(None);
         self.uploads.clear();
+        self.upload_files.clear();
     }
 }
 
@@ -349,16 +357,16 @@ pub fn load_letor(
         .map(|q| parse_query_sizes(&Path::new(name).with_extension("query"), &q))
         .transpose()
         .map_err(js_error)?;
-    let reader = BlobReader::new(file).map_err(|e| js_error(Error::io(path, e)))?;
-    // Read in pieces of PIECE bytes, whatever the reader above asks for (a gzip decoder asks
-    // for 32 KiB at a time).
-    let reader = std::io::BufReader::with_capacity(BlobReader::PIECE, reader);
-    let dataset = read_letor(path, reader, sizes, &ReadOptions::default()).map_err(js_error)?;
+    let reader = BlobReader::buffered(file.clone()).map_err(|e| js_error(Error::io(path, e)))?;
+    let dataset =
+        read_letor(path, reader, sizes.clone(), &ReadOptions::default()).map_err(js_error)?;
     let stats = dataset.stats();
     STATE.with(|st| {
         let mut st = st.borrow_mut();
         st.uploads.retain(|(r, _)| r != role);
         st.uploads.push((role.to_string(), dataset));
+        st.upload_files.retain(|(r, _, _)| r != role);
+        st.upload_files.push((role.to_string(), file, sizes));
         let data = uploaded_data(&st.uploads, name);
         st.set_data(data);
     });
@@ -384,6 +392,15 @@ impl BlobReader {
             reader,
             at: 0.0,
         })
+    }
+
+    /// A reader of `blob` that reads it in pieces of [`PIECE`](Self::PIECE) bytes, whatever
+    /// its caller asks for (a gzip decoder asks for 32 KiB at a time).
+    fn buffered(blob: web_sys::Blob) -> std::io::Result<std::io::BufReader<BlobReader>> {
+        Ok(std::io::BufReader::with_capacity(
+            Self::PIECE,
+            BlobReader::new(blob)?,
+        ))
     }
 }
 
@@ -424,7 +441,59 @@ pub fn clear_uploads() {
     STATE.with(|st| {
         let mut st = st.borrow_mut();
         st.uploads.clear();
+        st.upload_files.clear();
         st.set_data(None);
+    });
+}
+
+/// Keeps an uploaded file of a teacher trained elsewhere (`data.teacher`) under `name`: a
+/// LightGBM or XGBoost model, checked here as the CLI reads it, or a teacher's scores of a data
+/// file, checked with the data when a comparison is prepared. Its size is checked before it is
+/// read. Returns `{name, kind: "model" | "scores", description}`.
+#[wasm_bindgen]
+pub fn load_teacher_file(name: &str, file: web_sys::Blob) -> std::result::Result<JsValue, JsError> {
+    let path = Path::new(name);
+    let cap = crate::forest::MAX_FILE_BYTES;
+    if file.size() > cap as f64 {
+        return Err(js_error(crate::data::too_large(
+            path,
+            Some(file.size() as u64),
+            cap,
+            "a teacher's model or scores",
+        )));
+    }
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(
+        &mut BlobReader::buffered(file).map_err(|e| js_error(Error::io(path, e)))?,
+        &mut bytes,
+    )
+    .map_err(|e| js_error(Error::io(path, e)))?;
+    let (kind, description) = if crate::forest::starts_like_tree_model(&bytes) {
+        let forest = crate::forest::Forest::parse(path, &bytes).map_err(js_error)?;
+        ("model", forest.describe())
+    } else {
+        let lines = bytes
+            .split(|&b| b == b'\n')
+            .filter(|l| !l.trim_ascii().is_empty());
+        ("scores", format!("{} lines of scores", lines.count()))
+    };
+    STATE.with(|st| {
+        let mut st = st.borrow_mut();
+        st.teacher_files.retain(|(n, _)| n != name);
+        st.teacher_files.push((name.to_string(), Rc::new(bytes)));
+        // Data prepared with the earlier file of that name are stale.
+        st.prepared = None;
+    });
+    to_js(&serde_json::json!({"name": name, "kind": kind, "description": description}))
+}
+
+/// Forgets the files of the teacher trained elsewhere.
+#[wasm_bindgen]
+pub fn clear_teacher_files() {
+    STATE.with(|st| {
+        let mut st = st.borrow_mut();
+        st.teacher_files.clear();
+        st.prepared = None;
     });
 }
 
@@ -525,21 +594,78 @@ fn setup_of(value: JsValue) -> Result<ExperimentSetup> {
 }
 
 /// The page's uploads as the files of a setup: each upload plays its role, whatever name the
-/// setup records for it.
-struct Uploads(Vec<(String, Dataset)>);
+/// setup records for it; a teacher's file is found by its name (or the last part of the path a
+/// setup from the CLI records).
+struct Uploads {
+    datasets: Vec<(String, Dataset)>,
+    files: Vec<(String, web_sys::Blob, Option<Vec<usize>>)>,
+    teacher: Vec<(String, Rc<Vec<u8>>)>,
+}
+
+impl Uploads {
+    /// The worker's uploads.
+    fn of(state: &State) -> Uploads {
+        Uploads {
+            datasets: state.uploads.clone(),
+            files: state.upload_files.clone(),
+            teacher: state.teacher_files.clone(),
+        }
+    }
+}
+
+/// A role's name as the page's uploads are kept.
+fn role_name(role: Role) -> &'static str {
+    match role {
+        Role::Train => "train",
+        Role::Valid => "valid",
+        Role::Test => "test",
+    }
+}
 
 impl Store for Uploads {
     fn load(&mut self, name: &str, role: Role, _: &mut dyn Reporter) -> Result<Dataset> {
-        let role_name = match role {
-            Role::Train => "train",
-            Role::Valid => "valid",
-            Role::Test => "test",
-        };
-        self.0
+        let role = role_name(role);
+        self.datasets
             .iter()
-            .find(|(r, _)| r == role_name)
+            .find(|(r, _)| r == role)
             .map(|(_, d)| d.clone())
-            .ok_or_else(|| Error::Config(format!("{name}: no {role_name} file was uploaded")))
+            .ok_or_else(|| Error::Config(format!("{name}: no {role} file was uploaded")))
+    }
+
+    fn text(&mut self, name: &str, role: Role) -> Result<crate::pipeline::store::Text<'_>> {
+        let role = role_name(role);
+        let (_, blob, sizes) = self
+            .files
+            .iter()
+            .find(|(r, _, _)| r == role)
+            .ok_or_else(|| Error::Config(format!("{name}: no {role} file was uploaded")))?;
+        let reader =
+            BlobReader::buffered(blob.clone()).map_err(|e| Error::io(Path::new(name), e))?;
+        Ok((Box::new(reader), sizes.clone()))
+    }
+
+    fn file(&mut self, name: &str, cap: u64, what: &str) -> Result<Vec<u8>> {
+        let last = |n: &str| n.rsplit(['/', '\\']).next().unwrap_or(n).to_string();
+        let (_, bytes) = self
+            .teacher
+            .iter()
+            .find(|(n, _)| n == name)
+            .or_else(|| self.teacher.iter().find(|(n, _)| last(n) == last(name)))
+            .ok_or_else(|| {
+                Error::Config(format!(
+                    "{}: no such file was uploaded ({what}): upload it under \"A teacher trained elsewhere\"",
+                    crate::error::printable(name)
+                ))
+            })?;
+        if bytes.len() as u64 > cap {
+            return Err(crate::data::too_large(
+                Path::new(name),
+                Some(bytes.len() as u64),
+                cap,
+                what,
+            ));
+        }
+        Ok(bytes.to_vec())
     }
 }
 
@@ -547,14 +673,9 @@ impl Store for Uploads {
 /// steps, the same numbers): from the worker's cache when neither has changed, so that the jobs
 /// of one comparison prepare (and simulate logs) once.
 fn prepared_run(setup: &ExperimentSetup) -> Result<Rc<PreparedRun>> {
-    if !setup.data.teacher.is_none() {
-        return Err(Error::Config(
-            "the page does not take a teacher trained elsewhere (data.teacher) yet: run this setup with distillrank compare --setup FILE, or from Python".into(),
-        ));
-    }
-    let (data, cached, uploads) = STATE.with(|s| {
+    let (data, cached, mut uploads) = STATE.with(|s| {
         let s = s.borrow();
-        (s.data.clone(), s.prepared.clone(), s.uploads.clone())
+        (s.data.clone(), s.prepared.clone(), Uploads::of(&s))
     });
     let key = serde_json::to_string(&setup.data).expect("a setup serialises");
     if let Some(run) = cached.filter(|r| r.key == key) {
@@ -571,8 +692,7 @@ fn prepared_run(setup: &ExperimentSetup) -> Result<Rc<PreparedRun>> {
             "no data: generate synthetic data, load MQ2008 or upload a LETOR training file".into(),
         )
     })?;
-    let prepared =
-        pipeline::preparation::prepare(&setup.data, &mut Uploads(uploads), true, &mut Silent)?;
+    let prepared = pipeline::preparation::prepare(&setup.data, &mut uploads, true, &mut Silent)?;
     let run = Rc::new(PreparedRun {
         data: Some(data),
         key,
@@ -726,8 +846,9 @@ pub fn choose_backend(cpu_docs_per_s: f64, gpu_docs_per_s: Option<f64>) -> Strin
 pub fn compare_jobs(setup: JsValue) -> std::result::Result<JsValue, JsError> {
     let setup = setup_of(setup).map_err(js_error)?;
     let run = prepared_run(&setup).map_err(js_error)?;
-    let config = setup.compare_config(Engine::Cpu).map_err(js_error)?;
-    config.validate(&run.prepared.prepared).map_err(js_error)?;
+    let config =
+        pipeline::run::compare_config(&run.prepared, &setup, &Engine::Cpu, &Stop::default())
+            .map_err(js_error)?;
     to_js(&config.jobs_on(run.prepared.prepared.train.d_z))
 }
 
@@ -751,10 +872,9 @@ pub async fn run_compare_job(
     let job: Job =
         serde_wasm_bindgen::from_value(job).map_err(|e| JsError::new(&format!("the job: {e}")))?;
     let run = prepared_run(&setup).map_err(js_error)?;
-    let config = setup
-        .compare_config(engine_for(&setup).map_err(js_error)?)
+    let engine = engine_for(&setup).map_err(js_error)?;
+    let config = pipeline::run::compare_config(&run.prepared, &setup, &engine, &Stop::default())
         .map_err(js_error)?;
-    config.validate(&run.prepared.prepared).map_err(js_error)?;
     if let Some(m) = job.methods.iter().find(|m| !config.methods.contains(m)) {
         return Err(JsError::new(&format!("{m} is not a method of the setup")));
     }
@@ -1093,14 +1213,14 @@ pub async fn run_objectives_job(
 /// uploads) and kept.
 fn objectives_examples(setup: &ObjectivesSetup) -> Result<Examples> {
     let key = serde_json::to_string(&setup.data).expect("a setup serialises");
-    let (cached, uploads) = STATE.with(|s| {
+    let (cached, mut uploads) = STATE.with(|s| {
         let s = s.borrow();
-        (s.objectives.clone(), s.uploads.clone())
+        (s.objectives.clone(), Uploads::of(&s))
     });
     if let Some(examples) = cached.filter(|e| e.key == key) {
         return Ok(examples);
     }
-    let splits = pipeline::objectives::objectives_data(setup, &mut Uploads(uploads), &mut Silent)?;
+    let splits = pipeline::objectives::objectives_data(setup, &mut uploads, &mut Silent)?;
     let examples = Examples {
         key,
         splits: Rc::new(splits),

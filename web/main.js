@@ -9,7 +9,7 @@ import { loadDefaults, describeSetup, openSetupFile } from "./js/describe.js";
 import { state } from "./js/state.js";
 import { startWorkers, startPool, enableRuns, restartWorker, showEngine, recover } from "./js/workers.js";
 import { initCharts, showSeedCurves } from "./js/charts.js";
-import { loadMq2008, loadSource, onUpload, lastResult, lastSetup, resultsCsv, running, run, sweep, downloadStudent, downloadOnnx, scoreSavedModel, markStale } from "./js/compare.js";
+import { loadMq2008, loadSource, onUpload, onTeacher, lastResult, lastSetup, resultsCsv, running, run, sweep, downloadStudent, downloadOnnx, scoreSavedModel, markStale } from "./js/compare.js";
 import { objectivesForm, initObjectiveCharts, runObjectives } from "./js/objectives.js";
 
 /// The library's defaults, table of settings and choices, asked of the engine; the form's
@@ -46,6 +46,11 @@ function main() {
     describeSetup().catch((err) => showError(err.message));
   });
   $("files").addEventListener("change", onUpload);
+  $("teacher-files").addEventListener("change", (e) => onTeacher([...e.target.files]));
+  $("teacher-clear").addEventListener("click", () => {
+    $("teacher-files").value = "";
+    onTeacher([]);
+  });
   $("show-seeds").addEventListener("change", (e) => showSeedCurves(e.target.checked));
   $("stop").addEventListener("click", async () => {
     await restartWorker();

@@ -11,6 +11,9 @@
 //   {type: "mq2008"}                      -> {type: "stats", stats}   (the bundled real data)
 //   {type: "upload", files: [{role, name, file, query}]}
 //                                         -> {type: "uploaded", files: [{role, name, stats}]}
+//   {type: "teacher", files: [{name, file}]} -> {type: "teacher", files: [{name, kind, description}]}
+//                                            (the files of a teacher trained elsewhere: a tree model, or
+//                                            scores of the data files; none forgets them)
 //   {type: "share", setup}                -> {type: "shared", buffer}  (the data prepared for the setup,
 //                                            laid out in a SharedArrayBuffer for the pool; this worker
 //                                            reads them from there too)
@@ -42,6 +45,8 @@ import init, {
   load_mq2008,
   load_letor,
   clear_uploads,
+  load_teacher_file,
+  clear_teacher_files,
   run_compare_job,
   compare_jobs,
   summarize_compare,
@@ -111,6 +116,16 @@ async function handle(msg) {
       }
       return { type: "uploaded", files };
     }
+    case "teacher": {
+      clear_teacher_files();
+      try {
+        // Each file is read by the engine, its size checked first.
+        return { type: "teacher", files: msg.files.map((f) => load_teacher_file(f.name, f.file)) };
+      } catch (e) {
+        clear_teacher_files();
+        throw e;
+      }
+    }
     case "share":
       return { type: "shared", buffer: share_data(msg.setup) };
     case "use-shared":
@@ -167,6 +182,7 @@ async function handle(msg) {
 /// What the engine was doing for each message, for the words of a failure that stopped it.
 const DOING = {
   synthetic: "generating the synthetic data", mq2008: "loading MQ2008", upload: "reading the uploaded files",
+  teacher: "reading the teacher's files",
   job: "training", jobs: "planning the jobs", "objectives-job": "training the global objectives", measure: "timing the engine",
   summary: "summarising the results", evaluate: "scoring the saved model", student: "exporting the student",
   onnx: "exporting the student", check: "checking the setup", share: "sharing the prepared data",

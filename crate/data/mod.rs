@@ -20,27 +20,48 @@ use std::path::PathBuf;
 
 pub use features::Features;
 
-/// Reads a whole file of at most `cap` bytes (`what` names it in the error): a device such as
-/// `/dev/zero` or a file far larger than its kind ever is stops with an error, not with memory
-/// exhausted.
+/// Reads a whole file of at most `cap` bytes (`what` names it in the error): a file its size
+/// says is larger is refused before anything is read, and a device such as `/dev/zero` (which
+/// has no size) stops at the cap, with an error, not with memory exhausted.
 #[cfg(not(target_arch = "wasm32"))]
 pub fn read_capped(path: &std::path::Path, cap: u64, what: &str) -> crate::error::Result<Vec<u8>> {
     use crate::error::Error;
     use std::io::Read;
     let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    let size = file.metadata().map(|m| m.len()).unwrap_or(0);
+    if size > cap {
+        return Err(too_large(path, Some(size), cap, what));
+    }
     let mut bytes = Vec::new();
     file.take(cap + 1)
         .read_to_end(&mut bytes)
         .map_err(|e| Error::io(path, e))?;
     if bytes.len() as u64 > cap {
-        return Err(Error::parse(
-            path,
-            0,
-            0,
-            format!("larger than {} MiB, more than {what} ever is", cap >> 20),
-        ));
+        return Err(too_large(path, None, cap, what));
     }
     Ok(bytes)
+}
+
+/// The error of a file larger than `cap` bytes, `what` naming what it should be: its size when
+/// it is known.
+pub fn too_large(
+    path: &std::path::Path,
+    size: Option<u64>,
+    cap: u64,
+    what: &str,
+) -> crate::error::Error {
+    let limit = if cap >= 1 << 20 {
+        format!("{} MiB", cap >> 20)
+    } else {
+        format!("{cap} bytes")
+    };
+    let size = size.map_or_else(|| "larger".to_string(), |s| format!("{s} bytes,"));
+    crate::error::Error::parse(
+        path,
+        0,
+        0,
+        format!("{size} more than the {limit} allowed for {what}"),
+    )
 }
 
 /// A parsed ranking dataset: documents in query-group order.

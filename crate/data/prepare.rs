@@ -1097,7 +1097,7 @@ fn check_labels(
     }
     if valid_set.positive_groups() == 0 {
         return Err(Error::Data(format!(
-            "the validation split has no group with a y = 1 ({} groups after filtering), so validation NDCG cannot pick an epoch; lower --tau-target (with simulated logs: raise --sessions or --conversion-rate) or give a larger --valid",
+            "the validation split has no group with a y = 1 ({} groups after filtering), so validation NDCG cannot pick an epoch; lower --tau-target (with simulated logs: raise --sessions or --conversion-rate), or give more validation queries (--valid)",
             valid_set.n_groups()
         )));
     }
@@ -1155,7 +1155,7 @@ fn split_warnings(
     }
     if let Some(test) = test_set {
         if test.positive_groups() == 0 {
-            warnings.push(format!("the test split has no group with a y = 1 ({} groups after filtering): test NDCG cannot be measured and is reported as n/a; lower --tau-target or give a larger --test", test.n_groups()));
+            warnings.push(format!("the test split has no group with a y = 1 ({} groups after filtering): test NDCG cannot be measured and is reported as n/a; lower --tau-target, or give more test queries (--test)", test.n_groups()));
         } else if !test.ranks_models() {
             warnings.push(format!("every test group with a y = 1 has y = 1 on all its documents: test NDCG is 1.0 whatever the model (tau_target = {})", options.tau_target));
         }

@@ -310,6 +310,7 @@ impl PreparedData {
             "description": self.description,
             "options": self.options,
             "logs": self.logs,
+            "teacher": self.teacher.as_deref(),
         })
     }
 
@@ -325,7 +326,10 @@ impl PreparedData {
             description: serde_json::from_value(field("description"))?,
             options: serde_json::from_value(field("options"))?,
             logs: serde_json::from_value(field("logs"))?,
-            teacher: None,
+            teacher: serde_json::from_value::<Option<crate::ranking::distill::ExternalScores>>(
+                field("teacher"),
+            )?
+            .map(std::sync::Arc::new),
         })
     }
 

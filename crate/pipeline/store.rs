@@ -43,6 +43,21 @@ pub trait Store {
     fn given_teacher_scores(&mut self, _name: &str) -> Option<(Vec<f64>, Vec<Option<u64>>)> {
         None
     }
+    /// A file the setup names beside the data (a teacher's model, a teacher's scores), whole;
+    /// one larger than `cap` bytes is refused, before it is read, as not `what` (the words of
+    /// the error: "a tree model").
+    fn file(&mut self, name: &str, cap: u64, what: &str) -> Result<Vec<u8>> {
+        #[cfg(not(target_arch = "wasm32"))]
+        return crate::data::read_capped(Path::new(name), cap, what);
+        #[cfg(target_arch = "wasm32")]
+        {
+            let _ = cap;
+            Err(Error::Config(format!(
+                "{}: the page has no file of that name ({what}): upload it",
+                crate::error::printable(name)
+            )))
+        }
+    }
     /// The LETOR text of `name` playing `role`, to read again in full precision (the scores of
     /// a teacher trained elsewhere), with its `.query` group sizes when it has them; an error
     /// where the store holds no text (arrays).

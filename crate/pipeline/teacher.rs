@@ -68,7 +68,8 @@ pub fn external_scores(
     // The model, read and checked once, and its column of feature 1.
     let forest = match &model {
         Some(path) => {
-            let forest = Forest::read(Path::new(path))?;
+            let bytes = store.file(path, crate::forest::MAX_FILE_BYTES, "a tree model")?;
+            let forest = Forest::parse(Path::new(path), &bytes)?;
             let offset =
                 forest.feature_offset(teacher.columns, source_features, Path::new(path))?;
             Some((forest, offset))
@@ -149,7 +150,17 @@ pub fn external_scores(
                         name.display()
                     ))
                 })?;
-                read_scores_file(Path::new(path), &name, text, query)?
+                let rows = document_rows(&name, text)?;
+                // A score line is a few bytes, a run's line a few dozen: a file much larger
+                // than the documents need is not a scores file, and is refused before it is
+                // read.
+                let what = format!(
+                    "the scores of the {} documents of {} (one score a line, or a TREC run)",
+                    rows.len(),
+                    name.display()
+                );
+                let bytes = store.file(path, 256 * (rows.len() as u64 + 1), &what)?;
+                read_scores(Path::new(path), &name, &bytes, rows, query)?
             }
         };
         docs += file.scores.len();
@@ -255,18 +266,12 @@ fn describe_model(model: &Path, forest: &Forest, offset: u32, prepared: &Prepare
     }
 }
 
-/// Scores read from a file for the documents of the data file `name`: one score a line in the
-/// file's order, or a TREC run (`qid Q0 docno rank score tag`) whose docno is the document's
-/// `docid` comment or `docN`, its 0-based place in its query (as `distillrank predict --run`
-/// writes).
-fn read_scores_file(
-    path: &Path,
-    name: &Path,
-    text: Box<dyn std::io::Read + '_>,
-    query: Option<Vec<usize>>,
-) -> Result<FileScores> {
-    // Each document's qid, docid and line.
-    let mut rows: Vec<(Option<u64>, Option<String>, u64)> = Vec::new();
+/// Each document of the data file `name`, in its order: its qid, docid comment and line.
+type DocumentRows = Vec<(Option<u64>, Option<String>, u64)>;
+
+/// The documents of the LETOR text `text` of `name` ([`DocumentRows`]).
+fn document_rows(name: &Path, text: Box<dyn std::io::Read + '_>) -> Result<DocumentRows> {
+    let mut rows = Vec::new();
     crate::data::letor::scan_letor(
         name,
         text,
@@ -276,28 +281,22 @@ fn read_scores_file(
             Ok(())
         },
     )?;
+    Ok(rows)
+}
+
+/// Scores read from the file `path` (its `bytes`) for the documents `rows` of the data file
+/// `name`: one score a line in the file's order, or a TREC run (`qid Q0 docno rank score tag`)
+/// whose docno is the document's `docid` comment or `docN`, its 0-based place in its query (as
+/// `distillrank predict --run` writes).
+fn read_scores(
+    path: &Path,
+    name: &Path,
+    bytes: &[u8],
+    rows: DocumentRows,
+    query: Option<Vec<usize>>,
+) -> Result<FileScores> {
     let qids: Vec<Option<u64>> = rows.iter().map(|r| r.0).collect();
-    let size = std::fs::metadata(path)
-        .map_err(|e| Error::io(path, e))?
-        .len();
-    // A score line is a few bytes, a run's line a few dozen: a file much larger than the
-    // documents need is not a scores file, and is refused before it is read.
-    let cap = 256 * (rows.len() as u64 + 1);
-    if size > cap {
-        return Err(Error::parse(
-            path,
-            0,
-            0,
-            format!(
-                "{size} bytes for the {} documents of {}: expected one score a line, or a TREC run",
-                rows.len(),
-                name.display()
-            ),
-        ));
-    }
-    // Its size is checked above.
-    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
-    let text = std::str::from_utf8(&bytes).map_err(|_| {
+    let text = std::str::from_utf8(bytes).map_err(|_| {
         Error::parse(
             path,
             0,

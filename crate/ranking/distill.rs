@@ -90,7 +90,7 @@ impl TeacherSettings {
 }
 
 /// What a teacher sees of the data.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum TeacherInputs {
     /// x: self-distillation's and Ranking Distillation's teachers.
     Regular,
@@ -133,8 +133,9 @@ pub struct Teacher {
 /// A teacher trained elsewhere (a LightGBM or XGBoost model, or scores from files): its scores of
 /// the prepared splits' documents, computed once on the CPU (`crate::pipeline::teacher`) and
 /// shared by both engines, and what it reads. It takes the place of a method's trained teacher
-/// where what it reads fits the method ([`ExternalScores::fits`]).
-#[derive(Debug, Clone, PartialEq)]
+/// where what it reads fits the method ([`ExternalScores::fits`]). It travels with the prepared
+/// data to the page's other workers, as JSON.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ExternalScores {
     pub train: Vec<f32>,
     pub valid: Vec<f32>,

@@ -285,8 +285,12 @@ impl CompareConfig {
         }
     }
 
-    /// The teachers of `method`, in order, on data with `d_z` privileged features.
+    /// The teachers `method` trains, in order, on data with `d_z` privileged features: none
+    /// where it learns from a teacher trained elsewhere ([`external_for`](Self::external_for)).
     pub fn teachers_of(&self, method: Method, d_z: usize) -> Vec<Teacher> {
+        if self.external_for(method).is_some() {
+            return Vec::new();
+        }
         (method.entry().teachers)(&self.teacher_settings(d_z))
     }
 
@@ -694,11 +698,8 @@ pub fn plan(p: &Prepared, config: &CompareConfig) -> Vec<(Training, u64)> {
     for job in config.jobs_on(p.train.d_z) {
         let mut trained: Vec<Teacher> = Vec::new();
         for &method in &job.methods {
-            let teachers = match config.external_for(method) {
-                // A teacher trained elsewhere is not trained here.
-                Some(_) => Vec::new(),
-                None => config.teachers_of(method, p.train.d_z),
-            };
+            // A teacher trained elsewhere is not trained here.
+            let teachers = config.teachers_of(method, p.train.d_z);
             for (k, teacher) in teachers.iter().enumerate() {
                 if trained.contains(teacher) {
                     continue;

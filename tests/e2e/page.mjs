@@ -14,6 +14,7 @@ import { fileURLToPath } from "node:url";
 import path from "node:path";
 import fs from "node:fs";
 import os from "node:os";
+import { spawnSync } from "node:child_process";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const require = createRequire(path.join(root, "web/package.json"));
@@ -1156,6 +1157,103 @@ await check("link_values_the_page_cannot_take_are_named_not_dropped", async () =
     } finally {
       await p.close();
     }
+  }
+});
+
+await check("an_external_teacher_gives_the_clis_student", async () => {
+  // A LightGBM ranker trained on all 46 columns of MQ2008 Fold1's training file
+  // (tests/data/mq2008-lightgbm.txt: lightgbm 4.7's LGBMRanker, 30 trees of 7 leaves, on the
+  // arrays of sklearn's load_svmlight_file), uploaded beside the bundled data. PFD learns from it
+  // on a pool of two workers, which share the prepared data with the teacher's scores; the CLI,
+  // given the page's own setup.json, trains the same student.
+  const fixture = path.join(root, "tests/data/mq2008-lightgbm.txt");
+  const p = await freshPage("#source=mq2008&privileged_kind=top&privileged_value=30%25&tau_target=&method=no-distillation,pfd" +
+    "&seeds=2&epochs=2&widths=16&backend=cpu&workers=2");
+  try {
+    await p.waitForFunction(() => /MQ2008/.test(document.getElementById("stats").textContent), null, { timeout: 60_000 });
+    await p.setInputFiles("#teacher-files", fixture);
+    await p.waitForFunction(() => /LightGBM model of 30 trees/.test(document.getElementById("teacher-stats").textContent),
+      null, { timeout: 30_000 });
+    await p.waitForFunction(() => / --teacher-model mq2008-lightgbm\.txt/.test(document.getElementById("setup-command").textContent),
+      null, { timeout: 30_000 });
+    const status = await clickAndWait(p, "#run", 600_000);
+    expect(status.startsWith("Done"), `the run: ${status} ${await errorText(p)}`);
+    const [json] = await Promise.all([p.waitForEvent("download"), p.click("#export-json")]);
+    const onPage = JSON.parse(fs.readFileSync(await json.path(), "utf8"));
+    const teacher = onPage.external_teacher;
+    expect(teacher && /LightGBM/.test(teacher.description) && teacher.reads === "x and z" && teacher.privileged_features.length > 0,
+      `results.json's external_teacher: ${JSON.stringify(teacher)}`);
+    const line = await p.locator("#results-tests li.external-teacher").textContent();
+    expect(/^Teacher trained elsewhere: mq2008-lightgbm\.txt .* privileged/.test(line), `the teacher's line: ${line}`);
+    // The CLI on the page's setup, the teacher's file named by its path.
+    const [setupFile] = await Promise.all([p.waitForEvent("download"), p.click("#setup-download")]);
+    const setup = JSON.parse(fs.readFileSync(await setupFile.path(), "utf8"));
+    expect(setup.data.teacher?.model === "mq2008-lightgbm.txt", `the page's setup: ${JSON.stringify(setup.data)}`);
+    setup.data.teacher.model = fixture;
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "distillrank-e2e-teacher-"));
+    fs.writeFileSync(path.join(dir, "setup.json"), JSON.stringify(setup));
+    const bin = process.env.DISTILLRANK_BIN ?? path.join(root, "target/debug/distillrank");
+    const cli = spawnSync(bin, ["compare", "--setup", path.join(dir, "setup.json"), "--out", path.join(dir, "out"), "--quiet"],
+      { encoding: "utf8", env: { ...process.env, XDG_RUNTIME_DIR: os.tmpdir() } });
+    expect(cli.status === 0, `distillrank compare: ${cli.stderr}`);
+    const byCli = JSON.parse(fs.readFileSync(path.join(dir, "out/results.json"), "utf8"));
+    expect(byCli.external_teacher.description === teacher.description.replace("mq2008-lightgbm.txt", fixture),
+      `the CLI's teacher: ${byCli.external_teacher.description}; the page's: ${teacher.description}`);
+    // The teacher's own figures: the same scores of the same documents.
+    const figures = (r, m, key) => r.methods[m][key].mean;
+    expect(figures(onPage, "pfd", "teacher_ndcg@8") === figures(byCli, "pfd", "teacher_ndcg@8"),
+      `teacher NDCG@8: page ${figures(onPage, "pfd", "teacher_ndcg@8")}, CLI ${figures(byCli, "pfd", "teacher_ndcg@8")}`);
+    for (const m of ["no-distillation", "pfd"]) {
+      for (const key of ["ndcg@1", "ndcg@3", "ndcg@5", "ndcg@8", "ndcg@10", "graded_ndcg@8"]) {
+        const [a, b] = [figures(onPage, m, key), figures(byCli, m, key)];
+        expect(a === b, `${m} ${key}: page ${a}, CLI ${b}`);
+      }
+    }
+    // The student learnt from the teacher: it is not the student trained alone.
+    expect(figures(onPage, "pfd", "graded_ndcg@8") !== figures(onPage, "no-distillation", "graded_ndcg@8"),
+      "PFD's student is the student trained alone");
+    console.log(`    pfd from the LightGBM teacher: NDCG@8 ${figures(byCli, "pfd", "ndcg@8").toFixed(4)} on the page and the CLI ` +
+      `(teacher ${figures(byCli, "pfd", "teacher_ndcg@8").toFixed(4)}, alone ${figures(byCli, "no-distillation", "ndcg@8").toFixed(4)})`);
+    // The student leaves as ONNX.
+    await p.selectOption("#student-method", "pfd");
+    const [onnx] = await Promise.all([p.waitForEvent("download"), p.click("#export-onnx")]);
+    expect(onnx.suggestedFilename() === "pfd.onnx" && fs.readFileSync(await onnx.path()).length > 1000, "the student's ONNX");
+    // Forgotten, the teacher leaves the setup.
+    await p.click("#teacher-clear");
+    await p.waitForFunction(() => !/--teacher-model/.test(document.getElementById("setup-command").textContent)
+      && document.getElementById("setup-command").textContent.startsWith("distillrank"), null, { timeout: 30_000 });
+  } finally {
+    await p.close();
+  }
+});
+
+await check("class_34_a_bad_teacher_file_is_named_on_the_page", async () => {
+  // A truncated model, and scores whose count does not match the data: each refused by name,
+  // the model when it is uploaded, the scores when the comparison is prepared.
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "distillrank-e2e-bad-teacher-"));
+  const model = fs.readFileSync(path.join(root, "tests/data/mq2008-lightgbm.txt"), "utf8");
+  const truncated = path.join(dir, "truncated.txt");
+  fs.writeFileSync(truncated, model.slice(0, Math.floor(model.length / 2)));
+  const scores = path.join(dir, "scores.txt");
+  fs.writeFileSync(scores, "0.5\n0.25\n");
+  const p = await freshPage("#source=mq2008&privileged_kind=top&privileged_value=30%25&tau_target=&method=no-distillation,pfd&seeds=1&epochs=1&widths=8&backend=cpu&workers=1");
+  try {
+    await p.waitForFunction(() => /MQ2008/.test(document.getElementById("stats").textContent), null, { timeout: 60_000 });
+    await p.setInputFiles("#teacher-files", truncated);
+    await p.waitForFunction(() => !document.getElementById("error").hidden, null, { timeout: 30_000 });
+    const error = await errorText(p);
+    expect(/truncated\.txt/.test(error), `a truncated model: ${error}`);
+    await p.setInputFiles("#teacher-files", scores);
+    await p.waitForFunction(() => /scores\.txt: 2 lines of scores/.test(document.getElementById("teacher-stats").textContent),
+      null, { timeout: 30_000 });
+    const status = await clickAndWait(p, "#run", 120_000);
+    const failure = await errorText(p);
+    expect(!status.startsWith("Done") && /scores\.txt/.test(failure) && /2 scores/.test(failure),
+      `scores for 2 of MQ2008's documents: ${status} ${failure}`);
+    console.log(`    ${error.slice(0, 120)}`);
+    console.log(`    ${failure.slice(0, 160)}`);
+  } finally {
+    await p.close();
   }
 });
 

@@ -3,7 +3,8 @@
 
 import { $, form, showError, clearError, escapeHtml, download, formProblem } from "./dom.js";
 import { readForm, writeForm, saveToUrl, dataSource, compareSetup } from "./setup.js";
-import { adapter, workers, data, studentWorker, request, loadData, isCurrentData, runPool, chosenBackend, autoChoice, measureAuto, autoLine, recover } from "./workers.js";
+import { adapter, workers, data, studentWorker, request, loadData, loadTeacher, isCurrentData, runPool, chosenBackend, autoChoice, measureAuto, autoLine, recover } from "./workers.js";
+import { describeSetup } from "./describe.js";
 import { METHOD_COLOURS, sweepChart, dataset, resetCharts, onEpoch, summarizeNdcg } from "./charts.js";
 import { state } from "./state.js";
 
@@ -83,6 +84,32 @@ export async function onUpload() {
   }
 }
 
+/// The files of a teacher trained elsewhere from their picker (none: forget them): the engine
+/// reads them (a model checked as the CLI reads it), and every later setup names them.
+export async function onTeacher(files) {
+  clearError();
+  const box = $("teacher-stats");
+  try {
+    box.textContent = files.length ? "Reading…" : "";
+    state.teacher = await loadTeacher(files);
+    if (lastResult) clearResults("The teacher changed: Run again.");
+    // Forgotten: an opened setup's teacher goes too.
+    if (!files.length && state.base?.data?.teacher) {
+      state.base.data.teacher.model = null;
+      state.base.data.teacher.scores = null;
+    }
+    box.textContent = state.teacher.map((f) => `${f.name}: ${f.description}`).join("; ");
+    // A teacher in use shows, whoever uploaded it (a test, a restored page).
+    if (state.teacher.length) $("teacher-box").open = true;
+  } catch (e) {
+    state.teacher = [];
+    box.textContent = "";
+    $("teacher-files").value = "";
+    showError(await recover(e));
+  }
+  await describeSetup();
+}
+
 // ---------------------------------------------------------------- results
 
 export const CUTOFFS = [1, 3, 5, 8, 10];
@@ -157,8 +184,17 @@ export function testSentences(result) {
   const lines = [
     ...(result.sentences ?? []).map((s) => `<li>${escapeHtml(s)}.</li>`),
     ...(result.shared_teachers ?? []).map((s) => `<li class="shared-teacher">Trained once: ${escapeHtml(s)}.</li>`),
+    ...(result.external_teacher ? [externalTeacher(result.external_teacher)] : []),
   ];
   return lines.length ? `<ul>${lines.join("")}</ul>` : "";
+}
+
+/// The teacher trained elsewhere in a line: what it is, what it reads, what its scores mean.
+function externalTeacher(t) {
+  const split = t.split_features ? `; it splits on ${t.split_features.length} features, ${t.privileged_features.length} of them privileged` : "";
+  const time = t.ms_per_1k_docs === null ? "" : `; scored here at ${t.ms_per_1k_docs.toFixed(2)} ms per 1,000 documents`;
+  const note = t.note ? `; ${t.note}` : "";
+  return `<li class="external-teacher">Teacher trained elsewhere: ${escapeHtml(t.description)}; it reads ${escapeHtml(t.reads)}${escapeHtml(split + time + note)}.</li>`;
 }
 
 /// The sentence of the test of `a` against `b`, if the run has it.

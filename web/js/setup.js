@@ -218,11 +218,43 @@ export function compareSetup(v, backend) {
     if (path.startsWith("data.source.") || path.startsWith("data.logs.")) continue;
     setAt(setup, path, fieldValue(el, v[el.name]));
   }
+  setTeacher(setup);
   if (v.methods.length === 0) throw new Error("choose at least one method");
   setup.methods = v.methods;
   setup.backend = backend === "webgpu" ? "gpu" : backend;
   setup.note = PAGE_NOTE;
   return setup;
+}
+
+/// A teacher file's split, by its name, as the data files' (`planUploads`): 0 train, 1 valid, 2 test.
+export function teacherRole(name) {
+  return /test/i.test(name) ? 2 : /vali/i.test(name) ? 1 : 0;
+}
+
+/// The teacher trained elsewhere (`data.teacher`) from its uploaded files: a model by its name,
+/// or scores files as TRAIN,VALID,TEST by their names. Without uploads, the names the base setup
+/// gives (an opened setup's), which the engine asks to have uploaded.
+function setTeacher(setup) {
+  const files = state.teacher ?? [];
+  if (!files.length) return;
+  const teacher = (setup.data.teacher ??= {});
+  const models = files.filter((f) => f.kind === "model");
+  if (models.length > 1 || (models.length && models.length < files.length)) {
+    throw new Error(`the teacher's files: one model, or scores files, not ${files.map((f) => f.name).join(" and ")}`);
+  }
+  if (models.length) {
+    teacher.model = models[0].name;
+    teacher.scores = null;
+    return;
+  }
+  const list = ["", "", ""];
+  for (const f of files) {
+    const role = teacherRole(f.name);
+    if (list[role]) throw new Error(`the teacher's scores: ${list[role]} and ${f.name} are both for the ${["training", "validation", "test"][role]} file`);
+    list[role] = f.name;
+  }
+  teacher.model = null;
+  teacher.scores = list.join(",").replace(/,+$/, "");
 }
 
 /// The form's fields from a whole setup (one the CLI wrote or the page exported, as the library
@@ -252,6 +284,12 @@ export function formFromSetup(setup) {
     values[el.name] = v === null ? "" : Array.isArray(v) ? v.join(",") : path === "backend" && v === "gpu" ? "webgpu" : String(v);
   }
   writeForm(values);
+  // A teacher trained elsewhere: its files are uploaded on the page, under the names it gives.
+  const named = [d.teacher?.model, d.teacher?.scores].filter((n) => n);
+  if (named.length && !(state.teacher ?? []).length) {
+    $("teacher-box").open = true;
+    $("teacher-stats").textContent = `This setup names a teacher trained elsewhere (${named.join("; ")}): upload its files here before Run.`;
+  }
   if (setup.methods) {
     for (const box of form.querySelectorAll('input[name="method"]')) box.checked = setup.methods.includes(box.value);
   }

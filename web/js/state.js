@@ -23,4 +23,7 @@ export const state = {
   base: null,
   /// Why the last upload failed (its file and the reader's message), until one succeeds.
   uploadFailure: null,
+  /// [{name, kind: "model" | "scores", description}]: the uploaded files of a teacher trained
+  /// elsewhere, as the engine read them (`data.teacher`).
+  teacher: [],
 };

@@ -106,6 +106,9 @@ export let workers = [];
 /// The data every worker should hold: the last data message (synthetic, mq2008, upload), and the
 /// first worker's reply to it.
 export let data = { key: null, message: null, reply: null };
+/// The files of a teacher trained elsewhere every worker should hold: the last "teacher" message
+/// (none before the first), its key and the first worker's reply.
+export let teacher = { key: null, message: null, reply: null };
 /// Which worker holds each method's first-seed student (for the download).
 export const studentWorker = new Map();
 
@@ -157,6 +160,29 @@ export async function loadData(msg) {
   return entry.reply;
 }
 
+/// Makes `files` (none: forget them) the files of the teacher trained elsewhere of every worker:
+/// the first reads them now, the others with their data (`withData`). Resolves to the first
+/// worker's reading of them: [{name, kind, description}].
+export async function loadTeacher(files) {
+  const key = JSON.stringify(files.map((f) => [f.name, f.size, f.lastModified]));
+  const entry = { key, message: { type: "teacher", files: files.map((file) => ({ name: file.name, file })) }, reply: null };
+  teacher = entry;
+  // What the pool shared was prepared with the earlier teacher.
+  shared = {};
+  workers[0].teacherKey = key;
+  try {
+    entry.reply = await workers[0].request(entry.message);
+  } catch (e) {
+    // Nothing of these files is kept: every worker forgets them.
+    if (teacher === entry) teacher = { key: "[]", message: { type: "teacher", files: [] }, reply: null };
+    workers[0].teacherKey = null;
+    for (const w of workers) withData(w).catch(() => {});
+    throw e;
+  }
+  if (!canShare()) for (const w of workers.slice(1)) withData(w).catch(() => {});
+  return entry.reply.files;
+}
+
 /// Whether `reply` (from `loadData`) is still the data of the page: not replaced by a later
 /// data message while it loaded.
 export function isCurrentData(reply) {
@@ -175,7 +201,18 @@ export function withData(w) {
       throw e;
     });
   }
-  return w.dataReady ?? Promise.resolve();
+  // The teacher's files travel beside the data: a worker that prepares its own copy of the
+  // data scores them with the same teacher.
+  if (teacher.message && w.teacherKey !== teacher.key) {
+    const key = teacher.key;
+    w.teacherKey = key;
+    w.teacherReady = w.request(teacher.message).catch((e) => {
+      if (w.teacherKey === key) w.teacherKey = null;
+      throw e;
+    });
+  }
+  const ready = w.dataReady ?? Promise.resolve();
+  return w.teacherReady ? Promise.all([ready, w.teacherReady]).then(([reply]) => reply) : ready;
 }
 
 /// What the pool shares, by kind (a comparison's prepared data, "data", or the global
@@ -187,7 +224,7 @@ let shared = {};
 /// SharedArrayBuffer, once per data and data fields and kind. The first worker then reads them
 /// from the buffer too, and gives the same buffer again when asked again.
 async function sharedData(setup, kind) {
-  const key = JSON.stringify([data.key, kind, setup.data]);
+  const key = JSON.stringify([data.key, teacher.key, kind, setup.data]);
   if (shared[kind]?.key !== key) {
     await withData(workers[0]);
     const { buffer } = await workers[0].request({ type: kind === "data" ? "share" : "share-examples", setup });

@@ -202,9 +202,13 @@ fn test(extra: &[String]) -> Result<(), String> {
 /// page, serves it and drives it; returns whether every check passed.
 fn run_e2e(total: &mut Tally) -> Result<bool, String> {
     web::build()?;
+    // The CLI, which some checks run on the page's own setup.json.
+    run(cargo().args(["build", "--bin", "distillrank"]))?;
     let url = web::Server::bind(0)?.spawn();
     let mut e2e = Command::new("node");
-    e2e.arg(root().join("tests/e2e/page.mjs")).arg(&url);
+    e2e.arg(root().join("tests/e2e/page.mjs"))
+        .arg(&url)
+        .env("DISTILLRANK_BIN", target_dir().join("debug/distillrank"));
     let ok = total.run(e2e)?;
     if !ok {
         println!("the page's end-to-end test failed (tests/e2e/page.mjs; see above)");
