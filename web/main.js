@@ -9,7 +9,7 @@ import { loadDefaults, describeSetup, openSetupFile } from "./js/describe.js";
 import { state } from "./js/state.js";
 import { startWorkers, startPool, enableRuns, restartWorker, showEngine, recover } from "./js/workers.js";
 import { initCharts, showSeedCurves } from "./js/charts.js";
-import { loadMq2008, loadSource, onUpload, onTeacher, lastResult, lastSetup, resultsCsv, running, run, sweep, downloadStudent, downloadOnnx, scoreSavedModel, markStale } from "./js/compare.js";
+import { loadMq2008, loadSource, onUpload, onTeacher, busy, lastResult, lastSetup, resultsCsv, running, run, sweep, downloadStudent, downloadOnnx, scoreSavedModel, markStale } from "./js/compare.js";
 import { objectivesForm, initObjectiveCharts, runObjectives } from "./js/objectives.js";
 
 /// The library's defaults, table of settings and choices, asked of the engine; the form's
@@ -27,9 +27,9 @@ function main() {
   loadFromUrl();
   initCharts();
   initObjectiveCharts();
-  objectivesForm.addEventListener("submit", (e) => { e.preventDefault(); if (!running) runObjectives(); });
+  objectivesForm.addEventListener("submit", (e) => { e.preventDefault(); runObjectives(); });
   objectivesForm.addEventListener("change", saveToUrl);
-  form.addEventListener("submit", (e) => { e.preventDefault(); if (!running) run(); });
+  form.addEventListener("submit", (e) => { e.preventDefault(); run(); });
   form.addEventListener("change", (e) => {
     if (e.target.name === "source") {
       showSourceKnobs();
@@ -54,11 +54,13 @@ function main() {
   $("show-seeds").addEventListener("change", (e) => showSeedCurves(e.target.checked));
   $("stop").addEventListener("click", async () => {
     await restartWorker();
-    $("status").textContent = "Stopped.";
+    // No run can have started meanwhile (the restart holds the buttons); a later one's status
+    // is its own.
+    if (!running) $("status").textContent = "Stopped.";
   });
-  $("sweep").addEventListener("click", () => { if (!running) sweep(); });
+  $("sweep").addEventListener("click", () => sweep());
   $("real-logs").addEventListener("click", () => {
-    if (running) return;
+    if (busy()) return;
     writeForm({ source: "mq2008", privileged_kind: "logs" });
     for (const box of form.querySelectorAll('input[name="method"]')) {
       box.checked = ["no-distillation", "gend", "pfd"].includes(box.value);

@@ -533,6 +533,47 @@ await check("stop_ends_every_worker", async () => {
   console.log(`    ${started.length} workers ended on Stop; then: ${status.slice(0, 60)}`);
 });
 
+await check("class_36_stop_and_run_cannot_race", async () => {
+  // Stop ends the run and starts the pool anew. Until the new workers hold the data nothing
+  // trains, however it is asked (the form submitted, as Enter does, every 20 ms), and the status
+  // of the first run after it is that run's own: Stop's "Stopped." never lands on it.
+  const p = await freshPage("#epochs=60&backend=cpu&workers=1&seeds=1");
+  try {
+    await p.evaluate(() => {
+      window.__statuses = [];
+      new MutationObserver(() => window.__statuses.push(document.getElementById("status").textContent))
+        .observe(document.getElementById("status"), { childList: true, characterData: true, subtree: true });
+    });
+    await p.click("#run");
+    await p.waitForFunction(() => /epoch|^Training/.test(document.getElementById("status").textContent), null, { timeout: 60_000 });
+    // The next run is short; the one under way keeps the setup it started with.
+    await p.locator("[name=epochs]").fill("1");
+    await p.evaluate(() => { window.__statuses = []; });
+    await p.click("#stop");
+    const statuses = await p.evaluate(async () => {
+      const form = document.getElementById("setup");
+      const started = () => window.__statuses.some((s) => s.startsWith("Preparing"));
+      for (let i = 0; i < 3000 && !started(); i++) {
+        form.requestSubmit();
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      const ended = () => /^Done|^Failed/.test(document.getElementById("status").textContent);
+      for (let i = 0; i < 1200 && !ended(); i++) await new Promise((r) => setTimeout(r, 100));
+      // Anything late (Stop's own status) has had its chance to land.
+      await new Promise((r) => setTimeout(r, 1000));
+      return window.__statuses;
+    });
+    const first = statuses.findIndex((s) => s.startsWith("Preparing"));
+    expect(first > 0 && statuses.slice(0, first).includes("Stopped."), `Stop's status before the next run: ${JSON.stringify(statuses.slice(0, first + 1))}`);
+    const after = statuses.slice(first);
+    expect(!after.includes("Stopped.") && after[after.length - 1].startsWith("Done"),
+      `the run after Stop: ${JSON.stringify(after.filter((s, i) => i === 0 || !s.startsWith("Training")))}`);
+    console.log(`    after Stop: ${JSON.stringify(statuses.slice(0, first))}, then a run of its own: ${after[after.length - 1]}`);
+  } finally {
+    await p.close();
+  }
+});
+
 // ---------------------------------------------------------------- bad input on the page
 // Each on a page of its own (its errors counted with the main page's), closed after.
 

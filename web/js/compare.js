@@ -3,7 +3,7 @@
 
 import { $, form, showError, clearError, escapeHtml, download, formProblem } from "./dom.js";
 import { readForm, writeForm, saveToUrl, dataSource, compareSetup } from "./setup.js";
-import { adapter, workers, data, studentWorker, request, loadData, loadTeacher, isCurrentData, runPool, chosenBackend, autoChoice, measureAuto, autoLine, recover } from "./workers.js";
+import { adapter, workers, data, studentWorker, request, loadData, loadTeacher, isCurrentData, runPool, chosenBackend, autoChoice, measureAuto, autoLine, recover, restarting } from "./workers.js";
 import { describeSetup } from "./describe.js";
 import { METHOD_COLOURS, sweepChart, dataset, resetCharts, onEpoch, summarizeNdcg } from "./charts.js";
 import { state } from "./state.js";
@@ -220,12 +220,18 @@ export function resultsCsv(result) {
 
 export let running = false;
 
+/// Whether a button that trains must wait: a run is under way, or the pool is starting anew
+/// after Stop or a failure (`restartWorker`).
+export function busy() {
+  return running || restarting !== null;
+}
+
 export function setRunning(on) {
   running = on;
-  $("run").disabled = on;
-  $("sweep").disabled = on;
-  $("real-logs").disabled = on;
-  $("objectives-run").disabled = on;
+  // A run that ends while the pool restarts (the one Stop ended) leaves the buttons to the
+  // restart, which enables them once the new workers hold the data.
+  const disabled = on || restarting !== null;
+  for (const id of ["run", "sweep", "real-logs", "objectives-run"]) $(id).disabled = disabled;
   $("stop").disabled = !on;
 }
 
@@ -264,7 +270,7 @@ export function progressLine(model, docs, seconds) {
 export async function run(focus = null) {
   // Running from the first moment: a second click (a double-click on Run) finds the page busy
   // and the buttons disabled.
-  if (running) return;
+  if (busy()) return;
   setRunning(true);
   clearError();
   saveToUrl();
@@ -364,7 +370,7 @@ function clearResults(why) {
 /// --param alpha` does: the chart draws each method's test NDCG@8 (mean over the seeds), and the
 /// line below it each value's gain with its paired test.
 export async function sweep() {
-  if (running) return;
+  if (busy()) return;
   setRunning(true);
   clearError();
   saveToUrl();

@@ -4,7 +4,7 @@ import { $, number, integer, showError, clearError, escapeHtml } from "./dom.js"
 import { saveToUrl } from "./setup.js";
 import { runObjectivesPool, chosenBackend, recover } from "./workers.js";
 import { lineChart, dataset } from "./charts.js";
-import { setRunning } from "./compare.js";
+import { setRunning, busy } from "./compare.js";
 import { state } from "./state.js";
 
 // ---------------------------------------------------------------- global objectives
@@ -119,6 +119,7 @@ export function objectivesTable(result) {
 }
 
 export async function runObjectives() {
+  if (busy()) return;
   clearError();
   saveToUrl();
   let setup;

@@ -124,6 +124,7 @@ export async function startWorkers() {
 /// Enables the buttons that train, once the first worker has started and the page knows the
 /// library's defaults.
 export function enableRuns() {
+  if (restarting) return;
   for (const id of ["run", "sweep", "real-logs", "objectives-run"]) $(id).disabled = false;
 }
 
@@ -455,20 +456,32 @@ export async function recover(e) {
   return `${e.message}. The page started its workers anew.`;
 }
 
-export async function restartWorker() {
-  for (const w of workers) w.terminate();
-  workers = [];
-  shared = {};
-  studentWorker.clear();
-  activity = [];
-  showActivity();
-  $("run").disabled = true;
-  $("sweep").disabled = true;
-  $("real-logs").disabled = true;
-  await startWorkers();
-  enableRuns();
-  await withData(workers[0]);
-  startPool();
+/// The restart under way (`restartWorker`), or null: nothing trains until it ends.
+export let restarting = null;
+
+/// Ends every worker (and what it was doing) and starts the pool anew with the page's data. The
+/// buttons that train stay disabled until the new workers hold the data, so that a Run cannot
+/// start on a pool half started, nor be taken for the run that was stopped. Calls made while one
+/// restart is under way share it.
+export function restartWorker() {
+  restarting ??= (async () => {
+    for (const w of workers) w.terminate();
+    workers = [];
+    shared = {};
+    studentWorker.clear();
+    activity = [];
+    showActivity();
+    for (const id of ["run", "sweep", "real-logs", "objectives-run"]) $(id).disabled = true;
+    try {
+      await startWorkers();
+      await withData(workers[0]);
+    } finally {
+      restarting = null;
+    }
+    enableRuns();
+    startPool();
+  })();
+  return restarting;
 }
 
 // ---------------------------------------------------------------- engine and errors
