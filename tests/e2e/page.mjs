@@ -574,6 +574,27 @@ await check("class_36_stop_and_run_cannot_race", async () => {
   }
 });
 
+await check("class_36_a_sweep_owns_the_data_it_starts_from", async () => {
+  // Choosing other data while the alpha sweep runs ends it, saying why: its values so far stay,
+  // said to be a part, and no value runs on the new data under "Alpha sweep done".
+  const p = await freshPage("#source=synthetic&epochs=1&seeds=1&backend=cpu&workers=1");
+  try {
+    await p.click("#sweep");
+    await p.waitForFunction(() => /alpha 0\.1:/.test(document.getElementById("sweep-summary").textContent), null, { timeout: 120_000 });
+    await p.check("input[name=source][value=mq2008]");
+    await p.waitForFunction(() => /^Alpha sweep done|^Failed|^Stopped/.test(document.getElementById("status").textContent),
+      null, { timeout: 300_000 });
+    const status = await p.locator("#status").textContent();
+    const error = await errorText(p);
+    expect(status === "Failed." && /the data changed while the alpha sweep ran/.test(error), `after the data changed: ${status} ${error}`);
+    const summary = await p.locator("#sweep-summary").textContent();
+    expect(/ended early/.test(summary) && !/alpha 0\.9:/.test(summary), `the sweep's line: ${summary}`);
+    console.log(`    ${error.slice(0, 110)}`);
+  } finally {
+    await p.close();
+  }
+});
+
 // ---------------------------------------------------------------- bad input on the page
 // Each on a page of its own (its errors counted with the main page's), closed after.
 

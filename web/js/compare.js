@@ -3,7 +3,7 @@
 
 import { $, form, showError, clearError, escapeHtml, download, formProblem } from "./dom.js";
 import { readForm, writeForm, saveToUrl, dataSource, compareSetup } from "./setup.js";
-import { adapter, workers, data, studentWorker, request, loadData, loadTeacher, isCurrentData, runPool, chosenBackend, autoChoice, measureAuto, autoLine, recover, restarting } from "./workers.js";
+import { adapter, workers, data, studentWorker, request, loadData, loadTeacher, isCurrentData, runPool, chosenBackend, autoChoice, measureAuto, autoLine, recover, restarting, dataNow } from "./workers.js";
 import { describeSetup } from "./describe.js";
 import { METHOD_COLOURS, sweepChart, dataset, resetCharts, onEpoch, summarizeNdcg } from "./charts.js";
 import { state } from "./state.js";
@@ -380,11 +380,13 @@ export async function sweep() {
   $("sweep-summary").textContent = "";
   try {
     const base = { ...(await prepareRun()), methods: ["no-distillation", "pfd"] };
+    // The sweep owns its setup (above) and the data it starts from: every value runs on them.
+    const at = dataNow();
     const points = [];
     for (const alpha of alphas) {
       $("status").textContent = `Alpha sweep: no distillation and PFD at alpha = ${alpha}…`;
       const { setup } = await workers[0].request({ type: "sweep-setup", setup: base, param: "alpha", value: alpha });
-      const r = await runPool(setup, () => {});
+      const r = await runPool(setup, () => {}, at, "the alpha sweep");
       points.push({ value: alpha, methods: r.runs });
       const { sweep: summary } = await workers[0].request({ type: "sweep-summary", setup: base, param: "alpha", points });
       drawSweep(summary);
@@ -392,6 +394,8 @@ export async function sweep() {
     $("status").textContent = "Alpha sweep done.";
   } catch (e) {
     $("status").textContent = e.message === "stopped" ? "Stopped." : "Failed.";
+    // The values drawn so far stay, said to be a part.
+    if ($("sweep-summary").textContent) $("sweep-summary").textContent += ` (The sweep ended early: ${e.message === "stopped" ? "stopped" : "it failed"}; the values above are all it ran.)`;
     if (e.message !== "stopped") showError(await recover(e));
   } finally {
     setRunning(false);

@@ -318,13 +318,31 @@ export function showActivity() {
     activity.map((label, i) => `${i + 1}. ${label ?? "done"}`).join(" · ");
 }
 
+/// The page's data as they are now: the data message and the teacher's files. A run keeps this
+/// from its start, and its results are of those data only (`keepsData`).
+export function dataNow() {
+  return JSON.stringify([data.key, teacher.key]);
+}
+
+/// Throws when the page's data are no longer those a run (`what`) started from (`at`, from
+/// `dataNow`): a worker given the new data would train the rest of the run on them, mixing two
+/// data sets in one result.
+export function keepsData(at, what) {
+  if (dataNow() !== at) {
+    throw new Error(`the data changed while ${what} ran: its results would mix two data sets, so it stopped; run it again on the data now chosen`);
+  }
+}
+
 /// Runs a comparison: its jobs (the library's: each method at each seed, its teachers then its
 /// student, methods that share a teacher in one job) go to a pool of workers, the next job to the
 /// first free worker; every job is independent of the others, so the results are those of one
 /// worker running them in turn. WebGPU runs use one worker. Resolves to the results
-/// (`summarize_compare`) with the number of workers and the pool's memory.
-export async function runPool(setup, onEvent) {
+/// (`summarize_compare`) with the number of workers and the pool's memory. `at`: the data the
+/// run started from (`dataNow`; a sweep's for each of its values), which every job must still
+/// have.
+export async function runPool(setup, onEvent, at = dataNow(), what = "the comparison") {
   await withData(workers[0]);
+  keepsData(at, what);
   const { jobs } = await workers[0].request({ type: "jobs", setup });
   const wanted = Math.min(setup.backend === "gpu" ? 1 : poolSize(), jobs.length);
   // Several workers read one copy of the prepared data where the browser allows it.
@@ -335,6 +353,7 @@ export async function runPool(setup, onEvent) {
   const order = jobs.map((job, k) => k).sort((a, b) => jobs[b].models - jobs[a].models || a - b);
   const load = entry ? (w) => useShared(w, entry, setup) : withData;
   const { results, workers: used } = await inPool(wanted, jobs, order, load, async (w, job, onLabel) => {
+    keepsData(at, what);
     const { label, ...plain } = job;
     const keep = job.seed === jobs[0].seed;   // the first seed's students, for the download
     const r = await w.train({ type: "job", setup, job: plain, keep_student: keep }, (ev) => {
@@ -345,6 +364,7 @@ export async function runPool(setup, onEvent) {
     if (keep) for (const method of job.methods) studentWorker.set(method, w);
     return r;
   });
+  keepsData(at, what);
   const methods = setup.methods.map((m) => ({ method: null, runs: [] }));
   jobs.forEach((job, k) => {
     for (const { method, run } of results[k]) {
@@ -418,6 +438,8 @@ export async function inPool(size, jobs, order, load, start) {
 /// worker on WebGPU). Resolves to `{backend, description, positive_rate, runs}` as
 /// `run_objectives` gives it.
 export async function runObjectivesPool(setup, onEvent) {
+  const at = dataNow();
+  const what = "the global objectives";
   const jobs = [];
   for (let seed = 0; seed < setup.seeds; seed++) {
     setup.objectives.forEach((objective, index) => jobs.push({ index, seed, label: `${objective} seed ${seed}` }));
@@ -426,11 +448,14 @@ export async function runObjectivesPool(setup, onEvent) {
   // Several workers read one copy of the examples where the browser allows it.
   const entry = size > 1 && canShare() ? await sharedData(setup, "examples") : null;
   const load = entry ? (w) => useShared(w, entry, setup) : withData;
-  const { results, workers: used } = await inPool(size, jobs, jobs.map((_, k) => k), load, (w, job, onLabel) =>
-    w.train({ type: "objectives-job", setup, objective: job.index, seed: job.seed }, (ev) => {
+  const { results, workers: used } = await inPool(size, jobs, jobs.map((_, k) => k), load, (w, job, onLabel) => {
+    keepsData(at, what);
+    return w.train({ type: "objectives-job", setup, objective: job.index, seed: job.seed }, (ev) => {
       onLabel(job.label);
       onEvent(ev);
-    }));
+    });
+  });
+  keepsData(at, what);
   const runs = setup.objectives.map((_, index) => ({ objective: null, runs: [] }));
   jobs.forEach((job, k) => {
     const only = results[k].runs[0];
