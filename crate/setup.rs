@@ -62,6 +62,19 @@ pub enum LogLabels {
     Gumbel,
 }
 
+/// What a model trains on when the data have graded relevance.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Labels {
+    /// y = the Gumbel labelling of the grade, 1[grade / t + Gumbel noise > tau_target / t] (the
+    /// PFD paper's protocol for public data).
+    #[default]
+    Gumbel,
+    /// y = the grade itself, as LightGBM, allRank and TF-Ranking train: RankNet on the pairs of
+    /// different grades, LambdaRank and the softmax with gains 2^y - 1, NDCG on the grades.
+    Grades,
+}
+
 /// The data, their labels and the privileged split.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -73,6 +86,9 @@ pub struct DataSetup {
     /// The log simulator's parameters, with `privileged: "logs"`.
     pub logs: LogOptions,
     pub log_labels: LogLabels,
+    /// The training label of graded data: the Gumbel labelling, or the grades. With simulated
+    /// logs whose conversions are y (`log_labels`), the conversions decide.
+    pub labels: Labels,
     /// Gumbel labelling threshold; None: 4.8 for files (the paper's) and 3.5 for synthetic data.
     pub tau_target: Option<f64>,
     /// Gumbel labelling temperature; None: 4 for files (the paper's) and [`SYNTHETIC_T`] for
@@ -175,6 +191,11 @@ impl DataSetup {
     ) -> Result<PrepareOptions> {
         let synthetic = matches!(self.source, DataSource::Synthetic { .. });
         let column_labels = self.wants_logs() && self.log_labels == LogLabels::Conversion;
+        if column_labels && self.labels == Labels::Grades {
+            return Err(Error::Config(
+                "--training-labels grades with --privileged logs, whose y is the conversion (--log-labels conversion): choose one; --log-labels gumbel keeps the logs as z and lets --training-labels decide y".into(),
+            ));
+        }
         let (default_t, default_tau) = if synthetic {
             (SYNTHETIC_T, SYNTHETIC_TAU_TARGET)
         } else if column_labels {
@@ -218,6 +239,7 @@ impl DataSetup {
             holdout: HOLDOUT.0,
             seed: self.data_seed,
             label_column,
+            grades: self.labels == Labels::Grades && label_column.is_none(),
         })
     }
 }
@@ -419,6 +441,12 @@ impl Setup {
     pub fn compare_config(&self, engine: Engine) -> Result<CompareConfig> {
         if self.methods.is_empty() {
             return Err(Error::Config("choose at least one method".into()));
+        }
+        if self.data.labels == Labels::Grades && self.loss == crate::model::loss::LossKind::RankBce
+        {
+            return Err(Error::Config(
+                "--loss rankbce learns y in {0, 1}, and --training-labels grades gives the grades: choose --loss ranknet, lambdarank or softmax, or --training-labels gumbel".into(),
+            ));
         }
         let setup = serde_json::to_value(self).expect("a setup serialises");
         let config = CompareConfig {

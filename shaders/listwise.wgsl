@@ -3,7 +3,8 @@
 // document loops over the documents of its group: no atomics, deterministic. The group weights
 // (`loss_weights` on the host) follow the targets, as in ranknet.wgsl.
 //
-//   softmax_ce    p = softmax(f) over the group; q the labels over their sum (hard targets) or
+//   softmax_ce    p = softmax(f) over the group; q the targets over their sum (hard: the labels'
+//                 gains 2^y - 1, which the host computes, binary y being its own gain) or
 //                 the mean over teachers of softmax(t) over the group (soft); document i adds
 //                 -w q_i ln p_i to the loss and w (p_i - q_i) to its gradient.
 //   lambda_ranks  each document's rank in its group by descending logit (ties by document order)

@@ -39,7 +39,7 @@ function main() {
         loadMq2008().catch((err) => showError(err.message));
       }
     }
-    if (e.target.name === "privileged_kind") showSourceKnobs();
+    if (e.target.name === "privileged_kind" || e.target.name === "labels") showSourceKnobs();
     if (e.target.id !== "files" && e.target.id !== "setup-file") saveToUrl();
     markStale();
     showEngine();

@@ -14,7 +14,7 @@
 use super::{positive_part, real, Real};
 use crate::model::loss::exp_and_sigmoid;
 use crate::model::loss::{
-    loss_weights, sigmoid, softplus, softplus_and_sigmoid, LossKind, Targets,
+    gains, loss_weights, sigmoid, softplus, softplus_and_sigmoid, LossKind, Targets,
 };
 
 /// The sum of ln(1 + e_k) over many e_k in [0, 1] with one logarithm per 512 terms: the
@@ -224,17 +224,23 @@ pub fn softmax_ce<T: Real>(
     total
 }
 
-/// The softmax cross-entropy's target distribution of every document: each group's labels over
-/// their sum (hard; a group whose labels sum to 0 gets zeros), or the mean over the teachers of
-/// the softmax of their logits over the group (soft).
+/// The softmax cross-entropy's target distribution of every document: each group's label gains
+/// 2^y - 1 over their sum (hard, [`gains`]: binary labels over their count; a group without a
+/// positive label gets zeros), or the mean over the teachers of the softmax of their logits over
+/// the group (soft).
 pub fn softmax_targets<T: Real>(labels: &[T], teachers: &[&[T]], offsets: &[usize]) -> Vec<T> {
     let mut q = vec![T::zero(); labels.len()];
+    let gains = if teachers.is_empty() {
+        gains(labels)
+    } else {
+        Vec::new()
+    };
     for docs in offsets.windows(2).map(|w| w[0]..w[1]) {
         if teachers.is_empty() {
-            let sum: T = labels[docs.clone()].iter().copied().sum();
+            let sum: T = gains[docs.clone()].iter().copied().sum();
             if sum > T::zero() {
                 for i in docs {
-                    q[i] = labels[i] / sum;
+                    q[i] = gains[i] / sum;
                 }
             }
             continue;

@@ -111,6 +111,10 @@ pub struct PrepareOptions {
     /// regular nor privileged.
     #[serde(default)]
     pub label_column: Option<usize>,
+    /// y = the grade (`labels: grades`) instead of the Gumbel labelling; t and tau_target are
+    /// not used.
+    #[serde(default)]
+    pub grades: bool,
 }
 
 impl PrepareOptions {
@@ -144,6 +148,7 @@ impl Default for PrepareOptions {
             holdout: 0.1,
             seed: 0,
             label_column: None,
+            grades: false,
         }
     }
 }
@@ -1077,6 +1082,11 @@ fn check_labels(
     valid_set: &RankingSet,
     options: &PrepareOptions,
 ) -> Result<()> {
+    // The grades themselves: every kept group has a document of grade > 0, and each split's
+    // grades were checked to rank something (`check_mixed_grades`).
+    if options.grades {
+        return Ok(());
+    }
     if train_set.positive_groups() == 0 {
         return Err(Error::Data(match options.label_column {
             Some(column) => format!("no positive training groups: column {column}, the label y, is 0 on every training document; with simulated logs, raise --sessions or --conversion-rate"),
@@ -1236,10 +1246,11 @@ fn prepare_parts(
     on_step(PREPARE_STEPS[1]);
     let labels_of = |data: &Dataset, draws: &GumbelDraws| match options.label_column {
         Some(column) => column_labels(data, column),
+        None if options.grades => data.grades.iter().map(|&g| f32::from(g)).collect(),
         None => draws.labels(&data.grades, options.t, options.tau_target),
     };
     let train_labels = labels_of(&train_data, &train_draws);
-    if options.label_column.is_none() {
+    if options.label_column.is_none() && !options.grades {
         check_gumbel_labels(&train_data, &train_draws, &train_labels, options)?;
     }
     on_step(PREPARE_STEPS[2]);

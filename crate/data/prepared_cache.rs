@@ -517,7 +517,7 @@ pub fn from_shared(buffer: &js_sys::SharedArrayBuffer) -> Result<(Prepared, serd
 }
 
 /// What preparation guarantees of a split and the models rely on: groups that tile the
-/// documents, labels in {0, 1}, flags that say whether a group has a positive. Returns what is
+/// documents, labels in {0, 1} (or the grades), flags that say whether a group has a positive. Returns what is
 /// wrong first.
 fn check_set(set: &RankingSet, flags_valid: bool) -> std::result::Result<(), String> {
     let offsets = &set.group_offsets;
@@ -527,8 +527,16 @@ fn check_set(set: &RankingSet, flags_valid: bool) -> std::result::Result<(), Str
     if offsets.windows(2).any(|w| w[0] >= w[1]) {
         return Err("an empty or misordered group".into());
     }
-    if set.labels.iter().any(|&y| y != 0.0 && y != 1.0) {
-        return Err("a label other than 0 or 1".into());
+    // y in {0, 1}, or the grades themselves (`labels: grades`).
+    let binary = set.labels.iter().all(|&y| y == 0.0 || y == 1.0);
+    let graded = set.labels.len() == set.grades.len()
+        && set
+            .labels
+            .iter()
+            .zip(&set.grades)
+            .all(|(&y, &g)| y == f32::from(g));
+    if !(binary || graded) {
+        return Err("a label neither 0 or 1 nor its document's grade".into());
     }
     if !flags_valid {
         return Err("a positive-group flag other than 0 or 1".into());

@@ -441,7 +441,10 @@ fn data_loss<'a>(
         accumulate: false,
     };
     let sum = ReduceParams::new(shape.n, shape.slot, 0);
-    let targets = [batch.labels, &weights].concat();
+    // The softmax's hard targets are the labels' gains 2^y - 1 (binary y: y itself), computed
+    // here as the CPU engine computes them; the other losses read y.
+    let labels = crate::model::loss::hard_targets(plan.loss, batch.labels);
+    let targets = [&labels[..], &weights].concat();
     ranking_loss(gpu, loss, (targets_buffer, &targets), params, sum)
 }
 

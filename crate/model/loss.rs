@@ -256,6 +256,30 @@ pub enum Targets<'a, T> {
     Soft,
 }
 
+/// A label's gain 2^y - 1, as NDCG and LambdaRank weigh it: the softmax's hard target of a
+/// document is its gain over its group's (binary y: y itself, exactly).
+pub fn gain<T: Real>(y: T) -> T {
+    if y == T::zero() || y == T::one() {
+        y
+    } else {
+        y.exp2() - T::one()
+    }
+}
+
+/// The softmax cross-entropy's hard targets on both engines: each label's [`gain`].
+pub fn gains<T: Real>(labels: &[T]) -> Vec<T> {
+    labels.iter().map(|&y| gain(y)).collect()
+}
+
+/// The hard targets a loss kernel of `kind` reads: the labels' [`gains`] for the softmax (the
+/// kernel divides them by their group's sum), the labels themselves for the others.
+pub fn hard_targets<T: Real>(kind: LossKind, labels: &[T]) -> std::borrow::Cow<'_, [T]> {
+    match kind {
+        LossKind::Softmax => std::borrow::Cow::Owned(gains(labels)),
+        _ => std::borrow::Cow::Borrowed(labels),
+    }
+}
+
 /// The weights that make each loss a mean, in one place for both engines (the GPU kernels read
 /// them after their targets), by the loss's [`Weighing`]. Excluded groups, and groups without
 /// pairs, weigh 0.

@@ -281,7 +281,9 @@ class Ranker:
     privileged features and scored as their libraries score) or its scores (an array of the
     training rows' scores, or ``(train_scores, eval_scores)`` with an eval_set), with
     ``teacher_columns`` (``"auto"``, ``"from-1"``, ``"from-0"``); the data's
-    ``tau_target``, ``t``, ``min_group_size``, ``data_seed``, ``privileged`` (a split of X such as
+    ``labels`` (``"gumbel"``: the paper's labelling of y; ``"grades"``: y itself, as LightGBM
+    trains, with ``loss`` ``"ranknet"``, ``"lambdarank"`` or ``"softmax"``), ``tau_target``, ``t``,
+    ``min_group_size``, ``data_seed``, ``privileged`` (a split of X such as
     ``"top:30%"`` when no privileged array is given), ``log_labels``, ``logs``; ``seed`` (the
     model's initialisation and batch order). An unknown keyword is a ``ValueError`` naming it.
     """

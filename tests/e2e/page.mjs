@@ -1289,6 +1289,54 @@ await check("an_external_teacher_gives_the_clis_student", async () => {
   }
 });
 
+/// The page's results.json and the CLI's on the page's own setup.json (`edit` changes that
+/// setup first: a file's path for its upload's name); both parsed.
+async function pageAndCli(p, edit = () => {}) {
+  const [json] = await Promise.all([p.waitForEvent("download"), p.click("#export-json")]);
+  const onPage = JSON.parse(fs.readFileSync(await json.path(), "utf8"));
+  const [setupFile] = await Promise.all([p.waitForEvent("download"), p.click("#setup-download")]);
+  const setup = JSON.parse(fs.readFileSync(await setupFile.path(), "utf8"));
+  edit(setup);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "distillrank-e2e-cli-"));
+  fs.writeFileSync(path.join(dir, "setup.json"), JSON.stringify(setup));
+  const bin = process.env.DISTILLRANK_BIN ?? path.join(root, "target/debug/distillrank");
+  const cli = spawnSync(bin, ["compare", "--setup", path.join(dir, "setup.json"), "--out", path.join(dir, "out"), "--quiet"],
+    { encoding: "utf8", env: { ...process.env, XDG_RUNTIME_DIR: os.tmpdir() } });
+  expect(cli.status === 0, `distillrank compare: ${cli.stderr}`);
+  return { onPage, byCli: JSON.parse(fs.readFileSync(path.join(dir, "out/results.json"), "utf8")), setup };
+}
+
+await check("training_labels_grades_give_the_clis_numbers", async () => {
+  // y = the grades (as LightGBM trains), LambdaRank with gains 2^y - 1: the page's table is
+  // the CLI's on the page's setup.json, and NDCG on y is the graded NDCG.
+  const p = await freshPage("#source=mq2008&privileged_kind=top&privileged_value=30%25&labels=grades&loss=lambdarank" +
+    "&method=no-distillation,pfd&seeds=2&epochs=2&widths=16&backend=cpu&workers=2");
+  try {
+    await p.waitForFunction(() => /MQ2008/.test(document.getElementById("stats").textContent), null, { timeout: 60_000 });
+    expect(await p.locator("[name=tau_target]").isHidden(), "tau_target shows with the grades as labels");
+    const status = await clickAndWait(p, "#run", 600_000);
+    expect(status.startsWith("Done"), `the run: ${status} ${await errorText(p)}`);
+    const { onPage, byCli, setup } = await pageAndCli(p);
+    expect(setup.data.labels === "grades" && setup.loss === "lambdarank", `the page's setup: ${JSON.stringify(setup.data)}`);
+    for (const m of ["no-distillation", "pfd"]) {
+      for (const key of ["ndcg@1", "ndcg@5", "ndcg@8", "ndcg@10", "graded_ndcg@8"]) {
+        expect(onPage.methods[m][key].mean === byCli.methods[m][key].mean,
+          `${m} ${key}: page ${onPage.methods[m][key].mean}, CLI ${byCli.methods[m][key].mean}`);
+      }
+      expect(onPage.methods[m]["ndcg@8"].mean === onPage.methods[m]["graded_ndcg@8"].mean, `${m}: NDCG on y is not the graded NDCG`);
+    }
+    console.log(`    NDCG@8 on the grades, page = CLI: no distillation ${onPage.methods["no-distillation"]["ndcg@8"].mean.toFixed(4)}, ` +
+      `PFD ${onPage.methods.pfd["ndcg@8"].mean.toFixed(4)}`);
+    // RankBCE cannot learn grades: refused by name before anything trains.
+    await p.selectOption("[name=loss]", "rankbce");
+    const refused = await clickAndWait(p, "#run", 60_000);
+    const error = await errorText(p);
+    expect(refused === "Failed." && /rankbce/.test(error) && /grades/.test(error), `RankBCE on grades: ${refused} ${error}`);
+  } finally {
+    await p.close();
+  }
+});
+
 await check("class_34_a_bad_teacher_file_is_named_on_the_page", async () => {
   // A truncated model, and scores whose count does not match the data: each refused by name,
   // the model when it is uploaded, the scores when the comparison is prepared.

@@ -252,6 +252,31 @@ def test_compare_equals_the_clis_results(tmp_path):
         assert {m: f["ndcg@8"] for m, f in again.items()} == {m: f["ndcg@8"] for m, f in ours["methods"].items()}
 
 
+def test_graded_labels_give_the_clis_numbers_and_refuse_rankbce(tmp_path):
+    """labels="grades": y is the grade, as LightGBM trains; Python's comparison equals the CLI's
+    --training-labels grades, a Ranker fits on the grades, and RankBCE (which learns y in {0, 1})
+    is refused by name."""
+    out = tmp_path / "out"
+    cli("compare", "--bundled", "mq2008", "--training-labels", "grades", "--loss", "lambdarank",
+        "--methods", "no-distillation,pfd", "--seeds", 2, "--epochs", 1, "--widths", 16,
+        "--backend", "cpu", "--out", out, "--quiet")
+    theirs = json.loads((out / "results.json").read_text())
+    setup = distillrank.Setup(source="mq2008", labels="grades", loss="lambdarank", methods=["no-distillation", "pfd"],
+                              seeds=2, epochs=1, widths=[16], backend="cpu")
+    ours = distillrank.compare(setup, verbose=False)
+    for method in ["no-distillation", "pfd"]:
+        assert ours["methods"][method]["ndcg@8"] == theirs["methods"][method]["ndcg@8"]
+        # NDCG on y is the graded NDCG when y is the grade.
+        assert ours["methods"][method]["ndcg@8"] == ours["methods"][method]["graded_ndcg@8"]
+    train = distillrank.mq2008()["train"]
+    ranker = distillrank.Ranker(method="no-distillation", labels="grades", loss="softmax", epochs=1, widths=[8])
+    ranker.fit(train[0], train[1], qid=train[2])
+    assert np.isfinite(ranker.predict(train[0][:50])).all()
+    with pytest.raises(ValueError, match="rankbce"):
+        distillrank.Ranker(method="no-distillation", labels="grades", loss="rankbce", epochs=1).fit(
+            train[0], train[1], qid=train[2])
+
+
 def test_class_a_model_that_does_not_rank_is_marked(tmp_path):
     """A model that gives every document of each test query one score is named in Python's
     results as in the CLI's: here GenD's teacher, whose z is the same for every document of a

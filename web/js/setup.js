@@ -98,16 +98,16 @@ export function loadFromUrl() {
 /// Shows the controls that apply to the chosen data and privileged kind, and hides the others:
 /// the generator's knobs for synthetic data, the logs' for simulated logs, "k / columns" for a
 /// split that takes them, and tau_target where the labels are drawn from grades (the simulated
-/// logs' y is the conversion).
+/// logs' y is the conversion; the grades as labels have no threshold).
 export function showSourceKnobs() {
-  const { source, privileged_kind } = readForm();
+  const { source, privileged_kind, labels } = readForm();
   $("synthetic-knobs").hidden = source !== "synthetic";
   $("upload-box").hidden = source !== "upload";
   $("mq2008-box").hidden = source !== "mq2008";
   $("logs-knobs").hidden = privileged_kind !== "logs";
   const label = (name) => form.elements[name].closest("label");
   label("privileged_value").hidden = !["top", "cols"].includes(privileged_kind);
-  label("tau_target").hidden = privileged_kind === "logs";
+  label("tau_target").hidden = privileged_kind === "logs" || labels === "grades";
 }
 
 /// What the JSON of a setup says about where it was made.

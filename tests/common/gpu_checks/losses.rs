@@ -63,7 +63,7 @@ pub async fn loss_kernels(gpu: &Gpu) {
                 teacher_loss(kind, &logits64, &t64, &offsets, &all, 0.7, &mut scratch)
             } as f32;
             let mut targets: Vec<f32> = if n_teachers == 0 {
-                y.clone()
+                distillrank::model::loss::hard_targets(kind, y).into_owned()
             } else {
                 t.iter().flat_map(|t| t.iter().copied()).collect()
             };

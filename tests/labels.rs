@@ -1,0 +1,195 @@
+//! The training label as a setting (`labels`): the Gumbel labelling of the grade (the PFD
+//! paper's protocol), or the grades themselves, as LightGBM, allRank and TF-Ranking train.
+
+#![cfg(not(target_arch = "wasm32"))]
+
+use distillrank::engine::Engine;
+use distillrank::model::LossKind;
+use distillrank::pipeline::store::Disk;
+use distillrank::pipeline::{self, Silent};
+use distillrank::ranking::distill::Method;
+use distillrank::setup::{DataSource, Labels, Setup};
+use distillrank::stop::Stop;
+
+/// The bundled MQ2008 (grades 0..2) with y = the grades, a small model and a listwise loss.
+fn graded(loss: LossKind) -> Setup {
+    let mut setup = Setup::default();
+    setup.data.source = DataSource::Mq2008;
+    setup.data.labels = Labels::Grades;
+    setup.loss = loss;
+    setup.methods = vec![Method::NoDistillation, Method::Pfd];
+    setup.seeds = 1;
+    setup.epochs = 2;
+    setup.widths = vec![8];
+    setup
+}
+
+fn prepare(setup: &Setup) -> distillrank::error::Result<pipeline::preparation::PreparedData> {
+    pipeline::preparation::prepare(&setup.data, &mut Disk::default(), true, &mut Silent)
+}
+
+#[test]
+fn labels_grades_are_the_grades_on_every_split_whatever_tau_target() {
+    let mut setup = graded(LossKind::LambdaRank);
+    let data = prepare(&setup).unwrap();
+    let p = &data.prepared;
+    for set in [&p.train, &p.valid, p.test.as_ref().unwrap()] {
+        let grades: Vec<f32> = set.grades.iter().map(|&g| f32::from(g)).collect();
+        assert_eq!(set.labels, grades);
+        assert!(set.labels.contains(&2.0), "MQ2008's grade 2 is a label");
+    }
+    // The labelling's threshold and temperature play no part.
+    setup.data.tau_target = Some(0.3);
+    setup.data.t = Some(50.0);
+    assert_eq!(
+        prepare(&setup).unwrap().prepared.train.labels,
+        p.train.labels
+    );
+    // The paper's labelling of the same data is binary.
+    setup.data.labels = Labels::Gumbel;
+    setup.data.tau_target = Some(1.5);
+    let binary = prepare(&setup).unwrap();
+    assert!(binary
+        .prepared
+        .train
+        .labels
+        .iter()
+        .all(|&y| y == 0.0 || y == 1.0));
+}
+
+#[test]
+fn settings_that_cannot_learn_grades_are_refused_by_name() {
+    let refused = |setup: &Setup, words: &[&str]| {
+        let message = setup
+            .compare_config(Engine::Cpu)
+            .and_then(|_| prepare(setup).map(|_| ()))
+            .unwrap_err()
+            .to_string();
+        for w in words {
+            assert!(message.contains(w), "{message:?} lacks {w:?}");
+        }
+    };
+    refused(
+        &graded(LossKind::RankBce),
+        &[
+            "--loss rankbce",
+            "--training-labels grades",
+            "ranknet, lambdarank or softmax",
+        ],
+    );
+    // Simulated logs whose y is the conversion: the label is said twice.
+    let mut logs = graded(LossKind::RankNet);
+    logs.data.privileged = Some("logs".into());
+    refused(&logs, &["--training-labels grades", "--log-labels"]);
+    // A setup file says it too, and the table refuses a value it does not know.
+    let json = serde_json::json!({"data": {"labels": "clicks"}}).to_string();
+    let message = Setup::from_json(&json).unwrap_err().to_string();
+    assert!(message.contains("labels"), "{message}");
+}
+
+/// With y = the grades, NDCG on y is the graded NDCG (gains 2^y - 1 on both), figure for figure.
+#[test]
+fn ndcg_on_graded_labels_is_the_graded_ndcg() {
+    for loss in [LossKind::RankNet, LossKind::LambdaRank, LossKind::Softmax] {
+        let setup = graded(loss);
+        let data = prepare(&setup).unwrap();
+        let comparison = distillrank::native::pipeline::compare(
+            &data,
+            &setup,
+            &Engine::Cpu,
+            &Stop::default(),
+            &mut Silent,
+        )
+        .unwrap();
+        for method in &comparison.methods {
+            for run in &method.runs {
+                let on_y: Vec<(usize, Option<f64>)> = run.student.test.ndcg.clone();
+                assert_eq!(
+                    on_y, run.student.test_graded_ndcg,
+                    "{loss} {}",
+                    method.method
+                );
+                assert_eq!(run.student.per_query, run.student.per_query_graded);
+            }
+        }
+    }
+}
+
+#[test]
+fn softmax_targets_are_the_gains_of_the_grades() {
+    use distillrank::cpu::loss::softmax_targets;
+    let q = softmax_targets(&[0.0f64, 1.0, 2.0, 0.0, 1.0], &[], &[0, 3, 5]);
+    // Gains 0, 1, 3 over 4; binary labels are their own gains.
+    assert_eq!(q, vec![0.0, 0.25, 0.75, 0.0, 1.0]);
+}
+
+/// Graded labels train the same on the WGSL engine as on the CPU engine, every listwise and
+/// pairwise loss, a teacher's loss included.
+#[test]
+fn graded_labels_train_the_same_on_both_engines() {
+    use distillrank::gpu::{AdapterChoice, Gpu};
+    if std::env::var("DISTILLRANK_NO_GPU").is_ok_and(|v| v == "1") {
+        eprintln!("DISTILLRANK_NO_GPU=1: skipped");
+        return;
+    }
+    let gpu = distillrank::native::block_on(Gpu::new(AdapterChoice::Any))
+        .unwrap_or_else(|e| panic!("{e}: the GPU tests need a wgpu adapter (lavapipe: apt-get install mesa-vulkan-drivers)"));
+    for loss in [LossKind::RankNet, LossKind::LambdaRank, LossKind::Softmax] {
+        let mut setup = graded(loss);
+        setup.epochs = 1;
+        setup.batch_docs = 512;
+        let data = prepare(&setup).unwrap();
+        let run = |engine: &Engine| {
+            distillrank::native::pipeline::fit(
+                &data,
+                &setup,
+                Method::Pfd,
+                0,
+                engine,
+                &Stop::default(),
+                &mut Silent,
+            )
+            .unwrap()
+            .1
+        };
+        let (cpu, on_gpu) = (run(&Engine::Cpu), run(&Engine::Gpu(gpu.clone())));
+        for (c, g) in cpu.student.history.iter().zip(&on_gpu.student.history) {
+            assert!(
+                c.data_loss > 0.0
+                    && (c.data_loss - g.data_loss).abs() < 1e-3 * c.data_loss.max(1.0),
+                "{loss}: epoch {}: {c:?} vs {g:?}",
+                c.epoch
+            );
+        }
+        assert_eq!(cpu.student.history.len(), on_gpu.student.history.len());
+    }
+}
+
+/// Prepared splits kept on disk (and the page's shared layout, which is the same) hold the grades
+/// as labels, and read them back.
+#[test]
+fn graded_labels_survive_the_prepared_cache() {
+    let dir = tempfile::tempdir().unwrap();
+    let fold = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/mq2008/Fold1");
+    let mut names = Vec::new();
+    for file in ["train.txt", "vali.txt", "test.txt"] {
+        std::fs::copy(fold.join(file), dir.path().join(file)).unwrap();
+        names.push(dir.path().join(file).display().to_string());
+    }
+    let mut setup = graded(LossKind::RankNet);
+    setup.data.source = DataSource::Files {
+        train: names[0].clone(),
+        valid: Some(names[1].clone()),
+        test: Some(names[2].clone()),
+    };
+    setup.data.prepared_cache = true;
+    let written = prepare(&setup).unwrap();
+    let read = prepare(&setup).unwrap();
+    for (a, b) in [
+        (&written.prepared.train, &read.prepared.train),
+        (&written.prepared.valid, &read.prepared.valid),
+    ] {
+        assert_eq!(a.labels, b.labels);
+        assert!(b.labels.contains(&2.0));
+    }
+}
