@@ -6,6 +6,8 @@
 
 #![cfg(not(target_arch = "wasm32"))]
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
 use distillrank::data::inputs::Inputs;
@@ -470,13 +472,6 @@ fn scores_files_are_checked_line_by_line() {
 /// teacher's own figures, computed from its scores, are the same bits.
 #[test]
 fn an_external_teacher_trains_the_same_student_on_both_engines() {
-    use distillrank::gpu::{AdapterChoice, Gpu};
-    if std::env::var("DISTILLRANK_NO_GPU").is_ok_and(|v| v == "1") {
-        eprintln!("DISTILLRANK_NO_GPU=1: skipped");
-        return;
-    }
-    let gpu = distillrank::native::block_on(Gpu::new(AdapterChoice::Any))
-        .unwrap_or_else(|e| panic!("{e}: the GPU tests need a wgpu adapter (lavapipe: apt-get install mesa-vulkan-drivers)"));
     let dir = tempfile::tempdir().unwrap();
     let files = letor_files(dir.path());
     let model = teacher_model(dir.path());
@@ -488,20 +483,9 @@ fn an_external_teacher_trains_the_same_student_on_both_engines() {
         },
     );
     let data = prepare(&setup).unwrap();
-    let run = |engine: &Engine| {
-        distillrank::native::pipeline::fit(
-            &data,
-            &setup,
-            Method::Pfd,
-            0,
-            engine,
-            &Stop::default(),
-            &mut Silent,
-        )
-        .unwrap()
-        .1
+    let Some((cpu, on_gpu)) = common::engines::fit_on_both(&data, &setup, Method::Pfd) else {
+        return;
     };
-    let (cpu, on_gpu) = (run(&Engine::Cpu), run(&Engine::Gpu(gpu)));
     assert_eq!(cpu.teachers[0].test.ndcg, on_gpu.teachers[0].test.ndcg);
     assert_eq!(cpu.student.history.len(), on_gpu.student.history.len());
     for (c, g) in cpu.student.history.iter().zip(&on_gpu.student.history) {

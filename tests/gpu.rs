@@ -9,21 +9,10 @@
 
 mod common;
 
-use std::sync::Arc;
-
 use common::gpu_checks;
 use distillrank::gpu::{AdapterChoice, Gpu, Products};
 
-fn gpu() -> Option<Arc<Gpu>> {
-    if std::env::var("DISTILLRANK_NO_GPU").is_ok_and(|v| v == "1") {
-        eprintln!("DISTILLRANK_NO_GPU=1: GPU tests skipped");
-        return None;
-    }
-    match distillrank::native::block_on(Gpu::new(AdapterChoice::Any)) {
-        Ok(g) => Some(g),
-        Err(e) => panic!("{e}\nThe GPU tests need a wgpu adapter: `apt-get install mesa-vulkan-drivers` gives the lavapipe software GPU; DISTILLRANK_NO_GPU=1 skips them."),
-    }
-}
+use common::engines::gpu;
 
 #[test]
 fn dense_kernels_match_the_cpu_engine() {

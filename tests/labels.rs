@@ -3,6 +3,8 @@
 
 #![cfg(not(target_arch = "wasm32"))]
 
+mod common;
+
 use distillrank::engine::Engine;
 use distillrank::model::LossKind;
 use distillrank::pipeline::store::Disk;
@@ -127,32 +129,14 @@ fn softmax_targets_are_the_gains_of_the_grades() {
 /// pairwise loss, a teacher's loss included.
 #[test]
 fn graded_labels_train_the_same_on_both_engines() {
-    use distillrank::gpu::{AdapterChoice, Gpu};
-    if std::env::var("DISTILLRANK_NO_GPU").is_ok_and(|v| v == "1") {
-        eprintln!("DISTILLRANK_NO_GPU=1: skipped");
-        return;
-    }
-    let gpu = distillrank::native::block_on(Gpu::new(AdapterChoice::Any))
-        .unwrap_or_else(|e| panic!("{e}: the GPU tests need a wgpu adapter (lavapipe: apt-get install mesa-vulkan-drivers)"));
     for loss in [LossKind::RankNet, LossKind::LambdaRank, LossKind::Softmax] {
         let mut setup = graded(loss);
         setup.epochs = 1;
         setup.batch_docs = 512;
         let data = prepare(&setup).unwrap();
-        let run = |engine: &Engine| {
-            distillrank::native::pipeline::fit(
-                &data,
-                &setup,
-                Method::Pfd,
-                0,
-                engine,
-                &Stop::default(),
-                &mut Silent,
-            )
-            .unwrap()
-            .1
+        let Some((cpu, on_gpu)) = common::engines::fit_on_both(&data, &setup, Method::Pfd) else {
+            return;
         };
-        let (cpu, on_gpu) = (run(&Engine::Cpu), run(&Engine::Gpu(gpu.clone())));
         for (c, g) in cpu.student.history.iter().zip(&on_gpu.student.history) {
             assert!(
                 c.data_loss > 0.0

@@ -1,4 +1,6 @@
 //! Code shared by several test files.
 
+#[cfg(not(target_arch = "wasm32"))]
+pub mod engines;
 pub mod gpu_checks;
 pub mod reference_run;

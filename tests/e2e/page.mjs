@@ -1222,6 +1222,23 @@ await check("link_values_the_page_cannot_take_are_named_not_dropped", async () =
   }
 });
 
+/// The page's results.json and the CLI's on the page's own setup.json (`edit` changes that
+/// setup first: a file's path for its upload's name); both parsed.
+async function pageAndCli(p, edit = () => {}) {
+  const [json] = await Promise.all([p.waitForEvent("download"), p.click("#export-json")]);
+  const onPage = JSON.parse(fs.readFileSync(await json.path(), "utf8"));
+  const [setupFile] = await Promise.all([p.waitForEvent("download"), p.click("#setup-download")]);
+  const setup = JSON.parse(fs.readFileSync(await setupFile.path(), "utf8"));
+  edit(setup);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "distillrank-e2e-cli-"));
+  fs.writeFileSync(path.join(dir, "setup.json"), JSON.stringify(setup));
+  const bin = process.env.DISTILLRANK_BIN ?? path.join(root, "target/debug/distillrank");
+  const cli = spawnSync(bin, ["compare", "--setup", path.join(dir, "setup.json"), "--out", path.join(dir, "out"), "--quiet"],
+    { encoding: "utf8", env: { ...process.env, XDG_RUNTIME_DIR: os.tmpdir() } });
+  expect(cli.status === 0, `distillrank compare: ${cli.stderr}`);
+  return { onPage, byCli: JSON.parse(fs.readFileSync(path.join(dir, "out/results.json"), "utf8")), setup };
+}
+
 await check("an_external_teacher_gives_the_clis_student", async () => {
   // A LightGBM ranker trained on all 46 columns of MQ2008 Fold1's training file
   // (tests/data/mq2008-lightgbm.txt: lightgbm 4.7's LGBMRanker, 30 trees of 7 leaves, on the
@@ -1240,25 +1257,17 @@ await check("an_external_teacher_gives_the_clis_student", async () => {
       null, { timeout: 30_000 });
     const status = await clickAndWait(p, "#run", 600_000);
     expect(status.startsWith("Done"), `the run: ${status} ${await errorText(p)}`);
-    const [json] = await Promise.all([p.waitForEvent("download"), p.click("#export-json")]);
-    const onPage = JSON.parse(fs.readFileSync(await json.path(), "utf8"));
+    // The CLI on the page's setup, the teacher's file named by its path.
+    const { onPage, byCli, setup } = await pageAndCli(p, (setup) => {
+      expect(setup.data.teacher?.model === "mq2008-lightgbm.txt", `the page's setup: ${JSON.stringify(setup.data)}`);
+      setup.data.teacher.model = fixture;
+    });
     const teacher = onPage.external_teacher;
     expect(teacher && /LightGBM/.test(teacher.description) && teacher.reads === "x and z" && teacher.privileged_features.length > 0,
       `results.json's external_teacher: ${JSON.stringify(teacher)}`);
     const line = await p.locator("#results-tests li.external-teacher").textContent();
     expect(/^Teacher trained elsewhere: mq2008-lightgbm\.txt .* privileged/.test(line), `the teacher's line: ${line}`);
-    // The CLI on the page's setup, the teacher's file named by its path.
-    const [setupFile] = await Promise.all([p.waitForEvent("download"), p.click("#setup-download")]);
-    const setup = JSON.parse(fs.readFileSync(await setupFile.path(), "utf8"));
-    expect(setup.data.teacher?.model === "mq2008-lightgbm.txt", `the page's setup: ${JSON.stringify(setup.data)}`);
-    setup.data.teacher.model = fixture;
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "distillrank-e2e-teacher-"));
-    fs.writeFileSync(path.join(dir, "setup.json"), JSON.stringify(setup));
-    const bin = process.env.DISTILLRANK_BIN ?? path.join(root, "target/debug/distillrank");
-    const cli = spawnSync(bin, ["compare", "--setup", path.join(dir, "setup.json"), "--out", path.join(dir, "out"), "--quiet"],
-      { encoding: "utf8", env: { ...process.env, XDG_RUNTIME_DIR: os.tmpdir() } });
-    expect(cli.status === 0, `distillrank compare: ${cli.stderr}`);
-    const byCli = JSON.parse(fs.readFileSync(path.join(dir, "out/results.json"), "utf8"));
+    expect(setup.data.teacher.model === fixture, "the CLI's setup names the file");
     expect(byCli.external_teacher.description === teacher.description.replace("mq2008-lightgbm.txt", fixture),
       `the CLI's teacher: ${byCli.external_teacher.description}; the page's: ${teacher.description}`);
     // The teacher's own figures: the same scores of the same documents.
@@ -1288,23 +1297,6 @@ await check("an_external_teacher_gives_the_clis_student", async () => {
     await p.close();
   }
 });
-
-/// The page's results.json and the CLI's on the page's own setup.json (`edit` changes that
-/// setup first: a file's path for its upload's name); both parsed.
-async function pageAndCli(p, edit = () => {}) {
-  const [json] = await Promise.all([p.waitForEvent("download"), p.click("#export-json")]);
-  const onPage = JSON.parse(fs.readFileSync(await json.path(), "utf8"));
-  const [setupFile] = await Promise.all([p.waitForEvent("download"), p.click("#setup-download")]);
-  const setup = JSON.parse(fs.readFileSync(await setupFile.path(), "utf8"));
-  edit(setup);
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "distillrank-e2e-cli-"));
-  fs.writeFileSync(path.join(dir, "setup.json"), JSON.stringify(setup));
-  const bin = process.env.DISTILLRANK_BIN ?? path.join(root, "target/debug/distillrank");
-  const cli = spawnSync(bin, ["compare", "--setup", path.join(dir, "setup.json"), "--out", path.join(dir, "out"), "--quiet"],
-    { encoding: "utf8", env: { ...process.env, XDG_RUNTIME_DIR: os.tmpdir() } });
-  expect(cli.status === 0, `distillrank compare: ${cli.stderr}`);
-  return { onPage, byCli: JSON.parse(fs.readFileSync(path.join(dir, "out/results.json"), "utf8")), setup };
-}
 
 await check("training_labels_grades_give_the_clis_numbers", async () => {
   // y = the grades (as LightGBM trains), LambdaRank with gains 2^y - 1: the page's table is

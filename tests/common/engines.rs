@@ -1,0 +1,52 @@
+//! Both engines, for the tests that train on each and compare: the WGSL engine on any wgpu
+//! adapter (lavapipe's software Vulkan here), or none with DISTILLRANK_NO_GPU=1.
+
+// Each test file that declares `mod common` uses its own part of it.
+#![allow(dead_code)]
+
+use std::sync::Arc;
+
+use distillrank::engine::Engine;
+use distillrank::gpu::{AdapterChoice, Gpu};
+use distillrank::pipeline::preparation::PreparedData;
+use distillrank::pipeline::Silent;
+use distillrank::ranking::distill::Method;
+use distillrank::ranking::experiment::SeedRun;
+use distillrank::setup::Setup;
+use distillrank::stop::Stop;
+
+/// The WGSL engine's device; None (the test skips) with DISTILLRANK_NO_GPU=1.
+pub fn gpu() -> Option<Arc<Gpu>> {
+    if std::env::var("DISTILLRANK_NO_GPU").is_ok_and(|v| v == "1") {
+        eprintln!("DISTILLRANK_NO_GPU=1: GPU tests skipped");
+        return None;
+    }
+    match distillrank::native::block_on(Gpu::new(AdapterChoice::Any)) {
+        Ok(g) => Some(g),
+        Err(e) => panic!("{e}\nThe GPU tests need a wgpu adapter: `apt-get install mesa-vulkan-drivers` gives the lavapipe software GPU; DISTILLRANK_NO_GPU=1 skips them."),
+    }
+}
+
+/// `method` at seed 0 of `setup` on the prepared data, on the CPU engine and on the WGSL engine
+/// (None without one).
+pub fn fit_on_both(
+    data: &PreparedData,
+    setup: &Setup,
+    method: Method,
+) -> Option<(SeedRun, SeedRun)> {
+    let gpu = gpu()?;
+    let run = |engine: &Engine| {
+        distillrank::native::pipeline::fit(
+            data,
+            setup,
+            method,
+            0,
+            engine,
+            &Stop::default(),
+            &mut Silent,
+        )
+        .unwrap()
+        .1
+    };
+    Some((run(&Engine::Cpu), run(&Engine::Gpu(gpu))))
+}
