@@ -8,10 +8,12 @@ documents.
 
     python bench/gbdt_teacher.py --train T --valid V --test E [--bin target/release/distillrank]
         [--seeds 5] [--widths 64,32] [--backends cpu,gpu] [--out DIR]
+        [--training-labels grades --loss lambdarank]
 
 LightGBM on x alone enters the comparison as a teacher given by its scores (--teacher-scores), so
-that its NDCG@8 is the comparison's own measurement (its "teacher NDCG@8"). Prints one JSON
-object; the tables in the README are written from it.
+that its NDCG@8 is the comparison's own measurement (its "teacher NDCG@8"). With
+`--training-labels grades` the students train on the grades, as LightGBM does, and every NDCG is
+on the grades. Prints one JSON object; the tables in the README are written from it.
 
 An XGBoost teacher (rank:ndcg, on x and z) is distilled the same way, and its predict timed
 beside LightGBM's.
@@ -82,7 +84,8 @@ def train_xgboost(X, y, qid, Xv, yv, qv, trees=300):
 def compare(args, out, *teacher):
     cmd = [args.bin, "compare", "--train", args.train, "--valid", args.valid, "--test", args.test,
            "--methods", "no-distillation,pfd", "--seeds", str(args.seeds), "--widths", args.widths,
-           "--backend", out.name.split("-")[-1], "--out", str(out), "--quiet", *teacher]
+           "--backend", out.name.split("-")[-1], "--out", str(out), "--quiet",
+           "--training-labels", args.training_labels, *(["--loss", args.loss] if args.loss else []), *teacher]
     started = time.perf_counter()
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
     results = json.loads((out / "results.json").read_text())
@@ -118,6 +121,8 @@ def main():
     p.add_argument("--out", default="target/gbdt-teacher")
     p.add_argument("--no-xgboost", action="store_true", help="leave the XGBoost teacher out (a large file)")
     p.add_argument("--trees", type=int, default=300, help="most boosting rounds (early stopping on the validation file)")
+    p.add_argument("--training-labels", default="gumbel", help="the students' labels: gumbel (the paper's) or grades")
+    p.add_argument("--loss", default=None, help="the students' loss (the CLI's default when not given)")
     args = p.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -135,6 +140,7 @@ def main():
     teacher.save_model(str(out / "teacher.txt"))
     xgb_teacher = None if args.no_xgboost else train_xgboost(X, y, qid, Xv, yv, qv, args.trees)
     report = {"teacher_trees": teacher.num_trees(), "engines": {}, "docs": X.shape[0] + Xv.shape[0] + Xt.shape[0],
+              "training_labels": args.training_labels, "loss": args.loss,
               "read_seconds": read_seconds, "lightgbm_teacher_seconds": teacher_seconds}
     if xgb_teacher is not None:
         xgb_teacher.save_model(str(out / "teacher.json"))
