@@ -55,12 +55,12 @@ pub fn too_large(
     } else {
         format!("{cap} bytes")
     };
-    let size = size.map_or_else(|| "larger".to_string(), |s| format!("{s} bytes,"));
+    let size = size.map_or_else(String::new, |s| format!("{s} bytes: "));
     crate::error::Error::parse(
         path,
         0,
         0,
-        format!("{size} more than the {limit} allowed for {what}"),
+        format!("{size}larger than the {limit} allowed for {what}"),
     )
 }
 
