@@ -14,7 +14,6 @@ use distillrank::data::inputs::Inputs;
 use distillrank::data::prepare::FeatureView;
 use distillrank::engine::Engine;
 use distillrank::forest::{Columns, Forest, Library};
-use distillrank::pipeline::store::Disk;
 use distillrank::pipeline::{self, Silent};
 use distillrank::ranking::distill::{Method, TeacherInputs};
 use distillrank::setup::{DataSource, ExternalTeacher, Setup};
@@ -275,24 +274,17 @@ fn letor_files(dir: &Path) -> [PathBuf; 3] {
 }
 
 fn files_setup(files: &[PathBuf; 3], teacher: ExternalTeacher) -> Setup {
-    let mut setup = Setup::default();
-    setup.data.source = DataSource::Files {
+    let mut setup = common::engines::small_setup(DataSource::Files {
         train: files[0].display().to_string(),
         valid: Some(files[1].display().to_string()),
         test: Some(files[2].display().to_string()),
-    };
+    });
     setup.data.privileged = Some("cols:6".into());
     setup.data.teacher = teacher;
-    setup.methods = vec![Method::NoDistillation, Method::Pfd];
-    setup.seeds = 1;
-    setup.epochs = 2;
-    setup.widths = vec![8];
     setup
 }
 
-fn prepare(setup: &Setup) -> distillrank::error::Result<pipeline::preparation::PreparedData> {
-    pipeline::preparation::prepare(&setup.data, &mut Disk::default(), true, &mut Silent)
-}
+use common::engines::prepare;
 
 /// A model on the six features: column 5 (feature 6, the privileged one) at 1.5, then column 0.
 fn teacher_model(dir: &Path) -> PathBuf {

@@ -5,29 +5,20 @@
 
 mod common;
 
+use common::engines::prepare;
 use distillrank::engine::Engine;
 use distillrank::model::LossKind;
-use distillrank::pipeline::store::Disk;
-use distillrank::pipeline::{self, Silent};
+use distillrank::pipeline::Silent;
 use distillrank::ranking::distill::Method;
 use distillrank::setup::{DataSource, Labels, Setup};
 use distillrank::stop::Stop;
 
 /// The bundled MQ2008 (grades 0..2) with y = the grades, a small model and a listwise loss.
 fn graded(loss: LossKind) -> Setup {
-    let mut setup = Setup::default();
-    setup.data.source = DataSource::Mq2008;
+    let mut setup = common::engines::small_setup(DataSource::Mq2008);
     setup.data.labels = Labels::Grades;
     setup.loss = loss;
-    setup.methods = vec![Method::NoDistillation, Method::Pfd];
-    setup.seeds = 1;
-    setup.epochs = 2;
-    setup.widths = vec![8];
     setup
-}
-
-fn prepare(setup: &Setup) -> distillrank::error::Result<pipeline::preparation::PreparedData> {
-    pipeline::preparation::prepare(&setup.data, &mut Disk::default(), true, &mut Silent)
 }
 
 #[test]
@@ -87,6 +78,15 @@ fn settings_that_cannot_learn_grades_are_refused_by_name() {
     let json = serde_json::json!({"data": {"labels": "clicks"}}).to_string();
     let message = Setup::from_json(&json).unwrap_err().to_string();
     assert!(message.contains("labels"), "{message}");
+    // A sweep of the threshold the grades do not use would train one model at every value.
+    let message = distillrank::pipeline::sweep::SweepParam::TauTarget
+        .check(&graded(LossKind::RankNet), &[2.0, 3.0])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        message.contains("tau-target") && message.contains("--training-labels grades"),
+        "{message}"
+    );
 }
 
 /// With y = the grades, NDCG on y is the graded NDCG (gains 2^y - 1 on both), figure for figure.

@@ -121,6 +121,12 @@ impl SweepParam {
                 bound.expected()
             )));
         }
+        // The grades as labels have no threshold: every value would train the same models.
+        if self == SweepParam::TauTarget && setup.data.labels == crate::setup::Labels::Grades {
+            return Err(Error::Config(
+                "a sweep of tau-target with --training-labels grades: tau_target labels the grades only with --training-labels gumbel, so every value would train the same models".into(),
+            ));
+        }
         for &value in values {
             self.at(setup, value)?;
         }

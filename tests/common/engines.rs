@@ -12,8 +12,30 @@ use distillrank::pipeline::preparation::PreparedData;
 use distillrank::pipeline::Silent;
 use distillrank::ranking::distill::Method;
 use distillrank::ranking::experiment::SeedRun;
-use distillrank::setup::Setup;
+use distillrank::setup::{DataSource, Setup};
 use distillrank::stop::Stop;
+
+/// A small comparison of no distillation and PFD on `source` (one seed, two epochs, 8 hidden
+/// units), the library's defaults otherwise.
+pub fn small_setup(source: DataSource) -> Setup {
+    let mut setup = Setup::default();
+    setup.data.source = source;
+    setup.methods = vec![Method::NoDistillation, Method::Pfd];
+    setup.seeds = 1;
+    setup.epochs = 2;
+    setup.widths = vec![8];
+    setup
+}
+
+/// The setup's data prepared as every door prepares them, from files on disk.
+pub fn prepare(setup: &Setup) -> distillrank::error::Result<PreparedData> {
+    distillrank::pipeline::preparation::prepare(
+        &setup.data,
+        &mut distillrank::pipeline::store::Disk::default(),
+        true,
+        &mut Silent,
+    )
+}
 
 /// The WGSL engine's device; None (the test skips) with DISTILLRANK_NO_GPU=1.
 pub fn gpu() -> Option<Arc<Gpu>> {
