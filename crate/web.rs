@@ -962,7 +962,10 @@ pub fn summarize_compare(
             "warnings": prepared.warnings,
         },
         "backend": engine_for(&setup).map_or_else(|_| format!("{:?}", setup.backend), |e| format!("{e:?}")),
-        "verdicts": pipeline::report::verdicts(&comparison.tests(pipeline::report::TESTS_SEED)),
+        "verdicts": pipeline::report::verdicts(
+            &comparison.tests(pipeline::report::TESTS_SEED),
+            comparison.verdict_metric(),
+        ),
     });
     for (key, value) in page.as_object().into_iter().flatten() {
         results[key] = value.clone();

@@ -8,10 +8,8 @@ mod common;
 use common::engines::prepare;
 use distillrank::engine::Engine;
 use distillrank::model::LossKind;
-use distillrank::pipeline::Silent;
 use distillrank::ranking::distill::Method;
 use distillrank::setup::{DataSource, Labels, Setup};
-use distillrank::stop::Stop;
 
 /// The bundled MQ2008 (grades 0..2) with y = the grades, a small model and a listwise loss.
 fn graded(loss: LossKind) -> Setup {
@@ -94,15 +92,7 @@ fn settings_that_cannot_learn_grades_are_refused_by_name() {
 fn ndcg_on_graded_labels_is_the_graded_ndcg() {
     for loss in [LossKind::RankNet, LossKind::LambdaRank, LossKind::Softmax] {
         let setup = graded(loss);
-        let data = prepare(&setup).unwrap();
-        let comparison = distillrank::native::pipeline::compare(
-            &data,
-            &setup,
-            &Engine::Cpu,
-            &Stop::default(),
-            &mut Silent,
-        )
-        .unwrap();
+        let (_, comparison) = common::engines::compare_on_cpu(&setup);
         for method in &comparison.methods {
             for run in &method.runs {
                 let on_y: Vec<(usize, Option<f64>)> = run.student.test.ndcg.clone();

@@ -300,7 +300,7 @@ pub fn run(args: &CompareArgs, given: &[String], out: &Output) -> Result<()> {
     let throughput = Throughput::of(&comparison, seconds, jobs, &config, d_z);
     let tests = comparison.tests(pipeline::report::TESTS_SEED);
     let table = table(&comparison, &tests);
-    let sentences = sentences(&tests);
+    let sentences = sentences(&tests, comparison.verdict_metric());
     let not_ranking = comparison.not_ranking();
     for sentence in &not_ranking {
         out.warn(format!("{sentence}."));
@@ -342,7 +342,12 @@ pub fn run(args: &CompareArgs, given: &[String], out: &Output) -> Result<()> {
         outln!("{}", serde_json::to_string(&results).expect("serialise"));
     } else {
         // The answers first, in plain words; then the figures behind them.
-        for verdict in pipeline::report::verdicts(&tests) {
+        if comparison.verdict_metric() != "ndcg@8" {
+            outln!(
+                "On the graded NDCG@8 of the test split (the true relevance the clicks stand for):"
+            );
+        }
+        for verdict in pipeline::report::verdicts(&tests, comparison.verdict_metric()) {
             outln!("{}.", verdict["text"].as_str().unwrap_or_default());
         }
         outln!("");
@@ -494,12 +499,13 @@ pub fn table(c: &Comparison, tests: &[PairedTest]) -> String {
     t
 }
 
-/// One sentence per paired test of NDCG@8 on y, the table's gains: the difference, its interval,
-/// the corrected p and the run's size, or that the run cannot tell the methods apart.
-pub fn sentences(tests: &[PairedTest]) -> String {
+/// One sentence per paired test on `metric` (NDCG@8 on y, the table's gains, or on the graded
+/// relevance when methods learn from clicks): the difference, its interval, the corrected p and
+/// the run's size, or that the run cannot tell the methods apart.
+pub fn sentences(tests: &[PairedTest], metric: &str) -> String {
     let lines: Vec<String> = tests
         .iter()
-        .filter(|t| t.metric == "ndcg@8")
+        .filter(|t| t.metric == metric)
         .map(|t| format!("- {}.", distillrank::stats::sentence(t)))
         .collect();
     lines.join("\n") + "\n"

@@ -336,6 +336,52 @@ pub struct SimulatedLogs {
     pub conversion_scale: f64,
     /// The top grade, whose attractiveness is 1.
     pub max_grade: u8,
+    /// The first file's impressions and clicks of every document at every displayed rank: what
+    /// the methods that learn from clicks read ([`crate::ranking::clicks`]).
+    pub clicks: ClickTable,
+}
+
+/// Impressions and clicks of every document of a file at each displayed rank 1..=`shown`,
+/// summed over its query's sessions, with the examination probabilities that made them where
+/// the click model has them.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ClickTable {
+    /// Ranks per document.
+    pub shown: usize,
+    /// Sessions of every query.
+    pub sessions: usize,
+    /// `impressions[d * shown + k]`: sessions that showed document d at rank k + 1.
+    pub impressions: Vec<u32>,
+    /// `clicks[d * shown + k]`: clicks on document d at rank k + 1.
+    pub clicks: Vec<u32>,
+    /// The simulator's examination probability at each rank, `(1/k)^eta` under PBM; None under
+    /// cascade and DCM, where examination depends on the clicks above and not on the rank alone.
+    pub examination: Option<Vec<f64>>,
+    /// The group offsets and query ids of the file, in its order.
+    pub group_offsets: Vec<usize>,
+    pub qids: Vec<u64>,
+}
+
+impl ClickTable {
+    pub fn n_docs(&self) -> usize {
+        self.group_offsets.last().copied().unwrap_or(0)
+    }
+    /// The same table without its rows.
+    pub fn clone_empty(&self) -> ClickTable {
+        ClickTable {
+            impressions: Vec::new(),
+            clicks: Vec::new(),
+            group_offsets: vec![0],
+            qids: Vec::new(),
+            examination: self.examination.clone(),
+            ..*self
+        }
+    }
+    /// Impressions and clicks of document `d` at ranks 1..=shown.
+    pub fn of(&self, d: usize) -> (&[u32], &[u32]) {
+        let r = d * self.shown..(d + 1) * self.shown;
+        (&self.impressions[r.clone()], &self.clicks[r])
+    }
 }
 
 impl SimulatedLogs {
@@ -374,6 +420,8 @@ struct DocLog {
     clicks: u32,
     position_sum: u64,
     dwell_sum: f64,
+    /// Impressions and clicks at each displayed rank (kept for the first file only).
+    by_rank: Vec<(u32, u32)>,
 }
 
 /// One query's simulated sessions.
@@ -430,9 +478,29 @@ pub fn simulate(
     let mut logs = Vec::with_capacity(files.len());
     for file in files {
         let scores: Vec<f64> = ranker.scores(file).iter().map(|s| s / scale).collect();
+        let by_rank = logs.is_empty();
         logs.push(for_each_group(file, |g| {
-            simulate_query(file, g, &scores, options, max_grade, key)
+            simulate_query(file, g, &scores, options, max_grade, key, by_rank)
         }));
+    }
+    let shown = options.shown;
+    let mut table = ClickTable {
+        shown,
+        sessions: options.sessions,
+        impressions: Vec::with_capacity(first.n_docs() * shown),
+        clicks: Vec::with_capacity(first.n_docs() * shown),
+        examination: (options.click_model == ClickModel::Pbm).then(|| {
+            (1..=shown)
+                .map(|k| libm::pow(k as f64, -options.position_bias))
+                .collect()
+        }),
+        group_offsets: first.group_offsets.clone(),
+        qids: first.qids.clone(),
+    };
+    for doc in logs[0].iter_mut().flat_map(|q| q.docs.iter_mut()) {
+        let ranks = std::mem::take(&mut doc.by_rank);
+        table.impressions.extend(ranks.iter().map(|r| r.0));
+        table.clicks.extend(ranks.iter().map(|r| r.1));
     }
 
     // c so that `conversion_rate` of the first file's clicks convert (in expectation; a grade
@@ -511,6 +579,7 @@ pub fn simulate(
         logging_ranker_ndcg10: ranker.graded_ndcg10(first),
         conversion_scale,
         max_grade,
+        clicks: table,
     })
 }
 
@@ -535,6 +604,7 @@ fn simulate_query(
     options: &LogOptions,
     max_grade: u8,
     key: u64,
+    by_rank: bool,
 ) -> QueryLog {
     let docs = data.group(g);
     let n = docs.len();
@@ -552,7 +622,17 @@ fn simulate_query(
         .collect();
     let base = &scores[docs.clone()];
     let mut log = QueryLog {
-        docs: vec![DocLog::default(); n],
+        docs: vec![
+            DocLog {
+                by_rank: if by_rank {
+                    vec![(0, 0); options.shown]
+                } else {
+                    Vec::new()
+                },
+                ..DocLog::default()
+            };
+            n
+        ],
         rank_clicks: vec![0; options.shown],
         rank_impressions: vec![0; options.shown],
     };
@@ -573,6 +653,9 @@ fn simulate_query(
             let doc = &mut log.docs[i];
             doc.impressions += 1;
             doc.position_sum += rank as u64 + 1;
+            if let Some(at) = doc.by_rank.get_mut(rank) {
+                at.0 += 1;
+            }
             log.rank_impressions[rank] += 1;
             let clicked = match options.click_model {
                 ClickModel::Pbm => rng.uniform() < examination[rank] * attractiveness[i],
@@ -582,6 +665,9 @@ fn simulate_query(
             };
             if clicked {
                 doc.clicks += 1;
+                if let Some(at) = doc.by_rank.get_mut(rank) {
+                    at.1 += 1;
+                }
                 log.rank_clicks[rank] += 1;
                 let grade = data.grades[docs.start + i] as f64;
                 doc.dwell_sum +=

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use super::store::{sidecar_path, Role, Store};
 use super::Reporter;
-use crate::data::logs::LogColumns;
+use crate::data::logs::{ClickTable, LogColumns};
 use crate::data::prepare::{
     hold_out_test, hold_out_test_groups, prepare_raw_in, PrepareOptions, Prepared, RawSplits,
     Scratch, PREPARE_STEPS,
@@ -28,6 +28,9 @@ pub struct PreparedData {
     pub logs: Option<serde_json::Value>,
     /// The scores of a teacher trained elsewhere (`data.teacher`), matched to the splits.
     pub teacher: Option<std::sync::Arc<crate::ranking::distill::ExternalScores>>,
+    /// The training split's impressions and clicks by displayed rank, in its order, when its
+    /// logs were simulated here: what the methods that learn from clicks read.
+    pub clicks: Option<std::sync::Arc<ClickTable>>,
 }
 
 /// The splits as loaded or generated, before preparation.
@@ -311,6 +314,7 @@ impl PreparedData {
             "options": self.options,
             "logs": self.logs,
             "teacher": self.teacher.as_deref(),
+            "clicks": self.clicks.as_deref(),
         })
     }
 
@@ -330,7 +334,28 @@ impl PreparedData {
                 field("teacher"),
             )?
             .map(std::sync::Arc::new),
+            clicks: serde_json::from_value::<Option<ClickTable>>(field("clicks"))?
+                .map(std::sync::Arc::new),
         })
+    }
+
+    /// The relevance estimates from the clicks that `methods` need: computed here (the EM
+    /// estimate of the propensities among them) when one of them learns from clicks and the
+    /// logs were simulated here; None otherwise (the comparison's check then names what is
+    /// missing).
+    pub fn click_labels(
+        &self,
+        methods: &[crate::ranking::distill::Method],
+    ) -> Result<Option<std::sync::Arc<crate::ranking::clicks::ClickLabels>>> {
+        use crate::ranking::clicks::{ClickLabel, ClickLabels};
+        use crate::ranking::distill::Student;
+        let needed = methods.iter().any(
+            |m| matches!(m.entry().student, Student::Labels(l) if l != ClickLabel::FullInformation),
+        );
+        match &self.clicks {
+            Some(table) if needed => Ok(Some(std::sync::Arc::new(ClickLabels::new(table)?))),
+            _ => Ok(None),
+        }
     }
 
     /// These prepared data in a new `SharedArrayBuffer`, for every worker of the page's pool to
@@ -392,6 +417,7 @@ fn prepare_in_memory(
         }
         None => description,
     };
+    let mut clicks = None;
     let (train, valid, test, hold_out, logged, logs, description) = if data.wants_logs() {
         let (train, test) = match hold_out {
             Some((share, seed)) => {
@@ -401,6 +427,7 @@ fn prepare_in_memory(
             None => (train, test),
         };
         let logged = logged_splits(&names, data, store, train, valid, test, reporter)?;
+        clicks = logged.clicks;
         (
             logged.train,
             logged.valid,
@@ -433,6 +460,10 @@ fn prepare_in_memory(
     });
     reporter.progress("preparing", "steps", total, total);
     let prepared = prepared?;
+    let clicks = clicks
+        .map(|table| crate::ranking::clicks::matched(&table, &prepared.train))
+        .transpose()?
+        .map(std::sync::Arc::new);
     let ended = started.elapsed();
     let each: Vec<String> = steps
         .iter()
@@ -451,6 +482,7 @@ fn prepare_in_memory(
         options,
         logs,
         teacher: None,
+        clicks,
     })
 }
 
@@ -463,6 +495,8 @@ struct Logged {
     /// The logs' summary, when simulated here.
     summary: Option<serde_json::Value>,
     description: String,
+    /// The training file's clicks by rank, when simulated here.
+    clicks: Option<ClickTable>,
 }
 
 /// The splits with their simulated-log columns for `privileged: logs`: read from files that
@@ -528,6 +562,7 @@ fn logged_splits(
             columns,
             summary: None,
             description,
+            clicks: None,
         });
     }
     let options = &data.logs;
@@ -570,6 +605,7 @@ fn logged_splits(
         columns,
         summary: Some(summary),
         description,
+        clicks: Some(simulated.clicks),
     })
 }
 

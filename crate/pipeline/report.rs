@@ -27,7 +27,7 @@ pub fn results_json(
     let tests = comparison.tests(TESTS_SEED);
     let sentences: Vec<String> = tests
         .iter()
-        .filter(|t| t.metric == "ndcg@8")
+        .filter(|t| t.metric == comparison.verdict_metric())
         .map(crate::stats::sentence)
         .collect();
     let mut results = serde_json::json!({
@@ -42,6 +42,7 @@ pub fn results_json(
         "per_query": comparison.per_query_json(false),
         "per_query_graded": comparison.per_query_json(true),
         "tests": tests,
+        "verdict_metric": comparison.verdict_metric(),
         "sentences": sentences,
     });
     // Models that do not rank, by method and seed (left out when there are none).
@@ -53,6 +54,10 @@ pub fn results_json(
     if let Some(teacher) = &data.teacher {
         results["external_teacher"] = teacher.report_json();
     }
+    // The clicks the methods that learn from them read: propensities, true and estimated.
+    if let Ok(Some(clicks)) = data.click_labels(&setup.methods) {
+        results["clicks"] = clicks.report_json();
+    }
     // The teachers trained once for two methods, when there are any.
     let shared = shared_teachers(data, setup);
     if !shared.is_empty() && data.teacher.is_none() {
@@ -61,11 +66,12 @@ pub fn results_json(
     results
 }
 
-/// The verdicts of a comparison's paired tests on NDCG@8, one per question it asks (each method
-/// against no distillation, PFD against GenD and self-distillation), in plain words
-/// ([`crate::stats::verdict`]): `{a, b, separates, text}`, in the tests' order. The page shows
-/// them above its table and marks only what `separates`; the CLI prints them first.
-pub fn verdicts(tests: &[crate::stats::PairedTest]) -> Vec<serde_json::Value> {
+/// The verdicts of a comparison's paired tests on `metric` ([`Comparison::verdict_metric`]), one
+/// per question it asks (each method against no distillation, PFD against GenD and
+/// self-distillation, ...), in plain words ([`crate::stats::verdict`]): `{a, b, separates,
+/// text}`, in the tests' order. The page shows them above its table and marks only what
+/// `separates`; the CLI prints them first.
+pub fn verdicts(tests: &[crate::stats::PairedTest], metric: &str) -> Vec<serde_json::Value> {
     let label = |name: &str| {
         crate::ranking::distill::Method::parse(name)
             .map_or(name, |m| m.entry().label)
@@ -82,7 +88,7 @@ pub fn verdicts(tests: &[crate::stats::PairedTest]) -> Vec<serde_json::Value> {
     };
     tests
         .iter()
-        .filter(|t| t.metric == "ndcg@8")
+        .filter(|t| t.metric == metric)
         .map(|t| {
             serde_json::json!({
                 "a": t.a,

@@ -26,6 +26,7 @@ pub fn compare_config(
     let mut config = setup.compare_config(engine.clone())?;
     config.train.stop = stop.clone();
     config.external = data.teacher.clone();
+    config.clicks = data.click_labels(&config.methods)?;
     config.validate(&data.prepared)?;
     Ok(config)
 }
@@ -45,6 +46,7 @@ pub async fn fit_async(
     config.train.stop = stop.clone();
     config.methods = vec![method];
     config.external = data.teacher.clone();
+    config.clicks = data.click_labels(&config.methods)?;
     config.validate_methods(&data.prepared)?;
     experiment::run_method_seed(&data.prepared, &config, method, seed, on).await
 }

@@ -1,5 +1,5 @@
-//! The methods compared in the PFD paper's Table 2 (spec §4) and Ranking Distillation (spec §6),
-//! each one entry of [`METHODS`].
+//! The methods compared in the PFD paper's Table 2 (spec §4), Ranking Distillation (spec §6) and
+//! the methods that learn from clicks, each one entry of [`METHODS`].
 //!
 //! | method | teacher input | student |
 //! | --- | --- | --- |
@@ -9,6 +9,7 @@
 //! | PFD | x and z | f(x), Eq. 1 |
 //! | multi-teacher PFD | x and one privileged subset each | f(x), teacher loss averaged |
 //! | Ranking Distillation | x, larger model | f(x) + alpha_RD * L_D on the teacher's top-K unlabeled |
+//! | naive, IPS, IPS (estimated), full information | (none) | f(x) on relevance estimated from clicks, or on the grades ([`crate::ranking::clicks`]) |
 //!
 //! Every teacher is trained on S_label only, its logits on the training documents computed once and
 //! reused; the student never sees z.
@@ -16,6 +17,7 @@
 use crate::data::prepare::RankingSet;
 use crate::metrics;
 use crate::model::step::{RdBatch, RdScheme};
+use crate::ranking::clicks::ClickLabel;
 
 /// A method of the comparison. Each is described once, by its entry in [`METHODS`]: its name,
 /// label, help and colour, the teachers it trains and how its student learns from them, and the
@@ -29,6 +31,10 @@ pub enum Method {
     Pfd,
     MultiTeacherPfd,
     RankingDistillation,
+    Naive,
+    Ips,
+    IpsEstimated,
+    FullInformation,
 }
 
 /// One method, described once.
@@ -62,6 +68,9 @@ pub enum Student {
     TeacherLoss,
     /// Ranking Distillation's L_D on its teacher's top-K unlabeled documents (spec §6).
     RankingDistillation,
+    /// No teacher: the data loss on labels of its own, estimated from the logs' clicks or the
+    /// true grades ([`crate::ranking::clicks`]).
+    Labels(ClickLabel),
 }
 
 /// What a comparison's teachers depend on.
@@ -183,6 +192,10 @@ impl ExternalScores {
         let reads = |inputs: TeacherInputs| self.reads.as_ref() == Some(&inputs);
         let why = match method {
             Method::NoDistillation | Method::Pfd => return Ok(()),
+            // They learn from clicks or grades, and leave the teacher to the others.
+            Method::Naive | Method::Ips | Method::IpsEstimated | Method::FullInformation => {
+                return Ok(())
+            }
             Method::SelfDistillation if reads(TeacherInputs::Regular) => return Ok(()),
             Method::GenD if reads(TeacherInputs::Privileged) => return Ok(()),
             Method::SelfDistillation | Method::GenD => format!(
@@ -251,7 +264,13 @@ pub const METHODS: &[MethodEntry] = &[
         teachers: |s| vec![s.teacher(TeacherInputs::Both)],
         check: fits_any,
         student: Student::TeacherLoss,
-        tested_against: &[Method::GenD, Method::SelfDistillation],
+        tested_against: &[
+            Method::GenD,
+            Method::SelfDistillation,
+            Method::Naive,
+            Method::Ips,
+            Method::IpsEstimated,
+        ],
     },
     MethodEntry {
         method: Method::MultiTeacherPfd,
@@ -292,6 +311,50 @@ pub const METHODS: &[MethodEntry] = &[
         check: fits_any,
         student: Student::RankingDistillation,
         tested_against: &[],
+    },
+    MethodEntry {
+        method: Method::Naive,
+        name: "naive",
+        label: "naive clicks",
+        help: "Learning from clicks: the student alone on each document's clicks per session, position bias and all",
+        colour: "#57606a",
+        teachers: |_| vec![],
+        check: fits_any,
+        student: Student::Labels(ClickLabel::Naive),
+        tested_against: &[],
+    },
+    MethodEntry {
+        method: Method::Ips,
+        name: "ips",
+        label: "IPS",
+        help: "Learning from clicks: each click weighted by the inverse of the simulator's true examination probability at its rank (position-based model)",
+        colour: "#0550ae",
+        teachers: |_| vec![],
+        check: fits_any,
+        student: Student::Labels(ClickLabel::Ips),
+        tested_against: &[Method::Naive],
+    },
+    MethodEntry {
+        method: Method::IpsEstimated,
+        name: "ips-estimated",
+        label: "IPS (estimated)",
+        help: "Learning from clicks: IPS with the examination probabilities estimated from the clicks by EM",
+        colour: "#953800",
+        teachers: |_| vec![],
+        check: fits_any,
+        student: Student::Labels(ClickLabel::IpsEstimated),
+        tested_against: &[Method::Naive, Method::Ips],
+    },
+    MethodEntry {
+        method: Method::FullInformation,
+        name: "full-information",
+        label: "full information",
+        help: "The student alone on the true grades (gains 2^g - 1): the upper bound of learning from clicks",
+        colour: "#116329",
+        teachers: |_| vec![],
+        check: fits_any,
+        student: Student::Labels(ClickLabel::FullInformation),
+        tested_against: &[Method::Ips, Method::Pfd],
     },
 ];
 

@@ -7,6 +7,7 @@ use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::metrics;
 use crate::metrics::mean_std;
+use crate::ranking::clicks::{ClickLabel, ClickLabels};
 use crate::ranking::distill::{
     ExternalScores, Method, RdConfig, RdTargets, Student, Teacher, TeacherInputs, TeacherSettings,
 };
@@ -139,6 +140,10 @@ pub struct CompareConfig {
     /// own.
     #[serde(skip)]
     pub external_named: bool,
+    /// The training documents' relevance estimates from the logs' clicks, for the methods that
+    /// learn from clicks ([`crate::ranking::clicks`]); they come with the prepared data.
+    #[serde(skip)]
+    pub clicks: Option<std::sync::Arc<ClickLabels>>,
 }
 
 /// The table of settings' defaults ([`crate::settings`]).
@@ -205,12 +210,34 @@ impl CompareConfig {
             ));
         }
         for &method in &self.methods {
+            if let Student::Labels(label) = method.entry().student {
+                self.check_click_method(method, label, p)?;
+            }
             match &self.external {
                 Some(external) => external.fits(method).map_err(Error::Config)?,
                 None => (method.entry().check)(&settings).map_err(Error::Config)?,
             }
         }
         Ok(())
+    }
+
+    /// What a method that learns from clicks or grades needs: a ranking loss that takes graded
+    /// labels, no global objective (they take binary labels), and, but for full information,
+    /// the clicks by rank.
+    fn check_click_method(&self, method: Method, label: ClickLabel, p: &Prepared) -> Result<()> {
+        use crate::model::loss::LossKind;
+        if self.train.loss == LossKind::RankBce {
+            return Err(Error::Config(format!(
+                "{method} learns graded relevance estimates, and --loss rankbce learns y in {{0, 1}}: choose --loss ranknet, lambdarank or softmax"
+            )));
+        }
+        if self.train.objective.is_some() {
+            return Err(Error::Config(format!(
+                "{method} learns graded relevance estimates, and a global objective learns binary labels: leave out --objective"
+            )));
+        }
+        crate::ranking::clicks::training_set(label, method.name(), &p.train, self.clicks.as_deref())
+            .map(drop)
     }
 
     /// The external teacher, when `method` learns from it rather than from teachers of its own.
@@ -513,6 +540,21 @@ impl Comparison {
             }
         }
         pairs
+    }
+
+    /// The metric of the verdicts and of the sentences under the table: NDCG@8 on y, or on the
+    /// graded relevance when a method learns from clicks (the true relevance the clicks stand
+    /// for; y is then the logs' conversion).
+    pub fn verdict_metric(&self) -> &'static str {
+        let clicks = self
+            .methods
+            .iter()
+            .any(|r| matches!(r.method.entry().student, Student::Labels(_)));
+        if clicks {
+            "graded_ndcg@8"
+        } else {
+            "ndcg@8"
+        }
     }
 
     /// The students' per-query test NDCG@[`TESTED_K`] of `method`, one list per seed: on y, or
@@ -911,6 +953,8 @@ pub async fn run_job(
                 teachers: scores_of.iter().map(|&i| trained[i].2.as_slice()).collect(),
                 ranking_distillation: None,
             },
+            // No teacher: the data loss on labels of its own (below).
+            Student::Labels(_) => Guidance::default(),
             Student::RankingDistillation => Guidance {
                 teachers: vec![],
                 ranking_distillation: Some(RdTargets::new(
@@ -920,8 +964,27 @@ pub async fn run_job(
                 )),
             },
         };
+        // A method that learns from clicks or grades has labels of its own on the training
+        // split; the features, validation and test splits are everyone's.
+        let own = match method.entry().student {
+            Student::Labels(label) => Some(crate::ranking::clicks::training_set(
+                label,
+                method.name(),
+                &p.train,
+                config.clicks.as_deref(),
+            )?),
+            _ => None,
+        };
+        let on_x = Splits {
+            train: Split {
+                set: own.as_ref().unwrap_or(&p.train),
+                inputs: x.train.inputs,
+            },
+            valid: x.valid,
+            test: x.test,
+        };
         let (model, student_run) =
-            run_model(&config.engine, &x, &student, &guidance, true, &mut |e| {
+            run_model(&config.engine, &on_x, &student, &guidance, true, &mut |e| {
                 on(&student_label, e)
             })
             .await?;

@@ -72,3 +72,19 @@ pub fn fit_on_both(
     };
     Some((run(&Engine::Cpu), run(&Engine::Gpu(gpu))))
 }
+
+/// The setup's data prepared, and its comparison on the CPU engine.
+pub fn compare_on_cpu(
+    setup: &Setup,
+) -> (PreparedData, distillrank::ranking::experiment::Comparison) {
+    let data = prepare(setup).unwrap();
+    let comparison = distillrank::native::pipeline::compare(
+        &data,
+        setup,
+        &Engine::Cpu,
+        &Stop::default(),
+        &mut Silent,
+    )
+    .unwrap();
+    (data, comparison)
+}

@@ -1,0 +1,348 @@
+//! Learning from clicks: the propensities estimated from simulated logs against the simulator's
+//! own, the IPS labels against an estimator computed session by session, the methods on both
+//! engines, and the settings they cannot run with.
+
+#![cfg(not(target_arch = "wasm32"))]
+
+mod common;
+
+use common::engines::prepare;
+use distillrank::cpu::loss::data_loss;
+use distillrank::data::logs::{simulate, ClickTable, LogOptions};
+use distillrank::data::Dataset;
+use distillrank::engine::Engine;
+use distillrank::model::LossKind;
+use distillrank::ranking::clicks::{em_propensities, label_of, relevance, ClickLabels};
+use distillrank::ranking::distill::Method;
+use distillrank::rng::Rng;
+use distillrank::setup::{DataSource, Setup};
+use distillrank::stop::Stop;
+
+const CLICK_METHODS: [Method; 4] = [
+    Method::Naive,
+    Method::Ips,
+    Method::IpsEstimated,
+    Method::FullInformation,
+];
+
+/// The bundled MQ2008 with logs simulated here (PBM, eta = 1), the four methods that learn from
+/// clicks and PFD, a small model.
+fn clicks_setup(loss: LossKind) -> Setup {
+    let mut setup = common::engines::small_setup(DataSource::Mq2008);
+    setup.data.privileged = Some("logs".into());
+    setup.methods = CLICK_METHODS.to_vec();
+    setup.methods.push(Method::Pfd);
+    setup.loss = loss;
+    setup
+}
+
+/// Two kinds of data: MQ2008's training file and a synthetic file of five grades.
+fn datasets() -> Vec<(&'static str, Dataset)> {
+    let [mq2008, ..] = distillrank::data::bundled::mq2008().unwrap();
+    let options = distillrank::data::synth::SynthOptions {
+        queries: 300,
+        ..Default::default()
+    };
+    let synthetic = distillrank::data::synth::generate_splits(&options, 300, 1, 1)
+        .unwrap()
+        .train;
+    vec![("MQ2008", mq2008), ("synthetic", synthetic)]
+}
+
+/// Under the position-based model, EM recovers the simulator's examination `(1/k)^eta` from the
+/// clicks alone, within 15% of each rank's value at every rank, at two position biases and on
+/// two kinds of data.
+#[test]
+fn em_recovers_the_simulators_propensities_at_two_position_biases() {
+    for (name, data) in datasets() {
+        for eta in [0.5, 1.0] {
+            let options = LogOptions {
+                position_bias: eta,
+                sessions: 200,
+                ..LogOptions::default()
+            };
+            let logs = simulate(&[&data], &[name.to_string()], &options).unwrap();
+            let estimated = em_propensities(&logs.clicks).unwrap();
+            let truth = logs.clicks.examination.clone().unwrap();
+            for (k, (e, t)) in estimated.iter().zip(&truth).enumerate() {
+                assert!(
+                    (e - t).abs() <= 0.15 * t,
+                    "{name}, eta {eta}, rank {}: estimated {e:.4}, true {t:.4}\n{estimated:?}",
+                    k + 1
+                );
+            }
+            // Without a position bias every rank is examined alike.
+            assert!((truth[truth.len() - 1] - 10f64.powf(-eta)).abs() < 1e-12);
+        }
+    }
+}
+
+/// Random sessions of one query, kept one by one: (documents shown in order, clicked at each
+/// rank).
+fn random_sessions(n_docs: usize, shown: usize, sessions: usize) -> Vec<(Vec<usize>, Vec<bool>)> {
+    let mut rng = Rng::stream(7, 1);
+    (0..sessions)
+        .map(|_| {
+            let mut order: Vec<usize> = (0..n_docs).collect();
+            rng.shuffle(&mut order);
+            order.truncate(shown);
+            let clicked = (0..shown).map(|_| rng.uniform() < 0.3).collect();
+            (order, clicked)
+        })
+        .collect()
+}
+
+/// The softmax cross-entropy on the IPS labels is the listwise IPS estimator computed session by
+/// session, `-(1/S) sum_sessions sum_clicked (1/theta_k) ln softmax(f)_d`, over the sum of the
+/// weights; its gradient is `softmax(f) - q`. The same with theta = 1 for the naive labels.
+#[test]
+fn ips_labels_give_the_per_session_ips_estimator() {
+    let (n_docs, shown, sessions) = (7usize, 5usize, 40usize);
+    let log = random_sessions(n_docs, shown, sessions);
+    let theta = [1.0, 0.6, 0.45, 0.3, 0.2];
+    let mut table = ClickTable {
+        shown,
+        sessions,
+        impressions: vec![0; n_docs * shown],
+        clicks: vec![0; n_docs * shown],
+        examination: Some(theta.to_vec()),
+        group_offsets: vec![0, n_docs],
+        qids: vec![1],
+    };
+    for (order, clicked) in &log {
+        for (k, (&d, &c)) in order.iter().zip(clicked).enumerate() {
+            table.impressions[d * shown + k] += 1;
+            table.clicks[d * shown + k] += c as u32;
+        }
+    }
+    let logits = [0.3f64, -1.2, 0.8, 0.0, 2.1, -0.4, 1.1];
+    let max = logits.iter().cloned().fold(f64::MIN, f64::max);
+    let log_sum = logits.iter().map(|f| (f - max).exp()).sum::<f64>().ln();
+    let log_softmax: Vec<f64> = logits.iter().map(|f| f - max - log_sum).collect();
+    for propensity in [theta.to_vec(), vec![1.0; shown]] {
+        // Session by session.
+        let (mut loss, mut weight) = (0.0, 0.0);
+        let mut target = vec![0.0; n_docs];
+        for (order, clicked) in &log {
+            for (k, (&d, &c)) in order.iter().zip(clicked).enumerate() {
+                if c {
+                    loss -= log_softmax[d] / propensity[k];
+                    weight += 1.0 / propensity[k];
+                    target[d] += 1.0 / propensity[k];
+                }
+            }
+        }
+        let expected = loss / weight;
+        // Through the labels the methods train on.
+        let labels: Vec<f64> = relevance(&table, &propensity)
+            .iter()
+            .map(|&r| label_of(r) as f64)
+            .collect();
+        let mut grad = vec![0.0; n_docs];
+        let got = data_loss(
+            LossKind::Softmax,
+            &logits,
+            &labels,
+            &[0, n_docs],
+            &[true],
+            1.0,
+            &mut grad,
+        );
+        assert!(
+            (got - expected).abs() < 1e-5 * expected.abs(),
+            "loss {got} against {expected}"
+        );
+        for d in 0..n_docs {
+            let want = log_softmax[d].exp() - target[d] / weight;
+            assert!(
+                (grad[d] - want).abs() < 1e-5,
+                "document {d}: {} against {want}",
+                grad[d]
+            );
+        }
+    }
+}
+
+/// Every method that learns from clicks trains on the bundled MQ2008 with simulated clicks, on
+/// RankNet and the softmax, and reports the graded NDCG with the paired tests on it.
+#[test]
+fn the_click_methods_compare_on_simulated_logs() {
+    for loss in [LossKind::RankNet, LossKind::Softmax] {
+        let setup = clicks_setup(loss);
+        let (data, comparison) = common::engines::compare_on_cpu(&setup);
+        assert_eq!(comparison.verdict_metric(), "graded_ndcg@8");
+        let tests = comparison.tests(1);
+        for (a, b) in [
+            ("ips", "naive"),
+            ("ips-estimated", "naive"),
+            ("ips-estimated", "ips"),
+            ("full-information", "ips"),
+            ("pfd", "ips"),
+        ] {
+            assert!(
+                tests
+                    .iter()
+                    .any(|t| t.a == a && t.b == b && t.metric == "graded_ndcg@8" && t.p.is_some()),
+                "{loss}: no test of {a} against {b}"
+            );
+        }
+        let results = distillrank::pipeline::report::results_json(&data, &setup, &comparison);
+        let clicks = &results["clicks"];
+        assert_eq!(clicks["true_propensities"][1], 0.5, "{clicks}");
+        assert_eq!(
+            clicks["estimated_propensities"].as_array().unwrap().len(),
+            10
+        );
+        // The methods differ: their labels do.
+        let graded = |m: Method| {
+            comparison.get(m).unwrap().runs[0]
+                .student
+                .test_graded_ndcg
+                .clone()
+        };
+        assert_ne!(graded(Method::Naive), graded(Method::FullInformation));
+    }
+}
+
+/// The labels of each method: the naive clicks per session, IPS above them at lower ranks, and
+/// full information the grades (y = g, whose gain is 2^g - 1).
+#[test]
+fn each_method_trains_on_its_own_labels() {
+    let setup = clicks_setup(LossKind::RankNet);
+    let data = prepare(&setup).unwrap();
+    let clicks = data.click_labels(&setup.methods).unwrap().unwrap();
+    let train = &data.prepared.train;
+    let table = data.clicks.as_deref().unwrap();
+    assert_eq!(table.n_docs(), train.n_docs());
+    assert_eq!(clicks.naive.len(), train.n_docs());
+    // IPS never weighs a click less than naive does (theta <= 1), and more somewhere.
+    let ips = clicks.ips.as_ref().unwrap();
+    assert!(clicks.naive.iter().zip(ips).all(|(n, i)| i >= n));
+    assert!(clicks.naive.iter().zip(ips).any(|(n, i)| i > n));
+    let set = |m: Method| {
+        let distillrank::ranking::distill::Student::Labels(label) = m.entry().student else {
+            panic!("{m} learns from its own labels")
+        };
+        distillrank::ranking::clicks::training_set(label, m.name(), train, Some(&clicks)).unwrap()
+    };
+    let full = set(Method::FullInformation);
+    for (y, &g) in full.labels.iter().zip(&train.grades) {
+        assert!((y - g as f32).abs() < 1e-5);
+    }
+    let naive = set(Method::Naive);
+    for (y, &r) in naive.labels.iter().zip(&clicks.naive) {
+        assert!((y - label_of(r as f64)).abs() < 1e-7);
+    }
+    assert_eq!(
+        naive.positive_group.iter().filter(|&&p| !p).count(),
+        clicks.queries_without_click
+    );
+    let again = ClickLabels::new(table).unwrap();
+    assert_eq!(again, *clicks);
+}
+
+/// The click methods train the same on the WGSL engine as on the CPU engine.
+#[test]
+fn click_methods_train_the_same_on_both_engines() {
+    for loss in [LossKind::RankNet, LossKind::Softmax] {
+        let mut setup = clicks_setup(loss);
+        setup.epochs = 1;
+        setup.batch_docs = 512;
+        let data = prepare(&setup).unwrap();
+        for method in [Method::Ips, Method::IpsEstimated] {
+            let Some((cpu, on_gpu)) = common::engines::fit_on_both(&data, &setup, method) else {
+                return;
+            };
+            assert_eq!(cpu.student.history.len(), on_gpu.student.history.len());
+            for (c, g) in cpu.student.history.iter().zip(&on_gpu.student.history) {
+                assert!(
+                    c.data_loss > 0.0
+                        && (c.data_loss - g.data_loss).abs() < 1e-3 * c.data_loss.max(1.0),
+                    "{loss} {method}: epoch {}: {c:?} vs {g:?}",
+                    c.epoch
+                );
+            }
+        }
+    }
+}
+
+/// What the methods that learn from clicks cannot run with is refused by name, with what would
+/// work: data without clicks by rank, a pointwise loss on binary labels, a global objective, and
+/// IPS with true propensities under a click model that has none.
+#[test]
+fn settings_the_click_methods_cannot_run_with_are_refused() {
+    let refused = |setup: &Setup, words: &[&str]| {
+        let message = prepare(setup)
+            .and_then(|data| {
+                distillrank::pipeline::run::compare_config(
+                    &data,
+                    setup,
+                    &Engine::Cpu,
+                    &Stop::default(),
+                )
+            })
+            .map(|_| ())
+            .unwrap_err()
+            .to_string();
+        for w in words {
+            assert!(message.contains(w), "{message:?} lacks {w:?}");
+        }
+    };
+    for method in [Method::Naive, Method::Ips, Method::IpsEstimated] {
+        // Without logs there are no clicks.
+        let mut setup = common::engines::small_setup(DataSource::Mq2008);
+        setup.methods = vec![method];
+        refused(&setup, &[method.name(), "--privileged logs"]);
+        // RankBCE learns binary labels.
+        let mut setup = clicks_setup(LossKind::RankBce);
+        setup.methods = vec![method];
+        refused(&setup, &[method.name(), "--loss rankbce", "ranknet"]);
+    }
+    // Full information needs no clicks, but a loss that takes grades.
+    let mut setup = common::engines::small_setup(DataSource::Mq2008);
+    setup.methods = vec![Method::FullInformation];
+    setup.loss = LossKind::RankBce;
+    refused(&setup, &["full-information", "--loss rankbce"]);
+    // The true propensities exist under PBM only.
+    let mut setup = clicks_setup(LossKind::RankNet);
+    setup.data.logs.click_model = distillrank::data::logs::ClickModel::Cascade;
+    setup.methods = vec![Method::Ips];
+    refused(&setup, &["ips", "--click-model pbm", "ips-estimated"]);
+    // Estimated propensities exist under any click model.
+    setup.methods = vec![Method::IpsEstimated];
+    let data = prepare(&setup).unwrap();
+    assert!(distillrank::pipeline::run::compare_config(
+        &data,
+        &setup,
+        &Engine::Cpu,
+        &Stop::default()
+    )
+    .is_ok());
+}
+
+/// An estimated propensity of 0 (a rank whose documents are shown but never clicked) is refused
+/// with the rank, rather than weighing its clicks without bound.
+#[test]
+fn a_rank_never_clicked_is_refused_by_rank() {
+    let (n_docs, shown) = (4, 3);
+    let mut table = ClickTable {
+        shown,
+        sessions: 50,
+        impressions: vec![50; n_docs * shown],
+        clicks: vec![0; n_docs * shown],
+        examination: None,
+        group_offsets: vec![0, n_docs],
+        qids: vec![1],
+    };
+    for d in 0..n_docs {
+        table.clicks[d * shown] = 10 + d as u32;
+        table.clicks[d * shown + 1] = 5;
+    }
+    let message = em_propensities(&table).unwrap_err().to_string();
+    assert!(message.contains("rank 3"), "{message}");
+    // An empty log.
+    table.impressions.fill(0);
+    table.clicks.fill(0);
+    let message = em_propensities(&table).unwrap_err().to_string();
+    assert!(message.contains("no impression"), "{message}");
+}
