@@ -337,6 +337,9 @@ pub fn run(args: &CompareArgs, given: &[String], out: &Output) -> Result<()> {
     save_students(&folder.file("students"), &data, &setup, &comparison)?;
     plot::ndcg_per_epoch(&folder.file("ndcg_per_epoch.svg"), &comparison)?;
     plot::loss_terms(&folder.file("loss_terms.svg"), &comparison)?;
+    if let Some(clicks) = results.get("clicks") {
+        plot::propensities(&folder.file("propensities.svg"), clicks)?;
+    }
     folder.finish()?;
     if out.json {
         outln!("{}", serde_json::to_string(&results).expect("serialise"));
@@ -358,8 +361,13 @@ pub fn run(args: &CompareArgs, given: &[String], out: &Output) -> Result<()> {
         }
         outln!("{throughput}");
         outln!(
-            "wrote {}/{{report.md, results.json, results.csv, tests.csv, setup.json, ndcg_per_epoch.svg, loss_terms.svg, students/}} in {seconds:.0} s",
-            args.out.display()
+            "wrote {}/{{report.md, results.json, results.csv, tests.csv, setup.json, ndcg_per_epoch.svg, loss_terms.svg, {}students/}} in {seconds:.0} s",
+            args.out.display(),
+            if results.get("clicks").is_some() {
+                "propensities.svg, "
+            } else {
+                ""
+            }
         );
     }
     Ok(())

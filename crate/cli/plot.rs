@@ -219,3 +219,40 @@ pub fn loss_terms(path: &Path, c: &Comparison) -> Result<()> {
         SeriesLabelPosition::UpperRight,
     )
 }
+
+/// The examination probability of each displayed rank relative to rank 1: the simulator's true
+/// one (where its click model has one) against the estimate from the clicks, from `results.json`'s
+/// `clicks` ([`distillrank::ranking::clicks::ClickLabels::report_json`]).
+pub fn propensities(path: &Path, clicks: &serde_json::Value) -> Result<()> {
+    let read = |key: &str| -> Option<Vec<(f64, f64)>> {
+        let values = clicks.get(key)?.as_array()?;
+        Some(
+            values
+                .iter()
+                .enumerate()
+                .filter_map(|(k, v)| Some(((k + 1) as f64, v.as_f64()?)))
+                .collect(),
+        )
+    };
+    let series: Vec<Series> = [
+        ("true (the simulator's)", "true_propensities"),
+        ("estimated by EM from the clicks", "estimated_propensities"),
+    ]
+    .into_iter()
+    .filter_map(|(name, key)| {
+        Some(Series {
+            name: name.into(),
+            points: read(key)?,
+            band: None,
+        })
+    })
+    .collect();
+    lines(
+        path,
+        "Examination probability by displayed rank, relative to rank 1",
+        "displayed rank",
+        "propensity",
+        &series,
+        SeriesLabelPosition::UpperRight,
+    )
+}

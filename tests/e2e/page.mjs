@@ -1298,6 +1298,36 @@ await check("an_external_teacher_gives_the_clis_student", async () => {
   }
 });
 
+await check("learning_from_clicks_gives_the_clis_numbers", async () => {
+  // Clicks simulated on MQ2008 (PBM, eta = 1) and the methods that learn from them, on a pool of
+  // two workers that share the prepared data with the clicks by rank: the page's table is the
+  // CLI's on the page's setup.json, its verdicts are on the graded NDCG, and results.json holds
+  // the propensities, true and estimated.
+  const methods = ["naive", "ips", "ips-estimated", "full-information"];
+  const p = await freshPage(`#source=mq2008&privileged_kind=logs&loss=softmax&method=${methods.join(",")}` +
+    "&seeds=2&epochs=2&widths=16&backend=cpu&workers=2");
+  try {
+    await p.waitForFunction(() => /MQ2008/.test(document.getElementById("stats").textContent), null, { timeout: 60_000 });
+    const status = await clickAndWait(p, "#run", 600_000);
+    expect(status.startsWith("Done"), `the run: ${status} ${await errorText(p)}`);
+    const { onPage, byCli } = await pageAndCli(p);
+    for (const m of methods) {
+      for (const key of ["ndcg@8", "graded_ndcg@8"]) {
+        expect(onPage.methods[m][key].mean === byCli.methods[m][key].mean,
+          `${m} ${key}: page ${onPage.methods[m][key].mean}, CLI ${byCli.methods[m][key].mean}`);
+      }
+    }
+    expect(JSON.stringify(onPage.clicks) === JSON.stringify(byCli.clicks) && onPage.clicks.estimated_propensities.length === 10,
+      `the clicks: ${JSON.stringify(onPage.clicks)}`);
+    expect(onPage.verdict_metric === "graded_ndcg@8", `verdict metric: ${onPage.verdict_metric}`);
+    const verdict = await p.locator("#verdict").textContent();
+    expect(/IPS against naive clicks|IPS beats naive clicks|IPS does worse than naive clicks/.test(verdict), `the verdict: ${verdict}`);
+    console.log(`    graded NDCG@8, page = CLI: ${methods.map((m) => `${m} ${onPage.methods[m]["graded_ndcg@8"].mean.toFixed(4)}`).join(", ")}`);
+  } finally {
+    await p.close();
+  }
+});
+
 await check("training_labels_grades_give_the_clis_numbers", async () => {
   // y = the grades (as LightGBM trains), LambdaRank with gains 2^y - 1: the page's table is
   // the CLI's on the page's setup.json, and NDCG on y is the graded NDCG.

@@ -277,6 +277,31 @@ def test_graded_labels_give_the_clis_numbers_and_refuse_rankbce(tmp_path):
             train[0], train[1], qid=train[2])
 
 
+def test_learning_from_clicks_gives_the_clis_numbers(tmp_path):
+    """The methods that learn from clicks, on MQ2008 with clicks simulated here: Python's comparison
+    equals the CLI's, the propensities included, and the verdicts are on the graded NDCG; a Ranker
+    on arrays (no clicks by rank) is refused with what would work."""
+    methods = ["naive", "ips", "ips-estimated", "full-information", "pfd"]
+    out = tmp_path / "out"
+    cli("compare", "--bundled", "mq2008", "--privileged", "logs", "--loss", "softmax",
+        "--methods", ",".join(methods), "--seeds", 2, "--epochs", 1, "--widths", 16,
+        "--backend", "cpu", "--out", out, "--quiet")
+    theirs = json.loads((out / "results.json").read_text())
+    setup = distillrank.Setup(source="mq2008", privileged="logs", loss="softmax", methods=methods,
+                              seeds=2, epochs=1, widths=[16], backend="cpu")
+    ours = distillrank.compare(setup, verbose=False)
+    for method in methods:
+        for key in ["ndcg@8", "graded_ndcg@8"]:
+            assert ours["methods"][method][key] == theirs["methods"][method][key], (method, key)
+    assert ours["clicks"] == theirs["clicks"]
+    assert ours["verdict_metric"] == theirs["verdict_metric"] == "graded_ndcg@8"
+    truth, estimate = ours["clicks"]["true_propensities"], ours["clicks"]["estimated_propensities"]
+    assert truth[0] == estimate[0] == 1.0 and len(truth) == len(estimate) == 10
+    train = distillrank.mq2008()["train"]
+    with pytest.raises(ValueError, match="--privileged logs"):
+        distillrank.Ranker(method="ips", loss="softmax", epochs=1).fit(train[0], train[1], qid=train[2])
+
+
 def test_class_a_model_that_does_not_rank_is_marked(tmp_path):
     """A model that gives every document of each test query one score is named in Python's
     results as in the CLI's: here GenD's teacher, whose z is the same for every document of a
