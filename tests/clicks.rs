@@ -346,3 +346,34 @@ fn a_rank_never_clicked_is_refused_by_rank() {
     let message = em_propensities(&table).unwrap_err().to_string();
     assert!(message.contains("no impression"), "{message}");
 }
+
+/// A prepared-splits file does not keep the clicks by rank: the run that writes it learns from
+/// its clicks in memory, and a later run that reads it back is refused with what to turn off.
+#[test]
+fn the_prepared_cache_keeps_no_clicks_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let fold = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/mq2008/Fold1");
+    let mut names = Vec::new();
+    for file in ["train.txt", "vali.txt", "test.txt"] {
+        std::fs::copy(fold.join(file), dir.path().join(file)).unwrap();
+        names.push(dir.path().join(file).display().to_string());
+    }
+    let mut setup = clicks_setup(LossKind::RankNet);
+    setup.methods = vec![Method::IpsEstimated];
+    setup.data.source = DataSource::Files {
+        train: names[0].clone(),
+        valid: Some(names[1].clone()),
+        test: Some(names[2].clone()),
+    };
+    setup.data.prepared_cache = true;
+    let config = |data: &distillrank::pipeline::preparation::PreparedData| {
+        distillrank::pipeline::run::compare_config(data, &setup, &Engine::Cpu, &Stop::default())
+    };
+    let written = prepare(&setup).unwrap();
+    assert!(written.clicks.is_some());
+    assert!(config(&written).is_ok());
+    let read = prepare(&setup).unwrap();
+    assert!(read.clicks.is_none());
+    let message = config(&read).unwrap_err().to_string();
+    assert!(message.contains("--prepared-cache"), "{message}");
+}

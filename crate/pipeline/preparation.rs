@@ -205,7 +205,11 @@ fn prepare_through_file(
         }
     };
     let prepared = prepare_in_memory(data, store, needs_test, &scratch, reporter)?;
-    let extra = prepared.about();
+    // The clicks by rank stay in memory for this run: at a large file's size their JSON would
+    // outgrow the file's description.
+    let mut extra = prepared.about();
+    extra["clicks"] = serde_json::Value::Null;
+    let clicks = prepared.clicks.clone();
     if let Err(e) = crate::data::prepared_cache::write(&path, key, &prepared.prepared, extra) {
         // The splits are prepared: a full disk or a read-only folder costs the file, not the run.
         reporter.warn(&format!(
@@ -216,7 +220,7 @@ fn prepare_through_file(
     // Training reads the file's pages, which the system can drop and read again, rather than
     // matrices that must stay resident.
     drop(prepared);
-    let prepared = read_prepared(&path, key)?.ok_or_else(|| {
+    let mut prepared = read_prepared(&path, key)?.ok_or_else(|| {
         Error::Config(format!(
             "{} was replaced while it was read back: run again",
             path.display()
@@ -226,6 +230,7 @@ fn prepare_through_file(
         "prepared splits written to {}: later runs with these settings read them",
         path.display()
     ));
+    prepared.clicks = clicks;
     Ok(prepared)
 }
 

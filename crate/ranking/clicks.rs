@@ -251,7 +251,7 @@ pub fn training_set(
     let clicks = || {
         clicks.ok_or_else(|| {
             Error::Config(format!(
-                "{method} learns from clicks by displayed rank, which only logs simulated here keep: compare on a LETOR file or MQ2008 with --privileged logs (files written by data simulate-logs hold per-document sums only)"
+                "{method} learns from clicks by displayed rank, which only logs simulated in this run keep: compare on a LETOR file or MQ2008 with --privileged logs (files written by data simulate-logs hold per-document sums only, and a prepared-splits file read back from --prepared-cache holds none)"
             ))
         })
     };

@@ -298,7 +298,7 @@ def test_learning_from_clicks_gives_the_clis_numbers(tmp_path):
     truth, estimate = ours["clicks"]["true_propensities"], ours["clicks"]["estimated_propensities"]
     assert truth[0] == estimate[0] == 1.0 and len(truth) == len(estimate) == 10
     train = distillrank.mq2008()["train"]
-    with pytest.raises(ValueError, match="--privileged logs"):
+    with pytest.raises(ValueError, match="privileged logs"):
         distillrank.Ranker(method="ips", loss="softmax", epochs=1).fit(train[0], train[1], qid=train[2])
 
 
