@@ -377,3 +377,132 @@ fn the_prepared_cache_keeps_no_clicks_and_says_so() {
     let message = config(&read).unwrap_err().to_string();
     assert!(message.contains("--prepared-cache"), "{message}");
 }
+
+/// The impressions log `data simulate-logs` writes is the simulation, impression by impression:
+/// read back, it sums to the clicks by rank the simulation kept, on two kinds of data.
+#[test]
+fn the_impressions_log_reads_back_as_the_simulations_clicks() {
+    use distillrank::data::logs::read_impressions;
+    for (name, data) in datasets() {
+        let options = LogOptions::default();
+        let logs = simulate(&[&data], &[name.to_string()], &options).unwrap();
+        let mut text = Vec::new();
+        logs.write_impressions(&data, &options, &mut text).unwrap();
+        let lines = text.iter().filter(|&&b| b == b'\n').count();
+        let shown: usize = data
+            .group_offsets
+            .windows(2)
+            .map(|g| (g[1] - g[0]).min(options.shown) * options.sessions)
+            .sum();
+        assert_eq!(lines, 1 + shown, "{name}: one line per shown document");
+        let read =
+            read_impressions(&text, name, &data, &[], logs.clicks.examination.clone()).unwrap();
+        assert_eq!(read, logs.clicks, "{name}");
+    }
+}
+
+/// A compare on files `data simulate-logs` wrote reads their impressions log and trains the
+/// methods that learn from clicks as on logs simulated in the run.
+#[test]
+fn files_from_simulate_logs_give_the_clicks_of_a_simulation_in_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let fold = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/mq2008/Fold1");
+    let files: Vec<String> = ["train.txt", "vali.txt", "test.txt"]
+        .iter()
+        .map(|f| fold.join(f).display().to_string())
+        .collect();
+    let done = std::process::Command::new(env!("CARGO_BIN_EXE_distillrank"))
+        .args([
+            "data",
+            "simulate-logs",
+            &files[0],
+            &files[1],
+            &files[2],
+            "-o",
+        ])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        done.status.success(),
+        "{}",
+        String::from_utf8_lossy(&done.stderr)
+    );
+    assert!(dir.path().join("train.txt.impressions.tsv").exists());
+    let source = |folder: &std::path::Path| DataSource::Files {
+        train: folder.join("train.txt").display().to_string(),
+        valid: Some(folder.join("vali.txt").display().to_string()),
+        test: Some(folder.join("test.txt").display().to_string()),
+    };
+    let mut setup = clicks_setup(LossKind::RankNet);
+    setup.data.source = source(dir.path());
+    let written = prepare(&setup).unwrap();
+    setup.data.source = source(&fold);
+    let simulated_here = prepare(&setup).unwrap();
+    assert!(written.clicks.is_some());
+    assert_eq!(written.clicks, simulated_here.clicks);
+}
+
+/// Every way an impressions log can be wrong is refused with its line and field and what was
+/// expected.
+#[test]
+fn a_bad_impressions_log_is_refused_by_line_and_field() {
+    use distillrank::data::logs::read_impressions;
+    let [data, ..] = distillrank::data::bundled::mq2008().unwrap();
+    let (qid, n) = (data.qids[0], data.group(0).len());
+    let header = "qid\tsession\tposition\tdoc\tclick\n";
+    let good = format!("{qid}\t0\t1\t1\t1\n");
+    let (past_doc, past_position) = (format!("doc {}", n + 1), format!("position {}", n + 1));
+    let cases: Vec<(String, Vec<&str>)> = vec![
+        (
+            "qid,session,position,doc,click\n".to_string() + &good,
+            vec!["line 1", "header"],
+        ),
+        (
+            format!("{header}{qid}\t0\t1\t1\n"),
+            vec!["line 2", "4 fields", "expected 5"],
+        ),
+        (
+            format!("{header}{good}{qid}\tx\t1\t1\t0\n"),
+            vec!["line 3", "session 'x'", "whole number"],
+        ),
+        (
+            format!("{header}{good}99999999\t0\t1\t1\t0\n"),
+            vec!["line 3", "qid 99999999", "not a query"],
+        ),
+        (
+            format!("{header}{qid}\t0\t1\t{}\t0\n", n + 1),
+            vec!["line 2", &past_doc],
+        ),
+        (
+            format!("{header}{qid}\t0\t0\t1\t0\n"),
+            vec!["line 2", "position 0", "displayed rank"],
+        ),
+        (
+            format!("{header}{qid}\t0\t{}\t1\t0\n", n + 1),
+            vec!["line 2", &past_position],
+        ),
+        (
+            format!("{header}{qid}\t0\t1\t1\t2\n"),
+            vec!["line 2", "click 2", "0 or 1"],
+        ),
+        (
+            format!("{header}{qid}\t0\t1\t1\t-1\n"),
+            vec!["line 2", "click '-1'"],
+        ),
+        (header.to_string(), vec!["no impression", "empty"]),
+        (String::new(), vec!["line 1", "header"]),
+    ];
+    for (text, words) in cases {
+        let message = read_impressions(text.as_bytes(), "log.tsv", &data, &[], None)
+            .unwrap_err()
+            .to_string();
+        assert!(message.contains("log.tsv"), "{message}");
+        for w in words {
+            assert!(message.contains(w), "{message:?} lacks {w:?}\n{text}");
+        }
+    }
+    // A query held out of the file as its test split is passed over, not refused.
+    let held = format!("{header}{good}99999999\t0\t1\t1\t0\n");
+    assert!(read_impressions(held.as_bytes(), "log.tsv", &data, &[99999999], None).is_ok());
+}

@@ -28,7 +28,7 @@ use super::{
 };
 use distillrank::data::inputs::Inputs;
 use distillrank::data::logs;
-use distillrank::pipeline::store::sidecar_path;
+use distillrank::pipeline::store::{impressions_path, sidecar_path};
 use distillrank::setup::{files_tau_target, FILES_T};
 
 pub fn stats(args: &StatsArgs, out: &Output) -> Result<()> {
@@ -276,6 +276,18 @@ pub fn simulate_logs(args: &SimulateLogsArgs, out: &Output) -> Result<()> {
     for (i, (dataset, target)) in simulated.datasets.iter().zip(&targets).enumerate() {
         output::stage_with(target, |w| dataset.write_letor_sparse(w))?.commit()?;
         let mut sidecar = simulated.sidecar(i, &options, &names[i]);
+        if i == 0 {
+            // The training file's impressions, one line per shown document: what the methods
+            // that learn from clicks read back.
+            let log = impressions_path(target);
+            output::stage_with(&log, |w| simulated.write_impressions(&data[0], &options, w))?
+                .commit()?;
+            sidecar["impressions"] = log
+                .file_name()
+                .map(|n| n.to_string_lossy().to_string())
+                .into();
+            sidecar["examination"] = serde_json::json!(simulated.clicks.examination);
+        }
         // The file it describes, by size and CRC-32: a sidecar copied beside another file is
         // refused.
         sidecar["file"] = distillrank::pipeline::store::file_identity(target)?;
@@ -303,8 +315,13 @@ pub fn simulate_logs(args: &SimulateLogsArgs, out: &Output) -> Result<()> {
         c.impressions, c.clicks, c.ctr, c.mean_position, c.dwell, c.conversions
     );
     for ((stats, target), name) in simulated.stats.iter().zip(&targets).zip(&names) {
+        let log = if std::ptr::eq(target, &targets[0]) {
+            format!(", {}", impressions_path(target).display())
+        } else {
+            String::new()
+        };
         outln!(
-            "{} -> {} (+ {})",
+            "{} -> {} (+ {}{log})",
             name,
             target.display(),
             sidecar_path(target).display()

@@ -339,7 +339,30 @@ pub struct SimulatedLogs {
     /// The first file's impressions and clicks of every document at every displayed rank: what
     /// the methods that learn from clicks read ([`crate::ranking::clicks`]).
     pub clicks: ClickTable,
+    /// The logging ranker's standardised scores of the first file and the draws' key: enough
+    /// to simulate its queries again, impression by impression ([`Self::write_impressions`]).
+    first_scores: Vec<f64>,
+    key: u64,
 }
+
+/// One shown document of one impression of a query.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Impression {
+    /// The session, 0-based within its query.
+    pub session: u32,
+    /// The displayed rank, 1-based.
+    pub position: u32,
+    /// The document: its 1-based row within its query in the LETOR file.
+    pub doc: u32,
+    pub click: bool,
+}
+
+/// The header line of an impressions log ([`SimulatedLogs::write_impressions`],
+/// [`read_impressions`]): tab-separated, one line per shown document of each impression.
+pub const IMPRESSIONS_HEADER: &str = "qid\tsession\tposition\tdoc\tclick";
+
+/// The largest impressions log read, bytes.
+pub const MAX_IMPRESSIONS_BYTES: u64 = 8 << 30;
 
 /// Impressions and clicks of every document of a file at each displayed rank 1..=`shown`,
 /// summed over its query's sessions, with the examination probabilities that made them where
@@ -348,7 +371,8 @@ pub struct SimulatedLogs {
 pub struct ClickTable {
     /// Ranks per document.
     pub shown: usize,
-    /// Sessions of every query.
+    /// The most sessions of a query (for reports; each query's own count is its impressions at
+    /// rank 1).
     pub sessions: usize,
     /// `impressions[d * shown + k]`: sessions that showed document d at rank k + 1.
     pub impressions: Vec<u32>,
@@ -385,6 +409,44 @@ impl ClickTable {
 }
 
 impl SimulatedLogs {
+    /// Writes the first file's impressions, one line per shown document of each session
+    /// (`qid, session, position, doc, click`, after [`IMPRESSIONS_HEADER`]), query by query in
+    /// the file's order: each query simulated again from its own draws, so the log is the one
+    /// whose sums are [`Self::clicks`] and memory holds one query's sessions at a time.
+    pub fn write_impressions(
+        &self,
+        first: &Dataset,
+        options: &LogOptions,
+        w: &mut dyn std::io::Write,
+    ) -> std::io::Result<()> {
+        writeln!(w, "{IMPRESSIONS_HEADER}")?;
+        let mut record = Vec::new();
+        for g in 0..first.n_groups() {
+            record.clear();
+            simulate_query(
+                first,
+                g,
+                &self.first_scores,
+                options,
+                self.max_grade,
+                self.key,
+                Keep {
+                    by_rank: false,
+                    record: Some(&mut record),
+                },
+            );
+            let qid = first.qids[g];
+            for r in &record {
+                writeln!(
+                    w,
+                    "{qid}\t{}\t{}\t{}\t{}",
+                    r.session, r.position, r.doc, r.click as u8
+                )?;
+            }
+        }
+        Ok(())
+    }
+
     /// The JSON sidecar of the `index`-th file: which columns hold what, every parameter, and
     /// the file's statistics.
     pub fn sidecar(&self, index: usize, options: &LogOptions, source: &str) -> serde_json::Value {
@@ -476,12 +538,24 @@ pub fn simulate(
     let key = Rng::stream(options.seed, 0x6c6f_6773).uniform().to_bits();
 
     let mut logs = Vec::with_capacity(files.len());
+    let mut first_scores = Vec::new();
     for file in files {
         let scores: Vec<f64> = ranker.scores(file).iter().map(|s| s / scale).collect();
         let by_rank = logs.is_empty();
         logs.push(for_each_group(file, |g| {
-            simulate_query(file, g, &scores, options, max_grade, key, by_rank)
+            simulate_query(
+                file,
+                g,
+                &scores,
+                options,
+                max_grade,
+                key,
+                Keep::sums(by_rank),
+            )
         }));
+        if by_rank {
+            first_scores = scores;
+        }
     }
     let shown = options.shown;
     let mut table = ClickTable {
@@ -580,6 +654,8 @@ pub fn simulate(
         conversion_scale,
         max_grade,
         clicks: table,
+        first_scores,
+        key,
     })
 }
 
@@ -596,6 +672,23 @@ fn for_each_group<T: Send>(data: &Dataset, f: impl Fn(usize) -> T + Sync + Send)
     }
 }
 
+/// What a simulation of a query keeps beyond its per-document sums.
+struct Keep<'a> {
+    /// Impressions and clicks at each rank.
+    by_rank: bool,
+    /// Every shown document of every session, in order.
+    record: Option<&'a mut Vec<Impression>>,
+}
+
+impl Keep<'_> {
+    fn sums(by_rank: bool) -> Self {
+        Keep {
+            by_rank,
+            record: None,
+        }
+    }
+}
+
 /// The sessions of group `g`.
 fn simulate_query(
     data: &Dataset,
@@ -604,8 +697,12 @@ fn simulate_query(
     options: &LogOptions,
     max_grade: u8,
     key: u64,
-    by_rank: bool,
+    keep: Keep<'_>,
 ) -> QueryLog {
+    let Keep {
+        by_rank,
+        mut record,
+    } = keep;
     let docs = data.group(g);
     let n = docs.len();
     let shown = options.shown.min(n);
@@ -638,7 +735,7 @@ fn simulate_query(
     };
     let mut order: Vec<usize> = (0..n).collect();
     let mut keys = vec![0f64; n];
-    for _ in 0..options.sessions {
+    for session in 0..options.sessions {
         for (k, &s) in keys.iter_mut().zip(base) {
             *k = s + options.shuffle * rng.gumbel();
         }
@@ -663,6 +760,14 @@ fn simulate_query(
                     scanning && rng.uniform() < attractiveness[i]
                 }
             };
+            if let Some(record) = record.as_deref_mut() {
+                record.push(Impression {
+                    session: session as u32,
+                    position: rank as u32 + 1,
+                    doc: i as u32 + 1,
+                    click: clicked,
+                });
+            }
             if clicked {
                 doc.clicks += 1;
                 if let Some(at) = doc.by_rank.get_mut(rank) {
@@ -856,4 +961,135 @@ fn fit_logging_ranker(data: &Dataset, options: &LogOptions) -> Result<Ranker> {
             .map(|((j, mean, std), w)| (j, mean, std, w))
             .collect(),
     ))
+}
+
+/// The impressions and clicks by displayed rank of `data`'s documents, from an impressions log
+/// (`name` in errors): the header [`IMPRESSIONS_HEADER`], then one line per shown document.
+/// Queries of the log that `data` lacks are refused by line, except those in `held_out` (queries
+/// held out of the file as its test split). A log with no impression is refused. Every
+/// refusal names the line and the field, with what was expected.
+pub fn read_impressions(
+    text: &[u8],
+    name: &str,
+    data: &Dataset,
+    held_out: &[u64],
+    examination: Option<Vec<f64>>,
+) -> Result<ClickTable> {
+    let groups: std::collections::HashMap<u64, usize> =
+        data.qids.iter().enumerate().map(|(g, &q)| (q, g)).collect();
+    let held_out: std::collections::HashSet<u64> = held_out.iter().copied().collect();
+    let bad = |line: usize, message: String| Error::Data(format!("{name}, line {line}: {message}"));
+    let mut lines = text.split(|&b| b == b'\n').enumerate();
+    let header = lines
+        .next()
+        .map(|(_, l)| String::from_utf8_lossy(l).trim_end().to_string());
+    if header.as_deref() != Some(IMPRESSIONS_HEADER) {
+        return Err(bad(
+            1,
+            format!(
+                "the header '{}': expected '{}' (tab-separated)",
+                crate::error::printable(header.as_deref().unwrap_or("")),
+                IMPRESSIONS_HEADER.replace('\t', "\\t")
+            ),
+        ));
+    }
+    // (impressions, clicks) of each document at each rank, grown as ranks appear.
+    let mut cells: Vec<Vec<(u32, u32)>> = vec![Vec::new(); data.n_docs()];
+    let mut sessions: std::collections::HashMap<usize, std::collections::HashSet<u64>> =
+        Default::default();
+    let mut read = 0u64;
+    for (i, raw) in lines {
+        let line = i + 1;
+        let raw = String::from_utf8_lossy(raw);
+        let raw = raw.trim_end_matches('\r');
+        if raw.trim().is_empty() {
+            continue;
+        }
+        let fields: Vec<&str> = raw.split('\t').collect();
+        if fields.len() != 5 {
+            return Err(bad(
+                line,
+                format!(
+                    "{} fields: expected 5 (qid, session, position, doc, click), tab-separated",
+                    fields.len()
+                ),
+            ));
+        }
+        let number = |k: usize, what: &str| -> Result<u64> {
+            fields[k].trim().parse::<u64>().map_err(|_| {
+                bad(
+                    line,
+                    format!(
+                        "{what} '{}': expected a whole number",
+                        crate::error::printable(fields[k])
+                    ),
+                )
+            })
+        };
+        let qid = number(0, "qid")?;
+        let session = number(1, "session")?;
+        let position = number(2, "position")?;
+        let doc = number(3, "doc")?;
+        let click = number(4, "click")?;
+        let Some(&g) = groups.get(&qid) else {
+            if held_out.contains(&qid) {
+                continue;
+            }
+            return Err(bad(
+                line,
+                format!("qid {qid} is not a query of the data file"),
+            ));
+        };
+        let n = data.group(g).len() as u64;
+        if doc == 0 || doc > n {
+            return Err(bad(
+                line,
+                format!("doc {doc}: query {qid} has documents 1..={n} (rows within the query, in the file's order)"),
+            ));
+        }
+        if position == 0 || position > n {
+            return Err(bad(
+                line,
+                format!("position {position}: expected a displayed rank in 1..={n}, the documents of query {qid}"),
+            ));
+        }
+        if click > 1 {
+            return Err(bad(line, format!("click {click}: expected 0 or 1")));
+        }
+        let at = &mut cells[data.group(g).start + doc as usize - 1];
+        let k = position as usize - 1;
+        if at.len() <= k {
+            at.resize(k + 1, (0, 0));
+        }
+        at[k].0 += 1;
+        at[k].1 += click as u32;
+        sessions.entry(g).or_default().insert(session);
+        read += 1;
+    }
+    if read == 0 {
+        return Err(Error::Data(format!(
+            "{name}: no impression of the data's queries: the log is empty"
+        )));
+    }
+    let shown = cells.iter().map(Vec::len).max().unwrap_or(1).max(1);
+    let mut table = ClickTable {
+        shown,
+        sessions: sessions.values().map(|s| s.len()).max().unwrap_or(0),
+        impressions: Vec::with_capacity(data.n_docs() * shown),
+        clicks: Vec::with_capacity(data.n_docs() * shown),
+        examination: examination.map(|mut e| {
+            e.resize(shown, *e.last().unwrap_or(&1.0));
+            e
+        }),
+        group_offsets: data.group_offsets.clone(),
+        qids: data.qids.clone(),
+    };
+    for at in &cells {
+        for k in 0..shown {
+            let (n, c) = at.get(k).copied().unwrap_or((0, 0));
+            table.impressions.push(n);
+            table.clicks.push(c);
+        }
+    }
+    Ok(table)
 }

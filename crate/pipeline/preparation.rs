@@ -560,6 +560,32 @@ fn logged_splits(
             "logs simulated by data simulate-logs ({})",
             sidecar["click_model"].as_str().unwrap_or("see the sidecar")
         );
+        // The training file's impressions, where the sidecar names a log beside it.
+        let clicks = match sidecar["impressions"].as_str() {
+            Some(log) => {
+                let path = Path::new(train_name)
+                    .parent()
+                    .unwrap_or(Path::new(""))
+                    .join(log);
+                let name = path.display().to_string();
+                let bytes = store.file(
+                    &name,
+                    crate::data::logs::MAX_IMPRESSIONS_BYTES,
+                    "an impressions log",
+                )?;
+                let held_out = test.as_ref().map_or_else(Vec::new, |t| t.qids.clone());
+                let examination: Option<Vec<f64>> =
+                    serde_json::from_value(sidecar["examination"].clone()).unwrap_or(None);
+                Some(crate::data::logs::read_impressions(
+                    &bytes,
+                    &name,
+                    &train,
+                    &held_out,
+                    examination,
+                )?)
+            }
+            None => None,
+        };
         return Ok(Logged {
             train,
             valid,
@@ -567,7 +593,7 @@ fn logged_splits(
             columns,
             summary: None,
             description,
-            clicks: None,
+            clicks,
         });
     }
     let options = &data.logs;

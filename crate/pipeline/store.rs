@@ -279,6 +279,12 @@ pub fn sidecar_path(file: &Path) -> PathBuf {
 
 /// A sidecar's bytes as JSON, checked: its format, and columns that are the six consecutive
 /// columns `data simulate-logs` appends.
+/// The impressions log `data simulate-logs` writes beside a training file:
+/// `FILE.impressions.tsv`.
+pub fn impressions_path(file: &Path) -> PathBuf {
+    PathBuf::from(format!("{}.impressions.tsv", file.display()))
+}
+
 pub fn check_sidecar(path: &Path, bytes: &[u8]) -> Result<serde_json::Value> {
     use crate::data::logs::SIDECAR_FORMAT;
     let bytes = bytes.strip_prefix("\u{feff}".as_bytes()).unwrap_or(bytes);

@@ -104,19 +104,29 @@ pub fn label_of(r: f64) -> f32 {
 }
 
 /// The relevance estimate of every document of `table`: its clicks at each rank divided by
-/// `propensity` at that rank (1 everywhere: the naive estimate), per session.
+/// `propensity` at that rank (1 everywhere: the naive estimate), per session of its query. A
+/// query's sessions are its impressions at rank 1 (every session shows one document there), so
+/// logs whose queries were shown different numbers of times are read alike.
 pub fn relevance(table: &ClickTable, propensity: &[f64]) -> Vec<f64> {
-    (0..table.n_docs())
-        .map(|d| {
-            let clicks = table.of(d).1;
-            clicks
+    let mut out = Vec::with_capacity(table.n_docs());
+    for g in table.group_offsets.windows(2) {
+        let sessions: f64 = (g[0]..g[1]).map(|d| table.of(d).0[0] as f64).sum();
+        out.extend((g[0]..g[1]).map(|d| {
+            let weighted: f64 = table
+                .of(d)
+                .1
                 .iter()
                 .zip(propensity)
                 .map(|(&c, &p)| c as f64 / p)
-                .sum::<f64>()
-                / table.sessions as f64
-        })
-        .collect()
+                .sum();
+            if sessions > 0.0 {
+                weighted / sessions
+            } else {
+                0.0
+            }
+        }));
+    }
+    out
 }
 
 /// The rows of `table` (the logs of the file the training split was drawn from) of `train`'s
@@ -251,7 +261,7 @@ pub fn training_set(
     let clicks = || {
         clicks.ok_or_else(|| {
             Error::Config(format!(
-                "{method} learns from clicks by displayed rank, which only logs simulated in this run keep: compare on a LETOR file or MQ2008 with --privileged logs (files written by data simulate-logs hold per-document sums only, and a prepared-splits file read back from --prepared-cache holds none)"
+                "{method} learns from clicks by displayed rank: compare on a LETOR file or MQ2008 with --privileged logs, which simulates them, or on files data simulate-logs wrote with their impressions log (FILE.impressions.tsv, named by the sidecar); a prepared-splits file read back from --prepared-cache holds none"
             ))
         })
     };
