@@ -38,6 +38,7 @@ __all__ = [
     "objectives",
     "load",
     "read_letor",
+    "read_impressions",
     "mq2008",
     "paired_test",
     "__version__",
@@ -526,6 +527,26 @@ def read_letor(path: str, query: Optional[str] = None) -> Tuple[_np.ndarray, _np
     LightGBM ``.query`` file of group sizes, for files without ``qid:``. A malformed file raises
     ``ValueError`` naming file:line:column."""
     return _distillrank.read_letor(str(path), None if query is None else str(query))
+
+
+def read_impressions(path: str, data: str, query: Optional[str] = None) -> Dict[str, Any]:
+    """Reads an impressions log (tab-separated ``qid session position doc click``, as ``distillrank
+    data simulate-logs`` writes it beside the training file) against the LETOR file ``data`` whose
+    queries and documents it names (``doc``: the 1-based row within its query). Returns the clicks
+    by document and displayed rank, the table the methods that learn from clicks read:
+    ``impressions`` and ``clicks`` int64 (n_docs, shown), ``qid`` int64 per document, and
+    ``sessions``, the most sessions of a query. A bad log raises ``ValueError`` naming its line and
+    field."""
+    table = _json.loads(_distillrank.read_impressions(str(path), str(data), None if query is None else str(query)))
+    shown = table["shown"]
+    offsets = table["group_offsets"]
+    qid = _np.repeat(_np.asarray(table["qids"], dtype=_np.int64), _np.diff(_np.asarray(offsets, dtype=_np.int64)))
+    return {
+        "impressions": _np.asarray(table["impressions"], dtype=_np.int64).reshape(-1, shown),
+        "clicks": _np.asarray(table["clicks"], dtype=_np.int64).reshape(-1, shown),
+        "qid": qid,
+        "sessions": table["sessions"],
+    }
 
 
 def mq2008() -> Dict[str, Tuple[_np.ndarray, _np.ndarray, _np.ndarray]]:

@@ -560,8 +560,11 @@ fn forest_scores<'py>(
     columns: &str,
 ) -> PyResult<Bound<'py, PyArray1<f64>>> {
     let columns: distillrank::forest::Columns =
-        serde_json::from_value(serde_json::Value::String(columns.into()))
-            .map_err(|_| PyValueError::new_err(format!("teacher columns '{columns}': expected auto, from-1 or from-0")))?;
+        serde_json::from_value(serde_json::Value::String(columns.into())).map_err(|_| {
+            PyValueError::new_err(format!(
+                "teacher columns '{columns}': expected auto, from-1 or from-0"
+            ))
+        })?;
     let width = x.shape()[1];
     let values: Vec<f64> = x.as_array().iter().copied().collect();
     let scores = py.detach(|| {
@@ -591,6 +594,29 @@ fn read_letor(py: Python<'_>, path: PathBuf, query: Option<PathBuf>) -> PyResult
         .detach(|| read_letor_file(&path, query.as_deref(), &ReadOptions::default()))
         .map_err(value_error)?;
     letor_arrays(py, data)
+}
+
+/// An impressions log (`qid session position doc click`, as `data simulate-logs` writes it)
+/// summed by document and displayed rank over the queries of the LETOR file `data` (JSON of the
+/// library's click table); a bad log raises naming its line and field.
+#[pyfunction]
+#[pyo3(signature = (path, data, query=None))]
+fn read_impressions(
+    py: Python<'_>,
+    path: PathBuf,
+    data: PathBuf,
+    query: Option<PathBuf>,
+) -> PyResult<String> {
+    use distillrank::data::letor::{read_letor_file, ReadOptions};
+    use distillrank::data::logs::{read_impressions, MAX_IMPRESSIONS_BYTES};
+    py.detach(|| {
+        let data = read_letor_file(&data, query.as_deref(), &ReadOptions::default())?;
+        let bytes =
+            distillrank::data::read_capped(&path, MAX_IMPRESSIONS_BYTES, "an impressions log")?;
+        let table = read_impressions(&bytes, &path.display().to_string(), &data, &[], None)?;
+        Ok(serde_json::to_string(&table).expect("a click table serialises"))
+    })
+    .map_err(value_error)
 }
 
 /// The MQ2008 Fold1 bundled in the library: {"train": (X, y, qid), "valid": ..., "test": ...}.
@@ -633,6 +659,7 @@ fn _distillrank(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sweep, m)?)?;
     m.add_function(wrap_pyfunction!(objectives, m)?)?;
     m.add_function(wrap_pyfunction!(read_letor, m)?)?;
+    m.add_function(wrap_pyfunction!(read_impressions, m)?)?;
     m.add_function(wrap_pyfunction!(forest_scores, m)?)?;
     m.add_function(wrap_pyfunction!(mq2008, m)?)?;
     m.add_function(wrap_pyfunction!(paired_test, m)?)?;

@@ -302,6 +302,30 @@ def test_learning_from_clicks_gives_the_clis_numbers(tmp_path):
         distillrank.Ranker(method="ips", loss="softmax", epochs=1).fit(train[0], train[1], qid=train[2])
 
 
+def test_read_impressions_sums_the_log_as_the_library_does(tmp_path):
+    """read_impressions: the log data simulate-logs writes, summed by document and rank, equals an
+    independent numpy sum of its lines; a bad line raises naming its line and field."""
+    fold = ROOT.parent / "shared/data/mq2008/Fold1"
+    out = tmp_path / "logs"
+    cli("data", "simulate-logs", fold / "train.txt", fold / "vali.txt", fold / "test.txt", "-o", out)
+    log, data = out / "train.txt.impressions.tsv", out / "train.txt"
+    table = distillrank.read_impressions(log, data)
+    rows = np.loadtxt(log, dtype=np.int64, skiprows=1, delimiter="\t")
+    _, _, qid = distillrank.read_letor(data)
+    starts = {q: i for i, q in reversed(list(enumerate(qid)))}
+    doc = np.array([starts[q] for q in rows[:, 0]]) + rows[:, 3] - 1
+    impressions = np.zeros_like(table["impressions"])
+    clicks = np.zeros_like(table["clicks"])
+    np.add.at(impressions, (doc, rows[:, 2] - 1), 1)
+    np.add.at(clicks, (doc, rows[:, 2] - 1), rows[:, 4])
+    assert (table["impressions"] == impressions).all() and (table["clicks"] == clicks).all()
+    assert (table["qid"] == qid).all() and table["sessions"] == 100 and table["impressions"].shape[1] == 10
+    bad = tmp_path / "bad.tsv"
+    bad.write_text("qid\tsession\tposition\tdoc\tclick\n" + f"{qid[0]}\t0\t1\t1\t2\n")
+    with pytest.raises(ValueError, match="line 2: click 2"):
+        distillrank.read_impressions(bad, data)
+
+
 def test_class_a_model_that_does_not_rank_is_marked(tmp_path):
     """A model that gives every document of each test query one score is named in Python's
     results as in the CLI's: here GenD's teacher, whose z is the same for every document of a
