@@ -65,6 +65,7 @@ fn em_recovers_the_simulators_propensities_at_two_position_biases() {
             let estimated = em_propensities(&logs.clicks).unwrap();
             let truth = logs.clicks.examination.clone().unwrap();
             for (k, (e, t)) in estimated.iter().zip(&truth).enumerate() {
+                let e = e.expect("every rank is shown");
                 assert!(
                     (e - t).abs() <= 0.15 * t,
                     "{name}, eta {eta}, rank {}: estimated {e:.4}, true {t:.4}\n{estimated:?}",
@@ -253,15 +254,7 @@ fn click_methods_train_the_same_on_both_engines() {
             let Some((cpu, on_gpu)) = common::engines::fit_on_both(&data, &setup, method) else {
                 return;
             };
-            assert_eq!(cpu.student.history.len(), on_gpu.student.history.len());
-            for (c, g) in cpu.student.history.iter().zip(&on_gpu.student.history) {
-                assert!(
-                    c.data_loss > 0.0
-                        && (c.data_loss - g.data_loss).abs() < 1e-3 * c.data_loss.max(1.0),
-                    "{loss} {method}: epoch {}: {c:?} vs {g:?}",
-                    c.epoch
-                );
-            }
+            common::engines::assert_same_data_loss(&cpu, &on_gpu, &format!("{loss} {method}"));
         }
     }
 }
@@ -320,20 +313,26 @@ fn settings_the_click_methods_cannot_run_with_are_refused() {
     .is_ok());
 }
 
+/// One query of `n_docs` documents, each shown `impressions` times at every rank 1..=shown and
+/// never clicked.
+fn one_query(n_docs: usize, shown: usize, impressions: u32) -> ClickTable {
+    ClickTable {
+        shown,
+        sessions: 50,
+        impressions: vec![impressions; n_docs * shown],
+        clicks: vec![0; n_docs * shown],
+        examination: None,
+        group_offsets: vec![0, n_docs],
+        qids: vec![1],
+    }
+}
+
 /// An estimated propensity of 0 (a rank whose documents are shown but never clicked) is refused
 /// with the rank, rather than weighing its clicks without bound.
 #[test]
 fn a_rank_never_clicked_is_refused_by_rank() {
     let (n_docs, shown) = (4, 3);
-    let mut table = ClickTable {
-        shown,
-        sessions: 50,
-        impressions: vec![50; n_docs * shown],
-        clicks: vec![0; n_docs * shown],
-        examination: None,
-        group_offsets: vec![0, n_docs],
-        qids: vec![1],
-    };
+    let mut table = one_query(n_docs, shown, 50);
     for d in 0..n_docs {
         table.clicks[d * shown] = 10 + d as u32;
         table.clicks[d * shown + 1] = 5;
@@ -352,19 +351,9 @@ fn a_rank_never_clicked_is_refused_by_rank() {
 #[test]
 fn the_prepared_cache_keeps_no_clicks_and_says_so() {
     let dir = tempfile::tempdir().unwrap();
-    let fold = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/mq2008/Fold1");
-    let mut names = Vec::new();
-    for file in ["train.txt", "vali.txt", "test.txt"] {
-        std::fs::copy(fold.join(file), dir.path().join(file)).unwrap();
-        names.push(dir.path().join(file).display().to_string());
-    }
     let mut setup = clicks_setup(LossKind::RankNet);
     setup.methods = vec![Method::IpsEstimated];
-    setup.data.source = DataSource::Files {
-        train: names[0].clone(),
-        valid: Some(names[1].clone()),
-        test: Some(names[2].clone()),
-    };
+    setup.data.source = common::engines::mq2008_files_in(dir.path());
     setup.data.prepared_cache = true;
     let config = |data: &distillrank::pipeline::preparation::PreparedData| {
         distillrank::pipeline::run::compare_config(data, &setup, &Engine::Cpu, &Stop::default())
@@ -505,4 +494,53 @@ fn a_bad_impressions_log_is_refused_by_line_and_field() {
     // A query held out of the file as its test split is passed over, not refused.
     let held = format!("{header}{good}99999999\t0\t1\t1\t0\n");
     assert!(read_impressions(held.as_bytes(), "log.tsv", &data, &[99999999], None).is_ok());
+}
+
+/// A rank no session showed has no estimate (null in the report, never a number), and logs
+/// without a click at rank 1, the rank the others are measured against, are refused.
+#[test]
+fn an_unshown_rank_is_unmeasured_and_rank_one_needs_clicks() {
+    let (n_docs, shown) = (4, 3);
+    let mut table = one_query(n_docs, shown, 0);
+    for d in 0..n_docs {
+        for k in 0..2 {
+            table.impressions[d * shown + k] = 25;
+            table.clicks[d * shown + k] = (5 + d as u32) / (k as u32 + 1);
+        }
+    }
+    let estimated = em_propensities(&table).unwrap();
+    assert_eq!(estimated[0], Some(1.0));
+    assert!(
+        estimated[1].is_some_and(|t| t > 0.0 && t < 1.0),
+        "{estimated:?}"
+    );
+    assert_eq!(estimated[2], None);
+    let report = ClickLabels::new(&table).unwrap().report_json();
+    assert!(report["estimated_propensities"][2].is_null(), "{report}");
+    assert!(report["estimated_propensities_null"].is_string());
+    for d in 0..n_docs {
+        table.clicks[d * shown] = 0;
+    }
+    let message = em_propensities(&table).unwrap_err().to_string();
+    assert!(
+        message.contains("no click at displayed rank 1"),
+        "{message}"
+    );
+}
+
+/// An impressions log whose ranks go past the examination its sidecar gives is refused: the two
+/// do not belong together.
+#[test]
+fn a_log_past_its_sidecars_ranks_is_refused() {
+    use distillrank::data::logs::read_impressions;
+    let [data, ..] = distillrank::data::bundled::mq2008().unwrap();
+    let qid = data.qids[0];
+    let text = format!("qid\tsession\tposition\tdoc\tclick\n{qid}\t0\t3\t1\t1\n");
+    let message = read_impressions(text.as_bytes(), "log.tsv", &data, &[], Some(vec![1.0, 0.5]))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        message.contains("log.tsv") && message.contains("rank 3"),
+        "{message}"
+    );
 }

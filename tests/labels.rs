@@ -127,15 +127,7 @@ fn graded_labels_train_the_same_on_both_engines() {
         let Some((cpu, on_gpu)) = common::engines::fit_on_both(&data, &setup, Method::Pfd) else {
             return;
         };
-        for (c, g) in cpu.student.history.iter().zip(&on_gpu.student.history) {
-            assert!(
-                c.data_loss > 0.0
-                    && (c.data_loss - g.data_loss).abs() < 1e-3 * c.data_loss.max(1.0),
-                "{loss}: epoch {}: {c:?} vs {g:?}",
-                c.epoch
-            );
-        }
-        assert_eq!(cpu.student.history.len(), on_gpu.student.history.len());
+        common::engines::assert_same_data_loss(&cpu, &on_gpu, &loss.to_string());
     }
 }
 
@@ -144,18 +136,8 @@ fn graded_labels_train_the_same_on_both_engines() {
 #[test]
 fn graded_labels_survive_the_prepared_cache() {
     let dir = tempfile::tempdir().unwrap();
-    let fold = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/mq2008/Fold1");
-    let mut names = Vec::new();
-    for file in ["train.txt", "vali.txt", "test.txt"] {
-        std::fs::copy(fold.join(file), dir.path().join(file)).unwrap();
-        names.push(dir.path().join(file).display().to_string());
-    }
     let mut setup = graded(LossKind::RankNet);
-    setup.data.source = DataSource::Files {
-        train: names[0].clone(),
-        valid: Some(names[1].clone()),
-        test: Some(names[2].clone()),
-    };
+    setup.data.source = common::engines::mq2008_files_in(dir.path());
     setup.data.prepared_cache = true;
     let written = prepare(&setup).unwrap();
     let read = prepare(&setup).unwrap();

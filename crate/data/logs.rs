@@ -1077,10 +1077,21 @@ pub fn read_impressions(
         sessions: sessions.values().map(|s| s.len()).max().unwrap_or(0),
         impressions: Vec::with_capacity(data.n_docs() * shown),
         clicks: Vec::with_capacity(data.n_docs() * shown),
-        examination: examination.map(|mut e| {
-            e.resize(shown, *e.last().unwrap_or(&1.0));
-            e
-        }),
+        examination: match examination {
+            // The simulator's examination covers the ranks it showed; a log past them was not
+            // the simulation's.
+            Some(e) if e.len() < shown => {
+                return Err(Error::Data(format!(
+                    "{name}: the log shows documents at rank {shown}, past the {} ranks whose examination its sidecar gives: the log and the sidecar do not belong together",
+                    e.len()
+                )))
+            }
+            Some(mut e) => {
+                e.truncate(shown);
+                Some(e)
+            }
+            None => None,
+        },
         group_offsets: data.group_offsets.clone(),
         qids: data.qids.clone(),
     };

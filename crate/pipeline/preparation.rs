@@ -31,6 +31,9 @@ pub struct PreparedData {
     /// The training split's impressions and clicks by displayed rank, in its order, when its
     /// logs were simulated here: what the methods that learn from clicks read.
     pub clicks: Option<std::sync::Arc<ClickTable>>,
+    /// The relevance estimates of the clicks, computed at the first comparison that needs them
+    /// ([`PreparedData::click_labels`]) and kept for the next and for the report.
+    click_labels: std::sync::OnceLock<std::sync::Arc<crate::ranking::clicks::ClickLabels>>,
 }
 
 /// The splits as loaded or generated, before preparation.
@@ -341,6 +344,7 @@ impl PreparedData {
             .map(std::sync::Arc::new),
             clicks: serde_json::from_value::<Option<ClickTable>>(field("clicks"))?
                 .map(std::sync::Arc::new),
+            click_labels: Default::default(),
         })
     }
 
@@ -357,10 +361,14 @@ impl PreparedData {
         let needed = methods.iter().any(
             |m| matches!(m.entry().student, Student::Labels(l) if l != ClickLabel::FullInformation),
         );
-        match &self.clicks {
-            Some(table) if needed => Ok(Some(std::sync::Arc::new(ClickLabels::new(table)?))),
-            _ => Ok(None),
+        let Some(table) = self.clicks.as_deref().filter(|_| needed) else {
+            return Ok(None);
+        };
+        if let Some(labels) = self.click_labels.get() {
+            return Ok(Some(labels.clone()));
         }
+        let labels = std::sync::Arc::new(ClickLabels::new(table)?);
+        Ok(Some(self.click_labels.get_or_init(|| labels).clone()))
     }
 
     /// These prepared data in a new `SharedArrayBuffer`, for every worker of the page's pool to
@@ -488,6 +496,7 @@ fn prepare_in_memory(
         logs,
         teacher: None,
         clicks,
+        click_labels: Default::default(),
     })
 }
 

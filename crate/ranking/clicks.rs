@@ -45,7 +45,10 @@ pub const MIN_PROPENSITY: f64 = 1e-3;
 /// examined and attractive; a skip was examined and unattractive with probability
 /// `theta (1 - gamma) / (1 - theta gamma)`, unexamined and attractive with
 /// `(1 - theta) gamma / (1 - theta gamma)`. M-step: theta_k and gamma_d are the expected shares.
-pub fn em_propensities(table: &ClickTable) -> Result<Vec<f64>> {
+///
+/// A rank no session showed has no estimate (None): nothing was measured there. Logs without a
+/// click at rank 1, the rank every other is measured against, are refused.
+pub fn em_propensities(table: &ClickTable) -> Result<Vec<Option<f64>>> {
     let (shown, n_docs) = (table.shown, table.n_docs());
     let mut theta = vec![0.5f64; shown];
     let mut gamma = vec![0.5f64; n_docs];
@@ -55,6 +58,11 @@ pub fn em_propensities(table: &ClickTable) -> Result<Vec<f64>> {
     if impressions_at.iter().all(|&n| n == 0) {
         return Err(Error::Data(
             "the logs have no impression: there is nothing to estimate propensities from".into(),
+        ));
+    }
+    if (0..n_docs).all(|d| table.of(d).1[0] == 0) {
+        return Err(Error::Data(
+            "the logs have no click at displayed rank 1, against which every rank's propensity is measured: there is nothing to estimate them from (raise --sessions or --click-noise)".into(),
         ));
     }
     let skip_shares = |t: f64, g: f64| {
@@ -87,12 +95,19 @@ pub fn em_propensities(table: &ClickTable) -> Result<Vec<f64>> {
         }
     }
     let first = theta[0];
-    let theta: Vec<f64> = theta.iter().map(|t| t / first).collect();
-    if let Some(k) = (0..shown).find(|&k| impressions_at[k] > 0 && theta[k] < MIN_PROPENSITY) {
+    let theta: Vec<Option<f64>> = theta
+        .iter()
+        .zip(&impressions_at)
+        .map(|(t, &n)| (n > 0).then_some(t / first))
+        .collect();
+    if let Some((k, t)) = theta
+        .iter()
+        .enumerate()
+        .find_map(|(k, t)| t.filter(|&t| t < MIN_PROPENSITY).map(|t| (k, t)))
+    {
         return Err(Error::Data(format!(
-            "the propensity estimated at displayed rank {} is {:.2e}, below {MIN_PROPENSITY} of rank 1's: its clicks would weigh without bound; the logs hold too few clicks at that rank (raise --sessions, or --shown fewer documents)",
-            k + 1,
-            theta[k]
+            "the propensity estimated at displayed rank {} is {t:.2e}, below {MIN_PROPENSITY} of rank 1's: its clicks would weigh without bound; the logs hold too few clicks at that rank (raise --sessions, or --shown fewer documents)",
+            k + 1
         )));
     }
     Ok(theta)
@@ -196,7 +211,8 @@ pub struct ClickLabels {
     /// The simulator's examination at ranks 1..=shown (None under cascade and DCM) and the
     /// estimate, relative to rank 1.
     pub true_propensities: Option<Vec<f64>>,
-    pub estimated_propensities: Vec<f64>,
+    /// None at a rank no session showed: unmeasured.
+    pub estimated_propensities: Vec<Option<f64>>,
     pub sessions: usize,
     /// Training queries without any click: no method that learns from clicks trains on them.
     pub queries_without_click: usize,
@@ -223,7 +239,14 @@ impl ClickLabels {
                 .examination
                 .as_ref()
                 .map(|e| to_f32(relevance(table, e))),
-            ips_estimated: to_f32(relevance(table, &estimated)),
+            // A rank never shown has no click to weigh.
+            ips_estimated: to_f32(relevance(
+                table,
+                &estimated
+                    .iter()
+                    .map(|t| t.unwrap_or(1.0))
+                    .collect::<Vec<_>>(),
+            )),
             naive,
             true_propensities: table.examination.clone(),
             estimated_propensities: estimated,
@@ -239,6 +262,7 @@ impl ClickLabels {
             "sessions": self.sessions,
             "true_propensities": self.true_propensities,
             "estimated_propensities": self.estimated_propensities,
+            "estimated_propensities_null": "a rank no session showed: nothing was measured there",
             "estimator": format!("EM under the position-based model, one attractiveness per query-document pair, {EM_ITERATIONS} iterations, relative to rank 1"),
             "training_queries": self.training_queries,
             "queries_without_click": self.queries_without_click,

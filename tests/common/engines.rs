@@ -88,3 +88,35 @@ pub fn compare_on_cpu(
     .unwrap();
     (data, comparison)
 }
+
+/// MQ2008 Fold1's three files copied into `dir` (so that files written beside them stay there),
+/// as a setup's data source.
+pub fn mq2008_files_in(dir: &std::path::Path) -> DataSource {
+    let fold = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/mq2008/Fold1");
+    let mut names = Vec::new();
+    for file in ["train.txt", "vali.txt", "test.txt"] {
+        std::fs::copy(fold.join(file), dir.join(file)).unwrap();
+        names.push(dir.join(file).display().to_string());
+    }
+    DataSource::Files {
+        train: names[0].clone(),
+        valid: Some(names[1].clone()),
+        test: Some(names[2].clone()),
+    }
+}
+
+/// The student's data loss is the same on both engines at every epoch (`what` names the case).
+pub fn assert_same_data_loss(cpu: &SeedRun, on_gpu: &SeedRun, what: &str) {
+    assert_eq!(
+        cpu.student.history.len(),
+        on_gpu.student.history.len(),
+        "{what}"
+    );
+    for (c, g) in cpu.student.history.iter().zip(&on_gpu.student.history) {
+        assert!(
+            c.data_loss > 0.0 && (c.data_loss - g.data_loss).abs() < 1e-3 * c.data_loss.max(1.0),
+            "{what}: epoch {}: {c:?} vs {g:?}",
+            c.epoch
+        );
+    }
+}
