@@ -86,7 +86,7 @@ pub mod ranking {
     ) -> Result<Trained> {
         let guidance = Guidance {
             teachers: teacher.into_iter().collect(),
-            ranking_distillation: None,
+            ..Guidance::default()
         };
         fit(
             &Engine::Cpu,

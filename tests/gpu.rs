@@ -185,7 +185,7 @@ fn training_on_the_gpu_engine_matches_the_cpu_engine() {
     let run = |engine: &Engine| {
         let guidance = Guidance {
             teachers: vec![&teacher],
-            ranking_distillation: None,
+            ..Guidance::default()
         };
         fit_on(
             engine,

@@ -68,6 +68,15 @@ function main() {
     showSourceKnobs();
     run(["pfd", "gend"]);
   });
+  $("learn-clicks").addEventListener("click", () => {
+    if (busy()) return;
+    writeForm({ source: "mq2008", privileged_kind: "logs", loss: "softmax" });
+    for (const box of form.querySelectorAll('input[name="method"]')) {
+      box.checked = ["naive", "ips", "dla", "two-tower", "pfd", "full-information"].includes(box.value);
+    }
+    showSourceKnobs();
+    run(["pfd", "ips"]);
+  });
   $("restart").addEventListener("click", async () => {
     clearError();
     await restartWorker();

@@ -221,11 +221,12 @@ pub fn loss_terms(path: &Path, c: &Comparison) -> Result<()> {
 }
 
 /// The examination probability of each displayed rank relative to rank 1: the simulator's true
-/// one (where its click model has one) against the estimate from the clicks, from `results.json`'s
+/// one (where its click model has one) against the estimate from the clicks and those learned with
+/// a ranker, from `results.json`'s
 /// `clicks` ([`distillrank::ranking::clicks::ClickLabels::report_json`]).
 pub fn propensities(path: &Path, clicks: &serde_json::Value) -> Result<()> {
-    let read = |key: &str| -> Option<Vec<(f64, f64)>> {
-        let values = clicks.get(key)?.as_array()?;
+    let read = |values: &serde_json::Value| -> Option<Vec<(f64, f64)>> {
+        let values = values.as_array()?;
         Some(
             values
                 .iter()
@@ -234,7 +235,7 @@ pub fn propensities(path: &Path, clicks: &serde_json::Value) -> Result<()> {
                 .collect(),
         )
     };
-    let series: Vec<Series> = [
+    let mut series: Vec<Series> = [
         ("true (the simulator's)", "true_propensities"),
         ("estimated by EM from the clicks", "estimated_propensities"),
     ]
@@ -242,11 +243,26 @@ pub fn propensities(path: &Path, clicks: &serde_json::Value) -> Result<()> {
     .filter_map(|(name, key)| {
         Some(Series {
             name: name.into(),
-            points: read(key)?,
+            points: read(clicks.get(key)?)?,
             band: None,
         })
     })
     .collect();
+    // Those learned with a ranker (DLA, two-tower).
+    if let Some(learned) = clicks
+        .get("learned_propensities")
+        .and_then(|l| l.as_object())
+    {
+        for (method, values) in learned {
+            if let Some(points) = read(values) {
+                series.push(Series {
+                    name: format!("learned by {method}"),
+                    points,
+                    band: None,
+                });
+            }
+        }
+    }
     lines(
         path,
         "Examination probability by displayed rank, relative to rank 1",

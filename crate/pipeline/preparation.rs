@@ -361,7 +361,7 @@ impl PreparedData {
         let needed = methods.iter().any(
             |m| matches!(m.entry().student, Student::Labels(l) if l != ClickLabel::FullInformation),
         );
-        let Some(table) = self.clicks.as_deref().filter(|_| needed) else {
+        let Some(table) = self.clicks.clone().filter(|_| needed) else {
             return Ok(None);
         };
         if let Some(labels) = self.click_labels.get() {

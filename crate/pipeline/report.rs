@@ -57,6 +57,11 @@ pub fn results_json(
     // The clicks the methods that learn from them read: propensities, true and estimated.
     if let Ok(Some(clicks)) = data.click_labels(&setup.methods) {
         results["clicks"] = clicks.report_json();
+        let learned = comparison.learned_propensities();
+        if !learned.is_empty() {
+            results["clicks"]["learned_propensities"] = learned.into();
+            results["clicks"]["learned_propensities_are"] = "the propensities each method's best epoch trained on, learned with its ranker from its scores after the epoch before (the first epoch's are 1), relative to rank 1, mean over the seeds".into();
+        }
     }
     // The teachers trained once for two methods, when there are any.
     let shared = shared_teachers(data, setup);

@@ -12,6 +12,8 @@
 //! | naive | `sum_k c_dk / S`: clicks per session, position bias and all |
 //! | IPS | `sum_k c_dk / theta_k / S`, theta the simulator's true examination |
 //! | IPS (estimated) | the same with theta estimated from the clicks by EM ([`em_propensities`]) |
+//! | DLA | the same with theta learned with the ranker, from its scores ([`PropensityTower`]) |
+//! | two-tower | each impression's posterior relevance under `theta_k * sigmoid(a f_d + b)`, fitted by EM with the ranker ([`PropensityTower`]) |
 //! | full information | `2^g - 1` from the true grade g: the upper bound |
 //!
 //! with `S` the sessions of each query. The student learns `r_d` through the comparison's loss
@@ -23,6 +25,7 @@
 //! rule leaves out a group without a label above 0.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use crate::data::logs::ClickTable;
 use crate::data::prepare::RankingSet;
@@ -196,13 +199,30 @@ pub enum ClickLabel {
     IpsEstimated,
     /// The true grades, gains `2^g - 1`.
     FullInformation,
+    /// The dual learning algorithm: clicks weighted by the inverse of a propensity model that
+    /// learns from the ranker's scores between its epochs ([`PropensityTower`]).
+    Dla,
+    /// A position tower and a relevance tower (the ranker's calibrated scores) whose product is
+    /// the click probability, fitted by EM between the ranker's epochs ([`PropensityTower`]).
+    TwoTower,
+}
+
+impl ClickLabel {
+    /// Whether the method learns its propensities with the ranker, so that its labels change
+    /// between epochs ([`PropensityTower`]).
+    pub fn learns_propensities(self) -> bool {
+        matches!(self, ClickLabel::Dla | ClickLabel::TwoTower)
+    }
 }
 
 /// The relevance estimates of the training split's documents for every [`ClickLabel`], with the
 /// propensities they used: computed once when the data are prepared, read by both engines and
 /// every seed. They travel with the prepared data (the page's workers read them as JSON).
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ClickLabels {
+    /// The clicks by rank they were estimated from, in the training split's order: what the
+    /// methods that learn their propensities with the ranker read ([`PropensityTower`]).
+    pub table: Arc<ClickTable>,
     /// Per training document, in the training split's order.
     pub naive: Vec<f32>,
     /// None where the click model has no examination by rank alone (cascade, DCM).
@@ -222,10 +242,10 @@ pub struct ClickLabels {
 impl ClickLabels {
     /// The estimates of `table`, whose documents are the training split's, in its order
     /// ([`matched`]).
-    pub fn new(table: &ClickTable) -> Result<ClickLabels> {
-        let estimated = em_propensities(table)?;
+    pub fn new(table: Arc<ClickTable>) -> Result<ClickLabels> {
+        let estimated = em_propensities(&table)?;
         let to_f32 = |r: Vec<f64>| r.into_iter().map(|v| v as f32).collect::<Vec<f32>>();
-        let naive = to_f32(relevance(table, &vec![1.0; table.shown]));
+        let naive = to_f32(relevance(&table, &vec![1.0; table.shown]));
         let groups = table.group_offsets.len().saturating_sub(1);
         let queries_without_click = (0..groups)
             .filter(|&g| {
@@ -238,10 +258,10 @@ impl ClickLabels {
             ips: table
                 .examination
                 .as_ref()
-                .map(|e| to_f32(relevance(table, e))),
+                .map(|e| to_f32(relevance(&table, e))),
             // A rank never shown has no click to weigh.
             ips_estimated: to_f32(relevance(
-                table,
+                &table,
                 &estimated
                     .iter()
                     .map(|t| t.unwrap_or(1.0))
@@ -253,6 +273,7 @@ impl ClickLabels {
             sessions: table.sessions,
             queries_without_click,
             training_queries: groups,
+            table,
         })
     }
 
@@ -266,10 +287,260 @@ impl ClickLabels {
             "estimator": format!("EM under the position-based model, one attractiveness per query-document pair, {EM_ITERATIONS} iterations, relative to rank 1"),
             "training_queries": self.training_queries,
             "queries_without_click": self.queries_without_click,
-            "queries_without_click_treatment": "left out of the training of naive, ips and ips-estimated (no click: no target and no pair)",
+            "queries_without_click_treatment": "left out of the training of naive, ips, ips-estimated, dla and two-tower (no click: no target and no pair)",
             "model_selection": "every method's epoch is chosen by the validation split's NDCG@8 on y, as for every other method; all are scored on the test split's graded relevance (the truth the clicks stand for) and on y",
         })
     }
+}
+
+/// How many EM iterations the two-tower model runs after each of the ranker's epochs (it starts
+/// from the previous epoch's fit).
+pub const TWO_TOWER_EM_ITERATIONS: usize = 20;
+
+/// A propensity model learned with the ranker: DLA's or the two-tower model's. The ranker trains
+/// one epoch on the labels the model gives; the model then learns from the ranker's scores on
+/// the training split and gives the next epoch's labels. Both run on the host from the scores,
+/// so the ranker's step is the same on either engine, and the first epoch trains on the naive
+/// clicks (every propensity 1).
+///
+/// **DLA** (Ai et al., SIGIR 2018) pairs two inverse weightings. The ranker learns the clicks
+/// weighted by the inverse of the propensities (IPW, as [`relevance`]); the propensity model
+/// learns the clicks weighted by the inverse of the ranker's relevance (IRW),
+/// `rho = softmax(f)` over the query. DLA's propensity loss, a softmax over ranks whose
+/// target is each click weighted by `rho_top / rho_d` (the document shown at rank 1 against the
+/// clicked one), is minimised by `theta_k / theta_1 = sum(clicks at k weighted) / sum(clicks at
+/// 1 weighted)`. Summed over a query's sessions, `rho_top` is its expectation `A_q`, the mean
+/// relevance of the documents its sessions showed at rank 1, and each query's clicks at rank 1
+/// are scaled to its impressions at rank k, so that queries with fewer documents than ranks
+/// weigh both sides alike. When `exp(f)` is proportional to the attractiveness (what the
+/// softmax loss learns), the estimate is unbiased for the position-based model's theta.
+///
+/// **Two-tower** (PAL, Guo et al., RecSys 2019; the regression-EM of Wang et al., WSDM 2018):
+/// a click at rank k of document d has probability `theta_k * gamma_d`, the position tower
+/// theta (one value per rank, dropped at serving) times the relevance tower
+/// `gamma_d = sigmoid(a * f_d + b)`, the ranker's standardised score calibrated by two
+/// parameters. EM as in [`em_propensities`] with gamma given by the tower: the E-step gives each
+/// skip's posterior of examination and of relevance; the M-step sets theta to the expected
+/// examined shares and fits (a, b) by Newton's method to the posterior relevance. The ranker's
+/// next labels are each document's posterior relevance per impression. A document no session
+/// showed has r = 0, as in every method that learns from clicks.
+#[derive(Debug, Clone)]
+pub struct PropensityTower {
+    label: ClickLabel,
+    table: Arc<ClickTable>,
+    /// The propensities in force: relative to rank 1 for DLA, the tower's own for two-tower.
+    theta: Vec<f64>,
+    /// The two-tower relevance tower's (a, b) on standardised scores.
+    calibration: [f64; 2],
+    /// Whether the model has learned from scores yet.
+    fitted: bool,
+}
+
+impl PropensityTower {
+    /// `label`'s model (DLA or two-tower) on the clicks of `table`, whose documents are the
+    /// training split's in its order; every propensity starts at 1.
+    pub fn new(label: ClickLabel, table: Arc<ClickTable>) -> PropensityTower {
+        debug_assert!(label.learns_propensities());
+        PropensityTower {
+            label,
+            theta: vec![1.0; table.shown],
+            table,
+            calibration: [0.0, 0.0],
+            fitted: false,
+        }
+    }
+
+    /// The propensities in force, relative to rank 1: None at a rank no session showed.
+    pub fn propensities(&self) -> Vec<Option<f64>> {
+        let shown = self.shown_ranks();
+        let first = self.theta[0].max(f64::MIN_POSITIVE);
+        self.theta
+            .iter()
+            .zip(shown)
+            .map(|(&t, shown)| shown.then_some(t / first))
+            .collect()
+    }
+
+    /// Learns from the ranker's `scores` of the training documents (one per document, in the
+    /// table's order) and returns the labels y of the ranker's next epoch.
+    pub fn fit(&mut self, scores: &[f32]) -> Vec<f32> {
+        debug_assert_eq!(scores.len(), self.table.n_docs());
+        let relevance = match self.label {
+            ClickLabel::Dla => self.fit_dla(scores),
+            _ => self.fit_two_tower(scores),
+        };
+        self.fitted = true;
+        relevance.into_iter().map(label_of).collect()
+    }
+
+    /// Whether each rank was shown at all.
+    fn shown_ranks(&self) -> Vec<bool> {
+        let t = &self.table;
+        (0..t.shown)
+            .map(|k| (0..t.n_docs()).any(|d| t.of(d).0[k] > 0))
+            .collect()
+    }
+
+    /// DLA's inverse relevance weighting, then its inverse propensity weighting.
+    fn fit_dla(&mut self, scores: &[f32]) -> Vec<f64> {
+        let t = &*self.table;
+        let shown = t.shown;
+        // Per rank: the clicks there weighted by A_q / rho_d, and the clicks at rank 1 weighted
+        // alike and scaled to the query's impressions at the rank.
+        let (mut at_k, mut at_first) = (vec![0f64; shown], vec![0f64; shown]);
+        let mut rho = Vec::new();
+        for g in t.group_offsets.windows(2) {
+            let docs = g[0]..g[1];
+            softmax_into(&scores[docs.clone()], &mut rho);
+            let impressions_at =
+                |k: usize| -> f64 { docs.clone().map(|d| t.of(d).0[k] as f64).sum() };
+            let sessions = impressions_at(0);
+            if sessions == 0.0 {
+                continue;
+            }
+            let top: f64 = docs
+                .clone()
+                .zip(&rho)
+                .map(|(d, r)| r * t.of(d).0[0] as f64)
+                .sum::<f64>()
+                / sessions;
+            let mut weighted = vec![0f64; shown];
+            for (d, &r) in docs.clone().zip(&rho) {
+                let weight = (top / r.max(f64::MIN_POSITIVE)).min(1.0 / MIN_PROPENSITY);
+                for (w, &c) in weighted.iter_mut().zip(t.of(d).1) {
+                    *w += c as f64 * weight;
+                }
+            }
+            for k in 0..shown {
+                let n = impressions_at(k);
+                if n > 0.0 {
+                    at_k[k] += weighted[k];
+                    at_first[k] += weighted[0] * n / sessions;
+                }
+            }
+        }
+        self.theta = at_k
+            .iter()
+            .zip(&at_first)
+            .map(|(&a, &f)| if f > 0.0 { a / f } else { 1.0 })
+            .collect();
+        relevance(t, &self.clamped())
+    }
+
+    /// The propensities as weights: a rank never clicked has no click to weigh, and none weighs
+    /// more than `1 / MIN_PROPENSITY` times rank 1's.
+    fn clamped(&self) -> Vec<f64> {
+        let first = self.theta[0].max(f64::MIN_POSITIVE);
+        self.theta
+            .iter()
+            .map(|&t| (t / first).max(MIN_PROPENSITY))
+            .collect()
+    }
+
+    /// The two-tower model's EM, from the previous epoch's fit.
+    fn fit_two_tower(&mut self, scores: &[f32]) -> Vec<f64> {
+        let t = &*self.table;
+        let (shown, n_docs) = (t.shown, t.n_docs());
+        // Standardised scores, so that (a, b) carry over between epochs.
+        let n = scores.len().max(1) as f64;
+        let mean = scores.iter().map(|&s| s as f64).sum::<f64>() / n;
+        let var = scores
+            .iter()
+            .map(|&s| (s as f64 - mean).powi(2))
+            .sum::<f64>()
+            / n;
+        let sd = var.sqrt().max(1e-12);
+        let f: Vec<f64> = scores.iter().map(|&s| (s as f64 - mean) / sd).collect();
+        if !self.fitted {
+            // EM cannot leave theta = 1 (every skip would be unattractive for certain).
+            self.theta = vec![0.5; shown];
+        }
+        let impressions: Vec<f64> = (0..n_docs)
+            .map(|d| t.of(d).0.iter().map(|&n| n as f64).sum())
+            .collect();
+        let impressions_at: Vec<f64> = (0..shown)
+            .map(|k| (0..n_docs).map(|d| t.of(d).0[k] as f64).sum())
+            .collect();
+        let mut relevant = vec![0f64; n_docs];
+        for _ in 0..TWO_TOWER_EM_ITERATIONS {
+            let examined = self.two_tower_e_step(&f, &mut relevant);
+            for k in 0..shown {
+                if impressions_at[k] > 0.0 {
+                    self.theta[k] = (examined[k] / impressions_at[k]).clamp(1e-9, 1.0);
+                }
+            }
+            self.calibration = newton_logistic(self.calibration, &f, &relevant, &impressions);
+        }
+        self.two_tower_e_step(&f, &mut relevant);
+        relevant
+            .iter()
+            .zip(&impressions)
+            .map(|(&r, &n)| if n > 0.0 { r / n } else { 0.0 })
+            .collect()
+    }
+
+    /// The E-step: each document's expected relevant impressions into `relevant`; returns the
+    /// expected examined impressions at each rank.
+    fn two_tower_e_step(&self, f: &[f64], relevant: &mut [f64]) -> Vec<f64> {
+        let t = &*self.table;
+        let [a, b] = self.calibration;
+        let mut examined = vec![0f64; t.shown];
+        for (d, r) in relevant.iter_mut().enumerate() {
+            let gamma = crate::model::loss::sigmoid(a * f[d] + b).clamp(1e-9, 1.0 - 1e-9);
+            let (n, c) = t.of(d);
+            *r = 0.0;
+            for k in 0..t.shown {
+                if n[k] == 0 {
+                    continue;
+                }
+                let theta = self.theta[k];
+                let (n, c) = (n[k] as f64, c[k] as f64);
+                let skipped = (1.0 - theta * gamma).max(1e-12);
+                examined[k] += c + (n - c) * theta * (1.0 - gamma) / skipped;
+                *r += c + (n - c) * (1.0 - theta) * gamma / skipped;
+            }
+        }
+        examined
+    }
+}
+
+/// The softmax of `scores` into `out`, in f64.
+fn softmax_into(scores: &[f32], out: &mut Vec<f64>) {
+    let max = scores.iter().fold(f32::NEG_INFINITY, |m, &s| m.max(s)) as f64;
+    out.clear();
+    out.extend(scores.iter().map(|&s| (s as f64 - max).exp()));
+    let sum: f64 = out.iter().sum();
+    out.iter_mut().for_each(|v| *v /= sum);
+}
+
+/// One Newton step of the logistic regression `sigmoid(a f + b)` on `positives` of `trials`
+/// per document (documents without trials weigh nothing), from `(a, b)`.
+fn newton_logistic([a, b]: [f64; 2], f: &[f64], positives: &[f64], trials: &[f64]) -> [f64; 2] {
+    // Gradient g and the negated Hessian h of the log-likelihood.
+    let (mut g, mut h) = ([0f64; 2], [0f64; 3]);
+    for ((&f, &y), &n) in f.iter().zip(positives).zip(trials) {
+        if n == 0.0 {
+            continue;
+        }
+        let p = crate::model::loss::sigmoid(a * f + b);
+        let residual = y - n * p;
+        let w = n * p * (1.0 - p);
+        g[0] += residual * f;
+        g[1] += residual;
+        h[0] += w * f * f;
+        h[1] += w * f;
+        h[2] += w;
+    }
+    // A small ridge keeps the step finite when every score is alike.
+    let (h00, h01, h11) = (h[0] + 1e-9, h[1], h[2] + 1e-9);
+    let det = h00 * h11 - h01 * h01;
+    if !(det.is_finite() && det > 0.0) {
+        return [a, b];
+    }
+    [
+        a + (h11 * g[0] - h01 * g[1]) / det,
+        b + (h00 * g[1] - h01 * g[0]) / det,
+    ]
 }
 
 /// The training split with `label`'s estimates as its labels y (gain `2^y - 1` = the estimate)
@@ -290,7 +561,8 @@ pub fn training_set(
         })
     };
     let estimates: Vec<f32> = match label {
-        ClickLabel::Naive => clicks()?.naive.clone(),
+        // DLA and two-tower start from the naive clicks: their propensities start at 1.
+        ClickLabel::Naive | ClickLabel::Dla | ClickLabel::TwoTower => clicks()?.naive.clone(),
         ClickLabel::Ips => clicks()?.ips.clone().ok_or_else(|| {
             Error::Config(format!(
                 "{method} weighs clicks by the simulator's true examination by rank, which only the position-based model has (--click-model pbm); compare ips-estimated under cascade and DCM"

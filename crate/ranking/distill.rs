@@ -9,7 +9,7 @@
 //! | PFD | x and z | f(x), Eq. 1 |
 //! | multi-teacher PFD | x and one privileged subset each | f(x), teacher loss averaged |
 //! | Ranking Distillation | x, larger model | f(x) + alpha_RD * L_D on the teacher's top-K unlabeled |
-//! | naive, IPS, IPS (estimated), full information | (none) | f(x) on relevance estimated from clicks, or on the grades ([`crate::ranking::clicks`]) |
+//! | naive, IPS, IPS (estimated), DLA, two-tower, full information | (none) | f(x) on relevance estimated from clicks, or on the grades ([`crate::ranking::clicks`]) |
 //!
 //! Every teacher is trained on S_label only, its logits on the training documents computed once and
 //! reused; the student never sees z.
@@ -35,6 +35,8 @@ pub enum Method {
     Ips,
     IpsEstimated,
     FullInformation,
+    Dla,
+    TwoTower,
 }
 
 /// One method, described once.
@@ -193,9 +195,12 @@ impl ExternalScores {
         let why = match method {
             Method::NoDistillation | Method::Pfd => return Ok(()),
             // They learn from clicks or grades, and leave the teacher to the others.
-            Method::Naive | Method::Ips | Method::IpsEstimated | Method::FullInformation => {
-                return Ok(())
-            }
+            Method::Naive
+            | Method::Ips
+            | Method::IpsEstimated
+            | Method::FullInformation
+            | Method::Dla
+            | Method::TwoTower => return Ok(()),
             Method::SelfDistillation if reads(TeacherInputs::Regular) => return Ok(()),
             Method::GenD if reads(TeacherInputs::Privileged) => return Ok(()),
             Method::SelfDistillation | Method::GenD => format!(
@@ -355,6 +360,28 @@ pub const METHODS: &[MethodEntry] = &[
         check: fits_any,
         student: Student::Labels(ClickLabel::FullInformation),
         tested_against: &[Method::Ips, Method::Pfd],
+    },
+    MethodEntry {
+        method: Method::Dla,
+        name: "dla",
+        label: "DLA",
+        help: "Learning from clicks: the dual learning algorithm, IPS with a propensity model that learns from the ranker's scores after each epoch (inverse relevance weighting)",
+        colour: "#1b7c83",
+        teachers: |_| vec![],
+        check: fits_any,
+        student: Student::Labels(ClickLabel::Dla),
+        tested_against: &[Method::Naive, Method::IpsEstimated, Method::Ips],
+    },
+    MethodEntry {
+        method: Method::TwoTower,
+        name: "two-tower",
+        label: "two-tower",
+        help: "Learning from clicks: a position tower times the ranker's calibrated relevance as the click probability, fitted by EM after each epoch; the ranker learns each document's posterior relevance and serves alone",
+        colour: "#bf3989",
+        teachers: |_| vec![],
+        check: fits_any,
+        student: Student::Labels(ClickLabel::TwoTower),
+        tested_against: &[Method::Naive, Method::Ips],
     },
 ];
 

@@ -7,7 +7,7 @@ use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::metrics;
 use crate::metrics::mean_std;
-use crate::ranking::clicks::{ClickLabel, ClickLabels};
+use crate::ranking::clicks::{ClickLabel, ClickLabels, PropensityTower};
 use crate::ranking::distill::{
     ExternalScores, Method, RdConfig, RdTargets, Student, Teacher, TeacherInputs, TeacherSettings,
 };
@@ -557,6 +557,34 @@ impl Comparison {
         }
     }
 
+    /// The propensities DLA and two-tower learned with their rankers, by method name: at each
+    /// displayed rank, the mean over the seeds of those their best epoch trained on (null at a
+    /// rank no session showed).
+    pub fn learned_propensities(&self) -> serde_json::Map<String, serde_json::Value> {
+        let mut out = serde_json::Map::new();
+        for runs in &self.methods {
+            let per_seed: Vec<&Vec<Option<f64>>> = runs
+                .runs
+                .iter()
+                .filter_map(|r| {
+                    let best = r.student.best_epoch.checked_sub(1)?;
+                    r.student.history.get(best)?.propensities.as_ref()
+                })
+                .collect();
+            let Some(first) = per_seed.first() else {
+                continue;
+            };
+            let mean: Vec<Option<f64>> = (0..first.len())
+                .map(|k| {
+                    let values: Option<Vec<f64>> = per_seed.iter().map(|p| p[k]).collect();
+                    values.map(|v| v.iter().sum::<f64>() / v.len() as f64)
+                })
+                .collect();
+            out.insert(runs.method.name().into(), serde_json::json!(mean));
+        }
+        out
+    }
+
     /// The students' per-query test NDCG@[`TESTED_K`] of `method`, one list per seed: on y, or
     /// on the graded relevance.
     pub fn per_query(&self, method: Method, graded: bool) -> Vec<Vec<Option<f64>>> {
@@ -874,7 +902,7 @@ pub async fn run_job(
             // scores' on the validation and test splits.
             let guidance = Guidance {
                 teachers: vec![external.train.as_slice()],
-                ranking_distillation: None,
+                ..Guidance::default()
             };
             let (model, student_run) = run_model(engine, &x, &student, &guidance, true, &mut |e| {
                 on(&student_label, e)
@@ -951,17 +979,24 @@ pub async fn run_job(
         let guidance = match method.entry().student {
             Student::TeacherLoss => Guidance {
                 teachers: scores_of.iter().map(|&i| trained[i].2.as_slice()).collect(),
-                ranking_distillation: None,
+                ..Guidance::default()
             },
-            // No teacher: the data loss on labels of its own (below).
-            Student::Labels(_) => Guidance::default(),
+            // No teacher: the data loss on labels of its own (below), which DLA and two-tower
+            // learn anew after every epoch.
+            Student::Labels(label) => Guidance {
+                propensity_tower: match (label.learns_propensities(), &config.clicks) {
+                    (true, Some(clicks)) => Some(PropensityTower::new(label, clicks.table.clone())),
+                    _ => None,
+                },
+                ..Guidance::default()
+            },
             Student::RankingDistillation => Guidance {
-                teachers: vec![],
                 ranking_distillation: Some(RdTargets::new(
                     &p.train,
                     &trained[scores_of[0]].2,
                     config.rd,
                 )),
+                ..Guidance::default()
             },
         };
         // A method that learns from clicks or grades has labels of its own on the training

@@ -14,6 +14,7 @@ use crate::model::step::{LossPlan, ObjectivePlan, StepBatch, StepLosses};
 use crate::model::AdamConfig;
 use crate::model::LossKind;
 use crate::model::Mlp;
+use crate::ranking::clicks::PropensityTower;
 use crate::ranking::distill::RdTargets;
 use crate::rng::Rng;
 use crate::stop::Stop;
@@ -132,6 +133,10 @@ pub struct EpochLog {
     pub valid_ndcg: f64,
     /// Test NDCG@k after the epoch, when a test split is given (reported, never used to choose).
     pub test_ndcg: Option<f64>,
+    /// The propensities the epoch's labels were weighted by, relative to rank 1 (None at a rank
+    /// no session showed), when the model learns them with its ranker ([`PropensityTower`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub propensities: Option<Vec<Option<f64>>>,
     pub seconds: f64,
     pub docs_per_s: f64,
 }
@@ -178,6 +183,9 @@ pub struct Guidance<'a> {
     pub teachers: Vec<&'a [f32]>,
     /// Ranking Distillation: the teacher's top-K unlabeled documents of every training group.
     pub ranking_distillation: Option<RdTargets>,
+    /// DLA's or the two-tower model's propensities, learned from the model's scores on the
+    /// training split after every epoch: they give the next epoch's labels.
+    pub propensity_tower: Option<PropensityTower>,
 }
 
 impl Guidance<'_> {
@@ -251,7 +259,11 @@ pub async fn fit_async(
     let mut step = 0;
     let valid_ranked = ranked_rows(valid.set);
     let test_ranked = test.map(|t| ranked_rows(t.set));
+    // The labels of the epoch: the split's own, or those its propensity tower gives.
+    let mut tower = guidance.propensity_tower.clone();
+    let mut labels = std::borrow::Cow::Borrowed(&train.set.labels[..]);
     for epoch in 1..=config.epochs {
+        let propensities = tower.as_ref().map(PropensityTower::propensities);
         let started = Instant::now();
         let mut order = groups.clone();
         Rng::stream(config.seed, 0x6570_6f63_6800 + epoch as u64).shuffle(&mut order);
@@ -260,7 +272,14 @@ pub async fn fit_async(
             &mut trainer,
             &mut step,
             async |trainer: &mut RankingTrainer| {
-                at = batch.fill(train, &guidance.teachers, &order, at, config.batch_docs);
+                at = batch.fill(
+                    train,
+                    &labels,
+                    &guidance.teachers,
+                    &order,
+                    at,
+                    config.batch_docs,
+                );
                 let rd = guidance
                     .ranking_distillation
                     .as_ref()
@@ -311,10 +330,15 @@ pub async fn fit_async(
             seconds,
             (valid, &valid_scores),
             test_scores,
+            propensities,
             config,
             on,
         )? {
             break;
+        }
+        if let Some(tower) = tower.as_mut().filter(|_| epoch < config.epochs) {
+            let scores = trainer.score(train.inputs).await?;
+            labels = std::borrow::Cow::Owned(tower.fit(&scores));
         }
     }
     Ok(selection.finish())
@@ -422,6 +446,7 @@ impl Selection {
         seconds: f64,
         valid: (Split, &[f32]),
         test: Option<(Split, Vec<f32>)>,
+        propensities: Option<Vec<Option<f64>>>,
         config: &TrainConfig,
         on: &mut dyn FnMut(Event),
     ) -> Result<bool> {
@@ -458,6 +483,7 @@ impl Selection {
             rd_loss: losses.2,
             valid_ndcg,
             test_ndcg: test.and_then(|(split, scores)| ndcg(split, &scores)),
+            propensities,
             seconds,
             docs_per_s: docs as f64 / seconds.max(1e-9),
         };
@@ -564,10 +590,12 @@ struct Batch {
 }
 
 impl Batch {
-    /// Gathers groups `order[at..]` until `batch_docs` documents; returns where the next batch starts.
+    /// Gathers groups `order[at..]` of `split`, with `labels` (one per document of the split),
+    /// until `batch_docs` documents; returns where the next batch starts.
     fn fill(
         &mut self,
         split: Split,
+        labels: &[f32],
         teachers: &[&[f32]],
         order: &[usize],
         mut at: usize,
@@ -589,7 +617,7 @@ impl Batch {
                 break;
             }
             split.inputs.append_rows(docs.clone(), &mut self.inputs);
-            self.labels.extend_from_slice(&set.labels[docs.clone()]);
+            self.labels.extend_from_slice(&labels[docs.clone()]);
             for (buffer, t) in self.teachers.iter_mut().zip(teachers) {
                 buffer.extend_from_slice(&t[docs.clone()]);
             }

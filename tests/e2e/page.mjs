@@ -416,6 +416,34 @@ await check("real_data_pfd_against_gend_with_simulated_logs", async () => {
   await page.screenshot({ path: path.join(shots, "real-logs.png"), fullPage: true });
 });
 
+await check("learning_from_clicks_button_compares_debiasing_with_distilling", async () => {
+  // The button sets MQ2008 with simulated clicks and the six methods of the question, runs them,
+  // puts PFD against IPS first among the verdicts and draws the propensities.
+  await page.selectOption("select[name=backend]", "cpu");
+  for (const [k, v] of [["epochs", 3], ["seeds", 2]]) await setField(k, v);
+  await page.evaluate(() => { document.getElementById("status").textContent = ""; });
+  await page.click("#learn-clicks");
+  await page.waitForFunction(() => /^Done|^Failed/.test(document.getElementById("status").textContent), null, { timeout: 300_000 });
+  const status = await page.locator("#status").textContent();
+  const error = await page.locator("#error").isVisible() ? await page.locator("#error-text").textContent() : "";
+  expect(status.startsWith("Done"), `the run failed: ${status} ${error}`);
+  const table = await resultsTable();
+  const methods = ["naive", "ips", "dla", "two-tower", "pfd", "full-information"];
+  expect(Object.keys(table).sort().join() === [...methods].sort().join(), `rows: ${Object.keys(table)}`);
+  const first = await page.locator("#verdict p").first();
+  const [a, b, answer] = [await first.getAttribute("data-a"), await first.getAttribute("data-b"), await first.textContent()];
+  expect(a === "pfd" && b === "ips" && /^PFD (beats|does worse than|against) IPS/.test(answer), `first verdict: ${a} ${b} ${answer}`);
+  const tests = await page.locator("#results-tests").textContent();
+  expect(/pfd − ips: [+−]?\d\.\d{4} .*p [=<] [\d.]+ \(Holm\)/.test(tests), `tests: ${tests}`);
+  expect(await page.locator("#propensity-box").isVisible(), "no propensity chart");
+  const drawn = await page.evaluate(() => Chart.getChart("propensity-chart").data.datasets.map((d) => [d.label, d.data.length]));
+  const labels = drawn.map(([l]) => l).join("; ");
+  expect(drawn.length === 4 && drawn.every(([, n]) => n === 10) && /true/.test(labels) && /dla/.test(labels) && /two-tower/.test(labels),
+    `propensity series: ${JSON.stringify(drawn)}`);
+  console.log(`    ${answer}`);
+  await page.screenshot({ path: path.join(shots, "learning-from-clicks.png"), fullPage: true });
+});
+
 await check("objectives_view_compares_log_loss_with_global_objectives", async () => {
   for (const [k, v] of [["obj_train", 3000], ["obj_valid", 2000], ["obj_test", 3000], ["obj_seeds", 2], ["obj_epochs", 6]]) {
     await page.locator(`[name=${k}]`).fill(String(v));
@@ -1303,7 +1331,7 @@ await check("learning_from_clicks_gives_the_clis_numbers", async () => {
   // two workers that share the prepared data with the clicks by rank: the page's table is the
   // CLI's on the page's setup.json, its verdicts are on the graded NDCG, and results.json holds
   // the propensities, true and estimated.
-  const methods = ["naive", "ips", "ips-estimated", "full-information"];
+  const methods = ["naive", "ips", "ips-estimated", "dla", "two-tower", "full-information"];
   const p = await freshPage(`#source=mq2008&privileged_kind=logs&loss=softmax&method=${methods.join(",")}` +
     "&seeds=2&epochs=2&widths=16&backend=cpu&workers=2");
   try {

@@ -281,15 +281,16 @@ def test_learning_from_clicks_gives_the_clis_numbers(tmp_path):
     """The methods that learn from clicks, on MQ2008 with clicks simulated here: Python's comparison
     equals the CLI's, the propensities included, and the verdicts are on the graded NDCG; a Ranker
     on arrays (no clicks by rank) is refused with what would work."""
-    methods = ["naive", "ips", "ips-estimated", "full-information", "pfd"]
+    methods = ["naive", "ips", "ips-estimated", "dla", "two-tower", "full-information", "pfd"]
     out = tmp_path / "out"
     cli("compare", "--bundled", "mq2008", "--privileged", "logs", "--loss", "softmax",
-        "--methods", ",".join(methods), "--seeds", 2, "--epochs", 1, "--widths", 16,
+        "--methods", ",".join(methods), "--seeds", 2, "--epochs", 2, "--widths", 16,
         "--backend", "cpu", "--out", out, "--quiet")
     theirs = json.loads((out / "results.json").read_text())
     setup = distillrank.Setup(source="mq2008", privileged="logs", loss="softmax", methods=methods,
-                              seeds=2, epochs=1, widths=[16], backend="cpu")
+                              seeds=2, epochs=2, widths=[16], backend="cpu")
     ours = distillrank.compare(setup, verbose=False)
+    assert set(ours["clicks"]["learned_propensities"]) == {"dla", "two-tower"}
     for method in methods:
         for key in ["ndcg@8", "graded_ndcg@8"]:
             assert ours["methods"][method][key] == theirs["methods"][method][key], (method, key)

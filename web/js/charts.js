@@ -28,13 +28,35 @@ export function lineChart(canvas, yTitle, xTitle = "epoch") {
   });
 }
 
-export let ndcgChart, lossChart, sweepChart;
+export let ndcgChart, lossChart, sweepChart, propensityChart;
 
 /// Draws the empty charts.
 export function initCharts() {
   ndcgChart = lineChart($("ndcg-chart"), "test NDCG@8");
   lossChart = lineChart($("loss-chart"), "loss");
   sweepChart = lineChart($("sweep-chart"), "test NDCG@8", "alpha");
+  propensityChart = lineChart($("propensity-chart"), "propensity", "displayed rank");
+}
+
+/// The propensities of a run whose methods learn from clicks (results.json's `clicks`): the
+/// simulator's true ones, EM's estimate and those learned with a ranker; hidden otherwise. A
+/// rank no session showed (null) has no point.
+export function showPropensities(clicks) {
+  $("propensity-box").hidden = !clicks;
+  propensityChart.data.datasets = [];
+  if (clicks) {
+    const points = (values) => (values ?? []).flatMap((v, k) => (v === null ? [] : [{ x: k + 1, y: v }]));
+    const series = [
+      ["true (the simulator's)", clicks.true_propensities, "#24292f"],
+      ["estimated by EM", clicks.estimated_propensities, METHOD_COLOURS["ips-estimated"]],
+      ...Object.entries(clicks.learned_propensities ?? {}).map(([m, v]) => [`learned by ${m}`, v, METHOD_COLOURS[m]]),
+    ];
+    for (const [label, values, colour] of series) {
+      if (!values) continue;
+      propensityChart.data.datasets.push({ label, data: points(values), borderColor: colour, backgroundColor: colour, pointRadius: 3, borderWidth: 2 });
+    }
+  }
+  propensityChart.update("none");
 }
 
 export function dataset(chart, key, make) {

@@ -5,7 +5,7 @@ import { $, form, showError, clearError, escapeHtml, download, formProblem } fro
 import { readForm, writeForm, saveToUrl, dataSource, compareSetup } from "./setup.js";
 import { adapter, workers, data, studentWorker, request, loadData, loadTeacher, isCurrentData, runPool, chosenBackend, autoChoice, measureAuto, autoLine, recover, restarting, dataNow } from "./workers.js";
 import { describeSetup } from "./describe.js";
-import { METHOD_COLOURS, sweepChart, dataset, resetCharts, onEpoch, summarizeNdcg } from "./charts.js";
+import { METHOD_COLOURS, sweepChart, dataset, resetCharts, onEpoch, summarizeNdcg, showPropensities } from "./charts.js";
 import { state } from "./state.js";
 
 // ---------------------------------------------------------------- data
@@ -231,7 +231,7 @@ export function setRunning(on) {
   // A run that ends while the pool restarts (the one Stop ended) leaves the buttons to the
   // restart, which enables them once the new workers hold the data.
   const disabled = on || restarting !== null;
-  for (const id of ["run", "sweep", "real-logs", "objectives-run"]) $(id).disabled = disabled;
+  for (const id of ["run", "sweep", "real-logs", "learn-clicks", "objectives-run"]) $(id).disabled = disabled;
   $("stop").disabled = !on;
 }
 
@@ -301,6 +301,7 @@ export async function run(focus = null) {
     summarizeNdcg(result, $("show-seeds").checked);
     $("results").innerHTML = resultsTable(result, setup.methods);
     $("results-tests").innerHTML = testSentences(result);
+    showPropensities(result.clicks);
     const seconds = (performance.now() - started) / 1000;
     // Each thing once, in its place: progress in the status line (auto's choice is the engine
     // line's), what the data are in the notes, what to beware of in the warnings, and the
@@ -360,6 +361,7 @@ function clearResults(why) {
   $("verdict").innerHTML = "";
   $("results").innerHTML = `<tbody><tr><td>${escapeHtml(why)}</td></tr></tbody>`;
   $("results-tests").innerHTML = "";
+  showPropensities(null);
   $("run-notes").textContent = "";
   $("run-warnings").innerHTML = "";
   for (const id of ["export-csv", "export-json", "export-student", "export-onnx", "student-method"]) $(id).disabled = true;

@@ -125,7 +125,7 @@ export async function startWorkers() {
 /// library's defaults.
 export function enableRuns() {
   if (restarting) return;
-  for (const id of ["run", "sweep", "real-logs", "objectives-run"]) $(id).disabled = false;
+  for (const id of ["run", "sweep", "real-logs", "learn-clicks", "objectives-run"]) $(id).disabled = false;
 }
 
 /// Sends a message whose reply is not a training run to the first worker.
@@ -496,7 +496,7 @@ export function restartWorker() {
     studentWorker.clear();
     activity = [];
     showActivity();
-    for (const id of ["run", "sweep", "real-logs", "objectives-run"]) $(id).disabled = true;
+    for (const id of ["run", "sweep", "real-logs", "learn-clicks", "objectives-run"]) $(id).disabled = true;
     try {
       await startWorkers();
       await withData(workers[0]);
