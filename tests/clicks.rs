@@ -87,7 +87,7 @@ fn em_recovers_the_simulators_propensities_at_two_position_biases() {
 /// position biases and on two kinds of data: DLA from scores whose softmax is proportional to
 /// gamma (`ln gamma`), the two-tower model from scores its relevance tower can calibrate to gamma
 /// (`logit gamma`, any affine map of it). Their labels are then the IPS estimates with those
-/// propensities (DLA) and each impression's posterior relevance (two-tower).
+/// propensities.
 #[test]
 fn propensity_towers_learn_the_simulators_examination_from_a_ranker_that_knows_gamma() {
     for (name, data) in datasets() {
@@ -137,12 +137,10 @@ fn propensity_towers_learn_the_simulators_examination_from_a_ranker_that_knows_g
                         k + 1
                     );
                 }
-                if label == ClickLabel::Dla {
-                    // DLA's labels are IPS's with its propensities.
-                    let weights: Vec<f64> = learned.iter().map(|p| p.unwrap()).collect();
-                    for (y, r) in labels.iter().zip(relevance(&table, &weights)) {
-                        assert!((y - label_of(r)).abs() < 1e-5);
-                    }
+                // The labels are IPS's with the learned propensities.
+                let weights: Vec<f64> = learned.iter().map(|p| p.unwrap()).collect();
+                for (y, r) in labels.iter().zip(relevance(&table, &weights)) {
+                    assert!((y - label_of(r)).abs() < 1e-5, "{label:?}");
                 }
             }
         }
