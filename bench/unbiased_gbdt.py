@@ -1,0 +1,162 @@
+#!/usr/bin/env python3
+"""The field's unbiased GBDT rankers on distillrank's simulated clicks: LightGBM 4.7's lambdarank
+with `position` (its position-bias GAM) and XGBoost 3.x's `lambdarank_unbiased`, each beside the
+same library trained on the same clicks without the correction, scored on the test file's graded
+relevance by distillrank's own evaluator (`distillrank eval --labels graded --json`), so their
+graded NDCG@5/@8/@10 stand beside the MLP methods of `distillrank compare --privileged logs`.
+
+    python bench/unbiased_gbdt.py --train T --valid V --test E [--bin target/release/distillrank]
+        --queries-of RESULTS.json [--out DIR] [--trees 300] [--sessions 100] [--position-bias 1]
+
+1. `distillrank data simulate-logs T V E` writes the impressions log of the training file
+   (`train.impressions.tsv`: qid, session, position, doc, click), the same clicks `compare
+   --privileged logs` simulates with the same settings.
+2. Every impression becomes one row: the document's features x (its line of T), its click as the
+   label, its displayed position; each (query, session) is one group, its rows in displayed order.
+3. Four GBDTs train on those rows, 0.05 learning rate, 31 leaves, early stopping (30 rounds) on
+   the validation file's conversions, the label y the MLP methods choose their epoch by:
+   LightGBM lambdarank with and without `position`, XGBoost rank:ndcg with and without
+   `lambdarank_unbiased` (pairs from the top 10, as the sessions show 10).
+4. `distillrank eval` scores each saved model on the test file with graded gains 2^g - 1, on the
+   test queries of a `compare` run (`--queries-of RESULTS.json`: its `test_qids`, the queries its
+   group filter kept), so that every figure is over the same queries as the MLP methods'.
+
+Prints one JSON object; the README's table is written from it. Dependencies (PyPI, for this script
+only): numpy, scikit-learn, lightgbm, xgboost.
+"""
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import lightgbm
+import numpy as np
+import xgboost
+from sklearn.datasets import load_svmlight_file
+
+
+def group_sizes(keys):
+    """The sizes of the runs of equal consecutive keys."""
+    change = np.flatnonzero(np.any(keys[1:] != keys[:-1], axis=1)) + 1
+    return np.diff(np.concatenate([[0], change, [len(keys)]]))
+
+
+def impressions(log, X, qid):
+    """The rows of an impressions log: features of each shown document, click, position, and the
+    group sizes of its (query, session) lists, the rows of each in displayed order."""
+    rows = np.loadtxt(log, dtype=np.int64, skiprows=1, delimiter="\t", ndmin=2)
+    rows = rows[np.lexsort((rows[:, 2], rows[:, 1], rows[:, 0]))] if not sorted_by_list(rows) else rows
+    first = {}
+    for i, q in enumerate(qid):
+        first.setdefault(q, i)
+    doc = np.array([first[q] for q in rows[:, 0]]) + rows[:, 3] - 1
+    return X[doc], rows[:, 4].astype(np.float32), rows[:, 2], group_sizes(rows[:, :2])
+
+
+def sorted_by_list(rows):
+    """Whether the log lists each session's rows together, in displayed order (as simulate-logs
+    writes it; queries in the file's order)."""
+    same = np.all(rows[1:, :2] == rows[:-1, :2], axis=1)
+    return bool(np.all(rows[1:, 2][same] > rows[:-1, 2][same]))
+
+
+def sizes_of(qid):
+    _, starts, counts = np.unique(qid, return_index=True, return_counts=True)
+    return counts[np.argsort(starts)]
+
+
+def train_lightgbm(rows, valid, trees, position):
+    X, click, pos, groups = rows
+    data = lightgbm.Dataset(X, click, group=groups, position=pos if position else None)
+    Xv, yv, qv = valid
+    check = lightgbm.Dataset(Xv, yv, group=sizes_of(qv), reference=data)
+    params = {"objective": "lambdarank", "learning_rate": 0.05, "num_leaves": 31,
+              "min_data_in_leaf": 20, "metric": "ndcg", "eval_at": [8], "verbose": -1,
+              "seed": 0, "num_threads": 2}
+    return lightgbm.train(params, data, trees, valid_sets=[check],
+                          callbacks=[lightgbm.early_stopping(30, verbose=False)])
+
+
+def train_xgboost(rows, valid, trees, unbiased):
+    X, click, _, groups = rows
+    qid = np.repeat(np.arange(len(groups)), groups)
+    Xv, yv, qv = valid
+    dtrain = xgboost.DMatrix(X, click, qid=qid)
+    order = np.argsort(qv, kind="stable")
+    dvalid = xgboost.DMatrix(Xv[order], yv[order], qid=qv[order])
+    params = {"objective": "rank:ndcg", "eval_metric": "ndcg@8", "eta": 0.05, "max_depth": 6,
+              "tree_method": "hist", "nthread": 2, "seed": 0,
+              "lambdarank_pair_method": "topk", "lambdarank_num_pair_per_sample": 10,
+              "lambdarank_unbiased": unbiased}
+    return xgboost.train(params, dtrain, trees, evals=[(dvalid, "valid")],
+                         early_stopping_rounds=30, verbose_eval=False)
+
+
+def evaluate(args, model, test):
+    out = subprocess.run([args.bin, "eval", "--model", str(model), "--columns", "from-1",
+                          "--labels", "graded", "--json", "--quiet", str(test)],
+                         check=True, capture_output=True, text=True).stdout
+    return json.loads(out)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--train", required=True)
+    p.add_argument("--valid", required=True)
+    p.add_argument("--test", required=True)
+    p.add_argument("--bin", default="target/release/distillrank")
+    p.add_argument("--out", default="target/unbiased-gbdt")
+    p.add_argument("--trees", type=int, default=300, help="most boosting rounds")
+    p.add_argument("--sessions", type=int, default=100)
+    p.add_argument("--position-bias", type=float, default=1.0)
+    p.add_argument("--queries-of", required=True,
+                   help="a compare run's results.json: the test queries it kept are those scored")
+    args = p.parse_args()
+    out = Path(args.out)
+    logs = out / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    subprocess.run([args.bin, "data", "simulate-logs", args.train, args.valid, args.test, "-o", str(logs),
+                    "--sessions", str(args.sessions), "--position-bias", str(args.position_bias), "--quiet"],
+                   check=True, stdout=subprocess.DEVNULL)
+    sidecar = json.loads(Path(str(logs / Path(args.train).name) + ".logs.json").read_text())
+
+    X, _, qid = load_svmlight_file(args.train, query_id=True)
+    X = X.toarray()
+    rows = impressions(logs / sidecar["impressions"], X, qid)
+    # The validation file's conversions y, from its simulated copy's column for them.
+    Xv_logged, _, qv = load_svmlight_file(str(logs / Path(args.valid).name), query_id=True)
+    conversions = sidecar["columns"]["conversions"] - 1
+    yv = (Xv_logged[:, conversions].toarray().ravel() > 0).astype(np.float32)
+    Xv = Xv_logged[:, : X.shape[1]].toarray()
+
+    report = {"impressions": int(len(rows[1])), "sessions": int(len(rows[3])),
+              "clicks": int(rows[1].sum()), "features": X.shape[1], "models": {},
+              "versions": {"lightgbm": lightgbm.__version__, "xgboost": xgboost.__version__}}
+    models = {
+        "lightgbm-lambdarank": lambda: train_lightgbm(rows, (Xv, yv, qv), args.trees, False),
+        "lightgbm-lambdarank-position": lambda: train_lightgbm(rows, (Xv, yv, qv), args.trees, True),
+        "xgboost-rank-ndcg": lambda: train_xgboost(rows, (Xv, yv, qv), args.trees, False),
+        "xgboost-lambdarank-unbiased": lambda: train_xgboost(rows, (Xv, yv, qv), args.trees, True),
+    }
+    kept = set(json.loads(Path(args.queries_of).read_text())["test_qids"])
+    test = out / "test.kept.txt"
+    with open(args.test) as source, open(test, "w") as sink:
+        sink.writelines(line for line in source if int(line.split()[1].split(":")[1]) in kept)
+    report["test_queries"] = len(kept)
+    for name, train in models.items():
+        started = time.perf_counter()
+        model = train()
+        seconds = time.perf_counter() - started
+        path = out / (f"{name}.txt" if name.startswith("lightgbm") else f"{name}.json")
+        model.save_model(str(path))
+        metrics = evaluate(args, path, test)
+        report["models"][name] = {"train_seconds": round(seconds, 2), "eval": metrics}
+    json.dump(report, sys.stdout, indent=1)
+    print()
+
+
+if __name__ == "__main__":
+    main()
