@@ -668,3 +668,46 @@ fn a_log_past_its_sidecars_ranks_is_refused() {
         "{message}"
     );
 }
+
+/// Rows shown once each at a position, their y the click (Python's `position=`), make the clicks
+/// by rank: one impression a row, a query's sessions its rows at position 1; a position outside its
+/// list or a click other than 0 or 1 is refused naming the row and the field.
+#[test]
+fn rows_with_positions_make_the_clicks_by_rank() {
+    use distillrank::data::logs::clicks_of_rows;
+    let qids = [7u64, 7, 7, 9, 9];
+    let clicks = [1.0, 0.0, 1.0, 0.0, 1.0];
+    let data = distillrank::pipeline::preparation::dataset_from_arrays(
+        "train",
+        vec![0.5; qids.len()],
+        1,
+        &clicks,
+        &qids,
+    )
+    .unwrap();
+    let table = clicks_of_rows(&data, &[2, 1, 3, 1, 2], &clicks, "train").unwrap();
+    assert_eq!(table.shown, 3);
+    assert_eq!(table.of(0), (&[0, 1, 0][..], &[0, 1, 0][..]));
+    assert_eq!(table.of(2), (&[0, 0, 1][..], &[0, 0, 1][..]));
+    assert_eq!(table.of(4), (&[0, 1, 0][..], &[0, 1, 0][..]));
+    // Naive relevance: clicks per session, one session a query.
+    assert_eq!(relevance(&table, &[1.0; 3]), vec![1.0, 0.0, 1.0, 0.0, 1.0]);
+    let refused = |positions: &[u64], clicks: &[f64], words: &str| {
+        let message = clicks_of_rows(&data, positions, clicks, "train")
+            .unwrap_err()
+            .to_string();
+        assert!(message.contains(words), "{message:?} lacks {words:?}");
+    };
+    refused(
+        &[2, 1, 4, 1, 2],
+        &clicks,
+        "train, row 3: position 4: expected a displayed rank in 1..=3, the rows of query 7",
+    );
+    refused(&[2, 1, 3, 0, 2], &clicks, "row 4: position 0");
+    refused(
+        &[2, 1, 3, 1, 2],
+        &[1.0, 0.0, 1.0, 0.0, 2.0],
+        "row 5: click 2: expected 0 or 1",
+    );
+    refused(&[2, 1, 3], &clicks, "3 positions for 5 rows");
+}

@@ -1071,10 +1071,65 @@ pub fn read_impressions(
             "{name}: no impression of the data's queries: the log is empty"
         )));
     }
+    let sessions = sessions.values().map(|s| s.len()).max().unwrap_or(0);
+    tabulate(&cells, sessions, data, examination, name)
+}
+
+/// The clicks by rank of `data`'s documents when each row was shown once, at `positions[d]`
+/// (1-based), and clicked or not as `clicks[d]` (0 or 1) says: the shape LightGBM's `position`
+/// and XGBoost's unbiased ranking take, one impression per row and each query one list (`name`
+/// in errors). Every refusal names the row (1-based) and the field, with what was expected.
+pub fn clicks_of_rows(
+    data: &Dataset,
+    positions: &[u64],
+    clicks: &[f64],
+    name: &str,
+) -> Result<ClickTable> {
+    let n_docs = data.n_docs();
+    for (what, len) in [("positions", positions.len()), ("clicks", clicks.len())] {
+        if len != n_docs {
+            return Err(Error::Data(format!(
+                "{name}: {len} {what} for {n_docs} rows: expected one per row"
+            )));
+        }
+    }
+    let mut cells: Vec<Vec<(u32, u32)>> = vec![Vec::new(); n_docs];
+    for g in 0..data.n_groups() {
+        let docs = data.group(g);
+        let n = docs.len() as u64;
+        for d in docs {
+            let bad = |m: String| Error::Data(format!("{name}, row {}: {m}", d + 1));
+            let position = positions[d];
+            if position == 0 || position > n {
+                return Err(bad(format!(
+                    "position {position}: expected a displayed rank in 1..={n}, the rows of query {}",
+                    data.qids[g]
+                )));
+            }
+            let click = clicks[d];
+            if click != 0.0 && click != 1.0 {
+                return Err(bad(format!("click {click}: expected 0 or 1")));
+            }
+            let k = position as usize - 1;
+            cells[d].resize(k + 1, (0, 0));
+            cells[d][k] = (1, click as u32);
+        }
+    }
+    tabulate(&cells, 1, data, None, name)
+}
+
+/// The table of each document's (impressions, clicks) at each rank it was shown at.
+fn tabulate(
+    cells: &[Vec<(u32, u32)>],
+    sessions: usize,
+    data: &Dataset,
+    examination: Option<Vec<f64>>,
+    name: &str,
+) -> Result<ClickTable> {
     let shown = cells.iter().map(Vec::len).max().unwrap_or(1).max(1);
     let mut table = ClickTable {
         shown,
-        sessions: sessions.values().map(|s| s.len()).max().unwrap_or(0),
+        sessions,
         impressions: Vec::with_capacity(data.n_docs() * shown),
         clicks: Vec::with_capacity(data.n_docs() * shown),
         examination: match examination {
@@ -1095,7 +1150,7 @@ pub fn read_impressions(
         group_offsets: data.group_offsets.clone(),
         qids: data.qids.clone(),
     };
-    for at in &cells {
+    for at in cells {
         for k in 0..shown {
             let (n, c) = at.get(k).copied().unwrap_or((0, 0));
             table.impressions.push(n);

@@ -430,7 +430,11 @@ fn prepare_in_memory(
         }
         None => description,
     };
-    let mut clicks = None;
+    // Clicks given beside the training rows (Python's `position=`): one impression a row.
+    let mut clicks = match names[0].as_deref() {
+        Some(name) if !data.wants_logs() => store.given_clicks(name, &train)?,
+        _ => None,
+    };
     let (train, valid, test, hold_out, logged, logs, description) = if data.wants_logs() {
         let (train, test) = match hold_out {
             Some((share, seed)) => {

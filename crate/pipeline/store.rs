@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use super::Reporter;
-use crate::data::logs::LogColumns;
+use crate::data::logs::{ClickTable, LogColumns};
 use crate::data::prepare::Scratch;
 use crate::data::Dataset;
 use crate::error::{Error, Result};
@@ -43,6 +43,11 @@ pub trait Store {
     fn given_teacher_scores(&mut self, _name: &str) -> Option<(Vec<f64>, Vec<Option<u64>>)> {
         None
     }
+    /// The clicks by rank of `data` (the dataset `name` names) where the door gave each row's
+    /// displayed position beside it, its y the click (Python's `position=`); None otherwise.
+    fn given_clicks(&mut self, _name: &str, _data: &Dataset) -> Result<Option<ClickTable>> {
+        Ok(None)
+    }
     /// A file the setup names beside the data (a teacher's model, a teacher's scores), whole;
     /// one larger than `cap` bytes is refused, before it is read, as not `what` (the words of
     /// the error: "a tree model").
@@ -75,9 +80,19 @@ pub struct InMemory {
     pub datasets: Vec<(String, Dataset)>,
     /// A teacher's scores of each document of the dataset of that name, in its order.
     pub teacher_scores: Vec<(String, Vec<f64>)>,
+    /// The displayed position of each row of the dataset of that name, its y the click.
+    pub positions: Vec<(String, Vec<u64>)>,
 }
 
 impl Store for InMemory {
+    fn given_clicks(&mut self, name: &str, data: &Dataset) -> Result<Option<ClickTable>> {
+        let Some((_, positions)) = self.positions.iter().find(|(n, _)| n == name) else {
+            return Ok(None);
+        };
+        let clicks: Vec<f64> = data.grades.iter().map(|&g| g as f64).collect();
+        crate::data::logs::clicks_of_rows(data, positions, &clicks, name).map(Some)
+    }
+
     fn given_teacher_scores(&mut self, name: &str) -> Option<(Vec<f64>, Vec<Option<u64>>)> {
         let (_, scores) = self.teacher_scores.iter().find(|(n, _)| n == name)?;
         let (_, data) = self.datasets.iter().find(|(n, _)| n == name)?;

@@ -137,6 +137,10 @@ pub struct EpochLog {
     /// no session showed), when the model learns them with its ranker ([`PropensityTower`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub propensities: Option<Vec<Option<f64>>>,
+    /// Seconds spent after the epoch scoring the training split and learning the propensities
+    /// from the scores, for the next epoch's labels (outside `seconds`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub propensity_seconds: Option<f64>,
     pub seconds: f64,
     pub docs_per_s: f64,
 }
@@ -316,6 +320,15 @@ pub async fn fit_async(
         let mean = |f: fn(&StepLosses) -> f32| losses.iter().map(|l| f(l) as f64).sum::<f64>() / n;
         let means = (mean(|l| l.data), mean(|l| l.teacher), mean(|l| l.rd));
         let seconds = started.elapsed();
+        // The propensity tower learns from this epoch's model: the next epoch's labels.
+        let mut next_labels = None;
+        let mut propensity_seconds = None;
+        if let Some(tower) = tower.as_mut().filter(|_| epoch < config.epochs) {
+            let started = Instant::now();
+            let scores = trainer.score(train.inputs).await?;
+            next_labels = Some(tower.fit(&scores));
+            propensity_seconds = Some(started.elapsed());
+        }
         let valid_scores = score_for_ndcg(&trainer, valid, &valid_ranked).await?;
         let test_scores = match (test, &test_ranked) {
             (Some(t), Some(ranked)) => Some((t, score_for_ndcg(&trainer, t, ranked).await?)),
@@ -330,15 +343,14 @@ pub async fn fit_async(
             seconds,
             (valid, &valid_scores),
             test_scores,
-            propensities,
+            (propensities, propensity_seconds),
             config,
             on,
         )? {
             break;
         }
-        if let Some(tower) = tower.as_mut().filter(|_| epoch < config.epochs) {
-            let scores = trainer.score(train.inputs).await?;
-            labels = std::borrow::Cow::Owned(tower.fit(&scores));
+        if let Some(next) = next_labels {
+            labels = std::borrow::Cow::Owned(next);
         }
     }
     Ok(selection.finish())
@@ -446,7 +458,7 @@ impl Selection {
         seconds: f64,
         valid: (Split, &[f32]),
         test: Option<(Split, Vec<f32>)>,
-        propensities: Option<Vec<Option<f64>>>,
+        (propensities, propensity_seconds): (Option<Vec<Option<f64>>>, Option<f64>),
         config: &TrainConfig,
         on: &mut dyn FnMut(Event),
     ) -> Result<bool> {
@@ -484,6 +496,7 @@ impl Selection {
             valid_ndcg,
             test_ndcg: test.and_then(|(split, scores)| ndcg(split, &scores)),
             propensities,
+            propensity_seconds,
             seconds,
             docs_per_s: docs as f64 / seconds.max(1e-9),
         };

@@ -360,6 +360,7 @@ class Ranker:
         privileged: Any = None,
         eval_set: Optional[Sequence[Any]] = None,
         verbose: bool = True,
+        position: Any = None,
     ) -> "Ranker":
         """Trains the method on ``X`` (rows: documents; float32 or float64), ``y`` (integer
         relevance grades 0..31, as LETOR files hold) and ``qid`` (a query id per row, the rows of a
@@ -371,10 +372,30 @@ class Ranker:
         ``eval_set``: ``(X, y, qid)`` or ``(X, y, qid, privileged)``, the validation split (early
         stopping, the kept epoch); without it 10% of the training queries are held out.
 
+        ``position``: each row's displayed position (1-based integers), as LightGBM's
+        ``Dataset(position=...)`` takes it: ``y`` is then each row's click (0 or 1), one impression
+        a row, and the methods that learn from clicks (``naive``, ``ips-estimated``, ``dla``,
+        ``two-tower``) train on the clicks by rank; a query's sessions are its rows at position
+        1. The labels are then y itself (``labels="grades"``), in the eval_set too.
+
         Training releases the GIL, prints one line per epoch on stderr (``verbose``) and stops on
         Ctrl-C (``KeyboardInterrupt``). Returns ``self``.
         """
         train = _split("", X, y, qid, privileged)
+        positions = None
+        if position is not None:
+            positions = _np.asarray(position)
+            if positions.shape != (train[0].shape[0],):
+                raise ValueError(
+                    f"position: expected one displayed position per row ({train[0].shape[0]}), "
+                    f"got shape {positions.shape}"
+                )
+            if not _np.issubdtype(positions.dtype, _np.integer):
+                raise ValueError(f"position: expected integers (1-based ranks), got {positions.dtype}")
+            if (positions < 1).any():
+                row = int(_np.argmax(positions < 1))
+                raise ValueError(f"position, row {row + 1}: {positions[row]}: expected a displayed rank of 1 or more")
+            positions = [int(p) for p in positions]
         if privileged is not None and self._setup["data"].get("privileged") is not None:
             raise ValueError(
                 "privileged features given twice: as the privileged= array and as the split "
@@ -404,7 +425,11 @@ class Ranker:
             scores, described = self._teacher_scores(X, privileged, eval_set)
             setup = _json.loads(_json.dumps(setup))
             setup["data"]["teacher"] = described
-        model, run = _distillrank.fit(_json.dumps(setup), train, valid, verbose, scores)
+        if positions is not None:
+            # y holds the clicks: the labels are y itself.
+            setup = _json.loads(_json.dumps(setup))
+            setup["data"]["labels"] = "grades"
+        model, run = _distillrank.fit(_json.dumps(setup), train, valid, verbose, scores, positions)
         self._model = model
         self.run_ = _json.loads(run)
         return self

@@ -64,6 +64,7 @@ class Ranker:
         privileged: Optional[ArrayLike] = ...,
         eval_set: Optional[Sequence[ArrayLike]] = ...,
         verbose: bool = ...,
+        position: Optional[ArrayLike] = ...,
     ) -> Ranker: ...
     @property
     def best_epoch_(self) -> int: ...

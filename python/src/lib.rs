@@ -330,8 +330,11 @@ impl Model {
 ///
 /// `teacher_scores`: a teacher's scores of the training rows and of the eval_set's rows, given
 /// beside the arrays (`setup.data.teacher` says what the teacher is).
+///
+/// `position`: each training row's displayed position (1-based), its y the click: the clicks by
+/// rank that the methods learning from clicks read.
 #[pyfunction]
-#[pyo3(signature = (setup, train, eval_set=None, verbose=true, teacher_scores=None))]
+#[pyo3(signature = (setup, train, eval_set=None, verbose=true, teacher_scores=None, position=None))]
 fn fit(
     py: Python<'_>,
     setup: &str,
@@ -339,6 +342,7 @@ fn fit(
     eval_set: Option<Arrays<'_>>,
     verbose: bool,
     teacher_scores: Option<(Vec<f64>, Option<Vec<f64>>)>,
+    position: Option<Vec<u64>>,
 ) -> PyResult<(Model, String)> {
     let mut setup = Setup::from_json(setup).map_err(value_error)?;
     let n_x = train.0.shape()[1];
@@ -348,6 +352,9 @@ fn fit(
         store
             .datasets
             .push((EVAL_SET.into(), dataset(EVAL_SET, eval_set)?));
+    }
+    if let Some(position) = position {
+        store.positions.push((TRAIN.into(), position));
     }
     if let Some((train_scores, eval_scores)) = teacher_scores {
         store.teacher_scores.push((TRAIN.into(), train_scores));

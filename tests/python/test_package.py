@@ -303,6 +303,51 @@ def test_learning_from_clicks_gives_the_clis_numbers(tmp_path):
         distillrank.Ranker(method="ips", loss="softmax", epochs=1).fit(train[0], train[1], qid=train[2])
 
 
+def test_fit_with_positions_learns_from_the_clicks_of_each_row(tmp_path):
+    """fit(X, clicks, qid=..., position=...), LightGBM's shape: each (query, session) list of MQ2008's
+    simulated log is a query of ten rows, y its clicks; every method that learns from clicks trains
+    on them and ranks, DLA learns propensities below 1, and bad positions and clicks are refused
+    naming the row and the field."""
+    out = tmp_path / "logs"
+    cli("data", "simulate-logs", MQ2008 / "train.txt", MQ2008 / "vali.txt", MQ2008 / "test.txt", "-o", out)
+    rows = np.loadtxt(out / "train.txt.impressions.tsv", dtype=np.int64, skiprows=1, delimiter="\t")
+    X, _, qid = distillrank.read_letor(MQ2008 / "train.txt")
+    starts = {q: i for i, q in reversed(list(enumerate(qid)))}
+    rows = rows[rows[:, 1] < 20]  # 20 sessions a query
+    doc = np.array([starts[q] for q in rows[:, 0]]) + rows[:, 3] - 1
+    X_rows, clicks, position = X[doc], rows[:, 4].astype(np.float64), rows[:, 2]
+    lists = rows[:, 0] * 1000 + rows[:, 1]
+    Xt, yt, qt = distillrank.read_letor(MQ2008 / "test.txt")
+    learned = {}
+    for method in ["naive", "ips-estimated", "dla", "two-tower"]:
+        ranker = distillrank.Ranker(method=method, loss="softmax", epochs=3, patience=3, widths=[16], backend="cpu")
+        ranker.fit(X_rows, clicks, qid=lists, position=position, verbose=False)
+        scores = ranker.predict(Xt)
+        assert np.isfinite(scores).all() and np.ptp(scores) > 0, method
+        learned[method] = [e.get("propensities") for e in ranker.run_["student"]["history"]]
+    assert learned["naive"] == [None] * 3
+    assert learned["dla"][0] == [1.0] * 10 and min(learned["dla"][1][1:]) < 1.0, learned["dla"]
+    assert min(learned["two-tower"][1][1:]) < 1.0
+    ranker = distillrank.Ranker(method="dla", loss="softmax", epochs=1, widths=[8], backend="cpu")
+    bad = position.copy()
+    bad[12] = 11
+    with pytest.raises(ValueError, match=r"X, row 13: position 11: expected a displayed rank in 1\.\.=\d+, the rows of query"):
+        ranker.fit(X_rows, clicks, qid=lists, position=bad, verbose=False)
+    bad[12] = 0
+    with pytest.raises(ValueError, match="position, row 13: 0"):
+        ranker.fit(X_rows, clicks, qid=lists, position=bad, verbose=False)
+    two = clicks.copy()
+    two[4] = 2
+    with pytest.raises(ValueError, match="row 5: click 2: expected 0 or 1"):
+        ranker.fit(X_rows, two, qid=lists, position=position, verbose=False)
+    with pytest.raises(ValueError, match="one displayed position per row"):
+        ranker.fit(X_rows, clicks, qid=lists, position=position[:-1], verbose=False)
+    # The true propensities are the simulator's: rows carry none.
+    with pytest.raises(ValueError, match="ips-estimated"):
+        distillrank.Ranker(method="ips", loss="softmax", epochs=1, widths=[8], backend="cpu").fit(
+            X_rows, clicks, qid=lists, position=position, verbose=False)
+
+
 def test_read_impressions_sums_the_log_as_the_library_does(tmp_path):
     """read_impressions: the log data simulate-logs writes, summed by document and rank, equals an
     independent numpy sum of its lines; a bad line raises naming its line and field."""
