@@ -232,7 +232,7 @@ pub const SETTINGS: &[Setting] = &[
     text("training-labels").at(&[f("data.labels", "gumbel")])
         .help("The training label of graded data: gumbel (the PFD paper's protocol: y = 1[grade + Gumbel noise > tau_target]) or grades (y = the grade, as LightGBM, allRank and TF-Ranking train: RankNet on pairs of different grades, LambdaRank and softmax with gains 2^y - 1, NDCG on the grades; tau_target and t are not used)"),
     text("log-labels").at(&[f("data.log_labels", "conversion")])
-        .help("With --privileged logs: y is the conversion, or the Gumbel labelling of the grade (gumbel)"),
+        .help("With --privileged logs: y is the conversion (conversion), the Gumbel labelling of the grade (gumbel), or the click (click: y = 1[clicked at least once], and z the impressions and mean displayed position, which do not follow from the clicks)"),
     real("tau-priv", (-1e6, 1e6), CLOSED, "a threshold on the grade scale").setup_only()
         .help("The threshold of the discriminative z (--privileged discriminative:TAU_PRIV)"),
     whole("label-threshold", 1, 31, "a LETOR grade")

@@ -60,6 +60,10 @@ pub enum LogLabels {
     /// The Gumbel labelling of the grade (the paper's public-data protocol); the conversions
     /// join z.
     Gumbel,
+    /// y = 1[the document was clicked at least once]; z is what does not follow from the clicks,
+    /// the impressions and the mean displayed position: PFD's teacher sees where the logging
+    /// ranker showed each document, as a position tower does.
+    Click,
 }
 
 /// What a model trains on when the data have graded relevance.
@@ -190,11 +194,15 @@ impl DataSetup {
         largest_grade: u8,
     ) -> Result<PrepareOptions> {
         let synthetic = matches!(self.source, DataSource::Synthetic { .. });
-        let column_labels = self.wants_logs() && self.log_labels == LogLabels::Conversion;
+        let column_labels = self.wants_logs() && self.log_labels != LogLabels::Gumbel;
         if column_labels && self.labels == Labels::Grades {
-            return Err(Error::Config(
-                "--training-labels grades with --privileged logs, whose y is the conversion (--log-labels conversion): choose one; --log-labels gumbel keeps the logs as z and lets --training-labels decide y".into(),
-            ));
+            let y = match self.log_labels {
+                LogLabels::Click => "the click (--log-labels click)",
+                _ => "the conversion (--log-labels conversion)",
+            };
+            return Err(Error::Config(format!(
+                "--training-labels grades with --privileged logs, whose y is {y}: choose one; --log-labels gumbel keeps the logs as z and lets --training-labels decide y"
+            )));
         }
         let (default_t, default_tau) = if synthetic {
             (SYNTHETIC_T, SYNTHETIC_TAU_TARGET)
@@ -202,6 +210,10 @@ impl DataSetup {
             (FILES_T, COLUMN_LABELS_TAU_TARGET)
         } else {
             (FILES_T, files_tau_target(largest_grade))
+        };
+        let unused_columns = match (self.wants_logs(), logs, self.log_labels) {
+            (true, Some(c), LogLabels::Click) => vec![c.ctr, c.dwell, c.conversions],
+            _ => Vec::new(),
         };
         let (privileged, label_column) = match (self.wants_logs(), logs) {
             (true, Some(columns)) => match self.log_labels {
@@ -214,6 +226,10 @@ impl DataSetup {
                     z.push(columns.conversions);
                     (PrivilegedSplit::Columns(z), None)
                 }
+                LogLabels::Click => (
+                    PrivilegedSplit::Columns(vec![columns.impressions, columns.mean_position]),
+                    Some(columns.clicks),
+                ),
             },
             (true, None) => {
                 return Err(Error::Config(
@@ -240,6 +256,7 @@ impl DataSetup {
             seed: self.data_seed,
             label_column,
             grades: self.labels == Labels::Grades && label_column.is_none(),
+            unused_columns,
         })
     }
 }

@@ -711,3 +711,46 @@ fn rows_with_positions_make_the_clicks_by_rank() {
     );
     refused(&[2, 1, 3], &clicks, "3 positions for 5 rows");
 }
+
+/// `log_labels: click`: y is whether the document was clicked, the conversions, CTR and dwell
+/// (which follow from the clicks) are neither x nor z, and z is the impressions and the mean
+/// displayed position, so that PFD's teacher sees where each document was shown; the student
+/// still reads the file's own features alone. PFD and the methods that learn from clicks then
+/// compare on one label; a graded training label beside it is refused, naming both.
+#[test]
+fn click_labels_give_pfd_the_displayed_position_as_z() {
+    let mut setup = clicks_setup(LossKind::Softmax);
+    setup.data.log_labels = distillrank::setup::LogLabels::Click;
+    setup.methods = vec![Method::Naive, Method::Pfd, Method::NoDistillation];
+    let data = prepare(&setup).unwrap();
+    let n = data.source_features;
+    let logs = distillrank::data::logs::LogColumns::after(n);
+    assert_eq!(
+        data.prepared.privileged_columns,
+        vec![logs.impressions, logs.mean_position]
+    );
+    let train = &data.prepared.train;
+    assert_eq!(train.d_x, n);
+    // y = 1[clicked], the documents whose naive relevance is above 0.
+    let clicks = data.click_labels(&setup.methods).unwrap().unwrap();
+    for (d, (&y, &r)) in train.labels.iter().zip(&clicks.naive).enumerate() {
+        assert_eq!(
+            y > 0.0,
+            r > 0.0,
+            "document {d}: y {y}, clicks per session {r}"
+        );
+    }
+    assert!(train.labels.iter().any(|&y| y > 0.0) && train.labels.iter().any(|&y| y == 0.0));
+    let comparison = distillrank::native::pipeline::compare(
+        &data,
+        &setup,
+        &Engine::Cpu,
+        &Stop::default(),
+        &mut distillrank::pipeline::Silent,
+    )
+    .unwrap();
+    assert!(comparison.get(Method::Pfd).is_some());
+    setup.data.labels = distillrank::setup::Labels::Grades;
+    let message = prepare(&setup).map(|_| ()).unwrap_err().to_string();
+    assert!(message.contains("--log-labels click"), "{message}");
+}

@@ -115,6 +115,10 @@ pub struct PrepareOptions {
     /// not used.
     #[serde(default)]
     pub grades: bool,
+    /// 1-based columns neither regular nor privileged: logged signals that follow from the label
+    /// column (a click's CTR and dwell when y is the click).
+    #[serde(default)]
+    pub unused_columns: Vec<usize>,
 }
 
 impl PrepareOptions {
@@ -149,6 +153,7 @@ impl Default for PrepareOptions {
             seed: 0,
             label_column: None,
             grades: false,
+            unused_columns: Vec::new(),
         }
     }
 }
@@ -933,6 +938,8 @@ fn choose_columns(
         }
         _ => None,
     };
+    // The label column and the unused ones are neither regular nor privileged.
+    let unused = |c: usize| Some(c) == options.label_column || options.unused_columns.contains(&c);
     let (privileged_columns, regular_columns): (Vec<usize>, Vec<usize>) = match &options.privileged
     {
         PrivilegedSplit::TopCorrelation(_) | PrivilegedSplit::TopShare(_) => {
@@ -950,9 +957,7 @@ fn choose_columns(
             });
             let mut z: Vec<usize> = order[..*d_z].iter().map(|&j| j + 1).collect();
             z.sort_unstable();
-            let x = (1..=nf)
-                .filter(|c| !z.contains(c) && Some(*c) != options.label_column)
-                .collect();
+            let x = (1..=nf).filter(|c| !z.contains(c) && !unused(*c)).collect();
             (z, x)
         }
         PrivilegedSplit::Columns(columns) => {
@@ -969,20 +974,15 @@ fn choose_columns(
                     "column {label} holds the labels y: it cannot also be privileged"
                 )));
             }
-            let x: Vec<usize> = (1..=nf)
-                .filter(|c| !z.contains(c) && Some(*c) != options.label_column)
-                .collect();
+            let x: Vec<usize> = (1..=nf).filter(|c| !z.contains(c) && !unused(*c)).collect();
             if x.is_empty() {
                 return Err(Error::Config("every feature is privileged: the student would see nothing; leave at least one column regular".into()));
             }
             (z, x)
         }
-        PrivilegedSplit::Discriminative { .. } => (
-            Vec::new(),
-            (1..=nf)
-                .filter(|c| Some(*c) != options.label_column)
-                .collect(),
-        ),
+        PrivilegedSplit::Discriminative { .. } => {
+            (Vec::new(), (1..=nf).filter(|&c| !unused(c)).collect())
+        }
     };
     let constant_in = |columns: &[usize]| -> Vec<usize> {
         columns
