@@ -13,17 +13,19 @@ use distillrank::data::Dataset;
 use distillrank::engine::Engine;
 use distillrank::model::LossKind;
 use distillrank::ranking::clicks::{
-    em_propensities, label_of, relevance, ClickLabel, ClickLabels, PropensityTower,
+    em_propensities, harvested_propensities, label_of, relevance, ClickLabel, ClickLabels,
+    PropensityTower,
 };
 use distillrank::ranking::distill::Method;
 use distillrank::rng::Rng;
 use distillrank::setup::{DataSource, Setup};
 use distillrank::stop::Stop;
 
-const CLICK_METHODS: [Method; 6] = [
+const CLICK_METHODS: [Method; 7] = [
     Method::Naive,
     Method::Ips,
     Method::IpsEstimated,
+    Method::IpsHarvested,
     Method::Dla,
     Method::TwoTower,
     Method::FullInformation,
@@ -53,9 +55,9 @@ fn datasets() -> Vec<(&'static str, Dataset)> {
     vec![("MQ2008", mq2008), ("synthetic", synthetic)]
 }
 
-/// Under the position-based model, EM recovers the simulator's examination `(1/k)^eta` from the
-/// clicks alone, within 15% of each rank's value at every rank, at two position biases and on
-/// two kinds of data.
+/// Under the position-based model, EM and intervention harvesting recover the simulator's
+/// examination `(1/k)^eta` from the clicks alone, within 15% of each rank's value at every rank,
+/// at two position biases and on two kinds of data.
 #[test]
 fn em_recovers_the_simulators_propensities_at_two_position_biases() {
     for (name, data) in datasets() {
@@ -66,15 +68,22 @@ fn em_recovers_the_simulators_propensities_at_two_position_biases() {
                 ..LogOptions::default()
             };
             let logs = simulate(&[&data], &[name.to_string()], &options).unwrap();
-            let estimated = em_propensities(&logs.clicks).unwrap();
             let truth = logs.clicks.examination.clone().unwrap();
-            for (k, (e, t)) in estimated.iter().zip(&truth).enumerate() {
-                let e = e.expect("every rank is shown");
-                assert!(
-                    (e - t).abs() <= 0.15 * t,
-                    "{name}, eta {eta}, rank {}: estimated {e:.4}, true {t:.4}\n{estimated:?}",
-                    k + 1
-                );
+            for (estimator, estimated) in [
+                ("EM", em_propensities(&logs.clicks).unwrap()),
+                (
+                    "intervention harvesting",
+                    harvested_propensities(&logs.clicks).unwrap(),
+                ),
+            ] {
+                for (k, (e, t)) in estimated.iter().zip(&truth).enumerate() {
+                    let e = e.expect("every rank is shown");
+                    assert!(
+                        (e - t).abs() <= 0.15 * t,
+                        "{name}, eta {eta}, {estimator}, rank {}: estimated {e:.4}, true {t:.4}\n{estimated:?}",
+                        k + 1
+                    );
+                }
             }
             // Without a position bias every rank is examined alike.
             assert!((truth[truth.len() - 1] - 10f64.powf(-eta)).abs() < 1e-12);
@@ -251,6 +260,7 @@ fn the_click_methods_compare_on_simulated_logs() {
             ("dla", "ips-estimated"),
             ("dla", "ips"),
             ("two-tower", "ips"),
+            ("ips-harvested", "ips"),
         ] {
             assert!(
                 tests
@@ -386,6 +396,7 @@ fn settings_the_click_methods_cannot_run_with_are_refused() {
         Method::Naive,
         Method::Ips,
         Method::IpsEstimated,
+        Method::IpsHarvested,
         Method::Dla,
         Method::TwoTower,
     ] {
@@ -753,4 +764,27 @@ fn click_labels_give_pfd_the_displayed_position_as_z() {
     setup.data.labels = distillrank::setup::Labels::Grades;
     let message = prepare(&setup).map(|_| ()).unwrap_err().to_string();
     assert!(message.contains("--log-labels click"), "{message}");
+}
+
+/// Without the logging policy's shuffles every document keeps its rank in every session: there is
+/// no swap to harvest, and IPS (harvested) is refused, saying what would make them, while the
+/// other methods run.
+#[test]
+fn harvesting_needs_the_logging_policys_shuffles() {
+    let mut setup = clicks_setup(LossKind::Softmax);
+    setup.data.logs.shuffle = 0.0;
+    setup.methods = vec![Method::IpsHarvested];
+    let data = prepare(&setup).unwrap();
+    let message =
+        distillrank::pipeline::run::compare_config(&data, &setup, &Engine::Cpu, &Stop::default())
+            .map(|_| ())
+            .unwrap_err()
+            .to_string();
+    assert!(
+        message.contains("ips-harvested") && message.contains("--shuffle"),
+        "{message}"
+    );
+    let clicks = data.click_labels(&setup.methods).unwrap().unwrap();
+    assert!(clicks.harvested_propensities.is_none());
+    assert!(clicks.report_json()["harvested_propensities"].is_null());
 }

@@ -238,6 +238,10 @@ pub fn propensities(path: &Path, clicks: &serde_json::Value) -> Result<()> {
     let mut series: Vec<Series> = [
         ("true (the simulator's)", "true_propensities"),
         ("estimated by EM from the clicks", "estimated_propensities"),
+        (
+            "harvested from the logging policy's shuffles",
+            "harvested_propensities",
+        ),
     ]
     .into_iter()
     .filter_map(|(name, key)| {

@@ -12,6 +12,7 @@
 //! | naive | `sum_k c_dk / S`: clicks per session, position bias and all |
 //! | IPS | `sum_k c_dk / theta_k / S`, theta the simulator's true examination |
 //! | IPS (estimated) | the same with theta estimated from the clicks by EM ([`em_propensities`]) |
+//! | IPS (harvested) | the same with theta harvested from the logging policy's shuffles ([`harvested_propensities`]) |
 //! | DLA | the same with theta learned with the ranker, from its scores ([`PropensityTower`]) |
 //! | two-tower | the same with theta the position tower of `theta_k * sigmoid(a f_d + b)`, fitted by EM with the ranker's scores ([`PropensityTower`]) |
 //! | full information | `2^g - 1` from the true grade g: the upper bound |
@@ -116,6 +117,161 @@ pub fn em_propensities(table: &ClickTable) -> Result<Vec<Option<f64>>> {
     Ok(theta)
 }
 
+/// The examination probability of each displayed rank, relative to rank 1's, harvested from the
+/// logging policy's own shuffles (intervention harvesting, Agarwal et al., WSDM 2019): a document
+/// the logging ranker showed at ranks k and k' in different sessions was, for that document, a
+/// randomised swap. Under the position-based model its click rates there are `theta_k gamma_d`
+/// and `theta_k' gamma_d`, so over the documents shown at both (the pair's interventional set),
+/// weighted alike on both sides by `w_d = n_dk n_dk' / (n_dk + n_dk')`,
+///
+/// ```text
+/// r_kk' = sum_d w_d c_dk / n_dk  /  sum_d w_d c_dk' / n_dk'   estimates   theta_k / theta_k'
+/// ```
+///
+/// whatever the attractiveness of the documents. Every pair of ranks with clicks on both sides
+/// gives one such ratio; log theta is their weighted least-squares fit (weight: the harmonic mean
+/// of the pair's two click counts), with log theta_1 = 0: the AllPairs idea of the paper, fit in
+/// log space rather than by its likelihood. No relevance model is involved.
+///
+/// A rank no session showed has no estimate (None). A shown rank that no pair joins to rank 1
+/// (the logging ranker never showed the same document there and at a rank that is joined) is
+/// refused, as are logs whose rank 1 shares no document with another rank: without the
+/// logging policy's shuffles (`--shuffle 0`) there is nothing to harvest.
+pub fn harvested_propensities(table: &ClickTable) -> Result<Vec<Option<f64>>> {
+    let (shown, n_docs) = (table.shown, table.n_docs());
+    // Per pair k < k': the weighted click rates on each side and the clicks behind them.
+    let mut pairs = vec![[0f64; 4]; shown * shown];
+    for d in 0..n_docs {
+        let (n, c) = table.of(d);
+        for k in 0..shown {
+            if n[k] == 0 {
+                continue;
+            }
+            for l in k + 1..shown {
+                if n[l] == 0 {
+                    continue;
+                }
+                let (nk, nl) = (n[k] as f64, n[l] as f64);
+                let w = nk * nl / (nk + nl);
+                let p = &mut pairs[k * shown + l];
+                p[0] += w * c[k] as f64 / nk;
+                p[1] += w * c[l] as f64 / nl;
+                p[2] += c[k] as f64;
+                p[3] += c[l] as f64;
+            }
+        }
+    }
+    // Normal equations of sum v (u_k - u_l - log r_kl)^2 over the unknowns u_2..u_shown
+    // (u = log theta, u_1 = 0).
+    let m = shown - 1;
+    let mut a = vec![0f64; m * m];
+    let mut b = vec![0f64; m];
+    let mut joined = vec![false; shown];
+    joined[0] = true;
+    let mut edges = Vec::new();
+    for k in 0..shown {
+        for l in k + 1..shown {
+            let p = pairs[k * shown + l];
+            if p[0] <= 0.0 || p[1] <= 0.0 {
+                continue;
+            }
+            let v = 2.0 * p[2] * p[3] / (p[2] + p[3]);
+            let log_ratio = (p[0] / p[1]).ln();
+            edges.push((k, l));
+            // d/du of v (u_k - u_l - log r)^2 / 2, rows and columns of the unknowns only.
+            let (ik, il) = (k.checked_sub(1), l - 1);
+            if let Some(ik) = ik {
+                a[ik * m + ik] += v;
+                a[ik * m + il] -= v;
+                a[il * m + ik] -= v;
+                b[ik] += v * log_ratio;
+            }
+            a[il * m + il] += v;
+            b[il] -= v * log_ratio;
+        }
+    }
+    // Which ranks the pairs join to rank 1.
+    loop {
+        let before = joined.iter().filter(|&&j| j).count();
+        for &(k, l) in &edges {
+            if joined[k] || joined[l] {
+                joined[k] = true;
+                joined[l] = true;
+            }
+        }
+        if joined.iter().filter(|&&j| j).count() == before {
+            break;
+        }
+    }
+    let shown_at: Vec<bool> = (0..shown)
+        .map(|k| (0..n_docs).any(|d| table.of(d).0[k] > 0))
+        .collect();
+    if let Some(k) = (0..shown).find(|&k| shown_at[k] && !joined[k]) {
+        return Err(Error::Data(format!(
+            "intervention harvesting found no document the logging ranker showed both at displayed rank {} and at a rank joined to rank 1, with clicks at both: there is no swap to measure its propensity by (the logging policy's shuffles make them: raise --shuffle or --sessions)",
+            k + 1
+        )));
+    }
+    // Ranks never shown have no unknown of their own: pin them at 0.
+    for k in 1..shown {
+        if !shown_at[k] {
+            let i = k - 1;
+            a[i * m + i] = 1.0;
+            b[i] = 0.0;
+        }
+    }
+    let u = solve(a, b, m).ok_or_else(|| {
+        Error::Data(
+            "intervention harvesting: the pairs of ranks do not fix the propensities".into(),
+        )
+    })?;
+    let theta: Vec<Option<f64>> = (0..shown)
+        .map(|k| shown_at[k].then(|| if k == 0 { 1.0 } else { u[k - 1].exp() }))
+        .collect();
+    if let Some((k, t)) = theta
+        .iter()
+        .enumerate()
+        .find_map(|(k, t)| t.filter(|&t| t < MIN_PROPENSITY).map(|t| (k, t)))
+    {
+        return Err(Error::Data(format!(
+            "the propensity harvested at displayed rank {} is {t:.2e}, below {MIN_PROPENSITY} of rank 1's: its clicks would weigh without bound (raise --sessions)",
+            k + 1
+        )));
+    }
+    Ok(theta)
+}
+
+/// The solution of the symmetric positive definite system `a x = b` (`m x m`, row-major) by
+/// Gaussian elimination with partial pivoting; None when it is singular.
+fn solve(mut a: Vec<f64>, mut b: Vec<f64>, m: usize) -> Option<Vec<f64>> {
+    for col in 0..m {
+        let pivot =
+            (col..m).max_by(|&i, &j| a[i * m + col].abs().total_cmp(&a[j * m + col].abs()))?;
+        if a[pivot * m + col].abs() < 1e-12 {
+            return None;
+        }
+        if pivot != col {
+            for j in 0..m {
+                a.swap(col * m + j, pivot * m + j);
+            }
+            b.swap(col, pivot);
+        }
+        for row in col + 1..m {
+            let f = a[row * m + col] / a[col * m + col];
+            for j in col..m {
+                a[row * m + j] -= f * a[col * m + j];
+            }
+            b[row] -= f * b[col];
+        }
+    }
+    let mut x = vec![0f64; m];
+    for row in (0..m).rev() {
+        let rest: f64 = (row + 1..m).map(|j| a[row * m + j] * x[j]).sum();
+        x[row] = (b[row] - rest) / a[row * m + row];
+    }
+    Some(x)
+}
+
 /// The training label y whose gain `2^y - 1` is the relevance estimate `r` (r >= 0).
 pub fn label_of(r: f64) -> f32 {
     libm::log2(1.0 + r) as f32
@@ -197,6 +353,9 @@ pub enum ClickLabel {
     Ips,
     /// Clicks weighted by the inverse of the propensities estimated by EM.
     IpsEstimated,
+    /// Clicks weighted by the inverse of the propensities harvested from the logging policy's
+    /// shuffles ([`harvested_propensities`]).
+    IpsHarvested,
     /// The true grades, gains `2^g - 1`.
     FullInformation,
     /// The dual learning algorithm: clicks weighted by the inverse of a propensity model that
@@ -229,11 +388,16 @@ pub struct ClickLabels {
     /// None where the click model has no examination by rank alone (cascade, DCM).
     pub ips: Option<Vec<f32>>,
     pub ips_estimated: Vec<f32>,
+    /// The estimates with the harvested propensities, or why there are none (logs without the
+    /// logging policy's shuffles).
+    pub ips_harvested: std::result::Result<Vec<f32>, String>,
     /// The simulator's examination at ranks 1..=shown (None under cascade and DCM) and the
     /// estimate, relative to rank 1.
     pub true_propensities: Option<Vec<f64>>,
     /// None at a rank no session showed: unmeasured.
     pub estimated_propensities: Vec<Option<f64>>,
+    /// Intervention harvesting's, where the logs allow it.
+    pub harvested_propensities: Option<Vec<Option<f64>>>,
     pub sessions: usize,
     /// Training queries without any click: no method that learns from clicks trains on them.
     pub queries_without_click: usize,
@@ -245,7 +409,10 @@ impl ClickLabels {
     /// ([`matched`]).
     pub fn new(table: Arc<ClickTable>) -> Result<ClickLabels> {
         let estimated = em_propensities(&table)?;
+        let harvested = harvested_propensities(&table).map_err(|e| e.to_string());
         let to_f32 = |r: Vec<f64>| r.into_iter().map(|v| v as f32).collect::<Vec<f32>>();
+        // A rank never shown has no click to weigh.
+        let weights = |t: &[Option<f64>]| t.iter().map(|t| t.unwrap_or(1.0)).collect::<Vec<_>>();
         let naive = to_f32(relevance(&table, &vec![1.0; table.shown]));
         let groups = table.group_offsets.len().saturating_sub(1);
         let queries_without_click = (0..groups)
@@ -260,14 +427,12 @@ impl ClickLabels {
                 .examination
                 .as_ref()
                 .map(|e| to_f32(relevance(&table, e))),
-            // A rank never shown has no click to weigh.
-            ips_estimated: to_f32(relevance(
-                &table,
-                &estimated
-                    .iter()
-                    .map(|t| t.unwrap_or(1.0))
-                    .collect::<Vec<_>>(),
-            )),
+            ips_estimated: to_f32(relevance(&table, &weights(&estimated))),
+            ips_harvested: harvested
+                .as_ref()
+                .map(|h| to_f32(relevance(&table, &weights(h))))
+                .map_err(Clone::clone),
+            harvested_propensities: harvested.ok(),
             naive,
             true_propensities: table.examination.clone(),
             estimated_propensities: estimated,
@@ -286,9 +451,11 @@ impl ClickLabels {
             "estimated_propensities": self.estimated_propensities,
             "estimated_propensities_null": "a rank no session showed: nothing was measured there",
             "estimator": format!("EM under the position-based model, one attractiveness per query-document pair, {EM_ITERATIONS} iterations, relative to rank 1"),
+            "harvested_propensities": self.harvested_propensities,
+            "harvested_propensities_are": "intervention harvesting (Agarwal et al., WSDM 2019): each pair of ranks compared on the documents the logging ranker showed at both, the ratios fit by weighted least squares on log theta, relative to rank 1; null without the logging policy's shuffles",
             "training_queries": self.training_queries,
             "queries_without_click": self.queries_without_click,
-            "queries_without_click_treatment": "left out of the training of naive, ips, ips-estimated, dla and two-tower (no click: no target and no pair)",
+            "queries_without_click_treatment": "left out of the training of every method that learns from clicks (no click: no target and no pair)",
             "model_selection": "every method's epoch is chosen by the validation split's NDCG@8 on y, as for every other method; all are scored on the test split's graded relevance (the truth the clicks stand for) and on y",
         })
     }
@@ -569,6 +736,10 @@ pub fn training_set(
             ))
         })?,
         ClickLabel::IpsEstimated => clicks()?.ips_estimated.clone(),
+        ClickLabel::IpsHarvested => clicks()?
+            .ips_harvested
+            .clone()
+            .map_err(|why| Error::Data(format!("{method}: {why}")))?,
         ClickLabel::FullInformation => train
             .grades
             .iter()

@@ -9,7 +9,7 @@
 //! | PFD | x and z | f(x), Eq. 1 |
 //! | multi-teacher PFD | x and one privileged subset each | f(x), teacher loss averaged |
 //! | Ranking Distillation | x, larger model | f(x) + alpha_RD * L_D on the teacher's top-K unlabeled |
-//! | naive, IPS, IPS (estimated), DLA, two-tower, full information | (none) | f(x) on relevance estimated from clicks, or on the grades ([`crate::ranking::clicks`]) |
+//! | naive, IPS, IPS (estimated or harvested), DLA, two-tower, full information | (none) | f(x) on relevance estimated from clicks, or on the grades ([`crate::ranking::clicks`]) |
 //!
 //! Every teacher is trained on S_label only, its logits on the training documents computed once and
 //! reused; the student never sees z.
@@ -37,6 +37,7 @@ pub enum Method {
     FullInformation,
     Dla,
     TwoTower,
+    IpsHarvested,
 }
 
 /// One method, described once.
@@ -198,6 +199,7 @@ impl ExternalScores {
             Method::Naive
             | Method::Ips
             | Method::IpsEstimated
+            | Method::IpsHarvested
             | Method::FullInformation
             | Method::Dla
             | Method::TwoTower => return Ok(()),
@@ -381,6 +383,17 @@ pub const METHODS: &[MethodEntry] = &[
         teachers: |_| vec![],
         check: fits_any,
         student: Student::Labels(ClickLabel::TwoTower),
+        tested_against: &[Method::Naive, Method::Ips],
+    },
+    MethodEntry {
+        method: Method::IpsHarvested,
+        name: "ips-harvested",
+        label: "IPS (harvested)",
+        help: "Learning from clicks: IPS with the examination probabilities harvested from the logging policy's shuffles (intervention harvesting: each pair of ranks compared on the documents shown at both)",
+        colour: "#4d2d00",
+        teachers: |_| vec![],
+        check: fits_any,
+        student: Student::Labels(ClickLabel::IpsHarvested),
         tested_against: &[Method::Naive, Method::Ips],
     },
 ];

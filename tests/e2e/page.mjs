@@ -438,7 +438,7 @@ await check("learning_from_clicks_button_compares_debiasing_with_distilling", as
   expect(await page.locator("#propensity-box").isVisible(), "no propensity chart");
   const drawn = await page.evaluate(() => Chart.getChart("propensity-chart").data.datasets.map((d) => [d.label, d.data.length]));
   const labels = drawn.map(([l]) => l).join("; ");
-  expect(drawn.length === 4 && drawn.every(([, n]) => n === 10) && /true/.test(labels) && /dla/.test(labels) && /two-tower/.test(labels),
+  expect(drawn.length === 5 && drawn.every(([, n]) => n === 10) && /true/.test(labels) && /dla/.test(labels) && /two-tower/.test(labels),
     `propensity series: ${JSON.stringify(drawn)}`);
   console.log(`    ${answer}`);
   await page.screenshot({ path: path.join(shots, "learning-from-clicks.png"), fullPage: true });

@@ -49,6 +49,7 @@ export function showPropensities(clicks) {
     const series = [
       ["true (the simulator's)", clicks.true_propensities, "#24292f"],
       ["estimated by EM", clicks.estimated_propensities, METHOD_COLOURS["ips-estimated"]],
+      ["harvested from the shuffles", clicks.harvested_propensities, METHOD_COLOURS["ips-harvested"]],
       ...Object.entries(clicks.learned_propensities ?? {}).map(([m, v]) => [`learned by ${m}`, v, METHOD_COLOURS[m]]),
     ];
     for (const [label, values, colour] of series) {
