@@ -213,12 +213,9 @@ pub fn harvested_propensities(table: &ClickTable) -> Result<Vec<Option<f64>>> {
         )));
     }
     // Ranks never shown have no unknown of their own: pin them at 0.
-    for k in 1..shown {
-        if !shown_at[k] {
-            let i = k - 1;
-            a[i * m + i] = 1.0;
-            b[i] = 0.0;
-        }
+    for (i, _) in shown_at[1..].iter().enumerate().filter(|(_, &s)| !s) {
+        a[i * m + i] = 1.0;
+        b[i] = 0.0;
     }
     let u = solve(a, b, m).ok_or_else(|| {
         Error::Data(
