@@ -396,6 +396,69 @@ fn sweep_writes_a_table_and_a_plot() {
         .contains("| positive training groups |"));
 }
 
+/// A sweep of methods that learn from clicks is on their verdict metric, the graded NDCG@8: its
+/// table, csv, gains and plots, each gain that metric's over no distillation.
+#[test]
+fn a_click_sweep_is_on_the_graded_ndcg() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("sweep").display().to_string();
+    let args = [
+        "sweep",
+        "--param",
+        "position-bias",
+        "--values",
+        "0,1",
+        "--bundled",
+        "mq2008",
+        "--privileged",
+        "logs",
+        "--loss",
+        "softmax",
+        "--methods",
+        "no-distillation,naive,ips",
+        "--seeds",
+        "2",
+        "--epochs",
+        "1",
+        "--widths",
+        "8",
+        "--backend",
+        "cpu",
+        "--out",
+        &out,
+        "--quiet",
+    ];
+    let (ok, _, stderr) = distillrank(&args);
+    assert!(ok, "{stderr}");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(format!("{out}/sweep.json")).unwrap())
+            .unwrap();
+    for point in json["points"].as_array().unwrap() {
+        assert_eq!(point["metric"], "graded_ndcg@8");
+        let graded = |m: &str| {
+            point["methods"][m]["graded_ndcg@8"]["mean"]
+                .as_f64()
+                .unwrap()
+        };
+        let gain = point["methods"]["ips"]["gain_percent"].as_f64().unwrap();
+        let want = 100.0 * (graded("ips") - graded("no-distillation")) / graded("no-distillation");
+        assert!((gain - want).abs() < 1e-9, "{gain} against {want}");
+        let sentences = point["sentences"].as_array().unwrap();
+        assert!(!sentences.is_empty());
+    }
+    let csv = std::fs::read_to_string(format!("{out}/sweep.csv")).unwrap();
+    assert!(
+        csv.starts_with("param,value,method,graded_ndcg@8_mean,"),
+        "{csv}"
+    );
+    let report = std::fs::read_to_string(format!("{out}/sweep.md")).unwrap();
+    assert!(report.contains("| ips graded NDCG@8 |"), "{report}");
+    for svg in ["sweep.svg", "sweep_gain.svg"] {
+        let text = std::fs::read_to_string(format!("{out}/{svg}")).unwrap();
+        assert!(text.contains("graded NDCG@8"), "{svg}");
+    }
+}
+
 #[test]
 fn bad_experiments_are_refused_before_training() {
     for (args, fragment) in [

@@ -111,11 +111,12 @@ pub fn run(args: &SweepArgs, given: &[String], out: &Output) -> Result<()> {
     lines(
         &folder.file("sweep.svg"),
         &format!(
-            "Student test NDCG@8 against {name} (mean ± std, {} seed(s))",
+            "Student test {} against {name} (mean ± std, {} seed(s))",
+            result.metric_label(),
             result.seeds
         ),
         name,
-        "test NDCG@8",
+        &format!("test {}", result.metric_label()),
         &series,
         plotters::prelude::SeriesLabelPosition::LowerRight,
     )?;
@@ -134,7 +135,7 @@ pub fn run(args: &SweepArgs, given: &[String], out: &Output) -> Result<()> {
     if !gains.is_empty() {
         lines(
             &folder.file("sweep_gain.svg"),
-            &format!("Gain in mean test NDCG@8 over no-distillation (95% CI, paired over queries), against {name}"),
+            &format!("Gain in mean test {} over no-distillation (95% CI, paired over queries), against {name}", result.metric_label()),
             name,
             "gain over no-distillation (%)",
             &gains,

@@ -251,8 +251,29 @@ impl Sweep {
             .collect()
     }
 
+    /// `m`'s students' test NDCG@8 on the comparison's verdict metric: on y, or on the graded
+    /// relevance when methods learn from clicks ([`Comparison::verdict_metric`]).
     fn stat(c: &Comparison, m: Method) -> Stat {
-        c.get(m).and_then(|r| r.student_ndcg(8))
+        let r = c.get(m)?;
+        match c.verdict_metric() {
+            "graded_ndcg@8" => r.student_graded_ndcg(8),
+            _ => r.student_ndcg(8),
+        }
+    }
+
+    /// The metric of the tables, the plots and the gains: the comparisons' verdict metric.
+    pub fn metric(&self) -> &'static str {
+        self.points
+            .first()
+            .map_or("ndcg@8", |p| p.comparison.verdict_metric())
+    }
+
+    /// The metric in words: "NDCG@8", or "graded NDCG@8" when methods learn from clicks.
+    pub fn metric_label(&self) -> &'static str {
+        match self.metric() {
+            "graded_ndcg@8" => "graded NDCG@8",
+            _ => "NDCG@8",
+        }
     }
 
     /// The gain in % of `m`'s mean test NDCG@8 over the baseline's at one value.
@@ -265,11 +286,12 @@ impl Sweep {
         }
     }
 
-    /// `m`'s paired test against the baseline on NDCG@8 among `tests`.
-    fn test_of(tests: &[PairedTest], m: Method) -> Option<PairedTest> {
+    /// `m`'s paired test against the baseline on the verdict metric of `c` among `tests`.
+    fn test_of(c: &Comparison, tests: &[PairedTest], m: Method) -> Option<PairedTest> {
+        let metric = c.verdict_metric();
         tests
             .iter()
-            .find(|t| t.metric == "ndcg@8" && t.a == m.name() && t.b == Method::BASELINE.name())
+            .find(|t| t.metric == metric && t.a == m.name() && t.b == Method::BASELINE.name())
             .cloned()
     }
 
@@ -284,8 +306,9 @@ impl Sweep {
         if show_positives {
             table.push_str(" positive training groups |");
         }
+        let label = self.metric_label();
         for m in &self.methods {
-            let _ = write!(table, " {m} NDCG@8 |");
+            let _ = write!(table, " {m} {label} |");
         }
         table.push_str("\n|---:|");
         table.push_str(&"---:|".repeat(self.methods.len() + show_positives as usize));
@@ -309,7 +332,7 @@ impl Sweep {
             for &m in &self.methods {
                 match (Sweep::stat(c, m), Sweep::gain(c, m)) {
                     (Some((mean, std)), Some(g)) => {
-                        let p = p_text(Sweep::test_of(tests, m));
+                        let p = p_text(Sweep::test_of(c, tests, m));
                         let _ = write!(table, " {} ({g:+.2}%{p}) |", plus_minus(mean, std));
                     }
                     (Some((mean, std)), None) => {
@@ -371,8 +394,9 @@ impl Sweep {
     pub fn csv(&self) -> String {
         let name = self.param.name();
         let tests = self.tests();
+        let metric = self.metric();
         let mut csv =
-            String::from("param,value,method,ndcg@8_mean,ndcg@8_std,gain_percent,gain_p_holm\n");
+            format!("param,value,method,{metric}_mean,{metric}_std,gain_percent,gain_p_holm\n");
         let figure = |v: Option<f64>| {
             v.filter(|v| v.is_finite())
                 .map_or(String::new(), |v| v.to_string())
@@ -388,7 +412,7 @@ impl Sweep {
                     figure(stat.map(|s| s.0)),
                     figure(stat.map(|s| s.1)),
                     figure(Sweep::gain(c, m)),
-                    figure(Sweep::test_of(tests, m).and_then(|t| t.p_holm))
+                    figure(Sweep::test_of(c, tests, m).and_then(|t| t.p_holm))
                 );
             }
         }
@@ -429,7 +453,7 @@ impl Sweep {
                     .filter_map(|(p, tests)| {
                         let gain = Sweep::gain(&p.comparison, m)?;
                         let base = Sweep::stat(&p.comparison, Method::BASELINE)?.0;
-                        let ci = Sweep::test_of(tests, m)
+                        let ci = Sweep::test_of(&p.comparison, tests, m)
                             .and_then(|t| t.ci95)
                             .map(|[lo, hi]| (100.0 * lo / base, 100.0 * hi / base));
                         Some((p.value, gain, ci))
@@ -452,10 +476,12 @@ impl Sweep {
             "points": self.points.iter().zip(&tests).map(|(p, tests)| serde_json::json!({
                 "value": p.value,
                 "tests": tests,
-                // Each NDCG@8 test in words, with its interval and what the run could detect.
+                // Each test on the verdict metric in words, with its interval and what the run
+                // could detect.
+                "metric": p.comparison.verdict_metric(),
                 "sentences": tests
                     .iter()
-                    .filter(|t| t.metric == "ndcg@8")
+                    .filter(|t| t.metric == p.comparison.verdict_metric())
                     .map(crate::stats::sentence)
                     .collect::<Vec<_>>(),
                 "positive_groups": p.positive_groups,
@@ -482,7 +508,12 @@ impl Sweep {
     /// The report's words below the tables.
     pub fn caption(&self) -> String {
         format!(
-            "Student test NDCG@8 at the epoch with the best validation NDCG@8, mean ± std over {} seeds; in brackets, the gain over no-distillation and its paired randomization test over the test queries (Holm-corrected within each value; sweep.json's `tests` has every test with its 95% interval and the smallest difference the run could detect). The gain plot's bands are those intervals.",
+            "Student test {}{} at the epoch with the best validation NDCG@8, mean ± std over {} seeds; in brackets, the gain over no-distillation and its paired randomization test over the test queries (Holm-corrected within each value; sweep.json's `tests` has every test with its 95% interval and the smallest difference the run could detect). The gain plot's bands are those intervals.",
+            self.metric_label(),
+            match self.metric() {
+                "graded_ndcg@8" => " (the true relevance the clicks stand for: methods learn from clicks)",
+                _ => "",
+            },
             self.seeds
         )
     }
