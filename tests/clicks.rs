@@ -502,8 +502,15 @@ fn the_impressions_log_reads_back_as_the_simulations_clicks() {
             .map(|g| (g[1] - g[0]).min(options.shown) * options.sessions)
             .sum();
         assert_eq!(lines, 1 + shown, "{name}: one line per shown document");
-        let read =
-            read_impressions(&text, name, &data, &[], logs.clicks.examination.clone()).unwrap();
+        let read = read_impressions(
+            &text,
+            name,
+            &data,
+            &[],
+            logs.clicks.examination.clone(),
+            &mut no_docids,
+        )
+        .unwrap();
         assert_eq!(read, logs.clicks, "{name}");
     }
 }
@@ -601,9 +608,10 @@ fn a_bad_impressions_log_is_refused_by_line_and_field() {
         (String::new(), vec!["line 1", "header"]),
     ];
     for (text, words) in cases {
-        let message = read_impressions(text.as_bytes(), "log.tsv", &data, &[], None)
-            .unwrap_err()
-            .to_string();
+        let message =
+            read_impressions(text.as_bytes(), "log.tsv", &data, &[], None, &mut no_docids)
+                .unwrap_err()
+                .to_string();
         assert!(message.contains("log.tsv"), "{message}");
         for w in words {
             assert!(message.contains(w), "{message:?} lacks {w:?}\n{text}");
@@ -611,7 +619,15 @@ fn a_bad_impressions_log_is_refused_by_line_and_field() {
     }
     // A query held out of the file as its test split is passed over, not refused.
     let held = format!("{header}{good}99999999\t0\t1\t1\t0\n");
-    assert!(read_impressions(held.as_bytes(), "log.tsv", &data, &[99999999], None).is_ok());
+    assert!(read_impressions(
+        held.as_bytes(),
+        "log.tsv",
+        &data,
+        &[99999999],
+        None,
+        &mut no_docids
+    )
+    .is_ok());
 }
 
 /// A rank no session showed has no estimate (null in the report, never a number), and logs
@@ -671,9 +687,16 @@ fn a_log_past_its_sidecars_ranks_is_refused() {
     let [data, ..] = distillrank::data::bundled::mq2008().unwrap();
     let qid = data.qids[0];
     let text = format!("qid\tsession\tposition\tdoc\tclick\n{qid}\t0\t3\t1\t1\n");
-    let message = read_impressions(text.as_bytes(), "log.tsv", &data, &[], Some(vec![1.0, 0.5]))
-        .unwrap_err()
-        .to_string();
+    let message = read_impressions(
+        text.as_bytes(),
+        "log.tsv",
+        &data,
+        &[],
+        Some(vec![1.0, 0.5]),
+        &mut no_docids,
+    )
+    .unwrap_err()
+    .to_string();
     assert!(
         message.contains("log.tsv") && message.contains("rank 3"),
         "{message}"
@@ -787,4 +810,114 @@ fn harvesting_needs_the_logging_policys_shuffles() {
     let clicks = data.click_labels(&setup.methods).unwrap().unwrap();
     assert!(clicks.harvested_propensities.is_none());
     assert!(clicks.report_json()["harvested_propensities"].is_null());
+}
+
+/// The docid comments of a data file without any: an impressions log that names its documents by
+/// row never asks for them.
+fn no_docids() -> distillrank::error::Result<distillrank::data::logs::DocIds> {
+    Ok(Default::default())
+}
+
+/// An impressions log may name its documents by the data file's docid comments (MQ2008's `#docid =
+/// GX...`) instead of their rows: both give the same clicks, through the library's reader and
+/// through a compare on the files; a docid the query lacks, and a docid given for a file without
+/// docid comments, are refused by line and field.
+#[test]
+fn an_impressions_log_may_name_documents_by_docid() {
+    use distillrank::data::logs::{docids_of, read_impressions};
+    let dir = tempfile::tempdir().unwrap();
+    let fold = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/mq2008/Fold1");
+    let files: Vec<String> = ["train.txt", "vali.txt", "test.txt"]
+        .iter()
+        .map(|f| fold.join(f).display().to_string())
+        .collect();
+    let done = std::process::Command::new(env!("CARGO_BIN_EXE_distillrank"))
+        .args([
+            "data",
+            "simulate-logs",
+            &files[0],
+            &files[1],
+            &files[2],
+            "-o",
+        ])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        done.status.success(),
+        "{}",
+        String::from_utf8_lossy(&done.stderr)
+    );
+    let train = dir.path().join("train.txt");
+    let log = dir.path().join("train.txt.impressions.tsv");
+    let by_row = std::fs::read_to_string(&log).unwrap();
+    // Each (qid, row) to its docid, from the file's comments.
+    let ids = docids_of(&train, std::fs::File::open(&train).unwrap()).unwrap();
+    let docid = |qid: u64, row: usize| -> String {
+        ids[&qid].iter().find(|(_, &r)| r == row).unwrap().0.clone()
+    };
+    let mut lines = by_row.lines();
+    let mut by_docid = format!("{}\n", lines.next().unwrap());
+    for line in lines {
+        let f: Vec<&str> = line.split('\t').collect();
+        let qid: u64 = f[0].parse().unwrap();
+        let row: usize = f[3].parse().unwrap();
+        by_docid.push_str(&format!(
+            "{}\t{}\t{}\t{}\t{}\n",
+            f[0],
+            f[1],
+            f[2],
+            docid(qid, row - 1),
+            f[4]
+        ));
+    }
+    assert!(by_docid.contains("GX"), "MQ2008's docids");
+    let data =
+        distillrank::data::letor::read_letor_file(&train, None, &Default::default()).unwrap();
+    let mut read_ids = || docids_of(&train, std::fs::File::open(&train).unwrap());
+    let a = read_impressions(by_row.as_bytes(), "log", &data, &[], None, &mut no_docids).unwrap();
+    let b = read_impressions(by_docid.as_bytes(), "log", &data, &[], None, &mut read_ids).unwrap();
+    assert_eq!(a, b);
+    // Through a compare on the files, the sidecar naming the log.
+    let source = DataSource::Files {
+        train: train.display().to_string(),
+        valid: Some(dir.path().join("vali.txt").display().to_string()),
+        test: Some(dir.path().join("test.txt").display().to_string()),
+    };
+    let mut setup = clicks_setup(LossKind::RankNet);
+    setup.data.source = source;
+    let numbered = prepare(&setup).unwrap().clicks;
+    std::fs::write(&log, &by_docid).unwrap();
+    let named = prepare(&setup).unwrap().clicks;
+    assert!(named.is_some());
+    assert_eq!(named, numbered);
+    // A docid the query lacks.
+    let header_end = by_docid.find('\n').unwrap() + 1;
+    let first: Vec<&str> = by_docid[header_end..]
+        .lines()
+        .next()
+        .unwrap()
+        .split('\t')
+        .collect();
+    let bad = format!(
+        "{}{}\t0\t1\tGX-NOT-THERE\t0\n",
+        &by_docid[..header_end],
+        first[0]
+    );
+    let message = read_impressions(bad.as_bytes(), "log", &data, &[], None, &mut read_ids)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        message.contains("log, line 2: doc 'GX-NOT-THERE': query")
+            && message.contains("no document with this docid"),
+        "{message}"
+    );
+    // A file without docid comments.
+    let message = read_impressions(by_docid.as_bytes(), "log", &data, &[], None, &mut no_docids)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        message.contains("line 2: doc 'GX") && message.contains("no docid comments"),
+        "{message}"
+    );
 }

@@ -274,7 +274,11 @@ pub fn simulate_logs(args: &SimulateLogsArgs, out: &Output) -> Result<()> {
     let seconds = started.elapsed().as_secs_f64();
     let mut sidecars = Vec::new();
     for (i, (dataset, target)) in simulated.datasets.iter().zip(&targets).enumerate() {
-        output::stage_with(target, |w| dataset.write_letor_sparse(w))?.commit()?;
+        // Each line keeps its docid comment, which an impressions log may name documents by.
+        let input = &args.files[i];
+        let text = std::fs::File::open(input).map_err(|e| Error::io(input, e))?;
+        let docids = logs::docid_comments(input, text)?;
+        output::stage_with(target, |w| dataset.write_letor_sparse(w, &docids))?.commit()?;
         let mut sidecar = simulated.sidecar(i, &options, &names[i]);
         if i == 0 {
             // The training file's impressions, one line per shown document: what the methods

@@ -968,13 +968,19 @@ fn fit_logging_ranker(data: &Dataset, options: &LogOptions) -> Result<Ranker> {
 /// Queries of the log that `data` lacks are refused by line, except those in `held_out` (queries
 /// held out of the file as its test split). A log with no impression is refused. Every
 /// refusal names the line and the field, with what was expected.
+///
+/// A document is its row within its query (1-based), or its docid comment in the data file:
+/// `docids` gives the file's ([`docids_of`]), asked for at the first doc field that is not a
+/// whole number.
 pub fn read_impressions(
     text: &[u8],
     name: &str,
     data: &Dataset,
     held_out: &[u64],
     examination: Option<Vec<f64>>,
+    docids: &mut dyn FnMut() -> Result<DocIds>,
 ) -> Result<ClickTable> {
+    let mut ids: Option<DocIds> = None;
     let groups: std::collections::HashMap<u64, usize> =
         data.qids.iter().enumerate().map(|(g, &q)| (q, g)).collect();
     let held_out: std::collections::HashSet<u64> = held_out.iter().copied().collect();
@@ -1029,7 +1035,6 @@ pub fn read_impressions(
         let qid = number(0, "qid")?;
         let session = number(1, "session")?;
         let position = number(2, "position")?;
-        let doc = number(3, "doc")?;
         let click = number(4, "click")?;
         let Some(&g) = groups.get(&qid) else {
             if held_out.contains(&qid) {
@@ -1041,6 +1046,39 @@ pub fn read_impressions(
             ));
         };
         let n = data.group(g).len() as u64;
+        // A whole number is the document's row within its query; anything else its docid
+        // comment in the data file.
+        let field = fields[3].trim();
+        let doc = match field.parse::<u64>() {
+            Ok(row) => row,
+            Err(_) => {
+                if ids.is_none() {
+                    ids = Some(docids()?);
+                }
+                let ids = ids.as_ref().expect("read above");
+                if ids.is_empty() {
+                    return Err(bad(
+                        line,
+                        format!(
+                            "doc '{}': expected the document's row within its query (a whole number), or its docid, and the data file's lines have no docid comments",
+                            crate::error::printable(field)
+                        ),
+                    ));
+                }
+                match ids.get(&qid).and_then(|q| q.get(field)) {
+                    Some(&row) => row as u64 + 1,
+                    None => {
+                        return Err(bad(
+                            line,
+                            format!(
+                                "doc '{}': query {qid} of the data file has no document with this docid",
+                                crate::error::printable(field)
+                            ),
+                        ))
+                    }
+                }
+            }
+        };
         if doc == 0 || doc > n {
             return Err(bad(
                 line,
@@ -1073,6 +1111,69 @@ pub fn read_impressions(
     }
     let sessions = sessions.values().map(|s| s.len()).max().unwrap_or(0);
     tabulate(&cells, sessions, data, examination, name)
+}
+
+/// Each query's documents by their docid comments: qid, then docid, then the 0-based row within
+/// the query in the file's order ([`docids_of`]). What an impressions log that names documents by
+/// docid is matched with.
+pub type DocIds = std::collections::HashMap<u64, std::collections::HashMap<String, usize>>;
+
+/// The docid comments of the LETOR text `text` of `name` ([`DocIds`]); empty when its lines have
+/// none. A docid written twice in one query is refused by line: a log could not tell the two
+/// apart.
+pub fn docids_of(name: &std::path::Path, text: impl std::io::Read) -> Result<DocIds> {
+    let mut ids = DocIds::new();
+    let mut at: Option<(u64, usize)> = None;
+    crate::data::letor::scan_letor(
+        name,
+        text,
+        crate::data::letor::DEFAULT_MAX_FEATURE_INDEX,
+        &mut |row| {
+            let Some(qid) = row.qid else {
+                return Ok(());
+            };
+            let index = match at {
+                Some((q, i)) if q == qid => i + 1,
+                _ => 0,
+            };
+            at = Some((qid, index));
+            if let Some(id) = row.docid {
+                let query = ids.entry(qid).or_default();
+                if query.insert(id.to_string(), index).is_some() {
+                    return Err(Error::parse(
+                        name,
+                        row.line,
+                        0,
+                        format!(
+                            "docid {} appears twice in query {qid}: an impressions log could not tell the two documents apart",
+                            crate::error::printable(id)
+                        ),
+                    ));
+                }
+            }
+            Ok(())
+        },
+    )?;
+    Ok(ids)
+}
+
+/// Each document's docid comment in the LETOR text `text` of `name`, in the file's order (None
+/// for a line without one): what `data simulate-logs` writes back after each line.
+pub fn docid_comments(
+    name: &std::path::Path,
+    text: impl std::io::Read,
+) -> Result<Vec<Option<String>>> {
+    let mut out = Vec::new();
+    crate::data::letor::scan_letor(
+        name,
+        text,
+        crate::data::letor::DEFAULT_MAX_FEATURE_INDEX,
+        &mut |row| {
+            out.push(row.docid.map(str::to_string));
+            Ok(())
+        },
+    )?;
+    Ok(out)
 }
 
 /// The clicks by rank of `data`'s documents when each row was shown once, at `positions[d]`

@@ -219,7 +219,13 @@ impl Dataset {
 impl Dataset {
     /// Writes the dataset as sparse LETOR text: zero values are left out, except in the last
     /// column, which is always written so that the file keeps its width.
-    pub fn write_letor_sparse(&self, out: &mut (impl Write + ?Sized)) -> std::io::Result<()> {
+    /// `docids`: each document's docid comment (`#docid = X`, written after its features), in
+    /// the file's order; empty for none.
+    pub fn write_letor_sparse(
+        &self,
+        out: &mut (impl Write + ?Sized),
+        docids: &[Option<String>],
+    ) -> std::io::Result<()> {
         let last = self.n_features;
         for g in 0..self.n_groups() {
             for d in self.group(g) {
@@ -228,6 +234,9 @@ impl Dataset {
                     if *v != 0.0 || j + 1 == last {
                         write!(out, " {}:{}", j + 1, v)?;
                     }
+                }
+                if let Some(Some(id)) = docids.get(d) {
+                    write!(out, " #docid = {id}")?;
                 }
                 writeln!(out)?;
             }

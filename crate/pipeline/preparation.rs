@@ -589,12 +589,18 @@ fn logged_splits(
                 let held_out = test.as_ref().map_or_else(Vec::new, |t| t.qids.clone());
                 let examination: Option<Vec<f64>> =
                     serde_json::from_value(sidecar["examination"].clone()).unwrap_or(None);
+                // A log may name documents by the training file's docid comments.
+                let mut docids = || {
+                    let (text, _) = store.text(train_name, Role::Train)?;
+                    crate::data::logs::docids_of(Path::new(train_name), text)
+                };
                 Some(crate::data::logs::read_impressions(
                     &bytes,
                     &name,
                     &train,
                     &held_out,
                     examination,
+                    &mut docids,
                 )?)
             }
             None => None,

@@ -176,7 +176,8 @@ pub fn harvested_propensities(table: &ClickTable) -> Result<Vec<Option<f64>>> {
                 continue;
             }
             let v = 2.0 * p[2] * p[3] / (p[2] + p[3]);
-            let log_ratio = (p[0] / p[1]).ln();
+            // libm: the same bits on every target (the page's wasm and native).
+            let log_ratio = libm::log(p[0] / p[1]);
             edges.push((k, l));
             // d/du of v (u_k - u_l - log r)^2 / 2, rows and columns of the unknowns only.
             let (ik, il) = (k.checked_sub(1), l - 1);
@@ -223,7 +224,7 @@ pub fn harvested_propensities(table: &ClickTable) -> Result<Vec<Option<f64>>> {
         )
     })?;
     let theta: Vec<Option<f64>> = (0..shown)
-        .map(|k| shown_at[k].then(|| if k == 0 { 1.0 } else { u[k - 1].exp() }))
+        .map(|k| shown_at[k].then(|| if k == 0 { 1.0 } else { libm::exp(u[k - 1]) }))
         .collect();
     if let Some((k, t)) = theta
         .iter()
@@ -672,7 +673,7 @@ impl PropensityTower {
 fn softmax_into(scores: &[f32], out: &mut Vec<f64>) {
     let max = scores.iter().fold(f32::NEG_INFINITY, |m, &s| m.max(s)) as f64;
     out.clear();
-    out.extend(scores.iter().map(|&s| (s as f64 - max).exp()));
+    out.extend(scores.iter().map(|&s| libm::exp(s as f64 - max)));
     let sum: f64 = out.iter().sum();
     out.iter_mut().for_each(|v| *v /= sum);
 }

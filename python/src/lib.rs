@@ -615,12 +615,20 @@ fn read_impressions(
     query: Option<PathBuf>,
 ) -> PyResult<String> {
     use distillrank::data::letor::{read_letor_file, ReadOptions};
-    use distillrank::data::logs::{read_impressions, MAX_IMPRESSIONS_BYTES};
+    use distillrank::data::logs::{docids_of, read_impressions, MAX_IMPRESSIONS_BYTES};
     py.detach(|| {
-        let data = read_letor_file(&data, query.as_deref(), &ReadOptions::default())?;
+        let file = data;
+        let data = read_letor_file(&file, query.as_deref(), &ReadOptions::default())?;
         let bytes =
             distillrank::data::read_capped(&path, MAX_IMPRESSIONS_BYTES, "an impressions log")?;
-        let table = read_impressions(&bytes, &path.display().to_string(), &data, &[], None)?;
+        // A log may name documents by the data file's docid comments.
+        let mut docids = || {
+            let text = std::fs::File::open(&file)
+                .map_err(|e| distillrank::error::Error::io(&file, e))?;
+            docids_of(&file, text)
+        };
+        let name = path.display().to_string();
+        let table = read_impressions(&bytes, &name, &data, &[], None, &mut docids)?;
         Ok(serde_json::to_string(&table).expect("a click table serialises"))
     })
     .map_err(value_error)

@@ -366,6 +366,13 @@ def test_read_impressions_sums_the_log_as_the_library_does(tmp_path):
     np.add.at(clicks, (doc, rows[:, 2] - 1), rows[:, 4])
     assert (table["impressions"] == impressions).all() and (table["clicks"] == clicks).all()
     assert (table["qid"] == qid).all() and table["sessions"] == 100 and table["impressions"].shape[1] == 10
+    # The same log naming its documents by the data file's docid comments reads the same.
+    docids = [line.split("#docid = ")[1].split()[0] for line in data.read_text().splitlines()]
+    named = tmp_path / "named.tsv"
+    named.write_text("qid\tsession\tposition\tdoc\tclick\n" + "".join(
+        f"{q}\t{s}\t{p}\t{docids[d]}\t{c}\n" for (q, s, p, _, c), d in zip(rows, doc)))
+    by_docid = distillrank.read_impressions(named, data)
+    assert (by_docid["impressions"] == table["impressions"]).all() and (by_docid["clicks"] == table["clicks"]).all()
     bad = tmp_path / "bad.tsv"
     bad.write_text("qid\tsession\tposition\tdoc\tclick\n" + f"{qid[0]}\t0\t1\t1\t2\n")
     with pytest.raises(ValueError, match="line 2: click 2"):
