@@ -515,26 +515,15 @@ fn the_impressions_log_reads_back_as_the_simulations_clicks() {
     }
 }
 
-/// A compare on files `data simulate-logs` wrote reads their impressions log and trains the
-/// methods that learn from clicks as on logs simulated in the run.
-#[test]
-fn files_from_simulate_logs_give_the_clicks_of_a_simulation_in_the_run() {
-    let dir = tempfile::tempdir().unwrap();
+/// `data simulate-logs` on MQ2008 Fold1's three files, written into `dir`; returns the fold's
+/// folder.
+fn simulate_logs_of_mq2008(dir: &std::path::Path) -> std::path::PathBuf {
     let fold = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/mq2008/Fold1");
-    let files: Vec<String> = ["train.txt", "vali.txt", "test.txt"]
-        .iter()
-        .map(|f| fold.join(f).display().to_string())
-        .collect();
     let done = std::process::Command::new(env!("CARGO_BIN_EXE_distillrank"))
-        .args([
-            "data",
-            "simulate-logs",
-            &files[0],
-            &files[1],
-            &files[2],
-            "-o",
-        ])
-        .arg(dir.path())
+        .args(["data", "simulate-logs"])
+        .args(["train.txt", "vali.txt", "test.txt"].map(|f| fold.join(f)))
+        .arg("-o")
+        .arg(dir)
         .output()
         .unwrap();
     assert!(
@@ -542,6 +531,15 @@ fn files_from_simulate_logs_give_the_clicks_of_a_simulation_in_the_run() {
         "{}",
         String::from_utf8_lossy(&done.stderr)
     );
+    fold
+}
+
+/// A compare on files `data simulate-logs` wrote reads their impressions log and trains the
+/// methods that learn from clicks as on logs simulated in the run.
+#[test]
+fn files_from_simulate_logs_give_the_clicks_of_a_simulation_in_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let fold = simulate_logs_of_mq2008(dir.path());
     assert!(dir.path().join("train.txt.impressions.tsv").exists());
     let source = |folder: &std::path::Path| DataSource::Files {
         train: folder.join("train.txt").display().to_string(),
@@ -826,28 +824,7 @@ fn no_docids() -> distillrank::error::Result<distillrank::data::logs::DocIds> {
 fn an_impressions_log_may_name_documents_by_docid() {
     use distillrank::data::logs::{docids_of, read_impressions};
     let dir = tempfile::tempdir().unwrap();
-    let fold = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/mq2008/Fold1");
-    let files: Vec<String> = ["train.txt", "vali.txt", "test.txt"]
-        .iter()
-        .map(|f| fold.join(f).display().to_string())
-        .collect();
-    let done = std::process::Command::new(env!("CARGO_BIN_EXE_distillrank"))
-        .args([
-            "data",
-            "simulate-logs",
-            &files[0],
-            &files[1],
-            &files[2],
-            "-o",
-        ])
-        .arg(dir.path())
-        .output()
-        .unwrap();
-    assert!(
-        done.status.success(),
-        "{}",
-        String::from_utf8_lossy(&done.stderr)
-    );
+    simulate_logs_of_mq2008(dir.path());
     let train = dir.path().join("train.txt");
     let log = dir.path().join("train.txt.impressions.tsv");
     let by_row = std::fs::read_to_string(&log).unwrap();
