@@ -47,7 +47,7 @@ def group_sizes(keys):
 def impressions(log, X, qid):
     """The rows of an impressions log: features of each shown document, click, position, and the
     group sizes of its (query, session) lists, the rows of each in displayed order."""
-    rows = np.loadtxt(log, dtype=np.int64, skiprows=1, delimiter="\t", ndmin=2)
+    rows = np.loadtxt(log, dtype=np.int64, skiprows=1, delimiter="\t", ndmin=2, usecols=range(5))
     rows = rows[np.lexsort((rows[:, 2], rows[:, 1], rows[:, 0]))] if not sorted_by_list(rows) else rows
     first = {}
     for i, q in enumerate(qid):

@@ -840,12 +840,13 @@ fn an_impressions_log_may_name_documents_by_docid() {
         let qid: u64 = f[0].parse().unwrap();
         let row: usize = f[3].parse().unwrap();
         by_docid.push_str(&format!(
-            "{}\t{}\t{}\t{}\t{}\n",
+            "{}\t{}\t{}\t{}\t{}\t{}\n",
             f[0],
             f[1],
             f[2],
             docid(qid, row - 1),
-            f[4]
+            f[4],
+            f[5]
         ));
     }
     assert!(by_docid.contains("GX"), "MQ2008's docids");
@@ -877,7 +878,7 @@ fn an_impressions_log_may_name_documents_by_docid() {
         .split('\t')
         .collect();
     let bad = format!(
-        "{}{}\t0\t1\tGX-NOT-THERE\t0\n",
+        "{}{}\t0\t1\tGX-NOT-THERE\t0\t0\n",
         &by_docid[..header_end],
         first[0]
     );
@@ -897,4 +898,69 @@ fn an_impressions_log_may_name_documents_by_docid() {
         message.contains("line 2: doc 'GX") && message.contains("no docid comments"),
         "{message}"
     );
+}
+
+/// The logging policy's list probability: its keys are the scores plus Gumbel noise, so each
+/// ordered list is a Plackett-Luce draw. The probabilities of every ordered top-2 of three
+/// documents sum to 1 and match the shares of 200,000 draws of the keys; without noise the list
+/// is certain. Every line of the simulated log carries its session's value, the same on each of
+/// its lines, and a value that is no log-probability is refused by line and field.
+#[test]
+fn the_logs_list_probabilities_are_the_logging_policys() {
+    use distillrank::data::logs::{list_log_probability, read_impressions};
+    let (scores, shuffle) = ([0.8, -0.3, 0.1], 0.5);
+    let lists: Vec<[usize; 2]> = (0..3)
+        .flat_map(|a| (0..3).filter(move |&b| b != a).map(move |b| [a, b]))
+        .collect();
+    let p: Vec<f64> = lists
+        .iter()
+        .map(|l| list_log_probability(&scores, l, shuffle).exp())
+        .collect();
+    assert!((p.iter().sum::<f64>() - 1.0).abs() < 1e-12, "{p:?}");
+    let mut rng = Rng::stream(3, 4);
+    let mut counts = vec![0u32; lists.len()];
+    let draws = 200_000;
+    for _ in 0..draws {
+        let keys: Vec<f64> = scores.iter().map(|s| s + shuffle * rng.gumbel()).collect();
+        let mut order = [0usize, 1, 2];
+        order.sort_by(|&a, &b| keys[b].total_cmp(&keys[a]));
+        counts[lists.iter().position(|l| l[..] == order[..2]).unwrap()] += 1;
+    }
+    for ((l, &c), &want) in lists.iter().zip(&counts).zip(&p) {
+        let share = c as f64 / draws as f64;
+        assert!(
+            (share - want).abs() < 0.005,
+            "{l:?}: {share} drawn, {want} computed"
+        );
+    }
+    assert_eq!(list_log_probability(&scores, &[0, 2], 0.0), 0.0);
+    // In the simulated log: one value a session, a log-probability.
+    let [data, ..] = distillrank::data::bundled::mq2008().unwrap();
+    let options = LogOptions::default();
+    let logs = simulate(&[&data], &["MQ2008".into()], &options).unwrap();
+    let mut text = Vec::new();
+    logs.write_impressions(&data, &options, &mut text).unwrap();
+    let text = String::from_utf8(text).unwrap();
+    let mut by_session = std::collections::HashMap::new();
+    for line in text.lines().skip(1) {
+        let f: Vec<&str> = line.split('\t').collect();
+        let value: f64 = f[5].parse().unwrap();
+        assert!(value <= 0.0 && value.is_finite(), "{line}");
+        let first = *by_session.entry((f[0], f[1])).or_insert(value);
+        assert_eq!(first, value, "{line}");
+    }
+    assert!(by_session.values().any(|&v| v < -1.0));
+    let header = text.lines().next().unwrap();
+    let one = text.lines().nth(1).unwrap();
+    let cut = one.rfind('\t').unwrap();
+    for bad in ["0.5", "x", "inf"] {
+        let log = format!("{header}\n{}\t{bad}\n", &one[..cut]);
+        let message = read_impressions(log.as_bytes(), "log.tsv", &data, &[], None, &mut no_docids)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            message.contains("log.tsv, line 2: list_log_probability") && message.contains("<= 0"),
+            "{message}"
+        );
+    }
 }

@@ -346,7 +346,7 @@ pub struct SimulatedLogs {
 }
 
 /// One shown document of one impression of a query.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Impression {
     /// The session, 0-based within its query.
     pub session: u32,
@@ -355,11 +355,47 @@ pub struct Impression {
     /// The document: its 1-based row within its query in the LETOR file.
     pub doc: u32,
     pub click: bool,
+    /// The natural logarithm of the probability with which the logging policy showed the
+    /// session's list, in its order ([`list_log_probability`]).
+    pub list_log_probability: f64,
 }
 
 /// The header line of an impressions log ([`SimulatedLogs::write_impressions`],
 /// [`read_impressions`]): tab-separated, one line per shown document of each impression.
-pub const IMPRESSIONS_HEADER: &str = "qid\tsession\tposition\tdoc\tclick";
+pub const IMPRESSIONS_HEADER: &str = "qid\tsession\tposition\tdoc\tclick\tlist_log_probability";
+
+/// The header of a log without the logging policy's list probabilities (a user's own log), which
+/// [`read_impressions`] reads too.
+pub const IMPRESSIONS_HEADER_WITHOUT_PROBABILITY: &str = "qid\tsession\tposition\tdoc\tclick";
+
+/// The natural logarithm of the probability that the logging policy shows `list` (indices into
+/// `scores`, best first) at the top: its keys are the scores plus Gumbel noise of scale `shuffle`,
+/// which makes each list a Plackett-Luce draw with weights `exp(score / shuffle)`, so
+/// `sum_r [s_r / shuffle - ln sum_{j not above r} exp(s_j / shuffle)]`. Without noise the list
+/// is certain (0).
+pub fn list_log_probability(scores: &[f64], list: &[usize], shuffle: f64) -> f64 {
+    if shuffle <= 0.0 {
+        return 0.0;
+    }
+    let mut left: Vec<bool> = vec![true; scores.len()];
+    let mut total = 0.0;
+    for &i in list {
+        let max = scores
+            .iter()
+            .zip(&left)
+            .filter(|(_, &l)| l)
+            .fold(f64::NEG_INFINITY, |m, (&s, _)| m.max(s));
+        let sum: f64 = scores
+            .iter()
+            .zip(&left)
+            .filter(|(_, &l)| l)
+            .map(|(&s, _)| libm::exp((s - max) / shuffle))
+            .sum();
+        total += (scores[i] - max) / shuffle - libm::log(sum);
+        left[i] = false;
+    }
+    total
+}
 
 /// The largest impressions log read, bytes.
 pub const MAX_IMPRESSIONS_BYTES: u64 = 8 << 30;
@@ -410,7 +446,8 @@ impl ClickTable {
 
 impl SimulatedLogs {
     /// Writes the first file's impressions, one line per shown document of each session
-    /// (`qid, session, position, doc, click`, after [`IMPRESSIONS_HEADER`]), query by query in
+    /// (`qid, session, position, doc, click, list_log_probability`, after
+    /// [`IMPRESSIONS_HEADER`]), query by query in
     /// the file's order: each query simulated again from its own draws, so the log is the one
     /// whose sums are [`Self::clicks`] and memory holds one query's sessions at a time.
     pub fn write_impressions(
@@ -439,8 +476,8 @@ impl SimulatedLogs {
             for r in &record {
                 writeln!(
                     w,
-                    "{qid}\t{}\t{}\t{}\t{}",
-                    r.session, r.position, r.doc, r.click as u8
+                    "{qid}\t{}\t{}\t{}\t{}\t{}",
+                    r.session, r.position, r.doc, r.click as u8, r.list_log_probability
                 )?;
             }
         }
@@ -745,6 +782,11 @@ fn simulate_query(
             order.select_nth_unstable_by(shown - 1, by_key);
         }
         order[..shown].sort_unstable_by(by_key);
+        // The list's probability under the logging policy, for the log (only when recording).
+        let list_log_probability = match record {
+            Some(_) => list_log_probability(base, &order[..shown], options.shuffle),
+            None => 0.0,
+        };
         let mut scanning = true;
         for (rank, &i) in order[..shown].iter().enumerate() {
             let doc = &mut log.docs[i];
@@ -766,6 +808,7 @@ fn simulate_query(
                     position: rank as u32 + 1,
                     doc: i as u32 + 1,
                     click: clicked,
+                    list_log_probability,
                 });
             }
             if clicked {
@@ -989,16 +1032,21 @@ pub fn read_impressions(
     let header = lines
         .next()
         .map(|(_, l)| String::from_utf8_lossy(l).trim_end().to_string());
-    if header.as_deref() != Some(IMPRESSIONS_HEADER) {
-        return Err(bad(
-            1,
-            format!(
-                "the header '{}': expected '{}' (tab-separated)",
-                crate::error::printable(header.as_deref().unwrap_or("")),
-                IMPRESSIONS_HEADER.replace('\t', "\\t")
-            ),
-        ));
-    }
+    // The logging policy's list probabilities are a column of their own, where it is known.
+    let width = match header.as_deref() {
+        Some(IMPRESSIONS_HEADER) => 6,
+        Some(IMPRESSIONS_HEADER_WITHOUT_PROBABILITY) => 5,
+        _ => {
+            return Err(bad(
+                1,
+                format!(
+                    "the header '{}': expected '{}', or the same without its last column (tab-separated)",
+                    crate::error::printable(header.as_deref().unwrap_or("")),
+                    IMPRESSIONS_HEADER.replace('\t', "\\t")
+                ),
+            ))
+        }
+    };
     // (impressions, clicks) of each document at each rank, grown as ranks appear.
     let mut cells: Vec<Vec<(u32, u32)>> = vec![Vec::new(); data.n_docs()];
     let mut sessions: std::collections::HashMap<usize, std::collections::HashSet<u64>> =
@@ -1012,14 +1060,30 @@ pub fn read_impressions(
             continue;
         }
         let fields: Vec<&str> = raw.split('\t').collect();
-        if fields.len() != 5 {
+        if fields.len() != width {
             return Err(bad(
                 line,
                 format!(
-                    "{} fields: expected 5 (qid, session, position, doc, click), tab-separated",
-                    fields.len()
+                    "{} fields: expected {width} (the header's: {}), tab-separated",
+                    fields.len(),
+                    header.as_deref().unwrap_or("").replace('\t', ", ")
                 ),
             ));
+        }
+        if width == 6 {
+            let field = fields[5].trim();
+            match field.parse::<f64>() {
+                Ok(p) if p.is_finite() && p <= 0.0 => {}
+                _ => {
+                    return Err(bad(
+                        line,
+                        format!(
+                            "list_log_probability '{}': expected the natural logarithm of a probability, a finite number <= 0",
+                            crate::error::printable(field)
+                        ),
+                    ))
+                }
+            }
         }
         let number = |k: usize, what: &str| -> Result<u64> {
             fields[k].trim().parse::<u64>().map_err(|_| {

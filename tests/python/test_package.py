@@ -310,7 +310,7 @@ def test_fit_with_positions_learns_from_the_clicks_of_each_row(tmp_path):
     naming the row and the field."""
     out = tmp_path / "logs"
     cli("data", "simulate-logs", MQ2008 / "train.txt", MQ2008 / "vali.txt", MQ2008 / "test.txt", "-o", out)
-    rows = np.loadtxt(out / "train.txt.impressions.tsv", dtype=np.int64, skiprows=1, delimiter="\t")
+    rows = np.loadtxt(out / "train.txt.impressions.tsv", dtype=np.int64, skiprows=1, delimiter="\t", usecols=range(5))
     X, _, qid = distillrank.read_letor(MQ2008 / "train.txt")
     starts = {q: i for i, q in reversed(list(enumerate(qid)))}
     rows = rows[rows[:, 1] < 20]  # 20 sessions a query
@@ -356,7 +356,7 @@ def test_read_impressions_sums_the_log_as_the_library_does(tmp_path):
     cli("data", "simulate-logs", fold / "train.txt", fold / "vali.txt", fold / "test.txt", "-o", out)
     log, data = out / "train.txt.impressions.tsv", out / "train.txt"
     table = distillrank.read_impressions(log, data)
-    rows = np.loadtxt(log, dtype=np.int64, skiprows=1, delimiter="\t")
+    rows = np.loadtxt(log, dtype=np.int64, skiprows=1, delimiter="\t", usecols=range(5))
     _, _, qid = distillrank.read_letor(data)
     starts = {q: i for i, q in reversed(list(enumerate(qid)))}
     doc = np.array([starts[q] for q in rows[:, 0]]) + rows[:, 3] - 1
