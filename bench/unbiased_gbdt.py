@@ -5,7 +5,7 @@ same library trained on the same clicks without the correction, scored on the te
 relevance by distillrank's own evaluator (`distillrank eval --labels graded --json`), so their
 graded NDCG@5/@8/@10 stand beside the MLP methods of `distillrank compare --privileged logs`.
 
-    python bench/unbiased_gbdt.py --train T --valid V --test E [--bin target/release/distillrank]
+    python bench/unbiased_gbdt.py --train T [--valid V] --test E [--bin target/release/distillrank]
         --queries-of RESULTS.json [--out DIR] [--trees 300] [--sessions 100] [--position-bias 1]
 
 1. `distillrank data simulate-logs T V E` writes the impressions log of the training file
@@ -14,7 +14,8 @@ graded NDCG@5/@8/@10 stand beside the MLP methods of `distillrank compare --priv
 2. Every impression becomes one row: the document's features x (its line of T), its click as the
    label, its displayed position; each (query, session) is one group, its rows in displayed order.
 3. Four GBDTs train on those rows, 0.05 learning rate, 31 leaves, early stopping (30 rounds) on
-   the validation file's conversions, the label y the MLP methods choose their epoch by:
+   the validation file's conversions, the label y the MLP methods choose their epoch by (without
+   a validation file, all `--trees` rounds):
    LightGBM lambdarank with and without `position`, XGBoost rank:ndcg with and without
    `lambdarank_unbiased` (pairs from the top 10, as the sessions show 10).
 4. `distillrank eval` scores each saved model on the test file with graded gains 2^g - 1, on the
@@ -71,11 +72,13 @@ def sizes_of(qid):
 def train_lightgbm(rows, valid, trees, position):
     X, click, pos, groups = rows
     data = lightgbm.Dataset(X, click, group=groups, position=pos if position else None)
-    Xv, yv, qv = valid
-    check = lightgbm.Dataset(Xv, yv, group=sizes_of(qv), reference=data)
     params = {"objective": "lambdarank", "learning_rate": 0.05, "num_leaves": 31,
               "min_data_in_leaf": 20, "metric": "ndcg", "eval_at": [8], "verbose": -1,
               "seed": 0, "num_threads": 2}
+    if valid is None:
+        return lightgbm.train(params, data, trees)
+    Xv, yv, qv = valid
+    check = lightgbm.Dataset(Xv, yv, group=sizes_of(qv), reference=data)
     return lightgbm.train(params, data, trees, valid_sets=[check],
                           callbacks=[lightgbm.early_stopping(30, verbose=False)])
 
@@ -83,14 +86,16 @@ def train_lightgbm(rows, valid, trees, position):
 def train_xgboost(rows, valid, trees, unbiased):
     X, click, _, groups = rows
     qid = np.repeat(np.arange(len(groups)), groups)
-    Xv, yv, qv = valid
     dtrain = xgboost.DMatrix(X, click, qid=qid)
-    order = np.argsort(qv, kind="stable")
-    dvalid = xgboost.DMatrix(Xv[order], yv[order], qid=qv[order])
     params = {"objective": "rank:ndcg", "eval_metric": "ndcg@8", "eta": 0.05, "max_depth": 6,
               "tree_method": "hist", "nthread": 2, "seed": 0,
               "lambdarank_pair_method": "topk", "lambdarank_num_pair_per_sample": 10,
               "lambdarank_unbiased": unbiased}
+    if valid is None:
+        return xgboost.train(params, dtrain, trees)
+    Xv, yv, qv = valid
+    order = np.argsort(qv, kind="stable")
+    dvalid = xgboost.DMatrix(Xv[order], yv[order], qid=qv[order])
     return xgboost.train(params, dtrain, trees, evals=[(dvalid, "valid")],
                          early_stopping_rounds=30, verbose_eval=False)
 
@@ -105,7 +110,7 @@ def evaluate(args, model, test):
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--train", required=True)
-    p.add_argument("--valid", required=True)
+    p.add_argument("--valid", default=None, help="without it, every --trees round is kept")
     p.add_argument("--test", required=True)
     p.add_argument("--bin", default="target/release/distillrank")
     p.add_argument("--out", default="target/unbiased-gbdt")
@@ -118,33 +123,49 @@ def main():
     out = Path(args.out)
     logs = out / "logs"
     logs.mkdir(parents=True, exist_ok=True)
-    subprocess.run([args.bin, "data", "simulate-logs", args.train, args.valid, args.test, "-o", str(logs),
+    files = [f for f in [args.train, args.valid, args.test] if f is not None]
+    subprocess.run([args.bin, "data", "simulate-logs", *files, "-o", str(logs),
                     "--sessions", str(args.sessions), "--position-bias", str(args.position_bias), "--quiet"],
                    check=True, stdout=subprocess.DEVNULL)
     sidecar = json.loads(Path(str(logs / Path(args.train).name) + ".logs.json").read_text())
 
-    X, _, qid = load_svmlight_file(args.train, query_id=True)
-    X = X.toarray()
+    # The simulated copies: the original columns first, then the logs'; qids also where the
+    # original file has a .query file instead.
+    width = sidecar["original_features"]
+    X, _, qid = load_svmlight_file(str(logs / Path(args.train).name), query_id=True)
+    X = X[:, :width].toarray()
     rows = impressions(logs / sidecar["impressions"], X, qid)
-    # The validation file's conversions y, from its simulated copy's column for them.
-    Xv_logged, _, qv = load_svmlight_file(str(logs / Path(args.valid).name), query_id=True)
-    conversions = sidecar["columns"]["conversions"] - 1
-    yv = (Xv_logged[:, conversions].toarray().ravel() > 0).astype(np.float32)
-    Xv = Xv_logged[:, : X.shape[1]].toarray()
+    valid = None
+    if args.valid is not None:
+        # The validation file's conversions y, from its simulated copy's column for them.
+        Xv_logged, _, qv = load_svmlight_file(str(logs / Path(args.valid).name), query_id=True)
+        conversions = sidecar["columns"]["conversions"] - 1
+        yv = (Xv_logged[:, conversions].toarray().ravel() > 0).astype(np.float32)
+        valid = (Xv_logged[:, :width].toarray(), yv, qv)
 
     report = {"impressions": int(len(rows[1])), "sessions": int(len(rows[3])),
               "clicks": int(rows[1].sum()), "features": X.shape[1], "models": {},
               "versions": {"lightgbm": lightgbm.__version__, "xgboost": xgboost.__version__}}
     models = {
-        "lightgbm-lambdarank": lambda: train_lightgbm(rows, (Xv, yv, qv), args.trees, False),
-        "lightgbm-lambdarank-position": lambda: train_lightgbm(rows, (Xv, yv, qv), args.trees, True),
-        "xgboost-rank-ndcg": lambda: train_xgboost(rows, (Xv, yv, qv), args.trees, False),
-        "xgboost-lambdarank-unbiased": lambda: train_xgboost(rows, (Xv, yv, qv), args.trees, True),
+        "lightgbm-lambdarank": lambda: train_lightgbm(rows, valid, args.trees, False),
+        "lightgbm-lambdarank-position": lambda: train_lightgbm(rows, valid, args.trees, True),
+        "xgboost-rank-ndcg": lambda: train_xgboost(rows, valid, args.trees, False),
+        "xgboost-lambdarank-unbiased": lambda: train_xgboost(rows, valid, args.trees, True),
     }
     kept = set(json.loads(Path(args.queries_of).read_text())["test_qids"])
     test = out / "test.kept.txt"
-    with open(args.test) as source, open(test, "w") as sink:
-        sink.writelines(line for line in source if int(line.split()[1].split(":")[1]) in kept)
+
+    def original(line):
+        """A line of the simulated test copy with its original columns only, each written (an
+        absent feature is 0, as the models saw it in training; XGBoost would take it as missing)."""
+        body, _, comment = line.partition("#")
+        label, q, *features = body.split()
+        values = dict(f.split(":") for f in features)
+        dense = [f"{j}:{values.get(str(j), '0')}" for j in range(1, width + 1)]
+        return " ".join([label, q, *dense]) + (f" #{comment}" if comment else "\n")
+
+    with open(logs / Path(args.test).name) as source, open(test, "w") as sink:
+        sink.writelines(original(line) for line in source if int(line.split()[1].split(":")[1]) in kept)
     report["test_queries"] = len(kept)
     for name, train in models.items():
         started = time.perf_counter()
