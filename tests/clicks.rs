@@ -742,6 +742,11 @@ fn rows_with_positions_make_the_clicks_by_rank() {
         "row 5: click 2: expected 0 or 1",
     );
     refused(&[2, 1, 3], &clicks, "3 positions for 5 rows");
+    refused(
+        &[2, 1, 3, 2, 2],
+        &clicks,
+        "train, rows 4..=5: query 9 has no row at position 1",
+    );
 }
 
 /// `log_labels: click`: y is whether the document was clicked, the conversions, CTR and dwell

@@ -1124,7 +1124,7 @@ pub fn read_impressions(
                     return Err(bad(
                         line,
                         format!(
-                            "doc '{}': expected the document's row within its query (a whole number), or its docid, and the data file's lines have no docid comments",
+                            "doc '{}': expected the document's row within its query (a whole number), or its docid, and the data file's lines have no docid comments (or its queries come from a .query file, whose lines carry no qid to match them by)",
                             crate::error::printable(field)
                         ),
                     ));
@@ -1278,6 +1278,18 @@ pub fn clicks_of_rows(
             let k = position as usize - 1;
             cells[d].resize(k + 1, (0, 0));
             cells[d][k] = (1, click as u32);
+        }
+    }
+    // A query's sessions are its rows at position 1: a query without one would train on nothing.
+    for g in 0..data.n_groups() {
+        let docs = data.group(g);
+        if !docs.clone().any(|d| positions[d] == 1) {
+            return Err(Error::Data(format!(
+                "{name}, rows {}..={}: query {} has no row at position 1, and a query's sessions are its rows at position 1: give each displayed list from its top",
+                docs.start + 1,
+                docs.end,
+                data.qids[g]
+            )));
         }
     }
     tabulate(&cells, 1, data, None, name)

@@ -374,8 +374,9 @@ impl ClickLabel {
 }
 
 /// The relevance estimates of the training split's documents for every [`ClickLabel`], with the
-/// propensities they used: computed once when the data are prepared, read by both engines and
-/// every seed. They travel with the prepared data (the page's workers read them as JSON).
+/// propensities they used: computed once per prepared data ([`crate::pipeline::preparation`]
+/// keeps them), read by both engines and every seed; the page's workers compute them from the
+/// clicks by rank that travel with the shared prepared data.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ClickLabels {
     /// The clicks by rank they were estimated from, in the training split's order: what the
@@ -651,7 +652,7 @@ impl PropensityTower {
         let [a, b] = self.calibration;
         let mut examined = vec![0f64; t.shown];
         for (d, r) in relevant.iter_mut().enumerate() {
-            let gamma = crate::model::loss::sigmoid(a * f[d] + b).clamp(1e-9, 1.0 - 1e-9);
+            let gamma = sigmoid(a * f[d] + b).clamp(1e-9, 1.0 - 1e-9);
             let (n, c) = t.of(d);
             *r = 0.0;
             for k in 0..t.shown {
@@ -666,6 +667,16 @@ impl PropensityTower {
             }
         }
         examined
+    }
+}
+
+/// 1 / (1 + e^-x) by libm: the same bits on every target (the page's wasm and native).
+fn sigmoid(x: f64) -> f64 {
+    if x >= 0.0 {
+        1.0 / (1.0 + libm::exp(-x))
+    } else {
+        let e = libm::exp(x);
+        e / (1.0 + e)
     }
 }
 
@@ -687,7 +698,7 @@ fn newton_logistic([a, b]: [f64; 2], f: &[f64], positives: &[f64], trials: &[f64
         if n == 0.0 {
             continue;
         }
-        let p = crate::model::loss::sigmoid(a * f + b);
+        let p = sigmoid(a * f + b);
         let residual = y - n * p;
         let w = n * p * (1.0 - p);
         g[0] += residual * f;

@@ -378,7 +378,7 @@ pub const METHODS: &[MethodEntry] = &[
         method: Method::TwoTower,
         name: "two-tower",
         label: "two-tower",
-        help: "Learning from clicks: a position tower times the ranker's calibrated relevance as the click probability, fitted by EM after each epoch; the ranker learns each document's posterior relevance and serves alone",
+        help: "Learning from clicks: a position tower times the ranker's calibrated relevance as the click probability, fitted by EM after each epoch; the ranker learns the clicks weighted by the inverse of the position tower and serves alone",
         colour: "#bf3989",
         teachers: |_| vec![],
         check: fits_any,
