@@ -104,17 +104,27 @@ pub fn em_propensities(table: &ClickTable) -> Result<Vec<Option<f64>>> {
         .zip(&impressions_at)
         .map(|(t, &n)| (n > 0).then_some(t / first))
         .collect();
-    if let Some((k, t)) = theta
+    above_floor(
+        theta,
+        "estimated",
+        "the logs hold too few clicks at that rank (raise --sessions, or --shown fewer documents)",
+    )
+}
+
+/// `theta` when no rank's propensity is below [`MIN_PROPENSITY`] of rank 1's; else an error
+/// naming the rank, how it was `found` and what would help.
+fn above_floor(theta: Vec<Option<f64>>, found: &str, help: &str) -> Result<Vec<Option<f64>>> {
+    match theta
         .iter()
         .enumerate()
         .find_map(|(k, t)| t.filter(|&t| t < MIN_PROPENSITY).map(|t| (k, t)))
     {
-        return Err(Error::Data(format!(
-            "the propensity estimated at displayed rank {} is {t:.2e}, below {MIN_PROPENSITY} of rank 1's: its clicks would weigh without bound; the logs hold too few clicks at that rank (raise --sessions, or --shown fewer documents)",
+        Some((k, t)) => Err(Error::Data(format!(
+            "the propensity {found} at displayed rank {} is {t:.2e}, below {MIN_PROPENSITY} of rank 1's: its clicks would weigh without bound; {help}",
             k + 1
-        )));
+        ))),
+        None => Ok(theta),
     }
-    Ok(theta)
 }
 
 /// The examination probability of each displayed rank, relative to rank 1's, harvested from the
@@ -226,17 +236,7 @@ pub fn harvested_propensities(table: &ClickTable) -> Result<Vec<Option<f64>>> {
     let theta: Vec<Option<f64>> = (0..shown)
         .map(|k| shown_at[k].then(|| if k == 0 { 1.0 } else { libm::exp(u[k - 1]) }))
         .collect();
-    if let Some((k, t)) = theta
-        .iter()
-        .enumerate()
-        .find_map(|(k, t)| t.filter(|&t| t < MIN_PROPENSITY).map(|t| (k, t)))
-    {
-        return Err(Error::Data(format!(
-            "the propensity harvested at displayed rank {} is {t:.2e}, below {MIN_PROPENSITY} of rank 1's: its clicks would weigh without bound (raise --sessions)",
-            k + 1
-        )));
-    }
-    Ok(theta)
+    above_floor(theta, "harvested", "raise --sessions")
 }
 
 /// The solution of the symmetric positive definite system `a x = b` (`m x m`, row-major) by
