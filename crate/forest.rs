@@ -48,10 +48,12 @@ pub enum Columns {
     #[default]
     Auto,
     /// Column 0 is feature 1: a model trained on arrays (`load_svmlight_file`, pandas,
-    /// distillrank's Python door).
+    /// distillrank's Python door). Named `from-1`, as every door and its help write it.
+    #[serde(rename = "from-1")]
     From1,
     /// Column j is feature j, column 0 empty: a model trained by LightGBM's or XGBoost's own
     /// reader of LETOR text, which keeps index 0.
+    #[serde(rename = "from-0")]
     From0,
 }
 

@@ -268,7 +268,7 @@ pub mod objectives {
 /// prepared data, with a reporter's progress over every model, and the objectives' comparison.
 pub mod pipeline {
     use crate::engine::Engine;
-    use crate::error::{Error, Result};
+    use crate::error::Result;
     use crate::model::mlp::Mlp;
     use crate::objectives::data::BinarySplits;
     use crate::objectives::experiment::ObjectiveRuns;
@@ -336,8 +336,8 @@ pub mod pipeline {
     }
 
     /// Trains every method of `setup` over its seeds on the prepared data (which must have a test
-    /// split), blocking until the GPU, if any, is done; on the CPU engine, one job (a method at a
-    /// seed) per core at once.
+    /// split), blocking until the GPU, if any, is done; on the CPU engine, `setup.jobs` jobs (a
+    /// method at a seed) side by side (None: one per core), with the same results for any number.
     pub fn compare(
         data: &PreparedData,
         setup: &Setup,
@@ -345,26 +345,7 @@ pub mod pipeline {
         stop: &Stop,
         reporter: &mut dyn Reporter,
     ) -> Result<Comparison> {
-        compare_on_jobs(data, setup, engine, None, stop, reporter)
-    }
-
-    /// [`compare`] with `jobs` jobs side by side on the CPU engine (None: one per core). The results
-    /// are the same for any number.
-    pub fn compare_on_jobs(
-        data: &PreparedData,
-        setup: &Setup,
-        engine: &Engine,
-        jobs: Option<usize>,
-        stop: &Stop,
-        reporter: &mut dyn Reporter,
-    ) -> Result<Comparison> {
-        if jobs == Some(0) {
-            return Err(Error::Config(
-                "--jobs 0: at least one job must run (the default is one per core)".into(),
-            ));
-        }
-        let mut config = compare_config(data, setup, engine, stop)?;
-        config.jobs = jobs;
+        let config = compare_config(data, setup, engine, stop)?;
         let mut progress = PlanProgress::new(data, &config, reporter);
         let result = super::ranking::compare(&data.prepared, &config, &mut |model, event| {
             progress.event(model, event)

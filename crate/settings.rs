@@ -307,7 +307,8 @@ pub const SETTINGS: &[Setting] = &[
         .help("NDCG of groups with IDCG = 0: exclude them from the mean (default), count 0 (zero), or count 1 (one)"),
     text("backend").at(&[f("backend", "auto"), f("objectives.backend", "auto")])
         .help("Where to train or score: auto (a hardware GPU if any, else the CPU engine), gpu or cpu; every method, loss and objective runs on either engine"),
-    whole("jobs", 1, 1024, "jobs side by side"),
+    whole("jobs", 1, 1024, "jobs side by side").at(&[f("jobs", "")])
+        .help("Jobs (a method at a seed, or the methods of a seed that share a teacher) trained side by side on the CPU engine: the CLI's threads, the page's workers (default: one per core); the results are the same for any number"),
     // Ranking Distillation.
     whole("rd-k", 1, 100_000, "documents per group").at(&[f("rd.k", "10")])
         .help("Ranking Distillation: top-K unlabeled documents per group"),

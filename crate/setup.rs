@@ -108,7 +108,7 @@ pub struct DataSetup {
     /// A teacher trained elsewhere ([`crate::pipeline::teacher`]): a LightGBM or XGBoost model,
     /// or scores from files. Its scores of the files are computed once, beside the prepared
     /// splits. Left out of the JSON while none is named.
-    #[serde(skip_serializing_if = "ExternalTeacher::is_none")]
+    #[serde(skip_serializing_if = "ExternalTeacher::is_default")]
     pub teacher: ExternalTeacher,
 }
 
@@ -134,6 +134,12 @@ impl Default for ExternalTeacher {
 }
 
 impl ExternalTeacher {
+    /// Whether every field is the default (a setup then leaves the section out; a column
+    /// mapping chosen before the teacher's files is kept).
+    pub fn is_default(&self) -> bool {
+        *self == ExternalTeacher::default()
+    }
+
     /// Whether no teacher is named.
     pub fn is_none(&self) -> bool {
         self.model.as_deref().is_none_or(|m| m.trim().is_empty())
@@ -291,6 +297,9 @@ pub struct Setup {
     pub rd_teacher_factor: f64,
     pub idcg_zero: IdcgZero,
     pub backend: Backend,
+    /// Jobs trained side by side on the CPU engine (None: one per core); the results are the
+    /// same for any number.
+    pub jobs: Option<usize>,
     /// Why this setup departs from the defaults, when a front door lightened it: the page keeps
     /// smaller data and fewer epochs for a browser, and says so here and on screen.
     pub note: Option<String>,

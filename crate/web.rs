@@ -45,7 +45,7 @@ use crate::objectives::data::BinarySplits;
 use crate::pipeline::preparation::PreparedData;
 use crate::pipeline::store::{Role, Store};
 use crate::pipeline::sweep::{Sweep, SweepParam, SweepPoint};
-use crate::pipeline::{self, Reporter, Silent};
+use crate::pipeline::{self, Reporter};
 use crate::ranking::distill::Method;
 use crate::ranking::experiment::{run_job, Comparison, Job, MethodRuns};
 use crate::ranking::train::Event;
@@ -195,6 +195,37 @@ impl EventSink {
     }
 }
 
+thread_local! {
+    /// The worker's callback for the progress of long steps ([`on_progress`]).
+    static PROGRESS: RefCell<Option<js_sys::Function>> = const { RefCell::new(None) };
+}
+
+/// Sets the worker's callback for the progress of long steps (preparing the data, simulating
+/// logs): it hears `{label, unit, done, total}`, `done == total` ending the step. The page shows
+/// it in its status line, beside Stop.
+#[wasm_bindgen]
+pub fn on_progress(callback: js_sys::Function) {
+    PROGRESS.with(|p| *p.borrow_mut() = Some(callback));
+}
+
+/// A reporter that tells the worker's progress callback ([`on_progress`]), and nothing else.
+struct PageProgress;
+
+impl Reporter for PageProgress {
+    fn progress(&mut self, label: &str, unit: &str, done: u64, total: u64) {
+        PROGRESS.with(|p| {
+            if let Some(callback) = &*p.borrow() {
+                let event =
+                    serde_json::json!({"label": label, "unit": unit, "done": done, "total": total});
+                // The page's display only: a failure to show it changes no result.
+                if let Ok(value) = to_js(&event) {
+                    let _ = callback.call1(&JsValue::NULL, &value);
+                }
+            }
+        });
+    }
+}
+
 /// What the page shows about the adapter.
 #[derive(Serialize)]
 struct Adapter {
@@ -261,7 +292,13 @@ pub fn load_synthetic(source: JsValue) -> std::result::Result<JsValue, JsError> 
 /// The library's default setup (the CLI's defaults), for the page to start from.
 #[wasm_bindgen]
 pub fn default_setup() -> std::result::Result<JsValue, JsError> {
-    to_js(&ExperimentSetup::default())
+    // With the global objectives' section, which a setup leaves out at its defaults: the page
+    // fills its objectives' form from it, and keeps an opened setup's departures from it.
+    let setup = ExperimentSetup::default();
+    let mut json = serde_json::to_value(&setup).map_err(|e| JsError::new(&e.to_string()))?;
+    json["objectives"] =
+        serde_json::to_value(&setup.objectives).map_err(|e| JsError::new(&e.to_string()))?;
+    to_js(&json)
 }
 
 /// The table of settings ([`crate::settings::table_json`]): each setting's fields with their
@@ -357,7 +394,8 @@ pub fn load_letor(
         .map(|q| parse_query_sizes(&Path::new(name).with_extension("query"), &q))
         .transpose()
         .map_err(js_error)?;
-    let reader = BlobReader::buffered(file.clone()).map_err(|e| js_error(Error::io(path, e)))?;
+    let reader = BlobReader::told(file.clone(), format!("reading {name}"))
+        .map_err(|e| js_error(Error::io(path, e)))?;
     let dataset =
         read_letor(path, reader, sizes.clone(), &ReadOptions::default()).map_err(js_error)?;
     let stats = dataset.stats();
@@ -379,6 +417,8 @@ struct BlobReader {
     blob: web_sys::Blob,
     reader: web_sys::FileReaderSync,
     at: f64,
+    /// The progress label of a read the page shows (`reading train.txt`), if it is one.
+    told: Option<String>,
 }
 
 impl BlobReader {
@@ -391,6 +431,7 @@ impl BlobReader {
             blob,
             reader,
             at: 0.0,
+            told: None,
         })
     }
 
@@ -401,6 +442,14 @@ impl BlobReader {
             Self::PIECE,
             BlobReader::new(blob)?,
         ))
+    }
+
+    /// [`buffered`](Self::buffered), telling the page's progress ([`on_progress`]) the bytes
+    /// read under `label` after every piece.
+    fn told(blob: web_sys::Blob, label: String) -> std::io::Result<std::io::BufReader<BlobReader>> {
+        let mut reader = BlobReader::new(blob)?;
+        reader.told = Some(label);
+        Ok(std::io::BufReader::with_capacity(Self::PIECE, reader))
     }
 }
 
@@ -431,6 +480,9 @@ impl std::io::Read for BlobReader {
         let n = bytes.length() as usize;
         bytes.copy_to(&mut buf[..n]);
         self.at += n as f64;
+        if let Some(label) = &self.told {
+            PageProgress.progress(label, "bytes", self.at as u64, size as u64);
+        }
         Ok(n)
     }
 }
@@ -692,7 +744,8 @@ fn prepared_run(setup: &ExperimentSetup) -> Result<Rc<PreparedRun>> {
             "no data: generate synthetic data, load MQ2008 or upload a LETOR training file".into(),
         )
     })?;
-    let prepared = pipeline::preparation::prepare(&setup.data, &mut uploads, true, &mut Silent)?;
+    let prepared =
+        pipeline::preparation::prepare(&setup.data, &mut uploads, true, &mut PageProgress)?;
     let run = Rc::new(PreparedRun {
         data: Some(data),
         key,
@@ -1223,7 +1276,7 @@ fn objectives_examples(setup: &ObjectivesSetup) -> Result<Examples> {
     if let Some(examples) = cached.filter(|e| e.key == key) {
         return Ok(examples);
     }
-    let splits = pipeline::objectives::objectives_data(setup, &mut uploads, &mut Silent)?;
+    let splits = pipeline::objectives::objectives_data(setup, &mut uploads, &mut PageProgress)?;
     let examples = Examples {
         key,
         splits: Rc::new(splits),

@@ -588,6 +588,63 @@ fn every_flag_of_every_subcommand_has_help() {
     assert!(bare.is_empty(), "flags without help: {bare:?}");
 }
 
+/// Every name a setting's field takes (an enum's variants, as the setup reads them) is named in
+/// the setting's help and read from its flag: `--teacher-columns from-1`, as its help wrote it,
+/// was refused because the field took `from1`.
+#[test]
+fn every_choice_of_a_setting_is_named_in_its_help_and_read_from_its_flag() {
+    let mut wrong = Vec::new();
+    let mut choices = 0;
+    for (flag, path) in settings::flag_fields() {
+        let (setting, _) = settings::comparison_field(flag).unwrap();
+        // The methods' and losses' choices are their entries', listed by clap from them.
+        if setting.range.is_some() || ["methods", "loss"].contains(&flag) {
+            continue;
+        }
+        // An unknown name: the refusal lists the names the field takes, if it is a choice.
+        let mut json = serde_json::json!({});
+        let keys: Vec<&str> = path.split('.').collect();
+        let mut at = &mut json;
+        for key in &keys[..keys.len() - 1] {
+            at = at
+                .as_object_mut()
+                .unwrap()
+                .entry(*key)
+                .or_insert(serde_json::json!({}));
+        }
+        at[keys[keys.len() - 1]] = serde_json::json!("no-such-choice");
+        if path.starts_with("data.source.synthetic.") {
+            json["data"]["source"] =
+                serde_json::json!({"synthetic": json["data"]["source"]["synthetic"]});
+        }
+        let Err(e) = distillrank::setup::Setup::from_json(&json.to_string()) else {
+            continue;
+        };
+        let message = e.to_string();
+        let Some((_, names)) = message.split_once("expected one of ") else {
+            continue;
+        };
+        for name in names
+            .split(", ")
+            .map(|n| n.trim_matches(|c: char| c == '`' || c == ')' || c == '.'))
+        {
+            choices += 1;
+            if !setting.help.contains(name) {
+                wrong.push(format!(
+                    "--{flag}: its help does not name '{name}': {}",
+                    setting.help
+                ));
+            }
+            let given = [(flag, vec![name.to_string()])];
+            if let Err(e) = distillrank::setup::Setup::default().with_flags(&given) {
+                wrong.push(format!("--{flag} {name}: {e}"));
+            }
+        }
+    }
+    assert!(choices >= 10, "only {choices} choices found");
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}
+
 #[test]
 fn every_setting_with_a_field_has_help_and_a_default_that_reads_as_its_field() {
     // The defaults of the library's setups are the table's (`settings::default_of`): read them

@@ -2,12 +2,12 @@
 // its URL, the worker client, the charts, the comparison view and the global objectives view).
 
 import { $, form, showError, clearError, download } from "./js/dom.js";
-import { readForm, writeForm, saveToUrl, loadFromUrl, showSourceKnobs, urlForms } from "./js/setup.js";
+import { readForm, writeForm, saveToUrl, loadFromUrl, showSourceKnobs, urlForms, linkedSetupText, formFromSetup, compareSetup } from "./js/setup.js";
 import { applySettings } from "./js/settings.js";
 import { applyChoices } from "./js/choices.js";
 import { loadDefaults, describeSetup, openSetupFile } from "./js/describe.js";
 import { state } from "./js/state.js";
-import { startWorkers, startPool, enableRuns, restartWorker, showEngine, recover } from "./js/workers.js";
+import { startWorkers, startPool, enableRuns, restartWorker, showEngine, recover, request, onProgress } from "./js/workers.js";
 import { initCharts, showSeedCurves } from "./js/charts.js";
 import { loadMq2008, loadSource, onUpload, onTeacher, busy, lastResult, lastSetup, resultsCsv, running, run, sweep, downloadStudent, downloadOnnx, scoreSavedModel, markStale } from "./js/compare.js";
 import { objectivesForm, initObjectiveCharts, runObjectives } from "./js/objectives.js";
@@ -19,7 +19,28 @@ async function startForm() {
   await loadDefaults();
   applyChoices(state.choices);
   applySettings(state.settings, urlForms());
-  const problems = loadFromUrl();
+  const problems = [];
+  // The settings without a control, read by the library as an opened setup.json is; then the
+  // controls' own values on top.
+  try {
+    const text = linkedSetupText();
+    if (text !== null) {
+      const opened = await request({ type: "open", text });
+      formFromSetup(opened.setup);
+      state.base = opened.setup;
+    }
+  } catch (e) {
+    problems.push(e.message);
+  }
+  problems.push(...loadFromUrl());
+  // The whole setup the link makes, read by the library as Run would read it.
+  if (!problems.length) {
+    try {
+      await request({ type: "describe", setup: compareSetup(readForm(), readForm().backend) });
+    } catch (e) {
+      problems.push(e.message);
+    }
+  }
   if (problems.length) showError(`The link's values the page cannot take: ${problems.join("; ")}.`);
 }
 
@@ -28,7 +49,11 @@ function main() {
   initCharts();
   initObjectiveCharts();
   objectivesForm.addEventListener("submit", (e) => { e.preventDefault(); runObjectives(); });
-  objectivesForm.addEventListener("change", saveToUrl);
+  // The objectives' form is the setup's objectives section: the link and setup.json follow it.
+  objectivesForm.addEventListener("change", () => {
+    saveToUrl();
+    describeSetup().catch((err) => showError(err.message));
+  });
   form.addEventListener("submit", (e) => { e.preventDefault(); run(); });
   form.addEventListener("change", (e) => {
     if (e.target.name === "source") {
@@ -98,11 +123,26 @@ function main() {
       await openSetupFile(file);
     } catch (err) {
       showError(`${file.name}: ${err.message}`);
+      return;
     }
+    // The data the opened setup names, shown as a link's are at start-up.
+    markStale();
+    await Promise.resolve(loadSource(readForm().source)).catch(async (e) => showError(await recover(e)));
   });
   $("export-student").addEventListener("click", downloadStudent);
   $("export-onnx").addEventListener("click", downloadOnnx);
   $("model-files").addEventListener("change", scoreSavedModel);
+  // A long step (preparing the data, simulating logs) in the status line, beside Stop.
+  // An upload's reading in the data's box.
+  onProgress((p) => {
+    if (p.done >= p.total) return;
+    const [done, total, unit] = p.unit === "bytes"
+      ? [(p.done / 1e6).toFixed(0), (p.total / 1e6).toFixed(0), "MB"]
+      : [p.done.toLocaleString("en"), p.total.toLocaleString("en"), p.unit];
+    const line = `${p.label}, ${done} of ${total} ${unit}…`;
+    if (running) $("status").textContent = `Preparing the data: ${line}`;
+    else if (/^Reading/.test($("stats").textContent)) $("stats").textContent = `Reading… ${line}`;
+  });
   startWorkers()
     .then(async () => {
       await startForm();

@@ -71,6 +71,7 @@ import init, {
   share_examples,
   use_shared_examples,
   memory_bytes,
+  on_progress,
 } from "./pkg/distillrank.js";
 
 // The engine starts with the "init" message, from the module the page compiled once for every
@@ -212,7 +213,11 @@ let queue = Promise.resolve();
 self.onmessage = (e) => {
   const msg = e.data;
   if (msg.type === "init") {
-    startEngine(init(msg.module ? { module_or_path: msg.module } : undefined).then(() => install_panic_hook()));
+    startEngine(init(msg.module ? { module_or_path: msg.module } : undefined).then(() => {
+      install_panic_hook();
+      // Long steps (preparing the data, simulating logs) say how far they are, between replies.
+      on_progress((p) => postMessage({ type: "progress", ...p }));
+    }));
   }
   queue = queue.then(async () => {
     try {

@@ -5,8 +5,6 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
-use super::bounded;
-
 use distillrank::engine::Engine;
 use distillrank::error::{Error, Result};
 use distillrank::metrics::plus_minus;
@@ -35,13 +33,10 @@ pub struct CompareArgs {
     #[arg(long, default_value = "out/compare")]
     pub out: PathBuf,
     /// Run the setup in this JSON file (the page's "setup.json", or a compare's own): the whole
-    /// setup, so no other data or training options go with it.
+    /// setup, so no other data or training options go with it (but --jobs, which changes no
+    /// result).
     #[arg(long)]
     pub setup: Option<PathBuf>,
-    /// Jobs (a method at a seed, or the methods of a seed that share a teacher) trained side by
-    /// side on the CPU engine (default: one per core); the results are the same for any number.
-    #[arg(value_parser = bounded::<usize>("jobs"), long)]
-    pub jobs: Option<usize>,
 }
 
 impl CompareArgs {
@@ -53,8 +48,28 @@ impl CompareArgs {
         let Some(path) = &self.setup else {
             return Ok(from_args);
         };
-        setup_file(path, given, from_args == Setup::default())
+        with_jobs(from_args, |args_are_defaults| {
+            setup_file(path, given, args_are_defaults)
+        })
     }
+}
+
+/// The setup `read` gives (a `--setup` file's, told whether the other arguments are the
+/// defaults), with the command line's `--jobs` (from `from_args`) over the file's: the number of
+/// jobs side by side changes no result, so it may go beside a setup file.
+pub(super) fn with_jobs(
+    from_args: Setup,
+    read: impl FnOnce(bool) -> Result<Setup>,
+) -> Result<Setup> {
+    let jobs = from_args.jobs;
+    let mut setup = read(
+        Setup {
+            jobs: None,
+            ..from_args
+        } == Setup::default(),
+    )?;
+    setup.jobs = jobs.or(setup.jobs);
+    Ok(setup)
 }
 
 /// The comparison a `--setup` file holds (for `compare` and `sweep`): the flags `given` beside
@@ -183,14 +198,12 @@ pub fn run_comparison(
     data: &PreparedData,
     setup: &Setup,
     engine: &Engine,
-    jobs: Option<usize>,
     out: &Output,
 ) -> Result<Comparison> {
-    distillrank::native::pipeline::compare_on_jobs(
+    distillrank::native::pipeline::compare(
         data,
         setup,
         engine,
-        jobs,
         &Stop::default(),
         &mut Bars::new(out),
     )
@@ -272,11 +285,6 @@ impl std::fmt::Display for Throughput {
 }
 
 pub fn run(args: &CompareArgs, given: &[String], out: &Output) -> Result<()> {
-    if args.jobs == Some(0) {
-        return Err(Error::Config(
-            "--jobs 0: at least one job must run (the default is one per core)".into(),
-        ));
-    }
     // The run owns its folder: locked, and cleared of the previous run's outputs.
     let mut folder = distillrank::output::RunFolder::claim(&args.out)?;
     let setup = args.setup(given)?;
@@ -287,16 +295,10 @@ pub fn run(args: &CompareArgs, given: &[String], out: &Output) -> Result<()> {
     let started = std::time::Instant::now();
     let mut store = super::commands::disk(&args.data.files);
     let data = pipeline::preparation::prepare(&setup.data, &mut store, true, &mut Bars::new(out))?;
-    let comparison = run_comparison(&data, &setup, &engine, args.jobs, out)?;
+    let comparison = run_comparison(&data, &setup, &engine, out)?;
     let seconds = started.elapsed().as_secs_f64();
     let d_z = data.prepared.train.d_z;
-    let jobs = distillrank::native::ranking::side_by_side(
-        &CompareConfig {
-            jobs: args.jobs,
-            ..config.clone()
-        },
-        d_z,
-    );
+    let jobs = distillrank::native::ranking::side_by_side(&config, d_z);
     let throughput = Throughput::of(&comparison, seconds, jobs, &config, d_z);
     let tests = comparison.tests(pipeline::report::TESTS_SEED);
     let table = table(&comparison, &tests);

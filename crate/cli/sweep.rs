@@ -11,13 +11,13 @@ use clap::Args;
 use super::bounded;
 
 use distillrank::error::Result;
-use distillrank::native::pipeline::compare_on_jobs;
+use distillrank::native::pipeline::compare;
 use distillrank::pipeline::sweep::{sweep, SweepParam};
 use distillrank::setup::Setup;
 use distillrank::stop::Stop;
 
 use super::commands::disk;
-use super::compare::{reproduce_command, setup_file, write, write_report};
+use super::compare::{reproduce_command, setup_file, with_jobs, write, write_report};
 use super::flags::{TableFlags, Training};
 use super::plot::{lines, Series};
 use super::progress::{Bars, Output};
@@ -39,10 +39,6 @@ pub struct SweepArgs {
     pub data: DataArgs,
     #[command(flatten)]
     pub experiment: TableFlags<Training>,
-    /// Jobs (a method at a seed, or the methods of a seed that share a teacher) trained side by
-    /// side on the CPU engine (default: one per core); the results are the same for any number.
-    #[arg(value_parser = bounded::<usize>("jobs"), long)]
-    pub jobs: Option<usize>,
     /// Directory for sweep.md, sweep.json, sweep.csv and sweep.svg.
     #[arg(long, default_value = "out/sweep")]
     pub out: PathBuf,
@@ -62,7 +58,9 @@ impl SweepArgs {
             .filter(|id| !matches!(id.as_str(), "param" | "values"))
             .cloned()
             .collect();
-        setup_file(path, &beside, from_args == Setup::default())
+        with_jobs(from_args, |args_are_defaults| {
+            setup_file(path, &beside, args_are_defaults)
+        })
     }
 }
 
@@ -82,16 +80,7 @@ pub fn run(args: &SweepArgs, given: &[String], out: &Output) -> Result<()> {
         &args.values,
         &mut store,
         &mut Bars::new(out),
-        &mut |data, setup, reporter| {
-            compare_on_jobs(
-                data,
-                setup,
-                &base.engine,
-                args.jobs,
-                &Stop::default(),
-                reporter,
-            )
-        },
+        &mut |data, setup, reporter| compare(data, setup, &base.engine, &Stop::default(), reporter),
     )?;
     let seconds = started.elapsed().as_secs_f64();
     let band_of = |std: f64, mean: f64| std.is_finite().then_some((mean - std, mean + std));

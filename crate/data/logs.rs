@@ -539,6 +539,17 @@ pub fn simulate(
     names: &[String],
     options: &LogOptions,
 ) -> Result<SimulatedLogs> {
+    simulate_with_progress(files, names, options, &mut |_, _| {})
+}
+
+/// [`simulate`], telling `progress(done, total)` the queries whose sessions are simulated so
+/// far, over every file (a simulation of many sessions runs for minutes).
+pub fn simulate_with_progress(
+    files: &[&Dataset],
+    names: &[String],
+    options: &LogOptions,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<SimulatedLogs> {
     options.validate()?;
     let first = files
         .first()
@@ -576,10 +587,13 @@ pub fn simulate(
 
     let mut logs = Vec::with_capacity(files.len());
     let mut first_scores = Vec::new();
+    let total: u64 = files.iter().map(|f| f.n_groups() as u64).sum();
+    let mut before = 0;
     for file in files {
         let scores: Vec<f64> = ranker.scores(file).iter().map(|s| s / scale).collect();
         let by_rank = logs.is_empty();
-        logs.push(for_each_group(file, |g| {
+        let mut told = |done: usize| progress(before + done as u64, total);
+        logs.push(for_each_group_told(file, &mut told, |g| {
             simulate_query(
                 file,
                 g,
@@ -590,6 +604,7 @@ pub fn simulate(
                 Keep::sums(by_rank),
             )
         }));
+        before += file.n_groups() as u64;
         if by_rank {
             first_scores = scores;
         }
@@ -694,6 +709,40 @@ pub fn simulate(
         first_scores,
         key,
     })
+}
+
+/// Groups simulated between two calls of a progress callback: natively enough to keep every
+/// core busy between them, on the page (one thread) few enough to move often.
+const GROUPS_TOLD: usize = if cfg!(target_arch = "wasm32") {
+    16
+} else {
+    1024
+};
+
+/// [`for_each_group`], telling `told(done)` the groups done after every [`GROUPS_TOLD`] of them
+/// (from the calling thread: each chunk of groups runs in parallel natively, and each group's
+/// result depends only on the group, so the chunks change no result).
+fn for_each_group_told<T: Send>(
+    data: &Dataset,
+    told: &mut dyn FnMut(usize),
+    f: impl Fn(usize) -> T + Sync + Send,
+) -> Vec<T> {
+    let n = data.n_groups();
+    let mut out = Vec::with_capacity(n);
+    let mut start = 0;
+    while start < n {
+        let end = (start + GROUPS_TOLD).min(n);
+        #[cfg(not(target_arch = "wasm32"))]
+        {
+            use rayon::prelude::*;
+            out.par_extend((start..end).into_par_iter().map(&f));
+        }
+        #[cfg(target_arch = "wasm32")]
+        out.extend((start..end).map(&f));
+        start = end;
+        told(start);
+    }
+    out
 }
 
 /// `f(g)` for every group of `data`, in order; in parallel natively.

@@ -631,7 +631,12 @@ fn logged_splits(
         }
     }
     let refs: Vec<&Dataset> = splits.iter().collect();
-    let simulated = crate::data::logs::simulate(&refs, &split_names, options)?;
+    let simulated = crate::data::logs::simulate_with_progress(
+        &refs,
+        &split_names,
+        options,
+        &mut |done, total| reporter.progress("simulating logs", "queries", done, total),
+    )?;
     let description = format!("logs simulated here ({})", options.click_model_summary());
     reporter.note(&format!(
         "{description}: {} of {} training documents converted",

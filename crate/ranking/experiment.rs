@@ -128,8 +128,8 @@ pub struct CompareConfig {
     pub engine: Engine,
     /// How many jobs ([`CompareConfig::jobs_on`]) train side by side on the CPU engine, natively:
     /// None for one per core. The results are the same for any number: each job depends only on
-    /// its methods and its seed.
-    #[serde(skip)]
+    /// its methods and its seed. Read from the setup, never recorded with the results.
+    #[serde(skip_serializing)]
     pub jobs: Option<usize>,
     /// A teacher trained elsewhere, standing for the trained teacher of every method it fits
     /// ([`ExternalScores::fits`]); its scores come with the prepared data.

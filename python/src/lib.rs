@@ -623,8 +623,8 @@ fn read_impressions(
             distillrank::data::read_capped(&path, MAX_IMPRESSIONS_BYTES, "an impressions log")?;
         // A log may name documents by the data file's docid comments.
         let mut docids = || {
-            let text = std::fs::File::open(&file)
-                .map_err(|e| distillrank::error::Error::io(&file, e))?;
+            let text =
+                std::fs::File::open(&file).map_err(|e| distillrank::error::Error::io(&file, e))?;
             docids_of(&file, text)
         };
         let name = path.display().to_string();

@@ -56,10 +56,11 @@ await page.addInitScript(() => {
 
 let passed = 0;
 let failed = 0;
-// E2E_ONLY=TEXT runs the checks whose names hold TEXT (the others are not counted).
-const only = process.env.E2E_ONLY;
+// E2E_ONLY=TEXT[,TEXT...] runs the checks whose names hold one of the TEXTs (the others are not
+// counted).
+const only = process.env.E2E_ONLY?.split(",");
 async function check(name, body) {
-  if (only && !name.includes(only)) return;
+  if (only && !only.some((o) => name.includes(o))) return;
   const started = Date.now();
   try {
     await body();
@@ -1421,6 +1422,244 @@ await check("class_34_a_bad_teacher_file_is_named_on_the_page", async () => {
       `scores for 2 of MQ2008's documents: ${status} ${failure}`);
     console.log(`    ${error.slice(0, 120)}`);
     console.log(`    ${failure.slice(0, 160)}`);
+  } finally {
+    await p.close();
+  }
+});
+
+/// Every named control of the page's two forms: checkboxes as the sorted list of those checked,
+/// a radio group as its choice, anything else as its value.
+async function formValues(p) {
+  return p.evaluate(() => {
+    const out = {};
+    for (const f of [document.getElementById("setup"), document.getElementById("objectives-setup")]) {
+      for (const el of f.elements) {
+        if (!el.name || el.type === "file") continue;
+        if (el.type === "checkbox") out[el.name] = [...f.querySelectorAll(`input[name=${el.name}]:checked`)].map((b) => b.value).sort().join(",");
+        else if (el.type !== "radio" || el.checked) out[el.name] = el.value;
+      }
+    }
+    return out;
+  });
+}
+
+/// The paths where two JSON values differ (`objectives.seeds: 3 -> 4`).
+function jsonDiff(a, b, at = "") {
+  const isObject = (v) => v && typeof v === "object" && !Array.isArray(v);
+  if (isObject(a) && isObject(b)) {
+    return [...new Set([...Object.keys(a), ...Object.keys(b)])]
+      .flatMap((k) => jsonDiff(a[k], b[k], at ? `${at}.${k}` : k));
+  }
+  return JSON.stringify(a) === JSON.stringify(b) ? [] : [`${at}: ${JSON.stringify(a)} -> ${JSON.stringify(b)}`];
+}
+
+/// A JSON value with every object's fields in order, to compare two setups.
+const canonicalJson = (v) => JSON.stringify(v, (k, x) => x && typeof x === "object" && !Array.isArray(x)
+  ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => (a < b ? -1 : 1))) : x);
+
+await check("class_36_every_setting_survives_link_reload_setup_json_and_open", async () => {
+  // The link dropped what an opened setup held without a control (teacher_widths, first_seed,
+  // teachers, idcg_zero, t, shown, rd.k, ...), and setup.json held neither the objectives' form
+  // nor the workers. Here every control of both forms is walked to another value, over states
+  // that make each apply, after opening a setup with settings no control shows; then link ->
+  // reload, and setup.json -> open on a fresh page, must give the same controls and the same
+  // setup.json.
+  const states = [
+    { source: "synthetic", privileged_kind: "logs", labels: "gumbel", obj_source: "synthetic", flipObjectives: true },
+    { source: "synthetic", privileged_kind: "cols", privileged_value: "1,3", labels: "gumbel", obj_source: "upload", flipObjectives: false },
+    { source: "mq2008", privileged_kind: "top", privileged_value: "5", labels: "grades", obj_source: "synthetic", flipObjectives: false },
+  ];
+  const walked = new Set();
+  const download = async (p) => {
+    const [d] = await Promise.all([p.waitForEvent("download"), p.click("#setup-download")]);
+    return JSON.parse(fs.readFileSync(await d.path(), "utf8"));
+  };
+  // The setup box describes the form's setup (a refusal shows in brackets).
+  const settled = async (p, what) => {
+    await p.waitForTimeout(500);
+    const ok = await p.waitForFunction(() => !/^\(/.test(document.getElementById("setup-command").textContent) &&
+      document.getElementById("setup-command").textContent !== "", null, { timeout: 10_000 }).then(() => true, () => false);
+    expect(ok, `${what}: the form holds no valid setup: ${await p.locator("#setup-command").textContent()}`);
+  };
+  for (const st of states) {
+    const p = await freshPage();
+    let hash, values, written;
+    try {
+      // A setup with settings the form has no control for, opened first.
+      const base = await download(p);
+      const options = base.data.source.synthetic.options;
+      const objectives = base.objectives;
+      const opened = {
+        ...base, teacher_widths: [24, 12], first_seed: 5, teachers: 3, idcg_zero: "zero",
+        rd: { ...base.rd, k: 5 },
+        data: {
+          ...base.data, t: 6, logs: { ...base.data.logs, shown: 7 },
+          source: { synthetic: { ...base.data.source.synthetic, options: { ...options, kind: "linear", privileged: 4 } } },
+        },
+        objectives: { ...objectives, patience: 7, widths: [16], objectives: objectives.objectives.map((o) => (o === "auc-pr" ? "auc-pr:10" : o)) },
+      };
+      await p.setInputFiles("#setup-file", tempFile("opened.json", JSON.stringify(opened)));
+      await p.waitForFunction(() => /--first-seed 5/.test(document.getElementById("setup-command").textContent), null, { timeout: 10_000 });
+      // The state, then every control that applies in it to another value.
+      const changed = await p.evaluate((st) => {
+        const forms = [document.getElementById("setup"), document.getElementById("objectives-setup")];
+        const fire = (el) => el.dispatchEvent(new Event("change", { bubbles: true }));
+        const set = (name, value) => {
+          for (const f of forms) {
+            const el = f.elements[name];
+            if (el instanceof RadioNodeList) {
+              for (const r of el) if (r.value === value) { r.checked = true; fire(r); }
+            } else if (el) { el.value = value; fire(el); }
+          }
+        };
+        for (const name of ["source", "privileged_kind", "privileged_value", "labels", "obj_source"]) if (st[name] !== undefined) set(name, st[name]);
+        const stateNames = new Set(["source", "privileged_kind", "privileged_value", "labels", "obj_source"]);
+        const objSource = st.obj_source;
+        const applies = (el) => {
+          if (el.closest("[hidden]")) return false;
+          // An objective's target, with its box checked (the boxes come first: flipped already).
+          const box = el.type === "number" && el.closest("label")?.querySelector("input[type=checkbox]");
+          if (box) return box.checked;
+          const field = el.dataset.field ?? "";
+          if (field.startsWith("objectives.data.synthetic.")) return objSource === "synthetic";
+          if (field.startsWith("objectives.data.files.")) return objSource === "upload";
+          return true;
+        };
+        const texts = { widths: "48,24", workers: "3" };
+        const changed = [];
+        for (const f of forms) {
+          for (const el of f.elements) {
+            if (!el.name || el.type === "file" || stateNames.has(el.name) || !applies(el)) continue;
+            if (el.type === "checkbox") {
+              if (el.name === "objective" && !st.flipObjectives) continue;
+              el.checked = !el.checked;
+            } else if (el.tagName === "SELECT") {
+              el.selectedIndex = (el.selectedIndex + 1) % el.options.length;
+            } else if (el.type === "number") {
+              const v = Number(el.value);
+              if (el.step === "1") el.value = String(el.max !== "" && v + 1 > Number(el.max) ? v - 1 : v + 1);
+              else el.value = String(v > 0 ? v / 2 : 0.25);
+            } else if (texts[el.name] !== undefined) {
+              el.value = texts[el.name];
+            } else {
+              continue;
+            }
+            fire(el);
+            changed.push(el.name);
+          }
+        }
+        return changed;
+      }, st);
+      for (const name of changed) walked.add(name);
+      for (const name of ["source", "privileged_kind", "privileged_value", "labels", "obj_source"]) walked.add(name);
+      if (st.source === "mq2008") {
+        await p.waitForFunction(() => /MQ2008/.test(document.getElementById("stats").textContent), null, { timeout: 60_000 });
+      }
+      await settled(p, `${st.privileged_kind}: after the walk`);
+      expect(!(await p.locator("#error").isVisible()), `${st.privileged_kind}: the walk's form is refused: ${await errorText(p)}`);
+      values = await formValues(p);
+      hash = await p.evaluate(() => location.hash);
+      written = await download(p);
+      // What no control shows, kept from the opened setup.
+      expect(canonicalJson(written.teacher_widths) === "[24,12]" && written.first_seed === 5 && written.teachers === 3 &&
+        written.idcg_zero === "zero" && written.rd.k === 5 && written.data.t === 6 && written.data.logs.shown === 7 &&
+        written.objectives.patience === 7 && canonicalJson(written.objectives.widths) === "[16]" && written.jobs === 3,
+        `${st.privileged_kind}: setup.json after the walk: ${canonicalJson(written)}`);
+      if (!st.flipObjectives) expect(written.objectives.objectives.includes("auc-pr:10"), `auc-pr's anchors: ${written.objectives.objectives}`);
+    } finally {
+      await p.close();
+    }
+    // The link, on a fresh page.
+    const linked = await freshPage(hash);
+    try {
+      if (st.source === "mq2008") {
+        await linked.waitForFunction(() => /MQ2008/.test(document.getElementById("stats").textContent), null, { timeout: 60_000 });
+      }
+      await settled(linked, `${st.privileged_kind}: the link`);
+      expect(!(await linked.locator("#error").isVisible()), `${st.privileged_kind}: the link is refused: ${await errorText(linked)}`);
+      const again = await formValues(linked);
+      const differ = Object.keys(values).filter((k) => values[k] !== again[k]).map((k) => `${k} ${values[k]} -> ${again[k]}`);
+      expect(differ.length === 0, `${st.privileged_kind}: after link -> reload: ${differ.join("; ")}`);
+      const rewritten = await download(linked);
+      expect(canonicalJson(rewritten) === canonicalJson(written), `${st.privileged_kind}: setup.json after the link: ${jsonDiff(written, rewritten).join("; ")}`);
+    } finally {
+      await linked.close();
+    }
+    // setup.json, opened on a fresh page.
+    const reopened = await freshPage();
+    try {
+      await reopened.setInputFiles("#setup-file", tempFile("walked.json", JSON.stringify(written)));
+      await reopened.waitForFunction(() => /--first-seed 5/.test(document.getElementById("setup-command").textContent), null, { timeout: 10_000 });
+      if (st.source === "mq2008") {
+        await reopened.waitForFunction(() => /MQ2008/.test(document.getElementById("stats").textContent), null, { timeout: 60_000 });
+      }
+      await settled(reopened, `${st.privileged_kind}: the opened setup.json`);
+      const again = await formValues(reopened);
+      // "k / columns" with the top k or columns only: the logs' split has no value of its own.
+      const differ = Object.keys(values).filter((k) => values[k] !== again[k] && !(k === "privileged_value" && st.privileged_kind === "logs"))
+        .map((k) => `${k} ${values[k]} -> ${again[k]}`);
+      expect(differ.length === 0, `${st.privileged_kind}: after setup.json -> open: ${differ.join("; ")}`);
+      const rewritten = await download(reopened);
+      expect(canonicalJson(rewritten) === canonicalJson(written), `${st.privileged_kind}: setup.json after opening it: ${jsonDiff(written, rewritten).join("; ")}`);
+    } finally {
+      await reopened.close();
+    }
+  }
+  // Every control of both forms was walked in some state.
+  const all = await page.evaluate(() => [...document.getElementById("setup").elements, ...document.getElementById("objectives-setup").elements]
+    .filter((el) => el.name && el.type !== "file").map((el) => el.name));
+  const missed = [...new Set(all)].filter((name) => !walked.has(name));
+  expect(missed.length === 0, `controls no state walked: ${missed.join(", ")}`);
+  console.log(`    ${walked.size} controls walked over ${states.length} states`);
+});
+
+await check("class_36_auto_takes_the_cpu_engine_when_webgpu_cannot_train_the_model", async () => {
+  // Hidden widths 4200,4200 pass the size check, but a 4200 x 4200 layer needs 68,907 workgroups
+  // in one dispatch, past WebGPU's 65,535 per dimension. Auto's WebGPU timing used to fail with
+  // the raw dispatch error and never fall back; now auto takes the CPU engine, says why in one
+  // line, and the run ends as it would on the CPU engine. Small data and one model keep the CPU
+  // engine's run short.
+  const p = await freshPage("#backend=auto&workers=1&widths=4200,4200&batch_docs=32&queries=40&valid_queries=20&test_queries=20" +
+    "&min_docs=10&max_docs=10&epochs=1&seeds=1&method=no-distillation");
+  try {
+    const status = await clickAndWait(p, "#run", 600_000);
+    const engine = await p.locator("#engine").textContent();
+    expect(status.startsWith("Done"), `auto with a model WebGPU cannot train: ${status}; ${await errorText(p)}`);
+    expect(/Training on the CPU engine/.test(engine) && /auto chose the CPU engine: CPU engine [\d,]+ docs\/s \(1 worker\); WebGPU cannot train this model \(.*(workgroups|WebGPU)/.test(engine),
+      `the engine line: ${engine}`);
+    expect(!(await p.locator("#error").isVisible()), `an error beside the fallback: ${await errorText(p)}`);
+    console.log(`    ${engine.slice(0, 240)}`);
+  } finally {
+    await p.close();
+  }
+});
+
+await check("class_36_a_long_preparation_shows_its_progress_and_stops", async () => {
+  // Simulating a million sessions of every MQ2008 query takes the worker far longer than anyone
+  // waits: the status line said "Starting…" throughout. It now counts the queries simulated, and
+  // Stop ends the step and gives Run back.
+  const p = await freshPage("#source=mq2008&privileged_kind=logs&log_sessions=1000000&backend=cpu&workers=1&seeds=1&epochs=1" +
+    "&method=no-distillation,pfd");
+  try {
+    await p.waitForFunction(() => /MQ2008/.test(document.getElementById("stats").textContent), null, { timeout: 60_000 });
+    await p.click("#run");
+    const counted = /^Preparing the data: simulating logs, ([\d,]+) of ([\d,]+) queries…$/;
+    await p.waitForFunction((re) => new RegExp(re).test(document.getElementById("status").textContent), counted.source, { timeout: 180_000 });
+    const first = await p.locator("#status").textContent();
+    // It moves.
+    await p.waitForFunction(([re, first]) => {
+      const text = document.getElementById("status").textContent;
+      return new RegExp(re).test(text) && text !== first;
+    }, [counted.source, first], { timeout: 180_000 });
+    const later = await p.locator("#status").textContent();
+    const [, done, total] = later.match(counted);
+    expect(Number(done.replace(/,/g, "")) < Number(total.replace(/,/g, "")), `progress: ${first} then ${later}`);
+    expect(!(await p.locator("#stop").isDisabled()), "Stop is disabled during the preparation");
+    const stopped = Date.now();
+    await p.click("#stop");
+    await p.waitForFunction(() => document.getElementById("status").textContent === "Stopped.", null, { timeout: 60_000 });
+    await p.waitForFunction(() => !document.getElementById("run").disabled, null, { timeout: 120_000 });
+    console.log(`    ${first} … ${later}; stopped, Run back after ${((Date.now() - stopped) / 1000).toFixed(1)} s`);
   } finally {
     await p.close();
   }

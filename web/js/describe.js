@@ -2,7 +2,7 @@
 // settings where it departs from the library's defaults (the page's lighter ones among them),
 // both from the engine (crate/setup.rs), as the CLI writes them; and opening a setup file.
 
-import { $, form, escapeHtml, clearError } from "./dom.js";
+import { $, form, escapeHtml, clearError, inPageWords } from "./dom.js";
 import { readForm, compareSetup, formFromSetup, saveToUrl, rowOf } from "./setup.js";
 import { workers, request } from "./workers.js";
 import { state } from "./state.js";
@@ -42,7 +42,7 @@ export async function describeSetup() {
     if (mine !== described) return;
     // No valid setup: nothing to download until the form holds one.
     state.lastDescribed = null;
-    $("setup-command").textContent = `(${e.message})`;
+    $("setup-command").textContent = `(${inPageWords(e.message)})`;
     $("setup-differences").textContent = "";
     $("setup-kept").textContent = "";
     return;

@@ -34,8 +34,17 @@ export function controlName(el) {
   return words.replace(/\s+/g, " ").trim() || el.name;
 }
 
+/// A message of the library's in the page's words: each setup field a control fills
+/// (`setup field epochs (--epochs)`) named by that control's label.
+export function inPageWords(message) {
+  return String(message).replace(/setup field ([\w.]+)(?: \(--[\w-]+\))?/g, (all, path) => {
+    const el = document.querySelector(`[data-field="${path}"]`);
+    return el ? `${controlName(el)} (setup field ${path})` : all;
+  });
+}
+
 export function showError(text, offerRestart = false) {
-  $("error-text").textContent = text;
+  $("error-text").textContent = inPageWords(text);
   $("restart").hidden = !offerRestart;
   $("error").hidden = false;
 }

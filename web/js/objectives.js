@@ -1,7 +1,7 @@
 // The global objectives view: log-loss against the objectives of Eban et al.
 
-import { $, number, integer, showError, clearError, escapeHtml } from "./dom.js";
-import { saveToUrl } from "./setup.js";
+import { $, showError, clearError, escapeHtml } from "./dom.js";
+import { saveToUrl, objectivesSection } from "./setup.js";
 import { runObjectivesPool, chosenBackend, recover } from "./workers.js";
 import { lineChart, dataset } from "./charts.js";
 import { setRunning, busy } from "./compare.js";
@@ -18,49 +18,14 @@ export function initObjectiveCharts() {
   lambdaChart = lineChart($("objectives-lambda-chart"), "λ");
 }
 
-/// The objective strings of the checked boxes, with their targets (`recall-at-precision:0.8`).
-export function chosenObjectives(f) {
-  const target = { "recall-at-precision": "obj_rap", "precision-at-recall": "obj_par", "tpr-at-fpr": "obj_taf", "f-beta": "obj_beta" };
-  return f.getAll("objective").map((o) => target[o] ? `${o}:${number(f.get(target[o]), o)}` : o);
-}
-
+/// The objectives' section of the setup to run (setup.js, `objectivesSection`), on the
+/// comparison's engine: WebGPU when chosen (or when auto measured it faster), else the CPU
+/// engine. Files must have been uploaded.
 export function objectivesSetup() {
-  const f = new FormData(objectivesForm);
-  const objectives = chosenObjectives(f);
-  if (objectives.length === 0) throw new Error("choose at least one objective");
-  const synthetic = f.get("obj_source") === "synthetic";
-  if (!synthetic && !state.uploads.length) throw new Error("upload LETOR files above first, or choose the synthetic task");
-  // The library's ObjectivesSetup (crate/setup.rs): the synthetic task, or the uploads by name.
-  const upload = (role) => state.uploads.find((u) => u.role === role)?.name ?? null;
-  const data = synthetic ? {
-    synthetic: {
-      train: integer(f.get("obj_train"), "training examples"),
-      valid: integer(f.get("obj_valid"), "validation examples"),
-      test: integer(f.get("obj_test"), "test examples"),
-      features: integer(f.get("obj_features"), "features"),
-      positive_rate: number(f.get("obj_positive_rate"), "positive rate"),
-      noise: number(f.get("obj_noise"), "noise"),
-      seed: integer(f.get("obj_seed"), "data seed"),
-    },
-  } : {
-    files: {
-      train: upload("train") ?? "train.txt",
-      valid: upload("valid"),
-      test: upload("test"),
-      threshold: integer(f.get("obj_threshold"), "positive grade"),
-    },
-  };
-  return {
-    data,
-    objectives,
-    seeds: integer(f.get("obj_seeds"), "seeds"),
-    epochs: integer(f.get("obj_epochs"), "epochs"),
-    lr: number(f.get("obj_lr"), "learning rate"),
-    dual_rate_factor: number(f.get("obj_dual"), "dual rate factor"),
-    // The comparison's backend: WebGPU when chosen (or when auto measured it faster), else the
-    // CPU engine.
-    backend: chosenBackend() === "webgpu" ? "gpu" : "cpu",
-  };
+  if (new FormData(objectivesForm).get("obj_source") !== "synthetic" && !state.uploads.length) {
+    throw new Error("upload LETOR files above first, or choose the synthetic task");
+  }
+  return objectivesSection(chosenBackend() === "webgpu" ? "gpu" : "cpu");
 }
 
 export const OBJECTIVE_COLOURS = ["#6e7781", "#cf222e", "#0969da", "#bf8700", "#8250df", "#1a7f37", "#d4a72c"];

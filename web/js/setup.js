@@ -18,10 +18,10 @@ export function readForm() {
   return out;
 }
 
-/// Sets fields of the methods' form by name.
+/// Sets fields of the page's forms (the methods' and the objectives') by name.
 export function writeForm(values) {
   for (const [k, v] of Object.entries(values)) {
-    const el = form.elements[k];
+    const el = urlForms().map((f) => f.elements[k]).find((e) => e);
     if (el instanceof RadioNodeList) {
       for (const r of el) r.checked = r.value === v;
     } else if (el) {
@@ -41,6 +41,9 @@ export function saveToUrl() {
   // Until the table of settings has filled the form, its controls are empty: nothing to keep.
   if (!state.settings) return;
   const p = new URLSearchParams();
+  // An opened setup's settings that no control shows, as JSON, read back through the library.
+  const kept = keptSettings();
+  if (kept) p.set(KEPT, JSON.stringify(kept));
   for (const f of urlForms()) {
     for (const el of f.elements) {
       if (!el.name || el.type === "file") continue;
@@ -55,6 +58,74 @@ export function saveToUrl() {
   history.replaceState(null, "", "#" + p.toString());
 }
 
+/// The link's parameter that carries an opened setup's settings without a control.
+const KEPT = "setup";
+
+const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
+
+/// The setup fields a control of the page fills: every `data-field` of both forms, and those the
+/// page reads its own way (the methods' boxes, the backend, the privileged split's two
+/// controls). The objectives' list stays with the kept settings: its boxes cannot show an
+/// objective's own parameters (auc-pr:10's anchors).
+function shownFields() {
+  const shown = new Set(["methods", "backend", "note", "data.privileged", "objectives.backend"]);
+  for (const f of urlForms()) for (const el of f.querySelectorAll("[data-field]")) shown.add(el.dataset.field);
+  return shown;
+}
+
+/// Where `value` departs from `defaults`, as a sparse copy: objects of the same fields compared
+/// field by field, anything else whole; fields in `shown` (a control carries them) left out.
+/// Undefined when nothing departs.
+function departures(value, defaults, path, shown) {
+  if (shown.has(path)) return undefined;
+  const sameFields = isObject(value) && isObject(defaults) &&
+    Object.keys(value).length === Object.keys(defaults).length && Object.keys(value).every((k) => k in defaults);
+  if (sameFields) {
+    const out = {};
+    for (const [k, v] of Object.entries(value)) {
+      const d = departures(v, defaults[k], path ? `${path}.${k}` : k, shown);
+      if (d !== undefined) out[k] = d;
+    }
+    return Object.keys(out).length ? out : undefined;
+  }
+  return JSON.stringify(value) === JSON.stringify(defaults) ? undefined : value;
+}
+
+/// The opened setup's settings that no control shows, where they depart from the library's
+/// defaults (`{teacher_widths: [64], rd: {k: 5}}`), or null: what the link carries beside the
+/// controls, so that a reload keeps them.
+export function keptSettings() {
+  if (!state.base || !state.defaults) return null;
+  return departures(state.base, state.defaults, "", shownFields()) ?? null;
+}
+
+/// `patch` over `setup`: an object's fields one by one, but where the two are different
+/// choices of one enum (`{files: ...}` over `{synthetic: ...}`), which the patch replaces.
+export function overlay(setup, patch) {
+  const oneOf = (v) => isObject(v) && Object.keys(v).length === 1;
+  const otherChoice = oneOf(setup) && oneOf(patch) && Object.keys(setup)[0] !== Object.keys(patch)[0];
+  if (!isObject(setup) || !isObject(patch) || otherChoice) return patch;
+  const out = { ...setup };
+  for (const [k, v] of Object.entries(patch)) out[k] = k in setup ? overlay(setup[k], v) : v;
+  return out;
+}
+
+/// The settings without a control that the link carries (`setup=JSON`) over the library's
+/// defaults, as the text of a setup for the library's reader; null when the link carries none.
+/// A value that is not JSON is refused here, in the link's words.
+export function linkedSetupText() {
+  const p = new URLSearchParams(location.hash.slice(1));
+  if (!p.has(KEPT)) return null;
+  let kept;
+  try {
+    kept = JSON.parse(p.get(KEPT));
+  } catch (e) {
+    throw new Error(`its ${KEPT}= (the settings the form has no control for) is not JSON: ${e.message}`);
+  }
+  if (!isObject(kept)) throw new Error(`its ${KEPT}= (the settings the form has no control for) is not a JSON object of settings`);
+  return JSON.stringify(overlay(state.defaults, kept));
+}
+
 /// Puts the link's values into the forms. Returns what the forms could not take, each in the
 /// page's words (a choice the page does not offer: `backend=tpu`, a method or a privileged kind
 /// it does not know): the form keeps its own value there, and the caller says so rather than
@@ -66,7 +137,7 @@ export function loadFromUrl() {
   for (const f of urlForms()) {
     const groups = new Set();
     for (const el of f.elements) {
-      if (!el.name || el.type === "file" || !p.has(el.name)) continue;
+      if (!el.name || el.type === "file" || el.name === KEPT || !p.has(el.name)) continue;
       const v = p.get(el.name);
       if (el.type === "checkbox" || el.type === "radio") {
         el.checked = el.type === "checkbox" ? v.split(",").includes(el.value) : el.value === v;
@@ -157,9 +228,11 @@ function fieldValue(el, text) {
   const row = rowOf(path);
   const what = controlName(el);
   const v = String(text ?? "").trim();
-  if (v === "" && row?.fields.find((f) => f.path === path)?.default === "") return null;
+  // Empty, or the control's own word for it ("auto" workers), where the library decides.
+  const decided = v === "" || (v === el.defaultValue && !/\d/.test(v));
+  if (decided && row?.fields.find((f) => f.path === path)?.default === "") return null;
   if (!row?.range) return v;
-  if (row.range.integer && el.type === "text") return v.split(",").map((w) => integer(w.trim(), what));
+  if (Array.isArray(valueAt(state.defaults, path))) return v.split(",").map((w) => integer(w.trim(), what));
   return row.range.integer ? integer(v, what) : number(v, what);
 }
 
@@ -222,8 +295,43 @@ export function compareSetup(v, backend) {
   if (v.methods.length === 0) throw new Error("choose at least one method");
   setup.methods = v.methods;
   setup.backend = backend === "webgpu" ? "gpu" : backend;
+  setup.objectives = objectivesSection(setup.backend);
   setup.note = PAGE_NOTE;
   return setup;
+}
+
+/// The objectives' form's controls of targets, by the objective they qualify.
+const TARGETS = { "recall-at-precision": "obj_rap", "precision-at-recall": "obj_par", "tpr-at-fpr": "obj_taf", "f-beta": "obj_beta" };
+
+/// The global objectives' section of the setup (crate/setup.rs, `ObjectivesSetup`): the base
+/// setup's, with the objectives' form on top (its data: the synthetic task, or the uploads by
+/// name, else the opened setup's names) and `backend` ("gpu", "cpu" or "auto").
+export function objectivesSection(backend) {
+  const objectivesForm = $("objectives-setup");
+  const f = new FormData(objectivesForm);
+  const section = structuredClone(baseSetup().objectives ?? state.defaults.objectives);
+  // A box without a target keeps the opened setup's own form of it (auc-pr:10's anchors).
+  const kept = section.objectives.map(String);
+  section.objectives = f.getAll("objective").map((o) => TARGETS[o]
+    ? `${o}:${number(f.get(TARGETS[o]), objectivesForm.elements[TARGETS[o]].closest("label").textContent.trim())}`
+    : kept.find((k) => k.split(":")[0] === o) ?? o);
+  if (section.objectives.length === 0) throw new Error("choose at least one objective");
+  if (f.get("obj_source") === "synthetic") {
+    section.data = { synthetic: section.data.synthetic ?? state.defaults.objectives.data.synthetic };
+  } else {
+    const opened = section.data.files ?? {};
+    const name = (role) => state.uploads.find((u) => u.role === role)?.name ?? opened[role] ?? null;
+    section.data = { files: { train: name("train") ?? "train.txt", valid: name("valid"), test: name("test"), threshold: opened.threshold ?? 1 } };
+  }
+  const setup = { objectives: section };
+  for (const el of objectivesForm.querySelectorAll("[data-field]")) {
+    const path = el.dataset.field;
+    // A field of the data source not chosen (the files' threshold for the synthetic task).
+    if (valueAt(setup, path.split(".").slice(0, -1).join(".")) == null) continue;
+    setAt(setup, path, fieldValue(el, el.value));
+  }
+  section.backend = backend;
+  return section;
 }
 
 /// A teacher file's split, by its name, as the data files' (`planUploads`): 0 train, 1 valid, 2 test.
@@ -257,6 +365,27 @@ function setTeacher(setup) {
   teacher.scores = list.join(",").replace(/,+$/, "");
 }
 
+/// The objectives' form's values from the setup's section `o`, put in `values`; returns the
+/// objectives to check. Throws where the form cannot show the section.
+function objectivesValues(o, values) {
+  if (o.data.mq2008 !== undefined) {
+    throw new Error("the page's global objectives run on the synthetic task or the uploaded files, not the bundled MQ2008 (objectives.data.mq2008); run it with distillrank objectives --setup");
+  }
+  values.obj_source = o.data.files ? "upload" : "synthetic";
+  for (const el of $("objectives-setup").querySelectorAll("[data-field]")) {
+    const v = valueAt({ objectives: o }, el.dataset.field);
+    if (v != null) values[el.name] = Array.isArray(v) ? v.join(",") : String(v);
+  }
+  const checked = new Set();
+  for (const name of o.objectives.map(String)) {
+    const [kind, target] = name.split(":");
+    if (checked.has(kind)) throw new Error(`the page's objectives' form shows one ${kind}, and the setup has more (objectives.objectives: ${o.objectives.join(", ")}); run it with distillrank objectives --setup`);
+    checked.add(kind);
+    if (TARGETS[kind] && target !== undefined) values[TARGETS[kind]] = target;
+  }
+  return checked;
+}
+
 /// The form's fields from a whole setup (one the CLI wrote or the page exported, as the library
 /// read it): every control from the field its `data-field` names, the data source and the
 /// privileged split from theirs; throws, leaving the form as it was, when the form cannot show
@@ -280,10 +409,13 @@ export function formFromSetup(setup) {
     const path = el.dataset.field;
     const v = valueAt(setup, path);
     if (path === "methods" || v === undefined) continue;
-    // Empty where the library decides by the data (tau_target's null); lists as the CLI writes them.
-    values[el.name] = v === null ? "" : Array.isArray(v) ? v.join(",") : path === "backend" && v === "gpu" ? "webgpu" : String(v);
+    // The control's own word where the library decides (tau_target's empty, the workers'
+    // auto); lists as the CLI writes them.
+    values[el.name] = v === null ? el.defaultValue : Array.isArray(v) ? v.join(",") : path === "backend" && v === "gpu" ? "webgpu" : String(v);
   }
+  const checked = objectivesValues(setup.objectives ?? state.defaults.objectives, values);
   writeForm(values);
+  for (const box of $("objectives-setup").querySelectorAll('input[name="objective"]')) box.checked = checked.has(box.value);
   // A teacher trained elsewhere: its files are uploaded on the page, under the names it gives.
   const named = [d.teacher?.model, d.teacher?.scores].filter((n) => n);
   if (named.length && !(state.teacher ?? []).length) {

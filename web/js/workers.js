@@ -19,6 +19,12 @@ export let adapter = null;      // {name, backend, software, products, products_
 export let noGpuWhy = null;
 export let nextId = 1;
 
+/// Who hears the first worker's progress through a long step (`{label, unit, done, total}`).
+let progressListener = null;
+export function onProgress(listener) {
+  progressListener = listener;
+}
+
 /// The engine's wasm, compiled once by the page and sent to every worker: a worker then starts
 /// without compiling it again, and the code the browser optimises as one worker trains serves
 /// them all. Null where it could not be compiled here; each worker then loads pkg/ itself.
@@ -70,6 +76,11 @@ export class EngineWorker {
   }
 
   onMessage(m) {
+    if (m.type === "progress") {
+      // The first worker prepares the data the pool shares: its steps are the page's.
+      if (this === workers[0]) progressListener?.(m);
+      return;
+    }
     if (m.type === "event") {
       this.pending.get(m.id)?.onEvent(m.event);
       return;
