@@ -934,7 +934,7 @@ await check("class_12_setup_number_out_of_range_names_the_field", async () => {
     await p.setInputFiles("#setup-file", tempFile("negative.json", JSON.stringify(setup)));
     await p.waitForSelector("#error:not([hidden])", { timeout: 10_000 });
     const error = await errorText(p);
-    expect(/data\.source\.synthetic\.options\.queries: integer `-5`, expected a whole number in 1\.\.=10,000,000/.test(error),
+    expect(/Training queries: setup field data\.source\.synthetic\.options\.queries: integer `-5`, expected a whole number in 1\.\.=10,000,000/.test(error),
       `error: ${error}`);
     console.log(`    ${error}`);
   } finally {
@@ -1108,7 +1108,8 @@ await check("every_field_control_reads_and_writes_its_setup_path", async () => {
           const options = [...el.options].map((o) => o.value);
           return options[(options.indexOf(el.value) + by) % options.length];
         }
-        if (el.type === "text") return el.value.split(",").map((w) => Number(w) + by).join(",");
+        // A list of numbers (the widths), or a word where the library decides (the workers' auto).
+        if (el.type === "text") return /\d/.test(el.value) ? el.value.split(",").map((w) => Number(w) + by).join(",") : String(1 + by);
         const v = Number(el.value === "" ? (row.fields[0].page ?? 1) : el.value);
         return String(row.range.integer ? v + by : Math.round((v + 0.01 * by) * 1e6) / 1e6);
       };
@@ -1234,6 +1235,12 @@ await check("link_values_the_page_cannot_take_are_named_not_dropped", async () =
     ["#backend=tpu", /Backend "tpu" is none of this page's choices \(auto, webgpu, cpu\): the form keeps auto/, "backend", "auto"],
     ["#privileged_kind=bogus", /Privileged features "bogus" is none of this page's choices/, "privileged_kind", "generator"],
     ["#method=pfd,bogus", /method "bogus" is none of this page's choices \(no-distillation, /, null, null],
+    // The same reader as an opened setup.json: a value out of range, named by its control.
+    ["#epochs=0", /Epochs \(most\): setup field epochs = 0: expected a whole number in 1\.\.=100,000/, null, null],
+    // The settings without a control, read strictly as a setup.json is.
+    ["#setup=%7Bnot", /its setup= \(the settings the form has no control for\) is not JSON/, null, null],
+    [`#setup=${encodeURIComponent(JSON.stringify({ activation: "swish" }))}`, /unknown field `activation`/, null, null],
+    [`#setup=${encodeURIComponent(JSON.stringify({ rd: { k: 0 } }))}`, /setup field rd\.k = 0: expected a whole number in 1\.\.=100,000/, null, null],
   ]) {
     const p = await freshPage(hash);
     try {
@@ -1662,6 +1669,45 @@ await check("class_36_a_long_preparation_shows_its_progress_and_stops", async ()
     console.log(`    ${first} … ${later}; stopped, Run back after ${((Date.now() - stopped) / 1000).toFixed(1)} s`);
   } finally {
     await p.close();
+  }
+});
+
+await check("class_36_a_large_upload_shows_its_progress_and_stops", async () => {
+  // A large file read without a word ("Reading…") and could not be stopped. Its bytes now count
+  // in the data's box, and Stop ends the reading, leaving no half-read data behind.
+  const big = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "distillrank-e2e-")), "big.txt");
+  const out = fs.openSync(big, "w");
+  for (let chunk = 0; chunk < 300; chunk++) {
+    const lines = [];
+    for (let q = 0; q < 100; q++) {
+      for (let d = 0; d < 20; d++) {
+        const qid = chunk * 100 + q + 1;
+        lines.push(`${d % 3} qid:${qid} ${Array.from({ length: 20 }, (_, j) => `${j + 1}:${((qid * 7 + d * 13 + j) % 97) / 97}`).join(" ")}`);
+      }
+    }
+    fs.writeSync(out, lines.join("\n") + "\n");
+  }
+  fs.closeSync(out);
+  const size = fs.statSync(big).size;
+  const p = await freshPage("#source=upload&backend=cpu");
+  try {
+    await p.setInputFiles("#files", big);
+    const counted = /^Reading… reading big\.txt, (\d+) of (\d+) MB…$/;
+    await p.waitForFunction((re) => new RegExp(re).test(document.getElementById("stats").textContent), counted.source, { timeout: 60_000 });
+    const shown = await p.locator("#stats").textContent();
+    const [, done, total] = shown.match(counted);
+    expect(Number(total) === Math.round(size / 1e6) && Number(done) < Number(total), `${shown} of a ${size}-byte file`);
+    expect(!(await p.locator("#stop").isDisabled()), "Stop is disabled while the upload reads");
+    await p.click("#stop");
+    await p.waitForFunction(() => /^Stopped: big\.txt not read\.$/.test(document.getElementById("stats").textContent), null, { timeout: 60_000 });
+    await p.waitForFunction(() => !document.getElementById("run").disabled, null, { timeout: 60_000 });
+    // Nothing half-read stays: Run says the upload was stopped.
+    const status = await clickAndWait(p, "#run", 30_000);
+    expect(status === "Failed." && /the upload failed \(its reading was stopped\)/.test(await errorText(p)), `Run after Stop: ${status} ${await errorText(p)}`);
+    console.log(`    ${shown} (${(size / 1e6).toFixed(0)} MB file); Stop: ${await p.locator("#stats").textContent()}`);
+  } finally {
+    await p.close();
+    fs.rmSync(path.dirname(big), { recursive: true, force: true });
   }
 });
 

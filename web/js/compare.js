@@ -63,6 +63,8 @@ export async function onUpload() {
   clearError();
   const picked = $("files").files;
   if (!picked.length) return;
+  // A large file reads for a while: its progress shows in the data's box, and Stop ends it.
+  $("stop").disabled = false;
   try {
     const plan = planUploads(picked);
     $("stats").textContent = "Reading…";
@@ -78,9 +80,16 @@ export async function onUpload() {
     saveToUrl();
   } catch (e) {
     state.uploads = [];
+    if (e.message === "stopped") {
+      state.uploadFailure = "its reading was stopped";
+      $("stats").textContent = `Stopped: ${[...picked].map((f) => f.name).join(", ")} not read.`;
+      return;
+    }
     state.uploadFailure = e.message;
     $("stats").textContent = "";
     showError(await recover(e));
+  } finally {
+    $("stop").disabled = !running;
   }
 }
 

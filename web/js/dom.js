@@ -35,11 +35,12 @@ export function controlName(el) {
 }
 
 /// A message of the library's in the page's words: each setup field a control fills
-/// (`setup field epochs (--epochs)`) named by that control's label.
+/// (`setup field epochs (--epochs)`) named by that control's label first (`Epochs (most): setup
+/// field epochs`), the command line's flag left out.
 export function inPageWords(message) {
   return String(message).replace(/setup field ([\w.]+)(?: \(--[\w-]+\))?/g, (all, path) => {
     const el = document.querySelector(`[data-field="${path}"]`);
-    return el ? `${controlName(el)} (setup field ${path})` : all;
+    return el ? `${controlName(el)}: setup field ${path}` : all;
   });
 }
 
