@@ -3,8 +3,8 @@
 // alternation, each round on a fresh page, in Debian's headless Chromium with WebGPU:
 //   node bench/default_run.mjs WEB_DIR_A WEB_DIR_B [ROUNDS]
 // Each WEB_DIR is a built web/ folder (web/pkg present), served here with the cross-origin
-// isolation the page's shared memory needs. Prints each run's seconds, the medians, and B's
-// median over A's.
+// isolation the page's shared memory needs. Prints each run's seconds, the medians, B's median
+// over A's, and the median of each round's B over its A.
 
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
@@ -82,8 +82,20 @@ for (let r = 0; r < rounds; r++) {
     console.log(`round ${r + 1} ${k === 0 ? "A" : "B"}: ${s.toFixed(2)} s`);
   }
 }
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const median = (xs) => {
+  const s = [...xs].sort((x, y) => x - y);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
 const [a, b] = times.map(median);
-console.log(JSON.stringify({ a: { dir: dirA, seconds: times[0], median: a }, b: { dir: dirB, seconds: times[1], median: b }, ratio_b_over_a: b / a }, null, 2));
+// Each round's B over its A, run back to back: the machine's drift between rounds cancels.
+const paired = times[1].map((t, r) => t / times[0][r]);
+console.log(JSON.stringify({
+  a: { dir: dirA, seconds: times[0], median: a },
+  b: { dir: dirB, seconds: times[1], median: b },
+  ratio_of_medians: b / a,
+  paired_ratios: paired.map((x) => Number(x.toFixed(3))),
+  median_paired_ratio: median(paired),
+}, null, 2));
 await browser.close();
 process.exit(0);

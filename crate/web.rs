@@ -998,7 +998,9 @@ pub fn summarize_compare(
     };
     // results.json's fields (the same function as the CLI's and Python's: the paired tests and
     // their sentences among them), with what the page shows of the data.
-    let mut results = pipeline::report::results_json(&run.prepared, &setup, &comparison);
+    let tests = comparison.tests(pipeline::report::TESTS_SEED);
+    let mut results =
+        pipeline::report::results_json_with(&run.prepared, &setup, &comparison, &tests);
     let page = serde_json::json!({
         "description": run
             .data
@@ -1015,10 +1017,7 @@ pub fn summarize_compare(
             "warnings": prepared.warnings,
         },
         "backend": engine_for(&setup).map_or_else(|_| format!("{:?}", setup.backend), |e| format!("{e:?}")),
-        "verdicts": pipeline::report::verdicts(
-            &comparison.tests(pipeline::report::TESTS_SEED),
-            comparison.verdict_metric(),
-        ),
+        "verdicts": pipeline::report::verdicts(&tests, comparison.verdict_metric()),
     });
     for (key, value) in page.as_object().into_iter().flatten() {
         results[key] = value.clone();
@@ -1074,12 +1073,7 @@ pub fn summarize_sweep(
             train_groups: train.n_groups(),
         });
     }
-    let sweep = Sweep {
-        param,
-        methods: setup.methods.clone(),
-        seeds: setup.seeds,
-        points: swept,
-    };
+    let sweep = Sweep::new(param, &setup, swept);
     let config = setup
         .compare_config(Engine::Cpu)
         .map(|c| serde_json::to_value(c).expect("a configuration serialises"))

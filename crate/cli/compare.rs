@@ -323,7 +323,7 @@ pub fn run(args: &CompareArgs, given: &[String], out: &Output) -> Result<()> {
             &not_ranking,
         ),
     )?;
-    let mut results = pipeline::report::results_json(&data, &setup, &comparison);
+    let mut results = pipeline::report::results_json_with(&data, &setup, &comparison, &tests);
     results["command"] = command.clone().into();
     results["throughput"] = serde_json::to_value(&throughput).expect("serialise");
     write(

@@ -19,12 +19,29 @@ pub fn results_json(
     setup: &Setup,
     comparison: &Comparison,
 ) -> serde_json::Value {
+    results_json_with(
+        data,
+        setup,
+        comparison,
+        &comparison.tests(TESTS_SEED),
+    )
+}
+
+/// [`results_json`] with the comparison's paired tests already computed
+/// (`comparison.tests(TESTS_SEED)`): a door that shows them too (the CLI's table and report, the
+/// page's verdicts) computes them once; the bootstrap and the sign flips are most of a summary's
+/// time.
+pub fn results_json_with(
+    data: &PreparedData,
+    setup: &Setup,
+    comparison: &Comparison,
+    tests: &[crate::stats::PairedTest],
+) -> serde_json::Value {
     let config = setup
         .compare_config(Engine::Cpu)
         .map(|c| serde_json::to_value(c).expect("a configuration serialises"))
         .unwrap_or(serde_json::Value::Null);
     let test = data.prepared.test.as_ref().unwrap_or(&data.prepared.valid);
-    let tests = comparison.tests(TESTS_SEED);
     let sentences: Vec<String> = tests
         .iter()
         .filter(|t| t.metric == comparison.verdict_metric())

@@ -195,11 +195,14 @@ pub struct Sweep {
     pub methods: Vec<Method>,
     pub seeds: usize,
     pub points: Vec<SweepPoint>,
+    /// The paired tests at each value, computed once ([`Sweep::tests`]): the table, the CSV, the
+    /// gain lines and the JSON all read them.
+    tests: std::sync::OnceLock<Vec<Vec<PairedTest>>>,
 }
 
 /// Runs every method of `setup` at each of `values` of `param`: the data prepared again at each
 /// value (from `store`), then compared with `compare` (the door's way of running the jobs: the
-/// CLI's and Python's [`super::run::compare_on_jobs`]).
+/// CLI's and Python's `native::pipeline::compare`, on the setup's jobs side by side).
 pub fn sweep(
     setup: &Setup,
     param: SweepParam,
@@ -223,12 +226,7 @@ pub fn sweep(
             train_groups,
         });
     }
-    Ok(Sweep {
-        param,
-        methods: setup.methods.clone(),
-        seeds: setup.seeds,
-        points,
-    })
+    Ok(Sweep::new(param, setup, points))
 }
 
 /// One method's figure at one value, with its spread: the students' test NDCG@8 mean and std.
@@ -242,13 +240,26 @@ pub type NdcgLine = (Method, Vec<(f64, f64, f64)>);
 pub type GainLine = (Method, Vec<(f64, f64, Option<(f64, f64)>)>);
 
 impl Sweep {
+    /// The sweep of `setup`'s methods over `param` from each value's comparison.
+    pub fn new(param: SweepParam, setup: &Setup, points: Vec<SweepPoint>) -> Sweep {
+        Sweep {
+            param,
+            methods: setup.methods.clone(),
+            seeds: setup.seeds,
+            points,
+            tests: std::sync::OnceLock::new(),
+        }
+    }
+
     /// The paired tests at each value (every gain over no distillation, and those the methods'
-    /// entries ask for), Holm-corrected within each value's table.
-    pub fn tests(&self) -> Vec<Vec<PairedTest>> {
-        self.points
-            .iter()
-            .map(|p| p.comparison.tests(TESTS_SEED))
-            .collect()
+    /// entries ask for), Holm-corrected within each value's table; computed at the first call.
+    pub fn tests(&self) -> &[Vec<PairedTest>] {
+        self.tests.get_or_init(|| {
+            self.points
+                .iter()
+                .map(|p| p.comparison.tests(TESTS_SEED))
+                .collect()
+        })
     }
 
     /// `m`'s students' test NDCG@8 on the comparison's verdict metric: on y, or on the graded
@@ -318,7 +329,7 @@ impl Sweep {
             Some(p) => format!(", p = {p:.3}"),
             None => String::new(),
         };
-        for (point, tests) in self.points.iter().zip(&tests) {
+        for (point, tests) in self.points.iter().zip(tests) {
             let c = &point.comparison;
             let _ = write!(table, "| {} |", point.value);
             if show_positives {
@@ -401,7 +412,7 @@ impl Sweep {
             v.filter(|v| v.is_finite())
                 .map_or(String::new(), |v| v.to_string())
         };
-        for (point, tests) in self.points.iter().zip(&tests) {
+        for (point, tests) in self.points.iter().zip(tests) {
             let c = &point.comparison;
             for &m in &self.methods {
                 let stat = Sweep::stat(c, m);
@@ -449,7 +460,7 @@ impl Sweep {
                 let points = self
                     .points
                     .iter()
-                    .zip(&tests)
+                    .zip(tests)
                     .filter_map(|(p, tests)| {
                         let gain = Sweep::gain(&p.comparison, m)?;
                         let base = Sweep::stat(&p.comparison, Method::BASELINE)?.0;
@@ -473,7 +484,7 @@ impl Sweep {
             "param": self.param.name(),
             "values": self.points.iter().map(|p| p.value).collect::<Vec<_>>(),
             "config": config,
-            "points": self.points.iter().zip(&tests).map(|(p, tests)| serde_json::json!({
+            "points": self.points.iter().zip(tests).map(|(p, tests)| serde_json::json!({
                 "value": p.value,
                 "tests": tests,
                 // Each test on the verdict metric in words, with its interval and what the run
