@@ -969,3 +969,144 @@ fn the_logs_list_probabilities_are_the_logging_policys() {
         );
     }
 }
+
+/// EM's refusal (here a rank whose estimated propensity is below the floor, under a steep
+/// position bias) refuses IPS (estimated) alone, by name: the methods that do not read EM's
+/// estimate still run on the same logs. It used to stop every method that learns from clicks.
+#[test]
+fn an_em_refusal_refuses_ips_estimated_alone() {
+    let (n_docs, shown) = (4, 3);
+    let mut table = one_query(n_docs, shown, 50);
+    for d in 0..n_docs {
+        table.clicks[d * shown] = 10 + d as u32;
+        table.clicks[d * shown + 1] = 5;
+    }
+    let clicks = ClickLabels::new(std::sync::Arc::new(table)).unwrap();
+    let why = clicks.ips_estimated.clone().unwrap_err();
+    assert!(why.contains("rank 3"), "{why}");
+    assert!(clicks.naive.iter().any(|&r| r > 0.0));
+    let report = clicks.report_json();
+    assert!(report["estimated_propensities"].is_null(), "{report}");
+    assert!(
+        report["estimated_propensities_null"]
+            .as_str()
+            .is_some_and(|s| s.contains("rank 3")),
+        "{report}"
+    );
+    // Through a comparison's data: ips-estimated is refused by name, naive and DLA are not.
+    let mut setup = clicks_setup(LossKind::Softmax);
+    setup.data.logs.position_bias = 8.0;
+    setup.methods = vec![Method::IpsEstimated];
+    let data = prepare(&setup).unwrap();
+    let message =
+        distillrank::pipeline::run::compare_config(&data, &setup, &Engine::Cpu, &Stop::default())
+            .map(|_| ())
+            .unwrap_err()
+            .to_string();
+    assert!(
+        message.contains("ips-estimated") && message.contains("below 0.001 of rank 1's"),
+        "{message}"
+    );
+    setup.methods = vec![Method::Naive, Method::Dla];
+    assert!(distillrank::pipeline::run::compare_config(
+        &data,
+        &setup,
+        &Engine::Cpu,
+        &Stop::default()
+    )
+    .is_ok());
+}
+
+/// Positions deep down a long list make the clicks by rank (a cell per row and rank) larger than
+/// any memory: refused by their size, naming the rows and the depth, before anything is
+/// allocated. It used to allocate until the process died.
+#[test]
+fn positions_too_deep_for_memory_are_refused_by_their_size() {
+    use distillrank::data::logs::clicks_of_rows;
+    let rows = 400_000;
+    let qids = vec![1u64; rows];
+    let clicks: Vec<f64> = (0..rows).map(|r| (r % 2) as f64).collect();
+    let data = distillrank::pipeline::preparation::dataset_from_arrays(
+        "train",
+        vec![0.5; rows],
+        1,
+        &clicks,
+        &qids,
+    )
+    .unwrap();
+    let positions: Vec<u64> = (1..=rows as u64).collect();
+    let message = clicks_of_rows(&data, &positions, &clicks, "train")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        message
+            .contains("train's clicks by rank (400000 rows, positions down to 400000) need up to")
+            && message.contains("give the positions of the top of each list only"),
+        "{message}"
+    );
+}
+
+/// Numeric docids (MSLR's and Yahoo's are numbers): under a `doc` column a whole number is the
+/// document's row, so a log naming documents by such docids was read as rows (refused past the
+/// query's rows, or matched to the wrong documents within them). A column named `docid` matches
+/// every document by its docid, numbers included.
+#[test]
+fn a_docid_column_matches_numeric_docids() {
+    use distillrank::data::logs::{docids_of, read_impressions};
+    let dir = tempfile::tempdir().unwrap();
+    let train = dir.path().join("train.txt");
+    // Two queries of three documents; docid 3 is the first row of query 1 and 1 its last.
+    std::fs::write(
+        &train,
+        "2 qid:1 1:0.5 #docid = 3\n1 qid:1 1:0.4 #docid = 2\n0 qid:1 1:0.3 #docid = 1\n\
+         2 qid:2 1:0.5 #docid = 40\n1 qid:2 1:0.2 #docid = 50\n0 qid:2 1:0.1 #docid = 60\n",
+    )
+    .unwrap();
+    let data =
+        distillrank::data::letor::read_letor_file(&train, None, &Default::default()).unwrap();
+    let mut read_ids = || docids_of(&train, std::fs::File::open(&train).unwrap());
+    let lines = "1\t0\t1\t1\t1\n1\t0\t2\t3\t0\n2\t0\t1\t40\t1\n2\t0\t2\t50\t0\n";
+    let named = read_impressions(
+        format!("qid\tsession\tposition\tdocid\tclick\n{lines}").as_bytes(),
+        "log",
+        &data,
+        &[],
+        None,
+        &mut read_ids,
+    )
+    .unwrap();
+    // Docid 1 (query 1's third row) clicked at rank 1; docid 3 (its first row) shown at rank 2.
+    assert_eq!(named.of(2), (&[1, 0][..], &[1, 0][..]));
+    assert_eq!(named.of(0), (&[0, 1][..], &[0, 0][..]));
+    assert_eq!(named.of(3), (&[1, 0][..], &[1, 0][..]));
+    // The same lines under `doc`: rows, so docid 40 is past query 2's three rows.
+    let message = read_impressions(
+        format!("qid\tsession\tposition\tdoc\tclick\n{lines}").as_bytes(),
+        "log",
+        &data,
+        &[],
+        None,
+        &mut read_ids,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        message.contains("line 4: doc 40: query 2 has documents 1..=3"),
+        "{message}"
+    );
+    // A docid column over a file without docid comments is refused by line.
+    let message = read_impressions(
+        format!("qid\tsession\tposition\tdocid\tclick\n{lines}").as_bytes(),
+        "log",
+        &data,
+        &[],
+        None,
+        &mut no_docids,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        message.contains("line 2: doc '1'") && message.contains("no docid comments"),
+        "{message}"
+    );
+}

@@ -1063,7 +1063,8 @@ fn fit_logging_ranker(data: &Dataset, options: &LogOptions) -> Result<Ranker> {
 ///
 /// A document is its row within its query (1-based), or its docid comment in the data file:
 /// `docids` gives the file's ([`docids_of`]), asked for at the first doc field that is not a
-/// whole number.
+/// whole number. A log whose fourth column is named `docid` instead of `doc` names every
+/// document by its docid, numbers included.
 pub fn read_impressions(
     text: &[u8],
     name: &str,
@@ -1081,15 +1082,27 @@ pub fn read_impressions(
     let header = lines
         .next()
         .map(|(_, l)| String::from_utf8_lossy(l).trim_end().to_string());
-    // The logging policy's list probabilities are a column of their own, where it is known.
-    let width = match header.as_deref() {
+    // The logging policy's list probabilities are a column of their own, where it is known. A
+    // document column named `docid` matches every document by its docid comment, a whole number
+    // too (MSLR's and Yahoo's docids are numbers); named `doc`, a whole number is a row.
+    let by_docid = header
+        .as_deref()
+        .is_some_and(|h| h.split('\t').nth(3) == Some("docid"));
+    let as_doc = header.as_deref().map(|h| {
+        let mut columns: Vec<&str> = h.split('\t').collect();
+        if by_docid {
+            columns[3] = "doc";
+        }
+        columns.join("\t")
+    });
+    let width = match as_doc.as_deref() {
         Some(IMPRESSIONS_HEADER) => 6,
         Some(IMPRESSIONS_HEADER_WITHOUT_PROBABILITY) => 5,
         _ => {
             return Err(bad(
                 1,
                 format!(
-                    "the header '{}': expected '{}', or the same without its last column (tab-separated)",
+                    "the header '{}': expected '{}', or the same without its last column, or with docid for doc (tab-separated)",
                     crate::error::printable(header.as_deref().unwrap_or("")),
                     IMPRESSIONS_HEADER.replace('\t', "\\t")
                 ),
@@ -1159,12 +1172,12 @@ pub fn read_impressions(
             ));
         };
         let n = data.group(g).len() as u64;
-        // A whole number is the document's row within its query; anything else its docid
-        // comment in the data file.
+        // A whole number is the document's row within its query (but under a docid column);
+        // anything else its docid comment in the data file.
         let field = fields[3].trim();
-        let doc = match field.parse::<u64>() {
-            Ok(row) => row,
-            Err(_) => {
+        let doc = match field.parse::<u64>().ok().filter(|_| !by_docid) {
+            Some(row) => row,
+            None => {
                 if ids.is_none() {
                     ids = Some(docids()?);
                 }
@@ -1307,6 +1320,15 @@ pub fn clicks_of_rows(
             )));
         }
     }
+    // The clicks by rank hold a cell per row and rank down to the deepest position: a long
+    // list shown deep is refused by its size before anything is allocated.
+    let deepest = positions.iter().copied().max().unwrap_or(1) as u128;
+    let cells_bytes: u128 = positions.iter().map(|&p| p as u128).sum::<u128>() * 8;
+    crate::memory::check_fits(
+        cells_bytes + n_docs as u128 * deepest * 8,
+        &format!("{name}'s clicks by rank ({n_docs} rows, positions down to {deepest})"),
+        "give the positions of the top of each list only (the rows shown first), or fewer rows",
+    )?;
     let mut cells: Vec<Vec<(u32, u32)>> = vec![Vec::new(); n_docs];
     for g in 0..data.n_groups() {
         let docs = data.group(g);
@@ -1353,6 +1375,14 @@ fn tabulate(
     name: &str,
 ) -> Result<ClickTable> {
     let shown = cells.iter().map(Vec::len).max().unwrap_or(1).max(1);
+    crate::memory::check_fits(
+        data.n_docs() as u128 * shown as u128 * 8,
+        &format!(
+            "{name}'s clicks by rank ({} documents, ranks down to {shown})",
+            data.n_docs()
+        ),
+        "keep the top of each displayed list (the ranks shown first) in the log",
+    )?;
     let mut table = ClickTable {
         shown,
         sessions,

@@ -19,12 +19,7 @@ pub fn results_json(
     setup: &Setup,
     comparison: &Comparison,
 ) -> serde_json::Value {
-    results_json_with(
-        data,
-        setup,
-        comparison,
-        &comparison.tests(TESTS_SEED),
-    )
+    results_json_with(data, setup, comparison, &comparison.tests(TESTS_SEED))
 }
 
 /// [`results_json`] with the comparison's paired tests already computed

@@ -386,15 +386,19 @@ pub struct ClickLabels {
     pub naive: Vec<f32>,
     /// None where the click model has no examination by rank alone (cascade, DCM).
     pub ips: Option<Vec<f32>>,
-    pub ips_estimated: Vec<f32>,
+    /// The estimates with EM's propensities, or why EM gave none (a rank whose estimate is
+    /// below [`MIN_PROPENSITY`], no click at rank 1): ips-estimated alone is refused then, and
+    /// the other methods train.
+    pub ips_estimated: std::result::Result<Vec<f32>, String>,
     /// The estimates with the harvested propensities, or why there are none (logs without the
     /// logging policy's shuffles).
     pub ips_harvested: std::result::Result<Vec<f32>, String>,
     /// The simulator's examination at ranks 1..=shown (None under cascade and DCM) and the
     /// estimate, relative to rank 1.
     pub true_propensities: Option<Vec<f64>>,
-    /// None at a rank no session showed: unmeasured.
-    pub estimated_propensities: Vec<Option<f64>>,
+    /// None at a rank no session showed: unmeasured. None as a whole where EM gave no estimate
+    /// (`ips_estimated` says why).
+    pub estimated_propensities: Option<Vec<Option<f64>>>,
     /// Intervention harvesting's, where the logs allow it.
     pub harvested_propensities: Option<Vec<Option<f64>>>,
     pub sessions: usize,
@@ -407,7 +411,7 @@ impl ClickLabels {
     /// The estimates of `table`, whose documents are the training split's, in its order
     /// ([`matched`]).
     pub fn new(table: Arc<ClickTable>) -> Result<ClickLabels> {
-        let estimated = em_propensities(&table)?;
+        let estimated = em_propensities(&table).map_err(|e| e.to_string());
         let harvested = harvested_propensities(&table).map_err(|e| e.to_string());
         let to_f32 = |r: Vec<f64>| r.into_iter().map(|v| v as f32).collect::<Vec<f32>>();
         // A rank never shown has no click to weigh.
@@ -426,7 +430,10 @@ impl ClickLabels {
                 .examination
                 .as_ref()
                 .map(|e| to_f32(relevance(&table, e))),
-            ips_estimated: to_f32(relevance(&table, &weights(&estimated))),
+            ips_estimated: estimated
+                .as_ref()
+                .map(|e| to_f32(relevance(&table, &weights(e))))
+                .map_err(Clone::clone),
             ips_harvested: harvested
                 .as_ref()
                 .map(|h| to_f32(relevance(&table, &weights(h))))
@@ -434,7 +441,7 @@ impl ClickLabels {
             harvested_propensities: harvested.ok(),
             naive,
             true_propensities: table.examination.clone(),
-            estimated_propensities: estimated,
+            estimated_propensities: estimated.ok(),
             sessions: table.sessions,
             queries_without_click,
             training_queries: groups,
@@ -448,7 +455,10 @@ impl ClickLabels {
             "sessions": self.sessions,
             "true_propensities": self.true_propensities,
             "estimated_propensities": self.estimated_propensities,
-            "estimated_propensities_null": "a rank no session showed: nothing was measured there",
+            "estimated_propensities_null": match &self.ips_estimated {
+                Ok(_) => "a rank no session showed: nothing was measured there".to_string(),
+                Err(why) => format!("EM gave no estimate: {why}"),
+            },
             "estimator": format!("EM under the position-based model, one attractiveness per query-document pair, {EM_ITERATIONS} iterations, relative to rank 1"),
             "harvested_propensities": self.harvested_propensities,
             "harvested_propensities_are": "intervention harvesting (Agarwal et al., WSDM 2019): each pair of ranks compared on the documents the logging ranker showed at both, the ratios fit by weighted least squares on log theta, relative to rank 1; null without the logging policy's shuffles",
@@ -744,7 +754,10 @@ pub fn training_set(
                 "{method} weighs clicks by the simulator's true examination by rank, which only the position-based model has (--click-model pbm); compare ips-estimated under cascade and DCM"
             ))
         })?,
-        ClickLabel::IpsEstimated => clicks()?.ips_estimated.clone(),
+        ClickLabel::IpsEstimated => clicks()?
+            .ips_estimated
+            .clone()
+            .map_err(|why| Error::Data(format!("{method}: {why}")))?,
         ClickLabel::IpsHarvested => clicks()?
             .ips_harvested
             .clone()
