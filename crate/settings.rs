@@ -223,6 +223,8 @@ pub const SETTINGS: &[Setting] = &[
         .help("Seed of the labels and the holdouts"),
     text("prepared-cache").at(&[f("data.prepared_cache", "false")])
         .help("Keep the prepared splits of files in a mapped file beside the training file (TRAIN.KEY.drprep, keyed by the data settings and the files' sizes and times), and train from it: a later run with the same key starts without preparing, and resident memory stays bounded whatever the file's size"),
+    text("allow-missing-features").at(&[f("data.allow_missing_features", "false")])
+        .help("true: a validation or test file whose highest feature index is below the training file's reads its missing last columns as 0 (SVMlight leaves zeros out); false (default): it is refused as another dataset, as a saved model's scoring refuses it"),
     text("teacher-model").at(&[f("data.teacher.model", "")])
         .help("A teacher trained elsewhere, for PFD (and GenD or self-distillation where the columns it splits on fit): a LightGBM model (save_model's text, or dump_model()'s JSON) or an XGBoost JSON model (save_model(\"m.json\")), trained on the data files' columns; its scores of the files are the students' soft labels"),
     text("teacher-scores").at(&[f("data.teacher.scores", "")])

@@ -105,6 +105,9 @@ pub struct DataSetup {
     /// the files' stamps, and train from it memory-mapped; later runs with the same key read it
     /// instead of preparing again ([`crate::pipeline::preparation::prepare`]). Files on disk only.
     pub prepared_cache: bool,
+    /// A validation or test file whose highest feature index is below the training file's is
+    /// refused (another dataset?) unless this says its last columns are sparse zeros, read as 0.
+    pub allow_missing_features: bool,
     /// A teacher trained elsewhere ([`crate::pipeline::teacher`]): a LightGBM or XGBoost model,
     /// or scores from files. Its scores of the files are computed once, beside the prepared
     /// splits. Left out of the JSON while none is named.

@@ -584,6 +584,114 @@ fn files_of_another_width_are_refused() {
         ],
         &["20 feature columns", "10"],
     );
+    // A comparison's validation or test file follows the same rule (it was padded with zeros
+    // when narrower): through compare's and sweep's flags and through a setup file.
+    let setup = dir.path().join("setup.json");
+    let out = dir.path().join("out").display().to_string();
+    for (test, fragments, allow) in [
+        (
+            &narrow,
+            vec![
+                "narrow.txt: the data have 10 feature columns",
+                "wide.txt has 20",
+                "allow_missing_features true",
+            ],
+            true,
+        ),
+        (
+            &wide,
+            vec![
+                "wide.txt: the data have 20 feature columns",
+                "narrow.txt has 10",
+                "cannot read columns past 10",
+            ],
+            false,
+        ),
+    ] {
+        let train = if allow { &wide } else { &narrow };
+        let files = ["--train", train.as_str(), "--test", test.as_str()];
+        let small = [
+            "--epochs",
+            "1",
+            "--seeds",
+            "1",
+            "--widths",
+            "8",
+            "--backend",
+            "cpu",
+            "--quiet",
+        ];
+        let with = |head: &[&'static str]| -> Vec<&str> {
+            head.iter()
+                .copied()
+                .chain(files)
+                .chain(small)
+                .chain(["--out", out.as_str()])
+                .collect()
+        };
+        let compare = with(&["compare"]);
+        refused(&compare, &fragments);
+        refused(
+            &with(&["sweep", "--param", "alpha", "--values", "0.5"]),
+            &fragments,
+        );
+        let mut document = distillrank::setup::Setup::default();
+        document.data.source = distillrank::setup::DataSource::Files {
+            train: train.clone(),
+            valid: None,
+            test: Some(test.clone()),
+        };
+        std::fs::write(&setup, document.to_json()).unwrap();
+        refused(
+            &["compare", "--setup", setup.to_str().unwrap(), "--out", &out],
+            &fragments,
+        );
+        if allow {
+            let allowed: Vec<&str> = compare
+                .iter()
+                .copied()
+                .chain(["--allow-missing-features", "true"])
+                .collect();
+            let (status, _, stderr) = run(&allowed);
+            assert!(
+                status.status.success(),
+                "--allow-missing-features true: {stderr}"
+            );
+        }
+    }
+}
+
+/// A privileged column named twice (`cols:1,1`) quietly became one column. It is refused by name
+/// through every way a split is given: the flag, a setup file and the library's parser, which the
+/// page and Python read through.
+#[test]
+fn a_privileged_column_named_twice_is_refused() {
+    use distillrank::data::prepare::PrivilegedSplit;
+    for spec in ["cols:1,1", "cols:2-4,3", "cols:5, 5"] {
+        let message = PrivilegedSplit::parse(spec).unwrap_err().to_string();
+        assert!(message.contains("is named twice"), "{spec}: {message}");
+    }
+    assert!(PrivilegedSplit::parse("cols:1-3,5").is_ok());
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out").display().to_string();
+    refused(
+        &[
+            "compare",
+            "--privileged",
+            "cols:3,3",
+            "--epochs",
+            "1",
+            "--out",
+            &out,
+        ],
+        &["privileged features 'cols:3,3': column 3 is named twice"],
+    );
+    let setup = dir.path().join("setup.json");
+    std::fs::write(&setup, r#"{"data": {"privileged": "cols:2,4,2"}}"#).unwrap();
+    refused(
+        &["compare", "--setup", setup.to_str().unwrap(), "--out", &out],
+        &["column 2 is named twice"],
+    );
 }
 
 // 4. What cannot be measured is n/a (null) everywhere, with the reason; never 0.

@@ -80,6 +80,14 @@ impl PrivilegedSplit {
                         None => columns.push(item.trim().parse::<usize>().map_err(|_| bad())?),
                     }
                 }
+                // A column named twice (`cols:1,1`, `cols:1-3,2`) is a slip, not one column.
+                let mut seen = std::collections::HashSet::new();
+                if let Some(twice) = columns.iter().find(|&&c| !seen.insert(c)) {
+                    return Err(Error::Config(format!(
+                        "privileged features '{}': column {twice} is named twice; name each privileged column once",
+                        crate::error::printable(spec)
+                    )));
+                }
                 Ok(PrivilegedSplit::Columns(columns))
             }
             "discriminative" => match value.trim().parse::<f64>() {

@@ -46,6 +46,33 @@ struct Loaded {
     names: [Option<String>; 3],
 }
 
+/// A validation or test file `split` (named `name`) against the training file's columns: more
+/// columns than the training file's are refused (a model trained on it could not read them), and
+/// fewer, unless `allow_missing` says its last columns are sparse zeros; as a saved model's
+/// scoring (`model_io::model_inputs`) refuses them.
+fn check_columns(
+    split: &Dataset,
+    name: &str,
+    train: &Dataset,
+    train_name: &str,
+    allow_missing: bool,
+) -> Result<()> {
+    let (k, nf) = (split.n_features, train.n_features);
+    let name = crate::error::printable(name);
+    let train_name = crate::error::printable(train_name);
+    if k > nf {
+        return Err(Error::Data(format!(
+            "{name}: the data have {k} feature columns (highest index), the training file {train_name} has {nf}: another dataset? A model trained on {train_name} cannot read columns past {nf}"
+        )));
+    }
+    if k < nf && !allow_missing {
+        return Err(Error::Data(format!(
+            "{name}: the data have {k} feature columns (highest index), the training file {train_name} has {nf}: another dataset? If this file only leaves its last columns out (sparse zeros), allow_missing_features true (--allow-missing-features true) reads them as 0"
+        )));
+    }
+    Ok(())
+}
+
 fn load(data: &DataSetup, store: &mut dyn Store, reporter: &mut dyn Reporter) -> Result<Loaded> {
     Ok(match &data.source {
         DataSource::Files { train, valid, test } => {
@@ -68,6 +95,11 @@ fn load(data: &DataSetup, store: &mut dyn Store, reporter: &mut dyn Reporter) ->
             };
             let valid_data = optional(valid, Role::Valid)?;
             let test_data = optional(test, Role::Test)?;
+            for (split, name) in [(&valid_data, valid), (&test_data, test)] {
+                if let (Some(split), Some(name)) = (split, name) {
+                    check_columns(split, name, &train_data, train, data.allow_missing_features)?;
+                }
+            }
             Loaded {
                 train: train_data,
                 valid: valid_data,

@@ -56,6 +56,16 @@ export function planUploads(fileList) {
   const role = (name) => /test/i.test(name) ? "test" : /vali/i.test(name) ? "valid" : "train";
   const plan = data.map((f) => ({ role: role(f.name), name: f.name, file: f, query: queries.get(f.name) ?? null }));
   if (!plan.some((p) => p.role === "train")) plan[0].role = "train";
+  // One file per split: two for one split would leave the setup naming one and the engine
+  // training on the other.
+  for (const split of ["train", "valid", "test"]) {
+    const same = plan.filter((p) => p.role === split);
+    if (same.length > 1) {
+      const words = { train: "training", valid: "validation", test: "test" }[split];
+      throw new Error(`${same.map((p) => p.name).join(" and ")} are all for the ${words} split: choose one file per split ` +
+        `(a name with vali is the validation file, one with test the test file, the other the training file)`);
+    }
+  }
   return plan;
 }
 
@@ -78,6 +88,8 @@ export async function onUpload() {
     // first Run positive groups).
     writeForm({ privileged_kind: "top", privileged_value: "30%", tau_target: "" });
     saveToUrl();
+    // The setup box names the uploads and the settings just written.
+    await describeSetup();
   } catch (e) {
     state.uploads = [];
     if (e.message === "stopped") {
@@ -459,6 +471,9 @@ export async function downloadOnnx() {
 export async function scoreSavedModel() {
   clearError();
   const files = [...$("model-files").files];
+  // Choosing the same files again (the data changed since) scores them again: a file input
+  // fires only when its files change.
+  $("model-files").value = "";
   const weights = files.find((f) => f.name.endsWith(".safetensors"));
   const config = files.find((f) => f.name.endsWith(".json"));
   if (!weights || !config) {

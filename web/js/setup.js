@@ -24,6 +24,8 @@ export function writeForm(values) {
     const el = urlForms().map((f) => f.elements[k]).find((e) => e);
     if (el instanceof RadioNodeList) {
       for (const r of el) r.checked = r.value === v;
+    } else if (el?.type === "checkbox") {
+      el.checked = v === el.value;
     } else if (el) {
       el.value = v;
     }
@@ -179,6 +181,8 @@ export function showSourceKnobs() {
   const label = (name) => form.elements[name].closest("label");
   label("privileged_value").hidden = !["top", "cols"].includes(privileged_kind);
   label("tau_target").hidden = privileged_kind === "logs" || labels === "grades";
+  // Generated data have every column in every split.
+  label("allow_missing_features").hidden = source === "synthetic";
 }
 
 /// What the JSON of a setup says about where it was made.
@@ -224,6 +228,8 @@ function fieldControls() {
 /// row: the widths), nothing (null) where the row's default is empty (the library decides by the
 /// data), or the text itself (a name); a bad value names the control in the page's words.
 function fieldValue(el, text) {
+  // A yes-or-no setting: its box.
+  if (el.type === "checkbox") return el.checked;
   const path = el.dataset.field;
   const row = rowOf(path);
   const what = controlName(el);
@@ -411,7 +417,8 @@ export function formFromSetup(setup) {
     if (path === "methods" || v === undefined) continue;
     // The control's own word where the library decides (tau_target's empty, the workers'
     // auto); lists as the CLI writes them.
-    values[el.name] = v === null ? el.defaultValue : Array.isArray(v) ? v.join(",") : path === "backend" && v === "gpu" ? "webgpu" : String(v);
+    values[el.name] = v === null ? el.defaultValue : Array.isArray(v) ? v.join(",") : path === "backend" && v === "gpu" ? "webgpu"
+      : typeof v === "boolean" ? (v ? el.value : "") : String(v);
   }
   const checked = objectivesValues(setup.objectives ?? state.defaults.objectives, values);
   writeForm(values);
