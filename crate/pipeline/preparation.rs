@@ -95,8 +95,10 @@ fn load(data: &DataSetup, store: &mut dyn Store, reporter: &mut dyn Reporter) ->
             };
             let valid_data = optional(valid, Role::Valid)?;
             let test_data = optional(test, Role::Test)?;
+            // With logs, the log columns are checked against each file's sidecar instead
+            // (`logged_splits`): a split without them is named as such.
             for (split, name) in [(&valid_data, valid), (&test_data, test)] {
-                if let (Some(split), Some(name)) = (split, name) {
+                if let (Some(split), Some(name), false) = (split, name, data.wants_logs()) {
                     check_columns(split, name, &train_data, train, data.allow_missing_features)?;
                 }
             }
