@@ -105,6 +105,14 @@ fn letor_documents_become_examples_labelled_by_grade() {
     assert_eq!(splits.train.y, vec![0.0, 0.0, 1.0, 0.0]);
     assert_eq!(splits.valid.n_features, 3);
     assert_eq!(splits.valid.x[3..6], [-(1f32.ln_1p()), 0.0, 0.0]);
+    // Said, never without a word.
+    assert!(
+        splits
+            .description
+            .contains("has 2 feature columns against the training file's 3: its last 1 read as 0"),
+        "{}",
+        splits.description
+    );
     assert_eq!(splits.train.x[0], -(3f32.ln_1p()));
     // Threshold 2 leaves the test split without positives.
     match from_letor(&train, &valid, &dataset(vec![0, 1, 1], 3), 2, "t".into()) {

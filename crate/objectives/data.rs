@@ -211,11 +211,20 @@ pub fn from_letor(
     if train.n_features == 0 {
         return Err(Error::Data("the training data have no features".into()));
     }
+    let name = |data: &Dataset| {
+        data.source
+            .as_ref()
+            .map_or("a validation/test file".to_string(), |p| {
+                p.display().to_string()
+            })
+    };
     let binary = |data: &Dataset| -> Result<BinarySet> {
         if data.n_features > train.n_features {
             return Err(Error::Config(format!(
-                "a validation/test file has {} features but the training file only {}",
-                data.n_features, train.n_features
+                "{}: the data have {} feature columns (highest index), the training file only {}: another dataset?",
+                name(data),
+                data.n_features,
+                train.n_features
             )));
         }
         let mut data = data.clone();
@@ -230,6 +239,26 @@ pub fn from_letor(
                 .collect(),
             x: data.features,
         })
+    };
+    // A narrower file is read with its last columns as 0 (SVMlight leaves zeros out), and the
+    // description says so: never without a word.
+    let narrower: Vec<String> = [valid, test]
+        .iter()
+        .filter(|d| d.n_features < train.n_features)
+        .map(|d| {
+            format!(
+                "{} has {} feature columns against the training file's {}: its last {} read as 0",
+                name(d),
+                d.n_features,
+                train.n_features,
+                train.n_features - d.n_features
+            )
+        })
+        .collect();
+    let description = if narrower.is_empty() {
+        description
+    } else {
+        format!("{description}; {}", narrower.join("; "))
     };
     BinarySplits {
         train: binary(train)?,
