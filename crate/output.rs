@@ -157,7 +157,8 @@ fn create_folder(folder: &Path) -> Result<Vec<PathBuf>> {
 /// same folder is refused, naming the first), and cleared of what the previous run there wrote,
 /// so that a report never sits beside another run's students. The files a run writes are listed
 /// in the folder's manifest ([`RunFolder::MANIFEST`]) for the next run to clear; other files in
-/// the folder are left alone.
+/// the folder are left alone, and so is an output of the last run that this run reads (its
+/// `setup.json` given as `--setup`, a data or teacher file kept there).
 pub struct RunFolder {
     dir: PathBuf,
     written: Vec<String>,
@@ -173,8 +174,9 @@ impl RunFolder {
     /// The files and folders the last run wrote, one name a line.
     pub const MANIFEST: &'static str = ".distillrank-outputs";
 
-    /// Takes `dir` for this run: creates it, locks it, and removes what the last run wrote.
-    pub fn claim(dir: &Path) -> Result<RunFolder> {
+    /// Takes `dir` for this run: creates it, locks it, and removes what the last run wrote, but
+    /// for the files and folders that hold one of the run's `inputs`.
+    pub fn claim(dir: &Path, inputs: &[&Path]) -> Result<RunFolder> {
         let created = create_folder(dir)?;
         let lock = dir.join(Self::LOCK);
         let mut taken = std::fs::OpenOptions::new()
@@ -210,6 +212,14 @@ impl RunFolder {
             finished: std::cell::Cell::new(false),
         };
         let manifest = dir.join(Self::MANIFEST);
+        let inputs: Vec<PathBuf> = inputs
+            .iter()
+            .filter_map(|p| std::fs::canonicalize(p).ok())
+            .collect();
+        let read_here = |path: &Path| {
+            std::fs::canonicalize(path)
+                .is_ok_and(|path| inputs.iter().any(|i| i.starts_with(&path)))
+        };
         if let Ok(list) = std::fs::read_to_string(&manifest) {
             for name in list.lines().map(str::trim).filter(|n| !n.is_empty()) {
                 // Only plain names inside the folder: a manifest never reaches outside it.
@@ -217,6 +227,9 @@ impl RunFolder {
                     continue;
                 }
                 let path = dir.join(name);
+                if read_here(&path) {
+                    continue;
+                }
                 let removed = if path.is_dir() {
                     std::fs::remove_dir_all(&path)
                 } else {

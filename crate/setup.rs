@@ -187,6 +187,24 @@ impl Default for DataSetup {
 }
 
 impl DataSetup {
+    /// The files the setup reads: its data files, and its teacher's model or scores files.
+    pub fn files(&self) -> Vec<&str> {
+        let data = match &self.source {
+            DataSource::Files { train, valid, test } => {
+                std::iter::once(train).chain(valid).chain(test).collect()
+            }
+            DataSource::Synthetic { .. } | DataSource::Mq2008 => Vec::new(),
+        };
+        let scores = self.teacher.scores.iter().flat_map(|s| s.split(','));
+        data.into_iter()
+            .map(String::as_str)
+            .chain(self.teacher.model.as_deref())
+            .chain(scores)
+            .map(str::trim)
+            .filter(|f| !f.is_empty())
+            .collect()
+    }
+
     /// Whether z is the simulated logs.
     pub fn wants_logs(&self) -> bool {
         self.privileged.as_deref().map(str::trim) == Some("logs")
@@ -710,6 +728,20 @@ impl Default for ObjectivesSetup {
 }
 
 impl ObjectivesSetup {
+    /// The files the setup reads: its data files.
+    pub fn files(&self) -> Vec<&str> {
+        match &self.data {
+            ObjectivesData::Files {
+                train, valid, test, ..
+            } => std::iter::once(train)
+                .chain(valid)
+                .chain(test)
+                .map(String::as_str)
+                .collect(),
+            ObjectivesData::Synthetic(_) | ObjectivesData::Mq2008 { .. } => Vec::new(),
+        }
+    }
+
     /// Reads the global objectives' setup from JSON, strictly: a whole setup ([`Setup`], whose
     /// `objectives` section this is, as `objectives` writes it), or the section alone (as it was
     /// written before the two shared one document). An unknown field at any level is refused, a

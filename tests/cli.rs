@@ -1102,3 +1102,98 @@ fn class_a_refused_threshold_comes_with_one_that_works() {
         }
     }
 }
+
+/// A run into a folder clears what the last run there wrote, but never what it reads: the
+/// folder's own `setup.json` given as `--setup` runs again in place (the report's "runs it
+/// again"), for every command that owns a folder, `compare`, `sweep` and `objectives`, while the
+/// last run's other outputs are still cleared.
+#[test]
+fn class_a_run_in_its_own_folder_keeps_the_outputs_it_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let out_str = out.to_str().unwrap();
+    let setup = out.join("setup.json");
+    let setup_str = setup.to_str().unwrap();
+    let results = |dir: &Path| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(dir.join("results.json")).unwrap()).unwrap()
+    };
+    let mut args = vec![
+        "compare",
+        "--methods",
+        "no-distillation,pfd",
+        "--out",
+        out_str,
+        "--quiet",
+    ];
+    args.extend(TINY);
+    let (ok, _, stderr) = distillrank(&args);
+    assert!(ok, "{stderr}");
+    let first = results(&out);
+
+    let again = ["compare", "--setup", setup_str, "--out", out_str, "--quiet"];
+    let (ok, _, stderr) = distillrank(&again);
+    assert!(ok, "compare --setup in its own folder: {stderr}");
+    let second = results(&out);
+    assert_eq!(first["setup"], second["setup"]);
+    assert_eq!(first["per_query"], second["per_query"]);
+
+    // A sweep of the same setup in the same folder: compare's report goes, its setup stays.
+    let (ok, _, stderr) = distillrank(&[
+        "sweep",
+        "--setup",
+        setup_str,
+        "--param",
+        "tau-target",
+        "--values",
+        "3.0,3.5",
+        "--out",
+        out_str,
+        "--quiet",
+    ]);
+    assert!(ok, "sweep --setup in compare's folder: {stderr}");
+    assert!(out.join("sweep.json").exists());
+    assert!(
+        !out.join("report.md").exists(),
+        "compare's report is cleared"
+    );
+    assert!(setup.exists(), "the setup the sweep read is kept");
+
+    // The global objectives' own folder.
+    let objectives = dir.path().join("objectives");
+    let objectives_str = objectives.to_str().unwrap();
+    let (ok, _, stderr) = distillrank(&[
+        "objectives",
+        "--objectives",
+        "logloss",
+        "--seeds",
+        "1",
+        "--epochs",
+        "1",
+        "--train-examples",
+        "600",
+        "--valid-examples",
+        "300",
+        "--test-examples",
+        "300",
+        "--out",
+        objectives_str,
+        "--quiet",
+    ]);
+    assert!(ok, "{stderr}");
+    let first = results(&objectives);
+    let setup = objectives.join("setup.json");
+    let (ok, _, stderr) = distillrank(&[
+        "objectives",
+        "--setup",
+        setup.to_str().unwrap(),
+        "--out",
+        objectives_str,
+        "--quiet",
+    ]);
+    assert!(ok, "objectives --setup in its own folder: {stderr}");
+    let second = results(&objectives);
+    assert_eq!(
+        first["objectives"]["logloss"]["auc_pr"],
+        second["objectives"]["logloss"]["auc_pr"]
+    );
+}

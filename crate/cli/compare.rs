@@ -284,10 +284,21 @@ impl std::fmt::Display for Throughput {
     }
 }
 
+/// The paths a run reads: its setup file, and the files its setup names.
+pub(super) fn inputs<'a>(setup_file: &'a Option<PathBuf>, files: Vec<&'a str>) -> Vec<&'a Path> {
+    setup_file
+        .as_deref()
+        .into_iter()
+        .chain(files.into_iter().map(Path::new))
+        .collect()
+}
+
 pub fn run(args: &CompareArgs, given: &[String], out: &Output) -> Result<()> {
-    // The run owns its folder: locked, and cleared of the previous run's outputs.
-    let mut folder = distillrank::output::RunFolder::claim(&args.out)?;
     let setup = args.setup(given)?;
+    // The run owns its folder: locked, and cleared of the previous run's outputs but those it
+    // reads (its own setup.json given again as --setup).
+    let mut folder =
+        distillrank::output::RunFolder::claim(&args.out, &inputs(&args.setup, setup.data.files()))?;
     // Every setting is checked before the data load.
     setup.check(None)?;
     let engine = super::engine(setup.backend, out)?;

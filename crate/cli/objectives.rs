@@ -209,9 +209,13 @@ fn files_of(setup: &mut ObjectivesSetup) -> Vec<&mut String> {
 }
 
 pub fn run(args: &ObjectivesArgs, given: &[String], out: &Output) -> Result<()> {
-    // The run owns its folder: locked, and cleared of the previous run's outputs.
-    let mut folder = distillrank::output::RunFolder::claim(&args.out)?;
     let setup = args.setup(given)?;
+    // The run owns its folder: locked, and cleared of the previous run's outputs but those it
+    // reads.
+    let mut folder = distillrank::output::RunFolder::claim(
+        &args.out,
+        &super::compare::inputs(&args.setup, setup.files()),
+    )?;
     let config = setup.config()?;
     let started = std::time::Instant::now();
     let mut store = super::commands::disk(&args.files);

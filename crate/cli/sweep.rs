@@ -65,10 +65,14 @@ impl SweepArgs {
 }
 
 pub fn run(args: &SweepArgs, given: &[String], out: &Output) -> Result<()> {
-    // The run owns its folder: locked, and cleared of the previous run's outputs.
-    let mut folder = distillrank::output::RunFolder::claim(&args.out)?;
     let started = std::time::Instant::now();
     let setup = args.setup(given)?;
+    // The run owns its folder: locked, and cleared of the previous run's outputs but those it
+    // reads.
+    let mut folder = distillrank::output::RunFolder::claim(
+        &args.out,
+        &super::compare::inputs(&args.setup, setup.data.files()),
+    )?;
     // Every setting is checked before the engine opens (and names its adapter).
     setup.check(None)?;
     let base = setup.compare_config(super::engine(setup.backend, out)?)?;
