@@ -156,6 +156,104 @@ fn propensity_towers_learn_the_simulators_examination_from_a_ranker_that_knows_g
     }
 }
 
+/// DLA learns at every step: each batch of queries the ranker scores replaces those queries'
+/// share of the propensity model's sums. Before any step its labels are the naive clicks'; after
+/// one batch its propensities have moved; once every query has been scored, in batches and in
+/// any order, and some of them scored again with other scores, its propensities and labels are
+/// those of one fit to the latest scores of the whole split (a query's old share leaves no
+/// trace).
+#[test]
+fn dla_learns_at_every_step_from_the_latest_scores_of_every_query() {
+    let (name, data) = datasets().swap_remove(0);
+    let options = LogOptions {
+        sessions: 200,
+        ..LogOptions::default()
+    };
+    let logs = simulate(&[&data], &[name.to_string()], &options).unwrap();
+    let table = std::sync::Arc::new(logs.clicks);
+    let offsets = table.group_offsets.clone();
+    let n_groups = offsets.len() - 1;
+    let mut rng = Rng::new(7);
+    let scores: Vec<f32> = (0..data.n_docs()).map(|_| rng.normal() as f32).collect();
+    let other: Vec<f32> = (0..data.n_docs())
+        .map(|_| 3.0 * rng.normal() as f32)
+        .collect();
+    let mut whole = PropensityTower::new(ClickLabel::Dla, table.clone());
+    let expected = whole.fit(&scores);
+
+    let mut stepped = PropensityTower::new(ClickLabel::Dla, table.clone());
+    assert!(stepped.learns_per_step());
+    // A batch of queries laid out as a ranking batch holds them.
+    let batch = |groups: &[usize], of: &[f32]| {
+        let mut at = vec![0];
+        let mut batch_scores = Vec::new();
+        for &g in groups {
+            batch_scores.extend_from_slice(&of[offsets[g]..offsets[g + 1]]);
+            at.push(batch_scores.len());
+        }
+        (at, batch_scores)
+    };
+    let mut order: Vec<usize> = (0..n_groups).collect();
+    rng.shuffle(&mut order);
+    let first = &order[..7];
+    let (at, _) = batch(first, &scores);
+    let mut labels = vec![0f32; at[7]];
+    stepped.labels_into(first, &at, &mut labels);
+    let naive = relevance(&table, &vec![1.0; table.shown]);
+    for (&g, span) in first.iter().zip(at.windows(2)) {
+        for (y, r) in labels[span[0]..span[1]]
+            .iter()
+            .zip(&naive[offsets[g]..offsets[g + 1]])
+        {
+            assert_eq!(*y, label_of(*r), "before any step, the naive clicks");
+        }
+    }
+    // Every query scored with other scores first, then with the scores, in another order.
+    for (of, chunk) in [(&other, 13), (&scores, 7)] {
+        for groups in order.chunks(chunk) {
+            let (at, batch_scores) = batch(groups, of);
+            stepped.observe(groups, &at, &batch_scores);
+        }
+        if std::ptr::eq(of, &other) {
+            let moved = stepped.propensities();
+            assert!(moved.iter().skip(1).any(|p| p.unwrap() != 1.0), "{moved:?}");
+        }
+        order.reverse();
+    }
+    for (s, w) in stepped.propensities().iter().zip(whole.propensities()) {
+        let (s, w) = (s.unwrap(), w.unwrap());
+        assert!((s - w).abs() <= 1e-9 * w, "stepped {s} against one fit {w}");
+    }
+    let all: Vec<usize> = (0..n_groups).collect();
+    let mut labels = vec![0f32; data.n_docs()];
+    stepped.labels_into(&all, &offsets, &mut labels);
+    for (y, e) in labels.iter().zip(&expected) {
+        assert!((y - e).abs() <= 1e-5, "{y} against {e}");
+    }
+}
+
+/// A click on a document the ranker all but rules out (rho ~ e^-50) weighs at most 1000 times its
+/// query's rank-1 relevance in DLA's propensity model: with 50 clicks at rank 1 on a document of
+/// rho ~ 1 and 10 at rank 2 on it, out of 100 impressions each, rank 2's propensity is
+/// 10 * 1000 / 50 = 200 times rank 1's, not e^50 times.
+#[test]
+fn dla_caps_a_click_on_a_document_the_ranker_rules_out() {
+    let table = ClickTable {
+        shown: 2,
+        sessions: 100,
+        impressions: vec![100, 0, 0, 100],
+        clicks: vec![50, 0, 0, 10],
+        examination: None,
+        group_offsets: vec![0, 2],
+        qids: vec![1],
+    };
+    let mut tower = PropensityTower::new(ClickLabel::Dla, std::sync::Arc::new(table));
+    tower.observe(&[0], &[0, 2], &[0.0, -50.0]);
+    let theta = tower.propensities();
+    let second = theta[1].unwrap();
+    assert!((second - 200.0).abs() < 1e-6, "{theta:?}");
+}
+
 /// Random sessions of one query, kept one by one: (documents shown in order, clicked at each
 /// rank).
 fn random_sessions(n_docs: usize, shown: usize, sessions: usize) -> Vec<(Vec<usize>, Vec<bool>)> {
@@ -360,6 +458,10 @@ fn click_methods_train_the_same_on_both_engines() {
                 continue;
             };
             assert!(c.iter().skip(1).any(|p| p.unwrap() != 1.0), "{what}: {c:?}");
+            // DLA learns within its first epoch, at every step.
+            let first = cpu.student.history[0].propensities.clone().unwrap();
+            let moved = first.iter().skip(1).any(|p| p.unwrap() != 1.0);
+            assert_eq!(moved, method == Method::Dla, "{what}: {first:?}");
             for (c, g) in c.iter().zip(&g) {
                 assert!(
                     (c.unwrap() - g.unwrap()).abs() < 1e-3,

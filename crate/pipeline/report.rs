@@ -10,7 +10,8 @@ pub const TESTS_SEED: u64 = 0x7465_7374;
 
 /// What a comparison found, as `results.json` holds it: the data, the preparation, the
 /// configuration, the setup, per method every figure with its spread (the `methods` object of
-/// [`Comparison::methods_json`]), the test queries (`test_qids`), each student's NDCG@8 on every
+/// [`Comparison::methods_json`]), the test queries (`test_qids`, and `valid_qids` beside them
+/// when there is a test split), each student's NDCG@8 on every
 /// test query (`per_query`: `{method: [[NDCG@8 of each test query] for each seed]}`, and
 /// `per_query_graded` on the graded relevance), and the paired tests (`tests`,
 /// [`crate::stats::PairedTest`]).
@@ -57,6 +58,11 @@ pub fn results_json_with(
         "verdict_metric": comparison.verdict_metric(),
         "sentences": sentences,
     });
+    // With a test split, the validation split's queries too: a script that trains elsewhere on
+    // the same file (bench/unbiased_gbdt.py) holds out the same queries.
+    if data.prepared.test.is_some() {
+        results["valid_qids"] = data.prepared.valid.qids.clone().into();
+    }
     // Models that do not rank, by method and seed (left out when there are none).
     let not_ranking = comparison.not_ranking();
     if !not_ranking.is_empty() {
@@ -72,7 +78,7 @@ pub fn results_json_with(
         let learned = comparison.learned_propensities();
         if !learned.is_empty() {
             results["clicks"]["learned_propensities"] = learned.into();
-            results["clicks"]["learned_propensities_are"] = "the propensities each method's best epoch trained on, learned with its ranker from its scores after the epoch before (the first epoch's are 1), relative to rank 1, mean over the seeds".into();
+            results["clicks"]["learned_propensities_are"] = "the propensities each method learned with its ranker from its scores, relative to rank 1, mean over the seeds: DLA's as they stood at the end of its best epoch (learned at every step from the batch's scores, starting at 1), two-tower's those its best epoch trained on (learned from the whole training split's scores after the epoch before; the first epoch's are 1)".into();
         }
     }
     // The teachers trained once for two methods, when there are any.

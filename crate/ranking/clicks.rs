@@ -282,23 +282,32 @@ pub fn label_of(r: f64) -> f32 {
 pub fn relevance(table: &ClickTable, propensity: &[f64]) -> Vec<f64> {
     let mut out = Vec::with_capacity(table.n_docs());
     for g in table.group_offsets.windows(2) {
-        let sessions: f64 = (g[0]..g[1]).map(|d| table.of(d).0[0] as f64).sum();
-        out.extend((g[0]..g[1]).map(|d| {
-            let weighted: f64 = table
-                .of(d)
-                .1
-                .iter()
-                .zip(propensity)
-                .map(|(&c, &p)| c as f64 / p)
-                .sum();
-            if sessions > 0.0 {
-                weighted / sessions
-            } else {
-                0.0
-            }
-        }));
+        out.extend(group_relevance(table, g[0]..g[1], propensity));
     }
     out
+}
+
+/// [`relevance`] of one query's documents `docs`.
+fn group_relevance<'a>(
+    table: &'a ClickTable,
+    docs: std::ops::Range<usize>,
+    propensity: &'a [f64],
+) -> impl Iterator<Item = f64> + 'a {
+    let sessions: f64 = docs.clone().map(|d| table.of(d).0[0] as f64).sum();
+    docs.map(move |d| {
+        let weighted: f64 = table
+            .of(d)
+            .1
+            .iter()
+            .zip(propensity)
+            .map(|(&c, &p)| c as f64 / p)
+            .sum();
+        if sessions > 0.0 {
+            weighted / sessions
+        } else {
+            0.0
+        }
+    })
 }
 
 /// The rows of `table` (the logs of the file the training split was drawn from) of `train`'s
@@ -357,7 +366,7 @@ pub enum ClickLabel {
     /// The true grades, gains `2^g - 1`.
     FullInformation,
     /// The dual learning algorithm: clicks weighted by the inverse of a propensity model that
-    /// learns from the ranker's scores between its epochs ([`PropensityTower`]).
+    /// learns from the ranker's scores at every step ([`PropensityTower`]).
     Dla,
     /// Clicks weighted by the inverse of a position tower that, times a relevance tower (the
     /// ranker's calibrated scores), gives the click probability, fitted by EM between the
@@ -474,11 +483,17 @@ impl ClickLabels {
 /// from the previous epoch's fit).
 pub const TWO_TOWER_EM_ITERATIONS: usize = 20;
 
-/// A propensity model learned with the ranker: DLA's or the two-tower model's. The ranker trains
-/// one epoch on the labels the model gives; the model then learns from the ranker's scores on
-/// the training split and gives the next epoch's labels. Both run on the host from the scores,
-/// so the ranker's step is the same on either engine, and the first epoch trains on the naive
-/// clicks (every propensity 1).
+/// A propensity model learned with the ranker: DLA's or the two-tower model's. Both run on the
+/// host from the ranker's scores, so the ranker's step is the same on either engine, and every
+/// propensity starts at 1 (the naive clicks).
+///
+/// - **DLA learns at every step**, as in the paper: before each step the ranker scores its batch,
+///   the propensity model learns from those scores ([`observe`](PropensityTower::observe)), and
+///   the batch's labels are weighted by the propensities that result
+///   ([`labels_into`](PropensityTower::labels_into)).
+/// - **Two-tower learns between epochs**: the ranker trains one epoch on the labels the model
+///   gives; EM then fits the towers to the ranker's scores on the whole training split
+///   ([`fit`](PropensityTower::fit)), which gives the next epoch's labels.
 ///
 /// **DLA** (Ai et al., SIGIR 2018) pairs two inverse weightings. The ranker learns the clicks
 /// weighted by the inverse of the propensities (IPW, as [`relevance`]); the propensity model
@@ -490,7 +505,12 @@ pub const TWO_TOWER_EM_ITERATIONS: usize = 20;
 /// relevance of the documents its sessions showed at rank 1, and each query's clicks at rank 1
 /// are scaled to its impressions at rank k, so that queries with fewer documents than ranks
 /// weigh both sides alike. When `exp(f)` is proportional to the attractiveness (what the
-/// softmax loss learns), the estimate is unbiased for the position-based model's theta.
+/// softmax loss learns), the estimate is unbiased for the position-based model's theta. No
+/// click weighs more than `1 / MIN_PROPENSITY` (1000) times its query's rank-1 relevance
+/// (`rho_top / rho_d` is capped there), so a document the ranker all but rules out cannot carry
+/// the estimate alone. The sums are kept per query: each step replaces the share of the queries
+/// in its batch with one from their new scores (a query not yet scored has no share), so the
+/// propensities follow the ranker step by step from sums over every query scored so far.
 ///
 /// **Two-tower** (PAL, Guo et al., RecSys 2019, fitted as the regression-EM of Wang et al.,
 /// WSDM 2018): a click at rank k of document d has probability `theta_k * gamma_d`, the position
@@ -514,6 +534,11 @@ pub struct PropensityTower {
     calibration: [f64; 2],
     /// Whether the model has learned from scores yet.
     fitted: bool,
+    /// DLA's sums per query, `2 * shown` each (the clicks at each rank weighted, then rank 1's
+    /// scaled to each rank's impressions), from the query's latest scores; empty until scored.
+    dla_shares: Vec<Option<Box<[f64]>>>,
+    /// DLA's sums over every query scored so far: the first `shown` over the last.
+    dla_sums: Vec<f64>,
 }
 
 impl PropensityTower {
@@ -521,12 +546,71 @@ impl PropensityTower {
     /// training split's in its order; every propensity starts at 1.
     pub fn new(label: ClickLabel, table: Arc<ClickTable>) -> PropensityTower {
         debug_assert!(label.learns_propensities());
+        let groups = table.group_offsets.len().saturating_sub(1);
         PropensityTower {
             label,
             theta: vec![1.0; table.shown],
+            dla_shares: vec![None; if label == ClickLabel::Dla { groups } else { 0 }],
+            dla_sums: vec![0.0; 2 * table.shown],
             table,
             calibration: [0.0, 0.0],
             fitted: false,
+        }
+    }
+
+    /// Whether the model learns at every step of the ranker ([`observe`](Self::observe)) rather
+    /// than between its epochs ([`fit`](Self::fit)).
+    pub fn learns_per_step(&self) -> bool {
+        self.label == ClickLabel::Dla
+    }
+
+    /// DLA's step: learns from the ranker's `scores` of the query groups `groups` of the training
+    /// split (the documents of `groups[i]` are `scores[offsets[i]..offsets[i + 1]]`, as a
+    /// ranking batch holds them).
+    pub fn observe(&mut self, groups: &[usize], offsets: &[usize], scores: &[f32]) {
+        debug_assert!(self.learns_per_step());
+        let t = Arc::clone(&self.table);
+        let shown = t.shown;
+        let mut rho = Vec::new();
+        for (&g, at) in groups.iter().zip(offsets.windows(2)) {
+            let docs = t.group_offsets[g]..t.group_offsets[g + 1];
+            debug_assert_eq!(docs.len(), at[1] - at[0]);
+            let share = dla_share(&t, docs, &scores[at[0]..at[1]], &mut rho);
+            for (sum, old) in self
+                .dla_sums
+                .iter_mut()
+                .zip(self.dla_shares[g].iter().flatten())
+            {
+                *sum -= old;
+            }
+            for (sum, new) in self.dla_sums.iter_mut().zip(share.iter().flatten()) {
+                *sum += new;
+            }
+            self.dla_shares[g] = share;
+        }
+        let (at_k, at_first) = self.dla_sums.split_at(shown);
+        self.theta = at_k
+            .iter()
+            .zip(at_first)
+            // A rank whose sum is not above rounding (no query scored so far clicked it) keeps 1.
+            .map(|(&a, &f)| if f > 1e-12 { a.max(0.0) / f } else { 1.0 })
+            .collect();
+        self.fitted = true;
+    }
+
+    /// The labels y of the training documents of `groups` (laid out as in
+    /// [`observe`](Self::observe)) under the propensities in force, into `labels`.
+    pub fn labels_into(&self, groups: &[usize], offsets: &[usize], labels: &mut [f32]) {
+        let t = &*self.table;
+        let propensity = self.clamped();
+        for (&g, at) in groups.iter().zip(offsets.windows(2)) {
+            let docs = t.group_offsets[g]..t.group_offsets[g + 1];
+            for (y, r) in labels[at[0]..at[1]]
+                .iter_mut()
+                .zip(group_relevance(t, docs, &propensity))
+            {
+                *y = label_of(r);
+            }
         }
     }
 
@@ -561,50 +645,13 @@ impl PropensityTower {
             .collect()
     }
 
-    /// DLA's inverse relevance weighting, then its inverse propensity weighting.
+    /// DLA's inverse relevance weighting from the scores of every query, then its inverse
+    /// propensity weighting.
     fn fit_dla(&mut self, scores: &[f32]) -> Vec<f64> {
-        let t = &*self.table;
-        let shown = t.shown;
-        // Per rank: the clicks there weighted by A_q / rho_d, and the clicks at rank 1 weighted
-        // alike and scaled to the query's impressions at the rank.
-        let (mut at_k, mut at_first) = (vec![0f64; shown], vec![0f64; shown]);
-        let mut rho = Vec::new();
-        for g in t.group_offsets.windows(2) {
-            let docs = g[0]..g[1];
-            softmax_into(&scores[docs.clone()], &mut rho);
-            let impressions_at =
-                |k: usize| -> f64 { docs.clone().map(|d| t.of(d).0[k] as f64).sum() };
-            let sessions = impressions_at(0);
-            if sessions == 0.0 {
-                continue;
-            }
-            let top: f64 = docs
-                .clone()
-                .zip(&rho)
-                .map(|(d, r)| r * t.of(d).0[0] as f64)
-                .sum::<f64>()
-                / sessions;
-            let mut weighted = vec![0f64; shown];
-            for (d, &r) in docs.clone().zip(&rho) {
-                let weight = (top / r.max(f64::MIN_POSITIVE)).min(1.0 / MIN_PROPENSITY);
-                for (w, &c) in weighted.iter_mut().zip(t.of(d).1) {
-                    *w += c as f64 * weight;
-                }
-            }
-            for k in 0..shown {
-                let n = impressions_at(k);
-                if n > 0.0 {
-                    at_k[k] += weighted[k];
-                    at_first[k] += weighted[0] * n / sessions;
-                }
-            }
-        }
-        self.theta = at_k
-            .iter()
-            .zip(&at_first)
-            .map(|(&a, &f)| if f > 0.0 { a / f } else { 1.0 })
-            .collect();
-        relevance(t, &self.clamped())
+        let offsets = self.table.group_offsets.clone();
+        let groups: Vec<usize> = (0..offsets.len().saturating_sub(1)).collect();
+        self.observe(&groups, &offsets, scores);
+        relevance(&self.table, &self.clamped())
     }
 
     /// The propensities as weights: a rank never clicked has no click to weigh, and none weighs
@@ -678,6 +725,47 @@ impl PropensityTower {
         }
         examined
     }
+}
+
+/// One query's share of DLA's sums from the ranker's `scores` of its documents `docs`, `2 *
+/// shown` values: its clicks at each rank weighted by `A_q / rho_d` (capped at `1 /
+/// MIN_PROPENSITY`), then its clicks at rank 1 weighted alike and scaled to its impressions at
+/// each rank; None when no session showed the query.
+fn dla_share(
+    t: &ClickTable,
+    docs: std::ops::Range<usize>,
+    scores: &[f32],
+    rho: &mut Vec<f64>,
+) -> Option<Box<[f64]>> {
+    let shown = t.shown;
+    softmax_into(scores, rho);
+    let impressions_at = |k: usize| -> f64 { docs.clone().map(|d| t.of(d).0[k] as f64).sum() };
+    let sessions = impressions_at(0);
+    if sessions == 0.0 {
+        return None;
+    }
+    let top: f64 = docs
+        .clone()
+        .zip(rho.iter())
+        .map(|(d, r)| r * t.of(d).0[0] as f64)
+        .sum::<f64>()
+        / sessions;
+    let mut weighted = vec![0f64; shown];
+    for (d, &r) in docs.clone().zip(rho.iter()) {
+        let weight = (top / r.max(f64::MIN_POSITIVE)).min(1.0 / MIN_PROPENSITY);
+        for (w, &c) in weighted.iter_mut().zip(t.of(d).1) {
+            *w += c as f64 * weight;
+        }
+    }
+    let mut share = vec![0f64; 2 * shown].into_boxed_slice();
+    for k in 0..shown {
+        let n = impressions_at(k);
+        if n > 0.0 {
+            share[k] = weighted[k];
+            share[shown + k] = weighted[0] * n / sessions;
+        }
+    }
+    Some(share)
 }
 
 /// 1 / (1 + e^-x) by libm: the same bits on every target (the page's wasm and native).

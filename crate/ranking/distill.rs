@@ -367,7 +367,7 @@ pub const METHODS: &[MethodEntry] = &[
         method: Method::Dla,
         name: "dla",
         label: "DLA",
-        help: "Learning from clicks: the dual learning algorithm, IPS with a propensity model that learns from the ranker's scores after each epoch (inverse relevance weighting)",
+        help: "Learning from clicks: the dual learning algorithm, IPS with a propensity model that learns from the ranker's scores at every step (inverse relevance weighting)",
         colour: "#1b7c83",
         teachers: |_| vec![],
         check: fits_any,

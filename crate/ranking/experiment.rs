@@ -981,8 +981,8 @@ pub async fn run_job(
                 teachers: scores_of.iter().map(|&i| trained[i].2.as_slice()).collect(),
                 ..Guidance::default()
             },
-            // No teacher: the data loss on labels of its own (below), which DLA and two-tower
-            // learn anew after every epoch.
+            // No teacher: the data loss on labels of its own (below), which DLA learns anew at
+            // every step and two-tower after every epoch.
             Student::Labels(label) => Guidance {
                 propensity_tower: match (label.learns_propensities(), &config.clicks) {
                     (true, Some(clicks)) => Some(PropensityTower::new(label, clicks.table.clone())),

@@ -134,7 +134,8 @@ pub struct EpochLog {
     /// Test NDCG@k after the epoch, when a test split is given (reported, never used to choose).
     pub test_ndcg: Option<f64>,
     /// The propensities the epoch's labels were weighted by, relative to rank 1 (None at a rank
-    /// no session showed), when the model learns them with its ranker ([`PropensityTower`]).
+    /// no session showed), when the model learns them with its ranker ([`PropensityTower`]): for
+    /// a model that learns them at every step (DLA), those in force at the epoch's end.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub propensities: Option<Vec<Option<f64>>>,
     /// Seconds spent after the epoch scoring the training split and learning the propensities
@@ -187,8 +188,9 @@ pub struct Guidance<'a> {
     pub teachers: Vec<&'a [f32]>,
     /// Ranking Distillation: the teacher's top-K unlabeled documents of every training group.
     pub ranking_distillation: Option<RdTargets>,
-    /// DLA's or the two-tower model's propensities, learned from the model's scores on the
-    /// training split after every epoch: they give the next epoch's labels.
+    /// DLA's or the two-tower model's propensities, learned from the model's scores: DLA's at
+    /// every step, from the batch's, the two-tower model's after every epoch, from the whole
+    /// training split's. They give the labels of the steps that follow.
     pub propensity_tower: Option<PropensityTower>,
 }
 
@@ -267,7 +269,7 @@ pub async fn fit_async(
     let mut tower = guidance.propensity_tower.clone();
     let mut labels = std::borrow::Cow::Borrowed(&train.set.labels[..]);
     for epoch in 1..=config.epochs {
-        let propensities = tower.as_ref().map(PropensityTower::propensities);
+        let mut propensities = tower.as_ref().map(PropensityTower::propensities);
         let started = Instant::now();
         let mut order = groups.clone();
         Rng::stream(config.seed, 0x6570_6f63_6800 + epoch as u64).shuffle(&mut order);
@@ -284,6 +286,14 @@ pub async fn fit_async(
                     at,
                     config.batch_docs,
                 );
+                // DLA's step: the propensity model learns from the ranker's scores of the batch,
+                // whose labels it then weighs.
+                if let Some(tower) = tower.as_mut().filter(|t| t.learns_per_step()) {
+                    let n = batch.labels.len();
+                    let scores = trainer.score(Inputs::dense(&batch.inputs, n)).await?;
+                    tower.observe(&batch.groups, &batch.offsets, &scores);
+                    tower.labels_into(&batch.groups, &batch.offsets, &mut batch.labels);
+                }
                 let rd = guidance
                     .ranking_distillation
                     .as_ref()
@@ -320,10 +330,17 @@ pub async fn fit_async(
         let mean = |f: fn(&StepLosses) -> f32| losses.iter().map(|l| f(l) as f64).sum::<f64>() / n;
         let means = (mean(|l| l.data), mean(|l| l.teacher), mean(|l| l.rd));
         let seconds = started.elapsed();
-        // The propensity tower learns from this epoch's model: the next epoch's labels.
+        // A tower that learns between epochs learns from this epoch's model: the next epoch's
+        // labels. One that learns at every step reports where the epoch left it.
         let mut next_labels = None;
         let mut propensity_seconds = None;
-        if let Some(tower) = tower.as_mut().filter(|_| epoch < config.epochs) {
+        if let Some(tower) = tower.as_ref().filter(|t| t.learns_per_step()) {
+            propensities = Some(tower.propensities());
+        }
+        if let Some(tower) = tower
+            .as_mut()
+            .filter(|t| epoch < config.epochs && !t.learns_per_step())
+        {
             let started = Instant::now();
             let scores = trainer.score(train.inputs).await?;
             next_labels = Some(tower.fit(&scores));
