@@ -5,8 +5,12 @@ same library trained on the same clicks without the correction, scored on the te
 relevance by distillrank's own evaluator (`distillrank eval --labels graded --json`), so their
 graded NDCG@5/@8/@10 stand beside the MLP methods of `distillrank compare --privileged logs`.
 
-    python bench/unbiased_gbdt.py --train T [--valid V] --test E [--bin target/release/distillrank]
+    python bench/unbiased_gbdt.py --train T [--valid V] [--test E] [--bin target/release/distillrank]
         --queries-of RESULTS.json [--out DIR] [--trees 300] [--sessions 100] [--position-bias 1]
+
+Without --test, the splits are the compare run's own: its test and validation queries
+(`test_qids`, `valid_qids` of RESULTS.json) are held out of the training file, as `compare
+--train T` held them out, and the GBDTs train on the impressions of the other queries only.
 
 1. `distillrank data simulate-logs T V E` writes the impressions log of the training file
    (`train.impressions.tsv`: qid, session, position, doc, click), the same clicks `compare
@@ -45,15 +49,17 @@ def group_sizes(keys):
     return np.diff(np.concatenate([[0], change, [len(keys)]]))
 
 
-def impressions(log, X, qid):
+def impressions(log, X, qid, held_out=frozenset()):
     """The rows of an impressions log: features of each shown document, click, position, and the
-    group sizes of its (query, session) lists, the rows of each in displayed order."""
+    group sizes of its (query, session) lists, the rows of each in displayed order; the queries of
+    `held_out` left out."""
     rows = np.loadtxt(log, dtype=np.int64, skiprows=1, delimiter="\t", ndmin=2, usecols=range(5))
+    if held_out:
+        rows = rows[~np.isin(rows[:, 0], np.fromiter(held_out, dtype=np.int64))]
     rows = rows[np.lexsort((rows[:, 2], rows[:, 1], rows[:, 0]))] if not sorted_by_list(rows) else rows
-    first = {}
-    for i, q in enumerate(qid):
-        first.setdefault(q, i)
-    doc = np.array([first[q] for q in rows[:, 0]]) + rows[:, 3] - 1
+    # The first line of each query in the file (its documents are consecutive).
+    qids, first = np.unique(qid, return_index=True)
+    doc = first[np.searchsorted(qids, rows[:, 0])] + rows[:, 3] - 1
     return X[doc], rows[:, 4].astype(np.float32), rows[:, 2], group_sizes(rows[:, :2])
 
 
@@ -86,7 +92,9 @@ def train_lightgbm(rows, valid, trees, position):
 def train_xgboost(rows, valid, trees, unbiased):
     X, click, _, groups = rows
     qid = np.repeat(np.arange(len(groups)), groups)
-    dtrain = xgboost.DMatrix(X, click, qid=qid)
+    # Quantised as it is read (a byte a cell): a DMatrix of 13M impressions x 136 features would
+    # hold 15 GB of CSR.
+    dtrain = xgboost.QuantileDMatrix(X, click, qid=qid, nthread=2)
     params = {"objective": "rank:ndcg", "eval_metric": "ndcg@8", "eta": 0.05, "max_depth": 6,
               "tree_method": "hist", "nthread": 2, "seed": 0,
               "lambdarank_pair_method": "topk", "lambdarank_num_pair_per_sample": 10,
@@ -95,7 +103,7 @@ def train_xgboost(rows, valid, trees, unbiased):
         return xgboost.train(params, dtrain, trees)
     Xv, yv, qv = valid
     order = np.argsort(qv, kind="stable")
-    dvalid = xgboost.DMatrix(Xv[order], yv[order], qid=qv[order])
+    dvalid = xgboost.QuantileDMatrix(Xv[order], yv[order], qid=qv[order], ref=dtrain, nthread=2)
     return xgboost.train(params, dtrain, trees, evals=[(dvalid, "valid")],
                          early_stopping_rounds=30, verbose_eval=False)
 
@@ -111,7 +119,8 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--train", required=True)
     p.add_argument("--valid", default=None, help="without it, every --trees round is kept")
-    p.add_argument("--test", required=True)
+    p.add_argument("--test", default=None,
+                   help="without it, the test and validation queries of --queries-of are held out of --train")
     p.add_argument("--bin", default="target/release/distillrank")
     p.add_argument("--out", default="target/unbiased-gbdt")
     p.add_argument("--trees", type=int, default=300, help="most boosting rounds")
@@ -124,27 +133,44 @@ def main():
     logs = out / "logs"
     logs.mkdir(parents=True, exist_ok=True)
     files = [f for f in [args.train, args.valid, args.test] if f is not None]
+    started = time.perf_counter()
     subprocess.run([args.bin, "data", "simulate-logs", *files, "-o", str(logs),
                     "--sessions", str(args.sessions), "--position-bias", str(args.position_bias), "--quiet"],
                    check=True, stdout=subprocess.DEVNULL)
+    simulate_seconds = time.perf_counter() - started
     sidecar = json.loads(Path(str(logs / Path(args.train).name) + ".logs.json").read_text())
+    compared = json.loads(Path(args.queries_of).read_text())
+    kept = set(compared["test_qids"])
+    # Without a test file the compare run held its test and validation queries out of --train.
+    split_here = args.test is None
+    held_out = kept | set(compared.get("valid_qids", [])) if split_here else frozenset()
+    if split_here and "valid_qids" not in compared:
+        sys.exit(f"{args.queries_of} has no valid_qids: run compare again with this version")
 
     # The simulated copies: the original columns first, then the logs'; qids also where the
     # original file has a .query file instead.
     width = sidecar["original_features"]
-    X, _, qid = load_svmlight_file(str(logs / Path(args.train).name), query_id=True)
-    X = X[:, :width].toarray()
-    rows = impressions(logs / sidecar["impressions"], X, qid)
+    conversions = sidecar["columns"]["conversions"] - 1
+    logged, _, qid = load_svmlight_file(str(logs / Path(args.train).name), query_id=True,
+                                        dtype=np.float32)
+    X = logged[:, :width].toarray()
+    rows = impressions(logs / sidecar["impressions"], X, qid, held_out)
     valid = None
-    if args.valid is not None:
+    if args.valid is not None or split_here:
         # The validation file's conversions y, from its simulated copy's column for them.
-        Xv_logged, _, qv = load_svmlight_file(str(logs / Path(args.valid).name), query_id=True)
-        conversions = sidecar["columns"]["conversions"] - 1
+        if split_here:
+            mine = np.isin(qid, np.fromiter(compared["valid_qids"], dtype=np.int64))
+            Xv_logged, qv = logged[mine], qid[mine]
+        else:
+            Xv_logged, _, qv = load_svmlight_file(str(logs / Path(args.valid).name), query_id=True,
+                                                  dtype=np.float32)
         yv = (Xv_logged[:, conversions].toarray().ravel() > 0).astype(np.float32)
         valid = (Xv_logged[:, :width].toarray(), yv, qv)
+    del logged, X
 
     report = {"impressions": int(len(rows[1])), "sessions": int(len(rows[3])),
-              "clicks": int(rows[1].sum()), "features": X.shape[1], "models": {},
+              "clicks": int(rows[1].sum()), "features": width, "models": {},
+              "simulate_logs_seconds": round(simulate_seconds, 1),
               "versions": {"lightgbm": lightgbm.__version__, "xgboost": xgboost.__version__}}
     models = {
         "lightgbm-lambdarank": lambda: train_lightgbm(rows, valid, args.trees, False),
@@ -152,7 +178,6 @@ def main():
         "xgboost-rank-ndcg": lambda: train_xgboost(rows, valid, args.trees, False),
         "xgboost-lambdarank-unbiased": lambda: train_xgboost(rows, valid, args.trees, True),
     }
-    kept = set(json.loads(Path(args.queries_of).read_text())["test_qids"])
     test = out / "test.kept.txt"
 
     def original(line):
@@ -164,7 +189,7 @@ def main():
         dense = [f"{j}:{values.get(str(j), '0')}" for j in range(1, width + 1)]
         return " ".join([label, q, *dense]) + (f" #{comment}" if comment else "\n")
 
-    with open(logs / Path(args.test).name) as source, open(test, "w") as sink:
+    with open(logs / Path(args.test or args.train).name) as source, open(test, "w") as sink:
         sink.writelines(original(line) for line in source if int(line.split()[1].split(":")[1]) in kept)
     report["test_queries"] = len(kept)
     for name, train in models.items():
