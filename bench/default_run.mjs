@@ -4,7 +4,8 @@
 //   node bench/default_run.mjs WEB_DIR_A WEB_DIR_B [ROUNDS]
 // Each WEB_DIR is a built web/ folder (web/pkg present), served here with the cross-origin
 // isolation the page's shared memory needs. Prints each run's seconds, the medians, B's median
-// over A's, and the median of each round's B over its A.
+// over A's, and the median of each round's B over its A. BUTTON=#learn-clicks times the Learning
+// from clicks button instead of Run.
 
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
@@ -20,6 +21,7 @@ if (!dirA || !dirB) {
   process.exit(2);
 }
 const rounds = Number(roundsArg);
+const button = process.env.BUTTON ?? "#run";
 
 const TYPES = { ".html": "text/html", ".js": "text/javascript", ".mjs": "text/javascript", ".wasm": "application/wasm",
   ".css": "text/css", ".json": "application/json", ".png": "image/png", ".svg": "image/svg+xml", ".txt": "text/plain" };
@@ -62,7 +64,7 @@ async function defaultRun(url) {
   // settle as a user's first glance at the form would.
   await page.waitForTimeout(1000);
   const started = Date.now();
-  await page.click("#run");
+  await page.click(button);
   await page.waitForFunction(() => /^(Done|Failed)/.test(document.getElementById("status").textContent), null, { timeout: 600_000 });
   const seconds = (Date.now() - started) / 1000;
   const status = await page.locator("#status").textContent();
