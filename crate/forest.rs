@@ -138,8 +138,15 @@ pub struct Forest {
 /// that nothing a hostile file declares is ever allocated before its text is seen.
 pub const MAX_TREES: usize = 1_000_000;
 pub const MAX_NODES: usize = 1 << 24;
+/// The most input columns a model may declare: sixteen times the widest LETOR file read
+/// ([`crate::data::letor::DEFAULT_MAX_FEATURE_INDEX`]).
+pub const MAX_COLUMNS: usize = 1 << 20;
 /// The largest model file read: ten times a large Web30K ranker.
 pub const MAX_FILE_BYTES: u64 = 2 << 30;
+/// The most values (numbers, strings, lists, objects) a JSON model may hold: about 2.5 times a
+/// 5,000-tree XGBoost model of depth 8, and a bound on the parsed tree's memory (some 40 bytes a
+/// value) that is checked before anything is parsed.
+pub const MAX_JSON_VALUES: usize = 1 << 26;
 /// The deepest JSON accepted (serde_json's own limit): a LightGBM `dump_model()` nests one level
 /// per node, so a degenerate tree deeper than this must come in the text format.
 pub const MAX_JSON_DEPTH: usize = 128;
@@ -162,6 +169,7 @@ pub fn looks_like_tree_model(path: &Path) -> bool {
 /// Whether a file whose first bytes (64 KiB are plenty) are `head` looks like a model
 /// [`Forest::parse`] reads or refuses in words ([`looks_like_tree_model`]).
 pub fn starts_like_tree_model(head: &[u8]) -> bool {
+    let head = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
     let start = head
         .iter()
         .position(|b| !b.is_ascii_whitespace())
@@ -203,6 +211,17 @@ impl Forest {
             }
             let text = std::str::from_utf8(head)
                 .map_err(|_| model_error(name, "a JSON model that is not UTF-8 text"))?;
+            // Every value but the first follows a ',' or opens a list or object: an upper bound
+            // of the values the parse would allocate.
+            let values = 1 + head
+                .iter()
+                .filter(|&&b| b == b',' || b == b'[' || b == b'{')
+                .count();
+            if values > MAX_JSON_VALUES {
+                return Err(model_error(name, format!(
+                    "a JSON model of up to {values} values, more than the {MAX_JSON_VALUES} read: expected a tree model (a LightGBM model this large can come in the text format, booster.save_model(\"model.txt\"))"
+                )));
+            }
             let value: serde_json::Value = serde_json::from_str(text).map_err(|e| {
                 let depth = if e.to_string().contains("recursion limit") {
                     format!(" (nested deeper than {MAX_JSON_DEPTH} levels: a LightGBM tree that deep must come in the text format, booster.save_model(\"model.txt\"))")
@@ -230,6 +249,15 @@ impl Forest {
     pub fn check(&self, name: &Path) -> Result<()> {
         if self.trees.is_empty() {
             return Err(model_error(name, "a model without trees"));
+        }
+        if self.n_columns == 0 || self.n_columns > MAX_COLUMNS {
+            return Err(model_error(
+                name,
+                format!(
+                    "{} input columns: expected 1 to {MAX_COLUMNS}",
+                    self.n_columns
+                ),
+            ));
         }
         if self.trees.len() > MAX_TREES {
             return Err(model_error(
@@ -317,7 +345,47 @@ impl Forest {
                 return Err(bad(format!("leaf {l} is not reached from the root")));
             }
         }
+        self.check_sum(name)
+    }
+
+    /// Refuses a model whose score of some document could overflow: the base margin plus each
+    /// tree's largest |weight x leaf| must be finite in the precision the library sums in (f64
+    /// for LightGBM, f32 for XGBoost), so that every score the model gives is a number.
+    fn check_sum(&self, name: &Path) -> Result<()> {
+        if !self.base_margin.is_finite() {
+            return Err(model_error(
+                name,
+                format!(
+                    "a base score whose margin is {}: expected a finite number",
+                    self.base_margin
+                ),
+            ));
+        }
+        let mut bound = self.base_margin.abs();
+        for tree in &self.trees {
+            let largest = tree.leaves.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+            bound += (tree.weight * largest).abs();
+        }
+        let finite = match self.library {
+            Library::LightGbm => bound.is_finite(),
+            Library::XgBoost => (bound as f32).is_finite(),
+        };
+        if !finite {
+            return Err(model_error(name, format!(
+                "leaf values so large that a document's score can overflow {} (the base score plus each tree's largest leaf reaches {bound:e}): expected the leaves of a trained model",
+                match self.library {
+                    Library::LightGbm => "f64",
+                    Library::XgBoost => "f32, in which XGBoost sums its trees",
+                }
+            )));
+        }
         Ok(())
+    }
+
+    /// How many columns a document's row needs: one past the last column a tree splits on (a
+    /// column past the row's end reads as absent, as [`Forest::leaf`] says).
+    fn row_width(&self) -> usize {
+        self.split_columns().last().map_or(0, |&c| c + 1)
     }
 
     /// The model's score of one document, its columns in `row` (missing values NaN, absent
@@ -455,7 +523,7 @@ impl Forest {
             Library::LightGbm => 0.0,
             Library::XgBoost => f64::NAN,
         };
-        let mut row = vec![absent; self.n_columns];
+        let mut row = vec![absent; self.row_width()];
         let (mut scores, mut qids) = (Vec::new(), Vec::new());
         crate::data::letor::scan_letor(
             name,
@@ -494,7 +562,7 @@ impl Forest {
             Library::LightGbm => 0.0,
             Library::XgBoost => f64::NAN,
         };
-        let mut row = vec![absent; self.n_columns];
+        let mut row = vec![absent; self.row_width()];
         values
             .chunks_exact(width.max(1))
             .map(|features| {

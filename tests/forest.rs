@@ -138,6 +138,154 @@ fn every_class_of_bad_lightgbm_file_is_refused_in_words() {
     refused(&deep, &["nested deeper than 128"]);
 }
 
+/// Numbers a hostile text model declares that would wrap, or allocate, if taken at their word:
+/// each refused in words before it is used.
+#[test]
+fn declared_numbers_past_any_model_are_refused_before_they_are_used() {
+    let whole = lightgbm("2 0", "1 -1", "-2 -3", "");
+    // A width of 2^64 - 1 wraps to 0 when one is added; 10^12 columns would be allocated.
+    for idx in ["18446744073709551615", "1000000000000", "1048576"] {
+        refused(
+            &whole.replace("max_feature_idx=2", &format!("max_feature_idx={idx}")),
+            &[
+                &format!("max_feature_idx={idx}"),
+                "expected at most 1048575",
+            ],
+        );
+    }
+    // More category sets than inner nodes (num_cat + 1 wraps at 2^64 - 1).
+    for n in ["18446744073709551615", "3"] {
+        refused(
+            &whole.replace("num_cat=0", &format!("num_cat={n}")),
+            &[
+                &format!("num_cat={n}"),
+                "at most one category set per inner node",
+            ],
+        );
+    }
+    // A categorical split whose set index is past every set, however large.
+    let categorical = whole
+        .replace(
+            "num_cat=0",
+            "num_cat=1\ncat_boundaries=0 1\ncat_threshold=5",
+        )
+        .replace("decision_type=2 0", "decision_type=1 0");
+    assert!(parse(&categorical.replace("threshold=0.5 1.5", "threshold=0 1.5")).is_ok());
+    for index in ["1", "1e300", "18446744073709551616", "-1", "0.5", "inf"] {
+        refused(
+            &categorical.replace("threshold=0.5 1.5", &format!("threshold={index} 1.5")),
+            &["node 0", "no such category set"],
+        );
+    }
+    // More Tree= blocks than a model may have is refused as they are read, not after.
+    let trees = "Tree=0\n".repeat(distillrank::forest::MAX_TREES + 1);
+    refused(
+        &format!("tree\nmax_feature_idx=2\n{trees}end of trees\n"),
+        &["more than 1000000 trees"],
+    );
+    // Leaves whose sum overflows: every score would be infinite.
+    refused(
+        &whole.replace(
+            "leaf_value=0.1 0.20000000000000001 0.3",
+            "leaf_value=1e308 1e308 1e308\nTree=1\nnum_leaves=1\nleaf_value=1e308",
+        ),
+        &["overflow f64"],
+    );
+}
+
+/// LightGBM's dump_model() JSON of linear trees, of categories whose words would dwarf the file,
+/// and of a width past any model; XGBoost's JSON of a non-finite base score, of leaves past f32,
+/// of a categorical split however it is flagged, and of more values than are read.
+#[test]
+fn hostile_json_models_are_refused_before_they_are_used() {
+    // A dump of `trees` trees, each one split on column 0 (`threshold`: a number, or categories
+    // as a string) whose left child is `leaf`.
+    let dump = |leaf: &str, threshold: &str, max_feature_idx: &str, trees: usize| {
+        let decision = if threshold.starts_with('"') {
+            "=="
+        } else {
+            "<="
+        };
+        let tree = format!(
+            r#"{{"num_leaves":2,"tree_structure":{{"split_feature":0,"threshold":{threshold},"decision_type":"{decision}","default_left":true,"missing_type":"None","left_child":{leaf},"right_child":{{"leaf_value":0.5}}}}}}"#
+        );
+        format!(
+            r#"{{"name":"tree","num_class":1,"num_tree_per_iteration":1,"max_feature_idx":{max_feature_idx},"objective":"lambdarank","tree_info":[{}]}}"#,
+            vec![tree; trees].join(",")
+        )
+    };
+    let plain = r#"{"leaf_value":0.25}"#;
+    let forest = parse(&dump(plain, "0.5", "2", 1)).unwrap();
+    assert_eq!(forest.score(&[0.0, 0.0, 0.0]), 0.25);
+    refused(
+        &dump(
+            r#"{"leaf_value":0.25,"leaf_const":0.1,"leaf_features":[1],"leaf_coeff":[0.3]}"#,
+            "0.5",
+            "2",
+            1,
+        ),
+        &["linear tree"],
+    );
+    refused(
+        &dump(plain, "0.5", "18446744073709551615", 1),
+        &["max_feature_idx"],
+    );
+    // One category of 2^20 - 1 takes 32,768 words: 600 such sets would be 75 MiB from a file of
+    // some 130 kB, and are refused once the model's words pass 2^24.
+    let one_set = parse(&dump(plain, r#""1048575""#, "2", 1)).unwrap();
+    assert_eq!(one_set.trees[0].words.len(), 32_768);
+    let many = dump(plain, r#""1048575""#, "2", 600);
+    assert!(many.len() < 200_000, "{}", many.len());
+    refused(&many, &["more than 2^24 words"]);
+
+    let xgb = xgboost("rank:ndcg", "5E-1", "[1,-1,-1]");
+    for base in ["nan", "inf", "1e999", "-inf"] {
+        refused(
+            &xgb.replace(
+                "\"base_score\":\"5E-1\"",
+                &format!("\"base_score\":\"{base}\""),
+            ),
+            &["base score", "finite"],
+        );
+    }
+    refused(
+        &xgb.replace("\"num_class\":\"0\"", "\"num_class\":\"nan\""),
+        &["num_class"],
+    );
+    // A leaf past f32's range: XGBoost sums in f32, so the score would be infinite.
+    refused(
+        &xgb.replace("[0.5,-0.25,0.75]", "[0.5,-0.25,1e39]"),
+        &["overflow f32"],
+    );
+    // A categorical split flagged by a split_type that is not a number, or by categories_nodes.
+    refused(
+        &xgb.replace("\"split_type\":[0,0,0]", "\"split_type\":[\"1\",0,0]"),
+        &["categorical"],
+    );
+    refused(
+        &xgb.replace("\"categories_nodes\":[]", "\"categories_nodes\":[0]"),
+        &["categorical"],
+    );
+    // More JSON values than a model is read with, counted before the parse allocates any.
+    let values = distillrank::forest::MAX_JSON_VALUES;
+    let huge = xgb.replace(
+        "\"attributes\":{}",
+        &format!("\"attributes\":{{\"x\":[{}0]}}", "0,".repeat(values)),
+    );
+    refused(&huge, &["JSON model of up to", "values"]);
+    // A byte-order mark before a model is no reason to take it for something else.
+    assert!(distillrank::forest::starts_like_tree_model(
+        format!("\u{feff}{xgb}").as_bytes()
+    ));
+    assert!(distillrank::forest::starts_like_tree_model(
+        format!(
+            "\u{feff}{whole}",
+            whole = lightgbm("2 0", "1 -1", "-2 -3", "")
+        )
+        .as_bytes()
+    ));
+}
+
 /// A one-tree XGBoost JSON model: node 0 splits column 2 at 0.5 (default left), leaves 1 and 2.
 fn xgboost(objective: &str, base_score: &str, left: &str) -> String {
     format!(
@@ -442,6 +590,10 @@ fn scores_files_are_checked_line_by_line() {
         e.contains(&format!("word.scores:{train}")) && e.contains("'high' is not a number"),
         "{e}"
     );
+    // A byte-order mark before the first score is not part of it.
+    let bom = write("bom.scores", format!("\u{feff}{}", lines(train, None)));
+    let data = prepare(&with(format!("{bom},{},{}", good[1], good[2]))).unwrap();
+    assert_eq!(data.teacher.unwrap().train.len(), train);
     let nan = write("nan.scores", lines(train - 1, Some("NaN")));
     let e = prepare(&with(format!("{nan},{},{}", good[1], good[2])))
         .unwrap_err()

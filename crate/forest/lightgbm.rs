@@ -25,6 +25,15 @@ pub fn parse_text(name: &Path, text: &[u8]) -> Result<Forest> {
             break;
         }
         if line.starts_with("Tree=") {
+            if blocks.len() == super::MAX_TREES {
+                return Err(model_error(
+                    name,
+                    format!(
+                        "more than {} trees: expected a model of at most that many",
+                        super::MAX_TREES
+                    ),
+                ));
+            }
             blocks.push((i + 1, HashMap::new()));
             continue;
         }
@@ -47,7 +56,7 @@ pub fn parse_text(name: &Path, text: &[u8]) -> Result<Forest> {
         ));
     }
     let objective = header.get("objective").copied().unwrap_or("").to_string();
-    let n_columns = count(name, &header, "max_feature_idx", 0)? + 1;
+    let n_columns = columns_of(name, count(name, &header, "max_feature_idx", 0)?)?;
     check_single_output(name, &header, &objective)?;
     let mut trees = Vec::with_capacity(blocks.len().min(super::MAX_TREES));
     for (line, block) in &blocks {
@@ -101,6 +110,11 @@ pub fn parse_text(name: &Path, text: &[u8]) -> Result<Forest> {
             Some(_) => count(name, block, "num_cat", *line)?,
             None => 0,
         };
+        if num_cat > inner {
+            return Err(at(format!(
+                "num_cat={num_cat}: expected at most one category set per inner node ({inner})"
+            )));
+        }
         let (bounds, words): (Vec<u32>, Vec<u32>) = if num_cat > 0 {
             (
                 numbers(name, block, "cat_boundaries", *line)?,
@@ -158,7 +172,8 @@ fn rule_of(decision: i32, threshold: f64, bounds: &[u32]) -> std::result::Result
     }
     if decision & 1 == 1 {
         let index = threshold;
-        if !(index >= 0.0 && index.fract() == 0.0 && (index as usize) + 1 < bounds.len()) {
+        // In f64: a huge index must not wrap when cast.
+        if !(index >= 0.0 && index.fract() == 0.0 && index + 1.0 < bounds.len() as f64) {
             return Err(format!("categorical split {index}: no such category set"));
         }
         let i = index as usize;
@@ -215,6 +230,22 @@ fn note_of(objective: &str) -> Option<String> {
             "the model's objective is {other}, not a ranking objective: its raw scores are used as the teacher's logits, which suits a pointwise teacher only if they order documents by relevance"
         )),
     }
+}
+
+/// The input columns of a model whose largest feature index is `max_feature_idx`.
+fn columns_of(name: &Path, max_feature_idx: usize) -> Result<usize> {
+    max_feature_idx
+        .checked_add(1)
+        .filter(|&n| n <= super::MAX_COLUMNS)
+        .ok_or_else(|| {
+            model_error(
+                name,
+                format!(
+                    "max_feature_idx={max_feature_idx}: expected at most {}",
+                    super::MAX_COLUMNS - 1
+                ),
+            )
+        })
 }
 
 /// A whole number after `key=`.
@@ -283,15 +314,17 @@ pub fn parse_dump(name: &Path, value: &serde_json::Value) -> Result<Forest> {
     if classes > 1 || per_iteration > 1 || objective.starts_with("multiclass") {
         return Err(bad(format!("a multiclass model ({objective}, {classes} classes): it gives each document one score per class, not one ranking score")));
     }
-    let n_columns = whole("max_feature_idx").ok_or_else(|| {
+    let max_feature_idx = whole("max_feature_idx").ok_or_else(|| {
         bad("no max_feature_idx: expected the JSON of LightGBM's dump_model()".into())
-    })? as usize
-        + 1;
+    })?;
+    let n_columns = columns_of(name, usize::try_from(max_feature_idx).unwrap_or(usize::MAX))?;
     let infos = value
         .get("tree_info")
         .and_then(|v| v.as_array())
         .ok_or_else(|| bad("tree_info is not a list of trees".into()))?;
     let mut trees = Vec::with_capacity(infos.len().min(super::MAX_TREES));
+    // The category sets' words of every tree so far.
+    let mut all_words = 0usize;
     for (t, info) in infos.iter().enumerate() {
         let at = |what: &str| bad(format!("tree {t}: {what}"));
         let structure = info
@@ -310,6 +343,9 @@ pub fn parse_dump(name: &Path, value: &serde_json::Value) -> Result<Forest> {
         let mut stack = vec![(structure, Slot::Root)];
         while let Some((json, slot)) = stack.pop() {
             let child = if let Some(leaf) = json.get("leaf_value") {
+                if json.get("leaf_coeff").is_some() || json.get("leaf_const").is_some() {
+                    return Err(at("a linear tree's leaf (linear_tree=true): its leaves are linear models, which this reader does not score; train with linear_tree=false"));
+                }
                 let v = leaf
                     .as_f64()
                     .ok_or_else(|| at("a leaf_value that is not a number"))?;
@@ -358,6 +394,12 @@ pub fn parse_dump(name: &Path, value: &serde_json::Value) -> Result<Forest> {
                         }
                         let start = tree.words.len();
                         let n_words = categories.iter().max().map_or(0, |&m| m as usize / 32 + 1);
+                        // Each set's words are allocated from its largest category: bounded over
+                        // the whole model, so a small file cannot ask for gigabytes.
+                        all_words += n_words;
+                        if all_words > super::MAX_NODES {
+                            return Err(at("category sets of more than 2^24 words in all the trees: expected the categories of a trained model"));
+                        }
                         tree.words.resize(start + n_words, 0);
                         for c in categories {
                             tree.words[start + c as usize / 32] |= 1 << (c % 32);

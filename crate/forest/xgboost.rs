@@ -36,6 +36,11 @@ pub fn parse_json(name: &Path, value: &Value) -> Result<Forest> {
         .as_str()
         .unwrap_or("")
         .to_string();
+    if classes.is_nan() || targets.is_nan() {
+        return Err(bad(
+            "learner_model_param's num_class or num_target is not a number: expected an XGBoost JSON model".into(),
+        ));
+    }
     if classes > 1.0 || objective.starts_with("multi:") {
         return Err(bad(format!("a multiclass model ({objective}, {classes} classes): it gives each document one score per class, not one ranking score; train a ranker (rank:ndcg, rank:pairwise) or a binary model")));
     }
@@ -155,10 +160,18 @@ fn read_tree(json: &Value) -> std::result::Result<Tree, String> {
             return Err(format!("{key} has {len} values, left_children {n}"));
         }
     }
-    if let Some(types) = json["split_type"].as_array() {
-        if types.iter().any(|t| t.as_u64().unwrap_or(0) != 0) {
-            return Err("a categorical split (enable_categorical): this reader scores numerical splits only".into());
-        }
+    // A split_type other than 0 (numerical), a number or not, or a node listed as categorical.
+    let categorical = json["split_type"]
+        .as_array()
+        .is_some_and(|types| types.iter().any(|t| t.as_u64() != Some(0)))
+        || json["categories_nodes"]
+            .as_array()
+            .is_some_and(|c| !c.is_empty());
+    if categorical {
+        return Err(
+            "a categorical split (enable_categorical): this reader scores numerical splits only"
+                .into(),
+        );
     }
     if json["tree_param"]["size_leaf_vector"]
         .as_str()

@@ -296,6 +296,8 @@ fn read_scores(
     query: Option<Vec<usize>>,
 ) -> Result<FileScores> {
     let qids: Vec<Option<u64>> = rows.iter().map(|r| r.0).collect();
+    // A byte-order mark, as some editors write, is not part of the first line.
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     let text = std::str::from_utf8(bytes).map_err(|_| {
         Error::parse(
             path,
@@ -478,7 +480,7 @@ fn groups(
     let mut start = 0;
     for (g, &size) in sizes.iter().enumerate() {
         groups.insert(g as u64 + 1, (start, size));
-        start += size;
+        start = start.saturating_add(size);
     }
     if start != qids.len() {
         return Err(Error::parse(
