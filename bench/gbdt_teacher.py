@@ -8,7 +8,7 @@ documents.
 
     python bench/gbdt_teacher.py --train T --valid V --test E [--bin target/release/distillrank]
         [--seeds 5] [--widths 64,32] [--backends cpu,gpu] [--out DIR]
-        [--training-labels grades --loss lambdarank]
+        [--training-labels grades --loss lambdarank] [--epochs 2] [--teacher T.txt] [--no-x-alone]
 
 LightGBM on x alone enters the comparison as a teacher given by its scores (--teacher-scores), so
 that its NDCG@8 is the comparison's own measurement (its "teacher NDCG@8"). With
@@ -17,6 +17,10 @@ on the grades. Prints one JSON object; the tables in the README are written from
 
 An XGBoost teacher (rank:ndcg, on x and z) is distilled the same way, and its predict timed
 beside LightGBM's.
+
+`--teacher` distils a LightGBM teacher this script wrote before (its `teacher.txt`) instead of
+training one; `--no-x-alone` leaves out LightGBM on x alone, whose scores do not depend on the
+engine; `--epochs` caps the students' epochs, so that a slow engine finishes a large file.
 
 Files are read by scikit-learn's load_svmlight_file (sparse: an absent feature is missing, as
 XGBoost and distillrank's tree reader take it); past 256 MB, whose text that reader parses on one
@@ -85,7 +89,8 @@ def compare(args, out, *teacher):
     cmd = [args.bin, "compare", "--train", args.train, "--valid", args.valid, "--test", args.test,
            "--methods", "no-distillation,pfd", "--seeds", str(args.seeds), "--widths", args.widths,
            "--backend", out.name.split("-")[-1], "--out", str(out), "--quiet",
-           "--training-labels", args.training_labels, *(["--loss", args.loss] if args.loss else []), *teacher]
+           "--training-labels", args.training_labels, *(["--loss", args.loss] if args.loss else []),
+           *(["--epochs", str(args.epochs)] if args.epochs else []), *teacher]
     started = time.perf_counter()
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
     results = json.loads((out / "results.json").read_text())
@@ -123,6 +128,9 @@ def main():
     p.add_argument("--trees", type=int, default=300, help="most boosting rounds (early stopping on the validation file)")
     p.add_argument("--training-labels", default="gumbel", help="the students' labels: gumbel (the paper's) or grades")
     p.add_argument("--loss", default=None, help="the students' loss (the CLI's default when not given)")
+    p.add_argument("--epochs", type=int, default=None, help="most epochs of each student (the CLI's default when not given)")
+    p.add_argument("--teacher", default=None, help="a LightGBM teacher.txt written by an earlier run, distilled instead of a new one")
+    p.add_argument("--no-x-alone", action="store_true", help="leave out LightGBM on x alone (the serving baseline)")
     args = p.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -135,13 +143,18 @@ def main():
 
     # The teacher sees every column: x and z.
     started = time.perf_counter()
-    teacher = train_lightgbm(X, y, qid, Xv, yv, qv, 0, args.trees)
-    teacher_seconds = time.perf_counter() - started
+    if args.teacher:
+        teacher = lightgbm.Booster(model_file=args.teacher)
+        teacher_seconds = None
+    else:
+        teacher = train_lightgbm(X, y, qid, Xv, yv, qv, 0, args.trees)
+        teacher_seconds = time.perf_counter() - started
     teacher.save_model(str(out / "teacher.txt"))
     xgb_teacher = None if args.no_xgboost else train_xgboost(X, y, qid, Xv, yv, qv, args.trees)
     report = {"teacher_trees": teacher.num_trees(), "engines": {}, "docs": X.shape[0] + Xv.shape[0] + Xt.shape[0],
               "training_labels": args.training_labels, "loss": args.loss,
-              "read_seconds": read_seconds, "lightgbm_teacher_seconds": teacher_seconds}
+              "read_seconds": read_seconds, "lightgbm_teacher_seconds": teacher_seconds,
+              "teacher_from": args.teacher, "epochs": args.epochs, "seeds": args.seeds}
     if xgb_teacher is not None:
         xgb_teacher.save_model(str(out / "teacher.json"))
         report["xgboost_trees"] = xgb_teacher.num_boosted_rounds()
@@ -149,14 +162,16 @@ def main():
         pfd = compare(args, out / f"pfd-{backend}", "--teacher-model", str(out / "teacher.txt"))
         # LightGBM on x alone (the columns the comparison keeps regular), its scores of every
         # file given to the same comparison, measured by the same evaluator.
-        regular = [c - 1 for c in range(1, X.shape[1] + 1) if c not in pfd["privileged_columns"]]
-        alone = train_lightgbm(X[:, regular], y, qid, Xv[:, regular], yv, qv, 0, args.trees)
-        paths = []
-        for name, data in [("train", X), ("valid", Xv), ("test", Xt)]:
-            path = out / f"x-alone.{name}.scores"
-            np.savetxt(path, alone.predict(data[:, regular], raw_score=True), fmt="%.17g")
-            paths.append(str(path))
-        baseline = compare(args, out / f"x-alone-{backend}", "--teacher-scores", ",".join(paths))
+        baseline = None
+        if not args.no_x_alone:
+            regular = [c - 1 for c in range(1, X.shape[1] + 1) if c not in pfd["privileged_columns"]]
+            alone = train_lightgbm(X[:, regular], y, qid, Xv[:, regular], yv, qv, 0, args.trees)
+            paths = []
+            for name, data in [("train", X), ("valid", Xv), ("test", Xt)]:
+                path = out / f"x-alone.{name}.scores"
+                np.savetxt(path, alone.predict(data[:, regular], raw_score=True), fmt="%.17g")
+                paths.append(str(path))
+            baseline = compare(args, out / f"x-alone-{backend}", "--teacher-scores", ",".join(paths))
         from_xgb = None if xgb_teacher is None else compare(
             args, out / f"xgb-{backend}", "--teacher-model", str(out / "teacher.json"))
         test = next(t for t in pfd["tests"] if t["metric"] == "ndcg@8" and t["a"] == "pfd")
@@ -164,7 +179,7 @@ def main():
             "student_alone": row(pfd, "no-distillation"),
             "pfd_student": row(pfd, "pfd"),
             "lightgbm_x_and_z": row(pfd, "pfd")["teacher"],
-            "lightgbm_x_alone": row(baseline, "pfd")["teacher"],
+            "lightgbm_x_alone": baseline and row(baseline, "pfd")["teacher"],
             "xgboost_x_and_z": from_xgb and row(from_xgb, "pfd")["teacher"],
             "pfd_student_from_xgboost": from_xgb and row(from_xgb, "pfd"),
             "xgboost_sentence": from_xgb and next(s for s in from_xgb["sentences"] if s.startswith("pfd")),

@@ -175,7 +175,13 @@ pub fn starts_like_tree_model(head: &[u8]) -> bool {
         .position(|b| !b.is_ascii_whitespace())
         .unwrap_or(head.len());
     let head = &head[start..head.len().min(start + (1 << 16))];
-    let has = |needle: &[u8]| head.windows(needle.len()).any(|w| w == needle);
+    // Without whitespace, so that a pretty-printed dump (`json.dump(..., indent=2)`) is one too.
+    let compact: Vec<u8> = head
+        .iter()
+        .copied()
+        .filter(|b| !b.is_ascii_whitespace())
+        .collect();
+    let has = |needle: &[u8]| compact.windows(needle.len()).any(|w| w == needle);
     head.starts_with(b"tree\n")
         || head.starts_with(b"tree\r\n")
         || (head.first() == Some(&b'{')

@@ -277,6 +277,21 @@ fn hostile_json_models_are_refused_before_they_are_used() {
     assert!(distillrank::forest::starts_like_tree_model(
         format!("\u{feff}{xgb}").as_bytes()
     ));
+    // Nor is a pretty-printed dump, whose tree_info comes after 64 KiB of feature names.
+    let names: Vec<String> = (0..10_000).map(|i| format!("\"feature_{i}\"")).collect();
+    let pretty = dump(plain, "0.5", "2", 1).replacen(
+        "{\"name\":\"tree\",",
+        &format!(
+            "{{\n  \"name\": \"tree\",\n  \"feature_names\": [{}],\n",
+            names.join(", ")
+        ),
+        1,
+    );
+    assert!(pretty.find("tree_info").unwrap() > 1 << 16);
+    assert!(distillrank::forest::starts_like_tree_model(
+        pretty.as_bytes()
+    ));
+    assert!(parse(&pretty).is_ok());
     assert!(distillrank::forest::starts_like_tree_model(
         format!(
             "\u{feff}{whole}",
