@@ -457,6 +457,17 @@ where
     }
 }
 
+impl RankingTrainer {
+    /// Sets the network's learning rate for the steps that follow (a schedule's); Adam's moments
+    /// and step count are kept. A global objective's multipliers and anchor biases keep theirs.
+    pub fn set_learning_rate(&mut self, lr: f64) {
+        match self {
+            OnEngine::Cpu(t) => t.set_learning_rate(lr),
+            OnEngine::Gpu(t) => t.set_learning_rate(lr),
+        }
+    }
+}
+
 impl ObjectiveTrainer {
     /// The current model and the objective's multipliers and anchor biases.
     pub async fn state(&self) -> Result<(Mlp<f32>, Params<f32>)> {

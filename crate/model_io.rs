@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use safetensors::tensor::{Dtype, SafeTensors, TensorView};
 
 use crate::data::prepare::FeatureView;
+use crate::data::transform::ColumnMap;
 use crate::error::{Error, Result};
 use crate::model::LossKind;
 use crate::model::{Dense, Mlp};
@@ -30,6 +31,12 @@ pub struct ModelConfig {
     pub columns: Vec<usize>,
     /// Applied to every input value before the model: "signed_log1p" (spec §1.3) or "none".
     pub transform: String,
+    /// The maps that follow the transform, one per column in `columns`' order, fitted on the
+    /// training split ([`crate::data::transform`]: standardize after the signed log1p,
+    /// rank-gauss after "none"); absent when the model reads its inputs after the transform
+    /// alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_maps: Option<Vec<ColumnMap>>,
     /// Features in the data the model was trained on (a file with more is rejected).
     pub source_features: usize,
     /// What the model was trained on, in words (the data's description), when known.
@@ -59,9 +66,24 @@ impl ModelConfig {
             view,
             columns,
             transform: "signed_log1p".into(),
+            input_maps: None,
             source_features,
             training_data: None,
             setup: None,
+        }
+    }
+
+    /// The same config reading its inputs as preparation made them for `view`: the signed log1p
+    /// or not, then the fitted maps of its columns, if any.
+    pub fn with_input_maps(
+        self,
+        maps: &crate::data::prepare::InputMaps,
+        view: FeatureView,
+    ) -> Self {
+        ModelConfig {
+            transform: maps.model_transform().into(),
+            input_maps: maps.of_view(view),
+            ..self
         }
     }
 
@@ -288,6 +310,22 @@ pub fn parse_config(text: &str, name: &Path) -> Result<ModelConfig> {
     if config.transform != "signed_log1p" && config.transform != "none" {
         return Err(bad(format!("unknown transform '{}'", config.transform)));
     }
+    if let Some(maps) = &config.input_maps {
+        if maps.len() != config.n_in {
+            return Err(bad(format!(
+                "input_maps holds {} maps for {} columns: expected one per column",
+                maps.len(),
+                config.n_in
+            )));
+        }
+        if let Some((j, why)) = maps
+            .iter()
+            .enumerate()
+            .find_map(|(j, m)| m.check().err().map(|why| (j, why)))
+        {
+            return Err(bad(format!("input_maps[{j}]: {why}")));
+        }
+    }
     Ok(config)
 }
 
@@ -386,6 +424,9 @@ pub fn model_inputs(
     }
     if config.transform == "signed_log1p" {
         crate::data::prepare::signed_log1p(&mut out);
+    }
+    if let Some(maps) = &config.input_maps {
+        crate::data::transform::apply(maps, &mut out);
     }
     Ok(out)
 }

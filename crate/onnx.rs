@@ -10,6 +10,8 @@
 //!   |                                          sparse entries 0
 //! Gather(axis 1, indices columns - 1)          the model's columns, in its order
 //! Sign(x) * Log(1 + Abs(x))                    the signed log1p (transform "signed_log1p" only)
+//! (x - shift) * scale, or linear between knots  the fitted maps (`input_maps`: standardize,
+//!                                              rank-gauss), when the model has them
 //! Gemm(W, b) -> Relu -> ... -> Gemm(W, b)      the MLP; W is (n_in, n_out) as saved: transB = 0
 //! Reshape([-1])
 //! score     float32 [batch]
@@ -28,6 +30,7 @@
 
 use prost::Message;
 
+use crate::data::transform::ColumnMap;
 use crate::error::{Error, Result};
 use crate::model::Mlp;
 use crate::model_io::ModelConfig;
@@ -532,6 +535,9 @@ fn graph(model: &Mlp<f32>, config: &ModelConfig) -> Result<GraphProto> {
         ));
         current = "inputs".into();
     }
+    if let Some(maps) = &config.input_maps {
+        current = input_maps(maps, &current, &mut nodes, &mut initializers)?;
+    }
     let last = model.layers.len() - 1;
     for (l, layer) in model.layers.iter().enumerate() {
         let (weight, bias) = (format!("layers.{l}.weight"), format!("layers.{l}.bias"));
@@ -616,6 +622,220 @@ fn graph(model: &Mlp<f32>, config: &ModelConfig) -> Result<GraphProto> {
         )],
         value_info: Vec::new(),
     })
+}
+
+/// The fitted maps after the transform ([`crate::data::transform`]), from `input` [batch, n]:
+/// returns the name of their output.
+///
+/// Affine maps are `(x - shift) * scale`. Knots maps find each value's segment by counting the
+/// knots at or below it, then read the segment's first knot, inverse width, rise and first value
+/// from flat tables (a column's `c` knots give it `c + 1` segments, the first and the last flat),
+/// with the arithmetic of [`ColumnMap::apply`] operation for operation:
+///
+/// ```text
+/// count = ReduceSum(Cast(x [batch, n, 1] >= knots [n, K]))       knots padded with +inf
+/// at = count + column * (K + 1)                                   Gather(tables, at)
+/// base + Clip((x - lo) * inv_width, 0, 1) * rise
+/// ```
+fn input_maps(
+    maps: &[ColumnMap],
+    input: &str,
+    nodes: &mut Vec<NodeProto>,
+    initializers: &mut Vec<TensorProto>,
+) -> Result<String> {
+    let n = dim(maps.len())?;
+    if let Some(affine) = maps
+        .iter()
+        .map(|m| match m {
+            ColumnMap::Affine { shift, scale } => Some((*shift, *scale)),
+            ColumnMap::Knots { .. } => None,
+        })
+        .collect::<Option<Vec<_>>>()
+    {
+        let (shift, scale): (Vec<f32>, Vec<f32>) = affine.into_iter().unzip();
+        initializers.push(float_tensor(
+            "map_shift",
+            vec![n],
+            &shift,
+            "each column's shift",
+        ));
+        initializers.push(float_tensor(
+            "map_scale",
+            vec![n],
+            &scale,
+            "each column's scale",
+        ));
+        nodes.push(node(
+            "Sub",
+            "map_sub",
+            &[input, "map_shift"],
+            "map_shifted",
+            vec![],
+        ));
+        nodes.push(node(
+            "Mul",
+            "map_mul",
+            &["map_shifted", "map_scale"],
+            "mapped",
+            vec![],
+        ));
+        return Ok("mapped".into());
+    }
+    let knots: Vec<(&[f32], &[f32])> = maps
+        .iter()
+        .map(|m| match m {
+            ColumnMap::Knots { knots, values } => Ok((knots.as_slice(), values.as_slice())),
+            ColumnMap::Affine { .. } => Err(refuse(
+                "its input maps mix affine and knots maps; a fitted transform gives one kind"
+                    .into(),
+            )),
+        })
+        .collect::<Result<_>>()?;
+    let most = knots.iter().map(|(k, _)| k.len()).max().unwrap_or(1);
+    let segments = most + 1;
+    let mut padded = Vec::with_capacity(maps.len() * most);
+    let (mut base, mut lo, mut inv_width, mut rise) = (vec![], vec![], vec![], vec![]);
+    for (k, v) in &knots {
+        padded.extend_from_slice(k);
+        padded.extend(std::iter::repeat_n(f32::INFINITY, most - k.len()));
+        for count in 0..segments {
+            let segment = match count {
+                0 => (v[0], 0.0, 0.0, 0.0),
+                c if c < k.len() => (v[c - 1], k[c - 1], 1.0 / (k[c] - k[c - 1]), v[c] - v[c - 1]),
+                _ => (v[k.len() - 1], 0.0, 0.0, 0.0),
+            };
+            base.push(segment.0);
+            lo.push(segment.1);
+            inv_width.push(segment.2);
+            rise.push(segment.3);
+        }
+    }
+    let offsets: Vec<i64> = (0..maps.len()).map(|j| (j * segments) as i64).collect();
+    let flat = dim(maps.len() * segments)?;
+    initializers.push(float_tensor(
+        "map_knots",
+        vec![n, dim(most)?],
+        &padded,
+        "each column's knots, padded with +inf",
+    ));
+    initializers.push(int64_tensor(
+        "map_offsets",
+        vec![n],
+        offsets,
+        "where each column's segments start in the tables",
+    ));
+    initializers.push(float_tensor(
+        "map_base",
+        vec![flat],
+        &base,
+        "each segment's first value",
+    ));
+    initializers.push(float_tensor(
+        "map_lo",
+        vec![flat],
+        &lo,
+        "each segment's first knot",
+    ));
+    initializers.push(float_tensor(
+        "map_inv_width",
+        vec![flat],
+        &inv_width,
+        "1 / each segment's width (0: flat)",
+    ));
+    initializers.push(float_tensor(
+        "map_rise",
+        vec![flat],
+        &rise,
+        "each segment's rise",
+    ));
+    initializers.push(float_tensor("map_zero", vec![], &[0.0], ""));
+    initializers.push(float_tensor("map_one", vec![], &[1.0], ""));
+    initializers.push(int64_tensor(
+        "map_axis",
+        vec![1],
+        vec![2],
+        "the knots' axis",
+    ));
+    nodes.push(node(
+        "Unsqueeze",
+        "map_unsqueeze",
+        &[input, "map_axis"],
+        "map_x",
+        vec![],
+    ));
+    nodes.push(node(
+        "GreaterOrEqual",
+        "map_compare",
+        &["map_x", "map_knots"],
+        "map_at_or_above",
+        vec![],
+    ));
+    nodes.push(node(
+        "Cast",
+        "map_cast",
+        &["map_at_or_above"],
+        "map_below",
+        vec![int_attribute("to", proto::INT64 as i64)],
+    ));
+    nodes.push(node(
+        "ReduceSum",
+        "map_count",
+        &["map_below", "map_axis"],
+        "map_count",
+        vec![int_attribute("keepdims", 0)],
+    ));
+    nodes.push(node(
+        "Add",
+        "map_index",
+        &["map_count", "map_offsets"],
+        "map_at",
+        vec![],
+    ));
+    for table in ["base", "lo", "inv_width", "rise"] {
+        nodes.push(node(
+            "Gather",
+            &format!("map_gather_{table}"),
+            &[&format!("map_{table}"), "map_at"],
+            &format!("map_segment_{table}"),
+            vec![int_attribute("axis", 0)],
+        ));
+    }
+    nodes.push(node(
+        "Sub",
+        "map_sub",
+        &[input, "map_segment_lo"],
+        "map_from_lo",
+        vec![],
+    ));
+    nodes.push(node(
+        "Mul",
+        "map_scale",
+        &["map_from_lo", "map_segment_inv_width"],
+        "map_t",
+        vec![],
+    ));
+    nodes.push(node(
+        "Clip",
+        "map_clip",
+        &["map_t", "map_zero", "map_one"],
+        "map_t01",
+        vec![],
+    ));
+    nodes.push(node(
+        "Mul",
+        "map_rise",
+        &["map_t01", "map_segment_rise"],
+        "map_rises",
+        vec![],
+    ));
+    nodes.push(node(
+        "Add",
+        "map_add",
+        &["map_segment_base", "map_rises"],
+        "mapped",
+        vec![],
+    ));
+    Ok("mapped".into())
 }
 
 fn refuse(message: String) -> Error {

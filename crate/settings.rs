@@ -225,6 +225,8 @@ pub const SETTINGS: &[Setting] = &[
         .help("Keep the prepared splits of files in a mapped file beside the training file (TRAIN.KEY.drprep, keyed by the data settings and the files' sizes and times), and train from it: a later run with the same key starts without preparing, and resident memory stays bounded whatever the file's size"),
     text("allow-missing-features").at(&[f("data.allow_missing_features", "false")])
         .help("true: a validation or test file whose highest feature index is below the training file's reads its missing last columns as 0 (SVMlight leaves zeros out); false (default): it is refused as another dataset, as a saved model's scoring refuses it"),
+    text("transform").at(&[f("data.transform", "signed-log1p")])
+        .help("How every input is transformed: signed-log1p (the PFD paper's sign(x) ln(1 + |x|)), standardize (the signed log1p, then each column less its mean over its standard deviation) or rank-gauss (each column through its quantiles to a standard normal); fitted on the training split, applied to every split, and carried by a saved model and its ONNX graph"),
     text("teacher-model").at(&[f("data.teacher.model", "")])
         .help("A teacher trained elsewhere, for PFD (and GenD or self-distillation where the columns it splits on fit): a LightGBM model (save_model's text, or dump_model()'s JSON) or an XGBoost JSON model (save_model(\"m.json\")), trained on the data files' columns; its scores of the files are the students' soft labels"),
     text("teacher-scores").at(&[f("data.teacher.scores", "")])
@@ -288,6 +290,12 @@ pub const SETTINGS: &[Setting] = &[
         .help("Early stopping: stop after this many epochs without a better validation NDCG@8 (AUC-PR for the objectives)"),
     real("lr", (0.0, 10.0), OPEN_BELOW, "Adam's step size").at(&[f("lr", "0.001"), f("objectives.lr", "0.001")])
         .help("Adam's learning rate"),
+    real("weight-decay", (0.0, 1000.0), CLOSED, "an L2 penalty's weight; larger holds every weight at 0").at(&[f("weight_decay", "0")])
+        .help("L2 weight decay: this times each weight is added to its gradient before Adam's step (0: none)"),
+    text("lr-schedule").at(&[f("lr_schedule", "constant")])
+        .help("How the learning rate moves over the epochs: constant, or cosine (from --lr at the first epoch towards 0 after the last)"),
+    real("input-noise", (0.0, 100.0), CLOSED, "a standard deviation; the inputs after --transform standardize or rank-gauss have unit spread").at(&[f("input_noise", "0")])
+        .help("Standard deviation of Gaussian noise added to every training input at every step (data augmentation; 0: none); drawn from the model's seed, the same on both engines"),
     text("objective").at(&[f("objective", "")])
         .help("The students' data loss: the --loss (default), or a global objective on the documents of positive query groups labelled by y: logloss, auc-pr, recall-at-precision:0.8, precision-at-recall:0.9, tpr-at-fpr:0.05, roc-auc, f-beta:1"),
     real("dual-rate-factor", (0.0, 1e9), CLOSED, "a factor on the learning rate")

@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use crate::data::logs::{LogColumns, LogOptions};
 use crate::data::prepare::{PrepareOptions, PrivilegedSplit};
 use crate::data::synth::SynthOptions;
+use crate::data::transform::Transform;
 use crate::engine::{Backend, Engine};
 use crate::error::{Error, Result};
 use crate::metrics::IdcgZero;
@@ -108,6 +109,10 @@ pub struct DataSetup {
     /// A validation or test file whose highest feature index is below the training file's is
     /// refused (another dataset?) unless this says its last columns are sparse zeros, read as 0.
     pub allow_missing_features: bool,
+    /// What follows the signed log1p of every input, fitted on the training split
+    /// ([`crate::data::transform`]). Left out of the JSON while it is the default.
+    #[serde(skip_serializing_if = "Transform::is_default")]
+    pub transform: Transform,
     /// A teacher trained elsewhere ([`crate::pipeline::teacher`]): a LightGBM or XGBoost model,
     /// or scores from files. Its scores of the files are computed once, beside the prepared
     /// splits. Left out of the JSON while none is named.
@@ -284,6 +289,7 @@ impl DataSetup {
             label_column,
             grades: self.labels == Labels::Grades && label_column.is_none(),
             unused_columns,
+            transform: self.transform,
         })
     }
 }
@@ -305,6 +311,12 @@ pub struct Setup {
     /// Early stopping: epochs without a better validation NDCG@8.
     pub patience: usize,
     pub lr: f64,
+    /// L2 weight decay, added to each weight's gradient before Adam's step.
+    pub weight_decay: f64,
+    /// Standard deviation of the Gaussian noise on every training input.
+    pub input_noise: f64,
+    /// How the learning rate moves over the epochs.
+    pub lr_schedule: crate::model::adam::LrSchedule,
     /// A global objective as the students' data loss (None: the loss's).
     pub objective: Option<Objective>,
     pub dual_rate_factor: f64,
@@ -977,11 +989,13 @@ fn json_error(path: &str, e: &serde_json::Error) -> String {
 }
 
 /// The choices a setup offers, from their entries: every loss (name, label, family, help) and
-/// every method (name, label, help, colour), as the page builds its form and Python lists its
-/// names (`{"losses": [...], "methods": [...]}`).
+/// every method (name, label, help, colour) and every input transform (name, help), as the page
+/// builds its form and Python lists its names (`{"losses": [...], "methods": [...],
+/// "transforms": [...]}`).
 pub fn choices_json() -> serde_json::Value {
     serde_json::json!({
         "losses": crate::model::loss::losses_json(),
         "methods": crate::ranking::distill::methods_json(),
+        "transforms": Transform::all_json(),
     })
 }

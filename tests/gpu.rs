@@ -148,12 +148,42 @@ fn one_hundred_gpu_steps_follow_the_cpu_loss_curve() {
 
 #[test]
 fn training_on_the_gpu_engine_matches_the_cpu_engine() {
+    use distillrank::data::transform::Transform;
+    use distillrank::model::adam::{AdamConfig, LrSchedule};
+    use distillrank::ranking::train::TrainConfig;
+    let Some(gpu) = gpu() else { return };
+    let plain = TrainConfig {
+        widths: vec![32, 16],
+        epochs: 3,
+        batch_docs: 128,
+        ..Default::default()
+    };
+    engines_train_alike(&gpu, Transform::SignedLog1p, &plain);
+    // The regularisers: a fitted transform, weight decay, input noise (drawn on the host, the same
+    // noise on both engines) and a schedule of the learning rate.
+    let regularised = TrainConfig {
+        adam: AdamConfig {
+            weight_decay: 1e-3,
+            ..AdamConfig::default()
+        },
+        input_noise: 0.1,
+        lr_schedule: LrSchedule::Cosine,
+        ..plain
+    };
+    engines_train_alike(&gpu, Transform::RankGauss, &regularised);
+    engines_train_alike(&gpu, Transform::Standardize, &regularised);
+}
+
+fn engines_train_alike(
+    gpu: &std::sync::Arc<distillrank::gpu::Gpu>,
+    transform: distillrank::data::transform::Transform,
+    config: &distillrank::ranking::train::TrainConfig,
+) {
     use distillrank::data::prepare::{prepare, FeatureView, PrepareOptions, PrivilegedSplit};
     use distillrank::data::synth::{generate, SynthOptions};
     use distillrank::engine::Engine;
     use distillrank::native::ranking::fit as fit_on;
-    use distillrank::ranking::train::{Guidance, Split, TrainConfig};
-    let Some(gpu) = gpu() else { return };
+    use distillrank::ranking::train::{Guidance, Split};
     let s = generate(&SynthOptions {
         queries: 150,
         ..Default::default()
@@ -166,6 +196,7 @@ fn training_on_the_gpu_engine_matches_the_cpu_engine() {
         &PrepareOptions {
             tau_target: 3.5,
             privileged: PrivilegedSplit::Columns(s.privileged_columns),
+            transform,
             ..Default::default()
         },
     )
@@ -176,12 +207,6 @@ fn training_on_the_gpu_engine_matches_the_cpu_engine() {
         .chunks(p.train.d_z)
         .map(|z| z.iter().sum())
         .collect();
-    let config = TrainConfig {
-        widths: vec![32, 16],
-        epochs: 3,
-        batch_docs: 128,
-        ..Default::default()
-    };
     let run = |engine: &Engine| {
         let guidance = Guidance {
             teachers: vec![&teacher],
@@ -192,23 +217,23 @@ fn training_on_the_gpu_engine_matches_the_cpu_engine() {
             Split::of(&p.train, FeatureView::Regular),
             Split::of(&p.valid, FeatureView::Regular),
             None,
-            &config,
+            config,
             &guidance,
             &mut |_| {},
         )
         .unwrap()
     };
-    let (cpu, on_gpu) = (run(&Engine::Cpu), run(&Engine::Gpu(gpu)));
+    let (cpu, on_gpu) = (run(&Engine::Cpu), run(&Engine::Gpu(gpu.clone())));
     for (c, g) in cpu.history.iter().zip(&on_gpu.history) {
         assert!(
             (c.data_loss - g.data_loss).abs() < 1e-3
                 && (c.teacher_loss - g.teacher_loss).abs() < 1e-3,
-            "epoch {}: {c:?} vs {g:?}",
+            "{transform:?}, epoch {}: {c:?} vs {g:?}",
             c.epoch
         );
         assert!(
             (c.valid_ndcg - g.valid_ndcg).abs() < 0.02,
-            "epoch {}: {} vs {}",
+            "{transform:?}, epoch {}: {} vs {}",
             c.epoch,
             c.valid_ndcg,
             g.valid_ndcg

@@ -14,7 +14,8 @@ use cli_run::distillrank;
 
 use prost::Message as _;
 
-use distillrank::data::prepare::{signed_log1p_value, FeatureView};
+use distillrank::data::prepare::{signed_log1p, signed_log1p_value, FeatureView};
+use distillrank::data::transform::Transform;
 use distillrank::data::Dataset;
 use distillrank::error::Error;
 use distillrank::model::LossKind;
@@ -179,22 +180,52 @@ fn elementwise(x: &Tensor, f: impl Fn(f32) -> f32) -> Tensor {
     Tensor::F32(s.to_vec(), v.iter().map(|&x| f(x)).collect())
 }
 
-/// a op b, with b the same shape as a, a scalar, or a vector broadcast along a's last axis.
+/// The output shape of a op b under numpy's broadcasting (shapes aligned at their last axis, an
+/// axis of 1 stretched), and for each output value the flat indices of its operands.
+fn broadcast_indices(sa: &[usize], sb: &[usize]) -> (Vec<usize>, Vec<(usize, usize)>) {
+    let rank = sa.len().max(sb.len());
+    let pad = |s: &[usize]| -> Vec<usize> {
+        let mut p = vec![1; rank - s.len()];
+        p.extend_from_slice(s);
+        p
+    };
+    let (pa, pb) = (pad(sa), pad(sb));
+    let shape: Vec<usize> = pa
+        .iter()
+        .zip(&pb)
+        .map(|(&x, &y)| {
+            assert!(
+                x == y || x == 1 || y == 1,
+                "cannot broadcast {sb:?} with {sa:?}"
+            );
+            x.max(y)
+        })
+        .collect();
+    let total: usize = shape.iter().product();
+    let index = |p: &[usize], mut flat: usize| -> usize {
+        let (mut at, mut stride) = (0, 1);
+        for k in (0..rank).rev() {
+            let i = flat % shape[k];
+            flat /= shape[k];
+            if p[k] != 1 {
+                at += i * stride;
+            }
+            stride *= p[k];
+        }
+        at
+    };
+    let pairs = (0..total).map(|f| (index(&pa, f), index(&pb, f))).collect();
+    (shape, pairs)
+}
+
+/// a op b on floats, under numpy's broadcasting.
 fn broadcast(a: &Tensor, b: &Tensor, op: impl Fn(f32, f32) -> f32) -> Tensor {
     let ((sa, va), (sb, vb)) = (a.f32(), b.f32());
-    let out = if sa == sb {
-        va.iter().zip(vb).map(|(&x, &y)| op(x, y)).collect()
-    } else if vb.len() == 1 {
-        va.iter().map(|&x| op(x, vb[0])).collect()
-    } else if sb.len() == 1 && sa.last() == Some(&sb[0]) {
-        va.iter()
-            .enumerate()
-            .map(|(i, &x)| op(x, vb[i % vb.len()]))
-            .collect()
-    } else {
-        panic!("cannot broadcast {sb:?} onto {sa:?}")
-    };
-    Tensor::F32(sa.to_vec(), out)
+    let (shape, pairs) = broadcast_indices(sa, sb);
+    Tensor::F32(
+        shape,
+        pairs.iter().map(|&(i, j)| op(va[i], vb[j])).collect(),
+    )
 }
 
 /// Runs the graph on `features` (n x width); returns every value it computed, by name.
@@ -218,6 +249,11 @@ fn evaluate(model: &ModelProto, features: &[f32], n: usize) -> HashMap<String, T
         };
         let op = node.op_type.as_deref().unwrap();
         let out = match op {
+            "Gather" if attribute_i(node, "axis", 0) == 0 => {
+                // A table (1-D) read at every index.
+                let ((_, table), (s, idx)) = (arg(0).f32(), arg(1).i64());
+                Tensor::F32(s.to_vec(), idx.iter().map(|&i| table[i as usize]).collect())
+            }
             "Gather" => {
                 assert_eq!(attribute_i(node, "axis", 0), 1);
                 let ((s, v), (_, idx)) = (arg(0).f32(), arg(1).i64());
@@ -245,7 +281,50 @@ fn evaluate(model: &ModelProto, features: &[f32], n: usize) -> HashMap<String, T
             "Abs" => elementwise(arg(0), f32::abs),
             "Log" => elementwise(arg(0), f32::ln),
             "Relu" => elementwise(arg(0), |x| x.max(0.0)),
-            "Add" => broadcast(arg(0), arg(1), |a, b| a + b),
+            "Add" => match (arg(0), arg(1)) {
+                (Tensor::I64(sa, va), Tensor::I64(sb, vb)) => {
+                    let (shape, pairs) = broadcast_indices(sa, sb);
+                    Tensor::I64(shape, pairs.iter().map(|&(i, j)| va[i] + vb[j]).collect())
+                }
+                (a, b) => broadcast(a, b, |a, b| a + b),
+            },
+            // A boolean tensor is held as int64 0 and 1 (Cast to INT64 keeps it).
+            "GreaterOrEqual" => {
+                let ((sa, va), (sb, vb)) = (arg(0).f32(), arg(1).f32());
+                let (shape, pairs) = broadcast_indices(sa, sb);
+                Tensor::I64(
+                    shape,
+                    pairs
+                        .iter()
+                        .map(|&(i, j)| (va[i] >= vb[j]) as i64)
+                        .collect(),
+                )
+            }
+            "Cast" => {
+                assert_eq!(attribute_i(node, "to", 0), proto::INT64 as i64);
+                arg(0).clone()
+            }
+            "Sub" => broadcast(arg(0), arg(1), |a, b| a - b),
+            "Unsqueeze" => {
+                let ((s, v), (_, axes)) = (arg(0).f32(), arg(1).i64());
+                let mut shape = s.to_vec();
+                for &axis in axes {
+                    shape.insert(axis as usize, 1);
+                }
+                Tensor::F32(shape, v.to_vec())
+            }
+            "Clip" => {
+                let (lo, hi) = (arg(1).f32().1[0], arg(2).f32().1[0]);
+                elementwise(arg(0), |x| x.max(lo).min(hi))
+            }
+            "ReduceSum" => {
+                let ((s, v), (_, axes)) = (arg(0).i64(), arg(1).i64());
+                assert_eq!(axes, [s.len() as i64 - 1], "the last axis");
+                assert_eq!(attribute_i(node, "keepdims", 1), 0);
+                let last = *s.last().unwrap();
+                let sums = v.chunks(last).map(|c| c.iter().sum()).collect();
+                Tensor::I64(s[..s.len() - 1].to_vec(), sums)
+            }
             "Mul" => broadcast(arg(0), arg(1), |a, b| a * b),
             "MatMul" | "Gemm" => {
                 let ((sa, a), (sb, b)) = (arg(0).f32(), arg(1).f32());
@@ -686,4 +765,114 @@ fn export_command_writes_the_model_with_its_config() {
         "{stderr}"
     );
     assert!(!other.exists());
+}
+
+/// The fitted maps after the signed log1p (standardize, rank-gauss) are in the graph: its scores
+/// are `predict`'s, including values beyond the fitted range and on constant columns.
+#[test]
+fn fitted_input_maps_in_the_graph_score_equal_predict() {
+    for transform in [Transform::Standardize, Transform::RankGauss] {
+        for seed in 0..3u64 {
+            let (source, n_in) = (30, 20);
+            // Standardize follows the signed log1p; rank-gauss maps raw values.
+            let before = if transform.signed_log1p() {
+                "signed_log1p"
+            } else {
+                "none"
+            };
+            let (model, mut config) = random_model(source, n_in, &[16, 8], before, seed);
+            // Maps fitted on rows of the model's columns as preparation gives them; the last
+            // column constant.
+            let n_fit = 500;
+            let mut fit = random_rows(n_fit, n_in, 1e4, seed + 40);
+            for row in fit.chunks_exact_mut(n_in) {
+                row[n_in - 1] = 3.0;
+            }
+            if transform.signed_log1p() {
+                signed_log1p(&mut fit);
+            }
+            let maps = transform.fit(&fit, n_in);
+            assert_eq!(maps.len(), n_in);
+            config.input_maps = Some(maps);
+            let m = decode(&export(&model, &config, &[]).unwrap());
+            assert!(ops(&m).contains(&"Mul".to_string()));
+            for n in [1, 3, 37] {
+                let rows = random_rows(n, source, 1e5, seed * 11 + n as u64);
+                let expected = predict(&model, &config, &rows, n);
+                let got = scores_of(&m, &rows, n);
+                for (d, (&g, &e)) in got.iter().zip(&expected).enumerate() {
+                    assert!(
+                        close(g, e),
+                        "{transform:?} seed {seed} doc {d}: graph {g}, predict {e}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// Maps that do not fit the model (another count, knots out of order, a NaN) are refused where
+/// the config is read, naming the field.
+#[test]
+fn input_maps_that_do_not_fit_are_refused_when_read() {
+    let (model, mut config) = random_model(10, 4, &[3], "signed_log1p", 9);
+    let fit: Vec<f32> = (0..40).map(|i| (i % 7) as f32).collect();
+    config.input_maps = Some(Transform::RankGauss.fit(&fit, 4));
+    let dir = tempfile::tempdir().unwrap();
+    model_io::save(&dir.path().join("m"), &model, &config).unwrap();
+    assert!(model_io::load(&dir.path().join("m")).is_ok());
+    let json = dir.path().join("m.json");
+    let text = std::fs::read_to_string(&json).unwrap();
+    let mut value: serde_json::Value = serde_json::from_str(&text).unwrap();
+    type Edit = Box<dyn Fn(&mut serde_json::Value)>;
+    let cases: Vec<(Edit, &str)> = vec![
+        (
+            Box::new(|v| {
+                v["input_maps"].as_array_mut().unwrap().pop();
+            }),
+            "3 maps for 4 columns",
+        ),
+        (
+            Box::new(|v| {
+                v["input_maps"][1]["knots"] = serde_json::json!([2.0, 1.0]);
+                v["input_maps"][1]["values"] = serde_json::json!([0.0, 1.0]);
+            }),
+            "input_maps[1]: a knots map's knots must strictly increase",
+        ),
+        (
+            Box::new(|v| {
+                v["input_maps"][0] =
+                    serde_json::json!({"kind": "affine", "shift": 1.0, "scale": 1e39});
+            }),
+            "input_maps[0]",
+        ),
+        (
+            Box::new(|v| {
+                v["input_maps"][2] = serde_json::json!({"kind": "spline"});
+            }),
+            "unknown variant `spline`, expected `affine` or `knots`",
+        ),
+    ];
+    for (edit, words) in cases {
+        let mut edited = value.clone();
+        edit(&mut edited);
+        std::fs::write(&json, edited.to_string()).unwrap();
+        let err = model_io::load(&dir.path().join("m"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains(words) && err.contains("m.json"),
+            "{words}: {err}"
+        );
+    }
+    // Maps dropped from the JSON: the weights' own copy of the config says so.
+    value["input_maps"] = serde_json::Value::Null;
+    std::fs::write(&json, value.to_string()).unwrap();
+    let err = model_io::load(&dir.path().join("m"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("input_maps") && err.contains("not one model"),
+        "{err}"
+    );
 }

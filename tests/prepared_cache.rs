@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use distillrank::data::prepared_cache;
+use distillrank::data::transform::Transform;
 use distillrank::pipeline::preparation::PreparedData;
 use distillrank::pipeline::store::{Disk, InMemory};
 use distillrank::pipeline::{self, Reporter};
@@ -77,11 +78,31 @@ fn prepared_files(train: &Path) -> Vec<PathBuf> {
     found
 }
 
+/// Under every input transform: the fitted maps come back with the splits.
 #[test]
 fn prepared_splits_read_back_equal_to_those_prepared_in_memory() {
+    for transform in Transform::ALL {
+        read_back_equal(transform);
+    }
+}
+
+fn read_back_equal(transform: Transform) {
     let dir = tempfile::tempdir().unwrap();
     let train = copy_of_train(dir.path());
+    let files = |train: &Path, cache: bool| DataSetup {
+        transform,
+        ..files(train, cache)
+    };
     let (in_memory, _) = prepare(&files(&train, false));
+    assert_eq!(
+        in_memory.prepared.input_maps.regular.len(),
+        if transform == Transform::SignedLog1p {
+            0
+        } else {
+            in_memory.prepared.train.d_x
+        },
+        "{transform:?}"
+    );
     assert!(
         prepared_files(&train).is_empty(),
         "no file without the setting"
@@ -157,6 +178,19 @@ fn other_settings_or_a_touched_source_make_another_key() {
             true
         )
     );
+    for transform in [Transform::Standardize, Transform::RankGauss] {
+        assert_ne!(
+            first,
+            key(
+                &DataSetup {
+                    transform,
+                    ..base.clone()
+                },
+                true
+            ),
+            "{transform:?}"
+        );
+    }
     // A sidecar or a .query file beside the file counts.
     std::fs::write(dir.path().join("train.txt.query"), "").unwrap();
     let with_query = key(&base, true);

@@ -379,3 +379,87 @@ fn a_measurement_runs_its_steps_and_its_minimum_time() {
     assert_eq!(timed.batch_docs, 8);
     assert!(timed.final_loss.is_finite() && timed.docs_per_s > 0.0);
 }
+
+/// Under every input transform, a saved student reads raw rows into exactly the inputs it trained
+/// on: `model_io::model_inputs` (predict, eval, Python, the page) applies the signed log1p and
+/// the maps fitted on the training split, bit for bit as preparation did to the test split, so
+/// its scores are the comparison's. A transform fitted on MQ2008's constant columns gives 0 there.
+#[test]
+fn saved_students_read_raw_rows_as_preparation_did_under_every_transform() {
+    use distillrank::data::transform::Transform;
+    use distillrank::data::Dataset;
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/mq2008/Fold1");
+    let read = |f: &str| read_letor_file(&dir.join(f), None, &ReadOptions::default()).unwrap();
+    let (train_file, valid_file, test_file) =
+        (read("train.txt"), read("vali.txt"), read("test.txt"));
+    for transform in Transform::ALL {
+        let options = PrepareOptions {
+            tau_target: 2.8,
+            transform,
+            ..Default::default()
+        };
+        let p = prepare(&train_file, Some(&valid_file), Some(&test_file), &options).unwrap();
+        let test = p.test.as_ref().unwrap();
+        // The raw rows of the test groups preparation kept.
+        let mut features = Vec::new();
+        let mut group_offsets = vec![0];
+        for &qid in &test.qids {
+            let g = test_file.qids.iter().position(|&q| q == qid).unwrap();
+            for d in test_file.group(g) {
+                features.extend_from_slice(test_file.row(d));
+            }
+            group_offsets.push(features.len() / test_file.n_features);
+        }
+        let n = *group_offsets.last().unwrap();
+        let raw = Dataset {
+            n_features: test_file.n_features,
+            features: features.into(),
+            grades: vec![0; n],
+            group_offsets,
+            qids: test.qids.clone(),
+            source: None,
+        };
+        let model = distillrank::model::Mlp::<f32>::new(test.d_x, &[8], 3);
+        let config = model_io::ModelConfig::new(
+            &model,
+            LossKind::RankNet,
+            FeatureView::Regular,
+            p.regular_columns.clone(),
+            test_file.n_features,
+        )
+        .with_input_maps(&p.input_maps, FeatureView::Regular);
+        assert_eq!(
+            config.input_maps.is_some(),
+            transform != Transform::SignedLog1p
+        );
+        // Through the saved files, as every door reads them.
+        let saved = tempfile::tempdir().unwrap();
+        model_io::save(&saved.path().join("m"), &model, &config).unwrap();
+        let (loaded, config) = model_io::load(&saved.path().join("m")).unwrap();
+        let inputs = model_io::model_inputs(&raw, &config, Path::new("test.txt"), false).unwrap();
+        let prepared = test.regular.to_vec();
+        assert_eq!(inputs.len(), prepared.len(), "{transform:?}");
+        let differ = inputs
+            .iter()
+            .zip(&prepared)
+            .filter(|(a, b)| a.to_bits() != b.to_bits())
+            .count();
+        assert_eq!(differ, 0, "{transform:?}: {differ} inputs differ");
+        assert_eq!(
+            loaded.predict(&inputs),
+            score_inputs(&model, Inputs::of(test, FeatureView::Regular)),
+            "{transform:?}"
+        );
+        // MQ2008's constant regular columns (6-10 among them) are 0 after a fitted map.
+        for &c in &p.constant_regular {
+            let j = p.regular_columns.iter().position(|&r| r == c).unwrap();
+            let column = prepared.chunks_exact(test.d_x).map(|row| row[j]);
+            if transform != Transform::SignedLog1p {
+                assert!(
+                    column.clone().all(|v| v == 0.0),
+                    "{transform:?}: column {c}"
+                );
+            }
+        }
+    }
+}

@@ -366,9 +366,12 @@ pub fn train(args: &TrainArgs, out: &Output) -> Result<()> {
         epochs: args.epochs,
         adam: distillrank::model::adam::AdamConfig {
             lr: args.lr,
+            weight_decay: args.weight_decay,
             ..Default::default()
         },
         batch_docs: args.batch_docs,
+        input_noise: args.input_noise,
+        lr_schedule: args.lr_schedule,
         seed: args.seed,
         idcg_zero: args.idcg_zero.into(),
         objective: args.objective.objective()?,
@@ -452,6 +455,7 @@ pub fn train(args: &TrainArgs, out: &Output) -> Result<()> {
                 columns,
                 data.source_features,
             )
+            .with_input_maps(&p.input_maps, config.view)
             .trained_on(&data.description, None);
             Some(model_io::save(prefix, &trained.model, &model_config)?)
         }

@@ -190,6 +190,11 @@ pub fn bounded<T: distillrank::settings::Number>(
     }
 }
 
+/// A name a setup's field takes (`cosine`), read as the setup reads it.
+pub fn named<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, String> {
+    serde_json::from_value(serde_json::Value::String(text.to_string())).map_err(|e| e.to_string())
+}
+
 /// The ids of the flags the command line itself gives to the deepest subcommand (not their
 /// defaults): a flag equal to its default is still given.
 pub fn given_flags(matches: &clap::ArgMatches) -> Vec<String> {
@@ -415,6 +420,12 @@ pub struct TrainArgs {
     pub epochs: usize,
     #[arg(value_parser = bounded::<f64>("lr"), long)]
     pub lr: f64,
+    #[arg(value_parser = bounded::<f64>("weight-decay"), long)]
+    pub weight_decay: f64,
+    #[arg(value_parser = bounded::<f64>("input-noise"), long)]
+    pub input_noise: f64,
+    #[arg(long, value_parser = named::<distillrank::model::adam::LrSchedule>)]
+    pub lr_schedule: distillrank::model::adam::LrSchedule,
     #[arg(value_parser = bounded::<usize>("widths"), long, value_delimiter = ',', action = clap::ArgAction::Set)]
     pub widths: Vec<usize>,
     #[arg(value_parser = bounded::<usize>("batch-docs"), long)]

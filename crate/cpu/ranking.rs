@@ -26,6 +26,11 @@ pub struct CpuRanking {
 }
 
 impl CpuRanking {
+    /// The network's Adam takes `lr` from the next step on.
+    pub fn set_learning_rate(&mut self, lr: f64) {
+        self.adam.config.lr = lr;
+    }
+
     pub fn new(model: Mlp<f32>, plan: &LossPlan) -> Self {
         CpuRanking {
             adam: Adam::new(&model, plan.adam),

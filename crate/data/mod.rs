@@ -14,6 +14,7 @@ pub mod sections;
 #[cfg(target_arch = "wasm32")]
 pub mod shared;
 pub mod synth;
+pub mod transform;
 
 use std::io::Write;
 use std::path::PathBuf;

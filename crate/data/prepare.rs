@@ -4,6 +4,7 @@
 //! the discriminative z of Figure 5) -> a 10% validation holdout when there is no validation split.
 
 pub use crate::data::features::Scratch;
+use crate::data::transform::{ColumnMap, Transform};
 use crate::data::{Dataset, Features};
 use crate::error::{Error, Result};
 use crate::rng::Rng;
@@ -127,6 +128,10 @@ pub struct PrepareOptions {
     /// column (a click's CTR and dwell when y is the click).
     #[serde(default)]
     pub unused_columns: Vec<usize>,
+    /// What follows the signed log1p: a map per column fitted on the training split
+    /// ([`crate::data::transform`]), applied to every split.
+    #[serde(default, skip_serializing_if = "Transform::is_default")]
+    pub transform: Transform,
 }
 
 impl PrepareOptions {
@@ -162,6 +167,7 @@ impl Default for PrepareOptions {
             label_column: None,
             grades: false,
             unused_columns: Vec::new(),
+            transform: Transform::default(),
         }
     }
 }
@@ -540,6 +546,57 @@ pub struct Prepared {
     pub filter: Vec<(String, FilterReport)>,
     /// True when validation is a holdout of the training queries.
     pub holdout: bool,
+    /// The maps of x's and z's columns that followed the signed log1p, fitted on the training
+    /// split (both empty under the signed log1p alone): a saved model applies its columns' maps.
+    pub input_maps: InputMaps,
+}
+
+/// The fitted maps of [`PrepareOptions::transform`]: one per column of x, one per column of z.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct InputMaps {
+    pub regular: Vec<ColumnMap>,
+    pub privileged: Vec<ColumnMap>,
+    /// Whether the signed log1p came first (every transform but rank-gauss, which maps the raw
+    /// values).
+    #[serde(default = "yes")]
+    pub signed_log1p: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+impl Default for InputMaps {
+    fn default() -> Self {
+        InputMaps {
+            regular: Vec::new(),
+            privileged: Vec::new(),
+            signed_log1p: true,
+        }
+    }
+}
+
+impl InputMaps {
+    /// A saved model's `transform`: what comes before the maps.
+    pub fn model_transform(&self) -> &'static str {
+        if self.signed_log1p {
+            "signed_log1p"
+        } else {
+            "none"
+        }
+    }
+
+    /// The maps of what a model with `view` reads, in its order; None when nothing was fitted.
+    pub fn of_view(&self, view: FeatureView) -> Option<Vec<ColumnMap>> {
+        if self.regular.is_empty() && self.privileged.is_empty() {
+            return None;
+        }
+        Some(match view {
+            FeatureView::Regular => self.regular.clone(),
+            FeatureView::Privileged => self.privileged.clone(),
+            FeatureView::Both => [self.regular.clone(), self.privileged.clone()].concat(),
+        })
+    }
 }
 
 /// Runs every step of spec §1 on a training split and optional validation and test splits.
@@ -720,7 +777,8 @@ impl Part {
 /// Bytes of a source's rows read between two releases.
 const WINDOW_BYTES: usize = 16 << 20;
 
-/// Step 3 for every part at once: each part's rows through the signed log1p, as an
+/// Step 3 for every part at once: each part's rows through the signed log1p (unless `log1p` is
+/// false: the rank-Gauss transform maps raw values), as an
 /// `n_docs x n_features` matrix (a narrower source's missing columns are 0). One pass over each
 /// source, window by window; a window's memory is given back once every part has read it. In
 /// parallel natively.
@@ -728,6 +786,7 @@ fn gather_log1p(
     sources: &mut [Source],
     parts: &[&Part],
     n_features: usize,
+    log1p: bool,
     scratch: &Scratch,
 ) -> Result<Vec<Features>> {
     let rows: Vec<Vec<usize>> = parts
@@ -758,7 +817,7 @@ fn gather_log1p(
                     for (to, &r) in to.chunks_exact_mut(n_features).zip(from) {
                         let row = &features[r * width..(r + 1) * width];
                         for (t, &v) in to.iter_mut().zip(row) {
-                            *t = signed_log1p_value(v);
+                            *t = if log1p { signed_log1p_value(v) } else { v };
                         }
                     }
                 };
@@ -1239,7 +1298,13 @@ fn prepare_parts(
     let mut matrices = {
         let mut parts = vec![&train, &valid.0];
         parts.extend(test.as_ref().map(|t| &t.0));
-        gather_log1p(&mut sources, &parts, nf, scratch)?
+        gather_log1p(
+            &mut sources,
+            &parts,
+            nf,
+            options.transform.signed_log1p(),
+            scratch,
+        )?
     }
     .into_iter();
     let mut split_data = |part: &Part| {
@@ -1322,13 +1387,26 @@ fn prepare_parts(
             qids: data.qids,
         })
     };
-    let train_set = build(train_data, &train_draws)?;
-    let valid_set = build(valid_data, &valid_draws)?;
+    let mut train_set = build(train_data, &train_draws)?;
+    let mut valid_set = build(valid_data, &valid_draws)?;
     check_labels(&train_set, &valid_set, options)?;
-    let test_set = test_data
+    let mut test_set = test_data
         .zip(test_draws)
         .map(|(d, g)| build(d, &g))
         .transpose()?;
+    // The transform after the signed log1p: fitted on the training split, applied to each.
+    let input_maps = InputMaps {
+        regular: options.transform.fit(&train_set.regular, train_set.d_x),
+        privileged: options.transform.fit(&train_set.privileged, train_set.d_z),
+        signed_log1p: options.transform.signed_log1p(),
+    };
+    for set in [&mut train_set, &mut valid_set]
+        .into_iter()
+        .chain(test_set.as_mut())
+    {
+        crate::data::transform::apply(&input_maps.regular, set.regular.as_mut_slice());
+        crate::data::transform::apply(&input_maps.privileged, set.privileged.as_mut_slice());
+    }
     let warnings = split_warnings(
         [&train_set, &valid_set],
         test_set.as_ref(),
@@ -1347,6 +1425,7 @@ fn prepare_parts(
         correlations: correlation,
         filter,
         holdout,
+        input_maps,
     })
 }
 

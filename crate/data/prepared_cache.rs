@@ -52,7 +52,7 @@ use std::ops::Range;
 #[cfg(not(target_arch = "wasm32"))]
 use std::path::Path;
 
-use crate::data::prepare::{FilterReport, Prepared, RankingSet};
+use crate::data::prepare::{FilterReport, InputMaps, Prepared, RankingSet};
 use crate::data::sections::{write_sections, ALIGN};
 use crate::data::Features;
 use crate::error::{Error, Result};
@@ -117,6 +117,9 @@ struct About {
     warnings: Vec<String>,
     filter: Vec<(String, FilterReport)>,
     holdout: bool,
+    /// The fitted maps after the signed log1p (none under the signed log1p alone).
+    #[serde(default)]
+    input_maps: InputMaps,
     /// The caller's fields (the pipeline's description, options, ...), kept as given.
     extra: serde_json::Value,
 }
@@ -186,6 +189,7 @@ fn encode(
         warnings: prepared.warnings.clone(),
         filter: prepared.filter.clone(),
         holdout: prepared.holdout,
+        input_maps: prepared.input_maps.clone(),
         extra: extra.clone(),
     };
     let about = serde_json::to_vec(&about).expect("the prepared splits' description serialises");
@@ -306,6 +310,21 @@ fn decode(
         })?;
         sets.push(set);
     }
+    let maps = &about.input_maps;
+    for (maps, width, what) in [
+        (&maps.regular, sets[0].d_x, "x"),
+        (&maps.privileged, sets[0].d_z, "z"),
+    ] {
+        if !maps.is_empty() && maps.len() != width {
+            return Err(bad(format!(
+                "{} maps of {what}'s columns for {width} columns",
+                maps.len()
+            )));
+        }
+        if let Some(why) = maps.iter().find_map(|m| m.check().err()) {
+            return Err(bad(format!("a map of {what}'s columns: {why}")));
+        }
+    }
     let mut sets = sets.into_iter();
     let (train, valid, test) = (
         sets.next().expect("two splits at least"),
@@ -324,6 +343,7 @@ fn decode(
         correlations,
         filter: about.filter,
         holdout: about.holdout,
+        input_maps: about.input_maps,
     };
     Ok(Ok((prepared, about.extra)))
 }

@@ -154,6 +154,11 @@ pub fn binding_bytes(gpu: &Gpu, model: &Mlp<f32>, rows: usize, extra_columns: us
 }
 
 impl GpuMlp {
+    /// Adam takes `lr` from the next recorded step on (its parameters are written per step).
+    pub fn set_learning_rate(&mut self, lr: f64) {
+        self.adam.lr = lr;
+    }
+
     /// Uploads `model` and builds its buffers and slots for batches of up to `max_rows` rows.
     /// `extra_columns`: the widest per-row buffer the caller adds (teachers' logits), so that one
     /// check says when a batch is too large for the adapter.

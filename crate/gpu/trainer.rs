@@ -79,6 +79,11 @@ pub struct GpuTrainer {
 }
 
 impl GpuTrainer {
+    /// The network's Adam takes `lr` from the next step on.
+    pub fn set_learning_rate(&mut self, lr: f64) {
+        self.mlp.set_learning_rate(lr);
+    }
+
     /// Uploads `model` and builds every buffer, bind group and parameter slot for batches of up
     /// to `max_docs` documents and the losses of `plan`.
     pub fn new(gpu: Arc<Gpu>, model: &Mlp<f32>, plan: &LossPlan, max_docs: usize) -> Result<Self> {

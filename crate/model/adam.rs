@@ -33,3 +33,43 @@ pub fn of_lr<'de, D: serde::Deserializer<'de>>(d: D) -> Result<AdamConfig, D::Er
         ..AdamConfig::default()
     })
 }
+
+/// How the learning rate moves over the epochs. Set on the trainer before each epoch, so both
+/// engines step with the same rate.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LrSchedule {
+    /// `lr` at every epoch.
+    #[default]
+    Constant,
+    /// Cosine decay from `lr` at the first epoch towards 0 after the last (Loshchilov and Hutter's
+    /// SGDR without restarts): `lr (1 + cos(pi (epoch - 1) / epochs)) / 2`.
+    Cosine,
+}
+
+impl LrSchedule {
+    /// The rate of `epoch` (1-based) of `epochs`.
+    pub fn rate(self, lr: f64, epoch: usize, epochs: usize) -> f64 {
+        match self {
+            LrSchedule::Constant => lr,
+            LrSchedule::Cosine => {
+                let done = (epoch.saturating_sub(1)) as f64 / epochs.max(1) as f64;
+                lr * 0.5 * (1.0 + libm::cos(std::f64::consts::PI * done))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::LrSchedule;
+
+    #[test]
+    fn cosine_starts_at_the_rate_and_decays_towards_zero() {
+        assert_eq!(LrSchedule::Cosine.rate(0.01, 1, 10), 0.01);
+        assert!((LrSchedule::Cosine.rate(0.01, 6, 10) - 0.005).abs() < 1e-12);
+        let last = LrSchedule::Cosine.rate(0.01, 10, 10);
+        assert!(last > 0.0 && last < 0.0003, "{last}");
+        assert_eq!(LrSchedule::Constant.rate(0.01, 7, 10), 0.01);
+    }
+}

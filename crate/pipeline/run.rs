@@ -52,7 +52,7 @@ pub async fn fit_async(
 }
 
 /// The config a student of `setup` carries when saved: it reads the regular columns of the
-/// source data, after the signed log1p, and names the data and the setup that trained it.
+/// source data, after the signed log1p and the fitted maps that follow it, and names the data and the setup that trained it.
 pub fn student_config(data: &PreparedData, setup: &Setup, model: &Mlp<f32>) -> ModelConfig {
     ModelConfig::new(
         model,
@@ -61,6 +61,7 @@ pub fn student_config(data: &PreparedData, setup: &Setup, model: &Mlp<f32>) -> M
         data.prepared.regular_columns.clone(),
         data.source_features,
     )
+    .with_input_maps(&data.prepared.input_maps, FeatureView::Regular)
     .trained_on(&data.description, serde_json::to_value(setup).ok())
 }
 

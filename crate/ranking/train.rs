@@ -49,6 +49,13 @@ pub struct TrainConfig {
     pub patience: Option<usize>,
     #[serde(skip_deserializing)]
     pub seed: u64,
+    /// How the learning rate moves over the epochs.
+    pub lr_schedule: crate::model::adam::LrSchedule,
+    /// Standard deviation of the Gaussian noise added to every training input at every step
+    /// (Qin et al. 2021's data augmentation; 0: none). The inputs are those after the transform,
+    /// so with `standardize` or `rank-gauss` it is a share of each column's spread. Drawn on the
+    /// host from the model's seed, so both engines train on the same noisy batches.
+    pub input_noise: f64,
     /// A global objective (Eban et al.) as the data loss instead of `loss`, on the documents of
     /// S_label labelled by y; the teacher loss stays `loss`'s.
     pub objective: Option<crate::model::Objective>,
@@ -57,6 +64,12 @@ pub struct TrainConfig {
     /// Raised to stop training between steps (Ctrl-C in Python, the page's Stop).
     #[serde(skip)]
     pub stop: Stop,
+}
+
+/// The setup's `weight_decay` field, which goes into [`TrainConfig::adam`].
+#[derive(serde::Deserialize)]
+struct WeightDecay {
+    weight_decay: f64,
 }
 
 /// The PFD paper's k of NDCG@k.
@@ -79,7 +92,10 @@ impl TrainConfig {
     /// field of the same name ([`crate::settings::read_fields`]; the setup's own type lives above
     /// this module).
     pub fn of_setup(setup: &serde_json::Value) -> Result<TrainConfig> {
-        crate::settings::read_fields(setup)
+        let mut config: TrainConfig = crate::settings::read_fields(setup)?;
+        // Adam's settings are two fields of the setup: `lr` (read above) and `weight_decay`.
+        config.adam.weight_decay = crate::settings::read_fields::<WeightDecay>(setup)?.weight_decay;
+        Ok(config)
     }
 
     /// Checks everything a user can get wrong, before any training starts.
@@ -92,6 +108,18 @@ impl TrainConfig {
             return bad(format!(
                 "learning rate {} must be positive",
                 crate::error::shown(self.adam.lr)
+            ));
+        }
+        if !(self.adam.weight_decay.is_finite() && self.adam.weight_decay >= 0.0) {
+            return bad(format!(
+                "weight decay {} must be 0 or more",
+                crate::error::shown(self.adam.weight_decay)
+            ));
+        }
+        if !(self.input_noise.is_finite() && self.input_noise >= 0.0) {
+            return bad(format!(
+                "input noise {} must be a standard deviation, 0 or more",
+                crate::error::shown(self.input_noise)
             ));
         }
         if !(self.alpha > 0.0 && self.alpha < 1.0) {
@@ -273,6 +301,12 @@ pub async fn fit_async(
         let started = Instant::now();
         let mut order = groups.clone();
         Rng::stream(config.seed, 0x6570_6f63_6800 + epoch as u64).shuffle(&mut order);
+        let mut noise = Rng::stream(config.seed, 0x6e6f_6973_6500 + epoch as u64);
+        trainer.set_learning_rate(
+            config
+                .lr_schedule
+                .rate(config.adam.lr, epoch, config.epochs),
+        );
         let (mut docs, mut at) = (0usize, 0);
         let losses = run_epoch(
             &mut trainer,
@@ -293,6 +327,11 @@ pub async fn fit_async(
                     let scores = trainer.score(Inputs::dense(&batch.inputs, n)).await?;
                     tower.observe(&batch.groups, &batch.offsets, &scores);
                     tower.labels_into(&batch.groups, &batch.offsets, &mut batch.labels);
+                }
+                if config.input_noise > 0.0 {
+                    for v in &mut batch.inputs {
+                        *v += (config.input_noise * noise.normal()) as f32;
+                    }
                 }
                 let rd = guidance
                     .ranking_distillation

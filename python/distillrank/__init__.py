@@ -30,6 +30,7 @@ from ._distillrank import __version__
 __all__ = [
     "METHODS",
     "LOSSES",
+    "TRANSFORMS",
     "Ranker",
     "Setup",
     "compare",
@@ -53,6 +54,9 @@ METHODS: Tuple[str, ...] = tuple(m["name"] for m in _CHOICES["methods"])
 
 #: Every loss's name, as the library's entries give them (``loss=...``): ``ranknet``, ...
 LOSSES: Tuple[str, ...] = tuple(loss["name"] for loss in _CHOICES["losses"])
+
+#: Every input transform's name (``Ranker(transform=...)``), from the library's entries.
+TRANSFORMS: Tuple[str, ...] = tuple(t["name"] for t in _CHOICES["transforms"])
 
 
 def _defaults() -> Dict[str, Any]:
@@ -275,7 +279,7 @@ class Ranker:
 
     Every other keyword is a setting of the library's :class:`Setup`, by its name, with the
     library's default: ``loss`` (a name of :data:`LOSSES`), ``epochs``,
-    ``patience``, ``lr``, ``alpha``, ``widths``, ``teacher_widths``, ``batch_docs``, ``teachers``,
+    ``patience``, ``lr``, ``weight_decay``, ``alpha``, ``widths``, ``teacher_widths``, ``batch_docs``, ``teachers``,
     ``rd``, ``objective``, ``idcg_zero``, ``backend`` ("auto", "cpu", "gpu"); ``teacher``, a
     teacher trained elsewhere for ``pfd``: a LightGBM or XGBoost model (a file's path, a
     ``lightgbm.Booster``, an ``xgboost.Booster`` or their rankers, trained on X beside the
@@ -284,7 +288,8 @@ class Ranker:
     ``teacher_columns`` (``"auto"``, ``"from-1"``, ``"from-0"``); the data's
     ``labels`` (``"gumbel"``: the paper's labelling of y; ``"grades"``: y itself, as LightGBM
     trains, with ``loss`` ``"ranknet"``, ``"lambdarank"`` or ``"softmax"``), ``tau_target``, ``t``,
-    ``min_group_size``, ``data_seed``, ``privileged`` (a split of X such as
+    ``min_group_size``, ``data_seed``, ``transform`` (a name of :data:`TRANSFORMS`: what follows
+    the signed log1p, fitted on the training rows and carried by the model), ``privileged`` (a split of X such as
     ``"top:30%"`` when no privileged array is given), ``log_labels``, ``logs``; ``seed`` (the
     model's initialisation and batch order). An unknown keyword is a ``ValueError`` naming it.
     """

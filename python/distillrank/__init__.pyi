@@ -6,6 +6,9 @@ import numpy as np
 import numpy.typing as npt
 
 __version__: str
+METHODS: Tuple[str, ...]
+LOSSES: Tuple[str, ...]
+TRANSFORMS: Tuple[str, ...]
 
 ArrayLike = npt.ArrayLike
 Split = Tuple[npt.NDArray[np.float32], npt.NDArray[np.int32], npt.NDArray[np.int64]]

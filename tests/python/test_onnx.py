@@ -87,12 +87,13 @@ def synthetic_file(workdir):
 _trained = {}
 
 
-def trained(workdir, synthetic_file, dataset, loss):
+def trained(workdir, synthetic_file, dataset, loss, transform="signed-log1p"):
     """(model prefix, raw file to score) of a small student trained for one epoch."""
-    key = (dataset, loss)
+    key = (dataset, loss, transform)
     if key not in _trained:
-        prefix = workdir / f"{dataset}-{loss}"
+        prefix = workdir / f"{dataset}-{loss}-{transform}"
         common = ["--loss", loss, "--epochs", 1, "--widths", "16,8", "--save", prefix]
+        common += ["--transform", transform]
         common += ["--backend", "cpu", "--quiet"]
         if dataset == "mq2008":
             assert MQ2008.is_dir(), f"MQ2008 Fold1 is missing at {MQ2008}"
@@ -120,11 +121,19 @@ def onnx_scores(path, features):
     return scores
 
 
-@pytest.mark.parametrize("loss", LOSSES)
-@pytest.mark.parametrize("dataset", DATASETS)
-def test_onnxruntime_scores_equal_predict(workdir, synthetic_file, dataset, loss):
-    prefix, file = trained(workdir, synthetic_file, dataset, loss)
-    path = export(prefix, workdir / f"{dataset}-{loss}.onnx")
+def cases():
+    """Every loss under the default transform, and every input transform under the default loss."""
+    for dataset in DATASETS:
+        for loss in LOSSES:
+            yield dataset, loss, "signed-log1p"
+        for transform in distillrank.TRANSFORMS[1:]:
+            yield dataset, LOSSES[0], transform
+
+
+@pytest.mark.parametrize("dataset,loss,transform", list(cases()))
+def test_onnxruntime_scores_equal_predict(workdir, synthetic_file, dataset, loss, transform):
+    prefix, file = trained(workdir, synthetic_file, dataset, loss, transform)
+    path = export(prefix, workdir / f"{dataset}-{loss}-{transform}.onnx")
     model = onnx.load(str(path))
     onnx.checker.check_model(model, full_check=True)
 
@@ -136,6 +145,7 @@ def test_onnxruntime_scores_equal_predict(workdir, synthetic_file, dataset, loss
     assert meta["transform"] == config["transform"]
     assert model.producer_name == "distillrank"
 
+    assert ("input_maps" in config) == (transform != "signed-log1p")
     features = read_letor(file, config["source_features"])
     got = onnx_scores(path, features)
     expected = predict(prefix, file)
@@ -143,7 +153,7 @@ def test_onnxruntime_scores_equal_predict(workdir, synthetic_file, dataset, loss
     assert got.shape == expected.shape == (features.shape[0],)
     difference = np.abs(got.astype(np.float64) - expected.astype(np.float64))
     print(
-        f"\n{dataset} {loss}: {len(expected)} documents, "
+        f"\n{dataset} {loss} {transform}: {len(expected)} documents, "
         f"max |ONNX - predict| = {difference.max():.3e} "
         f"(scores in [{expected.min():.3f}, {expected.max():.3f}])"
     )

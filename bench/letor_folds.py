@@ -1,0 +1,200 @@
+#!/usr/bin/env python3
+"""The LETOR protocol with LightGBM beside the students: on each fold (LETOR 4.0's rotation of
+S1..S5 into train, validation and test), LightGBM lambdarank trained on x alone and on every
+column, and `distillrank compare` of the student alone against the PFD student distilled from
+LightGBM on x and z; per-query graded NDCG@8 pooled over the folds' test queries, with paired
+tests of each student against LightGBM on x alone.
+
+    python bench/letor_folds.py --data DIR [--folds 1,2,3,4,5] [--seeds 5] [--bin B]
+        [--out DIR] [--student "--transform rank-gauss --weight-decay 0.01"]
+    python bench/letor_folds.py --train T --valid V --test E ...    (one split, no folds)
+
+DIR holds S1.txt .. S5.txt (MQ2008, MQ2007). Every model trains on the grades and every figure is
+graded NDCG@8 on the comparison's own prepared test split (its test_qids), computed here for
+LightGBM with the library's conventions (gains 2^g - 1, log2 discounts, ties at their expected
+value, queries without a relevant document excluded), which the script checks against the
+library's own figure of the same scores (a comparison's teacher NDCG@8) on the first fold.
+
+LightGBM: up to 500 trees, learning rate 0.05, 31 leaves, early stopping after 30 rounds
+without a better validation NDCG@8, one model a seed (its bagging and feature fraction are
+those of the seed: 0.8 each, so that seeds differ). The PFD teacher is LightGBM on every column,
+seed 0. The tests pair each query's NDCG@8 averaged over the seeds: the mean difference, a
+bootstrap 95% interval (10,000 resamples of the queries) and a sign-flip randomization p (10,000
+flips). Prints one JSON object. The `--student` flags go to every `distillrank compare`; report
+validation figures (`valid`) to choose settings, test figures once the choice is made.
+
+Dependencies (PyPI, for this script only): numpy, scikit-learn, lightgbm.
+"""
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import lightgbm
+import numpy as np
+from sklearn.datasets import load_svmlight_file
+
+ROTATION = [(["S1", "S2", "S3"], "S4", "S5"), (["S2", "S3", "S4"], "S5", "S1"),
+            (["S3", "S4", "S5"], "S1", "S2"), (["S4", "S5", "S1"], "S2", "S3"),
+            (["S5", "S1", "S2"], "S3", "S4")]
+K = 8
+
+
+def groups(qid):
+    _, starts, counts = np.unique(qid, return_index=True, return_counts=True)
+    return counts[np.argsort(starts)]
+
+
+def lightgbm_ranker(X, y, qid, Xv, yv, qv, seed):
+    ranker = lightgbm.LGBMRanker(
+        n_estimators=500, learning_rate=0.05, num_leaves=31, min_child_samples=20,
+        subsample=0.8, subsample_freq=1, colsample_bytree=0.8,
+        random_state=seed, verbose=-1, n_jobs=2,
+    )
+    ranker.fit(X, y, group=groups(qid), eval_set=[(Xv, yv)], eval_group=[groups(qv)],
+               eval_at=[K], callbacks=[lightgbm.early_stopping(30, verbose=False)])
+    return ranker.booster_
+
+
+def ndcg_at(scores, grades, k=K):
+    """Graded NDCG@k of one query, ties at their expected value; None without a relevant doc."""
+    gains = 2.0 ** grades - 1.0
+    ideal = np.sort(gains)[::-1][:k]
+    discounts = 1.0 / np.log2(np.arange(2, len(grades) + 2))
+    idcg = float(ideal @ discounts[:len(ideal)])
+    if idcg == 0.0:
+        return None
+    order = np.argsort(-scores, kind="stable")
+    s, g = scores[order], gains[order]
+    dcg, at = 0.0, 0
+    while at < len(s) and at < k:
+        end = at
+        while end < len(s) and s[end] == s[at]:
+            end += 1
+        # Every order of the tied documents is equally likely: each position they take gets
+        # their mean gain.
+        dcg += g[at:end].mean() * discounts[at:min(end, k)].sum()
+        at = end
+    return dcg / idcg
+
+
+def per_query(scores, grades, qid, qids):
+    """NDCG@8 of each query of `qids`, in that order."""
+    out = []
+    for q in qids:
+        rows = qid == q
+        out.append(ndcg_at(scores[rows], grades[rows]))
+    return np.array(out, dtype=float)
+
+
+def paired(a, b, rng):
+    """a - b per query: mean, bootstrap 95% interval, sign-flip randomization p (two-sided)."""
+    d = a - b
+    n = len(d)
+    means = d[rng.integers(0, n, size=(10_000, n))].mean(axis=1)
+    flips = (rng.integers(0, 2, size=(10_000, n)) * 2 - 1) * d
+    p = (np.sum(np.abs(flips.mean(axis=1)) >= abs(d.mean()) - 1e-15) + 1) / (10_000 + 1)
+    return {"mean_diff": float(d.mean()), "ci95": [float(np.quantile(means, 0.025)),
+            float(np.quantile(means, 0.975))], "p": float(p), "n_queries": int(n)}
+
+
+def compare(args, out, files, *extra):
+    cmd = [args.bin, "compare", "--train", files[0], "--valid", files[1], "--test", files[2],
+           "--training-labels", "grades", "--seeds", str(args.seeds), "--backend", args.backend,
+           "--out", str(out), "--quiet", *args.student.split(), *extra]
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    return json.loads((out / "results.json").read_text())
+
+
+def fold_files(args, fold, out):
+    if args.train:
+        return [args.train, args.valid, args.test]
+    train, valid, test = ROTATION[fold - 1]
+    d = Path(args.data)
+    out.mkdir(parents=True, exist_ok=True)
+    with open(out / "train.txt", "w") as f:
+        for part in train:
+            f.write((d / f"{part}.txt").read_text())
+    return [str(out / "train.txt"), str(d / f"{valid}.txt"), str(d / f"{test}.txt")]
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--data")
+    p.add_argument("--train")
+    p.add_argument("--valid")
+    p.add_argument("--test")
+    p.add_argument("--folds", default="1,2,3,4,5")
+    p.add_argument("--seeds", type=int, default=5)
+    p.add_argument("--bin", default="target/release/distillrank")
+    p.add_argument("--backend", default="cpu")
+    p.add_argument("--out", default="target/letor-folds")
+    p.add_argument("--student", default="", help="flags of every distillrank compare")
+    args = p.parse_args()
+    folds = [1] if args.train else [int(f) for f in args.folds.split(",")]
+    out = Path(args.out)
+    rng = np.random.default_rng(0)
+    pooled = {"student_alone": [], "pfd_student": [], "lightgbm_x_alone": [], "lightgbm_all": [],
+              "lightgbm_teacher": []}
+    valid = {"student_alone": [], "pfd_student": []}
+    started = time.perf_counter()
+    report = {"folds": {}, "student_flags": args.student, "seeds": args.seeds}
+    for fold in folds:
+        here = out / f"fold{fold}"
+        files = fold_files(args, fold, here)
+        X, y, qid = load_svmlight_file(files[0], query_id=True)
+        Xv, yv, qv = load_svmlight_file(files[1], query_id=True, n_features=X.shape[1])
+        Xt, yt, qt = load_svmlight_file(files[2], query_id=True, n_features=X.shape[1])
+        X, Xv, Xt = X.toarray(), Xv.toarray(), Xt.toarray()
+        teacher = lightgbm_ranker(X, y, qid, Xv, yv, qv, 0)
+        teacher.save_model(str(here / "teacher.txt"))
+        runs = compare(args, here / "compare", files, "--methods", "no-distillation,pfd",
+                       "--teacher-model", str(here / "teacher.txt"))
+        test_qids = np.array(runs["test_qids"])
+        regular = [c - 1 for c in range(1, X.shape[1] + 1) if c not in runs["privileged_columns"]]
+        fold_scores = {}
+        for name, cols in [("lightgbm_x_alone", regular), ("lightgbm_all", list(range(X.shape[1])))]:
+            per_seed = []
+            for seed in range(args.seeds):
+                model = lightgbm_ranker(X[:, cols], y, qid, Xv[:, cols], yv, qv, seed)
+                per_seed.append(per_query(model.predict(Xt[:, cols], raw_score=True), yt, qt, test_qids))
+            fold_scores[name] = np.mean(per_seed, axis=0)
+        teacher_test = per_query(teacher.predict(Xt, raw_score=True), yt, qt, test_qids)
+        fold_scores["lightgbm_teacher"] = teacher_test
+        for method, key in [("no-distillation", "student_alone"), ("pfd", "pfd_student")]:
+            fold_scores[key] = np.mean(np.array(runs["per_query"][method], dtype=float), axis=0)
+            valid[key] += [r["student"]["best_valid_ndcg"] for r in runs["methods"][method]["runs"]]
+        # This script's NDCG@8 against the library's, on the same teacher scores.
+        library = runs["methods"]["pfd"]["teacher_ndcg@8"]["mean"]
+        ours = float(np.nanmean(np.where(np.isnan(teacher_test.astype(float)), np.nan, teacher_test)))
+        report["folds"][fold] = {
+            "test_queries": len(test_qids),
+            "teacher_ndcg8_library": library, "teacher_ndcg8_here": ours,
+            **{k: float(np.nanmean(v.astype(float))) for k, v in fold_scores.items()},
+        }
+        for k, v in fold_scores.items():
+            pooled[k].append(v.astype(float))
+    keep = None
+    for k in pooled:
+        pooled[k] = np.concatenate(pooled[k])
+        ok = ~np.isnan(pooled[k])
+        keep = ok if keep is None else keep & ok
+    report["pooled"] = {k: float(v[keep].mean()) for k, v in pooled.items()}
+    report["pooled_queries"] = int(keep.sum())
+    report["valid"] = {k: float(np.mean(v)) for k, v in valid.items()}
+    report["tests"] = {
+        f"{a} - {b}": paired(pooled[a][keep], pooled[b][keep], rng)
+        for a, b in [("student_alone", "lightgbm_x_alone"), ("pfd_student", "lightgbm_x_alone"),
+                     ("pfd_student", "student_alone")]
+    }
+    report["seconds"] = time.perf_counter() - started
+    report["versions"] = {"lightgbm": lightgbm.__version__}
+    json.dump(report, sys.stdout, indent=1)
+    print()
+
+
+if __name__ == "__main__":
+    main()

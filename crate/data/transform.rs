@@ -1,0 +1,425 @@
+//! Input transforms fitted on the training split, with or after the signed log1p of spec §1.3.
+//!
+//! Neural rankers need inputs of comparable scale; trees do not. Qin et al. (ICLR 2021, "Are
+//! Neural Rankers still Outperformed by Gradient Boosted Decision Trees?") close most of the gap
+//! to LambdaMART with an input transformation alone. Three choices, one [`Transform`] each:
+//!
+//! - `signed-log1p`: the PFD paper's sign(x) ln(1 + |x|), nothing fitted (the default);
+//! - `standardize`: then (v - mean) / std per column, both from the training split;
+//! - `rank-gauss`: each column through its training distribution to a standard normal
+//!   (v -> Phi^-1(F(v))), with F the empirical distribution function at up to
+//!   [`MAX_KNOTS`] training values, linear between them (a quantile transform, as scikit-learn's
+//!   `QuantileTransformer(output_distribution="normal")`). A monotone transform before it would
+//!   change nothing but where it interpolates, so it maps the raw values: a saved model and its
+//!   ONNX graph then compute its inputs with the same few f32 operations, bit for bit, where a
+//!   log(1 + |x|) of another library's would differ in the last place and a steep stretch of the
+//!   map would magnify that.
+//!
+//! A fitted transform is one [`ColumnMap`] per column. Preparation fits the maps of x and z on
+//! the training split and applies them to every split's matrices, so both engines, every model and
+//! every door read the transformed inputs; a saved model carries the maps of its columns and
+//! applies them itself ([`crate::model_io`]), and the ONNX graph holds them ([`crate::onnx`]).
+//!
+//! A constant column maps to 0 under both fitted transforms, on every split: it carries nothing,
+//! and a value never seen in training still gives a finite input.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+
+/// How the inputs are transformed after the signed log1p.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Transform {
+    /// The signed log1p alone (spec §1.3).
+    #[default]
+    SignedLog1p,
+    /// The signed log1p, then each column standardised by the training split's mean and
+    /// standard deviation.
+    Standardize,
+    /// Each column through its training distribution to a standard normal (a quantile
+    /// transform), from the raw values: no signed log1p, which would change nothing but where
+    /// the map interpolates.
+    RankGauss,
+}
+
+impl Transform {
+    /// Every transform, in the order the help lists them.
+    pub const ALL: [Transform; 3] = [
+        Transform::SignedLog1p,
+        Transform::Standardize,
+        Transform::RankGauss,
+    ];
+
+    /// The name as a setup, a flag and Python spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Transform::SignedLog1p => "signed-log1p",
+            Transform::Standardize => "standardize",
+            Transform::RankGauss => "rank-gauss",
+        }
+    }
+
+    pub fn parse(name: &str) -> Result<Transform> {
+        Transform::ALL
+            .into_iter()
+            .find(|t| t.name() == name.trim())
+            .ok_or_else(|| {
+                Error::Config(format!(
+                    "transform '{}': expected {}",
+                    crate::error::printable(name),
+                    Transform::ALL.map(Transform::name).join(", ")
+                ))
+            })
+    }
+
+    /// What it does, in words: the page's tooltip and the help's list.
+    pub fn help(self) -> &'static str {
+        match self {
+            Transform::SignedLog1p => "sign(x) ln(1 + |x|) alone: the PFD paper's",
+            Transform::Standardize => {
+                "the signed log1p, then each column less its mean, over its standard deviation (on the training split)"
+            }
+            Transform::RankGauss => {
+                "each column through its quantiles on the training split to a standard normal (no signed log1p: a monotone map before it would change nothing)"
+            }
+        }
+    }
+
+    /// Every transform's name and help, as the page builds its form and Python lists them.
+    pub fn all_json() -> serde_json::Value {
+        Transform::ALL
+            .map(|t| serde_json::json!({"name": t.name(), "help": t.help()}))
+            .to_vec()
+            .into()
+    }
+
+    /// Whether the signed log1p comes first (every transform but rank-gauss).
+    pub fn signed_log1p(self) -> bool {
+        self != Transform::RankGauss
+    }
+
+    pub fn is_default(&self) -> bool {
+        *self == Transform::default()
+    }
+
+    /// The maps of the `width` columns of a row-major matrix of `n_rows` rows, fitted on it;
+    /// empty for the signed log1p alone, which fits nothing.
+    pub fn fit(self, matrix: &[f32], width: usize) -> Vec<ColumnMap> {
+        if self == Transform::SignedLog1p || width == 0 {
+            return Vec::new();
+        }
+        let n_rows = matrix.len() / width;
+        let stride = n_rows.div_ceil(MAX_FIT_ROWS).max(1);
+        let fit_column = |j: usize| {
+            let column = matrix
+                .chunks_exact(width)
+                .step_by(stride)
+                .map(move |row| row[j]);
+            match self {
+                Transform::Standardize => standardize(column),
+                _ => rank_gauss(column.collect()),
+            }
+        };
+        #[cfg(not(target_arch = "wasm32"))]
+        {
+            use rayon::prelude::*;
+            (0..width).into_par_iter().map(fit_column).collect()
+        }
+        #[cfg(target_arch = "wasm32")]
+        (0..width).map(fit_column).collect()
+    }
+}
+
+/// The most rows a fit reads: every k-th row of a larger split (a quantile of 1M rows is that of
+/// every 10th to within 0.001).
+pub const MAX_FIT_ROWS: usize = 1 << 20;
+
+/// The most knots a rank-Gauss map keeps: distinct training values, evenly spaced in rank (the
+/// first and the last always). The ONNX graph compares every value with all of a column's knots,
+/// so this bounds its work per value.
+pub const MAX_KNOTS: usize = 64;
+
+/// One column's fitted map.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum ColumnMap {
+    /// v -> (v - shift) * scale.
+    Affine { shift: f32, scale: f32 },
+    /// v -> linear through the points (knots[i], values[i]), constant beyond the first and the
+    /// last knot. Knots strictly increase.
+    Knots { knots: Vec<f32>, values: Vec<f32> },
+}
+
+impl ColumnMap {
+    pub fn apply(&self, v: f32) -> f32 {
+        match self {
+            ColumnMap::Affine { shift, scale } => (v - shift) * scale,
+            ColumnMap::Knots { knots, values } => {
+                // The knots at or below v: v lies between knots[i - 1] and knots[i]. The
+                // arithmetic is the ONNX graph's, operation for operation ([`crate::onnx`]).
+                let i = knots.partition_point(|&k| k <= v);
+                if i == 0 {
+                    values[0]
+                } else if i == knots.len() {
+                    values[i - 1]
+                } else {
+                    let inv_width = 1.0 / (knots[i] - knots[i - 1]);
+                    let t = ((v - knots[i - 1]) * inv_width).clamp(0.0, 1.0);
+                    values[i - 1] + t * (values[i] - values[i - 1])
+                }
+            }
+        }
+    }
+
+    /// Checks a map read from a file: finite numbers, knots strictly increasing and as many
+    /// values as knots.
+    pub fn check(&self) -> std::result::Result<(), String> {
+        match self {
+            ColumnMap::Affine { shift, scale } => {
+                if !(shift.is_finite() && scale.is_finite()) {
+                    return Err(format!(
+                        "an affine map's shift {shift} and scale {scale} must be finite"
+                    ));
+                }
+            }
+            ColumnMap::Knots { knots, values } => {
+                if knots.is_empty() || knots.len() != values.len() || knots.len() > MAX_KNOTS {
+                    return Err(format!(
+                        "a knots map holds {} knots and {} values: expected as many of each, 1 to {MAX_KNOTS}",
+                        knots.len(),
+                        values.len()
+                    ));
+                }
+                if knots.iter().chain(values).any(|v| !v.is_finite()) {
+                    return Err("a knots map holds a value that is not finite".into());
+                }
+                if knots.windows(2).any(|w| w[0] >= w[1]) {
+                    return Err("a knots map's knots must strictly increase".into());
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Applies `maps` (one per column) to every row of a row-major matrix; in parallel natively.
+pub fn apply(maps: &[ColumnMap], matrix: &mut [f32]) {
+    let width = maps.len();
+    if width == 0 {
+        return;
+    }
+    let map_rows = |rows: &mut [f32]| {
+        for row in rows.chunks_exact_mut(width) {
+            for (v, map) in row.iter_mut().zip(maps) {
+                *v = map.apply(*v);
+            }
+        }
+    };
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        use rayon::prelude::*;
+        matrix.par_chunks_mut(width * 4096).for_each(map_rows);
+    }
+    #[cfg(target_arch = "wasm32")]
+    map_rows(matrix);
+}
+
+/// (v - mean) / std; a constant column (std 0) maps to 0.
+fn standardize(column: impl Iterator<Item = f32>) -> ColumnMap {
+    let (mut n, mut mean, mut m2) = (0f64, 0f64, 0f64);
+    // Welford's running mean and sum of squares: exact enough at any length.
+    for v in column {
+        n += 1.0;
+        let d = f64::from(v) - mean;
+        mean += d / n;
+        m2 += d * (f64::from(v) - mean);
+    }
+    let std = if n > 0.0 { (m2 / n).sqrt() } else { 0.0 };
+    ColumnMap::Affine {
+        shift: mean as f32,
+        scale: if std > 0.0 { (1.0 / std) as f32 } else { 0.0 },
+    }
+}
+
+/// The quantile map of a column's values: each distinct value at the normal quantile of its
+/// mid-rank, (rank + 0.5) / n, at up to [`MAX_KNOTS`] distinct values. A constant column maps
+/// to 0.
+fn rank_gauss(mut column: Vec<f32>) -> ColumnMap {
+    column.sort_unstable_by(f32::total_cmp);
+    let n = column.len() as f64;
+    // Each distinct value and the normal quantile of its mid-rank.
+    let mut distinct: Vec<(f32, f32)> = Vec::new();
+    let mut start = 0;
+    while start < column.len() {
+        let v = column[start];
+        let end = start + column[start..].partition_point(|&u| u == v);
+        let mid_rank = (start + end - 1) as f64 / 2.0;
+        distinct.push((v, normal_quantile((mid_rank + 0.5) / n) as f32));
+        start = end;
+    }
+    if distinct.len() <= 1 {
+        return ColumnMap::Knots {
+            knots: vec![distinct.first().map_or(0.0, |d| d.0)],
+            values: vec![0.0],
+        };
+    }
+    let kept: Vec<(f32, f32)> = if distinct.len() <= MAX_KNOTS {
+        distinct
+    } else {
+        let (last, m) = (distinct.len() - 1, MAX_KNOTS - 1);
+        (0..MAX_KNOTS)
+            .map(|i| distinct[(i * last + m / 2) / m])
+            .collect()
+    };
+    let (knots, values) = kept.into_iter().unzip();
+    ColumnMap::Knots { knots, values }
+}
+
+/// The standard normal quantile Phi^-1(p) for p in (0, 1): Acklam's rational approximation
+/// (relative error below 1.2e-9), refined by one Halley step on erfc.
+pub fn normal_quantile(p: f64) -> f64 {
+    const A: [f64; 6] = [
+        -3.969683028665376e1,
+        2.209460984245205e2,
+        -2.759285104469687e2,
+        1.38357751867269e2,
+        -3.066479806614716e1,
+        2.506628277459239,
+    ];
+    const B: [f64; 5] = [
+        -5.447609879822406e1,
+        1.615858368580409e2,
+        -1.556989798598866e2,
+        6.680131188771972e1,
+        -1.328068155288572e1,
+    ];
+    const C: [f64; 6] = [
+        -7.784894002430293e-3,
+        -3.223964580411365e-1,
+        -2.400758277161838,
+        -2.549732539343734,
+        4.374664141464968,
+        2.938163982698783,
+    ];
+    const D: [f64; 4] = [
+        7.784695709041462e-3,
+        3.224671290700398e-1,
+        2.445134137142996,
+        3.754408661907416,
+    ];
+    const LOW: f64 = 0.02425;
+    let p = p.clamp(1e-300, 1.0 - 1e-16);
+    let tail = |q: f64| {
+        (((((C[0] * q + C[1]) * q + C[2]) * q + C[3]) * q + C[4]) * q + C[5])
+            / ((((D[0] * q + D[1]) * q + D[2]) * q + D[3]) * q + 1.0)
+    };
+    let x = if p < LOW {
+        tail(libm::sqrt(-2.0 * libm::log(p)))
+    } else if p <= 1.0 - LOW {
+        let q = p - 0.5;
+        let r = q * q;
+        (((((A[0] * r + A[1]) * r + A[2]) * r + A[3]) * r + A[4]) * r + A[5]) * q
+            / (((((B[0] * r + B[1]) * r + B[2]) * r + B[3]) * r + B[4]) * r + 1.0)
+    } else {
+        -tail(libm::sqrt(-2.0 * libm::log(1.0 - p)))
+    };
+    // One Halley step: e = Phi(x) - p.
+    let e = 0.5 * libm::erfc(-x / std::f64::consts::SQRT_2) - p;
+    let u = e * libm::sqrt(2.0 * std::f64::consts::PI) * libm::exp(x * x / 2.0);
+    x - u / (1.0 + x * u / 2.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_normal_quantile_inverts_the_normal_distribution() {
+        for &(p, x) in &[
+            (0.5, 0.0),
+            (0.975, 1.959963984540054),
+            (0.025, -1.959963984540054),
+            (0.999, 3.090232306167813),
+            (1e-6, -4.753424308822899),
+        ] {
+            assert!(
+                (normal_quantile(p) - x).abs() < 1e-9,
+                "{p}: {}",
+                normal_quantile(p)
+            );
+        }
+    }
+
+    #[test]
+    fn standardize_gives_zero_mean_unit_variance_and_zero_on_a_constant_column() {
+        let matrix = [1.0, 5.0, 2.0, 5.0, 3.0, 5.0, 6.0, 5.0];
+        let maps = Transform::Standardize.fit(&matrix, 2);
+        let mut out = matrix;
+        apply(&maps, &mut out);
+        let x: Vec<f32> = out.iter().step_by(2).copied().collect();
+        let mean = x.iter().sum::<f32>() / 4.0;
+        let var = x.iter().map(|v| (v - mean) * (v - mean)).sum::<f32>() / 4.0;
+        assert!(mean.abs() < 1e-6 && (var - 1.0).abs() < 1e-5, "{x:?}");
+        assert!(out.iter().skip(1).step_by(2).all(|&v| v == 0.0), "{out:?}");
+        // A value never seen in training on the constant column is still 0, finite.
+        assert_eq!(maps[1].apply(1e30), 0.0);
+    }
+
+    #[test]
+    fn rank_gauss_is_monotone_symmetric_and_zero_on_a_constant_column() {
+        let column: Vec<f32> = (0..1000).map(|i| (i as f32 * 0.37).sin() * 10.0).collect();
+        let matrix: Vec<f32> = column.iter().flat_map(|&v| [v, 2.5]).collect();
+        let maps = Transform::RankGauss.fit(&matrix, 2);
+        maps.iter().for_each(|m| m.check().unwrap());
+        let ColumnMap::Knots { knots, .. } = &maps[0] else {
+            panic!("{:?}", maps[0])
+        };
+        assert_eq!(knots.len(), MAX_KNOTS);
+        let mut sorted = column.clone();
+        sorted.sort_by(f32::total_cmp);
+        let mapped: Vec<f32> = sorted.iter().map(|&v| maps[0].apply(v)).collect();
+        assert!(mapped.windows(2).all(|w| w[0] <= w[1]));
+        // The median maps near 0, the extremes near the quantiles of ranks 0.5 / n.
+        assert!(mapped[500].abs() < 0.05, "{}", mapped[500]);
+        let extreme = normal_quantile(0.5 / 1000.0) as f32;
+        assert!((mapped[0] - extreme).abs() < 1e-4 && (mapped[999] + extreme).abs() < 1e-4);
+        assert_eq!(maps[1].apply(2.5), 0.0);
+        assert_eq!(maps[1].apply(-7.0), 0.0);
+    }
+
+    #[test]
+    fn ties_share_their_mid_rank() {
+        // Half zeros, half ones: each value at the quantile of its mid-rank.
+        let column: Vec<f32> = (0..100).map(|i| (i >= 50) as u8 as f32).collect();
+        let map = &Transform::RankGauss.fit(&column, 1)[0];
+        let low = normal_quantile((24.5 + 0.5) / 100.0) as f32;
+        assert!((map.apply(0.0) - low).abs() < 1e-6 && (map.apply(1.0) + low).abs() < 1e-6);
+        assert!((map.apply(0.5)).abs() < 1e-6);
+    }
+
+    #[test]
+    fn maps_read_from_a_file_are_checked() {
+        let bad = [
+            ColumnMap::Affine {
+                shift: f32::NAN,
+                scale: 1.0,
+            },
+            ColumnMap::Knots {
+                knots: vec![],
+                values: vec![],
+            },
+            ColumnMap::Knots {
+                knots: vec![1.0, 1.0],
+                values: vec![0.0, 1.0],
+            },
+            ColumnMap::Knots {
+                knots: vec![1.0],
+                values: vec![0.0, 1.0],
+            },
+        ];
+        for map in bad {
+            assert!(map.check().is_err(), "{map:?}");
+        }
+    }
+}
