@@ -7,9 +7,11 @@ tests of each student against LightGBM on x alone.
 
     python bench/letor_folds.py --data DIR [--folds 1,2,3,4,5] [--seeds 5] [--bin B]
         [--out DIR] [--student "--transform rank-gauss --weight-decay 0.01"]
-    python bench/letor_folds.py --train T --valid V --test E ...    (one split, no folds)
+    python bench/letor_folds.py --train T [--valid V] --test E ...  (one split, no folds)
 
-DIR holds S1.txt .. S5.txt (MQ2008, MQ2007). Every model trains on the grades and every figure is
+DIR holds S1.txt .. S5.txt (MQ2008, MQ2007). A single split's files may give their groups in
+`.query` sidecars (LightGBM's rank example); without --valid, every 10th training query is the
+validation file of every model. Every model trains on the grades and every figure is
 graded NDCG@8 on the comparison's own prepared test split (its test_qids), computed here for
 LightGBM with the library's conventions (gains 2^g - 1, log2 discounts, ties at their expected
 value, queries without a relevant document excluded), which the script checks against the
@@ -17,7 +19,7 @@ library's own figure of the same scores (a comparison's teacher NDCG@8) on the f
 
 LightGBM: up to 500 trees, learning rate 0.05, 31 leaves, early stopping after 30 rounds
 without a better validation NDCG@8, one model a seed (its bagging and feature fraction are
-those of the seed: 0.8 each, so that seeds differ). The PFD teacher is LightGBM on every column,
+those of the seed: 0.8 each, so that seeds differ), deterministic (the same trees every run). The PFD teacher is LightGBM on every column,
 seed 0. The tests pair each query's NDCG@8 averaged over the seeds: the mean difference, a
 bootstrap 95% interval (10,000 resamples of the queries) and a sign-flip randomization p (10,000
 flips). Prints one JSON object. The `--student` flags go to every `distillrank compare`; report
@@ -52,7 +54,7 @@ def lightgbm_ranker(X, y, qid, Xv, yv, qv, seed):
     ranker = lightgbm.LGBMRanker(
         n_estimators=500, learning_rate=0.05, num_leaves=31, min_child_samples=20,
         subsample=0.8, subsample_freq=1, colsample_bytree=0.8,
-        random_state=seed, verbose=-1, n_jobs=2,
+        random_state=seed, verbose=-1, n_jobs=2, deterministic=True, force_row_wise=True,
     )
     ranker.fit(X, y, group=groups(qid), eval_set=[(Xv, yv)], eval_group=[groups(qv)],
                eval_at=[K], callbacks=[lightgbm.early_stopping(30, verbose=False)])
@@ -109,9 +111,44 @@ def compare(args, out, files, *extra):
     return json.loads((out / "results.json").read_text())
 
 
+def queries(path):
+    """The (qid, line) of each document of a LETOR file: qids from its `qid:` tokens, or from its
+    `.query` sidecar (one group size a line), written into the line."""
+    lines = [l for l in Path(path).read_text().splitlines() if l.split("#", 1)[0].strip()]
+    sidecar = Path(str(path) + ".query")
+    if not sidecar.exists():
+        return [(int(l.split()[1].split(":")[1]), l) for l in lines]
+    out, at = [], 0
+    for q, size in enumerate(int(n) for n in sidecar.read_text().split()):
+        for l in lines[at:at + size]:
+            grade, rest = l.split(None, 1)
+            out.append((q + 1, f"{grade} qid:{q + 1} {rest}"))
+        at += size
+    return out
+
+
+def single_split(args, out):
+    """One split's files with `qid:` tokens; without --valid, every 10th training query held
+    out as the validation file."""
+    out.mkdir(parents=True, exist_ok=True)
+    train, test = queries(args.train), queries(args.test)
+    valid = queries(args.valid) if args.valid else None
+    if valid is None:
+        ids = sorted({q for q, _ in train})
+        held = set(ids[9::10])
+        valid = [(q, l) for q, l in train if q in held]
+        train = [(q, l) for q, l in train if q not in held]
+    paths = []
+    for name, rows in [("train", train), ("vali", valid), ("test", test)]:
+        path = out / f"{name}.txt"
+        path.write_text("".join(l + "\n" for _, l in rows))
+        paths.append(str(path))
+    return paths
+
+
 def fold_files(args, fold, out):
     if args.train:
-        return [args.train, args.valid, args.test]
+        return single_split(args, out)
     train, valid, test = ROTATION[fold - 1]
     d = Path(args.data)
     out.mkdir(parents=True, exist_ok=True)
@@ -145,14 +182,18 @@ def main():
     for fold in folds:
         here = out / f"fold{fold}"
         files = fold_files(args, fold, here)
-        X, y, qid = load_svmlight_file(files[0], query_id=True)
-        Xv, yv, qv = load_svmlight_file(files[1], query_id=True, n_features=X.shape[1])
-        Xt, yt, qt = load_svmlight_file(files[2], query_id=True, n_features=X.shape[1])
+        widths = [load_svmlight_file(f, query_id=True)[0].shape[1] for f in files]
+        width = max(widths)
+        # A sparse file's last columns may be zero everywhere: read as 0, as LightGBM reads them.
+        narrower = ["--allow-missing-features", "true"] if min(widths) < widths[0] else []
+        X, y, qid = load_svmlight_file(files[0], query_id=True, n_features=width)
+        Xv, yv, qv = load_svmlight_file(files[1], query_id=True, n_features=width)
+        Xt, yt, qt = load_svmlight_file(files[2], query_id=True, n_features=width)
         X, Xv, Xt = X.toarray(), Xv.toarray(), Xt.toarray()
         teacher = lightgbm_ranker(X, y, qid, Xv, yv, qv, 0)
         teacher.save_model(str(here / "teacher.txt"))
         runs = compare(args, here / "compare", files, "--methods", "no-distillation,pfd",
-                       "--teacher-model", str(here / "teacher.txt"))
+                       "--teacher-model", str(here / "teacher.txt"), *narrower)
         test_qids = np.array(runs["test_qids"])
         regular = [c - 1 for c in range(1, X.shape[1] + 1) if c not in runs["privileged_columns"]]
         fold_scores = {}

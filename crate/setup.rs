@@ -109,9 +109,8 @@ pub struct DataSetup {
     /// A validation or test file whose highest feature index is below the training file's is
     /// refused (another dataset?) unless this says its last columns are sparse zeros, read as 0.
     pub allow_missing_features: bool,
-    /// What follows the signed log1p of every input, fitted on the training split
-    /// ([`crate::data::transform`]). Left out of the JSON while it is the default.
-    #[serde(skip_serializing_if = "Transform::is_default")]
+    /// How every input is transformed: the signed log1p, and the maps fitted on the training
+    /// split that follow it or replace it ([`crate::data::transform`]).
     pub transform: Transform,
     /// A teacher trained elsewhere ([`crate::pipeline::teacher`]): a LightGBM or XGBoost model,
     /// or scores from files. Its scores of the files are computed once, beside the prepared
@@ -326,6 +325,8 @@ pub struct Setup {
     pub batch_docs: usize,
     /// Multi-teacher PFD's teachers.
     pub teachers: usize,
+    /// The teachers' logits are divided by this before they become soft labels.
+    pub teacher_temperature: f64,
     pub rd: RdConfig,
     pub rd_teacher_factor: f64,
     pub idcg_zero: IdcgZero,

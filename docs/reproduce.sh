@@ -64,6 +64,18 @@ $B sweep --train $Y/rank.train --test $Y/rank.test --privileged logs --param ses
 for loss in rankbce softmax lambdarank; do
   $B compare --loss $loss --backend cpu --out $R/synthetic-loss-$loss --quiet
 done
+# The student against LightGBM on the serving columns: MQ2008's five folds and the rank example,
+# with the default settings and those the validation search chose (docs/results/student-vs-lightgbm;
+# needs Python with numpy, scikit-learn and lightgbm).
+S=$R/student-vs-lightgbm
+CHOSEN="--transform rank-gauss --weight-decay 0.03 --teacher-temperature 0.1"
+RANK="--train ../shared/data/lightgbm_rank/rank.train --test ../shared/data/lightgbm_rank/rank.test"
+if python3 -c "import lightgbm, sklearn" 2>/dev/null; then
+  python3 bench/letor_folds.py --bin $B --data ../shared/data/mq2008 --out target/folds > $S/mq2008-default.json
+  python3 bench/letor_folds.py --bin $B --data ../shared/data/mq2008 --out target/folds --student "$CHOSEN" > $S/mq2008-chosen.json
+  python3 bench/letor_folds.py --bin $B $RANK --out target/rank > $S/rank-example-default.json
+  python3 bench/letor_folds.py --bin $B $RANK --out target/rank --student "$CHOSEN" > $S/rank-example-chosen.json
+fi
 # Every method, and an objective as the data loss, on the GPU engine against the CPU engine
 # (on lavapipe the GPU runs take about 22 minutes; the tables are the commands' stdout).
 # DISTILLRANK_SKIP_GPU=1 leaves them out.

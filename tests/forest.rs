@@ -550,6 +550,62 @@ fn the_student_of_an_external_teacher_never_reads_z() {
     assert_eq!(score(&permuted), before);
 }
 
+/// The teacher temperature divides the teacher's logits before they become soft labels: a PFD
+/// student distilled at temperature 2 is, weight for weight, the student of the same teacher's
+/// logits halved at temperature 1; and another temperature trains another student.
+#[test]
+fn a_teacher_temperature_divides_the_teachers_logits() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = letor_files(dir.path());
+    let model = teacher_model(dir.path());
+    let setup = files_setup(
+        &files,
+        ExternalTeacher {
+            model: Some(model.display().to_string()),
+            ..ExternalTeacher::default()
+        },
+    );
+    let data = prepare(&setup).unwrap();
+    let student = |data: &distillrank::pipeline::preparation::PreparedData, t: f64| {
+        let setup = distillrank::setup::Setup {
+            teacher_temperature: t,
+            ..setup.clone()
+        };
+        distillrank::native::pipeline::fit(
+            data,
+            &setup,
+            Method::Pfd,
+            0,
+            &Engine::Cpu,
+            &Stop::default(),
+            &mut Silent,
+        )
+        .unwrap()
+        .0
+    };
+    let mut halved = data.clone();
+    let mut scores = (**data.teacher.as_ref().unwrap()).clone();
+    scores.train.iter_mut().for_each(|s| *s /= 2.0);
+    halved.teacher = Some(std::sync::Arc::new(scores));
+    let at_two = student(&data, 2.0);
+    assert_eq!(at_two, student(&halved, 1.0));
+    assert_ne!(at_two, student(&data, 1.0));
+    // Out of range: refused by name, before anything trains.
+    for t in [0.0, -1.0, f64::NAN, 1e7] {
+        let setup = distillrank::setup::Setup {
+            teacher_temperature: t,
+            ..setup.clone()
+        };
+        let e = pipeline::run::compare_config(&data, &setup, &Engine::Cpu, &Stop::default())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("teacher temperature") || e.contains("teacher_temperature"),
+            "{t}: {e}"
+        );
+    }
+}
+
 #[test]
 fn scores_files_are_checked_line_by_line() {
     let dir = tempfile::tempdir().unwrap();

@@ -392,6 +392,7 @@ fn saved_students_read_raw_rows_as_preparation_did_under_every_transform() {
     let read = |f: &str| read_letor_file(&dir.join(f), None, &ReadOptions::default()).unwrap();
     let (train_file, valid_file, test_file) =
         (read("train.txt"), read("vali.txt"), read("test.txt"));
+    let mut splits = Vec::new();
     for transform in Transform::ALL {
         let options = PrepareOptions {
             tau_target: 2.8,
@@ -399,6 +400,10 @@ fn saved_students_read_raw_rows_as_preparation_did_under_every_transform() {
             ..Default::default()
         };
         let p = prepare(&train_file, Some(&valid_file), Some(&test_file), &options).unwrap();
+        // The privileged split is the data's, whatever the transform (correlations on the
+        // signed log1p, which rank-gauss does not apply).
+        splits.push((p.privileged_columns.clone(), p.correlations.clone()));
+        assert_eq!(splits[0], *splits.last().unwrap(), "{transform:?}");
         let test = p.test.as_ref().unwrap();
         // The raw rows of the test groups preparation kept.
         let mut features = Vec::new();

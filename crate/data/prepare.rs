@@ -477,6 +477,18 @@ impl GumbelDraws {
 /// Pearson correlation of each feature column with `y`; zero-variance columns get 0. Two passes
 /// (means, then centred sums), each over pieces of rows in parallel natively.
 pub fn correlations(features: &[f32], n_features: usize, y: &[f32]) -> Vec<f64> {
+    correlations_of(features, n_features, y, |v| v)
+}
+
+/// [`correlations`] of `value` of each feature value: the signed log1p of a matrix that does not
+/// hold it (the rank-Gauss transform's raw values), so that the privileged split is the same
+/// whatever the transform.
+pub fn correlations_of(
+    features: &[f32],
+    n_features: usize,
+    y: &[f32],
+    value: fn(f32) -> f32,
+) -> Vec<f64> {
     let n = y.len() as f64;
     let mean_y = y.iter().map(|&v| v as f64).sum::<f64>() / n;
     let mut mean = vec![0f64; n_features];
@@ -484,7 +496,7 @@ pub fn correlations(features: &[f32], n_features: usize, y: &[f32]) -> Vec<f64> 
         let mut sum = vec![0f64; n_features];
         for row in rows.chunks_exact(n_features) {
             for (m, &v) in sum.iter_mut().zip(row) {
-                *m += v as f64;
+                *m += value(v) as f64;
             }
         }
         sum
@@ -501,7 +513,7 @@ pub fn correlations(features: &[f32], n_features: usize, y: &[f32]) -> Vec<f64> 
             let dy = yv as f64 - mean_y;
             syy += dy * dy;
             for j in 0..n_features {
-                let dx = row[j] as f64 - mean[j];
+                let dx = value(row[j]) as f64 - mean[j];
                 sxy[j] += dx * dy;
                 sxx[j] += dx * dx;
             }
@@ -1327,7 +1339,17 @@ fn prepare_parts(
         check_gumbel_labels(&train_data, &train_draws, &train_labels, options)?;
     }
     on_step(PREPARE_STEPS[2]);
-    let mut correlation = correlations(&train_data.features, train_data.n_features, &train_labels);
+    // On the signed log1p of the features, whatever the transform: the split is the data's.
+    let log1p: fn(f32) -> f32 = match options.transform.signed_log1p() {
+        true => |v| v,
+        false => signed_log1p_value,
+    };
+    let mut correlation = correlations_of(
+        &train_data.features,
+        train_data.n_features,
+        &train_labels,
+        log1p,
+    );
     let nf = train_data.n_features;
     let mut constant = constant_columns(&train_data.features, nf);
     // The label column is y itself: never a feature. Counted as constant (uninformative) and

@@ -120,6 +120,11 @@ pub struct CompareConfig {
     pub teacher_widths: Option<Vec<usize>>,
     /// Privileged subsets, one teacher each, for multi-teacher PFD.
     pub teachers: usize,
+    /// The teachers' logits are divided by this before they become soft labels (Hinton et al.'s
+    /// temperature; spec §4's T of the softmax teacher loss, here for every teacher loss): above 1
+    /// softer targets, below 1 sharper. A teacher trained elsewhere has logits of any scale
+    /// (LightGBM's raw scores), which this sets right.
+    pub teacher_temperature: f64,
     pub rd: RdConfig,
     /// The Ranking Distillation teacher has about this many times the student's parameters.
     pub rd_teacher_factor: f64,
@@ -271,6 +276,12 @@ impl CompareConfig {
         {
             return Err(Error::Config(format!(
                 "method {twice} is listed twice: list each method once (its seeds give its spread)"
+            )));
+        }
+        if !(self.teacher_temperature > 0.0 && self.teacher_temperature <= 1e6) {
+            return Err(Error::Config(format!(
+                "teacher temperature {} must lie in (0, 1e6]: the teachers' logits are divided by it",
+                crate::error::shown(self.teacher_temperature)
             )));
         }
         // Finite and in a range where the losses stay finite: a weight of 1e300 would diverge
@@ -867,6 +878,14 @@ pub async fn run_method_seed(
     Ok(runs.remove(0))
 }
 
+/// A teacher's logits divided by the temperature `t` (borrowed as they are at 1).
+fn tempered(logits: &[f32], t: f64) -> std::borrow::Cow<'_, [f32]> {
+    if t == 1.0 {
+        return logits.into();
+    }
+    logits.iter().map(|&f| (f64::from(f) / t) as f32).collect()
+}
+
 /// One job ([`CompareConfig::jobs_on`]): each of its methods at its seed, the teachers trained on
 /// S_label, then the student; a teacher two of its methods share is trained once, for the first.
 /// Every job is independent of the others (all draws come from the seed), so jobs may run in any
@@ -900,8 +919,9 @@ pub async fn run_job(
         if let Some(external) = config.external_for(method) {
             // A teacher trained elsewhere: its scores are the soft labels; its figures are its
             // scores' on the validation and test splits.
+            let soft = tempered(&external.train, config.teacher_temperature);
             let guidance = Guidance {
-                teachers: vec![external.train.as_slice()],
+                teachers: vec![&soft],
                 ..Guidance::default()
             };
             let (model, student_run) = run_model(engine, &x, &student, &guidance, true, &mut |e| {
@@ -976,9 +996,13 @@ pub async fn run_job(
             scores_of.push(trained.len());
             trained.push((teacher, run, scores));
         }
+        let soft: Vec<_> = scores_of
+            .iter()
+            .map(|&i| tempered(&trained[i].2, config.teacher_temperature))
+            .collect();
         let guidance = match method.entry().student {
             Student::TeacherLoss => Guidance {
-                teachers: scores_of.iter().map(|&i| trained[i].2.as_slice()).collect(),
+                teachers: soft.iter().map(|s| &s[..]).collect(),
                 ..Guidance::default()
             },
             // No teacher: the data loss on labels of its own (below), which DLA learns anew at

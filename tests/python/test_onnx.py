@@ -25,6 +25,7 @@ REPO = Path(__file__).resolve().parents[2]
 BIN = Path(os.environ.get("DISTILLRANK_BIN") or REPO / "target" / "debug" / "distillrank")
 MQ2008 = REPO.parent / "shared" / "data" / "mq2008" / "Fold1"
 LOSSES = distillrank.LOSSES
+TRANSFORMS = distillrank.TRANSFORMS
 DATASETS = ["mq2008", "synthetic"]
 # The tolerance of the comparison: absolute plus relative.
 ATOL = 1e-5
@@ -126,7 +127,7 @@ def cases():
     for dataset in DATASETS:
         for loss in LOSSES:
             yield dataset, loss, "signed-log1p"
-        for transform in distillrank.TRANSFORMS[1:]:
+        for transform in TRANSFORMS[1:]:
             yield dataset, LOSSES[0], transform
 
 
