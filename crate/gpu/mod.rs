@@ -149,7 +149,7 @@ impl Kernel {
 /// ([`dense_dispatch`]). [`Gpu::open`] measures both on software adapters and keeps the faster.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub enum Products {
-    /// Through workgroup-memory tiles: the choice on hardware GPUs.
+    /// Through workgroup-memory tiles: the choice on hardware GPUs before (or without) measuring.
     Tiled,
     /// Straight from storage, without barriers: for software adapters, which run a workgroup's
     /// invocations in turn on CPU cores and pay for every barrier and for every lane's load.
@@ -274,8 +274,9 @@ impl Gpu {
         Gpu::open(choice, None).await
     }
 
-    /// [`Gpu::new`], with the dense products' kernels chosen (`None`: tiled on GPUs; on software
-    /// adapters, whichever kind [`Gpu::choose_products`] measures faster).
+    /// [`Gpu::new`], with the dense products' kernels chosen (`None`: whichever kind
+    /// [`Gpu::choose_products`] measures faster, on software adapters and, natively, on hardware
+    /// ones too; in the browser, tiled on adapters that do not say they are software).
     // In the browser wgpu's handles are neither Send nor Sync (one thread): the Arc still shares
     // the device between the trainers of one worker.
     #[cfg_attr(target_arch = "wasm32", allow(clippy::arc_with_non_send_sync))]
@@ -317,7 +318,11 @@ impl Gpu {
             .map_err(|e| Error::Gpu(format!("{}: cannot open the device: {e}", info.name)))?;
         let chosen = products.unwrap_or_else(|| Products::for_adapter(&info));
         let mut gpu = Gpu::from_device_with(device, queue, info, chosen);
-        if products.is_none() && gpu.is_software() {
+        // Natively every adapter is measured: on an NVIDIA H200 the direct kernels ran the MLP's
+        // products at 5-10x the tiled ones (BENCHMARKS.md), so a rule by adapter kind is wrong
+        // there too. In the browser only software adapters are (the page's figures on others
+        // keep the tiled kernels they were measured with).
+        if products.is_none() && (gpu.is_software() || cfg!(not(target_arch = "wasm32"))) {
             gpu.choose_products().await?;
         }
         Ok(Arc::new(gpu))
