@@ -617,6 +617,79 @@ impl Setup {
         }
     }
 
+    /// Why each setting that no part of this comparison reads cannot matter here, by its flag:
+    /// the teachers' settings without a method that learns from a teacher, the Gumbel
+    /// labelling's without Gumbel labels, Ranking Distillation's without it, multi-teacher
+    /// PFD's without it, the objectives' rate without an objective. A sweep of one of them is
+    /// refused; a comparison that sets one names it ([`Setup::unused_settings`]).
+    pub fn not_read(&self) -> Vec<(&'static str, String)> {
+        use crate::ranking::distill::{Method, Student};
+        let methods = |m: &[Method]| m.iter().map(|m| m.name()).collect::<Vec<_>>().join(",");
+        let mut out = Vec::new();
+        if !self.methods.iter().any(|m| {
+            matches!(m.entry().student, Student::TeacherLoss) && *m != Method::NoDistillation
+        }) {
+            let why = format!(
+                "it weighs or scales a teacher's soft labels, and no method of --methods {} learns from a teacher",
+                methods(&self.methods)
+            );
+            out.push(("alpha", why.clone()));
+            out.push(("teacher-temperature", why));
+        }
+        let column_labels = self.data.wants_logs() && self.data.log_labels != LogLabels::Gumbel;
+        if self.data.labels == Labels::Grades || column_labels {
+            let labels = if column_labels {
+                "y comes from the logs (--log-labels)"
+            } else {
+                "y is the grade (--training-labels grades)"
+            };
+            let why =
+                format!("it labels the grades only with --training-labels gumbel, and {labels}");
+            out.push(("tau-target", why.clone()));
+            out.push(("t", why));
+        }
+        if !self.methods.contains(&Method::RankingDistillation) {
+            let why = "only ranking-distillation reads it, and --methods does not list it";
+            for flag in [
+                "rd-k",
+                "rd-lambda",
+                "rd-mu",
+                "rd-alpha",
+                "rd-weighting",
+                "rd-teacher-factor",
+            ] {
+                out.push((flag, why.to_string()));
+            }
+        }
+        if !self.methods.contains(&Method::MultiTeacherPfd) {
+            out.push((
+                "teachers",
+                "only multi-teacher-pfd reads it, and --methods does not list it".into(),
+            ));
+        }
+        if self.objective.is_none() {
+            out.push((
+                "dual-rate-factor",
+                "the multipliers' rate is read only with an --objective".into(),
+            ));
+        }
+        out
+    }
+
+    /// The settings this setup gives another value than the default that no part of the
+    /// comparison reads ([`Setup::not_read`]), each in words: results.json's `unused_settings`,
+    /// printed by the CLI, shown by the page, in Python's results.
+    pub fn unused_settings(&self) -> Vec<String> {
+        let set: Vec<(String, String, String)> = self.differences();
+        self.not_read()
+            .into_iter()
+            .filter_map(|(flag, why)| {
+                let (_, value, _) = set.iter().find(|(f, _, _)| f == flag)?;
+                Some(format!("--{flag} {value} is not used: {why}"))
+            })
+            .collect()
+    }
+
     /// The settings where this setup differs from the defaults: (setting, this value, the
     /// default), each as the command line writes it. The page lists them beside its form.
     pub fn differences(&self) -> Vec<(String, String, String)> {

@@ -1001,6 +1001,7 @@ pub fn summarize_compare(
     let tests = comparison.tests(pipeline::report::TESTS_SEED);
     let mut results =
         pipeline::report::results_json_with(&run.prepared, &setup, &comparison, &tests);
+    pipeline::report::unused_settings_in_words(&mut results);
     let page = serde_json::json!({
         "description": run
             .data

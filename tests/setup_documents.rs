@@ -269,3 +269,82 @@ fn an_engine_config_refuses_a_setup_without_one_of_its_fields() {
         .to_string();
     assert!(err.contains("missing field `initial_lambda`"), "{err}");
 }
+
+/// A setting that no part of a comparison reads is named, not silently listed: a comparison that
+/// sets one says so (results.json's `unused_settings`, the report, the page, Python, in each
+/// door's words), and a sweep of one is refused, whichever setting of the class it is.
+#[test]
+fn settings_that_nothing_reads_are_named_and_cannot_be_swept() {
+    use distillrank::pipeline::sweep::SweepParam;
+    use distillrank::ranking::distill::Method;
+    use distillrank::setup::Labels;
+    let base = Setup {
+        methods: vec![Method::NoDistillation],
+        alpha: 0.3,
+        teacher_temperature: 2.0,
+        ..Setup::default()
+    };
+    let unused = base.unused_settings();
+    assert!(
+        unused
+            .iter()
+            .any(|s| s.starts_with("--alpha 0.3 is not used"))
+            && unused
+                .iter()
+                .any(|s| s.starts_with("--teacher-temperature 2"))
+            && unused.len() == 2,
+        "{unused:?}"
+    );
+    let e = SweepParam::Alpha
+        .check(&base, &[0.3, 0.5])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("a sweep of alpha") && e.contains("no-distillation"),
+        "{e}"
+    );
+    // With a method that learns from a teacher, both are read.
+    let pfd = Setup {
+        methods: vec![Method::NoDistillation, Method::Pfd],
+        ..base.clone()
+    };
+    assert!(
+        pfd.unused_settings().is_empty(),
+        "{:?}",
+        pfd.unused_settings()
+    );
+    assert!(SweepParam::Alpha.check(&pfd, &[0.3, 0.5]).is_ok());
+    // The labelling's threshold with the grades as labels, Ranking Distillation's and
+    // multi-teacher PFD's settings without those methods.
+    let mut grades = pfd.clone();
+    grades.data.labels = Labels::Grades;
+    grades.data.tau_target = Some(3.0);
+    grades.rd.k = 5;
+    grades.teachers = 3;
+    let unused = grades.unused_settings();
+    for flag in ["--tau-target 3", "--rd-k 5", "--teachers 3"] {
+        assert!(
+            unused.iter().any(|s| s.starts_with(flag)),
+            "{flag}: {unused:?}"
+        );
+    }
+    let e = SweepParam::TauTarget
+        .check(&grades, &[3.0, 4.0])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("--training-labels grades"), "{e}");
+    // Settings left at their defaults are not named.
+    let quiet = Setup {
+        methods: vec![Method::NoDistillation],
+        ..Setup::default()
+    };
+    assert!(quiet.unused_settings().is_empty());
+    // In the words of a door without flags.
+    let mut results = serde_json::json!({"unused_settings": base.unused_settings()});
+    distillrank::pipeline::report::unused_settings_in_words(&mut results);
+    let words = results["unused_settings"][0].as_str().unwrap();
+    assert!(
+        words.starts_with("alpha 0.3 is not used") && !words.contains("--"),
+        "{words}"
+    );
+}

@@ -318,6 +318,9 @@ pub fn run(args: &CompareArgs, given: &[String], out: &Output) -> Result<()> {
     for sentence in &not_ranking {
         out.warn(format!("{sentence}."));
     }
+    for sentence in setup.unused_settings() {
+        out.warn(format!("{sentence}."));
+    }
     let shared = pipeline::report::shared_teachers(&data, &setup);
     let command = reproduce_command();
     write_report(
@@ -577,6 +580,9 @@ fn report(
     let _ = writeln!(r, "{table}");
     for sentence in not_ranking {
         let _ = writeln!(r, "**Does not rank:** {sentence}.\n");
+    }
+    for sentence in setup.unused_settings() {
+        let _ = writeln!(r, "**{sentence}.**\n");
     }
     let _ = writeln!(
         r,

@@ -68,6 +68,11 @@ pub fn results_json_with(
     if !not_ranking.is_empty() {
         results["not_ranking"] = not_ranking.into();
     }
+    // Settings given another value than the default that no part of the comparison reads.
+    let unused = setup.unused_settings();
+    if !unused.is_empty() {
+        results["unused_settings"] = unused.into();
+    }
     // A teacher trained elsewhere: what it is and what it reads.
     if let Some(teacher) = &data.teacher {
         results["external_teacher"] = teacher.report_json();
@@ -87,6 +92,21 @@ pub fn results_json_with(
         results["shared_teachers"] = shared.into();
     }
     results
+}
+
+/// results.json's `unused_settings` in the words of a door without flags (the page, Python):
+/// each flag as its setting's field ([`crate::settings::flags_in_words`]).
+pub fn unused_settings_in_words(results: &mut serde_json::Value) {
+    if let Some(list) = results
+        .get_mut("unused_settings")
+        .and_then(|v| v.as_array_mut())
+    {
+        for sentence in list {
+            if let Some(text) = sentence.as_str() {
+                *sentence = crate::settings::flags_in_words(text, &|_| None).into();
+            }
+        }
+    }
 }
 
 /// The verdicts of a comparison's paired tests on `metric` ([`Comparison::verdict_metric`]), one

@@ -121,11 +121,11 @@ impl SweepParam {
                 bound.expected()
             )));
         }
-        // The grades as labels have no threshold: every value would train the same models.
-        if self == SweepParam::TauTarget && setup.data.labels == crate::setup::Labels::Grades {
-            return Err(Error::Config(
-                "a sweep of tau-target with --training-labels grades: tau_target labels the grades only with --training-labels gumbel, so every value would train the same models".into(),
-            ));
+        // A setting no part of the comparison reads: every value would train the same models.
+        if let Some((_, why)) = setup.not_read().into_iter().find(|(flag, _)| *flag == name) {
+            return Err(Error::Config(format!(
+                "a sweep of {name}: {why}, so every value would train the same models"
+            )));
         }
         for &value in values {
             self.at(setup, value)?;

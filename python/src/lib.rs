@@ -432,7 +432,9 @@ fn compare(py: Python<'_>, setup: &str, verbose: bool, base: Option<PathBuf>) ->
         let stop = reporter.stop.clone();
         let comparison =
             distillrank::native::pipeline::compare(&data, &setup, &engine, &stop, &mut reporter)?;
-        Ok(pipeline::report::results_json(&data, &setup, &comparison))
+        let mut results = pipeline::report::results_json(&data, &setup, &comparison);
+        pipeline::report::unused_settings_in_words(&mut results);
+        Ok(results)
     });
     let results = reporter.finish(result)?;
     Ok(serde_json::to_string(&results).expect("results serialise"))

@@ -339,6 +339,7 @@ export async function run(focus = null) {
     $("run-warnings").innerHTML = [
       ...result.prepared.warnings.map((w) => `Warning: ${w}`),
       ...(result.not_ranking ?? []).map((w) => `Does not rank: ${w}.`),
+      ...(result.unused_settings ?? []).map((w) => `${w[0].toUpperCase()}${w.slice(1)}.`),
     ].map((w) => `<li>${escapeHtml(w)}</li>`).join("");
     const select = $("student-method");
     select.innerHTML = setup.methods.map((m) => `<option>${m}</option>`).join("");
