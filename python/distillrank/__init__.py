@@ -279,8 +279,9 @@ class Ranker:
 
     Every other keyword is a setting of the library's :class:`Setup`, by its name, with the
     library's default: ``loss`` (a name of :data:`LOSSES`), ``epochs``,
-    ``patience``, ``lr``, ``weight_decay``, ``alpha``, ``widths``, ``teacher_widths``, ``batch_docs``, ``teachers``,
-    ``rd``, ``objective``, ``idcg_zero``, ``backend`` ("auto", "cpu", "gpu"); ``teacher``, a
+    ``patience``, ``lr``, ``weight_decay``, ``lr_schedule`` (``"constant"``, ``"cosine"``),
+    ``input_noise``, ``alpha``, ``teacher_temperature``, ``widths``, ``teacher_widths``,
+    ``batch_docs``, ``teachers``, ``rd``, ``objective``, ``idcg_zero``, ``backend`` ("auto", "cpu", "gpu"); ``teacher``, a
     teacher trained elsewhere for ``pfd``: a LightGBM or XGBoost model (a file's path, a
     ``lightgbm.Booster``, an ``xgboost.Booster`` or their rankers, trained on X beside the
     privileged features and scored as their libraries score) or its scores (an array of the
@@ -288,9 +289,9 @@ class Ranker:
     ``teacher_columns`` (``"auto"``, ``"from-1"``, ``"from-0"``); the data's
     ``labels`` (``"gumbel"``: the paper's labelling of y; ``"grades"``: y itself, as LightGBM
     trains, with ``loss`` ``"ranknet"``, ``"lambdarank"`` or ``"softmax"``), ``tau_target``, ``t``,
-    ``min_group_size``, ``data_seed``, ``transform`` (a name of :data:`TRANSFORMS`: what follows
-    the signed log1p, fitted on the training rows and carried by the model), ``privileged`` (a split of X such as
-    ``"top:30%"`` when no privileged array is given), ``log_labels``, ``logs``; ``seed`` (the
+    ``min_group_size``, ``data_seed``, ``transform`` (a name of :data:`TRANSFORMS`: how the
+    inputs are transformed, fitted on the training rows and carried by the model),
+    ``privileged`` (a split of X such as ``"top:30%"`` when no privileged array is given), ``log_labels``, ``logs``; ``seed`` (the
     model's initialisation and batch order). An unknown keyword is a ``ValueError`` naming it.
     """
 
