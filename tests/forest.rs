@@ -459,18 +459,23 @@ fn teacher_model(dir: &Path) -> PathBuf {
     path
 }
 
-#[test]
-fn an_external_teacher_scores_every_split_and_says_what_it_reads() {
-    let dir = tempfile::tempdir().unwrap();
-    let files = letor_files(dir.path());
-    let model = teacher_model(dir.path());
-    let setup = files_setup(
+/// The small LETOR files in `dir` with [`teacher_model`] as the teacher trained elsewhere.
+fn model_teacher_setup(dir: &Path) -> Setup {
+    let files = letor_files(dir);
+    let model = teacher_model(dir);
+    files_setup(
         &files,
         ExternalTeacher {
             model: Some(model.display().to_string()),
             ..ExternalTeacher::default()
         },
-    );
+    )
+}
+
+#[test]
+fn an_external_teacher_scores_every_split_and_says_what_it_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let setup = model_teacher_setup(dir.path());
     let data = prepare(&setup).unwrap();
     let teacher = data.teacher.as_ref().expect("the teacher's scores");
     let p = &data.prepared;
@@ -511,15 +516,7 @@ fn an_external_teacher_scores_every_split_and_says_what_it_reads() {
 #[test]
 fn the_student_of_an_external_teacher_never_reads_z() {
     let dir = tempfile::tempdir().unwrap();
-    let files = letor_files(dir.path());
-    let model = teacher_model(dir.path());
-    let setup = files_setup(
-        &files,
-        ExternalTeacher {
-            model: Some(model.display().to_string()),
-            ..ExternalTeacher::default()
-        },
-    );
+    let setup = model_teacher_setup(dir.path());
     let data = prepare(&setup).unwrap();
     let (student, run) = distillrank::native::pipeline::fit(
         &data,
@@ -556,18 +553,10 @@ fn the_student_of_an_external_teacher_never_reads_z() {
 #[test]
 fn a_teacher_temperature_divides_the_teachers_logits() {
     let dir = tempfile::tempdir().unwrap();
-    let files = letor_files(dir.path());
-    let model = teacher_model(dir.path());
-    let setup = files_setup(
-        &files,
-        ExternalTeacher {
-            model: Some(model.display().to_string()),
-            ..ExternalTeacher::default()
-        },
-    );
+    let setup = model_teacher_setup(dir.path());
     let data = prepare(&setup).unwrap();
     let student = |data: &distillrank::pipeline::preparation::PreparedData, t: f64| {
-        let setup = distillrank::setup::Setup {
+        let setup = Setup {
             teacher_temperature: t,
             ..setup.clone()
         };
@@ -592,7 +581,7 @@ fn a_teacher_temperature_divides_the_teachers_logits() {
     assert_ne!(at_two, student(&data, 1.0));
     // Out of range: refused by name, before anything trains.
     for t in [0.0, -1.0, f64::NAN, 1e7] {
-        let setup = distillrank::setup::Setup {
+        let setup = Setup {
             teacher_temperature: t,
             ..setup.clone()
         };
@@ -688,15 +677,7 @@ fn scores_files_are_checked_line_by_line() {
 #[test]
 fn an_external_teacher_trains_the_same_student_on_both_engines() {
     let dir = tempfile::tempdir().unwrap();
-    let files = letor_files(dir.path());
-    let model = teacher_model(dir.path());
-    let setup = files_setup(
-        &files,
-        ExternalTeacher {
-            model: Some(model.display().to_string()),
-            ..ExternalTeacher::default()
-        },
-    );
+    let setup = model_teacher_setup(dir.path());
     let data = prepare(&setup).unwrap();
     let Some((cpu, on_gpu)) = common::engines::fit_on_both(&data, &setup, Method::Pfd) else {
         return;
