@@ -19,6 +19,7 @@ use crate::model::mlp::Mlp;
 use crate::model::objective::Config as ObjectiveConfig;
 use crate::model::objective::Params;
 use crate::model::step::{LossPlan, StepBatch, StepLosses};
+use crate::model::Ensemble;
 
 /// Where a user asks models to train: the same three words at every door (`--backend`, the
 /// setup's `backend`, Python's `backend=`, the page's Backend field).
@@ -202,6 +203,16 @@ impl Engine {
                 mlp.score(inputs).await
             }
         }
+    }
+
+    /// Scores `inputs` with every member of `model` ([`Engine::score`]) and averages them
+    /// ([`crate::model::ensemble::mean_scores`]).
+    pub async fn score_ensemble(&self, model: &Ensemble, inputs: Inputs<'_>) -> Result<Vec<f32>> {
+        let mut members = Vec::with_capacity(model.len());
+        for member in &model.members {
+            members.push(self.score(member, inputs).await?);
+        }
+        Ok(crate::model::ensemble::mean_scores(&members))
     }
 }
 

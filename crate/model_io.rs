@@ -1,5 +1,6 @@
 //! Saved models: the weights as safetensors (`PREFIX.safetensors`, tensors `layers.<l>.weight`
-//! of shape (n_in, n_out) and `layers.<l>.bias`), and a JSON config (`PREFIX.json`) that says how to
+//! of shape (n_in, n_out) and `layers.<l>.bias`; an ensemble's members each under
+//! `members.<m>.`), and a JSON config (`PREFIX.json`) that says how to
 //! turn a LETOR file's columns into the model's input. The web page reads the same two files.
 
 use std::collections::HashMap;
@@ -11,7 +12,7 @@ use crate::data::prepare::FeatureView;
 use crate::data::transform::ColumnMap;
 use crate::error::{Error, Result};
 use crate::model::LossKind;
-use crate::model::{Dense, Mlp};
+use crate::model::{Dense, Ensemble, Mlp};
 
 pub const FORMAT: &str = "distillrank-model";
 pub const FORMAT_VERSION: u32 = 1;
@@ -25,6 +26,9 @@ pub struct ModelConfig {
     pub format_version: u32,
     pub n_in: usize,
     pub widths: Vec<usize>,
+    /// Models of these widths whose scores are averaged ([`Ensemble`]); 1 for one model.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub members: usize,
     pub loss: LossKind,
     pub view: FeatureView,
     /// 1-based columns of the original data, in the order the model reads them.
@@ -47,11 +51,19 @@ pub struct ModelConfig {
     pub setup: Option<serde_json::Value>,
 }
 
+fn one() -> usize {
+    1
+}
+
+fn is_one(n: &usize) -> bool {
+    *n == 1
+}
+
 impl ModelConfig {
     /// The config of a model that reads `columns` (1-based) of data with `source_features`
     /// features, after the signed log1p of spec §1.3.
     pub fn new(
-        model: &Mlp<f32>,
+        model: &Ensemble,
         loss: LossKind,
         view: FeatureView,
         columns: Vec<usize>,
@@ -62,6 +74,7 @@ impl ModelConfig {
             format_version: FORMAT_VERSION,
             n_in: model.n_in(),
             widths: model.widths(),
+            members: model.len(),
             loss,
             view,
             columns,
@@ -115,24 +128,31 @@ pub fn paths(prefix: &Path) -> (PathBuf, PathBuf) {
 pub const CONFIG_KEY: &str = "distillrank_config";
 
 /// The safetensors bytes of a model, its config in the header ([`CONFIG_KEY`]).
-pub fn to_safetensors(model: &Mlp<f32>, config: &ModelConfig) -> Result<Vec<u8>> {
+pub fn to_safetensors(model: &Ensemble, config: &ModelConfig) -> Result<Vec<u8>> {
     let bytes: Vec<(String, Vec<u8>, Vec<usize>)> = model
-        .layers
+        .members
         .iter()
         .enumerate()
-        .flat_map(|(l, layer)| {
-            [
-                (
-                    format!("layers.{l}.weight"),
-                    bytemuck::cast_slice(&layer.weight).to_vec(),
-                    vec![layer.n_in, layer.n_out],
-                ),
-                (
-                    format!("layers.{l}.bias"),
-                    bytemuck::cast_slice(&layer.bias).to_vec(),
-                    vec![layer.n_out],
-                ),
-            ]
+        .flat_map(|(m, member)| {
+            let prefix = member_prefix(model.len(), m);
+            member
+                .layers
+                .iter()
+                .enumerate()
+                .flat_map(move |(l, layer)| {
+                    [
+                        (
+                            format!("{prefix}layers.{l}.weight"),
+                            bytemuck::cast_slice(&layer.weight).to_vec(),
+                            vec![layer.n_in, layer.n_out],
+                        ),
+                        (
+                            format!("{prefix}layers.{l}.bias"),
+                            bytemuck::cast_slice(&layer.bias).to_vec(),
+                            vec![layer.n_out],
+                        ),
+                    ]
+                })
         })
         .collect();
     let views = bytes
@@ -201,8 +221,18 @@ fn differing_fields(
     }
 }
 
+/// Where member `m` of a model of `members` keeps its tensors: one model's at the top, an
+/// ensemble's under `members.<m>.`.
+fn member_prefix(members: usize, m: usize) -> String {
+    if members == 1 {
+        String::new()
+    } else {
+        format!("members.{m}.")
+    }
+}
+
 /// Reads a model from safetensors bytes, checking it against its config.
-pub fn from_safetensors(bytes: &[u8], config: &ModelConfig, name: &Path) -> Result<Mlp<f32>> {
+pub fn from_safetensors(bytes: &[u8], config: &ModelConfig, name: &Path) -> Result<Ensemble> {
     let bad = |message: String| Error::Model {
         path: name.to_path_buf(),
         message,
@@ -240,38 +270,52 @@ pub fn from_safetensors(bytes: &[u8], config: &ModelConfig, name: &Path) -> Resu
     let mut dims = vec![config.n_in];
     dims.extend_from_slice(&config.widths);
     dims.push(1);
-    let mut layers = Vec::new();
-    for (l, w) in dims.windows(2).enumerate() {
-        let read = |name: String, shape: Vec<usize>| -> Result<Vec<f32>> {
-            let t = tensors
-                .tensor(&name)
-                .map_err(|_| bad(format!("tensor {name} is missing")))?;
-            if t.dtype() != Dtype::F32 || t.shape() != shape.as_slice() {
-                return Err(bad(format!(
-                    "tensor {name} is {:?} {:?}, expected F32 {:?}",
-                    t.dtype(),
-                    t.shape(),
-                    shape
-                )));
-            }
-            let values: Vec<f32> = t
-                .data()
-                .chunks_exact(4)
-                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-                .collect();
-            if values.iter().any(|v| !v.is_finite()) {
-                return Err(bad(format!("tensor {name} holds NaN or infinite values")));
-            }
-            Ok(values)
-        };
-        layers.push(Dense {
-            n_in: w[0],
-            n_out: w[1],
-            weight: read(format!("layers.{l}.weight"), vec![w[0], w[1]])?,
-            bias: read(format!("layers.{l}.bias"), vec![w[1]])?,
-        });
+    let expected = config.members * 2 * (dims.len() - 1);
+    if tensors.len() != expected {
+        return Err(bad(format!(
+            "the weights hold {} tensors, a model of {} member(s) of widths {:?} has {expected}",
+            tensors.len(),
+            config.members,
+            config.widths
+        )));
     }
-    Ok(Mlp { layers })
+    let mut members = Vec::with_capacity(config.members);
+    for m in 0..config.members {
+        let prefix = member_prefix(config.members, m);
+        let mut layers = Vec::new();
+        for (l, w) in dims.windows(2).enumerate() {
+            let read = |name: String, shape: Vec<usize>| -> Result<Vec<f32>> {
+                let t = tensors
+                    .tensor(&name)
+                    .map_err(|_| bad(format!("tensor {name} is missing")))?;
+                if t.dtype() != Dtype::F32 || t.shape() != shape.as_slice() {
+                    return Err(bad(format!(
+                        "tensor {name} is {:?} {:?}, expected F32 {:?}",
+                        t.dtype(),
+                        t.shape(),
+                        shape
+                    )));
+                }
+                let values: Vec<f32> = t
+                    .data()
+                    .chunks_exact(4)
+                    .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                    .collect();
+                if values.iter().any(|v| !v.is_finite()) {
+                    return Err(bad(format!("tensor {name} holds NaN or infinite values")));
+                }
+                Ok(values)
+            };
+            layers.push(Dense {
+                n_in: w[0],
+                n_out: w[1],
+                weight: read(format!("{prefix}layers.{l}.weight"), vec![w[0], w[1]])?,
+                bias: read(format!("{prefix}layers.{l}.bias"), vec![w[1]])?,
+            });
+        }
+        members.push(Mlp { layers });
+    }
+    Ok(Ensemble { members })
 }
 
 /// Parses and checks the JSON config.
@@ -298,6 +342,13 @@ pub fn parse_config(text: &str, name: &Path) -> Result<ModelConfig> {
     }
     if config.n_in == 0 || config.widths.contains(&0) {
         return Err(bad("n_in and every width must be positive".into()));
+    }
+    if config.members == 0 || config.members > crate::model::ensemble::MAX_MEMBERS {
+        return Err(bad(format!(
+            "members is {}: a model has 1 to {} members",
+            config.members,
+            crate::model::ensemble::MAX_MEMBERS
+        )));
     }
     if config.columns.len() != config.n_in
         || config
@@ -334,7 +385,7 @@ pub fn parse_config(text: &str, name: &Path) -> Result<ModelConfig> {
 /// place, the weights first: a failed save leaves no half-written file, and never weights
 /// without their config.
 #[cfg(not(target_arch = "wasm32"))]
-pub fn save(prefix: &Path, model: &Mlp<f32>, config: &ModelConfig) -> Result<(PathBuf, PathBuf)> {
+pub fn save(prefix: &Path, model: &Ensemble, config: &ModelConfig) -> Result<(PathBuf, PathBuf)> {
     let (weights, json) = paths(prefix);
     if !model.all_finite() {
         return Err(Error::Model {
@@ -369,7 +420,7 @@ const MAX_CONFIG_BYTES: u64 = 16 << 20;
 const MAX_WEIGHTS_BYTES: u64 = 4 << 30;
 
 #[cfg(not(target_arch = "wasm32"))]
-pub fn load(prefix: &Path) -> Result<(Mlp<f32>, ModelConfig)> {
+pub fn load(prefix: &Path) -> Result<(Ensemble, ModelConfig)> {
     let (weights, json) = paths(prefix);
     let bytes = crate::data::read_capped(&json, MAX_CONFIG_BYTES, "a model config")?;
     let text = String::from_utf8(bytes).map_err(|_| Error::Model {

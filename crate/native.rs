@@ -144,7 +144,7 @@ pub mod ranking {
     }
 
     /// What one job gives: each of its methods' student and runs.
-    type JobResult = Result<Vec<(crate::model::Mlp<f32>, SeedRun)>>;
+    type JobResult = Result<Vec<(crate::model::Ensemble, SeedRun)>>;
 
     /// What a job tells the thread that reports: an event of one of its models, or its end.
     enum JobMessage {
@@ -269,7 +269,6 @@ pub mod objectives {
 pub mod pipeline {
     use crate::engine::Engine;
     use crate::error::Result;
-    use crate::model::mlp::Mlp;
     use crate::objectives::data::BinarySplits;
     use crate::objectives::experiment::ObjectiveRuns;
     use crate::objectives::train::Event as ObjectiveEvent;
@@ -366,7 +365,7 @@ pub mod pipeline {
         engine: &Engine,
         stop: &Stop,
         reporter: &mut dyn Reporter,
-    ) -> Result<(Mlp<f32>, SeedRun)> {
+    ) -> Result<(crate::model::Ensemble, SeedRun)> {
         let mut config = setup.compare_config(engine.clone())?;
         config.seeds = 1;
         config.first_seed = seed;

@@ -32,7 +32,7 @@ use prost::Message;
 
 use crate::data::transform::ColumnMap;
 use crate::error::{Error, Result};
-use crate::model::Mlp;
+use crate::model::{Ensemble, Mlp};
 use crate::model_io::ModelConfig;
 
 /// The operator set the graph uses (ai.onnx).
@@ -335,7 +335,7 @@ use proto::{
 /// graph cannot express (an unknown transform, columns outside the data, weights that disagree
 /// with the config, non-finite weights) is refused with [`Error::Config`] saying why.
 pub fn export(
-    model: &Mlp<f32>,
+    model: &Ensemble,
     config: &ModelConfig,
     metadata: &[(String, String)],
 ) -> Result<Vec<u8>> {
@@ -344,7 +344,7 @@ pub fn export(
 
 /// [`export`]'s model as protobuf messages, before encoding.
 pub fn model_proto(
-    model: &Mlp<f32>,
+    model: &Ensemble,
     config: &ModelConfig,
     metadata: &[(String, String)],
 ) -> Result<ModelProto> {
@@ -359,6 +359,7 @@ pub fn model_proto(
         ("widths", join(&config.widths)),
     ]
     .into_iter()
+    .chain((model.len() > 1).then(|| ("members", model.len().to_string())))
     .map(|(k, v)| (k.to_string(), v))
     .collect::<Vec<_>>();
     // What trained the model, when its config says: the data, and the setup as JSON.
@@ -414,7 +415,25 @@ pub fn model_proto(
 }
 
 /// Refuses a model the graph cannot express, saying why.
-fn check(model: &Mlp<f32>, config: &ModelConfig) -> Result<()> {
+fn check(model: &Ensemble, config: &ModelConfig) -> Result<()> {
+    if model.is_empty() || model.len() != config.members {
+        return Err(refuse(format!(
+            "the config says {} members, the model holds {}",
+            config.members,
+            model.len()
+        )));
+    }
+    for (m, member) in model.members.iter().enumerate() {
+        check_member(member, config).map_err(|e| match e {
+            Error::Config(why) if model.len() > 1 => refuse(format!("member {m}: {why}")),
+            e => e,
+        })?;
+    }
+    Ok(())
+}
+
+/// [`check`] of one member.
+fn check_member(model: &Mlp<f32>, config: &ModelConfig) -> Result<()> {
     if config.transform != "signed_log1p" && config.transform != "none" {
         return Err(refuse(format!(
             "unknown transform '{}' (the graph expresses \"signed_log1p\" and \"none\")",
@@ -490,8 +509,8 @@ fn check(model: &Mlp<f32>, config: &ModelConfig) -> Result<()> {
     Ok(())
 }
 
-/// The graph: Gather, the transform, the layers, Reshape.
-fn graph(model: &Mlp<f32>, config: &ModelConfig) -> Result<GraphProto> {
+/// The graph: Gather, the transform, each member's layers, the members' Mean, Reshape.
+fn graph(model: &Ensemble, config: &ModelConfig) -> Result<GraphProto> {
     let mut nodes = Vec::new();
     let mut initializers = Vec::new();
 
@@ -538,9 +557,56 @@ fn graph(model: &Mlp<f32>, config: &ModelConfig) -> Result<GraphProto> {
     if let Some(maps) = &config.input_maps {
         current = input_maps(maps, &current, &mut nodes, &mut initializers)?;
     }
+    let inputs = current;
+    let mut scores = Vec::with_capacity(model.len());
+    for (m, member) in model.members.iter().enumerate() {
+        // One model's tensors keep the names of the weights file; members are prefixed.
+        let prefix = if model.len() == 1 {
+            String::new()
+        } else {
+            format!("members.{m}.")
+        };
+        scores.push(layers(
+            member,
+            &prefix,
+            &inputs,
+            &mut nodes,
+            &mut initializers,
+        )?);
+    }
+    let current = if model.len() == 1 {
+        scores.remove(0)
+    } else {
+        let inputs: Vec<&str> = scores.iter().map(String::as_str).collect();
+        nodes.push(node(
+            "Mean",
+            "members_mean",
+            &inputs,
+            "members.mean",
+            vec![],
+        ));
+        "members.mean".to_string()
+    };
+    finish(current, nodes, initializers, config)
+}
+
+/// One MLP's Gemm and Relu nodes from `current`, its tensors named `{prefix}layers.<l>.*`;
+/// returns the name of its (batch, 1) scores.
+fn layers(
+    model: &Mlp<f32>,
+    prefix: &str,
+    inputs: &str,
+    nodes: &mut Vec<NodeProto>,
+    initializers: &mut Vec<TensorProto>,
+) -> Result<String> {
+    let mut current = inputs.to_string();
+    let node_prefix = prefix.replace('.', "_").replace("members_", "member");
     let last = model.layers.len() - 1;
     for (l, layer) in model.layers.iter().enumerate() {
-        let (weight, bias) = (format!("layers.{l}.weight"), format!("layers.{l}.bias"));
+        let (weight, bias) = (
+            format!("{prefix}layers.{l}.weight"),
+            format!("{prefix}layers.{l}.bias"),
+        );
         initializers.push(float_tensor(
             &weight,
             vec![dim(layer.n_in)?, dim(layer.n_out)?],
@@ -553,10 +619,10 @@ fn graph(model: &Mlp<f32>, config: &ModelConfig) -> Result<GraphProto> {
             &layer.bias,
             "",
         ));
-        let linear = format!("layers.{l}.linear");
+        let linear = format!("{prefix}layers.{l}.linear");
         nodes.push(node(
             "Gemm",
-            &format!("layer{l}_gemm"),
+            &format!("{node_prefix}layer{l}_gemm"),
             &[&current, &weight, &bias],
             &linear,
             vec![
@@ -568,10 +634,10 @@ fn graph(model: &Mlp<f32>, config: &ModelConfig) -> Result<GraphProto> {
         ));
         current = linear;
         if l != last {
-            let relu = format!("layers.{l}.relu");
+            let relu = format!("{prefix}layers.{l}.relu");
             nodes.push(node(
                 "Relu",
-                &format!("layer{l}_relu"),
+                &format!("{node_prefix}layer{l}_relu"),
                 &[&current],
                 &relu,
                 vec![],
@@ -579,6 +645,16 @@ fn graph(model: &Mlp<f32>, config: &ModelConfig) -> Result<GraphProto> {
             current = relu;
         }
     }
+    Ok(current)
+}
+
+/// The graph around its (batch, 1) scores `current`: Reshape to (batch), the input and output.
+fn finish(
+    current: String,
+    mut nodes: Vec<NodeProto>,
+    mut initializers: Vec<TensorProto>,
+    config: &ModelConfig,
+) -> Result<GraphProto> {
     initializers.push(int64_tensor(
         "score_shape",
         vec![1],

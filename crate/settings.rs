@@ -296,6 +296,8 @@ pub const SETTINGS: &[Setting] = &[
         .help("How the learning rate moves over the epochs: constant, or cosine (from --lr at the first epoch towards 0 after the last)"),
     real("input-noise", (0.0, 100.0), CLOSED, "a standard deviation; the inputs after --transform standardize or rank-gauss have unit spread").at(&[f("input_noise", "0")])
         .help("Standard deviation of Gaussian noise added to every training input at every step (data augmentation; 0: none); drawn from the model's seed, the same on both engines"),
+    whole("ensemble", 1, 64, "members, each a whole training and a whole forward pass").at(&[f("ensemble", "1")])
+        .help("Members of each student: k models of the same widths, the first from the run's seed and the others from seeds drawn from it, each kept at its own best validation epoch; the student's score is their mean (Qin et al. 2021's ensembles); training, scoring and the ONNX graph cost k times one model's; teachers stay one model"),
     text("objective").at(&[f("objective", "")])
         .help("The students' data loss: the --loss (default), or a global objective on the documents of positive query groups labelled by y: logloss, auc-pr, recall-at-precision:0.8, precision-at-recall:0.9, tpr-at-fpr:0.05, roc-auc, f-beta:1"),
     real("dual-rate-factor", (0.0, 1e9), CLOSED, "a factor on the learning rate")

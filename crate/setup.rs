@@ -314,6 +314,8 @@ pub struct Setup {
     pub weight_decay: f64,
     /// Standard deviation of the Gaussian noise on every training input.
     pub input_noise: f64,
+    /// Members of each student, whose scores are averaged.
+    pub ensemble: usize,
     /// How the learning rate moves over the epochs.
     pub lr_schedule: crate::model::adam::LrSchedule,
     /// A global objective as the students' data loss (None: the loss's).

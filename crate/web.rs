@@ -39,7 +39,7 @@ use crate::engine::Backend;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::gpu::{AdapterChoice, Gpu};
-use crate::model::mlp::Mlp;
+use crate::model::Ensemble;
 use crate::model_io::{to_safetensors, ModelConfig};
 use crate::objectives::data::BinarySplits;
 use crate::pipeline::preparation::PreparedData;
@@ -69,7 +69,7 @@ struct State {
     /// files (`data.teacher`).
     teacher_files: Vec<(String, Rc<Vec<u8>>)>,
     /// The students of the last comparison (first seed), each with the config it is saved with.
-    students: Vec<(Method, Mlp<f32>, ModelConfig)>,
+    students: Vec<(Method, Ensemble, ModelConfig)>,
     /// The last comparison's prepared data (see [`prepared_run`]).
     prepared: Option<Rc<PreparedRun>>,
     /// The global objectives' examples of the last objectives' setup, under its data fields as
@@ -1127,7 +1127,7 @@ pub fn student_files(method: &str) -> std::result::Result<JsValue, JsError> {
 
 /// A trained student: its method, the model, the config it is saved with, and what its
 /// metadata says of its training (the data, the setup).
-type Student = (Method, Mlp<f32>, ModelConfig, Vec<(String, String)>);
+type Student = (Method, Ensemble, ModelConfig, Vec<(String, String)>);
 
 /// The first-seed student of `method` from the last comparison.
 fn student(method: &str) -> std::result::Result<Student, JsError> {
@@ -1367,7 +1367,7 @@ pub fn evaluate_model(
     let (_, _, test) = complete_splits(&data, 0).map_err(js_error)?;
     let inputs =
         model_inputs(&test, &config, Path::new("the test split"), false).map_err(js_error)?;
-    let scores = crate::cpu::mlp::score(&model, &inputs);
+    let scores = model.predict(&inputs);
     crate::model_io::check_scores(&scores, Path::new(safetensors_name)).map_err(js_error)?;
     let grades: Vec<f32> = test.grades.iter().map(|&g| g as f32).collect();
     let report = crate::metrics::report(

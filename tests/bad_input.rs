@@ -11,6 +11,7 @@ use distillrank::data::cache::{cache_path, read_cache, write_cache};
 use distillrank::data::letor::{parse_letor_bytes, ReadOptions};
 use distillrank::data::prepare::FeatureView;
 use distillrank::model::mlp::Mlp;
+use distillrank::model::Ensemble;
 use distillrank::model::LossKind;
 use distillrank::model_io::{self, ModelConfig};
 
@@ -121,7 +122,7 @@ fn train_small(extra: &[&str]) -> Vec<String> {
 
 /// The config of a RankNet student on the 16 columns of [`synth`]'s files with 10 regular
 /// features.
-fn student_config(model: &Mlp<f32>) -> ModelConfig {
+fn student_config(model: &Ensemble) -> ModelConfig {
     ModelConfig::new(
         model,
         LossKind::RankNet,
@@ -491,7 +492,7 @@ fn class_a_split_whose_queries_each_hold_one_grade_is_refused_or_marked_in_every
 #[test]
 fn non_finite_models_are_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let mut model = Mlp::<f32>::new(3, &[4], 0);
+    let mut model = Ensemble::single(Mlp::<f32>::new(3, &[4], 0));
     let config = ModelConfig::new(
         &model,
         LossKind::RankNet,
@@ -500,13 +501,13 @@ fn non_finite_models_are_refused() {
         3,
     );
     // A NaN weight is not saved, and nothing is left behind.
-    model.layers[0].weight[2] = f32::NAN;
+    model.members[0].layers[0].weight[2] = f32::NAN;
     let prefix = dir.path().join("nan");
     let e = model_io::save(&prefix, &model, &config).unwrap_err();
     assert!(e.to_string().contains("NaN or infinite weights"), "{e}");
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
     // Finite weights whose scores overflow: predict and eval refuse to write or report them.
-    for layer in &mut model.layers {
+    for layer in &mut model.members[0].layers {
         layer.weight.iter_mut().for_each(|w| *w = 3e38);
     }
     let huge = dir.path().join("huge");
@@ -1064,7 +1065,7 @@ fn outputs_are_checked_first_and_written_atomically() {
         "checked before the data: {stderr}"
     );
     // A save whose JSON cannot be written leaves no weights behind.
-    let model = Mlp::<f32>::new(2, &[3], 0);
+    let model = Ensemble::single(Mlp::<f32>::new(2, &[3], 0));
     let config = ModelConfig::new(
         &model,
         LossKind::RankNet,
@@ -1381,8 +1382,8 @@ fn class_a_model_with_one_score_for_every_document_is_warned_about() {
     let dir = tempfile::tempdir().unwrap();
     let data = synth(dir.path(), "data.txt", 30, 10, 7);
     let prefix = dir.path().join("flat");
-    let mut model = Mlp::<f32>::new(16, &[4], 0);
-    for layer in &mut model.layers {
+    let mut model = Ensemble::single(Mlp::<f32>::new(16, &[4], 0));
+    for layer in &mut model.members[0].layers {
         layer.weight.iter_mut().for_each(|w| *w = 0.0);
     }
     model_io::save(&prefix, &model, &student_config(&model)).unwrap();
@@ -1407,8 +1408,8 @@ fn class_a_model_is_one_unit() {
     let dir = tempfile::tempdir().unwrap();
     let data = synth(dir.path(), "data.txt", 30, 10, 8);
     let (a, b) = (dir.path().join("a"), dir.path().join("b"));
-    let model = |widths: &[usize]| Mlp::<f32>::new(16, widths, 1);
-    let config = |m: &Mlp<f32>, columns: Vec<usize>| {
+    let model = |widths: &[usize]| Ensemble::single(Mlp::<f32>::new(16, widths, 1));
+    let config = |m: &Ensemble, columns: Vec<usize>| {
         ModelConfig::new(m, LossKind::RankNet, FeatureView::Regular, columns, 16)
     };
     let (ma, mb) = (model(&[4]), model(&[4]));
@@ -2006,7 +2007,7 @@ fn class_a_model_config_with_an_unknown_value_is_refused_by_every_door() {
     let dir = tempfile::tempdir().unwrap();
     let data = synth(dir.path(), "data.txt", 20, 10, 2);
     let prefix = dir.path().join("odd");
-    let model = Mlp::<f32>::new(16, &[4], 0);
+    let model = Ensemble::single(Mlp::<f32>::new(16, &[4], 0));
     let config = student_config(&model).trained_on(
         "data.txt",
         Some(serde_json::json!({"seeds": 1, "activation": "swish"})),

@@ -1197,3 +1197,92 @@ fn class_a_run_in_its_own_folder_keeps_the_outputs_it_reads() {
         second["objectives"]["logloss"]["auc_pr"]
     );
 }
+
+#[test]
+fn an_ensemble_trains_saves_scores_and_compares_as_one_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = |name: &str| dir.path().join(name).display().to_string();
+    let (ok, stdout, stderr) = distillrank(&[
+        "train",
+        "--queries",
+        "80",
+        "--valid-queries",
+        "40",
+        "--test-queries",
+        "40",
+        "--epochs",
+        "2",
+        "--widths",
+        "16",
+        "--ensemble",
+        "3",
+        "--backend",
+        "cpu",
+        "--save",
+        &d("student"),
+        "--json",
+    ]);
+    assert!(ok, "{stderr}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(v["members"], 3);
+    assert_eq!(v["member_valid_ndcg"].as_array().unwrap().len(), 3);
+    let config: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d("student.json")).unwrap()).unwrap();
+    assert_eq!(config["members"], 3);
+    // The saved ensemble scores alike on both engines and exports to one graph.
+    let (ok, _, stderr) = distillrank(&["data", "synth", "--queries", "30", "-o", &d("s.txt")]);
+    assert!(ok, "{stderr}");
+    let scores = |backend: &str| -> Vec<f64> {
+        let (ok, out, stderr) = distillrank(&[
+            "predict",
+            "--model",
+            &d("student"),
+            &d("s.txt"),
+            "--backend",
+            backend,
+        ]);
+        assert!(ok, "{stderr}");
+        out.lines().map(|l| l.parse().unwrap()).collect()
+    };
+    let cpu = scores("cpu");
+    if !std::env::var("DISTILLRANK_NO_GPU").is_ok_and(|v| v == "1") {
+        for (g, c) in scores("gpu").iter().zip(&cpu) {
+            assert!((g - c).abs() <= 1e-4 + 1e-3 * c.abs(), "GPU {g}, CPU {c}");
+        }
+    }
+    let (ok, stdout, stderr) =
+        distillrank(&["export", "--model", &d("student"), "--onnx", &d("s.onnx")]);
+    assert!(ok, "{stderr}");
+    assert!(stdout.contains("wrote"), "{stdout}");
+    // In a comparison, every method's student is an ensemble; its parameters are all members'.
+    let out = d("cmp");
+    let mut args = vec![
+        "compare",
+        "--out",
+        &out,
+        "--quiet",
+        "--methods",
+        "no-distillation,pfd",
+        "--ensemble",
+        "2",
+    ];
+    args.extend(TINY);
+    let (ok, _, stderr) = distillrank(&args);
+    assert!(ok, "{stderr}");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(format!("{out}/results.json")).unwrap())
+            .unwrap();
+    let run = &json["methods"]["pfd"]["runs"][0];
+    assert_eq!(run["student"]["members"], 2);
+    assert!(
+        run["teachers"][0].get("members").is_none(),
+        "a teacher is one model"
+    );
+    let saved: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(format!("{out}/students/pfd.json")).unwrap())
+            .unwrap();
+    assert_eq!(saved["members"], 2);
+    let n_in = saved["n_in"].as_u64().unwrap();
+    let one = (n_in * 16 + 16) + (16 * 8 + 8) + (8 + 1);
+    assert_eq!(run["student"]["parameters"].as_u64().unwrap(), 2 * one);
+}

@@ -532,7 +532,7 @@ fn the_student_of_an_external_teacher_never_reads_z() {
     let test = data.prepared.test.clone().unwrap();
     let score = |set| {
         distillrank::native::block_on(
-            Engine::Cpu.score(&student, Inputs::of(set, FeatureView::Regular)),
+            Engine::Cpu.score_ensemble(&student, Inputs::of(set, FeatureView::Regular)),
         )
         .unwrap()
     };

@@ -168,10 +168,17 @@ fn training_on_the_gpu_engine_matches_the_cpu_engine() {
         },
         input_noise: 0.1,
         lr_schedule: LrSchedule::Cosine,
-        ..plain
+        ..plain.clone()
     };
     engines_train_alike(&gpu, Transform::RankGauss, &regularised);
     engines_train_alike(&gpu, Transform::Standardize, &regularised);
+    // An ensemble: each member trains alike, and so does their mean.
+    let ensemble = TrainConfig {
+        ensemble: 2,
+        epochs: 2,
+        ..plain
+    };
+    engines_train_alike(&gpu, Transform::RankGauss, &ensemble);
 }
 
 fn engines_train_alike(
@@ -224,6 +231,19 @@ fn engines_train_alike(
         .unwrap()
     };
     let (cpu, on_gpu) = (run(&Engine::Cpu), run(&Engine::Gpu(gpu.clone())));
+    assert_eq!(cpu.model.len(), config.ensemble);
+    assert_eq!(on_gpu.model.len(), config.ensemble);
+    for (c, g) in [(cpu.best_valid_ndcg, on_gpu.best_valid_ndcg)]
+        .into_iter()
+        .chain(
+            cpu.member_valid_ndcg
+                .iter()
+                .copied()
+                .zip(on_gpu.member_valid_ndcg.iter().copied()),
+        )
+    {
+        assert!((c - g).abs() < 0.02, "{transform:?}: valid NDCG {c} vs {g}");
+    }
     for (c, g) in cpu.history.iter().zip(&on_gpu.history) {
         assert!(
             (c.data_loss - g.data_loss).abs() < 1e-3

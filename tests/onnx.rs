@@ -19,7 +19,7 @@ use distillrank::data::transform::Transform;
 use distillrank::data::Dataset;
 use distillrank::error::Error;
 use distillrank::model::LossKind;
-use distillrank::model::Mlp;
+use distillrank::model::{Ensemble, Mlp};
 use distillrank::model_io::{self, ModelConfig};
 use distillrank::onnx::proto::tensor_shape_proto::dimension::Value as Dim;
 use distillrank::onnx::proto::{self, type_proto, ModelProto, ValueInfoProto};
@@ -34,14 +34,32 @@ fn random_model(
     widths: &[usize],
     transform: &str,
     seed: u64,
-) -> (Mlp<f32>, ModelConfig) {
-    let mut model = Mlp::<f32>::new(n_in, widths, seed);
+) -> (Ensemble, ModelConfig) {
+    random_ensemble(source_features, n_in, widths, transform, seed, 1)
+}
+
+/// [`random_model`] with `members` members, each from its own seed.
+fn random_ensemble(
+    source_features: usize,
+    n_in: usize,
+    widths: &[usize],
+    transform: &str,
+    seed: u64,
+    members: usize,
+) -> (Ensemble, ModelConfig) {
     let mut rng = Rng::new(seed ^ 0xb1a5);
-    for layer in &mut model.layers {
-        for b in &mut layer.bias {
-            *b = rng.uniform_range(-0.5, 0.5) as f32;
-        }
-    }
+    let members = (0..members as u64)
+        .map(|m| {
+            let mut model = Mlp::<f32>::new(n_in, widths, seed + 1000 * m);
+            for layer in &mut model.layers {
+                for b in &mut layer.bias {
+                    *b = rng.uniform_range(-0.5, 0.5) as f32;
+                }
+            }
+            model
+        })
+        .collect();
+    let model = Ensemble { members };
     let mut all: Vec<usize> = (1..=source_features).collect();
     rng.shuffle(&mut all);
     let columns = all[..n_in].to_vec();
@@ -73,7 +91,7 @@ fn random_rows(n: usize, width: usize, largest: f64, seed: u64) -> Vec<f32> {
 }
 
 /// What `distillrank predict` computes on these raw rows.
-fn predict(model: &Mlp<f32>, config: &ModelConfig, rows: &[f32], n: usize) -> Vec<f32> {
+fn predict(model: &Ensemble, config: &ModelConfig, rows: &[f32], n: usize) -> Vec<f32> {
     let data = Dataset {
         n_features: config.source_features,
         features: rows.to_vec().into(),
@@ -281,6 +299,18 @@ fn evaluate(model: &ModelProto, features: &[f32], n: usize) -> HashMap<String, T
             "Abs" => elementwise(arg(0), f32::abs),
             "Log" => elementwise(arg(0), f32::ln),
             "Relu" => elementwise(arg(0), |x| x.max(0.0)),
+            "Mean" => {
+                // Summed in input order, then divided by their count.
+                let (shape, first) = arg(0).f32();
+                let mut sum = first.to_vec();
+                for i in 1..node.input.len() {
+                    let (s, v) = arg(i).f32();
+                    assert_eq!(s, shape, "Mean of tensors of one shape");
+                    sum.iter_mut().zip(v).for_each(|(a, b)| *a += b);
+                }
+                let k = node.input.len() as f32;
+                Tensor::F32(shape.to_vec(), sum.iter().map(|v| v / k).collect())
+            }
             "Add" => match (arg(0), arg(1)) {
                 (Tensor::I64(sa, va), Tensor::I64(sb, vb)) => {
                     let (shape, pairs) = broadcast_indices(sa, sb);
@@ -501,7 +531,7 @@ fn exported_model_decodes_to_the_documented_graph() {
         .unwrap();
     let expected: Vec<i64> = config.columns.iter().map(|&c| c as i64 - 1).collect();
     assert_eq!(initializer(columns).i64().1, expected.as_slice());
-    for (l, layer) in model.layers.iter().enumerate() {
+    for (l, layer) in model.members[0].layers.iter().enumerate() {
         let w = graph
             .initializer
             .iter()
@@ -607,8 +637,11 @@ fn graph_signed_log1p_matches_the_preparation() {
         f32::MIN_POSITIVE,
     ];
     let width = special.len();
-    let mut model = Mlp::<f32>::new(width, &[2], 5);
-    model.layers[0].weight.iter_mut().for_each(|w| *w = 0.0);
+    let mut model = Ensemble::single(Mlp::<f32>::new(width, &[2], 5));
+    model.members[0].layers[0]
+        .weight
+        .iter_mut()
+        .for_each(|w| *w = 0.0);
     let mut config = ModelConfig::new(
         &model,
         LossKind::RankNet,
@@ -633,7 +666,7 @@ fn graph_signed_log1p_matches_the_preparation() {
     }
 }
 
-fn refusal(model: &Mlp<f32>, config: &ModelConfig, metadata: &[(String, String)]) -> String {
+fn refusal(model: &Ensemble, config: &ModelConfig, metadata: &[(String, String)]) -> String {
     match export(model, config, metadata) {
         Err(Error::Config(message)) => {
             assert!(message.contains("cannot be exported to ONNX"), "{message}");
@@ -676,24 +709,24 @@ fn inexpressible_models_are_refused_with_the_reason() {
 
     for bad in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY] {
         let mut m = model.clone();
-        m.layers[1].weight[3] = bad;
+        m.members[0].layers[1].weight[3] = bad;
         assert!(refusal(&m, &config, &[]).contains("NaN or infinite"));
         let mut m = model.clone();
-        m.layers[2].bias[0] = bad;
+        m.members[0].layers[2].bias[0] = bad;
         assert!(refusal(&m, &config, &[]).contains("NaN or infinite"));
     }
 
     let mut m = model.clone();
-    m.layers[1].weight.pop();
+    m.members[0].layers[1].weight.pop();
     assert!(refusal(&m, &config, &[]).contains("layer 1 holds 11 weights"));
 
     let mut m = model.clone();
-    m.layers[2].n_out = 2;
-    m.layers[2].weight.extend_from_slice(&[0.0; 3]);
-    m.layers[2].bias.push(0.0);
+    m.members[0].layers[2].n_out = 2;
+    m.members[0].layers[2].weight.extend_from_slice(&[0.0; 3]);
+    m.members[0].layers[2].bias.push(0.0);
     assert!(refusal(&m, &config, &[]).contains("gives 2 outputs"));
 
-    let empty = Mlp::<f32> { layers: Vec::new() };
+    let empty = Ensemble::single(Mlp::<f32> { layers: Vec::new() });
     assert!(refusal(&empty, &config, &[]).contains("no layers"));
 
     let twice = [("loss".to_string(), "softmax".to_string())];
@@ -875,4 +908,58 @@ fn input_maps_that_do_not_fit_are_refused_when_read() {
         err.contains("input_maps") && err.contains("not one model"),
         "{err}"
     );
+}
+
+#[test]
+fn an_ensemble_is_one_graph_whose_score_is_its_members_mean() {
+    for (k, transform) in [(2, "signed_log1p"), (5, "none")] {
+        let (model, config) = random_ensemble(30, 12, &[8, 4], transform, 21, k);
+        assert_eq!(config.members, k);
+        let m = decode(&export(&model, &config, &[]).unwrap());
+        assert_eq!(metadata(&m)["members"], k.to_string());
+        // One Gather and one transform for every member, one Mean of their scores.
+        let ops = ops(&m);
+        assert_eq!(ops.iter().filter(|o| *o == "Gather").count(), 1);
+        assert_eq!(ops.iter().filter(|o| *o == "Mean").count(), 1);
+        assert_eq!(ops.iter().filter(|o| *o == "Gemm").count(), 3 * k);
+        for n in [1, 9] {
+            let rows = random_rows(n, 30, 100.0, n as u64);
+            let expected = predict(&model, &config, &rows, n);
+            let alone: Vec<Vec<f32>> = model
+                .members
+                .iter()
+                .map(|member| {
+                    predict(
+                        &Ensemble::single(member.clone()),
+                        &ModelConfig {
+                            members: 1,
+                            ..config.clone()
+                        },
+                        &rows,
+                        n,
+                    )
+                })
+                .collect();
+            for (d, (&g, &e)) in scores_of(&m, &rows, n).iter().zip(&expected).enumerate() {
+                assert!(close(g, e), "k {k} doc {d}: graph {g}, predict {e}");
+                let mean = alone.iter().map(|s| s[d]).sum::<f32>() / k as f32;
+                assert!(
+                    close(e, mean),
+                    "k {k} doc {d}: predict {e}, members' mean {mean}"
+                );
+            }
+        }
+        // A member that disagrees is refused by its number.
+        let mut bad = model.clone();
+        bad.members[1].layers[0].bias[0] = f32::NAN;
+        assert!(refusal(&bad, &config, &[]).contains("member 1: "));
+        let mut fewer = model.clone();
+        fewer.members.pop();
+        assert!(refusal(&fewer, &config, &[]).contains(&format!("the config says {k} members")));
+    }
+    // One model keeps the tensor names of its weights file and has no Mean.
+    let (model, config) = random_model(10, 4, &[3], "none", 2);
+    let m = decode(&export(&model, &config, &[]).unwrap());
+    assert!(!ops(&m).contains(&"Mean".to_string()));
+    assert!(!metadata(&m).contains_key("members"));
 }

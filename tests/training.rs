@@ -108,7 +108,10 @@ fn rankbce_and_the_teacher_loss_train_too() {
         ..Default::default()
     };
     let teacher = train(&p.train, &p.valid, &teacher_config, None, &mut quiet).unwrap();
-    let teacher_scores = score_inputs(&teacher.model, Inputs::of(&p.train, FeatureView::Both));
+    let teacher_scores = score_inputs(
+        &teacher.model.members[0],
+        Inputs::of(&p.train, FeatureView::Both),
+    );
     for loss in [LossKind::RankBce, LossKind::RankNet] {
         let config = TrainConfig {
             epochs: 3,
@@ -255,7 +258,10 @@ fn global_objectives_serve_as_the_data_loss() {
         &mut quiet,
     )
     .unwrap();
-    let teacher_scores = score_inputs(&teacher.model, Inputs::of(&p.train, FeatureView::Both));
+    let teacher_scores = score_inputs(
+        &teacher.model.members[0],
+        Inputs::of(&p.train, FeatureView::Both),
+    );
     let base = TrainConfig {
         epochs: 2,
         widths: vec![32, 16],
@@ -424,7 +430,11 @@ fn saved_students_read_raw_rows_as_preparation_did_under_every_transform() {
             qids: test.qids.clone(),
             source: None,
         };
-        let model = distillrank::model::Mlp::<f32>::new(test.d_x, &[8], 3);
+        let model = distillrank::model::Ensemble::single(distillrank::model::Mlp::<f32>::new(
+            test.d_x,
+            &[8],
+            3,
+        ));
         let config = model_io::ModelConfig::new(
             &model,
             LossKind::RankNet,
@@ -452,7 +462,7 @@ fn saved_students_read_raw_rows_as_preparation_did_under_every_transform() {
         assert_eq!(differ, 0, "{transform:?}: {differ} inputs differ");
         assert_eq!(
             loaded.predict(&inputs),
-            score_inputs(&model, Inputs::of(test, FeatureView::Regular)),
+            score_inputs(&model.members[0], Inputs::of(test, FeatureView::Regular)),
             "{transform:?}"
         );
         // MQ2008's constant regular columns (6-10 among them) are 0 after a fitted map.
@@ -467,4 +477,118 @@ fn saved_students_read_raw_rows_as_preparation_did_under_every_transform() {
             }
         }
     }
+}
+
+#[test]
+fn an_ensemble_is_its_members_trained_alone_and_scores_their_mean() {
+    use distillrank::engine::Engine;
+    use distillrank::model::ensemble::member_seed;
+    let p = synthetic();
+    let base = TrainConfig {
+        epochs: 2,
+        widths: vec![16],
+        seed: 4,
+        ..Default::default()
+    };
+    let k = 3;
+    let ensemble = train(
+        &p.train,
+        &p.valid,
+        &TrainConfig {
+            ensemble: k,
+            ..base.clone()
+        },
+        None,
+        &mut quiet,
+    )
+    .unwrap();
+    assert_eq!(ensemble.model.len(), k);
+    assert_eq!(ensemble.member_valid_ndcg.len(), k);
+    // Each member is the model its own seed trains alone; the first is the config's seed's.
+    for i in 0..k {
+        let alone = train(
+            &p.train,
+            &p.valid,
+            &TrainConfig {
+                seed: member_seed(base.seed, i),
+                ..base.clone()
+            },
+            None,
+            &mut quiet,
+        )
+        .unwrap();
+        assert_eq!(
+            alone.model.members[0], ensemble.model.members[i],
+            "member {i}"
+        );
+        assert_eq!(alone.best_valid_ndcg, ensemble.member_valid_ndcg[i]);
+        if i == 0 {
+            assert_eq!(alone.history.len(), ensemble.history.len());
+        }
+    }
+    assert_ne!(ensemble.model.members[0], ensemble.model.members[1]);
+    assert_eq!(
+        ensemble.model.n_parameters(),
+        k * ensemble.model.members[0].n_parameters()
+    );
+    // Its scores are the members' mean, and its validation NDCG@8 is theirs.
+    let inputs = Inputs::of(&p.valid, FeatureView::Regular);
+    let each: Vec<Vec<f32>> = ensemble
+        .model
+        .members
+        .iter()
+        .map(|m| score_inputs(m, inputs))
+        .collect();
+    let mean: Vec<f32> = (0..each[0].len())
+        .map(|d| (each[0][d] + each[1][d] + each[2][d]) / 3.0)
+        .collect();
+    let scores =
+        distillrank::native::block_on(Engine::Cpu.score_ensemble(&ensemble.model, inputs)).unwrap();
+    assert_eq!(scores, mean);
+    let ndcg = distillrank::metrics::mean_ndcg(
+        8,
+        &mean,
+        &p.valid.labels,
+        &p.valid.group_offsets,
+        base.idcg_zero,
+    )
+    .unwrap();
+    assert_eq!(ensemble.best_valid_ndcg, ndcg);
+    // Saved and read back whole: every member, the same scores.
+    let dir = tempfile::tempdir().unwrap();
+    let config = model_io::ModelConfig::new(
+        &ensemble.model,
+        LossKind::RankNet,
+        FeatureView::Regular,
+        p.regular_columns.clone(),
+        p.regular_columns.len() + p.privileged_columns.len(),
+    );
+    assert_eq!(config.members, k);
+    model_io::save(&dir.path().join("e"), &ensemble.model, &config).unwrap();
+    let (loaded, read) = model_io::load(&dir.path().join("e")).unwrap();
+    assert_eq!(read, config);
+    assert_eq!(loaded, ensemble.model);
+    // A config that says fewer members than the weights hold is refused, naming the file.
+    let json = dir.path().join("e.json");
+    let text = std::fs::read_to_string(&json).unwrap();
+    std::fs::write(&json, text.replace("\"members\": 3", "\"members\": 2")).unwrap();
+    let e = model_io::load(&dir.path().join("e"))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("e.safetensors") || e.contains("e.json"), "{e}");
+    // An ensemble of none is no model.
+    let Err(e) = train(
+        &p.train,
+        &p.valid,
+        &TrainConfig {
+            ensemble: 0,
+            ..base
+        },
+        None,
+        &mut quiet,
+    ) else {
+        panic!("an ensemble of 0 trained");
+    };
+    let e = e.to_string();
+    assert!(e.contains("an ensemble of 0 members"), "{e}");
 }

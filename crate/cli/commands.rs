@@ -371,6 +371,7 @@ pub fn train(args: &TrainArgs, out: &Output) -> Result<()> {
         },
         batch_docs: args.batch_docs,
         input_noise: args.input_noise,
+        ensemble: args.ensemble,
         lr_schedule: args.lr_schedule,
         seed: args.seed,
         idcg_zero: args.idcg_zero.into(),
@@ -423,7 +424,8 @@ pub fn train(args: &TrainArgs, out: &Output) -> Result<()> {
     let test_report = match &p.test {
         Some(test) => {
             let inputs = Inputs::of(test, config.view);
-            let scores = distillrank::native::block_on(engine.score(&trained.model, inputs))?;
+            let scores =
+                distillrank::native::block_on(engine.score_ensemble(&trained.model, inputs))?;
             Some(metrics::report(
                 &scores,
                 &test.labels,
@@ -467,6 +469,9 @@ pub fn train(args: &TrainArgs, out: &Output) -> Result<()> {
             "config": config,
             "best_epoch": trained.best_epoch,
             "best_valid_ndcg": trained.best_valid_ndcg,
+            "members": trained.model.len(),
+            "member_valid_ndcg": trained.member_valid_ndcg,
+            "parameters": trained.model.n_parameters(),
             "history": trained.history,
             "test": test_report,
             "saved": saved,
@@ -477,13 +482,29 @@ pub fn train(args: &TrainArgs, out: &Output) -> Result<()> {
         );
     } else {
         let first = trained.history.first().map_or(0.0, |l| l.valid_ndcg);
-        outln!(
-            "valid NDCG@{}: {:.4} after epoch 1, best {:.4} at epoch {} (the model kept)",
-            config.eval_k,
-            first,
-            trained.best_valid_ndcg,
-            trained.best_epoch
-        );
+        if trained.model.len() == 1 {
+            outln!(
+                "valid NDCG@{}: {:.4} after epoch 1, best {:.4} at epoch {} (the model kept)",
+                config.eval_k,
+                first,
+                trained.best_valid_ndcg,
+                trained.best_epoch
+            );
+        } else {
+            let members: Vec<String> = trained
+                .member_valid_ndcg
+                .iter()
+                .map(|v| format!("{v:.4}"))
+                .collect();
+            outln!(
+                "valid NDCG@{}: {:.4} for the ensemble of {} (each member at its best epoch: {}); {} parameters in all",
+                config.eval_k,
+                trained.best_valid_ndcg,
+                trained.model.len(),
+                members.join(", "),
+                trained.model.n_parameters()
+            );
+        }
         if let Some(r) = &test_report {
             print_report("test", r);
         }
@@ -577,8 +598,9 @@ pub fn eval(args: &EvalArgs, out: &Output) -> Result<()> {
     let (data, labels) = eval_labels(args, data, out)?;
     let inputs = model_io::model_inputs(&data, &config, &args.file, args.allow_missing_features)?;
     let engine = super::engine(args.backend, out)?;
-    let scores =
-        distillrank::native::block_on(engine.score(&model, Inputs::dense(&inputs, data.n_docs())))?;
+    let scores = distillrank::native::block_on(
+        engine.score_ensemble(&model, Inputs::dense(&inputs, data.n_docs())),
+    )?;
     model_io::check_scores(&scores, &args.model)?;
     if let Some(warning) = model_io::constant_scores(&scores, &data.group_offsets, &args.model) {
         out.warn(warning);
@@ -659,7 +681,7 @@ pub fn predict(args: &PredictArgs, out: &Output) -> Result<()> {
                 model_io::model_inputs(&data, &config, &args.file, args.allow_missing_features)?;
             let engine = super::engine(args.backend, out)?;
             let scores = distillrank::native::block_on(
-                engine.score(&model, Inputs::dense(&inputs, data.n_docs())),
+                engine.score_ensemble(&model, Inputs::dense(&inputs, data.n_docs())),
             )?;
             model_io::check_scores(&scores, &args.model)?;
             (scores, None)

@@ -202,5 +202,14 @@ pub fn score_inputs(model: &Mlp<f32>, inputs: Inputs<'_>) -> Vec<f32> {
     out
 }
 
+impl crate::model::Ensemble {
+    /// Scores documents (`n x n_in`, row-major) with every member ([`score`], a chunk of rows
+    /// at a time) and averages them.
+    pub fn predict(&self, inp: &[f32]) -> Vec<f32> {
+        let members: Vec<Vec<f32>> = self.members.iter().map(|m| score(m, inp)).collect();
+        crate::model::ensemble::mean_scores(&members)
+    }
+}
+
 /// Documents scored at once, on either engine.
 pub const SCORE_CHUNK_DOCS: usize = 8192;

@@ -1,5 +1,5 @@
 //! The ground floor: the words every engine and every application shares, and nothing else. The
-//! model and its weights ([`mlp`]), the losses' names and the weights that make each a mean
+//! model and its weights ([`mlp`]), k of them averaged ([`ensemble`]), the losses' names and the weights that make each a mean
 //! ([`loss`]), Adam's settings ([`adam`]), the global objectives and their reference maths
 //! ([`objective`]), and what one training step needs ([`step`]: the batch, the plan of its
 //! losses, the losses it reports).
@@ -9,12 +9,14 @@
 //! [`crate::error`] and [`crate::rng`]), and `tests/architecture.rs` fails on any upward import.
 
 pub mod adam;
+pub mod ensemble;
 pub mod loss;
 pub mod mlp;
 pub mod objective;
 pub mod step;
 
 pub use adam::AdamConfig;
+pub use ensemble::Ensemble;
 pub use loss::LossKind;
 pub use mlp::{Dense, Mlp};
 pub use objective::Objective;

@@ -6,7 +6,7 @@ use std::path::Path;
 use crate::data::prepare::FeatureView;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
-use crate::model::mlp::Mlp;
+use crate::model::Ensemble;
 use crate::model_io::ModelConfig;
 use crate::ranking::distill::Method;
 use crate::ranking::experiment::{self, CompareConfig, SeedRun};
@@ -41,7 +41,7 @@ pub async fn fit_async(
     engine: &Engine,
     stop: &Stop,
     on: &mut experiment::OnProgress<'_>,
-) -> Result<(Mlp<f32>, SeedRun)> {
+) -> Result<(Ensemble, SeedRun)> {
     let mut config = setup.compare_config(engine.clone())?;
     config.train.stop = stop.clone();
     config.methods = vec![method];
@@ -53,7 +53,7 @@ pub async fn fit_async(
 
 /// The config a student of `setup` carries when saved: it reads the regular columns of the
 /// source data, after the signed log1p and the fitted maps that follow it, and names the data and the setup that trained it.
-pub fn student_config(data: &PreparedData, setup: &Setup, model: &Mlp<f32>) -> ModelConfig {
+pub fn student_config(data: &PreparedData, setup: &Setup, model: &Ensemble) -> ModelConfig {
     ModelConfig::new(
         model,
         setup.loss,
@@ -82,7 +82,7 @@ pub fn check_model_config(config: &ModelConfig, name: &Path) -> Result<()> {
 /// A saved model ([`crate::model_io::load`]) with its config checked as
 /// [`check_model_config`] does.
 #[cfg(not(target_arch = "wasm32"))]
-pub fn load_model(prefix: &Path) -> Result<(Mlp<f32>, ModelConfig)> {
+pub fn load_model(prefix: &Path) -> Result<(Ensemble, ModelConfig)> {
     let (model, config) = crate::model_io::load(prefix)?;
     check_model_config(&config, &crate::model_io::paths(prefix).1)?;
     Ok((model, config))

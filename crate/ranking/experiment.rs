@@ -7,6 +7,7 @@ use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::metrics;
 use crate::metrics::mean_std;
+use crate::model::Ensemble;
 use crate::ranking::clicks::{ClickLabel, ClickLabels, PropensityTower};
 use crate::ranking::distill::{
     ExternalScores, Method, RdConfig, RdTargets, Student, Teacher, TeacherInputs, TeacherSettings,
@@ -24,7 +25,11 @@ pub struct ModelRun {
     /// `test`'s on the binary y.
     pub test_graded_ndcg: Vec<(usize, Option<f64>)>,
     pub history: Vec<EpochLog>,
+    /// Every member's parameters.
     pub parameters: usize,
+    /// Models averaged ([`crate::model::Ensemble`]); 1 for one model.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub members: usize,
     /// Scoring time per 1,000 documents, milliseconds, on the engine that trained it.
     pub ms_per_1k_docs: f64,
     /// The student's test NDCG@[`TESTED_K`] of each test query on y, in the test split's order
@@ -42,6 +47,14 @@ pub struct ModelRun {
     /// ours, and its time is its scores' (none for scores read from files).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub trained_elsewhere: bool,
+}
+
+fn one() -> usize {
+    1
+}
+
+fn is_one(n: &usize) -> bool {
+    *n == 1
 }
 
 /// The k of the NDCG whose per-query values are kept and tested: the PFD paper's NDCG@8.
@@ -64,12 +77,14 @@ pub async fn run_model(
     guidance: &Guidance<'_>,
     test_curve: bool,
     on: &mut dyn FnMut(Event),
-) -> Result<(crate::model::Mlp<f32>, ModelRun)> {
+) -> Result<(Ensemble, ModelRun)> {
     let (train, valid) = (splits.train, splits.valid);
     let test = test_curve.then_some(splits.test);
     let trained = fit_async(engine, train, valid, test, config, guidance, on).await?;
     let started = crate::clock::Instant::now();
-    let scores = engine.score(&trained.model, splits.test.inputs).await?;
+    let scores = engine
+        .score_ensemble(&trained.model, splits.test.inputs)
+        .await?;
     let seconds = started.elapsed();
     let test = splits.test.set;
     let report = metrics::report(&scores, &test.labels, &test.group_offsets, config.idcg_zero);
@@ -94,6 +109,7 @@ pub async fn run_model(
         test_graded_ndcg,
         history: trained.history,
         parameters: trained.model.n_parameters(),
+        members: trained.model.len(),
         ms_per_1k_docs: 1000.0 * seconds * 1000.0 / test.n_docs().max(1) as f64,
         per_query,
         per_query_graded,
@@ -304,7 +320,8 @@ impl CompareConfig {
 pub struct Job {
     pub seed: u64,
     pub methods: Vec<Method>,
-    /// The models it trains: its distinct teachers and its students (the longest jobs go first).
+    /// The models it trains: its distinct teachers and its students' members (the longest jobs
+    /// go first).
     pub models: usize,
 }
 
@@ -375,7 +392,7 @@ impl CompareConfig {
                 jobs.push(Job {
                     seed: self.first_seed.wrapping_add(s),
                     methods: group.iter().map(|&i| self.methods[i]).collect(),
-                    models: group.len() + distinct.len(),
+                    models: group.len() * self.train.ensemble + distinct.len(),
                 });
             }
         }
@@ -525,7 +542,7 @@ pub struct Comparison {
     pub methods: Vec<MethodRuns>,
     /// Each method's student of the first seed: the model to carry away (it reads x only).
     #[serde(skip)]
-    pub students: Vec<(Method, crate::model::Mlp<f32>)>,
+    pub students: Vec<(Method, Ensemble)>,
 }
 
 impl Comparison {
@@ -804,7 +821,8 @@ pub fn plan(p: &Prepared, config: &CompareConfig) -> Vec<(Training, u64)> {
             } else {
                 all
             };
-            models.push((student, docs));
+            // An ensemble's members train one after the other.
+            models.push((student, docs * config.train.ensemble as u64));
         }
     }
     models
@@ -836,7 +854,7 @@ impl Comparison {
     pub(crate) fn of_jobs(
         config: &CompareConfig,
         jobs: &[Job],
-        runs: Vec<Vec<(crate::model::Mlp<f32>, SeedRun)>>,
+        runs: Vec<Vec<(Ensemble, SeedRun)>>,
     ) -> Comparison {
         let mut methods = MethodRuns::none_yet(&config.methods);
         let mut students = Vec::new();
@@ -867,7 +885,7 @@ pub async fn run_method_seed(
     method: Method,
     seed: u64,
     on: &mut OnProgress<'_>,
-) -> Result<(crate::model::Mlp<f32>, SeedRun)> {
+) -> Result<(Ensemble, SeedRun)> {
     let job = Job {
         seed,
         methods: vec![method],
@@ -897,7 +915,7 @@ pub async fn run_job(
     config: &CompareConfig,
     job: &Job,
     on: &mut OnProgress<'_>,
-) -> Result<Vec<(crate::model::Mlp<f32>, SeedRun)>> {
+) -> Result<Vec<(Ensemble, SeedRun)>> {
     let (seed, engine) = (job.seed, &config.engine);
     let test = p.test.as_ref().unwrap_or(&p.valid);
     let student = TrainConfig {
@@ -980,6 +998,8 @@ pub async fn run_job(
                 // A global objective replaces the students' data loss; teachers keep the
                 // ranking loss.
                 objective: None,
+                // Ensembles are the students': a teacher is one model.
+                ensemble: 1,
                 ..student.clone()
             };
             let (model, run) = run_model(
@@ -991,7 +1011,7 @@ pub async fn run_job(
                 &mut |e| on(&label, e),
             )
             .await?;
-            let scores = engine.score(&model, splits.train.inputs).await?;
+            let scores = engine.score_ensemble(&model, splits.train.inputs).await?;
             teachers.push(run.clone());
             scores_of.push(trained.len());
             trained.push((teacher, run, scores));
@@ -1082,6 +1102,7 @@ fn external_run(
         test_graded_ndcg: metrics::report(scores, &grades, &test.group_offsets, idcg_zero).ndcg,
         history: Vec::new(),
         parameters: 0,
+        members: 1,
         ms_per_1k_docs: external.ms_per_1k_docs.unwrap_or(f64::NAN),
         per_query: Vec::new(),
         per_query_graded: Vec::new(),

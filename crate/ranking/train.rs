@@ -1,7 +1,8 @@
 //! Training one ranking model, one loop for either engine ([`crate::engine`]): batches of whole
 //! query groups, the data loss on S_label, the teacher loss on S_all when teachers are given (PFD
 //! Eq. 1), the Ranking Distillation loss when its targets are given, Adam, validation NDCG@k after
-//! every epoch, early stopping, and the model of the best validation epoch kept.
+//! every epoch, early stopping, and the model of the best validation epoch kept; an ensemble's
+//! members one after the other.
 
 use crate::clock::Instant;
 use crate::cpu::mlp::SCORE_CHUNK_DOCS;
@@ -10,10 +11,11 @@ use crate::data::prepare::{FeatureView, RankingSet};
 use crate::engine::{run_epoch, Engine, RankingTrainer, Stepped, Trainer};
 use crate::error::{Error, Result};
 use crate::metrics::{mean_ndcg, IdcgZero};
+use crate::model::ensemble::{member_seed, MAX_MEMBERS};
 use crate::model::step::{LossPlan, ObjectivePlan, StepBatch, StepLosses};
 use crate::model::AdamConfig;
 use crate::model::LossKind;
-use crate::model::Mlp;
+use crate::model::{Ensemble, Mlp};
 use crate::ranking::clicks::PropensityTower;
 use crate::ranking::distill::RdTargets;
 use crate::rng::Rng;
@@ -56,6 +58,9 @@ pub struct TrainConfig {
     /// so with `standardize` or `rank-gauss` it is a share of each column's spread. Drawn on the
     /// host from the model's seed, so both engines train on the same noisy batches.
     pub input_noise: f64,
+    /// Members of the model, each trained from its own seed, whose scores are averaged (1: one
+    /// model).
+    pub ensemble: usize,
     /// A global objective (Eban et al.) as the data loss instead of `loss`, on the documents of
     /// S_label labelled by y; the teacher loss stays `loss`'s.
     pub objective: Option<crate::model::Objective>,
@@ -128,6 +133,12 @@ impl TrainConfig {
                 crate::error::shown(self.alpha)
             ));
         }
+        if self.ensemble == 0 || self.ensemble > MAX_MEMBERS {
+            return bad(format!(
+                "an ensemble of {} members: it takes 1 (one model) to {MAX_MEMBERS}",
+                self.ensemble
+            ));
+        }
         if self.widths.contains(&0) {
             return bad("hidden widths must be positive".into());
         }
@@ -184,11 +195,24 @@ pub enum Event<'a> {
 }
 
 pub struct Trained {
-    /// The model of the best validation epoch.
-    pub model: Mlp<f32>,
+    /// The model of the best validation epoch: each member's own best.
+    pub model: Ensemble,
+    /// The first member's best epoch.
     pub best_epoch: usize,
+    /// The validation NDCG@k of the whole model (the members' mean scores).
     pub best_valid_ndcg: f64,
+    /// The first member's epochs.
     pub history: Vec<EpochLog>,
+    /// Each member's own best validation NDCG@k, in member order.
+    pub member_valid_ndcg: Vec<f64>,
+}
+
+/// One member's training: its model of the best validation epoch and how it got there.
+struct Member {
+    model: Mlp<f32>,
+    best_epoch: usize,
+    best_valid_ndcg: f64,
+    history: Vec<EpochLog>,
 }
 
 /// A split and the inputs a model sees of it (`n_docs x width`).
@@ -257,10 +281,10 @@ pub fn loss_plan(config: &TrainConfig, guidance: &Guidance) -> LossPlan {
     )
 }
 
-/// Trains a model on `engine`, picking the epoch with the best validation NDCG@k: the same
-/// initial weights, batches, losses and Adam on either engine. Losses are read back every
-/// `loss_window` steps (every step on the CPU engine) and at the end of each epoch; validation and
-/// test documents are scored on the engine, NDCG computed on the scores.
+/// Trains a model on `engine`: its [`TrainConfig::ensemble`] members one after the other, each
+/// from its own seed ([`member_seed`]; the first at the config's) and each kept at its own best
+/// validation epoch ([`fit_member_async`]). The model's validation NDCG@k is then that of the
+/// members' mean scores.
 pub async fn fit_async(
     engine: &Engine,
     train: Split<'_>,
@@ -270,6 +294,53 @@ pub async fn fit_async(
     guidance: &Guidance<'_>,
     on: &mut dyn FnMut(Event<'_>),
 ) -> Result<Trained> {
+    let mut members = Vec::with_capacity(config.ensemble);
+    for i in 0..config.ensemble.max(1) {
+        let member = TrainConfig {
+            seed: member_seed(config.seed, i),
+            ..config.clone()
+        };
+        members.push(fit_member_async(engine, train, valid, test, &member, guidance, on).await?);
+    }
+    let member_valid_ndcg: Vec<f64> = members.iter().map(|m| m.best_valid_ndcg).collect();
+    let first = members.remove(0);
+    let mut model = Ensemble::single(first.model);
+    model.members.extend(members.into_iter().map(|m| m.model));
+    let best_valid_ndcg = if model.len() == 1 {
+        first.best_valid_ndcg
+    } else {
+        let scores = engine.score_ensemble(&model, valid.inputs).await?;
+        mean_ndcg(
+            config.eval_k,
+            &scores,
+            &valid.set.labels,
+            &valid.set.group_offsets,
+            config.idcg_zero,
+        )
+        .unwrap_or(0.0)
+    };
+    Ok(Trained {
+        model,
+        best_epoch: first.best_epoch,
+        best_valid_ndcg,
+        history: first.history,
+        member_valid_ndcg,
+    })
+}
+
+/// Trains one model on `engine`, picking the epoch with the best validation NDCG@k: the same
+/// initial weights, batches, losses and Adam on either engine. Losses are read back every
+/// `loss_window` steps (every step on the CPU engine) and at the end of each epoch; validation and
+/// test documents are scored on the engine, NDCG computed on the scores.
+async fn fit_member_async(
+    engine: &Engine,
+    train: Split<'_>,
+    valid: Split<'_>,
+    test: Option<Split<'_>>,
+    config: &TrainConfig,
+    guidance: &Guidance<'_>,
+    on: &mut dyn FnMut(Event<'_>),
+) -> Result<Member> {
     let width = check(train, valid, config, guidance)?;
     let model = Mlp::<f32>::new(width, &config.widths, config.seed);
     let groups: Vec<usize> = (0..train.set.n_groups())
@@ -564,8 +635,8 @@ impl Selection {
         Ok(config.patience.is_some_and(|p| epoch >= self.best.1 + p))
     }
 
-    fn finish(self) -> Trained {
-        Trained {
+    fn finish(self) -> Member {
+        Member {
             model: self.best.2,
             best_epoch: self.best.1,
             best_valid_ndcg: self.best.0,

@@ -24,7 +24,7 @@ use pyo3::types::PyDict;
 use distillrank::data::inputs::Inputs;
 use distillrank::data::Dataset;
 use distillrank::engine::{Backend, Engine};
-use distillrank::model::mlp::Mlp;
+use distillrank::model::Ensemble;
 use distillrank::model_io::{self, ModelConfig};
 use distillrank::pipeline::store::InMemory;
 use distillrank::pipeline::sweep::SweepParam;
@@ -251,10 +251,11 @@ fn check_setup(text: &str) -> PyResult<String> {
     Ok(Setup::from_json(text).map_err(value_error)?.to_json())
 }
 
-/// A trained or loaded model: the MLP and the config that says which columns it reads.
+/// A trained or loaded model: the MLP (or the MLPs whose scores it averages) and the config that
+/// says which columns it reads.
 #[pyclass(module = "distillrank._distillrank", frozen)]
 struct Model {
-    model: Mlp<f32>,
+    model: Ensemble,
     config: ModelConfig,
 }
 
@@ -299,7 +300,7 @@ impl Model {
             let inputs = model_io::model_inputs(&data, &self.config, name, false)?;
             let engine = engine(backend, &mut pipeline::Silent)?;
             let scores = distillrank::native::block_on(
-                engine.score(&self.model, Inputs::dense(&inputs, data.n_docs())),
+                engine.score_ensemble(&self.model, Inputs::dense(&inputs, data.n_docs())),
             )?;
             model_io::check_scores(&scores, name)?;
             Ok(scores)

@@ -88,13 +88,14 @@ def synthetic_file(workdir):
 _trained = {}
 
 
-def trained(workdir, synthetic_file, dataset, loss, transform="signed-log1p"):
-    """(model prefix, raw file to score) of a small student trained for one epoch."""
-    key = (dataset, loss, transform)
+def trained(workdir, synthetic_file, dataset, loss, transform="signed-log1p", ensemble=1):
+    """(model prefix, raw file to score) of a small student trained for one epoch (each of its
+    `ensemble` members)."""
+    key = (dataset, loss, transform, ensemble)
     if key not in _trained:
-        prefix = workdir / f"{dataset}-{loss}-{transform}"
+        prefix = workdir / f"{dataset}-{loss}-{transform}-{ensemble}"
         common = ["--loss", loss, "--epochs", 1, "--widths", "16,8", "--save", prefix]
-        common += ["--transform", transform]
+        common += ["--transform", transform, "--ensemble", ensemble]
         common += ["--backend", "cpu", "--quiet"]
         if dataset == "mq2008":
             assert MQ2008.is_dir(), f"MQ2008 Fold1 is missing at {MQ2008}"
@@ -123,18 +124,20 @@ def onnx_scores(path, features):
 
 
 def cases():
-    """Every loss under the default transform, and every input transform under the default loss."""
+    """Every loss under the default transform, every input transform under the default loss, and
+    an ensemble of three."""
     for dataset in DATASETS:
         for loss in LOSSES:
-            yield dataset, loss, "signed-log1p"
+            yield dataset, loss, "signed-log1p", 1
         for transform in TRANSFORMS[1:]:
-            yield dataset, LOSSES[0], transform
+            yield dataset, LOSSES[0], transform, 1
+        yield dataset, LOSSES[0], TRANSFORMS[-1], 3
 
 
-@pytest.mark.parametrize("dataset,loss,transform", list(cases()))
-def test_onnxruntime_scores_equal_predict(workdir, synthetic_file, dataset, loss, transform):
-    prefix, file = trained(workdir, synthetic_file, dataset, loss, transform)
-    path = export(prefix, workdir / f"{dataset}-{loss}-{transform}.onnx")
+@pytest.mark.parametrize("dataset,loss,transform,ensemble", list(cases()))
+def test_onnxruntime_scores_equal_predict(workdir, synthetic_file, dataset, loss, transform, ensemble):
+    prefix, file = trained(workdir, synthetic_file, dataset, loss, transform, ensemble)
+    path = export(prefix, workdir / f"{dataset}-{loss}-{transform}-{ensemble}.onnx")
     model = onnx.load(str(path))
     onnx.checker.check_model(model, full_check=True)
 
@@ -147,6 +150,9 @@ def test_onnxruntime_scores_equal_predict(workdir, synthetic_file, dataset, loss
     assert model.producer_name == "distillrank"
 
     assert ("input_maps" in config) == (transform != "signed-log1p")
+    assert config.get("members", 1) == ensemble
+    assert meta.get("members", "1") == str(ensemble)
+    assert [n.op_type for n in model.graph.node].count("Mean") == (ensemble > 1)
     features = read_letor(file, config["source_features"])
     got = onnx_scores(path, features)
     expected = predict(prefix, file)
@@ -154,7 +160,7 @@ def test_onnxruntime_scores_equal_predict(workdir, synthetic_file, dataset, loss
     assert got.shape == expected.shape == (features.shape[0],)
     difference = np.abs(got.astype(np.float64) - expected.astype(np.float64))
     print(
-        f"\n{dataset} {loss} {transform}: {len(expected)} documents, "
+        f"\n{dataset} {loss} {transform} ensemble {ensemble}: {len(expected)} documents, "
         f"max |ONNX - predict| = {difference.max():.3e} "
         f"(scores in [{expected.min():.3f}, {expected.max():.3f}])"
     )
