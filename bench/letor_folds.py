@@ -22,7 +22,9 @@ without a better validation NDCG@8, one model a seed (its bagging and feature fr
 those of the seed: 0.8 each, so that seeds differ), deterministic (the same trees every run). The PFD teacher is LightGBM on every column,
 seed 0. The tests pair each query's NDCG@8 averaged over the seeds: the mean difference, a
 bootstrap 95% interval (10,000 resamples of the queries) and a sign-flip randomization p (10,000
-flips). Prints one JSON object. The `--student` flags go to every `distillrank compare`; report
+flips). Each fold's comparison also holds LightGBM on x alone (seed 0, its z columns blanked)
+as the library's reference row (`--reference-model`), with the library's own paired tests of
+each student against it. Prints one JSON object. The `--student` flags go to every `distillrank compare`; report
 validation figures (`valid`) to choose settings, test figures once the choice is made.
 
 Dependencies (PyPI, for this script only): numpy, scikit-learn, lightgbm.
@@ -192,10 +194,24 @@ def main():
         X, Xv, Xt = X.toarray(), Xv.toarray(), Xt.toarray()
         teacher = lightgbm_ranker(X, y, qid, Xv, yv, qv, 0)
         teacher.save_model(str(here / "teacher.txt"))
+        # The privileged split the comparison will make (the same preparation, one tiny model).
+        split = compare(args, here / "split", files, "--methods", "no-distillation", "--seeds", "1",
+                        "--epochs", "1", "--widths", "4", "--ensemble", "1", *narrower)
+        privileged = split["privileged_columns"]
+        regular = [c - 1 for c in range(1, X.shape[1] + 1) if c not in privileged]
+        # The reference row of the library's own table: LightGBM on x alone (seed 0) as a model
+        # of the files' full width whose z columns were constant in training, so that it reads
+        # the files' columns and never z.
+        blank = [c - 1 for c in privileged]
+        Xr, Xvr = X.copy(), Xv.copy()
+        Xr[:, blank] = 0.0
+        Xvr[:, blank] = 0.0
+        lightgbm_ranker(Xr, y, qid, Xvr, yv, qv, 0).save_model(str(here / "reference.txt"))
         runs = compare(args, here / "compare", files, "--methods", "no-distillation,pfd",
-                       "--teacher-model", str(here / "teacher.txt"), *narrower)
+                       "--teacher-model", str(here / "teacher.txt"),
+                       "--reference-model", str(here / "reference.txt"), *narrower)
+        assert runs["privileged_columns"] == privileged
         test_qids = np.array(runs["test_qids"])
-        regular = [c - 1 for c in range(1, X.shape[1] + 1) if c not in runs["privileged_columns"]]
         fold_scores = {}
         for name, cols in [("lightgbm_x_alone", regular), ("lightgbm_all", list(range(X.shape[1])))]:
             per_seed = []
@@ -211,8 +227,11 @@ def main():
         # This script's NDCG@8 against the library's, on the same teacher scores.
         library = runs["methods"]["pfd"]["teacher_ndcg@8"]["mean"]
         ours = float(np.nanmean(np.where(np.isnan(teacher_test.astype(float)), np.nan, teacher_test)))
+        verdicts = [t for t in runs["tests"] if t["b"] == "reference" and t["metric"] == "ndcg@8"]
         report["folds"][fold] = {
             "test_queries": len(test_qids),
+            "reference_ndcg8_library": runs["reference"]["run"]["test_graded_ndcg"][3][1],
+            "against_reference_library": {t["a"]: [t["mean_diff"], t["ci95"], t["p_holm"]] for t in verdicts},
             "teacher_ndcg8_library": library, "teacher_ndcg8_here": ours,
             **{k: float(np.nanmean(v.astype(float))) for k, v in fold_scores.items()},
         }

@@ -233,6 +233,12 @@ pub const SETTINGS: &[Setting] = &[
         .help("A teacher's scores from files, for PFD: TRAIN[,VALID[,TEST]], one score a line for each document of the training, validation and test files, in their order, or a TREC run (qid Q0 docno rank score tag; docno the line's docid comment, or docN, the document's 0-based place in its query, as predict --run writes): any model computed elsewhere"),
     text("teacher-columns").at(&[f("data.teacher.columns", "auto")])
         .help("How the teacher model's input columns map to the files' features: from-1 (column 0 is feature 1: a model trained on arrays), from-0 (column j is feature j: LightGBM's or XGBoost's own LETOR reader), or auto (by the model's width against the data's)"),
+    text("reference-model").at(&[f("data.reference.model", "")])
+        .help("A model trained elsewhere to measure the students against, as a row of the comparison with a paired test of every method against it (the LightGBM model served today, trained on x alone): a LightGBM or XGBoost model file, as --teacher-model reads them; its scores of the validation and test files are its figures"),
+    text("reference-scores").at(&[f("data.reference.scores", "")])
+        .help("A reference's scores from files, as --teacher-scores reads them: TRAIN,VALID,TEST in the data files' order (the training file's are not read unless the validation split is held out of it; leave it empty: ,VALID,TEST)"),
+    text("reference-columns").at(&[f("data.reference.columns", "auto")])
+        .help("How the reference model's input columns map to the files' features: from-1, from-0 or auto, as --teacher-columns"),
     text("training-labels").at(&[f("data.labels", "gumbel")])
         .help("The training label of graded data: gumbel (the PFD paper's protocol: y = 1[grade + Gumbel noise > tau_target]) or grades (y = the grade, as LightGBM, allRank and TF-Ranking train: RankNet on pairs of different grades, LambdaRank and softmax with gains 2^y - 1, NDCG on the grades; tau_target and t are not used)"),
     text("log-labels").at(&[f("data.log_labels", "conversion")])

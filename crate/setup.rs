@@ -117,6 +117,15 @@ pub struct DataSetup {
     /// splits. Left out of the JSON while none is named.
     #[serde(skip_serializing_if = "ExternalTeacher::is_default")]
     pub teacher: ExternalTeacher,
+    /// A model trained elsewhere that the students are measured against (the LightGBM model a
+    /// team serves today), in the teacher's terms: its scores of the validation and test files
+    /// are a row of the comparison, with a paired test of every method against it. Left out of
+    /// the JSON while none is named.
+    #[serde(
+        default = "ExternalTeacher::reference_default",
+        skip_serializing_if = "ExternalTeacher::is_reference_default"
+    )]
+    pub reference: ExternalTeacher,
 }
 
 /// A teacher trained elsewhere, for PFD (and GenD or self-distillation where its columns fit).
@@ -145,6 +154,16 @@ impl ExternalTeacher {
     /// mapping chosen before the teacher's files is kept).
     pub fn is_default(&self) -> bool {
         *self == ExternalTeacher::default()
+    }
+
+    /// The reference's fields as the table of settings gives them.
+    pub fn reference_default() -> Self {
+        crate::settings::defaults("data.reference")
+    }
+
+    /// Whether every field is the reference's default.
+    pub fn is_reference_default(&self) -> bool {
+        *self == ExternalTeacher::reference_default()
     }
 
     /// Whether no teacher is named.
@@ -199,10 +218,13 @@ impl DataSetup {
             }
             DataSource::Synthetic { .. } | DataSource::Mq2008 => Vec::new(),
         };
-        let scores = self.teacher.scores.iter().flat_map(|s| s.split(','));
+        let outside = [&self.teacher, &self.reference];
+        let scores = outside
+            .into_iter()
+            .flat_map(|o| o.scores.iter().flat_map(|s| s.split(',')));
         data.into_iter()
             .map(String::as_str)
-            .chain(self.teacher.model.as_deref())
+            .chain(outside.into_iter().filter_map(|o| o.model.as_deref()))
             .chain(scores)
             .map(str::trim)
             .filter(|f| !f.is_empty())
@@ -667,6 +689,18 @@ impl Setup {
             out.push((
                 "teachers",
                 "only multi-teacher-pfd reads it, and --methods does not list it".into(),
+            ));
+        }
+        if self.data.teacher.is_none() {
+            out.push((
+                "teacher-columns",
+                "it maps a teacher model's columns, and no --teacher-model is named".into(),
+            ));
+        }
+        if self.data.reference.is_none() {
+            out.push((
+                "reference-columns",
+                "it maps a reference model's columns, and no --reference-model is named".into(),
             ));
         }
         if self.objective.is_none() {

@@ -998,7 +998,7 @@ pub fn summarize_compare(
     };
     // results.json's fields (the same function as the CLI's and Python's: the paired tests and
     // their sentences among them), with what the page shows of the data.
-    let tests = comparison.tests(pipeline::report::TESTS_SEED);
+    let tests = pipeline::report::tests(&run.prepared, &setup, &comparison);
     let mut results =
         pipeline::report::results_json_with(&run.prepared, &setup, &comparison, &tests);
     pipeline::report::unused_settings_in_words(&mut results);
@@ -1018,7 +1018,7 @@ pub fn summarize_compare(
             "warnings": prepared.warnings,
         },
         "backend": engine_for(&setup).map_or_else(|_| format!("{:?}", setup.backend), |e| format!("{e:?}")),
-        "verdicts": pipeline::report::verdicts(&tests, comparison.verdict_metric()),
+        "verdicts": pipeline::report::verdicts(&tests, comparison.verdict_metric(), run.prepared.reference.as_deref()),
     });
     for (key, value) in page.as_object().into_iter().flatten() {
         results[key] = value.clone();

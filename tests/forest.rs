@@ -788,3 +788,102 @@ fn teacher_scores_from_trec_runs() {
         "{e}"
     );
 }
+
+/// A model on x alone (features 1 and 2 of [`letor_files`]; feature 6 is z): what a team
+/// serves today.
+fn reference_model(dir: &Path) -> PathBuf {
+    let text = lightgbm("2 0", "1 -1", "-2 -3", "")
+        .replace("max_feature_idx=2", "max_feature_idx=5")
+        .replace("split_feature=0 1", "split_feature=1 0");
+    let path = dir.join("reference.txt");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+#[test]
+fn a_reference_model_is_a_row_with_a_paired_test_of_every_method_against_it() {
+    use distillrank::pipeline::report;
+    let dir = tempfile::tempdir().unwrap();
+    let files = letor_files(dir.path());
+    let mut setup = files_setup(&files, ExternalTeacher::default());
+    setup.methods = vec![Method::NoDistillation, Method::Pfd];
+    setup.data.reference = ExternalTeacher {
+        model: Some(reference_model(dir.path()).display().to_string()),
+        ..ExternalTeacher::reference_default()
+    };
+    let (data, comparison) = common::engines::compare_on_cpu(&setup);
+    let reference = data.reference.as_deref().expect("the reference's scores");
+    let p = &data.prepared;
+    // Measured, not learned from: no training scores; the validation and test splits'.
+    assert!(reference.train.is_empty());
+    assert_eq!(reference.valid.len(), p.valid.n_docs());
+    let test = p.test.as_ref().unwrap();
+    let scores = reference.test.as_ref().unwrap();
+    assert_eq!(scores.len(), test.n_docs());
+    assert_eq!(reference.reads, Some(TeacherInputs::Regular));
+    assert_eq!(reference.label(), "LightGBM on x alone");
+    // Its per-query NDCG@8 is the metrics' own on its scores.
+    let run = report::reference_run(&data, &setup).unwrap();
+    assert_eq!(
+        run.per_query,
+        distillrank::metrics::ndcg_per_group(8, scores, &test.labels, &test.group_offsets)
+    );
+    // A paired test of each method against it, on y and on the grades, with every seed paired
+    // with the same scores.
+    let tests = report::tests(&data, &setup, &comparison);
+    for method in &setup.methods {
+        for metric in ["ndcg@8", "graded_ndcg@8"] {
+            let t = tests
+                .iter()
+                .find(|t| t.a == method.name() && t.b == report::REFERENCE && t.metric == metric)
+                .unwrap_or_else(|| panic!("{method} against the reference on {metric}"));
+            assert_eq!(t.n_seeds, setup.seeds);
+            let ours = comparison.per_query(*method, metric != "ndcg@8");
+            let theirs = if metric == "ndcg@8" {
+                &run.per_query
+            } else {
+                &run.per_query_graded
+            };
+            let pairs: Vec<f64> = (0..theirs.len())
+                .filter_map(|q| {
+                    let mine: Option<Vec<f64>> = ours.iter().map(|s| s[q]).collect();
+                    Some(mine?.iter().sum::<f64>() / ours.len() as f64 - theirs[q]?)
+                })
+                .collect();
+            let mean = pairs.iter().sum::<f64>() / pairs.len() as f64;
+            assert!((t.mean_diff.unwrap() - mean).abs() < 1e-12, "{metric}");
+            assert!(t.p_holm.is_some());
+        }
+    }
+    // The verdicts name it by what it is, and results.json holds its row.
+    let verdicts = report::verdicts(&tests, comparison.verdict_metric(), Some(reference));
+    assert!(
+        verdicts.iter().any(|v| v["b"] == report::REFERENCE
+            && v["text"].as_str().unwrap().contains("PFD")
+            && v["text"].as_str().unwrap().contains("LightGBM on x alone")),
+        "{verdicts:?}"
+    );
+    let results = report::results_json(&data, &setup, &comparison);
+    assert_eq!(results["reference"]["label"], "LightGBM on x alone");
+    assert!(results["reference"]["run"]["test"]["ndcg"].is_array());
+    // A reference that reads z is still measured, and the report says it reads more than x.
+    let mut reads_z = setup.clone();
+    reads_z.data.reference.model = Some(teacher_model(dir.path()).display().to_string());
+    let data = prepare(&reads_z).unwrap();
+    assert_eq!(
+        data.reference.as_deref().unwrap().label(),
+        "LightGBM on x and z"
+    );
+    // A model and scores both named, and a missing file, are refused by name.
+    let mut both = setup.clone();
+    both.data.reference.scores = Some("a,b,c".into());
+    let e = prepare(&both).unwrap_err().to_string();
+    assert!(
+        e.contains("reference_model") && e.contains("reference_scores"),
+        "{e}"
+    );
+    let mut missing = setup.clone();
+    missing.data.reference.model = Some(dir.path().join("gone.txt").display().to_string());
+    let e = prepare(&missing).unwrap_err().to_string();
+    assert!(e.contains("gone.txt"), "{e}");
+}

@@ -311,8 +311,8 @@ pub fn run(args: &CompareArgs, given: &[String], out: &Output) -> Result<()> {
     let d_z = data.prepared.train.d_z;
     let jobs = distillrank::native::ranking::side_by_side(&config, d_z);
     let throughput = Throughput::of(&comparison, seconds, jobs, &config, d_z);
-    let tests = comparison.tests(pipeline::report::TESTS_SEED);
-    let table = table(&comparison, &tests);
+    let tests = pipeline::report::tests(&data, &setup, &comparison);
+    let table = table(&comparison, &tests, &data, &setup);
     let sentences = sentences(&tests, comparison.verdict_metric());
     let not_ranking = comparison.not_ranking();
     for sentence in &not_ranking {
@@ -366,7 +366,11 @@ pub fn run(args: &CompareArgs, given: &[String], out: &Output) -> Result<()> {
                 "On the graded NDCG@8 of the test split (the true relevance the clicks stand for):"
             );
         }
-        for verdict in pipeline::report::verdicts(&tests, comparison.verdict_metric()) {
+        for verdict in pipeline::report::verdicts(
+            &tests,
+            comparison.verdict_metric(),
+            data.reference.as_deref(),
+        ) {
             outln!("{}.", verdict["text"].as_str().unwrap_or_default());
         }
         outln!("");
@@ -419,7 +423,7 @@ pub fn reproduce_command() -> String {
 
 /// The markdown table: per method, test NDCG@{1,3,5,8,10} mean ± std over seeds, the gain of
 /// NDCG@8 over no-distillation, and the teacher's own test NDCG@8.
-pub fn table(c: &Comparison, tests: &[PairedTest]) -> String {
+pub fn table(c: &Comparison, tests: &[PairedTest], data: &PreparedData, setup: &Setup) -> String {
     let against_base = |m: Method| {
         tests.iter().find(|t| {
             t.metric == "ndcg@8" && t.a == m.name() && t.b == Method::NoDistillation.name()
@@ -519,6 +523,44 @@ pub fn table(c: &Comparison, tests: &[PairedTest]) -> String {
                 let _ = writeln!(t, " {params} | {latency:.2} | {epoch:.1} |");
             }
         }
+    }
+    // The reference model trained elsewhere, scored once: its figures, no teacher of its own.
+    if let (Some(reference), Some(run)) = (
+        data.reference.as_deref(),
+        pipeline::report::reference_run(data, setup),
+    ) {
+        let _ = write!(t, "| reference: {} |", reference.label());
+        for k in NDCG_CUTOFFS {
+            match run.test.ndcg_at(k) {
+                Some(v) => {
+                    let _ = write!(t, " {v:.4} |");
+                }
+                None => t.push_str(" n/a |"),
+            }
+        }
+        match (base, run.test.ndcg_at(8)) {
+            (Some(b), Some(v)) if b > 0.0 => {
+                let _ = write!(t, " {:+.2}% | — | — |", 100.0 * (v - b) / b);
+            }
+            _ => t.push_str(" n/a | — | — |"),
+        }
+        let graded = run
+            .test_graded_ndcg
+            .iter()
+            .find(|(k, _)| *k == 8)
+            .and_then(|(_, v)| *v);
+        match graded {
+            Some(v) => {
+                let _ = write!(t, " {v:.4} |");
+            }
+            None => t.push_str(" n/a |"),
+        }
+        let time = if run.ms_per_1k_docs.is_finite() {
+            format!("{:.2}, reading included", run.ms_per_1k_docs)
+        } else {
+            "n/a: scores from files".into()
+        };
+        let _ = writeln!(t, " — | (external) | {time} | — |");
     }
     t
 }

@@ -28,6 +28,9 @@ pub struct PreparedData {
     pub logs: Option<serde_json::Value>,
     /// The scores of a teacher trained elsewhere (`data.teacher`), matched to the splits.
     pub teacher: Option<std::sync::Arc<crate::ranking::distill::ExternalScores>>,
+    /// The scores of a reference model trained elsewhere (`data.reference`) on the validation
+    /// and test splits: a row of the comparison ([`crate::pipeline::report::reference`]).
+    pub reference: Option<std::sync::Arc<crate::ranking::distill::ExternalScores>>,
     /// The training split's impressions and clicks by displayed rank, in its order, when its
     /// logs were simulated here: what the methods that learn from clicks read.
     pub clicks: Option<std::sync::Arc<ClickTable>>,
@@ -179,6 +182,14 @@ pub fn prepare(
         prepare_in_memory(data, store, needs_test, &Scratch::Memory, reporter)?
     };
     prepared.teacher = super::teacher::external_scores(
+        data,
+        &prepared.prepared,
+        prepared.source_features,
+        store,
+        reporter,
+    )?
+    .map(std::sync::Arc::new);
+    prepared.reference = super::teacher::reference_scores(
         data,
         &prepared.prepared,
         prepared.source_features,
@@ -356,6 +367,7 @@ impl PreparedData {
             "options": self.options,
             "logs": self.logs,
             "teacher": self.teacher.as_deref(),
+            "reference": self.reference.as_deref(),
             "clicks": self.clicks.as_deref(),
         })
     }
@@ -374,6 +386,10 @@ impl PreparedData {
             logs: serde_json::from_value(field("logs"))?,
             teacher: serde_json::from_value::<Option<crate::ranking::distill::ExternalScores>>(
                 field("teacher"),
+            )?
+            .map(std::sync::Arc::new),
+            reference: serde_json::from_value::<Option<crate::ranking::distill::ExternalScores>>(
+                field("reference"),
             )?
             .map(std::sync::Arc::new),
             clicks: serde_json::from_value::<Option<ClickTable>>(field("clicks"))?
@@ -533,6 +549,7 @@ fn prepare_in_memory(
         options,
         logs,
         teacher: None,
+        reference: None,
         clicks,
         click_labels: Default::default(),
     })

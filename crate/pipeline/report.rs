@@ -2,11 +2,79 @@
 
 use super::preparation::PreparedData;
 use crate::engine::Engine;
-use crate::ranking::experiment::Comparison;
+use crate::ranking::distill::ExternalScores;
+use crate::ranking::experiment::{Comparison, ModelRun};
 use crate::setup::Setup;
+use crate::stats::PairedTest;
 
 /// The seed of the paired tests' bootstrap and permutations: fixed, so that a report reproduces.
 pub const TESTS_SEED: u64 = 0x7465_7374;
+
+/// The reference model's name in the paired tests (their `b`) and in `results.json`.
+pub const REFERENCE: &str = "reference";
+
+/// The figures of the reference model (`data.reference`) on the comparison's test split, when
+/// the data name one.
+pub fn reference_run(data: &PreparedData, setup: &Setup) -> Option<ModelRun> {
+    let reference = data.reference.as_deref()?;
+    Some(crate::ranking::experiment::reference_run(
+        &data.prepared,
+        reference,
+        setup.idcg_zero,
+    ))
+}
+
+/// Every paired test of a comparison: its own ([`Comparison::tests`]) and, with a reference
+/// model, every method's students against it ([`REFERENCE`]), Holm-corrected within each
+/// metric's family of them. The reference scores once, so each seed of a method is paired with
+/// the same scores.
+pub fn tests(data: &PreparedData, setup: &Setup, comparison: &Comparison) -> Vec<PairedTest> {
+    let mut all = comparison.tests(TESTS_SEED);
+    let Some(reference) = reference_run(data, setup) else {
+        return all;
+    };
+    for (graded, metric) in [(false, "ndcg@8"), (true, "graded_ndcg@8")] {
+        let theirs = match graded {
+            false => &reference.per_query,
+            true => &reference.per_query_graded,
+        };
+        let mut family: Vec<PairedTest> = comparison
+            .methods
+            .iter()
+            .filter_map(|r| {
+                let ours = comparison.per_query(r.method, graded);
+                if ours.is_empty() || ours.iter().any(Vec::is_empty) {
+                    return None;
+                }
+                let same = vec![theirs.clone(); ours.len()];
+                crate::stats::paired_test(
+                    r.method.name(),
+                    REFERENCE,
+                    metric,
+                    &ours,
+                    &same,
+                    TESTS_SEED,
+                )
+                .ok()
+            })
+            .collect();
+        crate::stats::holm(&mut family);
+        all.extend(family);
+    }
+    all
+}
+
+/// `results.json`'s `reference`: what the model is, what it reads, and its figures.
+fn reference_json(reference: &ExternalScores, run: &ModelRun) -> serde_json::Value {
+    serde_json::json!({
+        "label": reference.label(),
+        "description": reference.description,
+        "split_features": reference.split_features,
+        "privileged_features": reference.privileged_features,
+        "note": reference.note,
+        "run": run,
+    })
+}
 
 /// What a comparison found, as `results.json` holds it: the data, the preparation, the
 /// configuration, the setup, per method every figure with its spread (the `methods` object of
@@ -20,11 +88,11 @@ pub fn results_json(
     setup: &Setup,
     comparison: &Comparison,
 ) -> serde_json::Value {
-    results_json_with(data, setup, comparison, &comparison.tests(TESTS_SEED))
+    results_json_with(data, setup, comparison, &tests(data, setup, comparison))
 }
 
 /// [`results_json`] with the comparison's paired tests already computed
-/// (`comparison.tests(TESTS_SEED)`): a door that shows them too (the CLI's table and report, the
+/// ([`tests`]): a door that shows them too (the CLI's table and report, the
 /// page's verdicts) computes them once; the bootstrap and the sign flips are most of a summary's
 /// time.
 pub fn results_json_with(
@@ -73,6 +141,10 @@ pub fn results_json_with(
     if !unused.is_empty() {
         results["unused_settings"] = unused.into();
     }
+    // The reference model: what it is, what it reads, and its figures.
+    if let (Some(reference), Some(run)) = (&data.reference, reference_run(data, setup)) {
+        results["reference"] = reference_json(reference, &run);
+    }
     // A teacher trained elsewhere: what it is and what it reads.
     if let Some(teacher) = &data.teacher {
         results["external_teacher"] = teacher.report_json();
@@ -113,12 +185,18 @@ pub fn unused_settings_in_words(results: &mut serde_json::Value) {
 /// per question it asks (each method against no distillation, PFD against GenD and
 /// self-distillation, ...), in plain words ([`crate::stats::verdict`]): `{a, b, separates,
 /// text}`, in the tests' order. The page shows them above its table and marks only what
-/// `separates`; the CLI prints them first.
-pub fn verdicts(tests: &[crate::stats::PairedTest], metric: &str) -> Vec<serde_json::Value> {
-    let label = |name: &str| {
-        crate::ranking::distill::Method::parse(name)
+/// `separates`; the CLI prints them first. The reference model (`data.reference`), when there
+/// is one, is named by what it is ("PFD against LightGBM on x alone: ...").
+pub fn verdicts(
+    tests: &[PairedTest],
+    metric: &str,
+    reference: Option<&ExternalScores>,
+) -> Vec<serde_json::Value> {
+    let label = |name: &str| match (name, reference) {
+        (REFERENCE, Some(reference)) => reference.label(),
+        _ => crate::ranking::distill::Method::parse(name)
             .map_or(name, |m| m.entry().label)
-            .to_string()
+            .to_string(),
     };
     // The first method opens the sentence.
     let opening = |name: &str| {

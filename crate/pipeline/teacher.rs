@@ -1,4 +1,5 @@
-//! A teacher trained elsewhere (`data.teacher`): a LightGBM or XGBoost model
+//! A teacher trained elsewhere (`data.teacher`), or a reference model the students are measured
+//! against (`data.reference`, the LightGBM model a team runs today): a LightGBM or XGBoost model
 //! ([`crate::forest`]), or scores from files. Its scores of every document of the data files are
 //! computed once, on the CPU, when the data are prepared, and matched to the prepared splits'
 //! documents by qid ([`ExternalScores`]): both engines, every seed and every method that fits it
@@ -28,6 +29,26 @@ struct FileScores {
     name: PathBuf,
 }
 
+/// What a model trained elsewhere is to the comparison.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outside {
+    /// `data.teacher`: its scores of the training split are soft labels.
+    Teacher,
+    /// `data.reference`: its scores of the validation and test splits are a row of the
+    /// comparison; its training scores are not read.
+    Reference,
+}
+
+impl Outside {
+    /// Its name in messages and in the setup's fields (`teacher_model`, `reference_scores`).
+    pub fn noun(self) -> &'static str {
+        match self {
+            Outside::Teacher => "teacher",
+            Outside::Reference => "reference",
+        }
+    }
+}
+
 /// The external teacher's scores of `prepared`'s splits, when `data` names one.
 pub fn external_scores(
     data: &DataSetup,
@@ -36,7 +57,49 @@ pub fn external_scores(
     store: &mut dyn Store,
     reporter: &mut dyn Reporter,
 ) -> Result<Option<ExternalScores>> {
-    let teacher = &data.teacher;
+    outside_scores(
+        Outside::Teacher,
+        data,
+        prepared,
+        source_features,
+        store,
+        reporter,
+    )
+}
+
+/// The reference model's scores of `prepared`'s validation and test splits, when `data` names
+/// one (its `train` is empty).
+pub fn reference_scores(
+    data: &DataSetup,
+    prepared: &Prepared,
+    source_features: usize,
+    store: &mut dyn Store,
+    reporter: &mut dyn Reporter,
+) -> Result<Option<ExternalScores>> {
+    outside_scores(
+        Outside::Reference,
+        data,
+        prepared,
+        source_features,
+        store,
+        reporter,
+    )
+}
+
+/// The scores of the model `data` names as `role`, matched to `prepared`'s splits.
+fn outside_scores(
+    role: Outside,
+    data: &DataSetup,
+    prepared: &Prepared,
+    source_features: usize,
+    store: &mut dyn Store,
+    reporter: &mut dyn Reporter,
+) -> Result<Option<ExternalScores>> {
+    let noun = role.noun();
+    let teacher = match role {
+        Outside::Teacher => &data.teacher,
+        Outside::Reference => &data.reference,
+    };
     if teacher.is_none() {
         return Ok(None);
     }
@@ -48,14 +111,14 @@ pub fn external_scores(
     };
     let (model, scores) = (named(&teacher.model), named(&teacher.scores));
     if model.is_some() && scores.is_some() {
-        return Err(Error::Config(
-            "both a teacher model (teacher_model) and teacher scores (teacher_scores) are named: name one".into(),
-        ));
+        return Err(Error::Config(format!(
+            "both a {noun} model ({noun}_model) and {noun} scores ({noun}_scores) are named: name one"
+        )));
     }
     if matches!(data.source, DataSource::Synthetic { .. }) {
-        return Err(Error::Config(
-            "an external teacher scores data files, and these data are generated: write them with distillrank data synth, train the teacher on that file, and compare on it".into(),
-        ));
+        return Err(Error::Config(format!(
+            "an external {noun} scores data files, and these data are generated: write them with distillrank data synth, train the {noun} on that file, and compare on it"
+        )));
     }
     // The files each split comes from: a split held out of the training file is the training
     // file's.
@@ -96,7 +159,7 @@ pub fn external_scores(
             let name = PathBuf::from(names[source].clone().unwrap_or_default());
             if given.len() != qids.len() {
                 return Err(Error::Config(format!(
-                    "{} teacher scores for the {} documents of {}: expected one score a document",
+                    "{} {noun} scores for the {} documents of {}: expected one score a document",
                     given.len(),
                     qids.len(),
                     name.display()
@@ -104,7 +167,7 @@ pub fn external_scores(
             }
             if let Some(i) = given.iter().position(|v| !v.is_finite()) {
                 return Err(Error::Config(format!(
-                    "the teacher's score of document {i} of {} is {}: expected a finite number",
+                    "the {noun}'s score of document {i} of {} is {}: expected a finite number",
                     name.display(),
                     given[i]
                 )));
@@ -144,7 +207,7 @@ pub fn external_scores(
                 let list = scores.as_deref().unwrap_or_default();
                 let path = list.split(',').map(str::trim).nth(source).ok_or_else(|| {
                     Error::Config(format!(
-                        "teacher_scores names {} file(s), but the {} split needs the scores of {}: give TRAIN,VALID,TEST in the data files' order",
+                        "{noun}_scores names {} file(s), but the {} split needs the scores of {}: give TRAIN,VALID,TEST in the data files' order",
                         list.split(',').count(),
                         ["training", "validation", "test"][source],
                         name.display()
@@ -167,7 +230,10 @@ pub fn external_scores(
         files.push((source, file));
         Ok(files.len() - 1)
     };
-    let train = file_of(0, store)?;
+    // A reference is measured, not learned from: its training scores are not read.
+    let train = (role == Outside::Teacher)
+        .then(|| file_of(0, store))
+        .transpose()?;
     let valid = file_of(1, store)?;
     let test = prepared
         .test
@@ -175,9 +241,12 @@ pub fn external_scores(
         .map(|_| file_of(2, store))
         .transpose()?;
     let seconds = started.elapsed();
-    let on = |i: usize, set: &RankingSet| match_split(&files[i].1, set);
+    let on = |i: usize, set: &RankingSet| match_split(&files[i].1, set, noun);
     let (train, valid, test) = (
-        on(train, &prepared.train)?,
+        train
+            .map(|i| on(i, &prepared.train))
+            .transpose()?
+            .unwrap_or_default(),
         on(valid, &prepared.valid)?,
         match (test, &prepared.test) {
             (Some(i), Some(set)) => Some(on(i, set)?),
@@ -198,8 +267,12 @@ pub fn external_scores(
     };
     let reads = match (&described.split_features, &described.reads) {
         (Some(split), Some(TeacherInputs::Regular)) => format!(
-            "it splits on {} features, none of them privileged: a regular-feature teacher (self-distillation in kind)",
-            split.len()
+            "it splits on {} features, none of them privileged: {}",
+            split.len(),
+            match role {
+                Outside::Teacher => "a regular-feature teacher (self-distillation in kind)",
+                Outside::Reference => "it reads x alone, as a model served without z does",
+            }
         ),
         (Some(split), _) => format!(
             "it splits on {} features, {} of them privileged ({})",
@@ -210,11 +283,18 @@ pub fn external_scores(
         _ => "what it reads is not known".to_string(),
     };
     reporter.note(&format!(
-        "external teacher: {}; {reads} ({docs} documents read and scored in {seconds:.1} s)",
+        "external {noun}: {}; {reads} ({docs} documents read and scored in {seconds:.1} s)",
         described.description
     ));
     if let Some(note) = &described.note {
-        reporter.warn(&format!("external teacher: {note}"));
+        reporter.warn(&format!("external {noun}: {note}"));
+    }
+    if role == Outside::Reference && !described.privileged_features.is_empty() {
+        reporter.warn(&format!(
+            "the reference splits on {} privileged feature(s) ({}), which serving does not have: it is no model a team could serve on x alone, and the students are measured against more than x",
+            described.privileged_features.len(),
+            crate::data::prepare::column_ranges(&described.privileged_features)
+        ));
     }
     Ok(Some(ExternalScores {
         train,
@@ -222,6 +302,7 @@ pub fn external_scores(
         test,
         reads: described.reads,
         description: described.description,
+        library: forest.as_ref().map(|(f, _)| f.library.name().to_string()),
         split_features: described.split_features,
         privileged_features: described.privileged_features,
         note: described.note,
@@ -497,7 +578,7 @@ fn groups(
 }
 
 /// The scores of a prepared split's documents, found by their groups' qids in the file.
-fn match_split(file: &FileScores, set: &RankingSet) -> Result<Vec<f32>> {
+fn match_split(file: &FileScores, set: &RankingSet, noun: &str) -> Result<Vec<f32>> {
     let mut out = Vec::with_capacity(set.n_docs());
     for (g, &qid) in set.qids.iter().enumerate() {
         let docs = set.group(g).len();
@@ -507,7 +588,7 @@ fn match_split(file: &FileScores, set: &RankingSet) -> Result<Vec<f32>> {
             }
             _ => {
                 return Err(Error::Data(format!(
-                    "the teacher's scores of {} have no group of {docs} documents with qid {qid}, which the prepared data hold: the file changed since it was read",
+                    "the {noun}'s scores of {} have no group of {docs} documents with qid {qid}, which the prepared data hold: the file changed since it was read",
                     file.name.display()
                 )))
             }

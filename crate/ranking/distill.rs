@@ -157,6 +157,9 @@ pub struct ExternalScores {
     pub reads: Option<TeacherInputs>,
     /// The teacher in words: its file and kind (`a LightGBM model of 300 trees ...`).
     pub description: String,
+    /// The library that trained it (`LightGBM`, `XGBoost`); None for scores from files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub library: Option<String>,
     /// The 1-based features of the files its trees split on (None for scores from files), and
     /// those of them that are privileged under the comparison's split.
     pub split_features: Option<Vec<usize>>,
@@ -186,6 +189,20 @@ impl ExternalScores {
             "note": self.note,
             "ms_per_1k_docs": self.ms_per_1k_docs,
         })
+    }
+
+    /// The model in a few words for the verdicts: "LightGBM on x alone", "scores from files".
+    pub fn label(&self) -> String {
+        let on = match &self.reads {
+            Some(TeacherInputs::Regular) => " on x alone",
+            Some(TeacherInputs::Privileged) => " on z alone",
+            Some(_) => " on x and z",
+            None => "",
+        };
+        match &self.library {
+            Some(library) => format!("{library}{on}"),
+            None => "the reference's scores".to_string(),
+        }
     }
 
     /// Whether the teacher may stand for `method`'s: PFD's teacher sees x and z, so any teacher

@@ -1111,6 +1111,24 @@ fn external_run(
     }
 }
 
+/// The figures of a reference model trained elsewhere ([`ExternalScores`] of its validation and
+/// test splits), as a student's: its test metrics, and its NDCG@[`TESTED_K`] of each test query
+/// on y and on the graded relevance, for the paired tests of every method against it.
+pub fn reference_run(
+    p: &Prepared,
+    reference: &ExternalScores,
+    idcg_zero: metrics::IdcgZero,
+) -> ModelRun {
+    let test = p.test.as_ref().unwrap_or(&p.valid);
+    let scores = reference.test.as_deref().unwrap_or(&reference.valid);
+    let grades: Vec<f32> = test.grades.iter().map(|&r| r as f32).collect();
+    ModelRun {
+        per_query: metrics::ndcg_per_group(TESTED_K, scores, &test.labels, &test.group_offsets),
+        per_query_graded: metrics::ndcg_per_group(TESTED_K, scores, &grades, &test.group_offsets),
+        ..external_run(p, test, reference, idcg_zero)
+    }
+}
+
 /// The three splits of `p`, each with the inputs `view` makes of it.
 fn splits<'a>(
     p: &'a Prepared,

@@ -182,6 +182,15 @@ export function resultsTable(result, order) {
       CUTOFFS.map((k) => `<td>${fmt(r[`ndcg@${k}`])}</td>`).join("") + `<td>${gain}</td><td>${pOf(test(name))}</td><td>${teacher}</td>` +
       `<td>${r["graded_ndcg@8"] ? fmt(r["graded_ndcg@8"]) : "—"}</td></tr>`;
   });
+  // A reference model trained elsewhere (`data.reference`): its figures, scored once.
+  if (result.reference) {
+    const run = result.reference.run;
+    const at = (list, k) => list.find(([c]) => c === k)?.[1];
+    const cell = (v) => (v === null || v === undefined ? "n/a" : v.toFixed(4));
+    rows.push(`<tr class="reference" data-method="reference"><td>reference: ${escapeHtml(result.reference.label)}</td>` +
+      CUTOFFS.map((k) => `<td>${cell(at(run.test.ndcg, k))}</td>`).join("") +
+      `<td>—</td><td>—</td><td>—</td><td>${cell(at(run.test_graded_ndcg, 8))}</td></tr>`);
+  }
   return `<thead>${head}</thead><tbody>${rows.join("")}</tbody>` +
     (note ? `<caption class="unmeasured">${note}</caption>` : "");
 }
