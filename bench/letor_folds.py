@@ -105,10 +105,13 @@ def paired(a, b, rng):
             float(np.quantile(means, 0.975))], "p": float(p), "n_queries": int(n)}
 
 
-def compare(args, out, files, *extra):
+def compare(args, out, files, *extra, student=True):
+    """`distillrank compare` on the fold's files: with `student`, the run's seeds and student
+    flags; without, only `extra` (a tiny run that reads the preparation)."""
+    own = ["--seeds", str(args.seeds), *args.student.split()] if student else []
     cmd = [args.bin, "compare", "--train", files[0], "--valid", files[1], "--test", files[2],
-           "--training-labels", "grades", "--seeds", str(args.seeds), "--backend", args.backend,
-           "--out", str(out), "--quiet", *args.student.split(), *extra]
+           "--training-labels", "grades", "--backend", args.backend,
+           "--out", str(out), "--quiet", *own, *extra]
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
     return json.loads((out / "results.json").read_text())
 
@@ -196,7 +199,7 @@ def main():
         teacher.save_model(str(here / "teacher.txt"))
         # The privileged split the comparison will make (the same preparation, one tiny model).
         split = compare(args, here / "split", files, "--methods", "no-distillation", "--seeds", "1",
-                        "--epochs", "1", "--widths", "4", "--ensemble", "1", *narrower)
+                        "--epochs", "1", "--widths", "4", *narrower, student=False)
         privileged = split["privileged_columns"]
         regular = [c - 1 for c in range(1, X.shape[1] + 1) if c not in privileged]
         # The reference row of the library's own table: LightGBM on x alone (seed 0) as a model

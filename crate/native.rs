@@ -355,6 +355,46 @@ pub mod pipeline {
         result
     }
 
+    /// The comparison of `setup` on each of its folds (`data.folds`, [`crate::pipeline::folds`])
+    /// from files on disk, one fold after the other: each fold prepared from its files (its
+    /// training parts read as one) and compared as [`compare`] does.
+    pub fn compare_folds(
+        setup: &Setup,
+        store: &mut dyn crate::pipeline::store::Store,
+        engine: &Engine,
+        stop: &Stop,
+        reporter: &mut dyn Reporter,
+    ) -> Result<Vec<crate::pipeline::folds::FoldRun>> {
+        use crate::pipeline::folds::{fold_setup, folds_on_disk, FoldRun, Joined};
+        let dir = setup.data.folds.as_deref().unwrap_or_default();
+        let mut runs = Vec::new();
+        for fold in folds_on_disk(dir)? {
+            reporter.note(&format!(
+                "fold {}: train {}, validation {}, test {}",
+                fold.fold,
+                fold.train_name(),
+                fold.valid,
+                fold.test
+            ));
+            let setup = fold_setup(setup, &fold);
+            let mut joined = Joined {
+                inner: &mut *store,
+                name: fold.train_name(),
+                parts: fold.train.clone(),
+            };
+            let data =
+                crate::pipeline::preparation::prepare(&setup.data, &mut joined, true, reporter)?;
+            let comparison = compare(&data, &setup, engine, stop, reporter)?;
+            runs.push(FoldRun {
+                fold,
+                setup,
+                data,
+                comparison,
+            });
+        }
+        Ok(runs)
+    }
+
     /// [`fit_async`], blocking natively, with the reporter hearing every epoch and the documents
     /// trained.
     pub fn fit(

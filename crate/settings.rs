@@ -233,6 +233,8 @@ pub const SETTINGS: &[Setting] = &[
         .help("A teacher's scores from files, for PFD: TRAIN[,VALID[,TEST]], one score a line for each document of the training, validation and test files, in their order, or a TREC run (qid Q0 docno rank score tag; docno the line's docid comment, or docN, the document's 0-based place in its query, as predict --run writes): any model computed elsewhere"),
     text("teacher-columns").at(&[f("data.teacher.columns", "auto")])
         .help("How the teacher model's input columns map to the files' features: from-1 (column 0 is feature 1: a model trained on arrays), from-0 (column j is feature j: LightGBM's or XGBoost's own LETOR reader), or auto (by the model's width against the data's)"),
+    text("folds").at(&[f("data.folds", "")])
+        .help("A directory of LETOR folds, for the LETOR protocol: LETOR 4.0's five parts S1.txt..S5.txt (rotated: Fold1 trains on S1+S2+S3, validates on S4, tests on S5, and so on) or Fold1..Fold5 each with train.txt, vali.txt and test.txt (MSLR-WEB); the comparison runs on every fold, reports the mean over the folds and tests on the per-query results pooled over the five test folds; {fold} in --teacher-model, --teacher-scores, --reference-model or --reference-scores is the fold's number"),
     text("reference-model").at(&[f("data.reference.model", "")])
         .help("A model trained elsewhere to measure the students against, as a row of the comparison with a paired test of every method against it (the LightGBM model served today, trained on x alone): a LightGBM or XGBoost model file, as --teacher-model reads them; its scores of the validation and test files are its figures"),
     text("reference-scores").at(&[f("data.reference.scores", "")])

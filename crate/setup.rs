@@ -126,6 +126,10 @@ pub struct DataSetup {
         skip_serializing_if = "ExternalTeacher::is_reference_default"
     )]
     pub reference: ExternalTeacher,
+    /// A directory of LETOR folds (`S1.txt..S5.txt`, or `Fold1..Fold5`): the comparison runs
+    /// on each fold and reports the mean over them ([`crate::pipeline::folds`]); the source is
+    /// then the folds' files.
+    pub folds: Option<String>,
 }
 
 /// A teacher trained elsewhere, for PFD (and GenD or self-distillation where its columns fit).
@@ -224,6 +228,7 @@ impl DataSetup {
             .flat_map(|o| o.scores.iter().flat_map(|s| s.split(',')));
         data.into_iter()
             .map(String::as_str)
+            .chain(self.folds.as_deref())
             .chain(outside.into_iter().filter_map(|o| o.model.as_deref()))
             .chain(scores)
             .map(str::trim)
@@ -440,6 +445,14 @@ impl Setup {
         self.objectives.check()?;
         let config = self.compare_config(Engine::Cpu)?;
         config.validate_settings()?;
+        if self.data.folds.is_some() {
+            if let DataSource::Files { train, .. } = &self.data.source {
+                return Err(Error::Config(format!(
+                    "--folds and --train both name the data ({} and {train}): the folds' files are each fold's training, validation and test files; name one",
+                    self.data.folds.as_deref().unwrap_or_default()
+                )));
+            }
+        }
         let inputs = match &self.data.source {
             DataSource::Synthetic {
                 options,
@@ -510,7 +523,7 @@ impl Setup {
 
     /// The files the setup names, each with its field.
     pub fn files_mut(&mut self) -> Vec<(&'static str, &mut String)> {
-        match &mut self.data.source {
+        let mut files = match &mut self.data.source {
             DataSource::Files { train, valid, test } => {
                 let mut files = vec![("data.source.files.train", train)];
                 files.extend(valid.as_mut().map(|v| ("data.source.files.valid", v)));
@@ -518,7 +531,9 @@ impl Setup {
                 files
             }
             _ => Vec::new(),
-        }
+        };
+        files.extend(self.data.folds.as_mut().map(|d| ("data.folds", d)));
+        files
     }
 
     /// The comparison to run on `engine`.

@@ -302,6 +302,9 @@ pub fn run(args: &CompareArgs, given: &[String], out: &Output) -> Result<()> {
     // Every setting is checked before the data load.
     setup.check(None)?;
     let engine = super::engine(setup.backend, out)?;
+    if setup.data.folds.is_some() {
+        return run_folds(args, &setup, folder, &engine, out);
+    }
     let config = setup.compare_config(engine.clone())?;
     let started = std::time::Instant::now();
     let mut store = super::commands::disk(&args.data.files);
@@ -402,6 +405,136 @@ fn save_students(dir: &Path, data: &PreparedData, setup: &Setup, c: &Comparison)
         model_io::save(&dir.join(method.name()), model, &model_config)?;
     }
     Ok(())
+}
+
+/// `compare --folds`: the comparison on each fold, each fold's `results.json` in `foldK/`, and
+/// the folds' summary (the mean over the folds, the paired tests on the pooled test queries) as
+/// the run's `results.json`, `report.md` and `tests.csv`.
+fn run_folds(
+    args: &CompareArgs,
+    setup: &Setup,
+    mut folder: distillrank::output::RunFolder,
+    engine: &Engine,
+    out: &Output,
+) -> Result<()> {
+    use distillrank::pipeline::folds;
+    let started = std::time::Instant::now();
+    let mut store = super::commands::disk(&args.data.files);
+    let runs = distillrank::native::pipeline::compare_folds(
+        setup,
+        &mut store,
+        engine,
+        &Stop::default(),
+        &mut Bars::new(out),
+    )?;
+    for run in &runs {
+        let dir = folder.file(&format!("fold{}", run.fold.fold));
+        std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+        let results = pipeline::report::results_json(&run.data, &run.setup, &run.comparison);
+        write(
+            &folder.file(&format!("fold{}/results.json", run.fold.fold)),
+            &(serde_json::to_string_pretty(&results).expect("serialise") + "\n"),
+        )?;
+    }
+    let command = reproduce_command();
+    let mut results = folds::results_json(setup, &runs);
+    results["command"] = command.clone().into();
+    let tests: Vec<PairedTest> =
+        serde_json::from_value(results["tests"].clone()).expect("the tests read back");
+    let metric = results["verdict_metric"]
+        .as_str()
+        .unwrap_or("ndcg@8")
+        .to_string();
+    let verdicts: Vec<String> = results["verdicts"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|v| v["text"].as_str().map(|t| format!("{t}.")))
+        .collect();
+    let table = folds_table(&results);
+    let sentences = sentences(&tests, &metric);
+    let seconds = started.elapsed().as_secs_f64();
+    write_report(
+        &folder.file("report.md"),
+        &format!(
+            "# distillrank compare: the LETOR folds\n\n{}\n\n{table}\n{sentences}\n\n```sh\n{command}\n```\n\nEach fold's comparison is in foldK/results.json. Ran in {seconds:.0} s.\n",
+            verdicts.join("\n")
+        ),
+    )?;
+    write(
+        &folder.file("results.json"),
+        &(serde_json::to_string_pretty(&results).expect("serialise") + "\n"),
+    )?;
+    write(&folder.file("tests.csv"), &tests_csv(&tests))?;
+    write(
+        &folder.file("setup.json"),
+        &(setup_to_keep(setup, &args.out).to_json() + "\n"),
+    )?;
+    folder.finish()?;
+    if out.json {
+        outln!("{}", serde_json::to_string(&results).expect("serialise"));
+    } else {
+        for verdict in &verdicts {
+            outln!("{verdict}");
+        }
+        outln!("");
+        outln!("{table}");
+        outln!("{sentences}");
+        outln!(
+            "wrote {}/{{report.md, results.json, tests.csv, setup.json, fold1..fold{}/results.json}} in {seconds:.0} s",
+            args.out.display(),
+            runs.len()
+        );
+    }
+    Ok(())
+}
+
+/// The folds' table: per method (and the reference), test NDCG@k as the mean over the folds
+/// of each fold's mean over seeds, ± the standard deviation over the folds, then NDCG@8 on each
+/// fold.
+fn folds_table(results: &serde_json::Value) -> String {
+    let folds = results["folds"].as_array().map_or(0, Vec::len);
+    let mut t = String::from("| method |");
+    for k in NDCG_CUTOFFS {
+        let _ = write!(t, " NDCG@{k} |");
+    }
+    t.push_str(" graded NDCG@8 |");
+    for f in 1..=folds {
+        let _ = write!(t, " NDCG@8 fold {f} |");
+    }
+    t.push_str("\n|---|");
+    t.push_str(&"---:|".repeat(NDCG_CUTOFFS.len() + 1 + folds));
+    t.push('\n');
+    let cell =
+        |stat: &serde_json::Value| match (stat["mean"].as_f64(), stat["std_over_folds"].as_f64()) {
+            (Some(m), Some(s)) => plus_minus(m, s),
+            (Some(m), None) => format!("{m:.4}"),
+            _ => "n/a".into(),
+        };
+    let mut row = |name: &str, figures: &serde_json::Value| {
+        let _ = write!(t, "| {name} |");
+        for k in NDCG_CUTOFFS {
+            let _ = write!(t, " {} |", cell(&figures[format!("ndcg@{k}")]));
+        }
+        let _ = write!(t, " {} |", cell(&figures["graded_ndcg@8"]));
+        for f in 0..folds {
+            match figures["ndcg@8"]["per_fold"][f].as_f64() {
+                Some(v) => {
+                    let _ = write!(t, " {v:.4} |");
+                }
+                None => t.push_str(" n/a |"),
+            }
+        }
+        t.push('\n');
+    };
+    for (name, figures) in results["methods"].as_object().into_iter().flatten() {
+        row(name, figures);
+    }
+    if let Some(reference) = results.get("reference") {
+        let label = format!("reference: {}", reference["label"].as_str().unwrap_or(""));
+        row(&label, reference);
+    }
+    t
 }
 
 /// Writes a report file atomically (a temporary file renamed into place).

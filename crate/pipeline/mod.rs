@@ -15,6 +15,7 @@
 //! and sidecars, [`store::InMemory`] uploads or arrays) and in how they show progress
 //! ([`Reporter`]).
 
+pub mod folds;
 pub mod objectives;
 pub mod preparation;
 pub mod report;

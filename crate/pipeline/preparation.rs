@@ -169,6 +169,12 @@ pub fn prepare(
     needs_test: bool,
     reporter: &mut dyn Reporter,
 ) -> Result<PreparedData> {
+    if let Some(dir) = &data.folds {
+        return Err(Error::Config(format!(
+            "--folds {} runs a comparison on each fold: compare (and Python's compare) take it; train, sweep and fit need one split: give its files",
+            crate::error::printable(dir)
+        )));
+    }
     let mut prepared = if data.prepared_cache {
         #[cfg(not(target_arch = "wasm32"))]
         {

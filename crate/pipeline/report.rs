@@ -29,8 +29,14 @@ pub fn reference_run(data: &PreparedData, setup: &Setup) -> Option<ModelRun> {
 /// metric's family of them. The reference scores once, so each seed of a method is paired with
 /// the same scores.
 pub fn tests(data: &PreparedData, setup: &Setup, comparison: &Comparison) -> Vec<PairedTest> {
+    tests_with(comparison, reference_run(data, setup).as_ref())
+}
+
+/// [`tests`] with the reference's figures given (None: no reference): the folds' pooled
+/// comparison's too ([`super::folds::tests`]).
+pub fn tests_with(comparison: &Comparison, reference: Option<&ModelRun>) -> Vec<PairedTest> {
     let mut all = comparison.tests(TESTS_SEED);
-    let Some(reference) = reference_run(data, setup) else {
+    let Some(reference) = reference else {
         return all;
     };
     for (graded, metric) in [(false, "ndcg@8"), (true, "graded_ndcg@8")] {

@@ -426,6 +426,18 @@ fn compare(py: Python<'_>, setup: &str, verbose: bool, base: Option<PathBuf>) ->
         setup.check(None)?;
         let engine = engine(setup.backend, &mut reporter)?;
         let mut store = pipeline::store::Disk::default();
+        if setup.data.folds.is_some() {
+            // The LETOR protocol: a comparison on each fold, the folds' summary.
+            let stop = reporter.stop.clone();
+            let runs = distillrank::native::pipeline::compare_folds(
+                &setup,
+                &mut store,
+                &engine,
+                &stop,
+                &mut reporter,
+            )?;
+            return Ok(pipeline::folds::results_json(&setup, &runs));
+        }
         let data = pipeline::preparation::prepare(&setup.data, &mut store, true, &mut reporter)?;
         if reporter.interrupted.is_some() {
             return Err(distillrank::error::Error::Stopped { epoch: 0, step: 0 });

@@ -667,3 +667,28 @@ def test_every_door_refuses_a_method_listed_twice(tmp_path):
         distillrank.compare(distillrank.Setup(methods=["pfd", "pfd"]), verbose=False)
     for message in (from_flag, from_file, str(from_python.value)):
         assert words in message, message
+
+
+def test_compare_on_the_letor_folds_equals_the_clis(tmp_path):
+    """data.folds: the comparison on each of MQ2008's five folds, the mean over them and the tests
+    on the pooled test queries, the same from Python as from the CLI; a missing part is named."""
+    folds = ROOT.parent / "shared" / "data" / "mq2008"
+    setup = distillrank.Setup(folds=str(folds), methods=["no-distillation", "pfd"], seeds=2,
+                              labels="grades", **{**SMALL, "tau_target": None})
+    path = tmp_path / "setup.json"
+    path.write_text(setup.to_json())
+    cli("compare", "--setup", path, "--out", tmp_path / "out")
+    theirs = json.loads((tmp_path / "out" / "results.json").read_text())
+    ours = distillrank.compare(setup, verbose=False)
+    assert len(ours["folds"]) == 5 and ours["pooled_test_queries"] == theirs["pooled_test_queries"]
+    for method in ("no-distillation", "pfd"):
+        assert ours["methods"][method]["ndcg@8"] == theirs["methods"][method]["ndcg@8"]
+        per_fold = ours["methods"][method]["ndcg@8"]["per_fold"]
+        assert abs(ours["methods"][method]["ndcg@8"]["mean"] - sum(per_fold) / 5) < 1e-12
+    assert [t["mean_diff"] for t in ours["tests"]] == [t["mean_diff"] for t in theirs["tests"]]
+    parts = tmp_path / "parts"
+    parts.mkdir()
+    for i in (1, 2, 3, 5):
+        (parts / f"S{i}.txt").write_text((folds / f"S{i}.txt").read_text())
+    with pytest.raises(ValueError, match="S4.txt"):
+        distillrank.compare(distillrank.Setup(folds=str(parts), **SMALL), verbose=False)

@@ -1,0 +1,470 @@
+//! The LETOR protocol: a comparison on each of five folds, reported as the mean over the folds,
+//! with the paired tests on the per-query results pooled over the five test folds.
+//!
+//! A folds directory (`data.folds`) holds either `Fold1..Fold5/{train,vali,test}.txt` (the
+//! MSLR-WEB layout) or LETOR 4.0's five parts `S1.txt..S5.txt`, rotated into train, validation
+//! and test as its readme defines ([`ROTATION`]: Fold1 trains on S1+S2+S3, validates on S4 and
+//! tests on S5). A fold's training parts are read as one file ([`Joined`]), so that preparation,
+//! the prepared cache and a teacher trained elsewhere see one training file, as on one split.
+//! Every fold is the setup's comparison with its data the fold's files ([`fold_setup`]); `{fold}`
+//! in the teacher's or the reference's file names is the fold's number, for models trained per
+//! fold.
+
+use super::preparation::PreparedData;
+use super::store::{Role, Store, Text};
+use super::Reporter;
+use crate::data::Dataset;
+use crate::error::{Error, Result};
+use crate::ranking::experiment::{Comparison, MethodRuns, ModelRun, SeedRun};
+use crate::setup::{DataSource, Setup};
+use crate::stats::PairedTest;
+
+/// LETOR 4.0's rotation of the parts S1..S5: (training parts, validation part, test part) of
+/// Fold1..Fold5.
+pub const ROTATION: [([usize; 3], usize, usize); 5] = [
+    ([1, 2, 3], 4, 5),
+    ([2, 3, 4], 5, 1),
+    ([3, 4, 5], 1, 2),
+    ([4, 5, 1], 2, 3),
+    ([5, 1, 2], 3, 4),
+];
+
+/// One fold's files.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Fold {
+    /// 1..=5.
+    pub fold: usize,
+    /// Its training file, or the parts read as one.
+    pub train: Vec<String>,
+    pub valid: String,
+    pub test: String,
+}
+
+impl Fold {
+    /// The name its training file goes by: its only file, or its parts joined
+    /// (`DIR/S1+S2+S3.txt`), as the reports name it.
+    pub fn train_name(&self) -> String {
+        match self.train.as_slice() {
+            [one] => one.clone(),
+            parts => {
+                let stems: Vec<&str> = parts
+                    .iter()
+                    .map(|p| {
+                        std::path::Path::new(p)
+                            .file_stem()
+                            .and_then(|s| s.to_str())
+                            .unwrap_or(p)
+                    })
+                    .collect();
+                let dir = std::path::Path::new(&parts[0])
+                    .parent()
+                    .map(|d| d.join(format!("{}.txt", stems.join("+"))));
+                dir.map_or_else(|| stems.join("+"), |d| d.display().to_string())
+            }
+        }
+    }
+}
+
+/// The five folds of `dir` (`exists` says whether a file is there): `Fold1..Fold5` where the
+/// directory has all five, otherwise the rotation of `S1..S5.txt`. A missing file is named.
+pub fn folds_of(dir: &str, exists: &dyn Fn(&str) -> bool) -> Result<Vec<Fold>> {
+    let path = |name: String| std::path::Path::new(dir).join(name).display().to_string();
+    let fold_files =
+        |k: usize| ["train", "vali", "test"].map(|split| path(format!("Fold{k}/{split}.txt")));
+    let parts: Vec<String> = (1..=5).map(|i| path(format!("S{i}.txt"))).collect();
+    let by_fold: Vec<[String; 3]> = (1..=5).map(fold_files).collect();
+    let missing_fold = by_fold.iter().flatten().find(|f| !exists(f));
+    let missing_part = parts.iter().find(|f| !exists(f));
+    match (missing_fold, missing_part) {
+        (None, _) => Ok(by_fold
+            .into_iter()
+            .enumerate()
+            .map(|(i, [train, valid, test])| Fold {
+                fold: i + 1,
+                train: vec![train],
+                valid,
+                test,
+            })
+            .collect()),
+        (Some(_), None) => Ok(ROTATION
+            .iter()
+            .enumerate()
+            .map(|(i, (train, valid, test))| Fold {
+                fold: i + 1,
+                train: train.iter().map(|&s| parts[s - 1].clone()).collect(),
+                valid: parts[valid - 1].clone(),
+                test: parts[test - 1].clone(),
+            })
+            .collect()),
+        (Some(fold), Some(part)) => {
+            // The layout the directory comes closer to names its missing file.
+            let has_parts = parts.iter().any(|f| exists(f));
+            let missing = if has_parts { part } else { fold };
+            Err(Error::Config(format!(
+                "{}: no such file; a folds directory (--folds) holds LETOR 4.0's five parts S1.txt..S5.txt, or Fold1..Fold5 each with train.txt, vali.txt and test.txt",
+                crate::error::printable(missing)
+            )))
+        }
+    }
+}
+
+/// The folds of `setup.data.folds` on disk.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn folds_on_disk(dir: &str) -> Result<Vec<Fold>> {
+    if !std::path::Path::new(dir).is_dir() {
+        return Err(Error::Config(format!(
+            "{}: not a directory; --folds names a directory of LETOR 4.0's parts S1.txt..S5.txt or of Fold1..Fold5",
+            crate::error::printable(dir)
+        )));
+    }
+    folds_of(dir, &|f| std::path::Path::new(f).is_file())
+}
+
+/// Fold `fold`'s comparison: `setup` with its data the fold's files, `{fold}` in the teacher's
+/// and the reference's files replaced by the fold's number, and no folds of its own.
+pub fn fold_setup(setup: &Setup, fold: &Fold) -> Setup {
+    let mut s = setup.clone();
+    s.data.folds = None;
+    s.data.source = DataSource::Files {
+        train: fold.train_name(),
+        valid: Some(fold.valid.clone()),
+        test: Some(fold.test.clone()),
+    };
+    let number = fold.fold.to_string();
+    for outside in [&mut s.data.teacher, &mut s.data.reference] {
+        for name in [&mut outside.model, &mut outside.scores]
+            .into_iter()
+            .flatten()
+        {
+            *name = name.replace("{fold}", &number);
+        }
+    }
+    s
+}
+
+/// A store that reads a fold's training parts as one file named `name` (queries in part order);
+/// every other name, and everything else, from `inner`.
+pub struct Joined<'a> {
+    pub inner: &'a mut dyn Store,
+    pub name: String,
+    pub parts: Vec<String>,
+}
+
+impl Joined<'_> {
+    fn joins(&self, name: &str) -> bool {
+        self.parts.len() > 1 && name == self.name
+    }
+}
+
+impl Store for Joined<'_> {
+    fn load(&mut self, name: &str, role: Role, reporter: &mut dyn Reporter) -> Result<Dataset> {
+        if !self.joins(name) {
+            return self.inner.load(name, role, reporter);
+        }
+        let mut datasets = Vec::with_capacity(self.parts.len());
+        for part in &self.parts {
+            datasets.push(self.inner.load(part, role, reporter)?);
+        }
+        concat(&self.parts, datasets)
+    }
+
+    fn sidecar(&mut self, name: &str) -> Result<Option<serde_json::Value>> {
+        if self.joins(name) {
+            return Ok(None);
+        }
+        self.inner.sidecar(name)
+    }
+
+    fn stamps(&mut self, name: &str, role: Role) -> Result<Option<String>> {
+        if !self.joins(name) {
+            return self.inner.stamps(name, role);
+        }
+        let mut all = Vec::new();
+        for part in &self.parts {
+            match self.inner.stamps(part, role)? {
+                Some(stamp) => all.push(stamp),
+                None => return Ok(None),
+            }
+        }
+        Ok(Some(all.join(";")))
+    }
+
+    fn read_into(&mut self, scratch: crate::data::prepare::Scratch) {
+        self.inner.read_into(scratch);
+    }
+
+    fn given_teacher_scores(&mut self, name: &str) -> Option<(Vec<f64>, Vec<Option<u64>>)> {
+        self.inner.given_teacher_scores(name)
+    }
+
+    fn file(&mut self, name: &str, cap: u64, what: &str) -> Result<Vec<u8>> {
+        self.inner.file(name, cap, what)
+    }
+
+    fn text(&mut self, name: &str, role: Role) -> Result<Text<'_>> {
+        if !self.joins(name) {
+            return self.inner.text(name, role);
+        }
+        // Each part's text in turn, read whole (a part is a fifth of a small LETOR set; the large
+        // ones ship their folds whole).
+        let mut bytes = Vec::new();
+        let mut queries: Option<Vec<usize>> = None;
+        for (i, part) in self.parts.iter().enumerate() {
+            let (mut text, query) = self.inner.text(part, role)?;
+            text.read_to_end(&mut bytes)
+                .map_err(|e| Error::io(std::path::Path::new(part), e))?;
+            if !bytes.is_empty() && !bytes.ends_with(b"\n") {
+                bytes.push(b'\n');
+            }
+            match (i, query, &mut queries) {
+                (0, Some(q), q0) => *q0 = Some(q),
+                (_, Some(q), Some(all)) => all.extend(q),
+                (_, None, None) => {}
+                _ => {
+                    return Err(Error::Config(format!(
+                        "{}: some of a fold's training parts have .query files and some do not: give every part its group sizes, or none",
+                        crate::error::printable(part)
+                    )))
+                }
+            }
+        }
+        Ok((Box::new(std::io::Cursor::new(bytes)), queries))
+    }
+}
+
+use std::io::Read as _;
+
+/// The parts' datasets as one, in order: the widest part's width (a narrower part's last
+/// columns read as 0), every query once.
+fn concat(names: &[String], parts: Vec<Dataset>) -> Result<Dataset> {
+    let width = parts.iter().map(|d| d.n_features).max().unwrap_or(0);
+    let mut seen: std::collections::HashMap<u64, usize> = std::collections::HashMap::new();
+    let mut out = Dataset {
+        n_features: width,
+        features: Vec::new().into(),
+        grades: Vec::new(),
+        group_offsets: vec![0],
+        qids: Vec::new(),
+        source: None,
+    };
+    let mut features = Vec::with_capacity(parts.iter().map(|d| d.n_docs()).sum::<usize>() * width);
+    for (i, part) in parts.iter().enumerate() {
+        for (g, &qid) in part.qids.iter().enumerate() {
+            if let Some(&j) = seen.get(&qid) {
+                return Err(Error::Data(format!(
+                    "qid {qid} is in both {} and {}: a fold's training parts hold distinct queries",
+                    crate::error::printable(&names[j]),
+                    crate::error::printable(&names[i])
+                )));
+            }
+            seen.insert(qid, i);
+            for d in part.group(g) {
+                let row = part.row(d);
+                features.extend_from_slice(row);
+                features.extend(std::iter::repeat_n(0.0, width - row.len()));
+                out.grades.push(part.grades[d]);
+            }
+            out.group_offsets.push(out.grades.len());
+            out.qids.push(qid);
+        }
+    }
+    out.features = features.into();
+    Ok(out)
+}
+
+/// One fold's comparison.
+pub struct FoldRun {
+    pub fold: Fold,
+    pub setup: Setup,
+    pub data: PreparedData,
+    pub comparison: Comparison,
+}
+
+/// The folds' comparisons as one, for the paired tests: each method's seed s holds its
+/// students' per-query NDCG@8 on every fold's test queries, in fold order (the LETOR
+/// protocol's pooled test queries). Only the per-query figures are meaningful.
+pub fn pooled(runs: &[FoldRun]) -> Comparison {
+    let Some(first) = runs.first() else {
+        return Comparison {
+            methods: Vec::new(),
+            students: Vec::new(),
+        };
+    };
+    let methods = first
+        .comparison
+        .methods
+        .iter()
+        .map(|r| MethodRuns {
+            method: r.method,
+            runs: (0..r.runs.len())
+                .map(|s| {
+                    let each = || {
+                        runs.iter().filter_map(move |f| {
+                            f.comparison.get(r.method).and_then(|m| m.runs.get(s))
+                        })
+                    };
+                    SeedRun {
+                        seed: r.runs[s].seed,
+                        student: ModelRun {
+                            per_query: each()
+                                .flat_map(|run| run.student.per_query.clone())
+                                .collect(),
+                            per_query_graded: each()
+                                .flat_map(|run| run.student.per_query_graded.clone())
+                                .collect(),
+                            history: Vec::new(),
+                            ..r.runs[s].student.clone()
+                        },
+                        teachers: Vec::new(),
+                    }
+                })
+                .collect(),
+        })
+        .collect();
+    Comparison {
+        methods,
+        students: Vec::new(),
+    }
+}
+
+/// The reference model's per-query figures over every fold's test queries, in fold order.
+pub fn pooled_reference(runs: &[FoldRun]) -> Option<ModelRun> {
+    let each: Option<Vec<ModelRun>> = runs
+        .iter()
+        .map(|f| super::report::reference_run(&f.data, &f.setup))
+        .collect();
+    let each = each?;
+    let first = each.first()?.clone();
+    Some(ModelRun {
+        per_query: each.iter().flat_map(|r| r.per_query.clone()).collect(),
+        per_query_graded: each
+            .iter()
+            .flat_map(|r| r.per_query_graded.clone())
+            .collect(),
+        ..first
+    })
+}
+
+/// The paired tests on the pooled test queries: every method against no distillation and those
+/// its entry names, and against the reference model when there is one.
+pub fn tests(runs: &[FoldRun]) -> Vec<PairedTest> {
+    super::report::tests_with(&pooled(runs), pooled_reference(runs).as_ref())
+}
+
+/// A method's figure on each fold (NDCG@`k` on y, or on the grades): the mean over its seeds.
+fn per_fold(
+    runs: &[FoldRun],
+    method: crate::ranking::distill::Method,
+    k: usize,
+    graded: bool,
+) -> Vec<Option<f64>> {
+    runs.iter()
+        .map(|f| {
+            let m = f.comparison.get(method)?;
+            let stat = if graded {
+                m.student_graded_ndcg(k)
+            } else {
+                m.student_ndcg(k)
+            };
+            stat.map(|(mean, _)| mean)
+        })
+        .collect()
+}
+
+/// The mean of the folds' figures, with their standard deviation; None if a fold has none.
+fn over_folds(values: &[Option<f64>]) -> serde_json::Value {
+    let all: Option<Vec<f64>> = values.iter().copied().collect();
+    match all.filter(|v| !v.is_empty()) {
+        Some(v) => {
+            let (mean, std) = crate::metrics::mean_std(&v);
+            serde_json::json!({"mean": mean, "std_over_folds": std, "per_fold": values})
+        }
+        None => serde_json::json!({"mean": null, "per_fold": values}),
+    }
+}
+
+/// What the folds found, as the folds run's `results.json` holds it: each fold's files and test
+/// queries; per method, NDCG@k on y and on the grades as the mean over the folds of each fold's
+/// mean over seeds (`per_fold` beside it); the reference's the same; the paired tests on the
+/// pooled test queries with their sentences and verdicts.
+pub fn results_json(setup: &Setup, runs: &[FoldRun]) -> serde_json::Value {
+    let tests = tests(runs);
+    let pooled = pooled(runs);
+    let metric = pooled.verdict_metric();
+    let reference = runs.first().and_then(|f| f.data.reference.as_deref());
+    let mut methods = serde_json::Map::new();
+    for r in &pooled.methods {
+        let mut m = serde_json::Map::new();
+        for k in crate::metrics::NDCG_CUTOFFS {
+            m.insert(
+                format!("ndcg@{k}"),
+                over_folds(&per_fold(runs, r.method, k, false)),
+            );
+        }
+        m.insert(
+            "graded_ndcg@8".into(),
+            over_folds(&per_fold(runs, r.method, 8, true)),
+        );
+        methods.insert(r.method.name().into(), m.into());
+    }
+    let folds: Vec<serde_json::Value> = runs
+        .iter()
+        .map(|f| {
+            let test = f
+                .data
+                .prepared
+                .test
+                .as_ref()
+                .unwrap_or(&f.data.prepared.valid);
+            serde_json::json!({
+                "fold": f.fold.fold,
+                "train": f.fold.train,
+                "valid": f.fold.valid,
+                "test": f.fold.test,
+                "test_queries": test.n_groups(),
+                "privileged_columns": f.data.prepared.privileged_columns,
+            })
+        })
+        .collect();
+    let pooled_queries = pooled
+        .methods
+        .first()
+        .and_then(|r| r.runs.first())
+        .map_or(0, |run| run.student.per_query.len());
+    let mut results = serde_json::json!({
+        "protocol": "the LETOR folds: a comparison on each fold; figures are the mean over the folds of each fold's mean over seeds; paired tests on the per-query results pooled over the folds' test queries",
+        "folds": folds,
+        "pooled_test_queries": pooled_queries,
+        "methods": methods,
+        "tests": tests,
+        "verdict_metric": metric,
+        "sentences": tests.iter().filter(|t| t.metric == metric).map(crate::stats::sentence).collect::<Vec<_>>(),
+        "verdicts": super::report::verdicts(&tests, metric, reference),
+        "setup": setup,
+    });
+    if let Some(reference) = reference {
+        let figures = |k: usize, graded: bool| -> Vec<Option<f64>> {
+            runs.iter()
+                .map(|f| {
+                    let run = super::report::reference_run(&f.data, &f.setup)?;
+                    if graded {
+                        run.test_graded_ndcg
+                            .iter()
+                            .find(|(c, _)| *c == k)
+                            .and_then(|(_, v)| *v)
+                    } else {
+                        run.test.ndcg_at(k)
+                    }
+                })
+                .collect()
+        };
+        let mut m = serde_json::Map::new();
+        m.insert("label".into(), reference.label().into());
+        for k in crate::metrics::NDCG_CUTOFFS {
+            m.insert(format!("ndcg@{k}"), over_folds(&figures(k, false)));
+        }
+        m.insert("graded_ndcg@8".into(), over_folds(&figures(8, true)));
+        results["reference"] = m.into();
+    }
+    results
+}

@@ -1,0 +1,319 @@
+//! The LETOR protocol: `compare --folds` on each fold, the mean over the folds, the paired tests on
+//! the pooled test queries; the folds' files found in both layouts, missing ones named.
+
+#![cfg(not(target_arch = "wasm32"))]
+
+use std::path::{Path, PathBuf};
+
+use distillrank::pipeline::folds::{fold_setup, folds_of, Fold, Joined, ROTATION};
+use distillrank::pipeline::store::{Disk, Role, Store};
+use distillrank::pipeline::Silent;
+use distillrank::setup::{DataSource, Setup};
+
+#[path = "common/cli.rs"]
+mod cli_run;
+use cli_run::distillrank;
+
+/// Part `part` (1..=5) of a small LETOR set: `queries` queries of 12 documents over 6 features,
+/// the qids of each part distinct.
+fn part_text(part: usize, queries: usize) -> String {
+    let mut text = String::new();
+    for q in 0..queries {
+        let qid = 100 * part + q;
+        for d in 0..12usize {
+            let grade = (qid + d) % 3;
+            let noise = ((qid * 31 + d * 17) % 10) as f64 / 10.0;
+            text.push_str(&format!(
+                "{grade} qid:{qid} 1:{noise} 2:{} 3:{} 4:{} 5:0.5 6:{}\n",
+                (d % 4) as f64 / 4.0,
+                noise * grade as f64,
+                (qid % 5) as f64,
+                grade as f64 + noise / 2.0
+            ));
+        }
+    }
+    text
+}
+
+/// LETOR 4.0's layout in `dir`: S1.txt..S5.txt.
+fn parts_in(dir: &Path) -> Vec<PathBuf> {
+    (1..=5)
+        .map(|i| {
+            let path = dir.join(format!("S{i}.txt"));
+            std::fs::write(&path, part_text(i, 8 + i)).unwrap();
+            path
+        })
+        .collect()
+}
+
+#[test]
+fn the_folds_of_a_directory_in_either_layout_and_a_missing_file_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().display().to_string();
+    let on_disk = |f: &str| Path::new(f).is_file();
+    // LETOR 4.0's parts, rotated as its readme says.
+    parts_in(dir.path());
+    let folds = folds_of(&root, &on_disk).unwrap();
+    assert_eq!(folds.len(), 5);
+    for (fold, (train, valid, test)) in folds.iter().zip(ROTATION) {
+        let name = |i: usize| dir.path().join(format!("S{i}.txt")).display().to_string();
+        assert_eq!(fold.train, train.map(name).to_vec());
+        assert_eq!(
+            (fold.valid.clone(), fold.test.clone()),
+            (name(valid), name(test))
+        );
+    }
+    assert_eq!(
+        folds[0].train_name(),
+        dir.path().join("S1+S2+S3.txt").display().to_string()
+    );
+    // Every document is a test document of exactly one fold.
+    let mut tested: Vec<&str> = folds.iter().map(|f| f.test.as_str()).collect();
+    tested.sort();
+    tested.dedup();
+    assert_eq!(tested.len(), 5);
+    // A missing part is named.
+    std::fs::remove_file(dir.path().join("S4.txt")).unwrap();
+    let e = folds_of(&root, &on_disk).unwrap_err().to_string();
+    assert!(e.contains("S4.txt") && e.contains("no such file"), "{e}");
+    // The MSLR-WEB layout, when all five folds are there, whatever else the directory holds.
+    for k in 1..=5 {
+        let fold = dir.path().join(format!("Fold{k}"));
+        std::fs::create_dir_all(&fold).unwrap();
+        for split in ["train", "vali", "test"] {
+            std::fs::write(fold.join(format!("{split}.txt")), part_text(k, 3)).unwrap();
+        }
+    }
+    let folds = folds_of(&root, &on_disk).unwrap();
+    assert_eq!(
+        folds[2].train,
+        vec![dir.path().join("Fold3/train.txt").display().to_string()]
+    );
+    assert_eq!(folds[2].train_name(), folds[2].train[0]);
+    // Neither layout whole: the missing file of the one the directory comes closer to.
+    let empty = tempfile::tempdir().unwrap();
+    std::fs::create_dir(empty.path().join("Fold1")).unwrap();
+    std::fs::write(empty.path().join("Fold1/train.txt"), "").unwrap();
+    let e = folds_of(&empty.path().display().to_string(), &on_disk)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("Fold1") && e.contains("vali.txt"), "{e}");
+}
+
+#[test]
+fn a_folds_training_parts_read_as_the_file_they_make_together() {
+    let dir = tempfile::tempdir().unwrap();
+    let parts = parts_in(dir.path());
+    let names: Vec<String> = parts[..3].iter().map(|p| p.display().to_string()).collect();
+    let whole = dir.path().join("whole.txt");
+    let text: String = parts[..3]
+        .iter()
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .collect();
+    std::fs::write(&whole, &text).unwrap();
+    let mut disk = Disk::default();
+    let expected = disk
+        .load(&whole.display().to_string(), Role::Train, &mut Silent)
+        .unwrap();
+    let mut joined = Joined {
+        inner: &mut disk,
+        name: "S1+S2+S3.txt".into(),
+        parts: names.clone(),
+    };
+    let got = joined
+        .load("S1+S2+S3.txt", Role::Train, &mut Silent)
+        .unwrap();
+    assert_eq!(got.qids, expected.qids);
+    assert_eq!(got.group_offsets, expected.group_offsets);
+    assert_eq!(got.grades, expected.grades);
+    assert_eq!(got.n_features, expected.n_features);
+    assert_eq!(&got.features[..], &expected.features[..]);
+    // Its text for a teacher trained elsewhere: the parts' texts in order.
+    {
+        let (mut read, _) = joined.text("S1+S2+S3.txt", Role::Train).unwrap();
+        let mut again = String::new();
+        std::io::Read::read_to_string(&mut read, &mut again).unwrap();
+        assert_eq!(again, text);
+    }
+    // A query in two parts is refused, naming both.
+    std::fs::write(&parts[1], part_text(1, 2)).unwrap();
+    let e = joined
+        .load("S1+S2+S3.txt", Role::Train, &mut Silent)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("S1.txt") && e.contains("S2.txt") && e.contains("qid 100"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_folds_setup_reads_its_files_and_its_own_teacher() {
+    let mut setup = Setup::default();
+    setup.data.folds = Some("d".into());
+    setup.data.teacher.model = Some("teachers/fold{fold}.txt".into());
+    setup.data.reference.scores = Some(",d/ref{fold}.vali,d/ref{fold}.test".into());
+    let fold = Fold {
+        fold: 3,
+        train: vec!["d/S3.txt".into(), "d/S4.txt".into(), "d/S5.txt".into()],
+        valid: "d/S1.txt".into(),
+        test: "d/S2.txt".into(),
+    };
+    let s = fold_setup(&setup, &fold);
+    assert_eq!(s.data.folds, None);
+    assert_eq!(
+        s.data.source,
+        DataSource::Files {
+            train: Path::new("d").join("S3+S4+S5.txt").display().to_string(),
+            valid: Some("d/S1.txt".into()),
+            test: Some("d/S2.txt".into()),
+        }
+    );
+    assert_eq!(s.data.teacher.model.as_deref(), Some("teachers/fold3.txt"));
+    assert_eq!(
+        s.data.reference.scores.as_deref(),
+        Some(",d/ref3.vali,d/ref3.test")
+    );
+}
+
+#[test]
+fn compare_folds_reports_the_mean_over_folds_and_tests_the_pooled_queries() {
+    let dir = tempfile::tempdir().unwrap();
+    parts_in(dir.path());
+    let out = dir.path().join("out");
+    let (ok, _, stderr) = distillrank(&[
+        "compare",
+        "--folds",
+        dir.path().to_str().unwrap(),
+        "--training-labels",
+        "grades",
+        "--privileged",
+        "cols:6",
+        "--methods",
+        "no-distillation,pfd",
+        "--seeds",
+        "2",
+        "--epochs",
+        "2",
+        "--widths",
+        "8",
+        "--min-group-size",
+        "2",
+        "--backend",
+        "cpu",
+        "--out",
+        out.to_str().unwrap(),
+        "--quiet",
+    ]);
+    assert!(ok, "{stderr}");
+    let read = |p: PathBuf| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+    };
+    let results = read(out.join("results.json"));
+    assert_eq!(results["folds"].as_array().unwrap().len(), 5);
+    let folds: Vec<serde_json::Value> = (1..=5)
+        .map(|k| read(out.join(format!("fold{k}/results.json"))))
+        .collect();
+    // Each fold's comparison tests on its own part; the pooled queries are all of them.
+    let queries: usize = folds
+        .iter()
+        .map(|f| f["test_qids"].as_array().unwrap().len())
+        .sum();
+    assert_eq!(results["pooled_test_queries"], queries);
+    for method in ["no-distillation", "pfd"] {
+        // The mean over the folds of each fold's mean over seeds.
+        let per_fold: Vec<f64> = folds
+            .iter()
+            .map(|f| f["methods"][method]["ndcg@8"]["mean"].as_f64().unwrap())
+            .collect();
+        let mean = per_fold.iter().sum::<f64>() / 5.0;
+        let stat = &results["methods"][method]["ndcg@8"];
+        assert!(
+            (stat["mean"].as_f64().unwrap() - mean).abs() < 1e-12,
+            "{method}"
+        );
+        for (k, v) in per_fold.iter().enumerate() {
+            assert_eq!(stat["per_fold"][k].as_f64().unwrap(), *v);
+        }
+    }
+    // The paired test of PFD against no distillation runs on every fold's queries, pooled.
+    let test = results["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["a"] == "pfd" && t["b"] == "no-distillation" && t["metric"] == "ndcg@8")
+        .unwrap()
+        .clone();
+    let mut diffs = Vec::new();
+    for f in &folds {
+        let (a, b) = (&f["per_query"]["pfd"], &f["per_query"]["no-distillation"]);
+        for q in 0..f["test_qids"].as_array().unwrap().len() {
+            let mean = |m: &serde_json::Value| -> Option<f64> {
+                let v: Option<Vec<f64>> = (0..2).map(|s| m[s][q].as_f64()).collect();
+                v.map(|v| v.iter().sum::<f64>() / 2.0)
+            };
+            if let (Some(x), Some(y)) = (mean(a), mean(b)) {
+                diffs.push(x - y);
+            }
+        }
+    }
+    assert_eq!(test["n_queries"], diffs.len());
+    let mean = diffs.iter().sum::<f64>() / diffs.len() as f64;
+    assert!((test["mean_diff"].as_f64().unwrap() - mean).abs() < 1e-12);
+    assert!(!results["verdicts"].as_array().unwrap().is_empty());
+    assert!(std::fs::read_to_string(out.join("report.md"))
+        .unwrap()
+        .contains("NDCG@8 fold 5"));
+}
+
+#[test]
+fn class_a_folds_directory_that_cannot_be_read_is_refused_in_every_door() {
+    let dir = tempfile::tempdir().unwrap();
+    parts_in(dir.path());
+    std::fs::remove_file(dir.path().join("S2.txt")).unwrap();
+    let root = dir.path().to_str().unwrap();
+    let out = dir.path().join("out");
+    let out = out.to_str().unwrap();
+    // compare names the missing part; so does a setup.json that gives the folds.
+    let (ok, _, stderr) = distillrank(&["compare", "--folds", root, "--out", out, "--quiet"]);
+    assert!(
+        !ok && stderr.contains("S2.txt") && stderr.contains("no such file"),
+        "{stderr}"
+    );
+    let setup = dir.path().join("setup.json");
+    std::fs::write(
+        &setup,
+        serde_json::json!({"data": {"folds": root}}).to_string(),
+    )
+    .unwrap();
+    let (ok, _, stderr) = distillrank(&[
+        "compare",
+        "--setup",
+        setup.to_str().unwrap(),
+        "--out",
+        out,
+        "--quiet",
+    ]);
+    assert!(!ok && stderr.contains("S2.txt"), "{stderr}");
+    // Not a directory.
+    let (ok, _, stderr) = distillrank(&[
+        "compare",
+        "--folds",
+        setup.to_str().unwrap(),
+        "--out",
+        out,
+        "--quiet",
+    ]);
+    assert!(!ok && stderr.contains("not a directory"), "{stderr}");
+    // Folds beside files, and folds where one split is needed, are refused in words.
+    let (ok, _, stderr) = distillrank(&[
+        "compare", "--folds", root, "--train", root, "--out", out, "--quiet",
+    ]);
+    assert!(!ok && stderr.contains("name one"), "{stderr}");
+    let (ok, _, stderr) = distillrank(&["train", "--folds", root, "--epochs", "1"]);
+    assert!(
+        !ok && stderr.contains("runs a comparison on each fold"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
