@@ -154,6 +154,7 @@ impl Setting {
 const CLOSED: (bool, bool) = (false, false);
 const OPEN: (bool, bool) = (true, true);
 const OPEN_BELOW: (bool, bool) = (true, false);
+const OPEN_ABOVE: (bool, bool) = (false, true);
 
 const SEED: &str = "any 64-bit seed";
 const SIZE: &str = "a larger value alone would ask for more memory than any machine has";
@@ -304,6 +305,8 @@ pub const SETTINGS: &[Setting] = &[
         .help("How the learning rate moves over the epochs: constant, or cosine (from --lr at the first epoch towards 0 after the last)"),
     real("input-noise", (0.0, 100.0), CLOSED, "a standard deviation; the inputs after --transform standardize or rank-gauss have unit spread").at(&[f("input_noise", "0")])
         .help("Standard deviation of Gaussian noise added to every training input at every step (data augmentation; 0: none); drawn from the model's seed, the same on both engines"),
+    real("dropout", (0.0, 1.0), OPEN_ABOVE, "a probability below 1; at 1 every hidden unit is zeroed").at(&[f("dropout", "0")])
+        .help("Dropout on the hidden layers in training: each hidden unit of each document is zeroed with this probability and the others scaled by 1 / (1 - p) (0: none); its masks come from the model's seed and are the same on both engines; scoring uses every unit"),
     whole("ensemble", 1, 64, "members, each a whole training and a whole forward pass").at(&[f("ensemble", "1")])
         .help("Members of each student: k models of the same widths, the first from the run's seed and the others from seeds drawn from it, each kept at its own best validation epoch; the student's score is their mean (Qin et al. 2021's ensembles); training, scoring and the ONNX graph cost k times one model's; teachers stay one model"),
     text("objective").at(&[f("objective", "")])

@@ -341,6 +341,8 @@ pub struct Setup {
     pub weight_decay: f64,
     /// Standard deviation of the Gaussian noise on every training input.
     pub input_noise: f64,
+    /// The probability of zeroing each hidden unit in training.
+    pub dropout: f64,
     /// Members of each student, whose scores are averaged.
     pub ensemble: usize,
     /// How the learning rate moves over the epochs.

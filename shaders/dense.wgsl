@@ -3,6 +3,7 @@
 //
 //   forward          out  (B, n_out) = act(inp (B, n_in) . weight (n_in, n_out) + bias)
 //   relu_mask        dout (B, n_out) *= [out > 0]
+//   dropout          out or dout (B, n_out) *= the dropout mask (training only)
 //   backward_input   dinp (B, n_in)  = dout (B, n_out) . weight^T
 //   backward_weight  dweight (n_in, n_out) = inp^T . dout
 //   backward_bias    dbias (n_out) = column sums of dout (one invocation per column, rows in
@@ -193,6 +194,25 @@ fn relu_mask(@builtin(global_invocation_id) id: vec3<u32>) {
     let i = id.x;
     if (i >= params.rows * params.cols) { return; }
     result[i] = select(0.0, result[i], bias[i] > 0.0);
+}
+
+// PCG's output permutation of a 32-bit state: crate::model::dropout::pcg, operation for operation.
+fn pcg(x: u32) -> u32 {
+    let state = x * 747796405u + 2891336453u;
+    let word = ((state >> ((state >> 28u) + 4u)) ^ state) * 277803737u;
+    return (word >> 22u) ^ word;
+}
+
+// result (a hidden layer's output in the forward pass, or the gradient with respect to it in the
+// backward pass) through the layer's dropout mask: element i is kept, times the scale, when
+// pcg(key ^ pcg(i)) >= threshold, else zeroed (crate::model::dropout::Mask::apply). Parameters:
+// rows = elements, cols = the scale's f32 bits, inner = threshold, relu = key.
+@compute @workgroup_size(256, 1, 1)
+fn dropout(@builtin(global_invocation_id) id: vec3<u32>) {
+    let i = id.x;
+    if (i >= params.rows) { return; }
+    let keep = pcg(params.relu ^ pcg(i)) >= params.inner;
+    result[i] = select(0.0, result[i] * bitcast<f32>(params.cols), keep);
 }
 
 // The naive product, one output per invocation reading straight from storage: the baseline the

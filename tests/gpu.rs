@@ -20,6 +20,12 @@ fn dense_kernels_match_the_cpu_engine() {
     distillrank::native::block_on(gpu_checks::dense_kernels(&gpu));
 }
 
+#[test]
+fn the_dropout_kernel_matches_the_cpu_engine() {
+    let Some(gpu) = gpu() else { return };
+    distillrank::native::block_on(gpu_checks::dropout_kernel(&gpu));
+}
+
 /// Both kinds of product kernels, whichever the adapter would choose.
 #[test]
 fn tiled_and_direct_product_kernels_match_the_cpu_engine() {
@@ -172,6 +178,12 @@ fn training_on_the_gpu_engine_matches_the_cpu_engine() {
     };
     engines_train_alike(&gpu, Transform::RankGauss, &regularised);
     engines_train_alike(&gpu, Transform::Standardize, &regularised);
+    // Dropout: the same masks on both engines (drawn from one hash), so the same training.
+    let dropped = TrainConfig {
+        dropout: 0.2,
+        ..plain.clone()
+    };
+    engines_train_alike(&gpu, Transform::RankGauss, &dropped);
     // An ensemble: each member trains alike, and so does their mean.
     let ensemble = TrainConfig {
         ensemble: 2,

@@ -140,6 +140,51 @@ fn mlp_backward_matches_finite_differences() {
     );
 }
 
+#[test]
+fn mlp_backward_through_dropout_matches_finite_differences() {
+    use distillrank::model::dropout::Dropout;
+    let mut rng = Rng::new(5);
+    let (b, n_in) = (9, 5);
+    let model = Mlp::<f64>::new(n_in, &[8, 6], 13);
+    let inp = random(b * n_in, &mut rng);
+    let (offsets, labels) = (
+        vec![0, 4, 9],
+        (0..b).map(|i| (i % 3) as f64).collect::<Vec<_>>(),
+    );
+    let include = [true, true];
+    for (rate, step) in [(0.3, 1), (0.5, 17)] {
+        let dropout = Dropout { rate, seed: 9 };
+        // The same masks at every evaluation: those of this step.
+        let loss = |params: &[f64]| {
+            let mut m = model.clone();
+            m.set_parameters(params);
+            let mut acts = Activations::default();
+            let logits = m
+                .forward_training(&inp, &mut acts, Some((&dropout, step)))
+                .to_vec();
+            ranknet(&logits, &labels, &offsets, &include, 1.0, &mut vec![0.0; b])
+        };
+        let mut acts = Activations::default();
+        let logits = model
+            .forward_training(&inp, &mut acts, Some((&dropout, step)))
+            .to_vec();
+        // Some units were dropped, and the logits differ from scoring's.
+        assert!(acts.outputs[0].iter().filter(|&&v| v == 0.0).count() > 0);
+        assert_ne!(logits, model.predict(&inp));
+        let mut dlogits = vec![0.0; b];
+        ranknet(&logits, &labels, &offsets, &include, 1.0, &mut dlogits);
+        let mut grads = model.zero_gradients();
+        model.backward(&inp, &acts, &dlogits, &mut grads);
+        assert_close(
+            &grads.flatten(),
+            &numeric_gradient(&model.parameters(), loss),
+            1e-7,
+            1e-5,
+            &format!("mlp parameters under dropout {rate}"),
+        );
+    }
+}
+
 /// Checks a loss's gradient (and that `scale` scales it) w.r.t. the logits.
 fn check_loss(what: &str, f: impl Fn(&[f64], f64, &mut [f64]) -> f64) {
     let (offsets, _) = groups();

@@ -22,6 +22,11 @@ async fn dense_kernels_match_the_cpu_engine() {
     gpu_checks::dense_kernels(&*gpu().await).await;
 }
 
+#[wasm_bindgen_test]
+async fn the_dropout_kernel_matches_the_cpu_engine() {
+    gpu_checks::dropout_kernel(&*gpu().await).await;
+}
+
 /// Both kinds of product kernels, whichever the adapter would choose.
 #[wasm_bindgen_test]
 async fn tiled_and_direct_product_kernels_match_the_cpu_engine() {

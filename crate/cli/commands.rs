@@ -371,6 +371,7 @@ pub fn train(args: &TrainArgs, out: &Output) -> Result<()> {
         },
         batch_docs: args.batch_docs,
         input_noise: args.input_noise,
+        dropout: args.dropout,
         ensemble: args.ensemble,
         lr_schedule: args.lr_schedule,
         seed: args.seed,

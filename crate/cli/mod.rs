@@ -426,6 +426,8 @@ pub struct TrainArgs {
     pub input_noise: f64,
     #[arg(long, value_parser = named::<distillrank::model::adam::LrSchedule>)]
     pub lr_schedule: distillrank::model::adam::LrSchedule,
+    #[arg(value_parser = bounded::<f64>("dropout"), long)]
+    pub dropout: f64,
     #[arg(value_parser = bounded::<usize>("ensemble"), long)]
     pub ensemble: usize,
     #[arg(value_parser = bounded::<usize>("widths"), long, value_delimiter = ',', action = clap::ArgAction::Set)]

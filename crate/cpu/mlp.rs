@@ -6,6 +6,7 @@
 
 use super::{matmul, positive_part, Real, View};
 use crate::data::inputs::Inputs;
+use crate::model::dropout::{Dropout, Mask};
 use crate::model::mlp::{Dense, Mlp};
 
 /// out = inp . weight + bias, then ReLU when `relu`.
@@ -79,6 +80,8 @@ pub fn dense_backward<T: Real>(
 pub struct Activations<T> {
     /// outputs[l] is layer l's output (B, n_out of l); the last is the logits (B, 1).
     pub outputs: Vec<Vec<T>>,
+    /// The dropout mask of each hidden layer in the last forward pass (none when scoring).
+    pub masks: Vec<Option<Mask>>,
 }
 
 /// Gradients of every parameter, laid out like the model.
@@ -93,8 +96,20 @@ pub struct Gradients<T> {
 impl<T: Real> Mlp<T> {
     /// Runs the network on `inp` (B, n_in), keeping activations; returns the logits (B).
     pub fn forward<'a>(&self, inp: &[T], acts: &'a mut Activations<T>) -> &'a [T] {
+        self.forward_training(inp, acts, None)
+    }
+
+    /// [`forward`](Self::forward) in training: with `dropout` at step `step` (1 for the first),
+    /// each hidden layer's output through its [`Mask`], which the backward pass applies again.
+    pub fn forward_training<'a>(
+        &self,
+        inp: &[T],
+        acts: &'a mut Activations<T>,
+        dropout: Option<(&Dropout, u64)>,
+    ) -> &'a [T] {
         let b = inp.len() / self.n_in();
         acts.outputs.resize_with(self.layers.len(), Vec::new);
+        acts.masks.clear();
         let last = self.layers.len() - 1;
         for (l, layer) in self.layers.iter().enumerate() {
             let (before, rest) = acts.outputs.split_at_mut(l);
@@ -102,6 +117,13 @@ impl<T: Real> Mlp<T> {
             let out = &mut rest[0];
             out.resize(b * layer.n_out, T::zero());
             dense_forward(out, input, layer, l != last);
+            let mask = dropout
+                .filter(|_| l != last)
+                .map(|(dropout, step)| Mask::of(dropout, step, l));
+            if let Some(mask) = &mask {
+                mask.apply(out);
+            }
+            acts.masks.push(mask);
         }
         &acts.outputs[last]
     }
@@ -154,6 +176,11 @@ impl<T: Real> Mlp<T> {
             } else {
                 None
             };
+            // Through the dropout mask first: the gradient of a dropped unit is 0, of a kept
+            // one scaled as its output was.
+            if let Some(Some(mask)) = acts.masks.get(l) {
+                mask.apply(dout);
+            }
             dense_backward(
                 dinp,
                 &mut grads.weight[l],

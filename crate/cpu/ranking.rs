@@ -23,6 +23,8 @@ pub struct CpuRanking {
     include_all: Vec<bool>,
     /// The losses of the steps not yet read.
     pending: Vec<StepLosses>,
+    /// Steps taken: the dropout masks' counter (the GPU engine's is its Adam step).
+    steps: u64,
 }
 
 impl CpuRanking {
@@ -42,6 +44,7 @@ impl CpuRanking {
             dlogits: Vec::new(),
             include_all: Vec::new(),
             pending: Vec::new(),
+            steps: 0,
         }
     }
 
@@ -56,7 +59,11 @@ impl CpuRanking {
     /// [`step`](Self::step) on this thread.
     fn step_here(&mut self, batch: &StepBatch) -> StepLosses {
         let plan = self.plan;
-        let logits = self.model.forward(batch.inputs, &mut self.acts);
+        self.steps += 1;
+        let dropout = plan.dropout.as_ref().map(|d| (d, self.steps));
+        let logits = self
+            .model
+            .forward_training(batch.inputs, &mut self.acts, dropout);
         self.dlogits.clear();
         self.dlogits.resize(logits.len(), 0.0);
         let data = match self.objective.as_mut() {

@@ -10,6 +10,7 @@ use super::shaders::WORKGROUP;
 use super::{dense_dispatch, groups_of, Gpu, Kernel, Slot};
 use crate::data::inputs::Inputs;
 use crate::error::{Error, Result};
+use crate::model::dropout::{Dropout, Mask};
 use crate::model::AdamConfig;
 use crate::model::{Dense, Mlp};
 
@@ -22,6 +23,8 @@ struct Layer {
     dbias: wgpu::Buffer,
     forward: Slot,
     relu_mask: Option<Slot>,
+    /// The dropout mask on the output and on its gradient (hidden layers, with dropout).
+    dropout: Option<(Slot, Slot)>,
     backward_weight: Slot,
     backward_bias: Slot,
     backward_input: Option<Slot>,
@@ -44,6 +47,8 @@ impl Layer {
 pub struct GpuMlp {
     gpu: Arc<Gpu>,
     adam: AdamConfig,
+    /// Dropout on the hidden layers in training.
+    dropout: Option<Dropout>,
     step: u64,
     max_rows: usize,
     layers: Vec<Layer>,
@@ -169,6 +174,18 @@ impl GpuMlp {
         max_rows: usize,
         extra_columns: usize,
     ) -> Result<Self> {
+        Self::with_dropout(gpu, model, adam, None, max_rows, extra_columns)
+    }
+
+    /// [`new`](Self::new), training with `dropout` on the hidden layers.
+    pub fn with_dropout(
+        gpu: Arc<Gpu>,
+        model: &Mlp<f32>,
+        adam: AdamConfig,
+        dropout: Option<Dropout>,
+        max_rows: usize,
+        extra_columns: usize,
+    ) -> Result<Self> {
         let limit = gpu.device.limits().max_storage_buffer_binding_size;
         let n_features = model.n_in();
         let needed = binding_bytes(&gpu, model, max_rows, extra_columns);
@@ -227,6 +244,12 @@ impl GpuMlp {
                         [None, None, Some(&acts[l]), Some(&dacts[l]), None],
                     )
                 }),
+                dropout: (l != last && dropout.is_some()).then(|| {
+                    (
+                        gpu.slot(Kernel::Dropout, [None, None, None, Some(&acts[l]), None]),
+                        gpu.slot(Kernel::Dropout, [None, None, None, Some(&dacts[l]), None]),
+                    )
+                }),
                 backward_weight: gpu.slot(
                     gpu.product_kernel(Kernel::DenseBackwardWeight, dense.n_in, dense.n_out),
                     [Some(inp), Some(&dacts[l]), None, Some(&dweight), None],
@@ -270,6 +293,7 @@ impl GpuMlp {
         Ok(GpuMlp {
             gpu,
             adam,
+            dropout,
             step: 0,
             max_rows,
             layers,
@@ -365,6 +389,21 @@ impl GpuMlp {
             }
         }
         self.step += 1;
+        if let Some(dropout) = &self.dropout {
+            for (l, layer) in self.layers.iter().enumerate() {
+                if let Some((forward, backward)) = &layer.dropout {
+                    let mask = Mask::of(dropout, self.step, l);
+                    let params = DenseParams {
+                        rows: b * layer.n_out as u32,
+                        cols: mask.scale.to_bits(),
+                        inner: mask.threshold,
+                        relu: mask.key,
+                    };
+                    gpu.set_params(forward, &params);
+                    gpu.set_params(backward, &params);
+                }
+            }
+        }
         for layer in &self.layers {
             let weights = adam_params(&self.adam, self.step, layer.n_in * layer.n_out, 0, 0);
             gpu.set_params(&layer.adam_weight, &weights);
@@ -379,7 +418,7 @@ impl GpuMlp {
         self.step
     }
 
-    /// Records the forward pass over `n` rows.
+    /// Records the forward pass over `n` rows, for scoring: no dropout.
     pub fn record_forward(&self, pass: &mut wgpu::ComputePass, n: usize) {
         for layer in &self.layers {
             let workgroups = layer.dispatch(Kernel::DenseForward, n).1;
@@ -387,10 +426,31 @@ impl GpuMlp {
         }
     }
 
+    /// Records the forward pass of a training step over `n` rows: each hidden layer's output
+    /// through its dropout mask, when the model trains with dropout.
+    pub fn record_forward_training(&self, pass: &mut wgpu::ComputePass, n: usize) {
+        for layer in &self.layers {
+            let workgroups = layer.dispatch(Kernel::DenseForward, n).1;
+            self.gpu.record(pass, &layer.forward, workgroups);
+            if let Some((forward, _)) = &layer.dropout {
+                let elements = groups_of(n * layer.n_out, WORKGROUP);
+                self.gpu.record(pass, forward, (elements, 1, 1));
+            }
+        }
+    }
+
     /// Records the backward pass over `n` rows, from dlogits to every weight's gradient.
     pub fn record_backward(&self, pass: &mut wgpu::ComputePass, n: usize) {
         let gpu = &self.gpu;
         for layer in self.layers.iter().rev() {
+            // A dropped unit's gradient is 0, a kept one's scaled as its output was; then ReLU's.
+            if let Some((_, backward)) = &layer.dropout {
+                gpu.record(
+                    pass,
+                    backward,
+                    (groups_of(n * layer.n_out, WORKGROUP), 1, 1),
+                );
+            }
             if let Some(mask) = &layer.relu_mask {
                 gpu.record(pass, mask, (groups_of(n * layer.n_out, WORKGROUP), 1, 1));
             }

@@ -38,6 +38,9 @@ pub enum Kernel {
     DenseBackwardWeightVec4,
     DenseBackwardBias,
     ReluMask,
+    /// A hidden layer's output, or the gradient with respect to it, through its dropout mask
+    /// ([`crate::model::dropout::Mask`]).
+    Dropout,
     /// A kernel of a ranking loss, as its entry in [`crate::model::loss::LOSSES`] names it.
     Loss(Wgsl),
     ReduceSum,
@@ -64,7 +67,7 @@ pub enum Kernel {
 
 impl Kernel {
     /// The kernels that are not a loss's.
-    const FIXED: [Kernel; 20] = [
+    const FIXED: [Kernel; 21] = [
         Kernel::DenseForward,
         Kernel::DenseForwardNaive,
         Kernel::DenseBackwardInput,
@@ -74,6 +77,7 @@ impl Kernel {
         Kernel::DenseBackwardWeightVec4,
         Kernel::DenseBackwardBias,
         Kernel::ReluMask,
+        Kernel::Dropout,
         Kernel::ReduceSum,
         Kernel::Adam,
         Kernel::ObjectiveTerms,
@@ -128,6 +132,7 @@ impl Kernel {
             Kernel::DenseBackwardWeightVec4 => ("dense_vec4.wgsl", "backward_weight_vec4"),
             Kernel::DenseBackwardBias => ("dense.wgsl", "backward_bias"),
             Kernel::ReluMask => ("dense.wgsl", "relu_mask"),
+            Kernel::Dropout => ("dense.wgsl", "dropout"),
             Kernel::Loss(kernel) => (kernel.file, kernel.entry),
             Kernel::ReduceSum => ("reduce.wgsl", "reduce_sum"),
             Kernel::Adam => ("adam.wgsl", "adam"),

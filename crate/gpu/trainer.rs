@@ -93,7 +93,14 @@ impl GpuTrainer {
         // The widest per-row buffers: the teachers' logits (and weights), the loss shares with
         // LambdaRank's scratch (4 per row), the objective's terms.
         let columns = (plan.teachers + 1).max(4).max(objective_columns);
-        let mlp = GpuMlp::new(gpu.clone(), model, plan.adam, max_docs, columns)?;
+        let mlp = GpuMlp::with_dropout(
+            gpu.clone(),
+            model,
+            plan.adam,
+            plan.dropout,
+            max_docs,
+            columns,
+        )?;
         let window = 64;
         let data_targets = gpu.buffer("data targets", 2 * max_docs + 1);
         let teacher_targets =
@@ -292,7 +299,7 @@ impl GpuTrainer {
 
         let mlp = &self.mlp;
         let gpu: &Gpu = &gpu;
-        let forward: Phase = Box::new(move |pass| mlp.record_forward(pass, n));
+        let forward: Phase = Box::new(move |pass| mlp.record_forward_training(pass, n));
         let losses: Phase = Box::new(move |pass| {
             for (s, groups) in data.iter().chain(&teacher).chain(&rd) {
                 gpu.record(pass, s, *groups);

@@ -9,6 +9,7 @@
 //! [`crate::error`] and [`crate::rng`]), and `tests/architecture.rs` fails on any upward import.
 
 pub mod adam;
+pub mod dropout;
 pub mod ensemble;
 pub mod loss;
 pub mod mlp;

@@ -45,6 +45,8 @@ pub struct LossPlan {
     /// A global objective as the data loss, instead of `loss`'s.
     pub objective: Option<ObjectivePlan>,
     pub adam: AdamConfig,
+    /// Dropout on the hidden layers in training (None: none).
+    pub dropout: Option<super::dropout::Dropout>,
 }
 
 /// A global objective (Eban et al.) as the data loss of a ranking model, on the documents of
@@ -75,6 +77,7 @@ impl LossPlan {
             rd_scale: rd_scale.map(|s| s as f32),
             objective,
             adam,
+            dropout: None,
         }
     }
 }

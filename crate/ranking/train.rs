@@ -11,6 +11,7 @@ use crate::data::prepare::{FeatureView, RankingSet};
 use crate::engine::{run_epoch, Engine, RankingTrainer, Stepped, Trainer};
 use crate::error::{Error, Result};
 use crate::metrics::{mean_ndcg, IdcgZero};
+use crate::model::dropout::Dropout;
 use crate::model::ensemble::{member_seed, MAX_MEMBERS};
 use crate::model::step::{LossPlan, ObjectivePlan, StepBatch, StepLosses};
 use crate::model::AdamConfig;
@@ -58,6 +59,9 @@ pub struct TrainConfig {
     /// so with `standardize` or `rank-gauss` it is a share of each column's spread. Drawn on the
     /// host from the model's seed, so both engines train on the same noisy batches.
     pub input_noise: f64,
+    /// The probability of zeroing each hidden unit in training ([`Dropout`]; 0: none). Its
+    /// masks come from the model's seed, the same on both engines.
+    pub dropout: f64,
     /// Members of the model, each trained from its own seed, whose scores are averaged (1: one
     /// model).
     pub ensemble: usize,
@@ -131,6 +135,12 @@ impl TrainConfig {
             return bad(format!(
                 "alpha = {} must lie in (0, 1): it weighs the data loss against the teacher loss",
                 crate::error::shown(self.alpha)
+            ));
+        }
+        if !(self.dropout.is_finite() && (0.0..1.0).contains(&self.dropout)) {
+            return bad(format!(
+                "dropout {} must be a probability in [0, 1): the share of hidden units zeroed",
+                crate::error::shown(self.dropout)
             ));
         }
         if self.ensemble == 0 || self.ensemble > MAX_MEMBERS {
@@ -265,7 +275,7 @@ pub fn epoch_docs(train: &RankingSet, with_teacher: bool) -> usize {
 /// The plan of every step's losses: PFD Eq. 1 with the teachers given, Ranking Distillation's
 /// L_D when its targets are, and a global objective as the data loss when one is configured.
 pub fn loss_plan(config: &TrainConfig, guidance: &Guidance) -> LossPlan {
-    LossPlan::new(
+    let plan = LossPlan::new(
         config.loss,
         config.alpha,
         guidance.teachers.len(),
@@ -278,7 +288,15 @@ pub fn loss_plan(config: &TrainConfig, guidance: &Guidance) -> LossPlan {
             dual_step: (config.dual_rate_factor * config.adam.lr) as f32,
         }),
         config.adam,
-    )
+    );
+    LossPlan {
+        // The masks are drawn from the model's seed, in their own stream of it.
+        dropout: (config.dropout > 0.0).then_some(Dropout {
+            rate: config.dropout,
+            seed: config.seed ^ 0x6472_6f70_6f75_7421,
+        }),
+        ..plan
+    }
 }
 
 /// Trains a model on `engine`: its [`TrainConfig::ensemble`] members one after the other, each

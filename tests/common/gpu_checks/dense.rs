@@ -151,6 +151,49 @@ pub async fn dense_kernels(gpu: &Gpu) {
     }
 }
 
+/// The dropout kernel: its mask and scale are the CPU engine's ([`Mask::apply`]), bit for bit,
+/// on the forward output and on the gradient alike.
+pub async fn dropout_kernel(gpu: &Gpu) {
+    use distillrank::model::dropout::{Dropout, Mask};
+    let mut rng = Rng::new(4);
+    for (n, rate, step, layer) in [
+        (1000usize, 0.3, 1u64, 0usize),
+        (37 * 19, 0.5, 12, 2),
+        (5, 0.9, 3, 1),
+        (300, 0.0, 2, 0),
+    ] {
+        let values = random(n, &mut rng);
+        let mask = Mask::of(&Dropout { rate, seed: 77 }, step, layer);
+        let mut expected = values.clone();
+        mask.apply(&mut expected);
+        let buffer = gpu.buffer_with("dropout", &values);
+        let slot = gpu.slot(Kernel::Dropout, [None, None, None, Some(&buffer), None]);
+        gpu.set_params(
+            &slot,
+            &DenseParams {
+                rows: n as u32,
+                cols: mask.scale.to_bits(),
+                inner: mask.threshold,
+                relu: mask.key,
+            },
+        );
+        run(gpu, |pass| {
+            gpu.record(pass, &slot, (groups_of(n, WORKGROUP), 1, 1))
+        })
+        .await;
+        let got = read(gpu, &buffer, n).await;
+        let differ = got
+            .iter()
+            .zip(&expected)
+            .filter(|(g, e)| g.to_bits() != e.to_bits())
+            .count();
+        assert_eq!(
+            differ, 0,
+            "dropout {rate} at step {step}: {differ} of {n} differ"
+        );
+    }
+}
+
 /// The measured choice of product kernels: a device opened with `start` and then measured
 /// records both kinds' times, keeps the faster, and (when that is not `start`) rebuilds the
 /// products' pipelines, which must then still match the CPU engine.
