@@ -730,6 +730,64 @@ fn a_bad_impressions_log_is_refused_by_line_and_field() {
     .is_ok());
 }
 
+/// Class: impressions logs whose sessions are not lists. A session shows each document at most
+/// once and each rank at most once, on consecutive lines; a log appended to itself, one document
+/// at two ranks and two documents at one rank are refused by session and line. A compressed log,
+/// or one that starts with a byte-order mark, reads as the plain one.
+#[test]
+fn class_impressions_logs_whose_sessions_are_not_lists_are_refused_by_session_and_line() {
+    use distillrank::data::logs::read_impressions;
+    let [data, ..] = distillrank::data::bundled::mq2008().unwrap();
+    let (qid, other) = (data.qids[0], data.qids[1]);
+    let header = "qid\tsession\tposition\tdoc\tclick\n";
+    let session = format!("{qid}\t7\t1\t1\t1\n{qid}\t7\t2\t2\t0\n{qid}\t7\t3\t3\t0\n");
+    let read = |text: &[u8]| read_impressions(text, "log.tsv", &data, &[], None, &mut no_docids);
+    let good = format!("{header}{session}{other}\t8\t1\t2\t0\n");
+    let table = read(good.as_bytes()).unwrap();
+    let cases: Vec<(String, Vec<&str>)> = vec![
+        // The whole log appended to itself.
+        (
+            format!("{good}{session}"),
+            vec!["line 6", "session 7", "began at line 2", "consecutive"],
+        ),
+        // One document at two ranks.
+        (
+            format!("{header}{qid}\t7\t1\t1\t1\n{qid}\t7\t2\t1\t0\n"),
+            vec!["line 3", "session 7", "document 1 again", "line 2"],
+        ),
+        // Two documents at rank 1, none at rank 2.
+        (
+            format!("{header}{qid}\t7\t1\t1\t1\n{qid}\t7\t1\t2\t0\n{qid}\t7\t3\t3\t0\n"),
+            vec!["line 3", "second document at rank 1", "line 2"],
+        ),
+    ];
+    for (text, words) in cases {
+        let message = read(text.as_bytes()).unwrap_err().to_string();
+        assert!(message.contains("log.tsv"), "{message}");
+        for w in words {
+            assert!(message.contains(w), "{message:?} lacks {w:?}\n{text}");
+        }
+    }
+    // The same session id in two queries is two sessions; ranks may skip.
+    let two = format!("{header}{qid}\t7\t1\t1\t1\n{other}\t7\t1\t1\t0\n{other}\t7\t4\t2\t0\n");
+    assert!(read(two.as_bytes()).is_ok());
+    // Compressed, or with a byte-order mark: the same table.
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    std::io::Write::write_all(&mut gz, good.as_bytes()).unwrap();
+    let gz = gz.finish().unwrap();
+    let zipped = read(&gz).unwrap();
+    assert_eq!(zipped.impressions, table.impressions);
+    assert_eq!(zipped.clicks, table.clicks);
+    let bom = [&b"\xEF\xBB\xBF"[..], good.as_bytes()].concat();
+    assert_eq!(read(&bom).unwrap().impressions, table.impressions);
+    // A truncated gzip stream is named as one, not echoed.
+    let message = read(&gz[..gz.len() / 2]).unwrap_err().to_string();
+    assert!(
+        message.contains("gzip") && message.contains("log.tsv"),
+        "{message}"
+    );
+}
+
 /// A rank no session showed has no estimate (null in the report, never a number), and logs
 /// without a click at rank 1, the rank the others are measured against, are refused.
 #[test]

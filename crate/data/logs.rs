@@ -1055,6 +1055,63 @@ fn fit_logging_ranker(data: &Dataset, options: &LogOptions) -> Result<Ranker> {
     ))
 }
 
+/// What makes an impressions log's sessions lists: each session's lines consecutive, each
+/// document at most once in it and each rank at most once. A log appended twice, a session that
+/// shows one document at two ranks, or two documents at one rank would otherwise count
+/// impressions that never happened and move every click model's estimates. Ranks may skip (a
+/// document of the log missing from the data file leaves a gap).
+#[derive(Default)]
+struct SessionList {
+    /// The session being read: (group, session id, its first line).
+    current: Option<(usize, u64, usize)>,
+    /// Its documents and ranks so far, each with its line.
+    docs: std::collections::HashMap<u64, usize>,
+    ranks: std::collections::HashMap<u64, usize>,
+    /// Every session read to its end, with its first line.
+    ended: std::collections::HashMap<(usize, u64), usize>,
+}
+
+impl SessionList {
+    /// Checks one impression (document `doc` at rank `position` of `session` of query `qid`,
+    /// group `g`, at `line`); the reason in words when the session is not a list.
+    fn check(
+        &mut self,
+        g: usize,
+        qid: u64,
+        session: u64,
+        doc: u64,
+        position: u64,
+        line: usize,
+    ) -> std::result::Result<(), String> {
+        if self.current.map(|(cg, cs, _)| (cg, cs)) != Some((g, session)) {
+            if let Some((cg, cs, first)) = self.current {
+                self.ended.insert((cg, cs), first);
+            }
+            if let Some(&first) = self.ended.get(&(g, session)) {
+                return Err(format!(
+                    "session {session} of query {qid} began at line {first}, and other lines came between: a session is one list, its impressions on consecutive lines (a log appended to itself repeats every session)"
+                ));
+            }
+            self.current = Some((g, session, line));
+            self.docs.clear();
+            self.ranks.clear();
+        }
+        if let Some(&other) = self.docs.get(&doc) {
+            return Err(format!(
+                "session {session} of query {qid} shows document {doc} again (first at line {other}): a session is a list, each document in it at most once"
+            ));
+        }
+        if let Some(&other) = self.ranks.get(&position) {
+            return Err(format!(
+                "session {session} of query {qid} has a second document at rank {position} (the first at line {other}): a session is a list, each rank in it at most once"
+            ));
+        }
+        self.docs.insert(doc, line);
+        self.ranks.insert(position, line);
+        Ok(())
+    }
+}
+
 /// The impressions and clicks by displayed rank of `data`'s documents, from an impressions log
 /// (`name` in errors): the header [`IMPRESSIONS_HEADER`], then one line per shown document.
 /// Queries of the log that `data` lacks are refused by line, except those in `held_out` (queries
@@ -1065,6 +1122,9 @@ fn fit_logging_ranker(data: &Dataset, options: &LogOptions) -> Result<Ranker> {
 /// `docids` gives the file's ([`docids_of`]), asked for at the first doc field that is not a
 /// whole number. A log whose fourth column is named `docid` instead of `doc` names every
 /// document by its docid, numbers included.
+///
+/// Each session must be a list (`SessionList`), refused by session and line otherwise. A log
+/// may be gzip-compressed, and may start with a byte-order mark.
 pub fn read_impressions(
     text: &[u8],
     name: &str,
@@ -1074,6 +1134,23 @@ pub fn read_impressions(
     docids: &mut dyn FnMut() -> Result<DocIds>,
 ) -> Result<ClickTable> {
     let mut ids: Option<DocIds> = None;
+    // A gzip-compressed log is read as the LETOR reader reads a compressed file; a byte-order
+    // mark is not part of the header.
+    let unzipped;
+    let text = if text.starts_with(&[0x1f, 0x8b]) {
+        let mut out = Vec::new();
+        std::io::Read::read_to_end(&mut flate2::read::MultiGzDecoder::new(text), &mut out)
+            .map_err(|e| {
+                Error::Data(format!(
+                    "{name}: gzip-compressed, and not a whole gzip stream ({e}): expected the impressions log, compressed or not"
+                ))
+            })?;
+        unzipped = out;
+        &unzipped[..]
+    } else {
+        text
+    };
+    let text = text.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(text);
     let groups: std::collections::HashMap<u64, usize> =
         data.qids.iter().enumerate().map(|(g, &q)| (q, g)).collect();
     let held_out: std::collections::HashSet<u64> = held_out.iter().copied().collect();
@@ -1113,6 +1190,7 @@ pub fn read_impressions(
     let mut cells: Vec<Vec<(u32, u32)>> = vec![Vec::new(); data.n_docs()];
     let mut sessions: std::collections::HashMap<usize, std::collections::HashSet<u64>> =
         Default::default();
+    let mut list = SessionList::default();
     let mut read = 0u64;
     for (i, raw) in lines {
         let line = i + 1;
@@ -1220,6 +1298,8 @@ pub fn read_impressions(
         if click > 1 {
             return Err(bad(line, format!("click {click}: expected 0 or 1")));
         }
+        list.check(g, qid, session, doc, position, line)
+            .map_err(|message| bad(line, message))?;
         let at = &mut cells[data.group(g).start + doc as usize - 1];
         let k = position as usize - 1;
         if at.len() <= k {
