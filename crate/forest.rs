@@ -486,7 +486,11 @@ impl Forest {
             Columns::From1 => 1,
             Columns::From0 => 0,
             Columns::Auto if self.n_columns == n_features => 1,
-            Columns::Auto if self.n_columns == n_features + 1 => 0,
+            // One column more than the data: LightGBM's own reader's empty feature 0, unless
+            // the model splits on column 0, which then cannot be that empty feature.
+            Columns::Auto if self.n_columns == n_features + 1 => {
+                u32::from(self.split_columns().first() == Some(&0))
+            }
             Columns::Auto => {
                 // A model narrower than the data: its columns are the data's first ones either
                 // way, unless column 0 is split on (then it cannot be feature 0, which no LETOR
@@ -502,11 +506,14 @@ impl Forest {
                 }
             }
         };
-        if let Some(&last) = self.split_columns().last() {
+        let used = self.split_columns();
+        // Under from-0, a split on column 0 is one on feature 0, which no LETOR file has: the
+        // mapping is the wrong one, given or found.
+        if offset == 0 && used.first() == Some(&0) {
+            return Err(model_error(name, "the model splits on column 0, which under the from-0 column mapping is feature 0: LETOR features start at 1, so its columns start at feature 1 (from-1, a model trained on arrays)"));
+        }
+        if let Some(&last) = used.last() {
             let feature = last as u64 + offset as u64;
-            if feature == 0 {
-                return Err(model_error(name, "the model splits on column 0, which under teacher_columns from-0 is feature 0: LETOR features start at 1; use from-1"));
-            }
             if feature > n_features as u64 {
                 return Err(model_error(name, format!(
                     "the model splits on column {last}, which is feature {feature}, but the data have {n_features} features: expected a model trained on these data's columns"

@@ -380,6 +380,65 @@ fn every_class_of_bad_xgboost_file_is_refused_in_words() {
         &["categorical"],
     );
     refused(&whole[..whole.len() - 40], &["not a JSON model"]);
+    // Counts that contradict the trees.
+    refused(
+        &whole.replace("\"num_trees\":\"1\"", "\"num_trees\":\"999999999\""),
+        &["num_trees", "999999999", "holds 1"],
+    );
+    refused(
+        &whole.replace("\"tree_info\":[0]", "\"tree_info\":[0,0,0,0,0]"),
+        &["tree_info has 5 entries for 1 trees"],
+    );
+    // A best iteration the model cannot have.
+    refused(
+        &whole.replace(
+            "\"attributes\":{}",
+            "\"attributes\":{\"best_iteration\":\"3\"}",
+        ),
+        &["best_iteration 3"],
+    );
+}
+
+/// An early-stopped XGBoost model scores with the trees of its iterations up to the best, as
+/// XGBoost's own predict does, and says so.
+#[test]
+fn an_early_stopped_xgboost_model_scores_as_xgboosts_predict() {
+    // Two iterations of one tree: the second adds 10 to every score.
+    let whole = xgboost("rank:ndcg", "5E-1", "[1,-1,-1]");
+    let second = r#"{"base_weights":[0],"categories":[],"categories_nodes":[],"categories_segments":[],"categories_sizes":[],
+        "default_left":[0],"id":1,"left_children":[-1],"loss_changes":[0],"parents":[2147483647],
+        "right_children":[-1],"split_conditions":[10],"split_indices":[0],"split_type":[0],
+        "sum_hessian":[1],"tree_param":{"num_deleted":"0","num_feature":"4","num_nodes":"1","size_leaf_vector":"1"}}]"#;
+    let two = whole
+        .replace("\"num_trees\":\"1\"", "\"num_trees\":\"2\"")
+        .replace("\"iteration_indptr\":[0,1]", "\"iteration_indptr\":[0,1,2]")
+        .replace("\"tree_info\":[0]", "\"tree_info\":[0,0]")
+        .replacen("\"tree_param\":{\"num_deleted\":\"0\",\"num_feature\":\"4\",\"num_nodes\":\"3\",\"size_leaf_vector\":\"1\"}}]", &format!("\"tree_param\":{{\"num_deleted\":\"0\",\"num_feature\":\"4\",\"num_nodes\":\"3\",\"size_leaf_vector\":\"1\"}}}},{second}"), 1);
+    let row = [0.0, 0.0, 0.25, 0.0];
+    let all = parse(&two).unwrap();
+    assert_eq!(all.trees.len(), 2);
+    assert_eq!(all.score(&row), 10.25);
+    assert!(all.note.is_none());
+    let stopped = parse(&two.replace(
+        "\"attributes\":{}",
+        "\"attributes\":{\"best_iteration\":\"0\",\"best_score\":\"0.7\"}",
+    ))
+    .unwrap();
+    assert_eq!(stopped.trees.len(), 1);
+    assert_eq!(stopped.score(&row), 0.25);
+    assert!(stopped
+        .note
+        .as_deref()
+        .unwrap()
+        .contains("best_iteration 0"));
+    // Its last iteration as the best: every tree, nothing to say.
+    let last = parse(&two.replace(
+        "\"attributes\":{}",
+        "\"attributes\":{\"best_iteration\":\"1\"}",
+    ))
+    .unwrap();
+    assert_eq!(last.trees.len(), 2);
+    assert!(last.note.is_none());
 }
 
 #[test]
@@ -388,8 +447,25 @@ fn columns_are_matched_to_features_or_refused() {
     let name = Path::new("model.txt");
     // Three columns on data of three features: column 0 is feature 1.
     assert_eq!(forest.feature_offset(Columns::Auto, 3, name).unwrap(), 1);
-    // On data of two features: column 0 is an empty feature 0 (LightGBM's own reader).
-    assert_eq!(forest.feature_offset(Columns::Auto, 2, name).unwrap(), 0);
+    // On data of two features, one column fewer: column 0 would be LightGBM's own reader's
+    // empty feature 0, but the model splits on it, so column 0 is feature 1.
+    assert_eq!(forest.feature_offset(Columns::Auto, 2, name).unwrap(), 1);
+    // Given explicitly, a mapping the splits contradict is refused: under from-0 the split on
+    // column 0 is one on feature 0, which no LETOR file has.
+    let e = forest
+        .feature_offset(Columns::From0, 3, name)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("column 0") && e.contains("from-0") && e.contains("from-1"),
+        "{e}"
+    );
+    // A model that leaves column 0 alone is read from 0 when one column wider than the data.
+    let from_zero = parse(
+        &lightgbm("2 0", "1 -1", "-2 -3", "").replace("split_feature=0 1", "split_feature=2 1"),
+    )
+    .unwrap();
+    assert_eq!(from_zero.feature_offset(Columns::Auto, 2, name).unwrap(), 0);
     // A model that splits on a feature the data lack.
     let e = forest
         .feature_offset(Columns::From1, 1, name)

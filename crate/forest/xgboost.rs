@@ -88,6 +88,33 @@ pub fn parse_json(name: &Path, value: &Value) -> Result<Forest> {
             )));
         }
     }
+    // Counts the model states must be its trees' (XGBoost refuses to load a model otherwise).
+    if let Some(declared) = text_number(&model["gbtree_model_param"]["num_trees"]) {
+        if declared != json_trees.len() as f64 {
+            return Err(bad(format!(
+                "gbtree_model_param.num_trees says {} trees and the model holds {}: counts that contradict the trees (XGBoost refuses to load such a model)",
+                crate::error::shown(declared),
+                json_trees.len()
+            )));
+        }
+    }
+    if let Some(info) = model["tree_info"].as_array() {
+        if info.len() != json_trees.len() {
+            return Err(bad(format!(
+                "tree_info has {} entries for {} trees: expected one a tree (XGBoost refuses to load such a model)",
+                info.len(),
+                json_trees.len()
+            )));
+        }
+    }
+    // An early-stopped model: XGBoost's estimators (XGBRanker.predict) score the iterations up to
+    // its best one.
+    let (kept, early) = best_iterations(learner, model, json_trees.len()).map_err(bad)?;
+    let json_trees = &json_trees[..kept];
+    let note = match (note, early) {
+        (Some(n), Some(e)) => Some(format!("{n}; {e}")),
+        (n, e) => n.or(e),
+    };
     let mut trees = Vec::with_capacity(json_trees.len().min(super::MAX_TREES));
     for (t, json) in json_trees.iter().enumerate() {
         let mut tree = read_tree(json).map_err(|what| bad(format!("tree {t}: {what}")))?;
@@ -107,6 +134,54 @@ pub fn parse_json(name: &Path, value: &Value) -> Result<Forest> {
         objective,
         note,
     })
+}
+
+/// The trees XGBoost's estimators score (all, or those of the iterations up to the recorded
+/// `best_iteration` of an early-stopped model: through `iteration_indptr` where the model has it,
+/// else `num_parallel_tree` trees an iteration), and, for an early-stopped model, a sentence that
+/// says so. A best iteration the model cannot have is refused.
+fn best_iterations(
+    learner: &Value,
+    model: &Value,
+    n_trees: usize,
+) -> std::result::Result<(usize, Option<String>), String> {
+    let best = match &learner["attributes"]["best_iteration"] {
+        Value::Null => return Ok((n_trees, None)),
+        Value::String(s) => s.trim().parse::<u64>().ok(),
+        Value::Number(n) => n.as_u64(),
+        _ => None,
+    }
+    .ok_or("learner.attributes.best_iteration is not a whole number")?;
+    let whole = |v: &Value| match v {
+        Value::String(s) => s.trim().parse::<u64>().ok(),
+        Value::Number(n) => n.as_u64(),
+        _ => None,
+    };
+    let kept = match model["iteration_indptr"].as_array() {
+        Some(indptr) => indptr
+            .get(best as usize + 1)
+            .and_then(whole)
+            .ok_or(format!(
+                "best_iteration {best} is past the model's {} iterations (iteration_indptr)",
+                indptr.len().saturating_sub(1)
+            ))?,
+        None => {
+            let parallel = whole(&model["gbtree_model_param"]["num_parallel_tree"]).unwrap_or(1);
+            (best + 1).saturating_mul(parallel.max(1))
+        }
+    };
+    if kept == 0 || kept > n_trees as u64 {
+        return Err(format!(
+            "best_iteration {best} asks for {kept} trees, and the model holds {n_trees}"
+        ));
+    }
+    let kept = kept as usize;
+    let said = (kept < n_trees).then(|| {
+        format!(
+            "an early-stopped model (best_iteration {best}): scored with the {kept} trees of its iterations up to the best, of {n_trees}, as XGBoost's estimators (XGBRanker.predict) score it; Booster.predict's default iteration_range would score all {n_trees}"
+        )
+    });
+    Ok((kept, said))
 }
 
 /// The margin XGBoost starts every document from (its `ProbToMargin` of `base_score` under the

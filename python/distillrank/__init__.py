@@ -20,7 +20,7 @@ Every setting takes the library's default (``Setup()``); every error of the libr
 import json as _json
 import math as _math
 import os as _os
-from typing import Any, Dict, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as _np
 
@@ -239,6 +239,36 @@ def _features(name: str, x: Any) -> _np.ndarray:
     return _np.ascontiguousarray(x, dtype=_np.float32)
 
 
+def _column_names(x: Any) -> Optional[List[str]]:
+    """The column names of a data frame (pandas, polars: anything with ``columns``), as strings;
+    None for an array."""
+    columns = getattr(x, "columns", None)
+    if columns is None or isinstance(x, _np.ndarray):
+        return None
+    return [str(c) for c in columns]
+
+
+def _check_names(name: str, names: Optional[List[str]], expected: Optional[List[str]]) -> None:
+    """A frame's columns against those fit saw (``feature_names_in_``), as scikit-learn checks
+    them: the same names in the same order, or a ValueError naming the first that differs. An
+    array (no names) is taken by position."""
+    if names is None or expected is None or names == expected:
+        return
+    missing = [c for c in expected if c not in names]
+    extra = [c for c in names if c not in expected]
+    if missing or extra:
+        raise ValueError(
+            f"{name}: its columns are not those fit saw: missing {missing[:5]}, unexpected {extra[:5]}; "
+            "give the columns fit saw (feature_names_in_)"
+        )
+    at = next(i for i, (a, b) in enumerate(zip(names, expected)) if a != b)
+    raise ValueError(
+        f"{name}: column {at} is {names[at]!r} where fit saw {expected[at]!r}: the same columns in "
+        "another order would score other features; select them in fit's order "
+        "(X[ranker.feature_names_in_])"
+    )
+
+
 def _grades(name: str, y: Any) -> _np.ndarray:
     y = _np.asarray(y)
     if y.ndim != 1:
@@ -389,6 +419,7 @@ class Ranker:
         Training releases the GIL, prints one line per epoch on stderr (``verbose``) and stops on
         Ctrl-C (``KeyboardInterrupt``). Returns ``self``.
         """
+        names = _column_names(X)
         train = _split("", X, y, qid, privileged)
         positions = None
         if position is not None:
@@ -415,6 +446,7 @@ class Ranker:
                 raise ValueError("eval_set: expected (X, y, qid) or (X, y, qid, privileged)")
             xv, yv, qv = eval_set[:3]
             zv = eval_set[3] if len(eval_set) == 4 else None
+            _check_names("eval_set X", _column_names(xv), names)
             valid = _split("eval_set ", xv, yv, qv, zv)
             if valid[0].shape[1] != train[0].shape[1]:
                 raise ValueError(
@@ -440,6 +472,9 @@ class Ranker:
         model, run = _distillrank.fit(_json.dumps(setup), train, valid, verbose, scores, positions)
         self._model = model
         self.run_ = _json.loads(run)
+        self.n_features_in_ = int(train[0].shape[1])
+        # A data frame's column names, checked at predict as scikit-learn checks them.
+        self.feature_names_in_ = None if names is None else _np.array(names, dtype=object)
         return self
 
     @property
@@ -476,8 +511,11 @@ class Ranker:
         """One float32 score per row of ``X`` (the width of the training X), the scores
         ``distillrank predict`` writes for the same model file. ``backend`` overrides the
         ranker's."""
+        fitted = self._fitted()
+        expected = getattr(self, "feature_names_in_", None)
+        _check_names("X", _column_names(X), None if expected is None else list(expected))
         x = _features("X", X)
-        return self._fitted().predict(x, backend or self._setup["backend"])
+        return fitted.predict(x, backend or self._setup["backend"])
 
     def save(self, prefix: str) -> Tuple[str, str]:
         """Writes ``PREFIX.safetensors`` + ``PREFIX.json`` (what ``distillrank predict --model``

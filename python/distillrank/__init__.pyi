@@ -30,6 +30,8 @@ class Ranker:
     """A ranking model trained with one method (PFD by default), LightGBM / XGBoost style."""
 
     run_: Optional[Dict[str, Any]]
+    n_features_in_: int
+    feature_names_in_: Optional[npt.NDArray[np.object_]]
 
     def __init__(
         self,
@@ -53,6 +55,10 @@ class Ranker:
         t: Optional[float] = ...,
         min_group_size: int = ...,
         data_seed: int = ...,
+        ensemble: int = ...,
+        dropout: float = ...,
+        weight_decay: float = ...,
+        input_noise: float = ...,
         **settings: Any,
     ) -> None: ...
     def get_params(self, deep: bool = ...) -> Dict[str, Any]: ...

@@ -692,3 +692,30 @@ def test_compare_on_the_letor_folds_equals_the_clis(tmp_path):
         (parts / f"S{i}.txt").write_text((folds / f"S{i}.txt").read_text())
     with pytest.raises(ValueError, match="S4.txt"):
         distillrank.compare(distillrank.Setup(folds=str(parts), **SMALL), verbose=False)
+
+
+def test_class_column_identity_frames_keep_their_column_names(tmp_path):
+    """A data frame's column names at fit are the ranker's feature_names_in_: predict takes the
+    same columns in the same order, and refuses them reordered or renamed (as scikit-learn does),
+    naming the first that differs; an array is taken by position."""
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(0)
+    n, width = 400, 6
+    X = rng.normal(size=(n, width)).astype(np.float32)
+    y = (X[:, 0] + 0.5 * X[:, 1] + rng.normal(size=n) > 0.5).astype(int) + (X[:, 0] > 1.2)
+    qid = np.repeat(np.arange(n // 20), 20)
+    names = [f"f{j}" for j in range(width)]
+    frame = pd.DataFrame(X, columns=names)
+    ranker = distillrank.Ranker("no-distillation", labels="grades", **SMALL).fit(frame, y, qid=qid, verbose=False)
+    assert list(ranker.feature_names_in_) == names and ranker.n_features_in_ == width
+    same = ranker.predict(frame)
+    assert np.array_equal(same, ranker.predict(X))
+    reordered = frame[names[::-1]]
+    with pytest.raises(ValueError, match="column 0 is 'f5' where fit saw 'f0'"):
+        ranker.predict(reordered)
+    with pytest.raises(ValueError, match=r"missing \['f5'\]"):
+        ranker.predict(frame.rename(columns={"f5": "g5"}))
+    # The eval_set's frame is checked against the training frame's.
+    with pytest.raises(ValueError, match="eval_set X"):
+        distillrank.Ranker("no-distillation", labels="grades", **SMALL).fit(
+            frame, y, qid=qid, eval_set=(reordered, y, qid), verbose=False)

@@ -13,9 +13,11 @@ use super::{cargo, have, root, run, target_dir, Tally};
 
 /// What the tests import besides the package: the references they check against (lightgbm 4.7
 /// and XGBoost 3.x, the CPU build of its wheel, score the teachers trained elsewhere;
-/// scikit-learn reads their LETOR files), never the product's dependencies.
-const TEST_PACKAGES: [&str; 8] = [
+/// scikit-learn reads their LETOR files; pandas makes the data frames whose column names a ranker
+/// keeps), never the product's dependencies.
+const TEST_PACKAGES: [&str; 9] = [
     "numpy",
+    "pandas",
     "scipy",
     "onnx",
     "onnxruntime",
