@@ -486,6 +486,8 @@ fn class_a_split_whose_queries_each_hold_one_grade_is_refused_or_marked_in_every
         stdout.contains("no query holds documents of two different labels"),
         "{stdout}"
     );
+    // No count of groups "for NDCG" beside NDCG figures that are all n/a.
+    assert!(!stdout.contains("count for NDCG"), "{stdout}");
 }
 
 // 2. Non-finite models: never saved, loaded, scored or reported.

@@ -533,12 +533,18 @@ fn print_report(name: &str, r: &metrics::Report) {
         .iter()
         .map(|(k, v)| format!("P@{k} {}", figure(*v)))
         .collect();
+    // The groups NDCG averages over, where it measured any: beside n/a figures a count would
+    // say that something was measured.
+    let counted = if r.ndcg.iter().any(|(_, v)| v.is_some()) {
+        format!("  ({} groups count for NDCG)", r.ndcg_groups)
+    } else {
+        String::new()
+    };
     outln!(
-        "{name}: MAP {}  MRR {}  {}  ({} groups count for NDCG)",
+        "{name}: MAP {}  MRR {}  {}{counted}",
         figure(r.map),
         figure(r.mrr),
         p.join("  "),
-        r.ndcg_groups
     );
 }
 
