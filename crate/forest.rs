@@ -523,6 +523,49 @@ impl Forest {
         Ok(offset)
     }
 
+    /// What an entry a LETOR file leaves out is to the model, the one rule of every door: what
+    /// its library's own readers make of it: 0 for LightGBM (its LETOR reader and its sparse
+    /// matrices), missing (NaN) for XGBoost (its LETOR reader and its DMatrix of a sparse
+    /// matrix). Python's arrays carry their zeros and NaNs as they are. A model trained on dense
+    /// arrays saw its zeros as values; where that matters, [`Forest::absent_note`] says so.
+    pub fn absent_value(&self) -> f64 {
+        match self.library {
+            Library::XgBoost => f64::NAN,
+            Library::LightGbm => 0.0,
+        }
+    }
+
+    /// The splits where a missing value and a zero take different branches (XGBoost's default
+    /// direction against where 0 goes; LightGBM reads an absent entry as 0 under either
+    /// mapping), and how many splits there are: where the first is not 0, reading a file's
+    /// absent entries as missing or as 0 changes scores, and the column mapping decides which.
+    pub fn missing_differs_from_zero(&self) -> (usize, usize) {
+        let mut differ = 0;
+        let mut splits = 0;
+        for node in self.trees.iter().flat_map(|t| &t.nodes) {
+            splits += 1;
+            if let Rule::XgBoost {
+                threshold,
+                default_left,
+            } = node.rule
+            {
+                if default_left != (0.0f32 < threshold) {
+                    differ += 1;
+                }
+            }
+        }
+        (differ, splits)
+    }
+
+    /// A sentence on how absent entries are read, where it matters (some split sends a missing
+    /// value and a zero different ways); None where it does not.
+    pub fn absent_note(&self) -> Option<String> {
+        let (differ, splits) = self.missing_differs_from_zero();
+        (differ > 0).then(|| format!(
+            "entries a LETOR file leaves out are read as missing, as XGBoost's own LETOR reader and its DMatrix of a sparse matrix read them, and at {differ} of its {splits} splits a missing value and a zero go different ways: a model trained on dense arrays saw its zeros as values and scores such documents otherwise (Python's teacher= with the dense rows reads them as 0)"
+        ))
+    }
+
     /// The model's scores of every document of a LETOR file, in the file's order, with the
     /// qid of each (None in a file whose groups come from a `.query` file). `offset`: the
     /// feature of column 0 ([`Forest::feature_offset`]).
@@ -532,10 +575,7 @@ impl Forest {
         reader: impl std::io::Read,
         offset: u32,
     ) -> Result<(Vec<f64>, Vec<Option<u64>>)> {
-        let absent = match self.library {
-            Library::LightGbm => 0.0,
-            Library::XgBoost => f64::NAN,
-        };
+        let absent = self.absent_value();
         let mut row = vec![absent; self.row_width()];
         let (mut scores, mut qids) = (Vec::new(), Vec::new());
         crate::data::letor::scan_letor(

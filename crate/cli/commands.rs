@@ -562,6 +562,9 @@ fn forest_scores(
         out.warn(format!("{}: {note}", model.display()));
     }
     let offset = forest.feature_offset(columns.into(), data.n_features, model)?;
+    if let Some(note) = forest.absent_note() {
+        out.warn(format!("{}: {note}", model.display()));
+    }
     let text = std::fs::File::open(file).map_err(|e| Error::io(file, e))?;
     let (scores, _) = forest.score_letor(file, text, offset)?;
     if scores.len() != data.n_docs() {

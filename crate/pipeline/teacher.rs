@@ -289,6 +289,9 @@ fn outside_scores(
     if let Some(note) = &described.note {
         reporter.warn(&format!("external {noun}: {note}"));
     }
+    if let Some(note) = forest.as_ref().and_then(|(f, _)| f.absent_note()) {
+        reporter.warn(&format!("external {noun}: {note}"));
+    }
     if role == Outside::Reference && !described.privileged_features.is_empty() {
         reporter.warn(&format!(
             "the reference splits on {} privileged feature(s) ({}), which serving does not have: it is no model a team could serve on x alone, and the students are measured against more than x",
