@@ -57,6 +57,22 @@ pub enum Columns {
     From0,
 }
 
+/// What an entry a LETOR file leaves out is to a tree model: the value its training rows held
+/// there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Absent {
+    /// What the model's library's own LETOR reader makes of it: missing for XGBoost (as its
+    /// DMatrix of a sparse matrix too), 0 for LightGBM.
+    #[default]
+    Auto,
+    /// Missing (NaN): a model trained on sparse rows, or on rows with NaN where a file leaves an
+    /// entry out.
+    Missing,
+    /// The value 0: a model trained on dense arrays, whose zeros were values.
+    Zero,
+}
+
 /// Where a split sends a document.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Child {
@@ -523,15 +539,15 @@ impl Forest {
         Ok(offset)
     }
 
-    /// What an entry a LETOR file leaves out is to the model, the one rule of every door: what
-    /// its library's own readers make of it: 0 for LightGBM (its LETOR reader and its sparse
-    /// matrices), missing (NaN) for XGBoost (its LETOR reader and its DMatrix of a sparse
-    /// matrix). Python's arrays carry their zeros and NaNs as they are. A model trained on dense
-    /// arrays saw its zeros as values; where that matters, [`Forest::absent_note`] says so.
-    pub fn absent_value(&self) -> f64 {
-        match self.library {
-            Library::XgBoost => f64::NAN,
-            Library::LightGbm => 0.0,
+    /// What an entry a LETOR file leaves out is to the model under `absent`; under
+    /// [`Absent::Auto`], the one rule of every door, what its library's own readers make of it:
+    /// missing (NaN) for XGBoost (its LETOR reader and its DMatrix of a sparse matrix), 0 for
+    /// LightGBM (its LETOR reader and its sparse matrices). Python's arrays carry their zeros and
+    /// NaNs as they are. Where the choice matters, [`Forest::absent_note`] says so.
+    pub fn absent_value(&self, absent: Absent) -> f64 {
+        match (absent, self.library) {
+            (Absent::Missing, _) | (Absent::Auto, Library::XgBoost) => f64::NAN,
+            (Absent::Zero, _) | (Absent::Auto, Library::LightGbm) => 0.0,
         }
     }
 
@@ -544,38 +560,56 @@ impl Forest {
         let mut splits = 0;
         for node in self.trees.iter().flat_map(|t| &t.nodes) {
             splits += 1;
-            if let Rule::XgBoost {
-                threshold,
-                default_left,
-            } = node.rule
-            {
-                if default_left != (0.0f32 < threshold) {
-                    differ += 1;
-                }
-            }
+            let differs = match node.rule {
+                Rule::XgBoost {
+                    threshold,
+                    default_left,
+                } => default_left != (0.0f32 < threshold),
+                // Only a NaN-missing split sends a missing value by its default direction.
+                Rule::LightGbm {
+                    threshold,
+                    missing: Missing::NaN,
+                    default_left,
+                } => default_left != (0.0 <= threshold),
+                _ => false,
+            };
+            differ += usize::from(differs);
         }
         (differ, splits)
     }
 
-    /// A sentence on how absent entries are read, where it matters (some split sends a missing
-    /// value and a zero different ways); None where it does not.
-    pub fn absent_note(&self) -> Option<String> {
+    /// A sentence on how absent entries are read where the reading was not given (`absent`
+    /// [`Absent::Auto`]) and it matters: some split sends a missing value and a zero different
+    /// ways. None otherwise.
+    pub fn absent_note(&self, absent: Absent) -> Option<String> {
         let (differ, splits) = self.missing_differs_from_zero();
-        (differ > 0).then(|| format!(
-            "entries a LETOR file leaves out are read as missing, as XGBoost's own LETOR reader and its DMatrix of a sparse matrix read them, and at {differ} of its {splits} splits a missing value and a zero go different ways: a model trained on dense arrays saw its zeros as values and scores such documents otherwise (Python's teacher= with the dense rows reads them as 0)"
-        ))
+        if absent != Absent::Auto || differ == 0 {
+            return None;
+        }
+        let library = self.library.name();
+        Some(if self.absent_value(absent).is_nan() {
+            format!(
+                "entries a LETOR file leaves out are read as missing, as {library}'s own LETOR reader reads them, and at {differ} of its {splits} splits a missing value and a zero go different ways: if the model was trained on dense arrays whose zeros were values, say absent zero"
+            )
+        } else {
+            format!(
+                "entries a LETOR file leaves out are read as 0, as {library}'s own LETOR reader reads them, and at {differ} of its {splits} splits a missing value and a zero go different ways: if the model was trained on rows with NaN where these are left out, say absent missing"
+            )
+        })
     }
 
     /// The model's scores of every document of a LETOR file, in the file's order, with the
     /// qid of each (None in a file whose groups come from a `.query` file). `offset`: the
-    /// feature of column 0 ([`Forest::feature_offset`]).
+    /// feature of column 0 ([`Forest::feature_offset`]); `absent`: what an entry the file leaves
+    /// out is ([`Forest::absent_value`]).
     pub fn score_letor(
         &self,
         name: &Path,
         reader: impl std::io::Read,
         offset: u32,
+        absent: Absent,
     ) -> Result<(Vec<f64>, Vec<Option<u64>>)> {
-        let absent = self.absent_value();
+        let absent = self.absent_value(absent);
         let mut row = vec![absent; self.row_width()];
         let (mut scores, mut qids) = (Vec::new(), Vec::new());
         crate::data::letor::scan_letor(

@@ -236,12 +236,16 @@ pub const SETTINGS: &[Setting] = &[
         .help("How the teacher model's input columns map to the files' features: from-1 (column 0 is feature 1: a model trained on arrays), from-0 (column j is feature j: LightGBM's or XGBoost's own LETOR reader), or auto (by the model's width against the data's)"),
     text("folds").at(&[f("data.folds", "")])
         .help("A directory of LETOR folds, for the LETOR protocol: LETOR 4.0's five parts S1.txt..S5.txt (rotated: Fold1 trains on S1+S2+S3, validates on S4, tests on S5, and so on) or Fold1..Fold5 each with train.txt, vali.txt and test.txt (MSLR-WEB); the comparison runs on every fold, reports the mean over the folds and tests on the per-query results pooled over the five test folds; {fold} in --teacher-model, --teacher-scores, --reference-model or --reference-scores is the fold's number"),
+    text("teacher-absent").at(&[f("data.teacher.absent", "auto")])
+        .help("What an entry the files leave out (a LETOR file's zeros) is to the teacher model: zero (a model trained on dense arrays, whose zeros were values), missing (one trained on sparse rows or with NaN there), or auto (what its library's own LETOR reader makes of it: missing for XGBoost, 0 for LightGBM); where the choice changes a split, auto says so"),
     text("reference-model").at(&[f("data.reference.model", "")])
         .help("A model trained elsewhere to measure the students against, as a row of the comparison with a paired test of every method against it (the LightGBM model served today, trained on x alone): a LightGBM or XGBoost model file, as --teacher-model reads them; its scores of the validation and test files are its figures"),
     text("reference-scores").at(&[f("data.reference.scores", "")])
         .help("A reference's scores from files, as --teacher-scores reads them: TRAIN,VALID,TEST in the data files' order (the training file's are not read unless the validation split is held out of it; leave it empty: ,VALID,TEST)"),
     text("reference-columns").at(&[f("data.reference.columns", "auto")])
         .help("How the reference model's input columns map to the files' features: from-1, from-0 or auto, as --teacher-columns"),
+    text("reference-absent").at(&[f("data.reference.absent", "auto")])
+        .help("What an entry the files leave out is to the reference model: zero, missing or auto, as --teacher-absent"),
     text("training-labels").at(&[f("data.labels", "gumbel")])
         .help("The training label of graded data: gumbel (the PFD paper's protocol: y = 1[grade + Gumbel noise > tau_target]) or grades (y = the grade, as LightGBM, allRank and TF-Ranking train: RankNet on pairs of different grades, LambdaRank and softmax with gains 2^y - 1, NDCG on the grades; tau_target and t are not used)"),
     text("log-labels").at(&[f("data.log_labels", "conversion")])

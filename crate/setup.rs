@@ -144,6 +144,9 @@ pub struct ExternalTeacher {
     pub scores: Option<String>,
     /// How the model's input columns map to the files' features.
     pub columns: crate::forest::Columns,
+    /// What an entry the files leave out is to the model: missing, zero, or its library's
+    /// readers' reading (auto).
+    pub absent: crate::forest::Absent,
 }
 
 /// Fields left out take the table of settings' defaults.
@@ -709,16 +712,16 @@ impl Setup {
             ));
         }
         if self.data.teacher.is_none() {
-            out.push((
-                "teacher-columns",
-                "it maps a teacher model's columns, and no --teacher-model is named".into(),
-            ));
+            let why =
+                "it says how a teacher model reads the files, and no --teacher-model is named";
+            out.push(("teacher-columns", why.into()));
+            out.push(("teacher-absent", why.into()));
         }
         if self.data.reference.is_none() {
-            out.push((
-                "reference-columns",
-                "it maps a reference model's columns, and no --reference-model is named".into(),
-            ));
+            let why =
+                "it says how a reference model reads the files, and no --reference-model is named";
+            out.push(("reference-columns", why.into()));
+            out.push(("reference-absent", why.into()));
         }
         if self.objective.is_none() {
             out.push((

@@ -964,64 +964,95 @@ fn a_reference_model_is_a_row_with_a_paired_test_of_every_method_against_it() {
     assert!(e.contains("gone.txt"), "{e}");
 }
 
-/// Class: absent versus zero. A LETOR file leaves zeros out; an absent entry is what the model's
-/// library's own readers make of it (XGBoost: missing; LightGBM: 0), in every door. A model trained
-/// on dense arrays saw its zeros as values: where a split sends a missing value and a zero
-/// different ways, every door says so.
+/// Class: absent versus zero. A LETOR file leaves zeros out. An absent entry is, by default,
+/// what the model's library's own readers make of it (XGBoost: missing; LightGBM: 0), in every
+/// door; `absent zero` reads it as a model trained on dense arrays saw its zeros, `absent
+/// missing` as NaN. Where a split sends a missing value and a zero different ways and nothing was
+/// said, every door says which reading it took.
 #[test]
-fn class_absent_entries_are_read_as_the_librarys_readers_read_them_and_named_where_it_matters() {
+fn class_absent_entries_are_read_as_the_model_expects_and_named_where_it_matters() {
+    use distillrank::forest::Absent;
     // Column 2 split at -0.5, missing to the left: a zero goes right (0 >= -0.5).
     let text = xgboost("rank:ndcg", "5E-1", "[1,-1,-1]")
         .replace("\"split_conditions\":[0.5,", "\"split_conditions\":[-0.5,");
     let forest = parse(&text).unwrap();
     assert_eq!(forest.missing_differs_from_zero(), (1, 1));
     let name = Path::new("data.txt");
-    // Under from-1 column 2 is feature 3, under from-0 feature 2: both left out of this line.
+    // Under from-1 column 2 is feature 3: left out of this line.
     let line = "1 qid:1 1:0.3\n";
-    let score = |offset| forest.score_letor(name, line.as_bytes(), offset).unwrap().0[0];
-    assert!(forest.absent_value().is_nan());
-    assert_eq!(score(1), 0.5 - 0.25, "absent is missing, which goes left");
-    assert_eq!(score(0), score(1));
-    // As arrays (Python's door): NaN is missing, as the file's absent entry; 0 is a value.
-    assert_eq!(forest.score(&[0.3, 0.0, f64::NAN, 0.0]), score(1));
-    assert_eq!(forest.score(&[0.3, 0.0, 0.0, 0.0]), 0.5 + 0.75);
-    let note = forest.absent_note().unwrap();
+    let score = |absent| {
+        forest
+            .score_letor(name, line.as_bytes(), 1, absent)
+            .unwrap()
+            .0[0]
+    };
+    assert!(forest.absent_value(Absent::Auto).is_nan());
+    assert_eq!(
+        score(Absent::Auto),
+        0.5 - 0.25,
+        "auto: XGBoost's missing, which goes left"
+    );
+    assert_eq!(score(Absent::Missing), score(Absent::Auto));
+    assert_eq!(
+        score(Absent::Zero),
+        0.5 + 0.75,
+        "zero: a value, which goes right"
+    );
+    // As arrays (Python's door): NaN is missing, 0 is a value; each reading of the file matches
+    // one of them.
+    assert_eq!(
+        forest.score(&[0.3, 0.0, f64::NAN, 0.0]),
+        score(Absent::Missing)
+    );
+    assert_eq!(forest.score(&[0.3, 0.0, 0.0, 0.0]), score(Absent::Zero));
+    let note = forest.absent_note(Absent::Auto).unwrap();
     assert!(
-        note.contains("read as missing") && note.contains("1 of its 1 splits"),
+        note.contains("read as missing")
+            && note.contains("1 of its 1 splits")
+            && note.contains("absent zero"),
         "{note}"
     );
-    // Where a zero and a missing value take one branch, nothing is said; LightGBM reads an
-    // absent entry as 0.
+    // Said explicitly, or where a zero and a missing value take one branch: nothing to say.
+    assert!(forest.absent_note(Absent::Zero).is_none());
     let same = parse(&xgboost("rank:ndcg", "5E-1", "[1,-1,-1]")).unwrap();
     assert_eq!(same.missing_differs_from_zero(), (0, 1));
-    assert!(same.absent_note().is_none());
-    assert_eq!(
-        parse(&lightgbm("2 0", "1 -1", "-2 -3", ""))
-            .unwrap()
-            .absent_value(),
-        0.0
-    );
-    // eval says so too.
+    assert!(same.absent_note(Absent::Auto).is_none());
+    // LightGBM reads an absent entry as 0 by default, NaN when told.
+    let lgb = parse(&lightgbm("2 0", "1 -1", "-2 -3", "")).unwrap();
+    assert_eq!(lgb.absent_value(Absent::Auto), 0.0);
+    assert!(lgb.absent_value(Absent::Missing).is_nan());
+    // eval: warned by default, each reading scored as asked.
     let dir = tempfile::tempdir().unwrap();
     let model = dir.path().join("m.json");
     std::fs::write(&model, &text).unwrap();
     let data = dir.path().join("d.txt");
     std::fs::write(&data, "1 qid:1 1:0.3 3:1\n0 qid:1 1:0.1\n").unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_distillrank"))
-        .args([
-            "eval",
-            "--model",
-            model.to_str().unwrap(),
-            data.to_str().unwrap(),
-            "--columns",
-            "from-1",
-        ])
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
+    let run = |absent: &str| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_distillrank"))
+            .args([
+                "predict",
+                "--model",
+                model.to_str().unwrap(),
+                data.to_str().unwrap(),
+                "--columns",
+                "from-1",
+                "--absent",
+                absent,
+            ])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+        assert!(out.status.success(), "{stderr}");
+        (String::from_utf8_lossy(&out.stdout).to_string(), stderr)
+    };
+    let (auto, warned) = run("auto");
     assert!(
-        stderr.contains("read as missing") && stderr.contains("dense arrays"),
-        "{stderr}"
+        warned.contains("read as missing") && warned.contains("--absent"),
+        "{warned}"
     );
+    let (zero, quiet) = run("zero");
+    assert!(!quiet.contains("read as"), "{quiet}");
+    let first = |text: &str| text.lines().nth(1).unwrap().parse::<f64>().unwrap();
+    assert_eq!(first(&auto), 0.25);
+    assert_eq!(first(&zero), 1.25);
 }

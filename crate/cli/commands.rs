@@ -555,6 +555,7 @@ fn forest_scores(
     file: &Path,
     data: &Dataset,
     columns: super::ColumnsArg,
+    absent: super::AbsentArg,
     out: &Output,
 ) -> Result<Vec<f64>> {
     let forest = distillrank::forest::Forest::read(model)?;
@@ -562,11 +563,11 @@ fn forest_scores(
         out.warn(format!("{}: {note}", model.display()));
     }
     let offset = forest.feature_offset(columns.into(), data.n_features, model)?;
-    if let Some(note) = forest.absent_note() {
-        out.warn(format!("{}: {note}", model.display()));
+    if let Some(note) = forest.absent_note(absent.into()) {
+        out.warn(format!("{}: {note} (--absent)", model.display()));
     }
     let text = std::fs::File::open(file).map_err(|e| Error::io(file, e))?;
-    let (scores, _) = forest.score_letor(file, text, offset)?;
+    let (scores, _) = forest.score_letor(file, text, offset, absent.into())?;
     if scores.len() != data.n_docs() {
         return Err(Error::Data(format!(
             "{}: {} documents scored, {} read: the file changed while it was read",
@@ -650,7 +651,14 @@ fn eval_labels(args: &EvalArgs, data: Dataset, out: &Output) -> Result<(Dataset,
 /// `eval` with a tree model trained elsewhere.
 fn eval_forest(args: &EvalArgs, out: &Output) -> Result<()> {
     let data = load(&args.file, args.query.as_deref(), out)?;
-    let all = forest_scores(&args.model, &args.file, &data, args.columns, out)?;
+    let all = forest_scores(
+        &args.model,
+        &args.file,
+        &data,
+        args.columns,
+        args.absent,
+        out,
+    )?;
     let full = data.clone();
     let (data, labels) = eval_labels(args, data, out)?;
     let scores = kept_scores(&all, &full, &data);
@@ -683,7 +691,14 @@ pub fn predict(args: &PredictArgs, out: &Output) -> Result<()> {
     // A tree model's scores in full (f64); a saved MLP's in f32, from the engine.
     let (scores, exact): (Vec<f32>, Option<Vec<f64>>) =
         if distillrank::forest::looks_like_tree_model(&args.model) {
-            let all = forest_scores(&args.model, &args.file, &data, args.columns, out)?;
+            let all = forest_scores(
+                &args.model,
+                &args.file,
+                &data,
+                args.columns,
+                args.absent,
+                out,
+            )?;
             (all.iter().map(|&s| s as f32).collect(), Some(all))
         } else {
             let (model, config) = distillrank::pipeline::run::load_model(&args.model)?;

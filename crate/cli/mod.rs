@@ -522,6 +522,12 @@ pub struct EvalArgs {
     /// reader), or auto (by the model's width).
     #[arg(long, value_enum, default_value = "auto")]
     pub columns: ColumnsArg,
+    /// What an entry the file leaves out is to a tree model: zero (a model trained on dense
+    /// arrays, whose zeros were values), missing (one trained on sparse rows or with NaN there),
+    /// or auto (what its library's own LETOR reader makes of it: missing for XGBoost, 0 for
+    /// LightGBM).
+    #[arg(long, value_enum, default_value = "auto")]
+    pub absent: AbsentArg,
     /// A LETOR file (optionally .gz) with the columns the model was trained on.
     pub file: PathBuf,
     /// Group sizes for a file without qid:.
@@ -556,6 +562,23 @@ pub struct EvalArgs {
     pub allow_missing_features: bool,
     #[arg(long, value_enum)]
     pub backend: Backend,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq)]
+pub enum AbsentArg {
+    Auto,
+    Missing,
+    Zero,
+}
+
+impl From<AbsentArg> for distillrank::forest::Absent {
+    fn from(a: AbsentArg) -> Self {
+        match a {
+            AbsentArg::Auto => distillrank::forest::Absent::Auto,
+            AbsentArg::Missing => distillrank::forest::Absent::Missing,
+            AbsentArg::Zero => distillrank::forest::Absent::Zero,
+        }
+    }
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq)]
@@ -599,6 +622,9 @@ pub struct PredictArgs {
     /// A tree model's columns against the file's features, as for eval.
     #[arg(long, value_enum, default_value = "auto")]
     pub columns: ColumnsArg,
+    /// What an entry the file leaves out is to a tree model, as for eval.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub absent: AbsentArg,
     /// A LETOR file (optionally .gz) to score.
     pub file: PathBuf,
     /// Group sizes for a file without qid:.

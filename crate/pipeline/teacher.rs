@@ -196,7 +196,7 @@ fn outside_scores(
         };
         let file = match &forest {
             Some((forest, offset)) => {
-                let (scores, qids) = forest.score_letor(&name, text, *offset)?;
+                let (scores, qids) = forest.score_letor(&name, text, *offset, teacher.absent)?;
                 FileScores {
                     groups: groups(&name, &qids, query)?,
                     scores,
@@ -289,8 +289,11 @@ fn outside_scores(
     if let Some(note) = &described.note {
         reporter.warn(&format!("external {noun}: {note}"));
     }
-    if let Some(note) = forest.as_ref().and_then(|(f, _)| f.absent_note()) {
-        reporter.warn(&format!("external {noun}: {note}"));
+    if let Some(note) = forest
+        .as_ref()
+        .and_then(|(f, _)| f.absent_note(teacher.absent))
+    {
+        reporter.warn(&format!("external {noun}: {note} ({noun}_absent)"));
     }
     if role == Outside::Reference && !described.privileged_features.is_empty() {
         reporter.warn(&format!(
