@@ -367,6 +367,9 @@ pub mod pipeline {
     ) -> Result<Vec<crate::pipeline::folds::FoldRun>> {
         use crate::pipeline::folds::{fold_setup, folds_on_disk, FoldRun, Joined};
         let dir = setup.data.folds.as_deref().unwrap_or_default();
+        for warning in crate::pipeline::folds::warnings(setup) {
+            reporter.warn(&warning);
+        }
         let mut runs = Vec::new();
         for fold in folds_on_disk(dir)? {
             reporter.note(&format!(

@@ -170,6 +170,16 @@ fn a_folds_setup_reads_its_files_and_its_own_teacher() {
         }
     );
     assert_eq!(s.data.teacher.model.as_deref(), Some("teachers/fold3.txt"));
+    // Named per fold: nothing to warn; one file for every fold: it has seen test queries.
+    assert!(distillrank::pipeline::folds::warnings(&setup).is_empty());
+    let mut shared = setup.clone();
+    shared.data.teacher.model = Some("teacher.txt".into());
+    let warned = distillrank::pipeline::folds::warnings(&shared);
+    assert_eq!(warned.len(), 1);
+    assert!(
+        warned[0].contains("teacher.txt") && warned[0].contains("{fold}"),
+        "{warned:?}"
+    );
     assert_eq!(
         s.data.reference.scores.as_deref(),
         Some(",d/ref3.vali,d/ref3.test")

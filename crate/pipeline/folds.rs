@@ -142,6 +142,31 @@ pub fn fold_setup(setup: &Setup, fold: &Fold) -> Setup {
     s
 }
 
+/// What the folds' setup should be told before it runs: a teacher or reference model (or
+/// scores) named without `{fold}` is the same file on every fold, so a model trained on one
+/// fold's test part scores that part as training data it has seen.
+pub fn warnings(setup: &Setup) -> Vec<String> {
+    let mut out = Vec::new();
+    for (noun, outside) in [
+        ("teacher", &setup.data.teacher),
+        ("reference", &setup.data.reference),
+    ] {
+        let named = [&outside.model, &outside.scores]
+            .into_iter()
+            .flatten()
+            .filter(|n| !n.trim().is_empty());
+        for name in named {
+            if !name.contains("{fold}") {
+                out.push(format!(
+                    "the {noun}'s file {} is the same on every fold: unless it was trained on none of the five test parts, it has seen some fold's test queries; name one file per fold with {{fold}} (--{noun}-model 'dir/fold{{fold}}.txt')",
+                    crate::error::printable(name)
+                ));
+            }
+        }
+    }
+    out
+}
+
 /// A store that reads a fold's training parts as one file named `name` (queries in part order);
 /// every other name, and everything else, from `inner`.
 pub struct Joined<'a> {
@@ -386,7 +411,7 @@ fn over_folds(values: &[Option<f64>]) -> serde_json::Value {
 /// What the folds found, as the folds run's `results.json` holds it: each fold's files and test
 /// queries; per method, NDCG@k on y and on the grades as the mean over the folds of each fold's
 /// mean over seeds (`per_fold` beside it); the reference's the same; the paired tests on the
-/// pooled test queries with their sentences and verdicts.
+/// pooled test queries with their sentences and verdicts; and [`warnings`], when there are any.
 pub fn results_json(setup: &Setup, runs: &[FoldRun]) -> serde_json::Value {
     let tests = tests(runs);
     let pooled = pooled(runs);
@@ -442,6 +467,10 @@ pub fn results_json(setup: &Setup, runs: &[FoldRun]) -> serde_json::Value {
         "verdicts": super::report::verdicts(&tests, metric, reference),
         "setup": setup,
     });
+    let warned = warnings(setup);
+    if !warned.is_empty() {
+        results["warnings"] = warned.into();
+    }
     if let Some(reference) = reference {
         let figures = |k: usize, graded: bool| -> Vec<Option<f64>> {
             runs.iter()
