@@ -76,6 +76,48 @@ impl Error {
         }
     }
 
+    /// The variant's name, as `--json` reports it: `parse`, `io`, `config`, `data`,
+    /// `diverged`, `gpu`, `stopped` or `model`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Error::Parse { .. } => "parse",
+            Error::Io { .. } => "io",
+            Error::Config(_) => "config",
+            Error::Data(_) => "data",
+            Error::Diverged { .. } => "diverged",
+            Error::Gpu(_) => "gpu",
+            Error::Stopped { .. } => "stopped",
+            Error::Model { .. } => "model",
+        }
+    }
+
+    /// The error as one JSON object, what `--json` writes on stderr: `error` (the message the
+    /// text output prints), `kind` ([`Error::kind`]) and, where the error has them, `file`,
+    /// `line` and `column` (1-based; 0 when the whole line or file is at fault), `epoch` and
+    /// `step`.
+    pub fn to_json(&self) -> serde_json::Value {
+        let mut object = serde_json::json!({
+            "error": printable(&self.to_string()),
+            "kind": self.kind(),
+        });
+        match self {
+            Error::Parse { at, .. } => {
+                object["file"] = at.file.display().to_string().into();
+                object["line"] = at.line.into();
+                object["column"] = at.column.into();
+            }
+            Error::Io { path, .. } | Error::Model { path, .. } => {
+                object["file"] = path.display().to_string().into();
+            }
+            Error::Diverged { epoch, step, .. } | Error::Stopped { epoch, step } => {
+                object["epoch"] = (*epoch).into();
+                object["step"] = (*step).into();
+            }
+            Error::Config(_) | Error::Data(_) | Error::Gpu(_) => {}
+        }
+        object
+    }
+
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         Error::Io {
             path: path.into(),

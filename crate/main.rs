@@ -5,7 +5,23 @@ mod cli;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let args = cli::parse_from(std::env::args_os()).unwrap_or_else(|e| e.exit());
+    let args = match cli::parse_from(std::env::args_os()) {
+        Ok(args) => args,
+        // Under --json a usage error is a JSON object too; help and the version print as usual.
+        Err(e) if e.use_stderr() && cli::asks_for_json(std::env::args_os()) => {
+            // clap's first line, without its "error: " (the help hint after it is for a terminal).
+            let text = e.render().to_string();
+            let first = text.lines().next().unwrap_or_default();
+            let object = serde_json::json!({
+                "error": distillrank::error::printable(first.strip_prefix("error: ").unwrap_or(first)),
+                "kind": "usage",
+            });
+            eprintln!("{object}");
+            return ExitCode::from(e.exit_code().clamp(1, 255) as u8);
+        }
+        Err(e) => e.exit(),
+    };
+    let json = args.json;
     distillrank::native::quiet_gpu_probe();
     match cli::run(args) {
         Ok(()) => ExitCode::SUCCESS,
@@ -14,6 +30,10 @@ fn main() -> ExitCode {
             if source.kind() == std::io::ErrorKind::BrokenPipe =>
         {
             ExitCode::SUCCESS
+        }
+        Err(e) if json => {
+            eprintln!("{}", e.to_json());
+            ExitCode::FAILURE
         }
         Err(e) => {
             // Messages may quote input: no raw control characters reach the terminal.

@@ -1067,3 +1067,53 @@ impl<'de> serde::Deserializer<'de> for Filled {
         unit unit_struct tuple tuple_struct map identifier ignored_any
     }
 }
+
+/// The settings reference of the docs book (`docs/book/src/reference/settings.md`), generated
+/// from [`SETTINGS`]: each setting's CLI flag, its `setup.json` fields with their defaults (and
+/// the page's starting value where it starts lighter), its range and its help. Python's keywords
+/// are the fields' last names (`data.tau_target` is `tau_target=`).
+pub fn reference_markdown() -> String {
+    let mut out = String::from(
+        "# Settings reference\n\n\
+         Generated from the library's table of settings (`crate/settings.rs`) by `cargo xtask docs`;\n\
+         a test fails when this page and the table disagree. Every setting is one row: the CLI's flag\n\
+         (`compare`, `sweep` and, for one model's training settings, `train`; `objectives` takes the\n\
+         `objectives.` fields), the `setup.json` fields it fills with their defaults, and the Python\n\
+         keyword, which is the field's last name (`data.tau_target` is `tau_target=`). An empty\n\
+         default means the library decides from the data, as the help says.\n\n\
+         | flag | setup.json fields (default) | range | what it does |\n\
+         |---|---|---|---|\n",
+    );
+    let cell = |text: &str| text.replace('|', "\\|").replace('\n', " ");
+    for setting in SETTINGS {
+        let flag = if setting.flag {
+            format!("`--{}`", setting.name)
+        } else {
+            "(setup.json only)".to_string()
+        };
+        let fields: Vec<String> = setting
+            .fields
+            .iter()
+            .map(|f| {
+                let default = if f.default.is_empty() {
+                    "none"
+                } else {
+                    f.default
+                };
+                match f.page {
+                    Some(page) => format!("`{}` ({default}; the page starts at {page})", f.path),
+                    None => format!("`{}` ({default})", f.path),
+                }
+            })
+            .collect();
+        let range = setting.range.map(|r| r.text()).unwrap_or_default();
+        out.push_str(&format!(
+            "| {} | {} | {} | {} |\n",
+            flag,
+            cell(&fields.join("<br>")),
+            cell(&range),
+            cell(setting.help)
+        ));
+    }
+    out
+}

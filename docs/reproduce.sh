@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Regenerates every result under docs/results/ (quoted in the README) with the release build.
-# About 50 minutes on 2 cores. MQ2008 is read from ../shared/data (see the README for where to get it).
+# About 50 minutes on 2 cores. MQ2008 and the LightGBM rank example are read from target/data (cargo xtask data).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --quiet --bin distillrank
+cargo xtask data >/dev/null
 B=target/release/distillrank
 R=docs/results
-F=../shared/data/mq2008/Fold1
+F=target/data/mq2008/Fold1
 
 $B compare --out $R/synthetic --quiet
 $B compare --privileged-strength 0.1 --out $R/synthetic-weak-z --quiet
@@ -44,7 +45,7 @@ $B compare $SMALL --seeds 10 --methods no-distillation,ranking-distillation --rd
 # dwell; y = conversion. Compares on MQ2008 Fold1 and LightGBM's Yahoo sample (10 seeds), the
 # three click models on MQ2008, and sweeps over sessions, position bias and conversion rate.
 L=out/logs
-Y=../shared/data/lightgbm_rank
+Y=target/data/lightgbm_rank
 $B data simulate-logs $F/train.txt $F/vali.txt $F/test.txt -o $L/mq2008 --quiet
 $B compare --train $L/mq2008/train.txt --valid $L/mq2008/vali.txt --test $L/mq2008/test.txt \
   --privileged logs --seeds 10 --out $R/logs-mq2008 --quiet
@@ -69,13 +70,27 @@ done
 # needs Python with numpy, scikit-learn and lightgbm).
 S=$R/student-vs-lightgbm
 CHOSEN="--transform rank-gauss --weight-decay 0.03 --teacher-temperature 0.1"
-RANK="--train ../shared/data/lightgbm_rank/rank.train --test ../shared/data/lightgbm_rank/rank.test"
+RANK="--train target/data/lightgbm_rank/rank.train --test target/data/lightgbm_rank/rank.test"
 if python3 -c "import lightgbm, sklearn" 2>/dev/null; then
-  python3 bench/letor_folds.py --bin $B --data ../shared/data/mq2008 --out target/folds > $S/mq2008-default.json
-  python3 bench/letor_folds.py --bin $B --data ../shared/data/mq2008 --out target/folds --student "$CHOSEN" > $S/mq2008-chosen.json
+  python3 bench/letor_folds.py --bin $B --data target/data/mq2008 --out target/folds > $S/mq2008-default.json
+  python3 bench/letor_folds.py --bin $B --data target/data/mq2008 --out target/folds --student "$CHOSEN" > $S/mq2008-chosen.json
   python3 bench/letor_folds.py --bin $B $RANK --out target/rank > $S/rank-example-default.json
   python3 bench/letor_folds.py --bin $B $RANK --out target/rank --student "$CHOSEN" > $S/rank-example-chosen.json
 fi
+# Folders this script does not regenerate, each with what made it (the exact command is in the
+# folder's results.json, sweep.json or README.md):
+#   clicks-mq2008, clicks-rank-example: `distillrank compare --setup docs/results/NAME/setup.json --out docs/results/NAME`
+#   clicks-mq2008-y-click: `distillrank compare --bundled mq2008 --privileged logs --log-labels click --loss softmax ...` (results.json)
+#   sweep-clicks-sessions, sweep-clicks-position-bias: `distillrank sweep --bundled mq2008 --privileged logs --param ...` (sweep.json)
+#   clicks-mq2008-gbdt, clicks-rank-example-gbdt, clicks-web30k-gbdt: `python3 bench/unbiased_gbdt.py` (LightGBM and XGBoost from PyPI; unbiased_gbdt.json)
+#   clicks-web30k, clicks-web30k-seeds, clicks-web30k-towers, clicks-web30k-cpu1, clicks-web30k-wgsl:
+#     `distillrank compare --train web30k.txt --privileged logs ...` on `distillrank data synth`'s Web30K-sized file (1.4 GB; hours on 2 cores)
+#   teacher-web30k-cpu, teacher-web30k-wgsl, teacher-web30k-x-alone-cpu, teacher-web30k-2-epochs-cpu, teacher-web30k-2-epochs-wgsl:
+#     `distillrank compare --train train.txt --valid vali.txt --test test.txt --methods no-distillation,pfd ...` with a LightGBM teacher on the same file
+#   gpu-report-h200: `cargo xtask gpu-report` on a machine with an NVIDIA H200 (README.md there)
+# The loops above write logs-mq2008-cascade, logs-mq2008-dcm, synthetic-loss-rankbce,
+# synthetic-loss-softmax and synthetic-loss-lambdarank.
+
 # Every method, and an objective as the data loss, on the GPU engine against the CPU engine
 # (on lavapipe the GPU runs take about 22 minutes; the tables are the commands' stdout).
 # DISTILLRANK_SKIP_GPU=1 leaves them out.

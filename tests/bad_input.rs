@@ -4,6 +4,8 @@
 
 #![cfg(not(target_arch = "wasm32"))]
 
+#[path = "common/letor_data.rs"]
+mod letor_data;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
@@ -48,10 +50,8 @@ fn refused(args: &[&str], fragments: &[&str]) -> String {
     stderr
 }
 
-const MQ2008: &str = "../shared/data/mq2008/Fold1";
-
 fn mq(file: &str) -> String {
-    format!("{MQ2008}/{file}")
+    letor_data::data(&format!("mq2008/Fold1/{file}"))
 }
 
 /// A small synthetic LETOR file (`regular` + 6 privileged features) in `dir`.
@@ -1011,7 +1011,7 @@ fn unbounded_input_is_refused() {
         &["data", "stats", long.to_str().unwrap()],
         &["long.txt:2", "longer than the 16 MiB"],
     );
-    let lgbm = "../shared/data/lightgbm_rank/rank.train";
+    let lgbm = &letor_data::data("lightgbm_rank/rank.train");
     refused(
         &["data", "stats", lgbm, "--query", "/dev/zero"],
         &["/dev/zero", "larger than"],

@@ -2,6 +2,8 @@
 
 #![cfg(not(target_arch = "wasm32"))]
 
+#[path = "common/letor_data.rs"]
+mod letor_data;
 use std::path::Path;
 
 use distillrank::data::cache::{cache_path, load_or_build, read_cache, write_cache, CacheState};
@@ -9,7 +11,7 @@ use distillrank::data::letor::{read_letor_file, ReadOptions};
 use distillrank::error::Error;
 
 fn copy_of_vali(dir: &Path) -> std::path::PathBuf {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/mq2008/Fold1/vali.txt");
+    let src = letor_data::data("mq2008/Fold1/vali.txt");
     let dst = dir.join("vali.txt");
     std::fs::copy(src, &dst).unwrap();
     dst

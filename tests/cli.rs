@@ -2,6 +2,8 @@
 
 #![cfg(not(target_arch = "wasm32"))]
 
+#[path = "common/letor_data.rs"]
+mod letor_data;
 use std::path::Path;
 
 #[path = "common/cli.rs"]
@@ -13,7 +15,7 @@ fn data_stats_json_on_mq2008_and_lightgbm() {
     let (ok, stdout, stderr) = distillrank(&[
         "data",
         "stats",
-        "../shared/data/mq2008/Fold1/train.txt",
+        &letor_data::data("mq2008/Fold1/train.txt"),
         "--json",
     ]);
     assert!(ok, "{stderr}");
@@ -34,9 +36,9 @@ fn data_stats_json_on_mq2008_and_lightgbm() {
     let (ok, stdout, stderr) = distillrank(&[
         "data",
         "stats",
-        "../shared/data/lightgbm_rank/rank.train",
+        &letor_data::data("lightgbm_rank/rank.train"),
         "--query",
-        "../shared/data/lightgbm_rank/rank.train.query",
+        &letor_data::data("lightgbm_rank/rank.train.query"),
         "--json",
     ]);
     assert!(ok, "{stderr}");
@@ -210,7 +212,7 @@ fn bad_options_are_refused_before_training() {
 fn eval_with_binary_labels_reproduces_the_test_report_of_train() {
     let dir = tempfile::tempdir().unwrap();
     let model = dir.path().join("m").display().to_string();
-    let fold = "../shared/data/mq2008/Fold1/";
+    let fold = letor_data::data("mq2008/Fold1/");
     let (train, valid, test) = (
         format!("{fold}train.txt"),
         format!("{fold}vali.txt"),
@@ -627,7 +629,7 @@ fn cli_objectives_rejects_bad_options_without_panicking() {
 fn cli_objectives_reads_letor_documents_with_binary_labels() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().display().to_string();
-    let f = "../shared/data/mq2008/Fold1";
+    let f = letor_data::data("mq2008/Fold1");
     let (ok, stdout, stderr) = distillrank(&[
         "objectives",
         "--train",
@@ -778,10 +780,11 @@ fn compare_setup_json_reproduces_the_run_that_wrote_it() {
 
     // A training file alone: 20% of its queries become the test split.
     let held = dir.path().join("held");
+    let train = letor_data::data("mq2008/Fold1/train.txt");
     let mut args = vec![
         "compare",
         "--train",
-        "../shared/data/mq2008/Fold1/train.txt",
+        &train,
         "--tau-target",
         "2.8",
         "--privileged",
@@ -1285,4 +1288,100 @@ fn an_ensemble_trains_saves_scores_and_compares_as_one_model() {
     let n_in = saved["n_in"].as_u64().unwrap();
     let one = (n_in * 16 + 16) + (16 * 8 + 8) + (8 + 1);
     assert_eq!(run["student"]["parameters"].as_u64().unwrap(), 2 * one);
+}
+
+/// Under `--json`, every error is one JSON object on stderr with the exit code: a line clap
+/// refuses (`kind` "usage", exit 2), a file that is not there (`io`, with its `file`), a malformed
+/// file (`parse`, with `file`, `line` and `column`) and a configuration that cannot work
+/// (`config`); nothing else on stderr.
+#[test]
+fn json_errors_are_json_objects_with_the_exit_code() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.txt");
+    std::fs::write(&bad, "1 qid:1 1:0.5\n0 qid:1 2:zero\n").unwrap();
+    let bad = bad.display().to_string();
+    let cases: [(&[&str], i32, &str); 4] = [
+        (
+            &["--json", "train", "--bundled", "mq2008", "--epochs", "0"],
+            2,
+            "usage",
+        ),
+        (
+            &["data", "stats", "/nonexistent/train.txt", "--json"],
+            1,
+            "io",
+        ),
+        (&["data", "stats", &bad, "--json"], 1, "parse"),
+        (&["compare", "--json", "--valid", "vali.txt"], 1, "config"),
+    ];
+    for (args, code, kind) in cases {
+        let out = cli_run::command().args(args).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(code), "{args:?}: {stderr}");
+        let object: serde_json::Value = serde_json::from_str(stderr.trim())
+            .unwrap_or_else(|e| panic!("{args:?}: not one JSON object ({e}): {stderr}"));
+        assert_eq!(object["kind"], kind, "{args:?}: {object}");
+        let message = object["error"].as_str().unwrap();
+        assert!(
+            !message.is_empty() && !message.starts_with("error:"),
+            "{object}"
+        );
+        match kind {
+            "usage" => assert!(message.contains("--epochs"), "{object}"),
+            "io" => assert_eq!(object["file"], "/nonexistent/train.txt"),
+            "parse" => {
+                assert_eq!(object["file"], bad.as_str());
+                assert_eq!(object["line"], 2, "{object}");
+                assert!(object["column"].as_u64().unwrap() > 0, "{object}");
+            }
+            _ => assert!(message.contains("--train"), "{object}"),
+        }
+    }
+    // Without --json the same error is text.
+    let (ok, _, stderr) = distillrank(&["data", "stats", "/nonexistent/train.txt"]);
+    assert!(
+        !ok && stderr.starts_with("error: /nonexistent/train.txt"),
+        "{stderr}"
+    );
+}
+
+/// `distillrank completions SHELL` writes each shell's script, naming every subcommand and the
+/// flags of the table (here `--weight-decay`, which `train` takes from it).
+#[test]
+fn completions_for_bash_zsh_and_fish_name_the_subcommands_and_flags() {
+    for shell in ["bash", "zsh", "fish"] {
+        let (ok, script, stderr) = distillrank(&["completions", shell]);
+        assert!(ok, "{shell}: {stderr}");
+        for word in [
+            "compare",
+            "simulate-logs",
+            "weight-decay",
+            "ensemble",
+            "reference-model",
+        ] {
+            assert!(script.contains(word), "{shell}: no {word}");
+        }
+    }
+    let (ok, _, stderr) = distillrank(&["completions", "tcsh"]);
+    assert!(!ok && stderr.contains("tcsh"), "{stderr}");
+}
+
+/// `train` takes one model's training settings from the table of settings: each of these rows is
+/// a `train` flag, and a row of distillation (`--alpha`) is not.
+#[test]
+fn train_takes_its_training_flags_from_the_table() {
+    let (_, help, _) = distillrank(&["train", "--help"]);
+    for flag in [
+        "--weight-decay",
+        "--dropout",
+        "--ensemble",
+        "--lr-schedule",
+        "--input-noise",
+        "--objective",
+        "--backend",
+    ] {
+        assert!(help.contains(flag), "train --help lacks {flag}");
+    }
+    let (ok, _, stderr) = distillrank(&["train", "--bundled", "mq2008", "--alpha", "0.3"]);
+    assert!(!ok && stderr.contains("--alpha"), "{stderr}");
 }

@@ -239,6 +239,7 @@ fn dla_learns_at_every_step_from_the_latest_scores_of_every_query() {
 #[test]
 fn dla_caps_a_click_on_a_document_the_ranker_rules_out() {
     let table = ClickTable {
+        from_rows: false,
         shown: 2,
         sessions: 100,
         impressions: vec![100, 0, 0, 100],
@@ -278,6 +279,7 @@ fn ips_labels_give_the_per_session_ips_estimator() {
     let log = random_sessions(n_docs, shown, sessions);
     let theta = [1.0, 0.6, 0.45, 0.3, 0.2];
     let mut table = ClickTable {
+        from_rows: false,
         shown,
         sessions,
         impressions: vec![0; n_docs * shown],
@@ -537,6 +539,7 @@ fn settings_the_click_methods_cannot_run_with_are_refused() {
 /// never clicked.
 fn one_query(n_docs: usize, shown: usize, impressions: u32) -> ClickTable {
     ClickTable {
+        from_rows: false,
         shown,
         sessions: 50,
         impressions: vec![impressions; n_docs * shown],
@@ -620,7 +623,7 @@ fn the_impressions_log_reads_back_as_the_simulations_clicks() {
 /// `data simulate-logs` on MQ2008 Fold1's three files, written into `dir`; returns the fold's
 /// folder.
 fn simulate_logs_of_mq2008(dir: &std::path::Path) -> std::path::PathBuf {
-    let fold = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/mq2008/Fold1");
+    let fold = std::path::PathBuf::from(common::letor_data::data("mq2008/Fold1"));
     let done = std::process::Command::new(env!("CARGO_BIN_EXE_distillrank"))
         .args(["data", "simulate-logs"])
         .args(["train.txt", "vali.txt", "test.txt"].map(|f| fold.join(f)))
@@ -1203,6 +1206,75 @@ fn positions_too_deep_for_memory_are_refused_by_their_size() {
             && message.contains("give the positions of the top of each list only"),
         "{message}"
     );
+}
+
+/// What the clicks cannot identify is refused by name, whatever door they came through:
+/// - EM needs documents shown at more than one rank; one impression a row (Python's
+///   `position=`) shows each row once, and so does a log whose ranker never moved a document.
+///   EM used to fit about 1 at every rank there, naive clicks under another name;
+/// - full information needs grades, and the rows given with positions hold clicks as y.
+#[test]
+fn estimates_the_clicks_cannot_identify_are_refused_by_name() {
+    use distillrank::data::logs::clicks_of_rows;
+    use distillrank::ranking::clicks::training_set;
+    // Ten lists of three rows, each row its own document, clicked more near the top.
+    let lists = 10;
+    let qids: Vec<u64> = (0..lists).flat_map(|q| [q; 3]).collect();
+    let clicks: Vec<f64> = (0..lists * 3)
+        .map(|r| f64::from(r % 3 == 0 || r % 7 == 1))
+        .collect();
+    let positions: Vec<u64> = (0..lists * 3).map(|r| r % 3 + 1).collect();
+    let features: Vec<f32> = (0..lists * 3).map(|r| r as f32).collect();
+    let data = distillrank::pipeline::preparation::dataset_from_arrays(
+        "train", features, 1, &clicks, &qids,
+    )
+    .unwrap();
+    let table = clicks_of_rows(&data, &positions, &clicks, "train").unwrap();
+    assert!(table.from_rows);
+    let message = em_propensities(&table).unwrap_err().to_string();
+    assert!(
+        message.contains("EM cannot tell a rank's examination from its documents' relevance")
+            && message.contains("position="),
+        "{message}"
+    );
+    let labels = ClickLabels::new(std::sync::Arc::new(table.clone())).unwrap();
+    let train = distillrank::data::prepare::RankingSet {
+        regular: Vec::new().into(),
+        d_x: 1,
+        privileged: Vec::new().into(),
+        d_z: 0,
+        grades: data.grades.clone(),
+        labels: clicks.iter().map(|&c| c as f32).collect(),
+        group_offsets: data.group_offsets.clone(),
+        positive_group: vec![true; lists as usize],
+        qids: data.qids.clone(),
+    };
+    for (label, method, words) in [
+        (ClickLabel::IpsEstimated, "ips-estimated", "EM cannot tell"),
+        (
+            ClickLabel::FullInformation,
+            "full-information",
+            "no grades beside them",
+        ),
+    ] {
+        let message = training_set(label, method, &train, Some(&labels))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            message.contains(method) && message.contains(words),
+            "{message}"
+        );
+    }
+    // The naive estimates train as before.
+    training_set(ClickLabel::Naive, "naive", &train, Some(&labels)).unwrap();
+    // A log (not rows) whose ranker never moved a document: the same refusal, with the log's
+    // remedy.
+    let log = ClickTable {
+        from_rows: false,
+        ..table
+    };
+    let message = em_propensities(&log).unwrap_err().to_string();
+    assert!(message.contains("--shuffle"), "{message}");
 }
 
 /// Numeric docids (MSLR's and Yahoo's are numbers): under a `doc` column a whole number is the

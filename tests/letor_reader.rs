@@ -2,6 +2,8 @@
 
 #![cfg(not(target_arch = "wasm32"))]
 
+#[path = "common/letor_data.rs"]
+mod letor_data;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -11,9 +13,7 @@ use distillrank::error::Error;
 use proptest::prelude::*;
 
 fn shared(path: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/data")
-        .join(path)
+    PathBuf::from(letor_data::data(path))
 }
 
 fn parse(text: &str) -> distillrank::error::Result<Dataset> {

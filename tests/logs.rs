@@ -5,6 +5,8 @@
 
 #[path = "common/cli.rs"]
 mod cli_run;
+#[path = "common/letor_data.rs"]
+mod letor_data;
 use cli_run::distillrank;
 
 use distillrank::data::logs::{
@@ -398,7 +400,7 @@ fn bad_parameters_are_refused_with_the_flag_named() {
 fn simulate_logs_writes_letor_and_a_sidecar_that_compare_reads() {
     let dir = tempfile::tempdir().unwrap();
     let folder = dir.path().join("logs");
-    let y = "../shared/data/lightgbm_rank";
+    let y = &letor_data::data("lightgbm_rank");
     let simulate = |into: &std::path::Path, output: &str| {
         distillrank(&[
             "data",
@@ -537,7 +539,7 @@ fn simulate_logs_writes_letor_and_a_sidecar_that_compare_reads() {
 fn simulate_logs_refuses_bad_parameters_before_reading() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out.txt");
-    let mq = "../shared/data/mq2008/Fold1/train.txt";
+    let mq = &letor_data::data("mq2008/Fold1/train.txt");
     for (flag, value, expect) in [
         ("--click-noise", "1.2", "--click-noise"),
         ("--conversion-rate", "-0.1", "--conversion-rate"),

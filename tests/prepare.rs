@@ -2,6 +2,8 @@
 
 #![cfg(not(target_arch = "wasm32"))]
 
+#[path = "common/letor_data.rs"]
+mod letor_data;
 use std::path::Path;
 
 use distillrank::data::inputs::Inputs;
@@ -15,9 +17,7 @@ use distillrank::data::Dataset;
 use distillrank::error::Error;
 
 fn mq2008(split: &str) -> Dataset {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/data/mq2008/Fold1")
-        .join(split);
+    let path = Path::new(&letor_data::data("mq2008/Fold1")).join(split);
     read_letor_file(&path, None, &ReadOptions::default()).unwrap()
 }
 

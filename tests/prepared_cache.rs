@@ -3,6 +3,8 @@
 
 #![cfg(not(target_arch = "wasm32"))]
 
+#[path = "common/letor_data.rs"]
+mod letor_data;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -14,7 +16,7 @@ use distillrank::pipeline::{self, Reporter};
 use distillrank::setup::{DataSetup, DataSource};
 
 fn copy_of_train(dir: &Path) -> PathBuf {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/mq2008/Fold1/train.txt");
+    let src = letor_data::data("mq2008/Fold1/train.txt");
     let dst = dir.join("train.txt");
     std::fs::copy(src, &dst).unwrap();
     dst

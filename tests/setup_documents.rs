@@ -16,6 +16,8 @@
 #[path = "common/cli.rs"]
 mod cli_run;
 
+#[path = "common/letor_data.rs"]
+mod letor_data;
 use distillrank::engine::Engine;
 use distillrank::setup::{DataSource, ObjectivesData, ObjectivesSetup, Setup};
 use std::path::Path;
@@ -175,8 +177,7 @@ fn class_one_setup_document_one_meaning_relative_files_resolve_against_their_fol
     assert!(err.contains("objectives.data.files.train"), "{err}");
     // The CLI reads a setup file's relative names against the file's own folder.
     let dir = tempfile::tempdir().unwrap();
-    let shared =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/mq2008/Fold1");
+    let shared = std::path::PathBuf::from(letor_data::data("mq2008/Fold1"));
     for name in ["train.txt", "vali.txt", "test.txt"] {
         std::fs::copy(shared.join(name), dir.path().join(name)).unwrap();
     }

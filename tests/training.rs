@@ -2,6 +2,8 @@
 
 #![cfg(not(target_arch = "wasm32"))]
 
+#[path = "common/letor_data.rs"]
+mod letor_data;
 use std::path::Path;
 
 use distillrank::cpu::mlp::score_inputs;
@@ -32,7 +34,7 @@ fn synthetic() -> Prepared {
 }
 
 fn mq2008() -> Prepared {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/mq2008/Fold1");
+    let dir = Path::new(&letor_data::data("mq2008/Fold1")).to_path_buf();
     let read = |f: &str| read_letor_file(&dir.join(f), None, &ReadOptions::default()).unwrap();
     let options = PrepareOptions {
         tau_target: 2.8,
@@ -394,7 +396,7 @@ fn a_measurement_runs_its_steps_and_its_minimum_time() {
 fn saved_students_read_raw_rows_as_preparation_did_under_every_transform() {
     use distillrank::data::transform::Transform;
     use distillrank::data::Dataset;
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/mq2008/Fold1");
+    let dir = Path::new(&letor_data::data("mq2008/Fold1")).to_path_buf();
     let read = |f: &str| read_letor_file(&dir.join(f), None, &ReadOptions::default()).unwrap();
     let (train_file, valid_file, test_file) =
         (read("train.txt"), read("vali.txt"), read("test.txt"));

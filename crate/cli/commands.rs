@@ -359,26 +359,15 @@ pub fn simulate_logs(args: &SimulateLogsArgs, out: &Output) -> Result<()> {
 }
 
 pub fn train(args: &TrainArgs, out: &Output) -> Result<()> {
+    // The training settings as a setup's fields, read by the loop as a comparison's are.
+    let setup = args.training.setup()?;
+    let json = serde_json::to_value(&setup).expect("a setup serialises");
     let config = TrainConfig {
-        loss: args.loss,
         view: args.features.into(),
-        widths: args.widths.clone(),
-        epochs: args.epochs,
-        adam: distillrank::model::adam::AdamConfig {
-            lr: args.lr,
-            weight_decay: args.weight_decay,
-            ..Default::default()
-        },
-        batch_docs: args.batch_docs,
-        input_noise: args.input_noise,
-        dropout: args.dropout,
-        ensemble: args.ensemble,
-        lr_schedule: args.lr_schedule,
         seed: args.seed,
-        idcg_zero: args.idcg_zero.into(),
-        objective: args.objective.objective()?,
-        dual_rate_factor: args.objective.dual_rate_factor,
-        ..Default::default()
+        // A model trained alone runs every epoch and keeps the best.
+        patience: None,
+        ..TrainConfig::of_setup(&json)?
     };
     config.validate()?;
     if let Some(prefix) = &args.save {
@@ -404,7 +393,7 @@ pub fn train(args: &TrainArgs, out: &Output) -> Result<()> {
     let docs_per_epoch = train::epoch_docs(&p.train, false) as u64;
     let mut bar = Progress::new(out, docs_per_epoch * config.epochs as u64, "docs");
     bar.message(format!("{} {:?}", config.loss, config.view).to_lowercase());
-    let engine = super::engine(args.backend, out)?;
+    let engine = super::engine(setup.backend, out)?;
     let trained = distillrank::native::ranking::fit(
         &engine,
         train::Split::of(&p.train, config.view),

@@ -24,6 +24,13 @@ pub trait FlagSet: Clone + std::fmt::Debug + Default + Send + Sync + 'static {
 #[derive(Clone, Debug, Default)]
 pub struct Training;
 
+/// One model's training settings, for `train` (`--loss`, `--lr`, `--widths`, `--dropout`,
+/// `--backend`, ...): the fields of a setup that [`distillrank::ranking::train::TrainConfig`]
+/// reads, but those of distillation and early stopping, which a model trained alone has no use
+/// for (`train` runs every epoch and keeps the best; it has no teacher to mix in).
+#[derive(Clone, Debug, Default)]
+pub struct Model;
+
 /// The data's own settings (`--privileged`, `--tau-target`, `--min-group-size`, ...), besides the
 /// generator's and the log simulator's.
 #[derive(Clone, Debug, Default)]
@@ -49,6 +56,14 @@ const GENERATOR: &str = "data.source.synthetic.options.";
 impl FlagSet for Training {
     fn holds(path: &str) -> bool {
         !path.starts_with("data.")
+    }
+}
+
+impl FlagSet for Model {
+    fn holds(path: &str) -> bool {
+        path == "backend"
+            || (distillrank::ranking::train::reads_setup_field(path)
+                && !matches!(path, "alpha" | "patience"))
     }
 }
 
@@ -105,6 +120,13 @@ impl TableFlags<Training> {
             ..Setup::default()
         }
         .with_flags(self.given())
+    }
+}
+
+impl TableFlags<Model> {
+    /// The setup these flags describe (the table's defaults for the others).
+    pub fn setup(&self) -> Result<Setup> {
+        Setup::default().with_flags(self.given())
     }
 }
 

@@ -33,7 +33,6 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use distillrank::data::prepare::FeatureView;
 use distillrank::engine::{Backend, Engine};
 use distillrank::metrics::IdcgZero;
-use distillrank::model::LossKind;
 use distillrank::setup::{DataSetup, DataSource};
 
 #[derive(Parser)]
@@ -104,10 +103,120 @@ pub fn command() -> clap::Command {
             from_table(sub, context)
         })
     }
-    from_table(
+    with_examples(from_table(
         <Cli as clap::CommandFactory>::command(),
         Context::Comparison,
-    )
+    ))
+}
+
+/// Two or three command lines for each subcommand, printed at the end of its `--help` (each is
+/// parsed by the tests; `> FILE` redirections aside).
+pub const EXAMPLES: &[(&str, &[&str])] = &[
+    (
+        "data stats",
+        &[
+            "distillrank data stats train.txt --json",
+            "distillrank data stats rank.train --query rank.train.query",
+            "distillrank data stats train.txt --privileged top:30%",
+        ],
+    ),
+    (
+        "data synth",
+        &[
+            "distillrank data synth --queries 2000 -o synth.txt",
+            "distillrank data synth --kind linear --privileged-strength 0.1 -o weak-z.txt",
+        ],
+    ),
+    (
+        "data cache",
+        &[
+            "distillrank data cache train.txt.gz",
+            "distillrank data cache rank.train --query rank.train.query",
+        ],
+    ),
+    (
+        "data simulate-logs",
+        &[
+            "distillrank data simulate-logs train.txt vali.txt test.txt -o logs/",
+            "distillrank data simulate-logs train.txt vali.txt test.txt -o logs/ --sessions 300 --position-bias 1.5",
+        ],
+    ),
+    (
+        "train",
+        &[
+            "distillrank train --train train.txt --valid vali.txt --test test.txt --save student",
+            "distillrank train --bundled mq2008 --training-labels grades --loss lambdarank --ensemble 5",
+            "distillrank train --train train.txt --teacher-model lightgbm.txt --privileged top:30% --backend gpu",
+        ],
+    ),
+    (
+        "eval",
+        &[
+            "distillrank eval test.txt --model student",
+            "distillrank eval test.txt --model lightgbm.txt --json",
+        ],
+    ),
+    (
+        "predict",
+        &[
+            "distillrank predict test.txt --model student > scores.txt",
+            "distillrank predict test.txt --model student --run run.trec",
+        ],
+    ),
+    (
+        "export",
+        &["distillrank export --model student --onnx student.onnx"],
+    ),
+    (
+        "compare",
+        &[
+            "distillrank compare",
+            "distillrank compare --train train.txt --valid vali.txt --test test.txt --reference-model lightgbm.txt",
+            "distillrank compare --folds MQ2008/ --training-labels grades --methods no-distillation,pfd",
+        ],
+    ),
+    (
+        "sweep",
+        &[
+            "distillrank sweep --param alpha --values 0,0.25,0.5,0.75,1",
+            "distillrank sweep --param tau-target --values 2,3,4 --methods no-distillation,pfd",
+        ],
+    ),
+    (
+        "objectives",
+        &[
+            "distillrank objectives",
+            "distillrank objectives --objectives logloss,auc-pr,recall-at-precision:0.8 --backend gpu",
+        ],
+    ),
+    (
+        "bench",
+        &["distillrank bench train --json", "distillrank bench parse train.txt"],
+    ),
+    (
+        "completions",
+        &[
+            "distillrank completions bash > ~/.local/share/bash-completion/completions/distillrank",
+            "distillrank completions zsh > ~/.zfunc/_distillrank",
+            "distillrank completions fish > ~/.config/fish/completions/distillrank.fish",
+        ],
+    ),
+];
+
+/// The command with each subcommand's [`EXAMPLES`] after its help.
+fn with_examples(mut line: clap::Command) -> clap::Command {
+    for (path, examples) in EXAMPLES {
+        let text = format!("Examples:\n  {}", examples.join("\n  "));
+        let names: Vec<&str> = path.split(' ').collect();
+        line = match names.as_slice() {
+            [name] => line.mut_subcommand(*name, |c| c.after_help(text)),
+            [group, name] => {
+                line.mut_subcommand(*group, |g| g.mut_subcommand(*name, |c| c.after_help(text)))
+            }
+            _ => line,
+        };
+    }
+    line
 }
 
 /// The row and field a flag fills in its command's context.
@@ -163,6 +272,19 @@ where
     Ok(cli)
 }
 
+/// Whether a command line asks for JSON output (`--json` before any `--`), read before clap
+/// parses it, so that a line clap refuses is refused in JSON too.
+pub fn asks_for_json<I, T>(line: I) -> bool
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString>,
+{
+    line.into_iter()
+        .map(Into::into)
+        .take_while(|a| a != "--")
+        .any(|a| a == "--json")
+}
+
 /// Whether a flag takes numbers (whole or real).
 pub fn is_numeric(arg: &clap::Arg) -> bool {
     use std::any::TypeId;
@@ -190,11 +312,6 @@ pub fn bounded<T: distillrank::settings::Number>(
     }
 }
 
-/// A name a setup's field takes (`cosine`), read as the setup reads it.
-pub fn named<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, String> {
-    serde_json::from_value(serde_json::Value::String(text.to_string())).map_err(|e| e.to_string())
-}
-
 /// The ids of the flags the command line itself gives to the deepest subcommand (not their
 /// defaults): a flag equal to its default is still given.
 pub fn given_flags(matches: &clap::ArgMatches) -> Vec<String> {
@@ -213,7 +330,7 @@ pub enum Command {
     /// Inspect, generate and cache ranking data.
     #[command(subcommand)]
     Data(DataCommand),
-    /// Train one ranking model on the CPU engine.
+    /// Train one ranking model (one method, one seed) on the CPU or the GPU engine (--backend).
     Train(TrainArgs),
     /// Metrics of a saved model on a LETOR file.
     Eval(EvalArgs),
@@ -234,6 +351,55 @@ pub enum Command {
     Objectives(objectives::ObjectivesArgs),
     /// Measure speed: parsing, cache loading, matrix products, training throughput.
     Bench(bench::BenchArgs),
+    /// Print a shell's completion script for distillrank, every flag included.
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+    /// Print a page of the docs book's reference, generated: the settings (from the table of
+    /// settings) or the CLI (from this command line's definition).
+    #[command(hide = true)]
+    Reference {
+        /// The page: settings or cli.
+        #[arg(value_enum)]
+        page: ReferencePage,
+    },
+}
+
+/// The generated pages of the docs book's reference.
+#[derive(ValueEnum, Clone, Copy, Debug)]
+pub enum ReferencePage {
+    Settings,
+    Cli,
+}
+
+/// The CLI reference of the docs book: every subcommand's `--help`, as the command line prints
+/// it, examples included.
+pub fn cli_reference() -> String {
+    fn walk(c: &mut clap::Command, path: &str, out: &mut String) {
+        let mut help = Vec::new();
+        c.write_long_help(&mut help).expect("help writes to memory");
+        let help = String::from_utf8_lossy(&help);
+        out.push_str(&format!(
+            "## `{path}`\n\n```text\n{}\n```\n\n",
+            help.trim_end()
+        ));
+        for sub in c.get_subcommands_mut() {
+            if sub.get_name() != "help" && !sub.is_hide_set() {
+                let path = format!("{path} {}", sub.get_name());
+                walk(sub, &path, out);
+            }
+        }
+    }
+    let mut out = String::from(
+        "# CLI reference\n\nGenerated from the command line's definition by `cargo xtask docs`; a test fails\n\
+         when this page and `distillrank --help` disagree. The flags that fill a setup's fields take\n\
+         their help, range and default from the [settings reference](settings.md).\n\n",
+    );
+    let mut line = command();
+    line.build();
+    walk(&mut line, "distillrank", &mut out);
+    out
 }
 
 #[derive(Subcommand)]
@@ -414,58 +580,17 @@ pub struct TrainArgs {
     /// Which features the model sees: regular (x), privileged (z) or both.
     #[arg(long, value_enum, default_value = "regular")]
     pub features: ViewArg,
-    #[arg(long, value_enum)]
-    pub loss: LossKind,
-    #[arg(value_parser = bounded::<usize>("epochs"), long)]
-    pub epochs: usize,
-    #[arg(value_parser = bounded::<f64>("lr"), long)]
-    pub lr: f64,
-    #[arg(value_parser = bounded::<f64>("weight-decay"), long)]
-    pub weight_decay: f64,
-    #[arg(value_parser = bounded::<f64>("input-noise"), long)]
-    pub input_noise: f64,
-    #[arg(long, value_parser = named::<distillrank::model::adam::LrSchedule>)]
-    pub lr_schedule: distillrank::model::adam::LrSchedule,
-    #[arg(value_parser = bounded::<f64>("dropout"), long)]
-    pub dropout: f64,
-    #[arg(value_parser = bounded::<usize>("ensemble"), long)]
-    pub ensemble: usize,
-    #[arg(value_parser = bounded::<usize>("widths"), long, value_delimiter = ',', action = clap::ArgAction::Set)]
-    pub widths: Vec<usize>,
-    #[arg(value_parser = bounded::<usize>("batch-docs"), long)]
-    pub batch_docs: usize,
+    /// One model's training settings, from the table of settings: every row that fills a field
+    /// the training loop reads (`--loss`, `--lr`, `--weight-decay`, `--widths`, `--dropout`,
+    /// `--ensemble`, `--objective`, `--backend`, ...).
+    #[command(flatten)]
+    pub training: flags::TableFlags<flags::Model>,
     /// Seed of the initial weights and the batch order.
     #[arg(value_parser = bounded::<u64>("seed"), long, default_value_t = 0)]
     pub seed: u64,
-    #[arg(long, value_enum)]
-    pub idcg_zero: IdcgZeroArg,
     /// Save the best model as PREFIX.safetensors + PREFIX.json.
     #[arg(long)]
     pub save: Option<PathBuf>,
-    #[arg(long, value_enum)]
-    pub backend: Backend,
-    #[command(flatten)]
-    pub objective: ObjectiveArgs,
-}
-
-/// A global objective as the data loss of ranking models (students, in `compare`).
-#[derive(Args, Clone, Debug)]
-pub struct ObjectiveArgs {
-    #[arg(long)]
-    pub objective: Option<String>,
-    #[arg(value_parser = bounded::<f64>("dual-rate-factor"), long)]
-    pub dual_rate_factor: f64,
-}
-
-impl ObjectiveArgs {
-    pub fn objective(
-        &self,
-    ) -> distillrank::error::Result<Option<distillrank::model::objective::Objective>> {
-        match self.objective.as_deref().map_or("ranking", str::trim) {
-            "ranking" => Ok(None),
-            name => distillrank::model::objective::Objective::parse(name).map(Some),
-        }
-    }
 }
 
 /// The engine for `--backend` ([`Engine::open`], the one place that decides `auto`), saying
@@ -671,5 +796,88 @@ pub fn run(cli: Cli) -> distillrank::error::Result<()> {
         Command::Sweep(args) => sweep::run(&args, &cli.given, &out),
         Command::Objectives(args) => objectives::run(&args, &cli.given, &out),
         Command::Bench(args) => bench::run(&args, &out),
+        Command::Reference { page } => {
+            let text = match page {
+                ReferencePage::Settings => distillrank::settings::reference_markdown(),
+                ReferencePage::Cli => cli_reference(),
+            };
+            outln!("{}", text.trim_end());
+            Ok(())
+        }
+        Command::Completions { shell } => {
+            use std::io::Write;
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut command(), "distillrank", &mut script);
+            std::io::stdout()
+                .write_all(&script)
+                .map_err(|e| distillrank::error::Error::io("standard output", e))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{command, parse_from, EXAMPLES};
+
+    /// Every subcommand that runs (leaves of the tree, `help` aside), as `data stats`.
+    fn leaves(c: &clap::Command, prefix: &str, out: &mut Vec<String>) {
+        for sub in c
+            .get_subcommands()
+            .filter(|s| s.get_name() != "help" && !s.is_hide_set())
+        {
+            let path = format!("{prefix}{}", sub.get_name());
+            if sub.has_subcommands() && sub.get_subcommands().any(|s| s.get_name() != "help") {
+                leaves(sub, &format!("{path} "), out);
+            } else {
+                out.push(path);
+            }
+        }
+    }
+
+    #[test]
+    fn every_subcommand_ends_its_help_with_two_or_three_examples_that_parse() {
+        let mut all = Vec::new();
+        leaves(&command(), "", &mut all);
+        // `bench`'s subcommands share its examples.
+        let listed = |path: &str| {
+            EXAMPLES
+                .iter()
+                .find(|(p, _)| *p == path || path.starts_with(&format!("{p} ")))
+        };
+        for path in &all {
+            let (_, examples) = listed(path).unwrap_or_else(|| panic!("{path}: no examples"));
+            assert!(
+                (1..=3).contains(&examples.len()),
+                "{path}: {} examples",
+                examples.len()
+            );
+        }
+        for (path, examples) in EXAMPLES {
+            for example in *examples {
+                let line = example.split(" > ").next().unwrap();
+                assert!(
+                    line.starts_with(&format!("distillrank {path}")),
+                    "{path}: {example}"
+                );
+                let words: Vec<&str> = line.split_whitespace().collect();
+                if let Err(e) = parse_from(&words) {
+                    panic!("{path}: `{example}` does not parse: {e}");
+                }
+            }
+            let mut help = Vec::new();
+            let mut line = command();
+            let mut sub = &mut line;
+            for name in path.split(' ') {
+                sub = sub
+                    .find_subcommand_mut(name)
+                    .expect("a subcommand of the table");
+            }
+            sub.write_long_help(&mut help).unwrap();
+            let help = String::from_utf8(help).unwrap();
+            assert!(
+                help.trim_end().ends_with(examples.last().unwrap()),
+                "{path}: {help}"
+            );
+        }
     }
 }

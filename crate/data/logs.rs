@@ -420,6 +420,10 @@ pub struct ClickTable {
     /// The group offsets and query ids of the file, in its order.
     pub group_offsets: Vec<usize>,
     pub qids: Vec<u64>,
+    /// Made from one impression a row ([`clicks_of_rows`], Python's `position=`): each row is a
+    /// document of its own, shown once, and the rows' y are the clicks, with no grades beside.
+    #[serde(default)]
+    pub from_rows: bool,
 }
 
 impl ClickTable {
@@ -622,6 +626,7 @@ pub fn simulate_with_progress(
         }),
         group_offsets: first.group_offsets.clone(),
         qids: first.qids.clone(),
+        from_rows: false,
     };
     for doc in logs[0].iter_mut().flat_map(|q| q.docs.iter_mut()) {
         let ranks = std::mem::take(&mut doc.by_rank);
@@ -1443,7 +1448,9 @@ pub fn clicks_of_rows(
             )));
         }
     }
-    tabulate(&cells, 1, data, None, name)
+    let mut table = tabulate(&cells, 1, data, None, name)?;
+    table.from_rows = true;
+    Ok(table)
 }
 
 /// The table of each document's (impressions, clicks) at each rank it was shown at.
@@ -1485,6 +1492,7 @@ fn tabulate(
         },
         group_offsets: data.group_offsets.clone(),
         qids: data.qids.clone(),
+        from_rows: false,
     };
     for at in cells {
         for k in 0..shown {

@@ -65,9 +65,28 @@ pub fn em_propensities(table: &ClickTable) -> Result<Vec<Option<f64>>> {
         ));
     }
     if (0..n_docs).all(|d| table.of(d).1[0] == 0) {
-        return Err(Error::Data(
-            "the logs have no click at displayed rank 1, against which every rank's propensity is measured: there is nothing to estimate them from (raise --sessions or --click-noise)".into(),
-        ));
+        let more = if table.from_rows {
+            "give rows of more sessions (each query's rows at position 1 are its sessions)"
+        } else {
+            "raise --sessions or --click-noise"
+        };
+        return Err(Error::Data(format!(
+            "the logs have no click at displayed rank 1, against which every rank's propensity is measured: there is nothing to estimate them from ({more})"
+        )));
+    }
+    // EM separates a rank's examination from its documents' relevance only through documents
+    // shown at more than one rank: without one, every propensity fits at about 1, and the
+    // estimates are the naive clicks under another name.
+    let ranks_of = |d: usize| table.of(d).0.iter().filter(|&&n| n > 0).count();
+    if !(0..n_docs).any(|d| ranks_of(d) > 1) {
+        let why = if table.from_rows {
+            "each row given with position= is one impression of a document of its own, so no document was shown at two ranks: learn from these clicks with naive, dla or two-tower, or give an impressions log in which the same documents recur at several ranks across sessions (compare --privileged logs reads one)"
+        } else {
+            "no document of the logs was shown at two ranks (the logging ranker never moved one): raise --shuffle so that documents change places between sessions"
+        };
+        return Err(Error::Data(format!(
+            "EM cannot tell a rank's examination from its documents' relevance: {why}"
+        )));
     }
     let skip_shares = |t: f64, g: f64| {
         let not_clicked = (1.0 - t * g).max(1e-12);
@@ -218,8 +237,13 @@ pub fn harvested_propensities(table: &ClickTable) -> Result<Vec<Option<f64>>> {
         .map(|k| (0..n_docs).any(|d| table.of(d).0[k] > 0))
         .collect();
     if let Some(k) = (0..shown).find(|&k| shown_at[k] && !joined[k]) {
+        let remedy = if table.from_rows {
+            "each row given with position= is a document of its own, shown once: give an impressions log in which the same documents recur at several ranks"
+        } else {
+            "the logging policy's shuffles make them: raise --shuffle or --sessions"
+        };
         return Err(Error::Data(format!(
-            "intervention harvesting found no document the logging ranker showed both at displayed rank {} and at a rank joined to rank 1, with clicks at both: there is no swap to measure its propensity by (the logging policy's shuffles make them: raise --shuffle or --sessions)",
+            "intervention harvesting found no document the logging ranker showed both at displayed rank {} and at a rank joined to rank 1, with clicks at both: there is no swap to measure its propensity by ({remedy})",
             k + 1
         )));
     }
@@ -827,6 +851,8 @@ pub fn training_set(
     train: &RankingSet,
     clicks: Option<&ClickLabels>,
 ) -> Result<RankingSet> {
+    // Clicks given one a row (Python's position=) are the rows' y: no true grades beside them.
+    let grades_are_clicks = clicks.is_some_and(|c| c.table.from_rows);
     let clicks = || {
         clicks.ok_or_else(|| {
             Error::Config(format!(
@@ -850,6 +876,11 @@ pub fn training_set(
             .ips_harvested
             .clone()
             .map_err(|why| Error::Data(format!("{method}: {why}")))?,
+        ClickLabel::FullInformation if grades_are_clicks => {
+            return Err(Error::Config(format!(
+                "{method} trains on the true grades, and the rows given with position= hold clicks as y, with no grades beside them: it would be naive under another name; train no-distillation on the grades (y without position=) for the upper bound"
+            )))
+        }
         ClickLabel::FullInformation => train
             .grades
             .iter()

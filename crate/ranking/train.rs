@@ -96,6 +96,14 @@ impl Default for TrainConfig {
     }
 }
 
+/// Whether `TrainConfig::of_setup` reads the setup's field `path` (`lr`, `widths`, `dropout`,
+/// ...): one model's training settings, as `train` takes them. Computed from the config's own
+/// fields, with Adam's two (`lr`, `weight_decay`).
+pub fn reads_setup_field(path: &str) -> bool {
+    let config = serde_json::to_value(TrainConfig::default()).expect("a config serialises");
+    matches!(path, "lr" | "weight_decay") || (path != "adam" && config.get(path).is_some())
+}
+
 impl TrainConfig {
     /// The training settings of a setup, given as its whole JSON: each field is the setup's
     /// field of the same name ([`crate::settings::read_fields`]; the setup's own type lives above

@@ -18,8 +18,10 @@ Every setting takes the library's default (``Setup()``); every error of the libr
 """
 
 import json as _json
+import logging as _logging
 import math as _math
 import os as _os
+import sys as _sys
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as _np
@@ -27,7 +29,38 @@ import numpy as _np
 from . import _distillrank
 from ._distillrank import __version__
 
+try:  # scikit-learn is optional: with it, Ranker is one of its estimators (clone, metadata routing).
+    from sklearn.base import BaseEstimator as _EstimatorBase
+    from sklearn.exceptions import NotFittedError as _NotFittedBase
+except ImportError:  # pragma: no cover - exercised where scikit-learn is absent
+    _EstimatorBase = object
+
+    class _NotFittedBase(ValueError, AttributeError):  # type: ignore[no-redef]
+        pass
+
+
+class NotFittedError(_NotFittedBase):
+    """A :class:`Ranker` used before :meth:`Ranker.fit`: a ``ValueError`` and an
+    ``AttributeError``, and scikit-learn's ``NotFittedError`` where scikit-learn is installed."""
+
+
+#: The package's logger: notes and epoch lines at INFO, warnings at WARNING.
+logger = _logging.getLogger("distillrank")
+
+
+def _log(level: int, text: str) -> None:
+    """What a training run says, through :data:`logger`; on stderr, as the CLI prints it, while
+    the application has configured no logging at all."""
+    if logger.hasHandlers():
+        logger.log(level, text)
+    elif logger.level == _logging.NOTSET or logger.isEnabledFor(level):
+        prefix = "distillrank: warning: " if level >= _logging.WARNING else "distillrank: "
+        _sys.stderr.write(prefix + text + "\n")
+        _sys.stderr.flush()
+
 __all__ = [
+    "NotFittedError",
+    "logger",
     "METHODS",
     "LOSSES",
     "TRANSFORMS",
@@ -240,12 +273,30 @@ def _features(name: str, x: Any) -> _np.ndarray:
 
 
 def _column_names(x: Any) -> Optional[List[str]]:
-    """The column names of a data frame (pandas, polars: anything with ``columns``), as strings;
-    None for an array."""
-    columns = getattr(x, "columns", None)
-    if columns is None or isinstance(x, _np.ndarray):
+    """The column names of a data frame (pandas, polars: anything with ``columns``; a pyarrow
+    table's ``column_names``), as strings; None for an array."""
+    if isinstance(x, _np.ndarray):
         return None
-    return [str(c) for c in columns]
+    names = getattr(x, "column_names", None)
+    if names is None:
+        names = getattr(x, "columns", None)
+    if names is None:
+        return None
+    return [str(c) for c in names]
+
+
+def _as_array(x: Any) -> Any:
+    """A data frame's values as a numpy array (pandas, polars, a pyarrow table, column by
+    column); anything else as given."""
+    if isinstance(x, _np.ndarray):
+        return x
+    if hasattr(x, "column_names") and hasattr(x, "columns") and not hasattr(x, "to_numpy"):
+        # A pyarrow Table or RecordBatch: its columns are (chunked) arrays.
+        columns = [_np.asarray(c) for c in x.columns]
+        return _np.column_stack(columns) if columns else _np.zeros((x.num_rows, 0), _np.float32)
+    if hasattr(x, "to_numpy") and hasattr(x, "columns"):
+        return x.to_numpy()
+    return x
 
 
 def _check_names(name: str, names: Optional[List[str]], expected: Optional[List[str]]) -> None:
@@ -300,64 +351,96 @@ def _split(prefix: str, x: Any, y: Any, qid: Any, z: Any) -> Tuple[Any, ...]:
     return (x, _grades(prefix + "y", y), _qids(prefix + "qid", qid), z)
 
 
-class Ranker:
+class Ranker(_EstimatorBase):
     """A ranking model trained with one method of the PFD paper's Table 2 (or Ranking
-    Distillation), LightGBM / XGBoost style.
+    Distillation), LightGBM / XGBoost style, and a scikit-learn estimator: ``clone``,
+    ``get_params`` and ``set_params`` are exact, fitted attributes appear after :meth:`fit`,
+    :meth:`score` is NDCG@k, and a fitted ranker pickles, deep-copies and saves with joblib.
 
-    ``method``: ``"pfd"`` (a teacher that sees the privileged features distils into a student
-    that does not) or any other name of :data:`METHODS` (underscores are fine too).
+    Parameters
+    ----------
+    method : str, default "pfd"
+        ``"pfd"`` (a teacher that sees the privileged features distils into a student that does
+        not) or any other name of :data:`METHODS` (underscores are fine too).
+    **settings
+        Every other keyword is a setting of the library's :class:`Setup`, by its name, with the
+        library's default: ``loss`` (a name of :data:`LOSSES`), ``epochs``, ``patience``, ``lr``,
+        ``weight_decay``, ``lr_schedule`` (``"constant"``, ``"cosine"``), ``input_noise``,
+        ``dropout``, ``ensemble`` (members of the student whose scores are averaged), ``alpha``,
+        ``teacher_temperature``, ``widths``, ``teacher_widths``, ``batch_docs``, ``teachers``,
+        ``rd``, ``objective``, ``idcg_zero``, ``backend`` ("auto", "cpu", "gpu"); ``teacher``, a
+        teacher trained elsewhere for ``pfd``: a LightGBM or XGBoost model (a file's path, a
+        ``lightgbm.Booster``, an ``xgboost.Booster`` or their rankers, trained on X beside the
+        privileged features and scored as their libraries score) or its scores (an array of the
+        training rows' scores, or ``(train_scores, eval_scores)`` with an eval_set), with
+        ``teacher_columns`` (``"auto"``, ``"from-1"``, ``"from-0"``); the data's ``labels``
+        (``"gumbel"``: the paper's labelling of y; ``"grades"``: y itself, as LightGBM trains,
+        with ``loss`` ``"ranknet"``, ``"lambdarank"`` or ``"softmax"``), ``tau_target``, ``t``,
+        ``min_group_size``, ``data_seed``, ``transform`` (a name of :data:`TRANSFORMS`: how the
+        inputs are transformed, fitted on the training rows and carried by the model),
+        ``privileged`` (a split of X such as ``"top:30%"`` when no privileged array is given),
+        ``log_labels``, ``logs``; ``seed`` (the model's initialisation and batch order).
 
-    Every other keyword is a setting of the library's :class:`Setup`, by its name, with the
-    library's default: ``loss`` (a name of :data:`LOSSES`), ``epochs``,
-    ``patience``, ``lr``, ``weight_decay``, ``lr_schedule`` (``"constant"``, ``"cosine"``),
-    ``input_noise``, ``dropout``, ``ensemble`` (members of the student whose scores are
-    averaged), ``alpha``,
-    ``teacher_temperature``, ``widths``, ``teacher_widths``,
-    ``batch_docs``, ``teachers``, ``rd``, ``objective``, ``idcg_zero``, ``backend`` ("auto", "cpu", "gpu"); ``teacher``, a
-    teacher trained elsewhere for ``pfd``: a LightGBM or XGBoost model (a file's path, a
-    ``lightgbm.Booster``, an ``xgboost.Booster`` or their rankers, trained on X beside the
-    privileged features and scored as their libraries score) or its scores (an array of the
-    training rows' scores, or ``(train_scores, eval_scores)`` with an eval_set), with
-    ``teacher_columns`` (``"auto"``, ``"from-1"``, ``"from-0"``); the data's
-    ``labels`` (``"gumbel"``: the paper's labelling of y; ``"grades"``: y itself, as LightGBM
-    trains, with ``loss`` ``"ranknet"``, ``"lambdarank"`` or ``"softmax"``), ``tau_target``, ``t``,
-    ``min_group_size``, ``data_seed``, ``transform`` (a name of :data:`TRANSFORMS`: how the
-    inputs are transformed, fitted on the training rows and carried by the model),
-    ``privileged`` (a split of X such as ``"top:30%"`` when no privileged array is given), ``log_labels``, ``logs``; ``seed`` (the
-    model's initialisation and batch order). An unknown keyword is a ``ValueError`` naming it.
+        The values are kept as given (``get_params`` returns them, as scikit-learn's ``clone``
+        expects) and checked by :meth:`fit` (and :attr:`setup`), as scikit-learn's estimators
+        check theirs: an unknown name or a bad value is a ``ValueError`` naming it.
+
+    Attributes
+    ----------
+    n_features_in_ : int
+        The width of the X that fit saw.
+    feature_names_in_ : numpy.ndarray of str
+        X's column names, when fit saw a data frame; :meth:`predict` checks them.
+    best_epoch_ : int
+        The epoch whose model was kept (best validation NDCG@8).
+    best_valid_ndcg_ : float
+        The validation NDCG@8 of the kept epoch.
+    evals_result_ : dict
+        Per epoch, as LightGBM's: ``{"training": {"loss": [...]}, "valid_0": {"ndcg@8": [...]}}``.
+    history_ : list of dict
+        The student's epochs as the library logs them (loss, validation NDCG@8, time).
+    run_ : dict
+        The whole training run: the student, the teachers, the preparation.
     """
 
     def __init__(self, method: str = "pfd", **settings: Any) -> None:
-        settings = dict(settings, method=method)
-        self._teacher = settings.pop("teacher", None)
-        self._teacher_columns = settings.pop("teacher_columns", "auto")
-        self._setup = _setup_dict(settings)
-        self._model: Optional[Any] = None
-        self.run_: Optional[Dict[str, Any]] = None
+        self._params = dict(settings, method=method)
 
     def get_params(self, deep: bool = True) -> Dict[str, Any]:
         """The settings, as keywords that ``Ranker(**params)`` takes back: every field of the
-        setup (those of ``data`` included, its ``source`` aside) with ``method`` and ``seed``."""
-        setup = _json.loads(_json.dumps(self._setup))
+        setup (those of ``data`` included, its ``source`` aside) with ``method``, ``seed``,
+        ``teacher`` and ``teacher_columns``. Values given to the constructor or to
+        :meth:`set_params` are returned as given (the same objects); the others are the
+        library's defaults."""
+        setup = _defaults()
         data = setup.pop("data")
         data.pop("source", None)
+        data.pop("teacher", None)
         methods = setup.pop("methods")
-        params: Dict[str, Any] = {"method": methods[0]}
-        params["seed"] = setup.pop("first_seed")
+        params: Dict[str, Any] = {"method": methods[0], "seed": setup.pop("first_seed")}
         params.update(setup)
         params.update(data)
-        params.pop("teacher", None)
-        params["teacher"] = self._teacher
-        params["teacher_columns"] = self._teacher_columns
+        params.update(teacher=None, teacher_columns="auto")
+        params.update(self._params)
         return params
 
     def set_params(self, **settings: Any) -> "Ranker":
-        """Changes settings by name, as the constructor takes them."""
-        settings = dict(settings)
-        self._teacher = settings.pop("teacher", self._teacher)
-        self._teacher_columns = settings.pop("teacher_columns", self._teacher_columns)
-        self._setup = _setup_dict(settings, self._setup)
+        """Changes settings by name, as the constructor takes them; :meth:`fit` checks them."""
+        self._params = dict(self._params, **settings)
         return self
+
+    @property
+    def _setup(self) -> Dict[str, Any]:
+        """The setup the settings make (the library's, checked and completed)."""
+        return _setup_dict(_setup_keywords(self._params))
+
+    @property
+    def _teacher(self) -> Any:
+        return self._params.get("teacher")
+
+    @property
+    def _teacher_columns(self) -> str:
+        return self._params.get("teacher_columns", "auto")
 
     def _teacher_scores(self, X: Any, Z: Any, valid: Any) -> Tuple[Any, Dict[str, Any]]:
         """The teacher's scores of the training rows (``X`` beside ``Z``, as given to fit) and of
@@ -396,30 +479,50 @@ class Ranker:
         y: Any,
         qid: Any = None,
         privileged: Any = None,
-        eval_set: Optional[Sequence[Any]] = None,
+        eval_set: Optional[Any] = None,
         verbose: bool = True,
         position: Any = None,
     ) -> "Ranker":
-        """Trains the method on ``X`` (rows: documents; float32 or float64), ``y`` (integer
-        relevance grades 0..31, as LETOR files hold) and ``qid`` (a query id per row, the rows of a
-        query contiguous).
+        """Trains the method.
 
-        ``privileged``: features seen only in training (n_docs, n_z), by the teachers; the
-        student, and so :meth:`predict`, reads ``X`` alone. Without it, the ranker's
-        ``privileged`` split of X's columns is used (the library's default for files).
-        ``eval_set``: ``(X, y, qid)`` or ``(X, y, qid, privileged)``, the validation split (early
-        stopping, the kept epoch); without it 10% of the training queries are held out.
+        Parameters
+        ----------
+        X : array-like of shape (n_docs, n_features)
+            The documents' features (numpy, pandas, polars or pyarrow; float32 or float64). A
+            data frame's column names are kept (``feature_names_in_``) and checked at
+            :meth:`predict`.
+        y : array-like of shape (n_docs,)
+            Integer relevance grades 0..31, as LETOR files hold them.
+        qid : array-like of shape (n_docs,)
+            A query id per row, the rows of a query contiguous. Required.
+        privileged : array-like of shape (n_docs, n_z), optional
+            Features seen only in training, by the teachers; the student, and so
+            :meth:`predict`, reads ``X`` alone. Without it, the ranker's ``privileged`` split of
+            X's columns is used (the library's default for files).
+        eval_set : tuple or list of one tuple, optional
+            The validation split (early stopping, the kept epoch): ``(X, y, qid)`` or
+            ``(X, y, qid, privileged)``, or LightGBM's form, a list holding one such tuple.
+            Without it 10% of the training queries are held out.
+        verbose : bool, default True
+            Notes and one line per epoch, at INFO through the ``logging`` logger
+            ``"distillrank"`` (shown on stderr when the application has configured no logging);
+            warnings are logged at WARNING whatever ``verbose`` says.
+        position : array-like of shape (n_docs,), optional
+            Each row's displayed position (1-based integers), as LightGBM's
+            ``Dataset(position=...)`` takes it: ``y`` is then each row's click (0 or 1), one
+            impression a row, and the methods that learn from clicks (``naive``,
+            ``ips-estimated``, ``dla``, ``two-tower``) train on the clicks by rank; a query's
+            sessions are its rows at position 1. The labels are then y itself
+            (``labels="grades"``), in the eval_set too.
 
-        ``position``: each row's displayed position (1-based integers), as LightGBM's
-        ``Dataset(position=...)`` takes it: ``y`` is then each row's click (0 or 1), one impression
-        a row, and the methods that learn from clicks (``naive``, ``ips-estimated``, ``dla``,
-        ``two-tower``) train on the clicks by rank; a query's sessions are its rows at position
-        1. The labels are then y itself (``labels="grades"``), in the eval_set too.
-
-        Training releases the GIL, prints one line per epoch on stderr (``verbose``) and stops on
-        Ctrl-C (``KeyboardInterrupt``). Returns ``self``.
+        Returns
+        -------
+        Ranker
+            ``self``. Training releases the GIL and stops on Ctrl-C (``KeyboardInterrupt``).
         """
+        setup = self._setup
         names = _column_names(X)
+        X = _as_array(X)
         train = _split("", X, y, qid, privileged)
         positions = None
         if position is not None:
@@ -435,19 +538,18 @@ class Ranker:
                 row = int(_np.argmax(positions < 1))
                 raise ValueError(f"position, row {row + 1}: {positions[row]}: expected a displayed rank of 1 or more")
             positions = [int(p) for p in positions]
-        if privileged is not None and self._setup["data"].get("privileged") is not None:
+        if privileged is not None and setup["data"].get("privileged") is not None:
             raise ValueError(
                 "privileged features given twice: as the privileged= array and as the split "
-                f"'{self._setup['data']['privileged']}' of X; give one"
+                f"'{setup['data']['privileged']}' of X; give one"
             )
+        eval_set = _one_eval_set(eval_set)
         valid = None
         if eval_set is not None:
-            if len(eval_set) not in (3, 4):
-                raise ValueError("eval_set: expected (X, y, qid) or (X, y, qid, privileged)")
             xv, yv, qv = eval_set[:3]
             zv = eval_set[3] if len(eval_set) == 4 else None
             _check_names("eval_set X", _column_names(xv), names)
-            valid = _split("eval_set ", xv, yv, qv, zv)
+            valid = _split("eval_set ", _as_array(xv), yv, qv, zv)
             if valid[0].shape[1] != train[0].shape[1]:
                 raise ValueError(
                     f"eval_set: X has {valid[0].shape[1]} columns, the training X {train[0].shape[1]}"
@@ -459,48 +561,37 @@ class Ranker:
                     "eval_set: its privileged features must match the training split's "
                     "(the same number of columns, or none on both)"
                 )
-        setup = self._setup
         scores = None
         if self._teacher is not None:
             scores, described = self._teacher_scores(X, privileged, eval_set)
-            setup = _json.loads(_json.dumps(setup))
             setup["data"]["teacher"] = described
         if positions is not None:
             # y holds the clicks: the labels are y itself.
-            setup = _json.loads(_json.dumps(setup))
             setup["data"]["labels"] = "grades"
-        model, run = _distillrank.fit(_json.dumps(setup), train, valid, verbose, scores, positions)
+        model, run = _distillrank.fit(_json.dumps(setup), train, valid, verbose, scores, positions, _log)
         self._model = model
         self.run_ = _json.loads(run)
+        student = self.run_["student"]
+        self.best_epoch_ = student["best_epoch"]
+        self.best_valid_ndcg_ = student["best_valid_ndcg"]
+        self.history_ = student["history"]
+        self.evals_result_ = {
+            "training": {"loss": [e["data_loss"] for e in self.history_]},
+            "valid_0": {"ndcg@8": [e["valid_ndcg"] for e in self.history_]},
+        }
         self.n_features_in_ = int(train[0].shape[1])
         # A data frame's column names, checked at predict as scikit-learn checks them.
-        self.feature_names_in_ = None if names is None else _np.array(names, dtype=object)
+        if names is None:
+            self.__dict__.pop("feature_names_in_", None)
+        else:
+            self.feature_names_in_ = _np.array(names, dtype=object)
         return self
 
-    @property
-    def best_epoch_(self) -> int:
-        """The epoch whose model was kept (best validation NDCG@8)."""
-        return self._fitted_run()["student"]["best_epoch"]
-
-    @property
-    def best_valid_ndcg_(self) -> float:
-        """The validation NDCG@8 of the kept epoch."""
-        return self._fitted_run()["student"]["best_valid_ndcg"]
-
-    @property
-    def history_(self) -> list:
-        """The student's epochs: loss, validation NDCG@8, time."""
-        return self._fitted_run()["student"]["history"]
-
-    def _fitted_run(self) -> Dict[str, Any]:
-        if self.run_ is None:
-            raise ValueError("this Ranker has no training run: call fit first")
-        return self.run_
-
     def _fitted(self) -> Any:
-        if self._model is None:
-            raise ValueError("this Ranker is not fitted: call fit (or distillrank.load) first")
-        return self._model
+        model = self.__dict__.get("_model")
+        if model is None:
+            raise NotFittedError("this Ranker is not fitted: call fit (or distillrank.load) first")
+        return model
 
     @property
     def model_config_(self) -> Dict[str, Any]:
@@ -514,8 +605,22 @@ class Ranker:
         fitted = self._fitted()
         expected = getattr(self, "feature_names_in_", None)
         _check_names("X", _column_names(X), None if expected is None else list(expected))
-        x = _features("X", X)
+        x = _features("X", _as_array(X))
         return fitted.predict(x, backend or self._setup["backend"])
+
+    def score(self, X: Any, y: Any, qid: Any = None, k: int = 8) -> float:
+        """Mean NDCG@k of :meth:`predict`'s scores against the relevance grades ``y`` over the
+        queries of ``qid`` (required; rows of a query contiguous), with the gains of ``distillrank
+        eval`` and the ranker's ``idcg_zero`` convention for queries without a relevant
+        document. Higher is better, as scikit-learn's model selection expects. NaN when no query
+        counts."""
+        if qid is None:
+            raise ValueError("qid: a query id per row is required to score a ranking (NDCG@k per query)")
+        scores = self.predict(X)
+        grades = _grades("y", y)
+        value = _distillrank.ndcg(scores.tolist(), grades.tolist(), _qids("qid", qid).tolist(), int(k),
+                                  self._setup["idcg_zero"])
+        return float("nan") if value is None else float(value)
 
     def save(self, prefix: str) -> Tuple[str, str]:
         """Writes ``PREFIX.safetensors`` + ``PREFIX.json`` (what ``distillrank predict --model``
@@ -530,8 +635,31 @@ class Ranker:
         self._fitted().to_onnx(str(path), pairs)
 
     def __repr__(self) -> str:
-        params = self.get_params()
-        return f"Ranker(method={params['method']!r}, epochs={params['epochs']}, widths={params['widths']})"
+        given = ", ".join(f"{k}={v!r}" for k, v in self._params.items() if k != "method")
+        return f"Ranker(method={self._params['method']!r}{', ' if given else ''}{given})"
+
+
+def _setup_keywords(params: Dict[str, Any]) -> Dict[str, Any]:
+    """A ranker's keywords as :func:`_setup_dict` takes them: the teacher's two stay out (they
+    are checked when fit scores the teacher)."""
+    return {k: v for k, v in params.items() if k not in ("teacher", "teacher_columns")}
+
+
+def _one_eval_set(eval_set: Any) -> Optional[Tuple[Any, ...]]:
+    """``eval_set`` as one tuple: ``(X, y, qid[, privileged])``, or a list holding one (LightGBM's
+    and XGBoost's form)."""
+    if eval_set is None:
+        return None
+    if isinstance(eval_set, list) and len(eval_set) >= 1 and all(isinstance(e, (tuple, list)) for e in eval_set):
+        if len(eval_set) > 1:
+            raise ValueError(
+                f"eval_set: {len(eval_set)} validation splits given; the ranker keeps the epoch that is best "
+                "on one, so give one (X, y, qid) tuple"
+            )
+        eval_set = eval_set[0]
+    if not isinstance(eval_set, (tuple, list)) or len(eval_set) not in (3, 4):
+        raise ValueError("eval_set: expected (X, y, qid), (X, y, qid, privileged) or a list of one such tuple")
+    return tuple(eval_set)
 
 
 def load(prefix: str, **settings: Any) -> Ranker:
@@ -556,7 +684,7 @@ def compare(setup: Any = None, verbose: bool = True, base: Optional[str] = None)
     (``distillrank compare --setup FILE`` reads them against FILE's folder); without it they are
     refused by field, so that a setup means the same data in every door."""
     text = _setup_json(Setup() if setup is None else setup)
-    return _json.loads(_distillrank.compare(text, verbose, None if base is None else str(base)))
+    return _json.loads(_distillrank.compare(text, verbose, None if base is None else str(base), _log))
 
 
 #: The settings :func:`sweep` moves, as the library names them: ``alpha``, ``tau-target``, ...
@@ -576,7 +704,7 @@ def sweep(
     text = _setup_json(Setup() if setup is None else setup)
     name = param.replace("_", "-") if isinstance(param, str) else param
     folder = None if base is None else str(base)
-    return _json.loads(_distillrank.sweep(text, name, [float(v) for v in values], verbose, folder))
+    return _json.loads(_distillrank.sweep(text, name, [float(v) for v in values], verbose, folder, _log))
 
 
 def objectives(setup: Any = None, verbose: bool = True, base: Optional[str] = None) -> Dict[str, Any]:
@@ -589,7 +717,7 @@ def objectives(setup: Any = None, verbose: bool = True, base: Optional[str] = No
     objective every test metric (mean, std and per seed), the constraint and the runs. Relative
     file names are read against ``base``, as in :func:`compare`."""
     text = "{}" if setup is None else _setup_json(setup)
-    return _json.loads(_distillrank.objectives(text, verbose, None if base is None else str(base)))
+    return _json.loads(_distillrank.objectives(text, verbose, None if base is None else str(base), _log))
 
 
 def read_letor(path: str, query: Optional[str] = None) -> Tuple[_np.ndarray, _np.ndarray, _np.ndarray]:

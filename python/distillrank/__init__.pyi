@@ -1,17 +1,38 @@
 """Type stubs of distillrank, the Python door of the Rust library."""
 
+import logging
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import numpy.typing as npt
+
+__all__ = [
+    "NotFittedError",
+    "logger",
+    "METHODS",
+    "LOSSES",
+    "TRANSFORMS",
+    "Ranker",
+    "Setup",
+    "compare",
+    "sweep",
+    "SWEEP_PARAMS",
+    "objectives",
+    "load",
+    "read_letor",
+    "read_impressions",
+    "mq2008",
+    "paired_test",
+    "__version__",
+]
 
 __version__: str
 METHODS: Tuple[str, ...]
 LOSSES: Tuple[str, ...]
 TRANSFORMS: Tuple[str, ...]
 
-ArrayLike = npt.ArrayLike
-Split = Tuple[npt.NDArray[np.float32], npt.NDArray[np.int32], npt.NDArray[np.int64]]
+_ArrayLike = npt.ArrayLike
+_Split = Tuple[npt.NDArray[np.float32], npt.NDArray[np.int32], npt.NDArray[np.int64]]
 
 class Setup:
     """One comparison: data, privileged split, methods, losses, training settings, backend."""
@@ -26,12 +47,22 @@ class Setup:
     def __getattr__(self, name: str) -> Any: ...
     def __eq__(self, other: object) -> bool: ...
 
-class Ranker:
-    """A ranking model trained with one method (PFD by default), LightGBM / XGBoost style."""
+class NotFittedError(ValueError, AttributeError):
+    """A Ranker used before fit."""
 
-    run_: Optional[Dict[str, Any]]
+logger: logging.Logger
+
+class Ranker:
+    """A ranking model trained with one method (PFD by default), LightGBM / XGBoost style; a
+    scikit-learn estimator."""
+
+    run_: Dict[str, Any]
     n_features_in_: int
-    feature_names_in_: Optional[npt.NDArray[np.object_]]
+    feature_names_in_: npt.NDArray[np.object_]
+    best_epoch_: int
+    best_valid_ndcg_: float
+    history_: List[Dict[str, Any]]
+    evals_result_: Dict[str, Dict[str, List[float]]]
 
     def __init__(
         self,
@@ -41,7 +72,9 @@ class Ranker:
         epochs: int = ...,
         patience: int = ...,
         lr: float = ...,
+        lr_schedule: str = ...,
         alpha: float = ...,
+        teacher_temperature: float = ...,
         widths: Sequence[int] = ...,
         teacher_widths: Optional[Sequence[int]] = ...,
         batch_docs: int = ...,
@@ -50,11 +83,14 @@ class Ranker:
         teacher_columns: str = ...,
         seed: int = ...,
         backend: str = ...,
+        labels: str = ...,
+        transform: str = ...,
         privileged: Optional[str] = ...,
         tau_target: Optional[float] = ...,
         t: Optional[float] = ...,
         min_group_size: int = ...,
         data_seed: int = ...,
+        idcg_zero: str = ...,
         ensemble: int = ...,
         dropout: float = ...,
         weight_decay: float = ...,
@@ -67,32 +103,39 @@ class Ranker:
     def setup(self) -> Setup: ...
     def fit(
         self,
-        X: ArrayLike,
-        y: ArrayLike,
-        qid: ArrayLike = ...,
-        privileged: Optional[ArrayLike] = ...,
-        eval_set: Optional[Sequence[ArrayLike]] = ...,
+        X: _ArrayLike,
+        y: _ArrayLike,
+        qid: Optional[_ArrayLike] = ...,
+        privileged: Optional[_ArrayLike] = ...,
+        eval_set: Optional[Any] = ...,
         verbose: bool = ...,
-        position: Optional[ArrayLike] = ...,
+        position: Optional[_ArrayLike] = ...,
     ) -> Ranker: ...
     @property
-    def best_epoch_(self) -> int: ...
-    @property
-    def best_valid_ndcg_(self) -> float: ...
-    @property
-    def history_(self) -> List[Dict[str, Any]]: ...
-    @property
     def model_config_(self) -> Dict[str, Any]: ...
-    def predict(self, X: ArrayLike, backend: Optional[str] = ...) -> npt.NDArray[np.float32]: ...
+    def predict(self, X: _ArrayLike, backend: Optional[str] = ...) -> npt.NDArray[np.float32]: ...
+    def score(self, X: _ArrayLike, y: _ArrayLike, qid: Optional[_ArrayLike] = ..., k: int = ...) -> float: ...
     def save(self, prefix: str) -> Tuple[str, str]: ...
     def to_onnx(self, path: str, metadata: Optional[Dict[str, str]] = ...) -> None: ...
 
+_SetupLike = Union[Setup, Dict[str, Any], str, None]
+SWEEP_PARAMS: Tuple[str, ...]
+
 def load(prefix: str, **settings: Any) -> Ranker: ...
-def compare(setup: Union[Setup, Dict[str, Any], str, None] = ..., verbose: bool = ...) -> Dict[str, Any]: ...
-def objectives(setup: Union[Dict[str, Any], str, None] = ..., verbose: bool = ...) -> Dict[str, Any]: ...
-def read_letor(path: str, query: Optional[str] = ...) -> Split: ...
+def compare(setup: _SetupLike = ..., verbose: bool = ..., base: Optional[str] = ...) -> Dict[str, Any]: ...
+def sweep(
+    param: str,
+    values: Sequence[float],
+    setup: _SetupLike = ...,
+    verbose: bool = ...,
+    base: Optional[str] = ...,
+) -> Dict[str, Any]: ...
+def objectives(
+    setup: Union[Dict[str, Any], str, None] = ..., verbose: bool = ..., base: Optional[str] = ...
+) -> Dict[str, Any]: ...
+def read_letor(path: str, query: Optional[str] = ...) -> _Split: ...
 def read_impressions(path: str, data: str, query: Optional[str] = ...) -> Dict[str, Any]: ...
-def mq2008() -> Dict[str, Split]: ...
+def mq2008() -> Dict[str, _Split]: ...
 def paired_test(
     a: Sequence[Sequence[Optional[float]]],
     b: Sequence[Sequence[Optional[float]]],

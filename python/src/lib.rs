@@ -19,7 +19,7 @@ use numpy::{
 };
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyBytes, PyDict};
 
 use distillrank::data::inputs::Inputs;
 use distillrank::data::Dataset;
@@ -59,23 +59,45 @@ const EVAL_SET: &str = "eval_set";
 /// How often, at most, a running job asks Python whether Ctrl-C was pressed.
 const SIGNAL_CHECK: Duration = Duration::from_millis(100);
 
-/// What a job tells its user, on stderr (`verbose`: notes and one line per epoch; warnings
-/// always), and the job's ear for Ctrl-C: every report checks Python's signals at most every
-/// [`SIGNAL_CHECK`], and a `KeyboardInterrupt` raises the job's stop flag.
+/// `logging`'s levels, as the package's `_log(level, text)` takes them.
+const INFO: u8 = 20;
+const WARNING: u8 = 30;
+
+/// What a job tells its user (`verbose`: notes and one line per epoch; warnings always), through
+/// the package's `log(level, text)` (Python's `logging`), else on stderr; and the job's ear for
+/// Ctrl-C: every report checks Python's signals at most every [`SIGNAL_CHECK`], and a
+/// `KeyboardInterrupt` raises the job's stop flag.
 struct Stderr {
     verbose: bool,
+    log: Option<Py<PyAny>>,
     stop: Stop,
     checked: Instant,
     interrupted: Option<PyErr>,
 }
 
 impl Stderr {
-    fn new(verbose: bool) -> Self {
+    fn new(verbose: bool, log: Option<Py<PyAny>>) -> Self {
         Stderr {
             verbose,
+            log,
             stop: Stop::default(),
             checked: Instant::now(),
             interrupted: None,
+        }
+    }
+
+    /// One message at `level`, through `log` when there is one (the GIL taken for it).
+    fn say(&mut self, level: u8, text: &str) {
+        match &self.log {
+            Some(log) => {
+                if let Err(e) = Python::attach(|py| log.call1(py, (level, text)).map(drop)) {
+                    // A handler that raises (a KeyboardInterrupt among them) stops the job.
+                    self.interrupted.get_or_insert(e);
+                    self.stop.request();
+                }
+            }
+            None if level >= WARNING => eprintln!("distillrank: warning: {text}"),
+            None => eprintln!("distillrank: {text}"),
         }
     }
 
@@ -104,13 +126,13 @@ impl Stderr {
 impl Reporter for Stderr {
     fn note(&mut self, text: &str) {
         if self.verbose {
-            eprintln!("distillrank: {text}");
+            self.say(INFO, text);
         }
         self.check_signals();
     }
 
     fn warn(&mut self, text: &str) {
-        eprintln!("distillrank: warning: {text}");
+        self.say(WARNING, text);
         self.check_signals();
     }
 
@@ -120,10 +142,11 @@ impl Reporter for Stderr {
 
     fn epoch(&mut self, model: &Training, log: &EpochLog) {
         if self.verbose {
-            eprintln!(
+            let line = format!(
                 "{model}  epoch {:>3}  loss {:.5}  valid NDCG@8 {:.4}  {:.0} docs/s",
                 log.epoch, log.data_loss, log.valid_ndcg, log.docs_per_s
             );
+            self.say(INFO, &line);
         }
         self.check_signals();
     }
@@ -276,6 +299,29 @@ impl Model {
             .map_err(value_error)
     }
 
+    /// The model as bytes, `(safetensors, config JSON)`: what `save` writes, in memory.
+    fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyBytes>, String)> {
+        let weights = model_io::to_safetensors(&self.model, &self.config).map_err(value_error)?;
+        Ok((PyBytes::new(py, &weights), self.config_json()))
+    }
+
+    /// A model from [`Model::to_bytes`]'s pair, checked as `load` checks files.
+    #[staticmethod]
+    fn from_bytes(weights: &[u8], config: &str) -> PyResult<Model> {
+        let name = Path::new("model");
+        let config = model_io::parse_config(config, name).map_err(value_error)?;
+        let model = model_io::from_safetensors(weights, &config, name).map_err(value_error)?;
+        Ok(Model { model, config })
+    }
+
+    /// Pickling (and `copy.deepcopy`): the model rebuilt from its bytes.
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+        let py = slf.py();
+        let rebuild = slf.get_type().getattr("from_bytes")?;
+        let state = slf.borrow().to_bytes(py)?.into_pyobject(py)?.into_any();
+        Ok((rebuild, state))
+    }
+
     /// The JSON half of the saved model.
     fn config_json(&self) -> String {
         serde_json::to_string_pretty(&self.config).expect("a model config serialises")
@@ -324,6 +370,37 @@ impl Model {
     }
 }
 
+/// Mean NDCG@`k` of `scores` against the relevance grades `y`, over the queries of `qid` (the
+/// rows of a query contiguous), with the gains and the IDCG = 0 convention (`idcg_zero`:
+/// "exclude", "zero", "one") of `distillrank eval`. `None` when no query counts.
+#[pyfunction]
+fn ndcg(
+    scores: Vec<f32>,
+    y: Vec<f64>,
+    qid: Vec<u64>,
+    k: usize,
+    idcg_zero: &str,
+) -> PyResult<Option<f64>> {
+    let convention: distillrank::metrics::IdcgZero =
+        serde_json::from_value(serde_json::Value::String(idcg_zero.into()))
+            .map_err(|e| PyValueError::new_err(format!("idcg_zero '{idcg_zero}': {e}")))?;
+    if k == 0 {
+        return Err(PyValueError::new_err("k: expected 1 or more"));
+    }
+    // The scores read as a one-column matrix: the checks of fit's arrays (finite values, one
+    // grade and one query id per row, queries contiguous) name the row that fails.
+    let data = pipeline::preparation::dataset_from_arrays("scores", scores.clone(), 1, &y, &qid)
+        .map_err(value_error)?;
+    let labels: Vec<f32> = data.grades.iter().map(|&g| g as f32).collect();
+    Ok(distillrank::metrics::mean_ndcg(
+        k,
+        &scores,
+        &labels,
+        &data.group_offsets,
+        convention,
+    ))
+}
+
 /// Trains the one method of `setup` (`setup.methods[0]`, seed `setup.first_seed`) on arrays:
 /// the training split `train` and the validation split `eval_set` (else held out of the training
 /// queries). Privileged features given as arrays become the split `cols:` of their columns; the
@@ -335,7 +412,8 @@ impl Model {
 /// `position`: each training row's displayed position (1-based), its y the click: the clicks by
 /// rank that the methods learning from clicks read.
 #[pyfunction]
-#[pyo3(signature = (setup, train, eval_set=None, verbose=true, teacher_scores=None, position=None))]
+#[pyo3(signature = (setup, train, eval_set=None, verbose=true, teacher_scores=None, position=None, log=None))]
+#[allow(clippy::too_many_arguments)]
 fn fit(
     py: Python<'_>,
     setup: &str,
@@ -344,6 +422,7 @@ fn fit(
     verbose: bool,
     teacher_scores: Option<(Vec<f64>, Option<Vec<f64>>)>,
     position: Option<Vec<u64>>,
+    log: Option<Py<PyAny>>,
 ) -> PyResult<(Model, String)> {
     let mut setup = Setup::from_json(setup).map_err(value_error)?;
     let n_x = train.0.shape()[1];
@@ -383,7 +462,7 @@ fn fit(
         }
     };
     let backend = setup.backend;
-    let mut reporter = Stderr::new(verbose);
+    let mut reporter = Stderr::new(verbose, log);
     let result = py.detach(|| {
         // Every setting is checked before the data are prepared, as the CLI does.
         setup.check(None)?;
@@ -416,11 +495,17 @@ fn fit(
 /// Runs the comparison `setup` describes (its data from files or generated), as
 /// `distillrank compare` does; returns `results.json`'s object (JSON).
 #[pyfunction]
-#[pyo3(signature = (setup, verbose=true, base=None))]
-fn compare(py: Python<'_>, setup: &str, verbose: bool, base: Option<PathBuf>) -> PyResult<String> {
+#[pyo3(signature = (setup, verbose=true, base=None, log=None))]
+fn compare(
+    py: Python<'_>,
+    setup: &str,
+    verbose: bool,
+    base: Option<PathBuf>,
+    log: Option<Py<PyAny>>,
+) -> PyResult<String> {
     let mut setup = Setup::comparison_from_json(setup).map_err(value_error)?;
     resolve_files(setup.files_mut(), base.as_deref()).map_err(value_error)?;
-    let mut reporter = Stderr::new(verbose);
+    let mut reporter = Stderr::new(verbose, log);
     let result = py.detach(|| {
         // Every setting is checked before the data load, as the CLI does.
         setup.check(None)?;
@@ -457,7 +542,7 @@ fn compare(py: Python<'_>, setup: &str, verbose: bool, base: Option<PathBuf>) ->
 /// method of `setup` at each value, as `distillrank sweep` does; returns `sweep.json`'s object
 /// (JSON) without the command.
 #[pyfunction]
-#[pyo3(signature = (setup, param, values, verbose=true, base=None))]
+#[pyo3(signature = (setup, param, values, verbose=true, base=None, log=None))]
 fn sweep(
     py: Python<'_>,
     setup: &str,
@@ -465,6 +550,7 @@ fn sweep(
     values: Vec<f64>,
     verbose: bool,
     base: Option<PathBuf>,
+    log: Option<Py<PyAny>>,
 ) -> PyResult<String> {
     let mut setup = Setup::comparison_from_json(setup).map_err(value_error)?;
     resolve_files(setup.files_mut(), base.as_deref()).map_err(value_error)?;
@@ -474,7 +560,7 @@ fn sweep(
             SweepParam::ALL.map(SweepParam::name).join(", ")
         ))
     })?;
-    let mut reporter = Stderr::new(verbose);
+    let mut reporter = Stderr::new(verbose, log);
     let result = py.detach(|| {
         // Every setting and value is checked before the data load, as the CLI does.
         let config = setup.compare_config(Engine::Cpu)?;
@@ -502,17 +588,18 @@ fn sweep(
 /// `setup.json` that `distillrank objectives` writes), as `distillrank objectives --setup` does;
 /// returns `results.json`'s object (JSON) without the command and the seconds.
 #[pyfunction]
-#[pyo3(signature = (setup, verbose=true, base=None))]
+#[pyo3(signature = (setup, verbose=true, base=None, log=None))]
 fn objectives(
     py: Python<'_>,
     setup: &str,
     verbose: bool,
     base: Option<PathBuf>,
+    log: Option<Py<PyAny>>,
 ) -> PyResult<String> {
     use distillrank::objectives::train::Event;
     let mut setup = ObjectivesSetup::from_json(setup).map_err(value_error)?;
     resolve_files(setup.files_mut(), base.as_deref()).map_err(value_error)?;
-    let mut reporter = Stderr::new(verbose);
+    let mut reporter = Stderr::new(verbose, log);
     let result = py.detach(|| {
         let mut store = pipeline::store::Disk::default();
         let splits = pipeline::objectives::objectives_data(&setup, &mut store, &mut reporter)?;
@@ -693,6 +780,7 @@ fn _distillrank(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(forest_scores, m)?)?;
     m.add_function(wrap_pyfunction!(mq2008, m)?)?;
     m.add_function(wrap_pyfunction!(paired_test, m)?)?;
+    m.add_function(wrap_pyfunction!(ndcg, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -92,7 +92,7 @@ pub fn compare_on_cpu(
 /// MQ2008 Fold1's three files copied into `dir` (so that files written beside them stay there),
 /// as a setup's data source.
 pub fn mq2008_files_in(dir: &std::path::Path) -> DataSource {
-    let fold = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/mq2008/Fold1");
+    let fold = std::path::PathBuf::from(super::letor_data::data("mq2008/Fold1"));
     let mut names = Vec::new();
     for file in ["train.txt", "vali.txt", "test.txt"] {
         std::fs::copy(fold.join(file), dir.join(file)).unwrap();

@@ -23,7 +23,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 BIN = Path(os.environ.get("DISTILLRANK_BIN") or REPO / "target" / "debug" / "distillrank")
-MQ2008 = REPO.parent / "shared" / "data" / "mq2008" / "Fold1"
+MQ2008 = REPO / "target" / "data" / "mq2008" / "Fold1"
 LOSSES = distillrank.LOSSES
 TRANSFORMS = distillrank.TRANSFORMS
 DATASETS = ["mq2008", "synthetic"]

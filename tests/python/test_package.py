@@ -3,7 +3,7 @@ the same comparisons and the same error messages.
 
 Run by `cargo xtask python` (and `cargo xtask test`) from the repository root, with the package
 installed (`pip install .`) and DISTILLRANK_BIN naming the CLI (default target/debug/distillrank).
-The data are ../shared/data beside the checkout and the MQ2008 bundled in the library.
+The data are the repository's real LETOR files (tests/data/letor, unpacked into target/data) and the MQ2008 bundled in the library.
 """
 
 import json
@@ -20,7 +20,7 @@ import pytest
 import distillrank
 
 ROOT = Path(__file__).resolve().parents[2]
-MQ2008 = ROOT.parent / "shared" / "data" / "mq2008" / "Fold1"
+MQ2008 = ROOT / "target" / "data" / "mq2008" / "Fold1"
 BIN = Path(os.environ.get("DISTILLRANK_BIN", ROOT / "target" / "debug" / "distillrank"))
 if not BIN.is_absolute():
     BIN = ROOT / BIN
@@ -89,7 +89,7 @@ def test_read_letor_reads_mq2008_as_the_cli_counts_it():
 
 
 def test_read_letor_with_a_query_file():
-    lgbm = ROOT.parent / "shared" / "data" / "lightgbm_rank"
+    lgbm = ROOT / "target" / "data" / "lightgbm_rank"
     X, y, qid = distillrank.read_letor(lgbm / "rank.train", query=lgbm / "rank.train.query")
     assert X.shape[0] == 3005 and len(np.unique(qid)) == 201
     assert y.max() <= 4
@@ -214,7 +214,9 @@ def test_settings_are_the_librarys_defaults():
     # Keywords land on the fields of their name, top level or under data.
     ranker = distillrank.Ranker(method="multi_teacher_pfd", epochs=3, tau_target=3.5, seed=9, loss="softmax")
     params = ranker.get_params()
-    assert params["method"] == "multi-teacher-pfd" and params["epochs"] == 3 and params["seed"] == 9
+    # Values come back as given (scikit-learn's clone checks that they are the same objects).
+    assert params["method"] == "multi_teacher_pfd" and params["epochs"] == 3 and params["seed"] == 9
+    assert ranker.setup.methods == ["multi-teacher-pfd"]
     assert ranker.setup.data["tau_target"] == 3.5 and ranker.setup.loss == "softmax"
     assert distillrank.Ranker(**params).get_params() == params
     assert ranker.set_params(epochs=4).get_params()["epochs"] == 4
@@ -319,7 +321,7 @@ def test_fit_with_positions_learns_from_the_clicks_of_each_row(tmp_path):
     lists = rows[:, 0] * 1000 + rows[:, 1]
     Xt, yt, qt = distillrank.read_letor(MQ2008 / "test.txt")
     learned = {}
-    for method in ["naive", "ips-estimated", "dla", "two-tower"]:
+    for method in ["naive", "dla", "two-tower"]:
         ranker = distillrank.Ranker(method=method, loss="softmax", epochs=3, patience=3, widths=[16], backend="cpu")
         ranker.fit(X_rows, clicks, qid=lists, position=position, verbose=False)
         scores = ranker.predict(Xt)
@@ -330,6 +332,15 @@ def test_fit_with_positions_learns_from_the_clicks_of_each_row(tmp_path):
     # two-tower model learns between epochs, so its first epoch trained on propensities of 1.
     assert min(learned["dla"][0][1:]) < 1.0, learned["dla"]
     assert learned["two-tower"][0] == [1.0] * 10 and min(learned["two-tower"][1][1:]) < 1.0
+    # One impression a row shows each row's document once: EM cannot separate examination from
+    # relevance, and there are no grades for full information. Both are refused by name.
+    for method, why in [("ips-estimated", "EM cannot tell a rank's examination from its documents' relevance"),
+                        ("ips-harvested", "a document of its own, shown once"),
+                        ("full-information", "no grades beside them")]:
+        with pytest.raises(ValueError, match=why) as refused:
+            distillrank.Ranker(method=method, loss="softmax", epochs=1, widths=[8], backend="cpu").fit(
+                X_rows, clicks, qid=lists, position=position, verbose=False)
+        assert method in str(refused.value) and "--" not in str(refused.value), str(refused.value)
     ranker = distillrank.Ranker(method="dla", loss="softmax", epochs=1, widths=[8], backend="cpu")
     bad = position.copy()
     bad[12] = 11
@@ -353,7 +364,7 @@ def test_fit_with_positions_learns_from_the_clicks_of_each_row(tmp_path):
 def test_read_impressions_sums_the_log_as_the_library_does(tmp_path):
     """read_impressions: the log data simulate-logs writes, summed by document and rank, equals an
     independent numpy sum of its lines; a bad line raises naming its line and field."""
-    fold = ROOT.parent / "shared/data/mq2008/Fold1"
+    fold = ROOT / "target" / "data" / "mq2008" / "Fold1"
     out = tmp_path / "logs"
     cli("data", "simulate-logs", fold / "train.txt", fold / "vali.txt", fold / "test.txt", "-o", out)
     log, data = out / "train.txt.impressions.tsv", out / "train.txt"
@@ -520,13 +531,15 @@ def test_every_door_refuses_a_setting_out_of_range_with_the_same_range(tmp_path)
     assert "lr" in python and "--" not in python and python.endswith(expected), (python, from_flag)
 
 
-def test_unknown_keywords_are_named():
+def test_unknown_keywords_are_named(bundled):
+    # Checked by fit (and by the setup they make), as scikit-learn's estimators check theirs.
+    X, y, qid = bundled["train"]
     with pytest.raises(ValueError, match="epochz"):
-        distillrank.Ranker(epochz=3)
+        distillrank.Ranker(epochz=3).fit(X, y, qid=qid)
     with pytest.raises(ValueError, match="unknown variant `pfdd`"):
-        distillrank.Ranker(method="pfdd")
+        distillrank.Ranker(method="pfdd").fit(X, y, qid=qid)
     with pytest.raises(ValueError, match="turbo"):
-        distillrank.Ranker(backend="turbo")
+        distillrank.Ranker(backend="turbo").setup
 
 
 def test_bad_arrays_are_refused_with_the_row(bundled):
@@ -566,7 +579,7 @@ def test_class_messages_name_what_python_calls_it(bundled):
         distillrank.Ranker(**SMALL).fit(X, y, qid=qid, eval_set=(Xv, y[:40], qid[:40]), verbose=False)
     for keyword in ("lr", "alpha"):
         with pytest.raises(ValueError, match=rf"^{keyword} = nan: expected a finite number"):
-            distillrank.Ranker(**{keyword: float("nan")})
+            distillrank.Ranker(**{keyword: float("nan")}).fit(X, y, qid=qid)
     with pytest.raises(ValueError) as refused:
         distillrank.Ranker(**dict(SMALL, tau_target=9.0)).fit(X, y, qid=qid, verbose=False)
     message = str(refused.value)
@@ -672,7 +685,7 @@ def test_every_door_refuses_a_method_listed_twice(tmp_path):
 def test_compare_on_the_letor_folds_equals_the_clis(tmp_path):
     """data.folds: the comparison on each of MQ2008's five folds, the mean over them and the tests
     on the pooled test queries, the same from Python as from the CLI; a missing part is named."""
-    folds = ROOT.parent / "shared" / "data" / "mq2008"
+    folds = ROOT / "target" / "data" / "mq2008"
     setup = distillrank.Setup(folds=str(folds), methods=["no-distillation", "pfd"], seeds=2,
                               labels="grades", **{**SMALL, "tau_target": None})
     path = tmp_path / "setup.json"

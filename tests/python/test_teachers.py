@@ -20,7 +20,7 @@ xgboost = pytest.importorskip("xgboost")
 from sklearn.datasets import load_svmlight_file  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
-DATA = ROOT.parent / "shared" / "data"
+DATA = ROOT / "target" / "data"
 MQ2008 = DATA / "mq2008" / "Fold1"
 RANK = DATA / "lightgbm_rank"
 BIN = Path(os.environ.get("DISTILLRANK_BIN", ROOT / "target" / "debug" / "distillrank"))

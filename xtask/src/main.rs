@@ -10,12 +10,19 @@
 //!   on WebGPU, and the page end to end in headless Chromium.
 //! * `python`: the Python package (PyO3, maturin) installed into `target/python-venv` and its
 //!   tests (`tests/python`, pytest) against the CLI (`python.rs`); `test` runs them too.
+//! * `docs`: the docs book (mdBook) into `target/book/`, its generated reference pages written
+//!   first (`docs.rs`).
+//! * `data`: unpack the real LETOR data the tests read (MQ2008's five parts and Fold1, LightGBM's
+//!   rank example; `tests/data/letor`, compressed) into `target/data/`; `test` does it first.
 //! * `bench`: the CPU benchmarks of BENCHMARKS.md, with the Python peers when they are installed.
 //! * `bench-web`: training throughput in headless Chromium, against TensorFlow.js on WebGPU.
 //! * `gpu-report [DIR]`: every adapter, the kernel checks, GPU benchmarks and a comparison on
 //!   each, against the CPU engine and PyTorch where present (`gpu_report.rs`).
 
+mod docs;
 mod gpu_report;
+#[path = "../../tests/common/letor_data.rs"]
+mod letor_data;
 mod python;
 mod web;
 
@@ -35,6 +42,8 @@ fn main() -> ExitCode {
         "dist" => web::dist(&root().join(rest.first().map(String::as_str).unwrap_or("dist"))),
         "compare" => compare(rest),
         "test" => test(rest),
+        "docs" => docs::docs(),
+        "data" => letor_data::unpack(&root()).map(|dir| println!("{}", dir.display())),
         "e2e" => e2e().map(|_| ()),
         "python" => python::python(),
         "bench" => bench(),
@@ -48,7 +57,7 @@ fn main() -> ExitCode {
             ),
         ),
         _ => {
-            eprintln!("usage: cargo xtask <demo|dist|compare|test|bench> [args]\n  demo [--port N]  build the page and serve it on 127.0.0.1 (default port 8000)\n  serve [--port N] serve the page as last built\n  dist [DIR]       write the page as a static bundle (default dist/)\n  compare [ARGS]   compare the methods from the native CLI (ARGS go to `distillrank compare`)\n  test             run every test\n  e2e              the page's end-to-end test alone\n  python           the Python package: build it into target/python-venv and run tests/python\n  bench            CPU benchmarks against numpy / sklearn / JAX\n  bench-step [N]   the training step against JAX jit and PyTorch eager (CPU), alternated N times (default 3)\n  bench-web [Q]    in-browser training throughput against TensorFlow.js (Q: bench.html's query string)\n  gpu-report [DIR] adapters, kernel checks, GPU benchmarks and a GPU comparison (default target/gpu-report)");
+            eprintln!("usage: cargo xtask <demo|dist|compare|test|bench> [args]\n  demo [--port N]  build the page and serve it on 127.0.0.1 (default port 8000)\n  serve [--port N] serve the page as last built\n  dist [DIR]       write the page as a static bundle (default dist/)\n  compare [ARGS]   compare the methods from the native CLI (ARGS go to `distillrank compare`)\n  test             run every test\n  docs             write the book's generated reference pages and build the book into target/book\n  data             unpack the real LETOR data the tests read into target/data\n  e2e              the page's end-to-end test alone\n  python           the Python package: build it into target/python-venv and run tests/python\n  bench            CPU benchmarks against numpy / sklearn / JAX\n  bench-step [N]   the training step against JAX jit and PyTorch eager (CPU), alternated N times (default 3)\n  bench-web [Q]    in-browser training throughput against TensorFlow.js (Q: bench.html's query string)\n  gpu-report [DIR] adapters, kernel checks, GPU benchmarks and a GPU comparison (default target/gpu-report)");
             return if task == "help" {
                 ExitCode::SUCCESS
             } else {
@@ -126,9 +135,7 @@ fn compare(extra: &[String]) -> Result<(), String> {
 }
 
 fn test(extra: &[String]) -> Result<(), String> {
-    if !root().join("../shared/data").exists() {
-        return Err("the tests read ../shared/data beside the checkout (MQ2008 and LightGBM's rank example)".into());
-    }
+    letor_data::unpack(&root())?;
     setup_test_tools()?;
     // Mesa's Vulkan driver wants a runtime directory.
     let runtime = std::env::temp_dir().join("distillrank-xdg");
@@ -177,6 +184,14 @@ fn test(extra: &[String]) -> Result<(), String> {
     web.env("WASM_BINDGEN_TEST_TIMEOUT", "300");
     let web_ok = total.run(web)?;
     let e2e_ok = run_e2e(&mut total)?;
+    // The docs book builds (mdBook; its links and generated pages are checked by tests/docs.rs).
+    let book_ok = docs::build_book().map_or_else(
+        |e| {
+            eprintln!("book: {e}");
+            false
+        },
+        |()| true,
+    );
     println!(
         "{} passed, {} failed, {} skipped",
         total.passed, total.failed, total.ignored
@@ -189,6 +204,7 @@ fn test(extra: &[String]) -> Result<(), String> {
         && python_ok
         && web_ok
         && e2e_ok
+        && book_ok
         && total.failed == 0
         && total.passed > 0
     {
@@ -218,6 +234,7 @@ fn run_e2e(total: &mut Tally) -> Result<bool, String> {
 
 /// `cargo xtask e2e`: the page's end-to-end test alone.
 fn e2e() -> Result<bool, String> {
+    letor_data::unpack(&root())?;
     let mut total = Tally::default();
     let ok = run_e2e(&mut total)?;
     println!("{} passed, {} failed", total.passed, total.failed);
@@ -386,7 +403,7 @@ fn bench() -> Result<(), String> {
     run(cargo().args(["build", "--release", "--bin", "distillrank"]))?;
     let bin = target_dir().join("release/distillrank");
     // All of MQ2008 (S1..S5, 9.3 MB) as one file, for the parser and the cache.
-    let parts = root().join("../shared/data/mq2008");
+    let parts = letor_data::unpack(&root())?.join("mq2008");
     let mq = root().join("target/bench/mq2008_all.txt");
     std::fs::create_dir_all(mq.parent().unwrap()).map_err(|e| e.to_string())?;
     let mut text = Vec::new();

@@ -13,11 +13,14 @@ use super::{cargo, have, root, run, target_dir, Tally};
 
 /// What the tests import besides the package: the references they check against (lightgbm 4.7
 /// and XGBoost 3.x, the CPU build of its wheel, score the teachers trained elsewhere;
-/// scikit-learn reads their LETOR files; pandas makes the data frames whose column names a ranker
-/// keeps), never the product's dependencies.
-const TEST_PACKAGES: [&str; 9] = [
+/// scikit-learn reads their LETOR files and checks the Ranker as one of its estimators; pandas,
+/// polars and pyarrow make the data frames whose column names a ranker keeps), never the
+/// product's dependencies; mypy checks the type stub against the package (stubtest).
+const TEST_PACKAGES: [&str; 12] = [
     "numpy",
     "pandas",
+    "polars",
+    "pyarrow",
     "scipy",
     "onnx",
     "onnxruntime",
@@ -25,6 +28,7 @@ const TEST_PACKAGES: [&str; 9] = [
     "lightgbm>=4.7,<5",
     "xgboost-cpu>=3,<4",
     "scikit-learn",
+    "mypy",
 ];
 
 /// `cargo xtask python`: the Python tests alone, with their count.
@@ -45,6 +49,7 @@ pub(crate) fn python() -> Result<(), String> {
 /// Installs the package and runs its tests, adding pytest's counts to `total`; returns whether
 /// they all passed. An install that fails is an error.
 pub(crate) fn tests(total: &mut Tally) -> Result<bool, String> {
+    super::letor_data::unpack(&root())?;
     let python = venv()?;
     run(Command::new(&python)
         .args(["-m", "pip", "install", "-q"])
@@ -73,6 +78,13 @@ pub(crate) fn tests(total: &mut Tally) -> Result<bool, String> {
         .env("DISTILLRANK_BIN", &bin)
         .env("XDG_RUNTIME_DIR", &runtime);
     pytest_run(pytest, total)
+}
+
+/// The test venv's python with the package built from this checkout installed in it.
+pub(crate) fn installed_package() -> Result<PathBuf, String> {
+    let python = venv()?;
+    run(Command::new(&python).args(["-m", "pip", "install", "-q", "."]))?;
+    Ok(python)
 }
 
 /// The virtual environment's python, making the environment when it is missing.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Rebuilds the page's bundled MQ2008 Fold1 (LETOR 4.0) from the original files:
-#   web/data/mq2008/make.sh ../shared/data/mq2008/Fold1
+#   web/data/mq2008/make.sh target/data/mq2008/Fold1   (after cargo xtask data)
 # Kept: every query with a document of grade > 0 (preparation drops the others anyway), each
 # line's grade, qid and non-zero features with trailing zeros trimmed; comments dropped.
 set -euo pipefail
