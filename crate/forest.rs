@@ -496,8 +496,16 @@ impl Forest {
 
     /// The 1-based LETOR feature of each column under `columns` against data of `n_features`
     /// features (Auto decided by the widths; see [`Columns`]); an error when the model splits on
-    /// a feature the data lack, or Auto cannot tell.
-    pub fn feature_offset(&self, columns: Columns, n_features: usize, name: &Path) -> Result<u32> {
+    /// a feature the data lack, or Auto cannot tell. `setting` is the flag that chooses the
+    /// mapping where the caller reads it (`--teacher-columns`, `--reference-columns`, `eval`'s
+    /// `--columns`), named in the message that asks for it.
+    pub fn feature_offset(
+        &self,
+        columns: Columns,
+        n_features: usize,
+        name: &Path,
+        setting: &str,
+    ) -> Result<u32> {
         let offset = match columns {
             Columns::From1 => 1,
             Columns::From0 => 0,
@@ -516,7 +524,7 @@ impl Forest {
                     1
                 } else {
                     return Err(model_error(name, format!(
-                        "the model has {} input columns and the data {n_features} features: cannot tell whether column 0 is feature 1 (a model trained on arrays) or feature 0 (one trained by LightGBM's or XGBoost's own LETOR reader); say which with teacher_columns from-1 or from-0 (--teacher-columns)",
+                        "the model has {} input columns and the data {n_features} features: cannot tell whether column 0 is feature 1 (a model trained on arrays) or feature 0 (one trained by LightGBM's or XGBoost's own LETOR reader); say which with {setting} from-1 or from-0",
                         self.n_columns
                     )));
                 }

@@ -422,6 +422,26 @@ const MAX_WEIGHTS_BYTES: u64 = 4 << 30;
 #[cfg(not(target_arch = "wasm32"))]
 pub fn load(prefix: &Path) -> Result<(Ensemble, ModelConfig)> {
     let (weights, json) = paths(prefix);
+    // A name given as a file (`m.txt`) that names no saved model: say what was looked for.
+    if !json.exists() && prefix != json && prefix != weights {
+        let message = if prefix.is_file() {
+            format!(
+                "not a model distillrank reads: not a LightGBM or XGBoost model, and no saved distillrank model {} + {} beside it",
+                json.display(),
+                weights.display()
+            )
+        } else {
+            format!(
+                "no such model: neither a file of that name (a LightGBM or XGBoost model) nor {} + {} (a saved distillrank model)",
+                json.display(),
+                weights.display()
+            )
+        };
+        return Err(Error::Model {
+            path: prefix.to_path_buf(),
+            message,
+        });
+    }
     let bytes = crate::data::read_capped(&json, MAX_CONFIG_BYTES, "a model config")?;
     let text = String::from_utf8(bytes).map_err(|_| Error::Model {
         path: json.clone(),

@@ -1385,3 +1385,23 @@ fn train_takes_its_training_flags_from_the_table() {
     let (ok, _, stderr) = distillrank(&["train", "--bundled", "mq2008", "--alpha", "0.3"]);
     assert!(!ok && stderr.contains("--alpha"), "{stderr}");
 }
+
+/// A model named as a file that is not there (`m.txt`) is reported under its own name, with what
+/// was looked for: a tree model of that name, or a saved model's pair beside it. It used to be
+/// reported as a missing `m.txt.json`.
+#[test]
+fn a_missing_model_file_is_named_as_given() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("m.txt").display().to_string();
+    let data = letor_data::data("mq2008/Fold1/vali.txt");
+    for command in ["eval", "predict"] {
+        let (ok, _, stderr) = distillrank(&[command, &data, "--model", &missing]);
+        assert!(!ok, "{command}");
+        assert!(
+            stderr.contains(&format!("{missing}: no such model"))
+                && stderr.contains("m.txt.json + ")
+                && !stderr.contains("m.txt.json: No such file"),
+            "{command}: {stderr}"
+        );
+    }
+}

@@ -899,6 +899,12 @@ fn rows_with_positions_make_the_clicks_by_rank() {
         "train, row 3: position 4: expected a displayed rank in 1..=3, the rows of query 7",
     );
     refused(&[2, 1, 3, 0, 2], &clicks, "row 4: position 0");
+    // Far past its list: named as a position, not as the memory its clicks by rank would take.
+    refused(
+        &[2, 1, 1 << 60, 1, 2],
+        &clicks,
+        "train, row 3: position 1152921504606846976: expected a displayed rank in 1..=3",
+    );
     refused(
         &[2, 1, 3, 1, 2],
         &[1.0, 0.0, 1.0, 0.0, 2.0],
@@ -967,20 +973,23 @@ fn refusal(
 }
 
 /// Without the logging policy's shuffles every document keeps its rank in every session: there is
-/// no swap to harvest, and IPS (harvested) is refused, saying what would make them, while the
-/// other methods run.
+/// no swap to harvest, and IPS (harvested) is refused, saying what would make them; nor can EM
+/// tell examination from relevance, so IPS (estimated) is refused too. The methods that need
+/// neither run.
 #[test]
 fn harvesting_needs_the_logging_policys_shuffles() {
     let mut setup = clicks_setup(LossKind::Softmax);
     setup.data.logs.shuffle = 0.0;
-    setup.methods = vec![Method::IpsHarvested];
     let data = prepare(&setup).unwrap();
-    let message = refusal(&data, &setup).expect("refused");
-    assert!(
-        message.contains("ips-harvested") && message.contains("--shuffle"),
-        "{message}"
-    );
-    setup.methods = vec![Method::Naive, Method::IpsEstimated, Method::Dla];
+    for method in [Method::IpsHarvested, Method::IpsEstimated] {
+        setup.methods = vec![method];
+        let message = refusal(&data, &setup).expect("refused");
+        assert!(
+            message.contains(method.name()) && message.contains("--shuffle"),
+            "{message}"
+        );
+    }
+    setup.methods = vec![Method::Naive, Method::Dla];
     assert_eq!(refusal(&data, &setup), None);
     let clicks = data.click_labels(&setup.methods).unwrap().unwrap();
     assert!(clicks.harvested_propensities.is_none());

@@ -446,14 +446,24 @@ fn columns_are_matched_to_features_or_refused() {
     let forest = parse(&lightgbm("2 0", "1 -1", "-2 -3", "")).unwrap();
     let name = Path::new("model.txt");
     // Three columns on data of three features: column 0 is feature 1.
-    assert_eq!(forest.feature_offset(Columns::Auto, 3, name).unwrap(), 1);
+    assert_eq!(
+        forest
+            .feature_offset(Columns::Auto, 3, name, "--teacher-columns")
+            .unwrap(),
+        1
+    );
     // On data of two features, one column fewer: column 0 would be LightGBM's own reader's
     // empty feature 0, but the model splits on it, so column 0 is feature 1.
-    assert_eq!(forest.feature_offset(Columns::Auto, 2, name).unwrap(), 1);
+    assert_eq!(
+        forest
+            .feature_offset(Columns::Auto, 2, name, "--teacher-columns")
+            .unwrap(),
+        1
+    );
     // Given explicitly, a mapping the splits contradict is refused: under from-0 the split on
     // column 0 is one on feature 0, which no LETOR file has.
     let e = forest
-        .feature_offset(Columns::From0, 3, name)
+        .feature_offset(Columns::From0, 3, name, "--teacher-columns")
         .unwrap_err()
         .to_string();
     assert!(
@@ -465,22 +475,32 @@ fn columns_are_matched_to_features_or_refused() {
         &lightgbm("2 0", "1 -1", "-2 -3", "").replace("split_feature=0 1", "split_feature=2 1"),
     )
     .unwrap();
-    assert_eq!(from_zero.feature_offset(Columns::Auto, 2, name).unwrap(), 0);
+    assert_eq!(
+        from_zero
+            .feature_offset(Columns::Auto, 2, name, "--teacher-columns")
+            .unwrap(),
+        0
+    );
     // A model that splits on a feature the data lack.
     let e = forest
-        .feature_offset(Columns::From1, 1, name)
+        .feature_offset(Columns::From1, 1, name, "--teacher-columns")
         .unwrap_err()
         .to_string();
     assert!(e.contains("feature 2") && e.contains("1 features"), "{e}");
     // Narrower than the data and splitting on column 0: column 0 cannot be the empty feature 0.
-    assert_eq!(forest.feature_offset(Columns::Auto, 9, name).unwrap(), 1);
+    assert_eq!(
+        forest
+            .feature_offset(Columns::Auto, 9, name, "--teacher-columns")
+            .unwrap(),
+        1
+    );
     // Narrower, not splitting on column 0: say which.
     let narrow = parse(
         &lightgbm("2 0", "1 -1", "-2 -3", "").replace("split_feature=0 1", "split_feature=2 1"),
     )
     .unwrap();
     let e = narrow
-        .feature_offset(Columns::Auto, 9, name)
+        .feature_offset(Columns::Auto, 9, name, "--teacher-columns")
         .unwrap_err()
         .to_string();
     assert!(e.contains("from-1") && e.contains("from-0"), "{e}");
@@ -1055,4 +1075,27 @@ fn class_absent_entries_are_read_as_the_model_expects_and_named_where_it_matters
     let first = |text: &str| text.lines().nth(1).unwrap().parse::<f64>().unwrap();
     assert_eq!(first(&auto), 0.25);
     assert_eq!(first(&zero), 1.25);
+}
+
+/// Where the width cannot tell the column mapping, the message asks for it by the setting of the
+/// door that reads the model: `--teacher-columns`, `--reference-columns`, or `eval`'s and
+/// `predict`'s `--columns` (which take no `--teacher-columns`).
+#[test]
+fn an_undecidable_column_mapping_is_asked_for_by_the_callers_setting() {
+    let text =
+        lightgbm("2 0", "1 -1", "-2 -3", "").replace("split_feature=0 1", "split_feature=1 2");
+    let forest = parse(&text).unwrap();
+    for setting in ["--teacher-columns", "--reference-columns", "--columns"] {
+        let message = forest
+            .feature_offset(Columns::Auto, 10, Path::new("m.txt"), setting)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            message.contains(&format!("say which with {setting} from-1 or from-0")),
+            "{message}"
+        );
+        if setting == "--columns" {
+            assert!(!message.contains("teacher"), "{message}");
+        }
+    }
 }

@@ -551,7 +551,7 @@ fn forest_scores(
     if let Some(note) = &forest.note {
         out.warn(format!("{}: {note}", model.display()));
     }
-    let offset = forest.feature_offset(columns.into(), data.n_features, model)?;
+    let offset = forest.feature_offset(columns.into(), data.n_features, model, "--columns")?;
     if let Some(note) = forest.absent_note(absent.into()) {
         out.warn(format!("{}: {note} (--absent)", model.display()));
     }

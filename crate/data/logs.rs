@@ -1405,16 +1405,8 @@ pub fn clicks_of_rows(
             )));
         }
     }
-    // The clicks by rank hold a cell per row and rank down to the deepest position: a long
-    // list shown deep is refused by its size before anything is allocated.
-    let deepest = positions.iter().copied().max().unwrap_or(1) as u128;
-    let cells_bytes: u128 = positions.iter().map(|&p| p as u128).sum::<u128>() * 8;
-    crate::memory::check_fits(
-        cells_bytes + n_docs as u128 * deepest * 8,
-        &format!("{name}'s clicks by rank ({n_docs} rows, positions down to {deepest})"),
-        "give the positions of the top of each list only (the rows shown first), or fewer rows",
-    )?;
-    let mut cells: Vec<Vec<(u32, u32)>> = vec![Vec::new(); n_docs];
+    // Every position within its list and every click 0 or 1 first: a position past its list is
+    // named as such, not as the memory it would take.
     for g in 0..data.n_groups() {
         let docs = data.group(g);
         let n = docs.len() as u64;
@@ -1431,10 +1423,22 @@ pub fn clicks_of_rows(
             if click != 0.0 && click != 1.0 {
                 return Err(bad(format!("click {click}: expected 0 or 1")));
             }
-            let k = position as usize - 1;
-            cells[d].resize(k + 1, (0, 0));
-            cells[d][k] = (1, click as u32);
         }
+    }
+    // The clicks by rank hold a cell per row and rank down to the deepest position: a long
+    // list shown deep is refused by its size before anything is allocated.
+    let deepest = positions.iter().copied().max().unwrap_or(1) as u128;
+    let cells_bytes: u128 = positions.iter().map(|&p| p as u128).sum::<u128>() * 8;
+    crate::memory::check_fits(
+        cells_bytes + n_docs as u128 * deepest * 8,
+        &format!("{name}'s clicks by rank ({n_docs} rows, positions down to {deepest})"),
+        "give the positions of the top of each list only (the rows shown first), or fewer rows",
+    )?;
+    let mut cells: Vec<Vec<(u32, u32)>> = vec![Vec::new(); n_docs];
+    for (d, cell) in cells.iter_mut().enumerate() {
+        let k = positions[d] as usize - 1;
+        cell.resize(k + 1, (0, 0));
+        cell[k] = (1, clicks[d] as u32);
     }
     // A query's sessions are its rows at position 1: a query without one would train on nothing.
     for g in 0..data.n_groups() {

@@ -51,7 +51,7 @@ pub fn parse_json(name: &Path, value: &Value) -> Result<Forest> {
     }
     let n_columns = text_number(&param["num_feature"])
         .filter(|n| n.fract() == 0.0 && *n >= 1.0 && *n <= 1e9)
-        .ok_or_else(|| bad("learner_model_param.num_feature is missing or not a whole number: expected an XGBoost JSON model".into()))?
+        .ok_or_else(|| bad(format!("learner_model_param.num_feature is {}: expected a whole number of input columns in 1..=1,000,000,000 (an XGBoost JSON model's)", shown_json(&param["num_feature"]))))?
         as usize;
     let base_score = text_number(&param["base_score"])
         .ok_or_else(|| bad("learner_model_param.base_score is missing or not a number".into()))?;
@@ -151,7 +151,13 @@ fn best_iterations(
         Value::Number(n) => n.as_u64(),
         _ => None,
     }
-    .ok_or("learner.attributes.best_iteration is not a whole number")?;
+    .ok_or_else(|| {
+        format!(
+            "learner.attributes.best_iteration is {}: expected a whole number in 0..={}",
+            shown_json(&learner["attributes"]["best_iteration"]),
+            u64::MAX
+        )
+    })?;
     let whole = |v: &Value| match v {
         Value::String(s) => s.trim().parse::<u64>().ok(),
         Value::Number(n) => n.as_u64(),
@@ -255,8 +261,12 @@ fn read_tree(json: &Value) -> std::result::Result<Tree, String> {
         return Err("a tree with vector leaves (multi_strategy='multi_output_tree')".into());
     }
     let child_of = |v: &Value, i: usize| -> std::result::Result<i64, String> {
-        v.as_i64()
-            .ok_or_else(|| format!("node {i}: a child index that is not a whole number"))
+        v.as_i64().ok_or_else(|| {
+            format!(
+                "node {i}: child index {}: expected a whole number (a node's index, or -1)",
+                shown_json(v)
+            )
+        })
     };
     // Each node's place: Leaf(k) or Node(k), in order of the arrays.
     let mut place = Vec::with_capacity(n);
@@ -325,4 +335,18 @@ fn read_tree(json: &Value) -> std::result::Result<Tree, String> {
         return Err("the root is a leaf, but the tree has other nodes".into());
     }
     Ok(tree)
+}
+
+/// A JSON value as a message shows it: "missing" for null, else its text cut at 40 characters.
+fn shown_json(v: &Value) -> String {
+    match v {
+        Value::Null => "missing".into(),
+        other => {
+            let text = other.to_string();
+            match text.char_indices().nth(40) {
+                Some((at, _)) => format!("{}...", &text[..at]),
+                None => text,
+            }
+        }
+    }
 }

@@ -133,8 +133,13 @@ fn outside_scores(
         Some(path) => {
             let bytes = store.file(path, crate::forest::MAX_FILE_BYTES, "a tree model")?;
             let forest = Forest::parse(Path::new(path), &bytes)?;
-            let offset =
-                forest.feature_offset(teacher.columns, source_features, Path::new(path))?;
+            let setting = format!("--{noun}-columns");
+            let offset = forest.feature_offset(
+                teacher.columns,
+                source_features,
+                Path::new(path),
+                &setting,
+            )?;
             Some((forest, offset))
         }
         None => None,

@@ -131,10 +131,17 @@ def _teacher_model(teacher: Any) -> Tuple[bytes, str]:
     """A tree model's bytes and name: a path, a ``lightgbm.Booster`` or ``LGBMRanker`` (its
     ``model_to_string()``), an ``xgboost.Booster`` or ``XGBRanker`` (its JSON, ``save_raw``).
     Neither package is imported: their objects are read through their own dumps."""
-    if hasattr(teacher, "booster_"):  # LGBMRanker and the other LightGBM estimators
-        teacher = teacher.booster_
-    if hasattr(teacher, "get_booster"):  # XGBRanker and the other XGBoost estimators
-        teacher = teacher.get_booster()
+    library = type(teacher).__module__.split(".")[0]
+    if library in ("lightgbm", "xgboost") and not hasattr(type(teacher), "model_to_string") \
+            and not hasattr(type(teacher), "save_raw"):
+        # An estimator (LGBMRanker, XGBRanker, ...): its booster, once it is fitted.
+        try:
+            teacher = teacher.booster_ if library == "lightgbm" else teacher.get_booster()
+        except (ValueError, AttributeError) as e:
+            raise ValueError(
+                f"teacher: this {type(teacher).__name__} is not fitted: fit it first, or give a fitted "
+                "model or its saved file"
+            ) from e
     if hasattr(teacher, "model_to_string"):
         return teacher.model_to_string().encode(), "lightgbm.Booster"
     if hasattr(teacher, "save_raw"):

@@ -426,6 +426,17 @@ fn fit(
 ) -> PyResult<(Model, String)> {
     let mut setup = Setup::from_json(setup).map_err(value_error)?;
     let n_x = train.0.shape()[1];
+    // With positions, y holds each row's click: a value other than 0 or 1 is a bad click, not a
+    // bad grade.
+    if position.is_some() {
+        let y = train.1.as_slice()?;
+        if let Some((row, click)) = y.iter().enumerate().find(|(_, &c)| c != 0.0 && c != 1.0) {
+            return Err(PyValueError::new_err(format!(
+                "y, row {}: click {click}: expected 0 or 1 (with position=, y holds each row's click)",
+                row + 1
+            )));
+        }
+    }
     let mut store = InMemory::default();
     store.datasets.push((TRAIN.into(), dataset(TRAIN, &train)?));
     if let Some(eval_set) = &eval_set {
@@ -679,7 +690,7 @@ fn forest_scores<'py>(
     let scores = py.detach(|| {
         let name = Path::new(name);
         let forest = distillrank::forest::Forest::parse(name, model)?;
-        let offset = forest.feature_offset(columns, width, name)?;
+        let offset = forest.feature_offset(columns, width, name, "--teacher-columns")?;
         let scores = forest.score_rows(&values, width, offset);
         match scores.iter().position(|s| !s.is_finite()) {
             Some(i) => Err(distillrank::error::Error::Data(format!(

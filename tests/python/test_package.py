@@ -353,6 +353,15 @@ def test_fit_with_positions_learns_from_the_clicks_of_each_row(tmp_path):
     two[4] = 2
     with pytest.raises(ValueError, match="row 5: click 2: expected 0 or 1"):
         ranker.fit(X_rows, two, qid=lists, position=position, verbose=False)
+    # A click of -1 is a bad click, not a bad grade.
+    two[4] = -1
+    with pytest.raises(ValueError, match=r"y, row 5: click -1: expected 0 or 1 \(with position=, y holds"):
+        ranker.fit(X_rows, two, qid=lists, position=position, verbose=False)
+    # A position far past its list is named as a position, not as the memory it would take.
+    far = position.copy()
+    far[12] = 1 << 60
+    with pytest.raises(ValueError, match=r"row 13: position 1152921504606846976: expected a displayed rank"):
+        ranker.fit(X_rows, clicks, qid=lists, position=far, verbose=False)
     with pytest.raises(ValueError, match="one displayed position per row"):
         ranker.fit(X_rows, clicks, qid=lists, position=position[:-1], verbose=False)
     # The true propensities are the simulator's: rows carry none.

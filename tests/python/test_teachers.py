@@ -222,6 +222,15 @@ def test_a_ranker_learns_from_a_booster_or_from_scores(mq2008):
     with pytest.raises(ValueError, match="teacher scores for the"):
         distillrank.Ranker(method="pfd", teacher=ours[:-1], epochs=1, backend="cpu").fit(
             dense, y.astype(int), qid=qid, verbose=False)
+    # An estimator that was never fitted is named as such, whichever library it comes from.
+    for unfitted in [lightgbm.LGBMRanker(), xgboost.XGBRanker()]:
+        with pytest.raises(ValueError, match=f"teacher: this {type(unfitted).__name__} is not fitted"):
+            distillrank.Ranker(method="pfd", teacher=unfitted, epochs=1, backend="cpu").fit(
+                dense, y.astype(int), qid=qid, verbose=False)
+    # A fitted estimator is read through its booster.
+    fitted = lightgbm.LGBMRanker(n_estimators=5, verbose=-1).fit(X, y, group=groups(qid))
+    distillrank.Ranker(method="pfd", teacher=fitted, epochs=1, widths=[8], backend="cpu").fit(
+        dense, y.astype(int), qid=qid, verbose=False)
 
 
 def test_unbiased_gbdt_bench_trains_on_every_impression_and_scores_the_compare_queries(tmp_path):

@@ -18,7 +18,7 @@ const MDBOOK_VERSION: &str = "0.5.4";
 
 pub(crate) fn docs() -> Result<(), String> {
     write_reference()?;
-    let python = super::python::installed_package()?;
+    let (python, _) = super::python::installed_package()?;
     run(Command::new(&python)
         .arg(root().join("docs/book/python_reference.py"))
         .current_dir(std::env::temp_dir()))?;

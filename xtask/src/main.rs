@@ -14,6 +14,8 @@
 //!   first (`docs.rs`).
 //! * `data`: unpack the real LETOR data the tests read (MQ2008's five parts and Fold1, LightGBM's
 //!   rank example; `tests/data/letor`, compressed) into `target/data/`; `test` does it first.
+//! * `wheel`: the Python package as one abi3 wheel (maturin) in `target/wheels/`; the Python
+//!   tests install and run against it.
 //! * `bench`: the CPU benchmarks of BENCHMARKS.md, with the Python peers when they are installed.
 //! * `bench-web`: training throughput in headless Chromium, against TensorFlow.js on WebGPU.
 //! * `gpu-report [DIR]`: every adapter, the kernel checks, GPU benchmarks and a comparison on
@@ -46,6 +48,7 @@ fn main() -> ExitCode {
         "data" => letor_data::unpack(&root()).map(|dir| println!("{}", dir.display())),
         "e2e" => e2e().map(|_| ()),
         "python" => python::python(),
+        "wheel" => python::wheel().map(drop),
         "bench" => bench(),
         "bench-web" => bench_web(rest),
         "bench-step" => bench_step(rest),
@@ -57,7 +60,7 @@ fn main() -> ExitCode {
             ),
         ),
         _ => {
-            eprintln!("usage: cargo xtask <demo|dist|compare|test|bench> [args]\n  demo [--port N]  build the page and serve it on 127.0.0.1 (default port 8000)\n  serve [--port N] serve the page as last built\n  dist [DIR]       write the page as a static bundle (default dist/)\n  compare [ARGS]   compare the methods from the native CLI (ARGS go to `distillrank compare`)\n  test             run every test\n  docs             write the book's generated reference pages and build the book into target/book\n  data             unpack the real LETOR data the tests read into target/data\n  e2e              the page's end-to-end test alone\n  python           the Python package: build it into target/python-venv and run tests/python\n  bench            CPU benchmarks against numpy / sklearn / JAX\n  bench-step [N]   the training step against JAX jit and PyTorch eager (CPU), alternated N times (default 3)\n  bench-web [Q]    in-browser training throughput against TensorFlow.js (Q: bench.html's query string)\n  gpu-report [DIR] adapters, kernel checks, GPU benchmarks and a GPU comparison (default target/gpu-report)");
+            eprintln!("usage: cargo xtask <demo|dist|compare|test|bench> [args]\n  demo [--port N]  build the page and serve it on 127.0.0.1 (default port 8000)\n  serve [--port N] serve the page as last built\n  dist [DIR]       write the page as a static bundle (default dist/)\n  compare [ARGS]   compare the methods from the native CLI (ARGS go to `distillrank compare`)\n  test             run every test\n  docs             write the book's generated reference pages and build the book into target/book\n  data             unpack the real LETOR data the tests read into target/data\n  e2e              the page's end-to-end test alone\n  python           the Python package: build its wheel, install it into target/python-venv and run tests/python\n  wheel            the Python package as one abi3 wheel in target/wheels\n  bench            CPU benchmarks against numpy / sklearn / JAX\n  bench-step [N]   the training step against JAX jit and PyTorch eager (CPU), alternated N times (default 3)\n  bench-web [Q]    in-browser training throughput against TensorFlow.js (Q: bench.html's query string)\n  gpu-report [DIR] adapters, kernel checks, GPU benchmarks and a GPU comparison (default target/gpu-report)");
             return if task == "help" {
                 ExitCode::SUCCESS
             } else {
@@ -148,8 +151,8 @@ fn test(extra: &[String]) -> Result<(), String> {
             false
         }
     };
-    // Native: library and integration tests of the distillrank package (doc tests hold no
-    // tests); the GPU tests run on lavapipe.
+    // Native: library and integration tests of the distillrank package; the GPU tests run on
+    // lavapipe.
     let mut native = cargo();
     native
         .args([
@@ -162,6 +165,12 @@ fn test(extra: &[String]) -> Result<(), String> {
         .args(extra);
     native.env("XDG_RUNTIME_DIR", &runtime);
     let native_ok = total.run(native)?;
+    // The crate root's documentation examples, and the example programs (built by the native
+    // tests), each run once: a program that fails counts as a failed test.
+    let mut doc = cargo();
+    doc.args(["test", "-p", "distillrank", "--doc"]);
+    let doc_ok = total.run(doc)?;
+    let examples_ok = run_examples(&mut total, &runtime);
     // Python: the package built with maturin, its tests against the CLI (tests/python).
     let python_ok = python::tests(&mut total).unwrap_or_else(|e| {
         eprintln!("python: {e}");
@@ -201,6 +210,8 @@ fn test(extra: &[String]) -> Result<(), String> {
     }
     if lint_ok
         && native_ok
+        && doc_ok
+        && examples_ok
         && python_ok
         && web_ok
         && e2e_ok
@@ -212,6 +223,40 @@ fn test(extra: &[String]) -> Result<(), String> {
     } else {
         Err(format!("{} passed, {} failed", total.passed, total.failed))
     }
+}
+
+/// Runs every program of `examples/` (`cargo run --example NAME`), counting each as a test;
+/// returns whether they all succeeded.
+fn run_examples(total: &mut Tally, runtime: &Path) -> bool {
+    let mut names: Vec<String> = std::fs::read_dir(root().join("examples"))
+        .map(|dir| {
+            dir.flatten()
+                .filter_map(|e| {
+                    let name = e.file_name().to_string_lossy().into_owned();
+                    name.strip_suffix(".rs").map(str::to_string)
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    let mut ok = true;
+    for name in names {
+        let passed = run(cargo()
+            .args(["run", "-q", "--example", &name])
+            .env("XDG_RUNTIME_DIR", runtime))
+        .is_ok();
+        println!(
+            "example {name} ... {}",
+            if passed { "ok" } else { "FAILED" }
+        );
+        if passed {
+            total.passed += 1;
+        } else {
+            total.failed += 1;
+            ok = false;
+        }
+    }
+    ok
 }
 
 /// The page, end to end, in headless Chromium (tests/e2e/page.mjs, playwright-core): builds the

@@ -1,9 +1,11 @@
 //! `cargo xtask python`: the Python package's tests (`tests/python/`, pytest), in a virtual
 //! environment of their own at `target/python-venv`: it is made when missing (with Debian's
 //! python3-venv when the machine has no venv module), gets numpy, scipy, onnx, onnxruntime,
-//! pytest, lightgbm, xgboost-cpu and scikit-learn from PyPI and the package built from this
-//! checkout (`pip install .`, maturin, run every time: pip and cargo rebuild what changed), and
-//! runs the tests against the CLI built here (`DISTILLRANK_BIN`).
+//! pytest, lightgbm, xgboost-cpu, scikit-learn, pandas, polars, pyarrow and mypy from PyPI and
+//! the package as users install it: the abi3 wheel `cargo xtask wheel` builds from this checkout
+//! (maturin, run every time: cargo rebuilds what changed), and runs the tests against the CLI
+//! built here (`DISTILLRANK_BIN`) and that wheel (`DISTILLRANK_WHEEL`, which one test installs
+//! into a fresh venv of its own).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -54,10 +56,12 @@ pub(crate) fn tests(total: &mut Tally) -> Result<bool, String> {
     run(Command::new(&python)
         .args(["-m", "pip", "install", "-q"])
         .args(TEST_PACKAGES))?;
+    // The tests run against the wheel users install, not against the source tree.
     let started = Instant::now();
-    run(Command::new(&python).args(["-m", "pip", "install", "-q", "."]))?;
+    let (_, wheel) = installed_package()?;
     eprintln!(
-        "python: built and installed the package (maturin, pip install .) in {:.0} s",
+        "python: built the wheel {} and installed it in {:.0} s",
+        wheel.file_name().unwrap_or_default().to_string_lossy(),
         started.elapsed().as_secs_f64()
     );
     run(cargo().args(["build", "--bin", "distillrank"]))?;
@@ -76,15 +80,70 @@ pub(crate) fn tests(total: &mut Tally) -> Result<bool, String> {
             "no:cacheprovider",
         ])
         .env("DISTILLRANK_BIN", &bin)
+        .env("DISTILLRANK_WHEEL", &wheel)
         .env("XDG_RUNTIME_DIR", &runtime);
     pytest_run(pytest, total)
 }
 
-/// The test venv's python with the package built from this checkout installed in it.
-pub(crate) fn installed_package() -> Result<PathBuf, String> {
+/// The test venv's python with the package built from this checkout installed in it, and the
+/// wheel it was installed from.
+pub(crate) fn installed_package() -> Result<(PathBuf, PathBuf), String> {
     let python = venv()?;
-    run(Command::new(&python).args(["-m", "pip", "install", "-q", "."]))?;
-    Ok(python)
+    let wheel = wheel()?;
+    run(Command::new(&python)
+        .args([
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--force-reinstall",
+            "--no-deps",
+        ])
+        .arg(&wheel))?;
+    Ok((python, wheel))
+}
+
+/// The maturin that builds the wheel (pyproject.toml's build backend).
+const MATURIN: &str = "maturin>=1.9,<2";
+
+/// `cargo xtask wheel`: the package as one abi3 wheel for CPython 3.9 and newer (maturin, release
+/// build), in `target/wheels/`; returns its path. Older distillrank wheels there are removed
+/// first, so that the one left is this checkout's.
+pub(crate) fn wheel() -> Result<PathBuf, String> {
+    let python = venv()?;
+    run(Command::new(&python).args(["-m", "pip", "install", "-q", MATURIN]))?;
+    let out = root().join("target/wheels");
+    if let Ok(entries) = std::fs::read_dir(&out) {
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name.starts_with("distillrank-") && name.ends_with(".whl") {
+                let _ = std::fs::remove_file(entry.path());
+            }
+        }
+    }
+    run(Command::new(&python)
+        .args(["-m", "maturin", "build", "--release", "--quiet", "--out"])
+        .arg(&out))?;
+    let built: Vec<PathBuf> = std::fs::read_dir(&out)
+        .map_err(|e| format!("{}: {e}", out.display()))?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("distillrank-"))
+        })
+        .collect();
+    match built.as_slice() {
+        [wheel] => {
+            println!("{}", wheel.display());
+            Ok(wheel.clone())
+        }
+        _ => Err(format!(
+            "maturin left {} distillrank wheels in {}",
+            built.len(),
+            out.display()
+        )),
+    }
 }
 
 /// The virtual environment's python, making the environment when it is missing.
