@@ -546,10 +546,13 @@ impl Setup {
         if self.methods.is_empty() {
             return Err(Error::Config("choose at least one method".into()));
         }
-        if self.data.labels == Labels::Grades && self.loss == crate::model::loss::LossKind::RankBce
-        {
+        if self.data.labels == Labels::Grades && !self.loss.entry().graded {
             return Err(Error::Config(
-                "--loss rankbce learns y in {0, 1}, and --training-labels grades gives the grades: choose --loss ranknet, lambdarank or softmax, or --training-labels gumbel".into(),
+                format!(
+                    "--loss {} learns y in {{0, 1}}, and --training-labels grades gives the grades: choose --loss {}, or --training-labels gumbel",
+                    self.loss.name(),
+                    crate::model::loss::LossKind::graded_names()
+                ),
             ));
         }
         let setup = serde_json::to_value(self).expect("a setup serialises");

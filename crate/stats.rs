@@ -160,7 +160,7 @@ fn detectable_size(d: &[f64]) -> (Option<f64>, Option<String>) {
     if n < 2 {
         return (None, None);
     }
-    let smallest_p = 2.0 / 2f64.powi(n.min(1024) as i32);
+    let smallest_p = smallest_p(n);
     if smallest_p >= ALPHA {
         return (
             None,
@@ -180,6 +180,12 @@ fn detectable_size(d: &[f64]) -> (Option<f64>, Option<String>) {
         );
     }
     (Some(Z_POWER * sd / (n as f64).sqrt()), None)
+}
+
+/// The smallest p the exact sign-flip test can give on `n` queries: 2 / 2^n (the observed signs
+/// and their mirror).
+fn smallest_p(n: usize) -> f64 {
+    2.0 / 2f64.powi(n.min(1024) as i32)
 }
 
 /// A p-value in a sentence: up to 4 significant decimals ("0.0625", "0.25").
@@ -382,6 +388,21 @@ pub fn holm(tests: &mut [PairedTest]) {
     for (rank, &(i, p)) in order.iter().enumerate() {
         running = running.max(((m - rank) as f64 * p).min(1.0));
         tests[i].p_holm = Some(running);
+    }
+    // Every Holm-adjusted p is at least m times the smallest p of the family's first step, so a
+    // test on n queries can reach p < 0.05 only if m times the smallest p on n queries is below
+    // it: otherwise no difference is detectable, whatever its size.
+    for &(i, _) in &order {
+        let t = &mut tests[i];
+        let floor = (m as f64 * smallest_p(t.n_queries)).min(1.0);
+        if m > 1 && floor >= ALPHA && t.min_detectable.is_some() {
+            t.min_detectable = None;
+            t.undetectable = Some(format!(
+                "with {} queries and {m} tests under Holm's correction the smallest p this test can reach is {}, not below {ALPHA}, so no difference is detectable",
+                t.n_queries,
+                shown_p(floor)
+            ));
+        }
     }
 }
 

@@ -1405,3 +1405,48 @@ fn a_missing_model_file_is_named_as_given() {
         );
     }
 }
+
+/// results.json records each setting once: Adam's learning rate and weight decay are the setup's
+/// `lr` and `weight_decay`, not repeated under the configuration derived from it.
+#[test]
+fn results_json_records_one_weight_decay() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().display().to_string();
+    let (ok, _, stderr) = distillrank(&[
+        "compare",
+        "--queries",
+        "60",
+        "--valid-queries",
+        "20",
+        "--test-queries",
+        "20",
+        "--epochs",
+        "1",
+        "--seeds",
+        "1",
+        "--widths",
+        "8",
+        "--methods",
+        "no-distillation",
+        "--weight-decay",
+        "0.25",
+        "--backend",
+        "cpu",
+        "--out",
+        &out,
+        "--quiet",
+    ]);
+    assert!(ok, "{stderr}");
+    let results: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("results.json")).unwrap())
+            .unwrap();
+    let text = results.to_string();
+    assert_eq!(
+        text.matches("\"weight_decay\"").count(),
+        1,
+        "{}",
+        results["config"]
+    );
+    assert_eq!(results["setup"]["weight_decay"], 0.25);
+    assert!(results["config"]["train"]["adam"]["beta1"].is_number());
+}

@@ -65,7 +65,7 @@ fn settings_that_cannot_learn_grades_are_refused_by_name() {
         &[
             "--loss rankbce",
             "--training-labels grades",
-            "ranknet, lambdarank or softmax",
+            &LossKind::graded_names(),
         ],
     );
     // Simulated logs whose y is the conversion: the label is said twice.

@@ -490,3 +490,45 @@ fn class_unmeasurable_figures_no_detectable_size_without_the_queries_or_the_spre
         "{t:?}"
     );
 }
+
+/// Holm multiplies the family's smallest p by its number of tests m, so a test on n queries can
+/// reach p < 0.05 only when m · 2 / 2^n is below it: at 6 queries (smallest p 0.031) one test
+/// can, five cannot (0.156), and at 7 queries five cannot either (0.078). Such tests say no
+/// difference is detectable instead of a size; alone, or on enough queries, they keep theirs.
+#[test]
+fn the_detectable_size_accounts_for_holms_correction() {
+    let run = |queries: usize, m: usize| -> Vec<PairedTest> {
+        let mut tests: Vec<PairedTest> = (0..m)
+            .map(|i| {
+                let a = scores(1, queries, 0.01, i as u64);
+                let b = scores(1, queries, 0.0, 100 + i as u64);
+                test(&a, &b, 7)
+            })
+            .collect();
+        holm(&mut tests);
+        tests
+    };
+    for (queries, m, detectable) in [(6, 1, true), (6, 5, false), (7, 5, false), (8, 5, true)] {
+        for t in run(queries, m) {
+            assert_eq!(
+                t.min_detectable.is_some(),
+                detectable,
+                "{queries} queries, {m} tests: {t:?}"
+            );
+            if !detectable {
+                let why = t.undetectable.as_deref().unwrap_or_default();
+                assert!(
+                    why.contains(&format!(
+                        "{queries} queries and {m} tests under Holm's correction"
+                    )),
+                    "{why}"
+                );
+                assert!(
+                    sentence(&t).contains("no difference is detectable"),
+                    "{}",
+                    sentence(&t)
+                );
+            }
+        }
+    }
+}

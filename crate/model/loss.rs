@@ -93,6 +93,9 @@ pub struct LossEntry {
     /// What it computes: the CLI's help line for its value, the page's tooltip.
     pub help: &'static str,
     pub weighing: Weighing,
+    /// Whether it learns graded targets (gains 2^y - 1, or the order of grades): what training on
+    /// the grades and the relevance estimates of clicks need. RankBCE learns y in {0, 1}.
+    pub graded: bool,
     /// The GPU kernels of the data loss (hard labels y), dispatched in order; they read the
     /// weights of [`loss_weights`] after their targets (`shaders/loss_prologue.wgsl`).
     pub hard: &'static [Wgsl],
@@ -115,6 +118,7 @@ pub const LOSSES: &[LossEntry] = &[
         family: "pointwise",
         help: "Pointwise binary cross-entropy on the documents",
         weighing: Weighing::PerDocument,
+        graded: false,
         hard: &[wgsl("bce.wgsl", "bce")],
         soft: &[wgsl("bce.wgsl", "bce")],
     },
@@ -125,6 +129,7 @@ pub const LOSSES: &[LossEntry] = &[
         family: "pairwise",
         help: "Pairwise logistic loss on the document pairs of a group",
         weighing: Weighing::PerPair,
+        graded: true,
         hard: &[RANKNET_KERNEL],
         soft: &[RANKNET_KERNEL],
     },
@@ -135,6 +140,7 @@ pub const LOSSES: &[LossEntry] = &[
         family: "listwise",
         help: "Listwise softmax cross-entropy (ListNet's top-one form) over each group; its teacher loss takes the teachers' softmax",
         weighing: Weighing::PerList,
+        graded: true,
         hard: &[wgsl("listwise.wgsl", "softmax_ce")],
         soft: &[wgsl("listwise.wgsl", "softmax_ce")],
     },
@@ -145,6 +151,7 @@ pub const LOSSES: &[LossEntry] = &[
         family: "pairwise, NDCG-weighted",
         help: "RankNet's pairs, each weighted by |delta NDCG| of swapping the pair; its teacher loss is RankNet's soft one",
         weighing: Weighing::PerPair,
+        graded: true,
         hard: &[
             wgsl("listwise.wgsl", "lambda_ranks"),
             wgsl("listwise.wgsl", "lambdarank"),
@@ -193,6 +200,12 @@ impl LossKind {
     /// The names of every loss, for messages: "rankbce, ranknet, softmax or lambdarank".
     pub fn names() -> String {
         or_list(LossKind::NAMES.iter().copied())
+    }
+
+    /// The names of the losses that learn graded targets ([`LossEntry::graded`]), for messages:
+    /// "ranknet, softmax or lambdarank".
+    pub fn graded_names() -> String {
+        or_list(LOSSES.iter().filter(|l| l.graded).map(|l| l.name))
     }
 }
 

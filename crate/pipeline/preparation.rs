@@ -414,9 +414,12 @@ impl PreparedData {
     ) -> Result<Option<std::sync::Arc<crate::ranking::clicks::ClickLabels>>> {
         use crate::ranking::clicks::{ClickLabel, ClickLabels};
         use crate::ranking::distill::Student;
-        let needed = methods.iter().any(
-            |m| matches!(m.entry().student, Student::Labels(l) if l != ClickLabel::FullInformation),
-        );
+        // Full information reads the grades, not the clicks; but where the clicks were given one
+        // a row (Python's position=) the grades are the clicks, and its check needs the table.
+        let from_rows = self.clicks.as_ref().is_some_and(|t| t.from_rows);
+        let needed = methods.iter().any(|m| {
+            matches!(m.entry().student, Student::Labels(l) if l != ClickLabel::FullInformation || from_rows)
+        });
         let Some(table) = self.clicks.clone().filter(|_| needed) else {
             return Ok(None);
         };

@@ -107,10 +107,19 @@ pub fn results_json_with(
     comparison: &Comparison,
     tests: &[crate::stats::PairedTest],
 ) -> serde_json::Value {
-    let config = setup
+    let mut config = setup
         .compare_config(Engine::Cpu)
         .map(|c| serde_json::to_value(c).expect("a configuration serialises"))
         .unwrap_or(serde_json::Value::Null);
+    // Adam's learning rate and weight decay are the setup's `lr` and `weight_decay`: recorded
+    // once, there, not again under the configuration derived from it.
+    if let Some(adam) = config
+        .pointer_mut("/train/adam")
+        .and_then(|a| a.as_object_mut())
+    {
+        adam.remove("lr");
+        adam.remove("weight_decay");
+    }
     let test = data.prepared.test.as_ref().unwrap_or(&data.prepared.valid);
     let sentences: Vec<String> = tests
         .iter()

@@ -40,6 +40,18 @@ pub enum Method {
     IpsHarvested,
 }
 
+/// Whether a method may learn from a teacher trained elsewhere instead of its own.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum External {
+    /// Any teacher fits: PFD's sees x and z, so any does; no distillation and the methods that
+    /// learn from clicks or grades leave the teacher to the others.
+    Any,
+    /// A teacher that reads exactly these inputs: x for self-distillation, z for GenD.
+    Reads(TeacherInputs),
+    /// None: it trains teachers of its own (several, or a larger one).
+    Never,
+}
+
 /// One method, described once.
 pub struct MethodEntry {
     pub method: Method,
@@ -56,6 +68,8 @@ pub struct MethodEntry {
     /// What the settings must allow for its teachers (multi-teacher PFD's count, say), in words
     /// when they do not.
     pub check: fn(&TeacherSettings) -> std::result::Result<(), String>,
+    /// Whether a teacher trained elsewhere ([`ExternalScores`]) may stand for its own.
+    pub external: External,
     /// How its student learns from its teachers' scores of the training documents.
     pub student: Student,
     /// The methods its student is tested against, beside no distillation (the baseline every
@@ -209,29 +223,17 @@ impl ExternalScores {
     /// fits it; self-distillation's must read x only, GenD's z only; the methods of several or
     /// larger teachers of their own take none. In words when it does not fit.
     pub fn fits(&self, method: Method) -> std::result::Result<(), String> {
-        let reads = |inputs: TeacherInputs| self.reads.as_ref() == Some(&inputs);
-        let why = match method {
-            Method::NoDistillation | Method::Pfd => return Ok(()),
-            // They learn from clicks or grades, and leave the teacher to the others.
-            Method::Naive
-            | Method::Ips
-            | Method::IpsEstimated
-            | Method::IpsHarvested
-            | Method::FullInformation
-            | Method::Dla
-            | Method::TwoTower => return Ok(()),
-            Method::SelfDistillation if reads(TeacherInputs::Regular) => return Ok(()),
-            Method::GenD if reads(TeacherInputs::Privileged) => return Ok(()),
-            Method::SelfDistillation | Method::GenD => format!(
+        let why = match &method.entry().external {
+            External::Any => return Ok(()),
+            External::Reads(inputs) if self.reads.as_ref() == Some(inputs) => return Ok(()),
+            External::Reads(inputs) => format!(
                 "its teacher must read {} only, and the external teacher reads {}",
-                if method == Method::GenD { "z" } else { "x" },
+                inputs.words(),
                 self.reads
                     .as_ref()
                     .map_or("what its scores do not say".into(), TeacherInputs::words)
             ),
-            Method::MultiTeacherPfd | Method::RankingDistillation => {
-                "it trains teachers of its own (several, or a larger one)".into()
-            }
+            External::Never => "it trains teachers of its own (several, or a larger one)".into(),
         };
         Err(format!(
             "{} cannot learn from the external teacher: {why}; compare it with no-distillation and pfd",
@@ -254,6 +256,7 @@ pub const METHODS: &[MethodEntry] = &[
         colour: "#6e7781",
         teachers: |_| vec![],
         check: fits_any,
+        external: External::Any,
         student: Student::TeacherLoss,
         tested_against: &[],
     },
@@ -265,6 +268,7 @@ pub const METHODS: &[MethodEntry] = &[
         colour: "#0969da",
         teachers: |s| vec![s.teacher(TeacherInputs::Regular)],
         check: fits_any,
+        external: External::Reads(TeacherInputs::Regular),
         student: Student::TeacherLoss,
         tested_against: &[],
     },
@@ -276,6 +280,7 @@ pub const METHODS: &[MethodEntry] = &[
         colour: "#bf8700",
         teachers: |s| vec![s.teacher(TeacherInputs::Privileged)],
         check: fits_any,
+        external: External::Reads(TeacherInputs::Privileged),
         student: Student::TeacherLoss,
         tested_against: &[],
     },
@@ -287,6 +292,7 @@ pub const METHODS: &[MethodEntry] = &[
         colour: "#cf222e",
         teachers: |s| vec![s.teacher(TeacherInputs::Both)],
         check: fits_any,
+        external: External::Any,
         student: Student::TeacherLoss,
         tested_against: &[
             Method::GenD,
@@ -317,6 +323,7 @@ pub const METHODS: &[MethodEntry] = &[
                 Ok(())
             }
         },
+        external: External::Never,
         student: Student::TeacherLoss,
         tested_against: &[],
     },
@@ -333,6 +340,7 @@ pub const METHODS: &[MethodEntry] = &[
             }]
         },
         check: fits_any,
+        external: External::Never,
         student: Student::RankingDistillation,
         tested_against: &[],
     },
@@ -344,6 +352,7 @@ pub const METHODS: &[MethodEntry] = &[
         colour: "#57606a",
         teachers: |_| vec![],
         check: fits_any,
+        external: External::Any,
         student: Student::Labels(ClickLabel::Naive),
         tested_against: &[],
     },
@@ -355,6 +364,7 @@ pub const METHODS: &[MethodEntry] = &[
         colour: "#0550ae",
         teachers: |_| vec![],
         check: fits_any,
+        external: External::Any,
         student: Student::Labels(ClickLabel::Ips),
         tested_against: &[Method::Naive],
     },
@@ -366,6 +376,7 @@ pub const METHODS: &[MethodEntry] = &[
         colour: "#953800",
         teachers: |_| vec![],
         check: fits_any,
+        external: External::Any,
         student: Student::Labels(ClickLabel::IpsEstimated),
         tested_against: &[Method::Naive, Method::Ips],
     },
@@ -377,6 +388,7 @@ pub const METHODS: &[MethodEntry] = &[
         colour: "#116329",
         teachers: |_| vec![],
         check: fits_any,
+        external: External::Any,
         student: Student::Labels(ClickLabel::FullInformation),
         tested_against: &[Method::Ips, Method::Pfd],
     },
@@ -388,6 +400,7 @@ pub const METHODS: &[MethodEntry] = &[
         colour: "#1b7c83",
         teachers: |_| vec![],
         check: fits_any,
+        external: External::Any,
         student: Student::Labels(ClickLabel::Dla),
         tested_against: &[Method::Naive, Method::IpsEstimated, Method::Ips],
     },
@@ -399,6 +412,7 @@ pub const METHODS: &[MethodEntry] = &[
         colour: "#bf3989",
         teachers: |_| vec![],
         check: fits_any,
+        external: External::Any,
         student: Student::Labels(ClickLabel::TwoTower),
         tested_against: &[Method::Naive, Method::Ips],
     },
@@ -410,6 +424,7 @@ pub const METHODS: &[MethodEntry] = &[
         colour: "#4d2d00",
         teachers: |_| vec![],
         check: fits_any,
+        external: External::Any,
         student: Student::Labels(ClickLabel::IpsHarvested),
         tested_against: &[Method::Naive, Method::Ips],
     },

@@ -247,9 +247,11 @@ impl CompareConfig {
     /// the clicks by rank.
     fn check_click_method(&self, method: Method, label: ClickLabel, p: &Prepared) -> Result<()> {
         use crate::model::loss::LossKind;
-        if self.train.loss == LossKind::RankBce {
+        if !self.train.loss.entry().graded {
             return Err(Error::Config(format!(
-                "{method} learns graded relevance estimates, and --loss rankbce learns y in {{0, 1}}: choose --loss ranknet, lambdarank or softmax"
+                "{method} learns graded relevance estimates, and --loss {} learns y in {{0, 1}}: choose --loss {}",
+                self.train.loss.name(),
+                LossKind::graded_names()
             )));
         }
         if self.train.objective.is_some() {

@@ -605,15 +605,17 @@ class Ranker(_EstimatorBase):
         """The JSON half of the saved model: the columns it reads, its widths, its loss."""
         return _json.loads(self._fitted().config_json())
 
-    def predict(self, X: Any, backend: Optional[str] = None) -> _np.ndarray:
+    def predict(self, X: Any, backend: Optional[str] = None, allow_missing_features: bool = False) -> _np.ndarray:
         """One float32 score per row of ``X`` (the width of the training X), the scores
         ``distillrank predict`` writes for the same model file. ``backend`` overrides the
-        ranker's."""
+        ranker's. ``allow_missing_features``: an ``X`` narrower than the training X has its
+        missing last columns read as 0 (as ``distillrank predict --allow-missing-features``
+        reads a sparse file whose last columns are all zero); without it, it is refused."""
         fitted = self._fitted()
         expected = getattr(self, "feature_names_in_", None)
         _check_names("X", _column_names(X), None if expected is None else list(expected))
         x = _features("X", _as_array(X))
-        return fitted.predict(x, backend or self._setup["backend"])
+        return fitted.predict(x, backend or self._setup["backend"], bool(allow_missing_features))
 
     def score(self, X: Any, y: Any, qid: Any = None, k: int = 8) -> float:
         """Mean NDCG@k of :meth:`predict`'s scores against the relevance grades ``y`` over the

@@ -43,7 +43,13 @@ fn value_error(e: distillrank::error::Error) -> PyErr {
 /// A message in Python's words ([`distillrank::settings::flags_in_words`]): the settings'
 /// flags as their keywords, and the data's files as `fit`'s arrays (`--valid` -> `eval_set`).
 fn python_words(message: &str) -> String {
-    distillrank::settings::flags_in_words(message, &|flag| match flag {
+    // Python's own keywords first, where they differ from the setup field the table names:
+    // `Ranker(teacher_columns=...)`, `sweep(param, values, ...)`, `predict(allow_missing_features=)`.
+    let message = message
+        .replace("--teacher-columns", "teacher_columns")
+        .replace("--allow-missing-features", "allow_missing_features=True")
+        .replace("--values", "values");
+    distillrank::settings::flags_in_words(&message, &|flag| match flag {
         "train" => Some("X".into()),
         "valid" => Some("eval_set".into()),
         "test" => Some("a test split".into()),
@@ -328,12 +334,15 @@ impl Model {
     }
 
     /// One score per row of `x` (float32 C-contiguous, the width of the training data's X), as
-    /// `distillrank predict` scores a file.
+    /// `distillrank predict` scores a file; `allow_missing_features` reads the columns of a
+    /// narrower `x` that it lacks as 0, as `predict --allow-missing-features` does.
+    #[pyo3(signature = (x, backend_name, allow_missing_features=false))]
     fn predict<'py>(
         &self,
         py: Python<'py>,
         x: PyReadonlyArray2<'py, f32>,
         backend_name: &str,
+        allow_missing_features: bool,
     ) -> PyResult<Bound<'py, PyArray1<f32>>> {
         let backend = backend(backend_name)?;
         let (values, width) = features(TRAIN, &x, None)?;
@@ -343,7 +352,7 @@ impl Model {
         let scores = py.detach(|| {
             let data =
                 pipeline::preparation::dataset_from_arrays(TRAIN, values, width, &grades, &qids)?;
-            let inputs = model_io::model_inputs(&data, &self.config, name, false)?;
+            let inputs = model_io::model_inputs(&data, &self.config, name, allow_missing_features)?;
             let engine = engine(backend, &mut pipeline::Silent)?;
             let scores = distillrank::native::block_on(
                 engine.score_ensemble(&self.model, Inputs::dense(&inputs, data.n_docs())),

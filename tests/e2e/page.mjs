@@ -121,6 +121,24 @@ await check("page_starts_its_engine", async () => {
   console.log(`    engine: ${engine}`);
 });
 
+// Every control has an accessible name: an aria-label, a <label for>, or an enclosing <label>
+// of which it is the first control (a label names only its first one, so a number field beside a
+// checkbox in one label needs its own aria-label).
+await check("every_control_has_an_accessible_name", async () => {
+  const unnamed = await page.evaluate(() => {
+    const controls = [...document.querySelectorAll("input, select, textarea")].filter((c) => c.type !== "hidden");
+    return controls
+      .filter((c) => {
+        if (c.getAttribute("aria-label") || c.getAttribute("aria-labelledby")) return false;
+        if (c.id && document.querySelector(`label[for="${c.id}"]`)) return false;
+        const label = c.closest("label");
+        return !(label && label.querySelector("input, select, textarea") === c);
+      })
+      .map((c) => c.id || c.name || c.outerHTML.slice(0, 60));
+  });
+  expect(unnamed.length === 0, `controls without an accessible name: ${unnamed.join(", ")}`);
+});
+
 await check("form_reads_the_table_of_settings", async () => {
   // Bounds, tooltips and starting values come from crate/settings.rs: the page's lighter start
   // where the table gives one (400 queries, 3 objective seeds), the library's default elsewhere.

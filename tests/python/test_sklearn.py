@@ -217,3 +217,17 @@ def test_the_python_reference_page_is_up_to_date(tmp_path):
     assert committed.exists() and out.read_text() == committed.read_text(), (
         f"{committed} differs from what the package generates: run `cargo xtask docs`"
     )
+
+
+def test_a_narrower_x_is_refused_in_pythons_words_or_read_with_zeros(mq2008, fitted):
+    """The refusal names predict's own keyword, and the keyword does what it says: the missing
+    last columns read as 0."""
+    X = mq2008["test"][0]
+    narrow = X[:, :-2]
+    with pytest.raises(ValueError) as refused:
+        fitted.predict(narrow)
+    message = str(refused.value)
+    assert "allow_missing_features=True" in message and "--" not in message, message
+    padded = X.copy()
+    padded[:, -2:] = 0
+    np.testing.assert_array_equal(fitted.predict(narrow, allow_missing_features=True), fitted.predict(padded))
