@@ -569,10 +569,12 @@ fn a_rank_never_clicked_is_refused_by_rank() {
     assert!(message.contains("no impression"), "{message}");
 }
 
-/// A prepared-splits file does not keep the clicks by rank: the run that writes it learns from
-/// its clicks in memory, and a later run that reads it back is refused with what to turn off.
+/// Prepared splits keep the clicks by rank beside them (`TRAIN.KEY.drprep.clicks`): the run that
+/// reads them back learns from the same clicks as the run that wrote them. (They used to be
+/// kept in memory only, so the same command worked once and was refused the second time.) A
+/// sidecar that is gone makes the old refusal, naming what to delete.
 #[test]
-fn the_prepared_cache_keeps_no_clicks_and_says_so() {
+fn the_prepared_cache_keeps_the_clicks() {
     let dir = tempfile::tempdir().unwrap();
     let mut setup = clicks_setup(LossKind::RankNet);
     setup.methods = vec![Method::IpsEstimated];
@@ -585,9 +587,31 @@ fn the_prepared_cache_keeps_no_clicks_and_says_so() {
     assert!(written.clicks.is_some());
     assert!(config(&written).is_ok());
     let read = prepare(&setup).unwrap();
+    assert_eq!(read.clicks, written.clicks);
+    assert!(config(&read).is_ok());
+    let sidecars = || {
+        std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.to_string_lossy().ends_with(".drprep.clicks"))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(sidecars().len(), 1);
+    // A damaged sidecar is not read: the splits are prepared again, with their clicks.
+    std::fs::write(&sidecars()[0], b"{}\n1234").unwrap();
+    let again = prepare(&setup).unwrap();
+    assert_eq!(again.clicks, written.clicks);
+    // Without the sidecar (splits written by an older version), the refusal says what to delete.
+    for path in sidecars() {
+        std::fs::remove_file(path).unwrap();
+    }
+    let read = prepare(&setup).unwrap();
     assert!(read.clicks.is_none());
     let message = config(&read).unwrap_err().to_string();
-    assert!(message.contains("--prepared-cache"), "{message}");
+    assert!(
+        message.contains("--prepared-cache") && message.contains(".drprep"),
+        "{message}"
+    );
 }
 
 /// The impressions log `data simulate-logs` writes is the simulation, impression by impression:

@@ -1099,3 +1099,26 @@ fn an_undecidable_column_mapping_is_asked_for_by_the_callers_setting() {
         }
     }
 }
+
+/// A teacher whose tree has a 1e308 leaf gives scores no soft label can carry: it is refused as
+/// the score it is, naming the file and the document, not reported later as a training that
+/// diverged ("try a smaller --lr").
+#[test]
+fn a_teacher_with_an_out_of_range_leaf_is_refused_as_a_score() {
+    let dir = tempfile::tempdir().unwrap();
+    let setup = model_teacher_setup(dir.path());
+    let model = setup.data.teacher.model.clone().unwrap();
+    let text = std::fs::read_to_string(&model).unwrap();
+    std::fs::write(&model, text.replace("leaf_value=0.1 ", "leaf_value=1e308 ")).unwrap();
+    let Err(message) = prepare(&setup).map(drop) else {
+        panic!("a teacher scoring 1e308 was taken")
+    };
+    let message = message.to_string();
+    assert!(
+        message.contains("the teacher's score of document")
+            && message.contains("1e308")
+            && message.contains("expected a score within")
+            && !message.contains("diverged"),
+        "{message}"
+    );
+}

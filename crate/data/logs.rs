@@ -426,6 +426,63 @@ pub struct ClickTable {
     pub from_rows: bool,
 }
 
+/// Writes `table` to `path` (atomically): one line of JSON with everything but the counts, then
+/// the impressions and the clicks as little-endian u32, each `n_docs * shown` of them.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn write_click_table(path: &std::path::Path, table: &ClickTable) -> Result<()> {
+    let head = ClickTable {
+        impressions: Vec::new(),
+        clicks: Vec::new(),
+        ..table.clone()
+    };
+    let mut bytes = serde_json::to_vec(&head).expect("a click table serialises");
+    bytes.push(b'\n');
+    bytes.reserve(8 * table.impressions.len());
+    for counts in [&table.impressions, &table.clicks] {
+        for v in counts.iter() {
+            bytes.extend_from_slice(&v.to_le_bytes());
+        }
+    }
+    crate::output::write_atomic(path, &bytes)
+}
+
+/// Reads what [`write_click_table`] wrote, checking that the counts fill the table's shape.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn read_click_table(path: &std::path::Path) -> Result<ClickTable> {
+    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    let bad = |what: &str| {
+        Error::Data(format!(
+            "{}: {what}: expected the clicks by rank distillrank wrote beside prepared splits (delete it to prepare again)",
+            path.display()
+        ))
+    };
+    let end = bytes
+        .iter()
+        .position(|&b| b == b'\n')
+        .ok_or_else(|| bad("no header line"))?;
+    let mut table: ClickTable =
+        serde_json::from_slice(&bytes[..end]).map_err(|e| bad(&e.to_string()))?;
+    let cells = table
+        .n_docs()
+        .checked_mul(table.shown)
+        .ok_or_else(|| bad("a shape past memory"))?;
+    let body = &bytes[end + 1..];
+    if Some(body.len()) != cells.checked_mul(8) {
+        return Err(bad(&format!(
+            "{} bytes of counts where {} documents at {} ranks need {}",
+            body.len(),
+            table.n_docs(),
+            table.shown,
+            cells * 8
+        )));
+    }
+    let word = |c: &[u8]| u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+    let (impressions, clicks) = body.split_at(cells * 4);
+    table.impressions = impressions.chunks_exact(4).map(word).collect();
+    table.clicks = clicks.chunks_exact(4).map(word).collect();
+    Ok(table)
+}
+
 impl ClickTable {
     pub fn n_docs(&self) -> usize {
         self.group_offsets.last().copied().unwrap_or(0)

@@ -222,7 +222,7 @@ fn prepare_through_file(
     };
     let path = prepared_path(Path::new(train), key);
     if path.exists() {
-        match read_prepared(&path, key) {
+        match read_prepared(&path, key).and_then(|p| p.map(|p| with_clicks(p, &path)).transpose()) {
             Ok(Some(prepared)) => {
                 reporter.note(&format!("prepared splits read from {}", path.display()));
                 report_prepared(&prepared.prepared, reporter);
@@ -259,12 +259,18 @@ fn prepare_through_file(
         }
     };
     let prepared = prepare_in_memory(data, store, needs_test, &scratch, reporter)?;
-    // The clicks by rank stay in memory for this run: at a large file's size their JSON would
-    // outgrow the file's description.
+    // The clicks by rank go to a file of their own beside the splits (at a large file's size
+    // their JSON would outgrow the splits' description), written first: splits without their
+    // clicks are never read back.
     let mut extra = prepared.about();
     extra["clicks"] = serde_json::Value::Null;
     let clicks = prepared.clicks.clone();
-    if let Err(e) = crate::data::prepared_cache::write(&path, key, &prepared.prepared, extra) {
+    let written = match &clicks {
+        Some(table) => crate::data::logs::write_click_table(&clicks_path(&path), table),
+        None => Ok(()),
+    }
+    .and_then(|()| crate::data::prepared_cache::write(&path, key, &prepared.prepared, extra));
+    if let Err(e) = written {
         // The splits are prepared: a full disk or a read-only folder costs the file, not the run.
         reporter.warn(&format!(
             "the prepared splits could not be kept ({e}): this run trains from memory"
@@ -285,6 +291,24 @@ fn prepare_through_file(
         path.display()
     ));
     prepared.clicks = clicks;
+    Ok(prepared)
+}
+
+/// The clicks by rank kept beside the prepared splits at `path` (`PATH.clicks`), when their
+/// logs had any.
+#[cfg(not(target_arch = "wasm32"))]
+fn clicks_path(path: &Path) -> PathBuf {
+    PathBuf::from(format!("{}.clicks", path.display()))
+}
+
+/// Prepared splits read back from `path`, with the clicks by rank kept beside them.
+#[cfg(not(target_arch = "wasm32"))]
+fn with_clicks(mut prepared: PreparedData, path: &Path) -> Result<PreparedData> {
+    let clicks = clicks_path(path);
+    if clicks.exists() {
+        let table = crate::data::logs::read_click_table(&clicks)?;
+        prepared.clicks = Some(std::sync::Arc::new(table));
+    }
     Ok(prepared)
 }
 

@@ -177,15 +177,14 @@ fn outside_scores(
                     given[i]
                 )));
             }
-            docs += given.len();
-            files.push((
-                source,
-                FileScores {
-                    groups: groups(&name, &qids, None)?,
-                    scores: given,
-                    name,
-                },
-            ));
+            let file = FileScores {
+                groups: groups(&name, &qids, None)?,
+                scores: given,
+                name,
+            };
+            check_magnitude(&file, noun)?;
+            docs += file.scores.len();
+            files.push((source, file));
             return Ok(files.len() - 1);
         }
         let roles = [Role::Train, Role::Valid, Role::Test];
@@ -231,6 +230,7 @@ fn outside_scores(
                 read_scores(Path::new(path), &name, &bytes, rows, query)?
             }
         };
+        check_magnitude(&file, noun)?;
         docs += file.scores.len();
         files.push((source, file));
         Ok(files.len() - 1)
@@ -606,4 +606,27 @@ fn match_split(file: &FileScores, set: &RankingSet, noun: &str) -> Result<Vec<f3
         }
     }
     Ok(out)
+}
+
+/// The largest |score| a teacher or a reference may give: its scores become soft labels and
+/// ranking scores in f32, and a score past this (a tree's 1e308 leaf, say) would overflow the
+/// losses and be reported as a diverged training instead of as the score it is.
+pub const MAX_SCORE_MAGNITUDE: f64 = 1e6;
+
+/// Refuses a file's scores past [`MAX_SCORE_MAGNITUDE`], naming the file, the document and the
+/// score.
+fn check_magnitude(file: &FileScores, noun: &str) -> Result<()> {
+    match file
+        .scores
+        .iter()
+        .position(|v| v.is_nan() || v.abs() > MAX_SCORE_MAGNITUDE)
+    {
+        None => Ok(()),
+        Some(i) => Err(Error::Config(format!(
+            "the {noun}'s score of document {} of {} is {:e}: expected a score within ±{MAX_SCORE_MAGNITUDE:e} (a model with an out-of-range leaf, or scores of another scale?)",
+            i + 1,
+            file.name.display(),
+            file.scores[i]
+        ))),
+    }
 }

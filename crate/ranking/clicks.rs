@@ -856,7 +856,7 @@ pub fn training_set(
     let clicks = || {
         clicks.ok_or_else(|| {
             Error::Config(format!(
-                "{method} learns from clicks by displayed rank: compare on a LETOR file or MQ2008 with --privileged logs, which simulates them, or on files data simulate-logs wrote with their impressions log (FILE.impressions.tsv, named by the sidecar), or give each row's displayed position beside its click (Python's fit(..., position=)); a prepared-splits file read back from --prepared-cache holds none"
+                "{method} learns from clicks by displayed rank: compare on a LETOR file or MQ2008 with --privileged logs, which simulates them, or on files data simulate-logs wrote with their impressions log (FILE.impressions.tsv, named by the sidecar), or give each row's displayed position beside its click (Python's fit(..., position=)); prepared splits of --prepared-cache written without their clicks (by an older version) hold none: delete TRAIN.*.drprep to prepare again"
             ))
         })
     };

@@ -8,7 +8,7 @@
 //! mdBook is installed into `target/tools` when the machine has none (`cargo install`, pinned).
 //! The tests check that the committed reference pages equal what the code generates.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use super::{cargo, have, root, run, target_dir};
@@ -54,6 +54,25 @@ pub(crate) fn build_book() -> Result<(), String> {
         root().join("target/book/index.html").display()
     );
     Ok(())
+}
+
+/// Copies the built book (`target/book`) into `to` (the demo serves it from `web/book`).
+pub(crate) fn copy_book(to: &Path) -> Result<(), String> {
+    fn copy(from: &Path, to: &Path) -> std::io::Result<()> {
+        std::fs::create_dir_all(to)?;
+        for entry in std::fs::read_dir(from)? {
+            let entry = entry?;
+            let target = to.join(entry.file_name());
+            if entry.file_type()?.is_dir() {
+                copy(&entry.path(), &target)?;
+            } else {
+                std::fs::copy(entry.path(), target)?;
+            }
+        }
+        Ok(())
+    }
+    let from = root().join("target/book");
+    copy(&from, to).map_err(|e| format!("{} -> {}: {e}", from.display(), to.display()))
 }
 
 /// mdBook: on the PATH at the pinned version, else installed into `target/tools`.

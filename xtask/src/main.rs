@@ -1,7 +1,8 @@
 //! Project tasks, run as `cargo xtask <task>`:
 //!
 //! * `demo`: the main job: build the page (the crate as wasm, Chart.js from npm) and serve `web/` on
-//!   127.0.0.1, where it trains and compares the methods on the embedded synthetic data.
+//!   127.0.0.1, where it trains and compares the methods on the embedded synthetic data; the docs
+//!   book beside it at `/book/index.html`.
 //! * `serve [--port N]`: serve `web/` as last built.
 //! * `dist [DIR]`: the page as a static bundle (default `dist/`).
 //! * `compare`: the same comparison from the native CLI, report in `out/demo/`.
@@ -38,6 +39,12 @@ fn main() -> ExitCode {
     let result = match task {
         "demo" => port_arg(rest).and_then(|port| {
             web::build()?;
+            // The docs book beside the page, at /book/index.html; the page serves without it.
+            if let Err(e) =
+                docs::build_book().and_then(|()| docs::copy_book(&root().join("web/book")))
+            {
+                eprintln!("the docs book is not served: {e}");
+            }
             serve(port)
         }),
         "serve" => port_arg(rest).and_then(serve),
