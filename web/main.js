@@ -57,6 +57,9 @@ function main() {
   form.addEventListener("submit", (e) => { e.preventDefault(); run(); });
   form.addEventListener("change", (e) => {
     if (e.target.name === "source") {
+      // A labelling threshold belongs to its data's grades: new data start from the library's
+      // own for them (empty: 3.5 on generated data, the largest training grade + 0.8 on files).
+      writeForm({ tau_target: "" });
       showSourceKnobs();
       if (e.target.value === "mq2008") {
         // Real data: z from the simulated logs unless the user picks otherwise.

@@ -1246,6 +1246,22 @@ await check("controls_that_do_not_apply_are_hidden", async () => {
   }
 });
 
+await check("new_data_start_from_the_librarys_threshold_for_them", async () => {
+  // The synthetic form's tau_target (3.5) carried over to MQ2008, whose grades top out at 2, and
+  // the first Run found no positive validation group. Choosing data empties it: the library's
+  // own threshold for those data (the largest training grade + 0.8 on files).
+  const p = await freshPage("#backend=cpu&tau_target=3.5");
+  try {
+    expect((await p.locator("[name=tau_target]").inputValue()) === "3.5", "the link's tau_target is taken");
+    await p.check("input[name=source][value=mq2008]");
+    await p.selectOption("select[name=privileged_kind]", "top");
+    const tau = await p.locator("[name=tau_target]").inputValue();
+    expect(tau === "", `tau_target after choosing MQ2008: "${tau}"`);
+  } finally {
+    await p.close();
+  }
+});
+
 await check("results_are_marked_stale_when_the_form_changes_and_cleared_when_the_data_do", async () => {
   const p = await freshPage("#backend=cpu&epochs=1&seeds=2&widths=8&queries=60&valid_queries=40&test_queries=40");
   try {
@@ -1281,6 +1297,12 @@ await check("link_values_the_page_cannot_take_are_named_not_dropped", async () =
     ["#method=pfd,bogus", /method "bogus" is none of this page's choices \(no-distillation, /, null, null],
     // The same reader as an opened setup.json: a value out of range, named by its control.
     ["#epochs=0", /Epochs \(most\): setup field epochs = 0: expected a whole number in 1\.\.=100,000/, null, null],
+    // A key no control takes, and values a number field would blank: named, never dropped.
+    ["#epoch=5", /"epoch" is no setting of this page \(did you mean epochs\?\): the link's value for it is not used/, null, null],
+    ["#foo=bar", /"foo" is no setting of this page: the link's value for it is not used/, null, null],
+    ["#epochs=NaN", /Epochs \(most\) "NaN" is not a number: the form keeps/, null, null],
+    ["#tau_target=Infinity", /tau_target "Infinity" is not a number: the form keeps/, null, null],
+    [`#epochs=${encodeURIComponent("\u0665")}`, /Epochs \(most\) "\u0665" is not a number: the form keeps/, null, null],
     // The settings without a control, read strictly as a setup.json is.
     ["#setup=%7Bnot", /its setup= \(the settings the form has no control for\) is not JSON/, null, null],
     [`#setup=${encodeURIComponent(JSON.stringify({ activation: "swish" }))}`, /unknown field `activation`/, null, null],

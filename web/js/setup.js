@@ -152,7 +152,14 @@ export function loadFromUrl() {
           problems.push(`${controlName(el)} "${v}" is none of this page's choices (${offered([...el.options])}): the form keeps ${before}`);
         }
       } else {
+        const before = el.value;
         el.value = v;
+        // A number field blanks what is no number ("NaN", "Infinity", other scripts' digits),
+        // and Run would take the default in its place: named instead, the form's value kept.
+        if (el.type === "number" && v.trim() !== "" && el.value === "") {
+          el.value = before;
+          problems.push(`${controlName(el)} "${v}" is not a number: the form keeps ${before === "" ? "its default" : before}`);
+        }
       }
     }
     // A checkbox list or a radio choice: each value the link names must be one the page offers.
@@ -163,6 +170,15 @@ export function loadFromUrl() {
         problems.push(`${name} "${unknown.join(", ")}" is none of this page's choices (${offered(boxes)})`);
       }
     }
+  }
+  // A key no control of the page takes (a typo such as `epoch=5`) would be dropped without a
+  // word: named, with the closest key the page knows.
+  const known = new Set([KEPT]);
+  for (const f of urlForms()) for (const el of f.elements) if (el.name) known.add(el.name);
+  for (const key of p.keys()) {
+    if (known.has(key)) continue;
+    const near = [...known].find((k) => k.startsWith(key) || key.startsWith(k));
+    problems.push(`"${key}" is no setting of this page${near ? ` (did you mean ${near}?)` : ""}: the link's value for it is not used`);
   }
   showSourceKnobs();
   return problems;
