@@ -9,7 +9,7 @@ import { loadDefaults, describeSetup, openSetupFile } from "./js/describe.js";
 import { state } from "./js/state.js";
 import { startWorkers, startPool, enableRuns, restartWorker, showEngine, recover, request, onProgress } from "./js/workers.js";
 import { initCharts, showSeedCurves } from "./js/charts.js";
-import { loadMq2008, loadSource, onUpload, onTeacher, busy, lastResult, lastSetup, resultsCsv, running, run, sweep, downloadStudent, downloadOnnx, scoreSavedModel, markStale } from "./js/compare.js";
+import { loadMq2008, loadSource, onUpload, onTeacher, onReference, busy, lastResult, lastSetup, resultsCsv, running, run, sweep, downloadStudent, downloadOnnx, scoreSavedModel, markStale } from "./js/compare.js";
 import { objectivesForm, initObjectiveCharts, runObjectives } from "./js/objectives.js";
 
 /// The library's defaults, table of settings and choices, asked of the engine; the form's
@@ -78,6 +78,11 @@ function main() {
   $("teacher-clear").addEventListener("click", () => {
     $("teacher-files").value = "";
     onTeacher([]);
+  });
+  $("reference-files").addEventListener("change", (e) => onReference([...e.target.files]));
+  $("reference-clear").addEventListener("click", () => {
+    $("reference-files").value = "";
+    onReference([]);
   });
   $("show-seeds").addEventListener("change", (e) => showSeedCurves(e.target.checked));
   $("stop").addEventListener("click", async () => {

@@ -1400,6 +1400,36 @@ await check("an_external_teacher_gives_the_clis_student", async () => {
   }
 });
 
+await check("a_reference_model_uploaded_on_the_page_is_a_row_with_its_tests", async () => {
+  // The model a team runs today, uploaded beside the bundled data: a row of the table, and its
+  // paired test against every method in words, as compare --reference-model gives them.
+  const fixture = path.join(root, "tests/data/mq2008-lightgbm.txt");
+  const p = await freshPage("#source=mq2008&privileged_kind=top&privileged_value=30%25&tau_target=&method=no-distillation" +
+    "&seeds=1&epochs=1&widths=8&backend=cpu&workers=1");
+  try {
+    await p.waitForFunction(() => /MQ2008/.test(document.getElementById("stats").textContent), null, { timeout: 60_000 });
+    await p.setInputFiles("#reference-files", fixture);
+    await p.waitForFunction(() => /LightGBM model of 30 trees/.test(document.getElementById("reference-stats").textContent),
+      null, { timeout: 30_000 });
+    await p.waitForFunction(() => / --reference-model mq2008-lightgbm\.txt/.test(document.getElementById("setup-command").textContent),
+      null, { timeout: 30_000 });
+    const status = await clickAndWait(p, "#run", 300_000);
+    expect(status.startsWith("Done"), `the run: ${status} ${await errorText(p)}`);
+    const row = await p.locator("#results tr.reference").textContent();
+    expect(/LightGBM/.test(row), `the reference's row: ${row}`);
+    const verdicts = await p.locator("#verdict").textContent();
+    expect(/LightGBM on x and z/.test(verdicts), `the verdicts name the reference: ${verdicts}`);
+    // The teacher's files and the reference's cannot share a name.
+    await p.setInputFiles("#teacher-files", fixture);
+    await p.waitForFunction(() => !document.getElementById("error").hidden, null, { timeout: 30_000 });
+    const clash = await errorText(p);
+    expect(/mq2008-lightgbm\.txt is the name of one of the reference's files/.test(clash), `a clash of names: ${clash}`);
+    console.log(`    ${row.replace(/\s+/g, " ").slice(0, 140)}`);
+  } finally {
+    await p.close();
+  }
+});
+
 await check("learning_from_clicks_gives_the_clis_numbers", async () => {
   // Clicks simulated on MQ2008 (PBM, eta = 1) and the methods that learn from them, on a pool of
   // two workers that share the prepared data with the clicks by rank: the page's table is the

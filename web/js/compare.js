@@ -131,6 +131,30 @@ export async function onTeacher(files) {
   await describeSetup();
 }
 
+/// The reference model's files (none: forget it): the model a team runs today, a row of the
+/// comparison with a paired test against every method. Read by the engine as a teacher's are.
+export async function onReference(files) {
+  clearError();
+  const box = $("reference-stats");
+  try {
+    box.textContent = files.length ? "Reading…" : "";
+    state.reference = await loadTeacher(files, "reference");
+    if (lastResult) clearResults("The reference changed: Run again.");
+    if (!files.length && state.base?.data?.reference) {
+      state.base.data.reference.model = null;
+      state.base.data.reference.scores = null;
+    }
+    box.textContent = state.reference.map((f) => `${f.name}: ${f.description}`).join("; ");
+    if (state.reference.length) $("reference-box").open = true;
+  } catch (e) {
+    state.reference = [];
+    box.textContent = "";
+    $("reference-files").value = "";
+    showError(await recover(e));
+  }
+  await describeSetup();
+}
+
 // ---------------------------------------------------------------- results
 
 export const CUTOFFS = [1, 3, 5, 8, 10];

@@ -314,6 +314,7 @@ export function compareSetup(v, backend) {
     setAt(setup, path, fieldValue(el, v[el.name]));
   }
   setTeacher(setup);
+  setOutside(setup, "reference", state.reference);
   if (v.methods.length === 0) throw new Error("choose at least one method");
   setup.methods = v.methods;
   setup.backend = backend === "webgpu" ? "gpu" : backend;
@@ -365,26 +366,31 @@ export function teacherRole(name) {
 /// or scores files as TRAIN,VALID,TEST by their names. Without uploads, the names the base setup
 /// gives (an opened setup's), which the engine asks to have uploaded.
 function setTeacher(setup) {
-  const files = state.teacher ?? [];
+  setOutside(setup, "teacher", state.teacher);
+}
+
+/// A model trained elsewhere (`data.teacher`, or `data.reference`: `role`) from its uploaded
+/// `files`: a model by its name, or scores files as TRAIN,VALID,TEST by their names.
+function setOutside(setup, role, files = []) {
   if (!files.length) return;
-  const teacher = (setup.data.teacher ??= {});
+  const outside = (setup.data[role] ??= {});
   const models = files.filter((f) => f.kind === "model");
   if (models.length > 1 || (models.length && models.length < files.length)) {
-    throw new Error(`the teacher's files: one model, or scores files, not ${files.map((f) => f.name).join(" and ")}`);
+    throw new Error(`the ${role}'s files: one model, or scores files, not ${files.map((f) => f.name).join(" and ")}`);
   }
   if (models.length) {
-    teacher.model = models[0].name;
-    teacher.scores = null;
+    outside.model = models[0].name;
+    outside.scores = null;
     return;
   }
   const list = ["", "", ""];
   for (const f of files) {
-    const role = teacherRole(f.name);
-    if (list[role]) throw new Error(`the teacher's scores: ${list[role]} and ${f.name} are both for the ${["training", "validation", "test"][role]} file`);
-    list[role] = f.name;
+    const split = teacherRole(f.name);
+    if (list[split]) throw new Error(`the ${role}'s scores: ${list[split]} and ${f.name} are both for the ${["training", "validation", "test"][split]} file`);
+    list[split] = f.name;
   }
-  teacher.model = null;
-  teacher.scores = list.join(",").replace(/,+$/, "");
+  outside.model = null;
+  outside.scores = list.join(",").replace(/,+$/, "");
 }
 
 /// The objectives' form's values from the setup's section `o`, put in `values`; returns the
@@ -444,6 +450,11 @@ export function formFromSetup(setup) {
   if (named.length && !(state.teacher ?? []).length) {
     $("teacher-box").open = true;
     $("teacher-stats").textContent = `This setup names a teacher trained elsewhere (${named.join("; ")}): upload its files here before Run.`;
+  }
+  const reference = [d.reference?.model, d.reference?.scores].filter((n) => n);
+  if (reference.length && !(state.reference ?? []).length) {
+    $("reference-box").open = true;
+    $("reference-stats").textContent = `This setup names a reference model (${reference.join("; ")}): upload its files here before Run.`;
   }
   if (setup.methods) {
     for (const box of form.querySelectorAll('input[name="method"]')) box.checked = setup.methods.includes(box.value);

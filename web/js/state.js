@@ -26,4 +26,6 @@ export const state = {
   /// [{name, kind: "model" | "scores", description}]: the uploaded files of a teacher trained
   /// elsewhere, as the engine read them (`data.teacher`).
   teacher: [],
+  /// The same for the reference model (`data.reference`): a row of the comparison.
+  reference: [],
 };

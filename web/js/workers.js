@@ -172,27 +172,49 @@ export async function loadData(msg) {
   return entry.reply;
 }
 
-/// Makes `files` (none: forget them) the files of the teacher trained elsewhere of every worker:
-/// the first reads them now, the others with their data (`withData`). Resolves to the first
-/// worker's reading of them: [{name, kind, description}].
-export async function loadTeacher(files) {
-  const key = JSON.stringify(files.map((f) => [f.name, f.size, f.lastModified]));
-  const entry = { key, message: { type: "teacher", files: files.map((file) => ({ name: file.name, file })) }, reply: null };
+/// The files of the models trained elsewhere, by role ("teacher", "reference"): every worker
+/// holds both sets, under their names, in one message.
+const outsideFiles = { teacher: [], reference: [] };
+
+/// Makes `files` (none: forget them) the files of the teacher trained elsewhere (`role`
+/// "teacher") or of the reference model ("reference") of every worker: the first reads them now,
+/// the others with their data (`withData`). Resolves to the first worker's reading of them:
+/// [{name, kind, description}].
+export async function loadTeacher(files, role = "teacher") {
+  const other = role === "teacher" ? "reference" : "teacher";
+  const clash = files.find((f) => outsideFiles[other].some((g) => g.name === f.name));
+  if (clash) {
+    throw new Error(`${clash.name} is the name of one of the ${other}'s files already: give the ${role}'s files other names`);
+  }
+  const before = outsideFiles[role];
+  outsideFiles[role] = files;
+  const all = [...outsideFiles.teacher, ...outsideFiles.reference];
+  const key = JSON.stringify(all.map((f) => [f.name, f.size, f.lastModified]));
+  const entry = { key, message: { type: "teacher", files: all.map((file) => ({ name: file.name, file })) }, reply: null };
   teacher = entry;
-  // What the pool shared was prepared with the earlier teacher.
+  // What the pool shared was prepared with the earlier files.
   shared = {};
   workers[0].teacherKey = key;
   try {
     entry.reply = await workers[0].request(entry.message);
   } catch (e) {
-    // Nothing of these files is kept: every worker forgets them.
-    if (teacher === entry) teacher = { key: "[]", message: { type: "teacher", files: [] }, reply: null };
+    // Nothing of these files is kept: every worker goes back to the files before.
+    outsideFiles[role] = before;
+    const kept = [...outsideFiles.teacher, ...outsideFiles.reference];
+    if (teacher === entry) {
+      teacher = {
+        key: JSON.stringify(kept.map((f) => [f.name, f.size, f.lastModified])),
+        message: { type: "teacher", files: kept.map((file) => ({ name: file.name, file })) },
+        reply: null,
+      };
+    }
     workers[0].teacherKey = null;
     for (const w of workers) withData(w).catch(() => {});
     throw e;
   }
   if (!canShare()) for (const w of workers.slice(1)) withData(w).catch(() => {});
-  return entry.reply.files;
+  const names = new Set(files.map((f) => f.name));
+  return entry.reply.files.filter((f) => names.has(f.name));
 }
 
 /// Whether `reply` (from `loadData`) is still the data of the page: not replaced by a later
