@@ -1122,3 +1122,21 @@ fn a_teacher_with_an_out_of_range_leaf_is_refused_as_a_score() {
         "{message}"
     );
 }
+
+/// A measurement that is NaN (a teacher given as scores has no scoring time) goes through JSON
+/// as null and comes back as NaN: the page's workers hand runs to the engine as JSON, and a
+/// teacher from score files used to stop the page's Run at "invalid type: unit value, expected
+/// f64".
+#[test]
+fn a_nan_measurement_round_trips_through_json() {
+    #[derive(serde::Serialize, serde::Deserialize)]
+    struct Run {
+        #[serde(with = "distillrank::ranking::experiment::nan_as_null")]
+        ms: f64,
+    }
+    let text = serde_json::to_string(&Run { ms: f64::NAN }).unwrap();
+    assert_eq!(text, r#"{"ms":null}"#);
+    assert!(serde_json::from_str::<Run>(&text).unwrap().ms.is_nan());
+    let back: Run = serde_json::from_str(r#"{"ms":2.5}"#).unwrap();
+    assert_eq!(back.ms, 2.5);
+}

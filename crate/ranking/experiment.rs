@@ -14,10 +14,32 @@ use crate::ranking::distill::{
 };
 use crate::ranking::train::{fit_async, EpochLog, Event, Guidance, Split, TrainConfig};
 
+/// A measurement that may be NaN (not measured) through JSON, which has no NaN: written as
+/// null, and null read back as NaN. A run's JSON crosses between the page's workers and back
+/// into the engine (`summarize_compare`), where a bare f64 refused the null ("invalid type:
+/// unit value, expected f64") and a teacher given as scores could not be summarised.
+pub mod nan_as_null {
+    pub fn serialize<S: serde::Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
+        if v.is_nan() {
+            s.serialize_none()
+        } else {
+            s.serialize_f64(*v)
+        }
+    }
+
+    pub fn deserialize<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+        let v: Option<f64> = serde::Deserialize::deserialize(d)?;
+        Ok(v.unwrap_or(f64::NAN))
+    }
+}
+
 /// One trained model and how it did.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct ModelRun {
     pub best_epoch: usize,
+    /// NaN where nothing was measured (a teacher given as scores without a validation query
+    /// that counts): null in JSON, read back as NaN ([`nan_as_null`]).
+    #[serde(with = "nan_as_null")]
     pub best_valid_ndcg: f64,
     /// Test metrics of the best-validation model.
     pub test: metrics::Report,
@@ -30,7 +52,9 @@ pub struct ModelRun {
     /// Models averaged ([`crate::model::Ensemble`]); 1 for one model.
     #[serde(default = "one", skip_serializing_if = "is_one")]
     pub members: usize,
-    /// Scoring time per 1,000 documents, milliseconds, on the engine that trained it.
+    /// Scoring time per 1,000 documents, milliseconds, on the engine that trained it; NaN for a
+    /// teacher given as scores (no model to time), null in JSON ([`nan_as_null`]).
+    #[serde(with = "nan_as_null")]
     pub ms_per_1k_docs: f64,
     /// The student's test NDCG@[`TESTED_K`] of each test query on y, in the test split's order
     /// (`None`: a query without a y = 1), for the paired tests; empty for teachers.

@@ -1400,6 +1400,37 @@ await check("an_external_teacher_gives_the_clis_student", async () => {
   }
 });
 
+await check("a_teacher_given_as_score_files_trains_on_uploaded_files", async () => {
+  // Fold1's three files uploaded with the teacher's scores of each (a LightGBM model's, written
+  // by distillrank predict), as the CLI's --teacher-scores TRAIN,VALID,TEST takes them.
+  const fixture = path.join(root, "tests/data/mq2008-lightgbm.txt");
+  const bin = process.env.DISTILLRANK_BIN ?? path.join(root, "target/debug/distillrank");
+  const fold = path.join(root, "target/data/mq2008/Fold1");
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "distillrank-e2e-scores-"));
+  const scores = [];
+  for (const [file, name] of [["train.txt", "train.scores"], ["vali.txt", "vali.scores"], ["test.txt", "test.scores"]]) {
+    const out = spawnSync(bin, ["predict", path.join(fold, file), "--model", fixture], { encoding: "utf8", maxBuffer: 1 << 26 });
+    expect(out.status === 0, `distillrank predict: ${out.stderr}`);
+    fs.writeFileSync(path.join(dir, name), out.stdout);
+    scores.push(path.join(dir, name));
+  }
+  const p = await freshPage("#source=upload&privileged_kind=top&privileged_value=30%25&tau_target=&method=no-distillation,pfd" +
+    "&seeds=1&epochs=1&widths=8&backend=cpu&workers=1");
+  try {
+    await p.setInputFiles("#files", ["train.txt", "vali.txt", "test.txt"].map((f) => path.join(fold, f)));
+    await p.waitForFunction(() => /471 queries/.test(document.getElementById("stats").textContent), null, { timeout: 60_000 });
+    await p.setInputFiles("#teacher-files", scores);
+    await p.waitForFunction(() => /lines of scores/.test(document.getElementById("teacher-stats").textContent),
+      null, { timeout: 30_000 });
+    const status = await clickAndWait(p, "#run", 300_000);
+    expect(status.startsWith("Done"), `the run: ${status} ${await errorText(p)}`);
+    const line = await p.locator("#results-tests li.external-teacher").textContent();
+    expect(/train\.scores/.test(line), `the teacher's line: ${line}`);
+  } finally {
+    await p.close();
+  }
+});
+
 await check("a_reference_model_uploaded_on_the_page_is_a_row_with_its_tests", async () => {
   // The model a team runs today, uploaded beside the bundled data: a row of the table, and its
   // paired test against every method in words, as compare --reference-model gives them.
