@@ -257,6 +257,7 @@ pub fn losses_json() -> serde_json::Value {
         .map(|e| {
             serde_json::json!({
                 "name": e.name, "label": e.label, "family": e.family, "help": e.help,
+                "graded": e.graded,
             })
         })
         .collect()

@@ -382,7 +382,7 @@ class Ranker(_EstimatorBase):
         training rows' scores, or ``(train_scores, eval_scores)`` with an eval_set), with
         ``teacher_columns`` (``"auto"``, ``"from-1"``, ``"from-0"``); the data's ``labels``
         (``"gumbel"``: the paper's labelling of y; ``"grades"``: y itself, as LightGBM trains,
-        with ``loss`` ``"ranknet"``, ``"lambdarank"`` or ``"softmax"``), ``tau_target``, ``t``,
+        with a ``loss`` that learns grades: {graded_losses}), ``tau_target``, ``t``,
         ``min_group_size``, ``data_seed``, ``transform`` (a name of :data:`TRANSFORMS`: how the
         inputs are transformed, fitted on the training rows and carried by the model),
         ``privileged`` (a split of X such as ``"top:30%"`` when no privileged array is given),
@@ -646,6 +646,14 @@ class Ranker(_EstimatorBase):
     def __repr__(self) -> str:
         given = ", ".join(f"{k}={v!r}" for k, v in self._params.items() if k != "method")
         return f"Ranker(method={self._params['method']!r}{', ' if given else ''}{given})"
+
+
+# The losses that learn graded targets, from the library's entries, named where the docstring
+# says which losses train on the grades.
+_GRADED_LOSSES = tuple(loss["name"] for loss in _CHOICES["losses"] if loss["graded"])
+Ranker.__doc__ = (Ranker.__doc__ or "").replace(
+    "{graded_losses}", ", ".join(f'``"{name}"``' for name in _GRADED_LOSSES)
+)
 
 
 def _setup_keywords(params: Dict[str, Any]) -> Dict[str, Any]:

@@ -231,3 +231,14 @@ def test_a_narrower_x_is_refused_in_pythons_words_or_read_with_zeros(mq2008, fit
     padded = X.copy()
     padded[:, -2:] = 0
     np.testing.assert_array_equal(fitted.predict(narrow, allow_missing_features=True), fitted.predict(padded))
+
+
+def test_the_docstring_names_the_graded_losses_from_the_entries():
+    """The losses that train on the grades, as the Ranker's docstring lists them, are the
+    library's entries' (every loss but RankBCE today), not a hand-written list."""
+    graded = [name for name in distillrank.LOSSES if name != "rankbce"]
+    doc = distillrank.Ranker.__doc__
+    assert "{graded_losses}" not in doc
+    for name in graded:
+        assert f'``"{name}"``' in doc, name
+    assert '``"rankbce"``' not in doc
