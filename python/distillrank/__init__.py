@@ -685,6 +685,9 @@ def load(prefix: str, **settings: Any) -> Ranker:
     Keywords set the ranker's settings (``backend="cpu"``)."""
     ranker = Ranker(**settings)
     ranker._model = _distillrank.Model.load(str(prefix))
+    # It predicts, so it is fitted as scikit-learn sees it (check_is_fitted): the width of the X
+    # it reads. The training run's attributes (run_, best_epoch_, ...) stay with the run that made it.
+    ranker.n_features_in_ = int(ranker.model_config_["source_features"])
     return ranker
 
 

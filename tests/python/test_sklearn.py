@@ -106,6 +106,12 @@ def test_pickle_deepcopy_and_joblib_round_trip_to_identical_predictions(mq2008, 
         np.testing.assert_array_equal(twin.predict(X), expected)
         assert twin.get_params() == fitted.get_params()
         assert twin.best_epoch_ == fitted.best_epoch_
+    # A ranker read back from its files is fitted as scikit-learn sees it, and pickles too.
+    fitted.save(str(tmp_path / "m"))
+    loaded = distillrank.load(str(tmp_path / "m"))
+    check_is_fitted(loaded)
+    assert loaded.n_features_in_ == fitted.n_features_in_ and not hasattr(loaded, "run_")
+    np.testing.assert_array_equal(pickle.loads(pickle.dumps(loaded)).predict(X), expected)
     # An unfitted ranker pickles too, and stays unfitted.
     assert not hasattr(pickle.loads(pickle.dumps(distillrank.Ranker())), "run_")
 
