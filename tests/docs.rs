@@ -16,13 +16,13 @@ fn book() -> PathBuf {
     root().join("docs/book/src")
 }
 
-/// Every Markdown file under `dir`.
-fn markdown_files(dir: &Path, out: &mut Vec<PathBuf>) {
+/// Every file under `dir` whose extension is `extension`.
+fn files_ending(dir: &Path, extension: &str, out: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
         if path.is_dir() {
-            markdown_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "md") {
+            files_ending(&path, extension, out);
+        } else if path.extension().is_some_and(|e| e == extension) {
             out.push(path);
         }
     }
@@ -87,7 +87,7 @@ fn every_link_of_the_readme_and_the_book_reaches_a_file_and_its_heading() {
         root().join("CHANGELOG.md"),
         root().join("BENCHMARKS.md"),
     ];
-    markdown_files(&book(), &mut files);
+    files_ending(&book(), "md", &mut files);
     let mut broken = Vec::new();
     for file in &files {
         let text = std::fs::read_to_string(file).unwrap();
@@ -132,7 +132,7 @@ fn the_summary_lists_every_page_of_the_book() {
     let summary = std::fs::read_to_string(book().join("SUMMARY.md")).unwrap();
     let listed: BTreeSet<String> = links(&summary).into_iter().collect();
     let mut pages = Vec::new();
-    markdown_files(&book(), &mut pages);
+    files_ending(&book(), "md", &mut pages);
     for page in pages {
         let name = page.strip_prefix(book()).unwrap().display().to_string();
         if name != "SUMMARY.md" {
@@ -204,5 +204,179 @@ fn reproduce_sh_names_every_results_folder() {
     assert!(
         missing.is_empty(),
         "docs/reproduce.sh does not name {missing:?}"
+    );
+}
+
+/// Every shell, Python and Rust block of the README and the book either runs in the tests or says
+/// why not on the line above it (`<!-- not run: REASON -->`). `tests/python/test_doc_blocks.py`
+/// runs the shell and Python blocks, page after page in the summary's order; a Rust block is an
+/// `{{#include}}` of a program in `examples/`, which the test command runs.
+#[test]
+fn every_code_block_runs_or_says_why_not() {
+    let mut files = vec![root().join("README.md")];
+    files_ending(&book(), "md", &mut files);
+    let mut wrong = Vec::new();
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        let mut fenced = false;
+        for (i, line) in lines.iter().enumerate() {
+            let Some(info) = line.trim_start().strip_prefix("```") else {
+                continue;
+            };
+            fenced = !fenced;
+            let language = info.split(',').next().unwrap_or_default().trim();
+            if !fenced || !matches!(language, "sh" | "bash" | "python" | "rust") {
+                continue;
+            }
+            let at = format!("{}:{}", file.display(), i + 1);
+            let above = if i > 0 { lines[i - 1].trim() } else { "" };
+            if let Some(reason) = above
+                .strip_prefix("<!-- not run:")
+                .and_then(|r| r.strip_suffix("-->"))
+            {
+                if reason.trim().len() < 10 {
+                    wrong.push(format!("{at}: say why the block is not run"));
+                }
+                continue;
+            }
+            if language == "rust" {
+                let body = lines.get(i + 1).copied().unwrap_or_default();
+                if !body.starts_with("{{#include ../../../examples/") {
+                    wrong.push(format!(
+                        "{at}: a Rust block is a program of examples/, included, or says why it is not run"
+                    ));
+                }
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// The README's CLI quickstart quotes the first command's run as `docs/results/synthetic` holds it:
+/// PFD's and no distillation's test NDCG@8 (mean ± std over seeds) and their paired test.
+#[test]
+fn the_readmes_cli_figures_are_the_synthetic_runs() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let readme = readme.split_whitespace().collect::<Vec<_>>().join(" ");
+    let results: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(root().join("docs/results/synthetic/results.json")).unwrap(),
+    )
+    .unwrap();
+    let figure = |method: &str| {
+        let ndcg = &results["methods"][method]["ndcg@8"];
+        format!(
+            "{:.4} ± {:.4}",
+            ndcg["mean"].as_f64().unwrap(),
+            ndcg["std"].as_f64().unwrap()
+        )
+    };
+    let pfd_sentence = results["sentences"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|s| s.as_str())
+        .find(|s| s.starts_with("pfd − no-distillation"))
+        .unwrap();
+    // "+0.0135 (95% CI +0.0052..+0.0218), p = 0.007 (Holm), on ..." is quoted in the README as
+    // "+0.0135 (95% CI +0.0052..+0.0218, p = 0.007 after Holm's correction)".
+    let (difference, rest) = pfd_sentence
+        .trim_start_matches("pfd − no-distillation: ")
+        .split_once("), p = ")
+        .unwrap();
+    let p = rest.split(" (Holm)").next().unwrap();
+    for quoted in [
+        format!("{} against {}", figure("pfd"), figure("no-distillation")),
+        format!("{difference}, p = {p} after Holm's correction)"),
+    ] {
+        assert!(
+            readme.contains(&quoted),
+            "README.md's CLI quickstart should quote docs/results/synthetic: {quoted:?}"
+        );
+    }
+}
+
+/// The variants of `enum NAME` in `file`, as written.
+fn variants(file: &str, name: &str) -> Vec<String> {
+    let text = std::fs::read_to_string(root().join(file)).unwrap();
+    let body = text
+        .split_once(&format!("pub enum {name} {{"))
+        .unwrap()
+        .1
+        .split_once('}')
+        .unwrap()
+        .0;
+    body.lines()
+        .map(|l| l.trim().trim_end_matches(',').to_string())
+        .filter(|l| !l.is_empty() && !l.starts_with("//") && !l.starts_with('#'))
+        .collect()
+}
+
+/// The section of the Contributing page that starts with `**{title}`, up to the next one.
+fn contributing_section(title: &str) -> String {
+    let page = std::fs::read_to_string(book().join("contributing.md")).unwrap();
+    let from = page.split_once(&format!("**{title}")).unwrap().1;
+    from.split("\n**").next().unwrap().to_string()
+}
+
+/// Every file that names a loss or a method (other than the baseline) in code that is not a test
+/// is one the Contributing page lists where it says what a new loss or method touches.
+#[test]
+fn the_contributing_page_lists_every_file_that_names_a_loss_or_a_method() {
+    let kinds = [
+        (
+            "LossKind",
+            variants("crate/model/loss.rs", "LossKind"),
+            contributing_section("A new loss"),
+        ),
+        (
+            "Method",
+            variants("crate/ranking/distill.rs", "Method")
+                .into_iter()
+                .filter(|v| v != "NoDistillation")
+                .collect(),
+            contributing_section("A new method"),
+        ),
+    ];
+    assert!(kinds.iter().all(|(_, v, _)| v.len() >= 4), "{kinds:?}");
+    let mut sources = Vec::new();
+    for dir in ["crate", "python/src"] {
+        files_ending(&root().join(dir), "rs", &mut sources);
+    }
+    let mut unlisted = Vec::new();
+    for source in sources {
+        let text = std::fs::read_to_string(&source).unwrap();
+        // The code, less its test module and its comments.
+        let code: String = text
+            .split("#[cfg(test)]")
+            .next()
+            .unwrap()
+            .lines()
+            .filter(|l| !l.trim_start().starts_with("//"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let relative = source
+            .strip_prefix(root())
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
+        for (kind, names, section) in &kinds {
+            let named = names.iter().find(|v| {
+                let path = format!("{kind}::{v}");
+                code.match_indices(&path).any(|(at, _)| {
+                    !code[at + path.len()..].starts_with(|c: char| c.is_alphanumeric() || c == '_')
+                })
+            });
+            let listed = section.contains(&format!("`{relative}`"))
+                || section.contains(&format!("`{}`", relative.trim_start_matches("crate/")));
+            if let (Some(v), false) = (named, listed) {
+                unlisted.push(format!("{relative} names {kind}::{v}"));
+            }
+        }
+    }
+    assert!(
+        unlisted.is_empty(),
+        "docs/book/src/contributing.md does not list these files where it says what a new loss or method touches:\n{}",
+        unlisted.join("\n")
     );
 }

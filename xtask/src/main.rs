@@ -248,10 +248,34 @@ fn run_examples(total: &mut Tally, runtime: &Path) -> bool {
     names.sort();
     let mut ok = true;
     for name in names {
-        let passed = run(cargo()
+        eprintln!("$ cargo run -q --example {name}");
+        let output = cargo()
             .args(["run", "-q", "--example", &name])
-            .env("XDG_RUNTIME_DIR", runtime))
-        .is_ok();
+            .env("XDG_RUNTIME_DIR", runtime)
+            .current_dir(root())
+            .stderr(std::process::Stdio::inherit())
+            .output();
+        let passed = match output {
+            Ok(output) if output.status.success() => {
+                let printed = String::from_utf8_lossy(&output.stdout);
+                print!("{printed}");
+                match readme_quotes(&name, &printed) {
+                    Ok(()) => true,
+                    Err(why) => {
+                        println!("{why}");
+                        false
+                    }
+                }
+            }
+            Ok(output) => {
+                print!("{}", String::from_utf8_lossy(&output.stdout));
+                false
+            }
+            Err(e) => {
+                println!("cannot start example {name}: {e}");
+                false
+            }
+        };
         println!(
             "example {name} ... {}",
             if passed { "ok" } else { "FAILED" }
@@ -264,6 +288,38 @@ fn run_examples(total: &mut Tally, runtime: &Path) -> bool {
         }
     }
     ok
+}
+
+/// The README quotes what `examples/compare.rs` prints: each method's "M ± S" and the test's
+/// "p = P". Other examples are not quoted.
+fn readme_quotes(example: &str, printed: &str) -> Result<(), String> {
+    if example != "compare" {
+        return Ok(());
+    }
+    let readme = std::fs::read_to_string(root().join("README.md")).map_err(|e| e.to_string())?;
+    let mut figures = Vec::new();
+    for line in printed.lines() {
+        if let Some((_, figure)) = line.split_once("test NDCG@8 ") {
+            figures.push(figure.trim().to_string());
+        }
+        if let Some((_, after)) = line.split_once("p = ") {
+            let p: String = after
+                .chars()
+                .take_while(|c| c.is_ascii_digit() || *c == '.')
+                .collect();
+            figures.push(format!("p = {p}"));
+        }
+    }
+    let missing: Vec<&String> = figures
+        .iter()
+        .filter(|f| !readme.contains(f.as_str()))
+        .collect();
+    if figures.is_empty() || !missing.is_empty() {
+        return Err(format!(
+            "README.md's Rust quickstart should quote what examples/compare.rs prints; it lacks {missing:?} (printed: {figures:?})"
+        ));
+    }
+    Ok(())
 }
 
 /// The page, end to end, in headless Chromium (tests/e2e/page.mjs, playwright-core): builds the
