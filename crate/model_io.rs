@@ -1,5 +1,6 @@
 //! Saved models: the weights as safetensors (`PREFIX.safetensors`, tensors `layers.<l>.weight`
-//! of shape (n_in, n_out) and `layers.<l>.bias`; an ensemble's members each under
+//! of shape (n_in, n_out) and `layers.<l>.bias`, with layer normalisation also
+//! `layers.<l>.norm.gain` and `layers.<l>.norm.shift` for each hidden layer; an ensemble's members each under
 //! `members.<m>.`), and a JSON config (`PREFIX.json`) that says how to
 //! turn a LETOR file's columns into the model's input. The web page reads the same two files.
 
@@ -12,7 +13,7 @@ use crate::data::prepare::FeatureView;
 use crate::data::transform::ColumnMap;
 use crate::error::{Error, Result};
 use crate::model::LossKind;
-use crate::model::{Dense, Ensemble, Mlp};
+use crate::model::{Dense, Ensemble, LayerNorm, Mlp, Norm};
 
 pub const FORMAT: &str = "distillrank-model";
 pub const FORMAT_VERSION: u32 = 1;
@@ -29,6 +30,9 @@ pub struct ModelConfig {
     /// Models of these widths whose scores are averaged ([`Ensemble`]); 1 for one model.
     #[serde(default = "one", skip_serializing_if = "is_one")]
     pub members: usize,
+    /// The hidden layers' normalisation; "none" (the default) is left out of the file.
+    #[serde(default, skip_serializing_if = "is_no_norm")]
+    pub norm: Norm,
     pub loss: LossKind,
     pub view: FeatureView,
     /// 1-based columns of the original data, in the order the model reads them.
@@ -59,6 +63,10 @@ fn is_one(n: &usize) -> bool {
     *n == 1
 }
 
+fn is_no_norm(norm: &Norm) -> bool {
+    *norm == Norm::None
+}
+
 impl ModelConfig {
     /// The config of a model that reads `columns` (1-based) of data with `source_features`
     /// features, after the signed log1p of spec §1.3.
@@ -75,6 +83,7 @@ impl ModelConfig {
             n_in: model.n_in(),
             widths: model.widths(),
             members: model.len(),
+            norm: model.members[0].norm(),
             loss,
             view,
             columns,
@@ -140,18 +149,26 @@ pub fn to_safetensors(model: &Ensemble, config: &ModelConfig) -> Result<Vec<u8>>
                 .iter()
                 .enumerate()
                 .flat_map(move |(l, layer)| {
+                    let tensor = |name: &str, values: &[f32], shape: Vec<usize>| {
+                        (
+                            format!("{prefix}layers.{l}.{name}"),
+                            bytemuck::cast_slice(values).to_vec(),
+                            shape,
+                        )
+                    };
+                    let norm = member.norms.get(l);
                     [
-                        (
-                            format!("{prefix}layers.{l}.weight"),
-                            bytemuck::cast_slice(&layer.weight).to_vec(),
+                        Some(tensor(
+                            "weight",
+                            &layer.weight,
                             vec![layer.n_in, layer.n_out],
-                        ),
-                        (
-                            format!("{prefix}layers.{l}.bias"),
-                            bytemuck::cast_slice(&layer.bias).to_vec(),
-                            vec![layer.n_out],
-                        ),
+                        )),
+                        Some(tensor("bias", &layer.bias, vec![layer.n_out])),
+                        norm.map(|n| tensor("norm.gain", &n.gain, vec![layer.n_out])),
+                        norm.map(|n| tensor("norm.shift", &n.shift, vec![layer.n_out])),
                     ]
+                    .into_iter()
+                    .flatten()
                 })
         })
         .collect();
@@ -270,19 +287,28 @@ pub fn from_safetensors(bytes: &[u8], config: &ModelConfig, name: &Path) -> Resu
     let mut dims = vec![config.n_in];
     dims.extend_from_slice(&config.widths);
     dims.push(1);
-    let expected = config.members * 2 * (dims.len() - 1);
+    let normalised = match config.norm {
+        Norm::None => 0,
+        Norm::Layer => config.widths.len(),
+    };
+    let expected = config.members * (2 * (dims.len() - 1) + 2 * normalised);
     if tensors.len() != expected {
         return Err(bad(format!(
-            "the weights hold {} tensors, a model of {} member(s) of widths {:?} has {expected}",
+            "the weights hold {} tensors, a model of {} member(s) of widths {:?}{} has {expected}",
             tensors.len(),
             config.members,
-            config.widths
+            config.widths,
+            match config.norm {
+                Norm::None => String::new(),
+                norm => format!(" with norm {}", norm.name()),
+            }
         )));
     }
     let mut members = Vec::with_capacity(config.members);
     for m in 0..config.members {
         let prefix = member_prefix(config.members, m);
         let mut layers = Vec::new();
+        let mut norms = Vec::new();
         for (l, w) in dims.windows(2).enumerate() {
             let read = |name: String, shape: Vec<usize>| -> Result<Vec<f32>> {
                 let t = tensors
@@ -312,8 +338,14 @@ pub fn from_safetensors(bytes: &[u8], config: &ModelConfig, name: &Path) -> Resu
                 weight: read(format!("{prefix}layers.{l}.weight"), vec![w[0], w[1]])?,
                 bias: read(format!("{prefix}layers.{l}.bias"), vec![w[1]])?,
             });
+            if l < normalised {
+                norms.push(LayerNorm {
+                    gain: read(format!("{prefix}layers.{l}.norm.gain"), vec![w[1]])?,
+                    shift: read(format!("{prefix}layers.{l}.norm.shift"), vec![w[1]])?,
+                });
+            }
         }
-        members.push(Mlp { layers });
+        members.push(Mlp { layers, norms });
     }
     Ok(Ensemble { members })
 }

@@ -12,7 +12,9 @@
 //! Sign(x) * Log(1 + Abs(x))                    the signed log1p (transform "signed_log1p" only)
 //! (x - shift) * scale, or linear between knots  the fitted maps (`input_maps`: standardize,
 //!                                              rank-gauss), when the model has them
-//! Gemm(W, b) -> Relu -> ... -> Gemm(W, b)      the MLP; W is (n_in, n_out) as saved: transB = 0
+//! Gemm(W, b) -> Relu -> ... -> Gemm(W, b)      the MLP; W is (n_in, n_out) as saved: transB = 0;
+//!                                              with layer normalisation, a LayerNormalization
+//!                                              (axis -1, epsilon 1e-5) before each Relu
 //! Reshape([-1])
 //! score     float32 [batch]
 //! ```
@@ -32,7 +34,7 @@ use prost::Message;
 
 use crate::data::transform::ColumnMap;
 use crate::error::{Error, Result};
-use crate::model::{Ensemble, Mlp};
+use crate::model::{Ensemble, Mlp, Norm};
 use crate::model_io::ModelConfig;
 
 /// The operator set the graph uses (ai.onnx).
@@ -360,6 +362,7 @@ pub fn model_proto(
     ]
     .into_iter()
     .chain((model.len() > 1).then(|| ("members", model.len().to_string())))
+    .chain((config.norm != Norm::None).then(|| ("norm", config.norm.name().to_string())))
     .map(|(k, v)| (k.to_string(), v))
     .collect::<Vec<_>>();
     // What trained the model, when its config says: the data, and the setup as JSON.
@@ -501,6 +504,25 @@ fn check_member(model: &Mlp<f32>, config: &ModelConfig) -> Result<()> {
             model.widths()
         )));
     }
+    if model.norm() != config.norm {
+        return Err(refuse(format!(
+            "the config says norm {}, the weights hold {}",
+            config.norm.name(),
+            model.norm().name()
+        )));
+    }
+    if !model.norms.is_empty()
+        && (model.norms.len() != last
+            || model
+                .norms
+                .iter()
+                .zip(&model.layers)
+                .any(|(n, l)| n.gain.len() != l.n_out || n.shift.len() != l.n_out))
+    {
+        return Err(refuse(
+            "the layer normalisations do not match the hidden layers".into(),
+        ));
+    }
     if !model.all_finite() {
         return Err(refuse(
             "the model holds NaN or infinite weights (training diverged)".into(),
@@ -633,6 +655,31 @@ fn layers(
             ],
         ));
         current = linear;
+        if let Some(norm) = model.norms.get(l) {
+            let (gain, shift, normalised) = (
+                format!("{prefix}layers.{l}.norm.gain"),
+                format!("{prefix}layers.{l}.norm.shift"),
+                format!("{prefix}layers.{l}.norm"),
+            );
+            initializers.push(float_tensor(&gain, vec![dim(layer.n_out)?], &norm.gain, ""));
+            initializers.push(float_tensor(
+                &shift,
+                vec![dim(layer.n_out)?],
+                &norm.shift,
+                "",
+            ));
+            nodes.push(node(
+                "LayerNormalization",
+                &format!("{node_prefix}layer{l}_norm"),
+                &[&current, &gain, &shift],
+                &normalised,
+                vec![
+                    int_attribute("axis", -1),
+                    float_attribute("epsilon", crate::model::mlp::LAYER_NORM_EPS as f32),
+                ],
+            ));
+            current = normalised;
+        }
         if l != last {
             let relu = format!("{prefix}layers.{l}.relu");
             nodes.push(node(

@@ -311,6 +311,8 @@ pub const SETTINGS: &[Setting] = &[
         .help("Standard deviation of Gaussian noise added to every training input at every step (data augmentation; 0: none); drawn from the model's seed, the same on both engines"),
     real("dropout", (0.0, 1.0), OPEN_ABOVE, "a probability below 1; at 1 every hidden unit is zeroed").at(&[f("dropout", "0")])
         .help("Dropout on the hidden layers in training: each hidden unit of each document is zeroed with this probability and the others scaled by 1 / (1 - p) (0: none); its masks come from the model's seed and are the same on both engines; scoring uses every unit"),
+    text("norm").at(&[f("norm", "none")])
+        .help("Normalisation of the hidden layers: none, or layer (layer normalisation of each hidden layer's pre-activations before its ReLU, Ba et al. 2016: each document's units centred and scaled to unit variance, then a gain and a shift per unit, learnt); for students and teachers alike, kept in the saved model and its ONNX graph"),
     whole("ensemble", 1, 64, "members, each a whole training and a whole forward pass").at(&[f("ensemble", "1")])
         .help("Members of each student: k models of the same widths, the first from the run's seed and the others from seeds drawn from it, each kept at its own best validation epoch; the student's score is their mean (Qin et al. 2021's ensembles); training, scoring and the ONNX graph cost k times one model's; teachers stay one model"),
     text("objective").at(&[f("objective", "")])

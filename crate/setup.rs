@@ -346,6 +346,8 @@ pub struct Setup {
     pub input_noise: f64,
     /// The probability of zeroing each hidden unit in training.
     pub dropout: f64,
+    /// The hidden layers' normalisation, for students and teachers alike.
+    pub norm: crate::model::Norm,
     /// Members of each student, whose scores are averaged.
     pub ensemble: usize,
     /// How the learning rate moves over the epochs.

@@ -28,6 +28,12 @@ fn the_dropout_kernel_matches_the_cpu_engine() {
 
 /// Both kinds of product kernels, whichever the adapter would choose.
 #[test]
+fn the_layer_norm_kernels_match_the_cpu_engine() {
+    let Some(gpu) = gpu() else { return };
+    distillrank::native::block_on(gpu_checks::layer_norm_kernels(&gpu));
+}
+
+#[test]
 fn tiled_and_direct_product_kernels_match_the_cpu_engine() {
     if gpu().is_none() {
         return;
@@ -184,6 +190,13 @@ fn training_on_the_gpu_engine_matches_the_cpu_engine() {
         ..plain.clone()
     };
     engines_train_alike(&gpu, Transform::RankGauss, &dropped);
+    // Layer normalisation on the hidden layers, with dropout after it.
+    let normalised = TrainConfig {
+        norm: distillrank::model::Norm::Layer,
+        dropout: 0.1,
+        ..plain.clone()
+    };
+    engines_train_alike(&gpu, Transform::RankGauss, &normalised);
     // An ensemble: each member trains alike, and so does their mean.
     let ensemble = TrainConfig {
         ensemble: 2,

@@ -185,6 +185,78 @@ fn mlp_backward_through_dropout_matches_finite_differences() {
     }
 }
 
+#[test]
+fn mlp_backward_through_layer_norm_matches_finite_differences() {
+    use distillrank::model::dropout::Dropout;
+    use distillrank::model::Norm;
+    let mut rng = Rng::new(8);
+    let (b, n_in) = (9, 5);
+    let mut model = Mlp::<f64>::new(n_in, &[7, 6], 17).with_norm(Norm::Layer);
+    // Gains and shifts away from their start, so that each enters the gradient.
+    for norm in &mut model.norms {
+        for (g, s) in norm.gain.iter_mut().zip(&mut norm.shift) {
+            *g = 0.5 + rng.uniform();
+            *s = rng.uniform() - 0.5;
+        }
+    }
+    assert_eq!(
+        model.n_parameters(),
+        (5 * 7 + 7) + (7 * 6 + 6) + (6 + 1) + 2 * (7 + 6)
+    );
+    let inp = random(b * n_in, &mut rng);
+    let (offsets, labels) = (
+        vec![0, 4, 9],
+        (0..b).map(|i| (i % 3) as f64).collect::<Vec<_>>(),
+    );
+    let include = [true, true];
+    for dropout in [None, Some(Dropout { rate: 0.3, seed: 4 })] {
+        let dropout = dropout.as_ref().map(|d| (d, 3));
+        let loss = |params: &[f64]| {
+            let mut m = model.clone();
+            m.set_parameters(params);
+            let mut acts = Activations::default();
+            let logits = m.forward_training(&inp, &mut acts, dropout).to_vec();
+            ranknet(&logits, &labels, &offsets, &include, 1.0, &mut vec![0.0; b])
+        };
+        let mut acts = Activations::default();
+        let logits = model.forward_training(&inp, &mut acts, dropout).to_vec();
+        // Each row's statistics, and its output: relu(gain (pre - mean) / sqrt(var + 1e-5) + shift).
+        for ((row, stats), out) in acts.pre[0]
+            .chunks_exact(7)
+            .zip(acts.stats[0].chunks_exact(2))
+            .zip(acts.outputs[0].chunks_exact(7))
+        {
+            let mean = row.iter().sum::<f64>() / 7.0;
+            let var = row.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / 7.0;
+            assert!((stats[0] - mean).abs() < 1e-12);
+            assert!((stats[1] - 1.0 / (var + 1e-5).sqrt()).abs() < 1e-9);
+            if dropout.is_none() {
+                for j in 0..7 {
+                    let norm = &model.norms[0];
+                    let expected =
+                        norm.gain[j] * (row[j] - mean) / (var + 1e-5).sqrt() + norm.shift[j];
+                    assert!((out[j] - expected.max(0.0)).abs() < 1e-9);
+                }
+            }
+        }
+        let mut dlogits = vec![0.0; b];
+        ranknet(&logits, &labels, &offsets, &include, 1.0, &mut dlogits);
+        let mut grads = model.zero_gradients();
+        model.backward(&inp, &acts, &dlogits, &mut grads);
+        assert!(grads.gain.iter().flatten().any(|&g| g != 0.0));
+        assert_close(
+            &grads.flatten(),
+            &numeric_gradient(&model.parameters(), loss),
+            1e-7,
+            1e-5,
+            &format!(
+                "mlp parameters with layer norm (dropout: {})",
+                dropout.is_some()
+            ),
+        );
+    }
+}
+
 /// Checks a loss's gradient (and that `scale` scales it) w.r.t. the logits.
 fn check_loss(what: &str, f: impl Fn(&[f64], f64, &mut [f64]) -> f64) {
     let (offsets, _) = groups();

@@ -299,6 +299,27 @@ fn evaluate(model: &ModelProto, features: &[f32], n: usize) -> HashMap<String, T
             "Abs" => elementwise(arg(0), f32::abs),
             "Log" => elementwise(arg(0), f32::ln),
             "Relu" => elementwise(arg(0), |x| x.max(0.0)),
+            "LayerNormalization" => {
+                // Over the last axis (the only one the export uses): the mean, then the mean
+                // squared deviation, then scale and bias per unit (ONNX's definition).
+                assert_eq!(attribute_i(node, "axis", -1), -1);
+                let epsilon = attribute_f(node, "epsilon", 1e-5);
+                let (shape, x) = arg(0).f32();
+                let (gain, shift) = (arg(1).f32().1, arg(2).f32().1);
+                let n = *shape.last().unwrap();
+                let mut out = Vec::with_capacity(x.len());
+                for row in x.chunks_exact(n) {
+                    let mean = row.iter().sum::<f32>() / n as f32;
+                    let var = row.iter().map(|v| (v - mean) * (v - mean)).sum::<f32>() / n as f32;
+                    let rstd = 1.0 / (var + epsilon).sqrt();
+                    out.extend(
+                        row.iter()
+                            .enumerate()
+                            .map(|(j, v)| gain[j] * ((v - mean) * rstd) + shift[j]),
+                    );
+                }
+                Tensor::F32(shape.to_vec(), out)
+            }
             "Mean" => {
                 // Summed in input order, then divided by their count.
                 let (shape, first) = arg(0).f32();
@@ -613,6 +634,66 @@ fn interpreted_graph_scores_equal_predict() {
     eprintln!("largest |graph - predict| / (1 + |predict|): {worst:e}");
 }
 
+/// A model with layer normalisation: a LayerNormalization (epsilon 1e-5, the engines') before
+/// each hidden ReLU, its gain and shift named as saved, the graph's scores `predict`'s, and the
+/// norm in the metadata; an ensemble of such models likewise.
+#[test]
+fn layer_normalised_models_export_with_their_normalisations() {
+    use distillrank::model::Norm;
+    for members in [1, 3] {
+        let (mut model, _) = random_ensemble(46, 34, &[16, 8], "signed_log1p", 5, members);
+        let mut rng = Rng::new(members as u64);
+        for member in &mut model.members {
+            *member = member.clone().with_norm(Norm::Layer);
+            for norm in &mut member.norms {
+                for (g, s) in norm.gain.iter_mut().zip(&mut norm.shift) {
+                    *g = rng.uniform_range(0.5, 1.5) as f32;
+                    *s = rng.uniform_range(-0.5, 0.5) as f32;
+                }
+            }
+        }
+        let mut config = ModelConfig::new(
+            &model,
+            LossKind::RankNet,
+            FeatureView::Regular,
+            (1..=34).collect(),
+            46,
+        );
+        assert_eq!(config.norm, Norm::Layer);
+        let m = decode(&export(&model, &config, &[]).unwrap());
+        let norms = ops(&m)
+            .iter()
+            .filter(|o| *o == "LayerNormalization")
+            .count();
+        assert_eq!(norms, 2 * members);
+        assert_eq!(metadata(&m)["norm"], "layer");
+        let initializers: Vec<&str> = m
+            .graph
+            .as_ref()
+            .unwrap()
+            .initializer
+            .iter()
+            .filter_map(|t| t.name.as_deref())
+            .collect();
+        let prefix = if members == 1 { "" } else { "members.2." };
+        assert!(initializers.contains(&format!("{prefix}layers.1.norm.gain").as_str()));
+        for n in [1, 37] {
+            let rows = random_rows(n, 46, 1e5, n as u64);
+            let expected = predict(&model, &config, &rows, n);
+            for (d, (g, e)) in scores_of(&m, &rows, n).iter().zip(&expected).enumerate() {
+                assert!(
+                    close(*g, *e),
+                    "{members} members, doc {d}: graph {g}, predict {e}"
+                );
+            }
+        }
+        // A config that disagrees with the weights is refused, naming both.
+        config.norm = Norm::None;
+        let why = refusal(&model, &config, &[]);
+        assert!(why.contains("norm none") && why.contains("layer"), "{why}");
+    }
+}
+
 #[test]
 fn graph_signed_log1p_matches_the_preparation() {
     // One input per column, the transform read off the graph's "inputs" value.
@@ -726,7 +807,10 @@ fn inexpressible_models_are_refused_with_the_reason() {
     m.members[0].layers[2].bias.push(0.0);
     assert!(refusal(&m, &config, &[]).contains("gives 2 outputs"));
 
-    let empty = Ensemble::single(Mlp::<f32> { layers: Vec::new() });
+    let empty = Ensemble::single(Mlp::<f32> {
+        layers: Vec::new(),
+        norms: Vec::new(),
+    });
     assert!(refusal(&empty, &config, &[]).contains("no layers"));
 
     let twice = [("loss".to_string(), "softmax".to_string())];

@@ -15,6 +15,7 @@ fn adam_matches_the_textbook_update() {
             weight: vec![0.5f64, -0.25],
             bias: vec![0.1],
         }],
+        norms: Vec::new(),
     };
     let config = AdamConfig {
         lr: 0.01,

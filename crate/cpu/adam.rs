@@ -18,14 +18,8 @@ pub struct Adam<T> {
 impl<T: Real> Adam<T> {
     pub fn new(model: &Mlp<T>, config: AdamConfig) -> Self {
         let m: Vec<Vec<T>> = model
-            .layers
-            .iter()
-            .flat_map(|l| {
-                [
-                    vec![T::zero(); l.weight.len()],
-                    vec![T::zero(); l.bias.len()],
-                ]
-            })
+            .tensors()
+            .map(|tensor| vec![T::zero(); tensor.len()])
             .collect();
         Adam {
             config,
@@ -40,13 +34,8 @@ impl<T: Real> Adam<T> {
         self.step += 1;
         let step = Step::new(&self.config, self.step);
         let (m_all, v_all) = (&mut self.m, &mut self.v);
-        let tensors = model.layers.iter_mut().enumerate().flat_map(|(l, layer)| {
-            [
-                (2 * l, &mut layer.weight, &grads.weight[l]),
-                (2 * l + 1, &mut layer.bias, &grads.bias[l]),
-            ]
-        });
-        for (t, param, grad) in tensors {
+        let tensors = model.tensors_mut().zip(grads.tensors()).enumerate();
+        for (t, (param, grad)) in tensors {
             let update = |(((p, g), m), v): Chunks<T>| step.apply(p, g, m, v);
             // Large tensors are updated in parallel chunks on native targets.
             const CHUNK: usize = 16 * 1024;

@@ -4,10 +4,10 @@
 //! Shapes (B = documents in the batch): a dense layer maps `inp (B, in)` to `out (B, out)` with
 //! `weight (in, out)` and `bias (out)`, all row-major.
 
-use super::{matmul, positive_part, Real, View};
+use super::{matmul, positive_part, real, Real, View};
 use crate::data::inputs::Inputs;
 use crate::model::dropout::{Dropout, Mask};
-use crate::model::mlp::{Dense, Mlp};
+use crate::model::mlp::{Dense, LayerNorm, Mlp, LAYER_NORM_EPS};
 
 /// out = inp . weight + bias, then ReLU when `relu`.
 /// inp is (B, n_in), out is (B, n_out).
@@ -75,6 +75,72 @@ pub fn dense_backward<T: Real>(
     }
 }
 
+/// Layer normalisation of `pre` (B, n) into `out`, then ReLU: each row's mean and 1/std (the
+/// variance over the row's n units, plus [`LAYER_NORM_EPS`]) go to `stats` (B, 2), which the
+/// backward pass reads. The mean first, then the squared deviations from it: as
+/// `shaders/norm.wgsl` computes them.
+pub fn layer_norm_forward<T: Real>(out: &mut [T], stats: &mut [T], pre: &[T], norm: &LayerNorm<T>) {
+    let n = norm.gain.len();
+    let count = real::<T>(n as f64);
+    let eps = real::<T>(LAYER_NORM_EPS);
+    for ((row, o), s) in pre
+        .chunks_exact(n)
+        .zip(out.chunks_exact_mut(n))
+        .zip(stats.chunks_exact_mut(2))
+    {
+        let mean = row.iter().copied().sum::<T>() / count;
+        let var = row.iter().map(|&v| (v - mean) * (v - mean)).sum::<T>() / count;
+        let rstd = T::one() / (var + eps).sqrt();
+        for (j, (o, &v)) in o.iter_mut().zip(row).enumerate() {
+            *o = positive_part(norm.gain[j] * ((v - mean) * rstd) + norm.shift[j]);
+        }
+        s[0] = mean;
+        s[1] = rstd;
+    }
+}
+
+/// Backward pass of [`layer_norm_forward`] from `dout` (B, n), the gradient w.r.t. its output
+/// after the ReLU's mask: writes `dpre` (B, n) and the gain's and shift's gradients, summed over
+/// the rows in order. With x̂ = (pre − mean)·rstd and g = dout·gain,
+/// dpre = rstd·(g − mean(g) − x̂·mean(g·x̂)).
+pub fn layer_norm_backward<T: Real>(
+    dpre: &mut [T],
+    dgain: &mut [T],
+    dshift: &mut [T],
+    dout: &[T],
+    pre: &[T],
+    stats: &[T],
+    norm: &LayerNorm<T>,
+) {
+    let n = norm.gain.len();
+    let count = real::<T>(n as f64);
+    dgain.iter_mut().for_each(|v| *v = T::zero());
+    dshift.iter_mut().for_each(|v| *v = T::zero());
+    for (((d, row), s), dp) in dout
+        .chunks_exact(n)
+        .zip(pre.chunks_exact(n))
+        .zip(stats.chunks_exact(2))
+        .zip(dpre.chunks_exact_mut(n))
+    {
+        let (mean, rstd) = (s[0], s[1]);
+        let (mut mean_g, mut mean_gx) = (T::zero(), T::zero());
+        for j in 0..n {
+            let x_hat = (row[j] - mean) * rstd;
+            let g = d[j] * norm.gain[j];
+            mean_g = mean_g + g;
+            mean_gx = mean_gx + g * x_hat;
+            dgain[j] = dgain[j] + d[j] * x_hat;
+            dshift[j] = dshift[j] + d[j];
+        }
+        mean_g = mean_g / count;
+        mean_gx = mean_gx / count;
+        for j in 0..n {
+            let x_hat = (row[j] - mean) * rstd;
+            dp[j] = rstd * (d[j] * norm.gain[j] - mean_g - x_hat * mean_gx);
+        }
+    }
+}
+
 /// Activations kept by the forward pass for the backward pass.
 #[derive(Debug, Default)]
 pub struct Activations<T> {
@@ -82,6 +148,10 @@ pub struct Activations<T> {
     pub outputs: Vec<Vec<T>>,
     /// The dropout mask of each hidden layer in the last forward pass (none when scoring).
     pub masks: Vec<Option<Mask>>,
+    /// With layer normalisation: each hidden layer's pre-activations (B, n_out) and each row's
+    /// mean and 1/std (B, 2).
+    pub pre: Vec<Vec<T>>,
+    pub stats: Vec<Vec<T>>,
 }
 
 /// Gradients of every parameter, laid out like the model.
@@ -89,8 +159,13 @@ pub struct Activations<T> {
 pub struct Gradients<T> {
     pub weight: Vec<Vec<T>>,
     pub bias: Vec<Vec<T>>,
-    /// Scratch: gradient w.r.t. each layer's output.
+    /// With layer normalisation, each hidden layer's gain and shift gradients (empty without).
+    pub gain: Vec<Vec<T>>,
+    pub shift: Vec<Vec<T>>,
+    /// Scratch: gradient w.r.t. each layer's output, and w.r.t. a normalised layer's
+    /// pre-activations.
     scratch: Vec<Vec<T>>,
+    dpre: Vec<T>,
 }
 
 impl<T: Real> Mlp<T> {
@@ -116,7 +191,18 @@ impl<T: Real> Mlp<T> {
             let input: &[T] = if l == 0 { inp } else { &before[l - 1] };
             let out = &mut rest[0];
             out.resize(b * layer.n_out, T::zero());
-            dense_forward(out, input, layer, l != last);
+            match self.norms.get(l) {
+                Some(norm) => {
+                    acts.pre.resize_with(self.norms.len(), Vec::new);
+                    acts.stats.resize_with(self.norms.len(), Vec::new);
+                    let (pre, stats) = (&mut acts.pre[l], &mut acts.stats[l]);
+                    pre.resize(b * layer.n_out, T::zero());
+                    stats.resize(2 * b, T::zero());
+                    dense_forward(pre, input, layer, false);
+                    layer_norm_forward(out, stats, pre, norm);
+                }
+                None => dense_forward(out, input, layer, l != last),
+            }
             let mask = dropout
                 .filter(|_| l != last)
                 .map(|(dropout, step)| Mask::of(dropout, step, l));
@@ -146,7 +232,18 @@ impl<T: Real> Mlp<T> {
                 .iter()
                 .map(|l| vec![T::zero(); l.bias.len()])
                 .collect(),
+            gain: self
+                .norms
+                .iter()
+                .map(|n| vec![T::zero(); n.gain.len()])
+                .collect(),
+            shift: self
+                .norms
+                .iter()
+                .map(|n| vec![T::zero(); n.shift.len()])
+                .collect(),
             scratch: Vec::new(),
+            dpre: Vec::new(),
         }
     }
 
@@ -181,27 +278,65 @@ impl<T: Real> Mlp<T> {
             if let Some(Some(mask)) = acts.masks.get(l) {
                 mask.apply(dout);
             }
-            dense_backward(
-                dinp,
-                &mut grads.weight[l],
-                &mut grads.bias[l],
-                dout,
-                &acts.outputs[l],
-                input,
-                layer,
-                l != n - 1,
-            );
+            match self.norms.get(l) {
+                Some(norm) => {
+                    // Through the ReLU, then the normalisation, to the pre-activations.
+                    for (d, &o) in dout.iter_mut().zip(&acts.outputs[l]) {
+                        *d = if o > T::zero() { *d } else { T::zero() };
+                    }
+                    grads.dpre.resize(dout.len(), T::zero());
+                    layer_norm_backward(
+                        &mut grads.dpre,
+                        &mut grads.gain[l],
+                        &mut grads.shift[l],
+                        dout,
+                        &acts.pre[l],
+                        &acts.stats[l],
+                        norm,
+                    );
+                    dense_backward(
+                        dinp,
+                        &mut grads.weight[l],
+                        &mut grads.bias[l],
+                        &mut grads.dpre,
+                        &acts.pre[l],
+                        input,
+                        layer,
+                        false,
+                    );
+                }
+                None => dense_backward(
+                    dinp,
+                    &mut grads.weight[l],
+                    &mut grads.bias[l],
+                    dout,
+                    &acts.outputs[l],
+                    input,
+                    layer,
+                    l != n - 1,
+                ),
+            }
         }
     }
 }
 
 impl<T: Real> Gradients<T> {
     pub fn flatten(&self) -> Vec<T> {
-        self.weight
-            .iter()
-            .zip(&self.bias)
-            .flat_map(|(w, b)| w.iter().chain(b).copied())
-            .collect()
+        self.tensors().flatten().copied().collect()
+    }
+
+    /// Every gradient tensor, in the order of [`Mlp::tensors`].
+    pub fn tensors(&self) -> impl Iterator<Item = &[T]> {
+        self.weight.iter().enumerate().flat_map(|(l, w)| {
+            [
+                Some(w.as_slice()),
+                Some(self.bias[l].as_slice()),
+                self.gain.get(l).map(Vec::as_slice),
+                self.shift.get(l).map(Vec::as_slice),
+            ]
+            .into_iter()
+            .flatten()
+        })
     }
 }
 

@@ -12,11 +12,24 @@ use crate::data::inputs::Inputs;
 use crate::error::{Error, Result};
 use crate::model::dropout::{Dropout, Mask};
 use crate::model::AdamConfig;
-use crate::model::{Dense, Mlp};
+use crate::model::{Dense, LayerNorm, Mlp};
+
+/// A hidden layer's layer normalisation on the GPU: the dense product writes the
+/// pre-activations here, and the normalisation writes the layer's output from them.
+struct NormLayer {
+    /// The gain (n_out) then the shift (n_out), and their gradients.
+    params: wgpu::Buffer,
+    dparams: wgpu::Buffer,
+    forward: Slot,
+    backward_input: Slot,
+    backward_params: Slot,
+    adam: Slot,
+}
 
 struct Layer {
     n_in: usize,
     n_out: usize,
+    norm: Option<NormLayer>,
     weight: wgpu::Buffer,
     bias: wgpu::Buffer,
     dweight: wgpu::Buffer,
@@ -35,7 +48,8 @@ struct Layer {
 impl Layer {
     /// The parameters and workgroups of one of this layer's products over `n` rows.
     fn dispatch(&self, product: Kernel, n: usize) -> (DenseParams, (u32, u32, u32)) {
-        let relu = self.relu_mask.is_some();
+        // A normalised layer's ReLU follows its normalisation, not its product.
+        let relu = self.relu_mask.is_some() && self.norm.is_none();
         dense_dispatch(product, n, self.n_in, self.n_out, relu)
     }
 }
@@ -206,6 +220,21 @@ impl GpuMlp {
             .iter()
             .map(|l| gpu.buffer("activation gradients", max_rows * l.n_out))
             .collect();
+        // A normalised layer's pre-activations and their gradient, and its rows' mean and 1/std.
+        let pre: Vec<Option<(wgpu::Buffer, wgpu::Buffer, wgpu::Buffer)>> = model
+            .layers
+            .iter()
+            .enumerate()
+            .map(|(l, layer)| {
+                model.norms.get(l).map(|_| {
+                    (
+                        gpu.buffer("pre-activations", max_rows * layer.n_out),
+                        gpu.buffer("pre-activation gradients", max_rows * layer.n_out),
+                        gpu.buffer("layer norm statistics", 2 * max_rows),
+                    )
+                })
+            })
+            .collect();
         let last = model.layers.len() - 1;
         let mut layers = Vec::new();
         for (l, dense) in model.layers.iter().enumerate() {
@@ -231,12 +260,67 @@ impl GpuMlp {
             let moments_weight = gpu.buffer("adam moments (weight)", 2 * dense.weight.len());
             let moments_bias = gpu.buffer("adam moments (bias)", 2 * dense.bias.len());
             let inp = if l == 0 { &input } else { &acts[l - 1] };
+            // Where the product writes and where its backward passes read the output's gradient:
+            // a normalised layer's pre-activations and their gradient, otherwise the output's.
+            let (product_out, product_dout) = match &pre[l] {
+                Some((pre, dpre, _)) => (pre, dpre),
+                None => (&acts[l], &dacts[l]),
+            };
+            let norm = model
+                .norms
+                .get(l)
+                .zip(pre[l].as_ref())
+                .map(|(n, (pre, dpre, stats))| {
+                    let values: Vec<f32> = n.gain.iter().chain(&n.shift).copied().collect();
+                    let params = gpu.buffer_with("layer norm gain and shift", &values);
+                    let dparams = gpu.buffer("layer norm gradients", values.len());
+                    let moments = gpu.buffer("adam moments (layer norm)", 2 * values.len());
+                    NormLayer {
+                        forward: gpu.slot(
+                            Kernel::LayerNormForward,
+                            [Some(pre), Some(&params), None, Some(&acts[l]), Some(stats)],
+                        ),
+                        backward_input: gpu.slot(
+                            Kernel::LayerNormBackwardInput,
+                            [
+                                Some(&dacts[l]),
+                                Some(&params),
+                                Some(pre),
+                                Some(dpre),
+                                Some(stats),
+                            ],
+                        ),
+                        backward_params: gpu.slot(
+                            Kernel::LayerNormBackwardParams,
+                            [
+                                Some(&dacts[l]),
+                                None,
+                                Some(pre),
+                                Some(&dparams),
+                                Some(stats),
+                            ],
+                        ),
+                        adam: gpu.slot(
+                            Kernel::Adam,
+                            [Some(&dparams), None, None, Some(&params), Some(&moments)],
+                        ),
+                        params,
+                        dparams,
+                    }
+                });
             layers.push(Layer {
                 n_in: dense.n_in,
                 n_out: dense.n_out,
+                norm,
                 forward: gpu.slot(
                     gpu.product_kernel(Kernel::DenseForward, dense.n_in, dense.n_out),
-                    [Some(inp), Some(&weight), Some(&bias), Some(&acts[l]), None],
+                    [
+                        Some(inp),
+                        Some(&weight),
+                        Some(&bias),
+                        Some(product_out),
+                        None,
+                    ],
                 ),
                 relu_mask: (l != last).then(|| {
                     gpu.slot(
@@ -252,17 +336,17 @@ impl GpuMlp {
                 }),
                 backward_weight: gpu.slot(
                     gpu.product_kernel(Kernel::DenseBackwardWeight, dense.n_in, dense.n_out),
-                    [Some(inp), Some(&dacts[l]), None, Some(&dweight), None],
+                    [Some(inp), Some(product_dout), None, Some(&dweight), None],
                 ),
                 backward_bias: gpu.slot(
                     Kernel::DenseBackwardBias,
-                    [Some(&dacts[l]), None, None, Some(&dbias), None],
+                    [Some(product_dout), None, None, Some(&dbias), None],
                 ),
                 backward_input: (l > 0).then(|| {
                     gpu.slot(
                         gpu.product_kernel(Kernel::DenseBackwardInput, dense.n_in, dense.n_out),
                         [
-                            Some(&dacts[l]),
+                            Some(product_dout),
                             Some(&weight),
                             None,
                             Some(&dacts[l - 1]),
@@ -387,6 +471,16 @@ impl GpuMlp {
             if let Some(back) = &layer.backward_input {
                 gpu.set_params(back, &params(Kernel::DenseBackwardInput));
             }
+            if let Some(norm) = &layer.norm {
+                let rows = DenseParams {
+                    rows: b,
+                    cols: n_out,
+                    ..Default::default()
+                };
+                gpu.set_params(&norm.forward, &rows);
+                gpu.set_params(&norm.backward_input, &rows);
+                gpu.set_params(&norm.backward_params, &rows);
+            }
         }
         self.step += 1;
         if let Some(dropout) = &self.dropout {
@@ -409,6 +503,10 @@ impl GpuMlp {
             gpu.set_params(&layer.adam_weight, &weights);
             let biases = adam_params(&self.adam, self.step, layer.n_out, 0, 0);
             gpu.set_params(&layer.adam_bias, &biases);
+            if let Some(norm) = &layer.norm {
+                let values = adam_params(&self.adam, self.step, 2 * layer.n_out, 0, 0);
+                gpu.set_params(&norm.adam, &values);
+            }
         }
         Ok(())
     }
@@ -421,8 +519,17 @@ impl GpuMlp {
     /// Records the forward pass over `n` rows, for scoring: no dropout.
     pub fn record_forward(&self, pass: &mut wgpu::ComputePass, n: usize) {
         for layer in &self.layers {
-            let workgroups = layer.dispatch(Kernel::DenseForward, n).1;
-            self.gpu.record(pass, &layer.forward, workgroups);
+            self.record_layer_forward(pass, layer, n);
+        }
+    }
+
+    /// One layer's product, then its normalisation and ReLU where it has one.
+    fn record_layer_forward(&self, pass: &mut wgpu::ComputePass, layer: &Layer, n: usize) {
+        let workgroups = layer.dispatch(Kernel::DenseForward, n).1;
+        self.gpu.record(pass, &layer.forward, workgroups);
+        if let Some(norm) = &layer.norm {
+            self.gpu
+                .record(pass, &norm.forward, (groups_of(n, 64), 1, 1));
         }
     }
 
@@ -430,8 +537,7 @@ impl GpuMlp {
     /// through its dropout mask, when the model trains with dropout.
     pub fn record_forward_training(&self, pass: &mut wgpu::ComputePass, n: usize) {
         for layer in &self.layers {
-            let workgroups = layer.dispatch(Kernel::DenseForward, n).1;
-            self.gpu.record(pass, &layer.forward, workgroups);
+            self.record_layer_forward(pass, layer, n);
             if let Some((forward, _)) = &layer.dropout {
                 let elements = groups_of(n * layer.n_out, WORKGROUP);
                 self.gpu.record(pass, forward, (elements, 1, 1));
@@ -453,6 +559,15 @@ impl GpuMlp {
             }
             if let Some(mask) = &layer.relu_mask {
                 gpu.record(pass, mask, (groups_of(n * layer.n_out, WORKGROUP), 1, 1));
+            }
+            // Through the normalisation to the pre-activations, which the products read.
+            if let Some(norm) = &layer.norm {
+                gpu.record(pass, &norm.backward_input, (groups_of(n, 64), 1, 1));
+                gpu.record(
+                    pass,
+                    &norm.backward_params,
+                    (groups_of(layer.n_out, 64), 1, 1),
+                );
             }
             let workgroups = |product| layer.dispatch(product, n).1;
             gpu.record(
@@ -484,12 +599,19 @@ impl GpuMlp {
                 &layer.adam_bias,
                 (groups_of(layer.n_out, WORKGROUP), 1, 1),
             );
+            if let Some(norm) = &layer.norm {
+                self.gpu.record(
+                    pass,
+                    &norm.adam,
+                    (groups_of(2 * layer.n_out, WORKGROUP), 1, 1),
+                );
+            }
         }
     }
 
     /// The current model, read back.
     pub async fn model(&self) -> Result<Mlp<f32>> {
-        let mut layers = Vec::new();
+        let (mut layers, mut norms) = (Vec::new(), Vec::new());
         for (i, l) in self.layers.iter().enumerate() {
             // The first layer without its padding rows (the last ones).
             let n_in = if i == 0 { self.n_features } else { l.n_in };
@@ -499,8 +621,16 @@ impl GpuMlp {
                 weight: self.gpu.read(&l.weight, n_in * l.n_out).await?,
                 bias: self.gpu.read(&l.bias, l.n_out).await?,
             });
+            if let Some(norm) = &l.norm {
+                let values = self.gpu.read(&norm.params, 2 * l.n_out).await?;
+                let (gain, shift) = values.split_at(l.n_out);
+                norms.push(LayerNorm {
+                    gain: gain.to_vec(),
+                    shift: shift.to_vec(),
+                });
+            }
         }
-        Ok(Mlp { layers })
+        Ok(Mlp { layers, norms })
     }
 
     /// Scores `inputs` (rows x n_in) with the current weights on the GPU, in chunks of
@@ -517,6 +647,14 @@ impl GpuMlp {
             for layer in &self.layers {
                 let params = layer.dispatch(Kernel::DenseForward, n).0;
                 self.gpu.set_params(&layer.forward, &params);
+                if let Some(norm) = &layer.norm {
+                    let rows = DenseParams {
+                        rows: n as u32,
+                        cols: layer.n_out as u32,
+                        ..Default::default()
+                    };
+                    self.gpu.set_params(&norm.forward, &rows);
+                }
             }
             self.gpu.run(|pass| self.record_forward(pass, n)).await?;
             scores.extend(self.gpu.read(self.logits(), n).await?);
@@ -534,6 +672,20 @@ impl GpuMlp {
                 self.gpu.read(&l.dweight, n_in * l.n_out).await?,
                 self.gpu.read(&l.dbias, l.n_out).await?,
             ));
+        }
+        Ok(out)
+    }
+
+    /// The layer normalisations' gradients of the last step: each normalised layer's gain's,
+    /// then its shift's.
+    pub async fn norm_gradients(&self) -> Result<Vec<(Vec<f32>, Vec<f32>)>> {
+        let mut out = Vec::new();
+        for l in &self.layers {
+            if let Some(norm) = &l.norm {
+                let values = self.gpu.read(&norm.dparams, 2 * l.n_out).await?;
+                let (gain, shift) = values.split_at(l.n_out);
+                out.push((gain.to_vec(), shift.to_vec()));
+            }
         }
         Ok(out)
     }

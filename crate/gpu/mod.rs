@@ -41,6 +41,13 @@ pub enum Kernel {
     /// A hidden layer's output, or the gradient with respect to it, through its dropout mask
     /// ([`crate::model::dropout::Mask`]).
     Dropout,
+    /// A hidden layer's pre-activations through layer normalisation and ReLU
+    /// ([`crate::model::LayerNorm`]), keeping each row's mean and 1/std.
+    LayerNormForward,
+    /// The gradient w.r.t. the pre-activations of a normalised layer.
+    LayerNormBackwardInput,
+    /// The gradients of a normalised layer's gain and shift.
+    LayerNormBackwardParams,
     /// A kernel of a ranking loss, as its entry in [`crate::model::loss::LOSSES`] names it.
     Loss(Wgsl),
     ReduceSum,
@@ -67,7 +74,7 @@ pub enum Kernel {
 
 impl Kernel {
     /// The kernels that are not a loss's.
-    const FIXED: [Kernel; 21] = [
+    const FIXED: [Kernel; 24] = [
         Kernel::DenseForward,
         Kernel::DenseForwardNaive,
         Kernel::DenseBackwardInput,
@@ -78,6 +85,9 @@ impl Kernel {
         Kernel::DenseBackwardBias,
         Kernel::ReluMask,
         Kernel::Dropout,
+        Kernel::LayerNormForward,
+        Kernel::LayerNormBackwardInput,
+        Kernel::LayerNormBackwardParams,
         Kernel::ReduceSum,
         Kernel::Adam,
         Kernel::ObjectiveTerms,
@@ -133,6 +143,9 @@ impl Kernel {
             Kernel::DenseBackwardBias => ("dense.wgsl", "backward_bias"),
             Kernel::ReluMask => ("dense.wgsl", "relu_mask"),
             Kernel::Dropout => ("dense.wgsl", "dropout"),
+            Kernel::LayerNormForward => ("norm.wgsl", "layer_norm_forward"),
+            Kernel::LayerNormBackwardInput => ("norm.wgsl", "layer_norm_backward_input"),
+            Kernel::LayerNormBackwardParams => ("norm.wgsl", "layer_norm_backward_params"),
             Kernel::Loss(kernel) => (kernel.file, kernel.entry),
             Kernel::ReduceSum => ("reduce.wgsl", "reduce_sum"),
             Kernel::Adam => ("adam.wgsl", "adam"),

@@ -60,8 +60,9 @@ macro_rules! kernel_params {
 
 kernel_params! {
     /// A dense product: result = rows x cols, summed over inner ([`super::dense_dispatch`]); also
-    /// `relu_mask` (rows x cols) and `backward_bias` (cols, over inner rows).
-    DenseParams in ["dense.wgsl", "dense_vec4.wgsl"] {
+    /// `relu_mask` (rows x cols) and `backward_bias` (cols, over inner rows); the layer
+    /// normalisation's kernels (rows x cols, the layer's units).
+    DenseParams in ["dense.wgsl", "dense_vec4.wgsl", "norm.wgsl"] {
         rows: u32,
         cols: u32,
         inner: u32,

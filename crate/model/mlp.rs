@@ -60,10 +60,49 @@ pub struct Dense<T> {
     pub bias: Vec<T>,
 }
 
+/// Layer normalisation (Ba, Kiros and Hinton 2016) of one hidden layer's pre-activations: each
+/// row centred on its mean and divided by its standard deviation (over the layer's units, with
+/// [`LAYER_NORM_EPS`] added to the variance), then scaled by `gain` and shifted by `shift` per
+/// unit, before the ReLU.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LayerNorm<T> {
+    pub gain: Vec<T>,
+    pub shift: Vec<T>,
+}
+
+/// Added to a row's variance before its square root: ONNX's LayerNormalization default, so the
+/// exported graph computes what both engines do.
+pub const LAYER_NORM_EPS: f64 = 1e-5;
+
+/// The normalisation of the hidden layers: a setting (`--norm`) and a property of a saved model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Norm {
+    /// Dense, then ReLU: the paper's model.
+    #[default]
+    None,
+    /// Dense, then [`LayerNorm`], then ReLU, on every hidden layer.
+    Layer,
+}
+
+impl Norm {
+    pub const ALL: [Norm; 2] = [Norm::None, Norm::Layer];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Norm::None => "none",
+            Norm::Layer => "layer",
+        }
+    }
+}
+
 /// The multilayer perceptron: `widths` hidden layers with ReLU, then a linear layer to one logit.
+/// With layer normalisation, `norms[l]` normalises hidden layer l's pre-activations; without it,
+/// `norms` is empty.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Mlp<T> {
     pub layers: Vec<Dense<T>>,
+    pub norms: Vec<LayerNorm<T>>,
 }
 
 impl<T: Real> Mlp<T> {
@@ -87,8 +126,36 @@ impl<T: Real> Mlp<T> {
                 }
             })
             .collect();
-        Mlp { layers }
+        Mlp {
+            layers,
+            norms: Vec::new(),
+        }
     }
+
+    /// The same model with `norm` on its hidden layers: layer normalisation starts as the
+    /// identity map (gain 1, shift 0), so the initial weights, drawn as without it, are the same.
+    pub fn with_norm(mut self, norm: Norm) -> Self {
+        self.norms = match norm {
+            Norm::None => Vec::new(),
+            Norm::Layer => self.layers[..self.layers.len() - 1]
+                .iter()
+                .map(|l| LayerNorm {
+                    gain: vec![T::one(); l.n_out],
+                    shift: vec![T::zero(); l.n_out],
+                })
+                .collect(),
+        };
+        self
+    }
+
+    pub fn norm(&self) -> Norm {
+        if self.norms.is_empty() {
+            Norm::None
+        } else {
+            Norm::Layer
+        }
+    }
+
     pub fn n_in(&self) -> usize {
         self.layers[0].n_in
     }
@@ -99,32 +166,54 @@ impl<T: Real> Mlp<T> {
             .collect()
     }
     pub fn n_parameters(&self) -> usize {
-        self.layers
-            .iter()
-            .map(|l| l.weight.len() + l.bias.len())
-            .sum()
+        self.tensors().map(<[T]>::len).sum()
     }
-    /// Every parameter, flattened in layer order (weight then bias); for gradient checks and I/O.
+
+    /// Every parameter tensor in order: each layer's weight and bias, then, with layer
+    /// normalisation, its gain and shift.
+    pub fn tensors(&self) -> impl Iterator<Item = &[T]> {
+        self.layers.iter().enumerate().flat_map(|(l, layer)| {
+            let norm = self.norms.get(l);
+            [
+                Some(layer.weight.as_slice()),
+                Some(layer.bias.as_slice()),
+                norm.map(|n| n.gain.as_slice()),
+                norm.map(|n| n.shift.as_slice()),
+            ]
+            .into_iter()
+            .flatten()
+        })
+    }
+
+    /// [`tensors`](Self::tensors), to write.
+    pub fn tensors_mut(&mut self) -> impl Iterator<Item = &mut Vec<T>> {
+        let mut norms = self.norms.iter_mut();
+        self.layers.iter_mut().flat_map(move |layer| {
+            let norm = norms.next();
+            let (gain, shift) = match norm {
+                Some(n) => (Some(&mut n.gain), Some(&mut n.shift)),
+                None => (None, None),
+            };
+            [Some(&mut layer.weight), Some(&mut layer.bias), gain, shift]
+                .into_iter()
+                .flatten()
+        })
+    }
+
+    /// Every parameter, flattened in the order of [`tensors`](Self::tensors); for gradient
+    /// checks and I/O.
     pub fn parameters(&self) -> Vec<T> {
-        self.layers
-            .iter()
-            .flat_map(|l| l.weight.iter().chain(&l.bias).copied())
-            .collect()
+        self.tensors().flatten().copied().collect()
     }
     pub fn set_parameters(&mut self, values: &[T]) {
         let mut at = 0;
-        for l in &mut self.layers {
-            let nw = l.weight.len();
-            l.weight.copy_from_slice(&values[at..at + nw]);
-            at += nw;
-            let nb = l.bias.len();
-            l.bias.copy_from_slice(&values[at..at + nb]);
-            at += nb;
+        for tensor in self.tensors_mut() {
+            let n = tensor.len();
+            tensor.copy_from_slice(&values[at..at + n]);
+            at += n;
         }
     }
     pub fn all_finite(&self) -> bool {
-        self.layers
-            .iter()
-            .all(|l| l.weight.iter().chain(&l.bias).all(|v| v.is_finite()))
+        self.tensors().flatten().all(|v| v.is_finite())
     }
 }

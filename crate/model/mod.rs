@@ -19,7 +19,7 @@ pub mod step;
 pub use adam::AdamConfig;
 pub use ensemble::Ensemble;
 pub use loss::LossKind;
-pub use mlp::{Dense, Mlp};
+pub use mlp::{Dense, LayerNorm, Mlp, Norm};
 pub use objective::Objective;
 pub use step::{LossPlan, StepBatch, StepLosses};
 

@@ -62,6 +62,8 @@ pub struct TrainConfig {
     /// The probability of zeroing each hidden unit in training ([`Dropout`]; 0: none). Its
     /// masks come from the model's seed, the same on both engines.
     pub dropout: f64,
+    /// The hidden layers' normalisation ([`crate::model::Norm`]).
+    pub norm: crate::model::Norm,
     /// Members of the model, each trained from its own seed, whose scores are averaged (1: one
     /// model).
     pub ensemble: usize,
@@ -368,7 +370,7 @@ async fn fit_member_async(
     on: &mut dyn FnMut(Event<'_>),
 ) -> Result<Member> {
     let width = check(train, valid, config, guidance)?;
-    let model = Mlp::<f32>::new(width, &config.widths, config.seed);
+    let model = Mlp::<f32>::new(width, &config.widths, config.seed).with_norm(config.norm);
     let groups: Vec<usize> = (0..train.set.n_groups())
         .filter(|&g| guidance.uses_unlabeled() || train.set.positive_group[g])
         .collect();

@@ -373,7 +373,8 @@ class Ranker(_EstimatorBase):
         Every other keyword is a setting of the library's :class:`Setup`, by its name, with the
         library's default: ``loss`` (a name of :data:`LOSSES`), ``epochs``, ``patience``, ``lr``,
         ``weight_decay``, ``lr_schedule`` (``"constant"``, ``"cosine"``), ``input_noise``,
-        ``dropout``, ``ensemble`` (members of the student whose scores are averaged), ``alpha``,
+        ``dropout``, ``norm`` (``"none"``, ``"layer"``: layer normalisation of the hidden layers),
+        ``ensemble`` (members of the student whose scores are averaged), ``alpha``,
         ``teacher_temperature``, ``widths``, ``teacher_widths``, ``batch_docs``, ``teachers``,
         ``rd``, ``objective``, ``idcg_zero``, ``backend`` ("auto", "cpu", "gpu"); ``teacher``, a
         teacher trained elsewhere for ``pfd``: a LightGBM or XGBoost model (a file's path, a

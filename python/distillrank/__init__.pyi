@@ -93,6 +93,7 @@ class Ranker:
         idcg_zero: str = ...,
         ensemble: int = ...,
         dropout: float = ...,
+        norm: str = ...,
         weight_decay: float = ...,
         input_noise: float = ...,
         **settings: Any,

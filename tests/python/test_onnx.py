@@ -88,14 +88,14 @@ def synthetic_file(workdir):
 _trained = {}
 
 
-def trained(workdir, synthetic_file, dataset, loss, transform="signed-log1p", ensemble=1):
+def trained(workdir, synthetic_file, dataset, loss, transform="signed-log1p", ensemble=1, norm="none"):
     """(model prefix, raw file to score) of a small student trained for one epoch (each of its
-    `ensemble` members)."""
-    key = (dataset, loss, transform, ensemble)
+    `ensemble` members), its hidden layers normalised by `norm`."""
+    key = (dataset, loss, transform, ensemble, norm)
     if key not in _trained:
-        prefix = workdir / f"{dataset}-{loss}-{transform}-{ensemble}"
+        prefix = workdir / f"{dataset}-{loss}-{transform}-{ensemble}-{norm}"
         common = ["--loss", loss, "--epochs", 1, "--widths", "16,8", "--save", prefix]
-        common += ["--transform", transform, "--ensemble", ensemble]
+        common += ["--transform", transform, "--ensemble", ensemble, "--norm", norm]
         common += ["--backend", "cpu", "--quiet"]
         if dataset == "mq2008":
             assert MQ2008.is_dir(), f"MQ2008 Fold1 is missing at {MQ2008}"
@@ -124,20 +124,22 @@ def onnx_scores(path, features):
 
 
 def cases():
-    """Every loss under the default transform, every input transform under the default loss, and
-    an ensemble of three."""
+    """Every loss under the default transform, every input transform under the default loss, an
+    ensemble of three, and layer normalisation alone and in an ensemble."""
     for dataset in DATASETS:
         for loss in LOSSES:
-            yield dataset, loss, "signed-log1p", 1
+            yield dataset, loss, "signed-log1p", 1, "none"
         for transform in TRANSFORMS[1:]:
-            yield dataset, LOSSES[0], transform, 1
-        yield dataset, LOSSES[0], TRANSFORMS[-1], 3
+            yield dataset, LOSSES[0], transform, 1, "none"
+        yield dataset, LOSSES[0], TRANSFORMS[-1], 3, "none"
+        yield dataset, LOSSES[-1], "signed-log1p", 1, "layer"
+        yield dataset, LOSSES[0], TRANSFORMS[-1], 3, "layer"
 
 
-@pytest.mark.parametrize("dataset,loss,transform,ensemble", list(cases()))
-def test_onnxruntime_scores_equal_predict(workdir, synthetic_file, dataset, loss, transform, ensemble):
-    prefix, file = trained(workdir, synthetic_file, dataset, loss, transform, ensemble)
-    path = export(prefix, workdir / f"{dataset}-{loss}-{transform}-{ensemble}.onnx")
+@pytest.mark.parametrize("dataset,loss,transform,ensemble,norm", list(cases()))
+def test_onnxruntime_scores_equal_predict(workdir, synthetic_file, dataset, loss, transform, ensemble, norm):
+    prefix, file = trained(workdir, synthetic_file, dataset, loss, transform, ensemble, norm)
+    path = export(prefix, workdir / f"{dataset}-{loss}-{transform}-{ensemble}-{norm}.onnx")
     model = onnx.load(str(path))
     onnx.checker.check_model(model, full_check=True)
 
@@ -153,6 +155,9 @@ def test_onnxruntime_scores_equal_predict(workdir, synthetic_file, dataset, loss
     assert config.get("members", 1) == ensemble
     assert meta.get("members", "1") == str(ensemble)
     assert [n.op_type for n in model.graph.node].count("Mean") == (ensemble > 1)
+    assert config.get("norm", "none") == meta.get("norm", "none") == norm
+    layer_norms = [n.op_type for n in model.graph.node].count("LayerNormalization")
+    assert layer_norms == (2 * ensemble if norm == "layer" else 0)
     features = read_letor(file, config["source_features"])
     got = onnx_scores(path, features)
     expected = predict(prefix, file)
@@ -160,7 +165,7 @@ def test_onnxruntime_scores_equal_predict(workdir, synthetic_file, dataset, loss
     assert got.shape == expected.shape == (features.shape[0],)
     difference = np.abs(got.astype(np.float64) - expected.astype(np.float64))
     print(
-        f"\n{dataset} {loss} {transform} ensemble {ensemble}: {len(expected)} documents, "
+        f"\n{dataset} {loss} {transform} ensemble {ensemble} norm {norm}: {len(expected)} documents, "
         f"max |ONNX - predict| = {difference.max():.3e} "
         f"(scores in [{expected.min():.3f}, {expected.max():.3f}])"
     )

@@ -140,6 +140,20 @@ def test_a_python_model_is_read_by_the_cli(bundled, tmp_path):
     )
 
 
+def test_a_layer_normalised_ranker_is_read_by_the_cli_and_refuses_an_unknown_norm(bundled, tmp_path):
+    X, y, qid = bundled["train"]
+    ranker = distillrank.Ranker(method="no-distillation", norm="layer", **SMALL).fit(X, y, qid=qid, verbose=False)
+    assert ranker.get_params()["norm"] == "layer"
+    _, config = ranker.save(tmp_path / "normed")
+    assert json.loads(Path(config).read_text())["norm"] == "layer"
+    Xt, _, _ = distillrank.read_letor(MQ2008 / "test.txt")
+    np.testing.assert_allclose(
+        ranker.predict(Xt), cli_scores(tmp_path / "normed", MQ2008 / "test.txt"), rtol=0, atol=1e-6
+    )
+    with pytest.raises(ValueError, match="norm"):
+        distillrank.Ranker(method="no-distillation", norm="batch", **SMALL).fit(X, y, qid=qid, verbose=False)
+
+
 def test_fit_with_privileged_features_and_an_eval_set(bundled, tmp_path):
     X, y, qid = bundled["train"]
     Xv, yv, qv = bundled["valid"]

@@ -194,6 +194,142 @@ pub async fn dropout_kernel(gpu: &Gpu) {
     }
 }
 
+/// The layer normalisation kernels (`shaders/norm.wgsl`) against the CPU engine's
+/// [`layer_norm_forward`] and [`layer_norm_backward`]: the output after the ReLU, each row's mean
+/// and 1/std, the gradient w.r.t. the pre-activations and the gain's and shift's gradients. Rows
+/// and units not multiples of the workgroup, a one-unit layer (its rows normalise to 0: the
+/// output is the shift), and rows of equal values (variance 0: only EPS divides).
+pub async fn layer_norm_kernels(gpu: &Gpu) {
+    let mut rng = Rng::new(6);
+    for (b, n, constant_rows) in [
+        (37usize, 19usize, false),
+        (130, 64, true),
+        (5, 1, false),
+        (1, 256, false),
+    ] {
+        let what = format!("layer norm {b}x{n}");
+        let mut pre = random(b * n, &mut rng);
+        if constant_rows {
+            pre[..n].iter_mut().for_each(|v| *v = 0.25);
+        }
+        let norm = LayerNorm {
+            gain: random(n, &mut rng).iter().map(|g| 1.0 + g).collect(),
+            shift: random(n, &mut rng),
+        };
+        let (mut out, mut stats) = (vec![0f32; b * n], vec![0f32; 2 * b]);
+        layer_norm_forward(&mut out, &mut stats, &pre, &norm);
+        // The gradient w.r.t. the output, through the ReLU's mask as the backward pass gives it.
+        let dout: Vec<f32> = random(b * n, &mut rng)
+            .iter()
+            .zip(&out)
+            .map(|(&d, &o)| if o > 0.0 { d } else { 0.0 })
+            .collect();
+        let (mut dpre, mut dgain, mut dshift) = (vec![0f32; b * n], vec![0f32; n], vec![0f32; n]);
+        layer_norm_backward(
+            &mut dpre,
+            &mut dgain,
+            &mut dshift,
+            &dout,
+            &pre,
+            &stats,
+            &norm,
+        );
+
+        let params: Vec<f32> = norm.gain.iter().chain(&norm.shift).copied().collect();
+        let (g_pre, g_params, g_dout) = (
+            gpu.buffer_with("pre", &pre),
+            gpu.buffer_with("gain and shift", &params),
+            gpu.buffer_with("dout", &dout),
+        );
+        let (g_out, g_stats, g_dpre, g_dparams) = (
+            gpu.buffer("out", b * n),
+            gpu.buffer("stats", 2 * b),
+            gpu.buffer("dpre", b * n),
+            gpu.buffer("dparams", 2 * n),
+        );
+        let forward = gpu.slot(
+            Kernel::LayerNormForward,
+            [
+                Some(&g_pre),
+                Some(&g_params),
+                None,
+                Some(&g_out),
+                Some(&g_stats),
+            ],
+        );
+        let backward_input = gpu.slot(
+            Kernel::LayerNormBackwardInput,
+            [
+                Some(&g_dout),
+                Some(&g_params),
+                Some(&g_pre),
+                Some(&g_dpre),
+                Some(&g_stats),
+            ],
+        );
+        let backward_params = gpu.slot(
+            Kernel::LayerNormBackwardParams,
+            [
+                Some(&g_dout),
+                None,
+                Some(&g_pre),
+                Some(&g_dparams),
+                Some(&g_stats),
+            ],
+        );
+        let rows = DenseParams {
+            rows: b as u32,
+            cols: n as u32,
+            ..Default::default()
+        };
+        for slot in [&forward, &backward_input, &backward_params] {
+            gpu.set_params(slot, &rows);
+        }
+        run(gpu, |pass| {
+            gpu.record(pass, &forward, (groups_of(b, 64), 1, 1));
+            gpu.record(pass, &backward_input, (groups_of(b, 64), 1, 1));
+            gpu.record(pass, &backward_params, (groups_of(n, 64), 1, 1));
+        })
+        .await;
+        assert_close(
+            &read(gpu, &g_out, b * n).await,
+            &out,
+            1e-5,
+            1e-4,
+            &format!("{what} forward"),
+        );
+        assert_close(
+            &read(gpu, &g_stats, 2 * b).await,
+            &stats,
+            1e-5,
+            1e-4,
+            &format!("{what} statistics"),
+        );
+        assert_close(
+            &read(gpu, &g_dpre, b * n).await,
+            &dpre,
+            1e-4,
+            1e-3,
+            &format!("{what} dpre"),
+        );
+        let dparams: Vec<f32> = dgain.iter().chain(&dshift).copied().collect();
+        assert_close(
+            &read(gpu, &g_dparams, 2 * n).await,
+            &dparams,
+            1e-4,
+            1e-4,
+            &format!("{what} dgain, dshift"),
+        );
+        assert!(dpre.iter().all(|v| v.is_finite()), "{what}");
+        if n == 1 {
+            // A one-unit row is its own mean: the output is the shift, through the ReLU.
+            assert!(out.iter().all(|&v| v == norm.shift[0].max(0.0)), "{what}");
+        } else {
+            assert!(out.iter().any(|&v| v > 0.0), "{what}");
+        }
+    }
+}
+
 /// The measured choice of product kernels: a device opened with `start` and then measured
 /// records both kinds' times, keeps the faster, and (when that is not `start`) rebuilds the
 /// products' pipelines, which must then still match the CPU engine.

@@ -157,6 +157,7 @@ pub async fn reduction_and_adam(gpu: &Gpu) {
             weight: random(300, &mut rng),
             bias: vec![0.5],
         }],
+        norms: Vec::new(),
     };
     let config = AdamConfig {
         lr: 0.01,

@@ -21,7 +21,9 @@ use std::sync::Arc;
 use distillrank::cpu::adam::{Adam, AdamVector};
 use distillrank::cpu::classifier::CpuTrainer;
 use distillrank::cpu::loss::{data_loss, teacher_loss};
-use distillrank::cpu::mlp::{dense_backward, dense_forward};
+use distillrank::cpu::mlp::{
+    dense_backward, dense_forward, layer_norm_backward, layer_norm_forward,
+};
 use distillrank::cpu::ranking::CpuRanking;
 use distillrank::gpu::losses::{LossBuffers, LossParams, RankingLoss};
 use distillrank::gpu::mlp::adam_params;
@@ -32,7 +34,7 @@ use distillrank::gpu::trainer::GpuTrainer;
 use distillrank::gpu::{groups_of, AdapterChoice, Gpu, Kernel, Products};
 use distillrank::model::adam::AdamConfig;
 use distillrank::model::loss::{loss_weights, LossKind, Targets};
-use distillrank::model::mlp::{Dense, Mlp};
+use distillrank::model::mlp::{Dense, LayerNorm, Mlp, Norm};
 use distillrank::model::objective::Config as ObjectiveConfig;
 use distillrank::model::objective::{
     dual_ascent, f_beta_bound, roc_auc_surrogate, Grad, Objective, Params, Surrogate,

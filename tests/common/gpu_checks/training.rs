@@ -53,13 +53,14 @@ fn rd_candidates(labels: &[f32], offsets: &[usize], scheme: RdScheme, rng: &mut 
 }
 
 /// One case of [`training_steps`]: what, the loss, its teachers, Ranking Distillation's scheme,
-/// a global objective as the data loss.
+/// a global objective as the data loss, the hidden layers' normalisation.
 type Case = (
     String,
     LossKind,
     usize,
     Option<RdScheme>,
     Option<ObjectivePlan>,
+    Norm,
 );
 
 /// The GPU engine's training step ([`GpuTrainer`]) against the CPU engine's ([`CpuRanking`]),
@@ -88,11 +89,11 @@ pub async fn training_steps(gpu: &Arc<Gpu>, steps: usize) {
         .flat_map(|&kind| {
             [0, 2].map(|teachers| {
                 let what = format!("{}, {teachers} teachers", kind.entry().label);
-                (what, kind, teachers, None, None)
+                (what, kind, teachers, None, None, Norm::None)
             })
         })
         .collect();
-    let rd = |what: &str, kind, scheme| (what.to_string(), kind, 0, Some(scheme), None);
+    let rd = |what: &str, kind, scheme| (what.to_string(), kind, 0, Some(scheme), None, Norm::None);
     cases.extend([
         rd("RankNet, RD equal", LossKind::RankNet, RdScheme::Equal),
         rd(
@@ -116,6 +117,7 @@ pub async fn training_steps(gpu: &Arc<Gpu>, steps: usize) {
             1,
             None,
             objective(auc_pr),
+            Norm::None,
         ),
         (
             "recall at precision data loss".to_string(),
@@ -123,10 +125,28 @@ pub async fn training_steps(gpu: &Arc<Gpu>, steps: usize) {
             0,
             None,
             objective(recall),
+            Norm::None,
+        ),
+        // Layer normalisation on the hidden layers, with teachers and without.
+        (
+            "RankNet, layer norm, 2 teachers".to_string(),
+            LossKind::RankNet,
+            2,
+            None,
+            None,
+            Norm::Layer,
+        ),
+        (
+            "RankBCE, layer norm".to_string(),
+            LossKind::RankBce,
+            0,
+            None,
+            None,
+            Norm::Layer,
         ),
     ]);
-    for (what, kind, n_teachers, scheme, objective) in cases {
-        let model = Mlp::<f32>::new(n_in, &[24, 12], 9);
+    for (what, kind, n_teachers, scheme, objective, norm) in cases {
+        let model = Mlp::<f32>::new(n_in, &[24, 12], 9).with_norm(norm);
         let adam = AdamConfig {
             lr: 3e-3,
             ..Default::default()
