@@ -365,13 +365,13 @@ pub mod pipeline {
         stop: &Stop,
         reporter: &mut dyn Reporter,
     ) -> Result<Vec<crate::pipeline::folds::FoldRun>> {
-        use crate::pipeline::folds::{fold_setup, folds_on_disk, FoldRun, Joined};
-        let dir = setup.data.folds.as_deref().unwrap_or_default();
+        use crate::pipeline::folds::{fold_setup, folds_of_data, BundledParts, FoldRun, Joined};
         for warning in crate::pipeline::folds::warnings(setup) {
             reporter.warn(&warning);
         }
         let mut runs = Vec::new();
-        for fold in folds_on_disk(dir)? {
+        let mut store = BundledParts { inner: store };
+        for fold in folds_of_data(&setup.data)? {
             reporter.note(&format!(
                 "fold {}: train {}, validation {}, test {}",
                 fold.fold,
@@ -381,7 +381,7 @@ pub mod pipeline {
             ));
             let setup = fold_setup(setup, &fold);
             let mut joined = Joined {
-                inner: &mut *store,
+                inner: &mut store,
                 name: fold.train_name(),
                 parts: fold.train.clone(),
             };

@@ -174,7 +174,7 @@ const SPREAD: &str = "a standard deviation; the signal has unit variance";
 pub const SETTINGS: &[Setting] = &[
     // Where the data come from: a setup's source, and the global objectives' examples.
     text("source").setup_only().at(&[f("data.source", "synthetic")])
-        .help("Where a comparison's data come from: synthetic (the generator), mq2008 (bundled) or files"),
+        .help("Where a comparison's data come from: synthetic (the generator), mq2008 (bundled: its Fold1), mq2008_folds (bundled: its five parts, a comparison on each of LETOR 4.0's five folds) or files"),
     text("objectives source").setup_only().at(&[f("objectives.data", "synthetic")])
         .help("Where the global objectives' examples come from: synthetic (the imbalanced task), mq2008 (bundled) or files"),
     // Synthetic data (data synth, train, compare, sweep).

@@ -36,6 +36,9 @@ pub enum DataSource {
     },
     /// MQ2008 Fold 1, bundled with the page and the CLI.
     Mq2008,
+    /// The bundled MQ2008 as its five parts (S1..S5): the comparison runs on each of LETOR 4.0's
+    /// five folds, as with a folds directory (`data.folds`, [`crate::pipeline::folds`]).
+    Mq2008Folds,
     /// LETOR files: paths for the CLI; the page records the names of its uploads. A missing
     /// validation or test split is held out of the training queries ([`HOLDOUT`]).
     Files {
@@ -132,6 +135,14 @@ pub struct DataSetup {
     pub folds: Option<String>,
 }
 
+impl DataSetup {
+    /// Whether the comparison runs on each of five folds: a folds directory's, or the bundled
+    /// MQ2008's parts.
+    pub fn has_folds(&self) -> bool {
+        self.folds.is_some() || self.source == DataSource::Mq2008Folds
+    }
+}
+
 /// A teacher trained elsewhere, for PFD (and GenD or self-distillation where its columns fit).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -223,7 +234,9 @@ impl DataSetup {
             DataSource::Files { train, valid, test } => {
                 std::iter::once(train).chain(valid).chain(test).collect()
             }
-            DataSource::Synthetic { .. } | DataSource::Mq2008 => Vec::new(),
+            DataSource::Synthetic { .. } | DataSource::Mq2008 | DataSource::Mq2008Folds => {
+                Vec::new()
+            }
         };
         let outside = [&self.teacher, &self.reference];
         let scores = outside
@@ -452,6 +465,12 @@ impl Setup {
         self.objectives.check()?;
         let config = self.compare_config(Engine::Cpu)?;
         config.validate_settings()?;
+        if let (Some(dir), DataSource::Mq2008Folds) = (&self.data.folds, &self.data.source) {
+            return Err(Error::Config(format!(
+                "--folds {} and --bundled mq2008-folds both name the folds: name one",
+                crate::error::printable(dir)
+            )));
+        }
         if self.data.folds.is_some() {
             if let DataSource::Files { train, .. } = &self.data.source {
                 return Err(Error::Config(format!(
@@ -624,6 +643,7 @@ impl Setup {
         match &self.data.source {
             DataSource::Synthetic { .. } => {}
             DataSource::Mq2008 => put("bundled", "mq2008".into()),
+            DataSource::Mq2008Folds => put("bundled", "mq2008-folds".into()),
             DataSource::Files { train, valid, test } => {
                 put("train", train.clone());
                 if let Some(v) = valid {

@@ -744,8 +744,12 @@ fn prepared_run(setup: &ExperimentSetup) -> Result<Rc<PreparedRun>> {
             "no data: generate synthetic data, load MQ2008 or upload a LETOR training file".into(),
         )
     })?;
+    // A fold of the bundled MQ2008 names its parts, which the library holds itself.
+    let mut store = pipeline::folds::BundledParts {
+        inner: &mut uploads,
+    };
     let prepared =
-        pipeline::preparation::prepare(&setup.data, &mut uploads, true, &mut PageProgress)?;
+        pipeline::preparation::prepare(&setup.data, &mut store, true, &mut PageProgress)?;
     let run = Rc::new(PreparedRun {
         data: Some(data),
         key,
@@ -1023,6 +1027,59 @@ pub fn summarize_compare(
     for (key, value) in page.as_object().into_iter().flatten() {
         results[key] = value.clone();
     }
+    to_js(&results)
+}
+
+/// The comparison of each of a folds setup's folds (the bundled MQ2008's five,
+/// `mq2008_folds`): the setup with its data the fold's parts ([`pipeline::folds::fold_setup`]).
+/// The page runs each as a comparison of its own, then [`summarize_folds`].
+#[wasm_bindgen]
+pub fn fold_setups(setup: JsValue) -> std::result::Result<JsValue, JsError> {
+    let setup = setup_of(setup).map_err(js_error)?;
+    let folds = pipeline::folds::folds_of_data(&setup.data).map_err(js_error)?;
+    let setups: Vec<ExperimentSetup> = folds
+        .iter()
+        .map(|fold| pipeline::folds::fold_setup(&setup, fold))
+        .collect();
+    to_js(&setups)
+}
+
+/// The results of a folds comparison from each fold's runs (`folds[k]` is fold k + 1's
+/// `[{method, runs}]`, as [`summarize_compare`] takes them): the folds' `results.json`, as the
+/// CLI's `compare --folds` writes it ([`pipeline::folds::results_json`]: the mean over the folds,
+/// the paired tests on the pooled test queries), with the data's description and the backend.
+#[wasm_bindgen]
+pub fn summarize_folds(setup: JsValue, folds: JsValue) -> std::result::Result<JsValue, JsError> {
+    let setup = setup_of(setup).map_err(js_error)?;
+    let per_fold: Vec<Vec<MethodRuns>> =
+        serde_wasm_bindgen::from_value(folds).map_err(|e| JsError::new(&e.to_string()))?;
+    let folds = pipeline::folds::folds_of_data(&setup.data).map_err(js_error)?;
+    if per_fold.len() != folds.len() {
+        return Err(JsError::new(&format!(
+            "{} folds' runs for a setup of {} folds",
+            per_fold.len(),
+            folds.len()
+        )));
+    }
+    let mut runs = Vec::with_capacity(folds.len());
+    for (fold, methods) in folds.into_iter().zip(per_fold) {
+        let fold_setup = pipeline::folds::fold_setup(&setup, &fold);
+        let data = prepared_run(&fold_setup).map_err(js_error)?;
+        runs.push(pipeline::folds::FoldRun {
+            fold,
+            data: data.prepared.clone(),
+            setup: fold_setup,
+            comparison: Comparison {
+                methods,
+                students: Vec::new(),
+            },
+        });
+    }
+    let mut results = pipeline::folds::results_json(&setup, &runs);
+    results["description"] = "MQ2008, bundled: LETOR 4.0's five folds".into();
+    results["backend"] = engine_for(&setup)
+        .map_or_else(|_| format!("{:?}", setup.backend), |e| format!("{e:?}"))
+        .into();
     to_js(&results)
 }
 

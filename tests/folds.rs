@@ -13,6 +13,8 @@ use distillrank::setup::{DataSource, Setup};
 #[path = "common/cli.rs"]
 mod cli_run;
 use cli_run::distillrank;
+#[path = "common/letor_data.rs"]
+mod letor_data;
 
 /// Part `part` (1..=5) of a small LETOR set: `queries` queries of 12 documents over 6 features,
 /// the qids of each part distinct.
@@ -274,6 +276,57 @@ fn compare_folds_reports_the_mean_over_folds_and_tests_the_pooled_queries() {
     assert!(std::fs::read_to_string(out.join("report.md"))
         .unwrap()
         .contains("NDCG@8 fold 5"));
+}
+
+/// The bundled MQ2008's five folds (`--bundled mq2008-folds`, the page's "MQ2008, five folds")
+/// are the release's: the same comparison on them and on the directory of MQ2008's S1..S5 gives
+/// the same figures on every fold and the same pooled tests. (The bundled data keep only the
+/// queries with a relevant document and the non-zero features: preparation drops the others
+/// anyway.)
+#[test]
+fn the_bundled_folds_are_the_releases_folds() {
+    let dir = tempfile::tempdir().unwrap();
+    let part = letor_data::data("mq2008/S1.txt");
+    let release = Path::new(&part)
+        .parent()
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .to_string();
+    let run = |data: &[&str], out: &str| -> serde_json::Value {
+        let out = dir.path().join(out);
+        let mut args = vec!["compare"];
+        args.extend_from_slice(data);
+        args.extend_from_slice(&[
+            "--training-labels",
+            "grades",
+            "--methods",
+            "no-distillation,pfd",
+            "--seeds",
+            "2",
+            "--epochs",
+            "2",
+            "--widths",
+            "16",
+            "--backend",
+            "cpu",
+            "--quiet",
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        let (ok, _, stderr) = distillrank(&args);
+        assert!(ok, "{stderr}");
+        serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap()
+    };
+    let bundled = run(&["--bundled", "mq2008-folds"], "bundled");
+    let files = run(&["--folds", &release], "files");
+    assert_eq!(bundled["pooled_test_queries"], 293);
+    assert_eq!(bundled["pooled_test_queries"], files["pooled_test_queries"]);
+    assert_eq!(bundled["methods"], files["methods"]);
+    let tests = |r: &serde_json::Value| r["tests"].to_string();
+    assert_eq!(tests(&bundled), tests(&files));
+    assert_eq!(bundled["folds"][0]["train"][0], "bundled:mq2008/S1.txt");
+    assert_eq!(bundled["setup"]["data"]["source"], "mq2008_folds");
 }
 
 #[test]

@@ -61,7 +61,7 @@ function main() {
       // own for them (empty: 3.5 on generated data, the largest training grade + 0.8 on files).
       writeForm({ tau_target: "" });
       showSourceKnobs();
-      if (e.target.value === "mq2008") {
+      if (e.target.value.startsWith("mq2008")) {
         // Real data: z from the simulated logs unless the user picks otherwise.
         if (readForm().privileged_kind === "generator") writeForm({ privileged_kind: "logs" });
         loadMq2008().catch((err) => showError(err.message));

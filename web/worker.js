@@ -28,6 +28,10 @@
 //                                         -> {type: "event", id, event}*, then {type: "result", id, result}
 //                                            (result: [{method, run}], one per method of the job)
 //   {type: "summary", setup, methods}     -> {type: "summary", result}
+//   {type: "fold-setups", setup}          -> {type: "fold-setups", setups}  (each fold's comparison of a
+//                                            folds setup: the bundled MQ2008's five folds)
+//   {type: "folds-summary", setup, folds} -> {type: "folds-summary", result}  (folds[k]: fold k + 1's
+//                                            methods, as "summary" takes them)
 //   {type: "measure", backend, shape, steps, warmup, min_seconds} -> {type: "measured", throughput}
 //   {type: "decide", cpu, gpu}            -> {type: "decided", backend}  (auto's choice from both throughputs)
 //   {type: "objectives-job", id, setup, objective, seed}
@@ -50,6 +54,8 @@ import init, {
   run_compare_job,
   compare_jobs,
   summarize_compare,
+  fold_setups,
+  summarize_folds,
   sweep_setup,
   summarize_sweep,
   run_objectives_job,
@@ -155,6 +161,10 @@ async function handle(msg) {
       return { type: "decided", backend: choose_backend(msg.cpu, msg.gpu) };
     case "summary":
       return { type: "summary", result: summarize_compare(msg.setup, msg.methods) };
+    case "fold-setups":
+      return { type: "fold-setups", setups: fold_setups(msg.setup) };
+    case "folds-summary":
+      return { type: "folds-summary", result: summarize_folds(msg.setup, msg.folds) };
     case "sweep-setup":
       return { type: "sweep-setup", setup: sweep_setup(msg.setup, msg.param, msg.value) };
     case "sweep-summary":
@@ -185,7 +195,7 @@ const DOING = {
   synthetic: "generating the synthetic data", mq2008: "loading MQ2008", upload: "reading the uploaded files",
   teacher: "reading the teacher's files",
   job: "training", jobs: "planning the jobs", "objectives-job": "training the global objectives", measure: "timing the engine",
-  summary: "summarising the results", evaluate: "scoring the saved model", student: "exporting the student",
+  summary: "summarising the results", "fold-setups": "planning the folds", "folds-summary": "summarising the folds", evaluate: "scoring the saved model", student: "exporting the student",
   onnx: "exporting the student", check: "checking the setup", share: "sharing the prepared data",
   "use-shared": "reading the shared data", "share-examples": "sharing the objectives' examples",
   "use-shared-examples": "reading the shared examples", describe: "describing the setup", open: "opening the setup",

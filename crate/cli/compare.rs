@@ -302,7 +302,7 @@ pub fn run(args: &CompareArgs, given: &[String], out: &Output) -> Result<()> {
     // Every setting is checked before the data load.
     setup.check(None)?;
     let engine = super::engine(setup.backend, out)?;
-    if setup.data.folds.is_some() {
+    if setup.data.has_folds() {
         return run_folds(args, &setup, folder, &engine, out);
     }
     let config = setup.compare_config(engine.clone())?;

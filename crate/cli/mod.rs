@@ -452,9 +452,13 @@ impl DataArgs {
                 files.refuse_beside_bundled()?;
                 DataSource::Mq2008
             }
+            (Some(name), _) if name == "mq2008-folds" => {
+                files.refuse_beside_bundled()?;
+                DataSource::Mq2008Folds
+            }
             (Some(name), _) => {
                 return Err(Error::Config(format!(
-                    "--bundled {name}: the bundled data are mq2008"
+                    "--bundled {name}: the bundled data are mq2008 (its Fold1) and mq2008-folds (its five parts, LETOR 4.0's five folds)"
                 )))
             }
             (None, Some(train)) => DataSource::Files {
@@ -532,7 +536,8 @@ pub struct SplitFiles {
     /// Group sizes for a test file without qid:.
     #[arg(long)]
     pub test_query: Option<PathBuf>,
-    /// Data bundled with distillrank instead of files: mq2008 (MQ2008 Fold1, as on the page).
+    /// Data bundled with distillrank instead of files: mq2008 (MQ2008 Fold1, as on the page), or
+    /// mq2008-folds (its five parts: `compare` runs LETOR 4.0's five folds).
     #[arg(long, conflicts_with = "train")]
     pub bundled: Option<String>,
 }

@@ -86,16 +86,7 @@ pub fn folds_of(dir: &str, exists: &dyn Fn(&str) -> bool) -> Result<Vec<Fold>> {
                 test,
             })
             .collect()),
-        (Some(_), None) => Ok(ROTATION
-            .iter()
-            .enumerate()
-            .map(|(i, (train, valid, test))| Fold {
-                fold: i + 1,
-                train: train.iter().map(|&s| parts[s - 1].clone()).collect(),
-                valid: parts[valid - 1].clone(),
-                test: parts[test - 1].clone(),
-            })
-            .collect()),
+        (Some(_), None) => Ok(rotated(&parts)),
         (Some(fold), Some(part)) => {
             // The layout the directory comes closer to names its missing file.
             let has_parts = parts.iter().any(|f| exists(f));
@@ -106,6 +97,47 @@ pub fn folds_of(dir: &str, exists: &dyn Fn(&str) -> bool) -> Result<Vec<Fold>> {
             )))
         }
     }
+}
+
+/// LETOR 4.0's five folds of the parts `parts` (S1..S5, in order), by [`ROTATION`].
+fn rotated(parts: &[String]) -> Vec<Fold> {
+    ROTATION
+        .iter()
+        .enumerate()
+        .map(|(i, (train, valid, test))| Fold {
+            fold: i + 1,
+            train: train.iter().map(|&s| parts[s - 1].clone()).collect(),
+            valid: parts[valid - 1].clone(),
+            test: parts[test - 1].clone(),
+        })
+        .collect()
+}
+
+/// The five folds of the bundled MQ2008's parts, named as [`BundledParts`] reads them
+/// (`bundled:mq2008/S1.txt`, ...).
+pub fn bundled_folds() -> Vec<Fold> {
+    let parts: Vec<String> = (1..=5)
+        .map(|k| format!("{}S{k}.txt", crate::data::bundled::MQ2008_PARTS))
+        .collect();
+    rotated(&parts)
+}
+
+/// The folds a setup's data run on: the bundled MQ2008's (`--bundled mq2008-folds`), or those
+/// of its folds directory (native builds; the page has no directories).
+pub fn folds_of_data(data: &crate::setup::DataSetup) -> Result<Vec<Fold>> {
+    if data.source == DataSource::Mq2008Folds {
+        return Ok(bundled_folds());
+    }
+    let dir = data.folds.as_deref().ok_or_else(|| {
+        Error::Config("the setup names no folds (data.folds, or the source mq2008_folds)".into())
+    })?;
+    #[cfg(not(target_arch = "wasm32"))]
+    return folds_on_disk(dir);
+    #[cfg(target_arch = "wasm32")]
+    Err(Error::Config(format!(
+        "--folds {}: the page runs the folds of the bundled MQ2008 (its data source \"MQ2008, five folds\"); a folds directory is read by the CLI and Python",
+        crate::error::printable(dir)
+    )))
 }
 
 /// The folds of `setup.data.folds` on disk.
@@ -165,6 +197,80 @@ pub fn warnings(setup: &Setup) -> Vec<String> {
         }
     }
     out
+}
+
+/// A store that reads the bundled MQ2008's parts ([`crate::data::bundled::MQ2008_PARTS`]: the
+/// files of [`bundled_folds`]) from the library itself, and every other name, and everything
+/// else, from `inner`. A fold's training parts joined (`bundled:mq2008/S1+S2+S3.txt`) are read
+/// as one file too, so that a fold's setup needs no [`Joined`] around it.
+pub struct BundledParts<'a> {
+    pub inner: &'a mut dyn Store,
+}
+
+impl BundledParts<'_> {
+    /// The bundled parts `name` is: one (`S2.txt`), or several joined (`S1+S2+S3.txt`).
+    fn parts(name: &str) -> Option<Vec<usize>> {
+        use crate::data::bundled::{mq2008_part_of, MQ2008_PARTS};
+        let stem = name.strip_prefix(MQ2008_PARTS)?.strip_suffix(".txt")?;
+        stem.split('+')
+            .map(|part| mq2008_part_of(&format!("{MQ2008_PARTS}{part}.txt")))
+            .collect()
+    }
+}
+
+impl Store for BundledParts<'_> {
+    fn load(&mut self, name: &str, role: Role, reporter: &mut dyn Reporter) -> Result<Dataset> {
+        let Some(parts) = Self::parts(name) else {
+            return self.inner.load(name, role, reporter);
+        };
+        let datasets = parts
+            .iter()
+            .map(|&k| crate::data::bundled::mq2008_part(k))
+            .collect::<Result<Vec<_>>>()?;
+        let names: Vec<String> = parts
+            .iter()
+            .map(|k| format!("{}S{k}.txt", crate::data::bundled::MQ2008_PARTS))
+            .collect();
+        concat(&names, datasets)
+    }
+
+    fn sidecar(&mut self, name: &str) -> Result<Option<serde_json::Value>> {
+        match Self::parts(name) {
+            Some(_) => Ok(None),
+            None => self.inner.sidecar(name),
+        }
+    }
+
+    fn stamps(&mut self, name: &str, role: Role) -> Result<Option<String>> {
+        match Self::parts(name) {
+            // The parts are the library's own: the same bytes in every build of this version.
+            Some(_) => Ok(Some(format!("{name}@{}", env!("CARGO_PKG_VERSION")))),
+            None => self.inner.stamps(name, role),
+        }
+    }
+
+    fn read_into(&mut self, scratch: crate::data::prepare::Scratch) {
+        self.inner.read_into(scratch);
+    }
+
+    fn given_teacher_scores(&mut self, name: &str) -> Option<(Vec<f64>, Vec<Option<u64>>)> {
+        self.inner.given_teacher_scores(name)
+    }
+
+    fn file(&mut self, name: &str, cap: u64, what: &str) -> Result<Vec<u8>> {
+        self.inner.file(name, cap, what)
+    }
+
+    fn text(&mut self, name: &str, role: Role) -> Result<Text<'_>> {
+        let Some(parts) = Self::parts(name) else {
+            return self.inner.text(name, role);
+        };
+        let mut bytes = Vec::new();
+        for k in parts {
+            bytes.extend(crate::data::bundled::mq2008_part_text(k)?);
+        }
+        Ok((Box::new(std::io::Cursor::new(bytes)), None))
+    }
 }
 
 /// A store that reads a fold's training parts as one file named `name` (queries in part order);

@@ -114,6 +114,10 @@ fn load(data: &DataSetup, store: &mut dyn Store, reporter: &mut dyn Reporter) ->
                 names: [Some(train.clone()), valid.clone(), test.clone()],
             }
         }
+        DataSource::Mq2008Folds => return Err(Error::Config(
+            "--bundled mq2008-folds runs a comparison on each fold, each prepared from its parts"
+                .into(),
+        )),
         DataSource::Mq2008 => {
             let [train, valid, test] = crate::data::bundled::mq2008()?;
             Loaded {
@@ -169,10 +173,13 @@ pub fn prepare(
     needs_test: bool,
     reporter: &mut dyn Reporter,
 ) -> Result<PreparedData> {
-    if let Some(dir) = &data.folds {
+    if data.has_folds() {
+        let named = match &data.folds {
+            Some(dir) => format!("--folds {}", crate::error::printable(dir)),
+            None => "--bundled mq2008-folds".into(),
+        };
         return Err(Error::Config(format!(
-            "--folds {} runs a comparison on each fold: compare (and Python's compare) take it; train, sweep and fit need one split: give its files",
-            crate::error::printable(dir)
+            "{named} runs a comparison on each fold: compare (and Python's compare) take it; train, sweep and fit need one split: give its files (or --bundled mq2008)"
         )));
     }
     let mut prepared = if data.prepared_cache {

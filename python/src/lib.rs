@@ -531,7 +531,7 @@ fn compare(
         setup.check(None)?;
         let engine = engine(setup.backend, &mut reporter)?;
         let mut store = pipeline::store::Disk::default();
-        if setup.data.folds.is_some() {
+        if setup.data.has_folds() {
             // The LETOR protocol: a comparison on each fold, the folds' summary.
             let stop = reporter.stop.clone();
             let runs = distillrank::native::pipeline::compare_folds(

@@ -1341,6 +1341,42 @@ async function pageAndCli(p, edit = () => {}) {
   return { onPage, byCli: JSON.parse(fs.readFileSync(path.join(dir, "out/results.json"), "utf8")), setup };
 }
 
+await check("the_five_folds_of_mq2008_run_on_the_page_as_the_cli_runs_them", async () => {
+  // LETOR 4.0's five folds of the bundled MQ2008 on a pool of two workers: each fold's
+  // comparison, the mean over the folds and the paired tests on the pooled test queries, equal
+  // to the CLI's on the page's own setup.json (`--bundled mq2008-folds`).
+  const p = await freshPage("#source=mq2008-folds&privileged_kind=top&privileged_value=30%25&labels=grades&tau_target=" +
+    "&method=no-distillation,pfd&seeds=2&epochs=2&widths=16&backend=cpu&workers=2");
+  try {
+    await p.waitForFunction(() => /MQ2008/.test(document.getElementById("stats").textContent), null, { timeout: 60_000 });
+    await p.waitForFunction(() => / --bundled mq2008-folds/.test(document.getElementById("setup-command").textContent),
+      null, { timeout: 30_000 });
+    const status = await clickAndWait(p, "#run", 600_000);
+    expect(status.startsWith("Done"), `the run: ${status} ${await errorText(p)}`);
+    const head = await p.locator("#results thead").textContent();
+    expect(/NDCG@8 fold 1/.test(head) && /NDCG@8 fold 5/.test(head), `the table's head: ${head}`);
+    const notes = await p.locator("#run-notes").textContent();
+    expect(/five folds of MQ2008: 293 test queries pooled/.test(notes), `the notes: ${notes}`);
+    const { onPage, byCli, setup } = await pageAndCli(p);
+    expect(setup.data.source === "mq2008_folds", `the page's setup: ${JSON.stringify(setup.data.source)}`);
+    expect(onPage.pooled_test_queries === 293 && byCli.pooled_test_queries === 293,
+      `pooled queries: page ${onPage.pooled_test_queries}, CLI ${byCli.pooled_test_queries}`);
+    for (const m of ["no-distillation", "pfd"]) {
+      for (const key of ["ndcg@8", "graded_ndcg@8"]) {
+        const [a, b] = [onPage.methods[m][key], byCli.methods[m][key]];
+        expect(JSON.stringify(a) === JSON.stringify(b), `${m} ${key}: page ${JSON.stringify(a)}, CLI ${JSON.stringify(b)}`);
+      }
+    }
+    const test = (r) => JSON.stringify(r.tests.map((t) => [t.a, t.b, t.metric, t.mean_diff, t.n_queries]));
+    expect(test(onPage) === test(byCli), `tests: page ${test(onPage)}, CLI ${test(byCli)}`);
+    expect(await p.locator("#export-onnx").isDisabled(), "a folds run has no one student to export");
+    console.log(`    five folds: PFD ${onPage.methods.pfd["ndcg@8"].mean.toFixed(4)}, alone ` +
+      `${onPage.methods["no-distillation"]["ndcg@8"].mean.toFixed(4)} on the page and the CLI`);
+  } finally {
+    await p.close();
+  }
+});
+
 await check("an_external_teacher_gives_the_clis_student", async () => {
   // A LightGBM ranker trained on all 46 columns of MQ2008 Fold1's training file
   // (tests/data/mq2008-lightgbm.txt: lightgbm 4.7's LGBMRanker, 30 trees of 7 leaves, on the

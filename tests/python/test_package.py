@@ -728,6 +728,13 @@ def test_compare_on_the_letor_folds_equals_the_clis(tmp_path):
         (parts / f"S{i}.txt").write_text((folds / f"S{i}.txt").read_text())
     with pytest.raises(ValueError, match="S4.txt"):
         distillrank.compare(distillrank.Setup(folds=str(parts), **SMALL), verbose=False)
+    # The bundled MQ2008's five parts are the same folds, from the library itself.
+    bundled = distillrank.Setup(source="mq2008_folds", methods=["no-distillation", "pfd"], seeds=2,
+                                labels="grades", **{**SMALL, "tau_target": None})
+    again = distillrank.compare(bundled, verbose=False)
+    assert again["folds"][0]["train"][0] == "bundled:mq2008/S1.txt"
+    for method in ("no-distillation", "pfd"):
+        assert again["methods"][method]["ndcg@8"] == ours["methods"][method]["ndcg@8"]
 
 
 def test_class_column_identity_frames_keep_their_column_names(tmp_path):

@@ -36,7 +36,8 @@ export async function loadMq2008() {
 /// Loads the data the form's source names into the worker.
 export function loadSource(source) {
   if (source === "synthetic") return generateSynthetic();
-  if (source === "mq2008") return loadMq2008();
+  // The five folds are the bundled MQ2008's parts: its Fold1 is what the page shows of them.
+  if (source === "mq2008" || source === "mq2008-folds") return loadMq2008();
   return null;
 }
 
@@ -258,6 +259,7 @@ export function sentenceOf(result, a, b) {
 }
 
 export function resultsCsv(result) {
+  if (result.folds) return foldsCsv(result);
   const lines = [["method", "seed", "best_epoch", "valid_ndcg@8", ...CUTOFFS.map((k) => `test_ndcg@${k}`), "teacher_test_ndcg@8"].join(",")];
   for (const [name, r] of Object.entries(result.methods)) {
     for (const run of r.runs) {
@@ -268,6 +270,55 @@ export function resultsCsv(result) {
     }
   }
   return lines.join("\n") + "\n";
+}
+
+/// A folds run's table (`summarize_folds`, the CLI's `compare --folds`): per method, NDCG@k as
+/// the mean over the folds of each fold's mean over seeds, ± its spread over the folds, and each
+/// fold's NDCG@8; the reference model the same, when there is one.
+export function foldsTable(result, order) {
+  const rows = order.filter((m) => result.methods[m]).map((m) => [m, result.methods[m], ""]);
+  if (result.reference) rows.push([`reference: ${result.reference.label}`, result.reference, "reference"]);
+  const folds = result.folds.map((f) => f.fold);
+  const cell = (v) => (v === null || v === undefined ? "n/a" : v.toFixed(4));
+  const stat = (s) => (s?.mean === null || s?.mean === undefined ? "n/a"
+    : `${s.mean.toFixed(4)} ± ${s.std_over_folds === null || s.std_over_folds === undefined ? "n/a" : s.std_over_folds.toFixed(4)}`);
+  const head = `<tr><th>method</th>${CUTOFFS.map((k) => `<th title="mean over the folds ± their spread">NDCG@${k}</th>`).join("")}` +
+    `<th title="NDCG@8 on the graded relevance">graded NDCG@8</th>${folds.map((f) => `<th>NDCG@8 fold ${f}</th>`).join("")}</tr>`;
+  const body = rows.map(([name, r, cls]) => `<tr class="${cls}" data-method="${escapeHtml(cls || name)}"><td>${escapeHtml(name)}</td>` +
+    CUTOFFS.map((k) => `<td>${stat(r[`ndcg@${k}`])}</td>`).join("") + `<td>${stat(r["graded_ndcg@8"])}</td>` +
+    folds.map((_, i) => `<td>${cell(r["ndcg@8"]?.per_fold?.[i])}</td>`).join("") + "</tr>");
+  return `<thead>${head}</thead><tbody>${body.join("")}</tbody>`;
+}
+
+/// A folds run's CSV: each method's NDCG@k on each fold (the mean over its seeds).
+function foldsCsv(result) {
+  const lines = [["method", "fold", ...CUTOFFS.map((k) => `test_ndcg@${k}`), "test_graded_ndcg@8"].join(",")];
+  for (const [name, r] of Object.entries(result.methods)) {
+    result.folds.forEach((f, i) => {
+      const at = (key) => r[key]?.per_fold?.[i] ?? "";
+      lines.push([name, f.fold, ...CUTOFFS.map((k) => at(`ndcg@${k}`)), at("graded_ndcg@8")].join(","));
+    });
+  }
+  return lines.join("\n") + "\n";
+}
+
+/// LETOR 4.0's five folds of the bundled MQ2008: each fold's comparison in the pool, one after
+/// the other, then the library's summary of the folds (the mean over them, the paired tests on
+/// the pooled test queries), as `compare --folds` gives it.
+async function runFolds(setup, onEvent) {
+  const { setups } = await request({ type: "fold-setups", setup });
+  const perFold = [];
+  let used = 1;
+  for (const [k, foldSetup] of setups.entries()) {
+    const r = await runPool(foldSetup, (ev) => {
+      onEvent(ev);
+      $("status").textContent = `Fold ${k + 1} of ${setups.length}: ${$("status").textContent}`;
+    }, dataNow(), `fold ${k + 1}`);
+    perFold.push(r.runs);
+    used = Math.max(used, r.workers);
+  }
+  const { result } = await request({ type: "folds-summary", setup, folds: perFold });
+  return { ...result, workers: used };
 }
 
 // ---------------------------------------------------------------- running
@@ -338,7 +389,8 @@ export async function run(focus = null) {
     const setup = await prepareRun();
     resetCharts(setup.first_seed ?? 0);
     $("status").textContent = "Starting…";
-    const result = await runPool(setup, (ev) => {
+    const folds = setup.data.source === "mq2008_folds";
+    const result = await (folds ? runFolds : runPool)(setup, (ev) => {
       if (ev.type === "epoch") {
         onEpoch(ev.model, ev.log);
         throughput = `${Math.round(ev.log.docs_per_s).toLocaleString()} docs/s`;
@@ -352,8 +404,8 @@ export async function run(focus = null) {
     document.querySelector("#results-box").classList.remove("stale");
     $("stale").hidden = true;
     $("verdict").innerHTML = verdictLines(result, focus);
-    summarizeNdcg(result, $("show-seeds").checked);
-    $("results").innerHTML = resultsTable(result, setup.methods);
+    if (!folds) summarizeNdcg(result, $("show-seeds").checked);
+    $("results").innerHTML = folds ? foldsTable(result, setup.methods) : resultsTable(result, setup.methods);
     $("results-tests").innerHTML = testSentences(result);
     showPropensities(result.clicks);
     const seconds = (performance.now() - started) / 1000;
@@ -362,21 +414,25 @@ export async function run(focus = null) {
     // answers in the verdict above the table.
     const pooled = result.workers > 1 ? ` with ${result.workers} workers` : "";
     $("status").textContent = `Done in ${seconds.toFixed(1)} s on ${result.backend}${pooled}; last epoch ${throughput}.`;
-    $("run-notes").textContent =
-      `${result.prepared.train.positive_groups} of ${result.prepared.train.groups} training queries have a positive document. ` +
+    $("run-notes").textContent = folds
+      ? `LETOR 4.0's five folds of MQ2008: ${result.pooled_test_queries} test queries pooled over the folds; ` +
+        result.folds.map((f) => `fold ${f.fold} tests on ${f.test.split("/").pop()} (${f.test_queries} queries)`).join(", ") + "."
+      : `${result.prepared.train.positive_groups} of ${result.prepared.train.groups} training queries have a positive document. ` +
       `x: ${result.prepared.regular_columns} features (${result.prepared.constant_regular} constant), ` +
       `z: ${result.prepared.privileged_columns.length} features (${result.prepared.constant_privileged} constant).` +
       (result.logs ? ` Simulated logs (${result.logs.click_model}): ${result.logs.train.clicks.toLocaleString("en")} clicks, ` +
         `${result.logs.train.conversions.toLocaleString("en")} conversions in the training split; ` +
         `CTR at rank 1 ${result.logs.train.ctr_by_rank[0].toFixed(3)}.` : "");
     $("run-warnings").innerHTML = [
-      ...result.prepared.warnings.map((w) => `Warning: ${w}`),
+      ...(result.prepared?.warnings ?? result.warnings ?? []).map((w) => `Warning: ${w}`),
       ...(result.not_ranking ?? []).map((w) => `Does not rank: ${w}.`),
       ...(result.unused_settings ?? []).map((w) => `${w[0].toUpperCase()}${w.slice(1)}.`),
     ].map((w) => `<li>${escapeHtml(w)}</li>`).join("");
     const select = $("student-method");
     select.innerHTML = setup.methods.map((m) => `<option>${m}</option>`).join("");
-    for (const id of ["export-csv", "export-json", "export-student", "export-onnx", "student-method"]) $(id).disabled = false;
+    // A folds run trains a student per fold and seed: none of them is the run's student.
+    const exports = folds ? ["export-csv", "export-json"] : ["export-csv", "export-json", "export-student", "export-onnx", "student-method"];
+    for (const id of exports) $(id).disabled = false;
   } catch (e) {
     $("status").textContent = e.message === "stopped" ? "Stopped." : "Failed.";
     clearResults(e.message === "stopped" ? "Stopped: no results." : "Failed: no results.");

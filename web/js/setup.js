@@ -192,7 +192,8 @@ export function showSourceKnobs() {
   const { source, privileged_kind, labels } = readForm();
   $("synthetic-knobs").hidden = source !== "synthetic";
   $("upload-box").hidden = source !== "upload";
-  $("mq2008-box").hidden = source !== "mq2008";
+  $("mq2008-box").hidden = !source.startsWith("mq2008");
+  $("mq2008-folds-note").hidden = source !== "mq2008-folds";
   $("logs-knobs").hidden = privileged_kind !== "logs";
   const label = (name) => form.elements[name].closest("label");
   label("privileged_value").hidden = !["top", "cols"].includes(privileged_kind);
@@ -272,6 +273,7 @@ function fillFields(target, prefix, v) {
 /// The setup's data source (crate/setup.rs, `DataSource`) from the form.
 export function dataSource(v) {
   if (v.source === "mq2008") return "mq2008";
+  if (v.source === "mq2008-folds") return "mq2008_folds";
   const opened = baseSetup().data.source;
   if (v.source === "upload") {
     // The uploads' names; without uploads, those of the opened setup.
@@ -423,6 +425,7 @@ export function formFromSetup(setup) {
   const values = {};
   const source = d.source;
   if (source === "mq2008") values.source = "mq2008";
+  else if (source === "mq2008_folds") values.source = "mq2008-folds";
   else if (source.files) values.source = "upload";
   else if (source.synthetic) values.source = "synthetic";
   const p = d.privileged ?? null;
