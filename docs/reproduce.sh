@@ -76,6 +76,9 @@ if python3 -c "import lightgbm, sklearn" 2>/dev/null; then
   python3 bench/letor_folds.py --bin $B --data target/data/mq2008 --out target/folds --student "$CHOSEN" > $S/mq2008-chosen.json
   python3 bench/letor_folds.py --bin $B $RANK --out target/rank > $S/rank-example-default.json
   python3 bench/letor_folds.py --bin $B $RANK --out target/rank --student "$CHOSEN" > $S/rank-example-chosen.json
+  python3 bench/letor_folds.py --bin $B --data target/data/mq2008 --out target/folds --student "$CHOSEN --ensemble 5" > $S/mq2008-chosen-ensemble.json
+  python3 bench/letor_folds.py --bin $B --data target/data/mq2008 --out target/folds --student "$CHOSEN --norm layer" > $S/mq2008-chosen-norm.json
+  python3 bench/letor_folds.py --bin $B --data target/data/mq2008 --out target/folds --student "$CHOSEN --ensemble 5 --norm layer" > $S/mq2008-chosen-ensemble-norm.json
 fi
 # Folders this script does not regenerate, each with what made it (the exact command is in the
 # folder's results.json, sweep.json or README.md):
