@@ -684,6 +684,47 @@ fn files_from_simulate_logs_give_the_clicks_of_a_simulation_in_the_run() {
     assert_eq!(written.clicks, simulated_here.clicks);
 }
 
+/// A sidecar whose `impressions` names another file (the LETOR file itself, a binary file) is
+/// refused by what that file is and by the sidecar that names it, without echoing the file's
+/// first line.
+#[test]
+fn class_a_sidecar_pointing_at_another_file_names_what_it_found() {
+    let dir = tempfile::tempdir().unwrap();
+    simulate_logs_of_mq2008(dir.path());
+    let sidecar = dir.path().join("train.txt.logs.json");
+    let original = std::fs::read_to_string(&sidecar).unwrap();
+    std::fs::write(dir.path().join("blob.bin"), [0u8, 1, 2, 3, 0xff, 0xfe, 7, 8, b'\n']).unwrap();
+    let first_row = std::fs::read_to_string(dir.path().join("train.txt"))
+        .unwrap()
+        .lines()
+        .next()
+        .unwrap()
+        .to_string();
+    for (target, words) in [
+        ("train.txt", "LETOR text"),
+        ("blob.bin", "binary bytes"),
+    ] {
+        let mut json: serde_json::Value = serde_json::from_str(&original).unwrap();
+        json["impressions"] = target.into();
+        std::fs::write(&sidecar, json.to_string()).unwrap();
+        let mut setup = clicks_setup(LossKind::RankNet);
+        setup.data.source = DataSource::Files {
+            train: dir.path().join("train.txt").display().to_string(),
+            valid: Some(dir.path().join("vali.txt").display().to_string()),
+            test: Some(dir.path().join("test.txt").display().to_string()),
+        };
+        let message = prepare(&setup).unwrap_err().to_string();
+        assert!(
+            message.contains(target)
+                && message.contains("line 1")
+                && message.contains(words)
+                && message.contains("train.txt.logs.json names it"),
+            "{message}"
+        );
+        assert!(!message.contains(&first_row[..40]), "{message}");
+    }
+}
+
 /// Every way an impressions log can be wrong is refused with its line and field and what was
 /// expected.
 #[test]

@@ -1187,6 +1187,27 @@ impl SessionList {
 ///
 /// Each session must be a list (`SessionList`), refused by session and line otherwise. A log
 /// may be gzip-compressed, and may start with a byte-order mark.
+/// An impressions log's first line as a message shows it when it is not the header: what it
+/// looks like (LETOR text, binary bytes) rather than the line itself, which could be a whole
+/// row of another file; a short line as it is.
+fn what_the_first_line_is(line: &str) -> String {
+    let looks_binary = line
+        .chars()
+        .filter(|c| (c.is_control() && *c != '\t') || *c == '\u{fffd}')
+        .count()
+        > 2;
+    if looks_binary {
+        "binary bytes, not text".into()
+    } else if line.contains(" qid:") || line.starts_with("qid:") {
+        "a line of LETOR text (it holds qid:), not an impressions log's header".into()
+    } else if line.chars().count() > 60 {
+        let start: String = line.chars().take(60).collect();
+        format!("the header '{}…'", crate::error::printable(&start))
+    } else {
+        format!("the header '{}'", crate::error::printable(line))
+    }
+}
+
 pub fn read_impressions(
     text: &[u8],
     name: &str,
@@ -1238,14 +1259,11 @@ pub fn read_impressions(
         Some(IMPRESSIONS_HEADER) => 6,
         Some(IMPRESSIONS_HEADER_WITHOUT_PROBABILITY) => 5,
         _ => {
-            return Err(bad(
-                1,
-                format!(
-                    "the header '{}': expected '{}', or the same without its last column, or with docid for doc (tab-separated)",
-                    crate::error::printable(header.as_deref().unwrap_or("")),
-                    IMPRESSIONS_HEADER.replace('\t', "\\t")
-                ),
-            ))
+            let expected = format!(
+                "expected the header '{}', or the same without its last column, or with docid for doc (tab-separated)",
+                IMPRESSIONS_HEADER.replace('\t', "\\t")
+            );
+            return Err(bad(1, format!("{}: {expected}", what_the_first_line_is(header.as_deref().unwrap_or("")))));
         }
     };
     // (impressions, clicks) of each document at each rank, grown as ranks appear.

@@ -685,14 +685,22 @@ fn logged_splits(
                     let (text, _) = store.text(train_name, Role::Train)?;
                     crate::data::logs::docids_of(Path::new(train_name), text)
                 };
-                Some(crate::data::logs::read_impressions(
+                let read = crate::data::logs::read_impressions(
                     &bytes,
                     &name,
                     &train,
                     &held_out,
                     examination,
                     &mut docids,
-                )?)
+                );
+                // A sidecar may name the wrong file: say which sidecar points at it.
+                Some(read.map_err(|e| match e {
+                    Error::Data(why) if why.contains(", line 1: ") => Error::Data(format!(
+                        "{why}; {} names it as the training file's impressions log",
+                        sidecar_path(Path::new(train_name)).display()
+                    )),
+                    e => e,
+                })?)
             }
             None => None,
         };
