@@ -411,7 +411,11 @@ pub fn holm(tests: &mut [PairedTest]) {
 /// 500 queries × 5 seeds". When p >= 0.05, or the run is too small to test, it says plainly that
 /// the run cannot tell the two apart, with the smallest difference it could have detected.
 pub fn sentence(t: &PairedTest) -> String {
-    let head = format!("{} − {}", t.a, t.b);
+    // NDCG@8 on y is the figure every table shows first; another metric is named.
+    let head = match t.metric.as_str() {
+        "ndcg@8" | "" => format!("{} − {}", t.a, t.b),
+        metric => format!("{} − {} on {}", t.a, t.b, metric_words(metric)),
+    };
     let size = format!(
         "{} × {}",
         plural(t.n_queries, "query", "queries"),
@@ -471,6 +475,13 @@ pub fn verdict(t: &PairedTest, a: &str, b: &str) -> String {
         (None, Some(why)) => format!("{a} against {b}: this run is too small to tell ({why})"),
         (None, None) => format!("{a} against {b}: this run cannot tell them apart"),
     }
+}
+
+/// A metric's key (`graded_ndcg@8`, `ndcg@5`) in words ("graded NDCG@8", "NDCG@5").
+pub fn metric_words(metric: &str) -> String {
+    metric
+        .replace("graded_", "graded ")
+        .replace("ndcg@", "NDCG@")
 }
 
 /// Whether the test separates the two: its (Holm-corrected) p is below 0.05.

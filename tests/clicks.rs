@@ -693,17 +693,18 @@ fn class_a_sidecar_pointing_at_another_file_names_what_it_found() {
     simulate_logs_of_mq2008(dir.path());
     let sidecar = dir.path().join("train.txt.logs.json");
     let original = std::fs::read_to_string(&sidecar).unwrap();
-    std::fs::write(dir.path().join("blob.bin"), [0u8, 1, 2, 3, 0xff, 0xfe, 7, 8, b'\n']).unwrap();
+    std::fs::write(
+        dir.path().join("blob.bin"),
+        [0u8, 1, 2, 3, 0xff, 0xfe, 7, 8, b'\n'],
+    )
+    .unwrap();
     let first_row = std::fs::read_to_string(dir.path().join("train.txt"))
         .unwrap()
         .lines()
         .next()
         .unwrap()
         .to_string();
-    for (target, words) in [
-        ("train.txt", "LETOR text"),
-        ("blob.bin", "binary bytes"),
-    ] {
+    for (target, words) in [("train.txt", "LETOR text"), ("blob.bin", "binary bytes")] {
         let mut json: serde_json::Value = serde_json::from_str(&original).unwrap();
         json["impressions"] = target.into();
         std::fs::write(&sidecar, json.to_string()).unwrap();

@@ -1263,7 +1263,13 @@ pub fn read_impressions(
                 "expected the header '{}', or the same without its last column, or with docid for doc (tab-separated)",
                 IMPRESSIONS_HEADER.replace('\t', "\\t")
             );
-            return Err(bad(1, format!("{}: {expected}", what_the_first_line_is(header.as_deref().unwrap_or("")))));
+            return Err(bad(
+                1,
+                format!(
+                    "{}: {expected}",
+                    what_the_first_line_is(header.as_deref().unwrap_or(""))
+                ),
+            ));
         }
     };
     // (impressions, clicks) of each document at each rank, grown as ranks appear.

@@ -222,6 +222,12 @@ pub fn verdicts(
             .map(|c| c.to_uppercase().chain(chars).collect::<String>())
             .unwrap_or_default()
     };
+    // A verdict on another metric than NDCG@8 on y names it ("... against naive on graded
+    // NDCG@8"), so that it is not read as the table's first figure.
+    let against = |name: &str| match metric {
+        "ndcg@8" => label(name),
+        other => format!("{} on {}", label(name), crate::stats::metric_words(other)),
+    };
     tests
         .iter()
         .filter(|t| t.metric == metric)
@@ -230,7 +236,7 @@ pub fn verdicts(
                 "a": t.a,
                 "b": t.b,
                 "separates": crate::stats::separates(t),
-                "text": crate::stats::verdict(t, &opening(&t.a), &label(&t.b)),
+                "text": crate::stats::verdict(t, &opening(&t.a), &against(&t.b)),
             })
         })
         .collect()

@@ -473,7 +473,7 @@ await check("learning_from_clicks_button_compares_debiasing_with_distilling", as
   const [a, b, answer] = [await first.getAttribute("data-a"), await first.getAttribute("data-b"), await first.textContent()];
   expect(a === "pfd" && b === "ips" && /^PFD (beats|does worse than|against) IPS/.test(answer), `first verdict: ${a} ${b} ${answer}`);
   const tests = await page.locator("#results-tests").textContent();
-  expect(/pfd − ips: [+−]?\d\.\d{4} .*p [=<] [\d.]+ \(Holm\)/.test(tests), `tests: ${tests}`);
+  expect(/pfd − ips on graded NDCG@8: [+−]?\d\.\d{4} .*p [=<] [\d.]+ \(Holm\)/.test(tests), `tests: ${tests}`);
   expect(await page.locator("#propensity-box").isVisible(), "no propensity chart");
   const drawn = await page.evaluate(() => Chart.getChart("propensity-chart").data.datasets.map((d) => [d.label, d.data.length]));
   const labels = drawn.map(([l]) => l).join("; ");
@@ -1203,21 +1203,27 @@ await check("class_one_setup_document_one_meaning_a_section_left_partly_out_open
 });
 
 await check("the_page_fits_a_laptop_and_a_phone_after_a_run", async () => {
-  // No horizontal scrolling at 1366x768, nor on a 390 px phone, with results on the page.
+  // No horizontal scrolling at 1366x768, nor on a 390 px or a 320 px phone, with results on the
+  // page, with the boxes of a teacher and a reference trained elsewhere closed and open.
   const p = await freshPage("#backend=cpu&epochs=1&seeds=2&widths=8&queries=60&valid_queries=40&test_queries=40");
   try {
     const status = await clickAndWait(p, "#run", 120_000);
     expect(status.startsWith("Done"), `the run failed: ${status} ${await errorText(p)}`);
-    for (const [width, height] of [[1366, 768], [390, 844]]) {
+    for (const [width, height, open] of [[1366, 768, false], [390, 844, false], [390, 844, true], [320, 640, false], [320, 640, true]]) {
       await p.setViewportSize({ width, height });
+      await p.evaluate((open) => {
+        for (const id of ["teacher-box", "reference-box"]) document.getElementById(id).open = open;
+      }, open);
       await p.waitForTimeout(300);
       const [scroll, inner, widest] = await p.evaluate(() => {
+        // The outermost elements past the window's edge: their parents end within it.
+        const past = (el) => el.getBoundingClientRect().right > window.innerWidth + 1;
         const wide = [...document.querySelectorAll("body *")]
-          .filter((el) => el.getBoundingClientRect().right > window.innerWidth + 1)
-          .map((el) => `${el.tagName.toLowerCase()}${el.id ? "#" + el.id : ""}${el.className ? "." + String(el.className).split(" ")[0] : ""}`);
+          .filter((el) => past(el) && !(el.parentElement && past(el.parentElement)))
+          .map((el) => `${el.tagName.toLowerCase()}${el.id ? "#" + el.id : ""}${el.className ? "." + String(el.className).split(" ")[0] : ""} in ${el.parentElement?.id || el.parentElement?.className || el.parentElement?.tagName.toLowerCase()} ("${el.textContent.trim().slice(0, 30)}")`);
         return [document.documentElement.scrollWidth, window.innerWidth, wide.slice(0, 6)];
       });
-      expect(scroll <= inner + 1, `${width}x${height}: the page is ${scroll} px wide in a ${inner} px window (${widest.join(", ")})`);
+      expect(scroll <= inner + 1, `${width}x${height}${open ? ", boxes open" : ""}: the page is ${scroll} px wide in a ${inner} px window (${widest.join(", ")})`);
     }
   } finally {
     await p.close();
@@ -1530,6 +1536,18 @@ await check("learning_from_clicks_gives_the_clis_numbers", async () => {
     expect(onPage.verdict_metric === "graded_ndcg@8", `verdict metric: ${onPage.verdict_metric}`);
     const verdict = await p.locator("#verdict").textContent();
     expect(/IPS against naive clicks|IPS beats naive clicks|IPS does worse than naive clicks/.test(verdict), `the verdict: ${verdict}`);
+    // The verdicts test graded NDCG@8 and say so; the table's marks come from the test beside
+    // them, its p column's (NDCG@8 on y against no distillation).
+    expect(/naive clicks on graded NDCG@8/.test(verdict), `the verdict names its metric: ${verdict}`);
+    const sentences = await p.locator("#results-tests").textContent();
+    expect(/ on graded NDCG@8: /.test(sentences), `the sentences name their metric: ${sentences}`);
+    const rows = await p.$$eval("#results tbody tr", (trs) => trs.map((tr) => ({
+      method: tr.dataset.method, coloured: !!tr.querySelector(".gain-up, .gain-down"),
+      p: tr.querySelectorAll("td")[7]?.textContent })));
+    for (const row of rows) {
+      const p = row.p === "< 0.001" ? 0 : Number(row.p);
+      expect(!row.coloured || p < 0.05, `${row.method} is coloured beside its p ${row.p}`);
+    }
     console.log(`    graded NDCG@8, page = CLI: ${methods.map((m) => `${m} ${onPage.methods[m]["graded_ndcg@8"].mean.toFixed(4)}`).join(", ")}`);
   } finally {
     await p.close();
