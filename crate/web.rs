@@ -47,7 +47,7 @@ use crate::pipeline::store::{Role, Store};
 use crate::pipeline::sweep::{Sweep, SweepParam, SweepPoint};
 use crate::pipeline::{self, Reporter};
 use crate::ranking::distill::Method;
-use crate::ranking::experiment::{run_job, Comparison, Job, MethodRuns};
+use crate::ranking::experiment::{Comparison, Job, MethodRuns};
 use crate::ranking::train::Event;
 use crate::setup::{DataSource, ObjectivesSetup, Setup as ExperimentSetup, HOLDOUT};
 use crate::stop::Stop;
@@ -903,10 +903,7 @@ pub fn choose_backend(cpu_docs_per_s: f64, gpu_docs_per_s: Option<f64>) -> Strin
 pub fn compare_jobs(setup: JsValue) -> std::result::Result<JsValue, JsError> {
     let setup = setup_of(setup).map_err(js_error)?;
     let run = prepared_run(&setup).map_err(js_error)?;
-    let config =
-        pipeline::run::compare_config(&run.prepared, &setup, &Engine::Cpu, &Stop::default())
-            .map_err(js_error)?;
-    to_js(&config.jobs_on(run.prepared.prepared.train.d_z))
+    to_js(&pipeline::jobs::jobs(&run.prepared, &setup).map_err(js_error)?)
 }
 
 /// One job of a comparison (from [`compare_jobs`]): its methods at its seed, each method's
@@ -930,18 +927,15 @@ pub async fn run_compare_job(
         serde_wasm_bindgen::from_value(job).map_err(|e| JsError::new(&format!("the job: {e}")))?;
     let run = prepared_run(&setup).map_err(js_error)?;
     let engine = engine_for(&setup).map_err(js_error)?;
-    let config = pipeline::run::compare_config(&run.prepared, &setup, &engine, &Stop::default())
-        .map_err(js_error)?;
-    if let Some(m) = job.methods.iter().find(|m| !config.methods.contains(m)) {
-        return Err(JsError::new(&format!("{m} is not a method of the setup")));
-    }
     let started = Instant::now();
     let mut last_progress = Instant::now();
     let mut docs = 0usize;
     let mut sink = EventSink::new(on_event);
-    let runs = run_job(
-        &run.prepared.prepared,
-        &config,
+    let runs = pipeline::jobs::run(
+        &run.prepared,
+        &setup,
+        &engine,
+        &Stop::default(),
         &job,
         &mut |model, event| {
             let page_event = match event {
@@ -996,16 +990,15 @@ pub fn summarize_compare(
         serde_wasm_bindgen::from_value(methods).map_err(|e| JsError::new(&e.to_string()))?;
     let run = prepared_run(&setup).map_err(js_error)?;
     let prepared = &run.prepared.prepared;
-    let comparison = Comparison {
-        methods,
-        students: Vec::new(),
-    };
     // results.json's fields (the same function as the CLI's and Python's: the paired tests and
     // their sentences among them), with what the page shows of the data.
-    let tests = pipeline::report::tests(&run.prepared, &setup, &comparison);
-    let mut results =
-        pipeline::report::results_json_with(&run.prepared, &setup, &comparison, &tests);
-    pipeline::report::unused_settings_in_words(&mut results);
+    let mut results = pipeline::jobs::summary(&run.prepared, &setup, methods);
+    let tests: Vec<crate::stats::PairedTest> =
+        serde_json::from_value(results["tests"].clone()).unwrap_or_default();
+    let verdict_metric = results["verdict_metric"]
+        .as_str()
+        .unwrap_or("ndcg@8")
+        .to_string();
     let page = serde_json::json!({
         "description": run
             .data
@@ -1022,7 +1015,7 @@ pub fn summarize_compare(
             "warnings": prepared.warnings,
         },
         "backend": engine_for(&setup).map_or_else(|_| format!("{:?}", setup.backend), |e| format!("{e:?}")),
-        "verdicts": pipeline::report::verdicts(&tests, comparison.verdict_metric(), run.prepared.reference.as_deref()),
+        "verdicts": pipeline::report::verdicts(&tests, &verdict_metric, run.prepared.reference.as_deref()),
     });
     for (key, value) in page.as_object().into_iter().flatten() {
         results[key] = value.clone();

@@ -349,3 +349,19 @@ fn settings_that_nothing_reads_are_named_and_cannot_be_swept() {
         "{words}"
     );
 }
+
+/// Every f64 a report or a job's run holds reads back from JSON exactly as it was written
+/// (serde_json's `float_roundtrip`): runs passed between processes (a Dask cluster's workers, the
+/// page's) summarise to the figures of one process, to the last bit.
+#[test]
+fn every_float_reads_back_from_json_exactly() {
+    let mut rng = distillrank::rng::Rng::new(3);
+    for _ in 0..20_000 {
+        let x = rng.uniform() * 10f64.powi((rng.uniform() * 20.0) as i32 - 10);
+        let back: f64 = serde_json::from_str(&serde_json::to_string(&x).unwrap()).unwrap();
+        assert_eq!(back.to_bits(), x.to_bits(), "{x:e}");
+    }
+    // The value that differed in its last bit without it.
+    let back: f64 = serde_json::from_str("0.12384333239042729").unwrap();
+    assert_eq!(back, 0.123_843_332_390_427_29);
+}

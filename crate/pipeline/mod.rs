@@ -16,6 +16,7 @@
 //! ([`Reporter`]).
 
 pub mod folds;
+pub mod jobs;
 pub mod objectives;
 pub mod preparation;
 pub mod report;

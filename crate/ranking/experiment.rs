@@ -482,7 +482,7 @@ pub struct MethodRuns {
 
 impl MethodRuns {
     /// Each of `methods`, with no run yet.
-    fn none_yet(methods: &[Method]) -> Vec<MethodRuns> {
+    pub fn none_yet(methods: &[Method]) -> Vec<MethodRuns> {
         methods
             .iter()
             .map(|&method| MethodRuns {

@@ -52,6 +52,13 @@ def reference() -> str:
                          "warnings at WARNING.\n")
         else:
             parts.append(f"## `{name}`\n\n`{obj!r}`\n")
+    # The module that runs a comparison's jobs on a Dask cluster.
+    import distillrank.dask as on_dask
+
+    parts.append(block("## `distillrank.dask`", doc(on_dask)))
+    for name in ("compare", "sweep"):
+        function = getattr(on_dask, name)
+        parts.append(block(f"### `distillrank.dask.{name}{signature(function)}`", doc(function)))
     return "\n".join(parts)
 
 

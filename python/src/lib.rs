@@ -558,6 +558,119 @@ fn compare(
     Ok(serde_json::to_string(&results).expect("results serialise"))
 }
 
+/// The prepared data of `setup` from files (or generated, or bundled), every setting checked
+/// first: what each of the job functions below starts from.
+fn job_data(
+    setup: &str,
+    base: Option<&std::path::Path>,
+    reporter: &mut Stderr,
+) -> distillrank::error::Result<(Setup, pipeline::preparation::PreparedData)> {
+    let mut setup = Setup::comparison_from_json(setup)?;
+    resolve_files(setup.files_mut(), base)?;
+    setup.check(None)?;
+    let mut store = pipeline::store::Disk::default();
+    let data = pipeline::preparation::prepare(&setup.data, &mut store, true, reporter)?;
+    Ok((setup, data))
+}
+
+/// The jobs of the comparison `setup` describes (`pipeline::jobs::jobs`: one seed of some
+/// methods each, independent of each other), as JSON: what `distillrank.dask` sends to a
+/// cluster's workers.
+#[pyfunction]
+#[pyo3(signature = (setup, base=None))]
+fn compare_jobs(py: Python<'_>, setup: &str, base: Option<PathBuf>) -> PyResult<String> {
+    let mut reporter = Stderr::new(false, None);
+    let result = py.detach(|| {
+        let (setup, data) = job_data(setup, base.as_deref(), &mut reporter)?;
+        pipeline::jobs::jobs(&data, &setup)
+    });
+    let jobs = reporter.finish(result)?;
+    Ok(serde_json::to_string(&jobs).expect("jobs serialise"))
+}
+
+/// Runs one job of `setup`'s comparison (from [`compare_jobs`]) on its backend: the data
+/// prepared here from the setup (a prepared cache on shared storage is mapped, not prepared
+/// again), then the job's teachers and students. Returns `[[method, run], ...]` as JSON.
+#[pyfunction]
+#[pyo3(signature = (setup, job, base=None))]
+fn run_compare_job(
+    py: Python<'_>,
+    setup: &str,
+    job: &str,
+    base: Option<PathBuf>,
+) -> PyResult<String> {
+    let job: distillrank::ranking::experiment::Job = serde_json::from_str(job)
+        .map_err(|e| PyValueError::new_err(format!("the job: {e}")))?;
+    let mut reporter = Stderr::new(false, None);
+    let result = py.detach(|| {
+        let (setup, data) = job_data(setup, base.as_deref(), &mut reporter)?;
+        let engine = engine(setup.backend, &mut reporter)?;
+        let stop = reporter.stop.clone();
+        let runs = distillrank::native::block_on(pipeline::jobs::run(
+            &data,
+            &setup,
+            &engine,
+            &stop,
+            &job,
+            &mut |_, _| {},
+        ))?;
+        Ok(job
+            .methods
+            .iter()
+            .zip(runs)
+            .map(|(method, (_, run))| (*method, run))
+            .collect::<Vec<_>>())
+    });
+    let runs = reporter.finish(result)?;
+    Ok(serde_json::to_string(&runs).expect("runs serialise"))
+}
+
+/// The results of `setup`'s comparison from its jobs' runs (`results[k]`: job k's
+/// `[[method, run], ...]`, in the order of `jobs`), as `distillrank compare` writes
+/// `results.json` (JSON).
+#[pyfunction]
+#[pyo3(signature = (setup, jobs, results, base=None))]
+fn summarize_compare(
+    py: Python<'_>,
+    setup: &str,
+    jobs: &str,
+    results: &str,
+    base: Option<PathBuf>,
+) -> PyResult<String> {
+    let jobs: Vec<distillrank::ranking::experiment::Job> = serde_json::from_str(jobs)
+        .map_err(|e| PyValueError::new_err(format!("the jobs: {e}")))?;
+    type Runs = Vec<(
+        distillrank::ranking::distill::Method,
+        distillrank::ranking::experiment::SeedRun,
+    )>;
+    let results: Vec<Runs> = serde_json::from_str(results)
+        .map_err(|e| PyValueError::new_err(format!("the jobs' results: {e}")))?;
+    let mut reporter = Stderr::new(false, None);
+    let result = py.detach(|| {
+        let (setup, data) = job_data(setup, base.as_deref(), &mut reporter)?;
+        let methods = pipeline::jobs::methods_of(&setup, &jobs, results)?;
+        Ok(pipeline::jobs::summary(&data, &setup, methods))
+    });
+    let results = reporter.finish(result)?;
+    Ok(serde_json::to_string(&results).expect("results serialise"))
+}
+
+/// The setup of one value of a sweep: `setup` with `param` at `value`, checked as `sweep`
+/// checks it (JSON), for a runner that sends each value's comparison elsewhere.
+#[pyfunction]
+fn sweep_setup(setup: &str, param: &str, value: f64) -> PyResult<String> {
+    let setup = Setup::comparison_from_json(setup).map_err(value_error)?;
+    let param = SweepParam::parse(param).ok_or_else(|| {
+        PyValueError::new_err(format!(
+            "param: unknown parameter '{param}', expected one of {}",
+            SweepParam::ALL.map(SweepParam::name).join(", ")
+        ))
+    })?;
+    param.check(&setup, &[value]).map_err(value_error)?;
+    let at = param.at(&setup, value).map_err(value_error)?;
+    Ok(serde_json::to_string(&at).expect("a setup serialises"))
+}
+
 /// Sweeps `param` (a name of [`SweepParam`]: alpha, tau-target, ...) over `values`, every
 /// method of `setup` at each value, as `distillrank sweep` does; returns `sweep.json`'s object
 /// (JSON) without the command.
@@ -794,6 +907,10 @@ fn _distillrank(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(fit, m)?)?;
     m.add_function(wrap_pyfunction!(compare, m)?)?;
     m.add_function(wrap_pyfunction!(sweep, m)?)?;
+    m.add_function(wrap_pyfunction!(compare_jobs, m)?)?;
+    m.add_function(wrap_pyfunction!(run_compare_job, m)?)?;
+    m.add_function(wrap_pyfunction!(summarize_compare, m)?)?;
+    m.add_function(wrap_pyfunction!(sweep_setup, m)?)?;
     m.add_function(wrap_pyfunction!(objectives, m)?)?;
     m.add_function(wrap_pyfunction!(read_letor, m)?)?;
     m.add_function(wrap_pyfunction!(read_impressions, m)?)?;

@@ -1,7 +1,7 @@
 //! `cargo xtask python`: the Python package's tests (`tests/python/`, pytest), in a virtual
 //! environment of their own at `target/python-venv`: it is made when missing (with Debian's
 //! python3-venv when the machine has no venv module), gets numpy, scipy, onnx, onnxruntime,
-//! pytest, lightgbm, xgboost-cpu, scikit-learn, pandas, polars, pyarrow and mypy from PyPI and
+//! pytest, lightgbm, xgboost-cpu, scikit-learn, pandas, polars, pyarrow, mypy and dask from PyPI and
 //! the package as users install it: the abi3 wheel `cargo xtask wheel` builds from this checkout
 //! (maturin, run every time: cargo rebuilds what changed), and runs the tests against the CLI
 //! built here (`DISTILLRANK_BIN`) and that wheel (`DISTILLRANK_WHEEL`, which one test installs
@@ -17,8 +17,9 @@ use super::{cargo, have, root, run, target_dir, Tally};
 /// and XGBoost 3.x, the CPU build of its wheel, score the teachers trained elsewhere;
 /// scikit-learn reads their LETOR files and checks the Ranker as one of its estimators; pandas,
 /// polars and pyarrow make the data frames whose column names a ranker keeps), never the
-/// product's dependencies; mypy checks the type stub against the package (stubtest).
-const TEST_PACKAGES: [&str; 12] = [
+/// product's dependencies; mypy checks the type stub against the package (stubtest); dask's
+/// distributed scheduler runs a comparison's jobs on a local cluster (`distillrank.dask`).
+const TEST_PACKAGES: [&str; 13] = [
     "numpy",
     "pandas",
     "polars",
@@ -31,6 +32,7 @@ const TEST_PACKAGES: [&str; 12] = [
     "xgboost-cpu>=3,<4",
     "scikit-learn",
     "mypy",
+    "dask[distributed]",
 ];
 
 /// `cargo xtask python`: the Python tests alone, with their count.
