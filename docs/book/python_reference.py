@@ -56,7 +56,7 @@ def reference() -> str:
     import distillrank.dask as on_dask
 
     parts.append(block("## `distillrank.dask`", doc(on_dask)))
-    for name in ("compare", "sweep"):
+    for name in ("compare", "sweep", "predict", "evaluate", "check_queries_whole"):
         function = getattr(on_dask, name)
         parts.append(block(f"### `distillrank.dask.{name}{signature(function)}`", doc(function)))
     return "\n".join(parts)

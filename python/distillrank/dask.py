@@ -94,6 +94,157 @@ def sweep(
     return out
 
 
+def _scorer(model: Any) -> Any:
+    """A function from a partition's feature matrix to its scores, for `model`: a fitted
+    :class:`distillrank.Ranker` (sent to the workers pickled), a saved model's prefix (read on
+    each worker), or a LightGBM or XGBoost model file (read here, scored on the workers by the
+    library's reader, as its library scores it)."""
+    import numpy as np
+
+    if isinstance(model, str) or hasattr(model, "__fspath__"):
+        import os
+
+        path = os.fspath(model)
+        prefix = path[: -len(".json")] if path.endswith(".json") else path
+        if os.path.exists(prefix + ".json") and os.path.exists(prefix + ".safetensors"):
+            return lambda x: _load(prefix).predict(x)
+        with open(path, "rb") as f:
+            data = f.read()
+        return lambda x: np.asarray(_distillrank.forest_scores(data, path, np.asarray(x, np.float64), "auto"), np.float32)
+    if hasattr(model, "predict"):
+        return model.predict
+    raise ValueError(
+        "model: a fitted distillrank.Ranker, a saved model's prefix (PREFIX.json + PREFIX.safetensors), "
+        "or a LightGBM or XGBoost model file"
+    )
+
+
+class _OfPartitions:
+    """A function of a partition that holds a model: dask names its tasks by a hash of their
+    function, and a model has no deterministic hash, so each such function carries a token of
+    its own (a new one per call: the tasks are never reused)."""
+
+    def __init__(self, function: Any) -> None:
+        import uuid
+
+        self.function = function
+        self.token = uuid.uuid4().hex
+
+    def __call__(self, part: Any) -> Any:
+        return self.function(part)
+
+    def __dask_tokenize__(self) -> str:
+        return self.token
+
+
+def _load(prefix: str) -> Any:
+    return _importlib.import_module("distillrank").load(prefix)
+
+
+def _columns(frame: Any, columns: Optional[Sequence[str]], exclude: Sequence[str]) -> List[str]:
+    """The feature columns: those given, or every column but `exclude`, in the frame's order."""
+    if columns is not None:
+        missing = [c for c in columns if c not in frame.columns]
+        if missing:
+            raise ValueError(f"columns: the frame has no column {missing[0]!r}")
+        return list(columns)
+    return [c for c in frame.columns if c not in exclude]
+
+
+def check_queries_whole(frame: Any, qid: str = "qid") -> None:
+    """Refuses a Dask dataframe in which a query's rows lie in two partitions (or are not
+    contiguous within one), naming the query and the partitions: a per-query metric computed
+    partition by partition would count it as two queries. The frame is not repartitioned here: a
+    shuffle by query (``frame.shuffle(on=qid)``, or ``frame.set_index(qid)``) moves every row
+    over the network, and on data of this size that is the user's to choose."""
+    import numpy as np
+    pd: Any = _importlib.import_module("pandas")
+
+    if qid not in frame.columns:
+        raise ValueError(f"qid: the frame has no column {qid!r}")
+
+    def runs(part: Any, partition_info: Any = None) -> Any:
+        # Each run of equal query ids in the partition, once.
+        q = part[qid].to_numpy()
+        starts = np.ones(len(q), dtype=bool)
+        starts[1:] = q[1:] != q[:-1]
+        number = (partition_info or {}).get("number", -1)
+        return pd.DataFrame({"qid": q[starts], "partition": np.full(int(starts.sum()), number, dtype="i8")})
+
+    found = frame.map_partitions(runs, meta={"qid": frame[qid].dtype, "partition": "i8"}).compute()
+    first: Dict[Any, int] = {}
+    for q, partition in zip(found["qid"].tolist(), found["partition"].tolist()):
+        if q in first:
+            where = (f"partitions {first[q]} and {partition}" if first[q] != partition
+                     else f"partition {partition}, in two runs")
+            raise ValueError(
+                f"qid {q} has rows in {where}: a query's rows must be contiguous in one partition; "
+                f"shuffle the frame by query first (frame.shuffle(on={qid!r}), or frame.set_index({qid!r}))"
+            )
+        first[q] = partition
+
+
+def predict(model: Any, frame: Any, columns: Optional[Sequence[str]] = None, exclude: Sequence[str] = ("qid",)) -> Any:
+    """Scores the rows of a Dask dataframe on the cluster's workers, partition by partition
+    (``map_partitions``): a Dask series of float32 scores, one per row, with the frame's index.
+    ``model``: a fitted :class:`distillrank.Ranker`, a saved model's prefix, or a LightGBM or
+    XGBoost model file. ``columns``: the features in the model's order (default: every column
+    but ``exclude``)."""
+    pd: Any = _importlib.import_module("pandas")
+
+    features = _columns(frame, columns, exclude)
+    score = _scorer(model)
+    return frame.map_partitions(
+        _OfPartitions(lambda part: pd.Series(score(part[features].to_numpy()), index=part.index, dtype="float32",
+                                             name="score")),
+        meta=("score", "f4"),
+    )
+
+
+def evaluate(
+    model: Any,
+    frame: Any,
+    label: str = "label",
+    qid: str = "qid",
+    columns: Optional[Sequence[str]] = None,
+    k: int = 8,
+) -> Dict[str, Any]:
+    """NDCG@k of ``model`` on a Dask dataframe of documents (a query id column, a grade column
+    and the features), computed on the workers: each partition's queries scored and measured
+    there, then the per-query figures reduced in qid order here. A query split across
+    partitions is refused by name (:func:`check_queries_whole`). Returns ``ndcg@k`` (the mean
+    over the queries with a relevant document), ``queries`` and ``per_query`` (``{qid: NDCG}``,
+    None for a query without a relevant document)."""
+    pd: Any = _importlib.import_module("pandas")
+
+    check_queries_whole(frame, qid)
+    features = _columns(frame, columns, (qid, label))
+    score = _scorer(model)
+
+    def per_query(part: Any) -> Any:
+        if len(part) == 0:
+            return pd.DataFrame({"qid": pd.Series([], dtype="u8"), "ndcg": pd.Series([], dtype="f8")})
+        scores = _np_f32(score(part[features].to_numpy()))
+        qids, values = _distillrank.ndcg_per_query(scores.tolist(), part[label].astype("f8").tolist(),
+                                                   part[qid].astype("u8").tolist(), int(k))
+        return pd.DataFrame({"qid": pd.Series(qids, dtype="u8"),
+                             "ndcg": pd.Series([float("nan") if v is None else v for v in values], dtype="f8")})
+
+    found = frame.map_partitions(_OfPartitions(per_query), meta={"qid": "u8", "ndcg": "f8"}).compute().sort_values("qid")
+    measured = [v for v in found["ndcg"].tolist() if v == v]
+    return {
+        f"ndcg@{k}": (sum(measured) / len(measured)) if measured else None,
+        "queries": len(measured),
+        "per_query": {int(q): (None if v != v else float(v)) for q, v in zip(found["qid"], found["ndcg"])},
+    }
+
+
+def _np_f32(values: Any) -> Any:
+    import numpy as np
+
+    return np.asarray(values, dtype=np.float32)
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """``python -m distillrank compare --setup setup.json --scheduler ADDRESS [--out results.json]``."""
     import argparse

@@ -410,6 +410,26 @@ fn ndcg(
     ))
 }
 
+/// NDCG@`k` of each query of `qid` (the rows of a query contiguous), in their order: the
+/// queries' ids and their figures, `None` for a query without a relevant document (IDCG = 0).
+/// What a cluster's partitions report, to be reduced in qid order.
+#[pyfunction]
+fn ndcg_per_query(
+    scores: Vec<f32>,
+    y: Vec<f64>,
+    qid: Vec<u64>,
+    k: usize,
+) -> PyResult<(Vec<u64>, Vec<Option<f64>>)> {
+    if k == 0 {
+        return Err(PyValueError::new_err("k: expected 1 or more"));
+    }
+    let data = pipeline::preparation::dataset_from_arrays("scores", scores.clone(), 1, &y, &qid)
+        .map_err(value_error)?;
+    let labels: Vec<f32> = data.grades.iter().map(|&g| g as f32).collect();
+    let values = distillrank::metrics::ndcg_per_group(k, &scores, &labels, &data.group_offsets);
+    Ok((data.qids, values))
+}
+
 /// Trains the one method of `setup` (`setup.methods[0]`, seed `setup.first_seed`) on arrays:
 /// the training split `train` and the validation split `eval_set` (else held out of the training
 /// queries). Privileged features given as arrays become the split `cols:` of their columns; the
@@ -911,6 +931,7 @@ fn _distillrank(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_compare_job, m)?)?;
     m.add_function(wrap_pyfunction!(summarize_compare, m)?)?;
     m.add_function(wrap_pyfunction!(sweep_setup, m)?)?;
+    m.add_function(wrap_pyfunction!(ndcg_per_query, m)?)?;
     m.add_function(wrap_pyfunction!(objectives, m)?)?;
     m.add_function(wrap_pyfunction!(read_letor, m)?)?;
     m.add_function(wrap_pyfunction!(read_impressions, m)?)?;

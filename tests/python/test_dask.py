@@ -100,3 +100,49 @@ def test_without_a_client_or_on_folds_the_reason_is_named(client):
         dr_dask.compare(distillrank.Setup(source="mq2008"), None)
     with pytest.raises(ValueError, match="each fold"):
         dr_dask.compare(distillrank.Setup(source="mq2008_folds", **SMALL), client)
+
+
+def mq2008_frame(split="test"):
+    """MQ2008 Fold1's `split` as a pandas frame: the features f1..f46, `label` and `qid`."""
+    pd = pytest.importorskip("pandas")
+    X, y, qid = distillrank.read_letor(str(MQ2008 / f"{split}.txt"))
+    frame = pd.DataFrame(X, columns=[f"f{j + 1}" for j in range(X.shape[1])])
+    frame["label"] = y
+    frame["qid"] = qid
+    return frame, X, y, qid
+
+
+def test_scoring_and_evaluation_on_the_workers_equal_one_machines(client):
+    dd = pytest.importorskip("dask.dataframe")
+    frame, X, y, qid = mq2008_frame()
+    train = distillrank.mq2008()["train"]
+    ranker = distillrank.Ranker(method="no-distillation", labels="grades", epochs=2, widths=[16], backend="cpu")
+    ranker.fit(*train[:2], qid=train[2], verbose=False)
+    # Partitions cut at query boundaries: indexed by qid, every query in one partition.
+    whole = dd.from_pandas(frame.set_index("qid", drop=False), npartitions=4, sort=True)
+    assert whole.npartitions > 1
+    # The file lists its queries in qid order, so the frame keeps its row order.
+    scores = dr_dask.predict(ranker, whole, exclude=("qid", "label")).compute()
+    assert scores.dtype == "float32" and scores.to_numpy().tolist() == ranker.predict(X).tolist()
+    found = dr_dask.evaluate(ranker, whole)
+    assert found["queries"] == sum(v is not None for v in found["per_query"].values())
+    assert abs(found["ndcg@8"] - ranker.score(X, y, qid=qid)) < 1e-12
+    # A LightGBM model file, scored on the workers as LightGBM scores it.
+    lgbm = ROOT / "tests" / "data" / "mq2008-lightgbm.txt"
+    tree = dr_dask.evaluate(str(lgbm), whole)
+    direct = distillrank._distillrank.forest_scores(lgbm.read_bytes(), str(lgbm), X.astype("f8"), "auto")
+    expected = distillrank._distillrank.ndcg(direct.astype("f4").tolist(), y.astype("f8").tolist(), qid.tolist(), 8, "exclude")
+    assert abs(tree["ndcg@8"] - expected) < 1e-12
+
+
+def test_a_query_split_across_partitions_is_refused_by_name(client):
+    dd = pytest.importorskip("dask.dataframe")
+    frame, *_ = mq2008_frame()
+    # Cut by rows: some query straddles two partitions.
+    cut = dd.from_pandas(frame.reset_index(drop=True), npartitions=7, sort=True)
+    ranker = distillrank.Ranker(method="no-distillation", epochs=1, widths=[8], backend="cpu")
+    ranker.fit(*distillrank.mq2008()["train"][:2], qid=distillrank.mq2008()["train"][2], verbose=False)
+    with pytest.raises(ValueError, match=r"qid \d+ has rows in partitions \d+ and \d+.*shuffle"):
+        dr_dask.evaluate(ranker, cut)
+    with pytest.raises(ValueError, match="no column 'query'"):
+        dr_dask.evaluate(ranker, cut, qid="query")
