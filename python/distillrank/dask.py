@@ -184,12 +184,14 @@ def check_queries_whole(frame: Any, qid: str = "qid") -> None:
         first[q] = partition
 
 
-def predict(model: Any, frame: Any, columns: Optional[Sequence[str]] = None, exclude: Sequence[str] = ("qid",)) -> Any:
+def predict(
+    model: Any, frame: Any, columns: Optional[Sequence[str]] = None, exclude: Sequence[str] = ("qid", "label")
+) -> Any:
     """Scores the rows of a Dask dataframe on the cluster's workers, partition by partition
     (``map_partitions``): a Dask series of float32 scores, one per row, with the frame's index.
     ``model``: a fitted :class:`distillrank.Ranker`, a saved model's prefix, or a LightGBM or
     XGBoost model file. ``columns``: the features in the model's order (default: every column
-    but ``exclude``)."""
+    but ``exclude``, the query id and the grade, which are never features)."""
     pd: Any = _importlib.import_module("pandas")
 
     features = _columns(frame, columns, exclude)

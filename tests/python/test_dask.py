@@ -127,6 +127,12 @@ def test_scoring_and_evaluation_on_the_workers_equal_one_machines(client):
     found = dr_dask.evaluate(ranker, whole)
     assert found["queries"] == sum(v is not None for v in found["per_query"].values())
     assert abs(found["ndcg@8"] - ranker.score(X, y, qid=qid)) < 1e-12
+    # Whatever the partitions (each query whole), the same per-query figures and the same mean,
+    # to the last bit: they are reduced in qid order.
+    for n in (1, 2, 7):
+        again = dr_dask.evaluate(ranker, dd.from_pandas(frame.set_index("qid", drop=False), npartitions=n, sort=True))
+        assert again == found, n
+    assert dr_dask.predict(ranker, whole).compute().tolist() == scores.tolist()
     # A LightGBM model file, scored on the workers as LightGBM scores it.
     lgbm = ROOT / "tests" / "data" / "mq2008-lightgbm.txt"
     tree = dr_dask.evaluate(str(lgbm), whole)
