@@ -56,7 +56,7 @@ pub fn stage(path: &Path, bytes: &[u8]) -> Result<Staged> {
 /// [`Staged::commit`] puts it in place. For outputs too large to hold in memory.
 pub fn stage_with(
     path: &Path,
-    write: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+    write: impl FnOnce(&mut (dyn std::io::Write + Send)) -> std::io::Result<()>,
 ) -> Result<Staged> {
     use std::io::Write as _;
     let temporary = temporary(path);

@@ -95,6 +95,7 @@ fn base(subcommand: &'static str) -> Option<Vec<&'static str>> {
             "{case}/synth.txt",
         ],
         "data cache" => vec!["{copy}"],
+        "data convert" => vec!["{copy}", "--out", "{case}/converted.parquet"],
         "data simulate-logs" => vec!["{copy}", "--out", "{case}/logged.txt", "--sessions", "5"],
         "eval" => vec!["--model", "{model}", "{data}", "--backend", "cpu"],
         "predict" => vec!["--model", "{model}", "{data}"],

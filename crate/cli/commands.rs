@@ -121,7 +121,20 @@ pub fn synth(
 ) -> Result<()> {
     output::check_file(path)?;
     let synthetic = generate(&args.options()?)?;
-    output::stage_with(path, |w| synthetic.dataset.write_letor(w))?.commit()?;
+    if distillrank::data::convert::writes_parquet(path) {
+        let mut failed = None;
+        let staged = output::stage_with(path, |w| {
+            distillrank::data::convert::write_parquet(path, &synthetic.dataset, w)
+                .map(|_| ())
+                .map_err(|e| std::io::Error::other(failed.insert(e).to_string()))
+        });
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        staged?.commit()?;
+    } else {
+        output::stage_with(path, |w| synthetic.dataset.write_letor(w))?.commit()?;
+    }
     let d = &synthetic.dataset;
     let z = &synthetic.privileged_columns;
     if out.json {
@@ -140,6 +153,51 @@ pub fn synth(
             "privileged columns: {}  (train with --privileged cols:{})",
             cols.join(","),
             cols.join(",")
+        );
+    }
+    Ok(())
+}
+
+/// `data convert`: [`distillrank::data::convert::convert`] into a file staged beside `path`.
+pub fn convert(args: &FileArgs, path: &Path, out: &Output) -> Result<()> {
+    output::check_file(path)?;
+    let started = std::time::Instant::now();
+    let mut result = None;
+    let staged = output::stage_with(path, |w| {
+        let converted =
+            distillrank::data::convert::convert(&args.file, args.query.as_deref(), path, w);
+        let failed = converted.is_err();
+        let message = result
+            .insert(converted)
+            .as_ref()
+            .err()
+            .map(|e| e.to_string());
+        match (failed, message) {
+            (true, Some(m)) => Err(std::io::Error::other(m)),
+            _ => Ok(()),
+        }
+    });
+    let converted = match result {
+        Some(Err(e)) => return Err(e),
+        Some(Ok(c)) => c,
+        None => return staged.map(|_| ()),
+    };
+    staged?.commit()?;
+    let seconds = started.elapsed().as_secs_f64();
+    if out.json {
+        let mut v = serde_json::to_value(&converted).unwrap_or_default();
+        v["file"] = path.display().to_string().into();
+        v["seconds"] = seconds.into();
+        outln!("{v}");
+    } else {
+        outln!(
+            "wrote {} ({}: {} queries, {} docs, {} features) in {:.2} s",
+            path.display(),
+            converted.format,
+            converted.queries,
+            converted.docs,
+            converted.features,
+            seconds
         );
     }
     Ok(())

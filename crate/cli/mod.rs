@@ -135,6 +135,13 @@ pub const EXAMPLES: &[(&str, &[&str])] = &[
         ],
     ),
     (
+        "data convert",
+        &[
+            "distillrank data convert train.txt.gz -o train.parquet",
+            "distillrank data convert part-folder/ -o train.txt",
+        ],
+    ),
+    (
         "data simulate-logs",
         &[
             "distillrank data simulate-logs train.txt vali.txt test.txt -o logs/",
@@ -417,6 +424,18 @@ pub enum DataCommand {
     },
     /// Build the binary cache FILE.drcache, which later commands load instead of parsing FILE.
     Cache(FileArgs),
+    /// Convert ranking data between LETOR text and Parquet, keeping which entries the input
+    /// left out. FILE: LETOR / SVMlight text (optionally .gz), a Parquet file or a folder of
+    /// Parquet part files, or a .drcache. OUT: Parquet when it ends in .parquet (columns qid,
+    /// label, f1, f2, ...; row groups cut at query boundaries), LETOR text otherwise (gzip when
+    /// it ends in .gz).
+    Convert {
+        #[command(flatten)]
+        file: FileArgs,
+        /// Output file.
+        #[arg(short, long)]
+        out: PathBuf,
+    },
     /// Simulate a search engine's interaction logs over LETOR files: append impressions, clicks,
     /// click-through rate, mean displayed position, dwell time (the privileged features z) and
     /// conversions (the sparse label y) to every document, and write OUT.logs.json naming them.
@@ -507,7 +526,8 @@ pub struct StatsArgs {
 
 #[derive(Args, Clone)]
 pub struct FileArgs {
-    /// A LETOR / SVMlight file (optionally .gz), or a .drcache file.
+    /// A LETOR / SVMlight file (optionally .gz), a Parquet file or folder of part files, or a
+    /// .drcache file.
     pub file: PathBuf,
     /// LightGBM-style group sizes, one a line (default: FILE.query when FILE has no qid:).
     #[arg(long)]
@@ -792,6 +812,9 @@ pub fn run(cli: Cli) -> distillrank::error::Result<()> {
             commands::synth(&synth, &path, &out)
         }
         Command::Data(DataCommand::Cache(f)) => commands::cache(&f, &out),
+        Command::Data(DataCommand::Convert { file, out: path }) => {
+            commands::convert(&file, &path, &out)
+        }
         Command::Data(DataCommand::SimulateLogs(args)) => commands::simulate_logs(&args, &out),
         Command::Train(args) => commands::train(&args, &out),
         Command::Eval(args) => commands::eval(&args, &out),

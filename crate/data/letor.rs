@@ -13,6 +13,8 @@
 //! pieces are written in order into a dense row-major feature matrix, in parallel too. A 2 GB
 //! file is never held in memory as text.
 //!
+//! Every reader here also takes Parquet ([`crate::data::parquet`]), known by its first bytes.
+//!
 //! Every malformed line gives [`Error::Parse`] naming file, line, column and what was expected.
 
 use std::collections::HashMap;
@@ -76,6 +78,17 @@ pub fn read_letor_file_with_progress(
     options: &ReadOptions,
     on_bytes: &mut dyn FnMut(u64),
 ) -> Result<Dataset> {
+    if crate::data::parquet::is_parquet_path(path) {
+        if let Some(q) = query {
+            return Err(Error::Config(format!(
+                "{} is Parquet, whose '{}' column gives the groups: a .query file ({}) has no place beside it",
+                path.display(),
+                crate::data::parquet::QID,
+                q.display()
+            )));
+        }
+        return crate::data::parquet::read_parquet_path(path, options, &mut |_| {});
+    }
     let open = || std::fs::File::open(path).map_err(|e| Error::io(path, e));
     let query_sizes = match query {
         Some(q) => Some(read_query_file(q)?),
@@ -182,7 +195,8 @@ pub fn parse_query_sizes(name: &Path, bytes: &[u8]) -> Result<Vec<usize>> {
 }
 
 /// Reads LETOR text from any reader (a file, a decompressor, an uploaded buffer). `name` is the
-/// file name used in errors. Gzip input is detected and decompressed.
+/// file name used in errors. Gzip input is detected and decompressed; Parquet
+/// ([`crate::data::parquet`]) is detected and read as Parquet.
 pub fn read_letor(
     name: &Path,
     reader: impl Read,
@@ -190,11 +204,22 @@ pub fn read_letor(
     options: &ReadOptions,
 ) -> Result<Dataset> {
     let mut reader = std::io::BufReader::new(reader);
-    let is_gzip = {
+    let (is_gzip, is_parquet) = {
         use std::io::BufRead;
         let head = reader.fill_buf().map_err(|e| Error::io(name, e))?;
-        head.len() >= 2 && head[0] == 0x1f && head[1] == 0x8b
+        let is_gzip = head.len() >= 2 && head[0] == 0x1f && head[1] == 0x8b;
+        (is_gzip, crate::data::parquet::is_parquet(head))
     };
+    if is_parquet {
+        if query_sizes.is_some() {
+            return Err(Error::Config(format!(
+                "{} is Parquet, whose '{}' column gives the groups: a .query file has no place beside it",
+                name.display(),
+                crate::data::parquet::QID
+            )));
+        }
+        return crate::data::parquet::read_parquet_reader(name, reader, options);
+    }
     if is_gzip {
         read_blocks(
             name,
@@ -602,10 +627,18 @@ pub fn scan_letor(
 ) -> Result<()> {
     use std::io::BufRead;
     let mut reader = std::io::BufReader::new(reader);
-    let is_gzip = {
+    let (is_gzip, is_parquet) = {
         let head = reader.fill_buf().map_err(|e| Error::io(name, e))?;
-        head.len() >= 2 && head[0] == 0x1f && head[1] == 0x8b
+        let is_gzip = head.len() >= 2 && head[0] == 0x1f && head[1] == 0x8b;
+        (is_gzip, crate::data::parquet::is_parquet(head))
     };
+    if is_parquet {
+        let mut bytes = Vec::new();
+        reader
+            .read_to_end(&mut bytes)
+            .map_err(|e| Error::io(name, e))?;
+        return crate::data::parquet::scan_parquet_bytes(name, bytes, on_row);
+    }
     let mut text: Box<dyn BufRead> = if is_gzip {
         Box::new(std::io::BufReader::new(flate2::read::MultiGzDecoder::new(
             reader,

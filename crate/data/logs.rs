@@ -1131,6 +1131,18 @@ struct SessionList {
     ranks: std::collections::HashMap<u64, usize>,
     /// Every session read to its end, with its first line.
     ended: std::collections::HashMap<(usize, u64), usize>,
+    /// Lines are a Parquet log's rows ([`place`]).
+    from_parquet: bool,
+}
+
+/// Where line `line` of an impressions log's text is, in the log's own words: the line, or for
+/// a Parquet log (read as text, row r on line r + 1) the row.
+fn place(from_parquet: bool, line: usize) -> String {
+    if from_parquet {
+        format!("row {}", line.saturating_sub(1))
+    } else {
+        format!("line {line}")
+    }
 }
 
 impl SessionList {
@@ -1145,13 +1157,15 @@ impl SessionList {
         position: u64,
         line: usize,
     ) -> std::result::Result<(), String> {
+        let place = |line: usize| place(self.from_parquet, line);
         if self.current.map(|(cg, cs, _)| (cg, cs)) != Some((g, session)) {
             if let Some((cg, cs, first)) = self.current {
                 self.ended.insert((cg, cs), first);
             }
             if let Some(&first) = self.ended.get(&(g, session)) {
                 return Err(format!(
-                    "session {session} of query {qid} began at line {first}, and other lines came between: a session is one list, its impressions on consecutive lines (a log appended to itself repeats every session)"
+                    "session {session} of query {qid} began at {}, and other lines came between: a session is one list, its impressions on consecutive lines (a log appended to itself repeats every session)",
+                    place(first)
                 ));
             }
             self.current = Some((g, session, line));
@@ -1160,12 +1174,14 @@ impl SessionList {
         }
         if let Some(&other) = self.docs.get(&doc) {
             return Err(format!(
-                "session {session} of query {qid} shows document {doc} again (first at line {other}): a session is a list, each document in it at most once"
+                "session {session} of query {qid} shows document {doc} again (first at {}): a session is a list, each document in it at most once",
+                place(other)
             ));
         }
         if let Some(&other) = self.ranks.get(&position) {
             return Err(format!(
-                "session {session} of query {qid} has a second document at rank {position} (the first at line {other}): a session is a list, each rank in it at most once"
+                "session {session} of query {qid} has a second document at rank {position} (the first at {}): a session is a list, each rank in it at most once",
+                place(other)
             ));
         }
         self.docs.insert(doc, line);
@@ -1217,6 +1233,17 @@ pub fn read_impressions(
     docids: &mut dyn FnMut() -> Result<DocIds>,
 ) -> Result<ClickTable> {
     let mut ids: Option<DocIds> = None;
+    // A Parquet log is read as its text: row r on line r + 1, and named by its rows.
+    let from_parquet = crate::data::parquet::is_parquet(text);
+    let converted;
+    let text = if from_parquet {
+        converted =
+            crate::data::parquet::impressions_as_text(std::path::Path::new(name), text.to_vec())?;
+        &converted[..]
+    } else {
+        text
+    };
+    let place = |line: usize| place(from_parquet, line);
     // A gzip-compressed log is read as the LETOR reader reads a compressed file; a byte-order
     // mark is not part of the header.
     let unzipped;
@@ -1237,7 +1264,8 @@ pub fn read_impressions(
     let groups: std::collections::HashMap<u64, usize> =
         data.qids.iter().enumerate().map(|(g, &q)| (q, g)).collect();
     let held_out: std::collections::HashSet<u64> = held_out.iter().copied().collect();
-    let bad = |line: usize, message: String| Error::Data(format!("{name}, line {line}: {message}"));
+    let bad =
+        |line: usize, message: String| Error::Data(format!("{name}, {}: {message}", place(line)));
     let mut lines = text.split(|&b| b == b'\n').enumerate();
     let header = lines
         .next()
@@ -1276,7 +1304,10 @@ pub fn read_impressions(
     let mut cells: Vec<Vec<(u32, u32)>> = vec![Vec::new(); data.n_docs()];
     let mut sessions: std::collections::HashMap<usize, std::collections::HashSet<u64>> =
         Default::default();
-    let mut list = SessionList::default();
+    let mut list = SessionList {
+        from_parquet,
+        ..SessionList::default()
+    };
     let mut read = 0u64;
     for (i, raw) in lines {
         let line = i + 1;

@@ -1,13 +1,16 @@
-//! Ranking data: reading ([`letor`]), caching ([`cache`], native, and [`prepared_cache`], whose layout also carries the page's shared data), generating ([`synth`]) and the PFD
+//! Ranking data: reading ([`letor`], [`parquet`]), caching ([`cache`], native, and [`prepared_cache`], whose layout also carries the page's shared data), generating ([`synth`]) and the PFD
 //! paper's preparation ([`prepare`]).
 
 pub mod bundled;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod cache;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod convert;
 pub mod features;
 pub mod inputs;
 pub mod letor;
 pub mod logs;
+pub mod parquet;
 pub mod prepare;
 pub mod prepared_cache;
 pub mod sections;

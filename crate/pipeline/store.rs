@@ -147,6 +147,11 @@ impl Store for Disk {
                 )));
             }
         }
+        if path.is_dir() {
+            return Err(Error::Config(format!(
+                "{name} is a folder of part files, and an external teacher scores one file: join the parts into one Parquet file (distillrank data convert {name} OUT.parquet), or give the teacher's scores"
+            )));
+        }
         let beside = PathBuf::from(format!("{}.query", path.display()));
         let query = match &self.queries[role as usize] {
             Some(q) => Some(crate::data::letor::read_query_file(q)?),
@@ -204,7 +209,13 @@ impl Store for Disk {
     fn stamps(&mut self, name: &str, role: Role) -> Result<Option<String>> {
         use crate::data::cache::file_identity;
         let path = Path::new(name);
-        let mut files = vec![path.to_path_buf(), PathBuf::from(format!("{name}.query"))];
+        // A folder of Parquet part files is its parts.
+        let mut files = if path.is_dir() {
+            crate::data::parquet::part_files(path)?
+        } else {
+            vec![path.to_path_buf()]
+        };
+        files.push(PathBuf::from(format!("{name}.query")));
         files.extend(self.queries[role as usize].clone());
         files.push(sidecar_path(path));
         if path.extension().is_some_and(|e| e == "drcache") {

@@ -742,10 +742,12 @@ def objectives(setup: Any = None, verbose: bool = True, base: Optional[str] = No
 
 
 def read_letor(path: str, query: Optional[str] = None) -> Tuple[_np.ndarray, _np.ndarray, _np.ndarray]:
-    """Reads a LETOR / SVMlight ranking file (gzip or not) with the library's reader:
-    ``X`` float32 (n_docs, n_features), ``y`` int32 grades, ``qid`` int64 per row. ``query``: a
-    LightGBM ``.query`` file of group sizes, for files without ``qid:``. A malformed file raises
-    ``ValueError`` naming file:line:column."""
+    """Reads a LETOR / SVMlight ranking file (gzip or not), or Parquet (a file or a folder of
+    part files: columns ``qid``, ``label`` and float or double features; nulls are entries left
+    out), with the library's reader: ``X`` float32 (n_docs, n_features), ``y`` int32 grades,
+    ``qid`` int64 per row. ``query``: a LightGBM ``.query`` file of group sizes, for files
+    without ``qid:``. A malformed file raises ``ValueError`` naming file:line:column (a Parquet
+    file: its row and column)."""
     return _distillrank.read_letor(str(path), None if query is None else str(query))
 
 

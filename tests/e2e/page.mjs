@@ -752,6 +752,49 @@ await check("a_gzip_upload_reads_as_its_text", async () => {
   console.log(`    ${(text.length / 2 ** 20).toFixed(1)} MB of text: ${plain.slice(0, 100)}…`);
 });
 
+await check("a_parquet_upload_reads_as_its_text", async () => {
+  // The CLI converts MQ2008's Fold1 training file to Parquet; the page reads either upload into
+  // the same statistics. A Parquet file without a qid column is refused by what it lacks.
+  const bin = process.env.DISTILLRANK_BIN ?? path.join(root, "target/debug/distillrank");
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "distillrank-e2e-"));
+  const text = path.join(root, "target/data/mq2008/Fold1/train.txt");
+  const parquet = path.join(dir, "train.parquet");
+  const converted = spawnSync(bin, ["data", "convert", text, "--out", parquet], { encoding: "utf8" });
+  expect(converted.status === 0, `data convert: ${converted.stderr}`);
+  const stats = async (file) => {
+    const p = await freshPage("#backend=cpu");
+    try {
+      await p.check("input[name=source][value=upload]");
+      await p.setInputFiles("#files", file);
+      await p.waitForFunction(() => /471 queries/.test(document.getElementById("stats").textContent) ||
+        !document.getElementById("error").hidden, null, { timeout: 60_000 });
+      expect(await p.locator("#error").isHidden(), `${file}: ${await p.locator("#error-text").textContent()}`);
+      return (await p.locator("#stats").textContent()).replace(path.basename(file), "FILE");
+    } finally {
+      await p.close();
+    }
+  };
+  const fromText = await stats(text);
+  const fromParquet = await stats(parquet);
+  expect(fromText === fromParquet, `text: ${fromText}\n    parquet: ${fromParquet}`);
+  // The same bytes with the qid column renamed (same length, so the file stays readable).
+  const bytes = fs.readFileSync(parquet);
+  const renamed = Buffer.from(bytes.toString("latin1").replaceAll("qid", "qix"), "latin1");
+  const bad = path.join(dir, "noqid.parquet");
+  fs.writeFileSync(bad, renamed);
+  const p = await freshPage("#backend=cpu");
+  try {
+    await p.check("input[name=source][value=upload]");
+    await p.setInputFiles("#files", bad);
+    await p.waitForSelector("#error:not([hidden])", { timeout: 30_000 });
+    const message = await p.locator("#error-text").textContent();
+    expect(/noqid\.parquet: no 'qid' column/.test(message), `error: ${message}`);
+    console.log(`    ${message.slice(0, 120)}`);
+  } finally {
+    await p.close();
+  }
+});
+
 await check("the_pool_shares_one_copy_of_the_data", async () => {
   // 1,500 queries x 40 documents x 80 features: 18 MB of prepared x and z. With the data shared,
   // each worker but the first (which read the upload and prepared it) holds only its jobs'

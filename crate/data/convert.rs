@@ -1,0 +1,181 @@
+//! `data convert`: ranking data from one format into another, document by document, keeping
+//! which entries the input left out. In: LETOR text (gzip or not; groups from `FILE.query`
+//! where it has no qid), Parquet (a file or a folder of parts), or a `.drcache`. Out: Parquet
+//! ([`crate::data::parquet`]) when the name ends in `.parquet`, LETOR text otherwise (gzip when
+//! it ends in `.gz`).
+
+use std::io::Write;
+use std::path::Path;
+
+use crate::data::letor::{read_letor_file, scan_letor, ReadOptions, DEFAULT_MAX_FEATURE_INDEX};
+use crate::data::parquet::{is_parquet_path, scan_parquet_path, ParquetWriter};
+use crate::data::Dataset;
+use crate::error::{Error, Result};
+
+/// What a conversion wrote.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Converted {
+    pub docs: usize,
+    pub queries: usize,
+    pub features: usize,
+    pub format: &'static str,
+}
+
+/// The output format a name asks for.
+pub fn writes_parquet(out: &Path) -> bool {
+    out.extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("parquet"))
+}
+
+/// Converts `input` into `out` (named `out_name` in errors), in the format `out_name` asks for.
+pub fn convert(
+    input: &Path,
+    query: Option<&Path>,
+    out_name: &Path,
+    out: &mut (dyn Write + Send),
+) -> Result<Converted> {
+    // The first pass reads and checks everything and gives the grades and groups; the second
+    // gives each document's entries as the input has them.
+    let cached = input.extension().is_some_and(|e| e == "drcache");
+    let data = if cached {
+        crate::data::cache::read_cache(input, None)?.0
+    } else {
+        read_letor_file(input, query, &ReadOptions::default())?
+    };
+    let parquet = writes_parquet(out_name);
+    let mut sink: Box<dyn Sink + '_> = if parquet {
+        Box::new(ParquetWriter::new(out_name, out, data.n_features)?)
+    } else if out_name.extension().is_some_and(|e| e == "gz") {
+        Box::new(GzText(Text(flate2::write::GzEncoder::new(
+            out,
+            flate2::Compression::default(),
+        ))))
+    } else {
+        Box::new(Text(out))
+    };
+    let mut doc = 0usize;
+    let mut group = 0usize;
+    let mut on_row = |qid: Option<u64>, features: &[(u32, f64)]| -> Result<()> {
+        while doc >= data.group_offsets[group + 1] {
+            group += 1;
+        }
+        // Groups from a .query file have no qid on their lines: numbered as the reader did.
+        let qid = qid.unwrap_or(data.qids[group]);
+        sink.push(out_name, qid, data.grades[doc], features)?;
+        doc += 1;
+        Ok(())
+    };
+    if cached {
+        each_row_of(&data, &mut |qid, _, row| on_row(Some(qid), row))?;
+    } else if is_parquet_path(input) {
+        scan_parquet_path(input, &mut |row| on_row(row.qid, row.features))?;
+    } else {
+        let file = std::fs::File::open(input).map_err(|e| Error::io(input, e))?;
+        scan_letor(input, file, DEFAULT_MAX_FEATURE_INDEX, &mut |row| {
+            on_row(row.qid, row.features)
+        })?;
+    }
+    sink.finish(out_name)?;
+    Ok(Converted {
+        docs: data.n_docs(),
+        queries: data.n_groups(),
+        features: data.n_features,
+        format: if parquet { "parquet" } else { "letor" },
+    })
+}
+
+/// What hears each document of a data set: its qid, its index and its entries.
+type OnRow<'a> = dyn FnMut(u64, usize, &[(u32, f64)]) -> Result<()> + 'a;
+
+/// Every document of a data set with every entry present.
+fn each_row_of(data: &Dataset, on_row: &mut OnRow) -> Result<()> {
+    let mut row = Vec::with_capacity(data.n_features);
+    for g in 0..data.n_groups() {
+        for d in data.group(g) {
+            row.clear();
+            row.extend(
+                data.row(d)
+                    .iter()
+                    .enumerate()
+                    .map(|(k, &v)| (k as u32 + 1, v as f64)),
+            );
+            on_row(data.qids[g], d, &row)?;
+        }
+    }
+    Ok(())
+}
+
+/// Writes a data set as Parquet, every entry present (its matrix does not know which entries a
+/// file left out; [`convert`] keeps them out). Returns the rows written.
+pub fn write_parquet(name: &Path, data: &Dataset, out: impl Write + Send) -> Result<u64> {
+    let mut writer = ParquetWriter::new(name, out, data.n_features)?;
+    each_row_of(data, &mut |qid, doc, row| {
+        writer.push(qid, data.grades[doc], row)
+    })?;
+    writer.finish()
+}
+
+/// Where converted documents go.
+trait Sink {
+    fn push(&mut self, name: &Path, qid: u64, grade: u8, features: &[(u32, f64)]) -> Result<()>;
+    fn finish(self: Box<Self>, name: &Path) -> Result<()>;
+}
+
+impl<W: Write + Send> Sink for ParquetWriter<W> {
+    fn push(&mut self, _: &Path, qid: u64, grade: u8, features: &[(u32, f64)]) -> Result<()> {
+        ParquetWriter::push(self, qid, grade, features)
+    }
+    fn finish(self: Box<Self>, _: &Path) -> Result<()> {
+        ParquetWriter::finish(*self).map(|_| ())
+    }
+}
+
+/// LETOR text: present entries only, each value in the shortest form that reads back the same.
+struct Text<W: Write>(W);
+
+/// A value as text: as an f32 where it is one (a Parquet float column's), so that it reads
+/// back the same without f64 digits it never had.
+fn shortest(v: f64) -> String {
+    let narrow = v as f32;
+    if narrow as f64 == v {
+        narrow.to_string()
+    } else {
+        v.to_string()
+    }
+}
+
+impl<W: Write> Text<W> {
+    fn line(&mut self, qid: u64, grade: u8, features: &[(u32, f64)]) -> std::io::Result<()> {
+        write!(self.0, "{grade} qid:{qid}")?;
+        for &(index, value) in features {
+            write!(self.0, " {index}:{}", shortest(value))?;
+        }
+        writeln!(self.0)
+    }
+}
+
+impl<W: Write> Sink for Text<W> {
+    fn push(&mut self, name: &Path, qid: u64, grade: u8, features: &[(u32, f64)]) -> Result<()> {
+        self.line(qid, grade, features)
+            .map_err(|e| Error::io(name, e))
+    }
+    fn finish(mut self: Box<Self>, name: &Path) -> Result<()> {
+        self.0.flush().map_err(|e| Error::io(name, e))
+    }
+}
+
+/// LETOR text, gzip-compressed.
+struct GzText<W: Write>(Text<flate2::write::GzEncoder<W>>);
+
+impl<W: Write> Sink for GzText<W> {
+    fn push(&mut self, name: &Path, qid: u64, grade: u8, features: &[(u32, f64)]) -> Result<()> {
+        self.0.push(name, qid, grade, features)
+    }
+    fn finish(self: Box<Self>, name: &Path) -> Result<()> {
+        self.0
+             .0
+            .finish()
+            .map(|_| ())
+            .map_err(|e| Error::io(name, e))
+    }
+}

@@ -1,0 +1,562 @@
+//! Parquet in and out: the same data as the LETOR text it was converted from, in every reader
+//! (data sets, a tree model's scan, a comparison with a teacher model), row groups cut at query
+//! boundaries, folders of part files, and every kind of bad file refused by name.
+
+#![cfg(not(target_arch = "wasm32"))]
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use distillrank::data::letor::{read_letor_file, scan_letor, ReadOptions};
+use distillrank::data::parquet::ParquetWriter;
+use distillrank::data::Dataset;
+use distillrank::setup::{DataSource, ExternalTeacher};
+use parquet::data_type::{ByteArray, ByteArrayType, DoubleType, FloatType, Int32Type, Int64Type};
+use parquet::file::properties::WriterProperties;
+use parquet::file::reader::{FileReader, SerializedFileReader};
+use parquet::file::writer::SerializedFileWriter;
+
+fn shared(path: &str) -> PathBuf {
+    PathBuf::from(common::letor_data::data(path))
+}
+
+fn read(path: &Path) -> distillrank::error::Result<Dataset> {
+    read_letor_file(path, None, &ReadOptions::default())
+}
+
+/// `input` converted by `data convert`'s library function into `out`.
+fn convert(input: &Path, query: Option<&Path>, out: &Path) {
+    let mut file = std::io::BufWriter::new(std::fs::File::create(out).unwrap());
+    distillrank::data::convert::convert(input, query, out, &mut file).unwrap();
+}
+
+/// A data set without the file it came from, to compare two readings.
+fn unsourced(mut data: Dataset) -> Dataset {
+    data.source = None;
+    data
+}
+
+#[test]
+fn parquet_converted_from_text_reads_as_the_text() {
+    let dir = tempfile::tempdir().unwrap();
+    for file in [
+        "mq2008/Fold1/train.txt",
+        "mq2008/Fold1/vali.txt",
+        "mq2008/S5.txt",
+    ] {
+        let text = shared(file);
+        let parquet = dir.path().join("data.parquet");
+        convert(&text, None, &parquet);
+        assert_eq!(
+            unsourced(read(&parquet).unwrap()),
+            unsourced(read(&text).unwrap()),
+            "{file}"
+        );
+    }
+    // A LightGBM-style file takes its groups from FILE.query; its Parquet numbers the queries as
+    // the text reader does, 1, 2, ...
+    let text = shared("lightgbm_rank/rank.train");
+    let query = shared("lightgbm_rank/rank.train.query");
+    let parquet = dir.path().join("rank.parquet");
+    convert(&text, Some(Path::new(&query)), &parquet);
+    let from_text = read_letor_file(&text, Some(Path::new(&query)), &ReadOptions::default());
+    assert_eq!(
+        unsourced(read(&parquet).unwrap()),
+        unsourced(from_text.unwrap())
+    );
+}
+
+/// A document as a tree model's scan sees it: its qid and its present entries.
+type Scanned = (Option<u64>, Vec<(u32, f32)>);
+
+/// Every document of a data file as a tree model's scan sees it.
+fn scanned(path: &Path) -> Vec<Scanned> {
+    let mut rows = Vec::new();
+    let file = std::fs::File::open(path).unwrap();
+    scan_letor(path, file, 65_536, &mut |row| {
+        let features = row.features.iter().map(|&(i, v)| (i, v as f32)).collect();
+        rows.push((row.qid, features));
+        Ok(())
+    })
+    .unwrap();
+    rows
+}
+
+#[test]
+fn entries_the_text_leaves_out_stay_out_both_ways() {
+    // MQ2008 writes every entry; a sparse file leaves most out. Text -> Parquet -> text keeps
+    // which entries were written (nulls in Parquet), and a tree model's scan of the Parquet file
+    // sees the same entries as its scan of the text.
+    let dir = tempfile::tempdir().unwrap();
+    let sparse = dir.path().join("sparse.txt");
+    std::fs::write(
+        &sparse,
+        "2 qid:7 1:0.5 3:0 9:1.25\n0 qid:7 2:0.75\n1 qid:3 9:-2 # docid = a\n0 qid:3 1:1e-3 4:7\n",
+    )
+    .unwrap();
+    for text in [sparse, shared("mq2008/Fold1/test.txt")] {
+        let parquet = dir.path().join("out.parquet");
+        let back = dir.path().join("back.txt.gz");
+        convert(&text, None, &parquet);
+        convert(&parquet, None, &back);
+        let want = scanned(&text);
+        assert_eq!(scanned(&parquet), want, "{}", text.display());
+        assert_eq!(scanned(&back), want, "{}", text.display());
+        assert_eq!(
+            unsourced(read(&back).unwrap()),
+            unsourced(read(&text).unwrap())
+        );
+    }
+}
+
+/// The qids of each row group of a Parquet file.
+fn qids_by_row_group(path: &Path) -> Vec<Vec<i64>> {
+    let reader = SerializedFileReader::new(std::fs::File::open(path).unwrap()).unwrap();
+    (0..reader.num_row_groups())
+        .map(|g| {
+            let group = reader.get_row_group(g).unwrap();
+            let rows = group.metadata().num_rows() as usize;
+            let parquet::column::reader::ColumnReader::Int64ColumnReader(mut qids) =
+                group.get_column_reader(0).unwrap()
+            else {
+                panic!("qid is not int64")
+            };
+            let mut values = Vec::new();
+            qids.read_records(rows, None, None, &mut values).unwrap();
+            values
+        })
+        .collect()
+}
+
+#[test]
+fn row_groups_are_cut_only_between_queries() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = read(&shared("mq2008/Fold1/train.txt")).unwrap();
+    let path = dir.path().join("groups.parquet");
+    let file = std::fs::File::create(&path).unwrap();
+    let mut writer = ParquetWriter::new(&path, file, data.n_features)
+        .unwrap()
+        .with_row_group_rows(500);
+    for g in 0..data.n_groups() {
+        for doc in data.group(g) {
+            let row: Vec<(u32, f64)> = (0..data.n_features)
+                .map(|k| (k as u32 + 1, data.row(doc)[k] as f64))
+                .collect();
+            writer.push(data.qids[g], data.grades[doc], &row).unwrap();
+        }
+    }
+    assert_eq!(writer.finish().unwrap(), data.n_docs() as u64);
+    let groups = qids_by_row_group(&path);
+    assert!(groups.len() > 10, "{} row groups", groups.len());
+    let mut seen = std::collections::HashSet::new();
+    for (k, qids) in groups.iter().enumerate() {
+        if k + 1 < groups.len() {
+            assert!(qids.len() >= 500, "row group {k}: {} rows", qids.len());
+        }
+        let mine: std::collections::HashSet<i64> = qids.iter().copied().collect();
+        assert!(
+            mine.iter().all(|q| seen.insert(*q)),
+            "row group {k} holds a query an earlier group holds"
+        );
+    }
+    assert_eq!(unsourced(read(&path).unwrap()), unsourced(data));
+}
+
+#[test]
+fn a_folder_of_parts_reads_as_the_parts_in_order() {
+    // Parts named as Dask names them, part.2 before part.10; a hidden file and a marker file
+    // are not parts.
+    let dir = tempfile::tempdir().unwrap();
+    let data = read(&shared("mq2008/Fold1/vali.txt")).unwrap();
+    let folder = dir.path().join("vali.parquet");
+    std::fs::create_dir(&folder).unwrap();
+    let cuts = [0, 50, 100, data.n_groups()];
+    for (k, name) in ["part.2.parquet", "part.10.parquet", "part.11.parquet"]
+        .iter()
+        .enumerate()
+    {
+        let path = folder.join(name);
+        let mut writer = ParquetWriter::new(
+            &path,
+            std::fs::File::create(&path).unwrap(),
+            data.n_features,
+        )
+        .unwrap();
+        for g in cuts[k]..cuts[k + 1] {
+            for doc in data.group(g) {
+                let row: Vec<(u32, f64)> = (0..data.n_features)
+                    .map(|c| (c as u32 + 1, data.row(doc)[c] as f64))
+                    .collect();
+                writer.push(data.qids[g], data.grades[doc], &row).unwrap();
+            }
+        }
+        writer.finish().unwrap();
+    }
+    std::fs::write(folder.join("_SUCCESS"), "").unwrap();
+    std::fs::write(folder.join(".part.2.parquet.crc"), "x").unwrap();
+    assert_eq!(unsourced(read(&folder).unwrap()), unsourced(data));
+}
+
+/// A column of a hand-made file: its name, its Parquet type, and its values (None = null).
+enum Column {
+    I64(&'static str, Vec<Option<i64>>),
+    I32(&'static str, Vec<Option<i32>>),
+    F32(&'static str, Vec<Option<f32>>),
+    F64(&'static str, Vec<Option<f64>>),
+    Text(&'static str, Vec<&'static str>),
+}
+
+/// Writes a Parquet file of `columns` (every column optional, strings required) with the
+/// parquet crate itself, so that what it holds does not depend on distillrank's writer.
+fn hand_made(path: &Path, columns: &[Column]) {
+    use parquet::basic::{Repetition, Type as Physical};
+    use parquet::schema::types::Type;
+    let field = |name: &str, physical: Physical, repetition: Repetition| {
+        Arc::new(
+            Type::primitive_type_builder(name, physical)
+                .with_repetition(repetition)
+                .build()
+                .unwrap(),
+        )
+    };
+    let fields = columns
+        .iter()
+        .map(|c| match c {
+            Column::I64(n, _) => field(n, Physical::INT64, Repetition::OPTIONAL),
+            Column::I32(n, _) => field(n, Physical::INT32, Repetition::OPTIONAL),
+            Column::F32(n, _) => field(n, Physical::FLOAT, Repetition::OPTIONAL),
+            Column::F64(n, _) => field(n, Physical::DOUBLE, Repetition::OPTIONAL),
+            Column::Text(n, _) => field(n, Physical::BYTE_ARRAY, Repetition::REQUIRED),
+        })
+        .collect();
+    let schema = Arc::new(
+        Type::group_type_builder("schema")
+            .with_fields(fields)
+            .build()
+            .unwrap(),
+    );
+    let file = std::fs::File::create(path).unwrap();
+    let mut writer =
+        SerializedFileWriter::new(file, schema, Arc::new(WriterProperties::builder().build()))
+            .unwrap();
+    let mut group = writer.next_row_group().unwrap();
+    fn split<T: Clone>(values: &[Option<T>]) -> (Vec<T>, Vec<i16>) {
+        let present = values.iter().flatten().cloned().collect();
+        let levels = values.iter().map(|v| i16::from(v.is_some())).collect();
+        (present, levels)
+    }
+    for column in columns {
+        let mut w = group.next_column().unwrap().unwrap();
+        match column {
+            Column::I64(_, v) => {
+                let (values, levels) = split(v);
+                w.typed::<Int64Type>()
+                    .write_batch(&values, Some(&levels), None)
+                    .unwrap();
+            }
+            Column::I32(_, v) => {
+                let (values, levels) = split(v);
+                w.typed::<Int32Type>()
+                    .write_batch(&values, Some(&levels), None)
+                    .unwrap();
+            }
+            Column::F32(_, v) => {
+                let (values, levels) = split(v);
+                w.typed::<FloatType>()
+                    .write_batch(&values, Some(&levels), None)
+                    .unwrap();
+            }
+            Column::F64(_, v) => {
+                let (values, levels) = split(v);
+                w.typed::<DoubleType>()
+                    .write_batch(&values, Some(&levels), None)
+                    .unwrap();
+            }
+            Column::Text(_, v) => {
+                let values: Vec<ByteArray> = v.iter().map(|s| ByteArray::from(*s)).collect();
+                w.typed::<ByteArrayType>()
+                    .write_batch(&values, None, None)
+                    .unwrap();
+            }
+        }
+        w.close().unwrap();
+    }
+    group.close().unwrap();
+    writer.close().unwrap();
+}
+
+fn qid(values: &[i64]) -> Column {
+    Column::I64("qid", values.iter().map(|&v| Some(v)).collect())
+}
+fn label(values: &[i32]) -> Column {
+    Column::I32("label", values.iter().map(|&v| Some(v)).collect())
+}
+fn feature(name: &'static str, values: &[f64]) -> Column {
+    Column::F64(name, values.iter().map(|&v| Some(v)).collect())
+}
+
+#[test]
+fn a_hand_made_file_reads_with_its_types_and_nulls() {
+    // int32 qids, a double label holding whole numbers, a float and a double feature, nulls as
+    // entries left out (0 in the matrix), and a pandas-style file's columns in any order.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("typed.parquet");
+    hand_made(
+        &path,
+        &[
+            Column::F32("a", vec![Some(0.5), None, Some(2.0)]),
+            Column::I32("qid", vec![Some(4), Some(4), Some(1)]),
+            Column::F64("label", vec![Some(2.0), Some(0.0), Some(1.0)]),
+            Column::F64("b", vec![Some(-1.5), Some(3.0), None]),
+        ],
+    );
+    let data = read(&path).unwrap();
+    assert_eq!(data.qids, [4, 1]);
+    assert_eq!(data.group_offsets, [0, 2, 3]);
+    assert_eq!(data.grades, [2, 0, 1]);
+    assert_eq!(data.n_features, 2);
+    assert_eq!(data.features.to_vec(), vec![0.5, -1.5, 0.0, 3.0, 2.0, 0.0]);
+}
+
+#[test]
+fn every_kind_of_bad_parquet_file_is_refused_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases: Vec<(&str, Vec<Column>, &[&str])> = vec![
+        (
+            "noqid",
+            vec![label(&[1]), feature("f1", &[0.5])],
+            &["no 'qid' column", "label, f1"],
+        ),
+        (
+            "nolabel",
+            vec![qid(&[1]), feature("f1", &[0.5])],
+            &["no 'label' column"],
+        ),
+        (
+            "docid",
+            vec![qid(&[1]), label(&[1]), Column::Text("docid", vec!["GX01"])],
+            &["column 'docid' holds byte arrays", "float or double"],
+        ),
+        (
+            "intfeature",
+            vec![qid(&[1]), label(&[1]), Column::I64("f1", vec![Some(3)])],
+            &["column 'f1' holds 64-bit integers"],
+        ),
+        (
+            "doubleqid",
+            vec![
+                Column::F64("qid", vec![Some(1.0)]),
+                label(&[1]),
+                feature("f1", &[0.5]),
+            ],
+            &["column 'qid' holds doubles", "integers"],
+        ),
+        (
+            "nofeatures",
+            vec![qid(&[1]), label(&[1])],
+            &["no feature columns"],
+        ),
+        (
+            "nullqid",
+            vec![
+                Column::I64("qid", vec![Some(1), None]),
+                label(&[1, 0]),
+                feature("f1", &[0.5, 0.25]),
+            ],
+            &["row 2: the qid is null"],
+        ),
+        (
+            "negativeqid",
+            vec![qid(&[1, -3]), label(&[1, 0]), feature("f1", &[0.5, 0.25])],
+            &["row 2: qid -3 is negative"],
+        ),
+        (
+            "nulllabel",
+            vec![
+                qid(&[1, 1]),
+                Column::I32("label", vec![Some(1), None]),
+                feature("f1", &[0.5, 0.25]),
+            ],
+            &["row 2: the label is null"],
+        ),
+        (
+            "biglabel",
+            vec![qid(&[1, 1]), label(&[1, 40]), feature("f1", &[0.5, 0.25])],
+            &["row 2: relevance grade 40 is above 31"],
+        ),
+        (
+            "fractionlabel",
+            vec![
+                qid(&[1]),
+                Column::F64("label", vec![Some(1.5)]),
+                feature("f1", &[0.5]),
+            ],
+            &["row 1: label 1.5 is not a relevance grade"],
+        ),
+        (
+            "nan",
+            vec![
+                qid(&[1, 1]),
+                label(&[1, 0]),
+                feature("f1", &[0.5, 0.25]),
+                feature("score", &[0.5, f64::NAN]),
+            ],
+            &["row 2, column 'score': value NaN is not finite"],
+        ),
+        (
+            "beyondf32",
+            vec![qid(&[1]), label(&[1]), feature("f1", &[1e300])],
+            &["row 1, column 'f1'", "beyond the f32 range"],
+        ),
+        (
+            "unsorted",
+            vec![
+                qid(&[5, 5, 6, 5]),
+                label(&[1, 0, 0, 1]),
+                feature("f1", &[0.5, 0.25, 0.1, 0.3]),
+            ],
+            &[
+                "row 4: qid 5 comes back",
+                "ended at row 2",
+                "sort the rows by qid",
+            ],
+        ),
+        (
+            "empty",
+            vec![qid(&[]), label(&[]), feature("f1", &[])],
+            &["no rows"],
+        ),
+    ];
+    for (name, columns, words) in cases {
+        let path = dir.path().join(format!("{name}.parquet"));
+        hand_made(&path, &columns);
+        let e = read(&path).unwrap_err().to_string();
+        assert!(e.contains(&format!("{name}.parquet")), "{name}: {e}");
+        for w in words {
+            assert!(e.contains(w), "{name}: '{w}' not in: {e}");
+        }
+    }
+    // A file cut short, and one that only begins like Parquet.
+    let good = dir.path().join("good.parquet");
+    hand_made(&good, &[qid(&[1]), label(&[1]), feature("f1", &[0.5])]);
+    let bytes = std::fs::read(&good).unwrap();
+    for (name, contents) in [
+        ("cut", &bytes[..bytes.len() - 9]),
+        ("magic", &b"PAR1 and then text"[..]),
+    ] {
+        let path = dir.path().join(format!("{name}.parquet"));
+        std::fs::write(&path, contents).unwrap();
+        let e = read(&path).unwrap_err().to_string();
+        assert!(
+            e.contains(&format!("{name}.parquet")) && e.contains("not a readable Parquet file"),
+            "{name}: {e}"
+        );
+    }
+    // Part files of one folder with other columns; a .query file beside Parquet.
+    let folder = dir.path().join("mixed");
+    std::fs::create_dir(&folder).unwrap();
+    hand_made(
+        &folder.join("part.0.parquet"),
+        &[
+            qid(&[1]),
+            label(&[1]),
+            feature("f1", &[0.5]),
+            feature("f2", &[0.5]),
+        ],
+    );
+    hand_made(
+        &folder.join("part.1.parquet"),
+        &[qid(&[2]), label(&[1]), feature("f1", &[0.5])],
+    );
+    let e = read(&folder).unwrap_err().to_string();
+    assert!(
+        e.contains("part.1.parquet")
+            && e.contains("1 feature columns (f1)")
+            && e.contains("part.0.parquet")
+            && e.contains("2 feature columns (f1, f2)"),
+        "{e}"
+    );
+    let query = dir.path().join("good.query");
+    std::fs::write(&query, "1\n").unwrap();
+    let e = read_letor_file(&good, Some(&query), &ReadOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("good.parquet is Parquet") && e.contains(".query"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_comparison_on_parquet_files_is_the_comparison_on_their_text() {
+    // The same setup on MQ2008's Fold1 as text and as Parquet, with a LightGBM teacher read by the
+    // tree models' scan: the same comparison, figure for figure.
+    let dir = tempfile::tempdir().unwrap();
+    let text = dir.path().join("text");
+    std::fs::create_dir(&text).unwrap();
+    let DataSource::Files {
+        train,
+        valid: Some(valid),
+        test: Some(test),
+    } = common::engines::mq2008_files_in(&text)
+    else {
+        panic!("three files")
+    };
+    let mut names = Vec::new();
+    for file in [&train, &valid, &test] {
+        let out = Path::new(file).with_extension("parquet");
+        convert(Path::new(file), None, &out);
+        names.push(out.display().to_string());
+    }
+    let teacher = || ExternalTeacher {
+        model: Some(
+            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/data/mq2008-lightgbm.txt")
+                .display()
+                .to_string(),
+        ),
+        ..ExternalTeacher::default()
+    };
+    let mut on_text = common::engines::small_setup(DataSource::Files {
+        train: train.clone(),
+        valid: Some(valid.clone()),
+        test: Some(test.clone()),
+    });
+    on_text.data.privileged = Some("top:30%".into());
+    on_text.data.teacher = teacher();
+    let mut on_parquet = on_text.clone();
+    on_parquet.data.source = DataSource::Files {
+        train: names[0].clone(),
+        valid: Some(names[1].clone()),
+        test: Some(names[2].clone()),
+    };
+    let (_, a) = common::engines::compare_on_cpu(&on_text);
+    let (_, b) = common::engines::compare_on_cpu(&on_parquet);
+    let (a, b) = (without_timings(&a), without_timings(&b));
+    assert!(
+        a["methods"].as_array().is_some_and(|m| !m.is_empty()),
+        "{a}"
+    );
+    assert_eq!(a, b);
+}
+
+/// A comparison as JSON without what the clock measured (seconds, documents a second).
+fn without_timings(comparison: &impl serde::Serialize) -> serde_json::Value {
+    fn strip(value: &mut serde_json::Value) {
+        match value {
+            serde_json::Value::Object(map) => {
+                for clocked in ["seconds", "docs_per_s", "ms_per_1k_docs"] {
+                    map.remove(clocked);
+                }
+                map.values_mut().for_each(strip);
+            }
+            serde_json::Value::Array(items) => items.iter_mut().for_each(strip),
+            _ => {}
+        }
+    }
+    let mut value = serde_json::to_value(comparison).unwrap();
+    strip(&mut value);
+    value
+}
