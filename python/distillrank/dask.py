@@ -24,6 +24,7 @@ Dask is not a dependency of the package: ``pip install "dask[distributed]"`` whe
 
 import importlib as _importlib
 import json as _json
+import sys as _sys
 from typing import Any, Dict, List, Optional, Sequence
 
 from . import Setup
@@ -258,12 +259,21 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     c.add_argument("--setup", required=True, help="a setup.json (as distillrank compare or the page writes it)")
     c.add_argument("--scheduler", required=True, help="the Dask scheduler's address (tcp://HOST:8786)")
     c.add_argument("--out", help="write results.json here (default: print it)")
+    c.add_argument("--timeout", type=float, default=30.0,
+                   help="seconds to wait for the scheduler to answer (default 30)")
     args = p.parse_args(argv)
     from dask.distributed import Client
 
     path = pathlib.Path(args.setup)
     text = path.read_text()
-    with Client(args.scheduler) as client:
+    try:
+        client = Client(args.scheduler, timeout=args.timeout)
+    except (OSError, TimeoutError, ValueError) as e:
+        print(f"python -m distillrank: no Dask scheduler answered at {args.scheduler} within {args.timeout:g} s "
+              f"({type(e).__name__}: {e}): start one (dask scheduler), or give its address (tcp://HOST:8786)",
+              file=_sys.stderr)
+        return 1
+    with client:
         results = compare(text, client, base=str(path.resolve().parent))
     shown = _json.dumps(results, indent=1)
     if args.out:

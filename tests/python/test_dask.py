@@ -6,8 +6,11 @@ runs a setup.json there."""
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -69,6 +72,92 @@ def test_files_through_a_shared_prepared_cache(client, tmp_path):
     there = dr_dask.compare(setup, client)
     assert list(tmp_path.glob("train.txt.*.drprep")), "no prepared cache beside the training file"
     same_figures(there, distillrank.compare(setup, verbose=False))
+
+
+TIMED = ("seconds", "docs_per_s", "ms_per_1k_docs", "throughput", "wall_seconds")
+
+
+def comparable(results):
+    """results.json without what names the files or the run (the command, the data's words, the
+    files' paths, the processes it ran on) and without what the clock measured."""
+    def strip(value):
+        if isinstance(value, dict):
+            return {k: strip(v) for k, v in value.items() if k not in TIMED}
+        if isinstance(value, list):
+            return [strip(v) for v in value]
+        return value
+    out = strip({k: v for k, v in results.items() if k not in ("command", "data")})
+    out["setup"]["data"].pop("source")
+    out["setup"].pop("jobs")  # how many processes ran it: --jobs 1 against the cluster's
+    return out
+
+
+@pytest.mark.parametrize("parts", [1, 3, 7])
+def test_results_json_is_the_clis_whatever_the_workers_and_the_parquet_parts(client, tmp_path, parts):
+    """The training split as a folder of 1, 3 or 7 Parquet parts written by Dask, compared on the
+    cluster (2 workers; 1 worker for 3 parts): results.json, per-query values included, is
+    `distillrank compare --jobs 1`'s on the LETOR text, figure for figure."""
+    dd = pytest.importorskip("dask.dataframe")
+    frame, _, _, _ = mq2008_frame("train")
+    folder = tmp_path / "train.parquet"
+    dd.from_pandas(frame, npartitions=parts, sort=False).to_parquet(folder, write_index=False)
+    assert len(list(folder.glob("*.parquet"))) == parts
+    settings = dict(methods=["no-distillation", "pfd"], epochs=2, widths=[16], backend="cpu", seeds=2)
+    files = lambda train: {"files": {"train": str(train), "valid": str(MQ2008 / "vali.txt"), "test": str(MQ2008 / "test.txt")}}
+    on_text = distillrank.Setup(source=files(MQ2008 / "train.txt"), **settings)
+    (tmp_path / "setup.json").write_text(on_text.to_json())
+    cli_bin = Path(os.environ.get("DISTILLRANK_BIN", ROOT / "target" / "debug" / "distillrank"))
+    done = subprocess.run([str(cli_bin if cli_bin.is_absolute() else ROOT / cli_bin), "compare", "--setup", str(tmp_path / "setup.json"),
+                           "--jobs", "1", "--out", str(tmp_path / "cli"), "--quiet"], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    want = comparable(json.loads((tmp_path / "cli" / "results.json").read_text()))
+    assert want["per_query"] and want["methods"]
+    on_parquet = distillrank.Setup(source=files(folder), **settings)
+    assert comparable(dr_dask.compare(on_parquet, client)) == want
+    if parts == 3:
+        cluster = dask_distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                                dashboard_address=None)
+        with cluster, dask_distributed.Client(cluster) as one:
+            assert comparable(dr_dask.compare(on_parquet, one)) == want
+
+
+def test_a_worker_killed_in_the_middle_of_a_comparison_changes_nothing():
+    """A worker process killed while it trains a job: Dask runs the lost job again on a worker that
+    is alive (the nanny starts a new one), and the results are those of one machine."""
+    setup = distillrank.Setup(source="mq2008", methods=["no-distillation", "pfd"], epochs=6, widths=[64, 32],
+                              backend="cpu", seeds=3)
+    cluster = dask_distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                            dashboard_address=None)
+    with cluster, dask_distributed.Client(cluster) as c:
+        done = {}
+        runner = threading.Thread(target=lambda: done.update(results=dr_dask.compare(setup, c)))
+        runner.start()
+        killed = None
+        deadline = time.time() + 120
+        while killed is None and runner.is_alive() and time.time() < deadline:
+            busy = [worker for worker, tasks in c.processing().items() if tasks]
+            if busy:
+                pid = c.run(os.getpid, workers=[busy[0]])[busy[0]]
+                os.kill(pid, signal.SIGKILL)
+                killed = busy[0]
+            time.sleep(0.02)
+        runner.join(600)
+        assert killed, "no worker was busy to kill"
+        assert killed not in c.scheduler_info()["workers"]
+    assert comparable(done["results"]) == comparable(distillrank.compare(setup, verbose=False))
+
+
+def test_a_scheduler_that_does_not_answer_is_named(tmp_path):
+    setup = distillrank.Setup(source="mq2008", **SMALL)
+    (tmp_path / "setup.json").write_text(setup.to_json())
+    done = subprocess.run(
+        [sys.executable, "-m", "distillrank", "compare", "--setup", str(tmp_path / "setup.json"),
+         "--scheduler", "tcp://127.0.0.1:9", "--timeout", "3"],
+        capture_output=True, text=True, timeout=120, env=dict(os.environ),
+    )
+    assert done.returncode == 1, (done.returncode, done.stderr)
+    assert "no Dask scheduler answered at tcp://127.0.0.1:9 within 3 s" in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
 
 
 def test_a_sweep_gives_each_values_comparison(client):

@@ -1,6 +1,6 @@
 """The wheel users install (``cargo xtask wheel``): one abi3 wheel for CPython 3.9 and newer that
-installs into a fresh virtual environment, with numpy its only dependency, and trains and scores
-there. ``cargo xtask python`` names it in DISTILLRANK_WHEEL (the other tests run against it too,
+installs into a fresh virtual environment, with numpy its only dependency (Dask and pyarrow are
+the extras ``dask`` and ``parquet``), and trains and scores there. ``cargo xtask python`` names it in DISTILLRANK_WHEEL (the other tests run against it too,
 installed in the test venv)."""
 
 import os
@@ -42,3 +42,9 @@ def test_the_wheel_installs_in_a_fresh_venv_and_trains(tmp_path):
                             text=True, check=True).stdout.lower()
     names = {line.split("==")[0] for line in listed.splitlines()}
     assert {"distillrank", "numpy"} <= names and not names & {"scikit-learn", "pandas", "lightgbm"}, names
+    # Dask and pyarrow are extras: named in the wheel's metadata, installed only when asked for.
+    metadata = subprocess.run([str(python), "-c", "import importlib.metadata as m; print(m.metadata('distillrank'))"],
+                              capture_output=True, text=True, check=True).stdout
+    assert "Provides-Extra: dask" in metadata and "Provides-Extra: parquet" in metadata, metadata
+    assert "Requires-Dist: dask[distributed]>=2024.1 ; extra == 'dask'" in metadata, metadata
+    assert not names & {"dask", "distributed", "pyarrow"}, names
