@@ -644,6 +644,62 @@ fn the_impressions_log_reads_back_as_the_simulations_clicks() {
     }
 }
 
+/// A click table summed elsewhere (`distillrank.dask.click_table`'s file) reads as the log it was
+/// summed from, wherever a log is read: the same table for the whole file; for a file with its
+/// test queries held out, the same table as the log read with those queries held out; a query of
+/// the table the file lacks is refused unless held out, and a query of another size is refused.
+#[test]
+fn a_click_table_file_reads_as_the_log_it_was_summed_from() {
+    use distillrank::data::logs::{read_impressions, write_click_table};
+    let dir = tempfile::tempdir().unwrap();
+    for (name, data) in datasets() {
+        let options = LogOptions::default();
+        let logs = simulate(&[&data], &[name.to_string()], &options).unwrap();
+        let mut text = Vec::new();
+        logs.write_impressions(&data, &options, &mut text).unwrap();
+        let read = |bytes: &[u8], data: &Dataset, held_out: &[u64]| {
+            read_impressions(bytes, name, data, held_out, None, &mut no_docids)
+        };
+        let whole = read(&text, &data, &[]).unwrap();
+        let path = dir.path().join(format!("{name}.clicks"));
+        write_click_table(&path, &whole).unwrap();
+        let file = std::fs::read(&path).unwrap();
+        assert_eq!(read(&file, &data, &[]).unwrap(), whole, "{name}");
+        // The last third of the queries held out, as a test split is held out of a file.
+        let keep = data.n_groups() * 2 / 3;
+        let held_out: Vec<u64> = data.qids[keep..].to_vec();
+        let end = data.group_offsets[keep];
+        let kept = Dataset {
+            n_features: data.n_features,
+            features: data.features[..end * data.n_features].to_vec().into(),
+            grades: data.grades[..end].to_vec(),
+            group_offsets: data.group_offsets[..=keep].to_vec(),
+            qids: data.qids[..keep].to_vec(),
+            source: None,
+        };
+        assert_eq!(
+            read(&file, &kept, &held_out).unwrap(),
+            read(&text, &kept, &held_out).unwrap(),
+            "{name}, queries held out"
+        );
+        let e = read(&file, &kept, &[]).unwrap_err().to_string();
+        assert!(
+            e.contains(&format!(
+                "query {} of the click table is not a query",
+                held_out[0]
+            )),
+            "{e}"
+        );
+        let mut other = whole.clone();
+        other.group_offsets[1] += 1;
+        write_click_table(&path, &other).unwrap();
+        let e = read(&std::fs::read(&path).unwrap(), &data, &[])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("documents in the click table"), "{e}");
+    }
+}
+
 /// `data simulate-logs` on MQ2008 Fold1's three files, written into `dir`; returns the fold's
 /// folder.
 fn simulate_logs_of_mq2008(dir: &std::path::Path) -> std::path::PathBuf {

@@ -450,12 +450,21 @@ pub fn write_click_table(path: &std::path::Path, table: &ClickTable) -> Result<(
 #[cfg(not(target_arch = "wasm32"))]
 pub fn read_click_table(path: &std::path::Path) -> Result<ClickTable> {
     let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
-    let bad = |what: &str| {
-        Error::Data(format!(
-            "{}: {what}: expected the clicks by rank distillrank wrote beside prepared splits (delete it to prepare again)",
-            path.display()
-        ))
-    };
+    parse_click_table(
+        &path.display().to_string(),
+        &bytes,
+        "expected the clicks by rank distillrank wrote beside prepared splits (delete it to prepare again)",
+    )
+}
+
+/// Whether bytes begin as [`write_click_table`] writes a table.
+pub fn is_click_table(bytes: &[u8]) -> bool {
+    bytes.starts_with(b"{\"shown\":")
+}
+
+/// A table [`write_click_table`] wrote, from its bytes; `expected` ends every refusal.
+pub fn parse_click_table(name: &str, bytes: &[u8], expected: &str) -> Result<ClickTable> {
+    let bad = |what: &str| Error::Data(format!("{name}: {what}: {expected}"));
     let end = bytes
         .iter()
         .position(|&b| b == b'\n')
@@ -1233,6 +1242,15 @@ pub fn read_impressions(
     docids: &mut dyn FnMut() -> Result<DocIds>,
 ) -> Result<ClickTable> {
     let mut ids: Option<DocIds> = None;
+    // Clicks by rank already summed (distillrank.dask.click_table's file) are taken as they are.
+    if is_click_table(text) {
+        let table = parse_click_table(
+            name,
+            text,
+            "expected an impressions log, or the clicks by rank distillrank.dask.click_table writes",
+        )?;
+        return click_table_for(table, name, data, held_out, examination);
+    }
     // A Parquet log is read as its text: row r on line r + 1, and named by its rows.
     let from_parquet = crate::data::parquet::is_parquet(text);
     let converted;
@@ -1570,6 +1588,75 @@ pub fn clicks_of_rows(
 }
 
 /// The table of each document's (impressions, clicks) at each rank it was shown at.
+/// A click table summed elsewhere (on a cluster, by [`read_impressions`] on each part of a log)
+/// as `data`'s: each of its queries takes its documents' rows by qid, and a query of the table
+/// that `data` lacks must be one of `held_out`, as a log's would. The result is what
+/// [`read_impressions`] gives on the log itself: ranks past the last one `data`'s documents were
+/// shown at are left out, and the sessions are the table's, or, where some of its queries are
+/// held out, the most impressions at rank 1 of a query of `data` (one per session).
+fn click_table_for(
+    table: ClickTable,
+    name: &str,
+    data: &Dataset,
+    held_out: &[u64],
+    examination: Option<Vec<f64>>,
+) -> Result<ClickTable> {
+    let groups: std::collections::HashMap<u64, usize> =
+        data.qids.iter().enumerate().map(|(g, &q)| (q, g)).collect();
+    let held_out: std::collections::HashSet<u64> = held_out.iter().copied().collect();
+    let mut cells: Vec<Vec<(u32, u32)>> = vec![Vec::new(); data.n_docs()];
+    let mut some_held_out = false;
+    for (tg, &qid) in table.qids.iter().enumerate() {
+        let rows = table.group_offsets[tg]..table.group_offsets[tg + 1];
+        let Some(&g) = groups.get(&qid) else {
+            if held_out.contains(&qid) {
+                some_held_out = true;
+                continue;
+            }
+            return Err(Error::Data(format!(
+                "{name}: query {qid} of the click table is not a query of the data file"
+            )));
+        };
+        if rows.len() != data.group(g).len() {
+            return Err(Error::Data(format!(
+                "{name}: query {qid} has {} documents in the click table and {} in the data file: the table was summed against another file",
+                rows.len(),
+                data.group(g).len()
+            )));
+        }
+        for (d, row) in data.group(g).zip(rows) {
+            let (impressions, clicks) = table.of(row);
+            let shown = impressions
+                .iter()
+                .rposition(|&n| n > 0)
+                .map_or(0, |k| k + 1);
+            cells[d] = impressions[..shown]
+                .iter()
+                .copied()
+                .zip(clicks[..shown].iter().copied())
+                .collect();
+        }
+    }
+    if cells.iter().all(Vec::is_empty) {
+        return Err(Error::Data(format!(
+            "{name}: no impression of the data's queries: the click table is empty"
+        )));
+    }
+    let sessions = if some_held_out {
+        (0..data.n_groups())
+            .map(|g| {
+                data.group(g)
+                    .map(|d| cells[d].first().map_or(0, |c| c.0 as usize))
+                    .sum()
+            })
+            .max()
+            .unwrap_or(0)
+    } else {
+        table.sessions
+    };
+    tabulate(&cells, sessions, data, examination, name)
+}
+
 fn tabulate(
     cells: &[Vec<(u32, u32)>],
     sessions: usize,

@@ -56,8 +56,11 @@ def reference() -> str:
     import distillrank.dask as on_dask
 
     parts.append(block("## `distillrank.dask`", doc(on_dask)))
-    for name in ("compare", "sweep", "predict", "evaluate", "check_queries_whole"):
-        function = getattr(on_dask, name)
+    # Every public function the module defines, in the order of its source.
+    functions = [f for n, f in vars(on_dask).items()
+                 if not n.startswith("_") and callable(f) and getattr(f, "__module__", None) == on_dask.__name__]
+    for function in sorted(functions, key=lambda f: f.__code__.co_firstlineno):
+        name = function.__name__
         parts.append(block(f"### `distillrank.dask.{name}{signature(function)}`", doc(function)))
     return "\n".join(parts)
 

@@ -24,6 +24,7 @@ Dask is not a dependency of the package: ``pip install "dask[distributed]"`` whe
 
 import importlib as _importlib
 import json as _json
+import pathlib as _pathlib
 import sys as _sys
 from typing import Any, Dict, List, Optional, Sequence
 
@@ -152,12 +153,13 @@ def _columns(frame: Any, columns: Optional[Sequence[str]], exclude: Sequence[str
     return [c for c in frame.columns if c not in exclude]
 
 
-def check_queries_whole(frame: Any, qid: str = "qid") -> None:
-    """Refuses a Dask dataframe in which a query's rows lie in two partitions (or are not
-    contiguous within one), naming the query and the partitions: a per-query metric computed
-    partition by partition would count it as two queries. The frame is not repartitioned here: a
-    shuffle by query (``frame.shuffle(on=qid)``, or ``frame.set_index(qid)``) moves every row
-    over the network, and on data of this size that is the user's to choose."""
+def check_queries_whole(frame: Any, qid: str = "qid", contiguous: bool = True) -> None:
+    """Refuses a Dask dataframe in which a query's rows lie in two partitions (or, with
+    ``contiguous``, are not contiguous within one), naming the query and the partitions: a
+    per-query metric computed partition by partition would count it as two queries. The frame is
+    not repartitioned here: a shuffle by query (``frame.shuffle(on=qid)``, or
+    ``frame.set_index(qid)``) moves every row over the network, and on data of this size that is
+    the user's to choose."""
     import numpy as np
     pd: Any = _importlib.import_module("pandas")
 
@@ -167,6 +169,8 @@ def check_queries_whole(frame: Any, qid: str = "qid") -> None:
     def runs(part: Any, partition_info: Any = None) -> Any:
         # Each run of equal query ids in the partition, once.
         q = part[qid].to_numpy()
+        if not contiguous:
+            q = np.unique(q)
         starts = np.ones(len(q), dtype=bool)
         starts[1:] = q[1:] != q[:-1]
         number = (partition_info or {}).get("number", -1)
@@ -183,6 +187,77 @@ def check_queries_whole(frame: Any, qid: str = "qid") -> None:
                 f"shuffle the frame by query first (frame.shuffle(on={qid!r}), or frame.set_index({qid!r}))"
             )
         first[q] = partition
+
+
+_LOG_COLUMNS = ("qid", "session", "position", "doc", "click", "list_log_probability")
+
+
+def click_table(impressions: Any, data: str, query: Optional[str] = None, out: Optional[str] = None) -> Dict[str, Any]:
+    """The clicks by document and displayed rank of an impressions log held as a Dask dataframe,
+    summed on the workers: what ``distillrank.read_impressions`` gives on the same log, to the
+    last count.
+
+    ``impressions`` has one row per shown document, with the columns of an impressions log:
+    ``qid``, ``session``, ``position``, ``doc`` (the row within its query in ``data``) or
+    ``docid`` (the document's docid comment there), ``click`` and optionally
+    ``list_log_probability``; every query's rows in one partition (refused by name otherwise).
+    Each partition is sorted by qid, session and position (stable), so that a shuffle which
+    interleaved the sessions does not matter, and read by the library's reader with its checks
+    (each session a list: each document and each rank in it at most once). Only the cells with
+    an impression travel back, and the sums are of integers, so neither the partitioning nor the
+    order of the partitions changes them. ``data`` (and ``query``, a ``.query`` file of group
+    sizes) is the LETOR or Parquet file the log's queries and documents are of, read here; the
+    workers open it only where the log names documents by docid.
+
+    ``out``: also write the library's click-table file there. Every door reads it wherever it
+    reads an impressions log (the logs sidecar's ``impressions``, ``read_impressions``)."""
+    import numpy as np
+
+    from . import read_letor
+
+    doc = "doc" if "doc" in impressions.columns else "docid"
+    header = [c if c != "doc" else doc for c in _LOG_COLUMNS
+              if (c if c != "doc" else doc) in impressions.columns]
+    missing = [c for c in ("qid", "session", "position", doc, "click") if c not in header]
+    if missing:
+        raise ValueError(f"impressions: the frame has no column {missing[0]!r} (an impressions log has "
+                         "qid, session, position, doc or docid, click and optionally list_log_probability)")
+    check_queries_whole(impressions, "qid", contiguous=False)
+    _, _, qid = read_letor(data, query)
+    starts = np.flatnonzero(np.r_[True, qid[1:] != qid[:-1]])
+    qids = [int(q) for q in qid[starts]]
+    sizes = [int(n) for n in np.diff(np.r_[starts, len(qid)])]
+    path = str(_pathlib.Path(data).resolve())
+
+    def cells(part: Any, number: int) -> Any:
+        if len(part) == 0:
+            return None
+        part = part[header].reset_index(drop=True).sort_values(["qid", "session", "position"], kind="stable")
+        text = part.to_csv(sep="\t", index=False).encode()
+        name = f"partition {number} of the impressions frame (sorted by qid, session and position)"
+        return _distillrank.impressions_cells(text, name, path, qids, sizes)
+
+    dask: Any = _importlib.import_module("dask")
+    tasks = [dask.delayed(cells)(p, k) for k, p in enumerate(impressions.to_delayed())]
+    found = [r for r in dask.compute(*tasks) if r is not None]
+    if not found:
+        raise ValueError("impressions: the frame has no rows")
+    shown = max(r[0] for r in found)
+    impressions_by_rank = np.zeros((len(qid), shown), dtype=np.int64)
+    clicks_by_rank = np.zeros((len(qid), shown), dtype=np.int64)
+    for _, _, (docs, ranks, n, c) in found:
+        np.add.at(impressions_by_rank, (docs.astype(np.int64), ranks.astype(np.int64)), n.astype(np.int64))
+        np.add.at(clicks_by_rank, (docs.astype(np.int64), ranks.astype(np.int64)), c.astype(np.int64))
+    table = {"impressions": impressions_by_rank, "clicks": clicks_by_rank, "qid": qid,
+             "sessions": max(r[1] for r in found)}
+    if out is not None:
+        if impressions_by_rank.max(initial=0) > 2**32 - 1:
+            raise ValueError("out: a document has more than 2^32 - 1 impressions at a rank, past the file's counts")
+        head = {"shown": shown, "sessions": table["sessions"], "impressions": impressions_by_rank.ravel().tolist(),
+                "clicks": clicks_by_rank.ravel().tolist(), "examination": None,
+                "group_offsets": [0, *np.cumsum(sizes).tolist()], "qids": qids, "from_rows": False}
+        _distillrank.write_click_table(_json.dumps(head), str(out))
+    return table
 
 
 def predict(

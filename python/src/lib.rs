@@ -889,6 +889,90 @@ fn read_impressions(
     .map_err(value_error)
 }
 
+/// The cells of a click table with an impression: document, rank (0-based), impressions and
+/// clicks, as arrays.
+type Cells<'py> = (
+    Bound<'py, PyArray1<u64>>,
+    Bound<'py, PyArray1<u32>>,
+    Bound<'py, PyArray1<u32>>,
+    Bound<'py, PyArray1<u32>>,
+);
+
+/// One part of an impressions log (the bytes of its text or Parquet, `name` in errors), summed
+/// by the library's reader against a data file's queries, given by their qids and sizes in the
+/// file's order (the file `data` is read only where the log names documents by docid): the
+/// ranks shown, the most sessions of a query, and the cells with an impression. What
+/// distillrank.dask.click_table runs on each partition.
+#[pyfunction]
+fn impressions_cells<'py>(
+    py: Python<'py>,
+    log: &[u8],
+    name: String,
+    data: PathBuf,
+    qids: Vec<u64>,
+    sizes: Vec<usize>,
+) -> PyResult<(usize, usize, Cells<'py>)> {
+    use distillrank::data::logs::{docids_of, read_impressions};
+    if qids.len() != sizes.len() || sizes.contains(&0) {
+        return Err(PyValueError::new_err(
+            "qids and sizes: one positive size per query",
+        ));
+    }
+    let table = py
+        .detach(|| {
+            let mut group_offsets = vec![0usize];
+            for &size in &sizes {
+                group_offsets.push(group_offsets[group_offsets.len() - 1] + size);
+            }
+            let n_docs = group_offsets[group_offsets.len() - 1];
+            // The queries alone: the reader needs the documents' places, not their features.
+            let skeleton = Dataset {
+                n_features: 0,
+                features: Default::default(),
+                grades: vec![0; n_docs],
+                group_offsets,
+                qids,
+                source: Some(data.clone()),
+            };
+            let mut docids = || {
+                let text = std::fs::File::open(&data)
+                    .map_err(|e| distillrank::error::Error::io(&data, e))?;
+                docids_of(&data, text)
+            };
+            read_impressions(log, &name, &skeleton, &[], None, &mut docids)
+        })
+        .map_err(value_error)?;
+    let (mut docs, mut ranks, mut impressions, mut clicks) = (vec![], vec![], vec![], vec![]);
+    for (cell, (&n, &c)) in table.impressions.iter().zip(&table.clicks).enumerate() {
+        if n > 0 {
+            docs.push((cell / table.shown) as u64);
+            ranks.push((cell % table.shown) as u32);
+            impressions.push(n);
+            clicks.push(c);
+        }
+    }
+    Ok((
+        table.shown,
+        table.sessions,
+        (
+            docs.into_pyarray(py),
+            ranks.into_pyarray(py),
+            impressions.into_pyarray(py),
+            clicks.into_pyarray(py),
+        ),
+    ))
+}
+
+/// Writes a click table (the JSON `read_impressions` returns) as the library's click-table file,
+/// which every door reads wherever it reads an impressions log.
+#[pyfunction]
+fn write_click_table(py: Python<'_>, table: String, path: PathBuf) -> PyResult<()> {
+    let table: distillrank::data::logs::ClickTable =
+        serde_json::from_str(&table).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    py.detach(|| distillrank::data::logs::write_click_table(&path, &table))
+        .map_err(value_error)
+}
+
 /// The MQ2008 Fold1 bundled in the library: {"train": (X, y, qid), "valid": ..., "test": ...}.
 #[pyfunction]
 fn mq2008(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
@@ -935,6 +1019,8 @@ fn _distillrank(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(objectives, m)?)?;
     m.add_function(wrap_pyfunction!(read_letor, m)?)?;
     m.add_function(wrap_pyfunction!(read_impressions, m)?)?;
+    m.add_function(wrap_pyfunction!(impressions_cells, m)?)?;
+    m.add_function(wrap_pyfunction!(write_click_table, m)?)?;
     m.add_function(wrap_pyfunction!(forest_scores, m)?)?;
     m.add_function(wrap_pyfunction!(mq2008, m)?)?;
     m.add_function(wrap_pyfunction!(paired_test, m)?)?;

@@ -13,6 +13,7 @@ import threading
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import distillrank
@@ -241,3 +242,52 @@ def test_a_query_split_across_partitions_is_refused_by_name(client):
         dr_dask.evaluate(ranker, cut)
     with pytest.raises(ValueError, match="no column 'query'"):
         dr_dask.evaluate(ranker, cut, qid="query")
+
+
+def test_the_clusters_click_table_is_read_impressions_on_the_same_log(client, tmp_path):
+    """An impressions log as a Dask dataframe, each query in one partition but its rows shuffled
+    within it: the click table summed on the workers equals the library's read_impressions on the
+    log, count for count, for 1, 3 and 7 partitions; its file reads back as the same table, and a
+    comparison on the logs gives the same figures from it as from the log. A query in two
+    partitions, and a session that shows a document twice, are refused by name."""
+    pd = pytest.importorskip("pandas")
+    dd = pytest.importorskip("dask.dataframe")
+    out = tmp_path / "logs"
+    bin_ = Path(os.environ.get("DISTILLRANK_BIN", ROOT / "target" / "debug" / "distillrank"))
+    bin_ = bin_ if bin_.is_absolute() else ROOT / bin_
+    subprocess.run([str(bin_), "data", "simulate-logs", MQ2008 / "train.txt", MQ2008 / "vali.txt", MQ2008 / "test.txt",
+                    "-o", out], check=True, capture_output=True)
+    log, data = out / "train.txt.impressions.tsv", out / "train.txt"
+    want = distillrank.read_impressions(log, data)
+    frame = pd.read_csv(log, sep="\t")
+    shuffled = frame.sample(frac=1.0, random_state=3).set_index("qid", drop=False).sort_index(kind="stable")
+    for parts in (1, 3, 7):
+        cluster_frame = dd.from_pandas(shuffled, npartitions=parts, sort=True)
+        got = dr_dask.click_table(cluster_frame, str(data), out=str(tmp_path / f"clicks-{parts}.bin"))
+        for key in ("impressions", "clicks", "qid"):
+            np.testing.assert_array_equal(got[key], want[key], err_msg=f"{key}, {parts} partitions")
+        assert got["sessions"] == want["sessions"]
+        again = distillrank.read_impressions(tmp_path / f"clicks-{parts}.bin", data)
+        for key in ("impressions", "clicks", "qid"):
+            np.testing.assert_array_equal(again[key], want[key], err_msg=f"{key} read back")
+    # The comparison on the logs reads the table where the sidecar names it.
+    runs = {}
+    for name in ("train.txt.impressions.tsv", "clicks.bin"):
+        if name == "clicks.bin":
+            (out / name).write_bytes((tmp_path / "clicks-3.bin").read_bytes())
+            sidecar = json.loads((out / "train.txt.logs.json").read_text())
+            sidecar["impressions"] = name
+            (out / "train.txt.logs.json").write_text(json.dumps(sidecar))
+        result = tmp_path / name.replace(".", "-")
+        done = subprocess.run([str(bin_), "compare", "--train", data, "--valid", out / "vali.txt", "--test", out / "test.txt",
+                               "--privileged", "logs", "--methods", "no-distillation,ips-estimated", "--seeds", "1",
+                               "--epochs", "1", "--widths", "8", "--out", result, "--quiet"], capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        figures = json.loads((result / "results.json").read_text())["methods"]
+        runs[name] = {m: (f.get("ndcg@8"), f.get("graded_ndcg@8")) for m, f in figures.items()}
+    assert runs["clicks.bin"] == runs["train.txt.impressions.tsv"] and None not in runs["clicks.bin"]["ips-estimated"]
+    with pytest.raises(ValueError, match=r"qid \d+ has rows in partitions \d+ and \d+"):
+        dr_dask.click_table(dd.from_pandas(frame, npartitions=5, sort=False), str(data))
+    twice = pd.concat([frame, frame.iloc[:1]]).set_index("qid", drop=False).sort_index(kind="stable")
+    with pytest.raises(ValueError, match="partition 0 of the impressions frame.*shows document .* again"):
+        dr_dask.click_table(dd.from_pandas(twice, npartitions=2, sort=True), str(data))
