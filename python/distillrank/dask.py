@@ -227,6 +227,7 @@ def click_table(impressions: Any, data: str, query: Optional[str] = None, out: O
     starts = np.flatnonzero(np.r_[True, qid[1:] != qid[:-1]])
     qids = [int(q) for q in qid[starts]]
     sizes = [int(n) for n in np.diff(np.r_[starts, len(qid)])]
+    group_of = {q: g for g, q in enumerate(qids)}
     path = str(_pathlib.Path(data).resolve())
 
     def cells(part: Any, number: int) -> Any:
@@ -235,7 +236,18 @@ def click_table(impressions: Any, data: str, query: Optional[str] = None, out: O
         part = part[header].reset_index(drop=True).sort_values(["qid", "session", "position"], kind="stable")
         text = part.to_csv(sep="\t", index=False).encode()
         name = f"partition {number} of the impressions frame (sorted by qid, session and position)"
-        return _distillrank.impressions_cells(text, name, path, qids, sizes)
+        # The reader sees the partition's own queries (a query the data lack is refused by it),
+        # so that a partition's work and memory follow its rows, not the whole file's.
+        groups = sorted({group_of[q] for q in part["qid"].unique().tolist() if q in group_of})
+        if len(groups) < part["qid"].nunique():
+            groups = list(range(len(qids)))
+        shown, sessions, (docs, ranks, n, c) = _distillrank.impressions_cells(
+            text, name, path, [qids[g] for g in groups], [sizes[g] for g in groups])
+        # Each document back to its row in the whole file.
+        local = np.r_[0, np.cumsum([sizes[g] for g in groups])]
+        which = np.searchsorted(local, docs, side="right") - 1
+        first = np.asarray([starts[g] for g in groups], dtype=np.int64)
+        return shown, sessions, (first[which] + (docs.astype(np.int64) - local[which]), ranks, n, c)
 
     dask: Any = _importlib.import_module("dask")
     tasks = [dask.delayed(cells)(p, k) for k, p in enumerate(impressions.to_delayed())]
