@@ -12,7 +12,7 @@ preparing again. The scheduler's side gathers the runs and summarises them with 
 
 One model's training stays on one worker: the default student steps in about 3.6 ms on 2 cores,
 less than an all-reduce of its 142,081 gradients would take on a 1 Gbit/s link, so the cluster
-spreads jobs, never steps (the docs book's "On a Dask cluster").
+spreads jobs, never steps (the docs book's "Past one machine: a Dask cluster").
 
 Dask is not a dependency of the package: ``pip install "dask[distributed]"`` where it runs.
 

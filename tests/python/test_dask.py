@@ -173,6 +173,24 @@ def test_a_sweep_gives_each_values_comparison(client):
         dr_dask.sweep("alpha", [1.5], setup, client)
 
 
+def test_a_sweeps_points_are_the_clis_results_json(client, tmp_path):
+    """Each value of a sweep on the cluster is results.json of `distillrank compare --jobs 1` at
+    that value, per-query values included."""
+    settings = dict(source="mq2008", methods=["no-distillation", "pfd"], **SMALL)
+    points = dr_dask.sweep("alpha", [0.3, 0.7], distillrank.Setup(**settings), client)
+    cli_bin = Path(os.environ.get("DISTILLRANK_BIN", ROOT / "target" / "debug" / "distillrank"))
+    for alpha, point in zip([0.3, 0.7], points):
+        folder = tmp_path / f"alpha-{alpha}"
+        folder.mkdir()
+        (folder / "setup.json").write_text(distillrank.Setup(alpha=alpha, **settings).to_json())
+        done = subprocess.run([str(cli_bin if cli_bin.is_absolute() else ROOT / cli_bin), "compare", "--setup",
+                               str(folder / "setup.json"), "--jobs", "1", "--out", str(folder / "out"), "--quiet"],
+                              capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, done.stderr
+        want = comparable(json.loads((folder / "out" / "results.json").read_text()))
+        assert want["per_query"] and comparable(point) == want, alpha
+
+
 def test_python_m_distillrank_compare_on_a_scheduler(client, tmp_path):
     setup = distillrank.Setup(source="mq2008", methods=["no-distillation", "pfd"], **SMALL)
     (tmp_path / "setup.json").write_text(setup.to_json())
