@@ -662,6 +662,37 @@ await check("class_36_a_sweep_owns_the_data_it_starts_from", async () => {
   }
 });
 
+await check("an_alpha_sweep_is_marked_stale_when_the_form_changes_and_cleared_when_the_data_do", async () => {
+  const p = await freshPage("#backend=cpu&epochs=1&seeds=1&widths=8&queries=40&valid_queries=20&test_queries=20&workers=1");
+  try {
+    const status = await clickAndWait(p, "#sweep", 300_000);
+    expect(status.startsWith("Alpha sweep done"), `the sweep failed: ${status} ${await errorText(p)}`);
+    const stale = () => p.evaluate(() => [document.querySelector("figure.sweep").classList.contains("stale"), !document.getElementById("sweep-stale").hidden]);
+    expect(JSON.stringify(await stale()) === "[false,false]", "a fresh sweep is marked stale");
+    // The sweep sets its own methods and alpha: changing them leaves it fresh; the workers too.
+    await p.locator("[name=alpha]").fill("0.2");
+    await p.locator("[name=alpha]").dispatchEvent("change");
+    await p.locator("[name=workers]").fill("2");
+    await p.locator("[name=workers]").dispatchEvent("change");
+    expect(JSON.stringify(await stale()) === "[false,false]", `the sweep marked stale by alpha or the workers: ${await stale()}`);
+    await p.locator("[name=epochs]").fill("2");
+    await p.locator("[name=epochs]").dispatchEvent("change");
+    expect(JSON.stringify(await stale()) === "[true,true]", `the sweep not marked stale after a change: ${await stale()}`);
+    await p.locator("[name=epochs]").fill("1");
+    await p.locator("[name=epochs]").dispatchEvent("change");
+    expect(JSON.stringify(await stale()) === "[false,false]", "the sweep still marked stale when the form is back");
+    // New data: the sweep goes, saying why.
+    await p.check("input[name=source][value=upload]");
+    await p.setInputFiles("#files", tempFile("other.txt", letor(30, 10)));
+    await p.waitForFunction(() => /30 queries/.test(document.getElementById("stats").textContent), null, { timeout: 30_000 });
+    const summary = await p.locator("#sweep-summary").textContent();
+    const lines = await p.evaluate(() => Chart.getChart("sweep-chart").data.datasets.length);
+    expect(/The data changed/.test(summary) && lines === 0, `after new data: ${summary}, ${lines} lines`);
+  } finally {
+    await p.close();
+  }
+});
+
 // ---------------------------------------------------------------- bad input on the page
 // Each on a page of its own (its errors counted with the main page's), closed after.
 
@@ -1326,6 +1357,24 @@ await check("results_are_marked_stale_when_the_form_changes_and_cleared_when_the
     await p.locator("[name=epochs]").fill("1");
     await p.locator("[name=epochs]").dispatchEvent("change");
     expect(JSON.stringify(await stale()) === "[false,false]", "results still marked stale when the form is back");
+    // The workers change no result: the results stay fresh.
+    await p.locator("[name=workers]").fill("1");
+    await p.locator("[name=workers]").dispatchEvent("change");
+    expect(JSON.stringify(await stale()) === "[false,false]", `results marked stale by the workers: ${await stale()}`);
+    // A setting changed while a run trains: its results land marked as another setup's.
+    await p.locator("[name=seeds]").fill("3");
+    await p.locator("[name=seeds]").dispatchEvent("change");
+    await p.evaluate(() => { document.getElementById("status").textContent = ""; });
+    await p.click("#run");
+    await p.locator("[name=epochs]").fill("2");
+    await p.locator("[name=epochs]").dispatchEvent("change");
+    const during = await p.locator("#status").textContent();
+    expect(!during.startsWith("Done"), `the run ended before the setting changed: ${during}`);
+    await p.waitForFunction(() => document.getElementById("status").textContent.startsWith("Done"), null, { timeout: 120_000 });
+    expect(JSON.stringify(await stale()) === "[true,true]", `results of the setup before the change landed fresh: ${await stale()}`);
+    await p.locator("[name=epochs]").fill("1");
+    await p.locator("[name=epochs]").dispatchEvent("change");
+    expect(JSON.stringify(await stale()) === "[false,false]", "the run's own setup back, its results still stale");
     // New data: the results go.
     await p.check("input[name=source][value=upload]");
     await p.setInputFiles("#files", tempFile("other.txt", letor(30, 10)));

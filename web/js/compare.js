@@ -83,6 +83,7 @@ export async function onUpload() {
     state.uploads = plan;
     state.uploadFailure = null;
     if (lastResult) clearResults("The data changed: Run again.");
+    if (lastSweepSetup) clearSweep("The data changed: run the sweep again.");
     $("stats").innerHTML = statsTable(r.files.map((f) => [`${f.role}: ${f.name}`, f.stats]));
     // Settings that suit real LETOR data: z from the features most correlated with y, and the
     // library's threshold for files (empty: the largest training grade + 0.8, which gives the
@@ -115,6 +116,7 @@ export async function onTeacher(files) {
     box.textContent = files.length ? "Reading…" : "";
     state.teacher = await loadTeacher(files);
     if (lastResult) clearResults("The teacher changed: Run again.");
+    if (lastSweepSetup) clearSweep("The teacher changed: run the sweep again.");
     // Forgotten: an opened setup's teacher goes too.
     if (!files.length && state.base?.data?.teacher) {
       state.base.data.teacher.model = null;
@@ -141,6 +143,7 @@ export async function onReference(files) {
     box.textContent = files.length ? "Reading…" : "";
     state.reference = await loadTeacher(files, "reference");
     if (lastResult) clearResults("The reference changed: Run again.");
+    if (lastSweepSetup) clearSweep("The reference changed: run the sweep again.");
     if (!files.length && state.base?.data?.reference) {
       state.base.data.reference.model = null;
       state.base.data.reference.scores = null;
@@ -161,6 +164,8 @@ export async function onReference(files) {
 export const CUTOFFS = [1, 3, 5, 8, 10];
 export let lastResult = null;
 export let lastSetup = null;
+/// The setup the alpha sweep on show ran (its alpha aside), or null when none is shown.
+let lastSweepSetup = null;
 
 /// mean ± std, or n/a (with the reason on hover) where nothing could be measured.
 export function fmt(stat) {
@@ -407,8 +412,9 @@ export async function run(focus = null) {
     });
     lastResult = result;
     lastSetup = setup;
-    document.querySelector("#results-box").classList.remove("stale");
-    $("stale").hidden = true;
+    // Fresh only if the form still makes the setup the run started from: a setting changed
+    // while it trained leaves the results marked as another setup's.
+    markStale();
     $("verdict").innerHTML = verdictLines(result, focus);
     if (!folds) summarizeNdcg(result, $("show-seeds").checked);
     $("results").innerHTML = folds ? foldsTable(result, setup.methods) : resultsTable(result, setup.methods);
@@ -455,18 +461,38 @@ export async function run(focus = null) {
 /// from (or the form makes none): their verdict, table and tests stay, greyed, under a line that
 /// says so, and their downloads still carry the setup that made them. A Run replaces them.
 export function markStale() {
-  if (!lastResult || !lastSetup) return;
-  // The engine aside: both give the same results (and auto resolves to one of them).
-  const what = (setup) => JSON.stringify({ ...setup, note: null, backend: null });
+  if ((!lastResult || !lastSetup) && !lastSweepSetup) return;
+  // The engine and the workers aside: neither changes a result (both engines give the same
+  // results, and auto resolves to one of them; jobs are the same on any number of workers).
+  const what = (setup) => JSON.stringify({ ...setup, note: null, backend: null, jobs: null });
   let now = null;
   try {
     now = compareSetup(readForm(), "cpu");
   } catch {
     now = null;
   }
-  const same = now !== null && what(now) === what(lastSetup);
-  document.querySelector("#results-box").classList.toggle("stale", !same);
-  $("stale").hidden = same;
+  if (lastResult && lastSetup) {
+    const same = now !== null && what(now) === what(lastSetup);
+    document.querySelector("#results-box").classList.toggle("stale", !same);
+    $("stale").hidden = same;
+  }
+  if (lastSweepSetup) {
+    // The sweep chooses its methods and alpha itself: the rest of the form is its setup.
+    const swept = (setup) => what({ ...setup, methods: null, alpha: null });
+    const same = now !== null && swept(now) === swept(lastSweepSetup);
+    document.querySelector("figure.sweep").classList.toggle("stale", !same);
+    $("sweep-stale").hidden = same;
+  }
+}
+
+/// Takes the alpha sweep off the page, leaving `why` under its chart.
+function clearSweep(why) {
+  lastSweepSetup = null;
+  sweepChart.data.datasets = [];
+  sweepChart.update("none");
+  $("sweep-summary").textContent = why;
+  document.querySelector("figure.sweep").classList.remove("stale");
+  $("sweep-stale").hidden = true;
 }
 
 /// Takes the last run's results off the page (its verdict, table, tests, notes, warnings and
@@ -494,9 +520,7 @@ export async function sweep() {
   clearError();
   saveToUrl();
   const alphas = [0.1, 0.3, 0.5, 0.7, 0.9];
-  sweepChart.data.datasets = [];
-  sweepChart.update("none");
-  $("sweep-summary").textContent = "";
+  clearSweep("");
   try {
     const base = { ...(await prepareRun()), methods: ["no-distillation", "pfd"] };
     // The sweep owns its setup (above) and the data it starts from: every value runs on them.
@@ -509,6 +533,9 @@ export async function sweep() {
       points.push({ value: alpha, methods: r.runs });
       const { sweep: summary } = await workers[0].request({ type: "sweep-summary", setup: base, param: "alpha", points });
       drawSweep(summary);
+      lastSweepSetup = base;
+      // A setting changed while the sweep runs marks what it has drawn as another setup's.
+      markStale();
     }
     $("status").textContent = "Alpha sweep done.";
   } catch (e) {
