@@ -92,24 +92,24 @@ function main() {
     if (!running) $("status").textContent = "Stopped.";
   });
   $("sweep").addEventListener("click", () => sweep());
-  $("real-logs").addEventListener("click", () => {
+  /// A one-click comparison: the form set to it as a user would set it (new data start from
+  /// their own labelling threshold), its link, command and setup.json then describing it, and Run.
+  const oneClick = (fields, methods, focus) => {
     if (busy()) return;
-    writeForm({ source: "mq2008", privileged_kind: "logs" });
-    for (const box of form.querySelectorAll('input[name="method"]')) {
-      box.checked = ["no-distillation", "gend", "pfd"].includes(box.value);
-    }
+    const tau = readForm().source === fields.source ? {} : { tau_target: "" };
+    writeForm({ ...fields, ...tau });
+    for (const box of form.querySelectorAll('input[name="method"]')) box.checked = methods.includes(box.value);
     showSourceKnobs();
-    run(["pfd", "gend"]);
-  });
-  $("learn-clicks").addEventListener("click", () => {
-    if (busy()) return;
-    writeForm({ source: "mq2008", privileged_kind: "logs", loss: "softmax" });
-    for (const box of form.querySelectorAll('input[name="method"]')) {
-      box.checked = ["naive", "ips", "dla", "two-tower", "pfd", "full-information"].includes(box.value);
-    }
-    showSourceKnobs();
-    run(["pfd", "ips"]);
-  });
+    saveToUrl();
+    markStale();
+    describeSetup().catch((err) => showError(err.message));
+    run(focus);
+  };
+  $("real-logs").addEventListener("click", () =>
+    oneClick({ source: "mq2008", privileged_kind: "logs" }, ["no-distillation", "gend", "pfd"], ["pfd", "gend"]));
+  $("learn-clicks").addEventListener("click", () =>
+    oneClick({ source: "mq2008", privileged_kind: "logs", loss: "softmax" },
+      ["naive", "ips", "dla", "two-tower", "pfd", "full-information"], ["pfd", "ips"]));
   $("restart").addEventListener("click", async () => {
     clearError();
     await restartWorker();

@@ -479,6 +479,13 @@ await check("learning_from_clicks_button_compares_debiasing_with_distilling", as
   const labels = drawn.map(([l]) => l).join("; ");
   expect(drawn.length === 5 && drawn.every(([, n]) => n === 10) && /true/.test(labels) && /dla/.test(labels) && /two-tower/.test(labels),
     `propensity series: ${JSON.stringify(drawn)}`);
+  // The link, the command and setup.json describe what the button ran, and its results are fresh.
+  const command = await page.locator("#setup-command").textContent();
+  expect(/--bundled mq2008/.test(command) && /two-tower/.test(command) && /--loss softmax/.test(command),
+    `the command after the button: ${command}`);
+  expect(/source=mq2008/.test(page.url()) && /loss=softmax/.test(page.url()), `the link after the button: ${page.url()}`);
+  expect(!(await page.evaluate(() => document.getElementById("results-box").classList.contains("stale"))),
+    "the button's own results are marked stale");
   console.log(`    ${answer}`);
   await page.screenshot({ path: path.join(shots, "learning-from-clicks.png"), fullPage: true });
 });
