@@ -157,3 +157,45 @@ def test_an_impressions_log_in_parquet_reads_as_its_text(tmp_path):
     frame.drop(columns=["session"]).to_parquet(tmp_path / "nosession.parquet")
     with pytest.raises(ValueError, match="nosession.parquet: no 'session' column"):
         distillrank.read_impressions(tmp_path / "nosession.parquet", data)
+
+
+def test_each_bad_parquet_file_gets_its_message_in_every_door(tmp_path, text):
+    """The class walked through the doors: every kind of bad file gives the same refusal, naming the
+    file and what is wrong, from `data stats`, `compare --train`, `read_letor`, a setup's files in
+    `distillrank.compare` and `distillrank compare --setup`."""
+    X, y, qid = text
+    cases = {
+        "noqid.parquet": (frame(X, y, qid).drop(columns=["qid"]), "no 'qid' column"),
+        "docid.parquet": (frame(X, y, qid).assign(docid="GX01"), "column 'docid' holds byte arrays"),
+        "intfeature.parquet": (frame(X, y, qid).astype({"f3": "int64"}), "column 'f3' holds 64-bit integers"),
+        "shuffled.parquet": (frame(X, y, qid).sample(frac=1.0, random_state=0), "comes back after other queries"),
+    }
+    folder = tmp_path / "mixed"
+    folder.mkdir()
+    frame(X[:100], y[:100], qid[:100]).to_parquet(folder / "part.0.parquet", index=False)
+    frame(X[100:, :40], y[100:], qid[100:]).to_parquet(folder / "part.1.parquet", index=False)
+    for name, (df, words) in cases.items():
+        df.to_parquet(tmp_path / name, index=False)
+    cases["mixed"] = (None, "must have the same feature columns")
+    small = dict(methods=["no-distillation"], seeds=1, epochs=1, widths=[8], backend="cpu")
+    for name, (_, words) in cases.items():
+        path = tmp_path / name
+        setup = distillrank.Setup(source={"files": {"train": str(path)}}, **small)
+        (tmp_path / "setup.json").write_text(setup.to_json())
+        doors = {}
+        for door, args in {
+            "data stats": ["data", "stats", path],
+            "compare --train": ["compare", "--train", path, "--seeds", "1", "--epochs", "1", "--out", tmp_path / "out"],
+            "compare --setup": ["compare", "--setup", tmp_path / "setup.json", "--out", tmp_path / "out"],
+        }.items():
+            done = subprocess.run([str(BIN), *map(str, args)], capture_output=True, text=True)
+            assert done.returncode != 0, (door, name)
+            doors[door] = done.stderr
+        for door, call in {"read_letor": lambda: distillrank.read_letor(path),
+                           "distillrank.compare": lambda: distillrank.compare(setup, verbose=False)}.items():
+            with pytest.raises(ValueError) as caught:
+                call()
+            doors[door] = str(caught.value)
+        for door, message in doors.items():
+            assert words in message and (name in message or "part.1.parquet" in message), (door, name, message)
+            assert "Traceback" not in message and "panicked" not in message, (door, message)
