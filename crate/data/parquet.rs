@@ -383,74 +383,88 @@ type OnBatch<'a> = dyn FnMut(&Path, &Batch, &[u64]) -> Result<()> + 'a;
 fn each_batch<R: ChunkReader + 'static>(parts: &[Part<R>], on_batch: &mut OnBatch) -> Result<()> {
     let mut first_row = 1u64;
     for part in parts {
-        let name = &part.name;
-        let schema = part.reader.metadata().file_metadata().schema_descr_ptr();
-        let max_def = |i: usize| schema.column(i).max_def_level();
         for g in 0..part.reader.num_row_groups() {
-            let group = part
-                .reader
-                .get_row_group(g)
-                .map_err(|e| unreadable(name, e))?;
-            let rows = usize::try_from(group.metadata().num_rows()).unwrap_or(0);
-            let column = |i: usize| group.get_column_reader(i).map_err(|e| unreadable(name, e));
-            let mut qid_reader = column(part.layout.qid)?;
-            let mut label_reader = column(part.layout.label)?;
-            let mut feature_readers = part
-                .layout
-                .features
-                .iter()
-                .map(|&(i, _)| column(i))
-                .collect::<Result<Vec<_>>>()?;
-            let mut done = 0;
-            while done < rows {
-                let n = BATCH_ROWS.min(rows - done);
-                let mut qids_exact: Vec<u64> = Vec::with_capacity(n);
-                let mut batch = Batch {
-                    first_row,
-                    qids: Vec::with_capacity(n),
-                    labels: Vec::with_capacity(n),
-                    features: vec![Vec::with_capacity(n); feature_readers.len()],
-                };
-                read_qids(
-                    name,
-                    &mut qid_reader,
-                    n,
-                    max_def(part.layout.qid),
-                    first_row,
-                    &mut qids_exact,
-                )?;
-                batch.qids = qids_exact.iter().map(|&q| Some(q as f64)).collect();
-                read_any(
-                    &mut label_reader,
-                    n,
-                    max_def(part.layout.label),
-                    &mut batch.labels,
-                )
-                .map_err(|e| unreadable(name, e))?;
-                for ((reader, out), &(i, _)) in feature_readers
-                    .iter_mut()
-                    .zip(&mut batch.features)
-                    .zip(&part.layout.features)
-                {
-                    read_any(reader, n, max_def(i), out).map_err(|e| unreadable(name, e))?;
-                }
-                let short = std::iter::once(batch.labels.len())
-                    .chain(batch.features.iter().map(Vec::len))
-                    .any(|len| len != n)
-                    || qids_exact.len() != n;
-                if short {
-                    return Err(Error::parse(
-                        name,
-                        0,
-                        0,
-                        format!("row group {g} ends before the {rows} rows its footer counts: the file is cut short or damaged"),
-                    ));
-                }
-                on_batch(name, &batch, &qids_exact)?;
-                done += n;
-                first_row += n as u64;
-            }
+            let rows = part.reader.metadata().row_group(g).num_rows().max(0) as u64;
+            each_batch_of_group(part, g, first_row, on_batch)?;
+            first_row += rows;
         }
+    }
+    Ok(())
+}
+
+/// Gives the rows of row group `g` of `part`, the first of them row `first_row` of the data
+/// set, a batch at a time, to `on_batch`.
+fn each_batch_of_group<R: ChunkReader + 'static>(
+    part: &Part<R>,
+    g: usize,
+    mut first_row: u64,
+    on_batch: &mut OnBatch,
+) -> Result<()> {
+    let name = &part.name;
+    let schema = part.reader.metadata().file_metadata().schema_descr_ptr();
+    let max_def = |i: usize| schema.column(i).max_def_level();
+    let group = part
+        .reader
+        .get_row_group(g)
+        .map_err(|e| unreadable(name, e))?;
+    let rows = usize::try_from(group.metadata().num_rows()).unwrap_or(0);
+    let column = |i: usize| group.get_column_reader(i).map_err(|e| unreadable(name, e));
+    let mut qid_reader = column(part.layout.qid)?;
+    let mut label_reader = column(part.layout.label)?;
+    let mut feature_readers = part
+        .layout
+        .features
+        .iter()
+        .map(|&(i, _)| column(i))
+        .collect::<Result<Vec<_>>>()?;
+    let mut done = 0;
+    while done < rows {
+        let n = BATCH_ROWS.min(rows - done);
+        let mut qids_exact: Vec<u64> = Vec::with_capacity(n);
+        let mut batch = Batch {
+            first_row,
+            qids: Vec::with_capacity(n),
+            labels: Vec::with_capacity(n),
+            features: vec![Vec::with_capacity(n); feature_readers.len()],
+        };
+        read_qids(
+            name,
+            &mut qid_reader,
+            n,
+            max_def(part.layout.qid),
+            first_row,
+            &mut qids_exact,
+        )?;
+        batch.qids = qids_exact.iter().map(|&q| Some(q as f64)).collect();
+        read_any(
+            &mut label_reader,
+            n,
+            max_def(part.layout.label),
+            &mut batch.labels,
+        )
+        .map_err(|e| unreadable(name, e))?;
+        for ((reader, out), &(i, _)) in feature_readers
+            .iter_mut()
+            .zip(&mut batch.features)
+            .zip(&part.layout.features)
+        {
+            read_any(reader, n, max_def(i), out).map_err(|e| unreadable(name, e))?;
+        }
+        let short = std::iter::once(batch.labels.len())
+            .chain(batch.features.iter().map(Vec::len))
+            .any(|len| len != n)
+            || qids_exact.len() != n;
+        if short {
+            return Err(Error::parse(
+                name,
+                0,
+                0,
+                format!("row group {g} ends before the {rows} rows its footer counts: the file is cut short or damaged"),
+            ));
+        }
+        on_batch(name, &batch, &qids_exact)?;
+        done += n;
+        first_row += n as u64;
     }
     Ok(())
 }
@@ -560,15 +574,58 @@ impl Groups {
     }
 }
 
-/// Reads opened parts into one data set.
+/// A row group of a data set: its part, its index in the part, its first row (1-based, in the
+/// whole data set) and its rows.
+#[derive(Clone, Copy)]
+struct Unit {
+    part: usize,
+    group: usize,
+    first_row: u64,
+    rows: usize,
+}
+
+/// Opens a part again, with a reader of its own: a file's readers share one cursor, so row groups
+/// read side by side each need their own handle.
+type Reopen<'a, R> = &'a (dyn Fn(&Part<R>) -> Result<Part<R>> + Sync);
+
+/// Reads opened parts into one data set. With `reopen` (files on disk), the row groups are read
+/// side by side (natively), each from its own handle, into its own rows of the matrix; the
+/// groups of queries are then checked in row order, as one reader would.
 fn read_parts<R: ChunkReader + 'static>(
     parts: &[Part<R>],
     options: &ReadOptions,
-    on_rows: &mut dyn FnMut(u64),
+    reopen: Option<Reopen<R>>,
 ) -> Result<Dataset> {
     check_parts_agree(parts)?;
     let name = parts.first().map(|p| p.name.clone()).unwrap_or_default();
-    let n_docs: usize = parts.iter().map(|p| p.rows).sum();
+    let mut units = Vec::new();
+    let mut first_row = 1u64;
+    for (p, part) in parts.iter().enumerate() {
+        let mut in_part = 0usize;
+        for g in 0..part.reader.num_row_groups() {
+            let rows = usize::try_from(part.reader.metadata().row_group(g).num_rows()).unwrap_or(0);
+            units.push(Unit {
+                part: p,
+                group: g,
+                first_row,
+                rows,
+            });
+            first_row += rows as u64;
+            in_part += rows;
+        }
+        if in_part != part.rows {
+            return Err(Error::parse(
+                &part.name,
+                0,
+                0,
+                format!(
+                    "its row groups hold {in_part} rows, and its footer counts {}: the file is damaged",
+                    part.rows
+                ),
+            ));
+        }
+    }
+    let n_docs: usize = units.iter().map(|u| u.rows).sum();
     if n_docs == 0 {
         return Err(Error::parse(
             &name,
@@ -593,37 +650,92 @@ fn read_parts<R: ChunkReader + 'static>(
         )
     })?;
     let mut features = options.scratch.zeros(len)?;
-    let matrix = features.as_mut_slice();
+    // Each row group's rows of the matrix.
+    let mut slices = Vec::with_capacity(units.len());
+    let mut rest = features.as_mut_slice();
+    for unit in &units {
+        let (mine, after) = rest.split_at_mut(unit.rows * nf);
+        slices.push(mine);
+        rest = after;
+    }
+    // One row group into its rows: its grades and qids.
+    let read = |unit: &Unit, matrix: &mut [f32]| -> Result<(Vec<u8>, Vec<u64>)> {
+        let reopened;
+        let part = match reopen {
+            Some(reopen) => {
+                reopened = reopen(&parts[unit.part])?;
+                &reopened
+            }
+            None => &parts[unit.part],
+        };
+        let mut grades = Vec::with_capacity(unit.rows);
+        let mut qids = Vec::with_capacity(unit.rows);
+        each_batch_of_group(
+            part,
+            unit.group,
+            unit.first_row,
+            &mut |file, batch, exact| {
+                for r in 0..batch.len() {
+                    let row = batch.first_row + r as u64;
+                    let doc = grades.len();
+                    grades.push(grade(file, row, batch.labels[r])?);
+                    qids.push(exact[r]);
+                    let out = &mut matrix[doc * nf..(doc + 1) * nf];
+                    for (k, column) in batch.features.iter().enumerate() {
+                        if let Some(v) = column[r] {
+                            let v32 = v as f32;
+                            if !v32.is_finite() {
+                                return Err(Error::parse(
+                                file,
+                                0,
+                                0,
+                                format!(
+                                    "row {row}, column '{}': value {v} is not finite (NaN or infinity, or beyond the f32 range): a feature left out is a null",
+                                    crate::error::printable(&names[k])
+                                ),
+                            ));
+                            }
+                            out[k] = v32;
+                        }
+                    }
+                }
+                Ok(())
+            },
+        )?;
+        Ok((grades, qids))
+    };
+    #[cfg(not(target_arch = "wasm32"))]
+    let read_units: Vec<Result<(Vec<u8>, Vec<u64>)>> = if reopen.is_some() {
+        use rayon::prelude::*;
+        units
+            .par_iter()
+            .zip(slices.into_par_iter())
+            .map(|(unit, matrix)| read(unit, matrix))
+            .collect()
+    } else {
+        units
+            .iter()
+            .zip(slices)
+            .map(|(unit, matrix)| read(unit, matrix))
+            .collect()
+    };
+    #[cfg(target_arch = "wasm32")]
+    let read_units: Vec<Result<(Vec<u8>, Vec<u64>)>> = units
+        .iter()
+        .zip(slices)
+        .map(|(unit, matrix)| read(unit, matrix))
+        .collect();
+    // The first refusal in row order; then the queries' groups, row by row.
     let mut grades = Vec::with_capacity(n_docs);
     let mut groups = Groups::new();
-    each_batch(parts, &mut |file, batch, qids| {
-        for r in 0..batch.len() {
-            let row = batch.first_row + r as u64;
-            let doc = grades.len();
-            groups.push(file, row, doc, qids[r])?;
-            grades.push(grade(file, row, batch.labels[r])?);
-            let out = &mut matrix[doc * nf..(doc + 1) * nf];
-            for (k, column) in batch.features.iter().enumerate() {
-                if let Some(v) = column[r] {
-                    let v32 = v as f32;
-                    if !v32.is_finite() {
-                        return Err(Error::parse(
-                            file,
-                            0,
-                            0,
-                            format!(
-                                "row {row}, column '{}': value {v} is not finite (NaN or infinity, or beyond the f32 range): a feature left out is a null",
-                                crate::error::printable(&names[k])
-                            ),
-                        ));
-                    }
-                    out[k] = v32;
-                }
-            }
+    for (unit, result) in units.iter().zip(read_units) {
+        let (unit_grades, unit_qids) = result?;
+        let file = &parts[unit.part].name;
+        for (r, &qid) in unit_qids.iter().enumerate() {
+            groups.push(file, unit.first_row + r as u64, grades.len() + r, qid)?;
         }
-        on_rows(batch.first_row + batch.len() as u64 - 1);
-        Ok(())
-    })?;
+        grades.extend(unit_grades);
+    }
     groups.offsets.push(n_docs);
     Ok(Dataset {
         n_features: nf,
@@ -760,7 +872,12 @@ pub fn read_parquet_path(
     on_rows: &mut dyn FnMut(u64),
 ) -> Result<Dataset> {
     let parts = open_path(path, options)?;
-    let mut data = read_parts(&parts, options, on_rows)?;
+    let reopen = |part: &Part<std::fs::File>| {
+        let handle = std::fs::File::open(&part.name).map_err(|e| Error::io(&part.name, e))?;
+        open(&part.name, handle, options)
+    };
+    let mut data = read_parts(&parts, options, Some(&reopen))?;
+    on_rows(data.n_docs() as u64);
     data.source = Some(path.to_path_buf());
     Ok(data)
 }
@@ -778,7 +895,7 @@ pub fn scan_parquet_path(
 /// Reads a Parquet file held in memory (an upload, a test).
 pub fn read_parquet_bytes(name: &Path, bytes: Vec<u8>, options: &ReadOptions) -> Result<Dataset> {
     let part = open(name, bytes::Bytes::from(bytes), options)?;
-    read_parts(&[part], options, &mut |_| {})
+    read_parts(&[part], options, None)
 }
 
 /// The rows of a Parquet file held in memory, as [`crate::data::letor::scan_letor`] gives them.
