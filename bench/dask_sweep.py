@@ -1,20 +1,21 @@
 #!/usr/bin/env python3
 """Dask's overhead on a sweep's matrix: the same sweep by `distillrank sweep --jobs 1` and
-`--jobs 2`, and by `distillrank.dask.sweep` on a LocalCluster of 1 and 2 one-thread worker
-processes, alternated over rounds, each timed from the command's start to its results.
+`--jobs 2`, and by `distillrank.dask.sweep` on a LocalCluster of 1, 2 and 4 one-thread worker
+processes (4 on a 2-core machine is oversubscribed, and labelled so), alternated over rounds, each timed from the command's start to its results.
 
     python bench/dask_sweep.py [--bin target/release/distillrank] [--rounds 2]
         [--param alpha --values 0.3,0.5,0.7] [--setup '{"seeds": 2, "epochs": 3}']
 
 The default is the synthetic default comparison (four methods) at three values of alpha, with 2
 seeds and 3 epochs a job so that a round takes minutes on 2 cores: 24 jobs a sweep. Prints one
-JSON object with every time, the medians, and the ratios of the cluster's medians to `--jobs`'s
-with as many processes. The figures of every run must be equal (the script checks NDCG@8 of
+JSON object with every time, the medians, and the ratios of each cluster's median to `--jobs`'s
+with as many processes (to `--jobs 2`'s for 4 workers). The figures of every run must be equal (the script checks NDCG@8 of
 every method at every value). Dependencies: dask[distributed] and the distillrank package.
 """
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import tempfile
@@ -34,6 +35,8 @@ def main():
     p.add_argument("--rounds", type=int, default=2)
     p.add_argument("--param", default="alpha")
     p.add_argument("--values", default="0.3,0.5,0.7")
+    p.add_argument("--workers", default="1,2,4",
+                   help="cluster sizes (one-thread worker processes); more than the cores is oversubscribed")
     p.add_argument("--setup", default='{"seeds": 2, "epochs": 3, "backend": "cpu"}',
                    help="distillrank.Setup's keywords as JSON (default: the synthetic default, 2 seeds, 3 epochs)")
     args = p.parse_args()
@@ -48,10 +51,13 @@ def main():
     setup_text = distillrank.Setup(**json.loads(args.setup)).to_json()
     (work / "setup.json").write_text(setup_text)
     values = [float(v) for v in args.values.split(",")]
-    times = {"jobs 1": [], "jobs 2": [], "dask 1 worker": [], "dask 2 workers": []}
+    sizes = [int(w) for w in args.workers.split(",")]
+    cores = os.cpu_count() or 1
+    label = lambda w: f"dask {w} worker{'s' if w > 1 else ''}" + (" (oversubscribed)" if w > cores else "")
+    times = {"jobs 1": [], "jobs 2": [], **{label(w): [] for w in sizes}}
     seen = {}
     clusters = {}
-    for workers in (1, 2):
+    for workers in sizes:
         cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
                                dashboard_address=None)
         clusters[workers] = (cluster, Client(cluster))
@@ -66,13 +72,12 @@ def main():
                 times[f"jobs {jobs}"].append(time.perf_counter() - started)
                 points = json.loads((out / "sweep.json").read_text())["points"]
                 seen[f"jobs {jobs}"] = figures(points)
-            for workers in (1, 2):
+            for workers in sizes:
                 _, client = clusters[workers]
                 started = time.perf_counter()
                 points = distillrank.dask.sweep(args.param, values, setup_text, client)
-                label = "dask 1 worker" if workers == 1 else "dask 2 workers"
-                times[label].append(time.perf_counter() - started)
-                seen[label] = figures(points)
+                times[label(workers)].append(time.perf_counter() - started)
+                seen[label(workers)] = figures(points)
     finally:
         for cluster, client in clusters.values():
             client.close()
@@ -81,8 +86,8 @@ def main():
     report = {
         "param": args.param, "values": values, "setup": json.loads(args.setup), "rounds": args.rounds, "seconds": times,
         "median_seconds": medians,
-        "ratio_dask_1_over_jobs_1": medians["dask 1 worker"] / medians["jobs 1"],
-        "ratio_dask_2_over_jobs_2": medians["dask 2 workers"] / medians["jobs 2"],
+        # Each cluster against --jobs with as many processes, or with every core where it has more.
+        "ratios": {label(w): medians[label(w)] / medians[f"jobs {min(w, 2)}"] for w in sizes},
         "figures_equal": all(v == seen["jobs 1"] for v in seen.values()),
     }
     print(json.dumps(report, indent=1))
