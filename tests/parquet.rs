@@ -242,38 +242,24 @@ fn hand_made(path: &Path, columns: &[Column]) {
         SerializedFileWriter::new(file, schema, Arc::new(WriterProperties::builder().build()))
             .unwrap();
     let mut group = writer.next_row_group().unwrap();
-    fn split<T: Clone>(values: &[Option<T>]) -> (Vec<T>, Vec<i16>) {
-        let present = values.iter().flatten().cloned().collect();
-        let levels = values.iter().map(|v| i16::from(v.is_some())).collect();
-        (present, levels)
+    /// Writes a column's values, nulls as definition level 0.
+    fn put<T: parquet::data_type::DataType>(
+        w: &mut parquet::file::writer::SerializedColumnWriter,
+        values: &[Option<T::T>],
+    ) {
+        let present: Vec<T::T> = values.iter().flatten().cloned().collect();
+        let levels: Vec<i16> = values.iter().map(|v| i16::from(v.is_some())).collect();
+        w.typed::<T>()
+            .write_batch(&present, Some(&levels), None)
+            .unwrap();
     }
     for column in columns {
         let mut w = group.next_column().unwrap().unwrap();
         match column {
-            Column::I64(_, v) => {
-                let (values, levels) = split(v);
-                w.typed::<Int64Type>()
-                    .write_batch(&values, Some(&levels), None)
-                    .unwrap();
-            }
-            Column::I32(_, v) => {
-                let (values, levels) = split(v);
-                w.typed::<Int32Type>()
-                    .write_batch(&values, Some(&levels), None)
-                    .unwrap();
-            }
-            Column::F32(_, v) => {
-                let (values, levels) = split(v);
-                w.typed::<FloatType>()
-                    .write_batch(&values, Some(&levels), None)
-                    .unwrap();
-            }
-            Column::F64(_, v) => {
-                let (values, levels) = split(v);
-                w.typed::<DoubleType>()
-                    .write_batch(&values, Some(&levels), None)
-                    .unwrap();
-            }
+            Column::I64(_, v) => put::<Int64Type>(&mut w, v),
+            Column::I32(_, v) => put::<Int32Type>(&mut w, v),
+            Column::F32(_, v) => put::<FloatType>(&mut w, v),
+            Column::F64(_, v) => put::<DoubleType>(&mut w, v),
             Column::Text(_, v) => {
                 let values: Vec<ByteArray> = v.iter().map(|s| ByteArray::from(*s)).collect();
                 w.typed::<ByteArrayType>()
