@@ -192,10 +192,12 @@ impl Engine {
     }
 
     /// Scores `inputs` (n_docs x model.n_in()) with `model`: on the GPU, the forward kernels run
-    /// over chunks of [`SCORE_CHUNK_DOCS`] documents, each read back.
+    /// over chunks of [`SCORE_CHUNK_DOCS`] documents, each read back. A listwise model (with
+    /// attention) scores on the CPU engine, by whole queries, on either.
     pub async fn score(&self, model: &Mlp<f32>, inputs: Inputs<'_>) -> Result<Vec<f32>> {
         match self {
             Engine::Cpu => Ok(score_inputs(model, inputs)),
+            Engine::Gpu(_) if model.attention.is_some() => Ok(score_inputs(model, inputs)),
             Engine::Gpu(gpu) => {
                 let rows = inputs.n_rows().clamp(1, SCORE_CHUNK_DOCS);
                 let adam = crate::model::AdamConfig::default();
@@ -362,7 +364,12 @@ impl Trainer for GpuTrainer {
     async fn model(&self) -> Result<Mlp<f32>> {
         GpuTrainer::model(self).await
     }
+    /// A listwise model is scored by whole queries, which may hold more documents than a
+    /// training batch: on the CPU engine, from its weights read back.
     async fn score(&self, inputs: Inputs<'_>) -> Result<Vec<f32>> {
+        if self.attends() {
+            return Ok(score_inputs(&GpuTrainer::model(self).await?, inputs));
+        }
         GpuTrainer::score(self, inputs).await
     }
 }

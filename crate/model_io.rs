@@ -1,6 +1,7 @@
 //! Saved models: the weights as safetensors (`PREFIX.safetensors`, tensors `layers.<l>.weight`
 //! of shape (n_in, n_out) and `layers.<l>.bias`, with layer normalisation also
-//! `layers.<l>.norm.gain` and `layers.<l>.norm.shift` for each hidden layer; an ensemble's members each under
+//! `layers.<l>.norm.gain` and `layers.<l>.norm.shift` for each hidden layer, with attention also
+//! `attention.<query|key|value>.weight` (d, d) and `.bias`; an ensemble's members each under
 //! `members.<m>.`), and a JSON config (`PREFIX.json`) that says how to
 //! turn a LETOR file's columns into the model's input. The web page reads the same two files.
 
@@ -33,6 +34,11 @@ pub struct ModelConfig {
     /// The hidden layers' normalisation; "none" (the default) is left out of the file.
     #[serde(default, skip_serializing_if = "is_no_norm")]
     pub norm: Norm,
+    /// Heads of self-attention over the query's documents after the last hidden layer
+    /// ([`crate::model::Attention`]); 0 (the MLP, left out of the file) scores each document
+    /// alone.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub attention_heads: usize,
     pub loss: LossKind,
     pub view: FeatureView,
     /// 1-based columns of the original data, in the order the model reads them.
@@ -63,6 +69,10 @@ fn is_one(n: &usize) -> bool {
     *n == 1
 }
 
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
 fn is_no_norm(norm: &Norm) -> bool {
     *norm == Norm::None
 }
@@ -84,6 +94,7 @@ impl ModelConfig {
             widths: model.widths(),
             members: model.len(),
             norm: model.members[0].norm(),
+            attention_heads: model.members[0].attention_heads(),
             loss,
             view,
             columns,
@@ -170,6 +181,25 @@ pub fn to_safetensors(model: &Ensemble, config: &ModelConfig) -> Result<Vec<u8>>
                     .into_iter()
                     .flatten()
                 })
+                .chain(member.attention.iter().flat_map(move |a| {
+                    let prefix = member_prefix(model.len(), m);
+                    [("query", &a.query), ("key", &a.key), ("value", &a.value)]
+                        .into_iter()
+                        .flat_map(move |(name, p)| {
+                            [
+                                (
+                                    format!("{prefix}attention.{name}.weight"),
+                                    bytemuck::cast_slice(&p.weight).to_vec(),
+                                    vec![p.n_in, p.n_out],
+                                ),
+                                (
+                                    format!("{prefix}attention.{name}.bias"),
+                                    bytemuck::cast_slice(&p.bias).to_vec(),
+                                    vec![p.n_out],
+                                ),
+                            ]
+                        })
+                }))
         })
         .collect();
     let views = bytes
@@ -291,7 +321,8 @@ pub fn from_safetensors(bytes: &[u8], config: &ModelConfig, name: &Path) -> Resu
         Norm::None => 0,
         Norm::Layer => config.widths.len(),
     };
-    let expected = config.members * (2 * (dims.len() - 1) + 2 * normalised);
+    let attended = if config.attention_heads > 0 { 6 } else { 0 };
+    let expected = config.members * (2 * (dims.len() - 1) + 2 * normalised + attended);
     if tensors.len() != expected {
         return Err(bad(format!(
             "the weights hold {} tensors, a model of {} member(s) of widths {:?}{} has {expected}",
@@ -301,6 +332,9 @@ pub fn from_safetensors(bytes: &[u8], config: &ModelConfig, name: &Path) -> Resu
             match config.norm {
                 Norm::None => String::new(),
                 norm => format!(" with norm {}", norm.name()),
+            } + &match config.attention_heads {
+                0 => String::new(),
+                heads => format!(" with {heads} attention heads"),
             }
         )));
     }
@@ -309,29 +343,29 @@ pub fn from_safetensors(bytes: &[u8], config: &ModelConfig, name: &Path) -> Resu
         let prefix = member_prefix(config.members, m);
         let mut layers = Vec::new();
         let mut norms = Vec::new();
+        let read = |name: String, shape: Vec<usize>| -> Result<Vec<f32>> {
+            let t = tensors
+                .tensor(&name)
+                .map_err(|_| bad(format!("tensor {name} is missing")))?;
+            if t.dtype() != Dtype::F32 || t.shape() != shape.as_slice() {
+                return Err(bad(format!(
+                    "tensor {name} is {:?} {:?}, expected F32 {:?}",
+                    t.dtype(),
+                    t.shape(),
+                    shape
+                )));
+            }
+            let values: Vec<f32> = t
+                .data()
+                .chunks_exact(4)
+                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .collect();
+            if values.iter().any(|v| !v.is_finite()) {
+                return Err(bad(format!("tensor {name} holds NaN or infinite values")));
+            }
+            Ok(values)
+        };
         for (l, w) in dims.windows(2).enumerate() {
-            let read = |name: String, shape: Vec<usize>| -> Result<Vec<f32>> {
-                let t = tensors
-                    .tensor(&name)
-                    .map_err(|_| bad(format!("tensor {name} is missing")))?;
-                if t.dtype() != Dtype::F32 || t.shape() != shape.as_slice() {
-                    return Err(bad(format!(
-                        "tensor {name} is {:?} {:?}, expected F32 {:?}",
-                        t.dtype(),
-                        t.shape(),
-                        shape
-                    )));
-                }
-                let values: Vec<f32> = t
-                    .data()
-                    .chunks_exact(4)
-                    .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-                    .collect();
-                if values.iter().any(|v| !v.is_finite()) {
-                    return Err(bad(format!("tensor {name} holds NaN or infinite values")));
-                }
-                Ok(values)
-            };
             layers.push(Dense {
                 n_in: w[0],
                 n_out: w[1],
@@ -345,7 +379,31 @@ pub fn from_safetensors(bytes: &[u8], config: &ModelConfig, name: &Path) -> Resu
                 });
             }
         }
-        members.push(Mlp { layers, norms });
+        let attention = match config.attention_heads {
+            0 => None,
+            heads => {
+                let d = dims[dims.len() - 2];
+                let projection = |name: &str| -> Result<Dense<f32>> {
+                    Ok(Dense {
+                        n_in: d,
+                        n_out: d,
+                        weight: read(format!("{prefix}attention.{name}.weight"), vec![d, d])?,
+                        bias: read(format!("{prefix}attention.{name}.bias"), vec![d])?,
+                    })
+                };
+                Some(crate::model::Attention {
+                    heads,
+                    query: projection("query")?,
+                    key: projection("key")?,
+                    value: projection("value")?,
+                })
+            }
+        };
+        members.push(Mlp {
+            layers,
+            norms,
+            attention,
+        });
     }
     Ok(Ensemble { members })
 }
@@ -375,6 +433,8 @@ pub fn parse_config(text: &str, name: &Path) -> Result<ModelConfig> {
     if config.n_in == 0 || config.widths.contains(&0) {
         return Err(bad("n_in and every width must be positive".into()));
     }
+    crate::model::attention::check_heads(config.attention_heads, &config.widths, "attention_heads")
+        .map_err(|e| bad(e.message()))?;
     if config.members == 0 || config.members > crate::model::ensemble::MAX_MEMBERS {
         return Err(bad(format!(
             "members is {}: a model has 1 to {} members",

@@ -363,6 +363,10 @@ pub fn model_proto(
     .into_iter()
     .chain((model.len() > 1).then(|| ("members", model.len().to_string())))
     .chain((config.norm != Norm::None).then(|| ("norm", config.norm.name().to_string())))
+    .chain(
+        (config.attention_heads > 0)
+            .then(|| ("attention_heads", config.attention_heads.to_string())),
+    )
     .map(|(k, v)| (k.to_string(), v))
     .collect::<Vec<_>>();
     // What trained the model, when its config says: the data, and the setup as JSON.
@@ -394,10 +398,15 @@ pub fn model_proto(
         domain: None,
         model_version: None,
         doc_string: Some(format!(
-            "A distillrank ranking model ({} loss, {} features): '{INPUT}' float32 [batch, {}] holds raw LETOR feature vectors (column j of the file at index j - 1, absent sparse entries 0); '{OUTPUT}' float32 [batch] holds the scores `distillrank predict` gives them (higher ranks first).",
+            "A distillrank ranking model ({} loss, {} features): '{INPUT}' float32 [batch, {}] holds raw LETOR feature vectors (column j of the file at index j - 1, absent sparse entries 0){}; '{OUTPUT}' float32 [batch] holds the scores `distillrank predict` gives them (higher ranks first).",
             serde_name(&config.loss),
             serde_name(&config.view),
-            config.source_features
+            config.source_features,
+            if config.attention_heads > 0 {
+                ", the documents of ONE query: a listwise model's documents attend to each other, so run the graph once per query"
+            } else {
+                ""
+            }
         )),
         graph: Some(graph),
         metadata_props: properties
@@ -523,6 +532,27 @@ fn check_member(model: &Mlp<f32>, config: &ModelConfig) -> Result<()> {
             "the layer normalisations do not match the hidden layers".into(),
         ));
     }
+    if model.attention_heads() != config.attention_heads {
+        return Err(refuse(format!(
+            "the config says {} attention heads, the weights hold {}",
+            config.attention_heads,
+            model.attention_heads()
+        )));
+    }
+    if let Some(a) = &model.attention {
+        let d = model.layers[last].n_in;
+        if a.heads == 0
+            || !d.is_multiple_of(a.heads)
+            || a.projections().iter().any(|p| {
+                p.n_in != d || p.n_out != d || p.weight.len() != d * d || p.bias.len() != d
+            })
+        {
+            return Err(refuse(format!(
+                "the attention's projections do not match the last hidden width {d} in {} heads",
+                a.heads
+            )));
+        }
+    }
     if !model.all_finite() {
         return Err(refuse(
             "the model holds NaN or infinite weights (training diverged)".into(),
@@ -625,6 +655,9 @@ fn layers(
     let node_prefix = prefix.replace('.', "_").replace("members_", "member");
     let last = model.layers.len() - 1;
     for (l, layer) in model.layers.iter().enumerate() {
+        if let (Some(attention), true) = (&model.attention, l == last) {
+            current = attention_nodes(attention, prefix, &current, nodes, initializers)?;
+        }
         let (weight, bias) = (
             format!("{prefix}layers.{l}.weight"),
             format!("{prefix}layers.{l}.bias"),
@@ -642,17 +675,10 @@ fn layers(
             "",
         ));
         let linear = format!("{prefix}layers.{l}.linear");
-        nodes.push(node(
-            "Gemm",
+        nodes.push(gemm(
             &format!("{node_prefix}layer{l}_gemm"),
-            &[&current, &weight, &bias],
+            [&current, &weight, &bias],
             &linear,
-            vec![
-                float_attribute("alpha", 1.0),
-                float_attribute("beta", 1.0),
-                int_attribute("transA", 0),
-                int_attribute("transB", 0),
-            ],
         ));
         current = linear;
         if let Some(norm) = model.norms.get(l) {
@@ -693,6 +719,147 @@ fn layers(
         }
     }
     Ok(current)
+}
+
+/// The listwise family's self-attention over the graph's rows, one query's documents, and its
+/// latent cross, from the last hidden layer's outputs `hidden` (batch, d); tensors named
+/// `{prefix}attention.<query|key|value>.*` as saved. Returns the name of h ⊙ (1 + a):
+///
+/// ```text
+/// Q, K, V = Gemm(h, W, b)                                   (batch, d) each
+/// Reshape [-1, heads, d_h], Transpose -> (heads, batch, d_h)  (K to (heads, d_h, batch))
+/// Softmax(MatMul(Q, K) * 1/sqrt(d_h), axis -1)               (heads, batch, batch)
+/// MatMul(P, V), Transpose, Reshape [-1, d] -> a             (batch, d)
+/// h * (a + 1)
+/// ```
+fn attention_nodes(
+    attention: &crate::model::Attention<f32>,
+    prefix: &str,
+    hidden: &str,
+    nodes: &mut Vec<NodeProto>,
+    initializers: &mut Vec<TensorProto>,
+) -> Result<String> {
+    let node_prefix = prefix.replace('.', "_").replace("members_", "member");
+    let (d, heads, dh) = (attention.width(), attention.heads, attention.head_width());
+    let name = |what: &str| format!("{prefix}attention.{what}");
+    let op = |what: &str| format!("{node_prefix}attention_{what}");
+    initializers.push(int64_tensor(
+        &name("heads_shape"),
+        vec![3],
+        vec![-1, dim(heads)?, dim(dh)?],
+        "(batch, d) -> (batch, heads, d_h)",
+    ));
+    initializers.push(int64_tensor(
+        &name("width_shape"),
+        vec![2],
+        vec![-1, dim(d)?],
+        "(batch, heads, d_h) -> (batch, d)",
+    ));
+    initializers.push(float_tensor(
+        &name("scale"),
+        vec![],
+        &[(1.0 / (dh as f64).sqrt()) as f32],
+        "1 / sqrt(d_h)",
+    ));
+    initializers.push(float_tensor(
+        &name("one"),
+        vec![],
+        &[1.0],
+        "the 1 of h * (1 + a)",
+    ));
+    let mut projected = Vec::new();
+    for (what, p, perm) in [
+        ("query", &attention.query, [1, 0, 2]),
+        ("key", &attention.key, [1, 2, 0]),
+        ("value", &attention.value, [1, 0, 2]),
+    ] {
+        let (weight, bias) = (
+            name(&format!("{what}.weight")),
+            name(&format!("{what}.bias")),
+        );
+        initializers.push(float_tensor(
+            &weight,
+            vec![dim(p.n_in)?, dim(p.n_out)?],
+            &p.weight,
+            "(d, d), row-major, as saved",
+        ));
+        initializers.push(float_tensor(&bias, vec![dim(p.n_out)?], &p.bias, ""));
+        let linear = name(what);
+        nodes.push(gemm(
+            &op(&format!("{what}_gemm")),
+            [hidden, &weight, &bias],
+            &linear,
+        ));
+        let split = name(&format!("{what}.heads"));
+        nodes.push(node(
+            "Reshape",
+            &op(&format!("{what}_reshape")),
+            &[&linear, &name("heads_shape")],
+            &split,
+            vec![],
+        ));
+        let transposed = name(&format!("{what}.transposed"));
+        nodes.push(node(
+            "Transpose",
+            &op(&format!("{what}_transpose")),
+            &[&split],
+            &transposed,
+            vec![ints_attribute("perm", perm.to_vec())],
+        ));
+        projected.push(transposed);
+    }
+    let steps: [(&str, &str, Vec<&str>, Vec<AttributeProto>); 8] = [
+        (
+            "MatMul",
+            "logits",
+            vec![&projected[0], &projected[1]],
+            vec![],
+        ),
+        ("Mul", "scaled", vec!["logits", "scale"], vec![]),
+        (
+            "Softmax",
+            "probabilities",
+            vec!["scaled"],
+            vec![int_attribute("axis", -1)],
+        ),
+        (
+            "MatMul",
+            "heads_gathered",
+            vec!["probabilities", &projected[2]],
+            vec![],
+        ),
+        (
+            "Transpose",
+            "gathered_by_document",
+            vec!["heads_gathered"],
+            vec![ints_attribute("perm", vec![1, 0, 2])],
+        ),
+        (
+            "Reshape",
+            "gathered",
+            vec!["gathered_by_document", "width_shape"],
+            vec![],
+        ),
+        ("Add", "one_plus_gathered", vec!["gathered", "one"], vec![]),
+        ("Mul", "crossed", vec![hidden, "one_plus_gathered"], vec![]),
+    ];
+    for (kind, output, inputs, attributes) in steps {
+        // Names of this block's own tensors take its prefix; the hidden layer's and the
+        // projections' are already full names.
+        let inputs: Vec<String> = inputs
+            .into_iter()
+            .map(|i| {
+                if i == hidden || projected.iter().any(|p| p == i) {
+                    i.to_string()
+                } else {
+                    name(i)
+                }
+            })
+            .collect();
+        let inputs: Vec<&str> = inputs.iter().map(String::as_str).collect();
+        nodes.push(node(kind, &op(output), &inputs, &name(output), attributes));
+    }
+    Ok(name("crossed"))
 }
 
 /// The graph around its (batch, 1) scores `current`: Reshape to (batch), the input and output.
@@ -1004,11 +1171,36 @@ fn node(
     }
 }
 
+/// `output = input . weight + bias`, the weight (n_in, n_out) as saved (transB 0).
+fn gemm(name: &str, [input, weight, bias]: [&str; 3], output: &str) -> NodeProto {
+    node(
+        "Gemm",
+        name,
+        &[input, weight, bias],
+        output,
+        vec![
+            float_attribute("alpha", 1.0),
+            float_attribute("beta", 1.0),
+            int_attribute("transA", 0),
+            int_attribute("transB", 0),
+        ],
+    )
+}
+
 fn int_attribute(name: &str, value: i64) -> AttributeProto {
     AttributeProto {
         name: Some(name.into()),
         r#type: Some(proto::ATTRIBUTE_INT),
         i: Some(value),
+        ..Default::default()
+    }
+}
+
+fn ints_attribute(name: &str, values: Vec<i64>) -> AttributeProto {
+    AttributeProto {
+        name: Some(name.into()),
+        r#type: Some(proto::ATTRIBUTE_INTS),
+        ints: values,
         ..Default::default()
     }
 }

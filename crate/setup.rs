@@ -361,6 +361,9 @@ pub struct Setup {
     pub dropout: f64,
     /// The hidden layers' normalisation, for students and teachers alike.
     pub norm: crate::model::Norm,
+    /// Heads of self-attention over each query's documents (0: the MLP), for students and
+    /// teachers alike.
+    pub attention_heads: usize,
     /// Members of each student, whose scores are averaged.
     pub ensemble: usize,
     /// How the learning rate moves over the epochs.
@@ -511,6 +514,11 @@ impl Setup {
                 "--widths (or --batch-docs)",
             )?;
             if let Some(widths) = &self.teacher_widths {
+                crate::model::attention::check_heads(
+                    self.attention_heads,
+                    widths,
+                    "--attention-heads (with --teacher-widths)",
+                )?;
                 crate::model::mlp::check_size(
                     inputs,
                     widths,

@@ -1417,7 +1417,7 @@ pub fn evaluate_model(
     let (_, _, test) = complete_splits(&data, 0).map_err(js_error)?;
     let inputs =
         model_inputs(&test, &config, Path::new("the test split"), false).map_err(js_error)?;
-    let scores = model.predict(&inputs);
+    let scores = model.predict_groups(&inputs, &test.group_offsets);
     crate::model_io::check_scores(&scores, Path::new(safetensors_name)).map_err(js_error)?;
     let grades: Vec<f32> = test.grades.iter().map(|&g| g as f32).collect();
     let report = crate::metrics::report(

@@ -197,6 +197,13 @@ fn training_on_the_gpu_engine_matches_the_cpu_engine() {
         ..plain.clone()
     };
     engines_train_alike(&gpu, Transform::RankGauss, &normalised);
+    // The listwise family: attention over each query's documents, with dropout before it.
+    let listwise = TrainConfig {
+        attention_heads: 4,
+        dropout: 0.1,
+        ..plain.clone()
+    };
+    engines_train_alike(&gpu, Transform::RankGauss, &listwise);
     // An ensemble: each member trains alike, and so does their mean.
     let ensemble = TrainConfig {
         ensemble: 2,

@@ -160,13 +160,13 @@ fn mlp_backward_through_dropout_matches_finite_differences() {
             m.set_parameters(params);
             let mut acts = Activations::default();
             let logits = m
-                .forward_training(&inp, &mut acts, Some((&dropout, step)))
+                .forward_training(&inp, &[0, b], &mut acts, Some((&dropout, step)))
                 .to_vec();
             ranknet(&logits, &labels, &offsets, &include, 1.0, &mut vec![0.0; b])
         };
         let mut acts = Activations::default();
         let logits = model
-            .forward_training(&inp, &mut acts, Some((&dropout, step)))
+            .forward_training(&inp, &[0, b], &mut acts, Some((&dropout, step)))
             .to_vec();
         // Some units were dropped, and the logits differ from scoring's.
         assert!(acts.outputs[0].iter().filter(|&&v| v == 0.0).count() > 0);
@@ -215,11 +215,15 @@ fn mlp_backward_through_layer_norm_matches_finite_differences() {
             let mut m = model.clone();
             m.set_parameters(params);
             let mut acts = Activations::default();
-            let logits = m.forward_training(&inp, &mut acts, dropout).to_vec();
+            let logits = m
+                .forward_training(&inp, &[0, b], &mut acts, dropout)
+                .to_vec();
             ranknet(&logits, &labels, &offsets, &include, 1.0, &mut vec![0.0; b])
         };
         let mut acts = Activations::default();
-        let logits = model.forward_training(&inp, &mut acts, dropout).to_vec();
+        let logits = model
+            .forward_training(&inp, &[0, b], &mut acts, dropout)
+            .to_vec();
         // Each row's statistics, and its output: relu(gain (pre - mean) / sqrt(var + 1e-5) + shift).
         for ((row, stats), out) in acts.pre[0]
             .chunks_exact(7)
@@ -255,6 +259,161 @@ fn mlp_backward_through_layer_norm_matches_finite_differences() {
             ),
         );
     }
+}
+
+/// The listwise family: self-attention within each query group and its latent cross, under
+/// every combination with layer normalisation and dropout, over groups of 1 to 7 documents
+/// (a one-document query attends to itself alone).
+#[test]
+fn mlp_backward_through_attention_matches_finite_differences() {
+    use distillrank::model::dropout::Dropout;
+    use distillrank::model::Norm;
+    let mut rng = Rng::new(21);
+    let (offsets, labels) = groups();
+    let b = labels.len();
+    let n_in = 5;
+    let inp = random(b * n_in, &mut rng);
+    let include = vec![true; offsets.len() - 1];
+    for (heads, norm, dropout) in [
+        (1, Norm::None, None),
+        (2, Norm::None, None),
+        (3, Norm::Layer, None),
+        (2, Norm::None, Some(Dropout { rate: 0.3, seed: 4 })),
+    ] {
+        let mut model = Mlp::<f64>::new(n_in, &[7, 6], 19)
+            .with_norm(norm)
+            .with_attention(heads, 19);
+        // Biases away from 0, so that each enters the gradient, and so that a document whose
+        // hidden units are all dropped does not sit on the next ReLU's kink (a pre-activation
+        // of exactly its bias, 0).
+        for a in model.attention.iter_mut() {
+            for p in [&mut a.query, &mut a.key, &mut a.value] {
+                p.bias.iter_mut().for_each(|v| *v = rng.uniform() - 0.5);
+            }
+        }
+        for layer in &mut model.layers {
+            layer.bias.iter_mut().for_each(|v| *v = rng.uniform() - 0.5);
+        }
+        assert_eq!(
+            model.n_parameters(),
+            Mlp::<f64>::new(n_in, &[7, 6], 19)
+                .with_norm(norm)
+                .n_parameters()
+                + 3 * (6 * 6 + 6)
+        );
+        let dropout = dropout.as_ref().map(|d| (d, 5));
+        let loss = |params: &[f64]| {
+            let mut m = model.clone();
+            m.set_parameters(params);
+            let mut acts = Activations::default();
+            let logits = m
+                .forward_training(&inp, &offsets, &mut acts, dropout)
+                .to_vec();
+            ranknet(&logits, &labels, &offsets, &include, 1.0, &mut vec![0.0; b])
+        };
+        let mut acts = Activations::default();
+        let logits = model
+            .forward_training(&inp, &offsets, &mut acts, dropout)
+            .to_vec();
+        let mut dlogits = vec![0.0; b];
+        ranknet(&logits, &labels, &offsets, &include, 1.0, &mut dlogits);
+        let mut grads = model.zero_gradients();
+        model.backward(&inp, &acts, &dlogits, &mut grads);
+        // Every projection's gradient is used, the key bias's aside: softmax is unchanged by the
+        // q_i . b_K it adds to all of row i's logits, so its gradient is 0 up to rounding.
+        for (t, g) in grads.attention.iter().enumerate() {
+            assert!(
+                t == 3 || g.iter().any(|&v| v != 0.0),
+                "attention tensor {t}"
+            );
+        }
+        assert_close(
+            &grads.flatten(),
+            &numeric_gradient(&model.parameters(), loss),
+            1e-7,
+            1e-5,
+            &format!(
+                "attention with {heads} heads, norm {norm:?}, dropout {}",
+                dropout.is_some()
+            ),
+        );
+    }
+}
+
+/// A listwise score depends on the document's own query and on nothing else: scoring the
+/// groups together equals scoring each alone, a permutation within a group permutes its scores,
+/// and the forward pass equals the formula written out for one document.
+#[test]
+fn attention_attends_within_each_query_alone() {
+    let mut rng = Rng::new(23);
+    let (offsets, _) = groups();
+    let b = *offsets.last().unwrap();
+    let n_in = 4;
+    let inp = random(b * n_in, &mut rng);
+    let model = Mlp::<f64>::new(n_in, &[8, 4], 3).with_attention(2, 3);
+    let mut acts = Activations::default();
+    let together = model
+        .forward_training(&inp, &offsets, &mut acts, None)
+        .to_vec();
+    for w in offsets.windows(2) {
+        let alone = model.predict(&inp[w[0] * n_in..w[1] * n_in]);
+        for (x, y) in together[w[0]..w[1]].iter().zip(&alone) {
+            assert!((x - y).abs() < 1e-12, "{x} against {y} scored alone");
+        }
+    }
+    // The group of 7 documents, reversed.
+    let (s, e) = (offsets[3], offsets[4]);
+    let reversed: Vec<f64> = (s..e)
+        .rev()
+        .flat_map(|i| inp[i * n_in..(i + 1) * n_in].to_vec())
+        .collect();
+    let scores = model.predict(&reversed);
+    for (k, i) in (s..e).rev().enumerate() {
+        assert!((scores[k] - together[i]).abs() < 1e-12);
+    }
+    // Document 0 of that group, by the formula: h' = h (1 + sum_j softmax_j(q.k_j / sqrt(2)) v_j).
+    let a = model.attention.as_ref().unwrap();
+    let mut acts = Activations::default();
+    model.forward(&inp[s * n_in..e * n_in], &mut acts);
+    let h = &acts.outputs[1];
+    let project = |p: &Dense<f64>, row: usize| -> Vec<f64> {
+        (0..4)
+            .map(|c| {
+                p.bias[c]
+                    + (0..4)
+                        .map(|r| h[row * 4 + r] * p.weight[r * 4 + c])
+                        .sum::<f64>()
+            })
+            .collect()
+    };
+    let q = project(&a.query, 0);
+    let mut gathered = [0.0; 4];
+    for head in 0..2 {
+        let cols = head * 2..head * 2 + 2;
+        let logits: Vec<f64> = (0..e - s)
+            .map(|j| {
+                let k = project(&a.key, j);
+                cols.clone().map(|c| q[c] * k[c]).sum::<f64>() / 2f64.sqrt()
+            })
+            .collect();
+        let total: f64 = logits.iter().map(|l| l.exp()).sum();
+        for (j, l) in logits.iter().enumerate() {
+            let v = project(&a.value, j);
+            for c in cols.clone() {
+                gathered[c] += l.exp() / total * v[c];
+            }
+        }
+    }
+    let out = &model.layers[2];
+    let expected = out.bias[0]
+        + (0..4)
+            .map(|c| h[c] * (1.0 + gathered[c]) * out.weight[c])
+            .sum::<f64>();
+    assert!(
+        (together[s] - expected).abs() < 1e-12,
+        "{} against {expected}",
+        together[s]
+    );
 }
 
 /// Checks a loss's gradient (and that `scale` scales it) w.r.t. the logits.

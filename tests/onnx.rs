@@ -810,6 +810,7 @@ fn inexpressible_models_are_refused_with_the_reason() {
     let empty = Ensemble::single(Mlp::<f32> {
         layers: Vec::new(),
         norms: Vec::new(),
+        attention: None,
     });
     assert!(refusal(&empty, &config, &[]).contains("no layers"));
 

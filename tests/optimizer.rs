@@ -16,6 +16,7 @@ fn adam_matches_the_textbook_update() {
             bias: vec![0.1],
         }],
         norms: Vec::new(),
+        attention: None,
     };
     let config = AdamConfig {
         lr: 0.01,

@@ -656,9 +656,10 @@ pub fn eval(args: &EvalArgs, out: &Output) -> Result<()> {
     let (data, labels) = eval_labels(args, data, out)?;
     let inputs = model_io::model_inputs(&data, &config, &args.file, args.allow_missing_features)?;
     let engine = super::engine(args.backend, out)?;
-    let scores = distillrank::native::block_on(
-        engine.score_ensemble(&model, Inputs::dense(&inputs, data.n_docs())),
-    )?;
+    let scores = distillrank::native::block_on(engine.score_ensemble(
+        &model,
+        Inputs::dense(&inputs, data.n_docs()).with_groups(&data.group_offsets),
+    ))?;
     model_io::check_scores(&scores, &args.model)?;
     if let Some(warning) = model_io::constant_scores(&scores, &data.group_offsets, &args.model) {
         out.warn(warning);
@@ -752,9 +753,10 @@ pub fn predict(args: &PredictArgs, out: &Output) -> Result<()> {
             let inputs =
                 model_io::model_inputs(&data, &config, &args.file, args.allow_missing_features)?;
             let engine = super::engine(args.backend, out)?;
-            let scores = distillrank::native::block_on(
-                engine.score_ensemble(&model, Inputs::dense(&inputs, data.n_docs())),
-            )?;
+            let scores = distillrank::native::block_on(engine.score_ensemble(
+                &model,
+                Inputs::dense(&inputs, data.n_docs()).with_groups(&data.group_offsets),
+            ))?;
             model_io::check_scores(&scores, &args.model)?;
             (scores, None)
         };

@@ -4,6 +4,7 @@
 //! Shapes (B = documents in the batch): a dense layer maps `inp (B, in)` to `out (B, out)` with
 //! `weight (in, out)` and `bias (out)`, all row-major.
 
+use super::attention::{self, AttentionActivations, AttentionGradients};
 use super::{matmul, positive_part, real, Real, View};
 use crate::data::inputs::Inputs;
 use crate::model::dropout::{Dropout, Mask};
@@ -152,6 +153,8 @@ pub struct Activations<T> {
     /// mean and 1/std (B, 2).
     pub pre: Vec<Vec<T>>,
     pub stats: Vec<Vec<T>>,
+    /// With attention: what its forward pass kept, the output layer's input among them.
+    pub attention: AttentionActivations<T>,
 }
 
 /// Gradients of every parameter, laid out like the model.
@@ -162,6 +165,8 @@ pub struct Gradients<T> {
     /// With layer normalisation, each hidden layer's gain and shift gradients (empty without).
     pub gain: Vec<Vec<T>>,
     pub shift: Vec<Vec<T>>,
+    /// With attention, its projections' gradients (query, key, value; each weight then bias).
+    pub attention: AttentionGradients<T>,
     /// Scratch: gradient w.r.t. each layer's output, and w.r.t. a normalised layer's
     /// pre-activations.
     scratch: Vec<Vec<T>>,
@@ -169,16 +174,21 @@ pub struct Gradients<T> {
 }
 
 impl<T: Real> Mlp<T> {
-    /// Runs the network on `inp` (B, n_in), keeping activations; returns the logits (B).
+    /// Runs the network on `inp` (B, n_in), keeping activations; returns the logits (B). With
+    /// attention, the B documents are one query's list.
     pub fn forward<'a>(&self, inp: &[T], acts: &'a mut Activations<T>) -> &'a [T] {
-        self.forward_training(inp, acts, None)
+        let b = inp.len() / self.n_in();
+        self.forward_training(inp, &[0, b], acts, None)
     }
 
-    /// [`forward`](Self::forward) in training: with `dropout` at step `step` (1 for the first),
-    /// each hidden layer's output through its [`Mask`], which the backward pass applies again.
+    /// [`forward`](Self::forward) over documents in query `groups` (offsets, first 0, last B),
+    /// which attention attends within (the MLP scores each document alone and ignores them),
+    /// and in training: with `dropout` at step `step` (1 for the first), each hidden layer's
+    /// output through its [`Mask`], which the backward pass applies again.
     pub fn forward_training<'a>(
         &self,
         inp: &[T],
+        groups: &[usize],
         acts: &'a mut Activations<T>,
         dropout: Option<(&Dropout, u64)>,
     ) -> &'a [T] {
@@ -188,7 +198,13 @@ impl<T: Real> Mlp<T> {
         let last = self.layers.len() - 1;
         for (l, layer) in self.layers.iter().enumerate() {
             let (before, rest) = acts.outputs.split_at_mut(l);
-            let input: &[T] = if l == 0 { inp } else { &before[l - 1] };
+            let input: &[T] = match (&self.attention, l) {
+                (_, 0) => inp,
+                (Some(a), l) if l == last => {
+                    attention::forward(a, &before[l - 1], groups, &mut acts.attention)
+                }
+                _ => &before[l - 1],
+            };
             let out = &mut rest[0];
             out.resize(b * layer.n_out, T::zero());
             match self.norms.get(l) {
@@ -214,7 +230,8 @@ impl<T: Real> Mlp<T> {
         &acts.outputs[last]
     }
 
-    /// Scores documents without keeping activations for a backward pass.
+    /// Scores documents without keeping activations for a backward pass; with attention, as
+    /// one query's list.
     pub fn predict(&self, inp: &[T]) -> Vec<T> {
         let mut acts = Activations::default();
         self.forward(inp, &mut acts).to_vec()
@@ -242,6 +259,10 @@ impl<T: Real> Mlp<T> {
                 .iter()
                 .map(|n| vec![T::zero(); n.shift.len()])
                 .collect(),
+            attention: self
+                .attention
+                .as_ref()
+                .map_or_else(Vec::new, attention::zero_gradients),
             scratch: Vec::new(),
             dpre: Vec::new(),
         }
@@ -263,7 +284,11 @@ impl<T: Real> Mlp<T> {
         grads.scratch[n - 1].extend_from_slice(dlogits);
         for l in (0..n).rev() {
             let layer = &self.layers[l];
-            let input: &[T] = if l == 0 { inp } else { &acts.outputs[l - 1] };
+            let input: &[T] = match (&self.attention, l) {
+                (_, 0) => inp,
+                (Some(_), l) if l == n - 1 => &acts.attention.crossed,
+                _ => &acts.outputs[l - 1],
+            };
             let (lower, upper) = grads.scratch.split_at_mut(l);
             let dout = &mut upper[0];
             let dinp = if l > 0 {
@@ -316,6 +341,19 @@ impl<T: Real> Mlp<T> {
                     l != n - 1,
                 ),
             }
+            // From the output layer's input, h ⊙ (1 + a), back to the last hidden layer's
+            // output h.
+            if let (Some(a), true) = (&self.attention, l == n - 1 && l > 0) {
+                let dcrossed = &grads.scratch[l - 1];
+                let dhidden = attention::backward(
+                    a,
+                    &acts.outputs[l - 1],
+                    &acts.attention,
+                    dcrossed,
+                    &mut grads.attention,
+                );
+                grads.scratch[l - 1] = dhidden;
+            }
         }
     }
 }
@@ -327,7 +365,7 @@ impl<T: Real> Gradients<T> {
 
     /// Every gradient tensor, in the order of [`Mlp::tensors`].
     pub fn tensors(&self) -> impl Iterator<Item = &[T]> {
-        self.weight.iter().enumerate().flat_map(|(l, w)| {
+        let layers = self.weight.iter().enumerate().flat_map(|(l, w)| {
             [
                 Some(w.as_slice()),
                 Some(self.bias[l].as_slice()),
@@ -336,13 +374,21 @@ impl<T: Real> Gradients<T> {
             ]
             .into_iter()
             .flatten()
-        })
+        });
+        layers.chain(self.attention.iter().map(Vec::as_slice))
     }
 }
 
 /// Scores `inputs` (n_docs x model.n_in()) in chunks of [`SCORE_CHUNK_DOCS`] documents, so that
-/// activations stay small.
+/// activations stay small; with attention, as one query's list ([`score_inputs`] takes
+/// groups).
 pub fn score(model: &Mlp<f32>, inputs: &[f32]) -> Vec<f32> {
+    if model.attention.is_some() {
+        return score_inputs(
+            model,
+            Inputs::dense(inputs, inputs.len() / model.n_in().max(1)),
+        );
+    }
     // On a thread of the pool, as the training steps are ([`super::on_pool`]).
     super::on_pool(|| {
         let mut acts = Activations::default();
@@ -354,8 +400,20 @@ pub fn score(model: &Mlp<f32>, inputs: &[f32]) -> Vec<f32> {
     })
 }
 
-/// [`score`] over a view of the inputs, a chunk of rows at a time.
+/// [`score`] over a view of the inputs, a chunk of rows at a time; with attention, a chunk of
+/// whole queries at a time, each document attending within its query
+/// ([`Inputs::for_each_group_chunk`]).
 pub fn score_inputs(model: &Mlp<f32>, inputs: Inputs<'_>) -> Vec<f32> {
+    if model.attention.is_some() {
+        return super::on_pool(|| {
+            let mut acts = Activations::default();
+            let mut out = Vec::with_capacity(inputs.n_rows());
+            inputs.for_each_group_chunk(SCORE_CHUNK_DOCS, |chunk, groups| {
+                out.extend_from_slice(model.forward_training(chunk, groups, &mut acts, None))
+            });
+            out
+        });
+    }
     if let Some(matrix) = inputs.as_dense() {
         return score(model, matrix);
     }
@@ -369,6 +427,19 @@ impl crate::model::Ensemble {
     /// at a time) and averages them.
     pub fn predict(&self, inp: &[f32]) -> Vec<f32> {
         let members: Vec<Vec<f32>> = self.members.iter().map(|m| score(m, inp)).collect();
+        crate::model::ensemble::mean_scores(&members)
+    }
+
+    /// [`predict`](Self::predict) of documents in query groups (`offsets`, first 0, last n),
+    /// which a listwise member attends within.
+    pub fn predict_groups(&self, inp: &[f32], offsets: &[usize]) -> Vec<f32> {
+        let n = offsets.last().copied().unwrap_or(0);
+        let inputs = Inputs::dense(inp, n).with_groups(offsets);
+        let members: Vec<Vec<f32>> = self
+            .members
+            .iter()
+            .map(|m| score_inputs(m, inputs))
+            .collect();
         crate::model::ensemble::mean_scores(&members)
     }
 }

@@ -7,6 +7,7 @@
 //! settings, the objectives, the step's plan) are the ground floor's, [`crate::model`].
 
 pub mod adam;
+pub mod attention;
 pub mod classifier;
 pub mod loss;
 pub mod mlp;

@@ -61,9 +61,9 @@ impl CpuRanking {
         let plan = self.plan;
         self.steps += 1;
         let dropout = plan.dropout.as_ref().map(|d| (d, self.steps));
-        let logits = self
-            .model
-            .forward_training(batch.inputs, &mut self.acts, dropout);
+        let logits =
+            self.model
+                .forward_training(batch.inputs, batch.offsets, &mut self.acts, dropout);
         self.dlogits.clear();
         self.dlogits.resize(logits.len(), 0.0);
         let data = match self.objective.as_mut() {

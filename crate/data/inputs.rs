@@ -19,6 +19,10 @@ pub struct Inputs<'a> {
     right: Block<'a>,
     /// Row i of the view is row `rows[i]` of the matrices; all rows, in order, when `None`.
     rows: Option<&'a [usize]>,
+    /// The query groups of the view's rows as offsets (group g is rows `groups[g]..groups[g +
+    /// 1]`), for a model that scores whole queries (the listwise family); `None`: unknown, and
+    /// such a model takes all the rows as one query's list.
+    groups: Option<&'a [usize]>,
 }
 
 /// Columns of one `n_rows x width` matrix: all of them, or a list of 0-based indices.
@@ -108,7 +112,23 @@ impl<'a> Inputs<'a> {
             },
             right: Block::empty(),
             rows: None,
+            groups: None,
         }
+    }
+
+    /// The same view with its rows grouped into queries by `offsets` (first 0, last
+    /// `n_rows`).
+    pub fn with_groups(self, offsets: &'a [usize]) -> Inputs<'a> {
+        debug_assert!(offsets.first() == Some(&0) && offsets.last() == Some(&self.n_rows));
+        Inputs {
+            groups: Some(offsets),
+            ..self
+        }
+    }
+
+    /// The query groups, when known.
+    pub fn groups(&self) -> Option<&'a [usize]> {
+        self.groups
     }
 
     /// A whole row-major matrix of `n_rows` rows, wherever it lies.
@@ -123,10 +143,11 @@ impl<'a> Inputs<'a> {
             },
             right: Block::empty(),
             rows: None,
+            groups: None,
         }
     }
 
-    /// What a model with `view` sees of `set`.
+    /// What a model with `view` sees of `set`, grouped by its queries.
     pub fn of(set: &'a RankingSet, view: FeatureView) -> Inputs<'a> {
         let n_rows = set.n_docs();
         let x = Block {
@@ -149,16 +170,18 @@ impl<'a> Inputs<'a> {
             left,
             right,
             rows: None,
+            groups: Some(&set.group_offsets),
         }
     }
 
     /// The same view at rows `rows` (indices into this view's rows, which must be all of its
-    /// matrices' rows).
+    /// matrices' rows), without groups.
     pub fn at_rows(self, rows: &'a [usize]) -> Inputs<'a> {
         debug_assert!(self.rows.is_none() && rows.iter().all(|&r| r < self.n_rows));
         Inputs {
             n_rows: rows.len(),
             rows: Some(rows),
+            groups: None,
             ..self
         }
     }
@@ -221,6 +244,31 @@ impl<'a> Inputs<'a> {
         buffer.clear();
         self.append_rows(rows, buffer);
         buffer
+    }
+
+    /// Calls `f` on consecutive chunks of whole query groups, each chunk with its groups'
+    /// offsets (from 0): groups are added to a chunk while it stays within `rows_per_chunk`
+    /// rows, so a chunk is larger only when one group is. Without groups, the rows are one
+    /// group and one chunk.
+    pub fn for_each_group_chunk(&self, rows_per_chunk: usize, mut f: impl FnMut(&[f32], &[usize])) {
+        let whole = [0, self.n_rows];
+        let groups = self.groups.unwrap_or(&whole);
+        let mut buffer = Vec::new();
+        let mut offsets = Vec::new();
+        let mut g = 0;
+        while g + 1 < groups.len() {
+            let start = groups[g];
+            offsets.clear();
+            offsets.push(0);
+            loop {
+                offsets.push(groups[g + 1] - start);
+                g += 1;
+                if g + 1 == groups.len() || groups[g + 1] - start > rows_per_chunk {
+                    break;
+                }
+            }
+            f(self.rows(start..groups[g], &mut buffer), &offsets);
+        }
     }
 
     /// Calls `f` on consecutive chunks of at most `rows_per_chunk` rows, in order.

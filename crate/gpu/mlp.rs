@@ -76,6 +76,318 @@ pub struct GpuMlp {
     acts: Vec<wgpu::Buffer>,
     /// The gradient w.r.t. each output (the last: dL/dlogits, which the loss writes).
     dacts: Vec<wgpu::Buffer>,
+    /// The listwise family's attention between the last hidden layer and the output layer.
+    attention: Option<GpuAttention>,
+}
+
+/// Where a layer's product writes and its backward passes read (`product`: a normalised
+/// layer's pre-activations and their gradient, otherwise the layer's output and its gradient),
+/// and the layer's output and its gradient (`activation`), which its ReLU and dropout act on.
+struct Outputs<'a> {
+    product: (&'a wgpu::Buffer, &'a wgpu::Buffer),
+    activation: (&'a wgpu::Buffer, &'a wgpu::Buffer),
+}
+
+/// One dense layer's buffers and slots: its weights from `dense`, reading `inp`, writing
+/// `outputs`, its input's gradient into `dinp` (None: the first layer has none to pass on), with
+/// a ReLU when `hidden`, and dropout slots when `dropout`.
+#[allow(clippy::too_many_arguments)]
+fn layer(
+    gpu: &Gpu,
+    dense: &Dense<f32>,
+    norm: Option<NormLayer>,
+    inp: &wgpu::Buffer,
+    outputs: Outputs<'_>,
+    dinp: Option<&wgpu::Buffer>,
+    hidden: bool,
+    dropout: bool,
+) -> Layer {
+    let (product_out, product_dout) = outputs.product;
+    let (out, dout) = outputs.activation;
+    let weight = gpu.buffer_with("weight", &dense.weight);
+    let bias = gpu.buffer_with("bias", &dense.bias);
+    let dweight = gpu.buffer("dweight", dense.weight.len());
+    let dbias = gpu.buffer("dbias", dense.bias.len());
+    // Adam's moments live only in the bind groups of the two Adam slots.
+    let moments_weight = gpu.buffer("adam moments (weight)", 2 * dense.weight.len());
+    let moments_bias = gpu.buffer("adam moments (bias)", 2 * dense.bias.len());
+    Layer {
+        n_in: dense.n_in,
+        n_out: dense.n_out,
+        norm,
+        forward: gpu.slot(
+            gpu.product_kernel(Kernel::DenseForward, dense.n_in, dense.n_out),
+            [
+                Some(inp),
+                Some(&weight),
+                Some(&bias),
+                Some(product_out),
+                None,
+            ],
+        ),
+        relu_mask: hidden
+            .then(|| gpu.slot(Kernel::ReluMask, [None, None, Some(out), Some(dout), None])),
+        dropout: dropout.then(|| {
+            (
+                gpu.slot(Kernel::Dropout, [None, None, None, Some(out), None]),
+                gpu.slot(Kernel::Dropout, [None, None, None, Some(dout), None]),
+            )
+        }),
+        backward_weight: gpu.slot(
+            gpu.product_kernel(Kernel::DenseBackwardWeight, dense.n_in, dense.n_out),
+            [Some(inp), Some(product_dout), None, Some(&dweight), None],
+        ),
+        backward_bias: gpu.slot(
+            Kernel::DenseBackwardBias,
+            [Some(product_dout), None, None, Some(&dbias), None],
+        ),
+        backward_input: dinp.map(|dinp| {
+            gpu.slot(
+                gpu.product_kernel(Kernel::DenseBackwardInput, dense.n_in, dense.n_out),
+                [Some(product_dout), Some(&weight), None, Some(dinp), None],
+            )
+        }),
+        adam_weight: gpu.slot(
+            Kernel::Adam,
+            [
+                Some(&dweight),
+                None,
+                None,
+                Some(&weight),
+                Some(&moments_weight),
+            ],
+        ),
+        adam_bias: gpu.slot(
+            Kernel::Adam,
+            [Some(&dbias), None, None, Some(&bias), Some(&moments_bias)],
+        ),
+        weight,
+        bias,
+        dweight,
+        dbias,
+    }
+}
+
+/// The listwise family's attention on the GPU ([`crate::model::Attention`], kernels of
+/// `shaders/attention.wgsl`): the query, key and value projections as one dense layer d -> 3d
+/// (its weight the three side by side, column blocks of (d, 3d)), the attention, the latent
+/// cross, and their backward passes.
+struct GpuAttention {
+    heads: usize,
+    width: usize,
+    projection: Layer,
+    /// Each document's query (two u32 per row, written per batch), then each (row, head)'s
+    /// log-sum-exp.
+    aux: wgpu::Buffer,
+    /// h ⊙ (1 + a), the output layer's input, and its gradient, which the output layer writes.
+    crossed: wgpu::Buffer,
+    dcrossed: wgpu::Buffer,
+    attend: Slot,
+    cross: Slot,
+    cross_backward: Slot,
+    backward_query: Slot,
+    backward_key_value: Slot,
+    /// The gradient through the projections added into the last hidden layer's.
+    accumulate: Slot,
+}
+
+impl GpuAttention {
+    /// Buffers and slots for batches of up to `rows` rows, attending over the last hidden
+    /// layer's output `hidden` (whose gradient `dhidden` the backward pass writes).
+    fn new(
+        gpu: &Gpu,
+        attention: &crate::model::Attention<f32>,
+        hidden: &wgpu::Buffer,
+        dhidden: &wgpu::Buffer,
+        rows: usize,
+    ) -> GpuAttention {
+        let d = attention.width();
+        let projection = Dense {
+            n_in: d,
+            n_out: 3 * d,
+            weight: (0..d)
+                .flat_map(|r| {
+                    attention
+                        .projections()
+                        .into_iter()
+                        .flat_map(move |p| p.weight[r * d..(r + 1) * d].iter().copied())
+                })
+                .collect(),
+            bias: attention
+                .projections()
+                .into_iter()
+                .flat_map(|p| p.bias.iter().copied())
+                .collect(),
+        };
+        let qkv = gpu.buffer("queries, keys and values", rows * 3 * d);
+        let dqkv = gpu.buffer("query, key and value gradients", rows * 3 * d);
+        let gathered = gpu.buffer("attention outputs", rows * d);
+        let dgathered = gpu.buffer("attention output gradients", rows * d);
+        let projected = gpu.buffer("gradient through the projections", rows * d);
+        let aux = gpu.buffer(
+            "queries of the documents and log-sum-exps",
+            rows * (2 + attention.heads),
+        );
+        let crossed = gpu.buffer("latent cross", rows * d);
+        let dcrossed = gpu.buffer("latent cross gradients", rows * d);
+        let outputs = Outputs {
+            product: (&qkv, &dqkv),
+            activation: (&qkv, &dqkv),
+        };
+        let projection = layer(
+            gpu,
+            &projection,
+            None,
+            hidden,
+            outputs,
+            Some(&projected),
+            false,
+            false,
+        );
+        GpuAttention {
+            heads: attention.heads,
+            width: d,
+            attend: gpu.slot(
+                Kernel::Attend,
+                [Some(&qkv), None, None, Some(&gathered), Some(&aux)],
+            ),
+            cross: gpu.slot(
+                Kernel::Cross,
+                [Some(hidden), Some(&gathered), None, Some(&crossed), None],
+            ),
+            cross_backward: gpu.slot(
+                Kernel::CrossBackward,
+                [
+                    Some(&dcrossed),
+                    Some(&gathered),
+                    Some(hidden),
+                    Some(dhidden),
+                    Some(&dgathered),
+                ],
+            ),
+            backward_query: gpu.slot(
+                Kernel::AttendBackwardQuery,
+                [
+                    Some(&qkv),
+                    Some(&dgathered),
+                    Some(&gathered),
+                    Some(&dqkv),
+                    Some(&aux),
+                ],
+            ),
+            backward_key_value: gpu.slot(
+                Kernel::AttendBackwardKeyValue,
+                [
+                    Some(&qkv),
+                    Some(&dgathered),
+                    Some(&gathered),
+                    Some(&dqkv),
+                    Some(&aux),
+                ],
+            ),
+            accumulate: gpu.slot(
+                Kernel::Accumulate,
+                [Some(&projected), None, None, Some(dhidden), None],
+            ),
+            projection,
+            aux,
+            crossed,
+            dcrossed,
+        }
+    }
+
+    /// Writes each document's query into `aux` from the batch's group `offsets`, and the
+    /// parameters of every slot for `n` rows.
+    fn start_batch(&self, gpu: &Gpu, offsets: &[usize]) {
+        let n = offsets.last().copied().unwrap_or(0);
+        let mut spans = Vec::with_capacity(2 * n);
+        for w in offsets.windows(2) {
+            for _ in w[0]..w[1] {
+                spans.push(f32::from_bits(w[0] as u32));
+                spans.push(f32::from_bits(w[1] as u32));
+            }
+        }
+        gpu.queue
+            .write_buffer(&self.aux, 0, bytemuck::cast_slice(&spans));
+        let params = DenseParams {
+            rows: n as u32,
+            cols: self.width as u32,
+            inner: self.heads as u32,
+            relu: 0,
+        };
+        for slot in [
+            &self.attend,
+            &self.cross,
+            &self.cross_backward,
+            &self.backward_query,
+            &self.backward_key_value,
+            &self.accumulate,
+        ] {
+            gpu.set_params(slot, &params);
+        }
+        set_layer_params(gpu, &self.projection, n);
+    }
+
+    /// The projections, the attention and the latent cross over `n` rows.
+    fn record_forward(&self, gpu: &Gpu, pass: &mut wgpu::ComputePass, n: usize) {
+        record_layer_forward(gpu, pass, &self.projection, n);
+        gpu.record(pass, &self.attend, (groups_of(n * self.heads, 64), 1, 1));
+        gpu.record(
+            pass,
+            &self.cross,
+            (groups_of(n * self.width, WORKGROUP), 1, 1),
+        );
+    }
+
+    /// From the output layer's input gradient to the last hidden layer's output gradient.
+    fn record_backward(&self, gpu: &Gpu, pass: &mut wgpu::ComputePass, n: usize) {
+        let elements = (groups_of(n * self.width, WORKGROUP), 1, 1);
+        gpu.record(pass, &self.cross_backward, elements);
+        let pairs = (groups_of(n * self.heads, 64), 1, 1);
+        gpu.record(pass, &self.backward_query, pairs);
+        gpu.record(pass, &self.backward_key_value, pairs);
+        record_layer_backward(gpu, pass, &self.projection, n);
+        gpu.record(pass, &self.accumulate, elements);
+    }
+
+    /// The projections read back and split into query, key and value.
+    async fn read(&self, gpu: &Gpu) -> Result<crate::model::Attention<f32>> {
+        let d = self.width;
+        let weight = gpu.read(&self.projection.weight, 3 * d * d).await?;
+        let bias = gpu.read(&self.projection.bias, 3 * d).await?;
+        Ok(split_projection(self.heads, d, &weight, &bias))
+    }
+
+    async fn gradients(&self, gpu: &Gpu) -> Result<crate::model::Attention<f32>> {
+        let d = self.width;
+        let weight = gpu.read(&self.projection.dweight, 3 * d * d).await?;
+        let bias = gpu.read(&self.projection.dbias, 3 * d).await?;
+        Ok(split_projection(self.heads, d, &weight, &bias))
+    }
+}
+
+/// The query, key and value projections of a (d, 3d) weight and a 3d bias laid side by side.
+fn split_projection(
+    heads: usize,
+    d: usize,
+    weight: &[f32],
+    bias: &[f32],
+) -> crate::model::Attention<f32> {
+    let block = |p: usize| Dense {
+        n_in: d,
+        n_out: d,
+        weight: weight
+            .chunks_exact(3 * d)
+            .flat_map(|row| row[p * d..(p + 1) * d].iter().copied())
+            .collect(),
+        bias: bias[p * d..(p + 1) * d].to_vec(),
+    };
+    crate::model::Attention {
+        heads,
+        query: block(0),
+        key: block(1),
+        value: block(2),
+    }
 }
 
 /// The parameters of adam.wgsl for Adam step `step` (1-based) over `len` values, the gradient and
@@ -167,6 +479,8 @@ pub fn binding_bytes(gpu: &Gpu, model: &Mlp<f32>, rows: usize, extra_columns: us
         .iter()
         .map(|l| l.n_in.max(l.n_out))
         .chain([padded_inputs(gpu, model.n_in())])
+        // The attention's queries, keys and values side by side.
+        .chain(model.attention.as_ref().map(|a| 3 * a.width()))
         .max()
         .unwrap_or(1);
     4 * (rows as u64) * (widest.max(extra_columns) as u64)
@@ -236,6 +550,10 @@ impl GpuMlp {
             })
             .collect();
         let last = model.layers.len() - 1;
+        let attention = model
+            .attention
+            .as_ref()
+            .map(|a| GpuAttention::new(&gpu, a, &acts[last - 1], &dacts[last - 1], max_rows));
         let mut layers = Vec::new();
         for (l, dense) in model.layers.iter().enumerate() {
             // The first layer's weight (n_in x n_out, row-major) padded with zero rows.
@@ -252,14 +570,11 @@ impl GpuMlp {
                 weight: initial,
                 bias: dense.bias.clone(),
             };
-            let weight = gpu.buffer_with("weight", &dense.weight);
-            let bias = gpu.buffer_with("bias", &dense.bias);
-            let dweight = gpu.buffer("dweight", dense.weight.len());
-            let dbias = gpu.buffer("dbias", dense.bias.len());
-            // Adam's moments live only in the bind groups of the two Adam slots.
-            let moments_weight = gpu.buffer("adam moments (weight)", 2 * dense.weight.len());
-            let moments_bias = gpu.buffer("adam moments (bias)", 2 * dense.bias.len());
-            let inp = if l == 0 { &input } else { &acts[l - 1] };
+            let inp = match (&attention, l) {
+                (_, 0) => &input,
+                (Some(a), l) if l == last => &a.crossed,
+                _ => &acts[l - 1],
+            };
             // Where the product writes and where its backward passes read the output's gradient:
             // a normalised layer's pre-activations and their gradient, otherwise the output's.
             let (product_out, product_dout) = match &pre[l] {
@@ -308,71 +623,26 @@ impl GpuMlp {
                         dparams,
                     }
                 });
-            layers.push(Layer {
-                n_in: dense.n_in,
-                n_out: dense.n_out,
+            let dinp = match (&model.attention, l) {
+                (_, 0) => None,
+                (Some(_), l) if l == last => attention.as_ref().map(|a| &a.dcrossed),
+                _ => Some(&dacts[l - 1]),
+            };
+            let outputs = Outputs {
+                product: (product_out, product_dout),
+                activation: (&acts[l], &dacts[l]),
+            };
+            let hidden = l != last;
+            layers.push(layer(
+                &gpu,
+                dense,
                 norm,
-                forward: gpu.slot(
-                    gpu.product_kernel(Kernel::DenseForward, dense.n_in, dense.n_out),
-                    [
-                        Some(inp),
-                        Some(&weight),
-                        Some(&bias),
-                        Some(product_out),
-                        None,
-                    ],
-                ),
-                relu_mask: (l != last).then(|| {
-                    gpu.slot(
-                        Kernel::ReluMask,
-                        [None, None, Some(&acts[l]), Some(&dacts[l]), None],
-                    )
-                }),
-                dropout: (l != last && dropout.is_some()).then(|| {
-                    (
-                        gpu.slot(Kernel::Dropout, [None, None, None, Some(&acts[l]), None]),
-                        gpu.slot(Kernel::Dropout, [None, None, None, Some(&dacts[l]), None]),
-                    )
-                }),
-                backward_weight: gpu.slot(
-                    gpu.product_kernel(Kernel::DenseBackwardWeight, dense.n_in, dense.n_out),
-                    [Some(inp), Some(product_dout), None, Some(&dweight), None],
-                ),
-                backward_bias: gpu.slot(
-                    Kernel::DenseBackwardBias,
-                    [Some(product_dout), None, None, Some(&dbias), None],
-                ),
-                backward_input: (l > 0).then(|| {
-                    gpu.slot(
-                        gpu.product_kernel(Kernel::DenseBackwardInput, dense.n_in, dense.n_out),
-                        [
-                            Some(product_dout),
-                            Some(&weight),
-                            None,
-                            Some(&dacts[l - 1]),
-                            None,
-                        ],
-                    )
-                }),
-                adam_weight: gpu.slot(
-                    Kernel::Adam,
-                    [
-                        Some(&dweight),
-                        None,
-                        None,
-                        Some(&weight),
-                        Some(&moments_weight),
-                    ],
-                ),
-                adam_bias: gpu.slot(
-                    Kernel::Adam,
-                    [Some(&dbias), None, None, Some(&bias), Some(&moments_bias)],
-                ),
-                weight,
-                bias,
-                dweight,
-                dbias,
-            });
+                inp,
+                outputs,
+                dinp,
+                hidden,
+                hidden && dropout.is_some(),
+            ));
         }
         Ok(GpuMlp {
             gpu,
@@ -386,6 +656,7 @@ impl GpuMlp {
             input,
             acts,
             dacts,
+            attention,
         })
     }
 
@@ -449,38 +720,7 @@ impl GpuMlp {
         let gpu = &self.gpu;
         let b = n as u32;
         for layer in &self.layers {
-            let n_out = layer.n_out as u32;
-            let params = |product| layer.dispatch(product, n).0;
-            gpu.set_params(&layer.forward, &params(Kernel::DenseForward));
-            if let Some(mask) = &layer.relu_mask {
-                let params = DenseParams {
-                    rows: b,
-                    cols: n_out,
-                    ..Default::default()
-                };
-                gpu.set_params(mask, &params);
-            }
-            gpu.set_params(&layer.backward_weight, &params(Kernel::DenseBackwardWeight));
-            let bias = DenseParams {
-                rows: 1,
-                cols: n_out,
-                inner: b,
-                relu: 0,
-            };
-            gpu.set_params(&layer.backward_bias, &bias);
-            if let Some(back) = &layer.backward_input {
-                gpu.set_params(back, &params(Kernel::DenseBackwardInput));
-            }
-            if let Some(norm) = &layer.norm {
-                let rows = DenseParams {
-                    rows: b,
-                    cols: n_out,
-                    ..Default::default()
-                };
-                gpu.set_params(&norm.forward, &rows);
-                gpu.set_params(&norm.backward_input, &rows);
-                gpu.set_params(&norm.backward_params, &rows);
-            }
+            set_layer_params(gpu, layer, n);
         }
         self.step += 1;
         if let Some(dropout) = &self.dropout {
@@ -498,15 +738,12 @@ impl GpuMlp {
                 }
             }
         }
-        for layer in &self.layers {
-            let weights = adam_params(&self.adam, self.step, layer.n_in * layer.n_out, 0, 0);
-            gpu.set_params(&layer.adam_weight, &weights);
-            let biases = adam_params(&self.adam, self.step, layer.n_out, 0, 0);
-            gpu.set_params(&layer.adam_bias, &biases);
-            if let Some(norm) = &layer.norm {
-                let values = adam_params(&self.adam, self.step, 2 * layer.n_out, 0, 0);
-                gpu.set_params(&norm.adam, &values);
-            }
+        for layer in self
+            .layers
+            .iter()
+            .chain(self.attention.as_ref().map(|a| &a.projection))
+        {
+            set_layer_adam(gpu, &self.adam, self.step, layer);
         }
         Ok(())
     }
@@ -518,27 +755,23 @@ impl GpuMlp {
 
     /// Records the forward pass over `n` rows, for scoring: no dropout.
     pub fn record_forward(&self, pass: &mut wgpu::ComputePass, n: usize) {
-        for layer in &self.layers {
-            self.record_layer_forward(pass, layer, n);
-        }
-    }
-
-    /// One layer's product, then its normalisation and ReLU where it has one.
-    fn record_layer_forward(&self, pass: &mut wgpu::ComputePass, layer: &Layer, n: usize) {
-        let workgroups = layer.dispatch(Kernel::DenseForward, n).1;
-        self.gpu.record(pass, &layer.forward, workgroups);
-        if let Some(norm) = &layer.norm {
-            self.gpu
-                .record(pass, &norm.forward, (groups_of(n, 64), 1, 1));
-        }
+        self.record_forward_with(pass, n, false);
     }
 
     /// Records the forward pass of a training step over `n` rows: each hidden layer's output
     /// through its dropout mask, when the model trains with dropout.
     pub fn record_forward_training(&self, pass: &mut wgpu::ComputePass, n: usize) {
-        for layer in &self.layers {
-            self.record_layer_forward(pass, layer, n);
-            if let Some((forward, _)) = &layer.dropout {
+        self.record_forward_with(pass, n, true);
+    }
+
+    fn record_forward_with(&self, pass: &mut wgpu::ComputePass, n: usize, training: bool) {
+        let last = self.layers.len() - 1;
+        for (l, layer) in self.layers.iter().enumerate() {
+            if let (Some(attention), true) = (&self.attention, l == last) {
+                attention.record_forward(&self.gpu, pass, n);
+            }
+            record_layer_forward(&self.gpu, pass, layer, n);
+            if let (Some((forward, _)), true) = (&layer.dropout, training) {
                 let elements = groups_of(n * layer.n_out, WORKGROUP);
                 self.gpu.record(pass, forward, (elements, 1, 1));
             }
@@ -547,66 +780,38 @@ impl GpuMlp {
 
     /// Records the backward pass over `n` rows, from dlogits to every weight's gradient.
     pub fn record_backward(&self, pass: &mut wgpu::ComputePass, n: usize) {
-        let gpu = &self.gpu;
-        for layer in self.layers.iter().rev() {
-            // A dropped unit's gradient is 0, a kept one's scaled as its output was; then ReLU's.
-            if let Some((_, backward)) = &layer.dropout {
-                gpu.record(
-                    pass,
-                    backward,
-                    (groups_of(n * layer.n_out, WORKGROUP), 1, 1),
-                );
-            }
-            if let Some(mask) = &layer.relu_mask {
-                gpu.record(pass, mask, (groups_of(n * layer.n_out, WORKGROUP), 1, 1));
-            }
-            // Through the normalisation to the pre-activations, which the products read.
-            if let Some(norm) = &layer.norm {
-                gpu.record(pass, &norm.backward_input, (groups_of(n, 64), 1, 1));
-                gpu.record(
-                    pass,
-                    &norm.backward_params,
-                    (groups_of(layer.n_out, 64), 1, 1),
-                );
-            }
-            let workgroups = |product| layer.dispatch(product, n).1;
-            gpu.record(
-                pass,
-                &layer.backward_weight,
-                workgroups(Kernel::DenseBackwardWeight),
-            );
-            gpu.record(
-                pass,
-                &layer.backward_bias,
-                (groups_of(layer.n_out, WORKGROUP), 1, 1),
-            );
-            if let Some(back) = &layer.backward_input {
-                gpu.record(pass, back, workgroups(Kernel::DenseBackwardInput));
+        let last = self.layers.len() - 1;
+        for (l, layer) in self.layers.iter().enumerate().rev() {
+            record_layer_backward(&self.gpu, pass, layer, n);
+            if let (Some(attention), true) = (&self.attention, l == last) {
+                attention.record_backward(&self.gpu, pass, n);
             }
         }
     }
 
     /// Records Adam's update of every weight and bias.
     pub fn record_adam(&self, pass: &mut wgpu::ComputePass) {
-        for layer in &self.layers {
-            self.gpu.record(
-                pass,
-                &layer.adam_weight,
-                (groups_of(layer.n_in * layer.n_out, WORKGROUP), 1, 1),
-            );
-            self.gpu.record(
-                pass,
-                &layer.adam_bias,
-                (groups_of(layer.n_out, WORKGROUP), 1, 1),
-            );
-            if let Some(norm) = &layer.norm {
-                self.gpu.record(
-                    pass,
-                    &norm.adam,
-                    (groups_of(2 * layer.n_out, WORKGROUP), 1, 1),
-                );
-            }
+        for layer in self
+            .layers
+            .iter()
+            .chain(self.attention.as_ref().map(|a| &a.projection))
+        {
+            record_layer_adam(&self.gpu, pass, layer);
         }
+    }
+
+    /// Writes each document's query for the attention of the batch just started
+    /// ([`start_step`](Self::start_step)): group g holds rows `offsets[g]..offsets[g + 1]`. A
+    /// model without attention needs none.
+    pub fn set_groups(&self, offsets: &[usize]) {
+        if let Some(attention) = &self.attention {
+            attention.start_batch(&self.gpu, offsets);
+        }
+    }
+
+    /// Whether the model attends over each query's documents (the listwise family).
+    pub fn attends(&self) -> bool {
+        self.attention.is_some()
     }
 
     /// The current model, read back.
@@ -630,12 +835,28 @@ impl GpuMlp {
                 });
             }
         }
-        Ok(Mlp { layers, norms })
+        let attention = match &self.attention {
+            Some(a) => Some(a.read(&self.gpu).await?),
+            None => None,
+        };
+        Ok(Mlp {
+            layers,
+            norms,
+            attention,
+        })
     }
 
     /// Scores `inputs` (rows x n_in) with the current weights on the GPU, in chunks of
-    /// `max_rows`: the forward dispatches only, then one read-back per chunk.
+    /// `max_rows`: the forward dispatches only, then one read-back per chunk. A listwise model
+    /// is scored by whole queries, which may hold more documents than a training batch: on the
+    /// CPU engine, from its weights read back ([`crate::engine`] does so).
     pub async fn score(&self, inputs: Inputs<'_>) -> Result<Vec<f32>> {
+        if self.attention.is_some() {
+            return Err(Error::Gpu(
+                "a listwise model is scored by whole queries on the CPU engine, not in GPU chunks"
+                    .into(),
+            ));
+        }
         let mut scores = Vec::with_capacity(inputs.n_rows());
         let (mut rows, mut scratch) = (Vec::new(), Vec::new());
         let mut at = 0;
@@ -676,6 +897,15 @@ impl GpuMlp {
         Ok(out)
     }
 
+    /// The attention's projections' gradients of the last step, as the model holds its
+    /// projections (None without attention).
+    pub async fn attention_gradients(&self) -> Result<Option<crate::model::Attention<f32>>> {
+        match &self.attention {
+            Some(a) => Ok(Some(a.gradients(&self.gpu).await?)),
+            None => Ok(None),
+        }
+    }
+
     /// The layer normalisations' gradients of the last step: each normalised layer's gain's,
     /// then its shift's.
     pub async fn norm_gradients(&self) -> Result<Vec<(Vec<f32>, Vec<f32>)>> {
@@ -688,5 +918,123 @@ impl GpuMlp {
             }
         }
         Ok(out)
+    }
+}
+
+/// Writes the parameters of one layer's forward and backward dispatches over `n` rows.
+fn set_layer_params(gpu: &Gpu, layer: &Layer, n: usize) {
+    let b = n as u32;
+    let n_out = layer.n_out as u32;
+    let params = |product| layer.dispatch(product, n).0;
+    gpu.set_params(&layer.forward, &params(Kernel::DenseForward));
+    if let Some(mask) = &layer.relu_mask {
+        let params = DenseParams {
+            rows: b,
+            cols: n_out,
+            ..Default::default()
+        };
+        gpu.set_params(mask, &params);
+    }
+    gpu.set_params(&layer.backward_weight, &params(Kernel::DenseBackwardWeight));
+    let bias = DenseParams {
+        rows: 1,
+        cols: n_out,
+        inner: b,
+        relu: 0,
+    };
+    gpu.set_params(&layer.backward_bias, &bias);
+    if let Some(back) = &layer.backward_input {
+        gpu.set_params(back, &params(Kernel::DenseBackwardInput));
+    }
+    if let Some(norm) = &layer.norm {
+        let rows = DenseParams {
+            rows: b,
+            cols: n_out,
+            ..Default::default()
+        };
+        gpu.set_params(&norm.forward, &rows);
+        gpu.set_params(&norm.backward_input, &rows);
+        gpu.set_params(&norm.backward_params, &rows);
+    }
+}
+
+/// Writes the parameters of one layer's Adam dispatches for Adam step `step`.
+fn set_layer_adam(gpu: &Gpu, adam: &AdamConfig, step: u64, layer: &Layer) {
+    let weights = adam_params(adam, step, layer.n_in * layer.n_out, 0, 0);
+    gpu.set_params(&layer.adam_weight, &weights);
+    let biases = adam_params(adam, step, layer.n_out, 0, 0);
+    gpu.set_params(&layer.adam_bias, &biases);
+    if let Some(norm) = &layer.norm {
+        let values = adam_params(adam, step, 2 * layer.n_out, 0, 0);
+        gpu.set_params(&norm.adam, &values);
+    }
+}
+
+/// One layer's product, then its normalisation and ReLU where it has one.
+fn record_layer_forward(gpu: &Gpu, pass: &mut wgpu::ComputePass, layer: &Layer, n: usize) {
+    let workgroups = layer.dispatch(Kernel::DenseForward, n).1;
+    gpu.record(pass, &layer.forward, workgroups);
+    if let Some(norm) = &layer.norm {
+        gpu.record(pass, &norm.forward, (groups_of(n, 64), 1, 1));
+    }
+}
+
+/// One layer's backward pass over `n` rows: through its dropout mask, ReLU and normalisation,
+/// to its weight's and bias's gradients and its input's.
+fn record_layer_backward(gpu: &Gpu, pass: &mut wgpu::ComputePass, layer: &Layer, n: usize) {
+    // A dropped unit's gradient is 0, a kept one's scaled as its output was; then ReLU's.
+    if let Some((_, backward)) = &layer.dropout {
+        gpu.record(
+            pass,
+            backward,
+            (groups_of(n * layer.n_out, WORKGROUP), 1, 1),
+        );
+    }
+    if let Some(mask) = &layer.relu_mask {
+        gpu.record(pass, mask, (groups_of(n * layer.n_out, WORKGROUP), 1, 1));
+    }
+    // Through the normalisation to the pre-activations, which the products read.
+    if let Some(norm) = &layer.norm {
+        gpu.record(pass, &norm.backward_input, (groups_of(n, 64), 1, 1));
+        gpu.record(
+            pass,
+            &norm.backward_params,
+            (groups_of(layer.n_out, 64), 1, 1),
+        );
+    }
+    let workgroups = |product| layer.dispatch(product, n).1;
+    gpu.record(
+        pass,
+        &layer.backward_weight,
+        workgroups(Kernel::DenseBackwardWeight),
+    );
+    gpu.record(
+        pass,
+        &layer.backward_bias,
+        (groups_of(layer.n_out, WORKGROUP), 1, 1),
+    );
+    if let Some(back) = &layer.backward_input {
+        gpu.record(pass, back, workgroups(Kernel::DenseBackwardInput));
+    }
+}
+
+/// One layer's Adam updates: weight, bias, and a normalisation's gain and shift.
+fn record_layer_adam(gpu: &Gpu, pass: &mut wgpu::ComputePass, layer: &Layer) {
+    gpu.record(
+        pass,
+        &layer.adam_weight,
+        (groups_of(layer.n_in * layer.n_out, WORKGROUP), 1, 1),
+    );
+    gpu.record(
+        pass,
+        &layer.adam_bias,
+        (groups_of(layer.n_out, WORKGROUP), 1, 1),
+    );
+    if let Some(norm) = &layer.norm {
+        gpu.record(
+            pass,
+            &norm.adam,
+            (groups_of(2 * layer.n_out, WORKGROUP), 1, 1),
+        );
     }
 }

@@ -48,6 +48,19 @@ pub enum Kernel {
     LayerNormBackwardInput,
     /// The gradients of a normalised layer's gain and shift.
     LayerNormBackwardParams,
+    /// The listwise family's self-attention over each query's documents
+    /// ([`crate::model::Attention`]), from the query, key and value rows.
+    Attend,
+    /// h ⊙ (1 + a), the latent cross.
+    Cross,
+    /// The latent cross's gradients w.r.t. h and a.
+    CrossBackward,
+    /// The gradient w.r.t. the queries.
+    AttendBackwardQuery,
+    /// The gradients w.r.t. the keys and the values.
+    AttendBackwardKeyValue,
+    /// One buffer added into another.
+    Accumulate,
     /// A kernel of a ranking loss, as its entry in [`crate::model::loss::LOSSES`] names it.
     Loss(Wgsl),
     ReduceSum,
@@ -74,7 +87,7 @@ pub enum Kernel {
 
 impl Kernel {
     /// The kernels that are not a loss's.
-    const FIXED: [Kernel; 24] = [
+    const FIXED: [Kernel; 30] = [
         Kernel::DenseForward,
         Kernel::DenseForwardNaive,
         Kernel::DenseBackwardInput,
@@ -88,6 +101,12 @@ impl Kernel {
         Kernel::LayerNormForward,
         Kernel::LayerNormBackwardInput,
         Kernel::LayerNormBackwardParams,
+        Kernel::Attend,
+        Kernel::Cross,
+        Kernel::CrossBackward,
+        Kernel::AttendBackwardQuery,
+        Kernel::AttendBackwardKeyValue,
+        Kernel::Accumulate,
         Kernel::ReduceSum,
         Kernel::Adam,
         Kernel::ObjectiveTerms,
@@ -146,6 +165,12 @@ impl Kernel {
             Kernel::LayerNormForward => ("norm.wgsl", "layer_norm_forward"),
             Kernel::LayerNormBackwardInput => ("norm.wgsl", "layer_norm_backward_input"),
             Kernel::LayerNormBackwardParams => ("norm.wgsl", "layer_norm_backward_params"),
+            Kernel::Attend => ("attention.wgsl", "attend"),
+            Kernel::Cross => ("attention.wgsl", "cross"),
+            Kernel::CrossBackward => ("attention.wgsl", "cross_backward"),
+            Kernel::AttendBackwardQuery => ("attention.wgsl", "attend_backward_query"),
+            Kernel::AttendBackwardKeyValue => ("attention.wgsl", "attend_backward_key_value"),
+            Kernel::Accumulate => ("attention.wgsl", "accumulate"),
             Kernel::Loss(kernel) => (kernel.file, kernel.entry),
             Kernel::ReduceSum => ("reduce.wgsl", "reduce_sum"),
             Kernel::Adam => ("adam.wgsl", "adam"),

@@ -62,7 +62,7 @@ kernel_params! {
     /// A dense product: result = rows x cols, summed over inner ([`super::dense_dispatch`]); also
     /// `relu_mask` (rows x cols) and `backward_bias` (cols, over inner rows); the layer
     /// normalisation's kernels (rows x cols, the layer's units).
-    DenseParams in ["dense.wgsl", "dense_vec4.wgsl", "norm.wgsl"] {
+    DenseParams in ["dense.wgsl", "dense_vec4.wgsl", "norm.wgsl", "attention.wgsl"] {
         rows: u32,
         cols: u32,
         inner: u32,

@@ -252,6 +252,7 @@ impl GpuTrainer {
         let gpu = self.gpu.clone();
         let groups = batch.offsets.len() - 1;
         self.mlp.start_step(batch.inputs, n)?;
+        self.mlp.set_groups(batch.offsets);
         self.write_group_info(batch);
         let shape = BatchShape {
             n,
@@ -385,6 +386,11 @@ impl GpuTrainer {
     /// batch size: the forward dispatches only, then one read-back per chunk.
     pub async fn score(&self, inputs: Inputs<'_>) -> Result<Vec<f32>> {
         self.mlp.score(inputs).await
+    }
+
+    /// Whether the model attends over each query's documents (the listwise family).
+    pub fn attends(&self) -> bool {
+        self.mlp.attends()
     }
 
     /// The gradients of the last step (weight, bias per layer).

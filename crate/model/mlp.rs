@@ -3,6 +3,7 @@
 //! [`crate::memory`]). Its forward and backward
 //! passes are each engine's ([`crate::cpu::mlp`], [`crate::gpu::mlp`]).
 
+use super::attention::Attention;
 use super::{real, Real};
 use crate::memory::human_bytes;
 use crate::rng::Rng;
@@ -98,11 +99,15 @@ impl Norm {
 
 /// The multilayer perceptron: `widths` hidden layers with ReLU, then a linear layer to one logit.
 /// With layer normalisation, `norms[l]` normalises hidden layer l's pre-activations; without it,
-/// `norms` is empty.
+/// `norms` is empty. With `attention`, the last hidden layer's outputs attend over the query's
+/// documents and are crossed with what they gather before the output layer.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Mlp<T> {
     pub layers: Vec<Dense<T>>,
     pub norms: Vec<LayerNorm<T>>,
+    /// The listwise family's self-attention between the last hidden layer and the output layer
+    /// ([`Attention`]); None for the MLP, which scores each document alone.
+    pub attention: Option<Attention<T>>,
 }
 
 impl<T: Real> Mlp<T> {
@@ -129,7 +134,25 @@ impl<T: Real> Mlp<T> {
         Mlp {
             layers,
             norms: Vec::new(),
+            attention: None,
         }
+    }
+
+    /// The same model with `heads` heads of self-attention over the query's documents after its
+    /// last hidden layer (0: none, the MLP). Their weights come from their own stream of `seed`;
+    /// the MLP's are unchanged. The heads must divide the last hidden width
+    /// ([`super::attention::check_heads`]).
+    pub fn with_attention(mut self, heads: usize, seed: u64) -> Self {
+        self.attention = (heads > 0).then(|| {
+            let width = self.layers[self.layers.len() - 1].n_in;
+            Attention::new(width, heads, seed)
+        });
+        self
+    }
+
+    /// Heads of self-attention (0: the MLP).
+    pub fn attention_heads(&self) -> usize {
+        self.attention.as_ref().map_or(0, |a| a.heads)
     }
 
     /// The same model with `norm` on its hidden layers: layer normalisation starts as the
@@ -170,9 +193,10 @@ impl<T: Real> Mlp<T> {
     }
 
     /// Every parameter tensor in order: each layer's weight and bias, then, with layer
-    /// normalisation, its gain and shift.
+    /// normalisation, its gain and shift; last, with attention, the query's, key's and value's
+    /// weight and bias.
     pub fn tensors(&self) -> impl Iterator<Item = &[T]> {
-        self.layers.iter().enumerate().flat_map(|(l, layer)| {
+        let layers = self.layers.iter().enumerate().flat_map(|(l, layer)| {
             let norm = self.norms.get(l);
             [
                 Some(layer.weight.as_slice()),
@@ -182,13 +206,19 @@ impl<T: Real> Mlp<T> {
             ]
             .into_iter()
             .flatten()
-        })
+        });
+        let attention = self.attention.iter().flat_map(|a| {
+            a.projections()
+                .into_iter()
+                .flat_map(|p| [p.weight.as_slice(), p.bias.as_slice()])
+        });
+        layers.chain(attention)
     }
 
     /// [`tensors`](Self::tensors), to write.
     pub fn tensors_mut(&mut self) -> impl Iterator<Item = &mut Vec<T>> {
         let mut norms = self.norms.iter_mut();
-        self.layers.iter_mut().flat_map(move |layer| {
+        let layers = self.layers.iter_mut().flat_map(move |layer| {
             let norm = norms.next();
             let (gain, shift) = match norm {
                 Some(n) => (Some(&mut n.gain), Some(&mut n.shift)),
@@ -197,7 +227,13 @@ impl<T: Real> Mlp<T> {
             [Some(&mut layer.weight), Some(&mut layer.bias), gain, shift]
                 .into_iter()
                 .flatten()
-        })
+        });
+        let attention = self.attention.iter_mut().flat_map(|a| {
+            [&mut a.query, &mut a.key, &mut a.value]
+                .into_iter()
+                .flat_map(|p| [&mut p.weight, &mut p.bias])
+        });
+        layers.chain(attention)
     }
 
     /// Every parameter, flattened in the order of [`tensors`](Self::tensors); for gradient

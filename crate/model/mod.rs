@@ -9,6 +9,7 @@
 //! [`crate::error`] and [`crate::rng`]), and `tests/architecture.rs` fails on any upward import.
 
 pub mod adam;
+pub mod attention;
 pub mod dropout;
 pub mod ensemble;
 pub mod loss;
@@ -17,6 +18,7 @@ pub mod objective;
 pub mod step;
 
 pub use adam::AdamConfig;
+pub use attention::Attention;
 pub use ensemble::Ensemble;
 pub use loss::LossKind;
 pub use mlp::{Dense, LayerNorm, Mlp, Norm};

@@ -64,6 +64,9 @@ pub struct TrainConfig {
     pub dropout: f64,
     /// The hidden layers' normalisation ([`crate::model::Norm`]).
     pub norm: crate::model::Norm,
+    /// Heads of self-attention over each query's documents after the last hidden layer (the
+    /// listwise family, [`crate::model::Attention`]; 0: the MLP).
+    pub attention_heads: usize,
     /// Members of the model, each trained from its own seed, whose scores are averaged (1: one
     /// model).
     pub ensemble: usize,
@@ -153,6 +156,11 @@ impl TrainConfig {
                 crate::error::shown(self.dropout)
             ));
         }
+        crate::model::attention::check_heads(
+            self.attention_heads,
+            &self.widths,
+            "--attention-heads",
+        )?;
         if self.ensemble == 0 || self.ensemble > MAX_MEMBERS {
             return bad(format!(
                 "an ensemble of {} members: it takes 1 (one model) to {MAX_MEMBERS}",
@@ -370,7 +378,10 @@ async fn fit_member_async(
     on: &mut dyn FnMut(Event<'_>),
 ) -> Result<Member> {
     let width = check(train, valid, config, guidance)?;
-    let model = Mlp::<f32>::new(width, &config.widths, config.seed).with_norm(config.norm);
+    let model = Mlp::<f32>::new(width, &config.widths, config.seed)
+        .with_norm(config.norm)
+        .with_attention(config.attention_heads, config.seed);
+    let attends = config.attention_heads > 0;
     let groups: Vec<usize> = (0..train.set.n_groups())
         .filter(|&g| guidance.uses_unlabeled() || train.set.positive_group[g])
         .collect();
@@ -423,7 +434,8 @@ async fn fit_member_async(
                 // whose labels it then weighs.
                 if let Some(tower) = tower.as_mut().filter(|t| t.learns_per_step()) {
                     let n = batch.labels.len();
-                    let scores = trainer.score(Inputs::dense(&batch.inputs, n)).await?;
+                    let inputs = Inputs::dense(&batch.inputs, n).with_groups(&batch.offsets);
+                    let scores = trainer.score(inputs).await?;
                     tower.observe(&batch.groups, &batch.offsets, &scores);
                     tower.labels_into(&batch.groups, &batch.offsets, &mut batch.labels);
                 }
@@ -484,9 +496,11 @@ async fn fit_member_async(
             next_labels = Some(tower.fit(&scores));
             propensity_seconds = Some(started.elapsed());
         }
-        let valid_scores = score_for_ndcg(&trainer, valid, &valid_ranked).await?;
+        let valid_scores = score_for_ndcg(&trainer, valid, &valid_ranked, attends).await?;
         let test_scores = match (test, &test_ranked) {
-            (Some(t), Some(ranked)) => Some((t, score_for_ndcg(&trainer, t, ranked).await?)),
+            (Some(t), Some(ranked)) => {
+                Some((t, score_for_ndcg(&trainer, t, ranked, attends).await?))
+            }
             _ => None,
         };
         if selection.end_epoch(
@@ -531,8 +545,11 @@ async fn score_for_ndcg(
     trainer: &RankingTrainer,
     split: Split<'_>,
     ranked: &[usize],
+    attends: bool,
 ) -> Result<Vec<f32>> {
-    if ranked.len() == split.set.n_docs() {
+    // A listwise model's score depends on the whole query, so it scores every group: the
+    // groups it does not rank cannot change the NDCG either.
+    if ranked.len() == split.set.n_docs() || split.inputs.groups().is_some() && attends {
         return trainer.score(split.inputs).await;
     }
     let mut scores = vec![0f32; split.set.n_docs()];

@@ -374,7 +374,8 @@ class Ranker(_EstimatorBase):
         library's default: ``loss`` (a name of :data:`LOSSES`), ``epochs``, ``patience``, ``lr``,
         ``weight_decay``, ``lr_schedule`` (``"constant"``, ``"cosine"``), ``input_noise``,
         ``dropout``, ``norm`` (``"none"``, ``"layer"``: layer normalisation of the hidden layers),
-        ``ensemble`` (members of the student whose scores are averaged), ``alpha``,
+        ``attention_heads`` (0: the MLP; H: the listwise family, self-attention with H heads
+        over each query's documents, whose ``predict`` then takes ``qid``), ``ensemble`` (members of the student whose scores are averaged), ``alpha``,
         ``teacher_temperature``, ``widths``, ``teacher_widths``, ``batch_docs``, ``teachers``,
         ``rd``, ``objective``, ``idcg_zero``, ``backend`` ("auto", "cpu", "gpu"); ``teacher``, a
         teacher trained elsewhere for ``pfd``: a LightGBM or XGBoost model (a file's path, a
@@ -606,17 +607,22 @@ class Ranker(_EstimatorBase):
         """The JSON half of the saved model: the columns it reads, its widths, its loss."""
         return _json.loads(self._fitted().config_json())
 
-    def predict(self, X: Any, backend: Optional[str] = None, allow_missing_features: bool = False) -> _np.ndarray:
+    def predict(self, X: Any, backend: Optional[str] = None, allow_missing_features: bool = False,
+                qid: Any = None) -> _np.ndarray:
         """One float32 score per row of ``X`` (the width of the training X), the scores
         ``distillrank predict`` writes for the same model file. ``backend`` overrides the
         ranker's. ``allow_missing_features``: an ``X`` narrower than the training X has its
         missing last columns read as 0 (as ``distillrank predict --allow-missing-features``
-        reads a sparse file whose last columns are all zero); without it, it is refused."""
+        reads a sparse file whose last columns are all zero); without it, it is refused.
+        ``qid``: a query id per row (each query's rows together); required by a listwise
+        model (``attention_heads`` above 0), whose documents attend to the others of their
+        query, and checked but not needed by an MLP."""
         fitted = self._fitted()
         expected = getattr(self, "feature_names_in_", None)
         _check_names("X", _column_names(X), None if expected is None else list(expected))
         x = _features("X", _as_array(X))
-        return fitted.predict(x, backend or self._setup["backend"], bool(allow_missing_features))
+        qids = None if qid is None else _qids("qid", qid).tolist()
+        return fitted.predict(x, backend or self._setup["backend"], bool(allow_missing_features), qids)
 
     def score(self, X: Any, y: Any, qid: Any = None, k: int = 8) -> float:
         """Mean NDCG@k of :meth:`predict`'s scores against the relevance grades ``y`` over the
@@ -626,7 +632,7 @@ class Ranker(_EstimatorBase):
         counts."""
         if qid is None:
             raise ValueError("qid: a query id per row is required to score a ranking (NDCG@k per query)")
-        scores = self.predict(X)
+        scores = self.predict(X, qid=qid)
         grades = _grades("y", y)
         value = _distillrank.ndcg(scores.tolist(), grades.tolist(), _qids("qid", qid).tolist(), int(k),
                                   self._setup["idcg_zero"])

@@ -97,7 +97,8 @@ def sweep(
 
 
 def _scorer(model: Any) -> Any:
-    """A function from a partition's feature matrix to its scores, for `model`: a fitted
+    """A function from a partition's feature matrix and query ids (None when the frame has
+    none; a listwise model needs them, the others ignore them) to its scores, for `model`: a fitted
     :class:`distillrank.Ranker` (sent to the workers pickled), a saved model's prefix (read on
     each worker), or a LightGBM or XGBoost model file (read here, scored on the workers by the
     library's reader, as its library scores it)."""
@@ -109,12 +110,15 @@ def _scorer(model: Any) -> Any:
         path = os.fspath(model)
         prefix = path[: -len(".json")] if path.endswith(".json") else path
         if os.path.exists(prefix + ".json") and os.path.exists(prefix + ".safetensors"):
-            return lambda x: _load(prefix).predict(x)
+            return lambda x, q: _load(prefix).predict(x, qid=q)
         with open(path, "rb") as f:
             data = f.read()
-        return lambda x: np.asarray(_distillrank.forest_scores(data, path, np.asarray(x, np.float64), "auto"), np.float32)
+        return lambda x, q: np.asarray(_distillrank.forest_scores(data, path, np.asarray(x, np.float64), "auto"),
+                                       np.float32)
+    if isinstance(model, _importlib.import_module("distillrank").Ranker):
+        return lambda x, q: model.predict(x, qid=q)
     if hasattr(model, "predict"):
-        return model.predict
+        return lambda x, q: model.predict(x)
     raise ValueError(
         "model: a fitted distillrank.Ranker, a saved model's prefix (PREFIX.json + PREFIX.safetensors), "
         "or a LightGBM or XGBoost model file"
@@ -273,20 +277,30 @@ def click_table(impressions: Any, data: str, query: Optional[str] = None, out: O
 
 
 def predict(
-    model: Any, frame: Any, columns: Optional[Sequence[str]] = None, exclude: Sequence[str] = ("qid", "label")
+    model: Any, frame: Any, columns: Optional[Sequence[str]] = None, exclude: Sequence[str] = ("qid", "label"),
+    qid: str = "qid",
 ) -> Any:
     """Scores the rows of a Dask dataframe on the cluster's workers, partition by partition
     (``map_partitions``): a Dask series of float32 scores, one per row, with the frame's index.
     ``model``: a fitted :class:`distillrank.Ranker`, a saved model's prefix, or a LightGBM or
     XGBoost model file. ``columns``: the features in the model's order (default: every column
-    but ``exclude``, the query id and the grade, which are never features)."""
+    but ``exclude``, the query id and the grade, which are never features). The ``qid`` column,
+    when the frame has it, groups each partition's rows into queries for a listwise model
+    (``attention_heads`` above 0), which then needs each query whole in one partition
+    (:func:`check_queries_whole`)."""
     pd: Any = _importlib.import_module("pandas")
 
     features = _columns(frame, columns, exclude)
     score = _scorer(model)
+    if _attends(model):
+        check_queries_whole(frame, qid)
+
+    def scores(part: Any) -> Any:
+        qids = part[qid].to_numpy() if qid in part.columns else None
+        return pd.Series(score(part[features].to_numpy(), qids), index=part.index, dtype="float32", name="score")
+
     return frame.map_partitions(
-        _OfPartitions(lambda part: pd.Series(score(part[features].to_numpy()), index=part.index, dtype="float32",
-                                             name="score")),
+        _OfPartitions(scores),
         meta=("score", "f4"),
     )
 
@@ -314,7 +328,7 @@ def evaluate(
     def per_query(part: Any) -> Any:
         if len(part) == 0:
             return pd.DataFrame({"qid": pd.Series([], dtype="u8"), "ndcg": pd.Series([], dtype="f8")})
-        scores = _np_f32(score(part[features].to_numpy()))
+        scores = _np_f32(score(part[features].to_numpy(), part[qid].to_numpy()))
         qids, values = _distillrank.ndcg_per_query(scores.tolist(), part[label].astype("f8").tolist(),
                                                    part[qid].astype("u8").tolist(), int(k))
         return pd.DataFrame({"qid": pd.Series(qids, dtype="u8"),
@@ -327,6 +341,24 @@ def evaluate(
         "queries": len(measured),
         "per_query": {int(q): (None if v != v else float(v)) for q, v in zip(found["qid"], found["ndcg"])},
     }
+
+
+def _attends(model: Any) -> bool:
+    """Whether `model` is a listwise distillrank model (its scores depend on the query's other
+    documents)."""
+    if isinstance(model, str) or hasattr(model, "__fspath__"):
+        import os
+
+        path = os.fspath(model)
+        prefix = path[: -len(".json")] if path.endswith(".json") else path
+        if not os.path.exists(prefix + ".json"):
+            return False
+        with open(prefix + ".json") as f:
+            return int(_json.load(f).get("attention_heads", 0)) > 0
+    try:
+        return int(model.model_config_.get("attention_heads", 0)) > 0
+    except (AttributeError, ValueError):
+        return False
 
 
 def _np_f32(values: Any) -> Any:

@@ -335,19 +335,29 @@ impl Model {
 
     /// One score per row of `x` (float32 C-contiguous, the width of the training data's X), as
     /// `distillrank predict` scores a file; `allow_missing_features` reads the columns of a
-    /// narrower `x` that it lacks as 0, as `predict --allow-missing-features` does.
-    #[pyo3(signature = (x, backend_name, allow_missing_features=false))]
+    /// narrower `x` that it lacks as 0, as `predict --allow-missing-features` does. `qids`
+    /// groups the rows into queries (each query's rows together), which a listwise model
+    /// (attention) needs and an MLP ignores.
+    #[pyo3(signature = (x, backend_name, allow_missing_features=false, qids=None))]
     fn predict<'py>(
         &self,
         py: Python<'py>,
         x: PyReadonlyArray2<'py, f32>,
         backend_name: &str,
         allow_missing_features: bool,
+        qids: Option<Vec<u64>>,
     ) -> PyResult<Bound<'py, PyArray1<f32>>> {
         let backend = backend(backend_name)?;
         let (values, width) = features(TRAIN, &x, None)?;
         let rows = x.shape()[0];
-        let (grades, qids) = (vec![0.0; rows], vec![0; rows]);
+        if qids.is_none() && self.config.attention_heads > 0 {
+            return Err(PyValueError::new_err(format!(
+                "qid: a listwise model (attention_heads={}) scores each document against the other documents of its query; give qid= with a query id per row (each query's rows together)",
+                self.config.attention_heads
+            )));
+        }
+        let grades = vec![0.0; rows];
+        let qids = qids.unwrap_or_else(|| vec![0; rows]);
         let name = Path::new(TRAIN);
         let scores = py.detach(|| {
             let data =
@@ -355,7 +365,10 @@ impl Model {
             let inputs = model_io::model_inputs(&data, &self.config, name, allow_missing_features)?;
             let engine = engine(backend, &mut pipeline::Silent)?;
             let scores = distillrank::native::block_on(
-                engine.score_ensemble(&self.model, Inputs::dense(&inputs, data.n_docs())),
+                engine.score_ensemble(
+                    &self.model,
+                    Inputs::dense(&inputs, data.n_docs()).with_groups(&data.group_offsets),
+                ),
             )?;
             model_io::check_scores(&scores, name)?;
             Ok(scores)

@@ -241,6 +241,17 @@ def test_scoring_and_evaluation_on_the_workers_equal_one_machines(client):
         again = dr_dask.evaluate(ranker, dd.from_pandas(frame.set_index("qid", drop=False), npartitions=n, sort=True))
         assert again == found, n
     assert dr_dask.predict(ranker, whole).compute().tolist() == scores.tolist()
+    # A listwise ranker is scored on the workers by each partition's queries, as one machine
+    # scores them; a frame cut through a query is refused for it by name.
+    listwise = distillrank.Ranker(method="no-distillation", labels="grades", epochs=1, widths=[16], backend="cpu",
+                                  attention_heads=2)
+    listwise.fit(*train[:2], qid=train[2], verbose=False)
+    np.testing.assert_allclose(dr_dask.predict(listwise, whole).compute().to_numpy(), listwise.predict(X, qid=qid),
+                               rtol=1e-6, atol=1e-6)
+    assert abs(dr_dask.evaluate(listwise, whole)["ndcg@8"] - listwise.score(X, y, qid=qid)) < 1e-6
+    cut = dd.from_pandas(frame.reset_index(drop=True), npartitions=7, sort=True)
+    with pytest.raises(ValueError, match=r"qid \d+ has rows in partitions"):
+        dr_dask.predict(listwise, cut)
     # A LightGBM model file, scored on the workers as LightGBM scores it.
     lgbm = ROOT / "tests" / "data" / "mq2008-lightgbm.txt"
     tree = dr_dask.evaluate(str(lgbm), whole)

@@ -24,6 +24,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 BIN = Path(os.environ.get("DISTILLRANK_BIN") or REPO / "target" / "debug" / "distillrank")
 MQ2008 = REPO / "target" / "data" / "mq2008" / "Fold1"
+PACKAGE = distillrank
 LOSSES = distillrank.LOSSES
 TRANSFORMS = distillrank.TRANSFORMS
 DATASETS = ["mq2008", "synthetic"]
@@ -88,14 +89,16 @@ def synthetic_file(workdir):
 _trained = {}
 
 
-def trained(workdir, synthetic_file, dataset, loss, transform="signed-log1p", ensemble=1, norm="none"):
+def trained(workdir, synthetic_file, dataset, loss, transform="signed-log1p", ensemble=1, norm="none", heads=0):
     """(model prefix, raw file to score) of a small student trained for one epoch (each of its
-    `ensemble` members), its hidden layers normalised by `norm`."""
-    key = (dataset, loss, transform, ensemble, norm)
+    `ensemble` members), its hidden layers normalised by `norm`, listwise with `heads` heads of
+    attention (0: the MLP)."""
+    key = (dataset, loss, transform, ensemble, norm, heads)
     if key not in _trained:
-        prefix = workdir / f"{dataset}-{loss}-{transform}-{ensemble}-{norm}"
+        prefix = workdir / f"{dataset}-{loss}-{transform}-{ensemble}-{norm}-{heads}"
         common = ["--loss", loss, "--epochs", 1, "--widths", "16,8", "--save", prefix]
         common += ["--transform", transform, "--ensemble", ensemble, "--norm", norm]
+        common += ["--attention-heads", heads]
         common += ["--backend", "cpu", "--quiet"]
         if dataset == "mq2008":
             assert MQ2008.is_dir(), f"MQ2008 Fold1 is missing at {MQ2008}"
@@ -210,3 +213,56 @@ def test_unknown_transform_is_refused(workdir, synthetic_file):
     assert done.returncode != 0
     assert "unknown transform 'standardize'" in done.stderr, done.stderr
     assert not target.exists()
+
+
+def query_ids(path):
+    """Each document's qid in a LETOR text file, in order."""
+    return np.array([int(line.split()[1].split(":")[1]) for line in Path(path).read_text().splitlines()
+                     if line.split("#", 1)[0].strip()])
+
+
+@pytest.mark.parametrize("dataset,heads,ensemble,norm", [
+    ("mq2008", 1, 1, "none"), ("mq2008", 4, 1, "none"), ("synthetic", 2, 2, "layer"),
+])
+def test_listwise_graph_scores_each_query_as_predict(workdir, synthetic_file, dataset, heads, ensemble, norm):
+    """The listwise family's graph takes one query's documents, of any number: run once per
+    query, onnxruntime gives `predict`'s scores. A one-document query gives the score its
+    document gets alone, and the graph's scores of a query depend on the whole query (shuffled,
+    they move with their documents; cut short, they change)."""
+    prefix, file = trained(workdir, synthetic_file, dataset, "ranknet", "rank-gauss", ensemble, norm, heads)
+    path = export(prefix, workdir / f"listwise-{dataset}-{heads}-{ensemble}-{norm}.onnx")
+    model = onnx.load(str(path))
+    onnx.checker.check_model(model, full_check=True)
+    config = json.loads(Path(f"{prefix}.json").read_text())
+    meta = {p.key: p.value for p in model.metadata_props}
+    assert config["attention_heads"] == heads and meta["attention_heads"] == str(heads)
+    assert [n.op_type for n in model.graph.node].count("Softmax") == ensemble
+    assert "ONE query" in model.doc_string
+
+    features = read_letor(file, config["source_features"])
+    qids = query_ids(file)
+    expected = predict(prefix, file)
+    got = np.empty_like(expected)
+    starts = np.flatnonzero(np.r_[True, qids[1:] != qids[:-1], True])
+    sizes = set()
+    for a, b in zip(starts[:-1], starts[1:]):
+        got[a:b] = onnx_scores(path, features[a:b])
+        sizes.add(b - a)
+    assert len(sizes) > 1, "queries of several lengths"
+    difference = np.abs(got.astype(np.float64) - expected.astype(np.float64))
+    print(f"\nlistwise {dataset} heads {heads} ensemble {ensemble} norm {norm}: "
+          f"{len(starts) - 1} queries, max |ONNX - predict| = {difference.max():.3e}")
+    np.testing.assert_allclose(got, expected, rtol=RTOL, atol=ATOL)
+
+    a, b = starts[0], starts[1]
+    order = np.random.default_rng(0).permutation(b - a)
+    np.testing.assert_allclose(onnx_scores(path, features[a:b][order]), expected[a:b][order], rtol=RTOL, atol=ATOL)
+    alone = onnx_scores(path, features[a:a + 1])
+    assert alone.shape == (1,)
+    assert abs(float(alone[0]) - float(expected[a])) > 1e-6, "a document scored alone differs from in its query"
+
+    # The package scores the same model the same way, given the queries; without them it refuses.
+    ranker = PACKAGE.load(str(prefix), backend="cpu")
+    np.testing.assert_allclose(ranker.predict(features, qid=qids), expected, rtol=RTOL, atol=ATOL)
+    with pytest.raises(ValueError, match="qid"):
+        ranker.predict(features)

@@ -248,3 +248,27 @@ def test_the_docstring_names_the_graded_losses_from_the_entries():
     for name in graded:
         assert f'``"{name}"``' in doc, name
     assert '``"rankbce"``' not in doc
+
+
+def test_a_listwise_ranker_fits_scores_and_serves_by_query(mq2008, tmp_path):
+    """The listwise family through the estimator: ``attention_heads`` fits, ``predict`` needs the
+    query ids (each document's score depends on its query's other documents), ``score`` passes
+    them, a saved and reloaded ranker scores the same, and heads that do not divide the last
+    width are refused before any training, naming the setting."""
+    X, y, qid = mq2008["train"]
+    Xt, yt, qt = mq2008["test"]
+    ranker = distillrank.Ranker(method="pfd", attention_heads=2, **SMALL).fit(X, y, qid=qid, verbose=False)
+    assert ranker.model_config_["attention_heads"] == 2
+    scores = ranker.predict(Xt, qid=qt)
+    assert scores.shape == (len(qt),) and np.isfinite(scores).all()
+    with pytest.raises(ValueError, match="qid"):
+        ranker.predict(Xt)
+    assert ranker.score(Xt, yt, qid=qt, k=8) == pytest.approx(ndcg_reference(scores, yt, qt, 8), abs=1e-9)
+    # One query's scores depend on that query alone: scored by itself, the same.
+    first = qt == qt[0]
+    np.testing.assert_allclose(ranker.predict(Xt[first], qid=qt[first]), scores[first], rtol=1e-6, atol=1e-6)
+    ranker.save(str(tmp_path / "listwise"))
+    loaded = distillrank.load(str(tmp_path / "listwise"))
+    np.testing.assert_array_equal(loaded.predict(Xt, qid=qt), scores)
+    with pytest.raises(ValueError, match="attention.heads.*divide"):
+        distillrank.Ranker(method="no-distillation", **dict(SMALL, attention_heads=3)).fit(X, y, qid=qid, verbose=False)

@@ -158,6 +158,7 @@ pub async fn reduction_and_adam(gpu: &Gpu) {
             bias: vec![0.5],
         }],
         norms: Vec::new(),
+        attention: None,
     };
     let config = AdamConfig {
         lr: 0.01,

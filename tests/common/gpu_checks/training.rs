@@ -53,7 +53,8 @@ fn rd_candidates(labels: &[f32], offsets: &[usize], scheme: RdScheme, rng: &mut 
 }
 
 /// One case of [`training_steps`]: what, the loss, its teachers, Ranking Distillation's scheme,
-/// a global objective as the data loss, the hidden layers' normalisation.
+/// a global objective as the data loss, the hidden layers' normalisation, and the heads of
+/// attention over each query's documents (0: the MLP).
 type Case = (
     String,
     LossKind,
@@ -61,6 +62,7 @@ type Case = (
     Option<RdScheme>,
     Option<ObjectivePlan>,
     Norm,
+    usize,
 );
 
 /// The GPU engine's training step ([`GpuTrainer`]) against the CPU engine's ([`CpuRanking`]),
@@ -89,11 +91,12 @@ pub async fn training_steps(gpu: &Arc<Gpu>, steps: usize) {
         .flat_map(|&kind| {
             [0, 2].map(|teachers| {
                 let what = format!("{}, {teachers} teachers", kind.entry().label);
-                (what, kind, teachers, None, None, Norm::None)
+                (what, kind, teachers, None, None, Norm::None, 0)
             })
         })
         .collect();
-    let rd = |what: &str, kind, scheme| (what.to_string(), kind, 0, Some(scheme), None, Norm::None);
+    let rd =
+        |what: &str, kind, scheme| (what.to_string(), kind, 0, Some(scheme), None, Norm::None, 0);
     cases.extend([
         rd("RankNet, RD equal", LossKind::RankNet, RdScheme::Equal),
         rd(
@@ -118,6 +121,7 @@ pub async fn training_steps(gpu: &Arc<Gpu>, steps: usize) {
             None,
             objective(auc_pr),
             Norm::None,
+            0,
         ),
         (
             "recall at precision data loss".to_string(),
@@ -126,6 +130,7 @@ pub async fn training_steps(gpu: &Arc<Gpu>, steps: usize) {
             None,
             objective(recall),
             Norm::None,
+            0,
         ),
         // Layer normalisation on the hidden layers, with teachers and without.
         (
@@ -135,6 +140,7 @@ pub async fn training_steps(gpu: &Arc<Gpu>, steps: usize) {
             None,
             None,
             Norm::Layer,
+            0,
         ),
         (
             "RankBCE, layer norm".to_string(),
@@ -143,10 +149,42 @@ pub async fn training_steps(gpu: &Arc<Gpu>, steps: usize) {
             None,
             None,
             Norm::Layer,
+            0,
+        ),
+        // The listwise family: attention over each query's documents (groups of 1 to 24),
+        // with one head and with several, with a teacher, Ranking Distillation and layer norm.
+        (
+            "RankNet, attention 1 head".to_string(),
+            LossKind::RankNet,
+            0,
+            None,
+            None,
+            Norm::None,
+            1,
+        ),
+        (
+            "Softmax, attention 3 heads, 2 teachers".to_string(),
+            LossKind::Softmax,
+            2,
+            None,
+            None,
+            Norm::None,
+            3,
+        ),
+        (
+            "RankBCE, attention 4 heads, layer norm, RD position".to_string(),
+            LossKind::RankBce,
+            0,
+            Some(RdScheme::Position),
+            None,
+            Norm::Layer,
+            4,
         ),
     ]);
-    for (what, kind, n_teachers, scheme, objective, norm) in cases {
-        let model = Mlp::<f32>::new(n_in, &[24, 12], 9).with_norm(norm);
+    for (what, kind, n_teachers, scheme, objective, norm, heads) in cases {
+        let model = Mlp::<f32>::new(n_in, &[24, 12], 9)
+            .with_norm(norm)
+            .with_attention(heads, 9);
         let adam = AdamConfig {
             lr: 3e-3,
             ..Default::default()
@@ -205,11 +243,25 @@ pub async fn training_steps(gpu: &Arc<Gpu>, steps: usize) {
             kind,
             LossKind::RankNet | LossKind::LambdaRank | LossKind::Softmax
         );
+        if heads > 0 {
+            // Softmax is unchanged by a constant added to a row's logits, and the key bias adds
+            // q_i . b_K to every logit of document i's row: its gradient is zero up to rounding,
+            // which Adam turns into lr-sized steps on either engine.
+            let d = 12;
+            let key_bias = g.len() - d * d - 2 * d..g.len() - d * d - d;
+            g.drain(key_bias.clone());
+            c.drain(key_bias);
+        }
         if pairwise && objective.is_none() {
             // A pairwise or listwise loss does not depend on the output bias: its gradient is zero up to
-            // rounding, and Adam turns that rounding into lr-sized steps on either engine.
-            g.pop();
-            c.pop();
+            // rounding, and Adam turns that rounding into lr-sized steps on either engine. It is
+            // the last of the MLP's parameters, before the attention's.
+            let output_bias = Mlp::<f32>::new(n_in, &[24, 12], 9)
+                .with_norm(norm)
+                .n_parameters()
+                - 1;
+            g.remove(output_bias);
+            c.remove(output_bias);
         }
         assert_close(
             &g,
