@@ -23,6 +23,9 @@ pub struct TrainShape {
     pub groups: usize,
     pub docs_per_group: usize,
     pub widths: Vec<usize>,
+    /// Heads of attention over each group's documents (0: the MLP).
+    #[serde(default)]
+    pub attention_heads: usize,
 }
 
 impl TrainShape {
@@ -54,6 +57,11 @@ impl TrainShape {
                 "hidden widths must be positive".into(),
             ));
         }
+        crate::model::attention::check_heads(
+            self.attention_heads,
+            &self.widths,
+            "--attention-heads",
+        )?;
         let available = crate::memory::available_memory();
         crate::model::mlp::check_size(
             self.features,
@@ -93,7 +101,8 @@ impl TrainShape {
     /// A RankNet model of this shape (seed 0, Adam's defaults, no teacher) in training on
     /// `engine`: the model every training benchmark steps.
     pub fn ranknet_trainer(&self, engine: &Engine) -> Result<RankingTrainer> {
-        let model = Mlp::<f32>::new(self.features, &self.widths, 0);
+        let model =
+            Mlp::<f32>::new(self.features, &self.widths, 0).with_attention(self.attention_heads, 0);
         let plan = LossPlan::new(LossKind::RankNet, 1.0, 0, None, None, AdamConfig::default());
         engine.ranking_trainer(model, &plan, self.batch_docs(), self.docs_per_group)
     }

@@ -26,6 +26,12 @@ fn the_dropout_kernel_matches_the_cpu_engine() {
     distillrank::native::block_on(gpu_checks::dropout_kernel(&gpu));
 }
 
+#[test]
+fn the_attention_kernels_match_the_cpu_engine() {
+    let Some(gpu) = gpu() else { return };
+    distillrank::native::block_on(gpu_checks::attention_kernels(&gpu));
+}
+
 /// Both kinds of product kernels, whichever the adapter would choose.
 #[test]
 fn the_layer_norm_kernels_match_the_cpu_engine() {

@@ -443,6 +443,7 @@ fn a_measurement_runs_its_steps_and_its_minimum_time() {
         groups: 2,
         docs_per_group: 4,
         widths: vec![4],
+        attention_heads: 0,
     };
     let exact = cpu(&shape, Budget::steps(3, 1));
     assert_eq!(exact.steps, 3);

@@ -32,6 +32,11 @@ async fn the_layer_norm_kernels_match_the_cpu_engine() {
     gpu_checks::layer_norm_kernels(&*gpu().await).await;
 }
 
+#[wasm_bindgen_test]
+async fn the_attention_kernels_match_the_cpu_engine() {
+    gpu_checks::attention_kernels(&gpu().await).await;
+}
+
 /// Both kinds of product kernels, whichever the adapter would choose.
 #[wasm_bindgen_test]
 async fn tiled_and_direct_product_kernels_match_the_cpu_engine() {

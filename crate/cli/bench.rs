@@ -64,7 +64,8 @@ pub enum BenchCommand {
         #[arg(value_parser = bounded::<usize>("repeat"), long, default_value_t = 3)]
         repeat: usize,
     },
-    /// Training throughput (docs/s, forward + backward + Adam, RankNet) of the default MLP.
+    /// Training throughput (docs/s, forward + backward + Adam, RankNet) of the default MLP, or of
+    /// the listwise family with `--attention-heads`.
     Train {
         /// Timed training steps.
         #[arg(value_parser = bounded::<usize>("steps"), long, default_value_t = 200)]
@@ -117,6 +118,9 @@ pub struct ShapeArgs {
     /// Hidden layer widths of the model.
     #[arg(value_parser = bounded::<usize>("widths"), long, value_delimiter = ',', action = clap::ArgAction::Set, default_value = "256,256,128,64")]
     widths: Vec<usize>,
+    /// Heads of attention over each group's documents: the listwise family (0: the MLP).
+    #[arg(value_parser = bounded::<usize>("attention-heads"), long, default_value_t = 0)]
+    attention_heads: usize,
 }
 
 impl ShapeArgs {
@@ -133,6 +137,7 @@ impl ShapeArgs {
             groups: self.groups_per_batch,
             docs_per_group: self.docs_per_group,
             widths: self.widths.clone(),
+            attention_heads: self.attention_heads,
         }
     }
 }

@@ -6,7 +6,7 @@
 //! k·d_h..(k+1)·d_h; each group's attention probabilities (heads, m, m), groups one after another.
 
 use super::mlp::{dense_backward, dense_forward};
-use super::{real, Real};
+use super::{matmul, real, Real, View};
 use crate::model::attention::Attention;
 
 /// What the forward pass keeps for the backward pass.
@@ -65,38 +65,40 @@ pub fn forward<'a, T: Real>(
         dense_forward(out, hidden, layer, false);
     }
     let scale = real::<T>(1.0 / (dh as f64).sqrt());
+    let (query, key, value) = (&acts.query, &acts.key, &acts.value);
+    // Each group on its own: its heads' probabilities (heads, m, m) and its gathered rows (m, d).
+    let attended = map_groups(groups, |_, start, m| {
+        let mut probabilities = vec![T::zero(); heads * m * m];
+        let mut gathered = vec![T::zero(); m * d];
+        let mut head_out = vec![T::zero(); m * dh];
+        for (k, p) in probabilities.chunks_exact_mut(m * m).enumerate() {
+            let at = start * d + k * dh;
+            // The head's logits Q_k K_kᵀ / sqrt(d_h), then each row's softmax, in place.
+            matmul(
+                p,
+                head_rows(&query[at..], m, dh, d),
+                head_rows(&key[at..], m, dh, d).t(),
+                false,
+            );
+            for row in p.chunks_exact_mut(m) {
+                softmax_scaled(row, scale);
+            }
+            // a_k = P V_k, into head k's columns of the gathered rows.
+            matmul(
+                &mut head_out,
+                View::rows(p, m, m),
+                head_rows(&value[at..], m, dh, d),
+                false,
+            );
+            scatter_head(&mut gathered[k * dh..], &head_out, dh, d);
+        }
+        (probabilities, gathered)
+    });
     acts.probabilities.clear();
     acts.gathered.clear();
-    acts.gathered.resize(b * d, T::zero());
-    let mut scores = Vec::new();
-    for w in groups.windows(2) {
-        let (start, m) = (w[0], w[1] - w[0]);
-        for k in 0..heads {
-            let cols = k * dh..(k + 1) * dh;
-            for i in start..start + m {
-                let q = &acts.query[i * d..][cols.clone()];
-                scores.clear();
-                scores.extend((start..start + m).map(|j| {
-                    let key = &acts.key[j * d..][cols.clone()];
-                    q.iter().zip(key).map(|(&x, &y)| x * y).sum::<T>() * scale
-                }));
-                let max = scores.iter().copied().fold(T::neg_infinity(), T::max);
-                let mut sum = T::zero();
-                for s in scores.iter_mut() {
-                    *s = (*s - max).exp();
-                    sum = sum + *s;
-                }
-                let out = &mut acts.gathered[i * d..][cols.clone()];
-                for (j, s) in scores.iter_mut().enumerate() {
-                    *s = *s / sum;
-                    let value = &acts.value[(start + j) * d..][cols.clone()];
-                    for (o, &v) in out.iter_mut().zip(value) {
-                        *o = *o + *s * v;
-                    }
-                }
-                acts.probabilities.extend_from_slice(&scores);
-            }
-        }
+    for (probabilities, gathered) in attended {
+        acts.probabilities.extend(probabilities);
+        acts.gathered.extend(gathered);
     }
     acts.crossed.resize(b * d, T::zero());
     for ((c, &h), &a) in acts.crossed.iter_mut().zip(hidden).zip(&acts.gathered) {
@@ -128,44 +130,58 @@ pub fn backward<T: Real>(
         .map(|(&g, &a)| g * (T::one() + a))
         .collect();
     let dgathered: Vec<T> = dcrossed.iter().zip(hidden).map(|(&g, &h)| g * h).collect();
-    let mut dq = vec![T::zero(); b * d];
-    let mut dk = vec![T::zero(); b * d];
-    let mut dv = vec![T::zero(); b * d];
-    let mut at = 0;
-    let mut dp = Vec::new();
+    // Where each group's probabilities start.
+    let mut first = vec![0];
     for w in acts.groups.windows(2) {
-        let (start, m) = (w[0], w[1] - w[0]);
-        for k in 0..heads {
-            let cols = k * dh..(k + 1) * dh;
-            for i in 0..m {
-                let p = &acts.probabilities[at..at + m];
-                at += m;
-                let da = &dgathered[(start + i) * d..][cols.clone()];
-                dp.clear();
-                dp.extend((0..m).map(|j| {
-                    let v = &acts.value[(start + j) * d..][cols.clone()];
-                    da.iter().zip(v).map(|(&x, &y)| x * y).sum::<T>()
-                }));
-                let row: T = p.iter().zip(&dp).map(|(&x, &y)| x * y).sum();
-                let q = &acts.query[(start + i) * d..][cols.clone()];
-                for j in 0..m {
-                    let dv_j = &mut dv[(start + j) * d..][cols.clone()];
-                    for (o, &g) in dv_j.iter_mut().zip(da) {
-                        *o = *o + p[j] * g;
-                    }
-                    let ds = p[j] * (dp[j] - row) * scale;
-                    let key = &acts.key[(start + j) * d..][cols.clone()];
-                    let dq_i = &mut dq[(start + i) * d..][cols.clone()];
-                    for (o, &kv) in dq_i.iter_mut().zip(key) {
-                        *o = *o + ds * kv;
-                    }
-                    let dk_j = &mut dk[(start + j) * d..][cols.clone()];
-                    for (o, &qv) in dk_j.iter_mut().zip(q) {
-                        *o = *o + ds * qv;
-                    }
+        let m = w[1] - w[0];
+        first.push(first.last().copied().unwrap_or(0) + heads * m * m);
+    }
+    let backward = map_groups(&acts.groups, |g, start, m| {
+        let probabilities = &acts.probabilities[first[g]..first[g + 1]];
+        let (mut dq, mut dk, mut dv) = (
+            vec![T::zero(); m * d],
+            vec![T::zero(); m * d],
+            vec![T::zero(); m * d],
+        );
+        let mut dp = vec![T::zero(); m * m];
+        let mut head = vec![T::zero(); m * dh];
+        for (k, p) in probabilities.chunks_exact(m * m).enumerate() {
+            let at = start * d + k * dh;
+            let da = head_rows(&dgathered[at..], m, dh, d);
+            // dP = dA V_kᵀ, then dS = P ⊙ (dP − rowsum(P ⊙ dP)) / sqrt(d_h), in place.
+            matmul(
+                &mut dp,
+                da,
+                head_rows(&acts.value[at..], m, dh, d).t(),
+                false,
+            );
+            for (ds, p) in dp.chunks_exact_mut(m).zip(p.chunks_exact(m)) {
+                let row: T = p.iter().zip(ds.iter()).map(|(&x, &y)| x * y).sum();
+                for (g, &pj) in ds.iter_mut().zip(p) {
+                    *g = pj * (*g - row) * scale;
                 }
             }
+            // dV_k = Pᵀ dA; dQ_k = dS K_k; dK_k = dSᵀ Q_k.
+            matmul(&mut head, View::transposed(p, m, m), da, false);
+            scatter_head(&mut dv[k * dh..], &head, dh, d);
+            let key = head_rows(&acts.key[at..], m, dh, d);
+            matmul(&mut head, View::rows(&dp, m, m), key, false);
+            scatter_head(&mut dq[k * dh..], &head, dh, d);
+            let query = head_rows(&acts.query[at..], m, dh, d);
+            matmul(&mut head, View::transposed(&dp, m, m), query, false);
+            scatter_head(&mut dk[k * dh..], &head, dh, d);
         }
+        (dq, dk, dv)
+    });
+    let (mut dq, mut dk, mut dv) = (
+        Vec::with_capacity(b * d),
+        Vec::with_capacity(b * d),
+        Vec::with_capacity(b * d),
+    );
+    for (q, k, v) in backward {
+        dq.extend(q);
+        dk.extend(k);
+        dv.extend(v);
     }
     let mut dinp = vec![T::zero(); b * d];
     for (p, (layer, dout)) in attention
@@ -190,4 +206,58 @@ pub fn backward<T: Real>(
         }
     }
     dhidden
+}
+
+/// One head's columns of m rows of a (rows, d) matrix starting at `data`'s first value: an
+/// (m, d_h) view with row stride d.
+fn head_rows<T>(data: &[T], m: usize, dh: usize, d: usize) -> View<'_, T> {
+    View {
+        data,
+        rows: m,
+        cols: dh,
+        row_stride: d,
+        col_stride: 1,
+    }
+}
+
+/// Writes `head` (m, d_h), row-major, into one head's columns of m rows of a (rows, d) matrix
+/// starting at `out`'s first value.
+fn scatter_head<T: Real>(out: &mut [T], head: &[T], dh: usize, d: usize) {
+    for (i, row) in head.chunks_exact(dh).enumerate() {
+        out[i * d..i * d + dh].copy_from_slice(row);
+    }
+}
+
+/// `row` times `scale`, then its softmax, in place: exp(s − max) / sum.
+fn softmax_scaled<T: Real>(row: &mut [T], scale: T) {
+    let mut most = T::neg_infinity();
+    for s in row.iter_mut() {
+        *s = *s * scale;
+        if *s > most {
+            most = *s;
+        }
+    }
+    let mut sum = T::zero();
+    for s in row.iter_mut() {
+        *s = (*s - most).exp();
+        sum = sum + *s;
+    }
+    for s in row.iter_mut() {
+        *s = *s / sum;
+    }
+}
+
+/// `f(g, start, m)` of every group g (offsets `groups`: its first document and its size), in
+/// order: side by side on rayon's pool natively (each group's work is its own, so the results
+/// are those of one thread), one after the other in the browser.
+fn map_groups<R: Send>(groups: &[usize], f: impl Fn(usize, usize, usize) -> R + Sync) -> Vec<R> {
+    let size = groups.len().saturating_sub(1);
+    let each = |g: usize| f(g, groups[g], groups[g + 1] - groups[g]);
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        use rayon::prelude::*;
+        (0..size).into_par_iter().map(each).collect()
+    }
+    #[cfg(target_arch = "wasm32")]
+    (0..size).map(each).collect()
 }

@@ -46,6 +46,16 @@ impl<'a, T> View<'a, T> {
             col_stride: cols,
         }
     }
+    /// The transpose of this view (its rows as columns).
+    pub fn t(self) -> Self {
+        View {
+            data: self.data,
+            rows: self.cols,
+            cols: self.rows,
+            row_stride: self.col_stride,
+            col_stride: self.row_stride,
+        }
+    }
     fn fits(&self) -> bool {
         self.rows == 0
             || self.cols == 0

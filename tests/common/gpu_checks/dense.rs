@@ -354,3 +354,82 @@ pub async fn measured_products(start: Products) {
     assert_eq!(gpu.products, faster, "{times:?}");
     dense_kernels(&gpu).await;
 }
+
+/// The listwise family's kernels (`shaders/attention.wgsl`, with the d -> 3d projection as a dense
+/// layer) against the CPU engine's attention, one pass each way: the logits of the forward pass
+/// and every gradient of the backward pass from the same dlogits, each projection's and each
+/// layer's. Groups of 1 to 60 documents (a one-document query attends to itself alone), one head
+/// and several, with and without layer normalisation.
+pub async fn attention_kernels(gpu: &Arc<Gpu>) {
+    use distillrank::cpu::mlp::Activations;
+    use distillrank::gpu::mlp::GpuMlp;
+    let mut rng = Rng::new(12);
+    let n_in = 7;
+    let offsets = vec![0usize, 1, 6, 9, 21, 81, 83];
+    let n = *offsets.last().unwrap();
+    for (heads, norm) in [(1, Norm::None), (4, Norm::None), (2, Norm::Layer)] {
+        let what = format!("attention, {heads} heads, norm {norm:?}");
+        let mut model = Mlp::<f32>::new(n_in, &[16, 8], 3)
+            .with_norm(norm)
+            .with_attention(heads, 3);
+        for a in model.attention.iter_mut() {
+            for p in [&mut a.query, &mut a.key, &mut a.value] {
+                p.bias = random(p.bias.len(), &mut rng);
+            }
+        }
+        let x = random(n * n_in, &mut rng);
+        let dlogits = random(n, &mut rng);
+        let mut acts = Activations::default();
+        let logits = model
+            .forward_training(&x, &offsets, &mut acts, None)
+            .to_vec();
+        let mut grads = model.zero_gradients();
+        model.backward(&x, &acts, &dlogits, &mut grads);
+
+        let mut mlp = GpuMlp::new(gpu.clone(), &model, AdamConfig::default(), n, 0).unwrap();
+        mlp.start_step(&x, n).unwrap();
+        mlp.set_groups(&offsets);
+        run(gpu, |pass| mlp.record_forward_training(pass, n)).await;
+        let got = read(gpu, mlp.logits(), n).await;
+        assert_close(&got, &logits, 1e-4, 1e-3, &format!("{what}: logits"));
+        gpu.queue
+            .write_buffer(mlp.dlogits(), 0, bytemuck::cast_slice(&dlogits));
+        run(gpu, |pass| mlp.record_backward(pass, n)).await;
+        for (l, (dw, db)) in mlp.gradients().await.unwrap().iter().enumerate() {
+            assert_close(
+                dw,
+                &grads.weight[l],
+                1e-4,
+                1e-3,
+                &format!("{what}: layer {l} dweight"),
+            );
+            assert_close(
+                db,
+                &grads.bias[l],
+                1e-4,
+                1e-3,
+                &format!("{what}: layer {l} dbias"),
+            );
+        }
+        let attention = mlp.attention_gradients().await.unwrap().unwrap();
+        for (t, (name, got)) in [
+            ("query weight", &attention.query.weight),
+            ("query bias", &attention.query.bias),
+            ("key weight", &attention.key.weight),
+            ("key bias", &attention.key.bias),
+            ("value weight", &attention.value.weight),
+            ("value bias", &attention.value.bias),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            assert_close(
+                got,
+                &grads.attention[t],
+                1e-4,
+                1e-3,
+                &format!("{what}: {name}"),
+            );
+        }
+    }
+}
