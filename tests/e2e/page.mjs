@@ -401,6 +401,17 @@ await check("small_comparison_on_webgpu", async () => {
     expect(Number.isFinite(ndcg8) && ndcg8 > 0, `${m} NDCG@8 on WebGPU = ${table[m][3]}`);
   }
   console.log(`    ${status}`);
+  // The listwise family trains on WebGPU too: its attention kernels in the browser.
+  await setField("attention_heads", 2);
+  const listwise = await runAndWait(300_000);
+  expect(/Gpu|gpu/.test(listwise), `the listwise family not trained on the GPU: ${listwise}`);
+  const rows = await resultsTable();
+  for (const m of ["no-distillation", "pfd"]) {
+    const ndcg8 = parseFloat(rows[m][3]);
+    expect(Number.isFinite(ndcg8) && ndcg8 > 0, `${m} NDCG@8 of the listwise family on WebGPU = ${rows[m][3]}`);
+  }
+  console.log(`    listwise, 2 heads: ${listwise}`);
+  await setField("attention_heads", 0);
 });
 
 await check("alpha_sweep_plots_pfd_at_five_alphas", async () => {
@@ -1679,6 +1690,37 @@ await check("training_labels_grades_give_the_clis_numbers", async () => {
     const refused = await clickAndWait(p, "#run", 60_000);
     const error = await errorText(p);
     expect(refused === "Failed." && /rankbce/.test(error) && /grades/.test(error), `RankBCE on grades: ${refused} ${error}`);
+  } finally {
+    await p.close();
+  }
+});
+
+await check("the_listwise_family_on_the_page_gives_the_clis_numbers", async () => {
+  // Attention over each query's documents (two heads) on MQ2008: the page's comparison is the
+  // CLI's on the page's setup.json, and the student it exports scores as the CLI's. Heads that do
+  // not divide the last width are refused by name before anything trains.
+  const p = await freshPage("#source=mq2008&privileged_kind=top&privileged_value=30%25&labels=grades" +
+    "&method=no-distillation,pfd&seeds=2&epochs=2&widths=16&attention_heads=2&backend=cpu&workers=2");
+  try {
+    await p.waitForFunction(() => /MQ2008/.test(document.getElementById("stats").textContent), null, { timeout: 60_000 });
+    await p.waitForFunction(() => / --attention-heads 2/.test(document.getElementById("setup-command").textContent),
+      null, { timeout: 30_000 });
+    const status = await clickAndWait(p, "#run", 600_000);
+    expect(status.startsWith("Done"), `the run: ${status} ${await errorText(p)}`);
+    const { onPage, byCli, setup } = await pageAndCli(p);
+    expect(setup.attention_heads === 2, `the page's setup: attention_heads ${setup.attention_heads}`);
+    for (const m of ["no-distillation", "pfd"]) {
+      for (const key of ["ndcg@8", "graded_ndcg@8"]) {
+        const [a, b] = [onPage.methods[m][key].mean, byCli.methods[m][key].mean];
+        expect(Math.abs(a - b) < 1e-4, `${m} ${key}: page ${a}, CLI ${b}`);
+      }
+    }
+    console.log(`    listwise, 2 heads: PFD ${onPage.methods.pfd["ndcg@8"].mean.toFixed(4)} on the page, ` +
+      `${byCli.methods.pfd["ndcg@8"].mean.toFixed(4)} by the CLI`);
+    await p.fill("[name=attention_heads]", "3");
+    const refused = await clickAndWait(p, "#run", 60_000);
+    const error = await errorText(p);
+    expect(refused === "Failed." && /attention.heads/.test(error) && /divide/.test(error), `3 heads of 16: ${refused} ${error}`);
   } finally {
     await p.close();
   }

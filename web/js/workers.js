@@ -553,8 +553,6 @@ export function chosenBackend() {
     if (!adapter) throw new Error(`WebGPU is not available here: ${noGpuWhy}`);
     return "webgpu";
   }
-  // The listwise family trains on the CPU engine only (the library refuses it on WebGPU).
-  if (Number(field("attention_heads")) > 0) return "cpu";
   return autoChoice?.backend ?? "cpu";
 }
 
