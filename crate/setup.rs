@@ -374,6 +374,8 @@ pub struct Setup {
     /// Hidden widths of the student (and of the teachers, unless `teacher_widths`).
     pub widths: Vec<usize>,
     pub teacher_widths: Option<Vec<usize>>,
+    /// Heads of attention of the teachers (None: the student's `attention_heads`).
+    pub teacher_attention_heads: Option<usize>,
     pub batch_docs: usize,
     /// Multi-teacher PFD's teachers.
     pub teachers: usize,
@@ -513,12 +515,15 @@ impl Setup {
                 available,
                 "--widths (or --batch-docs)",
             )?;
+            let teacher_heads = self.teacher_attention_heads.unwrap_or(self.attention_heads);
+            let teacher_widths = self.teacher_widths.as_ref().unwrap_or(&self.widths);
+            let flag = match (self.teacher_attention_heads, &self.teacher_widths) {
+                (Some(_), _) => "--teacher-attention-heads",
+                (None, Some(_)) => "--attention-heads (the teachers', with --teacher-widths)",
+                (None, None) => "--attention-heads",
+            };
+            crate::model::attention::check_heads(teacher_heads, teacher_widths, flag)?;
             if let Some(widths) = &self.teacher_widths {
-                crate::model::attention::check_heads(
-                    self.attention_heads,
-                    widths,
-                    "--attention-heads (with --teacher-widths)",
-                )?;
                 crate::model::mlp::check_size(
                     inputs,
                     widths,

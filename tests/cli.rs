@@ -1450,3 +1450,109 @@ fn results_json_records_one_weight_decay() {
     assert_eq!(results["setup"]["weight_decay"], 0.25);
     assert!(results["config"]["train"]["adam"]["beta1"].is_number());
 }
+
+/// The parameters of an MLP of `n_in` inputs and hidden `widths`, with `heads` of attention (0:
+/// none) over its last hidden layer.
+fn parameters(n_in: usize, widths: &[usize], heads: usize) -> usize {
+    let mut dims = vec![n_in];
+    dims.extend_from_slice(widths);
+    dims.push(1);
+    let mlp: usize = dims.windows(2).map(|w| w[0] * w[1] + w[1]).sum();
+    let d = widths[widths.len() - 1];
+    mlp + if heads > 0 { 3 * (d * d + d) } else { 0 }
+}
+
+/// Students and teachers may be either family: the listwise student of an MLP teacher, the MLP
+/// student of listwise teachers (the Ranking Distillation teacher's scaled last width rounded up
+/// to a multiple of the heads), each counted in results.json as the model it is; heads that do
+/// not divide the teachers' last width are refused naming the teachers' flag.
+#[test]
+fn students_and_teachers_of_either_family() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |name: &str, extra: &[&str]| -> serde_json::Value {
+        let out = dir.path().join(name).display().to_string();
+        let mut args = vec![
+            "compare",
+            "--queries",
+            "60",
+            "--valid-queries",
+            "20",
+            "--test-queries",
+            "20",
+            "--regular",
+            "12",
+            "--epochs",
+            "1",
+            "--seeds",
+            "1",
+            "--widths",
+            "16,10",
+            "--methods",
+            "pfd,ranking-distillation",
+            "--rd-teacher-factor",
+            "2",
+            "--out",
+            &out,
+            "--quiet",
+        ];
+        args.extend_from_slice(extra);
+        let (ok, _, stderr) = distillrank(&args);
+        assert!(ok, "{extra:?}: {stderr}");
+        let text = std::fs::read_to_string(dir.path().join(name).join("results.json")).unwrap();
+        serde_json::from_str(&text).unwrap()
+    };
+    let counts = |v: &serde_json::Value, method: &str| -> (usize, usize) {
+        let r = &v["methods"][method]["runs"][0];
+        let count = |x: &serde_json::Value| x["parameters"].as_u64().unwrap() as usize;
+        (count(&r["student"]), count(&r["teachers"][0]))
+    };
+    let z = 6; // the generator's privileged features
+    let mixed = run(
+        "mixed",
+        &["--attention-heads", "2", "--teacher-attention-heads", "0"],
+    );
+    assert_eq!(
+        counts(&mixed, "pfd"),
+        (
+            parameters(12, &[16, 10], 2),
+            parameters(12 + z, &[16, 10], 0)
+        )
+    );
+    // The RD teacher: widths scaled by sqrt(2), (23, 14), an MLP.
+    assert_eq!(
+        counts(&mixed, "ranking-distillation").1,
+        parameters(12, &[23, 14], 0)
+    );
+    let listwise_teachers = run(
+        "teachers",
+        &["--teacher-attention-heads", "4", "--teacher-widths", "16,8"],
+    );
+    assert_eq!(
+        counts(&listwise_teachers, "pfd"),
+        (
+            parameters(12, &[16, 10], 0),
+            parameters(12 + z, &[16, 8], 4)
+        )
+    );
+    // 14 rounded up to 16, a multiple of the 4 heads.
+    assert_eq!(
+        counts(&listwise_teachers, "ranking-distillation").1,
+        parameters(12, &[23, 16], 4)
+    );
+    let (ok, _, stderr) = distillrank(&[
+        "compare",
+        "--queries",
+        "60",
+        "--widths",
+        "16,10",
+        "--teacher-attention-heads",
+        "3",
+        "--out",
+        &dir.path().join("refused").display().to_string(),
+    ]);
+    assert!(
+        !ok && stderr.contains("--teacher-attention-heads 3 does not divide")
+            && stderr.contains("10"),
+        "{stderr}"
+    );
+}

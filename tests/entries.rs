@@ -52,6 +52,7 @@ fn every_method_entry_stands_at_its_variants_place_with_a_name_of_its_own() {
     assert_eq!(Method::ALL.len(), METHODS.len());
     let settings = TeacherSettings {
         widths: vec![16, 8],
+        attention_heads: 0,
         student_widths: vec![16, 8],
         teachers: 2,
         rd_teacher_factor: 2.0,

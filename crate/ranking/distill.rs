@@ -95,6 +95,9 @@ pub enum Student {
 pub struct TeacherSettings {
     /// The teachers' hidden widths (`teacher_widths`, else the student's).
     pub widths: Vec<usize>,
+    /// The teachers' heads of attention over each query's documents
+    /// (`teacher_attention_heads`, else the student's; 0: the MLP).
+    pub attention_heads: usize,
     /// The student's hidden widths.
     pub student_widths: Vec<usize>,
     /// Multi-teacher PFD's number of teachers.
@@ -111,6 +114,7 @@ impl TeacherSettings {
         Teacher {
             inputs,
             widths: self.widths.clone(),
+            attention_heads: self.attention_heads,
         }
     }
 }
@@ -154,6 +158,8 @@ impl TeacherInputs {
 pub struct Teacher {
     pub inputs: TeacherInputs,
     pub widths: Vec<usize>,
+    /// Heads of attention over each query's documents (0: the MLP).
+    pub attention_heads: usize,
 }
 
 /// A teacher trained elsewhere (a LightGBM or XGBoost model, or scores from files): its scores of
@@ -336,7 +342,8 @@ pub const METHODS: &[MethodEntry] = &[
         teachers: |s| {
             vec![Teacher {
                 inputs: TeacherInputs::Regular,
-                widths: scale_widths(&s.student_widths, s.rd_teacher_factor),
+                widths: scale_widths(&s.student_widths, s.rd_teacher_factor, s.attention_heads),
+                attention_heads: s.attention_heads,
             }]
         },
         check: fits_any,
@@ -612,12 +619,18 @@ impl RdTargets {
 }
 
 /// Hidden widths with about `factor` times the parameters of `widths` (each width scaled by
-/// sqrt(factor)), for the Ranking Distillation teacher.
-pub fn scale_widths(widths: &[usize], factor: f64) -> Vec<usize> {
-    widths
+/// sqrt(factor)), for the Ranking Distillation teacher; with `heads` of attention, the last
+/// rounded up to a multiple of them.
+pub fn scale_widths(widths: &[usize], factor: f64, heads: usize) -> Vec<usize> {
+    let mut scaled: Vec<usize> = widths
         .iter()
         .map(|&w| ((w as f64) * factor.sqrt()).round().max(1.0) as usize)
-        .collect()
+        .collect();
+    // A listwise teacher's heads divide its last width: rounded up to their next multiple.
+    if let (Some(last), true) = (scaled.last_mut(), heads > 0) {
+        *last = last.div_ceil(heads) * heads;
+    }
+    scaled
 }
 
 /// Splits the privileged columns (indices into z) into `n` disjoint sets, round-robin over the

@@ -158,6 +158,9 @@ pub struct CompareConfig {
     #[serde(skip_deserializing)]
     pub train: TrainConfig,
     pub teacher_widths: Option<Vec<usize>>,
+    /// The teachers' heads of attention (None: the student's).
+    #[serde(default)]
+    pub teacher_attention_heads: Option<usize>,
     /// Privileged subsets, one teacher each, for multi-teacher PFD.
     pub teachers: usize,
     /// The teachers' logits are divided by this before they become soft labels (Hinton et al.'s
@@ -359,6 +362,9 @@ impl CompareConfig {
                 .teacher_widths
                 .clone()
                 .unwrap_or_else(|| self.train.widths.clone()),
+            attention_heads: self
+                .teacher_attention_heads
+                .unwrap_or(self.train.attention_heads),
             student_widths: self.train.widths.clone(),
             teachers: self.teachers,
             rd_teacher_factor: self.rd_teacher_factor,
@@ -1021,6 +1027,7 @@ pub async fn run_job(
                 // Seeds are names in the 64-bit space: they wrap around it.
                 seed: seed.wrapping_add(1_000),
                 widths: teacher.widths.clone(),
+                attention_heads: teacher.attention_heads,
                 // A global objective replaces the students' data loss; teachers keep the
                 // ranking loss.
                 objective: None,

@@ -375,7 +375,8 @@ class Ranker(_EstimatorBase):
         ``weight_decay``, ``lr_schedule`` (``"constant"``, ``"cosine"``), ``input_noise``,
         ``dropout``, ``norm`` (``"none"``, ``"layer"``: layer normalisation of the hidden layers),
         ``attention_heads`` (0: the MLP; H: the listwise family, self-attention with H heads
-        over each query's documents, whose ``predict`` then takes ``qid``), ``ensemble`` (members of the student whose scores are averaged), ``alpha``,
+        over each query's documents, whose ``predict`` then takes ``qid``),
+        ``teacher_attention_heads`` (the teachers' family; default: the student's), ``ensemble`` (members of the student whose scores are averaged), ``alpha``,
         ``teacher_temperature``, ``widths``, ``teacher_widths``, ``batch_docs``, ``teachers``,
         ``rd``, ``objective``, ``idcg_zero``, ``backend`` ("auto", "cpu", "gpu"); ``teacher``, a
         teacher trained elsewhere for ``pfd``: a LightGBM or XGBoost model (a file's path, a

@@ -257,7 +257,12 @@ def test_a_listwise_ranker_fits_scores_and_serves_by_query(mq2008, tmp_path):
     width are refused before any training, naming the setting."""
     X, y, qid = mq2008["train"]
     Xt, yt, qt = mq2008["test"]
-    ranker = distillrank.Ranker(method="pfd", attention_heads=2, **SMALL).fit(X, y, qid=qid, verbose=False)
+    # A listwise student of an MLP teacher: either family for either role.
+    ranker = distillrank.Ranker(method="pfd", attention_heads=2, teacher_attention_heads=0, **SMALL)
+    ranker.fit(X, y, qid=qid, verbose=False)
+    assert ranker.model_config_["setup"]["teacher_attention_heads"] == 0
+    # The MLP teacher on X's 46 columns (16-8): no attention's parameters.
+    assert ranker.run_["teachers"][0]["parameters"] == (46 * 16 + 16) + (16 * 8 + 8) + (8 + 1)
     assert ranker.model_config_["attention_heads"] == 2
     scores = ranker.predict(Xt, qid=qt)
     assert scores.shape == (len(qt),) and np.isfinite(scores).all()
