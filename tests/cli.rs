@@ -1462,6 +1462,10 @@ fn parameters(n_in: usize, widths: &[usize], heads: usize) -> usize {
     mlp + if heads > 0 { 3 * (d * d + d) } else { 0 }
 }
 
+/// A case of [`students_and_teachers_of_either_family`]: its folder, its flags, the PFD
+/// student's and teacher's parameters and the Ranking Distillation teacher's.
+type Case<'a> = (&'a str, &'a [&'a str], (usize, usize), usize);
+
 /// Students and teachers may be either family: the listwise student of an MLP teacher, the MLP
 /// student of listwise teachers (the Ranking Distillation teacher's scaled last width rounded up
 /// to a multiple of the heads), each counted in results.json as the model it is; heads that do
@@ -1507,38 +1511,33 @@ fn students_and_teachers_of_either_family() {
         (count(&r["student"]), count(&r["teachers"][0]))
     };
     let z = 6; // the generator's privileged features
-    let mixed = run(
-        "mixed",
-        &["--attention-heads", "2", "--teacher-attention-heads", "0"],
-    );
-    assert_eq!(
-        counts(&mixed, "pfd"),
+               // (flags, the PFD student's and teacher's parameters, the RD teacher's): the RD teacher's
+               // widths are the student's scaled by sqrt(2), (23, 14); with 4 heads 14 is rounded up to 16.
+    let cases: [Case; 2] = [
         (
-            parameters(12, &[16, 10], 2),
-            parameters(12 + z, &[16, 10], 0)
-        )
-    );
-    // The RD teacher: widths scaled by sqrt(2), (23, 14), an MLP.
-    assert_eq!(
-        counts(&mixed, "ranking-distillation").1,
-        parameters(12, &[23, 14], 0)
-    );
-    let listwise_teachers = run(
-        "teachers",
-        &["--teacher-attention-heads", "4", "--teacher-widths", "16,8"],
-    );
-    assert_eq!(
-        counts(&listwise_teachers, "pfd"),
+            "mixed",
+            &["--attention-heads", "2", "--teacher-attention-heads", "0"],
+            (
+                parameters(12, &[16, 10], 2),
+                parameters(12 + z, &[16, 10], 0),
+            ),
+            parameters(12, &[23, 14], 0),
+        ),
         (
-            parameters(12, &[16, 10], 0),
-            parameters(12 + z, &[16, 8], 4)
-        )
-    );
-    // 14 rounded up to 16, a multiple of the 4 heads.
-    assert_eq!(
-        counts(&listwise_teachers, "ranking-distillation").1,
-        parameters(12, &[23, 16], 4)
-    );
+            "teachers",
+            &["--teacher-attention-heads", "4", "--teacher-widths", "16,8"],
+            (
+                parameters(12, &[16, 10], 0),
+                parameters(12 + z, &[16, 8], 4),
+            ),
+            parameters(12, &[23, 16], 4),
+        ),
+    ];
+    for (name, flags, pfd, rd_teacher) in cases {
+        let v = run(name, flags);
+        assert_eq!(counts(&v, "pfd"), pfd, "{name}");
+        assert_eq!(counts(&v, "ranking-distillation").1, rd_teacher, "{name}");
+    }
     let (ok, _, stderr) = distillrank(&[
         "compare",
         "--queries",
