@@ -192,13 +192,23 @@ impl Engine {
     }
 
     /// Scores `inputs` (n_docs x model.n_in()) with `model`: on the GPU, the forward kernels run
-    /// over chunks of [`SCORE_CHUNK_DOCS`] documents, each read back. A listwise model (with
-    /// attention) scores on the CPU engine, by whole queries, on either.
+    /// over chunks of [`SCORE_CHUNK_DOCS`] documents, each read back; a listwise model's chunks
+    /// are whole queries, as many as fit, and a query larger than a chunk scores on the CPU
+    /// engine.
     pub async fn score(&self, model: &Mlp<f32>, inputs: Inputs<'_>) -> Result<Vec<f32>> {
         match self {
             Engine::Cpu => Ok(score_inputs(model, inputs)),
-            Engine::Gpu(_) if model.attention.is_some() => Ok(score_inputs(model, inputs)),
             Engine::Gpu(gpu) => {
+                let largest = match (&model.attention, inputs.groups()) {
+                    (None, _) => 0,
+                    (Some(_), Some(groups)) => {
+                        groups.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0)
+                    }
+                    (Some(_), None) => inputs.n_rows(),
+                };
+                if largest > SCORE_CHUNK_DOCS {
+                    return Ok(score_inputs(model, inputs));
+                }
                 let rows = inputs.n_rows().clamp(1, SCORE_CHUNK_DOCS);
                 let adam = crate::model::AdamConfig::default();
                 let mlp = GpuMlp::new(gpu.clone(), model, adam, rows, 0)?;
@@ -364,10 +374,10 @@ impl Trainer for GpuTrainer {
     async fn model(&self) -> Result<Mlp<f32>> {
         GpuTrainer::model(self).await
     }
-    /// A listwise model is scored by whole queries, which may hold more documents than a
-    /// training batch: on the CPU engine, from its weights read back.
+    /// A listwise model is scored by whole queries; one larger than a training batch's buffers
+    /// scores on the CPU engine, from the weights read back.
     async fn score(&self, inputs: Inputs<'_>) -> Result<Vec<f32>> {
-        if self.attends() {
+        if self.attends() && !self.fits_queries(inputs) {
             return Ok(score_inputs(&GpuTrainer::model(self).await?, inputs));
         }
         GpuTrainer::score(self, inputs).await

@@ -383,12 +383,30 @@ fn gpu_scoring_in_chunks_matches_the_cpu_engine() {
     let mut rng = distillrank::rng::Rng::new(8);
     let inputs: Vec<f32> = (0..n_docs * 7).map(|_| rng.normal() as f32).collect();
     let on_gpu = distillrank::native::block_on(
-        Engine::Gpu(gpu).score(&model, Inputs::dense(&inputs, n_docs)),
+        Engine::Gpu(gpu.clone()).score(&model, Inputs::dense(&inputs, n_docs)),
     )
     .unwrap();
     let on_cpu = score(&model, &inputs);
     assert_eq!(on_gpu.len(), n_docs);
     gpu_checks::assert_close(&on_gpu, &on_cpu, 1e-4, 1e-3, "scores");
+    // A listwise model scores chunks of whole queries on the GPU (groups of 1 to 300 documents
+    // across the chunks' edges), and a query larger than a chunk on the CPU engine.
+    let listwise = Mlp::<f32>::new(7, &[12, 8], 3).with_attention(2, 3);
+    let mut offsets = vec![0];
+    while *offsets.last().unwrap() < n_docs {
+        let next = (offsets.last().unwrap() + rng.int_range(1, 300)).min(n_docs);
+        offsets.push(next);
+    }
+    let grouped = Inputs::dense(&inputs, n_docs).with_groups(&offsets);
+    let cpu_scores = distillrank::cpu::mlp::score_inputs(&listwise, grouped);
+    let engine = Engine::Gpu(gpu);
+    let gpu_scores = distillrank::native::block_on(engine.score(&listwise, grouped)).unwrap();
+    gpu_checks::assert_close(&gpu_scores, &cpu_scores, 1e-4, 1e-3, "listwise scores");
+    let one_query = [0, n_docs];
+    let whole = Inputs::dense(&inputs, n_docs).with_groups(&one_query);
+    let scores = distillrank::native::block_on(engine.score(&listwise, whole)).unwrap();
+    let expected = distillrank::cpu::mlp::score_inputs(&listwise, whole);
+    gpu_checks::assert_close(&scores, &expected, 1e-4, 1e-3, "one query past a chunk");
 }
 
 /// A query group larger than one storage binding can hold: no batch size helps (a batch holds

@@ -848,39 +848,68 @@ impl GpuMlp {
 
     /// Scores `inputs` (rows x n_in) with the current weights on the GPU, in chunks of
     /// `max_rows`: the forward dispatches only, then one read-back per chunk. A listwise model
-    /// is scored by whole queries, which may hold more documents than a training batch: on the
-    /// CPU engine, from its weights read back ([`crate::engine`] does so).
+    /// scores chunks of whole queries ([`Inputs::for_each_group_chunk`]); a query larger than
+    /// the buffers is refused ([`fits_queries`](Self::fits_queries) says so beforehand).
     pub async fn score(&self, inputs: Inputs<'_>) -> Result<Vec<f32>> {
-        if self.attention.is_some() {
-            return Err(Error::Gpu(
-                "a listwise model is scored by whole queries on the CPU engine, not in GPU chunks"
-                    .into(),
-            ));
-        }
         let mut scores = Vec::with_capacity(inputs.n_rows());
-        let (mut rows, mut scratch) = (Vec::new(), Vec::new());
+        if self.attention.is_some() {
+            if !self.fits_queries(inputs) {
+                return Err(Error::Gpu(format!(
+                    "a query holds more documents than this model's GPU buffers ({} rows): a listwise model scores whole queries",
+                    self.max_rows
+                )));
+            }
+            let mut chunks = Vec::new();
+            inputs.for_each_group_chunk(self.max_rows, |chunk, groups| {
+                chunks.push((chunk.to_vec(), groups.to_vec()));
+            });
+            for (chunk, groups) in chunks {
+                scores.extend(self.score_chunk(&chunk, Some(&groups)).await?);
+            }
+            return Ok(scores);
+        }
+        let mut rows = Vec::new();
         let mut at = 0;
         while at < inputs.n_rows() {
             let n = self.max_rows.min(inputs.n_rows() - at);
             let chunk = inputs.rows(at..at + n, &mut rows);
             at += n;
-            self.upload_inputs(chunk, n, &mut scratch);
-            for layer in &self.layers {
-                let params = layer.dispatch(Kernel::DenseForward, n).0;
-                self.gpu.set_params(&layer.forward, &params);
-                if let Some(norm) = &layer.norm {
-                    let rows = DenseParams {
-                        rows: n as u32,
-                        cols: layer.n_out as u32,
-                        ..Default::default()
-                    };
-                    self.gpu.set_params(&norm.forward, &rows);
-                }
-            }
-            self.gpu.run(|pass| self.record_forward(pass, n)).await?;
-            scores.extend(self.gpu.read(self.logits(), n).await?);
+            scores.extend(self.score_chunk(chunk, None).await?);
         }
         Ok(scores)
+    }
+
+    /// Whether every query of `inputs` (all of them as one, without groups) fits the buffers,
+    /// as a listwise model scores them.
+    pub fn fits_queries(&self, inputs: Inputs<'_>) -> bool {
+        let whole = [0, inputs.n_rows()];
+        let groups = inputs.groups().unwrap_or(&whole);
+        groups.windows(2).all(|w| w[1] - w[0] <= self.max_rows)
+    }
+
+    /// The scores of one chunk of rows (row-major, at most `max_rows`), in the query `groups`
+    /// a listwise model attends within.
+    async fn score_chunk(&self, chunk: &[f32], groups: Option<&[usize]>) -> Result<Vec<f32>> {
+        let n = chunk.len() / self.n_features.max(1);
+        let mut scratch = Vec::new();
+        self.upload_inputs(chunk, n, &mut scratch);
+        for layer in &self.layers {
+            let params = layer.dispatch(Kernel::DenseForward, n).0;
+            self.gpu.set_params(&layer.forward, &params);
+            if let Some(norm) = &layer.norm {
+                let rows = DenseParams {
+                    rows: n as u32,
+                    cols: layer.n_out as u32,
+                    ..Default::default()
+                };
+                self.gpu.set_params(&norm.forward, &rows);
+            }
+        }
+        if let (Some(attention), Some(groups)) = (&self.attention, groups) {
+            attention.start_batch(&self.gpu, groups);
+        }
+        self.gpu.run(|pass| self.record_forward(pass, n)).await?;
+        self.gpu.read(self.logits(), n).await
     }
 
     /// The gradients of the last step (weight, bias per layer; the first layer's without its

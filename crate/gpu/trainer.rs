@@ -393,6 +393,12 @@ impl GpuTrainer {
         self.mlp.attends()
     }
 
+    /// Whether every query of `inputs` fits the trainer's buffers, as a listwise model scores
+    /// them.
+    pub fn fits_queries(&self, inputs: Inputs<'_>) -> bool {
+        self.mlp.fits_queries(inputs)
+    }
+
     /// The gradients of the last step (weight, bias per layer).
     pub async fn gradients(&self) -> Result<Vec<(Vec<f32>, Vec<f32>)>> {
         self.mlp.gradients().await
