@@ -699,3 +699,23 @@ fn pairwise_loss_values_hold_on_large_groups() {
         "soft RankNet f32: {got} vs {want_soft}"
     );
 }
+
+/// An empty group among the offsets (none comes from data, where a query has a document) is no
+/// query: it attends to nothing and the others are scored as without it.
+#[test]
+fn an_empty_group_changes_no_score() {
+    let mut rng = Rng::new(29);
+    let inp = random(9 * 4, &mut rng);
+    let model = Mlp::<f64>::new(4, &[6], 5).with_attention(2, 5);
+    let (mut a, mut b) = (Activations::default(), Activations::default());
+    let with = model
+        .forward_training(&inp, &[0, 4, 4, 9], &mut a, None)
+        .to_vec();
+    let without = model
+        .forward_training(&inp, &[0, 4, 9], &mut b, None)
+        .to_vec();
+    assert_eq!(with, without);
+    let mut grads = model.zero_gradients();
+    model.backward(&inp, &a, &[1.0; 9], &mut grads);
+    assert!(grads.flatten().iter().all(|g| g.is_finite()));
+}

@@ -68,6 +68,9 @@ pub fn forward<'a, T: Real>(
     let (query, key, value) = (&acts.query, &acts.key, &acts.value);
     // Each group on its own: its heads' probabilities (heads, m, m) and its gathered rows (m, d).
     let attended = map_groups(groups, |_, start, m| {
+        if m == 0 {
+            return (Vec::new(), Vec::new());
+        }
         let mut probabilities = vec![T::zero(); heads * m * m];
         let mut gathered = vec![T::zero(); m * d];
         let mut head_out = vec![T::zero(); m * dh];
@@ -137,6 +140,9 @@ pub fn backward<T: Real>(
         first.push(first.last().copied().unwrap_or(0) + heads * m * m);
     }
     let backward = map_groups(&acts.groups, |g, start, m| {
+        if m == 0 {
+            return (Vec::new(), Vec::new(), Vec::new());
+        }
         let probabilities = &acts.probabilities[first[g]..first[g + 1]];
         let (mut dq, mut dk, mut dv) = (
             vec![T::zero(); m * d],
