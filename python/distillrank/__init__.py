@@ -623,6 +623,8 @@ class Ranker(_EstimatorBase):
         _check_names("X", _column_names(X), None if expected is None else list(expected))
         x = _features("X", _as_array(X))
         qids = None if qid is None else _qids("qid", qid).tolist()
+        if qids is not None and len(qids) != x.shape[0]:
+            raise ValueError(f"qid: {len(qids)} query ids for {x.shape[0]} rows of X: expected one per row")
         return fitted.predict(x, backend or self._setup["backend"], bool(allow_missing_features), qids)
 
     def score(self, X: Any, y: Any, qid: Any = None, k: int = 8) -> float:

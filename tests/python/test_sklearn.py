@@ -268,6 +268,8 @@ def test_a_listwise_ranker_fits_scores_and_serves_by_query(mq2008, tmp_path):
     assert scores.shape == (len(qt),) and np.isfinite(scores).all()
     with pytest.raises(ValueError, match="qid"):
         ranker.predict(Xt)
+    with pytest.raises(ValueError, match=r"qid: \d+ query ids for \d+ rows of X"):
+        ranker.predict(Xt, qid=qt[:-1])
     assert ranker.score(Xt, yt, qid=qt, k=8) == pytest.approx(ndcg_reference(scores, yt, qt, 8), abs=1e-9)
     # One query's scores depend on that query alone: scored by itself, the same.
     first = qt == qt[0]
