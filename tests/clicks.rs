@@ -240,6 +240,8 @@ fn dla_learns_at_every_step_from_the_latest_scores_of_every_query() {
 fn dla_caps_a_click_on_a_document_the_ranker_rules_out() {
     let table = ClickTable {
         from_rows: false,
+        conversions: None,
+        dwell_ms: None,
         shown: 2,
         sessions: 100,
         impressions: vec![100, 0, 0, 100],
@@ -280,6 +282,8 @@ fn ips_labels_give_the_per_session_ips_estimator() {
     let theta = [1.0, 0.6, 0.45, 0.3, 0.2];
     let mut table = ClickTable {
         from_rows: false,
+        conversions: None,
+        dwell_ms: None,
         shown,
         sessions,
         impressions: vec![0; n_docs * shown],
@@ -540,6 +544,8 @@ fn settings_the_click_methods_cannot_run_with_are_refused() {
 fn one_query(n_docs: usize, shown: usize, impressions: u32) -> ClickTable {
     ClickTable {
         from_rows: false,
+        conversions: None,
+        dwell_ms: None,
         shown,
         sessions: 50,
         impressions: vec![impressions; n_docs * shown],
@@ -1402,6 +1408,8 @@ fn estimates_the_clicks_cannot_identify_are_refused_by_name() {
     // remedy.
     let log = ClickTable {
         from_rows: false,
+        conversions: None,
+        dwell_ms: None,
         ..table
     };
     let message = em_propensities(&log).unwrap_err().to_string();

@@ -80,7 +80,8 @@ const SHAPE: &[&str] = &[
 
 /// The arguments that make each subcommand run quickly. `{data}` is a small LETOR file,
 /// `{copy}` a copy of it in the case's own folder (for commands that write beside their input),
-/// `{model}` a saved model, `{case}` the case's own folder.
+/// `{model}` a saved model, `{log}` an impressions log of `{data}`'s queries, `{case}` the case's
+/// own folder.
 fn base(subcommand: &'static str) -> Option<Vec<&'static str>> {
     let mut args: Vec<&str> = match subcommand {
         "data stats" => vec!["{data}"],
@@ -97,6 +98,13 @@ fn base(subcommand: &'static str) -> Option<Vec<&'static str>> {
         "data cache" => vec!["{copy}"],
         "data convert" => vec!["{copy}", "--out", "{case}/converted.parquet"],
         "data simulate-logs" => vec!["{copy}", "--out", "{case}/logged.txt", "--sessions", "5"],
+        "data aggregate-logs" => vec![
+            "{copy}",
+            "--impressions",
+            "{log}",
+            "--out",
+            "{case}/aggregated.txt",
+        ],
         "eval" => vec!["--model", "{model}", "{data}", "--backend", "cpu"],
         "predict" => vec!["--model", "{model}", "{data}"],
         "export" => vec!["--model", "{model}", "--onnx", "{case}/model.onnx"],
@@ -159,6 +167,7 @@ struct Fixtures {
     dir: tempfile::TempDir,
     data: String,
     model: String,
+    log: String,
     zero: String,
 }
 
@@ -201,9 +210,21 @@ fn fixtures() -> Fixtures {
         "--save",
         &model,
     ]);
+    let logged = dir.path().join("logged.txt").display().to_string();
+    ok(&[
+        "data",
+        "simulate-logs",
+        &data,
+        "-o",
+        &logged,
+        "--sessions",
+        "5",
+        "--quiet",
+    ]);
     let zero = dir.path().join("zero");
     std::os::unix::fs::symlink("/dev/zero", &zero).unwrap();
     Fixtures {
+        log: format!("{logged}.impressions.tsv"),
         zero: zero.display().to_string(),
         dir,
         data,
@@ -334,6 +355,7 @@ fn with_value(
         }
         s.replace("{data}", &f.data)
             .replace("{model}", &f.model)
+            .replace("{log}", &f.log)
             .replace("{case}", &case_dir.display().to_string())
     };
     let mut args: Vec<String> = base.iter().map(|s| fill(s)).collect();

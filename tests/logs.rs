@@ -429,18 +429,8 @@ fn simulate_logs_writes_letor_and_a_sidecar_that_compare_reads() {
     );
     assert_eq!(sidecar["options"]["sessions"], 30);
     // The file reads back as LETOR: 300 features and 6 log columns, the grades unchanged.
-    let written = distillrank::data::letor::read_letor_file(
-        &train,
-        None,
-        &distillrank::data::letor::ReadOptions::default(),
-    )
-    .unwrap();
-    let original = distillrank::data::letor::read_letor_file(
-        std::path::Path::new(&format!("{y}/rank.train")),
-        None,
-        &distillrank::data::letor::ReadOptions::default(),
-    )
-    .unwrap();
+    let written = read(&train);
+    let original = read(std::path::Path::new(&format!("{y}/rank.train")));
     assert_eq!(written.n_features, 306);
     assert_eq!(written.grades, original.grades);
 
@@ -578,4 +568,263 @@ fn simulate_logs_refuses_bad_parameters_before_reading() {
         "{stderr}"
     );
     assert!(stderr.contains("flat.txt"), "{stderr}");
+}
+
+/// A LETOR file read back as the library reads it.
+fn read(path: &std::path::Path) -> Dataset {
+    distillrank::data::letor::read_letor_file(
+        path,
+        None,
+        &distillrank::data::letor::ReadOptions::default(),
+    )
+    .unwrap()
+}
+
+/// `data aggregate-logs FILES --impressions LOGS -o OUT`: whether it succeeded, its output and
+/// its errors.
+fn aggregate(files: &[&str], impressions: &str, out: &std::path::Path) -> (bool, String, String) {
+    let out = out.to_str().unwrap();
+    let args = [
+        &["data", "aggregate-logs"][..],
+        files,
+        &["--impressions", impressions, "-o", out],
+    ];
+    distillrank(&args.concat())
+}
+
+/// A small LETOR file of two queries and a user's log of three sessions with conversions and
+/// dwell, whose sums are written out by hand below.
+const TWO_QUERIES: &str = "2 qid:1 1:0.5 2:0.1\n0 qid:1 1:0.1 2:0.9\n1 qid:1 1:0.3 2:0.4\n1 qid:2 1:0.2 2:0.2\n0 qid:2 1:0.7 2:0.1\n";
+const TWO_QUERIES_LOG: &str = "qid\tsession\tposition\tdoc\tclick\tconversion\tdwell
+1\t0\t1\t1\t1\t1\t30.5
+1\t0\t2\t3\t0\t0\t0
+1\t0\t3\t2\t1\t0\t2
+1\t1\t1\t3\t1\t0\t10
+1\t1\t2\t1\t0\t0\t0
+2\t0\t1\t2\t0\t0\t0
+2\t0\t2\t1\t1\t1\t5
+";
+
+#[test]
+fn aggregate_logs_sums_a_users_conversions_and_dwell_into_the_log_columns() {
+    let dir = tempfile::tempdir().unwrap();
+    let train = dir.path().join("train.txt");
+    let log = dir.path().join("log.tsv");
+    std::fs::write(&train, TWO_QUERIES).unwrap();
+    std::fs::write(&log, TWO_QUERIES_LOG).unwrap();
+    let out = dir.path().join("logged.txt");
+    let (ok, _, stderr) = aggregate(&[train.to_str().unwrap()], log.to_str().unwrap(), &out);
+    assert!(ok, "{stderr}");
+    let written = read(&out);
+    assert_eq!(written.n_features, 2 + LOG_COLUMNS);
+    // impressions, clicks, CTR, mean displayed rank, mean dwell of the clicks (s), conversions.
+    let expected: [[f32; 6]; 5] = [
+        [2.0, 1.0, 0.5, 1.5, 30.5, 1.0],
+        [1.0, 1.0, 1.0, 3.0, 2.0, 0.0],
+        [2.0, 1.0, 0.5, 1.5, 10.0, 0.0],
+        [1.0, 1.0, 1.0, 2.0, 5.0, 1.0],
+        // Shown once at rank 1, never clicked.
+        [1.0, 0.0, 0.0, 1.0, 0.0, 0.0],
+    ];
+    for (d, row) in expected.iter().enumerate() {
+        assert_eq!(&written.row(d)[2..], row, "document {d}");
+    }
+    let sidecar: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("logged.txt.logs.json")).unwrap())
+            .unwrap();
+    assert_eq!(sidecar["label_column"], 8);
+    assert_eq!(sidecar["impressions"], "logged.txt.clicks");
+    // The clicks by rank beside it carry the sums per document, read back whole.
+    let table =
+        distillrank::data::logs::read_click_table(&dir.path().join("logged.txt.clicks")).unwrap();
+    assert_eq!(table.conversions, Some(vec![1, 0, 0, 1, 0]));
+    assert_eq!(table.dwell_ms, Some(vec![30_500, 2_000, 10_000, 5_000, 0]));
+    assert_eq!(table.impressions[..3], [1, 1, 0]);
+}
+
+#[test]
+fn aggregate_logs_on_the_simulators_own_log_gives_its_columns_and_compare_reads_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let y = &letor_data::data("lightgbm_rank");
+    let simulated = dir.path().join("simulated");
+    let (ok, _, stderr) = distillrank(&[
+        "data",
+        "simulate-logs",
+        &format!("{y}/rank.train"),
+        "-o",
+        simulated.to_str().unwrap(),
+        "--sessions",
+        "30",
+        "--quiet",
+    ]);
+    assert!(ok, "{stderr}");
+    // The simulator's impressions log with each click's outcome a user's log would hold: a
+    // conversion on clicks of grade 2 and up, a dwell of 1.5 (grade + 1) seconds.
+    let original = read(std::path::Path::new(&format!("{y}/rank.train")));
+    let groups: std::collections::HashMap<u64, usize> = original
+        .qids
+        .iter()
+        .enumerate()
+        .map(|(g, &q)| (q, g))
+        .collect();
+    let text = std::fs::read_to_string(dir.path().join("simulated.impressions.tsv"))
+        .unwrap_or_else(|_| {
+            std::fs::read_to_string(format!("{}.impressions.tsv", simulated.display())).unwrap()
+        });
+    let mut log = String::from("qid\tsession\tposition\tdoc\tclick\tconversion\tdwell\n");
+    for line in text.lines().skip(1) {
+        let f: Vec<&str> = line.split('\t').collect();
+        let g = groups[&f[0].parse::<u64>().unwrap()];
+        let d = original.group(g).start + f[3].parse::<usize>().unwrap() - 1;
+        let grade = original.grades[d];
+        let click = f[4] == "1";
+        let conversion = u8::from(click && grade >= 2);
+        let dwell = if click {
+            1.5 * (grade as f64 + 1.0)
+        } else {
+            0.0
+        };
+        log += &format!(
+            "{}\t{}\t{}\t{}\t{}\t{conversion}\t{dwell}\n",
+            f[0], f[1], f[2], f[3], f[4]
+        );
+    }
+    let log_path = dir.path().join("user.tsv");
+    std::fs::write(&log_path, log).unwrap();
+    let logged = dir.path().join("logged");
+    let (ok, stdout, stderr) = aggregate(
+        &[&format!("{y}/rank.train")],
+        log_path.to_str().unwrap(),
+        &logged,
+    );
+    assert!(ok, "{stderr}");
+    assert!(stdout.contains("306 conversions (y)"), "{stdout}");
+    let (sim, agg) = (read(&simulated), read(&logged));
+    assert_eq!(agg.n_features, 306);
+    for d in 0..agg.n_docs() {
+        // Impressions, clicks, CTR and mean position: the simulator's own, from the same log.
+        assert_eq!(agg.row(d)[..304], sim.row(d)[..304], "document {d}");
+        let (clicks, grade) = (agg.row(d)[301], original.grades[d]);
+        let dwell = if clicks > 0.0 {
+            1.5 * (grade as f32 + 1.0)
+        } else {
+            0.0
+        };
+        assert_eq!(agg.row(d)[304], dwell, "document {d}'s dwell");
+        let conversions = if grade >= 2 { clicks } else { 0.0 };
+        assert_eq!(agg.row(d)[305], conversions, "document {d}'s conversions");
+    }
+    // The comparison reads the summed logs as it reads simulated ones, the click methods too.
+    let out = dir.path().join("compare");
+    let (ok, _, stderr) = distillrank(&[
+        "compare",
+        "--train",
+        logged.to_str().unwrap(),
+        "--privileged",
+        "logs",
+        "--methods",
+        "no-distillation,pfd,naive,ips-estimated",
+        "--seeds",
+        "1",
+        "--epochs",
+        "2",
+        "--widths",
+        "16",
+        "--backend",
+        "cpu",
+        "--out",
+        out.to_str().unwrap(),
+        "--quiet",
+    ]);
+    assert!(ok, "{stderr}");
+    let results = std::fs::read_to_string(out.join("results.json")).unwrap();
+    assert!(
+        results.contains("logs summed by data aggregate-logs"),
+        "{results}"
+    );
+    let results: serde_json::Value = serde_json::from_str(&results).unwrap();
+    assert_eq!(results["preparation"]["label_column"], 306);
+    assert!(results["methods"]["ips-estimated"]["graded_ndcg@8"]["mean"]
+        .as_f64()
+        .is_some());
+}
+
+#[test]
+fn aggregate_logs_refuses_outcomes_that_cannot_follow_the_clicks() {
+    let dir = tempfile::tempdir().unwrap();
+    let train = dir.path().join("train.txt");
+    std::fs::write(&train, TWO_QUERIES).unwrap();
+    let header = "qid\tsession\tposition\tdoc\tclick\tconversion\tdwell";
+    let cases: [(String, &str); 8] = [
+        (
+            format!("{header}\n1\t0\t1\t1\t0\t1\t0\n"),
+            "line 2: conversion 1 on a row whose click is 0",
+        ),
+        (
+            format!("{header}\n1\t0\t1\t1\t0\t0\t3\n"),
+            "line 2: dwell 3 on a row whose click is 0",
+        ),
+        (
+            format!("{header}\n1\t0\t1\t1\t1\t0\t-1\n"),
+            "line 2: dwell '-1': expected a click's dwell time in seconds",
+        ),
+        (
+            format!("{header}\n1\t0\t1\t1\t1\t0\t100000\n"),
+            "line 2: dwell '100000'",
+        ),
+        (
+            format!("{header}\n1\t0\t1\t1\t1\t2\t1\n"),
+            "line 2: conversion '2': expected 0 or 1",
+        ),
+        (
+            format!("{header}\n1\t0\t1\t1\t1\t1\tNaN\n"),
+            "line 2: dwell 'NaN'",
+        ),
+        (
+            "qid\tsession\tposition\tdoc\tclick\tconversion\tconversion\n1\t0\t1\t1\t1\t1\t1\n"
+                .into(),
+            "line 1: the header names conversion twice",
+        ),
+        (
+            "qid\tsession\tposition\tdoc\tclick\tpurchases\n1\t0\t1\t1\t1\t1\n".into(),
+            "line 1: the header's column 'purchases': expected one of list_log_probability, conversion, dwell",
+        ),
+    ];
+    for (i, (text, expected)) in cases.iter().enumerate() {
+        let log = dir.path().join(format!("log{i}.tsv"));
+        std::fs::write(&log, text).unwrap();
+        let out = dir.path().join(format!("out{i}.txt"));
+        let (ok, _, stderr) = aggregate(&[train.to_str().unwrap()], log.to_str().unwrap(), &out);
+        assert!(!ok, "{text}");
+        assert!(
+            stderr.contains(&format!("log{i}.tsv, {expected}")),
+            "{text}: {stderr}"
+        );
+    }
+    // Two logs for one file, and a click table whose conversions do not fit its documents.
+    let good = dir.path().join("good.tsv");
+    std::fs::write(&good, TWO_QUERIES_LOG).unwrap();
+    let both = format!("{},{}", good.display(), good.display());
+    let (ok, _, stderr) = aggregate(
+        &[train.to_str().unwrap()],
+        &both,
+        &dir.path().join("two.txt"),
+    );
+    assert!(
+        !ok && stderr.contains("--impressions names 2 logs for 1 files"),
+        "{stderr}"
+    );
+    let table = dir.path().join("bad.clicks");
+    let mut bytes =
+        br#"{"shown":1,"sessions":1,"impressions":[],"clicks":[],"examination":null,"group_offsets":[0,3,5],"qids":[1,2],"conversions":[1,0]}"#
+            .to_vec();
+    bytes.push(b'\n');
+    bytes.extend(std::iter::repeat_n(0u8, 5 * 8));
+    std::fs::write(&table, bytes).unwrap();
+    let out = dir.path().join("table.txt");
+    let (ok, _, stderr) = aggregate(&[train.to_str().unwrap()], table.to_str().unwrap(), &out);
+    assert!(
+        !ok && stderr.contains("bad.clicks: 2 conversions for 5 documents"),
+        "{stderr}"
+    );
 }

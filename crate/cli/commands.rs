@@ -23,8 +23,8 @@ use distillrank::ranking::train::{self, Event, TrainConfig};
 
 use super::progress::{Bars, Output, Progress};
 use super::{
-    DataArgs, EvalArgs, FileArgs, LabelsArg, PredictArgs, SimulateLogsArgs, SplitArg, SplitFiles,
-    StatsArgs, TrainArgs,
+    AggregateLogsArgs, DataArgs, EvalArgs, FileArgs, LabelsArg, PredictArgs, SimulateLogsArgs,
+    SplitArg, SplitFiles, StatsArgs, TrainArgs,
 };
 use distillrank::data::inputs::Inputs;
 use distillrank::data::logs;
@@ -284,13 +284,15 @@ pub fn privileged_split(spec: &str) -> Result<PrivilegedSplit> {
     PrivilegedSplit::parse(spec)
 }
 
-pub fn simulate_logs(args: &SimulateLogsArgs, out: &Output) -> Result<()> {
-    let options = args.logs.options()?;
-    let into_folder = args.files.len() > 1 || args.out.is_dir();
+/// Where the logs commands write each of `files` for `-o out`: the file `out` for one input
+/// (unless it is an existing folder), otherwise each input's name in the folder `out`; two inputs
+/// of one name, or an output over its input, are refused.
+fn logged_targets(files: &[PathBuf], out: &Path) -> Result<Vec<PathBuf>> {
+    let into_folder = files.len() > 1 || out.is_dir();
     let targets: Vec<PathBuf> = if into_folder {
-        output::check_folder(&args.out)?;
+        output::check_folder(out)?;
         let mut seen = std::collections::HashSet::new();
-        args.files
+        files
             .iter()
             .map(|f| {
                 let name = f
@@ -300,16 +302,16 @@ pub fn simulate_logs(args: &SimulateLogsArgs, out: &Output) -> Result<()> {
                     return Err(Error::Config(format!(
                         "two inputs are named {}: their outputs in {} would collide",
                         name.to_string_lossy(),
-                        args.out.display()
+                        out.display()
                     )));
                 }
-                Ok(args.out.join(name))
+                Ok(out.join(name))
             })
             .collect::<Result<_>>()?
     } else {
-        vec![args.out.clone()]
+        vec![out.to_path_buf()]
     };
-    for (input, target) in args.files.iter().zip(&targets) {
+    for (input, target) in files.iter().zip(&targets) {
         if std::fs::canonicalize(input).ok() == std::fs::canonicalize(target).ok()
             && target.exists()
         {
@@ -320,6 +322,12 @@ pub fn simulate_logs(args: &SimulateLogsArgs, out: &Output) -> Result<()> {
         }
         output::check_file(target)?;
     }
+    Ok(targets)
+}
+
+pub fn simulate_logs(args: &SimulateLogsArgs, out: &Output) -> Result<()> {
+    let options = args.logs.options()?;
+    let targets = logged_targets(&args.files, &args.out)?;
     let data: Vec<Dataset> = args
         .files
         .iter()
@@ -344,20 +352,10 @@ pub fn simulate_logs(args: &SimulateLogsArgs, out: &Output) -> Result<()> {
             let log = impressions_path(target);
             output::stage_with(&log, |w| simulated.write_impressions(&data[0], &options, w))?
                 .commit()?;
-            sidecar["impressions"] = log
-                .file_name()
-                .map(|n| n.to_string_lossy().to_string())
-                .into();
+            sidecar["impressions"] = file_name(&log);
             sidecar["examination"] = serde_json::json!(simulated.clicks.examination);
         }
-        // The file it describes, by size and CRC-32: a sidecar copied beside another file is
-        // refused.
-        sidecar["file"] = distillrank::pipeline::store::file_identity(target)?;
-        let text = serde_json::to_string_pretty(&sidecar).expect("a sidecar serialises");
-        output::write_atomic(&sidecar_path(target), text.as_bytes())?;
-        sidecars.push(
-            serde_json::json!({"file": target, "sidecar": sidecar_path(target), "logs": sidecar}),
-        );
+        sidecars.push(write_sidecar(target, sidecar)?);
     }
     if out.json {
         outln!(
@@ -372,13 +370,49 @@ pub fn simulate_logs(args: &SimulateLogsArgs, out: &Output) -> Result<()> {
         Some(v) => outln!("logging ranker: graded NDCG@10 {v:.4} on {}", names[0]),
         None => outln!("logging ranker: graded NDCG@10 n/a on {}", names[0]),
     }
+    print_logged_files(
+        c,
+        &simulated.stats,
+        &targets,
+        &names,
+        &impressions_path(&targets[0]),
+    );
+    outln!("simulated in {seconds:.2} s");
+    Ok(())
+}
+
+/// A file's name without its folder, as a sidecar names the file beside it.
+fn file_name(path: &Path) -> serde_json::Value {
+    path.file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .into()
+}
+
+/// Writes `target`'s logs sidecar, with the identity of the file it describes (its size and
+/// CRC-32: a sidecar copied beside another file is refused); what `--json` reports of it.
+fn write_sidecar(target: &Path, mut sidecar: serde_json::Value) -> Result<serde_json::Value> {
+    sidecar["file"] = distillrank::pipeline::store::file_identity(target)?;
+    let text = serde_json::to_string_pretty(&sidecar).expect("a sidecar serialises");
+    output::write_atomic(&sidecar_path(target), text.as_bytes())?;
+    Ok(serde_json::json!({"file": target, "sidecar": sidecar_path(target), "logs": sidecar}))
+}
+
+/// What the logs commands print of the files they wrote: the columns, then each file's
+/// statistics (the training file's with `log`, the impressions or clicks written beside it).
+fn print_logged_files(
+    c: logs::LogColumns,
+    stats: &[logs::FileLogStats],
+    targets: &[PathBuf],
+    names: &[String],
+    log: &Path,
+) {
     outln!(
         "columns: {} impressions, {} clicks, {} CTR, {} mean position, {} dwell (z: --privileged logs), {} conversions (y)",
         c.impressions, c.clicks, c.ctr, c.mean_position, c.dwell, c.conversions
     );
-    for ((stats, target), name) in simulated.stats.iter().zip(&targets).zip(&names) {
-        let log = if std::ptr::eq(target, &targets[0]) {
-            format!(", {}", impressions_path(target).display())
+    for (i, ((stats, target), name)) in stats.iter().zip(targets).zip(names).enumerate() {
+        let log = if i == 0 {
+            format!(", {}", log.display())
         } else {
             String::new()
         };
@@ -412,7 +446,118 @@ pub fn simulate_logs(args: &SimulateLogsArgs, out: &Output) -> Result<()> {
             .collect();
         outln!("  CTR by grade: {}", grades.join(", "));
     }
-    outln!("simulated in {seconds:.2} s");
+}
+
+/// `data aggregate-logs`: each file with the six log columns summed from a user's impressions log
+/// (or the click tables `distillrank.dask.click_table` wrote), and the sidecar that makes it a
+/// file `--privileged logs` and the click methods read, as `data simulate-logs` writes one.
+pub fn aggregate_logs(args: &AggregateLogsArgs, out: &Output) -> Result<()> {
+    let logs_given: Vec<PathBuf> = args
+        .impressions
+        .split(',')
+        .map(|p| PathBuf::from(p.trim()))
+        .collect();
+    if logs_given.iter().any(|p| p.as_os_str().is_empty()) {
+        return Err(Error::Config(format!(
+            "--impressions '{}': expected one log (or click table) for every file, or one log a file, comma-separated",
+            args.impressions
+        )));
+    }
+    if logs_given.len() != 1 && logs_given.len() != args.files.len() {
+        return Err(Error::Config(format!(
+            "--impressions names {} logs for {} files: expected one log for every file, or one a file in the files' order",
+            logs_given.len(),
+            args.files.len()
+        )));
+    }
+    let targets = logged_targets(&args.files, &args.out)?;
+    let data: Vec<Dataset> = args
+        .files
+        .iter()
+        .map(|f| load(f, None, out))
+        .collect::<Result<_>>()?;
+    let widest = data[0].n_features;
+    for (file, name) in data.iter().zip(&args.files).skip(1) {
+        if file.n_features > widest {
+            return Err(Error::Config(format!(
+                "{} has {} features but the training file {} only {widest}",
+                name.display(),
+                file.n_features,
+                args.files[0].display()
+            )));
+        }
+    }
+    let names: Vec<String> = args.files.iter().map(|f| f.display().to_string()).collect();
+    let started = std::time::Instant::now();
+    let mut tables = Vec::new();
+    let mut columns = Vec::new();
+    let mut stats = Vec::new();
+    for (i, (file, path)) in data.iter().zip(&args.files).enumerate() {
+        let log = &logs_given[i.min(logs_given.len() - 1)];
+        let bytes =
+            distillrank::data::read_capped(log, logs::MAX_IMPRESSIONS_BYTES, "an impressions log")?;
+        // With one log for every file, each file's reading skips the other files' queries.
+        let held_out: Vec<u64> = if logs_given.len() == 1 {
+            data.iter()
+                .enumerate()
+                .filter(|&(j, _)| j != i)
+                .flat_map(|(_, d)| d.qids.iter().copied())
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let mut docids = || {
+            let text = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+            logs::docids_of(path, text)
+        };
+        let table = logs::read_impressions(
+            &bytes,
+            &log.display().to_string(),
+            file,
+            &held_out,
+            None,
+            &mut docids,
+        )?;
+        // Every file's log columns after the training file's width, so that they line up.
+        let (logged, file_stats) = logs::logged_columns(file, &table, widest)?;
+        columns.push(logged);
+        stats.push(file_stats);
+        tables.push(table);
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    let c = logs::LogColumns::after(widest);
+    let sources: Vec<String> = logs_given.iter().map(|p| p.display().to_string()).collect();
+    let clicks_file = PathBuf::from(format!("{}.clicks", targets[0].display()));
+    let mut sidecars = Vec::new();
+    for (i, (dataset, target)) in columns.iter().zip(&targets).enumerate() {
+        let input = &args.files[i];
+        let text = std::fs::File::open(input).map_err(|e| Error::io(input, e))?;
+        let docids = logs::docid_comments(input, text)?;
+        output::stage_with(target, |w| dataset.write_letor_sparse(w, &docids))?.commit()?;
+        let mut sidecar = logs::logged_sidecar(c, &sources, &names[i], &stats[i]);
+        if i == 0 {
+            // The training file's clicks by rank: what the methods that learn from clicks read.
+            logs::write_click_table(&clicks_file, &tables[0])?;
+            sidecar["impressions"] = file_name(&clicks_file);
+        }
+        sidecars.push(write_sidecar(target, sidecar)?);
+    }
+    if out.json {
+        outln!(
+            "{}",
+            serde_json::json!({"seconds": seconds, "files": sidecars})
+        );
+        return Ok(());
+    }
+    outln!("logs: {}", sources.join(", "));
+    if tables[0].conversions.is_none() {
+        outln!("  the log has no conversion column: every conversion is 0, and y with it (train on the grades with --training-labels grades, or log conversions)");
+    }
+    if tables[0].dwell_ms.is_none() {
+        outln!("  the log has no dwell column: every dwell is 0");
+    }
+    print_logged_files(c, &stats, &targets, &names, &clicks_file);
+    outln!("aggregated in {seconds:.2} s");
     Ok(())
 }
 

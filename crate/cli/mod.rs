@@ -149,6 +149,13 @@ pub const EXAMPLES: &[(&str, &[&str])] = &[
         ],
     ),
     (
+        "data aggregate-logs",
+        &[
+            "distillrank data aggregate-logs train.txt vali.txt test.txt --impressions impressions.tsv -o logged/",
+            "distillrank data aggregate-logs train.txt vali.txt --impressions train.clicks,vali.clicks -o logged/",
+        ],
+    ),
+    (
         "train",
         &[
             "distillrank train --train train.txt --valid vali.txt --test test.txt --save student",
@@ -442,6 +449,29 @@ pub enum DataCommand {
     /// Give the training file first (the logging ranker learns from it); train with
     /// --privileged logs.
     SimulateLogs(SimulateLogsArgs),
+    /// Sum a user's impressions log into the same columns as simulate-logs appends: impressions,
+    /// clicks, click-through rate, mean displayed position, mean dwell of the clicks (z) and
+    /// conversions (y) of every document, with OUT.logs.json naming them and the training file's
+    /// clicks by rank beside it (OUT.clicks); train with --privileged logs and the click methods.
+    AggregateLogs(AggregateLogsArgs),
+}
+
+#[derive(Args, Clone)]
+pub struct AggregateLogsArgs {
+    /// LETOR / SVMlight or Parquet files (optionally .gz; LightGBM style with FILE.query),
+    /// training file first.
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// The impressions log (tab-separated, gzip or Parquet: qid, session, position, doc or docid,
+    /// click, then optionally list_log_probability, conversion and dwell, in seconds), or the
+    /// click table distillrank.dask.click_table wrote: one for every file (each file reads its own
+    /// queries from it), or one a file, comma-separated in the files' order.
+    #[arg(long)]
+    pub impressions: String,
+    /// Output: a file for one input (unless it is an existing folder), a folder for several
+    /// (each output keeps its input's name).
+    #[arg(short, long)]
+    pub out: PathBuf,
 }
 
 #[derive(Args, Clone)]
@@ -816,6 +846,7 @@ pub fn run(cli: Cli) -> distillrank::error::Result<()> {
             commands::convert(&file, &path, &out)
         }
         Command::Data(DataCommand::SimulateLogs(args)) => commands::simulate_logs(&args, &out),
+        Command::Data(DataCommand::AggregateLogs(args)) => commands::aggregate_logs(&args, &out),
         Command::Train(args) => commands::train(&args, &out),
         Command::Eval(args) => commands::eval(&args, &out),
         Command::Predict(args) => commands::predict(&args, &out),

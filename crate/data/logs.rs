@@ -368,6 +368,14 @@ pub const IMPRESSIONS_HEADER: &str = "qid\tsession\tposition\tdoc\tclick\tlist_l
 /// [`read_impressions`] reads too.
 pub const IMPRESSIONS_HEADER_WITHOUT_PROBABILITY: &str = "qid\tsession\tposition\tdoc\tclick";
 
+/// The columns an impressions log may add after its first five, each at most once and in any
+/// order: the logging policy's list probability, and a click's outcome in a user's own log, its
+/// conversion (0 or 1) and its dwell time (seconds), both 0 on a row without a click.
+pub const IMPRESSIONS_OPTIONAL_COLUMNS: [&str; 3] = ["list_log_probability", "conversion", "dwell"];
+
+/// The longest dwell of one click, seconds (a day); a longer one is refused by line.
+pub const MAX_LOGGED_DWELL_SECONDS: f64 = 86_400.0;
+
 /// The natural logarithm of the probability that the logging policy shows `list` (indices into
 /// `scores`, best first) at the top: its keys are the scores plus Gumbel noise of scale `shuffle`,
 /// which makes each list a Plackett-Luce draw with weights `exp(score / shuffle)`, so
@@ -424,6 +432,15 @@ pub struct ClickTable {
     /// document of its own, shown once, and the rows' y are the clicks, with no grades beside.
     #[serde(default)]
     pub from_rows: bool,
+    /// `conversions[d]`: the conversions of document d over its sessions, where the log has a
+    /// `conversion` column.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conversions: Option<Vec<u32>>,
+    /// `dwell_ms[d]`: the dwell of document d's clicks summed over its sessions, in whole
+    /// milliseconds (each row's dwell rounded to the millisecond, so that the sum is of integers
+    /// and no order of addition changes it), where the log has a `dwell` column.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dwell_ms: Option<Vec<u64>>,
 }
 
 /// Writes `table` to `path` (atomically): one line of JSON with everything but the counts, then
@@ -485,6 +502,17 @@ pub fn parse_click_table(name: &str, bytes: &[u8], expected: &str) -> Result<Cli
             cells * 8
         )));
     }
+    for (column, len) in [
+        ("conversions", table.conversions.as_ref().map(Vec::len)),
+        ("dwell_ms", table.dwell_ms.as_ref().map(Vec::len)),
+    ] {
+        if let Some(len) = len.filter(|&len| len != table.n_docs()) {
+            return Err(bad(&format!(
+                "{len} {column} for {} documents: expected one per document",
+                table.n_docs()
+            )));
+        }
+    }
     let word = |c: &[u8]| u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
     let (impressions, clicks) = body.split_at(cells * 4);
     table.impressions = impressions.chunks_exact(4).map(word).collect();
@@ -504,6 +532,8 @@ impl ClickTable {
             group_offsets: vec![0],
             qids: Vec::new(),
             examination: self.examination.clone(),
+            conversions: None,
+            dwell_ms: None,
             ..*self
         }
     }
@@ -574,6 +604,30 @@ impl SimulatedLogs {
             "stats": self.stats[index],
         })
     }
+}
+
+/// The JSON sidecar of a file whose log columns `data aggregate-logs` summed from the logs
+/// `sources` (the same for every file of a run, so that the files are known to belong together).
+pub fn logged_sidecar(
+    columns: LogColumns,
+    sources: &[String],
+    source: &str,
+    stats: &FileLogStats,
+) -> serde_json::Value {
+    serde_json::json!({
+        "format": SIDECAR_FORMAT,
+        "version": 1,
+        "source": source,
+        "original_features": columns.impressions - 1,
+        "columns": columns,
+        "privileged_columns": columns.privileged(),
+        "label_column": columns.conversions,
+        "label": "y = 1[conversions > 0]; the grades stay the graded ground truth",
+        "options": {"aggregated_from": sources},
+        "aggregated_from": sources,
+        "click_model": format!("logged impressions ({})", sources.join(", ")),
+        "stats": stats,
+    })
 }
 
 /// The largest median dwell time of a click, seconds: a day.
@@ -693,6 +747,8 @@ pub fn simulate_with_progress(
         group_offsets: first.group_offsets.clone(),
         qids: first.qids.clone(),
         from_rows: false,
+        conversions: None,
+        dwell_ms: None,
     };
     for doc in logs[0].iter_mut().flat_map(|q| q.docs.iter_mut()) {
         let ranks = std::mem::take(&mut doc.by_rank);
@@ -780,6 +836,78 @@ pub fn simulate_with_progress(
         first_scores,
         key,
     })
+}
+
+/// `data` with the six [`LogColumns`] appended from a logged click table of its documents
+/// (`table`, as [`read_impressions`] reads a user's impressions log against `data`), as
+/// [`simulate`] appends simulated ones: impressions, clicks, click-through rate, mean displayed
+/// rank (`shown + 1` for a document never shown), mean dwell of its clicks in seconds (0 without a
+/// click or without a `dwell` column) and conversions (0 without a `conversion` column). With the
+/// statistics `data simulate-logs` reports of a file. The columns come after `original_features`
+/// (at least the data's width; a narrower file's last columns are 0), as a training file's.
+pub fn logged_columns(
+    data: &Dataset,
+    table: &ClickTable,
+    original_features: usize,
+) -> Result<(Dataset, FileLogStats)> {
+    if table.group_offsets != data.group_offsets || table.qids != data.qids {
+        return Err(Error::Data(
+            "the click table was read against another file: its queries are not the data's".into(),
+        ));
+    }
+    let nf = original_features.max(data.n_features);
+    let width = nf + LOG_COLUMNS;
+    let shown = table.shown;
+    let mut features = Vec::with_capacity(data.n_docs() * width);
+    let mut sums = StatsSums::new(shown);
+    for g in 0..data.n_groups() {
+        for d in data.group(g) {
+            let (impressions, clicks) = table.of(d);
+            let (mut n, mut c, mut rank_sum) = (0u64, 0u64, 0u64);
+            for k in 0..shown {
+                n += impressions[k] as u64;
+                c += clicks[k] as u64;
+                rank_sum += (k as u64 + 1) * impressions[k] as u64;
+                sums.rank_impressions[k] += impressions[k] as u64;
+                sums.rank_clicks[k] += clicks[k] as u64;
+            }
+            let conversions = table.conversions.as_ref().map_or(0, |v| v[d]);
+            let dwell_ms = table.dwell_ms.as_ref().map_or(0, |v| v[d]);
+            let row = data.row(d);
+            features.extend_from_slice(row);
+            features.extend(std::iter::repeat_n(0.0, nf - row.len()));
+            features.push(n as f32);
+            features.push(c as f32);
+            features.push(if n > 0 {
+                (c as f64 / n as f64) as f32
+            } else {
+                0.0
+            });
+            features.push(if n > 0 {
+                (rank_sum as f64 / n as f64) as f32
+            } else {
+                (shown + 1) as f32
+            });
+            features.push(if c > 0 {
+                (dwell_ms as f64 / 1000.0 / c as f64) as f32
+            } else {
+                0.0
+            });
+            features.push(conversions as f32);
+            sums.document(data.grades[d], n, c, conversions as u64);
+        }
+        sums.end_query();
+    }
+    let stats = sums.stats(data);
+    let logged = Dataset {
+        n_features: width,
+        features: features.into(),
+        grades: data.grades.clone(),
+        group_offsets: data.group_offsets.clone(),
+        qids: data.qids.clone(),
+        source: data.source.clone(),
+    };
+    Ok((logged, stats))
 }
 
 /// Groups simulated between two calls of a progress callback: natively enough to keep every
@@ -953,45 +1081,95 @@ fn simulate_query(
 
 fn file_stats(data: &Dataset, logs: &[QueryLog], conversions: &[Vec<u32>]) -> FileLogStats {
     let shown = logs.first().map_or(0, |l| l.rank_clicks.len());
-    let (mut rank_clicks, mut rank_impressions) = (vec![0u64; shown], vec![0u64; shown]);
-    let mut by_grade: BTreeMap<u8, (u64, u64)> = BTreeMap::new();
-    let (mut impressions, mut clicks, mut converted) = (0u64, 0u64, 0u64);
-    let (mut converted_docs, mut converted_queries) = (0usize, 0usize);
+    let mut sums = StatsSums::new(shown);
     for (g, (log, conv)) in logs.iter().zip(conversions).enumerate() {
         for k in 0..shown {
-            rank_clicks[k] += log.rank_clicks[k];
-            rank_impressions[k] += log.rank_impressions[k];
+            sums.rank_clicks[k] += log.rank_clicks[k];
+            sums.rank_impressions[k] += log.rank_impressions[k];
         }
         for ((d, doc), &c) in data.group(g).zip(&log.docs).zip(conv) {
-            let entry = by_grade.entry(data.grades[d]).or_default();
-            entry.0 += doc.clicks as u64;
-            entry.1 += doc.impressions as u64;
-            impressions += doc.impressions as u64;
-            clicks += doc.clicks as u64;
-            converted += c as u64;
-            converted_docs += (c > 0) as usize;
+            sums.document(
+                data.grades[d],
+                doc.impressions as u64,
+                doc.clicks as u64,
+                c as u64,
+            );
         }
-        converted_queries += conv.iter().any(|&c| c > 0) as usize;
+        sums.end_query();
     }
-    let ratio = |a: u64, b: u64| if b > 0 { a as f64 / b as f64 } else { 0.0 };
-    FileLogStats {
-        queries: data.n_groups(),
-        docs: data.n_docs(),
-        impressions,
-        clicks,
-        conversions: converted,
-        converted_docs,
-        converted_queries,
-        ctr_by_rank: rank_clicks
-            .iter()
-            .zip(&rank_impressions)
-            .map(|(&c, &i)| ratio(c, i))
-            .collect(),
-        ctr_by_grade: by_grade
-            .into_iter()
-            .map(|(r, (c, i))| (r, ratio(c, i)))
-            .collect(),
-        conversion_rate: ratio(converted, clicks),
+    sums.stats(data)
+}
+
+/// What [`FileLogStats`] sums over a file's documents, query by query.
+struct StatsSums {
+    rank_clicks: Vec<u64>,
+    rank_impressions: Vec<u64>,
+    /// (clicks, impressions) of each grade.
+    by_grade: BTreeMap<u8, (u64, u64)>,
+    impressions: u64,
+    clicks: u64,
+    conversions: u64,
+    converted_docs: usize,
+    converted_queries: usize,
+    /// Whether the query being summed has a conversion.
+    converted_here: bool,
+}
+
+impl StatsSums {
+    fn new(shown: usize) -> StatsSums {
+        StatsSums {
+            rank_clicks: vec![0; shown],
+            rank_impressions: vec![0; shown],
+            by_grade: BTreeMap::new(),
+            impressions: 0,
+            clicks: 0,
+            conversions: 0,
+            converted_docs: 0,
+            converted_queries: 0,
+            converted_here: false,
+        }
+    }
+
+    /// One document of the query being summed: its grade and its sums over the sessions.
+    fn document(&mut self, grade: u8, impressions: u64, clicks: u64, conversions: u64) {
+        let entry = self.by_grade.entry(grade).or_default();
+        entry.0 += clicks;
+        entry.1 += impressions;
+        self.impressions += impressions;
+        self.clicks += clicks;
+        self.conversions += conversions;
+        self.converted_docs += (conversions > 0) as usize;
+        self.converted_here |= conversions > 0;
+    }
+
+    fn end_query(&mut self) {
+        self.converted_queries += self.converted_here as usize;
+        self.converted_here = false;
+    }
+
+    fn stats(self, data: &Dataset) -> FileLogStats {
+        let ratio = |a: u64, b: u64| if b > 0 { a as f64 / b as f64 } else { 0.0 };
+        FileLogStats {
+            queries: data.n_groups(),
+            docs: data.n_docs(),
+            impressions: self.impressions,
+            clicks: self.clicks,
+            conversions: self.conversions,
+            converted_docs: self.converted_docs,
+            converted_queries: self.converted_queries,
+            ctr_by_rank: self
+                .rank_clicks
+                .iter()
+                .zip(&self.rank_impressions)
+                .map(|(&c, &i)| ratio(c, i))
+                .collect(),
+            ctr_by_grade: self
+                .by_grade
+                .into_iter()
+                .map(|(r, (c, i))| (r, ratio(c, i)))
+                .collect(),
+            conversion_rate: ratio(self.conversions, self.clicks),
+        }
     }
 }
 
@@ -1301,13 +1479,18 @@ pub fn read_impressions(
         }
         columns.join("\t")
     });
-    let width = match as_doc.as_deref() {
-        Some(IMPRESSIONS_HEADER) => 6,
-        Some(IMPRESSIONS_HEADER_WITHOUT_PROBABILITY) => 5,
-        _ => {
+    let optional = match as_doc
+        .as_deref()
+        .and_then(|h| h.strip_prefix(IMPRESSIONS_HEADER_WITHOUT_PROBABILITY))
+        .map(optional_columns)
+    {
+        Some(Ok(optional)) => optional,
+        Some(Err(why)) => return Err(bad(1, why)),
+        None => {
             let expected = format!(
-                "expected the header '{}', or the same without its last column, or with docid for doc (tab-separated)",
-                IMPRESSIONS_HEADER.replace('\t', "\\t")
+                "expected the header '{}' (tab-separated; docid may stand for doc), then any of {}",
+                IMPRESSIONS_HEADER_WITHOUT_PROBABILITY.replace('\t', "\\t"),
+                IMPRESSIONS_OPTIONAL_COLUMNS.join(", ")
             );
             return Err(bad(
                 1,
@@ -1318,8 +1501,18 @@ pub fn read_impressions(
             ));
         }
     };
+    let width = 5 + optional.len();
+    let column_of = |name: &str| optional.iter().position(|&c| c == name).map(|k| 5 + k);
+    let (probability_at, conversion_at, dwell_at) = (
+        column_of("list_log_probability"),
+        column_of("conversion"),
+        column_of("dwell"),
+    );
     // (impressions, clicks) of each document at each rank, grown as ranks appear.
     let mut cells: Vec<Vec<(u32, u32)>> = vec![Vec::new(); data.n_docs()];
+    // Each document's conversions and dwell (ms), where the log has the column.
+    let mut conversions: Option<Vec<u32>> = conversion_at.map(|_| vec![0; data.n_docs()]);
+    let mut dwell_ms: Option<Vec<u64>> = dwell_at.map(|_| vec![0; data.n_docs()]);
     let mut sessions: std::collections::HashMap<usize, std::collections::HashSet<u64>> =
         Default::default();
     let mut list = SessionList {
@@ -1345,8 +1538,8 @@ pub fn read_impressions(
                 ),
             ));
         }
-        if width == 6 {
-            let field = fields[5].trim();
+        if let Some(k) = probability_at {
+            let field = fields[k].trim();
             match field.parse::<f64>() {
                 Ok(p) if p.is_finite() && p <= 0.0 => {}
                 _ => {
@@ -1433,9 +1626,23 @@ pub fn read_impressions(
         if click > 1 {
             return Err(bad(line, format!("click {click}: expected 0 or 1")));
         }
+        let outcome = Outcome::read(&fields, conversion_at, dwell_at, click == 1)
+            .map_err(|message| bad(line, message))?;
         list.check(g, qid, session, doc, position, line)
             .map_err(|message| bad(line, message))?;
-        let at = &mut cells[data.group(g).start + doc as usize - 1];
+        let row = data.group(g).start + doc as usize - 1;
+        if let Some(sums) = conversions.as_mut() {
+            sums[row] = sums[row].checked_add(outcome.conversion).ok_or_else(|| {
+                bad(
+                    line,
+                    "more than 2^32 - 1 conversions of one document".into(),
+                )
+            })?;
+        }
+        if let Some(sums) = dwell_ms.as_mut() {
+            sums[row] = sums[row].saturating_add(outcome.dwell_ms);
+        }
+        let at = &mut cells[row];
         let k = position as usize - 1;
         if at.len() <= k {
             at.resize(k + 1, (0, 0));
@@ -1451,7 +1658,100 @@ pub fn read_impressions(
         )));
     }
     let sessions = sessions.values().map(|s| s.len()).max().unwrap_or(0);
-    tabulate(&cells, sessions, data, examination, name)
+    let mut table = tabulate(&cells, sessions, data, examination, name)?;
+    table.conversions = conversions;
+    table.dwell_ms = dwell_ms;
+    Ok(table)
+}
+
+/// The optional columns of an impressions log's header, after its first five (`rest`, with its
+/// leading tab): each a name of [`IMPRESSIONS_OPTIONAL_COLUMNS`], at most once.
+fn optional_columns(rest: &str) -> std::result::Result<Vec<&'static str>, String> {
+    if rest.is_empty() {
+        return Ok(Vec::new());
+    }
+    let Some(rest) = rest.strip_prefix('\t') else {
+        return Err(format!(
+            "the header's fifth column is '{}': expected click",
+            crate::error::printable(&format!("click{}", rest.split('\t').next().unwrap_or("")))
+        ));
+    };
+    let mut found: Vec<&'static str> = Vec::new();
+    for column in rest.split('\t') {
+        let Some(&known) = IMPRESSIONS_OPTIONAL_COLUMNS.iter().find(|&&c| c == column) else {
+            return Err(format!(
+                "the header's column '{}': expected one of {} after click",
+                crate::error::printable(column),
+                IMPRESSIONS_OPTIONAL_COLUMNS.join(", ")
+            ));
+        };
+        if found.contains(&known) {
+            return Err(format!("the header names {known} twice"));
+        }
+        found.push(known);
+    }
+    Ok(found)
+}
+
+/// A click's outcome on one line of an impressions log: its conversion (0 or 1) and its dwell
+/// in whole milliseconds, 0 where the log lacks the column.
+struct Outcome {
+    conversion: u32,
+    dwell_ms: u64,
+}
+
+impl Outcome {
+    /// Reads the `conversion` and `dwell` fields (at their columns, where the log has them) of a
+    /// line whose click is `clicked`: a conversion or a dwell without a click is refused, as
+    /// neither can follow an impression that was not clicked.
+    fn read(
+        fields: &[&str],
+        conversion_at: Option<usize>,
+        dwell_at: Option<usize>,
+        clicked: bool,
+    ) -> std::result::Result<Outcome, String> {
+        let mut outcome = Outcome {
+            conversion: 0,
+            dwell_ms: 0,
+        };
+        if let Some(k) = conversion_at {
+            let field = fields[k].trim();
+            outcome.conversion = match field {
+                "0" => 0,
+                "1" => 1,
+                _ => {
+                    return Err(format!(
+                        "conversion '{}': expected 0 or 1",
+                        crate::error::printable(field)
+                    ))
+                }
+            };
+            if outcome.conversion == 1 && !clicked {
+                return Err(
+                    "conversion 1 on a row whose click is 0: a conversion follows a click".into(),
+                );
+            }
+        }
+        if let Some(k) = dwell_at {
+            let field = fields[k].trim();
+            let seconds = match field.parse::<f64>() {
+                Ok(v) if (0.0..=MAX_LOGGED_DWELL_SECONDS).contains(&v) => v,
+                _ => {
+                    return Err(format!(
+                        "dwell '{}': expected a click's dwell time in seconds, 0..={MAX_LOGGED_DWELL_SECONDS}",
+                        crate::error::printable(field)
+                    ))
+                }
+            };
+            if seconds > 0.0 && !clicked {
+                return Err(format!(
+                    "dwell {seconds} on a row whose click is 0: a dwell time follows a click (0 without one)"
+                ));
+            }
+            outcome.dwell_ms = libm::round(seconds * 1000.0) as u64;
+        }
+        Ok(outcome)
+    }
 }
 
 /// Each query's documents by their docid comments: qid, then docid, then the 0-based row within
@@ -1605,6 +1905,9 @@ fn click_table_for(
         data.qids.iter().enumerate().map(|(g, &q)| (q, g)).collect();
     let held_out: std::collections::HashSet<u64> = held_out.iter().copied().collect();
     let mut cells: Vec<Vec<(u32, u32)>> = vec![Vec::new(); data.n_docs()];
+    let mut conversions: Option<Vec<u32>> =
+        table.conversions.as_ref().map(|_| vec![0; data.n_docs()]);
+    let mut dwell_ms: Option<Vec<u64>> = table.dwell_ms.as_ref().map(|_| vec![0; data.n_docs()]);
     let mut some_held_out = false;
     for (tg, &qid) in table.qids.iter().enumerate() {
         let rows = table.group_offsets[tg]..table.group_offsets[tg + 1];
@@ -1625,6 +1928,12 @@ fn click_table_for(
             )));
         }
         for (d, row) in data.group(g).zip(rows) {
+            if let (Some(to), Some(from)) = (conversions.as_mut(), table.conversions.as_ref()) {
+                to[d] = from[row];
+            }
+            if let (Some(to), Some(from)) = (dwell_ms.as_mut(), table.dwell_ms.as_ref()) {
+                to[d] = from[row];
+            }
             let (impressions, clicks) = table.of(row);
             let shown = impressions
                 .iter()
@@ -1654,7 +1963,10 @@ fn click_table_for(
     } else {
         table.sessions
     };
-    tabulate(&cells, sessions, data, examination, name)
+    let mut out = tabulate(&cells, sessions, data, examination, name)?;
+    out.conversions = conversions;
+    out.dwell_ms = dwell_ms;
+    Ok(out)
 }
 
 fn tabulate(
@@ -1696,6 +2008,8 @@ fn tabulate(
         group_offsets: data.group_offsets.clone(),
         qids: data.qids.clone(),
         from_rows: false,
+        conversions: None,
+        dwell_ms: None,
     };
     for at in cells {
         for k in 0..shown {

@@ -924,14 +924,16 @@ pub fn read_parquet_reader(
 
 /// The columns of an impressions log in Parquet, in the order of the text log's header
 /// ([`crate::data::logs::IMPRESSIONS_HEADER`]); `doc` may be `docid` instead, and
-/// `list_log_probability` may be absent. Other columns are not read.
-const IMPRESSIONS_COLUMNS: [&str; 6] = [
+/// `list_log_probability`, `conversion` and `dwell` may be absent. Other columns are not read.
+const IMPRESSIONS_COLUMNS: [&str; 8] = [
     "qid",
     "session",
     "position",
     "doc",
     "click",
     "list_log_probability",
+    "conversion",
+    "dwell",
 ];
 
 /// An impressions log in Parquet as the tab-separated text the impressions reader reads: its
@@ -960,10 +962,10 @@ pub fn impressions_as_text(name: &Path, bytes: Vec<u8>) -> Result<Vec<u8>> {
                 header.push(label);
                 wanted.push(i);
             }
-            None if column == "list_log_probability" => {}
+            None if crate::data::logs::IMPRESSIONS_OPTIONAL_COLUMNS.contains(&column) => {}
             None => {
                 return Err(Error::Data(format!(
-                    "{}: no '{column}' column{} (its columns: {}): an impressions log has columns qid, session, position, doc (or docid), click and optionally list_log_probability, one row per shown document",
+                    "{}: no '{column}' column{} (its columns: {}): an impressions log has columns qid, session, position, doc (or docid), click and optionally list_log_probability, conversion and dwell, one row per shown document",
                     name.display(),
                     if column == "doc" { " (nor 'docid')" } else { "" },
                     crate::error::printable(&columns.join(", "))

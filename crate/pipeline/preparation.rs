@@ -660,10 +660,17 @@ fn logged_splits(
                 }
             }
         }
-        let description = format!(
-            "logs simulated by data simulate-logs ({})",
-            sidecar["click_model"].as_str().unwrap_or("see the sidecar")
-        );
+        let description = if sidecar["aggregated_from"].is_array() {
+            format!(
+                "logs summed by data aggregate-logs ({})",
+                sidecar["click_model"].as_str().unwrap_or("see the sidecar")
+            )
+        } else {
+            format!(
+                "logs simulated by data simulate-logs ({})",
+                sidecar["click_model"].as_str().unwrap_or("see the sidecar")
+            )
+        };
         // The training file's impressions, where the sidecar names a log beside it.
         let clicks = match sidecar["impressions"].as_str() {
             Some(log) => {

@@ -766,18 +766,24 @@ def read_impressions(path: str, data: str, query: Optional[str] = None) -> Dict[
     queries and documents it names (``doc``: the 1-based row within its query). Returns the clicks
     by document and displayed rank, the table the methods that learn from clicks read:
     ``impressions`` and ``clicks`` int64 (n_docs, shown), ``qid`` int64 per document, and
-    ``sessions``, the most sessions of a query. A bad log raises ``ValueError`` naming its line and
-    field."""
+    ``sessions``, the most sessions of a query; where the log has the columns, ``conversions``
+    (int64 per document, summed over its sessions) and ``dwell_ms`` (int64 per document: its
+    clicks' dwell summed in whole milliseconds). A bad log raises ``ValueError`` naming its line
+    and field."""
     table = _json.loads(_distillrank.read_impressions(str(path), str(data), None if query is None else str(query)))
     shown = table["shown"]
     offsets = table["group_offsets"]
     qid = _np.repeat(_np.asarray(table["qids"], dtype=_np.int64), _np.diff(_np.asarray(offsets, dtype=_np.int64)))
-    return {
+    out = {
         "impressions": _np.asarray(table["impressions"], dtype=_np.int64).reshape(-1, shown),
         "clicks": _np.asarray(table["clicks"], dtype=_np.int64).reshape(-1, shown),
         "qid": qid,
         "sessions": table["sessions"],
     }
+    for key in ("conversions", "dwell_ms"):
+        if table.get(key) is not None:
+            out[key] = _np.asarray(table[key], dtype=_np.int64)
+    return out
 
 
 def mq2008() -> Dict[str, Tuple[_np.ndarray, _np.ndarray, _np.ndarray]]:

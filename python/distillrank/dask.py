@@ -193,7 +193,7 @@ def check_queries_whole(frame: Any, qid: str = "qid", contiguous: bool = True) -
         first[q] = partition
 
 
-_LOG_COLUMNS = ("qid", "session", "position", "doc", "click", "list_log_probability")
+_LOG_COLUMNS = ("qid", "session", "position", "doc", "click", "list_log_probability", "conversion", "dwell")
 
 
 def click_table(impressions: Any, data: str, query: Optional[str] = None, out: Optional[str] = None) -> Dict[str, Any]:
@@ -204,7 +204,10 @@ def click_table(impressions: Any, data: str, query: Optional[str] = None, out: O
     ``impressions`` has one row per shown document, with the columns of an impressions log:
     ``qid``, ``session``, ``position``, ``doc`` (the row within its query in ``data``) or
     ``docid`` (the document's docid comment there), ``click`` and optionally
-    ``list_log_probability``; every query's rows in one partition (refused by name otherwise).
+    ``list_log_probability``, ``conversion`` (0 or 1) and ``dwell`` (seconds); every query's rows
+    in one partition (refused by name otherwise). With ``conversion`` and ``dwell`` the table has
+    each document's ``conversions`` and ``dwell_ms`` (its clicks' dwell in whole milliseconds),
+    summed as integers too.
     Each partition is sorted by qid, session and position (stable), so that a shuffle which
     interleaved the sessions does not matter, and read by the library's reader with its checks
     (each session a list: each document and each rank in it at most once). Only the cells with
@@ -225,7 +228,8 @@ def click_table(impressions: Any, data: str, query: Optional[str] = None, out: O
     missing = [c for c in ("qid", "session", "position", doc, "click") if c not in header]
     if missing:
         raise ValueError(f"impressions: the frame has no column {missing[0]!r} (an impressions log has "
-                         "qid, session, position, doc or docid, click and optionally list_log_probability)")
+                         "qid, session, position, doc or docid, click and optionally list_log_probability, "
+                         "conversion and dwell)")
     check_queries_whole(impressions, "qid", contiguous=False)
     _, _, qid = read_letor(data, query)
     starts = np.flatnonzero(np.r_[True, qid[1:] != qid[:-1]])
@@ -238,6 +242,10 @@ def click_table(impressions: Any, data: str, query: Optional[str] = None, out: O
         if len(part) == 0:
             return None
         part = part[header].reset_index(drop=True).sort_values(["qid", "session", "position"], kind="stable")
+        # A boolean click or conversion is written as 0 or 1, as the reader reads it.
+        for column in ("click", "conversion"):
+            if column in part.columns and part[column].dtype == bool:
+                part[column] = part[column].astype("int64")
         text = part.to_csv(sep="\t", index=False).encode()
         name = f"partition {number} of the impressions frame (sorted by qid, session and position)"
         # The reader sees the partition's own queries (a query the data lack is refused by it),
@@ -245,13 +253,17 @@ def click_table(impressions: Any, data: str, query: Optional[str] = None, out: O
         groups = sorted({group_of[q] for q in part["qid"].unique().tolist() if q in group_of})
         if len(groups) < part["qid"].nunique():
             groups = list(range(len(qids)))
-        shown, sessions, (docs, ranks, n, c) = _distillrank.impressions_cells(
+        shown, sessions, (docs, ranks, n, c), (odocs, conv, dwell) = _distillrank.impressions_cells(
             text, name, path, [qids[g] for g in groups], [sizes[g] for g in groups])
         # Each document back to its row in the whole file.
         local = np.r_[0, np.cumsum([sizes[g] for g in groups])]
-        which = np.searchsorted(local, docs, side="right") - 1
         first = np.asarray([starts[g] for g in groups], dtype=np.int64)
-        return shown, sessions, (first[which] + (docs.astype(np.int64) - local[which]), ranks, n, c)
+
+        def rows(d: Any) -> Any:
+            which = np.searchsorted(local, d, side="right") - 1
+            return first[which] + (d.astype(np.int64) - local[which])
+
+        return shown, sessions, (rows(docs), ranks, n, c), (rows(odocs), conv, dwell)
 
     dask: Any = _importlib.import_module("dask")
     tasks = [dask.delayed(cells)(p, k) for k, p in enumerate(impressions.to_delayed())]
@@ -261,17 +273,34 @@ def click_table(impressions: Any, data: str, query: Optional[str] = None, out: O
     shown = max(r[0] for r in found)
     impressions_by_rank = np.zeros((len(qid), shown), dtype=np.int64)
     clicks_by_rank = np.zeros((len(qid), shown), dtype=np.int64)
-    for _, _, (docs, ranks, n, c) in found:
+    # Each partition has the same columns, so a table has conversions (dwell) when any does.
+    conversions = np.zeros(len(qid), dtype=np.int64) if "conversion" in header else None
+    dwell_ms = np.zeros(len(qid), dtype=np.int64) if "dwell" in header else None
+    for _, _, (docs, ranks, n, c), (odocs, conv, dwell) in found:
         np.add.at(impressions_by_rank, (docs.astype(np.int64), ranks.astype(np.int64)), n.astype(np.int64))
         np.add.at(clicks_by_rank, (docs.astype(np.int64), ranks.astype(np.int64)), c.astype(np.int64))
+        if conversions is not None:
+            np.add.at(conversions, odocs, conv.astype(np.int64))
+        if dwell_ms is not None:
+            np.add.at(dwell_ms, odocs, dwell.astype(np.int64))
     table = {"impressions": impressions_by_rank, "clicks": clicks_by_rank, "qid": qid,
              "sessions": max(r[1] for r in found)}
+    if conversions is not None:
+        table["conversions"] = conversions
+    if dwell_ms is not None:
+        table["dwell_ms"] = dwell_ms
     if out is not None:
         if impressions_by_rank.max(initial=0) > 2**32 - 1:
             raise ValueError("out: a document has more than 2^32 - 1 impressions at a rank, past the file's counts")
         head = {"shown": shown, "sessions": table["sessions"], "impressions": impressions_by_rank.ravel().tolist(),
                 "clicks": clicks_by_rank.ravel().tolist(), "examination": None,
                 "group_offsets": [0, *np.cumsum(sizes).tolist()], "qids": qids, "from_rows": False}
+        if conversions is not None:
+            if conversions.max(initial=0) > 2**32 - 1:
+                raise ValueError("out: a document has more than 2^32 - 1 conversions, past the file's counts")
+            head["conversions"] = conversions.tolist()
+        if dwell_ms is not None:
+            head["dwell_ms"] = dwell_ms.tolist()
         _distillrank.write_click_table(_json.dumps(head), str(out))
     return table
 

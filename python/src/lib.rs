@@ -911,11 +911,19 @@ type Cells<'py> = (
     Bound<'py, PyArray1<u32>>,
 );
 
+/// The documents with a conversion or a dwell, with their conversions and dwell (ms), each None
+/// where the log has no such column.
+type Outcomes<'py> = (
+    Bound<'py, PyArray1<u64>>,
+    Option<Bound<'py, PyArray1<u32>>>,
+    Option<Bound<'py, PyArray1<u64>>>,
+);
+
 /// One part of an impressions log (the bytes of its text or Parquet, `name` in errors), summed
 /// by the library's reader against a data file's queries, given by their qids and sizes in the
 /// file's order (the file `data` is read only where the log names documents by docid): the
-/// ranks shown, the most sessions of a query, and the cells with an impression. What
-/// distillrank.dask.click_table runs on each partition.
+/// ranks shown, the most sessions of a query, the cells with an impression, and the documents'
+/// conversions and dwell. What distillrank.dask.click_table runs on each partition.
 #[pyfunction]
 fn impressions_cells<'py>(
     py: Python<'py>,
@@ -924,7 +932,7 @@ fn impressions_cells<'py>(
     data: PathBuf,
     qids: Vec<u64>,
     sizes: Vec<usize>,
-) -> PyResult<(usize, usize, Cells<'py>)> {
+) -> PyResult<(usize, usize, Cells<'py>, Outcomes<'py>)> {
     use distillrank::data::logs::{docids_of, read_impressions};
     if qids.len() != sizes.len() || sizes.contains(&0) {
         return Err(PyValueError::new_err(
@@ -964,6 +972,22 @@ fn impressions_cells<'py>(
             clicks.push(c);
         }
     }
+    let outcome = |d: usize| {
+        table.conversions.as_ref().is_some_and(|v| v[d] > 0)
+            || table.dwell_ms.as_ref().is_some_and(|v| v[d] > 0)
+    };
+    let with_outcome: Vec<u64> = (0..table.n_docs())
+        .filter(|&d| outcome(d))
+        .map(|d| d as u64)
+        .collect();
+    let conversions = table.conversions.as_ref().map(|v| {
+        let picked: Vec<u32> = with_outcome.iter().map(|&d| v[d as usize]).collect();
+        picked.into_pyarray(py)
+    });
+    let dwell_ms = table.dwell_ms.as_ref().map(|v| {
+        let picked: Vec<u64> = with_outcome.iter().map(|&d| v[d as usize]).collect();
+        picked.into_pyarray(py)
+    });
     Ok((
         table.shown,
         table.sessions,
@@ -973,6 +997,7 @@ fn impressions_cells<'py>(
             impressions.into_pyarray(py),
             clicks.into_pyarray(py),
         ),
+        (with_outcome.into_pyarray(py), conversions, dwell_ms),
     ))
 }
 

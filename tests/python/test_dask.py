@@ -320,3 +320,44 @@ def test_the_clusters_click_table_is_read_impressions_on_the_same_log(client, tm
     twice = pd.concat([frame, frame.iloc[:1]]).set_index("qid", drop=False).sort_index(kind="stable")
     with pytest.raises(ValueError, match="partition 0 of the impressions frame.*shows document .* again"):
         dr_dask.click_table(dd.from_pandas(twice, npartitions=2, sort=True), str(data))
+
+
+def test_the_clusters_conversions_and_dwell_are_the_librarys_and_aggregate_into_the_same_columns(client, tmp_path):
+    """A user's log with each click's conversion and dwell: the cluster's sums per document equal
+    read_impressions' on the log for 1, 3 and 7 partitions (dwell in whole milliseconds, so the
+    order of addition cannot change it), and `data aggregate-logs` writes the same log columns
+    from the cluster's click table as from the log itself."""
+    pd = pytest.importorskip("pandas")
+    dd = pytest.importorskip("dask.dataframe")
+    out = tmp_path / "logs"
+    out.mkdir()
+    bin_ = Path(os.environ.get("DISTILLRANK_BIN", ROOT / "target" / "debug" / "distillrank"))
+    bin_ = bin_ if bin_.is_absolute() else ROOT / bin_
+    subprocess.run([str(bin_), "data", "simulate-logs", MQ2008 / "train.txt", "-o", out / "train.txt"],
+                   check=True, capture_output=True)
+    frame = pd.read_csv(out / "train.txt.impressions.tsv", sep="\t")
+    X, y, qid = distillrank.read_letor(str(MQ2008 / "train.txt"))
+    starts = {q: i for i, q in reversed(list(enumerate(qid.tolist())))}
+    grade = y[[starts[q] + d - 1 for q, d in zip(frame["qid"], frame["doc"])]]
+    clicked = frame["click"] == 1
+    frame["conversion"] = (clicked & (grade >= 1)).astype("int64")
+    frame["dwell"] = np.where(clicked, ((frame["qid"] * 7 + frame["session"] * 13) % 5000) / 1000 + 0.5, 0.0)
+    log = tmp_path / "user.tsv"
+    frame.to_csv(log, sep="\t", index=False)
+    want = distillrank.read_impressions(log, MQ2008 / "train.txt")
+    assert want["conversions"].sum() == frame["conversion"].sum()
+    assert want["dwell_ms"].sum() == np.round(frame["dwell"] * 1000).sum()
+    shuffled = frame.sample(frac=1.0, random_state=5).set_index("qid", drop=False).sort_index(kind="stable")
+    for parts in (1, 3, 7):
+        got = dr_dask.click_table(dd.from_pandas(shuffled, npartitions=parts, sort=True), str(MQ2008 / "train.txt"),
+                                  out=str(tmp_path / f"clicks-{parts}.bin"))
+        for key in ("impressions", "clicks", "conversions", "dwell_ms"):
+            np.testing.assert_array_equal(got[key], want[key], err_msg=f"{key}, {parts} partitions")
+    columns = {}
+    for name, source in (("log", log), ("table", tmp_path / "clicks-7.bin")):
+        done = subprocess.run([str(bin_), "data", "aggregate-logs", MQ2008 / "train.txt", "--impressions", source,
+                               "-o", tmp_path / f"{name}.txt", "--quiet"], capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        columns[name] = distillrank.read_letor(str(tmp_path / f"{name}.txt"))[0][:, -6:]
+    np.testing.assert_array_equal(columns["table"], columns["log"])
+    np.testing.assert_array_equal(columns["log"][:, 5], want["conversions"].astype("f4"))
