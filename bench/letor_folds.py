@@ -6,7 +6,7 @@ LightGBM on x and z; per-query graded NDCG@8 pooled over the folds' test queries
 tests of each student against LightGBM on x alone.
 
     python bench/letor_folds.py --data DIR [--folds 1,2,3,4,5] [--seeds 5] [--bin B]
-        [--out DIR] [--student "--transform rank-gauss --weight-decay 0.01"]
+        [--out DIR] [--student "--transform rank-gauss --weight-decay 0.01"] [--teacher-cross-fit K]
     python bench/letor_folds.py --train T [--valid V] --test E ...  (one split, no folds)
 
 DIR holds S1.txt .. S5.txt (MQ2008, MQ2007). A single split's files may give their groups in
@@ -19,8 +19,13 @@ library's own figure of the same scores (a comparison's teacher NDCG@8) on the f
 
 LightGBM: up to 500 trees, learning rate 0.05, 31 leaves, early stopping after 30 rounds
 without a better validation NDCG@8, one model a seed (its bagging and feature fraction are
-those of the seed: 0.8 each, so that seeds differ), deterministic (the same trees every run). The PFD teacher is LightGBM on every column,
-seed 0. The tests pair each query's NDCG@8 averaged over the seeds: the mean difference, a
+those of the seed: 0.8 each, so that seeds differ), deterministic (the same trees every run), so
+each is saved in the fold's folder under --out and read back by a later run on that folder. The PFD teacher is LightGBM on every column,
+seed 0. With --teacher-cross-fit K its scores of the training file are out of fold: the training
+queries are cut into K parts, and each part is scored by a LightGBM teacher trained on the other
+K - 1 (early stopping on the same validation file), so that no training document's soft label comes
+from a model that saw its grade; the validation and test files are scored by the teacher trained
+on every training query, and the comparison reads the three as --teacher-scores. The tests pair each query's NDCG@8 averaged over the seeds: the mean difference, a
 bootstrap 95% interval (10,000 resamples of the queries) and a sign-flip randomization p (10,000
 flips). Each fold's comparison also holds LightGBM on x alone (seed 0, its z columns blanked)
 as the library's reference row (`--reference-model`), with the library's own paired tests of
@@ -61,6 +66,34 @@ def lightgbm_ranker(X, y, qid, Xv, yv, qv, seed):
     ranker.fit(X, y, group=groups(qid), eval_set=[(Xv, yv)], eval_group=[groups(qv)],
                eval_at=[K], callbacks=[lightgbm.early_stopping(30, verbose=False)])
     return ranker.booster_
+
+
+def cached_ranker(path, *args):
+    """`lightgbm_ranker(*args)`, saved at `path` and read back from it by a later run on the same
+    folder (LightGBM is deterministic here, so the model is the one it would train again)."""
+    if path.exists():
+        return lightgbm.Booster(model_file=str(path))
+    model = lightgbm_ranker(*args)
+    model.save_model(str(path))
+    return model
+
+
+def cross_fitted_scores(X, y, qid, Xv, yv, qv, parts):
+    """The teacher's scores of the training rows, each from a model trained without its query:
+    query q (in the file's order) falls in part q mod `parts`."""
+    order = {q: i for i, q in enumerate(dict.fromkeys(qid.tolist()))}
+    part = np.array([order[q] % parts for q in qid.tolist()])
+    scores = np.empty(len(y))
+    for k in range(parts):
+        held = part == k
+        model = lightgbm_ranker(X[~held], y[~held], qid[~held], Xv, yv, qv, 0)
+        scores[held] = model.predict(X[held], raw_score=True)
+    return scores
+
+
+def write_scores(path, scores):
+    path.write_text("".join(f"{float(s)!r}\n" for s in scores))
+    return str(path)
 
 
 def ndcg_at(scores, grades, k=K):
@@ -175,6 +208,8 @@ def main():
     p.add_argument("--backend", default="cpu")
     p.add_argument("--out", default="target/letor-folds")
     p.add_argument("--student", default="", help="flags of every distillrank compare")
+    p.add_argument("--teacher-cross-fit", type=int, default=0, metavar="K",
+                   help="score the training file by K teachers, each trained without the part it scores")
     args = p.parse_args()
     folds = [1] if args.train else [int(f) for f in args.folds.split(",")]
     out = Path(args.out)
@@ -183,7 +218,8 @@ def main():
               "lightgbm_teacher": []}
     valid = {"student_alone": [], "pfd_student": []}
     started = time.perf_counter()
-    report = {"folds": {}, "student_flags": args.student, "seeds": args.seeds}
+    report = {"folds": {}, "student_flags": args.student, "seeds": args.seeds,
+              "teacher_cross_fit": args.teacher_cross_fit}
     for fold in folds:
         here = out / f"fold{fold}"
         files = fold_files(args, fold, here)
@@ -195,8 +231,7 @@ def main():
         Xv, yv, qv = load_svmlight_file(files[1], query_id=True, n_features=width)
         Xt, yt, qt = load_svmlight_file(files[2], query_id=True, n_features=width)
         X, Xv, Xt = X.toarray(), Xv.toarray(), Xt.toarray()
-        teacher = lightgbm_ranker(X, y, qid, Xv, yv, qv, 0)
-        teacher.save_model(str(here / "teacher.txt"))
+        teacher = cached_ranker(here / "teacher.txt", X, y, qid, Xv, yv, qv, 0)
         # The privileged split the comparison will make (the same preparation, one tiny model).
         split = compare(args, here / "split", files, "--methods", "no-distillation", "--seeds", "1",
                         "--epochs", "1", "--widths", "4", *narrower, student=False)
@@ -209,9 +244,17 @@ def main():
         Xr, Xvr = X.copy(), Xv.copy()
         Xr[:, blank] = 0.0
         Xvr[:, blank] = 0.0
-        lightgbm_ranker(Xr, y, qid, Xvr, yv, qv, 0).save_model(str(here / "reference.txt"))
+        cached_ranker(here / "reference.txt", Xr, y, qid, Xvr, yv, qv, 0)
+        if args.teacher_cross_fit > 1:
+            soft = [cross_fitted_scores(X, y, qid, Xv, yv, qv, args.teacher_cross_fit),
+                    teacher.predict(Xv, raw_score=True), teacher.predict(Xt, raw_score=True)]
+            given = ",".join(write_scores(here / f"teacher.{name}.scores", s)
+                             for name, s in zip(["train", "valid", "test"], soft))
+            teacher_flags = ["--teacher-scores", given]
+        else:
+            teacher_flags = ["--teacher-model", str(here / "teacher.txt")]
         runs = compare(args, here / "compare", files, "--methods", "no-distillation,pfd",
-                       "--teacher-model", str(here / "teacher.txt"),
+                       *teacher_flags,
                        "--reference-model", str(here / "reference.txt"), *narrower)
         assert runs["privileged_columns"] == privileged
         test_qids = np.array(runs["test_qids"])
@@ -219,7 +262,7 @@ def main():
         for name, cols in [("lightgbm_x_alone", regular), ("lightgbm_all", list(range(X.shape[1])))]:
             per_seed = []
             for seed in range(args.seeds):
-                model = lightgbm_ranker(X[:, cols], y, qid, Xv[:, cols], yv, qv, seed)
+                model = cached_ranker(here / f"{name}-{seed}.txt", X[:, cols], y, qid, Xv[:, cols], yv, qv, seed)
                 per_seed.append(per_query(model.predict(Xt[:, cols], raw_score=True), yt, qt, test_qids))
             fold_scores[name] = np.mean(per_seed, axis=0)
         teacher_test = per_query(teacher.predict(Xt, raw_score=True), yt, qt, test_qids)
