@@ -1024,25 +1024,25 @@ fn rows_with_positions_make_the_clicks_by_rank() {
     refused(
         &[2, 1, 4, 1, 2],
         &clicks,
-        "train, row 3: position 4: expected a displayed rank in 1..=3, the rows of query 7",
+        "position, row 3: 4: expected a displayed rank in 1..=3, the rows of query 7",
     );
-    refused(&[2, 1, 3, 0, 2], &clicks, "row 4: position 0");
+    refused(&[2, 1, 3, 0, 2], &clicks, "position, row 4: 0");
     // Far past its list: named as a position, not as the memory its clicks by rank would take.
     refused(
         &[2, 1, 1 << 60, 1, 2],
         &clicks,
-        "train, row 3: position 1152921504606846976: expected a displayed rank in 1..=3",
+        "position, row 3: 1152921504606846976: expected a displayed rank in 1..=3",
     );
     refused(
         &[2, 1, 3, 1, 2],
         &[1.0, 0.0, 1.0, 0.0, 2.0],
-        "row 5: click 2: expected 0 or 1",
+        "y, row 5: click 2: expected 0 or 1",
     );
     refused(&[2, 1, 3], &clicks, "3 positions for 5 rows");
     refused(
         &[2, 1, 3, 2, 2],
         &clicks,
-        "train, rows 4..=5: query 9 has no row at position 1",
+        "position, rows 4..=5: query 9 has no row at position 1",
     );
 }
 

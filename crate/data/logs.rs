@@ -1841,17 +1841,21 @@ pub fn clicks_of_rows(
         let docs = data.group(g);
         let n = docs.len() as u64;
         for d in docs {
-            let bad = |m: String| Error::Data(format!("{name}, row {}: {m}", d + 1));
+            // Each field named as the door names it: the positions, and the clicks as y.
+            let bad = |field: &str, m: String| Error::Data(format!("{field}, row {}: {m}", d + 1));
             let position = positions[d];
             if position == 0 || position > n {
-                return Err(bad(format!(
-                    "position {position}: expected a displayed rank in 1..={n}, the rows of query {}",
-                    data.qids[g]
-                )));
+                return Err(bad(
+                    "position",
+                    format!(
+                        "{position}: expected a displayed rank in 1..={n}, the rows of query {}",
+                        data.qids[g]
+                    ),
+                ));
             }
             let click = clicks[d];
             if click != 0.0 && click != 1.0 {
-                return Err(bad(format!("click {click}: expected 0 or 1")));
+                return Err(bad("y", format!("click {click}: expected 0 or 1")));
             }
         }
     }
@@ -1875,7 +1879,7 @@ pub fn clicks_of_rows(
         let docs = data.group(g);
         if !docs.clone().any(|d| positions[d] == 1) {
             return Err(Error::Data(format!(
-                "{name}, rows {}..={}: query {} has no row at position 1, and a query's sessions are its rows at position 1: give each displayed list from its top",
+                "position, rows {}..={}: query {} has no row at position 1, and a query's sessions are its rows at position 1: give each displayed list from its top",
                 docs.start + 1,
                 docs.end,
                 data.qids[g]

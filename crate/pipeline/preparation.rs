@@ -451,6 +451,28 @@ impl PreparedData {
         let needed = methods.iter().any(|m| {
             matches!(m.entry().student, Student::Labels(l) if l != ClickLabel::FullInformation || from_rows)
         });
+        if from_rows && !needed {
+            // The positions given one a row change nothing for methods that do not learn from
+            // clicks by rank: refused, not ignored.
+            let learners: Vec<&str> = crate::ranking::distill::METHODS
+                .iter()
+                // The estimators that one impression a row identifies (EM and the harvest need
+                // documents shown at several ranks; IPS the simulator's examination).
+                .filter(|e| {
+                    matches!(
+                        e.student,
+                        Student::Labels(ClickLabel::Naive | ClickLabel::Dla | ClickLabel::TwoTower)
+                    )
+                })
+                .map(|e| e.name)
+                .collect();
+            let given: Vec<&str> = methods.iter().map(|m| m.entry().name).collect();
+            return Err(Error::Config(format!(
+                "position: {} does not learn from clicks by displayed rank, so the positions would change nothing; give position= to {}, or leave it out",
+                given.join(", "),
+                learners.join(", ")
+            )));
+        }
         let Some(table) = self.clicks.clone().filter(|_| needed) else {
             return Ok(None);
         };

@@ -355,10 +355,17 @@ def test_fit_with_positions_learns_from_the_clicks_of_each_row(tmp_path):
             distillrank.Ranker(method=method, loss="softmax", epochs=1, widths=[8], backend="cpu").fit(
                 X_rows, clicks, qid=lists, position=position, verbose=False)
         assert method in str(refused.value) and "--" not in str(refused.value), str(refused.value)
+    # A method that does not learn from clicks by rank would ignore the positions: refused.
+    for method in ["pfd", "no-distillation", "gend"]:
+        with pytest.raises(ValueError, match=f"position: {method} does not learn from clicks by displayed rank.*"
+                                             "naive, dla, two-tower") as refused:
+            distillrank.Ranker(method=method, epochs=1, widths=[8], backend="cpu").fit(
+                X_rows, clicks, qid=lists, position=position, verbose=False)
+        assert "--" not in str(refused.value), str(refused.value)
     ranker = distillrank.Ranker(method="dla", loss="softmax", epochs=1, widths=[8], backend="cpu")
     bad = position.copy()
     bad[12] = 11
-    with pytest.raises(ValueError, match=r"X, row 13: position 11: expected a displayed rank in 1\.\.=\d+, the rows of query"):
+    with pytest.raises(ValueError, match=r"position, row 13: 11: expected a displayed rank in 1\.\.=\d+, the rows of query"):
         ranker.fit(X_rows, clicks, qid=lists, position=bad, verbose=False)
     bad[12] = 0
     with pytest.raises(ValueError, match="position, row 13: 0"):
@@ -374,7 +381,7 @@ def test_fit_with_positions_learns_from_the_clicks_of_each_row(tmp_path):
     # A position far past its list is named as a position, not as the memory it would take.
     far = position.copy()
     far[12] = 1 << 60
-    with pytest.raises(ValueError, match=r"row 13: position 1152921504606846976: expected a displayed rank"):
+    with pytest.raises(ValueError, match=r"position, row 13: 1152921504606846976: expected a displayed rank"):
         ranker.fit(X_rows, clicks, qid=lists, position=far, verbose=False)
     with pytest.raises(ValueError, match="one displayed position per row"):
         ranker.fit(X_rows, clicks, qid=lists, position=position[:-1], verbose=False)
