@@ -551,7 +551,7 @@ pub fn aggregate_logs(args: &AggregateLogsArgs, out: &Output) -> Result<()> {
     }
     outln!("logs: {}", sources.join(", "));
     if tables[0].conversions.is_none() {
-        outln!("  the log has no conversion column: every conversion is 0, and y with it (train on the grades with --training-labels grades, or log conversions)");
+        outln!("  the log has no conversion column: every conversion is 0, and y with it (train on the grades with --log-labels gumbel --training-labels grades, or log conversions)");
     }
     if tables[0].dwell_ms.is_none() {
         outln!("  the log has no dwell column: every dwell is 0");
