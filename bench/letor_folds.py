@@ -68,6 +68,17 @@ def lightgbm_ranker(X, y, qid, Xv, yv, qv, seed):
     return ranker.booster_
 
 
+def read_file(path, reader):
+    """A LETOR file as (X, grades, qid), X dense f64: by scikit-learn's SVMlight reader, or by
+    the distillrank package's (`--reader distillrank`, for files of gigabytes; values in f32)."""
+    if reader == "distillrank":
+        import distillrank
+        X, y, qid = distillrank.read_letor(str(path))
+        return X.astype(np.float64), y.astype(np.float64), qid
+    X, y, qid = load_svmlight_file(path, query_id=True)
+    return X.toarray(), y, qid
+
+
 def cached_ranker(path, *args):
     """`lightgbm_ranker(*args)`, saved at `path` and read back from it by a later run on the same
     folder (LightGBM is deterministic here, so the model is the one it would train again)."""
@@ -208,6 +219,11 @@ def main():
     p.add_argument("--backend", default="cpu")
     p.add_argument("--out", default="target/letor-folds")
     p.add_argument("--student", default="", help="flags of every distillrank compare")
+    p.add_argument("--reader", choices=["sklearn", "distillrank"], default="sklearn",
+                   help="how the script reads the files into arrays for LightGBM")
+    p.add_argument("--one-lightgbm-per-role", action="store_true",
+                   help="LightGBM on x alone and on every column: the reference and the teacher (seed 0), "
+                        "not a model a seed (for files where each takes many minutes)")
     p.add_argument("--teacher-cross-fit", type=int, default=0, metavar="K",
                    help="score the training file by K teachers, each trained without the part it scores")
     args = p.parse_args()
@@ -223,14 +239,14 @@ def main():
     for fold in folds:
         here = out / f"fold{fold}"
         files = fold_files(args, fold, here)
-        widths = [load_svmlight_file(f, query_id=True)[0].shape[1] for f in files]
+        read = [read_file(f, args.reader) for f in files]
+        widths = [r[0].shape[1] for r in read]
         width = max(widths)
         # A sparse file's last columns may be zero everywhere: read as 0, as LightGBM reads them.
         narrower = ["--allow-missing-features", "true"] if min(widths) < widths[0] else []
-        X, y, qid = load_svmlight_file(files[0], query_id=True, n_features=width)
-        Xv, yv, qv = load_svmlight_file(files[1], query_id=True, n_features=width)
-        Xt, yt, qt = load_svmlight_file(files[2], query_id=True, n_features=width)
-        X, Xv, Xt = X.toarray(), Xv.toarray(), Xt.toarray()
+        (X, y, qid), (Xv, yv, qv), (Xt, yt, qt) = [
+            (np.pad(x, ((0, 0), (0, width - x.shape[1]))), g, q) for x, g, q in read]
+        del read
         teacher = cached_ranker(here / "teacher.txt", X, y, qid, Xv, yv, qv, 0)
         # The privileged split the comparison will make (the same preparation, one tiny model).
         split = compare(args, here / "split", files, "--methods", "no-distillation", "--seeds", "1",
@@ -244,7 +260,8 @@ def main():
         Xr, Xvr = X.copy(), Xv.copy()
         Xr[:, blank] = 0.0
         Xvr[:, blank] = 0.0
-        cached_ranker(here / "reference.txt", Xr, y, qid, Xvr, yv, qv, 0)
+        reference = cached_ranker(here / "reference.txt", Xr, y, qid, Xvr, yv, qv, 0)
+        del Xr, Xvr
         if args.teacher_cross_fit > 1:
             soft = [cross_fitted_scores(X, y, qid, Xv, yv, qv, args.teacher_cross_fit),
                     teacher.predict(Xv, raw_score=True), teacher.predict(Xt, raw_score=True)]
@@ -260,6 +277,15 @@ def main():
         test_qids = np.array(runs["test_qids"])
         fold_scores = {}
         for name, cols in [("lightgbm_x_alone", regular), ("lightgbm_all", list(range(X.shape[1])))]:
+            if args.one_lightgbm_per_role:
+                # The reference (z blanked) and the teacher stand for LightGBM on x alone and on
+                # every column: seed 0's models of those columns.
+                model = reference if name == "lightgbm_x_alone" else teacher
+                Xs = Xt.copy()
+                if name == "lightgbm_x_alone":
+                    Xs[:, blank] = 0.0
+                fold_scores[name] = per_query(model.predict(Xs, raw_score=True), yt, qt, test_qids)
+                continue
             per_seed = []
             for seed in range(args.seeds):
                 model = cached_ranker(here / f"{name}-{seed}.txt", X[:, cols], y, qid, Xv[:, cols], yv, qv, seed)
