@@ -640,6 +640,22 @@ fn aggregate_logs_sums_a_users_conversions_and_dwell_into_the_log_columns() {
     assert_eq!(table.conversions, Some(vec![1, 0, 0, 1, 0]));
     assert_eq!(table.dwell_ms, Some(vec![30_500, 2_000, 10_000, 5_000, 0]));
     assert_eq!(table.impressions[..3], [1, 1, 0]);
+
+    // A second file read from the same log: its document never shown has the mean rank of one
+    // never shown in the training file (the deepest rank of all, 3, plus 1), not its own file's.
+    let vali = dir.path().join("vali.txt");
+    std::fs::write(&vali, "1 qid:3 1:0.5\n0 qid:3 1:0.1\n").unwrap();
+    let mut both = TWO_QUERIES_LOG.to_string();
+    both += "3\t0\t1\t1\t1\t0\t4\n";
+    std::fs::write(&log, both).unwrap();
+    let folder = dir.path().join("both");
+    std::fs::create_dir(&folder).unwrap();
+    let files = [train.to_str().unwrap(), vali.to_str().unwrap()];
+    let (ok, _, stderr) = aggregate(&files, log.to_str().unwrap(), &folder);
+    assert!(ok, "{stderr}");
+    let vali = read(&folder.join("vali.txt"));
+    assert_eq!(&vali.row(0)[2..], &[1.0, 1.0, 1.0, 1.0, 4.0, 0.0]);
+    assert_eq!(&vali.row(1)[2..], &[0.0, 0.0, 0.0, 4.0, 0.0, 0.0]);
 }
 
 #[test]

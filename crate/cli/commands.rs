@@ -518,11 +518,15 @@ pub fn aggregate_logs(args: &AggregateLogsArgs, out: &Output) -> Result<()> {
             None,
             &mut docids,
         )?;
-        // Every file's log columns after the training file's width, so that they line up.
-        let (logged, file_stats) = logs::logged_columns(file, &table, widest)?;
+        tables.push(table);
+    }
+    // Every file's log columns after the training file's width, so that they line up, and a
+    // document never shown at the same mean rank in every file.
+    let shown = tables.iter().map(|t| t.shown).max().unwrap_or(1);
+    for (file, table) in data.iter().zip(&tables) {
+        let (logged, file_stats) = logs::logged_columns(file, table, widest, shown)?;
         columns.push(logged);
         stats.push(file_stats);
-        tables.push(table);
     }
     let seconds = started.elapsed().as_secs_f64();
     let c = logs::LogColumns::after(widest);

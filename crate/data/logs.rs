@@ -844,11 +844,14 @@ pub fn simulate_with_progress(
 /// rank (`shown + 1` for a document never shown), mean dwell of its clicks in seconds (0 without a
 /// click or without a `dwell` column) and conversions (0 without a `conversion` column). With the
 /// statistics `data simulate-logs` reports of a file. The columns come after `original_features`
-/// (at least the data's width; a narrower file's last columns are 0), as a training file's.
+/// (at least the data's width; a narrower file's last columns are 0), as a training file's; a
+/// document never shown has the mean rank `shown + 1`, with `shown` the deepest rank of all the
+/// files summed together (at least the table's), so that it means the same in every split.
 pub fn logged_columns(
     data: &Dataset,
     table: &ClickTable,
     original_features: usize,
+    shown_in_all: usize,
 ) -> Result<(Dataset, FileLogStats)> {
     if table.group_offsets != data.group_offsets || table.qids != data.qids {
         return Err(Error::Data(
@@ -886,7 +889,7 @@ pub fn logged_columns(
             features.push(if n > 0 {
                 (rank_sum as f64 / n as f64) as f32
             } else {
-                (shown + 1) as f32
+                (shown.max(shown_in_all) + 1) as f32
             });
             features.push(if c > 0 {
                 (dwell_ms as f64 / 1000.0 / c as f64) as f32
