@@ -843,4 +843,16 @@ fn aggregate_logs_refuses_outcomes_that_cannot_follow_the_clicks() {
         !ok && stderr.contains("bad.clicks: 2 conversions for 5 documents"),
         "{stderr}"
     );
+    // A table whose offsets go backwards is refused by name, not indexed past its counts.
+    let mut bytes =
+        br#"{"shown":1,"sessions":1,"impressions":[],"clicks":[],"examination":null,"group_offsets":[0,3,2,5],"qids":[1,2]}"#
+            .to_vec();
+    bytes.push(b'\n');
+    bytes.extend(std::iter::repeat_n(0u8, 5 * 8));
+    std::fs::write(&table, bytes).unwrap();
+    let (ok, _, stderr) = aggregate(&[train.to_str().unwrap()], table.to_str().unwrap(), &out);
+    assert!(
+        !ok && stderr.contains("bad.clicks: group_offsets must start at 0"),
+        "{stderr}"
+    );
 }

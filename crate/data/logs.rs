@@ -488,6 +488,18 @@ pub fn parse_click_table(name: &str, bytes: &[u8], expected: &str) -> Result<Cli
         .ok_or_else(|| bad("no header line"))?;
     let mut table: ClickTable =
         serde_json::from_slice(&bytes[..end]).map_err(|e| bad(&e.to_string()))?;
+    // The queries' offsets must cut the documents in order, one more than the queries: a table
+    // edited or cut otherwise would index past its counts.
+    let offsets = &table.group_offsets;
+    if offsets.first() != Some(&0)
+        || offsets.windows(2).any(|w| w[0] > w[1])
+        || offsets.len() != table.qids.len() + 1
+    {
+        return Err(bad(&format!(
+            "group_offsets must start at 0, never decrease and number one more than the {} qids",
+            table.qids.len()
+        )));
+    }
     let cells = table
         .n_docs()
         .checked_mul(table.shown)
