@@ -490,7 +490,7 @@ fn simulate_logs_writes_letor_and_a_sidecar_that_compare_reads() {
         "1",
         "--quiet",
     ]);
-    assert!(!ok && stderr.contains("has no simulated logs"), "{stderr}");
+    assert!(!ok && stderr.contains("has no logs ("), "{stderr}");
 
     // A sidecar that is not one, or whose columns are not the simulator's, is refused by name.
     let sidecar = again.join("rank.train.logs.json");
@@ -763,6 +763,25 @@ fn aggregate_logs_on_the_simulators_own_log_gives_its_columns_and_compare_reads_
     assert!(results["methods"]["ips-estimated"]["graded_ndcg@8"]["mean"]
         .as_f64()
         .is_some());
+    // A test file without the logs is sent to the command that wrote the training file's.
+    let (ok, _, stderr) = distillrank(&[
+        "compare",
+        "--train",
+        logged.to_str().unwrap(),
+        "--test",
+        &format!("{y}/rank.test"),
+        "--privileged",
+        "logs",
+        "--seeds",
+        "1",
+        "--quiet",
+    ]);
+    assert!(
+        !ok && stderr.contains("has no logs (")
+            && stderr
+                .contains("distillrank data aggregate-logs TRAIN VALID TEST --impressions LOG"),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -855,4 +874,57 @@ fn aggregate_logs_refuses_outcomes_that_cannot_follow_the_clicks() {
         !ok && stderr.contains("bad.clicks: group_offsets must start at 0"),
         "{stderr}"
     );
+}
+
+#[test]
+fn aggregate_logs_writes_over_none_of_its_inputs() {
+    let dir = tempfile::tempdir().unwrap();
+    let train = dir.path().join("train.txt");
+    std::fs::write(&train, TWO_QUERIES).unwrap();
+    let log = dir.path().join("log.tsv");
+    std::fs::write(&log, TWO_QUERIES_LOG).unwrap();
+    let first = dir.path().join("first.txt");
+    let (ok, _, stderr) = aggregate(&[train.to_str().unwrap()], log.to_str().unwrap(), &first);
+    assert!(ok, "{stderr}");
+    // Every file the command writes (the copy, its sidecar, the click table beside it) against
+    // every file it reads (the data and the log), both before a byte is written.
+    let table = dir.path().join("first.txt.clicks");
+    let before = std::fs::read(&table).unwrap();
+    let cases = [
+        // The click table read back as the log, and written over by the run's own table.
+        (
+            train.clone(),
+            table.clone(),
+            first.clone(),
+            "first.txt.clicks",
+        ),
+        // The log written over by the copy.
+        (train.clone(), log.clone(), log.clone(), "log.tsv"),
+        // The data file written over by the copy.
+        (train.clone(), log.clone(), train.clone(), "train.txt"),
+    ];
+    for (file, impressions, out, read) in cases {
+        let (ok, _, stderr) = aggregate(
+            &[file.to_str().unwrap()],
+            impressions.to_str().unwrap(),
+            &out,
+        );
+        assert!(
+            !ok && stderr.contains("would overwrite the input") && stderr.contains(read),
+            "{stderr}"
+        );
+    }
+    assert_eq!(std::fs::read(&table).unwrap(), before);
+    assert_eq!(std::fs::read(&train).unwrap(), TWO_QUERIES.as_bytes());
+    assert_eq!(std::fs::read(&log).unwrap(), TWO_QUERIES_LOG.as_bytes());
+    // `-o folder/` with one file names a folder, created for it.
+    let folder = dir.path().join("logged");
+    let (ok, _, stderr) = aggregate(
+        &[train.to_str().unwrap()],
+        log.to_str().unwrap(),
+        std::path::Path::new(&format!("{}/", folder.display())),
+    );
+    assert!(ok, "{stderr}");
+    assert_eq!(read(&folder.join("train.txt")).n_features, 2 + LOG_COLUMNS);
+    assert!(folder.join("train.txt.clicks").is_file());
 }

@@ -287,8 +287,22 @@ pub fn privileged_split(spec: &str) -> Result<PrivilegedSplit> {
 /// Where the logs commands write each of `files` for `-o out`: the file `out` for one input
 /// (unless it is an existing folder), otherwise each input's name in the folder `out`; two inputs
 /// of one name, or an output over its input, are refused.
-fn logged_targets(files: &[PathBuf], out: &Path) -> Result<Vec<PathBuf>> {
-    let into_folder = files.len() > 1 || out.is_dir();
+/// Where a logs command writes each input file's copy with its log columns: `out` itself for one
+/// file, or `out/NAME` for several, or when `out` is a folder or ends in a path separator (the
+/// folder is created). Every file the command will write (the copies, their sidecars and
+/// `written_beside_first`'s file beside the first copy) is checked against every input (the
+/// files and `read_too`, the logs), so that no output replaces what the command reads.
+fn logged_targets(
+    files: &[PathBuf],
+    read_too: &[PathBuf],
+    out: &Path,
+    written_beside_first: fn(&Path) -> PathBuf,
+) -> Result<Vec<PathBuf>> {
+    let names_a_folder = out
+        .as_os_str()
+        .to_string_lossy()
+        .ends_with(std::path::is_separator);
+    let into_folder = files.len() > 1 || out.is_dir() || names_a_folder;
     let targets: Vec<PathBuf> = if into_folder {
         output::check_folder(out)?;
         let mut seen = std::collections::HashSet::new();
@@ -311,15 +325,27 @@ fn logged_targets(files: &[PathBuf], out: &Path) -> Result<Vec<PathBuf>> {
     } else {
         vec![out.to_path_buf()]
     };
-    for (input, target) in files.iter().zip(&targets) {
-        if std::fs::canonicalize(input).ok() == std::fs::canonicalize(target).ok()
-            && target.exists()
+    let mut written: Vec<PathBuf> = targets
+        .iter()
+        .flat_map(|t| [t.clone(), sidecar_path(t)])
+        .collect();
+    written.push(written_beside_first(&targets[0]));
+    for input in files.iter().chain(read_too) {
+        let Ok(read) = std::fs::canonicalize(input) else {
+            continue;
+        };
+        if let Some(target) = written
+            .iter()
+            .find(|w| std::fs::canonicalize(w).ok().as_ref() == Some(&read))
         {
             return Err(Error::Config(format!(
-                "{} would overwrite its input: choose another -o",
-                target.display()
+                "{} would overwrite the input {}: choose another -o",
+                target.display(),
+                input.display()
             )));
         }
+    }
+    for target in &written {
         output::check_file(target)?;
     }
     Ok(targets)
@@ -327,7 +353,7 @@ fn logged_targets(files: &[PathBuf], out: &Path) -> Result<Vec<PathBuf>> {
 
 pub fn simulate_logs(args: &SimulateLogsArgs, out: &Output) -> Result<()> {
     let options = args.logs.options()?;
-    let targets = logged_targets(&args.files, &args.out)?;
+    let targets = logged_targets(&args.files, &[], &args.out, impressions_path)?;
     let data: Vec<Dataset> = args
         .files
         .iter()
@@ -379,6 +405,13 @@ pub fn simulate_logs(args: &SimulateLogsArgs, out: &Output) -> Result<()> {
     );
     outln!("simulated in {seconds:.2} s");
     Ok(())
+}
+
+/// The click table that `data aggregate-logs` writes beside the training file's copy.
+fn click_table_path(target: &Path) -> PathBuf {
+    let mut name = target.as_os_str().to_owned();
+    name.push(".clicks");
+    PathBuf::from(name)
 }
 
 /// A file's name without its folder, as a sidecar names the file beside it.
@@ -470,7 +503,7 @@ pub fn aggregate_logs(args: &AggregateLogsArgs, out: &Output) -> Result<()> {
             args.files.len()
         )));
     }
-    let targets = logged_targets(&args.files, &args.out)?;
+    let targets = logged_targets(&args.files, &logs_given, &args.out, click_table_path)?;
     let data: Vec<Dataset> = args
         .files
         .iter()
@@ -531,7 +564,7 @@ pub fn aggregate_logs(args: &AggregateLogsArgs, out: &Output) -> Result<()> {
     let seconds = started.elapsed().as_secs_f64();
     let c = logs::LogColumns::after(widest);
     let sources: Vec<String> = logs_given.iter().map(|p| p.display().to_string()).collect();
-    let clicks_file = PathBuf::from(format!("{}.clicks", targets[0].display()));
+    let clicks_file = click_table_path(&targets[0]);
     let mut sidecars = Vec::new();
     for (i, (dataset, target)) in columns.iter().zip(&targets).enumerate() {
         let input = &args.files[i];

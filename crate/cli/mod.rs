@@ -468,8 +468,9 @@ pub struct AggregateLogsArgs {
     /// queries from it), or one a file, comma-separated in the files' order.
     #[arg(long)]
     pub impressions: String,
-    /// Output: a file for one input (unless it is an existing folder), a folder for several
-    /// (each output keeps its input's name).
+    /// Output: a file for one input (unless it is an existing folder or ends in /), a folder for
+    /// several (created if missing; each output keeps its input's name). No output may replace an
+    /// input.
     #[arg(short, long)]
     pub out: PathBuf,
 }
@@ -480,8 +481,9 @@ pub struct SimulateLogsArgs {
     /// first.
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
-    /// Output: a file for one input (unless it is an existing folder), a folder for several
-    /// (each output keeps its input's name).
+    /// Output: a file for one input (unless it is an existing folder or ends in /), a folder for
+    /// several (created if missing; each output keeps its input's name). No output may replace an
+    /// input.
     #[arg(short, long)]
     pub out: PathBuf,
     #[command(flatten)]

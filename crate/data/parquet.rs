@@ -924,7 +924,9 @@ pub fn read_parquet_reader(
 
 /// The columns of an impressions log in Parquet, in the order of the text log's header
 /// ([`crate::data::logs::IMPRESSIONS_HEADER`]); `doc` may be `docid` instead, and
-/// `list_log_probability`, `conversion` and `dwell` may be absent. Other columns are not read.
+/// `list_log_probability`, `conversion` and `dwell` may be absent. Any other column (but a pandas
+/// index) is refused by name, as the text log's header refuses it: a log's `dwell_time` or
+/// `conversions` is not left unread without a word.
 const IMPRESSIONS_COLUMNS: [&str; 8] = [
     "qid",
     "session",
@@ -972,6 +974,25 @@ pub fn impressions_as_text(name: &Path, bytes: Vec<u8>) -> Result<Vec<u8>> {
                 )))
             }
         }
+    }
+    let index = pandas_index_columns(reader.metadata().file_metadata());
+    if let Some(unknown) = columns
+        .iter()
+        .enumerate()
+        .find(|(i, c)| !wanted.contains(i) && !index.contains(c))
+        .map(|(_, c)| c)
+    {
+        return Err(Error::Data(format!(
+            "{}: the column '{}' is not one of an impressions log's{} (its columns: {}): expected qid, session, position, doc or docid, click and optionally list_log_probability, conversion (0 or 1) and dwell (seconds); rename the column or drop it",
+            name.display(),
+            crate::error::printable(unknown),
+            if header.contains(&"doc") && unknown == "docid" {
+                " (doc is read already: keep one of doc and docid)"
+            } else {
+                ""
+            },
+            crate::error::printable(&columns.join(", "))
+        )));
     }
     let mut text = header.join("\t").into_bytes();
     text.push(b'\n');

@@ -544,9 +544,16 @@ fn prepare_in_memory(
     };
     // Clicks given beside the training rows (Python's `position=`): one impression a row.
     let mut clicks = match names[0].as_deref() {
-        Some(name) if !data.wants_logs() => store.given_clicks(name, &train)?,
-        _ => None,
+        Some(name) => store.given_clicks(name, &train)?,
+        None => None,
     };
+    if clicks.is_some() && data.wants_logs() {
+        // The logs bring their own clicks by rank: the positions given one a row would be
+        // dropped without a word.
+        return Err(Error::Config(
+            "position: privileged logs reads its clicks by rank from the logs (simulated from the grades, or the files' logs sidecar), so the positions given one a row would change nothing; leave position= out, or choose another privileged split".into(),
+        ));
+    }
     let (train, valid, test, hold_out, logged, logs, description) = if data.wants_logs() {
         let (train, test) = match hold_out {
             Some((share, seed)) => {
@@ -659,11 +666,17 @@ fn logged_splits(
                 sidecar_name.display()
             )));
         }
+        // The command that wrote the training file's logs writes the other splits' with them.
+        let together = if sidecar["aggregated_from"].is_array() {
+            "sum the splits' logs together (distillrank data aggregate-logs TRAIN VALID TEST --impressions LOG -o DIR)"
+        } else {
+            "simulate the splits together (distillrank data simulate-logs TRAIN VALID TEST -o DIR)"
+        };
         for name in [valid_name, test_name].into_iter().flatten() {
             match store.sidecar(name)? {
                 Some(other) if other["options"] != sidecar["options"] => {
                     return Err(Error::Config(format!(
-                        "{name}'s logs were simulated with other parameters than the training file's ({} against {}): simulate the splits together (distillrank data simulate-logs TRAIN VALID TEST -o DIR)",
+                        "{name}'s logs were written with other parameters than the training file's ({} against {}): {together}",
                         other["click_model"].as_str().unwrap_or("?"),
                         sidecar["click_model"].as_str().unwrap_or("?")
                     )))
@@ -671,12 +684,12 @@ fn logged_splits(
                 Some(other) if other["columns"] == sidecar["columns"] => {}
                 Some(_) => {
                     return Err(Error::Config(format!(
-                        "{name} holds its logs in other columns than the training file: simulate the splits together (distillrank data simulate-logs TRAIN VALID TEST -o DIR)"
+                        "{name} holds its logs in other columns than the training file: {together}"
                     )))
                 }
                 None => {
                     return Err(Error::Config(format!(
-                        "{name} has no simulated logs ({} is missing) but the training file has: simulate the splits together (distillrank data simulate-logs TRAIN VALID TEST -o DIR)",
+                        "{name} has no logs ({} is missing) but the training file has: {together}",
                         sidecar_path(Path::new(name)).display()
                     )))
                 }

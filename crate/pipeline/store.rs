@@ -185,12 +185,12 @@ impl Store for Disk {
                         &p,
                         0,
                         0,
-                        "names no file (size and CRC-32): it was written by an older build; simulate the logs again (distillrank data simulate-logs)",
+                        "names no file (size and CRC-32): it was written by an older build; write the logs again (distillrank data simulate-logs, or data aggregate-logs)",
                     ));
                 }
                 if described.exists() && &file_identity(&described)? != recorded {
                     return Err(Error::Config(format!(
-                        "{} describes another file than {}: its recorded size and CRC-32 ({}) differ from the file's; simulate the logs again, or give the file it was written with",
+                        "{} describes another file than {}: its recorded size and CRC-32 ({}) differ from the file's; write the logs again (data simulate-logs or data aggregate-logs), or give the file it was written with",
                         p.display(),
                         described.display(),
                         recorded
@@ -336,13 +336,13 @@ pub fn check_sidecar(path: &Path, bytes: &[u8]) -> Result<serde_json::Value> {
             path,
             0,
             0,
-            "\"columns\" are not the six consecutive columns data simulate-logs appends",
+            "\"columns\" are not the six consecutive columns data simulate-logs and data aggregate-logs append",
         )),
         Err(e) => Err(Error::parse(
             path,
             0,
             0,
-            format!("\"columns\": {e}; expected the column numbers data simulate-logs writes"),
+            format!("\"columns\": {e}; expected the column numbers data simulate-logs and data aggregate-logs write"),
         )),
     }
 }

@@ -205,7 +205,9 @@ def click_table(impressions: Any, data: str, query: Optional[str] = None, out: O
     ``qid``, ``session``, ``position``, ``doc`` (the row within its query in ``data``) or
     ``docid`` (the document's docid comment there), ``click`` and optionally
     ``list_log_probability``, ``conversion`` (0 or 1) and ``dwell`` (seconds); every query's rows
-    in one partition (refused by name otherwise). With ``conversion`` and ``dwell`` the table has
+    in one partition (refused by name otherwise). Any other column is refused by name, never
+    dropped; a boolean (numpy's or pandas' nullable) or a float holding whole numbers reads as
+    the integers it holds, as in Parquet. With ``conversion`` and ``dwell`` the table has
     each document's ``conversions`` and ``dwell_ms`` (its clicks' dwell in whole milliseconds),
     summed as integers too.
     Each partition is sorted by qid, session and position (stable), so that a shuffle which
@@ -225,11 +227,17 @@ def click_table(impressions: Any, data: str, query: Optional[str] = None, out: O
     doc = "doc" if "doc" in impressions.columns else "docid"
     header = [c if c != "doc" else doc for c in _LOG_COLUMNS
               if (c if c != "doc" else doc) in impressions.columns]
+    expected = ("an impressions log has qid, session, position, doc or docid, click and optionally "
+                "list_log_probability, conversion (0 or 1) and dwell (seconds)")
     missing = [c for c in ("qid", "session", "position", doc, "click") if c not in header]
     if missing:
-        raise ValueError(f"impressions: the frame has no column {missing[0]!r} (an impressions log has "
-                         "qid, session, position, doc or docid, click and optionally list_log_probability, "
-                         "conversion and dwell)")
+        raise ValueError(f"impressions: the frame has no column {missing[0]!r} ({expected})")
+    # A column the reader would not read is refused, as the text log's header and Parquet refuse it:
+    # a log's dwell_time or conversions is not dropped without a word.
+    unknown = [c for c in impressions.columns if c not in header]
+    if unknown:
+        raise ValueError(f"impressions: the frame's column {unknown[0]!r} is not one of an impressions log's "
+                         f"({expected}); rename the column or drop it")
     check_queries_whole(impressions, "qid", contiguous=False)
     _, _, qid = read_letor(data, query)
     starts = np.flatnonzero(np.r_[True, qid[1:] != qid[:-1]])
@@ -239,13 +247,21 @@ def click_table(impressions: Any, data: str, query: Optional[str] = None, out: O
     path = str(_pathlib.Path(data).resolve())
 
     def cells(part: Any, number: int) -> Any:
+        from pandas.api import types as pd_types
+
         if len(part) == 0:
             return None
         part = part[header].reset_index(drop=True).sort_values(["qid", "session", "position"], kind="stable")
-        # A boolean click or conversion is written as 0 or 1, as the reader reads it.
-        for column in ("click", "conversion"):
-            if column in part.columns and part[column].dtype == bool:
-                part[column] = part[column].astype("int64")
+        # Whole-number columns as the Parquet reader writes them: a boolean (numpy's or pandas'
+        # nullable one) as 0 or 1, and a float that holds whole numbers without its ".0"; a missing
+        # value stays empty, for the reader to refuse by line.
+        for column in ("qid", "session", "position", "doc", "click", "conversion"):
+            if column in part.columns and not pd_types.is_integer_dtype(part[column]):
+                values = part[column]
+                if pd_types.is_bool_dtype(values) or (
+                        pd_types.is_float_dtype(values)
+                        and bool(((values.dropna() % 1 == 0) & (values.dropna().abs() < 2**53)).all())):
+                    part[column] = values.astype("Int64")
         text = part.to_csv(sep="\t", index=False).encode()
         name = f"partition {number} of the impressions frame (sorted by qid, session and position)"
         # The reader sees the partition's own queries (a query the data lack is refused by it),

@@ -353,6 +353,15 @@ def test_the_clusters_conversions_and_dwell_are_the_librarys_and_aggregate_into_
                                   out=str(tmp_path / f"clicks-{parts}.bin"))
         for key in ("impressions", "clicks", "conversions", "dwell_ms"):
             np.testing.assert_array_equal(got[key], want[key], err_msg=f"{key}, {parts} partitions")
+    # Pandas' other types for the same values: a float conversion, a nullable boolean click.
+    typed = shuffled.astype({"conversion": "float64", "click": "boolean"})
+    got = dr_dask.click_table(dd.from_pandas(typed, npartitions=3, sort=True), str(MQ2008 / "train.txt"))
+    for key in ("impressions", "clicks", "conversions", "dwell_ms"):
+        np.testing.assert_array_equal(got[key], want[key], err_msg=f"{key}, pandas' other types")
+    # A column the reader would not read is refused by name, not dropped.
+    renamed = shuffled.rename(columns={"dwell": "dwell_time"})
+    with pytest.raises(ValueError, match="the frame's column 'dwell_time' is not one of an impressions log's"):
+        dr_dask.click_table(dd.from_pandas(renamed, npartitions=3, sort=True), str(MQ2008 / "train.txt"))
     columns = {}
     for name, source in (("log", log), ("table", tmp_path / "clicks-7.bin")):
         done = subprocess.run([str(bin_), "data", "aggregate-logs", MQ2008 / "train.txt", "--impressions", source,

@@ -362,6 +362,10 @@ def test_fit_with_positions_learns_from_the_clicks_of_each_row(tmp_path):
             distillrank.Ranker(method=method, epochs=1, widths=[8], backend="cpu").fit(
                 X_rows, clicks, qid=lists, position=position, verbose=False)
         assert "--" not in str(refused.value), str(refused.value)
+    # Privileged logs bring their own clicks by rank, which the positions would not reach: refused.
+    with pytest.raises(ValueError, match="position: privileged logs reads its clicks by rank from the logs"):
+        distillrank.Ranker(method="dla", privileged="logs", epochs=1, widths=[8], backend="cpu").fit(
+            X_rows, clicks, qid=lists, position=position, verbose=False)
     ranker = distillrank.Ranker(method="dla", loss="softmax", epochs=1, widths=[8], backend="cpu")
     bad = position.copy()
     bad[12] = 11

@@ -164,6 +164,16 @@ def test_an_impressions_log_in_parquet_reads_as_its_text(tmp_path):
     twice.to_parquet(tmp_path / "twice.parquet")
     with pytest.raises(ValueError, match=r"twice.parquet, row \d+: session .* began at row 1"):
         distillrank.read_impressions(tmp_path / "twice.parquet", data)
+    # A column the reader does not read is refused by name, not dropped; a float conversion that
+    # holds whole numbers is read as the integers it holds.
+    frame.assign(dwell_time=1.5).to_parquet(tmp_path / "extra.parquet")
+    with pytest.raises(ValueError, match="extra.parquet: the column 'dwell_time' is not one of an impressions log's"):
+        distillrank.read_impressions(tmp_path / "extra.parquet", data)
+    converted = frame.assign(conversion=(frame["click"] & (frame["position"] == 1)).astype("float64"))
+    converted.to_parquet(tmp_path / "converted.parquet")
+    got = distillrank.read_impressions(tmp_path / "converted.parquet", data)
+    np.testing.assert_array_equal(got["clicks"], want["clicks"])
+    assert got["conversions"].sum() == int(converted["conversion"].sum()) > 0
     frame.drop(columns=["session"]).to_parquet(tmp_path / "nosession.parquet")
     with pytest.raises(ValueError, match="nosession.parquet: no 'session' column"):
         distillrank.read_impressions(tmp_path / "nosession.parquet", data)
