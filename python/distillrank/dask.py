@@ -247,7 +247,7 @@ def click_table(impressions: Any, data: str, query: Optional[str] = None, out: O
     path = str(_pathlib.Path(data).resolve())
 
     def cells(part: Any, number: int) -> Any:
-        from pandas.api import types as pd_types
+        pd_types: Any = _importlib.import_module("pandas.api.types")
 
         if len(part) == 0:
             return None
