@@ -80,7 +80,7 @@ pub fn em_propensities(table: &ClickTable) -> Result<Vec<Option<f64>>> {
     let ranks_of = |d: usize| table.of(d).0.iter().filter(|&&n| n > 0).count();
     if !(0..n_docs).any(|d| ranks_of(d) > 1) {
         let why = if table.from_rows {
-            "each row given with position= is one impression of a document of its own, so no document was shown at two ranks: learn from these clicks with naive, dla or two-tower, or give an impressions log in which the same documents recur at several ranks across sessions (compare --privileged logs reads one)"
+            "each row given with position= is one impression of a document of its own, so no document was shown at two ranks: learn from these clicks with naive, dla or two-tower, or give an impressions log in which the same documents recur at several ranks across sessions (a comparison on privileged logs, with the log beside its files, reads one)"
         } else {
             "no document of the logs was shown at two ranks (the logging ranker never moved one): raise --shuffle so that documents change places between sessions"
         };
