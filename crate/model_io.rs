@@ -511,23 +511,30 @@ const MAX_CONFIG_BYTES: u64 = 16 << 20;
 #[cfg(not(target_arch = "wasm32"))]
 const MAX_WEIGHTS_BYTES: u64 = 4 << 30;
 
+/// Reads a model saved by [`save`], by its prefix (or either of its files). `reads_trees`: the
+/// door also scores LightGBM and XGBoost models (`eval`, `predict`), so that a file that is
+/// neither is told so; the other doors read saved distillrank models only, and say that of a
+/// tree model.
 #[cfg(not(target_arch = "wasm32"))]
-pub fn load(prefix: &Path) -> Result<(Ensemble, ModelConfig)> {
+pub fn load(prefix: &Path, reads_trees: bool) -> Result<(Ensemble, ModelConfig)> {
     let (weights, json) = paths(prefix);
     // A name given as a file (`m.txt`) that names no saved model: say what was looked for.
     if !json.exists() && prefix != json && prefix != weights {
-        let message = if prefix.is_file() {
-            format!(
-                "not a model distillrank reads: not a LightGBM or XGBoost model, and no saved distillrank model {} + {} beside it",
-                json.display(),
-                weights.display()
-            )
-        } else {
-            format!(
-                "no such model: neither a file of that name (a LightGBM or XGBoost model) nor {} + {} (a saved distillrank model)",
-                json.display(),
-                weights.display()
-            )
+        let saved = format!("{} + {}", json.display(), weights.display());
+        let message = match (prefix.is_file(), reads_trees) {
+            (true, _) if crate::forest::looks_like_tree_model(prefix) => format!(
+                "a LightGBM or XGBoost model, not a saved distillrank model: this reads only distillrank's own ({saved})"
+            ),
+            (true, true) => format!(
+                "not a model distillrank reads: not a LightGBM or XGBoost model, and no saved distillrank model {saved} beside it"
+            ),
+            (true, false) => format!(
+                "not a saved distillrank model: no {saved} beside it (a model is saved as the two)"
+            ),
+            (false, true) => format!(
+                "no such model: neither a file of that name (a LightGBM or XGBoost model) nor {saved} (a saved distillrank model)"
+            ),
+            (false, false) => format!("no such model: no saved distillrank model {saved}"),
         };
         return Err(Error::Model {
             path: prefix.to_path_buf(),

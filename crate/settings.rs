@@ -658,15 +658,31 @@ impl Setting {
 
     /// Parses a command-line value as `T` and checks it, for the CLI's value parsers: the
     /// message says what was expected (clap names the flag beside it).
+    ///
+    /// A whole number reads in any notation a number has (`1e3`, `1000.0`); a number that is
+    /// not whole is called so.
     pub fn parse<T: Number>(&self, text: &str) -> std::result::Result<T, String> {
-        let value: T = text
-            .trim()
-            .parse()
-            .map_err(|_| format!("expected {}", self.expected()))?;
+        let text = text.trim();
+        let expected = || format!("expected {}", self.expected());
+        let value = match text.parse::<T>() {
+            Ok(value) => value,
+            Err(_) => {
+                let Some(number) = text.parse::<f64>().ok().filter(|x| x.is_finite()) else {
+                    return Err(expected());
+                };
+                if self.numbers().integer && number.fract() != 0.0 {
+                    return Err(format!("not a whole number: {}", expected()));
+                }
+                match T::from_whole(number).filter(|v| self.contains(v.as_f64())) {
+                    Some(value) => value,
+                    None => return Err(expected()),
+                }
+            }
+        };
         if self.contains(value.as_f64()) {
             Ok(value)
         } else {
-            Err(format!("expected {}", self.expected()))
+            Err(expected())
         }
     }
 }
@@ -674,18 +690,48 @@ impl Setting {
 /// The numeric types of settings.
 pub trait Number: std::str::FromStr + Copy + Send + Sync + 'static {
     fn as_f64(self) -> f64;
+    /// A finite number written in another notation (`1e3` for a count) as `Self`, where
+    /// `Self` holds it exactly.
+    fn from_whole(x: f64) -> Option<Self>;
 }
 
-macro_rules! numbers {
+macro_rules! whole_numbers {
     ($($t:ty),*) => {$(
         impl Number for $t {
             fn as_f64(self) -> f64 {
                 self as f64
             }
+            fn from_whole(x: f64) -> Option<Self> {
+                // `<$t>::MAX as f64` rounds up for the wide types: the bound is exclusive.
+                (x.fract() == 0.0 && x >= 0.0 && x < <$t>::MAX as f64 + 1.0).then(|| x as $t)
+            }
         }
     )*};
 }
-numbers!(usize, u64, u32, u8, f64, f32);
+whole_numbers!(usize, u64, u32, u8);
+
+macro_rules! real_numbers {
+    ($($t:ty),*) => {$(
+        impl Number for $t {
+            fn as_f64(self) -> f64 {
+                self as f64
+            }
+            fn from_whole(x: f64) -> Option<Self> {
+                Some(x as $t)
+            }
+        }
+    )*};
+}
+real_numbers!(f64, f32);
+
+/// A JSON number that a count or seed field reads: an integer, or a float that is whole and
+/// below 2^64 (`1e3`, `1000.0`), as [`Setting::parse`] reads a flag's value.
+fn whole_json(value: &serde_json::Value) -> Option<u64> {
+    let serde_json::Value::Number(n) = value else {
+        return None;
+    };
+    n.as_u64().or_else(|| n.as_f64().and_then(u64::from_whole))
+}
 
 /// Checks a setting by name, with a message naming it; a name without a row is a programming
 /// error reported as such.
@@ -1068,8 +1114,40 @@ impl<'de> serde::Deserializer<'de> for Filled {
         visitor.visit_newtype_struct(self)
     }
 
+    // A whole number written as a float (`1e3`, `1000.0`) reads as the count it is.
+    fn deserialize_u8<V: serde::de::Visitor<'de>>(
+        self,
+        visitor: V,
+    ) -> std::result::Result<V::Value, Self::Error> {
+        self.deserialize_u64(visitor)
+    }
+
+    fn deserialize_u16<V: serde::de::Visitor<'de>>(
+        self,
+        visitor: V,
+    ) -> std::result::Result<V::Value, Self::Error> {
+        self.deserialize_u64(visitor)
+    }
+
+    fn deserialize_u32<V: serde::de::Visitor<'de>>(
+        self,
+        visitor: V,
+    ) -> std::result::Result<V::Value, Self::Error> {
+        self.deserialize_u64(visitor)
+    }
+
+    fn deserialize_u64<V: serde::de::Visitor<'de>>(
+        self,
+        visitor: V,
+    ) -> std::result::Result<V::Value, Self::Error> {
+        match whole_json(&self.value) {
+            Some(n) => visitor.visit_u64(n),
+            None => self.value.deserialize_any(visitor),
+        }
+    }
+
     serde::forward_to_deserialize_any! {
-        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
+        bool i8 i16 i32 i64 i128 u128 f32 f64 char str string bytes byte_buf
         unit unit_struct tuple tuple_struct map identifier ignored_any
     }
 }

@@ -1144,6 +1144,19 @@ fn json_error(path: &str, e: &serde_json::Error) -> String {
             .or_else(|| message.strip_prefix("invalid value: "))
             .and_then(|m| m.split(", expected").next())
             .unwrap_or("another value");
+        // A number in words: a huge integer reaches serde as a float (`1e+23`).
+        let number = found
+            .strip_prefix("floating point `")
+            .or_else(|| found.strip_prefix("integer `"))
+            .and_then(|n| n.strip_suffix('`'))
+            .and_then(|n| n.parse::<f64>().ok().map(|x| (n, x)));
+        let found = match number {
+            Some((n, x)) if *kind == "a whole number" && x.fract() != 0.0 => {
+                format!("{n} is not a whole number")
+            }
+            Some((n, _)) => format!("{n} is out of range"),
+            None => found.to_string(),
+        };
         // The fields of the objectives' setup have their rows under their own prefix.
         let row = crate::settings::bound_of_field(&field).or_else(|| {
             crate::settings::bound_of_field(&format!("{}{field}", crate::settings::OBJECTIVES))

@@ -42,7 +42,7 @@ fn main() -> distillrank::error::Result<()> {
     let prefix = dir.join("student");
     let config = pipeline::run::student_config(&data, &setup, &model);
     distillrank::model_io::save(&prefix, &model, &config)?;
-    let (model, config) = distillrank::model_io::load(&prefix)?;
+    let (model, config) = distillrank::model_io::load(&prefix, false)?;
 
     // The raw test file, as `distillrank predict` reads it: the model applies its own transform.
     let [_, _, test] = distillrank::data::bundled::mq2008()?;

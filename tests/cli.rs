@@ -1406,6 +1406,38 @@ fn a_missing_model_file_is_named_as_given() {
     }
 }
 
+/// `export` reads only saved distillrank models: a LightGBM model is named as one, and a missing
+/// name is not offered a tree model of that name, which `eval` and `predict` (they score tree
+/// models too) do offer. A file that is neither is told so by those two.
+#[test]
+fn the_doors_that_read_only_saved_models_say_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let lightgbm = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/mq2008-lightgbm.txt"
+    );
+    let missing = dir.path().join("m.txt").display().to_string();
+    let onnx = dir.path().join("m.onnx").display().to_string();
+    let (ok, _, stderr) = distillrank(&["export", "--model", lightgbm, "--onnx", &onnx]);
+    assert!(
+        !ok && stderr.contains("a LightGBM or XGBoost model, not a saved distillrank model")
+            && !stderr.contains("not a LightGBM"),
+        "{stderr}"
+    );
+    let (ok, _, stderr) = distillrank(&["export", "--model", &missing, "--onnx", &onnx]);
+    assert!(
+        !ok && stderr.contains("no such model: no saved distillrank model")
+            && !stderr.contains("LightGBM"),
+        "{stderr}"
+    );
+    let data = letor_data::data("mq2008/Fold1/vali.txt");
+    let (ok, _, stderr) = distillrank(&["eval", &data, "--model", &data]);
+    assert!(
+        !ok && stderr.contains("not a LightGBM or XGBoost model, and no saved distillrank model"),
+        "{stderr}"
+    );
+}
+
 /// results.json records each setting once: Adam's learning rate and weight decay are the setup's
 /// `lr` and `weight_decay`, not repeated under the configuration derived from it.
 #[test]

@@ -915,3 +915,62 @@ fn library_messages_read_in_the_words_of_a_door_without_flags() {
         words(&long)
     );
 }
+
+/// A whole number reads in any notation, from a flag and from a setup alike (`1e3`, `1000.0`);
+/// a number that is not whole is called so, and one out of range too, a huge integer of a
+/// setup (which JSON readers hold as a float) among them.
+#[test]
+fn a_whole_number_reads_in_any_notation_and_is_named_when_it_is_not_one() {
+    let seeds = settings::bound("seeds").unwrap();
+    assert_eq!(seeds.parse::<usize>("1e3"), Ok(1000));
+    assert_eq!(seeds.parse::<usize>(" 1000.0 "), Ok(1000));
+    assert!(seeds
+        .parse::<usize>("1000.5")
+        .unwrap_err()
+        .starts_with("not a whole number"));
+    for huge in ["1e23", "100000000000000000000000", "20000"] {
+        let e = seeds.parse::<usize>(huge).unwrap_err();
+        assert!(
+            e.starts_with("expected a whole number in 1..=10,000"),
+            "{huge}: {e}"
+        );
+    }
+    let first_seed = settings::bound("first-seed").unwrap();
+    assert_eq!(
+        first_seed.parse::<u64>("18446744073709551615"),
+        Ok(u64::MAX)
+    );
+    assert!(first_seed.parse::<u64>("1.8446744073709552e19").is_err());
+    assert!(seeds
+        .parse::<usize>("ten")
+        .unwrap_err()
+        .starts_with("expected a whole number"));
+
+    let setup = |text: &str| distillrank::setup::Setup::from_json(text);
+    let read = setup(r#"{"seeds": 1e3, "first_seed": 1000.0}"#).unwrap();
+    assert_eq!((read.seeds, read.first_seed), (1000, 1000));
+    for (text, said) in [
+        (
+            r#"{"seeds": 100000000000000000000000}"#,
+            "is out of range, expected a whole number in 1..=10,000",
+        ),
+        (
+            r#"{"first_seed": 1e30}"#,
+            "is out of range, expected a whole number in 0..=",
+        ),
+        (
+            r#"{"seeds": 1000.5}"#,
+            "1000.5 is not a whole number, expected",
+        ),
+        (r#"{"seeds": -1}"#, "-1 is out of range"),
+    ] {
+        let e = setup(text).unwrap_err().to_string();
+        assert!(
+            e.contains(said) && !e.contains("floating point"),
+            "{text}: {e}"
+        );
+    }
+    // In range as a count, out of the setting's range: refused by the range.
+    let e = setup(r#"{"seeds": 1e5}"#).unwrap_err().to_string();
+    assert!(e.contains("seeds") && e.contains("1..=10,000"), "{e}");
+}

@@ -239,7 +239,7 @@ fn saved_models_score_the_same_after_loading() {
     };
     let trained = train(&p.train, &p.valid, &config, None, &mut quiet).unwrap();
     let (dir, model_config) = save_in_a_new_folder(&p, &trained.model, &config, "student");
-    let (loaded, loaded_config) = model_io::load(&dir.path().join("student.json")).unwrap();
+    let (loaded, loaded_config) = model_io::load(&dir.path().join("student.json"), false).unwrap();
     assert_eq!(loaded, trained.model);
     assert_eq!(loaded_config, model_config);
     // A config from the future is refused.
@@ -248,7 +248,7 @@ fn saved_models_score_the_same_after_loading() {
         .unwrap()
         .replace("\"format_version\": 1", "\"format_version\": 7");
     std::fs::write(&json, text).unwrap();
-    let err = model_io::load(&dir.path().join("student")).unwrap_err();
+    let err = model_io::load(&dir.path().join("student"), false).unwrap_err();
     assert!(err.to_string().contains("format version 7"), "{err}");
 }
 
@@ -298,7 +298,7 @@ fn a_layer_normalised_model_trains_and_reads_back_whole() {
     assert_eq!(model_config.norm, Norm::Layer);
     let text = std::fs::read_to_string(dir.path().join("normed.json")).unwrap();
     assert!(text.contains("\"norm\": \"layer\""), "{text}");
-    let (loaded, loaded_config) = model_io::load(&dir.path().join("normed")).unwrap();
+    let (loaded, loaded_config) = model_io::load(&dir.path().join("normed"), false).unwrap();
     assert_eq!(loaded, trained.model);
     assert_eq!(loaded_config, model_config);
     // A config that says no norm beside weights that hold one is refused, naming the count.
@@ -307,7 +307,7 @@ fn a_layer_normalised_model_trains_and_reads_back_whole() {
         text.replace("\"norm\": \"layer\",", ""),
     )
     .unwrap();
-    let err = model_io::load(&dir.path().join("normed")).unwrap_err();
+    let err = model_io::load(&dir.path().join("normed"), false).unwrap_err();
     assert!(err.to_string().contains("norm"), "{err}");
 }
 
@@ -524,7 +524,7 @@ fn saved_students_read_raw_rows_as_preparation_did_under_every_transform() {
         // Through the saved files, as every door reads them.
         let saved = tempfile::tempdir().unwrap();
         model_io::save(&saved.path().join("m"), &model, &config).unwrap();
-        let (loaded, config) = model_io::load(&saved.path().join("m")).unwrap();
+        let (loaded, config) = model_io::load(&saved.path().join("m"), false).unwrap();
         let inputs = model_io::model_inputs(&raw, &config, Path::new("test.txt"), false).unwrap();
         let prepared = test.regular.to_vec();
         assert_eq!(inputs.len(), prepared.len(), "{transform:?}");
@@ -639,14 +639,14 @@ fn an_ensemble_is_its_members_trained_alone_and_scores_their_mean() {
     );
     assert_eq!(config.members, k);
     model_io::save(&dir.path().join("e"), &ensemble.model, &config).unwrap();
-    let (loaded, read) = model_io::load(&dir.path().join("e")).unwrap();
+    let (loaded, read) = model_io::load(&dir.path().join("e"), false).unwrap();
     assert_eq!(read, config);
     assert_eq!(loaded, ensemble.model);
     // A config that says fewer members than the weights hold is refused, naming the file.
     let json = dir.path().join("e.json");
     let text = std::fs::read_to_string(&json).unwrap();
     std::fs::write(&json, text.replace("\"members\": 3", "\"members\": 2")).unwrap();
-    let e = model_io::load(&dir.path().join("e"))
+    let e = model_io::load(&dir.path().join("e"), false)
         .unwrap_err()
         .to_string();
     assert!(e.contains("e.safetensors") || e.contains("e.json"), "{e}");

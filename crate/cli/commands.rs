@@ -833,7 +833,7 @@ pub fn eval(args: &EvalArgs, out: &Output) -> Result<()> {
     if distillrank::forest::looks_like_tree_model(&args.model) {
         return eval_forest(args, out);
     }
-    let (model, config) = distillrank::pipeline::run::load_model(&args.model)?;
+    let (model, config) = distillrank::pipeline::run::load_model(&args.model, true)?;
     let data = load(&args.file, args.query.as_deref(), out)?;
     let (data, labels) = eval_labels(args, data, out)?;
     let inputs = model_io::model_inputs(&data, &config, &args.file, args.allow_missing_features)?;
@@ -931,7 +931,7 @@ pub fn predict(args: &PredictArgs, out: &Output) -> Result<()> {
             )?;
             (all.iter().map(|&s| s as f32).collect(), Some(all))
         } else {
-            let (model, config) = distillrank::pipeline::run::load_model(&args.model)?;
+            let (model, config) = distillrank::pipeline::run::load_model(&args.model, true)?;
             let inputs =
                 model_io::model_inputs(&data, &config, &args.file, args.allow_missing_features)?;
             let engine = super::engine(args.backend, out)?;

@@ -26,7 +26,7 @@ pub struct ExportArgs {
 
 pub fn run(args: &ExportArgs, out: &Output) -> Result<()> {
     output::check_file(&args.onnx)?;
-    let (model, config) = distillrank::pipeline::run::load_model(&args.model)?;
+    let (model, config) = distillrank::pipeline::run::load_model(&args.model, false)?;
     let (weights, json) = model_io::paths(&args.model);
     // The prefix's file name: `runs/student.json` -> `student`.
     let source_model = weights

@@ -79,11 +79,11 @@ pub fn check_model_config(config: &ModelConfig, name: &Path) -> Result<()> {
     }
 }
 
-/// A saved model ([`crate::model_io::load`]) with its config checked as
-/// [`check_model_config`] does.
+/// A saved model ([`crate::model_io::load`], `reads_trees` as there) with its config checked
+/// as [`check_model_config`] does.
 #[cfg(not(target_arch = "wasm32"))]
-pub fn load_model(prefix: &Path) -> Result<(Ensemble, ModelConfig)> {
-    let (model, config) = crate::model_io::load(prefix)?;
+pub fn load_model(prefix: &Path, reads_trees: bool) -> Result<(Ensemble, ModelConfig)> {
+    let (model, config) = crate::model_io::load(prefix, reads_trees)?;
     check_model_config(&config, &crate::model_io::paths(prefix).1)?;
     Ok((model, config))
 }

@@ -210,7 +210,13 @@ def _setup_dict(settings: Dict[str, Any], base: Optional[Dict[str, Any]] = None)
             setup["data"][key] = value
         else:
             setup[key] = value
-    return _json.loads(_distillrank.check_setup(_json_text(setup)))
+    try:
+        return _json.loads(_distillrank.check_setup(_json_text(setup)))
+    except ValueError as e:
+        if "seed" not in settings:
+            raise
+        # The field the keyword fills, named as the keyword.
+        raise ValueError(str(e).replace("first_seed", "seed")) from None
 
 
 class Setup:

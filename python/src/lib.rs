@@ -34,25 +34,41 @@ use distillrank::ranking::train::EpochLog;
 use distillrank::setup::{resolve_files, DataSource, ObjectivesSetup, Setup};
 use distillrank::stop::Stop;
 
+/// Where a Python call's data come from, for the words its messages use.
+#[derive(Clone, Copy)]
+enum Door {
+    /// `fit`'s arrays: the training split is `X`, the validation split `eval_set`.
+    Arrays,
+    /// A setup (`compare`, `sweep`, `objectives`, `Setup`): the splits are its files.
+    Setup,
+}
+
 /// A library error as Python sees it: `ValueError` with the library's message in Python's words
-/// ([`python_words`]).
+/// ([`python_words`]) for a setup's door.
 fn value_error(e: distillrank::error::Error) -> PyErr {
-    PyValueError::new_err(python_words(&e.to_string()))
+    door_error(Door::Setup, e)
+}
+
+/// A library error in the words of `door`.
+fn door_error(door: Door, e: distillrank::error::Error) -> PyErr {
+    PyValueError::new_err(python_words(&e.to_string(), door))
 }
 
 /// A message in Python's words ([`distillrank::settings::flags_in_words`]): the settings'
-/// flags as their keywords, and the data's files as `fit`'s arrays (`--valid` -> `eval_set`).
-fn python_words(message: &str) -> String {
+/// flags as their keywords, and the data's files as `door` names them: `fit`'s arrays
+/// (`--valid` -> `eval_set`) or a setup's files (`--valid` -> `source.files.valid`).
+fn python_words(message: &str, door: Door) -> String {
     // Python's own keywords first, where they differ from the setup field the table names:
     // `Ranker(teacher_columns=...)`, `sweep(param, values, ...)`, `predict(allow_missing_features=)`.
     let message = message
         .replace("--teacher-columns", "teacher_columns")
         .replace("--allow-missing-features", "allow_missing_features=True")
         .replace("--values", "values");
-    distillrank::settings::flags_in_words(&message, &|flag| match flag {
-        "train" => Some("X".into()),
-        "valid" => Some("eval_set".into()),
-        "test" => Some("a test split".into()),
+    distillrank::settings::flags_in_words(&message, &|flag| match (door, flag) {
+        (Door::Arrays, "train") => Some("X".into()),
+        (Door::Arrays, "valid") => Some("eval_set".into()),
+        (Door::Arrays, "test") => Some("a test split".into()),
+        (Door::Setup, "train" | "valid" | "test") => Some(format!("source.files.{flag}")),
         _ => None,
     })
 }
@@ -75,6 +91,8 @@ const WARNING: u8 = 30;
 /// `KeyboardInterrupt` raises the job's stop flag.
 struct Stderr {
     verbose: bool,
+    /// The words of the job's errors.
+    door: Door,
     log: Option<Py<PyAny>>,
     stop: Stop,
     checked: Instant,
@@ -85,6 +103,7 @@ impl Stderr {
     fn new(verbose: bool, log: Option<Py<PyAny>>) -> Self {
         Stderr {
             verbose,
+            door: Door::Setup,
             log,
             stop: Stop::default(),
             checked: Instant::now(),
@@ -124,7 +143,7 @@ impl Stderr {
     fn finish<T>(&mut self, result: distillrank::error::Result<T>) -> PyResult<T> {
         match (self.interrupted.take(), result) {
             (Some(e), _) => Err(e),
-            (None, result) => result.map_err(value_error),
+            (None, result) => result.map_err(|e| door_error(self.door, e)),
         }
     }
 }
@@ -294,7 +313,7 @@ impl Model {
     #[staticmethod]
     fn load(py: Python<'_>, prefix: PathBuf) -> PyResult<Model> {
         let (model, config) = py
-            .detach(|| pipeline::run::load_model(&prefix))
+            .detach(|| pipeline::run::load_model(&prefix, false))
             .map_err(value_error)?;
         Ok(Model { model, config })
     }
@@ -466,7 +485,7 @@ fn fit(
     position: Option<Vec<u64>>,
     log: Option<Py<PyAny>>,
 ) -> PyResult<(Model, String)> {
-    let mut setup = Setup::from_json(setup).map_err(value_error)?;
+    let mut setup = Setup::from_json(setup).map_err(|e| door_error(Door::Arrays, e))?;
     let n_x = train.0.shape()[1];
     // With positions, y holds each row's click: a value other than 0 or 1 is a bad click, not a
     // bad grade.
@@ -516,6 +535,7 @@ fn fit(
     };
     let backend = setup.backend;
     let mut reporter = Stderr::new(verbose, log);
+    reporter.door = Door::Arrays;
     let result = py.detach(|| {
         // Every setting is checked before the data are prepared, as the CLI does.
         setup.check(None)?;

@@ -578,6 +578,33 @@ def test_unknown_keywords_are_named(bundled):
         distillrank.Ranker(backend="turbo").setup
 
 
+def test_class_each_door_names_its_own_words_for_seeds_and_splits(tmp_path):
+    # A whole number in another notation is the number; a huge one is out of range, named by the
+    # keyword the user gave, not the field it fills.
+    assert distillrank.Setup(seeds=1e3).seeds == 1000
+    assert distillrank.Setup.from_json('{"seeds": 1000.0, "first_seed": 1e3}').first_seed == 1000
+    with pytest.raises(ValueError) as huge:
+        distillrank.Ranker(seed=10**30).setup
+    assert "seed" in str(huge.value) and "first_seed" not in str(huge.value) and "out of range" in str(huge.value)
+    with pytest.raises(ValueError, match="1000.5 is not a whole number"):
+        distillrank.Setup(seeds=1000.5)
+    # One training query and no validation split: fit is told of its eval_set, a comparison on
+    # files of its setup's validation file.
+    X = np.arange(36, dtype=np.float32).reshape(12, 3)
+    y, qid = [1, 0, 0, 1] * 3, [1] * 12
+    with pytest.raises(ValueError) as fit:
+        distillrank.Ranker(**SMALL).fit(X, y, qid=qid, verbose=False)
+    assert "eval_set" in str(fit.value) and "--" not in str(fit.value), fit.value
+    train = tmp_path / "train.txt"
+    train.write_text("".join(f"{g} qid:1 1:{i} 2:{i % 2}\n" for i, g in enumerate(y)))
+    setup = {"data": {"source": {"files": {"train": str(train), "test": str(train)}}}, "methods": ["no-distillation"],
+             "seeds": 1, "epochs": 1, "widths": [4], "backend": "cpu"}
+    with pytest.raises(ValueError) as compared:
+        distillrank.compare(setup, verbose=False)
+    words = str(compared.value)
+    assert "source.files.valid" in words and "eval_set" not in words and "--" not in words, words
+
+
 def test_bad_arrays_are_refused_with_the_row(bundled):
     X, y, qid = bundled["train"]
     y = y.astype(np.float64)
@@ -654,8 +681,13 @@ def test_empty_arrays_say_there_are_no_rows():
 
 
 def test_a_missing_model_file_is_a_value_error(tmp_path):
-    with pytest.raises(ValueError, match="missing"):
+    with pytest.raises(ValueError, match="missing") as missing:
         distillrank.load(tmp_path / "missing")
+    assert "LightGBM" not in str(missing.value)
+    # load reads saved distillrank models only, and says so of a tree model.
+    lightgbm = Path(__file__).resolve().parents[1] / "data" / "mq2008-lightgbm.txt"
+    with pytest.raises(ValueError, match="a LightGBM or XGBoost model, not a saved distillrank model"):
+        distillrank.load(lightgbm)
 
 
 # Ctrl-C.
