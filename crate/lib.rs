@@ -63,6 +63,7 @@ pub mod engine;
 pub mod error;
 pub mod forest;
 pub mod gpu;
+pub mod math;
 pub mod memory;
 pub mod metrics;
 pub mod model;

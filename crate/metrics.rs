@@ -23,6 +23,8 @@
 
 use std::ops::Range;
 
+use crate::math::{exp2, log2};
+
 /// What NDCG does with groups whose ideal DCG is 0.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -58,7 +60,7 @@ pub fn ranking(scores: &[f32]) -> Vec<usize> {
 /// every epoch, and `powf` per document was a large part of it.
 fn gain(label: f32) -> f64 {
     fn exact(label: f32) -> f64 {
-        2f64.powf(label as f64) - 1.0
+        exp2(label as f64) - 1.0
     }
     static GAINS: std::sync::OnceLock<[f64; 32]> = std::sync::OnceLock::new();
     let grade = label as usize;
@@ -72,7 +74,7 @@ fn gain(label: f32) -> f64 {
 /// 1 / log2(rank + 2) for a 0-based rank; the first 64 from a table of the same values.
 fn discount(rank: usize) -> f64 {
     fn exact(rank: usize) -> f64 {
-        1.0 / ((rank + 2) as f64).log2()
+        1.0 / log2((rank + 2) as f64)
     }
     static DISCOUNTS: std::sync::OnceLock<[f64; 64]> = std::sync::OnceLock::new();
     match DISCOUNTS

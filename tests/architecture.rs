@@ -3,7 +3,7 @@
 //!
 //! | floor | modules | what they are |
 //! |---|---|---|
-//! | 0 | error, clock, rng, stop | plumbing every floor may use |
+//! | 0 | error, clock, rng, stop, math | plumbing every floor may use; the transcendental functions, the same in every build |
 //! | 1 | memory, output, stats, settings | memory checks; atomic output files; paired tests; the bounds of every setting |
 //! | 2 | model, metrics | the shared words: the model, losses, Adam, objectives, a step; the metrics |
 //! | 3 | data | reading, caching, generating and preparing data |
@@ -36,6 +36,7 @@ const FLOORS: &[(&str, u32)] = &[
     ("clock", 0),
     ("rng", 0),
     ("stop", 0),
+    ("math", 0),
     ("memory", 1),
     ("output", 1),
     ("stats", 1),

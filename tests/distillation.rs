@@ -1,6 +1,8 @@
 //! The distillation methods and the `compare` experiment.
 
 #![cfg(not(target_arch = "wasm32"))]
+// The references here use the platform's exp and ln, independently of the library's crate::math.
+#![allow(clippy::disallowed_methods)]
 
 use distillrank::data::prepare::{prepare, PrepareOptions, Prepared, PrivilegedSplit, RankingSet};
 use distillrank::data::synth::{generate, SynthOptions};

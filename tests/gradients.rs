@@ -1,6 +1,8 @@
 //! Every backward pass of the CPU engine against central finite differences, in f64.
 
 #![cfg(not(target_arch = "wasm32"))]
+// The references here use the platform's exp and ln, independently of the library's crate::math.
+#![allow(clippy::disallowed_methods)]
 
 use distillrank::cpu::loss::{
     data_loss, lambdarank, rank_bce, ranking_distillation_loss, ranknet, ranknet_soft, teacher_loss,

@@ -3,6 +3,8 @@
 //! the data and training: tests/objectives_training.rs).
 
 #![cfg(not(target_arch = "wasm32"))]
+// The references here use the platform's exp and ln, independently of the library's crate::math.
+#![allow(clippy::disallowed_methods)]
 
 use distillrank::error::Error;
 use distillrank::model::objective::{

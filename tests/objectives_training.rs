@@ -3,6 +3,8 @@
 //! end to end is in tests/cli.rs).
 
 #![cfg(not(target_arch = "wasm32"))]
+// The references here use the platform's exp and ln, independently of the library's crate::math.
+#![allow(clippy::disallowed_methods)]
 
 use distillrank::data::Dataset;
 use distillrank::engine::Engine;

@@ -7,6 +7,7 @@
 
 use super::mlp::{dense_backward, dense_forward};
 use super::{matmul, real, Real, View};
+use crate::math::exp;
 use crate::model::attention::Attention;
 
 /// What the forward pass keeps for the backward pass.
@@ -245,7 +246,7 @@ fn softmax_scaled<T: Real>(row: &mut [T], scale: T) {
     }
     let mut sum = T::zero();
     for s in row.iter_mut() {
-        *s = (*s - most).exp();
+        *s = exp(*s - most);
         sum = sum + *s;
     }
     for s in row.iter_mut() {

@@ -12,6 +12,7 @@
 //! positive groups, S_label; the teacher loss sees them all, S_all).
 
 use super::{positive_part, real, Real};
+use crate::math::{exp, exp2, ln, ln_1p, log2};
 use crate::model::loss::exp_and_sigmoid;
 use crate::model::loss::{
     gains, loss_weights, sigmoid, softplus, softplus_and_sigmoid, LossKind, Targets,
@@ -43,14 +44,14 @@ impl Log1pSum {
         self.product *= 1.0 + wide(e);
         self.factors += 1;
         if self.factors == 512 {
-            self.sum += self.product.ln();
+            self.sum += ln(self.product);
             self.product = 1.0;
             self.factors = 0;
         }
     }
 
     fn total(&self) -> f64 {
-        self.sum + self.product.ln()
+        self.sum + ln(self.product)
     }
 }
 
@@ -127,7 +128,7 @@ fn hard_pairs<T: Real>(
                 let w = match &factor {
                     Some(factor) => {
                         let w = weight * factor(i, j);
-                        weighted = weighted + (positive_part(x) + e.ln_1p()) * w;
+                        weighted = weighted + (positive_part(x) + ln_1p(e)) * w;
                         w
                     }
                     None => {
@@ -214,11 +215,11 @@ pub fn softmax_ce<T: Real>(
         }
         let f = &logits[docs.clone()];
         let max = f.iter().copied().fold(T::neg_infinity(), T::max);
-        let log_sum = f.iter().map(|&v| (v - max).exp()).sum::<T>().ln();
+        let log_sum = ln(f.iter().map(|&v| exp(v - max)).sum::<T>());
         for i in docs {
             let log_p = logits[i] - max - log_sum;
             total = total - weight * targets[i] * log_p;
-            dlogits[i] = dlogits[i] + scale * weight * (log_p.exp() - targets[i]);
+            dlogits[i] = dlogits[i] + scale * weight * (exp(log_p) - targets[i]);
         }
     }
     total
@@ -251,9 +252,9 @@ pub fn softmax_targets<T: Real>(labels: &[T], teachers: &[&[T]], offsets: &[usiz
                 .iter()
                 .copied()
                 .fold(T::neg_infinity(), T::max);
-            let sum: T = t[docs.clone()].iter().map(|&v| (v - max).exp()).sum();
+            let sum: T = t[docs.clone()].iter().map(|&v| exp(v - max)).sum();
             for i in docs.clone() {
-                q[i] = q[i] + (t[i] - max).exp() / sum * inv_teachers;
+                q[i] = q[i] + exp(t[i] - max) / sum * inv_teachers;
             }
         }
     }
@@ -298,8 +299,8 @@ pub fn lambdarank<T: Real>(
         let start = docs.start;
         let ranks = group_ranks(&logits[docs.clone()]);
         let ideal = group_ranks(&labels[docs.clone()]);
-        let gain = |i: usize| labels[i].exp2() - T::one();
-        let discount = |rank: usize| T::one() / (real::<T>(rank as f64) + T::one()).log2();
+        let gain = |i: usize| exp2(labels[i]) - T::one();
+        let discount = |rank: usize| T::one() / log2(real::<T>(rank as f64) + T::one());
         let idcg: T = docs
             .clone()
             .map(|i| gain(i) * discount(ideal[i - start]))

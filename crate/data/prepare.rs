@@ -7,6 +7,7 @@ pub use crate::data::features::Scratch;
 use crate::data::transform::{ColumnMap, Transform};
 use crate::data::{Dataset, Features};
 use crate::error::{Error, Result};
+use crate::math::ln_1p;
 use crate::rng::Rng;
 
 /// How the privileged features z are chosen.
@@ -345,7 +346,7 @@ pub fn select_groups(data: &Dataset, keep: &[usize]) -> Dataset {
 
 /// Step 3: x <- sign(x) * ln(1 + |x|).
 pub fn signed_log1p_value(x: f32) -> f32 {
-    x.signum() * x.abs().ln_1p()
+    x.signum() * ln_1p(x.abs())
 }
 
 /// [`signed_log1p_value`] of every value; in parallel natively.
@@ -626,7 +627,7 @@ pub fn prepare(
 /// prepared splits for the same data and settings (this module, the labelling, the log simulator,
 /// the generator), and files of the older version are prepared again. `tests/prepared_cache.rs`
 /// holds the splits' fingerprint at this version and fails when they change without it.
-pub const PREPARATION_VERSION: u32 = 1;
+pub const PREPARATION_VERSION: u32 = 2;
 
 /// The steps [`prepare_with_progress`] reports, in order.
 pub const PREPARE_STEPS: [&str; 4] = [

@@ -9,6 +9,7 @@ use std::path::Path;
 
 use super::{model_error, Child, Forest, Library, Node, Rule, Tree};
 use crate::error::Result;
+use crate::math::ln;
 use serde_json::Value;
 
 /// Reads the JSON model.
@@ -204,13 +205,13 @@ fn margin_of(objective: &str, base: f64) -> std::result::Result<(f64, Option<Str
             if !(base > 0.0 && base < 1.0) {
                 return Err(format!("base_score {base} under {objective}: expected a probability in (0, 1)"));
             }
-            Ok(((base / (1.0 - base)).ln(), pointwise("log-odds")))
+            Ok((ln(base / (1.0 - base)), pointwise("log-odds")))
         }
         "count:poisson" | "reg:gamma" | "reg:tweedie" => {
             if base.is_nan() || base <= 0.0 {
                 return Err(format!("base_score {base} under {objective}: expected a positive mean"));
             }
-            Ok((base.ln(), pointwise("log means")))
+            Ok((ln(base), pointwise("log means")))
         }
         "reg:squarederror" | "reg:squaredlogerror" | "reg:pseudohubererror" | "reg:absoluteerror" | "reg:quantileerror" => {
             Ok((base, pointwise("predicted values")))

@@ -5,14 +5,15 @@
 //! are each engine's ([`crate::cpu::loss`], `shaders/*.wgsl`).
 
 use super::{positive_part, real, Real};
+use crate::math::{exp, exp2, ln_1p};
 
 /// ln(1 + e^x), without overflow.
 #[inline]
 pub fn softplus<T: Real>(x: T) -> T {
     if x > T::zero() {
-        x + (-x).exp().ln_1p()
+        x + ln_1p(exp(-x))
     } else {
-        x.exp().ln_1p()
+        ln_1p(exp(x))
     }
 }
 
@@ -20,9 +21,9 @@ pub fn softplus<T: Real>(x: T) -> T {
 #[inline]
 pub fn sigmoid<T: Real>(x: T) -> T {
     if x >= T::zero() {
-        T::one() / (T::one() + (-x).exp())
+        T::one() / (T::one() + exp(-x))
     } else {
-        let e = x.exp();
+        let e = exp(x);
         e / (T::one() + e)
     }
 }
@@ -31,14 +32,14 @@ pub fn sigmoid<T: Real>(x: T) -> T {
 #[inline]
 pub fn softplus_and_sigmoid<T: Real>(x: T) -> (T, T) {
     let (e, sigmoid) = exp_and_sigmoid(x);
-    (positive_part(x) + e.ln_1p(), sigmoid)
+    (positive_part(x) + ln_1p(e), sigmoid)
 }
 
 /// (e^-|x|, sigmoid(x)): the pairwise losses' inner loop, where softplus(x) is
 /// max(x, 0) + ln(1 + e^-|x|) and its logarithm goes to a [`Log1pSum`].
 #[inline]
 pub(crate) fn exp_and_sigmoid<T: Real>(x: T) -> (T, T) {
-    let e = (-x.abs()).exp(); // in (0, 1]: no overflow
+    let e = exp(-x.abs()); // in (0, 1]: no overflow
     let sigmoid = if x >= T::zero() {
         T::one() / (T::one() + e)
     } else {
@@ -276,7 +277,7 @@ pub fn gain<T: Real>(y: T) -> T {
     if y == T::zero() || y == T::one() {
         y
     } else {
-        y.exp2() - T::one()
+        exp2(y) - T::one()
     }
 }
 

@@ -34,6 +34,7 @@ pub trait Real:
     + Sync
     + std::fmt::Debug
     + std::iter::Sum
+    + crate::math::Libm
     + 'static
 {
 }

@@ -6,6 +6,7 @@
 use super::adam::AdamConfig;
 use super::loss::LossKind;
 use super::objective::Objective;
+use crate::math::{exp, tanh};
 
 /// One mini-batch of whole query groups, gathered into contiguous buffers.
 #[derive(Clone, Copy)]
@@ -132,7 +133,7 @@ impl RdBatch {
     /// rank of it in its group (ties by document order), their product, or 1, as the scheme
     /// says, normalised to sum 1 per group; a group whose weights sum to 0 has none.
     pub fn weights(&self, group_offsets: &[usize], logits: &[f32]) -> Vec<Vec<(usize, f32)>> {
-        let position = |r: usize| (-(r as f64) / self.lambda).exp();
+        let position = |r: usize| exp(-(r as f64) / self.lambda);
         (0..self.offsets.len() - 1)
             .map(|b| {
                 let group = &logits[group_offsets[b]..group_offsets[b + 1]];
@@ -145,7 +146,7 @@ impl RdBatch {
                         .enumerate()
                         .filter(|&(j, &o)| o > f || (o == f && j < i))
                         .count();
-                    (self.mu * (rhat as f64 - r as f64)).tanh().max(0.0)
+                    tanh(self.mu * (rhat as f64 - r as f64)).max(0.0)
                 };
                 let raw: Vec<f64> = candidates
                     .iter()
