@@ -10,7 +10,7 @@ import { state } from "./js/state.js";
 import { startWorkers, startPool, enableRuns, restartWorker, showEngine, recover, request, onProgress } from "./js/workers.js";
 import { initCharts, showSeedCurves } from "./js/charts.js";
 import { loadMq2008, loadSource, onUpload, onTeacher, onReference, busy, lastResult, lastSetup, resultsCsv, running, run, sweep, downloadStudent, downloadOnnx, scoreSavedModel, markStale } from "./js/compare.js";
-import { objectivesForm, initObjectiveCharts, runObjectives } from "./js/objectives.js";
+import { objectivesForm, initObjectiveCharts, runObjectives, lastObjectives } from "./js/objectives.js";
 
 /// The library's defaults, table of settings and choices, asked of the engine; the form's
 /// choices from the library's entries, its values from the table, then the link's own values on
@@ -119,6 +119,8 @@ function main() {
   $("export-json").addEventListener("click", () =>
     download("results.json", JSON.stringify({ setup: lastSetup, ...lastResult }, null, 2), "application/json"));
   $("export-csv").addEventListener("click", () => download("results.csv", resultsCsv(lastResult), "text/csv"));
+  $("objectives-export").addEventListener("click", () =>
+    download("results.json", JSON.stringify(lastObjectives, null, 2), "application/json"));
   $("setup-download").addEventListener("click", () => {
     if (state.lastDescribed) download("setup.json", JSON.stringify(state.lastDescribed.setup, null, 2) + "\n", "application/json");
     else showError(`the form holds no valid setup to download: ${$("setup-command").textContent}`);

@@ -266,8 +266,8 @@ await check("default_comparison_fills_the_table", async () => {
 });
 
 /// Every method's figures (NDCG on y and graded, at every k, and its teacher's) of two
-/// results.json: the same methods, and each mean over seeds within one standard error of the
-/// difference of the two means. Exact equality is not asked on a full run: the native build
+/// results.json: the same methods, and each mean over seeds within two standard errors of the
+/// difference of the two means (a band of about 95%). Exact equality is not asked on a full run: the native build
 /// multiplies with fused multiply-adds, WebAssembly has none, so one rounding differs at the
 /// first step and a ranking flips now and then over 12 epochs. The log says how many per-seed
 /// figures agree to the bit and the widest gap.
@@ -294,7 +294,7 @@ function expectSameFigures(onPage, byCli, what) {
       }
       const gap = Math.abs(sa.mean - sb.mean);
       const stderr = Math.sqrt((sa.std ** 2 + sb.std ** 2) / seeds);
-      expect(gap <= stderr, `${shown}: the means further apart than one standard error (${stderr.toFixed(4)})`);
+      expect(gap <= 2 * stderr, `${shown}: the means further apart than two standard errors (${(2 * stderr).toFixed(4)})`);
       if (gap > widest.gap) widest = { gap, m, key, stderr };
     }
   }
@@ -1987,6 +1987,71 @@ await check("class_36_every_setting_survives_link_reload_setup_json_and_open", a
   expect(missed.length === 0, `controls no state walked: ${missed.join(", ")}`);
   console.log(`    ${walked.size} controls walked over ${states.length} states`);
 });
+
+await check("the_clicks_button_and_the_objectives_give_their_commands_figures_on_full_default_runs", async () => {
+  // The page as it opens, on the CPU engine, with nothing changed: the Learning from clicks
+  // button and the global objectives' Run, each against the CLI on the page's setup.json (the
+  // same comparison on MQ2008 with simulated clicks; `distillrank objectives --setup`).
+  const p = await freshPage("#backend=cpu");
+  try {
+    await p.click("#learn-clicks");
+    await p.waitForFunction(() => /^Done|^Failed/.test(document.getElementById("status").textContent), null, { timeout: 900_000 });
+    const status = await p.locator("#status").textContent();
+    expect(status.startsWith("Done"), `the button's run: ${status} ${await errorText(p)}`);
+    console.log(`    Learning from clicks: ${status.split(";")[0]}`);
+    const { onPage, byCli } = await pageAndCli(p);
+    expectSameFigures(onPage, byCli, "the Learning from clicks button");
+
+    await p.evaluate(() => { document.getElementById("objectives-status").textContent = ""; });
+    await p.click("#objectives-run");
+    await p.waitForFunction(() => /^Done|^Failed/.test(document.getElementById("objectives-status").textContent), null, { timeout: 900_000 });
+    const done = await p.locator("#objectives-status").textContent();
+    expect(done.startsWith("Done") && / on cpu/.test(done), `the objectives' run: ${done} ${await errorText(p)}`);
+    console.log(`    the objectives: ${done.split(":")[0]}`);
+    const [json] = await Promise.all([p.waitForEvent("download"), p.click("#objectives-export")]);
+    const page = JSON.parse(fs.readFileSync(await json.path(), "utf8"));
+    const [setupFile] = await Promise.all([p.waitForEvent("download"), p.click("#setup-download")]);
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "distillrank-e2e-objectives-"));
+    fs.copyFileSync(await setupFile.path(), path.join(dir, "setup.json"));
+    const bin = process.env.DISTILLRANK_BIN ?? path.join(root, "target/debug/distillrank");
+    const cli = spawnSync(bin, ["objectives", "--setup", path.join(dir, "setup.json"), "--out", path.join(dir, "out"), "--quiet"],
+      { encoding: "utf8", env: { ...process.env, XDG_RUNTIME_DIR: os.tmpdir() } });
+    expect(cli.status === 0, `distillrank objectives: ${cli.stderr}`);
+    const byCommand = JSON.parse(fs.readFileSync(path.join(dir, "out/results.json"), "utf8"));
+    expectSameObjectives(page, byCommand);
+  } finally {
+    await p.close();
+  }
+});
+
+/// Every objective's per-seed test figures of the page's objectives run and its command's: the
+/// same objectives and seeds, each mean within two standard errors of the difference (the
+/// products round differently natively and in WebAssembly; see expectSameFigures). The
+/// multipliers of the constrained objectives carry a difference further than a comparison's
+/// losses do: fewer figures agree to the bit here.
+function expectSameObjectives(onPage, byCli) {
+  // The page keeps each run (objective, seed); results.json, each objective's figures by seed.
+  const names = [onPage.runs.map((o) => o.objective).sort().join(), Object.keys(byCli.objectives).sort().join()];
+  expect(names[0] === names[1] && onPage.runs.length > 0, `objectives: page ${names[0]}, CLI ${names[1]}`);
+  const mean = (xs) => xs.reduce((s, x) => s + x, 0) / xs.length;
+  const variance = (xs) => xs.reduce((s, x) => s + (x - mean(xs)) ** 2, 0) / (xs.length - 1);
+  let [equal, all, widest] = [0, 0, { gap: 0 }];
+  for (const o of onPage.runs) {
+    for (const key of ["auc_pr", "auc_roc", "recall_at_precision", "precision_at_recall", "f1", "accuracy"]) {
+      const [a, b] = [o.runs.map((r) => r.test[key]), byCli.objectives[o.objective][key].per_seed];
+      const shown = `${o.objective} test ${key}: page ${JSON.stringify(a)}, CLI ${JSON.stringify(b)}`;
+      expect(a.length === b.length && a.length > 1 && [...a, ...b].every(Number.isFinite), shown);
+      equal += a.filter((x, i) => x === b[i]).length;
+      all += a.length;
+      const gap = Math.abs(mean(a) - mean(b));
+      const stderr = Math.sqrt((variance(a) + variance(b)) / a.length);
+      expect(gap <= 2 * stderr, `${shown}: the means further apart than two standard errors (${(2 * stderr).toFixed(4)})`);
+      if (gap > widest.gap) widest = { gap, what: `${o.objective} ${key}`, stderr };
+    }
+  }
+  console.log(`    the objectives, page against CLI: ${equal} of ${all} per-seed figures equal to the bit; ` +
+    (widest.gap ? `widest gap of means ${widest.gap.toFixed(4)} (${widest.what}, one standard error ${widest.stderr.toFixed(4)})` : "every mean equal"));
+}
 
 await check("class_36_auto_takes_the_cpu_engine_when_webgpu_cannot_train_the_model", async () => {
   // Hidden widths 4200,4200 pass the size check, but a 4200 x 4200 layer needs 68,907 workgroups

@@ -11,6 +11,9 @@ import { state } from "./state.js";
 
 export const objectivesForm = $("objectives-setup");
 export let aucChart, lambdaChart;
+/// The last objectives run's setup and results, as `distillrank objectives` writes them in
+/// results.json (Results JSON downloads them).
+export let lastObjectives = null;
 
 /// Draws the objectives view's empty charts.
 export function initObjectiveCharts() {
@@ -95,11 +98,14 @@ export async function runObjectives() {
     return;
   }
   setRunning(true);
+  $("objectives-export").disabled = true;
   for (const c of [aucChart, lambdaChart]) { c.data.datasets = []; c.update("none"); }
   $("objectives-status").textContent = "Generating the data…";
   const started = performance.now();
   try {
     const result = await runObjectivesPool(setup, onObjectiveEpoch);
+    lastObjectives = { setup, ...result };
+    $("objectives-export").disabled = false;
     $("objectives-results").innerHTML = objectivesTable(result);
     const pooled = ` on ${result.backend}` + (result.workers > 1 ? ` with ${result.workers} workers` : "");
     $("objectives-status").textContent = `Done in ${((performance.now() - started) / 1000).toFixed(1)} s${pooled}: ` +
