@@ -22,7 +22,7 @@ struct Params {
     _pad3: u32,
 }
 
-@group(0) @binding(0) var<uniform> params: Params;
+@group(0) @binding(0) var<storage, read> params: Params;
 @group(0) @binding(1) var<storage, read> grad: array<f32>;
 @group(0) @binding(4) var<storage, read_write> param: array<f32>;
 @group(0) @binding(5) var<storage, read_write> moments: array<f32>;

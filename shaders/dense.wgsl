@@ -9,7 +9,7 @@
 //   backward_bias    dbias (n_out) = column sums of dout (one invocation per column, rows in
 //                    order: deterministic)
 //
-// Bindings (group 0, the layout every kernel shares): 0 params (uniform), 1 a, 2 b,
+// Bindings (group 0, the layout every kernel shares): 0 params (read-only storage), 1 a, 2 b,
 // 3 bias (forward) or the forward output (relu_mask), 4 result. Binding 5 is not used here.
 // Dispatch: (ceil(cols / 64), ceil(rows / 64), 1) for the three products, ceil(n / 256) for the
 // element-wise kernels, ceil(rows * cols / 64) for forward_naive.
@@ -30,7 +30,7 @@ struct Params {
     relu: u32,   // forward: 1 to apply ReLU
 }
 
-@group(0) @binding(0) var<uniform> params: Params;
+@group(0) @binding(0) var<storage, read> params: Params;
 @group(0) @binding(1) var<storage, read> a: array<f32>;
 @group(0) @binding(2) var<storage, read> b: array<f32>;
 @group(0) @binding(3) var<storage, read> bias: array<f32>;

@@ -34,7 +34,7 @@ struct Params {
     _pad: u32,
 }
 
-@group(0) @binding(0) var<uniform> params: Params;
+@group(0) @binding(0) var<storage, read> params: Params;
 @group(0) @binding(1) var<storage, read> logits: array<f32>;
 @group(0) @binding(2) var<storage, read> index: array<u32>;
 @group(0) @binding(3) var<storage, read> weights_in: array<f32>;

@@ -75,7 +75,7 @@ struct Params {
 
 const INV_LN2: f32 = 1.4426950408889634;
 
-@group(0) @binding(0) var<uniform> params: Params;
+@group(0) @binding(0) var<storage, read> params: Params;
 @group(0) @binding(1) var<storage, read> in1: array<f32>;
 @group(0) @binding(2) var<storage, read> labels_coefficients: array<f32>;
 @group(0) @binding(3) var<storage, read> state_in: array<f32>;

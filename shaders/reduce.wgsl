@@ -14,7 +14,7 @@ struct Params {
 
 const WORKGROUP: u32 = 256u;
 
-@group(0) @binding(0) var<uniform> params: Params;
+@group(0) @binding(0) var<storage, read> params: Params;
 @group(0) @binding(1) var<storage, read> values: array<f32>;
 @group(0) @binding(4) var<storage, read_write> result: array<f32>;
 

@@ -24,7 +24,7 @@ struct Params {
 
 const NONE: u32 = 0xffffffffu;
 
-@group(0) @binding(0) var<uniform> params: Params;
+@group(0) @binding(0) var<storage, read> params: Params;
 @group(0) @binding(1) var<storage, read> values: array<f32>;
 @group(0) @binding(2) var<storage, read> selection: array<u32>;
 @group(0) @binding(4) var<storage, read_write> out: array<f32>;

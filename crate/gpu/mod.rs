@@ -2,7 +2,10 @@
 //! DX12) and in the browser (WebGPU), from one async API. The CPU engine is the reference every
 //! kernel is checked against (tests/gpu.rs).
 //!
-//! Every kernel shares one bind group layout: 0 a uniform of parameters, 1-3 read-only storage,
+//! Every kernel shares one bind group layout: 0 the parameters and 1-3 the inputs, read-only
+//! storage (the parameters are not a uniform buffer: lavapipe inlines a uniform's values into the
+//! kernel and compiles it again whenever they change, so one kernel run for two layers of a step
+//! grew its machine code at every step; `tests/gpu_memory.rs`),
 //! 4-5 read-write storage; a kernel ignores the bindings it does not use, which are bound to small
 //! dummy buffers. Each dispatch of a model has its own parameter buffer and bind group, built once
 //! ([`Slot`]); a training step only writes parameters and batch data and records dispatches.
@@ -308,7 +311,7 @@ pub struct Slot {
     bind_group: wgpu::BindGroup,
 }
 
-/// Bytes of every parameter uniform (the largest kernel's, Adam's, is 48).
+/// Bytes of every parameter buffer (the largest kernel's, Adam's, is 48).
 const PARAMS_BYTES: u64 = 48;
 
 impl Gpu {
@@ -345,8 +348,9 @@ impl Gpu {
             max_storage_buffer_binding_size: available.max_storage_buffer_binding_size,
             max_buffer_size: available.max_buffer_size,
             max_compute_workgroups_per_dimension: available.max_compute_workgroups_per_dimension,
-            // Five storage buffers in one kernel (the WebGPU default allows eight).
-            max_storage_buffers_per_shader_stage: 5,
+            // Six storage buffers in one kernel, the parameters among them (the WebGPU default
+            // allows eight).
+            max_storage_buffers_per_shader_stage: 6,
             ..wgpu::Limits::downlevel_defaults()
         };
         let (device, queue) = adapter
@@ -397,16 +401,7 @@ impl Gpu {
         let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("kernel bindings"),
             entries: &[
-                wgpu::BindGroupLayoutEntry {
-                    binding: 0,
-                    visibility: wgpu::ShaderStages::COMPUTE,
-                    ty: wgpu::BindingType::Buffer {
-                        ty: wgpu::BufferBindingType::Uniform,
-                        has_dynamic_offset: false,
-                        min_binding_size: None,
-                    },
-                    count: None,
-                },
+                storage(0, true),
                 storage(1, true),
                 storage(2, true),
                 storage(3, true),
@@ -618,7 +613,7 @@ impl Gpu {
         let params = self.device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("kernel parameters"),
             size: PARAMS_BYTES,
-            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
         let fallback = [
@@ -662,9 +657,9 @@ impl Gpu {
     pub fn set_params<P: KernelParams>(&self, slot: &Slot, params: &P) {
         const { assert!(std::mem::size_of::<P>() <= PARAMS_BYTES as usize) };
         let bytes = bytemuck::bytes_of(params);
-        let mut uniform = [0u8; PARAMS_BYTES as usize];
-        uniform[..bytes.len()].copy_from_slice(bytes);
-        self.queue.write_buffer(&slot.params, 0, &uniform);
+        let mut padded = [0u8; PARAMS_BYTES as usize];
+        padded[..bytes.len()].copy_from_slice(bytes);
+        self.queue.write_buffer(&slot.params, 0, &padded);
     }
 
     /// Records a slot's dispatch.

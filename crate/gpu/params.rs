@@ -1,5 +1,5 @@
 //! The parameters of every kernel, one `#[repr(C)]` struct per WGSL `Params` struct, its fields
-//! named as in the shader. A dispatch slot's uniform holds one of them ([`super::Gpu::set_params`]).
+//! named as in the shader. A dispatch slot's parameter buffer holds one of them ([`super::Gpu::set_params`]).
 //! `tests/shaders.rs` checks each struct's fields, types, offsets and size against the shaders
 //! that declare it, through naga, so that a layout that drifts on either side fails the tests.
 
