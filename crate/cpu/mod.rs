@@ -64,6 +64,11 @@ impl<'a, T> View<'a, T> {
     }
 }
 
+/// The longest inner dimension handed to the gemm crate in one call: the smallest block it
+/// splits a longer one into on any machine (`gemm-common`'s `kernel_params` takes at least 512),
+/// so a call of this length or less is summed in one block everywhere.
+pub const MAX_INNER: usize = 512;
+
 /// `c = a . b` (or `c += a . b` with `accumulate`), `c` row-major `a.rows x b.cols`.
 pub fn matmul<T: Real>(c: &mut [T], a: View<T>, b: View<T>, accumulate: bool) {
     assert_eq!(a.cols, b.rows, "matmul: inner dimensions differ");
@@ -80,6 +85,27 @@ pub fn matmul<T: Real>(c: &mut [T], a: View<T>, b: View<T>, accumulate: bool) {
     if k == 0 {
         if !accumulate {
             c.iter_mut().for_each(|v| *v = T::zero());
+        }
+        return;
+    }
+    // The gemm crate splits a long inner dimension into blocks sized from the CPU's L1 cache,
+    // found at run time, and rounds each block's sum on its own: the same product could round
+    // differently on two machines (or natively and in the browser, where no cache is found).
+    // Products longer than MAX_INNER go to it in blocks of MAX_INNER, which it never splits.
+    if k > MAX_INNER {
+        for (j, k0) in (0..k).step_by(MAX_INNER).enumerate() {
+            let len = MAX_INNER.min(k - k0);
+            let a_block = View {
+                data: &a.data[k0 * a.col_stride..],
+                cols: len,
+                ..a
+            };
+            let b_block = View {
+                data: &b.data[k0 * b.row_stride..],
+                rows: len,
+                ..b
+            };
+            matmul(c, a_block, b_block, accumulate || j > 0);
         }
         return;
     }
@@ -142,4 +168,50 @@ fn parallelism(work: usize) -> gemm::Parallelism {
 #[cfg(target_arch = "wasm32")]
 fn parallelism(_work: usize) -> gemm::Parallelism {
     gemm::Parallelism::None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A product longer than MAX_INNER is the sum, in order, of its blocks' products, each
+    /// computed in one call: what any machine computes, whatever cache the gemm crate finds.
+    /// And it is the product: within f32 rounding of a sum in f64.
+    #[test]
+    fn a_long_inner_dimension_is_summed_in_fixed_blocks() {
+        let (m, k, n) = (7, 2 * MAX_INNER + 77, 5);
+        let a: Vec<f32> = (0..m * k)
+            .map(|i| ((i * 37 % 101) as f32 - 50.0) / 17.0)
+            .collect();
+        let b: Vec<f32> = (0..k * n)
+            .map(|i| ((i * 53 % 89) as f32 - 44.0) / 13.0)
+            .collect();
+        let mut c = vec![0.0f32; m * n];
+        matmul(&mut c, View::rows(&a, m, k), View::rows(&b, k, n), false);
+
+        let mut blocks = vec![0.0f32; m * n];
+        for k0 in (0..k).step_by(MAX_INNER) {
+            let len = MAX_INNER.min(k - k0);
+            let a_block: Vec<f32> = (0..m)
+                .flat_map(|r| a[r * k + k0..r * k + k0 + len].to_vec())
+                .collect();
+            let mut part = vec![0.0f32; m * n];
+            matmul(
+                &mut part,
+                View::rows(&a_block, m, len),
+                View::rows(&b[k0 * n..(k0 + len) * n], len, n),
+                false,
+            );
+            blocks.iter_mut().zip(&part).for_each(|(s, p)| *s += p);
+        }
+        assert_eq!(c, blocks);
+        for r in 0..m {
+            for j in 0..n {
+                let exact: f64 = (0..k)
+                    .map(|i| a[r * k + i] as f64 * b[i * n + j] as f64)
+                    .sum();
+                assert!((c[r * n + j] as f64 - exact).abs() < 1e-3 * (1.0 + exact.abs()));
+            }
+        }
+    }
 }
