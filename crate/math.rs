@@ -17,47 +17,33 @@ pub trait Libm: Copy {
     fn tanh(x: Self) -> Self;
 }
 
-impl Libm for f32 {
-    fn exp(x: f32) -> f32 {
-        libm::expf(x)
-    }
-    fn exp2(x: f32) -> f32 {
-        libm::exp2f(x)
-    }
-    fn ln(x: f32) -> f32 {
-        libm::logf(x)
-    }
-    fn ln_1p(x: f32) -> f32 {
-        libm::log1pf(x)
-    }
-    fn log2(x: f32) -> f32 {
-        libm::log2f(x)
-    }
-    fn tanh(x: f32) -> f32 {
-        libm::tanhf(x)
-    }
+/// `Libm` for one float type, each function the `libm` crate's of that width.
+macro_rules! libm_for {
+    ($t:ty: $exp:ident, $exp2:ident, $ln:ident, $ln_1p:ident, $log2:ident, $tanh:ident) => {
+        impl Libm for $t {
+            fn exp(x: $t) -> $t {
+                libm::$exp(x)
+            }
+            fn exp2(x: $t) -> $t {
+                libm::$exp2(x)
+            }
+            fn ln(x: $t) -> $t {
+                libm::$ln(x)
+            }
+            fn ln_1p(x: $t) -> $t {
+                libm::$ln_1p(x)
+            }
+            fn log2(x: $t) -> $t {
+                libm::$log2(x)
+            }
+            fn tanh(x: $t) -> $t {
+                libm::$tanh(x)
+            }
+        }
+    };
 }
-
-impl Libm for f64 {
-    fn exp(x: f64) -> f64 {
-        libm::exp(x)
-    }
-    fn exp2(x: f64) -> f64 {
-        libm::exp2(x)
-    }
-    fn ln(x: f64) -> f64 {
-        libm::log(x)
-    }
-    fn ln_1p(x: f64) -> f64 {
-        libm::log1p(x)
-    }
-    fn log2(x: f64) -> f64 {
-        libm::log2(x)
-    }
-    fn tanh(x: f64) -> f64 {
-        libm::tanh(x)
-    }
-}
+libm_for!(f32: expf, exp2f, logf, log1pf, log2f, tanhf);
+libm_for!(f64: exp, exp2, log, log1p, log2, tanh);
 
 /// e^x.
 #[inline]

@@ -311,6 +311,10 @@ pub struct Slot {
     bind_group: wgpu::BindGroup,
 }
 
+/// Storage buffers one kernel binds: the parameters, three inputs and two outputs (WebGPU's
+/// default limit is eight).
+const STORAGE_BINDINGS: u32 = 6;
+
 /// Bytes of every parameter buffer (the largest kernel's, Adam's, is 48).
 const PARAMS_BYTES: u64 = 48;
 
@@ -344,13 +348,17 @@ impl Gpu {
         }
         // Ask for what the kernels need, within what the adapter has.
         let available = adapter.limits();
+        if available.max_storage_buffers_per_shader_stage < STORAGE_BINDINGS {
+            return Err(Error::Gpu(format!(
+                "{}: the kernels bind {STORAGE_BINDINGS} storage buffers, and this adapter allows {} per shader stage (WebGPU's default is 8); use --backend cpu",
+                info.name, available.max_storage_buffers_per_shader_stage
+            )));
+        }
         let limits = wgpu::Limits {
             max_storage_buffer_binding_size: available.max_storage_buffer_binding_size,
             max_buffer_size: available.max_buffer_size,
             max_compute_workgroups_per_dimension: available.max_compute_workgroups_per_dimension,
-            // Six storage buffers in one kernel, the parameters among them (the WebGPU default
-            // allows eight).
-            max_storage_buffers_per_shader_stage: 6,
+            max_storage_buffers_per_shader_stage: STORAGE_BINDINGS,
             ..wgpu::Limits::downlevel_defaults()
         };
         let (device, queue) = adapter
