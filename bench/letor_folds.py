@@ -7,6 +7,7 @@ tests of each student against LightGBM on x alone.
 
     python bench/letor_folds.py --data DIR [--folds 1,2,3,4,5] [--seeds 5] [--bin B]
         [--out DIR] [--student "--transform rank-gauss --weight-decay 0.01"] [--teacher-cross-fit K]
+        [--teacher-seeds N] [--teacher-trees T]
     python bench/letor_folds.py --train T [--valid V] --test E ...  (one split, no folds)
 
 DIR holds S1.txt .. S5.txt (MQ2008, MQ2007). A single split's files may give their groups in
@@ -21,7 +22,7 @@ LightGBM: up to 500 trees, learning rate 0.05, 31 leaves, early stopping after 3
 without a better validation NDCG@8, one model a seed (its bagging and feature fraction are
 those of the seed: 0.8 each, so that seeds differ), deterministic (the same trees every run), so
 each is saved in the fold's folder under --out and read back by a later run on that folder. The PFD teacher is LightGBM on every column,
-seed 0. With --teacher-cross-fit K its scores of the training file are out of fold: the training
+seed 0, or with --teacher-seeds N the mean of the raw scores of N seeds' models. With --teacher-cross-fit K its scores of the training file are out of fold: the training
 queries are cut into K parts, and each part is scored by a LightGBM teacher trained on the other
 K - 1 (early stopping on the same validation file), so that no training document's soft label comes
 from a model that saw its grade; the validation and test files are scored by the teacher trained
@@ -57,14 +58,15 @@ def groups(qid):
     return counts[np.argsort(starts)]
 
 
-def lightgbm_ranker(X, y, qid, Xv, yv, qv, seed):
+def lightgbm_ranker(X, y, qid, Xv, yv, qv, seed, trees=0):
+    """LightGBM lambdarank: up to 500 trees with early stopping, or exactly `trees` without it."""
     ranker = lightgbm.LGBMRanker(
-        n_estimators=500, learning_rate=0.05, num_leaves=31, min_child_samples=20,
+        n_estimators=trees or 500, learning_rate=0.05, num_leaves=31, min_child_samples=20,
         subsample=0.8, subsample_freq=1, colsample_bytree=0.8,
         random_state=seed, verbose=-1, n_jobs=2, deterministic=True, force_row_wise=True,
     )
     ranker.fit(X, y, group=groups(qid), eval_set=[(Xv, yv)], eval_group=[groups(qv)],
-               eval_at=[K], callbacks=[lightgbm.early_stopping(30, verbose=False)])
+               eval_at=[K], callbacks=[] if trees else [lightgbm.early_stopping(30, verbose=False)])
     return ranker.booster_
 
 
@@ -100,6 +102,16 @@ def cross_fitted_scores(X, y, qid, Xv, yv, qv, parts):
         model = lightgbm_ranker(X[~held], y[~held], qid[~held], Xv, yv, qv, 0)
         scores[held] = model.predict(X[held], raw_score=True)
     return scores
+
+
+class Bagged:
+    """The mean raw score of several LightGBM models (`--teacher-seeds`)."""
+
+    def __init__(self, models):
+        self.models = models
+
+    def predict(self, X, raw_score=True):
+        return np.mean([m.predict(X, raw_score=raw_score) for m in self.models], axis=0)
 
 
 def write_scores(path, scores):
@@ -226,6 +238,11 @@ def main():
                         "not a model a seed (for files where each takes many minutes)")
     p.add_argument("--teacher-cross-fit", type=int, default=0, metavar="K",
                    help="score the training file by K teachers, each trained without the part it scores")
+    p.add_argument("--teacher-trees", type=int, default=0, metavar="T",
+                   help="the teacher (seed 0, every column) has exactly T trees, without early stopping")
+    p.add_argument("--teacher-seeds", type=int, default=1, metavar="N",
+                   help="the teacher is the mean raw score of LightGBM on every column over seeds 0..N-1 "
+                        "(the models of the lightgbm_all row), given as --teacher-scores")
     args = p.parse_args()
     folds = [1] if args.train else [int(f) for f in args.folds.split(",")]
     out = Path(args.out)
@@ -235,7 +252,8 @@ def main():
     valid = {"student_alone": [], "pfd_student": []}
     started = time.perf_counter()
     report = {"folds": {}, "student_flags": args.student, "seeds": args.seeds,
-              "teacher_cross_fit": args.teacher_cross_fit}
+              "teacher_cross_fit": args.teacher_cross_fit, "teacher_seeds": args.teacher_seeds,
+              "teacher_trees": args.teacher_trees}
     for fold in folds:
         here = out / f"fold{fold}"
         files = fold_files(args, fold, here)
@@ -247,7 +265,11 @@ def main():
         (X, y, qid), (Xv, yv, qv), (Xt, yt, qt) = [
             (np.pad(x, ((0, 0), (0, width - x.shape[1]))), g, q) for x, g, q in read]
         del read
-        teacher = cached_ranker(here / "teacher.txt", X, y, qid, Xv, yv, qv, 0)
+        teacher_file = here / (f"teacher-{args.teacher_trees}-trees.txt" if args.teacher_trees else "teacher.txt")
+        teacher = cached_ranker(teacher_file, X, y, qid, Xv, yv, qv, 0, args.teacher_trees)
+        if args.teacher_seeds > 1:
+            teacher = Bagged([cached_ranker(here / f"lightgbm_all-{seed}.txt", X, y, qid, Xv, yv, qv, seed)
+                              for seed in range(args.teacher_seeds)])
         # The privileged split the comparison will make (the same preparation, one tiny model).
         split = compare(args, here / "split", files, "--methods", "no-distillation", "--seeds", "1",
                         "--epochs", "1", "--widths", "4", *narrower, student=False)
@@ -262,16 +284,23 @@ def main():
         Xvr[:, blank] = 0.0
         reference = cached_ranker(here / "reference.txt", Xr, y, qid, Xvr, yv, qv, 0)
         del Xr, Xvr
+        # The split's own z, named: a --student setting that changes the training groups (such as
+        # --min-group-size) would otherwise choose z again on them.
+        pinned = ["--privileged", "cols:" + ",".join(map(str, privileged))]
         if args.teacher_cross_fit > 1:
             soft = [cross_fitted_scores(X, y, qid, Xv, yv, qv, args.teacher_cross_fit),
                     teacher.predict(Xv, raw_score=True), teacher.predict(Xt, raw_score=True)]
             given = ",".join(write_scores(here / f"teacher.{name}.scores", s)
                              for name, s in zip(["train", "valid", "test"], soft))
             teacher_flags = ["--teacher-scores", given]
+        elif args.teacher_seeds > 1:
+            given = ",".join(write_scores(here / f"teacher.{name}.scores", teacher.predict(m, raw_score=True))
+                             for name, m in zip(["train", "valid", "test"], [X, Xv, Xt]))
+            teacher_flags = ["--teacher-scores", given]
         else:
-            teacher_flags = ["--teacher-model", str(here / "teacher.txt")]
+            teacher_flags = ["--teacher-model", str(teacher_file)]
         runs = compare(args, here / "compare", files, "--methods", "no-distillation,pfd",
-                       *teacher_flags,
+                       *teacher_flags, *pinned,
                        "--reference-model", str(here / "reference.txt"), *narrower)
         assert runs["privileged_columns"] == privileged
         test_qids = np.array(runs["test_qids"])
