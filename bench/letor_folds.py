@@ -18,19 +18,22 @@ LightGBM with the library's conventions (gains 2^g - 1, log2 discounts, ties at 
 value, queries without a relevant document excluded), which the script checks against the
 library's own figure of the same scores (a comparison's teacher NDCG@8) on the first fold.
 
-LightGBM: up to 500 trees, learning rate 0.05, 31 leaves, early stopping after 30 rounds
-without a better validation NDCG@8, one model a seed (its bagging and feature fraction are
-those of the seed: 0.8 each, so that seeds differ), deterministic (the same trees every run), so
-each is saved in the fold's folder under --out and read back by a later run on that folder. The PFD teacher is LightGBM on every column,
-seed 0, or with --teacher-seeds N the mean of the raw scores of N seeds' models. With --teacher-cross-fit K its scores of the training file are out of fold: the training
-queries are cut into K parts, and each part is scored by a LightGBM teacher trained on the other
-K - 1 (early stopping on the same validation file), so that no training document's soft label comes
-from a model that saw its grade; the validation and test files are scored by the teacher trained
-on every training query, and the comparison reads the three as --teacher-scores. The tests pair each query's NDCG@8 averaged over the seeds: the mean difference, a
+LightGBM: up to 500 trees, learning rate 0.05, 31 leaves, early stopping after 30 rounds without a
+better validation NDCG@8, one model a seed (its bagging and feature fraction are those of the seed:
+0.8 each, so that seeds differ), deterministic (the same trees every run), so each is saved in the
+fold's folder under --out and read back by a later run on that folder. The PFD teacher is LightGBM
+on every column, seed 0; with --teacher-trees T it has exactly T trees (no early stopping), with
+--teacher-seeds N it is the mean raw score of N seeds' models (those of the every-column row), one
+of the three teacher options at a time. With --teacher-cross-fit K its scores of the training file
+are out of fold: the training queries are cut into K parts, and each part is scored by a LightGBM
+teacher trained on the other K - 1 (early stopping on the same validation file), so that no training
+document's soft label comes from a model that saw its grade; the validation and test files are
+scored by the teacher trained on every training query, and the comparison reads the three as
+--teacher-scores. The tests pair each query's NDCG@8 averaged over the seeds: the mean difference, a
 bootstrap 95% interval (10,000 resamples of the queries) and a sign-flip randomization p (10,000
-flips). Each fold's comparison also holds LightGBM on x alone (seed 0, its z columns blanked)
-as the library's reference row (`--reference-model`), with the library's own paired tests of
-each student against it. Prints one JSON object. The `--student` flags go to every `distillrank compare`; report
+flips). Each fold's comparison also holds LightGBM on x alone (seed 0, its z columns blanked) as the
+library's reference row (`--reference-model`), with the library's own paired tests of each student
+against it. Prints one JSON object. The `--student` flags go to every `distillrank compare`; report
 validation figures (`valid`) to choose settings, test figures once the choice is made.
 
 Dependencies (PyPI, for this script only): numpy, scikit-learn, lightgbm.
@@ -244,6 +247,18 @@ def main():
                    help="the teacher is the mean raw score of LightGBM on every column over seeds 0..N-1 "
                         "(the models of the lightgbm_all row), given as --teacher-scores")
     args = p.parse_args()
+    for flag, value, least in [("--teacher-cross-fit", args.teacher_cross_fit, 0),
+                               ("--teacher-seeds", args.teacher_seeds, 1),
+                               ("--teacher-trees", args.teacher_trees, 0)]:
+        if value < least:
+            p.error(f"{flag} {value}: expected a whole number of at least {least}")
+    # Each of the three makes the teacher in its own way; two together would score the training
+    # file by one teacher and the validation and test files by another.
+    teachers = [flag for flag, chosen in [("--teacher-cross-fit", args.teacher_cross_fit > 1),
+                                          ("--teacher-seeds", args.teacher_seeds > 1),
+                                          ("--teacher-trees", args.teacher_trees > 0)] if chosen]
+    if len(teachers) > 1:
+        p.error(f"{' and '.join(teachers)} each choose the teacher: give one of them")
     folds = [1] if args.train else [int(f) for f in args.folds.split(",")]
     out = Path(args.out)
     rng = np.random.default_rng(0)

@@ -264,3 +264,36 @@ def test_unbiased_gbdt_bench_trains_on_every_impression_and_scores_the_compare_q
     metrics = models["lightgbm-lambdarank"]["eval"]["metrics"]
     assert metrics["ndcg_groups"] == 52
     assert abs(dict(metrics["ndcg"])[8] - np.mean(per_query)) < 1e-6, (metrics["ndcg"], np.mean(per_query))
+
+
+def test_letor_folds_bagged_teacher_is_the_mean_of_its_seeds_and_one_teacher_option_at_a_time(tmp_path):
+    """bench/letor_folds.py --teacher-seeds N: the soft labels the comparison reads are the mean raw
+    score of the N seeds' LightGBM models on every column, and the library's teacher NDCG@8 of them
+    equals the script's own; two teacher options together, or a count out of range, are refused."""
+    import sys
+
+    script = ROOT / "bench" / "letor_folds.py"
+    out = tmp_path / "folds"
+    args = [script, "--train", MQ2008 / "train.txt", "--valid", MQ2008 / "vali.txt", "--test",
+            MQ2008 / "test.txt", "--bin", BIN, "--out", out, "--seeds", 2, "--teacher-seeds", 2,
+            "--student", "--epochs 1 --widths 4"]
+    r = subprocess.run([sys.executable, *map(str, args)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    report = json.loads(r.stdout)
+    assert report["teacher_seeds"] == 2
+    fold = report["folds"]["1"]
+    assert abs(fold["teacher_ndcg8_library"] - fold["teacher_ndcg8_here"]) < 1e-9, fold
+    here = out / "fold1"
+    X, _, _ = load_svmlight_file(str(here / "train.txt"), query_id=True, n_features=46)
+    models = [lightgbm.Booster(model_file=str(here / f"lightgbm_all-{s}.txt")) for s in (0, 1)]
+    mean = np.mean([m.predict(X.toarray(), raw_score=True) for m in models], axis=0)
+    given = np.array([float(v) for v in (here / "teacher.train.scores").read_text().split()])
+    assert not np.allclose(models[0].predict(X.toarray(), raw_score=True), mean)
+    np.testing.assert_allclose(given, mean, rtol=0, atol=1e-12)
+
+    for bad, words in [(["--teacher-seeds", 3, "--teacher-trees", 100], "--teacher-seeds and --teacher-trees"),
+                       (["--teacher-cross-fit", 5, "--teacher-seeds", 2], "--teacher-cross-fit and --teacher-seeds"),
+                       (["--teacher-trees", -1], "--teacher-trees -1: expected a whole number of at least 0")]:
+        r = subprocess.run([sys.executable, str(script), "--data", str(tmp_path), *map(str, bad)],
+                           capture_output=True, text=True)
+        assert r.returncode == 2 and words in r.stderr, r.stderr
