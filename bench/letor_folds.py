@@ -7,7 +7,7 @@ tests of each student against LightGBM on x alone.
 
     python bench/letor_folds.py --data DIR [--folds 1,2,3,4,5] [--seeds 5] [--bin B]
         [--out DIR] [--student "--transform rank-gauss --weight-decay 0.01"] [--teacher-cross-fit K]
-        [--teacher-seeds N] [--teacher-trees T]
+        [--teacher-seeds N] [--teacher-trees T] [--every-column]
     python bench/letor_folds.py --train T [--valid V] --test E ...  (one split, no folds)
 
 DIR holds S1.txt .. S5.txt (MQ2008, MQ2007). A single split's files may give their groups in
@@ -33,7 +33,10 @@ scored by the teacher trained on every training query, and the comparison reads 
 bootstrap 95% interval (10,000 resamples of the queries) and a sign-flip randomization p (10,000
 flips). Each fold's comparison also holds LightGBM on x alone (seed 0, its z columns blanked) as the
 library's reference row (`--reference-model`), with the library's own paired tests of each student
-against it. Prints one JSON object. The `--student` flags go to every `distillrank compare`; report
+against it. With --every-column the script measures the goal's other half instead: the student
+alone on every column (`distillrank train --features both`, one model a seed, scored on the test
+file by `distillrank predict`) against LightGBM on every column, paired in the same way. Prints
+one JSON object. The `--student` flags go to every `distillrank compare`; report
 validation figures (`valid`) to choose settings, test figures once the choice is made.
 
 Dependencies (PyPI, for this script only): numpy, scikit-learn, lightgbm.
@@ -175,6 +178,28 @@ def compare(args, out, files, *extra, student=True):
     return json.loads((out / "results.json").read_text())
 
 
+def every_column_student(args, here, files, narrower, yt, qt, test_qids):
+    """The student alone on every column (`--every-column`): `distillrank train --features both`,
+    one model a seed with the `--student` flags, its test file scored by `distillrank predict`.
+    Returns each query's NDCG@8 averaged over the seeds, and each seed's validation figure."""
+    per_seed, valid = [], []
+    for seed in range(args.seeds):
+        prefix = here / "every-column" / f"seed{seed}"
+        prefix.parent.mkdir(parents=True, exist_ok=True)
+        trained = subprocess.run(
+            [args.bin, "train", "--train", files[0], "--valid", files[1], "--features", "both",
+             "--training-labels", "grades", "--backend", args.backend, "--seed", str(seed),
+             "--save", str(prefix), "--json", "--quiet", *args.student.split(), *narrower],
+            check=True, capture_output=True, text=True)
+        valid.append(json.loads(trained.stdout)["best_valid_ndcg"])
+        allow = ["--allow-missing-features"] if narrower else []
+        scored = subprocess.run([args.bin, "predict", "--model", str(prefix), files[2], "--quiet", *allow],
+                                check=True, capture_output=True, text=True)
+        scores = np.array([float(v) for v in scored.stdout.split()])
+        per_seed.append(per_query(scores, yt, qt, test_qids))
+    return np.mean(per_seed, axis=0), valid
+
+
 def queries(path):
     """The (qid, line) of each document of a LETOR file: qids from its `qid:` tokens, or from its
     `.query` sidecar (one group size a line), written into the line."""
@@ -246,6 +271,9 @@ def main():
     p.add_argument("--teacher-seeds", type=int, default=1, metavar="N",
                    help="the teacher is the mean raw score of LightGBM on every column over seeds 0..N-1 "
                         "(the models of the lightgbm_all row), given as --teacher-scores")
+    p.add_argument("--every-column", action="store_true",
+                   help="the goal's other half: the student alone on every column (distillrank train "
+                        "--features both, one model a seed) against LightGBM on every column (one model a seed)")
     args = p.parse_args()
     for flag, value, least in [("--teacher-cross-fit", args.teacher_cross_fit, 0),
                                ("--teacher-seeds", args.teacher_seeds, 1),
@@ -259,14 +287,24 @@ def main():
                                           ("--teacher-trees", args.teacher_trees > 0)] if chosen]
     if len(teachers) > 1:
         p.error(f"{' and '.join(teachers)} each choose the teacher: give one of them")
+    if args.every_column and (teachers or args.one_lightgbm_per_role):
+        p.error("--every-column trains no teacher and a LightGBM model a seed: "
+                f"give it without {' and '.join(teachers or ['--one-lightgbm-per-role'])}")
     folds = [1] if args.train else [int(f) for f in args.folds.split(",")]
     out = Path(args.out)
     rng = np.random.default_rng(0)
-    pooled = {"student_alone": [], "pfd_student": [], "lightgbm_x_alone": [], "lightgbm_all": [],
-              "lightgbm_teacher": []}
-    valid = {"student_alone": [], "pfd_student": []}
+    if args.every_column:
+        pooled = {"student_every_column": [], "lightgbm_all": []}
+        valid = {"student_every_column": []}
+        pairs = [("student_every_column", "lightgbm_all")]
+    else:
+        pooled = {"student_alone": [], "pfd_student": [], "lightgbm_x_alone": [], "lightgbm_all": [],
+                  "lightgbm_teacher": []}
+        valid = {"student_alone": [], "pfd_student": []}
+        pairs = [("student_alone", "lightgbm_x_alone"), ("pfd_student", "lightgbm_x_alone"),
+                 ("pfd_student", "student_alone")]
     started = time.perf_counter()
-    report = {"folds": {}, "student_flags": args.student, "seeds": args.seeds,
+    report = {"folds": {}, "student_flags": args.student, "seeds": args.seeds, "every_column": args.every_column,
               "teacher_cross_fit": args.teacher_cross_fit, "teacher_seeds": args.teacher_seeds,
               "teacher_trees": args.teacher_trees}
     for fold in folds:
@@ -280,6 +318,23 @@ def main():
         (X, y, qid), (Xv, yv, qv), (Xt, yt, qt) = [
             (np.pad(x, ((0, 0), (0, width - x.shape[1]))), g, q) for x, g, q in read]
         del read
+        if args.every_column:
+            # The comparison's prepared test split, by a tiny run of the same preparation.
+            split = compare(args, here / "split", files, "--methods", "no-distillation", "--seeds", "1",
+                            "--epochs", "1", "--widths", "4", *narrower, student=False)
+            test_qids = np.array(split["test_qids"])
+            fold_scores = {"lightgbm_all": np.mean([
+                per_query(cached_ranker(here / f"lightgbm_all-{seed}.txt", X, y, qid, Xv, yv, qv, seed)
+                          .predict(Xt, raw_score=True), yt, qt, test_qids)
+                for seed in range(args.seeds)], axis=0)}
+            fold_scores["student_every_column"], seeds_valid = every_column_student(
+                args, here, files, narrower, yt, qt, test_qids)
+            valid["student_every_column"] += seeds_valid
+            report["folds"][fold] = {"test_queries": len(test_qids),
+                                     **{k: float(np.nanmean(v.astype(float))) for k, v in fold_scores.items()}}
+            for k, v in fold_scores.items():
+                pooled[k].append(v.astype(float))
+            continue
         teacher_file = here / (f"teacher-{args.teacher_trees}-trees.txt" if args.teacher_trees else "teacher.txt")
         teacher = cached_ranker(teacher_file, X, y, qid, Xv, yv, qv, 0, args.teacher_trees)
         if args.teacher_seeds > 1:
@@ -361,8 +416,6 @@ def main():
     report["pooled"] = {k: float(v[keep].mean()) if keep.any() else None for k, v in pooled.items()}
     report["pooled_queries"] = int(keep.sum())
     report["valid"] = {k: float(np.mean(v)) for k, v in valid.items()}
-    pairs = [("student_alone", "lightgbm_x_alone"), ("pfd_student", "lightgbm_x_alone"),
-             ("pfd_student", "student_alone")]
     # A paired test needs queries that vary: with fewer than 6 the smallest reachable p is above
     # 0.05 and no interval means anything, so the test says so instead of a number.
     report["tests"] = {

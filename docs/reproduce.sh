@@ -79,6 +79,11 @@ if python3 -c "import lightgbm, sklearn" 2>/dev/null; then
   python3 bench/letor_folds.py --bin $B --data target/data/mq2008 --out target/folds --student "$CHOSEN --ensemble 5" > $S/mq2008-chosen-ensemble.json
   python3 bench/letor_folds.py --bin $B --data target/data/mq2008 --out target/folds --student "$CHOSEN --norm layer" > $S/mq2008-chosen-norm.json
   python3 bench/letor_folds.py --bin $B --data target/data/mq2008 --out target/folds --student "$CHOSEN --ensemble 5 --norm layer" > $S/mq2008-chosen-ensemble-norm.json
+  # The student on every column against LightGBM on every column, each dataset's validation winner.
+  python3 bench/letor_folds.py --bin $B --data target/data/mq2008 --out target/folds --every-column \
+    --student "--transform rank-gauss --weight-decay 0.03 --ensemble 10 --norm layer --attention-heads 1" > $S/mq2008-every-column-c.json
+  python3 bench/letor_folds.py --bin $B $RANK --out target/rank --every-column \
+    --student "--transform rank-gauss --weight-decay 0.03 --ensemble 5" > $S/rank-example-every-column-b.json
 fi
 # Folders this script does not regenerate, each with what made it (the exact command is in the
 # folder's results.json, sweep.json or README.md):

@@ -297,3 +297,46 @@ def test_letor_folds_bagged_teacher_is_the_mean_of_its_seeds_and_one_teacher_opt
         r = subprocess.run([sys.executable, str(script), "--data", str(tmp_path), *map(str, bad)],
                            capture_output=True, text=True)
         assert r.returncode == 2 and words in r.stderr, r.stderr
+
+
+def test_letor_folds_every_column_pairs_each_seeds_student_with_lightgbm_on_every_column(tmp_path):
+    """bench/letor_folds.py --every-column: the student's figure is the NDCG@8 of its saved models'
+    scores (one a seed, trained on every column) on the comparison's prepared test queries,
+    averaged over the seeds, and LightGBM's that of its every-column models; the paired test is
+    theirs; a teacher option beside it is refused."""
+    import sys
+    from sklearn.metrics import ndcg_score
+
+    script = ROOT / "bench" / "letor_folds.py"
+    out = tmp_path / "folds"
+    args = [script, "--train", MQ2008 / "train.txt", "--valid", MQ2008 / "vali.txt", "--test",
+            MQ2008 / "test.txt", "--bin", BIN, "--out", out, "--seeds", 2, "--every-column",
+            "--student", "--epochs 1 --widths 8"]
+    r = subprocess.run([sys.executable, *map(str, args)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    report = json.loads(r.stdout)
+    here = out / "fold1"
+    test_qids = json.loads((here / "split" / "results.json").read_text())["test_qids"]
+    X, grades, qid = load_svmlight_file(str(here / "test.txt"), query_id=True, n_features=46)
+    X = X.toarray()
+    gains = 2.0 ** grades - 1
+
+    def figure(scores):
+        scores = scores.astype(np.float32)
+        return np.mean([ndcg_score([gains[qid == q]], [scores[qid == q]], k=8) for q in test_qids])
+
+    student = np.mean([figure(predicted(here / "every-column" / f"seed{s}", here / "test.txt"))
+                       for s in (0, 1)])
+    lightgbm_all = np.mean([figure(lightgbm.Booster(model_file=str(here / f"lightgbm_all-{s}.txt"))
+                                   .predict(X, raw_score=True)) for s in (0, 1)])
+    assert report["pooled_queries"] == len(test_qids) == 52
+    assert abs(report["pooled"]["student_every_column"] - student) < 1e-6, (report["pooled"], student)
+    assert abs(report["pooled"]["lightgbm_all"] - lightgbm_all) < 1e-6, (report["pooled"], lightgbm_all)
+    test = report["tests"]["student_every_column - lightgbm_all"]
+    assert abs(test["mean_diff"] - (student - lightgbm_all)) < 1e-6
+    assert test["ci95"][0] <= test["mean_diff"] <= test["ci95"][1]
+    assert len(report["valid"]) == 1 and 0 < report["valid"]["student_every_column"] <= 1
+
+    r = subprocess.run([sys.executable, str(script), "--data", str(tmp_path), "--every-column",
+                        "--teacher-seeds", "2"], capture_output=True, text=True)
+    assert r.returncode == 2 and "--every-column trains no teacher" in r.stderr, r.stderr
