@@ -33,11 +33,12 @@ scored by the teacher trained on every training query, and the comparison reads 
 bootstrap 95% interval (10,000 resamples of the queries) and a sign-flip randomization p (10,000
 flips). Each fold's comparison also holds LightGBM on x alone (seed 0, its z columns blanked) as the
 library's reference row (`--reference-model`), with the library's own paired tests of each student
-against it. With --every-column the script measures the goal's other half instead: the student
-alone on every column (`distillrank train --features both`, one model a seed, scored on the test
-file by `distillrank predict`) against LightGBM on every column, paired in the same way. Prints
-one JSON object. The `--student` flags go to every `distillrank compare`; report
-validation figures (`valid`) to choose settings, test figures once the choice is made.
+against it. With --every-column the script measures the student on every column instead: the
+student alone on x and z (`distillrank train --features both`, one model a seed, scored on the
+test file by `distillrank predict`) against LightGBM on every column, paired in the same way.
+Prints one JSON object. The `--student` flags go to every `distillrank compare` (with
+--every-column, to every `distillrank train`); report validation figures (`valid`) to choose
+settings, test figures once the choice is made.
 
 Dependencies (PyPI, for this script only): numpy, scikit-learn, lightgbm.
 """
@@ -178,6 +179,17 @@ def compare(args, out, files, *extra, student=True):
     return json.loads((out / "results.json").read_text())
 
 
+def group_size(flags):
+    """`--min-group-size N` as the student flags give it (either spelling), else nothing."""
+    words = flags.split()
+    for i, word in enumerate(words):
+        if word.startswith("--min-group-size="):
+            return [word]
+        if word == "--min-group-size" and i + 1 < len(words):
+            return words[i:i + 2]
+    return []
+
+
 def every_column_student(args, here, files, narrower, yt, qt, test_qids):
     """The student alone on every column (`--every-column`): `distillrank train --features both`,
     one model a seed with the `--student` flags, its test file scored by `distillrank predict`.
@@ -193,7 +205,8 @@ def every_column_student(args, here, files, narrower, yt, qt, test_qids):
             check=True, capture_output=True, text=True)
         valid.append(json.loads(trained.stdout)["best_valid_ndcg"])
         allow = ["--allow-missing-features"] if narrower else []
-        scored = subprocess.run([args.bin, "predict", "--model", str(prefix), files[2], "--quiet", *allow],
+        scored = subprocess.run([args.bin, "predict", "--model", str(prefix), files[2], "--quiet",
+                                 "--backend", args.backend, *allow],
                                 check=True, capture_output=True, text=True)
         scores = np.array([float(v) for v in scored.stdout.split()])
         per_seed.append(per_query(scores, yt, qt, test_qids))
@@ -258,7 +271,8 @@ def main():
     p.add_argument("--bin", default="target/release/distillrank")
     p.add_argument("--backend", default="cpu")
     p.add_argument("--out", default="target/letor-folds")
-    p.add_argument("--student", default="", help="flags of every distillrank compare")
+    p.add_argument("--student", default="", help="flags of every distillrank compare (with --every-column: "
+                                                  "of every distillrank train)")
     p.add_argument("--reader", choices=["sklearn", "distillrank"], default="sklearn",
                    help="how the script reads the files into arrays for LightGBM")
     p.add_argument("--one-lightgbm-per-role", action="store_true",
@@ -272,7 +286,7 @@ def main():
                    help="the teacher is the mean raw score of LightGBM on every column over seeds 0..N-1 "
                         "(the models of the lightgbm_all row), given as --teacher-scores")
     p.add_argument("--every-column", action="store_true",
-                   help="the goal's other half: the student alone on every column (distillrank train "
+                   help="the student alone on every column (distillrank train "
                         "--features both, one model a seed) against LightGBM on every column (one model a seed)")
     args = p.parse_args()
     for flag, value, least in [("--teacher-cross-fit", args.teacher_cross_fit, 0),
@@ -288,8 +302,8 @@ def main():
     if len(teachers) > 1:
         p.error(f"{' and '.join(teachers)} each choose the teacher: give one of them")
     if args.every_column and (teachers or args.one_lightgbm_per_role):
-        p.error("--every-column trains no teacher and a LightGBM model a seed: "
-                f"give it without {' and '.join(teachers or ['--one-lightgbm-per-role'])}")
+        given = teachers + (["--one-lightgbm-per-role"] if args.one_lightgbm_per_role else [])
+        p.error(f"--every-column trains no teacher and a LightGBM model a seed: give it without {' and '.join(given)}")
     folds = [1] if args.train else [int(f) for f in args.folds.split(",")]
     out = Path(args.out)
     rng = np.random.default_rng(0)
@@ -319,9 +333,11 @@ def main():
             (np.pad(x, ((0, 0), (0, width - x.shape[1]))), g, q) for x, g, q in read]
         del read
         if args.every_column:
-            # The comparison's prepared test split, by a tiny run of the same preparation.
+            # The comparison's prepared test split, by a tiny run of the same preparation (with
+            # the student's --min-group-size, the one flag that changes which queries are kept).
             split = compare(args, here / "split", files, "--methods", "no-distillation", "--seeds", "1",
-                            "--epochs", "1", "--widths", "4", *narrower, student=False)
+                            "--epochs", "1", "--widths", "4", *narrower, *group_size(args.student),
+                            student=False)
             test_qids = np.array(split["test_qids"])
             fold_scores = {"lightgbm_all": np.mean([
                 per_query(cached_ranker(here / f"lightgbm_all-{seed}.txt", X, y, qid, Xv, yv, qv, seed)

@@ -322,10 +322,13 @@ def test_letor_folds_every_column_pairs_each_seeds_student_with_lightgbm_on_ever
     gains = 2.0 ** grades - 1
 
     def figure(scores):
-        scores = scores.astype(np.float32)
         return np.mean([ndcg_score([gains[qid == q]], [scores[qid == q]], k=8) for q in test_qids])
 
-    student = np.mean([figure(predicted(here / "every-column" / f"seed{s}", here / "test.txt"))
+    for s in (0, 1):
+        saved = json.loads((here / "every-column" / f"seed{s}.json").read_text())
+        assert (saved["view"], saved["n_in"], saved["widths"]) == ("both", 46, [8]), saved
+    # The students' scores are f32, as distillrank's evaluator takes them; LightGBM's f64.
+    student = np.mean([figure(predicted(here / "every-column" / f"seed{s}", here / "test.txt").astype(np.float32))
                        for s in (0, 1)])
     lightgbm_all = np.mean([figure(lightgbm.Booster(model_file=str(here / f"lightgbm_all-{s}.txt"))
                                    .predict(X, raw_score=True)) for s in (0, 1)])
@@ -340,3 +343,11 @@ def test_letor_folds_every_column_pairs_each_seeds_student_with_lightgbm_on_ever
     r = subprocess.run([sys.executable, str(script), "--data", str(tmp_path), "--every-column",
                         "--teacher-seeds", "2"], capture_output=True, text=True)
     assert r.returncode == 2 and "--every-column trains no teacher" in r.stderr, r.stderr
+
+    # The student's --min-group-size chooses the test queries of both rows, as it does the
+    # student's training and validation queries.
+    args[-1] = "--epochs 1 --widths 8 --min-group-size 1"
+    r = subprocess.run([sys.executable, *map(str, args)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    every_query = json.loads((here / "split" / "results.json").read_text())["test_qids"]
+    assert json.loads(r.stdout)["pooled_queries"] == len(every_query) > 52
