@@ -351,3 +351,48 @@ def test_letor_folds_every_column_pairs_each_seeds_student_with_lightgbm_on_ever
     assert r.returncode == 0, r.stderr
     every_query = json.loads((here / "split" / "results.json").read_text())["test_qids"]
     assert json.loads(r.stdout)["pooled_queries"] == len(every_query) > 52
+
+
+def test_lightgbm_uncapped_retrains_the_reference_and_pairs_it_with_the_students(tmp_path):
+    """bench/lightgbm_uncapped.py on a bench/letor_folds.py fold: where early stopping ends
+    LightGBM before the cap (MQ2008 Fold1) the uncapped model is the capped one, tree for tree and
+    score for score; with a cap below that, the capped model is the letor_folds one and the
+    pairs are the students' against it; an option given with the wrong role is refused."""
+    import sys
+
+    folds, uncapped = ROOT / "bench" / "letor_folds.py", ROOT / "bench" / "lightgbm_uncapped.py"
+    out = tmp_path / "folds"
+    r = subprocess.run([sys.executable, *map(str, [
+        folds, "--train", MQ2008 / "train.txt", "--valid", MQ2008 / "vali.txt", "--test", MQ2008 / "test.txt",
+        "--bin", BIN, "--out", out, "--seeds", 1, "--student", "--epochs 1 --widths 8"])],
+        capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    fold = out / "fold1"
+    students = fold / "compare" / "results.json"
+
+    def run(*extra):
+        r = subprocess.run([sys.executable, *map(str, [uncapped, "--fold", fold, "--bin", BIN, *extra])],
+                           capture_output=True, text=True)
+        return r.returncode, (json.loads(r.stdout) if r.returncode == 0 else r.stderr)
+
+    code, report = run("--role", "x-alone", "--students", students)
+    assert code == 0, report
+    assert report["trees"] == report["trees_capped_model"] < 500, report
+    assert report["uncapped - capped"]["mean_diff"] == 0.0
+    assert report["lightgbm_uncapped"] == report["lightgbm_capped"]
+    runs = json.loads(students.read_text())
+    pfd = np.array(runs["per_query"]["pfd"], dtype=float).mean(axis=0)
+    assert abs(report["pfd"] - np.nanmean(pfd)) < 1e-12
+    assert abs(report["pfd - uncapped"]["mean_diff"] - (report["pfd"] - report["lightgbm_uncapped"])) < 1e-12
+    # The library's own figure of the same reference model on the same queries.
+    assert abs(report["lightgbm_capped"] - runs["reference"]["run"]["test_graded_ndcg"][3][1]) < 1e-9
+
+    code, report = run("--role", "x-alone", "--students", students, "--trees", 5)
+    assert code == 0 and report["trees"] <= 5 < report["trees_capped_model"], report
+
+    for bad, words in [(["--role", "every-column", "--students", students], "give it with --role x-alone"),
+                       (["--role", "x-alone"], "give it with --role x-alone"),
+                       (["--role", "x-alone", "--students", students, "--trees", 0], "--trees 0"),
+                       (["--role", "every-column"], "no saved student")]:
+        code, stderr = run(*bad)
+        assert code == 2 and words in stderr, stderr
