@@ -65,10 +65,10 @@ def groups(qid):
     return counts[np.argsort(starts)]
 
 
-def lightgbm_ranker(X, y, qid, Xv, yv, qv, seed, trees=0):
-    """LightGBM lambdarank: up to 500 trees with early stopping, or exactly `trees` without it."""
+def lightgbm_ranker(X, y, qid, Xv, yv, qv, seed, trees=0, cap=500):
+    """LightGBM lambdarank: up to `cap` trees with early stopping, or exactly `trees` without it."""
     ranker = lightgbm.LGBMRanker(
-        n_estimators=trees or 500, learning_rate=0.05, num_leaves=31, min_child_samples=20,
+        n_estimators=trees or cap, learning_rate=0.05, num_leaves=31, min_child_samples=20,
         subsample=0.8, subsample_freq=1, colsample_bytree=0.8,
         random_state=seed, verbose=-1, n_jobs=2, deterministic=True, force_row_wise=True,
     )

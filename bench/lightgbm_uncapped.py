@@ -83,29 +83,22 @@ def main():
         if not per_seed:
             p.error(f"{fold / 'every-column'}: no saved student (run bench/letor_folds.py --every-column first)")
         students = {"student_every_column": np.mean(per_seed, axis=0)}
-    ranker = lightgbm.LGBMRanker(
-        n_estimators=args.trees, learning_rate=0.05, num_leaves=31, min_child_samples=20,
-        subsample=0.8, subsample_freq=1, colsample_bytree=0.8,
-        random_state=0, verbose=-1, n_jobs=2, deterministic=True, force_row_wise=True,
-    )
-    ranker.fit(X, y, group=letor_folds.groups(qid), eval_set=[(Xv, yv)], eval_group=[letor_folds.groups(qv)],
-               eval_at=[letor_folds.K], callbacks=[lightgbm.early_stopping(30, verbose=False)])
-    uncapped = letor_folds.per_query(ranker.booster_.predict(Xt, raw_score=True), yt, qt, test_qids)
+    # letor_folds.py's LightGBM, seed 0, with early stopping under a higher cap.
+    model = letor_folds.lightgbm_ranker(X, y, qid, Xv, yv, qv, 0, cap=args.trees)
+    uncapped = letor_folds.per_query(model.predict(Xt, raw_score=True), yt, qt, test_qids)
     capped_model = lightgbm.Booster(model_file=str(capped_file))
     capped = letor_folds.per_query(capped_model.predict(Xt, raw_score=True), yt, qt, test_qids)
     keep = ~np.isnan(uncapped)
     rng = np.random.default_rng(0)
     report = {"role": args.role, "trees_cap": args.trees, "trees_capped_model": capped_model.num_trees(),
-              "trees": ranker.booster_.num_trees(), "test_queries": int(keep.sum()),
+              "trees": model.num_trees(), "test_queries": int(keep.sum()),
               "lightgbm_uncapped": float(uncapped[keep].mean()), "lightgbm_capped": float(capped[keep].mean()),
               "uncapped - capped": letor_folds.paired(uncapped[keep], capped[keep], rng)}
     for name, figures in students.items():
         report[name] = float(figures[keep].mean())
         report[f"{name} - uncapped"] = letor_folds.paired(figures[keep], uncapped[keep], rng)
-    report["seconds"] = time.perf_counter() - started
-    report["versions"] = {"lightgbm": lightgbm.__version__}
-    json.dump(report, sys.stdout, indent=1)
-    print()
+    report.update(seconds=time.perf_counter() - started, versions={"lightgbm": lightgbm.__version__})
+    print(json.dumps(report, indent=1))
 
 
 if __name__ == "__main__":
