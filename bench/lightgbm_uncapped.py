@@ -8,7 +8,7 @@ with the capped one's.
 
     python bench/lightgbm_uncapped.py --fold target/w30/fold1 --role x-alone \
         --students target/w30/fold1/compare/results.json [--trees 5000] [--reader distillrank]
-    python bench/lightgbm_uncapped.py --fold target/w30/fold1 --role every-column [--trees 5000]
+    python bench/lightgbm_uncapped.py --fold target/w30/fold1 --role every-column [--seeds 5] [--trees 5000]
 
 x-alone: LightGBM on x alone, z blanked as for the reference row (reference.txt), against the
 students of a `distillrank compare` run on the same folder (its results.json: `per_query` of
@@ -44,44 +44,53 @@ def main():
     p.add_argument("--valid", help="the fold's validation file (default: FOLD/vali.txt, as a single split writes it)")
     p.add_argument("--test", help="the fold's test file (default: FOLD/test.txt)")
     p.add_argument("--trees", type=int, default=5000)
+    p.add_argument("--seeds", type=int, default=5,
+                   help="every-column: the students every-column/seed0..N-1, as letor_folds.py --seeds saved them")
     p.add_argument("--reader", choices=["sklearn", "distillrank"], default="sklearn")
     p.add_argument("--bin", default="target/release/distillrank")
     args = p.parse_args()
-    if args.trees < 1:
-        p.error(f"--trees {args.trees}: expected a whole number of at least 1")
+    for flag, value in [("--trees", args.trees), ("--seeds", args.seeds)]:
+        if value < 1:
+            p.error(f"{flag} {value}: expected a whole number of at least 1")
     if (args.role == "x-alone") != bool(args.students):
         p.error("--students names the compare run whose students meet LightGBM on x alone: "
                 "give it with --role x-alone, and only then")
     fold = Path(args.fold)
+    prefixes = [fold / "every-column" / f"seed{seed}" for seed in range(args.seeds)]
+    missing = [str(prefix) for prefix in prefixes if not prefix.with_suffix(".json").exists()]
+    if args.role == "every-column" and missing:
+        p.error(f"{', '.join(missing)}: no saved student (run bench/letor_folds.py --every-column "
+                f"--seeds {args.seeds} on the fold first)")
     started = time.perf_counter()
     test_file = Path(args.test or fold / "test.txt")
     read = [letor_folds.read_file(path, args.reader)
             for path in (fold / "train.txt", Path(args.valid or fold / "vali.txt"), test_file)]
     width = max(x.shape[1] for x, _, _ in read)
+    # A sparse test file's last columns may be zero everywhere: the student reads them as 0.
+    narrower = ["--allow-missing-features"] if read[2][0].shape[1] < read[0][0].shape[1] else []
     (X, y, qid), (Xv, yv, qv), (Xt, yt, qt) = [
         (np.pad(x, ((0, 0), (0, width - x.shape[1]))), g, q) for x, g, q in read]
     del read
-    split = json.loads((fold / "split" / "results.json").read_text())
     if args.role == "x-alone":
-        for x in (X, Xv, Xt):
-            x[:, [c - 1 for c in split["privileged_columns"]]] = 0.0
-        capped_file = fold / "reference.txt"
+        # The students' own z, blanked as for the reference row.
         runs = json.loads(Path(args.students).read_text())
+        for x in (X, Xv, Xt):
+            x[:, [c - 1 for c in runs["privileged_columns"]]] = 0.0
+        capped_file = fold / "reference.txt"
         test_qids = np.array(runs["test_qids"])
         students = {method: np.mean(np.array(per_query, dtype=float), axis=0)
                     for method, per_query in runs["per_query"].items()}
     else:
         capped_file = fold / "lightgbm_all-0.txt"
-        test_qids = np.array(split["test_qids"])
+        # The prepared test queries of the --every-column run (its split).
+        test_qids = np.array(json.loads((fold / "split" / "results.json").read_text())["test_qids"])
         per_seed = []
-        for prefix in sorted((fold / "every-column").glob("seed*.json")):
-            scored = subprocess.run([args.bin, "predict", "--model", str(prefix.with_suffix("")),
-                                     str(test_file), "--quiet", "--backend", "cpu"],
+        for prefix in prefixes:
+            scored = subprocess.run([args.bin, "predict", "--model", str(prefix), str(test_file),
+                                     "--quiet", "--backend", "cpu", *narrower],
                                     check=True, capture_output=True, text=True)
             scores = np.array([float(v) for v in scored.stdout.split()])
             per_seed.append(letor_folds.per_query(scores, yt, qt, test_qids))
-        if not per_seed:
-            p.error(f"{fold / 'every-column'}: no saved student (run bench/letor_folds.py --every-column first)")
         students = {"student_every_column": np.mean(per_seed, axis=0)}
     # letor_folds.py's LightGBM, seed 0, with early stopping under a higher cap.
     model = letor_folds.lightgbm_ranker(X, y, qid, Xv, yv, qv, 0, cap=args.trees)

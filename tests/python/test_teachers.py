@@ -393,6 +393,20 @@ def test_lightgbm_uncapped_retrains_the_reference_and_pairs_it_with_the_students
     for bad, words in [(["--role", "every-column", "--students", students], "give it with --role x-alone"),
                        (["--role", "x-alone"], "give it with --role x-alone"),
                        (["--role", "x-alone", "--students", students, "--trees", 0], "--trees 0"),
+                       (["--role", "x-alone", "--students", students, "--seeds", 0], "--seeds 0"),
                        (["--role", "every-column"], "no saved student")]:
         code, stderr = run(*bad)
         assert code == 2 and words in stderr, stderr
+
+    # every-column: the students letor_folds.py --every-column saved, the same figures it gives.
+    r = subprocess.run([sys.executable, *map(str, [
+        folds, "--train", MQ2008 / "train.txt", "--valid", MQ2008 / "vali.txt", "--test", MQ2008 / "test.txt",
+        "--bin", BIN, "--out", out, "--seeds", 1, "--every-column", "--student", "--epochs 1 --widths 8"])],
+        capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    every_column = json.loads(r.stdout)["pooled"]
+    code, report = run("--role", "every-column", "--seeds", 1)
+    assert code == 0, report
+    assert report["trees"] == report["trees_capped_model"] < 500, report
+    assert abs(report["student_every_column"] - every_column["student_every_column"]) < 1e-12
+    assert abs(report["lightgbm_capped"] - every_column["lightgbm_all"]) < 1e-12
