@@ -168,6 +168,14 @@ def paired(a, b, rng):
             float(np.quantile(means, 0.975))], "p": float(p), "n_queries": int(n)}
 
 
+def paired_or_why(a, b, rng):
+    """`paired(a, b)`, or why not: with fewer than 6 queries the smallest reachable p is above
+    0.05 and no interval means anything, so the test says so instead of a number."""
+    if len(a) >= 6:
+        return paired(a, b, rng)
+    return {"mean_diff": None, "why": f"{len(a)} test queries with a relevant document: too few to test"}
+
+
 def compare(args, out, files, *extra, student=True):
     """`distillrank compare` on the fold's files: with `student`, the run's seeds and student
     flags; without, only `extra` (a tiny run that reads the preparation)."""
@@ -432,13 +440,7 @@ def main():
     report["pooled"] = {k: float(v[keep].mean()) if keep.any() else None for k, v in pooled.items()}
     report["pooled_queries"] = int(keep.sum())
     report["valid"] = {k: float(np.mean(v)) for k, v in valid.items()}
-    # A paired test needs queries that vary: with fewer than 6 the smallest reachable p is above
-    # 0.05 and no interval means anything, so the test says so instead of a number.
-    report["tests"] = {
-        f"{a} - {b}": paired(pooled[a][keep], pooled[b][keep], rng) if keep.sum() >= 6
-        else {"mean_diff": None, "why": f"{int(keep.sum())} test queries with a relevant document: too few to test"}
-        for a, b in pairs
-    }
+    report["tests"] = {f"{a} - {b}": paired_or_why(pooled[a][keep], pooled[b][keep], rng) for a, b in pairs}
     report["seconds"] = time.perf_counter() - started
     report["versions"] = {"lightgbm": lightgbm.__version__}
     json.dump(report, sys.stdout, indent=1)

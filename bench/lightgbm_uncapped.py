@@ -61,10 +61,15 @@ def main():
     if args.role == "every-column" and missing:
         p.error(f"{', '.join(missing)}: no saved student (run bench/letor_folds.py --every-column "
                 f"--seeds {args.seeds} on the fold first)")
-    started = time.perf_counter()
     test_file = Path(args.test or fold / "test.txt")
-    read = [letor_folds.read_file(path, args.reader)
-            for path in (fold / "train.txt", Path(args.valid or fold / "vali.txt"), test_file)]
+    files = [fold / "train.txt", Path(args.valid or fold / "vali.txt"), test_file]
+    needed = files + ([Path(args.students), fold / "reference.txt"] if args.role == "x-alone"
+                      else [fold / "split" / "results.json", fold / "lightgbm_all-0.txt"])
+    absent = [str(path) for path in needed if not path.is_file()]
+    if absent:
+        p.error(f"{', '.join(absent)}: no such file (a fold folder of bench/letor_folds.py holds them)")
+    started = time.perf_counter()
+    read = [letor_folds.read_file(path, args.reader) for path in files]
     width = max(x.shape[1] for x, _, _ in read)
     # A sparse test file's last columns may be zero everywhere: the student reads them as 0.
     narrower = ["--allow-missing-features"] if read[2][0].shape[1] < read[0][0].shape[1] else []
@@ -102,10 +107,10 @@ def main():
     report = {"role": args.role, "trees_cap": args.trees, "trees_capped_model": capped_model.num_trees(),
               "trees": model.num_trees(), "test_queries": int(keep.sum()),
               "lightgbm_uncapped": float(uncapped[keep].mean()), "lightgbm_capped": float(capped[keep].mean()),
-              "uncapped - capped": letor_folds.paired(uncapped[keep], capped[keep], rng)}
+              "uncapped - capped": letor_folds.paired_or_why(uncapped[keep], capped[keep], rng)}
     for name, figures in students.items():
         report[name] = float(figures[keep].mean())
-        report[f"{name} - uncapped"] = letor_folds.paired(figures[keep], uncapped[keep], rng)
+        report[f"{name} - uncapped"] = letor_folds.paired_or_why(figures[keep], uncapped[keep], rng)
     report.update(seconds=time.perf_counter() - started, versions={"lightgbm": lightgbm.__version__})
     print(json.dumps(report, indent=1))
 

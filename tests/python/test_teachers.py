@@ -394,6 +394,7 @@ def test_lightgbm_uncapped_retrains_the_reference_and_pairs_it_with_the_students
                        (["--role", "x-alone"], "give it with --role x-alone"),
                        (["--role", "x-alone", "--students", students, "--trees", 0], "--trees 0"),
                        (["--role", "x-alone", "--students", students, "--seeds", 0], "--seeds 0"),
+                       (["--role", "x-alone", "--students", tmp_path / "absent.json"], "absent.json: no such file"),
                        (["--role", "every-column"], "no saved student")]:
         code, stderr = run(*bad)
         assert code == 2 and words in stderr, stderr
