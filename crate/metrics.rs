@@ -358,9 +358,10 @@ pub const NDCG_CUTOFFS: [usize; 5] = [1, 3, 5, 8, 10];
 
 /// Whether `scores` tie every group (groups `offsets`): a model that gives every document of
 /// each query one score does not rank at all, and every metric of it is its expected value over
-/// the orders of each query's documents, a random ranking's.
+/// the orders of each query's documents, a random ranking's. Where no group has two documents
+/// there is nothing to tie, and nothing to say.
 pub fn ties_every_group(scores: &[f32], offsets: &[usize]) -> bool {
-    !scores.is_empty()
+    offsets.windows(2).any(|w| w[1] - w[0] >= 2)
         && offsets
             .windows(2)
             .all(|w| scores[w[0]..w[1]].windows(2).all(|p| p[0] == p[1]))

@@ -369,9 +369,11 @@ pub mod pipeline {
         for warning in crate::pipeline::folds::warnings(setup) {
             reporter.warn(&warning);
         }
+        let folds = folds_of_data(&setup.data)?;
+        crate::pipeline::folds::check_fold_files(setup, &folds)?;
         let mut runs = Vec::new();
         let mut store = BundledParts { inner: store };
-        for fold in folds_of_data(&setup.data)? {
+        for fold in folds {
             reporter.note(&format!(
                 "fold {}: train {}, validation {}, test {}",
                 fold.fold,

@@ -484,6 +484,21 @@ impl Setup {
                 )));
             }
         }
+        if !self.data.has_folds() {
+            for (noun, outside) in [
+                ("teacher", &self.data.teacher),
+                ("reference", &self.data.reference),
+            ] {
+                for (kind, name) in [("model", &outside.model), ("scores", &outside.scores)] {
+                    if let Some(name) = name.as_deref().filter(|n| n.contains("{fold}")) {
+                        return Err(Error::Config(format!(
+                            "--{noun}-{kind} {}: {{fold}} stands for a fold's number, and this run has no folds: give --folds DIR (or --bundled mq2008-folds), or name the file itself",
+                            crate::error::printable(name)
+                        )));
+                    }
+                }
+            }
+        }
         let inputs = match &self.data.source {
             DataSource::Synthetic {
                 options,

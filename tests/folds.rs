@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use distillrank::pipeline::folds::{fold_setup, folds_of, Fold, Joined, ROTATION};
+use distillrank::pipeline::folds::{fold_setup, folds_of, layout_warning, Fold, Joined, ROTATION};
 use distillrank::pipeline::store::{Disk, Role, Store};
 use distillrank::pipeline::Silent;
 use distillrank::setup::{DataSource, Setup};
@@ -379,4 +379,101 @@ fn class_a_folds_directory_that_cannot_be_read_is_refused_in_every_door() {
         "{stderr}"
     );
     assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+#[test]
+fn a_fold_layout_with_a_file_missing_beside_the_parts_is_told_not_silent() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().display().to_string();
+    let on_disk = |f: &str| Path::new(f).is_file();
+    parts_in(dir.path());
+    // MQ2008's release: the parts and Fold1 alone. The rotation runs, with nothing to say.
+    let fold1 = dir.path().join("Fold1");
+    std::fs::create_dir(&fold1).unwrap();
+    for split in ["train", "vali", "test"] {
+        std::fs::write(fold1.join(format!("{split}.txt")), part_text(1, 3)).unwrap();
+    }
+    assert_eq!(layout_warning(&root, &on_disk), None);
+    // Every fold there but one file: the rotation runs, and the missing file is named.
+    for k in 2..=5 {
+        let fold = dir.path().join(format!("Fold{k}"));
+        std::fs::create_dir(&fold).unwrap();
+        for split in ["train", "vali", "test"] {
+            std::fs::write(fold.join(format!("{split}.txt")), part_text(k, 3)).unwrap();
+        }
+    }
+    assert_eq!(layout_warning(&root, &on_disk), None);
+    std::fs::remove_file(dir.path().join("Fold3/test.txt")).unwrap();
+    let folds = folds_of(&root, &on_disk).unwrap();
+    assert_eq!(folds[0].train.len(), 3, "the parts' rotation");
+    let warning = layout_warning(&root, &on_disk).expect("a warning");
+    assert!(
+        warning.contains("Fold3") && warning.contains("test.txt") && warning.contains("rotation"),
+        "{warning}"
+    );
+    let mut setup = Setup::default();
+    setup.data.folds = Some(root.clone());
+    assert!(
+        distillrank::pipeline::folds::warnings(&setup).contains(&warning),
+        "the folds' run tells it"
+    );
+}
+
+#[test]
+fn class_a_teacher_or_reference_named_by_fold_is_checked_before_any_fold_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    parts_in(dir.path());
+    let root = dir.path().to_str().unwrap();
+    let out = dir.path().join("out");
+    let out = out.to_str().unwrap();
+    // Folds 1 to 3 have their file, fold 4 has none: refused before fold 1 trains, with the
+    // option, the fold and the file.
+    for k in 1..=3 {
+        std::fs::write(dir.path().join(format!("ref{k}.txt")), "").unwrap();
+    }
+    let pattern = dir.path().join("ref{fold}.txt");
+    let pattern = pattern.to_str().unwrap();
+    for option in [
+        "--teacher-model",
+        "--reference-model",
+        "--teacher-scores",
+        "--reference-scores",
+    ] {
+        let (ok, _, stderr) = distillrank(&[
+            "compare", "--folds", root, option, pattern, "--epochs", "1", "--seeds", "1", "--out",
+            out,
+        ]);
+        assert!(
+            !ok && stderr.contains(option)
+                && stderr.contains("fold 4")
+                && stderr.contains("ref4.txt")
+                && !stderr.contains("fold 1: train"),
+            "{option}: {stderr}"
+        );
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
+    // {fold} where the run has no folds: refused in words, in the CLI and in a setup file.
+    let train = dir.path().join("S1.txt");
+    let train = train.to_str().unwrap();
+    for option in ["--teacher-model", "--reference-scores"] {
+        let (ok, _, stderr) = distillrank(&[
+            "compare", "--train", train, "--test", train, option, pattern, "--out", out,
+        ]);
+        assert!(
+            !ok && stderr.contains(option) && stderr.contains("no folds"),
+            "{option}: {stderr}"
+        );
+    }
+    let mut setup = Setup::default();
+    setup.data.source = DataSource::Files {
+        train: train.into(),
+        valid: None,
+        test: Some(train.into()),
+    };
+    setup.data.teacher.model = Some(pattern.into());
+    let e = setup.check(None).unwrap_err().to_string();
+    assert!(
+        e.contains("--teacher-model") && e.contains("no folds"),
+        "{e}"
+    );
 }

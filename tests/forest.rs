@@ -757,7 +757,22 @@ fn scores_files_are_checked_line_by_line() {
     assert!(e.contains("nan.scores") && e.contains("not finite"), "{e}");
     let e = prepare(&with(good[0].clone())).unwrap_err().to_string();
     assert!(
-        e.contains("teacher_scores names 1 file") && e.contains("validation"),
+        e.contains("names no scores of the validation file") && e.contains("TRAIN,VALID,TEST"),
+        "{e}"
+    );
+    // An empty part names no file (not the file ""), and a fourth file is not ignored.
+    let e = prepare(&with(format!(",{},{}", good[1], good[2])))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("names no scores of the training file") && !e.contains("os error"),
+        "{e}"
+    );
+    let e = prepare(&with(format!("{},{}", good.join(","), good[2])))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("4 files named") && e.contains("at most 3"),
         "{e}"
     );
     // A model and scores at once.

@@ -292,3 +292,19 @@ proptest::proptest! {
         proptest::prop_assert_eq!(average_precision(&scores, &labels).to_bits(), ap_by_sorting(&order, &labels).to_bits());
     }
 }
+
+/// A model ties every query when it gives each query's documents one score; where no query has
+/// two documents there is nothing to tie, and no warning to give (a predict file of one
+/// document a query).
+#[test]
+fn ties_every_group_needs_a_group_of_two() {
+    use distillrank::metrics::ties_every_group;
+    assert!(ties_every_group(&[0.5, 0.5, 0.1, 0.1], &[0, 2, 4]));
+    assert!(!ties_every_group(&[0.5, 0.4, 0.1, 0.1], &[0, 2, 4]));
+    // One document a query: scores all different, no tie to speak of.
+    assert!(!ties_every_group(&[0.1, 0.2, 0.3], &[0, 1, 2, 3]));
+    assert!(!ties_every_group(&[0.1, 0.1, 0.1], &[0, 1, 2, 3]));
+    // A group of two among groups of one.
+    assert!(ties_every_group(&[0.1, 0.3, 0.3], &[0, 1, 3]));
+    assert!(!ties_every_group(&[], &[0]));
+}

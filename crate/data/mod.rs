@@ -31,7 +31,14 @@ pub use features::Features;
 pub fn read_capped(path: &std::path::Path, cap: u64, what: &str) -> crate::error::Result<Vec<u8>> {
     use crate::error::Error;
     use std::io::Read;
-    let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    // The error says what the file should have been: "t.txt: No such file or directory (os
+    // error 2); expected a tree model".
+    let file = std::fs::File::open(path).map_err(|e| {
+        Error::io(
+            path,
+            std::io::Error::new(e.kind(), format!("{e}; expected {what}")),
+        )
+    })?;
     let size = file.metadata().map(|m| m.len()).unwrap_or(0);
     if size > cap {
         return Err(too_large(path, Some(size), cap, what));

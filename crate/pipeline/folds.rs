@@ -68,11 +68,8 @@ impl Fold {
 /// The five folds of `dir` (`exists` says whether a file is there): `Fold1..Fold5` where the
 /// directory has all five, otherwise the rotation of `S1..S5.txt`. A missing file is named.
 pub fn folds_of(dir: &str, exists: &dyn Fn(&str) -> bool) -> Result<Vec<Fold>> {
-    let path = |name: String| std::path::Path::new(dir).join(name).display().to_string();
-    let fold_files =
-        |k: usize| ["train", "vali", "test"].map(|split| path(format!("Fold{k}/{split}.txt")));
-    let parts: Vec<String> = (1..=5).map(|i| path(format!("S{i}.txt"))).collect();
-    let by_fold: Vec<[String; 3]> = (1..=5).map(fold_files).collect();
+    let parts = part_files(dir);
+    let by_fold: Vec<[String; 3]> = (1..=5).map(|k| fold_files(dir, k)).collect();
     let missing_fold = by_fold.iter().flatten().find(|f| !exists(f));
     let missing_part = parts.iter().find(|f| !exists(f));
     match (missing_fold, missing_part) {
@@ -97,6 +94,37 @@ pub fn folds_of(dir: &str, exists: &dyn Fn(&str) -> bool) -> Result<Vec<Fold>> {
             )))
         }
     }
+}
+
+/// `dir/name`, as the reports name it.
+fn in_dir(dir: &str, name: String) -> String {
+    std::path::Path::new(dir).join(name).display().to_string()
+}
+
+/// Fold `k`'s train, vali and test files in the MSLR-WEB layout.
+fn fold_files(dir: &str, k: usize) -> [String; 3] {
+    ["train", "vali", "test"].map(|split| in_dir(dir, format!("Fold{k}/{split}.txt")))
+}
+
+/// LETOR 4.0's five parts, S1.txt..S5.txt.
+fn part_files(dir: &str) -> Vec<String> {
+    (1..=5).map(|i| in_dir(dir, format!("S{i}.txt"))).collect()
+}
+
+/// Where `dir` holds the five parts and some file of every one of Fold1..Fold5, but not all
+/// fifteen: the folds run are the parts' rotation, and the user is told which Fold file sent
+/// them there. (MQ2008's release with Fold1 alone beside the parts is not told.)
+pub fn layout_warning(dir: &str, exists: &dyn Fn(&str) -> bool) -> Option<String> {
+    let by_fold: Vec<[String; 3]> = (1..=5).map(|k| fold_files(dir, k)).collect();
+    let every_fold_begun = by_fold.iter().all(|files| files.iter().any(|f| exists(f)));
+    if !every_fold_begun || !part_files(dir).iter().all(|f| exists(f)) {
+        return None;
+    }
+    let missing = by_fold.iter().flatten().find(|f| !exists(f))?;
+    Some(format!(
+        "{}: no such file, so the folds run are LETOR 4.0's rotation of S1.txt..S5.txt, not the directory's Fold1..Fold5",
+        crate::error::printable(missing)
+    ))
 }
 
 /// LETOR 4.0's five folds of the parts `parts` (S1..S5, in order), by [`ROTATION`].
@@ -174,11 +202,49 @@ pub fn fold_setup(setup: &Setup, fold: &Fold) -> Setup {
     s
 }
 
+/// Refuses, before the first fold trains, a teacher's or reference's file named with `{fold}`
+/// that is missing on some fold: the option, the fold and the file, rather than an error found
+/// after the folds before it have run.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn check_fold_files(setup: &Setup, folds: &[Fold]) -> Result<()> {
+    for (noun, outside) in [
+        ("teacher", &setup.data.teacher),
+        ("reference", &setup.data.reference),
+    ] {
+        for (kind, name) in [("model", &outside.model), ("scores", &outside.scores)] {
+            let Some(pattern) = name.as_deref().filter(|n| n.contains("{fold}")) else {
+                continue;
+            };
+            for fold in folds {
+                let named = pattern.replace("{fold}", &fold.fold.to_string());
+                let missing = named
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|f| !f.is_empty())
+                    .find(|f| !std::path::Path::new(f).is_file());
+                if let Some(file) = missing {
+                    return Err(Error::Config(format!(
+                        "--{noun}-{kind} {}: fold {}'s file {}: no such file; every fold's file must be there before the folds run",
+                        crate::error::printable(pattern),
+                        fold.fold,
+                        crate::error::printable(file)
+                    )));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 /// What the folds' setup should be told before it runs: a teacher or reference model (or
 /// scores) named without `{fold}` is the same file on every fold, so a model trained on one
 /// fold's test part scores that part as training data it has seen.
 pub fn warnings(setup: &Setup) -> Vec<String> {
     let mut out = Vec::new();
+    #[cfg(not(target_arch = "wasm32"))]
+    if let Some(dir) = setup.data.folds.as_deref() {
+        out.extend(layout_warning(dir, &|f| std::path::Path::new(f).is_file()));
+    }
     for (noun, outside) in [
         ("teacher", &setup.data.teacher),
         ("reference", &setup.data.reference),

@@ -837,7 +837,7 @@ pub fn dataset_from_arrays(
     for (row, &g) in grades.iter().enumerate() {
         if !(g.is_finite() && g >= 0.0 && g <= MAX_GRADE as f64 && g.fract() == 0.0) {
             return Err(bad(format!(
-                "row {}: relevance grade {g}: expected an integer 0..={MAX_GRADE}",
+                "row {}: relevance grade {g} in y: expected an integer 0..={MAX_GRADE}",
                 row + 1
             )));
         }

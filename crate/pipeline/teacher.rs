@@ -115,6 +115,15 @@ fn outside_scores(
             "both a {noun} model ({noun}_model) and {noun} scores ({noun}_scores) are named: name one"
         )));
     }
+    if let Some(list) = &scores {
+        let parts = list.split(',').count();
+        if parts > 3 {
+            return Err(Error::Config(format!(
+                "{noun}_scores {}: {parts} files named, expected at most 3: TRAIN,VALID,TEST in the data files' order",
+                crate::error::printable(list)
+            )));
+        }
+    }
     if matches!(data.source, DataSource::Synthetic { .. }) {
         return Err(Error::Config(format!(
             "an external {noun} scores data files, and these data are generated: write them with distillrank data synth, train the {noun} on that file, and compare on it"
@@ -172,7 +181,8 @@ fn outside_scores(
             }
             if let Some(i) = given.iter().position(|v| !v.is_finite()) {
                 return Err(Error::Config(format!(
-                    "the {noun}'s score of document {i} of {} is {}: expected a finite number",
+                    "the {noun}'s score of document {} of {} is {}: expected a finite number",
+                    i + 1,
                     name.display(),
                     given[i]
                 )));
@@ -209,14 +219,20 @@ fn outside_scores(
             }
             None => {
                 let list = scores.as_deref().unwrap_or_default();
-                let path = list.split(',').map(str::trim).nth(source).ok_or_else(|| {
-                    Error::Config(format!(
-                        "{noun}_scores names {} file(s), but the {} split needs the scores of {}: give TRAIN,VALID,TEST in the data files' order",
-                        list.split(',').count(),
-                        ["training", "validation", "test"][source],
-                        name.display()
-                    ))
-                })?;
+                // An empty part names no file: `,VALID,TEST` leaves the training file's out.
+                let path = list
+                    .split(',')
+                    .map(str::trim)
+                    .nth(source)
+                    .filter(|p| !p.is_empty())
+                    .ok_or_else(|| {
+                        Error::Config(format!(
+                            "{noun}_scores {} names no scores of the {} file {}, which the run needs: give TRAIN,VALID,TEST in the data files' order (a split held out of the training file is scored in TRAIN's)",
+                            crate::error::printable(list),
+                            ["training", "validation", "test"][source],
+                            name.display()
+                        ))
+                    })?;
                 let rows = document_rows(&name, text)?;
                 // A score line is a few bytes, a run's line a few dozen: a file much larger
                 // than the documents need is not a scores file, and is refused before it is

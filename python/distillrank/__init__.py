@@ -103,21 +103,42 @@ def _method_name(name: str) -> str:
 
 
 def _json_text(setup: Any, at: str = "") -> str:
-    """``setup`` as JSON text, refusing a number JSON cannot hold (NaN, infinity) by the keyword
-    or field that holds it, rather than as a position in the text."""
+    """``setup`` as JSON text: numpy's numbers and arrays as the plain numbers and lists they
+    hold, a path as its text; a number JSON cannot hold (NaN, infinity) or a value that is no
+    setting (an object) refused by the keyword or field that holds it, rather than as a
+    position in the text or a traceback from the json module."""
 
-    def check(value: Any, path: str) -> None:
+    def plain(value: Any, path: str) -> Any:
+        where = path or "the setup"
+        if isinstance(value, _np.ndarray):
+            value = value.tolist()
+        elif isinstance(value, _np.generic):
+            value = value.item()
+        elif isinstance(value, _os.PathLike):
+            value = _os.fspath(value)
         if isinstance(value, float) and not _math.isfinite(value):
-            raise ValueError(f"{path or 'the setup'} = {value}: expected a finite number")
+            raise ValueError(f"{where} = {value}: expected a finite number")
         if isinstance(value, dict):
-            for key, inner in value.items():
-                check(inner, f"{path}.{key}" if path else str(key))
-        elif isinstance(value, (list, tuple)):
-            for inner in value:
-                check(inner, path)
+            return {key: plain(inner, f"{path}.{key}" if path else str(key)) for key, inner in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [plain(inner, path) for inner in value]
+        if value is None or isinstance(value, (bool, int, float, str)):
+            return value
+        raise ValueError(
+            f"{where} = {value!r}: expected a number, a string, true or false, or a list of them, "
+            f"not {type(value).__name__}"
+        )
 
-    check(setup, at)
-    return _json.dumps(setup)
+    return _json.dumps(plain(setup, at))
+
+
+def _numbers(values: Any, what: str) -> list:
+    """``values`` (an array or a list) as a flat list of floats, refused by ``what`` where one
+    of them is not a number."""
+    try:
+        return _np.asarray(values, dtype=_np.float64).ravel().tolist()
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"{what}: expected numbers ({e})") from e
 
 
 def _is_scores(teacher: Any) -> bool:
@@ -147,8 +168,11 @@ def _teacher_model(teacher: Any) -> Tuple[bytes, str]:
     if hasattr(teacher, "save_raw"):
         return bytes(teacher.save_raw("json")), "xgboost.Booster"
     if isinstance(teacher, (str, _os.PathLike)):
-        with open(teacher, "rb") as f:
-            return f.read(), str(teacher)
+        try:
+            with open(teacher, "rb") as f:
+                return f.read(), str(teacher)
+        except OSError as e:
+            raise ValueError(f"teacher: {teacher}: {e.strerror or e}; expected a tree model's file") from e
     raise TypeError(
         "teacher: expected a model file's path, a lightgbm.Booster, an xgboost.Booster, or "
         f"scores (an array per split), not {type(teacher).__name__}"
@@ -282,7 +306,10 @@ def _features(name: str, x: Any) -> _np.ndarray:
         raise ValueError(f"{name}: expected a 2-D array (rows, features), got shape {x.shape}")
     if not (_np.issubdtype(x.dtype, _np.floating) or _np.issubdtype(x.dtype, _np.integer)):
         raise ValueError(f"{name}: expected numbers, got dtype {x.dtype}")
-    return _np.ascontiguousarray(x, dtype=_np.float32)
+    # A value beyond float32's range becomes inf, which the library refuses by its row and
+    # feature, saying so; numpy's own warning would only repeat it without the place.
+    with _np.errstate(over="ignore"):
+        return _np.ascontiguousarray(x, dtype=_np.float32)
 
 
 def _column_names(x: Any) -> Optional[List[str]]:
@@ -470,8 +497,8 @@ class Ranker(_EstimatorBase):
                 raise ValueError(
                     "teacher: with an eval_set, give the teacher's scores of both, (train_scores, eval_scores)"
                 )
-            train = _np.asarray(splits[0], dtype=_np.float64).ravel().tolist()
-            held = None if valid is None else _np.asarray(splits[1], dtype=_np.float64).ravel().tolist()
+            train = _numbers(splits[0], "teacher's scores of X")
+            held = None if valid is None else _numbers(splits[1], "teacher's scores of the eval_set")
             return (train, held), {"scores": "arrays given to fit"}
         model, name = _teacher_model(teacher)
 
@@ -740,7 +767,7 @@ def sweep(
     text = _setup_json(Setup() if setup is None else setup)
     name = param.replace("_", "-") if isinstance(param, str) else param
     folder = None if base is None else str(base)
-    return _json.loads(_distillrank.sweep(text, name, [float(v) for v in values], verbose, folder, _log))
+    return _json.loads(_distillrank.sweep(text, name, _numbers(values, "values"), verbose, folder, _log))
 
 
 def objectives(setup: Any = None, verbose: bool = True, base: Optional[str] = None) -> Dict[str, Any]:

@@ -221,11 +221,16 @@ fn features(
         .position(|v| !v.is_finite())
     {
         Some(i) => Err(PyValueError::new_err(format!(
-            "{}: row {}, feature {}: {} is not a finite number",
+            "{}: row {}, feature {}: {} is not a finite number{}",
             name(array),
             i / width.max(1) + 1,
             i % width.max(1) + 1,
-            values[i]
+            values[i],
+            if values[i].is_infinite() {
+                " (or a number beyond float32's range, about ±3.4e38, which becomes one)"
+            } else {
+                ""
+            }
         ))),
         None => Ok(()),
     };

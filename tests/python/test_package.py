@@ -649,6 +649,46 @@ def test_class_messages_name_what_python_calls_it(bundled):
     assert "--" not in message and "tau_target" in message, message
 
 
+def test_class_numpy_values_paths_and_bad_teachers_are_taken_or_refused_in_words(bundled, tmp_path):
+    """Settings given as numpy numbers or arrays (what a grid from np.arange gives) are the
+    numbers they hold, in every place a setup is built; a value that is no setting, a teacher
+    file that is not there, teacher scores or sweep values that are not numbers, a NaN grade
+    (y's, not X's) and a number beyond float32's range are refused by what Python calls them,
+    never by a traceback from inside the package."""
+    X, y, qid = bundled["train"]
+    small = dict(SMALL, epochs=1)
+    fitted = distillrank.Ranker(**dict(small, ensemble=np.int64(2), dropout=np.float32(0.0),
+                                       widths=np.array([8]))).fit(X, y, qid=qid, verbose=False)
+    assert fitted.predict(X[:10], qid=qid[:10]).shape == (10,)
+    ranker = distillrank.Ranker(**small).set_params(epochs=np.int64(1))
+    ranker.fit(X, y, qid=qid, verbose=False)
+    assert distillrank.Setup(epochs=np.int64(2), widths=np.array([4, 2])).to_dict()["widths"] == [4, 2]
+    with pytest.raises(ValueError, match=r"^lr = .*expected a number"):
+        distillrank.Setup(lr=object())
+    for missing in (tmp_path / "absent.txt", str(tmp_path)):
+        with pytest.raises(ValueError, match=r"^teacher: .*expected a tree model's file"):
+            distillrank.Ranker(**dict(small, method="pfd", teacher=missing)).fit(
+                X, y, qid=qid, privileged=X[:, :2].copy(), verbose=False)
+    with pytest.raises(ValueError, match=r"^teacher's scores of X: expected numbers"):
+        distillrank.Ranker(**dict(small, method="pfd", teacher=np.array(["a"] * len(y)))).fit(
+            X, y, qid=qid, privileged=X[:, :2].copy(), verbose=False)
+    scores = np.zeros(len(y))
+    scores[3] = np.nan
+    with pytest.raises(ValueError, match=r"score of document 4 of"):
+        distillrank.Ranker(**dict(small, method="pfd", teacher=scores)).fit(
+            X, y, qid=qid, privileged=X[:, :2].copy(), verbose=False)
+    with pytest.raises(ValueError, match=r"^values: expected numbers"):
+        distillrank.sweep("alpha", ["x"], distillrank.Setup(epochs=1, seeds=1), verbose=False)
+    grades = np.asarray(y, dtype=np.float64).copy()
+    grades[3] = np.nan
+    with pytest.raises(ValueError, match=r"row 4: relevance grade NaN in y"):
+        distillrank.Ranker(**small).fit(X, grades, qid=qid, verbose=False)
+    huge = np.asarray(X, dtype=np.float64).copy()
+    huge[1, 2] = 1e39
+    with pytest.raises(ValueError, match=r"row 2, feature 3: inf is not a finite number \(or a number beyond float32"):
+        distillrank.Ranker(**small).fit(huge, y, qid=qid, verbose=False)
+
+
 def test_backend_auto_probes_the_gpu_quietly_without_xdg_runtime_dir():
     """Mesa's drivers complain on stderr when XDG_RUNTIME_DIR is unset (containers, ssh); the
     library keeps the probe quiet in every native door, Python's included."""
