@@ -370,7 +370,9 @@ pub mod pipeline {
             reporter.warn(&warning);
         }
         let folds = folds_of_data(&setup.data)?;
-        crate::pipeline::folds::check_fold_files(setup, &folds)?;
+        crate::pipeline::folds::check_fold_files(setup, &folds, &|f| {
+            std::path::Path::new(f).is_file()
+        })?;
         let mut runs = Vec::new();
         let mut store = BundledParts { inner: store };
         for fold in folds {

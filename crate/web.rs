@@ -1030,6 +1030,20 @@ pub fn summarize_compare(
 pub fn fold_setups(setup: JsValue) -> std::result::Result<JsValue, JsError> {
     let setup = setup_of(setup).map_err(js_error)?;
     let folds = pipeline::folds::folds_of_data(&setup.data).map_err(js_error)?;
+    // Every fold's teacher or reference file uploaded, before fold 1 trains: by its name, or
+    // its last part, as `Uploads::file` finds it.
+    let uploaded: Vec<String> = STATE.with(|s| {
+        s.borrow()
+            .teacher_files
+            .iter()
+            .map(|(n, _)| n.clone())
+            .collect()
+    });
+    let last = |n: &str| n.rsplit(['/', '\\']).next().unwrap_or(n).to_string();
+    pipeline::folds::check_fold_files(&setup, &folds, &|f| {
+        uploaded.iter().any(|n| n == f || last(n) == last(f))
+    })
+    .map_err(js_error)?;
     let setups: Vec<ExperimentSetup> = folds
         .iter()
         .map(|fold| pipeline::folds::fold_setup(&setup, fold))

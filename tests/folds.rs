@@ -433,14 +433,15 @@ fn class_a_teacher_or_reference_named_by_fold_is_checked_before_any_fold_runs() 
     }
     let pattern = dir.path().join("ref{fold}.txt");
     let pattern = pattern.to_str().unwrap();
-    for option in [
-        "--teacher-model",
-        "--reference-model",
-        "--teacher-scores",
-        "--reference-scores",
+    // A model is one file; scores are TRAIN,VALID,TEST, of which a reference's TRAIN is not read.
+    for (option, named) in [
+        ("--teacher-model", pattern.to_string()),
+        ("--reference-model", pattern.to_string()),
+        ("--teacher-scores", format!("{pattern},{pattern},{pattern}")),
+        ("--reference-scores", format!(",{pattern},{pattern}")),
     ] {
         let (ok, _, stderr) = distillrank(&[
-            "compare", "--folds", root, option, pattern, "--epochs", "1", "--seeds", "1", "--out",
+            "compare", "--folds", root, option, &named, "--epochs", "1", "--seeds", "1", "--out",
             out,
         ]);
         assert!(
@@ -451,6 +452,45 @@ fn class_a_teacher_or_reference_named_by_fold_is_checked_before_any_fold_runs() 
             "{option}: {stderr}"
         );
         assert!(!stderr.contains("panicked"), "{stderr}");
+    }
+    // A reference's training scores are never read on folds: `,VALID,TEST` by fold runs with no
+    // training file there, and so does the same with a TRAIN part that names no file.
+    for (k, (_, valid, test)) in ROTATION.iter().enumerate() {
+        for (split, part) in [("vali", valid), ("test", test)] {
+            let docs = 12 * (8 + part);
+            let scores: String = (0..docs).map(|d| format!("{}\n", d % 7)).collect();
+            std::fs::write(dir.path().join(format!("r{}.{split}", k + 1)), scores).unwrap();
+        }
+    }
+    let r = |name: &str| dir.path().join(name).display().to_string();
+    for list in [
+        format!(",{},{}", r("r{fold}.vali"), r("r{fold}.test")),
+        format!(
+            "{},{},{}",
+            r("r{fold}.train"),
+            r("r{fold}.vali"),
+            r("r{fold}.test")
+        ),
+    ] {
+        let (ok, _, stderr) = distillrank(&[
+            "compare",
+            "--folds",
+            root,
+            "--reference-scores",
+            &list,
+            "--methods",
+            "no-distillation",
+            "--epochs",
+            "1",
+            "--seeds",
+            "1",
+            "--widths",
+            "4",
+            "--out",
+            out,
+            "--quiet",
+        ]);
+        assert!(ok, "{list}: {stderr}");
     }
     // {fold} where the run has no folds: refused in words, in the CLI and in a setup file.
     let train = dir.path().join("S1.txt");

@@ -772,7 +772,7 @@ fn scores_files_are_checked_line_by_line() {
         .unwrap_err()
         .to_string();
     assert!(
-        e.contains("4 files named") && e.contains("at most 3"),
+        e.contains("4 comma-separated parts") && e.contains("at most 3"),
         "{e}"
     );
     // A model and scores at once.

@@ -39,7 +39,12 @@ pub fn read_capped(path: &std::path::Path, cap: u64, what: &str) -> crate::error
             std::io::Error::new(e.kind(), format!("{e}; expected {what}")),
         )
     })?;
-    let size = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let metadata = file.metadata().ok();
+    if metadata.as_ref().is_some_and(|m| m.is_dir()) {
+        let folder = std::io::Error::other(format!("a folder, not a file; expected {what}"));
+        return Err(Error::io(path, folder));
+    }
+    let size = metadata.map(|m| m.len()).unwrap_or(0);
     if size > cap {
         return Err(too_large(path, Some(size), cap, what));
     }

@@ -203,10 +203,15 @@ pub fn fold_setup(setup: &Setup, fold: &Fold) -> Setup {
 }
 
 /// Refuses, before the first fold trains, a teacher's or reference's file named with `{fold}`
-/// that is missing on some fold: the option, the fold and the file, rather than an error found
-/// after the folds before it have run.
-#[cfg(not(target_arch = "wasm32"))]
-pub fn check_fold_files(setup: &Setup, folds: &[Fold]) -> Result<()> {
+/// that is missing on some fold (`exists` says whether a file is there: on disk, or uploaded to
+/// the page): the option, the fold and the file, rather than an error found after the folds
+/// before it have run. A model's name is one file; a scores list is `TRAIN,VALID,TEST`, of
+/// which a reference's TRAIN is never read on folds (every fold has its validation file).
+pub fn check_fold_files(
+    setup: &Setup,
+    folds: &[Fold],
+    exists: &dyn Fn(&str) -> bool,
+) -> Result<()> {
     for (noun, outside) in [
         ("teacher", &setup.data.teacher),
         ("reference", &setup.data.reference),
@@ -217,11 +222,13 @@ pub fn check_fold_files(setup: &Setup, folds: &[Fold]) -> Result<()> {
             };
             for fold in folds {
                 let named = pattern.replace("{fold}", &fold.fold.to_string());
-                let missing = named
-                    .split(',')
-                    .map(str::trim)
-                    .filter(|f| !f.is_empty())
-                    .find(|f| !std::path::Path::new(f).is_file());
+                let files: Vec<&str> = if kind == "model" {
+                    vec![named.trim()]
+                } else {
+                    let skip = usize::from(noun == "reference");
+                    named.split(',').map(str::trim).skip(skip).collect()
+                };
+                let missing = files.into_iter().find(|f| !f.is_empty() && !exists(f));
                 if let Some(file) = missing {
                     return Err(Error::Config(format!(
                         "--{noun}-{kind} {}: fold {}'s file {}: no such file; every fold's file must be there before the folds run",

@@ -119,7 +119,7 @@ fn outside_scores(
         let parts = list.split(',').count();
         if parts > 3 {
             return Err(Error::Config(format!(
-                "{noun}_scores {}: {parts} files named, expected at most 3: TRAIN,VALID,TEST in the data files' order",
+                "{noun}_scores {}: {parts} comma-separated parts, expected at most 3: TRAIN,VALID,TEST in the data files' order",
                 crate::error::printable(list)
             )));
         }

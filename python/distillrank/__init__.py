@@ -132,13 +132,24 @@ def _json_text(setup: Any, at: str = "") -> str:
     return _json.dumps(plain(setup, at))
 
 
-def _numbers(values: Any, what: str) -> list:
-    """``values`` (an array or a list) as a flat list of floats, refused by ``what`` where one
-    of them is not a number."""
+def _numbers(values: Any, what: str, flat: bool = False) -> list:
+    """``values`` (an array, a list or any iterable of numbers, one dimension, or any shape
+    read in order with ``flat``) as a list of floats, refused by ``what`` where one of them is
+    not a number or the values are not a list."""
+    if not isinstance(values, _np.ndarray):
+        try:
+            values = list(values)
+        except TypeError as e:
+            raise ValueError(f"{what}: expected a list of numbers, not {type(values).__name__}") from e
     try:
-        return _np.asarray(values, dtype=_np.float64).ravel().tolist()
+        array = _np.asarray(values, dtype=_np.float64)
     except (TypeError, ValueError) as e:
         raise ValueError(f"{what}: expected numbers ({e})") from e
+    if flat:
+        array = array.ravel()
+    if array.ndim != 1:
+        raise ValueError(f"{what}: expected one list of numbers, got shape {array.shape}")
+    return array.tolist()
 
 
 def _is_scores(teacher: Any) -> bool:
@@ -203,7 +214,7 @@ def _teacher_setting(teacher: Any, columns: Any) -> Dict[str, Any]:
         paths = []
         for i, scores in enumerate(splits):
             path = _os.path.join(folder, f"split{i}.scores")
-            _np.savetxt(path, _np.asarray(scores, dtype=_np.float64), fmt="%.17g")
+            _np.savetxt(path, _np.asarray(_numbers(scores, f"teacher's scores of split {i + 1}", flat=True)), fmt="%.17g")
             paths.append(path)
         return dict(setting, scores=",".join(paths))
     model, name = _teacher_model(teacher)
@@ -497,8 +508,8 @@ class Ranker(_EstimatorBase):
                 raise ValueError(
                     "teacher: with an eval_set, give the teacher's scores of both, (train_scores, eval_scores)"
                 )
-            train = _numbers(splits[0], "teacher's scores of X")
-            held = None if valid is None else _numbers(splits[1], "teacher's scores of the eval_set")
+            train = _numbers(splits[0], "teacher's scores of X", flat=True)
+            held = None if valid is None else _numbers(splits[1], "teacher's scores of the eval_set", flat=True)
             return (train, held), {"scores": "arrays given to fit"}
         model, name = _teacher_model(teacher)
 

@@ -677,8 +677,13 @@ def test_class_numpy_values_paths_and_bad_teachers_are_taken_or_refused_in_words
     with pytest.raises(ValueError, match=r"score of document 4 of"):
         distillrank.Ranker(**dict(small, method="pfd", teacher=scores)).fit(
             X, y, qid=qid, privileged=X[:, :2].copy(), verbose=False)
-    with pytest.raises(ValueError, match=r"^values: expected numbers"):
-        distillrank.sweep("alpha", ["x"], distillrank.Setup(epochs=1, seeds=1), verbose=False)
+    for values, refusal in [(["x"], "expected numbers"), ((v for v in ["x"]), "expected numbers"),
+                            (0.5, "expected a list of numbers, not float"),
+                            (np.zeros((2, 2)), r"expected one list of numbers, got shape \(2, 2\)")]:
+        with pytest.raises(ValueError, match=rf"^values: {refusal}"):
+            distillrank.sweep("alpha", values, distillrank.Setup(epochs=1, seeds=1), verbose=False)
+    with pytest.raises(ValueError, match=r"^teacher's scores of split 1: expected numbers"):
+        distillrank.Setup(teacher=[np.array(["a", "b"])] * 3)
     grades = np.asarray(y, dtype=np.float64).copy()
     grades[3] = np.nan
     with pytest.raises(ValueError, match=r"row 4: relevance grade NaN in y"):
