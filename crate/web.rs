@@ -674,6 +674,17 @@ fn role_name(role: Role) -> &'static str {
     }
 }
 
+/// The uploaded file a setup's `name` stands for: the one of that name, else the one whose last
+/// path part is the name's (a setup written by the CLI names `dir/model.txt`, the browser
+/// uploads `model.txt`).
+fn find_upload<'a, T>(files: &'a [(String, T)], name: &str) -> Option<&'a (String, T)> {
+    let last = |n: &str| n.rsplit(['/', '\\']).next().unwrap_or(n).to_string();
+    files
+        .iter()
+        .find(|(n, _)| n == name)
+        .or_else(|| files.iter().find(|(n, _)| last(n) == last(name)))
+}
+
 impl Store for Uploads {
     fn load(&mut self, name: &str, role: Role, _: &mut dyn Reporter) -> Result<Dataset> {
         let role = role_name(role);
@@ -697,18 +708,12 @@ impl Store for Uploads {
     }
 
     fn file(&mut self, name: &str, cap: u64, what: &str) -> Result<Vec<u8>> {
-        let last = |n: &str| n.rsplit(['/', '\\']).next().unwrap_or(n).to_string();
-        let (_, bytes) = self
-            .teacher
-            .iter()
-            .find(|(n, _)| n == name)
-            .or_else(|| self.teacher.iter().find(|(n, _)| last(n) == last(name)))
-            .ok_or_else(|| {
-                Error::Config(format!(
-                    "{}: no such file was uploaded ({what}): upload it under \"A teacher trained elsewhere\"",
-                    crate::error::printable(name)
-                ))
-            })?;
+        let (_, bytes) = find_upload(&self.teacher, name).ok_or_else(|| {
+            Error::Config(format!(
+                "{}: no such file was uploaded ({what}): upload it under \"A teacher trained elsewhere\"",
+                crate::error::printable(name)
+            ))
+        })?;
         if bytes.len() as u64 > cap {
             return Err(crate::data::too_large(
                 Path::new(name),
@@ -1032,18 +1037,15 @@ pub fn fold_setups(setup: JsValue) -> std::result::Result<JsValue, JsError> {
     let folds = pipeline::folds::folds_of_data(&setup.data).map_err(js_error)?;
     // Every fold's teacher or reference file uploaded, before fold 1 trains: by its name, or
     // its last part, as `Uploads::file` finds it.
-    let uploaded: Vec<String> = STATE.with(|s| {
-        s.borrow()
-            .teacher_files
+    let uploaded: Vec<(String, ())> = STATE.with(|s| {
+        let s = s.borrow();
+        s.teacher_files
             .iter()
-            .map(|(n, _)| n.clone())
+            .map(|(n, _)| (n.clone(), ()))
             .collect()
     });
-    let last = |n: &str| n.rsplit(['/', '\\']).next().unwrap_or(n).to_string();
-    pipeline::folds::check_fold_files(&setup, &folds, &|f| {
-        uploaded.iter().any(|n| n == f || last(n) == last(f))
-    })
-    .map_err(js_error)?;
+    pipeline::folds::check_fold_files(&setup, &folds, &|f| find_upload(&uploaded, f).is_some())
+        .map_err(js_error)?;
     let setups: Vec<ExperimentSetup> = folds
         .iter()
         .map(|fold| pipeline::folds::fold_setup(&setup, fold))

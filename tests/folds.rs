@@ -517,3 +517,29 @@ fn class_a_teacher_or_reference_named_by_fold_is_checked_before_any_fold_runs() 
         "{e}"
     );
 }
+
+/// The check takes whatever says a file is there: the page passes its uploads (found by name or
+/// last path part), so a fold whose teacher was not uploaded is refused there before fold 1 too.
+#[test]
+fn fold_files_are_checked_against_any_store_of_files() {
+    use distillrank::pipeline::folds::{bundled_folds, check_fold_files};
+    let uploaded = ["t1.txt", "t2.txt", "t3.txt", "t5.txt"];
+    let exists = |f: &str| uploaded.iter().any(|u| f.rsplit('/').next() == Some(*u));
+    let mut setup = Setup::default();
+    setup.data.source = DataSource::Mq2008Folds;
+    setup.data.teacher.model = Some("models/t{fold}.txt".into());
+    let e = check_fold_files(&setup, &bundled_folds(), &exists)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("--teacher-model") && e.contains("fold 4") && e.contains("models/t4.txt"),
+        "{e}"
+    );
+    setup.data.teacher.model = Some("t{fold}.txt".into());
+    let five = ["t1.txt", "t2.txt", "t3.txt", "t4.txt", "t5.txt"];
+    let all = |f: &str| five.contains(&f);
+    check_fold_files(&setup, &bundled_folds(), &all).unwrap();
+    // Names without {fold} are not this check's: the folds' warning covers them.
+    setup.data.teacher.model = Some("one.txt".into());
+    check_fold_files(&setup, &bundled_folds(), &|_| false).unwrap();
+}
