@@ -1586,4 +1586,31 @@ fn students_and_teachers_of_either_family() {
             && stderr.contains("10"),
         "{stderr}"
     );
+    // The same refusals from a setup file name the file and its fields, not flags it lacks.
+    for (field, words) in [
+        ("attention_heads", "attention_heads 3 does not divide"),
+        (
+            "teacher_attention_heads",
+            "teacher_attention_heads 3 does not divide",
+        ),
+    ] {
+        let file = dir.path().join(format!("{field}.json"));
+        std::fs::write(&file, format!(r#"{{"widths": [16, 10], "{field}": 3}}"#)).unwrap();
+        let file = file.display().to_string();
+        for command in [
+            &["compare"][..],
+            &["sweep", "--param", "alpha", "--values", "0.1"],
+        ] {
+            let out = dir.path().join(format!("refused-{field}-{}", command[0]));
+            let mut args = command.to_vec();
+            args.extend(["--setup", &file, "--out", out.to_str().unwrap()]);
+            let (ok, _, stderr) = distillrank(&args);
+            assert!(
+                !ok && stderr.contains(&format!("--setup {file}: {words}"))
+                    && !stderr.contains("--attention-heads")
+                    && !stderr.contains("--teacher-attention-heads"),
+                "{command:?} {field}: {stderr}"
+            );
+        }
+    }
 }

@@ -296,6 +296,58 @@ fn the_readmes_cli_figures_are_the_synthetic_runs() {
     }
 }
 
+/// Every number a JSON value holds, however deep.
+fn numbers_in(value: &serde_json::Value, out: &mut Vec<f64>) {
+    match value {
+        serde_json::Value::Number(n) => out.extend(n.as_f64()),
+        serde_json::Value::Array(items) => items.iter().for_each(|v| numbers_in(v, out)),
+        serde_json::Value::Object(fields) => fields.values().for_each(|v| numbers_in(v, out)),
+        _ => {}
+    }
+}
+
+/// The README's table of the student against LightGBM quotes its results files: every figure of
+/// a row (`0.4942`, `+0.0118 (−0.0056..+0.0294)`) is a number of the file the row names, to the
+/// four places shown.
+#[test]
+fn the_readmes_student_against_lightgbm_figures_are_their_files() {
+    let folder = root().join("docs/results/student-vs-lightgbm");
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let rows: Vec<&str> = readme
+        .lines()
+        .filter(|l| l.starts_with("| ") && l.trim_end().ends_with(".json` |"))
+        .collect();
+    assert!(
+        rows.len() >= 6,
+        "the README's table of the student against LightGBM: {rows:?}"
+    );
+    for row in rows {
+        let cells: Vec<&str> = row.trim_matches('|').split('|').map(str::trim).collect();
+        let file = cells.last().unwrap().trim_matches('`');
+        let text = std::fs::read_to_string(folder.join(file))
+            .unwrap_or_else(|e| panic!("{file}, named by the README's row {row:?}: {e}"));
+        let mut numbers = Vec::new();
+        numbers_in(&serde_json::from_str(&text).unwrap(), &mut numbers);
+        let figures: Vec<f64> = cells[..cells.len() - 1]
+            .join(" ")
+            .replace('−', "-")
+            .split(|c: char| !(c.is_ascii_digit() || c == '.' || c == '-' || c == '+'))
+            .flat_map(|token| token.split(".."))
+            .filter(|t| t.trim_start_matches(['+', '-']).starts_with("0."))
+            .map(|t| t.parse().unwrap())
+            .collect();
+        assert!(figures.len() >= 3, "{row}");
+        for figure in figures {
+            assert!(
+                numbers
+                    .iter()
+                    .any(|n| format!("{n:.4}").parse::<f64>().unwrap() == figure),
+                "the README quotes {figure} from {file}, which does not hold it: {row}"
+            );
+        }
+    }
+}
+
 /// The variants of `enum NAME` in `file`, as written.
 fn variants(file: &str, name: &str) -> Vec<String> {
     let text = std::fs::read_to_string(root().join(file)).unwrap();

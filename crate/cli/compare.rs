@@ -80,7 +80,23 @@ pub(super) fn setup_file(path: &Path, given: &[String], args_are_defaults: bool)
     let mut setup = read_setup_file(path, Setup::from_file_json)?;
     let folder = path.parent().unwrap_or(Path::new(""));
     distillrank::setup::resolve_files(setup.files_mut(), Some(folder))?;
+    // Checked here too, before the run checks it, so that a refusal names the file and the
+    // file's fields rather than the flags the file does not have.
+    setup.check(None).map_err(|e| in_file_words(path, e))?;
     Ok(setup)
+}
+
+/// A refusal of what a setup file holds, in the file's words: the file named, and each flag
+/// as the field that fills it (`--attention-heads` -> `attention_heads`).
+fn in_file_words(path: &Path, e: Error) -> Error {
+    match e {
+        Error::Config(message) => Error::Config(format!(
+            "--setup {}: {}",
+            path.display(),
+            distillrank::settings::flags_in_words(&message, &|_| None)
+        )),
+        other => other,
+    }
 }
 
 /// Refuses the flags given beside `--setup FILE` (`given`, by their ids), and settings the
