@@ -1386,6 +1386,63 @@ fn train_takes_its_training_flags_from_the_table() {
     assert!(!ok && stderr.contains("--alpha"), "{stderr}");
 }
 
+/// A dropout rate in range that would keep less than one unit of the narrowest hidden layer
+/// (the student's, or the teachers' `--teacher-widths`) is refused before anything trains, with
+/// the largest rate that keeps one, in `compare`, `train` and a setup file alike; a rate just
+/// inside that bound is taken.
+#[test]
+fn a_dropout_that_keeps_less_than_one_unit_is_refused_in_every_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = |name: &str| dir.path().join(name).display().to_string();
+    let setup = dir.path().join("setup.json");
+    std::fs::write(&setup, r#"{"widths": [32, 8], "dropout": 0.9}"#).unwrap();
+    let setup = setup.display().to_string();
+    let cases: [(Vec<String>, &str); 4] = [
+        (
+            ["compare", "--widths", "32,8", "--dropout", "0.9", "--out", &out("a")].map(String::from).to_vec(),
+            "dropout 0.9 keeps 0.800 of the narrowest hidden layer's 8 units",
+        ),
+        (
+            ["compare", "--widths", "32,8", "--teacher-widths", "4", "--dropout", "0.8", "--out", &out("b")]
+                .map(String::from)
+                .to_vec(),
+            "hidden layer's 4 units in expectation, less than one: nothing would be learnt; choose a dropout of at most 1 − 1/4 = 0.75 (--teacher-widths)",
+        ),
+        (
+            ["train", "--bundled", "mq2008", "--widths", "8", "--dropout", "0.9"].map(String::from).to_vec(),
+            "choose a dropout of at most 1 − 1/8 = 0.875",
+        ),
+        (
+            ["compare", "--setup", &setup, "--out", &out("c")].map(String::from).to_vec(),
+            "dropout 0.9 keeps 0.800",
+        ),
+    ];
+    for (args, words) in cases {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (ok, _, stderr) = distillrank(&args);
+        assert!(!ok && stderr.contains(words), "{args:?}: {stderr}");
+    }
+    let (ok, _, stderr) = distillrank(&[
+        "compare",
+        "--queries",
+        "60",
+        "--widths",
+        "32,8",
+        "--dropout",
+        "0.875",
+        "--epochs",
+        "1",
+        "--seeds",
+        "1",
+        "--methods",
+        "no-distillation",
+        "--quiet",
+        "--out",
+        &out("d"),
+    ]);
+    assert!(ok, "{stderr}");
+}
+
 /// A model named as a file that is not there (`m.txt`) is reported under its own name, with what
 /// was looked for: a tree model of that name, or a saved model's pair beside it. It used to be
 /// reported as a missing `m.txt.json`.

@@ -302,6 +302,10 @@ impl CompareConfig {
     /// methods, and Ranking Distillation's weights.
     pub fn validate_settings(&self) -> Result<()> {
         self.train.validate()?;
+        if let Some(widths) = &self.teacher_widths {
+            crate::ranking::train::check_dropout(self.train.dropout, widths)
+                .map_err(|e| Error::Config(format!("{} (--teacher-widths)", e.message())))?;
+        }
         if self.seeds > MAX_SEEDS {
             return Err(Error::Config(format!(
                 "--seeds {}: at most {MAX_SEEDS} seeds (each trains every method once more)",

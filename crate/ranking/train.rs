@@ -156,6 +156,7 @@ impl TrainConfig {
                 crate::error::shown(self.dropout)
             ));
         }
+        check_dropout(self.dropout, &self.widths)?;
         crate::model::attention::check_heads(
             self.attention_heads,
             &self.widths,
@@ -184,6 +185,23 @@ impl TrainConfig {
         }
         Ok(())
     }
+}
+
+/// Refuses a dropout rate that leaves less than one unit of the narrowest of `widths` in
+/// expectation: in range, yet every step would see a nearly empty layer and nothing be learnt.
+pub fn check_dropout(dropout: f64, widths: &[usize]) -> Result<()> {
+    let Some(&narrowest) = widths.iter().min() else {
+        return Ok(());
+    };
+    let kept = (1.0 - dropout) * narrowest as f64;
+    if dropout > 0.0 && kept < 1.0 {
+        return Err(Error::Config(format!(
+            "dropout {} keeps {kept:.3} of the narrowest hidden layer's {narrowest} units in expectation, less than one: nothing would be learnt; choose a dropout of at most 1 − 1/{narrowest} = {}",
+            crate::error::shown(dropout),
+            ((1.0 - 1.0 / narrowest as f64) * 1e4).floor() / 1e4
+        )));
+    }
+    Ok(())
 }
 
 /// What one epoch did.

@@ -647,6 +647,15 @@ def test_class_messages_name_what_python_calls_it(bundled):
         distillrank.Ranker(**dict(SMALL, tau_target=9.0)).fit(X, y, qid=qid, verbose=False)
     message = str(refused.value)
     assert "--" not in message and "tau_target" in message, message
+    # A dropout in range that keeps less than one unit of the narrowest layer, the student's or
+    # the teachers': refused before anything trains, in keywords.
+    for settings, words in [
+        (dict(widths=[32, 8], dropout=0.9), "choose a dropout of at most 1 − 1/8 = 0.875"),
+        (dict(widths=[32, 8], teacher_widths=[4], dropout=0.8), "1 − 1/4 = 0.75 (teacher_widths)"),
+    ]:
+        with pytest.raises(ValueError) as refused:
+            distillrank.Ranker(**dict(SMALL, **settings)).fit(X, y, qid=qid, verbose=False)
+        assert words in str(refused.value) and "--" not in str(refused.value), str(refused.value)
 
 
 def test_class_numpy_values_paths_and_bad_teachers_are_taken_or_refused_in_words(bundled, tmp_path):
