@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Regenerates every result under docs/results/ (quoted in the README) with the release build.
-# About an hour on 2 cores (the last four runs of the student against LightGBM, about 8 minutes of it). MQ2008 and the LightGBM rank example are read from target/data (cargo xtask data).
+# About an hour on 2 cores (the last seven runs of the student against LightGBM, about 23 minutes of it). MQ2008 and the LightGBM rank example are read from target/data (cargo xtask data).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --quiet --bin distillrank
@@ -84,13 +84,19 @@ if python3 -c "import lightgbm, sklearn" 2>/dev/null; then
     --student "--transform rank-gauss --weight-decay 0.03 --ensemble 10 --norm layer --attention-heads 1" > $S/mq2008-every-column-c.json
   python3 bench/letor_folds.py --bin $B $RANK --out target/rank --every-column \
     --student "--transform rank-gauss --weight-decay 0.03 --ensemble 5" > $S/rank-example-every-column-b.json
-  # The README's rows on x: MQ2008's search winner, row 23, on both datasets and on every MQ2008
-  # query with a relevant document; and rank-gauss alone on the rank example (the defaults' choice).
+  # The README's rows on x: MQ2008's search winners, rows 23 and 34 (ten and twenty students), on
+  # both datasets and on every MQ2008 query with a relevant document; and rank-gauss alone on the
+  # rank example (the defaults' choice).
   ROW23="$CHOSEN --norm layer --attention-heads 1 --ensemble 10"
+  ROW34="$CHOSEN --norm layer --attention-heads 1 --ensemble 20"
   python3 bench/letor_folds.py --bin $B --data target/data/mq2008 --out target/folds --student "$ROW23" > $S/mq2008-search23-ensemble10.json
+  python3 bench/letor_folds.py --bin $B --data target/data/mq2008 --out target/folds --student "$ROW34" > $S/mq2008-search34-ensemble20.json
   python3 bench/letor_folds.py --bin $B --data target/data/mq2008 --out target/folds \
     --student "$ROW23 --min-group-size 1" > $S/mq2008-every-query-row23.json
+  python3 bench/letor_folds.py --bin $B --data target/data/mq2008 --out target/folds \
+    --student "$ROW34 --min-group-size 1" > $S/mq2008-every-query-row34.json
   python3 bench/letor_folds.py --bin $B $RANK --out target/rank --student "$ROW23" > $S/rank-example-search23-ensemble10.json
+  python3 bench/letor_folds.py --bin $B $RANK --out target/rank --student "$ROW34" > $S/rank-example-search34-ensemble20.json
   python3 bench/letor_folds.py --bin $B $RANK --out target/rank --student "--transform rank-gauss" > $S/rank-example-rank-gauss.json
 fi
 # Folders this script does not regenerate, each with what made it (the exact command is in the

@@ -1389,7 +1389,7 @@ fn train_takes_its_training_flags_from_the_table() {
 /// A dropout rate in range that would keep less than one unit of the narrowest hidden layer
 /// (the student's, or the teachers' `--teacher-widths`) is refused before anything trains, with
 /// the largest rate that keeps one, in `compare`, `train` and a setup file alike; a rate just
-/// inside that bound is taken.
+/// inside that bound is taken. A model without hidden layers refuses dropout and normalisation.
 #[test]
 fn a_dropout_that_keeps_less_than_one_unit_is_refused_in_every_command() {
     let dir = tempfile::tempdir().unwrap();
@@ -1421,6 +1421,29 @@ fn a_dropout_that_keeps_less_than_one_unit_is_refused_in_every_command() {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let (ok, _, stderr) = distillrank(&args);
         assert!(!ok && stderr.contains(words), "{args:?}: {stderr}");
+    }
+    // A linear model (`widths: []`, which only a setup file or Python can ask for) has no hidden
+    // layer to drop units of or to normalise: both refused rather than ignored.
+    for (settings, words) in [
+        (
+            r#"{"widths": [], "dropout": 0.1}"#,
+            "dropout 0.1 zeroes hidden units, and a model without hidden layers",
+        ),
+        (
+            r#"{"widths": [], "norm": "layer"}"#,
+            "norm layer normalises hidden layers, and a model without hidden layers",
+        ),
+    ] {
+        let file = dir.path().join("linear.json");
+        std::fs::write(&file, settings).unwrap();
+        let (ok, _, stderr) = distillrank(&[
+            "compare",
+            "--setup",
+            file.to_str().unwrap(),
+            "--out",
+            &out("e"),
+        ]);
+        assert!(!ok && stderr.contains(words), "{settings}: {stderr}");
     }
     let (ok, _, stderr) = distillrank(&[
         "compare",

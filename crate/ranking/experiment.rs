@@ -303,7 +303,7 @@ impl CompareConfig {
     pub fn validate_settings(&self) -> Result<()> {
         self.train.validate()?;
         if let Some(widths) = &self.teacher_widths {
-            crate::ranking::train::check_dropout(self.train.dropout, widths)
+            crate::ranking::train::check_hidden_layers(self.train.dropout, self.train.norm, widths)
                 .map_err(|e| Error::Config(format!("{} (--teacher-widths)", e.message())))?;
         }
         if self.seeds > MAX_SEEDS {

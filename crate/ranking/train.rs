@@ -156,7 +156,7 @@ impl TrainConfig {
                 crate::error::shown(self.dropout)
             ));
         }
-        check_dropout(self.dropout, &self.widths)?;
+        check_hidden_layers(self.dropout, self.norm, &self.widths)?;
         crate::model::attention::check_heads(
             self.attention_heads,
             &self.widths,
@@ -187,10 +187,24 @@ impl TrainConfig {
     }
 }
 
-/// Refuses a dropout rate that leaves less than one unit of the narrowest of `widths` in
+/// Refuses settings of the hidden layers that `widths` cannot carry: dropout or layer
+/// normalisation on a model without hidden layers (`widths` empty, a linear model), which would
+/// change nothing, and a dropout rate that leaves less than one unit of the narrowest layer in
 /// expectation: in range, yet every step would see a nearly empty layer and nothing be learnt.
-pub fn check_dropout(dropout: f64, widths: &[usize]) -> Result<()> {
+pub fn check_hidden_layers(dropout: f64, norm: crate::model::Norm, widths: &[usize]) -> Result<()> {
     let Some(&narrowest) = widths.iter().min() else {
+        if dropout > 0.0 {
+            return Err(Error::Config(format!(
+                "dropout {} zeroes hidden units, and a model without hidden layers (widths []: a linear model) has none; give hidden widths, or a dropout of 0",
+                crate::error::shown(dropout)
+            )));
+        }
+        if norm != crate::model::Norm::None {
+            return Err(Error::Config(format!(
+                "norm {} normalises hidden layers, and a model without hidden layers (widths []: a linear model) has none; give hidden widths, or norm none",
+                norm.name()
+            )));
+        }
         return Ok(());
     };
     let kept = (1.0 - dropout) * narrowest as f64;

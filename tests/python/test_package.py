@@ -648,10 +648,13 @@ def test_class_messages_name_what_python_calls_it(bundled):
     message = str(refused.value)
     assert "--" not in message and "tau_target" in message, message
     # A dropout in range that keeps less than one unit of the narrowest layer, the student's or
-    # the teachers': refused before anything trains, in keywords.
+    # the teachers', and dropout or normalisation on a linear model (no hidden layer): refused
+    # before anything trains, in keywords.
     for settings, words in [
         (dict(widths=[32, 8], dropout=0.9), "choose a dropout of at most 1 − 1/8 = 0.875"),
         (dict(widths=[32, 8], teacher_widths=[4], dropout=0.8), "1 − 1/4 = 0.75 (teacher_widths)"),
+        (dict(widths=[], dropout=0.5), "dropout 0.5 zeroes hidden units, and a model without hidden layers"),
+        (dict(widths=[], norm="layer"), "norm layer normalises hidden layers"),
     ]:
         with pytest.raises(ValueError) as refused:
             distillrank.Ranker(**dict(SMALL, **settings)).fit(X, y, qid=qid, verbose=False)
