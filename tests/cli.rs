@@ -1694,3 +1694,119 @@ fn students_and_teachers_of_either_family() {
         }
     }
 }
+
+/// A pipe (`/dev/stdin`, `<(zcat f.gz)`) gives its bytes once. Every command reads a piped data
+/// file once, LETOR text or Parquet; where a command must read the file a second time (a tree
+/// model scores its text again, `data convert` copies each document after checking them all),
+/// it refuses the pipe by name and writes nothing, where it read an empty second pass before.
+#[test]
+fn a_piped_data_file_is_read_once_or_refused_by_name_in_every_command() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let vali = letor_data::data("mq2008/Fold1/vali.txt");
+    let tree = format!(
+        "{}/tests/data/mq2008-lightgbm.txt",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let piped = |bytes: &[u8], args: &[&str]| -> (bool, String, String) {
+        let mut child = cli_run::command()
+            .args(args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        let bytes = bytes.to_vec();
+        // A command that refuses the pipe exits before reading it: the write may then fail.
+        let writer = std::thread::spawn(move || {
+            let _ = stdin.write_all(&bytes);
+        });
+        let out = child.wait_with_output().unwrap();
+        writer.join().unwrap();
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let text = std::fs::read(&vali).unwrap();
+    let parquet = dir.path().join("vali.parquet");
+    let (ok, _, stderr) = distillrank(&["data", "convert", &vali, "-o", parquet.to_str().unwrap()]);
+    assert!(ok, "{stderr}");
+    let parquet = std::fs::read(&parquet).unwrap();
+
+    // Read once: the same figures as from the file.
+    let (ok, from_file, stderr) = distillrank(&["data", "stats", &vali, "--json"]);
+    assert!(ok, "{stderr}");
+    let docs =
+        |json: &str| serde_json::from_str::<serde_json::Value>(json).unwrap()["docs"].clone();
+    for bytes in [&text, &parquet] {
+        let (ok, stdout, stderr) = piped(bytes, &["data", "stats", "/dev/stdin", "--json"]);
+        assert!(ok, "{stderr}");
+        assert_eq!(docs(&stdout), docs(&from_file), "{stderr}");
+    }
+    let model = dir.path().join("m");
+    let model = model.to_str().unwrap();
+    let (ok, _, stderr) = piped(
+        &parquet,
+        &[
+            "train",
+            "--train",
+            "/dev/stdin",
+            "--epochs",
+            "1",
+            "--quiet",
+            "--save",
+            model,
+        ],
+    );
+    assert!(ok, "{stderr}");
+    let (ok, scores, stderr) = distillrank(&["predict", "--model", model, &vali]);
+    assert!(ok, "{stderr}");
+    let (ok, piped_scores, stderr) = piped(&text, &["predict", "--model", model, "/dev/stdin"]);
+    assert!(ok, "{stderr}");
+    assert_eq!(piped_scores, scores);
+    let (ok, _, stderr) = piped(&text, &["eval", "--model", model, "/dev/stdin"]);
+    assert!(ok, "{stderr}");
+
+    // Read twice: refused by name, with nothing written.
+    let converted = dir.path().join("out.parquet");
+    let train = letor_data::data("mq2008/Fold1/train.txt");
+    let compare = [
+        "compare", "--train", &train, "--epochs", "1", "--seeds", "1", "--quiet",
+    ];
+    let reference = [
+        "--valid",
+        &vali,
+        "--test",
+        "/dev/stdin",
+        "--reference-model",
+        &tree,
+    ];
+    let teacher = ["--valid", "/dev/stdin", "--teacher-model", &tree];
+    let twice: [Vec<&str>; 5] = [
+        vec![
+            "data",
+            "convert",
+            "/dev/stdin",
+            "-o",
+            converted.to_str().unwrap(),
+        ],
+        vec!["predict", "--model", &tree, "/dev/stdin"],
+        vec!["eval", "--model", &tree, "/dev/stdin"],
+        [&compare[..], &reference].concat(),
+        [&compare[..], &teacher].concat(),
+    ];
+    for args in twice {
+        let (ok, _, stderr) = piped(&text, &args);
+        assert!(!ok, "{args:?} read a pipe twice");
+        assert!(
+            stderr.contains("/dev/stdin is not a regular file")
+                && stderr.contains("a file on disk"),
+            "{args:?}: {stderr}"
+        );
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
+    assert!(!converted.exists());
+}

@@ -795,6 +795,7 @@ fn forest_scores(
     if let Some(note) = forest.absent_note(absent.into()) {
         out.warn(format!("{}: {note} (--absent)", model.display()));
     }
+    distillrank::data::check_rereadable(file, "a tree model scoring it")?;
     let text = std::fs::File::open(file).map_err(|e| Error::io(file, e))?;
     let (scores, _) = forest.score_letor(file, text, offset, absent.into())?;
     if scores.len() != data.n_docs() {

@@ -37,6 +37,10 @@ pub fn convert(
     // The first pass reads and checks everything and gives the grades and groups; the second
     // gives each document's entries as the input has them.
     let cached = input.extension().is_some_and(|e| e == "drcache");
+    crate::data::check_rereadable(
+        input,
+        "data convert (once to check it, once to copy each document)",
+    )?;
     let data = if cached {
         crate::data::cache::read_cache(input, None)?.0
     } else {
@@ -55,7 +59,18 @@ pub fn convert(
     };
     let mut doc = 0usize;
     let mut group = 0usize;
+    let n_docs = data.n_docs();
+    let changed = |second: &str| {
+        Error::Config(format!(
+            "{} changed while it was converted: {n_docs} documents on the first reading, {second} on the second; {} is incomplete",
+            input.display(),
+            out_name.display()
+        ))
+    };
     let mut on_row = |qid: Option<u64>, features: &[(u32, f64)]| -> Result<()> {
+        if doc == n_docs {
+            return Err(changed("more"));
+        }
         while doc >= data.group_offsets[group + 1] {
             group += 1;
         }
@@ -74,6 +89,9 @@ pub fn convert(
         scan_letor(input, file, DEFAULT_MAX_FEATURE_INDEX, &mut |row| {
             on_row(row.qid, row.features)
         })?;
+    }
+    if doc != n_docs {
+        return Err(changed(&doc.to_string()));
     }
     sink.finish(out_name)?;
     Ok(Converted {

@@ -24,6 +24,20 @@ use std::path::PathBuf;
 
 pub use features::Features;
 
+/// Refuses `path` where it is not a regular file (a pipe such as `/dev/stdin` or `<(zcat f.gz)`,
+/// or a device) and `reader` must read it a second time: a pipe gives its bytes once, and a
+/// second reading would find it empty. A path that does not exist is left to the reading.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn check_rereadable(path: &std::path::Path, reader: &str) -> crate::error::Result<()> {
+    match std::fs::metadata(path) {
+        Ok(m) if !m.is_file() && !m.is_dir() => Err(crate::error::Error::Config(format!(
+            "{} is not a regular file (a pipe or a device), and {reader} reads it a second time, which a pipe cannot give: write it to a file on disk and give that",
+            path.display()
+        ))),
+        _ => Ok(()),
+    }
+}
+
 /// Reads a whole file of at most `cap` bytes (`what` names it in the error): a file its size
 /// says is larger is refused before anything is read, and a device such as `/dev/zero` (which
 /// has no size) stops at the cap, with an error, not with memory exhausted.

@@ -65,8 +65,12 @@ pub fn is_parquet_path(path: &Path) -> bool {
             },
             Err(_) => return false,
         }
-    } else {
+    } else if std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
         path.to_path_buf()
+    } else {
+        // A pipe (`/dev/stdin`, `<(zcat f.gz)`) cannot be read twice: its first bytes are left
+        // for the reader, which tells Parquet from text by them as well.
+        return false;
     };
     let mut head = [0u8; 4];
     std::fs::File::open(file)

@@ -158,6 +158,7 @@ impl Store for Disk {
             None if beside.exists() => Some(crate::data::letor::read_query_file(&beside)?),
             None => None,
         };
+        crate::data::check_rereadable(&path, "a tree model (teacher or reference) scoring it")?;
         let file = std::fs::File::open(&path).map_err(|e| Error::io(&path, e))?;
         Ok((Box::new(file), query))
     }
