@@ -38,7 +38,14 @@ pub struct Setting {
     pub range: Option<Range>,
     /// What the setting does: the flag's `--help`, the page's tooltip.
     pub help: &'static str,
+    /// For a list that may be empty (the hidden widths), the word that gives the empty list
+    /// ([`NO_HIDDEN_LAYER`]); the list's values are then comma-separated in one flag value.
+    pub empty_list: Option<&'static str>,
 }
+
+/// The hidden widths' value for no hidden layer, a linear model (`--widths none`; `"widths": []`
+/// in `setup.json`): the PFD paper's model of its section 5.
+pub const NO_HIDDEN_LAYER: &str = "none";
 
 /// A `setup.json` field a setting fills, as a path from the top (`data.logs.sessions`; the
 /// global objectives' fields under [`OBJECTIVES`]), with its default as the CLI spells it
@@ -73,6 +80,7 @@ const fn setting(name: &'static str, range: Option<Range>) -> Setting {
         fields: &[],
         range,
         help: "",
+        empty_list: None,
     }
 }
 
@@ -141,6 +149,13 @@ impl Setting {
     }
     const fn help(self, help: &'static str) -> Setting {
         Setting { help, ..self }
+    }
+    /// A list of whole numbers that may be empty, given by `word`.
+    const fn or_empty(self, word: &'static str) -> Setting {
+        Setting {
+            empty_list: Some(word),
+            ..self
+        }
     }
     /// A setting of `setup.json` without a flag.
     const fn setup_only(self) -> Setting {
@@ -326,10 +341,10 @@ pub const SETTINGS: &[Setting] = &[
         .help("The objectives' multipliers ascend at this factor times the learning rate (the reference's 0.1 barely moves them under Adam)"),
     real("initial-lambda", (0.0, 1e6), CLOSED, "a Lagrange multiplier").at(&[f("objectives.initial_lambda", "1")])
         .help("Every multiplier's starting value"),
-    whole("widths", 1, 1_000_000, SIZE).at(&[fp("widths", "256,256,128,64", "64,32"), f("objectives.widths", "64,32")])
-        .help("Hidden layer widths, comma-separated (a comparison's teachers too, unless --teacher-widths)"),
-    whole("teacher-widths", 1, 1_000_000, SIZE).at(&[f("teacher_widths", "")])
-        .help("Hidden widths of the teachers (default: the student's --widths)"),
+    whole("widths", 1, 1_000_000, SIZE).at(&[fp("widths", "256,256,128,64", "64,32"), f("objectives.widths", "64,32")]).or_empty(NO_HIDDEN_LAYER)
+        .help("Hidden layer widths, comma-separated, or none for no hidden layer: a linear model, as in the PFD paper's section 5 (a comparison's teachers too, unless --teacher-widths)"),
+    whole("teacher-widths", 1, 1_000_000, SIZE).at(&[f("teacher_widths", "")]).or_empty(NO_HIDDEN_LAYER)
+        .help("Hidden widths of the teachers, or none for linear teachers (default: the student's --widths)"),
     whole("batch-docs", 1, 10_000_000, SIZE).at(&[f("batch_docs", "512")])
         .help("Documents per mini-batch (whole query groups)"),
     whole("batch-size", 1, 10_000_000, SIZE).at(&[f("objectives.batch_size", "128")])
@@ -520,7 +535,7 @@ pub fn table_json() -> serde_json::Value {
             });
             serde_json::json!({
                 "name": s.name, "flag": s.flag, "fields": fields, "range": range,
-                "help": s.help,
+                "help": s.help, "empty_list": s.empty_list,
             })
         })
         .collect();
@@ -617,6 +632,22 @@ impl Setting {
     /// checked against the range, `true` or `false`, or the text.
     pub fn json_value(&self, text: &str) -> std::result::Result<serde_json::Value, String> {
         let text = text.trim();
+        if let Some(word) = self.empty_list {
+            // A list in one value: `64,32`, or the word for none.
+            if text == word {
+                return Ok(serde_json::Value::Array(Vec::new()));
+            }
+            let item = Setting {
+                empty_list: None,
+                ..*self
+            };
+            return text
+                .split(',')
+                .map(|t| item.json_value(t))
+                .collect::<std::result::Result<Vec<_>, String>>()
+                .map(serde_json::Value::Array)
+                .map_err(|e| format!("{e}, or {word} for no hidden layer"));
+        }
         match self.range {
             Some(range) if range.integer => {
                 let whole: u64 = self.parse(text)?;

@@ -700,8 +700,13 @@ impl Setup {
 
     /// A setting's value as its flag takes it: a list comma-separated, an enum by its name.
     fn flag_value(&self, path: &str, value: &serde_json::Value) -> String {
+        let empty_list = crate::settings::setting_of_field(path).and_then(|s| s.empty_list);
         match value {
             serde_json::Value::String(s) => s.clone(),
+            // `--widths none`: the word for an empty list, where the setting has one.
+            serde_json::Value::Array(items) if items.is_empty() => {
+                empty_list.unwrap_or_default().to_string()
+            }
             serde_json::Value::Array(items) => items
                 .iter()
                 .map(|v| self.flag_value(path, v))

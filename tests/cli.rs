@@ -1810,3 +1810,101 @@ fn a_piped_data_file_is_read_once_or_refused_by_name_in_every_command() {
     }
     assert!(!converted.exists());
 }
+
+/// `--widths none` is a model without hidden layers, a linear model (the PFD paper's section 5),
+/// in every command that takes widths, as `"widths": []` is in setup.json and Python: `train`
+/// saves one and `export` writes its graph; `compare --teacher-widths none` gives linear
+/// teachers, and its setup.json and report give the command back with `none`, where they wrote
+/// `--widths ''` before, which no command takes; `objectives` and `bench train` train one.
+#[test]
+fn widths_none_is_a_linear_model_in_every_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let at = |name: &str| dir.path().join(name).display().to_string();
+    let json = |path: String| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    };
+    let small = ["--queries", "100", "--epochs", "1", "--quiet"];
+    let (ok, _, stderr) = distillrank(
+        &[
+            &["train", "--widths", "none", "--save", &at("m")][..],
+            &small,
+        ]
+        .concat(),
+    );
+    assert!(ok, "{stderr}");
+    assert_eq!(json(at("m.json"))["widths"], serde_json::json!([]));
+    let (ok, _, stderr) = distillrank(&["export", "--model", &at("m"), "--onnx", &at("m.onnx")]);
+    assert!(ok, "{stderr}");
+
+    let compare = [
+        "compare",
+        "--widths",
+        "none",
+        "--teacher-widths",
+        "none",
+        "--seeds",
+        "1",
+    ];
+    let (ok, _, stderr) = distillrank(&[&compare[..], &small, &["--out", &at("c")]].concat());
+    assert!(ok, "{stderr}");
+    let setup = json(at("c/setup.json"));
+    assert_eq!(
+        (&setup["widths"], &setup["teacher_widths"]),
+        (&serde_json::json!([]), &serde_json::json!([]))
+    );
+    assert_eq!(
+        json(at("c/students/pfd.json"))["widths"],
+        serde_json::json!([])
+    );
+    let report = std::fs::read_to_string(at("c/report.md")).unwrap();
+    assert!(
+        report.contains("--widths none --teacher-widths none"),
+        "{report}"
+    );
+
+    let (ok, _, stderr) = distillrank(&[
+        "objectives",
+        "--widths",
+        "none",
+        "--epochs",
+        "1",
+        "--seeds",
+        "1",
+        "--quiet",
+        "--out",
+        &at("o"),
+    ]);
+    assert!(ok, "{stderr}");
+    assert_eq!(
+        json(at("o/setup.json"))["objectives"]["widths"],
+        serde_json::json!([])
+    );
+    let (ok, _, stderr) = distillrank(&[
+        "bench",
+        "train",
+        "--widths",
+        "none",
+        "--steps",
+        "2",
+        "--warmup",
+        "1",
+        "--features",
+        "8",
+        "--groups-per-batch",
+        "2",
+        "--docs-per-group",
+        "8",
+        "--backend",
+        "cpu",
+    ]);
+    assert!(ok, "{stderr}");
+
+    // The word is the whole value: beside a width, or empty, it is refused by the flag's range.
+    for bad in ["none,64", "", "0"] {
+        let (ok, _, stderr) = distillrank(&["train", "--widths", bad, "--queries", "100"]);
+        assert!(
+            !ok && stderr.contains("or none for no hidden layer"),
+            "{bad}: {stderr}"
+        );
+    }
+}

@@ -116,8 +116,8 @@ pub struct ShapeArgs {
     #[arg(value_parser = bounded::<usize>("docs-per-group"), long, default_value_t = 64)]
     docs_per_group: usize,
     /// Hidden layer widths of the model.
-    #[arg(value_parser = bounded::<usize>("widths"), long, value_delimiter = ',', action = clap::ArgAction::Set, default_value = "256,256,128,64")]
-    widths: Vec<usize>,
+    #[arg(value_parser = super::widths("widths"), long, action = clap::ArgAction::Set, default_value = "256,256,128,64")]
+    widths: super::Widths,
     /// Heads of attention over each group's documents: the listwise family (0: the MLP).
     #[arg(value_parser = bounded::<usize>("attention-heads"), long, default_value_t = 0)]
     attention_heads: usize,
@@ -136,7 +136,7 @@ impl ShapeArgs {
             features: self.features,
             groups: self.groups_per_batch,
             docs_per_group: self.docs_per_group,
-            widths: self.widths.clone(),
+            widths: self.widths.0.clone(),
             attention_heads: self.attention_heads,
         }
     }

@@ -967,7 +967,14 @@ mod tests {
         files.data.prepared_cache = true;
         files.alpha = 0.3;
 
-        for setup in [synthetic, logs, files] {
+        // A linear student and linear teachers: `--widths none --teacher-widths none`.
+        let linear = Setup {
+            widths: vec![],
+            teacher_widths: Some(vec![]),
+            ..Setup::default()
+        };
+
+        for setup in [synthetic, logs, files, linear] {
             let line = setup.command_line();
             assert_eq!(parse(&line).setup(&[]).unwrap(), setup, "{line:?}");
         }

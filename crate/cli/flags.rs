@@ -180,6 +180,10 @@ impl<S: FlagSet> clap::Args for TableFlags<S> {
                 .action(clap::ArgAction::Set);
             let switch = matches!(distillrank::settings::default_text(path), "true" | "false");
             let arg = match setting.range {
+                // A list that may be empty (`--widths none`): one value, read whole.
+                Some(_) if setting.empty_list.is_some() => {
+                    arg.value_parser(super::widths(setting.name))
+                }
                 Some(range) if range.integer => {
                     arg.value_parser(bounded::<u64>(flag)).value_delimiter(',')
                 }
@@ -229,15 +233,18 @@ impl<S: FlagSet> clap::FromArgMatches for TableFlags<S> {
             if matches.value_source(flag) != Some(ValueSource::CommandLine) {
                 continue;
             }
-            let values: Vec<String> = if let Ok(Some(v)) = matches.try_get_many::<u64>(flag) {
-                v.map(u64::to_string).collect()
-            } else if let Ok(Some(v)) = matches.try_get_many::<f64>(flag) {
-                v.map(f64::to_string).collect()
-            } else if let Ok(Some(v)) = matches.try_get_many::<String>(flag) {
-                v.cloned().collect()
-            } else {
-                continue;
-            };
+            let values: Vec<String> =
+                if let Ok(Some(v)) = matches.try_get_many::<super::Widths>(flag) {
+                    v.map(super::Widths::text).collect()
+                } else if let Ok(Some(v)) = matches.try_get_many::<u64>(flag) {
+                    v.map(u64::to_string).collect()
+                } else if let Ok(Some(v)) = matches.try_get_many::<f64>(flag) {
+                    v.map(f64::to_string).collect()
+                } else if let Ok(Some(v)) = matches.try_get_many::<String>(flag) {
+                    v.cloned().collect()
+                } else {
+                    continue;
+                };
             self.given.retain(|(f, _)| *f != flag);
             self.given.push((flag, values));
         }

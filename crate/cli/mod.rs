@@ -299,7 +299,7 @@ where
         .any(|a| a == "--json")
 }
 
-/// Whether a flag takes numbers (whole or real).
+/// Whether a flag takes numbers (whole or real, or a list of whole numbers).
 pub fn is_numeric(arg: &clap::Arg) -> bool {
     use std::any::TypeId;
     let parsed = arg.get_value_parser().type_id();
@@ -310,6 +310,7 @@ pub fn is_numeric(arg: &clap::Arg) -> bool {
         TypeId::of::<u8>(),
         TypeId::of::<f64>(),
         TypeId::of::<f32>(),
+        TypeId::of::<Widths>(),
     ]
     .iter()
     .any(|id| parsed == *id)
@@ -322,6 +323,36 @@ pub fn bounded<T: distillrank::settings::Number>(
 ) -> impl Fn(&str) -> Result<T, String> + Clone + Send + Sync + 'static {
     move |text: &str| match distillrank::settings::bound(name) {
         Some(bound) => bound.parse(text),
+        None => Err(format!("no bounds are known for --{name}")),
+    }
+}
+
+/// Hidden widths as one flag value: `256,128`, or `none` for no hidden layer (a linear model).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Widths(pub Vec<usize>);
+
+impl Widths {
+    /// As the flag takes it.
+    pub fn text(&self) -> String {
+        match self.0.as_slice() {
+            [] => distillrank::settings::NO_HIDDEN_LAYER.to_string(),
+            widths => widths
+                .iter()
+                .map(usize::to_string)
+                .collect::<Vec<_>>()
+                .join(","),
+        }
+    }
+}
+
+/// A list flag that may be empty (`--widths`), read by its row of the table of settings.
+pub fn widths(
+    name: &'static str,
+) -> impl Fn(&str) -> Result<Widths, String> + Clone + Send + Sync + 'static {
+    move |text: &str| match distillrank::settings::bound(name) {
+        Some(row) => serde_json::from_value(row.json_value(text)?)
+            .map(Widths)
+            .map_err(|e| e.to_string()),
         None => Err(format!("no bounds are known for --{name}")),
     }
 }

@@ -52,8 +52,8 @@ pub struct ObjectivesArgs {
     pub dual_rate_factor: f64,
     #[arg(value_parser = bounded::<f64>("initial-lambda"), long)]
     pub initial_lambda: f64,
-    #[arg(value_parser = bounded::<usize>("widths"), long, value_delimiter = ',', action = clap::ArgAction::Set)]
-    pub widths: Vec<usize>,
+    #[arg(value_parser = super::widths("widths"), long, action = clap::ArgAction::Set)]
+    pub widths: super::Widths,
     #[arg(value_parser = bounded::<usize>("batch-size"), long)]
     pub batch_size: usize,
     #[arg(value_parser = bounded::<f64>("at-precision"), long)]
@@ -174,7 +174,7 @@ impl ObjectivesArgs {
             lr: self.lr,
             dual_rate_factor: self.dual_rate_factor,
             initial_lambda: self.initial_lambda,
-            widths: self.widths.clone(),
+            widths: self.widths.0.clone(),
             batch_size: self.batch_size,
             at_precision: self.at_precision,
             at_recall: self.at_recall,

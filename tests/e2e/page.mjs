@@ -1321,6 +1321,37 @@ await check("every_field_control_reads_and_writes_its_setup_path", async () => {
   }
 });
 
+await check("hidden_widths_none_is_a_linear_model_as_on_the_cli", async () => {
+  // The form's hidden widths take the CLI's word for no hidden layer: `none` is widths [] in the
+  // setup, a setup with widths [] opens as `none`, and the word beside a width is refused by the
+  // control's name.
+  const p = await freshPage();
+  try {
+    const result = await p.evaluate(async () => {
+      const { compareSetup, formFromSetup, readForm } = await import("./js/setup.js");
+      const widths = document.querySelector('#setup [data-field="widths"]');
+      widths.value = "none";
+      const setup = compareSetup(readForm(), "cpu");
+      widths.value = "64,32";
+      formFromSetup(setup);
+      const shown = widths.value;
+      widths.value = "none,64";
+      let refused = "";
+      try {
+        compareSetup(readForm(), "cpu");
+      } catch (e) {
+        refused = String(e.message ?? e);
+      }
+      return { widths: setup.widths, shown, refused };
+    });
+    expect(JSON.stringify(result.widths) === "[]", `widths none read as ${JSON.stringify(result.widths)}`);
+    expect(result.shown === "none", `widths [] opened as '${result.shown}'`);
+    expect(/idden widths/.test(result.refused), `none,64: ${result.refused || "accepted"}`);
+  } finally {
+    await p.close();
+  }
+});
+
 await check("class_one_setup_document_one_meaning_a_section_left_partly_out_opens_with_the_tables_defaults", async () => {
   // The page opens a setup through the library's reader, as the CLI's --setup and Python do:
   // the fields a section leaves out take the table of settings' defaults.

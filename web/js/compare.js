@@ -607,7 +607,7 @@ export async function scoreSavedModel() {
     await loadSource(readForm().source);
     const { result } = await request({ type: "evaluate", safetensors: weights, config });
     const ndcg = result.metrics.ndcg.map(([k, v]) => `NDCG@${k} ${v === null ? "—" : v.toFixed(4)}`).join(", ");
-    $("model-score").textContent = `${weights.name} (${result.model.inputs} inputs, widths ${result.model.widths.join("-")}) on ` +
+    $("model-score").textContent = `${weights.name} (${result.model.inputs} inputs, widths ${result.model.widths.join("-") || "none"}) on ` +
       `${result.test_queries} test queries, graded relevance: ${ndcg}; MAP ${result.metrics.map === null ? "n/a (no relevant document)" : result.metrics.map.toFixed(4)}.` +
       (result.warning ? ` Warning: ${result.warning}.` : "");
   } catch (e) {

@@ -242,7 +242,7 @@ function fieldControls() {
 
 /// A control's text `text` as its setup field takes it, read by its row of the table of
 /// settings: a whole number, a real, a list of whole numbers (a text control of a whole-number
-/// row: the widths), nothing (null) where the row's default is empty (the library decides by the
+/// row: the widths, `none` for the empty list), nothing (null) where the row's default is empty (the library decides by the
 /// data), or the text itself (a name); a bad value names the control in the page's words.
 function fieldValue(el, text) {
   // A yes-or-no setting: its box.
@@ -255,8 +255,18 @@ function fieldValue(el, text) {
   const decided = v === "" || (v === el.defaultValue && !/\d/.test(v));
   if (decided && row?.fields.find((f) => f.path === path)?.default === "") return null;
   if (!row?.range) return v;
-  if (Array.isArray(valueAt(state.defaults, path))) return v.split(",").map((w) => integer(w.trim(), what));
+  if (Array.isArray(valueAt(state.defaults, path))) {
+    // A list that may be empty has its word for none (the widths' `none`: a linear model).
+    if (row.empty_list && v === row.empty_list) return [];
+    return v.split(",").map((w) => integer(w.trim(), what));
+  }
   return row.range.integer ? integer(v, what) : number(v, what);
+}
+
+/// A list setting's value as a control shows it, as the CLI writes it: comma-separated, or its
+/// row's word for none (`none`: no hidden layer).
+function listText(path, list) {
+  return list.length === 0 && rowOf(path)?.empty_list ? rowOf(path).empty_list : list.join(",");
 }
 
 /// The fields under `prefix` (`data.source.`) of every control that applies (one not in a hidden
@@ -404,7 +414,7 @@ function objectivesValues(o, values) {
   values.obj_source = o.data.files ? "upload" : "synthetic";
   for (const el of $("objectives-setup").querySelectorAll("[data-field]")) {
     const v = valueAt({ objectives: o }, el.dataset.field);
-    if (v != null) values[el.name] = Array.isArray(v) ? v.join(",") : String(v);
+    if (v != null) values[el.name] = Array.isArray(v) ? listText(el.dataset.field, v) : String(v);
   }
   const checked = new Set();
   for (const name of o.objectives.map(String)) {
@@ -442,7 +452,7 @@ export function formFromSetup(setup) {
     if (path === "methods" || v === undefined) continue;
     // The control's own word where the library decides (tau_target's empty, the workers'
     // auto); lists as the CLI writes them.
-    values[el.name] = v === null ? el.defaultValue : Array.isArray(v) ? v.join(",") : path === "backend" && v === "gpu" ? "webgpu"
+    values[el.name] = v === null ? el.defaultValue : Array.isArray(v) ? listText(path, v) : path === "backend" && v === "gpu" ? "webgpu"
       : typeof v === "boolean" ? (v ? el.value : "") : String(v);
   }
   const checked = objectivesValues(setup.objectives ?? state.defaults.objectives, values);
