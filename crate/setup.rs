@@ -1182,6 +1182,11 @@ fn json_error(path: &str, e: &serde_json::Error) -> String {
             crate::settings::bound_of_field(&format!("{}{field}", crate::settings::OBJECTIVES))
         });
         return match row {
+            // A list that may be empty says how: `widths: []` is no hidden layer.
+            Some(b) if b.empty_list.is_some() => format!(
+                "setup field {path}: {found}, expected a list of {}, or [] for no hidden layer",
+                b.expected().replacen("a whole number", "whole numbers", 1)
+            ),
             Some(b) => format!("setup field {path}: {found}, expected {}", b.expected()),
             None => format!("setup field {path}: {found}, expected {kind}"),
         };

@@ -1861,6 +1861,15 @@ fn widths_none_is_a_linear_model_in_every_command() {
         report.contains("--widths none --teacher-widths none"),
         "{report}"
     );
+    // setup.json (and Python) give the list itself; the CLI's word there is refused with it.
+    let mut worded = setup.clone();
+    worded["widths"] = serde_json::json!("none");
+    std::fs::write(at("worded.json"), worded.to_string()).unwrap();
+    let (ok, _, stderr) = distillrank(&["compare", "--setup", &at("worded.json")]);
+    assert!(
+        !ok && stderr.contains("or [] for no hidden layer"),
+        "{stderr}"
+    );
 
     let (ok, _, stderr) = distillrank(&[
         "objectives",
