@@ -1148,6 +1148,21 @@ fn json_error(path: &str, e: &serde_json::Error) -> String {
     if !matches!(e.classify(), serde_json::error::Category::Data) || path == "." {
         return format!("{message} (line {}, column {})", e.line(), e.column());
     }
+    // A setting's name where its field is another (`training_labels` for `data.labels`, `queries`
+    // at the top level): the field.
+    if let Some(name) = message
+        .strip_prefix("unknown field `")
+        .and_then(|m| m.split('`').next())
+    {
+        let setting = name.replace('_', "-");
+        if let Some((_, field)) = crate::settings::comparison_field(&setting) {
+            if field != path {
+                return format!(
+                    "setup field {path}: {message}; the setting {setting} is the field {field}"
+                );
+            }
+        }
+    }
     // A number its field cannot hold: the field's range, from the table of settings where it
     // has a row.
     let field: String = path.split('[').next().unwrap_or(path).to_string();

@@ -82,6 +82,29 @@ fn class_one_setup_document_one_meaning_a_section_left_partly_out_takes_the_tabl
         err.contains("rd") && err.contains("unknown field `kk`"),
         "{err}"
     );
+    // A setting given by its flag's name where its field has another path is pointed there,
+    // wherever the name was put: every such setting of the table.
+    for (flag, field) in distillrank::settings::flag_fields() {
+        let name = flag.replace('-', "_");
+        for json in [
+            format!(r#"{{"{name}": 1}}"#),
+            format!(r#"{{"data": {{"{name}": 1}}}}"#),
+        ] {
+            let given = if json.starts_with(r#"{"data""#) {
+                format!("data.{name}")
+            } else {
+                name.clone()
+            };
+            if given == field {
+                continue;
+            }
+            let err = Setup::from_json(&json).unwrap_err().to_string();
+            assert!(
+                err.contains(&format!("the setting {flag} is the field {field}")),
+                "{json}: {err}"
+            );
+        }
+    }
 }
 
 #[test]
