@@ -23,7 +23,7 @@ fn main() -> ExitCode {
     };
     let json = args.json;
     distillrank::native::quiet_gpu_probe();
-    match cli::run(args) {
+    match cli::check_utf8_arguments(std::env::args_os()).and_then(|()| cli::run(args)) {
         Ok(()) => ExitCode::SUCCESS,
         // The reader of our output went away (`| head`): not an error.
         Err(distillrank::error::Error::Io { source, .. })

@@ -1917,3 +1917,43 @@ fn widths_none_is_a_linear_model_in_every_command() {
         );
     }
 }
+
+/// A file name that is not UTF-8 is refused by its flag (or place) in every command, before
+/// anything runs: a run names its files in setup.json, reports and messages as UTF-8, where the
+/// name would have changed (`--train` read another file, `--save` wrote another, and `--out`
+/// panicked writing the report's command line).
+#[test]
+fn a_file_name_that_is_not_utf8_is_refused_by_its_flag_in_every_command() {
+    use std::os::unix::ffi::OsStrExt;
+    let name = std::ffi::OsStr::from_bytes(b"o\xffut");
+    let mut flagged = std::ffi::OsString::from("--save=");
+    flagged.push(name);
+    let lines: [(&[&str], &str); 5] = [
+        (&["compare", "--queries", "100", "--out"], "--out"),
+        (
+            &["sweep", "--param", "alpha", "--values", "0.5", "--out"],
+            "--out",
+        ),
+        (&["objectives", "--out"], "--out"),
+        (&["train", "--train"], "--train"),
+        (&["data", "stats"], "argument 3"),
+    ];
+    let mut runs: Vec<(Vec<std::ffi::OsString>, &str)> = lines
+        .iter()
+        .map(|(args, flag)| {
+            let mut line: Vec<std::ffi::OsString> = args.iter().map(Into::into).collect();
+            line.push(name.into());
+            (line, *flag)
+        })
+        .collect();
+    runs.push((vec!["train".into(), flagged], "--save"));
+    for (line, flag) in runs {
+        let out = cli_run::command().args(&line).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{line:?}: {stderr}");
+        assert!(
+            stderr.contains(&format!("{flag}: 'o\u{fffd}ut' is not UTF-8 text")),
+            "{line:?}: {stderr}"
+        );
+    }
+}

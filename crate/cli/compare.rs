@@ -566,7 +566,10 @@ pub fn write_report(path: &Path, text: &str) -> Result<()> {
 
 /// The command line that made this run, to reproduce it, quoted for a POSIX shell.
 pub fn reproduce_command() -> String {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let args: Vec<String> = std::env::args_os()
+        .skip(1)
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
     distillrank::setup::shell_words(args.iter().map(String::as_str))
 }
 

@@ -286,6 +286,36 @@ where
     Ok(cli)
 }
 
+/// Refuses a command line with an argument that is not UTF-8 (a file name in another encoding),
+/// naming its flag: a run records the files it read and wrote in setup.json, its reports and its
+/// messages as UTF-8 text, where such a name would be changed (U+FFFD in place of a byte) and
+/// name another file.
+pub fn check_utf8_arguments<I, T>(line: I) -> distillrank::error::Result<()>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString>,
+{
+    let line: Vec<std::ffi::OsString> = line.into_iter().map(Into::into).collect();
+    let Some(at) = line.iter().position(|a| a.to_str().is_none()) else {
+        return Ok(());
+    };
+    let text = line[at].to_string_lossy();
+    let (flag, text) = match text.split_once('=') {
+        Some((flag, value)) if flag.starts_with("--") => (flag.to_string(), value.to_string()),
+        _ => (
+            line[..at]
+                .last()
+                .and_then(|a| a.to_str())
+                .filter(|a| a.starts_with('-'))
+                .map_or(format!("argument {at}"), str::to_string),
+            text.to_string(),
+        ),
+    };
+    Err(distillrank::error::Error::Config(format!(
+        "{flag}: '{text}' is not UTF-8 text (U+FFFD marks the bytes that are not): distillrank names the files it reads and writes in setup.json, its reports and its messages as UTF-8, so rename the file"
+    )))
+}
+
 /// Whether a command line asks for JSON output (`--json` before any `--`), read before clap
 /// parses it, so that a line clap refuses is refused in JSON too.
 pub fn asks_for_json<I, T>(line: I) -> bool
