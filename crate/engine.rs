@@ -151,7 +151,22 @@ impl Engine {
         largest_group: usize,
     ) -> Result<RankingTrainer> {
         match self {
-            Engine::Cpu => Ok(RankingTrainer::Cpu(Box::new(CpuRanking::new(model, plan)))),
+            Engine::Cpu => {
+                if let Some(attention) = &model.attention {
+                    // The backward pass keeps each query's probabilities (heads × m²) and makes
+                    // their gradients beside them.
+                    let bytes = 2 * 4 * attention.heads as u128 * (largest_group as u128).pow(2);
+                    crate::memory::check_fits(
+                        bytes,
+                        &format!(
+                            "the attention probabilities of the largest training query ({largest_group} documents: {} heads × {largest_group}², kept for the backward pass with their gradients)",
+                            attention.heads
+                        ),
+                        "split or drop that query, or train the MLP (--attention-heads 0)",
+                    )?;
+                }
+                Ok(RankingTrainer::Cpu(Box::new(CpuRanking::new(model, plan))))
+            }
             Engine::Gpu(gpu) => {
                 // A batch holds whole groups, so the largest group sets the smallest batch there
                 // can be.

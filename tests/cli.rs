@@ -1957,3 +1957,52 @@ fn a_file_name_that_is_not_utf8_is_refused_by_its_flag_in_every_command() {
         );
     }
 }
+
+/// A listwise model keeps each training query's attention probabilities (heads × m²) for the
+/// backward pass: a query too long for the machine's memory is refused by its length before
+/// anything trains, where it aborted allocating (a query of 200,000 documents needs 640 GB).
+/// Scoring one needs memory in its length (`scoring_a_long_query_a_block_of_rows_at_a_time_...`).
+#[test]
+fn a_training_query_too_long_for_attention_in_memory_is_refused_by_its_length() {
+    use std::fmt::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let (train, valid) = (dir.path().join("train.txt"), dir.path().join("valid.txt"));
+    let mut text = String::new();
+    for d in 0..200_000 {
+        let _ = writeln!(text, "{} qid:1 1:{} 2:{}", d % 3, d % 7, d % 11);
+    }
+    std::fs::write(&train, text).unwrap();
+    let mut text = String::new();
+    for d in 0..60 {
+        let _ = writeln!(text, "{} qid:{} 1:{} 2:{}", d % 3, 2 + d / 10, d % 7, d % 5);
+    }
+    std::fs::write(&valid, text).unwrap();
+    let (ok, _, stderr) = distillrank(&[
+        "train",
+        "--train",
+        train.to_str().unwrap(),
+        "--valid",
+        valid.to_str().unwrap(),
+        "--attention-heads",
+        "2",
+        "--widths",
+        "8",
+        "--epochs",
+        "1",
+        "--min-group-size",
+        "1",
+        "--privileged",
+        "cols:2",
+        "--training-labels",
+        "grades",
+        "--backend",
+        "cpu",
+    ]);
+    assert!(!ok);
+    assert!(
+        stderr.contains("the largest training query (200000 documents")
+            && stderr.contains("640.0 GB in memory"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}

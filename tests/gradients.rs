@@ -721,3 +721,37 @@ fn an_empty_group_changes_no_score() {
     model.backward(&inp, &a, &[1.0; 9], &mut grads);
     assert!(grads.flatten().iter().all(|g| g.is_finite()));
 }
+
+/// Scoring makes each head's probabilities a block of rows at a time and keeps none of them,
+/// so that a long query needs memory in its length, not its square: its scores are the forward
+/// pass's that keeps every probability for the backward pass, for queries longer than a block
+/// and for a short one beside them.
+#[test]
+fn scoring_a_long_query_a_block_of_rows_at_a_time_equals_the_training_forward_pass() {
+    use distillrank::cpu::attention::SCORING_ROWS;
+    use distillrank::data::inputs::Inputs;
+    let mut rng = Rng::new(29);
+    let sizes = [2 * SCORING_ROWS + 37, 3, SCORING_ROWS + 1];
+    let mut offsets = vec![0];
+    for s in sizes {
+        offsets.push(offsets.last().unwrap() + s);
+    }
+    let b = *offsets.last().unwrap();
+    let n_in = 5;
+    let inp: Vec<f32> = (0..b * n_in).map(|_| rng.normal() as f32).collect();
+    let model = Mlp::<f32>::new(n_in, &[16, 8], 4).with_attention(2, 5);
+    let mut acts = Activations::default();
+    let kept = model
+        .forward_training(&inp, &offsets, &mut acts, None)
+        .to_vec();
+    assert!(!acts.attention.probabilities.is_empty());
+    let scored =
+        distillrank::cpu::mlp::score_inputs(&model, Inputs::dense(&inp, b).with_groups(&offsets));
+    assert_eq!(scored.len(), b);
+    for (i, (x, y)) in scored.iter().zip(&kept).enumerate() {
+        assert!(
+            (x - y).abs() <= 1e-6 * (1.0 + y.abs()),
+            "document {i}: {x} scored, {y} in training"
+        );
+    }
+}

@@ -24,7 +24,14 @@ pub struct AttentionActivations<T> {
     pub gathered: Vec<T>,
     /// h ⊙ (1 + a), the output layer's input (B, d).
     pub crossed: Vec<T>,
+    /// Scoring only, no backward pass to follow: each head's probabilities are made
+    /// [`SCORING_ROWS`] rows at a time and not kept, so that a query of m documents needs
+    /// memory in m, not m² (`probabilities` stays empty).
+    pub scoring: bool,
 }
+
+/// The rows of a query's probabilities made at once when scoring ([`AttentionActivations::scoring`]).
+pub const SCORING_ROWS: usize = 256;
 
 /// The gradients of the attention's parameters, in [`Attention::projections`]' order, each
 /// weight then bias.
@@ -67,34 +74,49 @@ pub fn forward<'a, T: Real>(
     }
     let scale = real::<T>(1.0 / (dh as f64).sqrt());
     let (query, key, value) = (&acts.query, &acts.key, &acts.value);
+    let scoring = acts.scoring;
     // Each group on its own: its heads' probabilities (heads, m, m) and its gathered rows (m, d).
     let attended = map_groups(groups, |_, start, m| {
         if m == 0 {
             return (Vec::new(), Vec::new());
         }
-        let mut probabilities = vec![T::zero(); heads * m * m];
-        let mut gathered = vec![T::zero(); m * d];
-        let mut head_out = vec![T::zero(); m * dh];
-        for (k, p) in probabilities.chunks_exact_mut(m * m).enumerate() {
+        // Rows r0..r0 + rows of head k: their logits Q_k K_kᵀ / sqrt(d_h), each row's softmax
+        // in place in `p` (rows, m), then a_k = P V_k into head k's columns of the gathered rows.
+        let head_block = |p: &mut [T], gathered: &mut [T], k: usize, r0: usize, rows: usize| {
             let at = start * d + k * dh;
-            // The head's logits Q_k K_kᵀ / sqrt(d_h), then each row's softmax, in place.
             matmul(
                 p,
-                head_rows(&query[at..], m, dh, d),
+                head_rows(&query[at + r0 * d..], rows, dh, d),
                 head_rows(&key[at..], m, dh, d).t(),
                 false,
             );
             for row in p.chunks_exact_mut(m) {
                 softmax_scaled(row, scale);
             }
-            // a_k = P V_k, into head k's columns of the gathered rows.
+            let mut head_out = vec![T::zero(); rows * dh];
             matmul(
                 &mut head_out,
-                View::rows(p, m, m),
+                View::rows(p, rows, m),
                 head_rows(&value[at..], m, dh, d),
                 false,
             );
-            scatter_head(&mut gathered[k * dh..], &head_out, dh, d);
+            scatter_head(&mut gathered[r0 * d + k * dh..], &head_out, dh, d);
+        };
+        let mut gathered = vec![T::zero(); m * d];
+        if scoring {
+            let mut p = Vec::new();
+            for k in 0..heads {
+                for r0 in (0..m).step_by(SCORING_ROWS) {
+                    let rows = SCORING_ROWS.min(m - r0);
+                    p.resize(rows * m, T::zero());
+                    head_block(&mut p, &mut gathered, k, r0, rows);
+                }
+            }
+            return (Vec::new(), gathered);
+        }
+        let mut probabilities = vec![T::zero(); heads * m * m];
+        for (k, p) in probabilities.chunks_exact_mut(m * m).enumerate() {
+            head_block(p, &mut gathered, k, 0, m);
         }
         (probabilities, gathered)
     });

@@ -407,6 +407,7 @@ pub fn score_inputs(model: &Mlp<f32>, inputs: Inputs<'_>) -> Vec<f32> {
     if model.attention.is_some() {
         return super::on_pool(|| {
             let mut acts = Activations::default();
+            acts.attention.scoring = true;
             let mut out = Vec::with_capacity(inputs.n_rows());
             inputs.for_each_group_chunk(SCORE_CHUNK_DOCS, |chunk, groups| {
                 out.extend_from_slice(model.forward_training(chunk, groups, &mut acts, None))
