@@ -197,6 +197,12 @@ impl ColumnMap {
                 if knots.windows(2).any(|w| w[0] >= w[1]) {
                     return Err("a knots map's knots must strictly increase".into());
                 }
+                if knots.windows(2).any(|w| !is_gap(w[0], w[1])) {
+                    return Err(
+                        "a knots map holds two knots closer than f32 can divide by (about 3e-39 apart)"
+                            .into(),
+                    );
+                }
             }
         }
         Ok(())
@@ -236,9 +242,17 @@ fn standardize(column: impl Iterator<Item = f32>) -> ColumnMap {
         m2 += d * (f64::from(v) - mean);
     }
     let std = if n > 0.0 { (m2 / n).sqrt() } else { 0.0 };
+    // A spread too small for its reciprocal in f32 (below about 3e-39: values that differ only
+    // in subnormal digits) is constant as well: its scale would be infinite, and v = mean would
+    // give 0 × inf = NaN.
+    let scale = (1.0 / std) as f32;
     ColumnMap::Affine {
         shift: mean as f32,
-        scale: if std > 0.0 { (1.0 / std) as f32 } else { 0.0 },
+        scale: if std > 0.0 && scale.is_finite() {
+            scale
+        } else {
+            0.0
+        },
     }
 }
 
@@ -272,8 +286,25 @@ fn rank_gauss(mut column: Vec<f32>) -> ColumnMap {
             .map(|i| distinct[(i * last + m / 2) / m])
             .collect()
     };
-    let (knots, values) = kept.into_iter().unzip();
+    // Knots closer than f32 can take the reciprocal of (about 3e-39 apart) are one knot: the
+    // interpolation divides by their gap.
+    let mut apart: Vec<(f32, f32)> = Vec::with_capacity(kept.len());
+    for (knot, value) in kept {
+        match apart.last() {
+            Some(&(last, _)) if !is_gap(last, knot) => {}
+            _ => apart.push((knot, value)),
+        }
+    }
+    if apart.len() == 1 {
+        apart[0].1 = 0.0;
+    }
+    let (knots, values) = apart.into_iter().unzip();
     ColumnMap::Knots { knots, values }
+}
+
+/// Whether knots `a < b` are far enough apart for [`ColumnMap::apply`] to divide by their gap.
+fn is_gap(a: f32, b: f32) -> bool {
+    (1.0 / (b - a)).is_finite()
 }
 
 /// The standard normal quantile Phi^-1(p) for p in (0, 1): Acklam's rational approximation
@@ -364,6 +395,32 @@ mod tests {
         assert!(out.iter().skip(1).step_by(2).all(|&v| v == 0.0), "{out:?}");
         // A value never seen in training on the constant column is still 0, finite.
         assert_eq!(maps[1].apply(1e30), 0.0);
+    }
+
+    /// A column whose values differ by less than f32 can take the reciprocal of (subnormal
+    /// digits: 0 and 1e-40) is a constant column for both fitted transforms: every value maps to
+    /// a finite number, where the infinite scale gave 0 × inf = NaN at the mean or a knot.
+    /// Its spread may be small but within range (1e-30): then it is kept, finite.
+    #[test]
+    fn a_spread_below_what_f32_can_divide_by_is_a_constant_column() {
+        for tiny in [1e-40f32, 1e-45, f32::MIN_POSITIVE / 4.0] {
+            let column = [0.0, tiny, 0.0, tiny, tiny, 0.0];
+            for transform in [Transform::Standardize, Transform::RankGauss] {
+                let maps = transform.fit(&column, 1);
+                assert_eq!(maps[0].check(), Ok(()), "{transform:?} on {tiny}");
+                for v in [0.0, tiny, 1.0, -1.0, 1e30] {
+                    let out = maps[0].apply(v);
+                    assert_eq!(out, 0.0, "{transform:?} of {v} on a column of 0 and {tiny}");
+                }
+            }
+        }
+        let maps = Transform::Standardize.fit(&[0.0, 1e-30, 0.0, 1e-30], 1);
+        assert!([0.0, 1e-30].iter().all(|&v| maps[0].apply(v).abs() == 1.0));
+        let close = ColumnMap::Knots {
+            knots: vec![0.0, 1e-40],
+            values: vec![-1.0, 1.0],
+        };
+        assert!(close.check().is_err());
     }
 
     #[test]
