@@ -368,6 +368,13 @@ fn class_a_folds_directory_that_cannot_be_read_is_refused_in_every_door() {
         "--quiet",
     ]);
     assert!(!ok && stderr.contains("not a directory"), "{stderr}");
+    // No directory at all.
+    let nowhere = Path::new(root).join("nowhere").display().to_string();
+    let (ok, _, stderr) = distillrank(&["compare", "--folds", &nowhere, "--quiet"]);
+    assert!(
+        !ok && stderr.contains("nowhere: no such directory"),
+        "{stderr}"
+    );
     // Folds beside files, and folds where one split is needed, are refused in words.
     let (ok, _, stderr) = distillrank(&[
         "compare", "--folds", root, "--train", root, "--out", out, "--quiet",
@@ -542,4 +549,65 @@ fn fold_files_are_checked_against_any_store_of_files() {
     // Names without {fold} are not this check's: the folds' warning covers them.
     setup.data.teacher.model = Some("one.txt".into());
     check_fold_files(&setup, &bundled_folds(), &|_| false).unwrap();
+}
+
+/// Parts in LightGBM's layout, without qid: and each with its PART.query of group sizes, are the
+/// same folds as the parts with their qids: the reader numbers each part's groups 1..n, and a
+/// fold's training parts number theirs on from the part before, as their text joined with their
+/// .query files reads, where two parts' numbers collided and every such folder was refused as a
+/// query in two parts.
+#[test]
+fn parts_with_query_files_are_the_same_folds_as_parts_with_qids() {
+    let (with, without) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    for part in parts_in(with.path()) {
+        let text = std::fs::read_to_string(&part).unwrap();
+        let mut sizes: Vec<(String, usize)> = Vec::new();
+        let mut lines = String::new();
+        for line in text.lines() {
+            let mut words: Vec<&str> = line.split(' ').collect();
+            let qid = words.remove(1).to_string();
+            match sizes.last_mut() {
+                Some((q, n)) if *q == qid => *n += 1,
+                _ => sizes.push((qid, 1)),
+            }
+            lines.push_str(&words.join(" "));
+            lines.push('\n');
+        }
+        let name = without.path().join(part.file_name().unwrap());
+        std::fs::write(&name, lines).unwrap();
+        let query: String = sizes.iter().map(|(_, n)| format!("{n}\n")).collect();
+        std::fs::write(format!("{}.query", name.display()), query).unwrap();
+    }
+    let run = |dir: &Path| -> serde_json::Value {
+        let out = dir.join("out");
+        let (ok, _, stderr) = distillrank(&[
+            "compare",
+            "--folds",
+            dir.to_str().unwrap(),
+            "--training-labels",
+            "grades",
+            "--privileged",
+            "cols:6",
+            "--methods",
+            "no-distillation,pfd",
+            "--seeds",
+            "1",
+            "--epochs",
+            "2",
+            "--widths",
+            "8",
+            "--min-group-size",
+            "2",
+            "--backend",
+            "cpu",
+            "--out",
+            out.to_str().unwrap(),
+            "--quiet",
+        ]);
+        assert!(ok, "{}: {stderr}", dir.display());
+        serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap()
+    };
+    let (a, b) = (run(with.path()), run(without.path()));
+    assert_eq!(a["pooled_test_queries"], b["pooled_test_queries"]);
+    assert_eq!(a["methods"], b["methods"]);
 }

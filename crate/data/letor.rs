@@ -970,7 +970,7 @@ impl Builder {
                 self.qids = (1..=sizes.len() as u64).collect();
             }
             (_, None) => {
-                return Err(Error::parse(&self.name, 0, 0, format!("{NO_GROUPS}: give the group sizes with --query FILE")))
+                return Err(Error::parse(&self.name, 0, 0, format!("{NO_GROUPS}: give the group sizes, one a line, in a file beside it named {}.query (or with the command's --query or --train-query flag)", self.name.display())))
             }
         }
         Ok(Dataset {

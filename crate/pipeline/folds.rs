@@ -171,9 +171,15 @@ pub fn folds_of_data(data: &crate::setup::DataSetup) -> Result<Vec<Fold>> {
 /// The folds of `setup.data.folds` on disk.
 #[cfg(not(target_arch = "wasm32"))]
 pub fn folds_on_disk(dir: &str) -> Result<Vec<Fold>> {
-    if !std::path::Path::new(dir).is_dir() {
+    let path = std::path::Path::new(dir);
+    if !path.is_dir() {
+        let what = if path.exists() {
+            "not a directory"
+        } else {
+            "no such directory"
+        };
         return Err(Error::Config(format!(
-            "{}: not a directory; --folds names a directory of LETOR 4.0's parts S1.txt..S5.txt or of Fold1..Fold5",
+            "{}: {what}; --folds names a directory of LETOR 4.0's parts S1.txt..S5.txt or of Fold1..Fold5",
             crate::error::printable(dir)
         )));
     }
@@ -366,8 +372,19 @@ impl Store for Joined<'_> {
             return self.inner.load(name, role, reporter);
         }
         let mut datasets = Vec::with_capacity(self.parts.len());
+        let mut groups_before = 0;
         for part in &self.parts {
-            datasets.push(self.inner.load(part, role, reporter)?);
+            let mut data = self.inner.load(part, role, reporter)?;
+            // A part without qid: takes its groups from PART.query, numbered 1..n by the reader:
+            // numbered on from the parts before it, as the parts' text joined with their .query
+            // files is ([`Store::text`]), so that two such parts do not share numbers.
+            if numbered_by_query_file(part, &data) {
+                for (g, qid) in data.qids.iter_mut().enumerate() {
+                    *qid = (groups_before + g + 1) as u64;
+                }
+            }
+            groups_before += data.n_groups();
+            datasets.push(data);
         }
         concat(&self.parts, datasets)
     }
@@ -437,6 +454,16 @@ impl Store for Joined<'_> {
 }
 
 use std::io::Read as _;
+
+/// Whether the groups of `data`, read from the file `part`, came from `PART.query` (the file has
+/// no qid:): the reader numbers them 1..n, and a `.query` file is beside it.
+fn numbered_by_query_file(part: &str, data: &Dataset) -> bool {
+    #[cfg(not(target_arch = "wasm32"))]
+    let beside = std::path::Path::new(&format!("{part}.query")).is_file();
+    #[cfg(target_arch = "wasm32")]
+    let beside = false;
+    beside && data.qids.iter().zip(1u64..).all(|(&q, n)| q == n)
+}
 
 /// The parts' datasets as one, in order: the widest part's width (a narrower part's last
 /// columns read as 0), every query once.
