@@ -37,6 +37,34 @@ fn part_text(part: usize, queries: usize) -> String {
     text
 }
 
+/// `compare --folds dir` of two methods on the small parts, into `out`, over `seeds` seeds.
+fn compare_small_folds(dir: &Path, out: &Path, seeds: usize) -> (bool, String, String) {
+    distillrank(&[
+        "compare",
+        "--folds",
+        dir.to_str().unwrap(),
+        "--training-labels",
+        "grades",
+        "--privileged",
+        "cols:6",
+        "--methods",
+        "no-distillation,pfd",
+        "--seeds",
+        &seeds.to_string(),
+        "--epochs",
+        "2",
+        "--widths",
+        "8",
+        "--min-group-size",
+        "2",
+        "--backend",
+        "cpu",
+        "--out",
+        out.to_str().unwrap(),
+        "--quiet",
+    ])
+}
+
 /// LETOR 4.0's layout in `dir`: S1.txt..S5.txt.
 fn parts_in(dir: &Path) -> Vec<PathBuf> {
     (1..=5)
@@ -193,30 +221,7 @@ fn compare_folds_reports_the_mean_over_folds_and_tests_the_pooled_queries() {
     let dir = tempfile::tempdir().unwrap();
     parts_in(dir.path());
     let out = dir.path().join("out");
-    let (ok, _, stderr) = distillrank(&[
-        "compare",
-        "--folds",
-        dir.path().to_str().unwrap(),
-        "--training-labels",
-        "grades",
-        "--privileged",
-        "cols:6",
-        "--methods",
-        "no-distillation,pfd",
-        "--seeds",
-        "2",
-        "--epochs",
-        "2",
-        "--widths",
-        "8",
-        "--min-group-size",
-        "2",
-        "--backend",
-        "cpu",
-        "--out",
-        out.to_str().unwrap(),
-        "--quiet",
-    ]);
+    let (ok, _, stderr) = compare_small_folds(dir.path(), &out, 2);
     assert!(ok, "{stderr}");
     let read = |p: PathBuf| -> serde_json::Value {
         serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
@@ -580,30 +585,7 @@ fn parts_with_query_files_are_the_same_folds_as_parts_with_qids() {
     }
     let run = |dir: &Path| -> serde_json::Value {
         let out = dir.join("out");
-        let (ok, _, stderr) = distillrank(&[
-            "compare",
-            "--folds",
-            dir.to_str().unwrap(),
-            "--training-labels",
-            "grades",
-            "--privileged",
-            "cols:6",
-            "--methods",
-            "no-distillation,pfd",
-            "--seeds",
-            "1",
-            "--epochs",
-            "2",
-            "--widths",
-            "8",
-            "--min-group-size",
-            "2",
-            "--backend",
-            "cpu",
-            "--out",
-            out.to_str().unwrap(),
-            "--quiet",
-        ]);
+        let (ok, _, stderr) = compare_small_folds(dir, &out, 1);
         assert!(ok, "{}: {stderr}", dir.display());
         serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap()
     };
