@@ -61,6 +61,7 @@ impl TrainShape {
             self.attention_heads,
             &self.widths,
             "--attention-heads",
+            "give --widths hidden layers, or --attention-heads 0 (the MLP)",
         )?;
         let available = crate::memory::available_memory();
         crate::model::mlp::check_size(

@@ -433,8 +433,13 @@ pub fn parse_config(text: &str, name: &Path) -> Result<ModelConfig> {
     if config.n_in == 0 || config.widths.contains(&0) {
         return Err(bad("n_in and every width must be positive".into()));
     }
-    crate::model::attention::check_heads(config.attention_heads, &config.widths, "attention_heads")
-        .map_err(|e| bad(e.message()))?;
+    crate::model::attention::check_heads(
+        config.attention_heads,
+        &config.widths,
+        "attention_heads",
+        "its widths hold none",
+    )
+    .map_err(|e| bad(e.message()))?;
     if config.members == 0 || config.members > crate::model::ensemble::MAX_MEMBERS {
         return Err(bad(format!(
             "members is {}: a model has 1 to {} members",

@@ -537,7 +537,26 @@ impl Setup {
                 (None, Some(_)) => "--attention-heads (the teachers', with --teacher-widths)",
                 (None, None) => "--attention-heads",
             };
-            crate::model::attention::check_heads(teacher_heads, teacher_widths, flag)?;
+            let (widths_flag, heads_flag) = match self.teacher_widths {
+                Some(_) => ("--teacher-widths", "--teacher-attention-heads"),
+                None => ("--widths", "--teacher-attention-heads"),
+            };
+            crate::model::attention::check_heads(
+                teacher_heads,
+                teacher_widths,
+                flag,
+                &format!("give {widths_flag} hidden layers, or {heads_flag} 0 (MLP teachers)"),
+            )?;
+            // Ranking Distillation's teacher is the student's widths scaled up
+            // (--rd-teacher-factor), of the teachers' family.
+            let ranking_distillation = self
+                .methods
+                .contains(&crate::ranking::distill::Method::RankingDistillation);
+            if ranking_distillation && teacher_heads > 0 && self.widths.is_empty() {
+                return Err(Error::Config(format!(
+                    "{flag} needs a hidden layer to attend over, and Ranking Distillation's teacher takes the student's --widths (scaled by --rd-teacher-factor), which hold none; give --widths hidden layers, or {heads_flag} 0 (MLP teachers)"
+                )));
+            }
             if let Some(widths) = &self.teacher_widths {
                 crate::model::mlp::check_size(
                     inputs,

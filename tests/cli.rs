@@ -1666,6 +1666,40 @@ fn students_and_teachers_of_either_family() {
             && stderr.contains("10"),
         "{stderr}"
     );
+    // Attention without a hidden layer names the widths the attention would take: the
+    // teachers' own, or the student's that Ranking Distillation's teacher scales.
+    for (flags, words) in [
+        (
+            &["--teacher-widths", "none", "--teacher-attention-heads", "2"][..],
+            "give --teacher-widths hidden layers, or --teacher-attention-heads 0",
+        ),
+        (
+            &["--attention-heads", "2", "--teacher-widths", "none"],
+            "give --teacher-widths hidden layers, or --teacher-attention-heads 0",
+        ),
+        (
+            &[
+                "--widths",
+                "none",
+                "--teacher-widths",
+                "16",
+                "--teacher-attention-heads",
+                "2",
+                "--methods",
+                "no-distillation,ranking-distillation",
+            ],
+            "Ranking Distillation's teacher takes the student's --widths",
+        ),
+    ] {
+        let out = dir.path().join("refused").display().to_string();
+        let mut args = vec!["compare", "--queries", "60", "--out", &out];
+        args.extend(flags);
+        if !flags.contains(&"--widths") {
+            args.extend(["--widths", "16,10"]);
+        }
+        let (ok, _, stderr) = distillrank(&args);
+        assert!(!ok && stderr.contains(words), "{flags:?}: {stderr}");
+    }
     // The same refusals from a setup file name the file and its fields, not flags it lacks.
     for (field, words) in [
         ("attention_heads", "attention_heads 3 does not divide"),

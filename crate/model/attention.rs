@@ -72,14 +72,20 @@ impl<T: Real> Attention<T> {
 
 /// Checks a model's attention heads against its widths before anything is built: the heads must
 /// divide the last hidden layer's width, and there must be a hidden layer to attend over. The
-/// message names the setting as `name` (the flag `--attention-heads`, or a file's field).
-pub fn check_heads(heads: usize, widths: &[usize], name: &str) -> crate::error::Result<()> {
+/// message names the setting as `name` (the flag `--attention-heads`, or a file's field), and
+/// says where the widths come from: `remedy` ("give --widths hidden layers, or ...").
+pub fn check_heads(
+    heads: usize,
+    widths: &[usize],
+    name: &str,
+    remedy: &str,
+) -> crate::error::Result<()> {
     if heads == 0 {
         return Ok(());
     }
     let Some(&width) = widths.last() else {
         return Err(crate::error::Error::Config(format!(
-            "{name} needs a hidden layer to attend over; give --widths"
+            "{name} needs a hidden layer to attend over; {remedy}"
         )));
     };
     if !width.is_multiple_of(heads) {

@@ -161,6 +161,7 @@ impl TrainConfig {
             self.attention_heads,
             &self.widths,
             "--attention-heads",
+            "give --widths hidden layers, or --attention-heads 0 (the MLP)",
         )?;
         if self.ensemble == 0 || self.ensemble > MAX_MEMBERS {
             return bad(format!(
