@@ -2025,3 +2025,54 @@ fn class_a_model_config_with_an_unknown_value_is_refused_by_every_door() {
         refused(&args, &["odd.json", "activation"]);
     }
 }
+
+/// A split with nothing to rank says why, naming its file (its rows as wide as MQ2008's 46
+/// columns): every group filtered out (too few documents for `--min-group-size`) is the filter's
+/// doing, with its report, and every group of one document is the qid column's; before, both
+/// said that no group mixes grades and to check the file's first column, naming no file.
+#[test]
+fn class_a_split_with_nothing_to_rank_names_its_file_and_the_cause() {
+    let dir = tempfile::tempdir().unwrap();
+    let train = letor_data::data("mq2008/Fold1/train.txt");
+    let (small, single) = (dir.path().join("small.txt"), dir.path().join("single.txt"));
+    let (mut few, mut one) = (String::new(), String::new());
+    for q in 0..6 {
+        for d in 0..3 {
+            few.push_str(&format!("{} qid:{q} 1:{d} 2:{q} 46:1\n", d % 3));
+        }
+        one.push_str(&format!("{} qid:{q} 1:{q} 2:1 46:1\n", 1 + q % 2));
+    }
+    std::fs::write(&small, few).unwrap();
+    std::fs::write(&single, one).unwrap();
+    let (small, single) = (small.to_str().unwrap(), single.to_str().unwrap());
+    let quick = ["--epochs", "1", "--widths", "4", "--backend", "cpu"];
+    for (role, flag, file) in [("validation", "--valid", small), ("test", "--test", small)] {
+        let mut args = vec!["train", "--train", &train, flag, file];
+        args.extend(quick);
+        refused(
+            &args,
+            &[
+                &format!("no {role} groups left in {file} after filtering"),
+                "--min-group-size",
+                "too few docs",
+            ],
+        );
+    }
+    let mut args = vec![
+        "train",
+        "--train",
+        &train,
+        "--test",
+        single,
+        "--min-group-size",
+        "1",
+    ];
+    args.extend(quick);
+    refused(
+        &args,
+        &[
+            &format!("every test group in {single} holds one document"),
+            "qid:",
+        ],
+    );
+}

@@ -918,7 +918,33 @@ fn check_sources(sources: &[Source], nf: usize, options: &PrepareOptions) -> Res
 
 /// Labels drawn from one grade are pure Gumbel noise, and every metric ranks within a group: a
 /// training split without a group of mixed grades has nothing to learn.
-fn check_mixed_grades(train: &Part, train_source: &Dataset, split: &str) -> Result<()> {
+fn check_mixed_grades(
+    train: &Part,
+    train_source: &Dataset,
+    split: &str,
+    filtered: Option<&FilterReport>,
+    min_group_size: usize,
+) -> Result<()> {
+    let file = train_source
+        .source
+        .as_ref()
+        .map_or(String::new(), |p| format!(" in {}", p.display()));
+    // Nothing left to look at: the filter took every group, which says why.
+    if train.groups.is_empty() {
+        let report = filtered.map_or(String::new(), |r| format!(": {r}"));
+        return Err(Error::Data(format!(
+            "no {split} groups left{file} after filtering (groups need a document with grade > 0 and at least {min_group_size} documents, --min-group-size){report}"
+        )));
+    }
+    if train
+        .groups
+        .iter()
+        .all(|&g| train_source.group(g).len() == 1)
+    {
+        return Err(Error::Data(format!(
+            "every {split} group{file} holds one document: there is nothing to rank within a query; check the file's qid: column (each query's documents share one)"
+        )));
+    }
     if !train.groups.iter().any(|&g| {
         let grades = &train_source.grades[train_source.group(g)];
         grades.iter().any(|&r| r != grades[0])
@@ -932,7 +958,7 @@ fn check_mixed_grades(train: &Part, train_source: &Dataset, split: &str) -> Resu
         grades.sort_unstable();
         grades.dedup();
         return Err(Error::Data(format!(
-            "no {split} group holds documents of different grades (grades present: {grades:?}): labels drawn from them are noise and there is nothing to rank{}; check the file's first column",
+            "no {split} group holds documents of different grades (grades present: {grades:?}{file}): labels drawn from them are noise and there is nothing to rank{}; check the file's first column",
             match split {
                 "validation" => " or to choose an epoch by",
                 "test" => " or to measure",
@@ -1288,7 +1314,9 @@ fn prepare_parts(
         )));
     }
 
-    check_mixed_grades(&train, train_source, "training")?;
+    let report = |name: &str| filter.iter().find(|(n, _)| n == name).map(|(_, r)| r);
+    let min = options.min_group_size;
+    check_mixed_grades(&train, train_source, "training", report("train"), min)?;
 
     // Step 8 (first half): hold out 10% of the training queries when there is no validation split.
     let holdout = valid.is_none();
@@ -1299,11 +1327,18 @@ fn prepare_parts(
     // A validation split is held to what training is: its grades must rank something, or it
     // cannot choose the epoch (graded labels: a file's own split; with column labels, y).
     if options.label_column.is_none() {
-        check_mixed_grades(&valid.0, sources[valid.0.source].data(), "validation")?;
+        let data = sources[valid.0.source].data();
+        check_mixed_grades(&valid.0, data, "validation", report("valid"), min)?;
         // And so is a test split: labels drawn from grades that rank nothing are noise, and
         // every figure on them would measure it (as `eval --labels binary` refuses them).
         if let Some((part, _)) = &test {
-            check_mixed_grades(part, sources[part.source].data(), "test")?;
+            check_mixed_grades(
+                part,
+                sources[part.source].data(),
+                "test",
+                report("test"),
+                min,
+            )?;
         }
     }
 
