@@ -1732,7 +1732,8 @@ fn students_and_teachers_of_either_family() {
 /// A pipe (`/dev/stdin`, `<(zcat f.gz)`) gives its bytes once. Every command reads a piped data
 /// file once, LETOR text or Parquet; where a command must read the file a second time (a tree
 /// model scores its text again, `data convert` copies each document after checking them all),
-/// it refuses the pipe by name and writes nothing, where it read an empty second pass before.
+/// it refuses the pipe by name and writes nothing, where it read an empty second pass before;
+/// so does a prepared cache, which is kept beside a file and known by its stamps.
 #[test]
 fn a_piped_data_file_is_read_once_or_refused_by_name_in_every_command() {
     use std::io::Write;
@@ -1819,7 +1820,15 @@ fn a_piped_data_file_is_read_once_or_refused_by_name_in_every_command() {
         &tree,
     ];
     let teacher = ["--valid", "/dev/stdin", "--teacher-model", &tree];
-    let twice: [Vec<&str>; 5] = [
+    let twice: [Vec<&str>; 6] = [
+        vec![
+            "train",
+            "--train",
+            "/dev/stdin",
+            "--prepared-cache",
+            "--epochs",
+            "1",
+        ],
         vec![
             "data",
             "convert",

@@ -222,6 +222,8 @@ impl Store for Disk {
         if path.extension().is_some_and(|e| e == "drcache") {
             files.push(sidecar_path(&path.with_extension("")));
         }
+        // A prepared cache is kept beside a file, and known by its stamps: a pipe has neither.
+        crate::data::check_rereadable(path, "a prepared cache (--prepared-cache) stamping it")?;
         let mut stamps = String::new();
         for (k, file) in files.iter().enumerate() {
             // The named file must exist; its companions count where they do.
