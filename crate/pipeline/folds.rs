@@ -458,10 +458,9 @@ use std::io::Read as _;
 /// Whether the groups of `data`, read from the file `part`, came from `PART.query` (the file has
 /// no qid:): the reader numbers them 1..n, and a `.query` file is beside it.
 fn numbered_by_query_file(part: &str, data: &Dataset) -> bool {
-    #[cfg(not(target_arch = "wasm32"))]
-    let beside = std::path::Path::new(&format!("{part}.query")).is_file();
-    #[cfg(target_arch = "wasm32")]
-    let beside = false;
+    // The page's folds are the bundled MQ2008's, with qids: no file is beside them.
+    let beside = cfg!(not(target_arch = "wasm32"))
+        && std::path::Path::new(&format!("{part}.query")).is_file();
     beside && data.qids.iter().zip(1u64..).all(|(&q, n)| q == n)
 }
 
