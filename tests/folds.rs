@@ -363,6 +363,11 @@ fn class_a_folds_directory_that_cannot_be_read_is_refused_in_every_door() {
         "--quiet",
     ]);
     assert!(!ok && stderr.contains("S2.txt"), "{stderr}");
+    // A part that is a folder is there, but not a file: told so, not called missing.
+    std::fs::create_dir(dir.path().join("S2.txt")).unwrap();
+    let (ok, _, stderr) = distillrank(&["compare", "--folds", root, "--out", out, "--quiet"]);
+    assert!(!ok && stderr.contains("S2.txt: not a file"), "{stderr}");
+    std::fs::remove_dir(dir.path().join("S2.txt")).unwrap();
     // Not a directory.
     let (ok, _, stderr) = distillrank(&[
         "compare",

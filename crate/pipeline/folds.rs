@@ -183,7 +183,24 @@ pub fn folds_on_disk(dir: &str) -> Result<Vec<Fold>> {
             crate::error::printable(dir)
         )));
     }
-    folds_of(dir, &|f| std::path::Path::new(f).is_file())
+    folds_of(dir, &|f| std::path::Path::new(f).is_file()).map_err(|e| match e {
+        // A name that is there but is not a file (a folder, a link that leads to no file) is
+        // told so, not called missing.
+        Error::Config(message) => {
+            let named = message.split(": no such file;").next().unwrap_or_default();
+            let there = std::fs::symlink_metadata(named).is_ok();
+            Error::Config(if there && message.contains(": no such file;") {
+                message.replacen(
+                    ": no such file;",
+                    ": not a file (a folder, or a link that leads to no file);",
+                    1,
+                )
+            } else {
+                message
+            })
+        }
+        other => other,
+    })
 }
 
 /// Fold `fold`'s comparison: `setup` with its data the fold's files, `{fold}` in the teacher's
