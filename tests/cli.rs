@@ -1820,7 +1820,10 @@ fn a_piped_data_file_is_read_once_or_refused_by_name_in_every_command() {
         &tree,
     ];
     let teacher = ["--valid", "/dev/stdin", "--teacher-model", &tree];
-    let twice: [Vec<&str>; 6] = [
+    let twice: [Vec<&str>; 8] = [
+        // A model named by a pipe: its first bytes tell a tree model from a saved model's files.
+        vec!["predict", "--model", "/dev/stdin", &vali],
+        vec!["eval", "--model", "/dev/stdin", &vali],
         vec![
             "train",
             "--train",

@@ -830,8 +830,15 @@ fn kept_scores(scores: &[f64], data: &Dataset, kept: &Dataset) -> Vec<f32> {
     out
 }
 
+/// Whether `--model` names a tree model trained elsewhere rather than a saved model's files: told
+/// by its first bytes, which a pipe would give up before the model is read, so a pipe is refused.
+fn is_tree_model(model: &Path) -> Result<bool> {
+    distillrank::data::check_rereadable(model, "telling a tree model from a saved model")?;
+    Ok(distillrank::forest::looks_like_tree_model(model))
+}
+
 pub fn eval(args: &EvalArgs, out: &Output) -> Result<()> {
-    if distillrank::forest::looks_like_tree_model(&args.model) {
+    if is_tree_model(&args.model)? {
         return eval_forest(args, out);
     }
     let (model, config) = distillrank::pipeline::run::load_model(&args.model, true)?;
@@ -920,29 +927,28 @@ pub fn predict(args: &PredictArgs, out: &Output) -> Result<()> {
     }
     let data = load(&args.file, args.query.as_deref(), out)?;
     // A tree model's scores in full (f64); a saved MLP's in f32, from the engine.
-    let (scores, exact): (Vec<f32>, Option<Vec<f64>>) =
-        if distillrank::forest::looks_like_tree_model(&args.model) {
-            let all = forest_scores(
-                &args.model,
-                &args.file,
-                &data,
-                args.columns,
-                args.absent,
-                out,
-            )?;
-            (all.iter().map(|&s| s as f32).collect(), Some(all))
-        } else {
-            let (model, config) = distillrank::pipeline::run::load_model(&args.model, true)?;
-            let inputs =
-                model_io::model_inputs(&data, &config, &args.file, args.allow_missing_features)?;
-            let engine = super::engine(args.backend, out)?;
-            let scores = distillrank::native::block_on(engine.score_ensemble(
-                &model,
-                Inputs::dense(&inputs, data.n_docs()).with_groups(&data.group_offsets),
-            ))?;
-            model_io::check_scores(&scores, &args.model)?;
-            (scores, None)
-        };
+    let (scores, exact): (Vec<f32>, Option<Vec<f64>>) = if is_tree_model(&args.model)? {
+        let all = forest_scores(
+            &args.model,
+            &args.file,
+            &data,
+            args.columns,
+            args.absent,
+            out,
+        )?;
+        (all.iter().map(|&s| s as f32).collect(), Some(all))
+    } else {
+        let (model, config) = distillrank::pipeline::run::load_model(&args.model, true)?;
+        let inputs =
+            model_io::model_inputs(&data, &config, &args.file, args.allow_missing_features)?;
+        let engine = super::engine(args.backend, out)?;
+        let scores = distillrank::native::block_on(engine.score_ensemble(
+            &model,
+            Inputs::dense(&inputs, data.n_docs()).with_groups(&data.group_offsets),
+        ))?;
+        model_io::check_scores(&scores, &args.model)?;
+        (scores, None)
+    };
     if let Some(warning) = model_io::constant_scores(&scores, &data.group_offsets, &args.model) {
         out.warn(warning);
     }

@@ -88,8 +88,17 @@ pub fn folds_of(dir: &str, exists: &dyn Fn(&str) -> bool) -> Result<Vec<Fold>> {
             // The layout the directory comes closer to names its missing file.
             let has_parts = parts.iter().any(|f| exists(f));
             let missing = if has_parts { part } else { fold };
+            // A name that is there but is not a file (a folder, a link that leads to no file)
+            // is told so, not called missing.
+            let there =
+                cfg!(not(target_arch = "wasm32")) && std::fs::symlink_metadata(missing).is_ok();
+            let what = if there {
+                "not a file (a folder, or a link that leads to no file)"
+            } else {
+                "no such file"
+            };
             Err(Error::Config(format!(
-                "{}: no such file; a folds directory (--folds) holds LETOR 4.0's five parts S1.txt..S5.txt, or Fold1..Fold5 each with train.txt, vali.txt and test.txt",
+                "{}: {what}; a folds directory (--folds) holds LETOR 4.0's five parts S1.txt..S5.txt, or Fold1..Fold5 each with train.txt, vali.txt and test.txt",
                 crate::error::printable(missing)
             )))
         }
@@ -183,24 +192,7 @@ pub fn folds_on_disk(dir: &str) -> Result<Vec<Fold>> {
             crate::error::printable(dir)
         )));
     }
-    folds_of(dir, &|f| std::path::Path::new(f).is_file()).map_err(|e| match e {
-        // A name that is there but is not a file (a folder, a link that leads to no file) is
-        // told so, not called missing.
-        Error::Config(message) => {
-            let named = message.split(": no such file;").next().unwrap_or_default();
-            let there = std::fs::symlink_metadata(named).is_ok();
-            Error::Config(if there && message.contains(": no such file;") {
-                message.replacen(
-                    ": no such file;",
-                    ": not a file (a folder, or a link that leads to no file);",
-                    1,
-                )
-            } else {
-                message
-            })
-        }
-        other => other,
-    })
+    folds_of(dir, &|f| std::path::Path::new(f).is_file())
 }
 
 /// Fold `fold`'s comparison: `setup` with its data the fold's files, `{fold}` in the teacher's
