@@ -388,6 +388,7 @@ pub mod pipeline {
                 inner: &mut store,
                 name: fold.train_name(),
                 parts: fold.train.clone(),
+                allow_missing_features: setup.data.allow_missing_features,
             };
             let data =
                 crate::pipeline::preparation::prepare(&setup.data, &mut joined, true, reporter)?;

@@ -1733,7 +1733,8 @@ fn students_and_teachers_of_either_family() {
 /// file once, LETOR text or Parquet; where a command must read the file a second time (a tree
 /// model scores its text again, `data convert` copies each document after checking them all),
 /// it refuses the pipe by name and writes nothing, where it read an empty second pass before;
-/// so does a prepared cache, which is kept beside a file and known by its stamps.
+/// so does a prepared cache, which is kept beside a file and known by its stamps, and a command
+/// given one pipe for two splits.
 #[test]
 fn a_piped_data_file_is_read_once_or_refused_by_name_in_every_command() {
     use std::io::Write;
@@ -1820,7 +1821,8 @@ fn a_piped_data_file_is_read_once_or_refused_by_name_in_every_command() {
         &tree,
     ];
     let teacher = ["--valid", "/dev/stdin", "--teacher-model", &tree];
-    let twice: [Vec<&str>; 8] = [
+    let two_splits = ["--valid", "/dev/stdin", "--test", "/dev/stdin"];
+    let twice: [Vec<&str>; 10] = [
         // A model named by a pipe: its first bytes tell a tree model from a saved model's files.
         vec!["predict", "--model", "/dev/stdin", &vali],
         vec!["eval", "--model", "/dev/stdin", &vali],
@@ -1843,6 +1845,13 @@ fn a_piped_data_file_is_read_once_or_refused_by_name_in_every_command() {
         vec!["eval", "--model", &tree, "/dev/stdin"],
         [&compare[..], &reference].concat(),
         [&compare[..], &teacher].concat(),
+        // One pipe named for two splits: the second would find it empty.
+        [&compare[..], &two_splits].concat(),
+        [
+            &["objectives", "--train", &train, "--epochs", "1"][..],
+            &two_splits,
+        ]
+        .concat(),
     ];
     for args in twice {
         let (ok, _, stderr) = piped(&text, &args);

@@ -37,9 +37,16 @@ fn part_text(part: usize, queries: usize) -> String {
     text
 }
 
-/// `compare --folds dir` of two methods on the small parts, into `out`, over `seeds` seeds.
-fn compare_small_folds(dir: &Path, out: &Path, seeds: usize) -> (bool, String, String) {
-    distillrank(&[
+/// `compare --folds dir` of two methods on the small parts, into `out`, over `seeds` seeds,
+/// with the `extra` flags.
+fn compare_small_folds(
+    dir: &Path,
+    out: &Path,
+    seeds: usize,
+    extra: &[&str],
+) -> (bool, String, String) {
+    let seeds = seeds.to_string();
+    let args = [
         "compare",
         "--folds",
         dir.to_str().unwrap(),
@@ -50,7 +57,7 @@ fn compare_small_folds(dir: &Path, out: &Path, seeds: usize) -> (bool, String, S
         "--methods",
         "no-distillation,pfd",
         "--seeds",
-        &seeds.to_string(),
+        &seeds,
         "--epochs",
         "2",
         "--widths",
@@ -62,7 +69,8 @@ fn compare_small_folds(dir: &Path, out: &Path, seeds: usize) -> (bool, String, S
         "--out",
         out.to_str().unwrap(),
         "--quiet",
-    ])
+    ];
+    distillrank(&[&args[..], extra].concat())
 }
 
 /// LETOR 4.0's layout in `dir`: S1.txt..S5.txt.
@@ -149,6 +157,7 @@ fn a_folds_training_parts_read_as_the_file_they_make_together() {
         inner: &mut disk,
         name: "S1+S2+S3.txt".into(),
         parts: names.clone(),
+        allow_missing_features: false,
     };
     let got = joined
         .load("S1+S2+S3.txt", Role::Train, &mut Silent)
@@ -221,7 +230,7 @@ fn compare_folds_reports_the_mean_over_folds_and_tests_the_pooled_queries() {
     let dir = tempfile::tempdir().unwrap();
     parts_in(dir.path());
     let out = dir.path().join("out");
-    let (ok, _, stderr) = compare_small_folds(dir.path(), &out, 2);
+    let (ok, _, stderr) = compare_small_folds(dir.path(), &out, 2, &[]);
     assert!(ok, "{stderr}");
     let read = |p: PathBuf| -> serde_json::Value {
         serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
@@ -332,6 +341,50 @@ fn the_bundled_folds_are_the_releases_folds() {
     assert_eq!(tests(&bundled), tests(&files));
     assert_eq!(bundled["folds"][0]["train"][0], "bundled:mq2008/S1.txt");
     assert_eq!(bundled["setup"]["data"]["source"], "mq2008_folds");
+}
+
+#[test]
+fn class_a_folds_part_wider_than_the_others_is_named_in_every_door() {
+    let dir = tempfile::tempdir().unwrap();
+    let parts = parts_in(dir.path());
+    // S1 has a seventh column on its first line; the other parts have six.
+    let text = part_text(1, 9).replacen('\n', " 7:0.25\n", 1);
+    std::fs::write(&parts[0], text).unwrap();
+    let root = dir.path().to_str().unwrap();
+    let out = dir.path().join("out");
+    let setup = dir.path().join("setup.json");
+    std::fs::write(
+        &setup,
+        serde_json::json!({"data": {"folds": root}}).to_string(),
+    )
+    .unwrap();
+    // Fold 1 trains on S1+S2+S3: the narrower part and the widest are named, not the
+    // validation part against the joined name.
+    for door in [
+        vec!["--folds", root],
+        vec!["--setup", setup.to_str().unwrap()],
+    ] {
+        let mut args = vec!["compare", "--out", out.to_str().unwrap(), "--quiet"];
+        args.extend(door);
+        let (ok, _, stderr) = distillrank(&args);
+        assert!(
+            !ok && stderr.contains("S2.txt: the data have 6 feature columns")
+                && stderr.contains("training part")
+                && stderr.contains("S1.txt has 7")
+                && stderr.contains("--allow-missing-features"),
+            "{stderr}"
+        );
+        assert!(!stderr.contains("S4.txt"), "{stderr}");
+    }
+    // Allowed to leave columns out, the parts join; fold 2 then tests on S1, which a model
+    // trained on six columns cannot read, and says so.
+    let allowed = ["--allow-missing-features", "true"];
+    let (ok, _, stderr) = compare_small_folds(dir.path(), &out, 1, &allowed);
+    assert!(
+        !ok && stderr.contains("S1.txt: the data have 7") && stderr.contains("S2+S3+S4.txt has 6"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
 }
 
 #[test]
@@ -590,7 +643,7 @@ fn parts_with_query_files_are_the_same_folds_as_parts_with_qids() {
     }
     let run = |dir: &Path| -> serde_json::Value {
         let out = dir.join("out");
-        let (ok, _, stderr) = compare_small_folds(dir, &out, 1);
+        let (ok, _, stderr) = compare_small_folds(dir, &out, 1, &[]);
         assert!(ok, "{}: {stderr}", dir.display());
         serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap()
     };

@@ -276,6 +276,7 @@ pub fn disk(files: &SplitFiles) -> Disk {
             files.test_query.clone(),
         ],
         scratch: Scratch::Memory,
+        pipes_read: Vec::new(),
     }
 }
 

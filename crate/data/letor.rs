@@ -100,6 +100,9 @@ pub fn read_letor_file_with_progress(
         on_bytes: &mut *on_bytes,
     };
     let mut dataset = read_letor(path, file, query_sizes.clone(), options);
+    if let Some(q) = query {
+        dataset = naming_query_file(dataset, q);
+    }
     // A file without qid: and no .query given: look beside it, as LightGBM does.
     if query_sizes.is_none() {
         if let Err(Error::Parse { message, .. }) = &dataset {
@@ -112,7 +115,8 @@ pub fn read_letor_file_with_progress(
                         read: 0,
                         on_bytes: &mut *on_bytes,
                     };
-                    dataset = read_letor(path, file, Some(sizes), options);
+                    dataset =
+                        naming_query_file(read_letor(path, file, Some(sizes), options), &beside);
                 }
             }
         }
@@ -120,6 +124,26 @@ pub fn read_letor_file_with_progress(
     let mut dataset = dataset?;
     dataset.source = Some(path.to_path_buf());
     Ok(dataset)
+}
+
+/// Names the `.query` file `query` where its group sizes and the data file's documents disagree:
+/// either file may be the wrong one.
+#[cfg(not(target_arch = "wasm32"))]
+fn naming_query_file(read: Result<Dataset>, query: &Path) -> Result<Dataset> {
+    read.map_err(|e| match e {
+        Error::Parse { at, message } if message.starts_with(QUERY_SIZES_DISAGREE) => {
+            let message = message.replacen(
+                QUERY_SIZES_DISAGREE,
+                &format!(
+                    "the group sizes in {} add up to",
+                    crate::error::printable(&query.display().to_string())
+                ),
+                1,
+            );
+            Error::Parse { at, message }
+        }
+        e => e,
+    })
 }
 
 /// A reader that reports how many bytes went through it.
@@ -243,6 +267,8 @@ pub fn parse_letor_bytes(
 }
 
 const NO_GROUPS: &str = "no qid: on any line and no .query file";
+/// How a disagreement between a `.query` file's group sizes and the file's documents begins.
+const QUERY_SIZES_DISAGREE: &str = "the .query file's group sizes add up to";
 
 fn read_blocks(
     name: &Path,
@@ -959,7 +985,7 @@ impl Builder {
                         &self.name,
                         0,
                         0,
-                        format!("the .query file's group sizes add up to {total} documents, but the file has {n_docs}"),
+                        format!("{QUERY_SIZES_DISAGREE} {total} documents, but the file has {n_docs}"),
                     ));
                 }
                 // The sizes add up to n_docs (checked above), so these running sums cannot overflow.

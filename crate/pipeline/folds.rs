@@ -367,6 +367,9 @@ pub struct Joined<'a> {
     pub inner: &'a mut dyn Store,
     pub name: String,
     pub parts: Vec<String>,
+    /// Whether a part may leave out last columns that another part has (read as 0), as a
+    /// validation or test file may with the setting of that name.
+    pub allow_missing_features: bool,
 }
 
 impl Joined<'_> {
@@ -394,6 +397,9 @@ impl Store for Joined<'_> {
             }
             groups_before += data.n_groups();
             datasets.push(data);
+        }
+        if !self.allow_missing_features {
+            check_part_widths(&self.parts, &datasets)?;
         }
         concat(&self.parts, datasets)
     }
@@ -471,6 +477,26 @@ fn numbered_by_query_file(part: &str, data: &Dataset) -> bool {
     let beside = cfg!(not(target_arch = "wasm32"))
         && std::path::Path::new(&format!("{part}.query")).is_file();
     beside && data.qids.iter().zip(1u64..).all(|(&q, n)| q == n)
+}
+
+/// Refuses training parts of different widths, naming a narrower part and the widest: a fold's
+/// parts are one dataset's, so that a part with fewer columns is another dataset's, or leaves
+/// its last columns out (sparse zeros), which `allow_missing_features` reads as 0.
+fn check_part_widths(names: &[String], parts: &[Dataset]) -> Result<()> {
+    let Some(widest) = (0..parts.len()).max_by_key(|&i| (parts[i].n_features, usize::MAX - i))
+    else {
+        return Ok(());
+    };
+    let nf = parts[widest].n_features;
+    match parts.iter().position(|d| d.n_features < nf) {
+        Some(narrow) => Err(Error::Data(format!(
+            "{}: the data have {} feature columns (highest index), the fold's training part {} has {nf}: a fold's parts are parts of one dataset. If this part only leaves its last columns out (sparse zeros), allow_missing_features true (--allow-missing-features true) reads them as 0",
+            crate::error::printable(&names[narrow]),
+            parts[narrow].n_features,
+            crate::error::printable(&names[widest]),
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// The parts' datasets as one, in order: the widest part's width (a narrower part's last

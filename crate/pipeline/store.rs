@@ -17,6 +17,17 @@ pub enum Role {
     Test,
 }
 
+impl Role {
+    /// The split's name in messages: training, validation or test.
+    pub fn split(self) -> &'static str {
+        match self {
+            Role::Train => "training",
+            Role::Valid => "validation",
+            Role::Test => "test",
+        }
+    }
+}
+
 /// A file's LETOR text to read again, and its `.query` group sizes when it has them.
 pub type Text<'a> = (Box<dyn std::io::Read + 'a>, Option<Vec<usize>>);
 
@@ -122,13 +133,29 @@ pub struct Disk {
     pub queries: [Option<PathBuf>; 3],
     /// Where a text file's matrix is built as it is read ([`Store::read_into`]).
     pub scratch: Scratch,
+    /// The pipes read so far (not regular files: `/dev/stdin`, `<(zcat f.gz)`), and the split
+    /// each was read for: a pipe gives its bytes once, so a second split naming it is refused
+    /// rather than found empty.
+    pub pipes_read: Vec<(PathBuf, Role)>,
 }
 
 #[cfg(not(target_arch = "wasm32"))]
 impl Store for Disk {
     fn load(&mut self, name: &str, role: Role, reporter: &mut dyn Reporter) -> Result<Dataset> {
+        let path = Path::new(name);
+        let is_pipe = std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir());
+        if is_pipe {
+            if let Some((_, first)) = self.pipes_read.iter().find(|(p, _)| p == path) {
+                return Err(Error::Config(format!(
+                    "{} is not a regular file (a pipe or a device) and is named for the {} split too, where it was read: a pipe gives its bytes once; write it to a file on disk and give that, or give each split its own file",
+                    crate::error::printable(name),
+                    first.split()
+                )));
+            }
+            self.pipes_read.push((path.to_path_buf(), role));
+        }
         let query = &self.queries[role as usize];
-        load_file(Path::new(name), query.as_deref(), &self.scratch, reporter)
+        load_file(path, query.as_deref(), &self.scratch, reporter)
     }
 
     fn read_into(&mut self, scratch: Scratch) {
