@@ -124,6 +124,71 @@ pub fn check_file(path: &Path) -> Result<()> {
     probe(path, &temporary(path))
 }
 
+/// A file a command reads or writes, with the flag (or the words) that named it.
+pub type Named = (String, PathBuf);
+
+/// Refuses an output that would replace one of the command's inputs, before any work: the same
+/// file under any name (`./x`, an absolute path, a link, `/dev/stdin` redirected from it), or a
+/// folder that holds an input. Every file the command writes and every file it reads (a data
+/// file's `.query` beside it included: see [`read_with_companions`]) is named with its flag.
+/// `parts` are the inputs read as folders of part files (a Parquet folder), whose every file is
+/// read: an output inside one is refused too.
+pub fn check_not_an_input(writes: &[Named], reads: &[Named], parts: &[Named]) -> Result<()> {
+    let shown = |p: &Path| crate::error::printable(&p.display().to_string());
+    for (written_by, written) in writes {
+        // A file that is not there yet is no input; its folder, which exists, may be one.
+        let target = std::fs::canonicalize(written).ok();
+        let folder = written
+            .parent()
+            .map(|p| {
+                if p.as_os_str().is_empty() {
+                    Path::new(".")
+                } else {
+                    p
+                }
+            })
+            .and_then(|p| std::fs::canonicalize(p).ok());
+        for (read_by, read) in reads.iter().chain(parts) {
+            let Ok(input) = std::fs::canonicalize(read) else {
+                continue;
+            };
+            let replaced = target.as_ref() == Some(&input)
+                || target
+                    .as_ref()
+                    .is_some_and(|t| t.is_dir() && input.starts_with(t));
+            let inside = input.is_dir()
+                && parts.iter().any(|(_, p)| p == read)
+                && folder.as_ref().is_some_and(|f| f.starts_with(&input));
+            let whose = if replaced && written == read {
+                "is a file".to_string()
+            } else if replaced {
+                format!("would write over {}, which", shown(read))
+            } else if inside {
+                format!("would write inside the folder {}, which", shown(read))
+            } else {
+                continue;
+            };
+            return Err(Error::Config(format!(
+                "{written_by} {} {whose} this command reads ({read_by}): choose another name for the output",
+                shown(written),
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// A data file a command reads and the `.query` file of group sizes beside it, which the reader
+/// takes where the file has no `qid:`: both are inputs that no output may replace.
+pub fn read_with_companions(flag: &str, file: &Path) -> Vec<Named> {
+    vec![
+        (flag.to_string(), file.to_path_buf()),
+        (
+            format!("the group sizes beside {flag}'s file"),
+            PathBuf::from(format!("{}.query", file.display())),
+        ),
+    ]
+}
+
 /// Checks that `folder` can take output files, creating it (and its parents) if needed.
 pub fn check_folder(folder: &Path) -> Result<()> {
     create_folder(folder).map(|_| ())
@@ -162,6 +227,8 @@ fn create_folder(folder: &Path) -> Result<Vec<PathBuf>> {
 pub struct RunFolder {
     dir: PathBuf,
     written: Vec<String>,
+    /// The names the run may write ([`RunFolder::claim`]'s `writes`).
+    writes: Vec<&'static str>,
     /// The folders the claim created, outermost first: a run that ends before
     /// [`RunFolder::finish`] removes those it left empty, so a refused run leaves no trace.
     created: Vec<PathBuf>,
@@ -175,8 +242,18 @@ impl RunFolder {
     pub const MANIFEST: &'static str = ".distillrank-outputs";
 
     /// Takes `dir` for this run: creates it, locks it, and removes what the last run wrote, but
-    /// for the files and folders that hold one of the run's `inputs`.
-    pub fn claim(dir: &Path, inputs: &[&Path]) -> Result<RunFolder> {
+    /// for the files and folders that hold one of the run's inputs (its `setup` file and the
+    /// `files` it names). `writes` are the names the run writes in it (a file, or a folder of
+    /// files): one that is one of the `files`, or holds one, is refused before any work, where
+    /// the run would have written over it at its end. The setup file is read whole before the
+    /// run and written back as the setup that ran: a run may take its folder's own
+    /// `setup.json` and run it again in place.
+    pub fn claim(
+        dir: &Path,
+        setup: Option<&Path>,
+        files: &[&Path],
+        writes: &[&'static str],
+    ) -> Result<RunFolder> {
         let created = create_folder(dir)?;
         let lock = dir.join(Self::LOCK);
         let mut taken = std::fs::OpenOptions::new()
@@ -208,12 +285,25 @@ impl RunFolder {
         let folder = RunFolder {
             dir: dir.to_path_buf(),
             written: Vec::new(),
+            writes: writes.to_vec(),
             created,
             finished: std::cell::Cell::new(false),
         };
+        let named = |flag: &str, paths: Vec<PathBuf>| -> Vec<Named> {
+            paths.into_iter().map(|p| (flag.to_string(), p)).collect()
+        };
+        check_not_an_input(
+            &named("--out", writes.iter().map(|w| dir.join(w)).collect()),
+            &named(
+                "a file of the run's setup",
+                files.iter().map(|p| p.to_path_buf()).collect(),
+            ),
+            &[],
+        )?;
         let manifest = dir.join(Self::MANIFEST);
-        let inputs: Vec<PathBuf> = inputs
-            .iter()
+        let inputs: Vec<PathBuf> = setup
+            .into_iter()
+            .chain(files.iter().copied())
             .filter_map(|p| std::fs::canonicalize(p).ok())
             .collect();
         let read_here = |path: &Path| {
@@ -248,6 +338,12 @@ impl RunFolder {
 
     /// The path of `name` in the folder, recorded as this run's output.
     pub fn file(&mut self, name: &str) -> PathBuf {
+        let first = name.split('/').next().unwrap_or(name);
+        debug_assert!(
+            self.writes.contains(&first),
+            "{name} is not among the names the run claimed to write ({:?})",
+            self.writes
+        );
         if !self.written.iter().any(|n| n == name) {
             self.written.push(name.to_string());
         }

@@ -2061,3 +2061,139 @@ fn a_training_query_too_long_for_attention_in_memory_is_refused_by_its_length() 
     );
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
+
+/// Every file under `dir`, with its bytes.
+fn files_under(dir: &Path) -> std::collections::BTreeMap<std::path::PathBuf, Vec<u8>> {
+    let mut files = std::collections::BTreeMap::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            files.extend(files_under(&path));
+        } else {
+            files.insert(path.clone(), std::fs::read(&path).unwrap());
+        }
+    }
+    files
+}
+
+/// An output that is one of the command's inputs is refused before any work, in every command
+/// that writes a file, and nothing is written: the same file by another name (`./`, absolute,
+/// `/dev/stdin` redirected from it), a saved model's two files, the `.query` file beside a data
+/// file, a file inside a folder read as parts, and an input inside a run's `--out` folder under
+/// a name the run writes. A cache is not written beside `/dev/stdin`. Before, each of these
+/// replaced the input (a data file, a model, its group sizes) and exited 0.
+#[test]
+fn class_an_output_that_is_an_input_is_refused_in_every_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let at = |name: &str| dir.path().join(name).display().to_string();
+    let copy = |from: String, to: &str| std::fs::copy(from, at(to)).unwrap();
+    copy(letor_data::data("mq2008/Fold1/vali.txt"), "d.txt");
+    copy(at("d.txt"), "v.json");
+    copy(letor_data::data("lightgbm_rank/rank.test"), "r.txt");
+    copy(
+        letor_data::data("lightgbm_rank/rank.test.query"),
+        "r.txt.query",
+    );
+    copy(at("r.txt.query"), "q.json");
+    for folder in ["parts", "cmp", "sw", "ob"] {
+        std::fs::create_dir(at(folder)).unwrap();
+    }
+    copy(at("d.txt"), "cmp/results.csv");
+    copy(at("d.txt"), "sw/sweep.csv");
+    copy(at("d.txt"), "ob/results.csv");
+    // `@name` is the file `name` in the folder.
+    let args = |line: &str| -> Vec<String> {
+        line.split_whitespace()
+            .map(|word| word.strip_prefix('@').map_or(word.to_string(), at))
+            .collect()
+    };
+    let small = " --epochs 1 --widths 4 --seeds 1 --quiet";
+    for setup in [
+        "train --train @d.txt --epochs 1 --widths 4 --quiet --save @m",
+        "data simulate-logs @d.txt -o @logged.txt --sessions 3 --quiet",
+        "data convert @d.txt -o @parts/part-1.parquet",
+    ] {
+        let (ok, _, stderr) =
+            distillrank(&args(setup).iter().map(String::as_str).collect::<Vec<_>>());
+        assert!(ok, "{setup}: {stderr}");
+    }
+    let cases = [
+        // A prefix's .json is the model's: a file of that name given as an input.
+        "train --train @d.txt --valid @v.json --save @v.json",
+        "train --train @r.txt --train-query @q.json --save @q",
+        "export --model @m --onnx @m.json",
+        "export --model @m.json --onnx @m.safetensors",
+        "predict --model @m @d.txt --run @d.txt",
+        "predict --model @m @d.txt --run @m.safetensors",
+        "predict --model @m @r.txt --run @r.txt.query",
+        "predict --model @m /dev/stdin --run /dev/stdin <d.txt",
+        "data convert @d.txt -o @d.txt",
+        "data convert @d.txt -o @parts/../d.txt",
+        "data convert @d.txt -o /dev/stdin <d.txt",
+        "data convert @r.txt -o @r.txt.query",
+        "data convert @parts -o @parts/part-2.parquet",
+        "data simulate-logs @r.txt -o @r.txt.query --sessions 3",
+        "data aggregate-logs @r.txt --impressions @logged.txt.impressions.tsv -o @r.txt.query",
+        "data cache /dev/stdin <d.txt",
+        "train --train /dev/stdin --prepared-cache --epochs 1 <d.txt",
+    ]
+    .map(String::from)
+    .into_iter()
+    .chain(
+        [
+            "compare --train @cmp/results.csv --valid @d.txt --out @cmp",
+            "sweep --param alpha --values 0.5 --train @sw/sweep.csv --valid @d.txt --out @sw",
+            "objectives --train @ob/results.csv --valid @d.txt --test @d.txt --out @ob",
+        ]
+        .map(|line| format!("{line}{small}")),
+    );
+    for case in cases {
+        let (line, stdin) = match case.split_once(" <") {
+            Some((line, file)) => (line.to_string(), Some(at(file))),
+            None => (case.clone(), None),
+        };
+        let before = files_under(dir.path());
+        let mut command = cli_run::command();
+        command.args(args(&line));
+        if let Some(file) = &stdin {
+            command.stdin(std::fs::File::open(file).unwrap());
+        }
+        let out = command.output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{case} ran");
+        assert!(
+            stderr.contains("this command reads")
+                || stderr.contains("names a stream of this process"),
+            "{case}: {stderr}"
+        );
+        assert!(!stderr.contains("panicked"), "{stderr}");
+        assert!(
+            before == files_under(dir.path()),
+            "{case} changed the files"
+        );
+    }
+    // Nothing was written into /dev.
+    assert!(!Path::new("/dev/stdin.drcache").exists());
+}
+
+/// `train` trains one model alone: a teacher's or a reference's flag, which it read and then
+/// ignored, is refused by name, naming the commands that use it.
+#[test]
+fn train_refuses_a_teacher_or_a_reference_it_has_no_use_for() {
+    let vali = letor_data::data("mq2008/Fold1/vali.txt");
+    for (flag, value, words) in [
+        ("--teacher-model", "t.txt", "with no teacher"),
+        ("--teacher-scores", "a,b,c", "with no teacher"),
+        ("--teacher-columns", "from-1", "with no teacher"),
+        ("--reference-model", "t.txt", "compares it with nothing"),
+        ("--reference-scores", ",b,c", "compares it with nothing"),
+    ] {
+        let (ok, _, stderr) =
+            distillrank(&["train", "--train", &vali, flag, value, "--epochs", "1"]);
+        assert!(
+            !ok && stderr.contains(&format!("{flag}: train trains one model alone"))
+                && stderr.contains(words),
+            "{flag}: {stderr}"
+        );
+    }
+}

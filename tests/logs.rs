@@ -910,7 +910,7 @@ fn aggregate_logs_writes_over_none_of_its_inputs() {
             &out,
         );
         assert!(
-            !ok && stderr.contains("would overwrite the input") && stderr.contains(read),
+            !ok && stderr.contains("this command reads") && stderr.contains(read),
             "{stderr}"
         );
     }

@@ -161,6 +161,9 @@ pub fn synth(
 /// `data convert`: [`distillrank::data::convert::convert`] into a file staged beside `path`.
 pub fn convert(args: &FileArgs, path: &Path, out: &Output) -> Result<()> {
     output::check_file(path)?;
+    // A folder of Parquet part files is read whole: no output goes inside it.
+    let parts = [("FILE".to_string(), args.file.clone())];
+    output::check_not_an_input(&[("-o".into(), path.to_path_buf())], &args.reads(), &parts)?;
     let started = std::time::Instant::now();
     let mut result = None;
     let staged = output::stage_with(path, |w| {
@@ -212,6 +215,7 @@ pub fn cache(args: &FileArgs, out: &Output) -> Result<()> {
             distillrank::error::printable(&args.file.display().to_string())
         )));
     }
+    distillrank::data::check_cache_beside(&args.file, "a cache (FILE.drcache)")?;
     let path = cache::cache_path(&args.file);
     output::check_file(&path)?;
     let started = std::time::Instant::now();
@@ -331,21 +335,13 @@ fn logged_targets(
         .flat_map(|t| [t.clone(), sidecar_path(t)])
         .collect();
     written.push(written_beside_first(&targets[0]));
-    for input in files.iter().chain(read_too) {
-        let Ok(read) = std::fs::canonicalize(input) else {
-            continue;
-        };
-        if let Some(target) = written
-            .iter()
-            .find(|w| std::fs::canonicalize(w).ok().as_ref() == Some(&read))
-        {
-            return Err(Error::Config(format!(
-                "{} would overwrite the input {}: choose another -o",
-                target.display(),
-                input.display()
-            )));
-        }
-    }
+    let writes: Vec<output::Named> = written.iter().map(|w| ("-o".into(), w.clone())).collect();
+    let mut reads: Vec<output::Named> = files
+        .iter()
+        .flat_map(|f| output::read_with_companions("FILE", f))
+        .collect();
+    reads.extend(read_too.iter().map(|f| ("--impressions".into(), f.clone())));
+    output::check_not_an_input(&writes, &reads, &[])?;
     for target in &written {
         output::check_file(target)?;
     }
@@ -599,7 +595,30 @@ pub fn aggregate_logs(args: &AggregateLogsArgs, out: &Output) -> Result<()> {
     Ok(())
 }
 
+/// `train` trains one model alone: a teacher's or a reference's flag (of the data's group, which
+/// `compare` and `sweep` share) is refused by name, where it was read and then ignored, and the
+/// message names the commands that use it.
+fn refuse_teacher_and_reference(args: &DataArgs) -> Result<()> {
+    for (flag, _) in args.data.given() {
+        let Some((_, path)) = distillrank::settings::comparison_field(flag) else {
+            continue;
+        };
+        if path.starts_with("data.teacher.") {
+            return Err(Error::Config(format!(
+                "--{flag}: train trains one model alone, with no teacher; a student distilled from a teacher is compare's (compare --methods pfd --seeds 1 --out DIR saves it as DIR/students/pfd.safetensors + pfd.json, for predict and export) or Python's Ranker(method=\"pfd\").fit"
+            )));
+        }
+        if path.starts_with("data.reference.") {
+            return Err(Error::Config(format!(
+                "--{flag}: train trains one model alone and compares it with nothing; a reference is a row of compare's table, with a paired test against each method (compare --{flag} ...)"
+            )));
+        }
+    }
+    Ok(())
+}
+
 pub fn train(args: &TrainArgs, out: &Output) -> Result<()> {
+    refuse_teacher_and_reference(&args.data)?;
     // The training settings as a setup's fields, read by the loop as a comparison's are.
     let setup = args.training.setup()?;
     let json = serde_json::to_value(&setup).expect("a setup serialises");
@@ -615,6 +634,11 @@ pub fn train(args: &TrainArgs, out: &Output) -> Result<()> {
         let (weights, json) = model_io::paths(prefix);
         output::check_file(&weights)?;
         output::check_file(&json)?;
+        output::check_not_an_input(
+            &[("--save".into(), weights), ("--save".into(), json)],
+            &args.data.files.reads(),
+            &[],
+        )?;
     }
     let data = prepare_data(&args.data, false, out)?;
     let p = &data.prepared;
@@ -925,6 +949,19 @@ fn show_eval(
 pub fn predict(args: &PredictArgs, out: &Output) -> Result<()> {
     if let Some(run) = &args.run {
         output::check_file(run)?;
+        let (weights, json) = model_io::paths(&args.model);
+        let mut reads = vec![
+            ("--model".to_string(), args.model.clone()),
+            ("--model".to_string(), weights),
+            ("--model".to_string(), json),
+        ];
+        reads.extend(output::read_with_companions("FILE", &args.file));
+        reads.extend(
+            args.query
+                .iter()
+                .map(|q| ("--query".to_string(), q.clone())),
+        );
+        output::check_not_an_input(&[("--run".into(), run.clone())], &reads, &[])?;
     }
     let data = load(&args.file, args.query.as_deref(), out)?;
     // A tree model's scores in full (f64); a saved MLP's in f32, from the engine.

@@ -300,21 +300,39 @@ impl std::fmt::Display for Throughput {
     }
 }
 
-/// The paths a run reads: its setup file, and the files its setup names.
-pub(super) fn inputs<'a>(setup_file: &'a Option<PathBuf>, files: Vec<&'a str>) -> Vec<&'a Path> {
-    setup_file
-        .as_deref()
-        .into_iter()
-        .chain(files.into_iter().map(Path::new))
-        .collect()
+/// The files a run's setup names, as paths.
+pub(super) fn paths(files: Vec<&str>) -> Vec<&Path> {
+    files.into_iter().map(Path::new).collect()
 }
+
+/// What a comparison writes in its `--out` folder: a run on files, or on the LETOR folds.
+const WRITES: &[&str] = &[
+    "report.md",
+    "results.json",
+    "results.csv",
+    "tests.csv",
+    "setup.json",
+    "students",
+    "ndcg_per_epoch.svg",
+    "loss_terms.svg",
+    "propensities.svg",
+    "fold1",
+    "fold2",
+    "fold3",
+    "fold4",
+    "fold5",
+];
 
 pub fn run(args: &CompareArgs, given: &[String], out: &Output) -> Result<()> {
     let setup = args.setup(given)?;
     // The run owns its folder: locked, and cleared of the previous run's outputs but those it
     // reads (its own setup.json given again as --setup).
-    let mut folder =
-        distillrank::output::RunFolder::claim(&args.out, &inputs(&args.setup, setup.data.files()))?;
+    let mut folder = distillrank::output::RunFolder::claim(
+        &args.out,
+        args.setup.as_deref(),
+        &paths(setup.data.files()),
+        WRITES,
+    )?;
     // Every setting is checked before the data load.
     setup.check(None)?;
     let engine = super::engine(setup.backend, out)?;

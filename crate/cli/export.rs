@@ -26,8 +26,17 @@ pub struct ExportArgs {
 
 pub fn run(args: &ExportArgs, out: &Output) -> Result<()> {
     output::check_file(&args.onnx)?;
-    let (model, config) = distillrank::pipeline::run::load_model(&args.model, false)?;
     let (weights, json) = model_io::paths(&args.model);
+    output::check_not_an_input(
+        &[("--onnx".into(), args.onnx.clone())],
+        &[
+            ("--model".into(), args.model.clone()),
+            ("--model".into(), weights.clone()),
+            ("--model".into(), json.clone()),
+        ],
+        &[],
+    )?;
+    let (model, config) = distillrank::pipeline::run::load_model(&args.model, false)?;
     // The prefix's file name: `runs/student.json` -> `student`.
     let source_model = weights
         .with_extension("")

@@ -160,7 +160,7 @@ pub const EXAMPLES: &[(&str, &[&str])] = &[
         &[
             "distillrank train --train train.txt --valid vali.txt --test test.txt --save student",
             "distillrank train --bundled mq2008 --training-labels grades --loss lambdarank --ensemble 5",
-            "distillrank train --train train.txt --teacher-model lightgbm.txt --privileged top:30% --backend gpu",
+            "distillrank train --train train.txt --features both --privileged top:30% --backend gpu --save teacher",
         ],
     ),
     (
@@ -627,6 +627,19 @@ pub struct FileArgs {
     pub query: Option<PathBuf>,
 }
 
+impl FileArgs {
+    /// The files the command reads: the file, its `.query` beside it, and `--query`.
+    pub fn reads(&self) -> Vec<distillrank::output::Named> {
+        let mut reads = distillrank::output::read_with_companions("FILE", &self.file);
+        reads.extend(
+            self.query
+                .iter()
+                .map(|q| ("--query".to_string(), q.clone())),
+        );
+        reads
+    }
+}
+
 /// Training, validation and test files: LETOR / SVMlight text (optionally .gz) or .drcache.
 #[derive(Args, Clone, Debug)]
 pub struct SplitFiles {
@@ -658,6 +671,29 @@ pub struct SplitFiles {
 impl SplitFiles {
     /// Refuses files given beside `--bundled`: the bundled data have their own three splits, and
     /// a file beside them would be dropped without a word.
+    /// The files the splits read: each split's file and the `.query` beside it, and the
+    /// `--*-query` files.
+    pub fn reads(&self) -> Vec<distillrank::output::Named> {
+        let mut reads = Vec::new();
+        for (flag, file) in [
+            ("--train", &self.train),
+            ("--valid", &self.valid),
+            ("--test", &self.test),
+        ] {
+            if let Some(file) = file {
+                reads.extend(distillrank::output::read_with_companions(flag, file));
+            }
+        }
+        for (flag, file) in [
+            ("--train-query", &self.train_query),
+            ("--valid-query", &self.valid_query),
+            ("--test-query", &self.test_query),
+        ] {
+            reads.extend(file.iter().map(|f| (flag.to_string(), f.clone())));
+        }
+        reads
+    }
+
     pub fn refuse_beside_bundled(&self) -> distillrank::error::Result<()> {
         let beside: Vec<&str> = [
             ("--train", self.train.is_some()),

@@ -214,7 +214,16 @@ pub fn run(args: &ObjectivesArgs, given: &[String], out: &Output) -> Result<()> 
     // reads.
     let mut folder = distillrank::output::RunFolder::claim(
         &args.out,
-        &super::compare::inputs(&args.setup, setup.files()),
+        args.setup.as_deref(),
+        &super::compare::paths(setup.files()),
+        &[
+            "report.md",
+            "results.json",
+            "results.csv",
+            "setup.json",
+            "lambdas.svg",
+            "valid_auc_pr.svg",
+        ],
     )?;
     let config = setup.config()?;
     let started = std::time::Instant::now();

@@ -71,7 +71,15 @@ pub fn run(args: &SweepArgs, given: &[String], out: &Output) -> Result<()> {
     // reads.
     let mut folder = distillrank::output::RunFolder::claim(
         &args.out,
-        &super::compare::inputs(&args.setup, setup.data.files()),
+        args.setup.as_deref(),
+        &super::compare::paths(setup.data.files()),
+        &[
+            "sweep.svg",
+            "sweep_gain.svg",
+            "sweep.json",
+            "sweep.csv",
+            "sweep.md",
+        ],
     )?;
     // Every setting is checked before the engine opens (and names its adapter).
     setup.check(None)?;

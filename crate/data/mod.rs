@@ -38,6 +38,21 @@ pub fn check_rereadable(path: &std::path::Path, reader: &str) -> crate::error::R
     }
 }
 
+/// Refuses `what`, kept beside `path` (a cache: `FILE.drcache`, `TRAIN.KEY.drprep`), where
+/// `path` names a stream of this process (`/dev/stdin`, `/dev/fd/0`, `/proc/self/fd/0`), which
+/// leads to a file elsewhere, or to none: the cache would be written into `/dev`.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn check_cache_beside(path: &std::path::Path, what: &str) -> crate::error::Result<()> {
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    if absolute.starts_with("/dev") || absolute.starts_with("/proc") {
+        return Err(crate::error::Error::Config(format!(
+            "{} names a stream of this process (standard input or a descriptor), and {what} is kept beside the file it caches: give the file's own name",
+            crate::error::printable(&path.display().to_string())
+        )));
+    }
+    Ok(())
+}
+
 /// Reads a whole file of at most `cap` bytes (`what` names it in the error): a file its size
 /// says is larger is refused before anything is read, and a device such as `/dev/zero` (which
 /// has no size) stops at the cap, with an error, not with memory exhausted.

@@ -251,6 +251,7 @@ impl Store for Disk {
         }
         // A prepared cache is kept beside a file, and known by its stamps: a pipe has neither.
         crate::data::check_rereadable(path, "a prepared cache (--prepared-cache) stamping it")?;
+        crate::data::check_cache_beside(path, "a prepared cache (--prepared-cache)")?;
         let mut stamps = String::new();
         for (k, file) in files.iter().enumerate() {
             // The named file must exist; its companions count where they do.
