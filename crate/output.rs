@@ -31,6 +31,18 @@ impl Staged {
     }
 }
 
+/// The file `path` writes: the file a link leads to (`/dev/stdout` with the output redirected to
+/// a file, `latest.onnx -> v3.onnx`), as `>` writes through it, where renaming onto the link
+/// would replace the link itself; `path` where it is no link, or leads to no file.
+fn through_links(path: &Path) -> PathBuf {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => {
+            std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
+        }
+        _ => path.to_path_buf(),
+    }
+}
+
 /// `path`'s temporary sibling: `.NAME.PID.tmp` in the same folder.
 fn temporary(path: &Path) -> PathBuf {
     let name = path
@@ -41,15 +53,13 @@ fn temporary(path: &Path) -> PathBuf {
 
 /// Writes `bytes` under a temporary name beside `path`; [`Staged::commit`] puts them in place.
 pub fn stage(path: &Path, bytes: &[u8]) -> Result<Staged> {
-    let temporary = temporary(path);
+    let target = through_links(path);
+    let temporary = temporary(&target);
     if let Err(e) = std::fs::write(&temporary, bytes) {
         let _ = std::fs::remove_file(&temporary);
         return Err(Error::io(path, e));
     }
-    Ok(Staged {
-        temporary,
-        target: path.to_path_buf(),
-    })
+    Ok(Staged { temporary, target })
 }
 
 /// Streams a file under a temporary name beside `path` through `write` (buffered);
@@ -59,7 +69,8 @@ pub fn stage_with(
     write: impl FnOnce(&mut (dyn std::io::Write + Send)) -> std::io::Result<()>,
 ) -> Result<Staged> {
     use std::io::Write as _;
-    let temporary = temporary(path);
+    let target = through_links(path);
+    let temporary = temporary(&target);
     let written = std::fs::File::create(&temporary).and_then(|file| {
         let mut out = std::io::BufWriter::new(file);
         write(&mut out)?;
@@ -69,10 +80,7 @@ pub fn stage_with(
         let _ = std::fs::remove_file(&temporary);
         return Err(Error::io(path, e));
     }
-    Ok(Staged {
-        temporary,
-        target: path.to_path_buf(),
-    })
+    Ok(Staged { temporary, target })
 }
 
 /// Writes `bytes` to `path` atomically: readers see the old file or the new one, never a part.
@@ -108,6 +116,7 @@ pub fn check_file(path: &Path) -> Result<()> {
         ));
     }
     regular_or_absent(path)?;
+    let path = &through_links(path);
     let folder = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),

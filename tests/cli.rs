@@ -2197,3 +2197,48 @@ fn train_refuses_a_teacher_or_a_reference_it_has_no_use_for() {
         );
     }
 }
+
+/// An output named by a link is written through it, as `>` writes: a link to standard output
+/// (`/dev/stdout`, here a link of the test's own) with the output redirected to a file puts the
+/// run in that file, where renaming onto the link replaced the link (as root, `/dev/stdout`
+/// itself) with a plain file, and the redirected file stayed empty.
+#[test]
+fn an_output_named_by_a_link_is_written_through_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let at = |name: &str| dir.path().join(name);
+    let data = letor_data::data("mq2008/Fold1/vali.txt");
+    let model = at("m").display().to_string();
+    let (ok, _, stderr) = distillrank(&[
+        "train", "--train", &data, "--epochs", "1", "--widths", "4", "--quiet", "--save", &model,
+    ]);
+    assert!(ok, "{stderr}");
+    let link = at("stdout");
+    std::os::unix::fs::symlink("/proc/self/fd/1", &link).unwrap();
+    let redirected = at("run.trec");
+    let out = cli_run::command()
+        .args(["predict", "--model", &model, &data, "--run"])
+        .arg(&link)
+        .stdout(std::fs::File::create(&redirected).unwrap())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    let run = std::fs::read_to_string(&redirected).unwrap();
+    assert!(run.lines().count() > 100 && run.contains(" Q0 "), "{run}");
+    // A link to a file: the file is written, the link stays.
+    let file = at("v3.onnx");
+    std::fs::write(&file, "old").unwrap();
+    std::os::unix::fs::symlink(&file, at("latest.onnx")).unwrap();
+    let latest = at("latest.onnx").display().to_string();
+    let (ok, _, stderr) = distillrank(&["export", "--model", &model, "--onnx", &latest]);
+    assert!(ok, "{stderr}");
+    assert!(std::fs::symlink_metadata(at("latest.onnx"))
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert_ne!(std::fs::read(&file).unwrap(), b"old");
+}

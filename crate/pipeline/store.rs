@@ -185,7 +185,12 @@ impl Store for Disk {
             None if beside.exists() => Some(crate::data::letor::read_query_file(&beside)?),
             None => None,
         };
-        crate::data::check_rereadable(&path, "a tree model (teacher or reference) scoring it")?;
+        // The text is read again by a teacher's or reference's tree model scoring it, by their
+        // score files matched to its queries, and by an impressions log naming its docids.
+        crate::data::check_rereadable(
+            &path,
+            "a teacher or reference (its tree model scoring the text, or its score files matched to the text's queries) or a log's docids",
+        )?;
         let file = std::fs::File::open(&path).map_err(|e| Error::io(&path, e))?;
         Ok((Box::new(file), query))
     }
