@@ -116,8 +116,9 @@ pub fn check_file(path: &Path) -> Result<()> {
         ));
     }
     regular_or_absent(path)?;
-    let path = &through_links(path);
-    let folder = match path.parent() {
+    // A link is written through: the folder that takes the file is its target's.
+    let written = through_links(path);
+    let folder = match written.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
     };
@@ -130,7 +131,7 @@ pub fn check_file(path: &Path) -> Result<()> {
             ),
         ));
     }
-    probe(path, &temporary(path))
+    probe(path, &temporary(&written))
 }
 
 /// A file a command reads or writes, with the flag (or the words) that named it.

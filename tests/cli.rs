@@ -1822,7 +1822,7 @@ fn a_piped_data_file_is_read_once_or_refused_by_name_in_every_command() {
     ];
     let teacher = ["--valid", "/dev/stdin", "--teacher-model", &tree];
     let two_splits = ["--valid", "/dev/stdin", "--test", "/dev/stdin"];
-    let twice: [Vec<&str>; 10] = [
+    let twice: [Vec<&str>; 11] = [
         // A model named by a pipe: its first bytes tell a tree model from a saved model's files.
         vec!["predict", "--model", "/dev/stdin", &vali],
         vec!["eval", "--model", "/dev/stdin", &vali],
@@ -1852,6 +1852,23 @@ fn a_piped_data_file_is_read_once_or_refused_by_name_in_every_command() {
             &two_splits,
         ]
         .concat(),
+        // A sweep prepares the data at each value: the second value would find it empty.
+        vec![
+            "sweep",
+            "--train",
+            "/dev/stdin",
+            "--param",
+            "tau-target",
+            "--values",
+            "0.5,1",
+            "--seeds",
+            "1",
+            "--quiet",
+            "--epochs",
+            "1",
+            "--methods",
+            "no-distillation",
+        ],
     ];
     for args in twice {
         let (ok, _, stderr) = piped(&text, &args);

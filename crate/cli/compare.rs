@@ -327,12 +327,23 @@ pub fn run(args: &CompareArgs, given: &[String], out: &Output) -> Result<()> {
     let setup = args.setup(given)?;
     // The run owns its folder: locked, and cleared of the previous run's outputs but those it
     // reads (its own setup.json given again as --setup).
-    let mut folder = distillrank::output::RunFolder::claim(
-        &args.out,
-        args.setup.as_deref(),
-        &paths(setup.data.files()),
-        WRITES,
-    )?;
+    let mut files: Vec<PathBuf> = setup.data.files().into_iter().map(PathBuf::from).collect();
+    if setup.data.has_folds() {
+        // Each fold's files by name: on a disk that ignores case, the folder `fold1` the run
+        // writes is the folds' `Fold1`. A folds directory that cannot be read is refused below.
+        let folds = pipeline::folds::folds_of_data(&setup.data).unwrap_or_default();
+        for fold in folds {
+            files.extend(
+                fold.train
+                    .into_iter()
+                    .chain([fold.valid, fold.test])
+                    .map(PathBuf::from),
+            );
+        }
+    }
+    let files: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
+    let mut folder =
+        distillrank::output::RunFolder::claim(&args.out, args.setup.as_deref(), &files, WRITES)?;
     // Every setting is checked before the data load.
     setup.check(None)?;
     let engine = super::engine(setup.backend, out)?;

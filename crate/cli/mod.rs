@@ -669,8 +669,6 @@ pub struct SplitFiles {
 }
 
 impl SplitFiles {
-    /// Refuses files given beside `--bundled`: the bundled data have their own three splits, and
-    /// a file beside them would be dropped without a word.
     /// The files the splits read: each split's file and the `.query` beside it, and the
     /// `--*-query` files.
     pub fn reads(&self) -> Vec<distillrank::output::Named> {
@@ -694,6 +692,8 @@ impl SplitFiles {
         reads
     }
 
+    /// Refuses files given beside `--bundled`: the bundled data have their own three splits, and
+    /// a file beside them would be dropped without a word.
     pub fn refuse_beside_bundled(&self) -> distillrank::error::Result<()> {
         let beside: Vec<&str> = [
             ("--train", self.train.is_some()),

@@ -44,7 +44,13 @@ pub fn check_rereadable(path: &std::path::Path, reader: &str) -> crate::error::R
 #[cfg(not(target_arch = "wasm32"))]
 pub fn check_cache_beside(path: &std::path::Path, what: &str) -> crate::error::Result<()> {
     let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
-    if absolute.starts_with("/dev") || absolute.starts_with("/proc") {
+    let names = |dir: &str| absolute.parent() == Some(std::path::Path::new(dir));
+    let stream = ["/dev/stdin", "/dev/stdout", "/dev/stderr"]
+        .iter()
+        .any(|s| absolute == std::path::Path::new(s))
+        || names("/dev/fd")
+        || (absolute.starts_with("/proc") && absolute.parent().is_some_and(|p| p.ends_with("fd")));
+    if stream {
         return Err(crate::error::Error::Config(format!(
             "{} names a stream of this process (standard input or a descriptor), and {what} is kept beside the file it caches: give the file's own name",
             crate::error::printable(&path.display().to_string())

@@ -146,10 +146,17 @@ impl Store for Disk {
         let is_pipe = std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir());
         if is_pipe {
             if let Some((_, first)) = self.pipes_read.iter().find(|(p, _)| p == path) {
+                let again = if *first == role {
+                    "is read again (a sweep prepares the data at each value)".to_string()
+                } else {
+                    format!(
+                        "is named for the {} split too, where it was read",
+                        first.split()
+                    )
+                };
                 return Err(Error::Config(format!(
-                    "{} is not a regular file (a pipe or a device) and is named for the {} split too, where it was read: a pipe gives its bytes once; write it to a file on disk and give that, or give each split its own file",
+                    "{} is not a regular file (a pipe or a device) and {again}: a pipe gives its bytes once; write it to a file on disk and give that",
                     crate::error::printable(name),
-                    first.split()
                 )));
             }
             self.pipes_read.push((path.to_path_buf(), role));
@@ -256,7 +263,9 @@ impl Store for Disk {
         }
         // A prepared cache is kept beside a file, and known by its stamps: a pipe has neither.
         crate::data::check_rereadable(path, "a prepared cache (--prepared-cache) stamping it")?;
-        crate::data::check_cache_beside(path, "a prepared cache (--prepared-cache)")?;
+        if role == Role::Train {
+            crate::data::check_cache_beside(path, "a prepared cache (--prepared-cache)")?;
+        }
         let mut stamps = String::new();
         for (k, file) in files.iter().enumerate() {
             // The named file must exist; its companions count where they do.
