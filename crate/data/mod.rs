@@ -323,3 +323,31 @@ pub struct Stats {
     /// Groups whose documents all have grade 0.
     pub groups_without_positive: usize,
 }
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod stream_tests {
+    use super::check_cache_beside;
+    use std::path::Path;
+
+    #[test]
+    fn a_cache_is_refused_beside_the_processs_streams_and_nowhere_else() {
+        for stream in [
+            "/dev/stdin",
+            "/dev/fd/0",
+            "/proc/self/fd/0",
+            "/proc/4242/fd/3",
+        ] {
+            let e = check_cache_beside(Path::new(stream), "a cache").unwrap_err();
+            assert!(
+                e.to_string().contains("names a stream of this process"),
+                "{e}"
+            );
+        }
+        for file in ["/dev/shm/train.txt", "data/train.txt", "/tmp/fd/train.txt"] {
+            assert!(
+                check_cache_beside(Path::new(file), "a cache").is_ok(),
+                "{file}"
+            );
+        }
+    }
+}
