@@ -946,15 +946,20 @@ fn show_eval(
     Ok(())
 }
 
+/// The files `--model` names, which no output may replace: the name given (a tree model's file)
+/// and a saved model's `.safetensors` and `.json`.
+pub fn model_reads(model: &Path) -> Vec<output::Named> {
+    let (weights, json) = model_io::paths(model);
+    [model.to_path_buf(), weights, json]
+        .into_iter()
+        .map(|file| ("--model".to_string(), file))
+        .collect()
+}
+
 pub fn predict(args: &PredictArgs, out: &Output) -> Result<()> {
     if let Some(run) = &args.run {
         output::check_file(run)?;
-        let (weights, json) = model_io::paths(&args.model);
-        let mut reads = vec![
-            ("--model".to_string(), args.model.clone()),
-            ("--model".to_string(), weights),
-            ("--model".to_string(), json),
-        ];
+        let mut reads = model_reads(&args.model);
         reads.extend(output::read_with_companions("FILE", &args.file));
         reads.extend(
             args.query

@@ -26,17 +26,13 @@ pub struct ExportArgs {
 
 pub fn run(args: &ExportArgs, out: &Output) -> Result<()> {
     output::check_file(&args.onnx)?;
-    let (weights, json) = model_io::paths(&args.model);
     output::check_not_an_input(
         &[("--onnx".into(), args.onnx.clone())],
-        &[
-            ("--model".into(), args.model.clone()),
-            ("--model".into(), weights.clone()),
-            ("--model".into(), json.clone()),
-        ],
+        &super::commands::model_reads(&args.model),
         &[],
     )?;
     let (model, config) = distillrank::pipeline::run::load_model(&args.model, false)?;
+    let (weights, json) = model_io::paths(&args.model);
     // The prefix's file name: `runs/student.json` -> `student`.
     let source_model = weights
         .with_extension("")
