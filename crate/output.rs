@@ -32,15 +32,32 @@ impl Staged {
 }
 
 /// The file `path` writes: the file a link leads to (`/dev/stdout` with the output redirected to
-/// a file, `latest.onnx -> v3.onnx`), as `>` writes through it, where renaming onto the link
-/// would replace the link itself; `path` where it is no link, or leads to no file.
+/// a file, `latest.onnx -> v3.onnx`, or `next.onnx -> v4.onnx` before `v4.onnx` exists), as `>`
+/// writes through it, where renaming onto the link would replace the link itself; `path` where it
+/// is no link, or its links go round in a loop.
 fn through_links(path: &Path) -> PathBuf {
     match std::fs::symlink_metadata(path) {
-        Ok(m) if m.file_type().is_symlink() => {
-            std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
-        }
-        _ => path.to_path_buf(),
+        Ok(m) if m.file_type().is_symlink() => {}
+        _ => return path.to_path_buf(),
     }
+    if let Ok(target) = std::fs::canonicalize(path) {
+        return target;
+    }
+    // A chain of links that ends at a name with no file yet: followed by hand, as far as the
+    // kernel follows one (40 links).
+    let mut name = path.to_path_buf();
+    for _ in 0..40 {
+        match std::fs::read_link(&name) {
+            Ok(target) => {
+                name = match name.parent() {
+                    Some(folder) => folder.join(target),
+                    None => target,
+                }
+            }
+            Err(_) => return name,
+        }
+    }
+    path.to_path_buf()
 }
 
 /// `path`'s temporary sibling: `.NAME.PID.tmp` in the same folder.

@@ -2258,4 +2258,24 @@ fn an_output_named_by_a_link_is_written_through_it() {
         .file_type()
         .is_symlink());
     assert_ne!(std::fs::read(&file).unwrap(), b"old");
+    // A link to a file not written yet (relative, as `ln -s v4.onnx next.onnx` makes it): the
+    // file is made where the link leads, and the link stays.
+    std::os::unix::fs::symlink("v4.onnx", at("next.onnx")).unwrap();
+    let next = at("next.onnx").display().to_string();
+    let (ok, _, stderr) = distillrank(&["export", "--model", &model, "--onnx", &next]);
+    assert!(ok, "{stderr}");
+    assert!(std::fs::symlink_metadata(at("next.onnx"))
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert!(std::fs::read(at("v4.onnx")).unwrap().len() > 100);
+    // One that leads into a folder that does not exist: refused, naming that folder.
+    std::os::unix::fs::symlink(at("gone/v5.onnx"), at("lost.onnx")).unwrap();
+    let lost = at("lost.onnx").display().to_string();
+    let (ok, _, stderr) = distillrank(&["export", "--model", &model, "--onnx", &lost]);
+    assert!(
+        !ok && stderr.contains("gone") && stderr.contains("does not exist"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
 }
