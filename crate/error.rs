@@ -118,6 +118,19 @@ impl Error {
         object
     }
 
+    /// The error of training `model` (a comparison's `pfd seed 0 teacher 1`): a divergence names
+    /// the model that diverged, which a comparison of several would not otherwise say.
+    pub fn training(self, model: &impl std::fmt::Display) -> Self {
+        match self {
+            Error::Diverged { epoch, step, what } => Error::Diverged {
+                epoch,
+                step,
+                what: format!("{what} (training {model})"),
+            },
+            other => other,
+        }
+    }
+
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         Error::Io {
             path: path.into(),

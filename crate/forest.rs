@@ -202,6 +202,8 @@ pub fn starts_like_tree_model(head: &[u8]) -> bool {
         || head.starts_with(b"tree\r\n")
         || (head.first() == Some(&b'{')
             && (has(b"learner") || has(b"tree_info") || has(b"\"name\":\"tree\"")))
+        // XGBoost's tree dump (`get_dump(dump_format="json")`), refused in words.
+        || (head.first() == Some(&b'[') && has(b"\"nodeid\":"))
 }
 
 impl Forest {
@@ -225,6 +227,8 @@ impl Forest {
         let head = &text[start..];
         let forest = if head.starts_with(b"tree") {
             lightgbm::parse_text(name, text)?
+        } else if head.first() == Some(&b'[') {
+            return Err(model_error(name, "this is XGBoost's tree dump (get_dump or dump_model with dump_format=\"json\"), which leaves out the base score and the objective its scores start from: save the model itself as JSON, booster.save_model(\"model.json\"), and give that file"));
         } else if head.first() == Some(&b'{') {
             // UBJSON opens an object with '{' too, then a key's length marker.
             let next = head[1..].iter().find(|b| !b.is_ascii_whitespace());

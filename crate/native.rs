@@ -373,8 +373,10 @@ pub mod pipeline {
         crate::pipeline::folds::check_fold_files(setup, &folds, &|f| {
             std::path::Path::new(f).is_file()
         })?;
+        reporter.note(&crate::pipeline::folds::layout_note(&folds));
         let mut runs = Vec::new();
         let mut store = BundledParts { inner: store };
+        crate::pipeline::folds::check_distinct_queries(&folds, &mut store, reporter)?;
         for fold in folds {
             reporter.note(&format!(
                 "fold {}: train {}, validation {}, test {}",
@@ -391,8 +393,10 @@ pub mod pipeline {
                 allow_missing_features: setup.data.allow_missing_features,
             };
             let data =
-                crate::pipeline::preparation::prepare(&setup.data, &mut joined, true, reporter)?;
-            let comparison = compare(&data, &setup, engine, stop, reporter)?;
+                crate::pipeline::preparation::prepare(&setup.data, &mut joined, true, reporter)
+                    .map_err(|e| fold.named_in(e))?;
+            let comparison =
+                compare(&data, &setup, engine, stop, reporter).map_err(|e| fold.named_in(e))?;
             runs.push(FoldRun {
                 fold,
                 setup,

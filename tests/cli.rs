@@ -2279,3 +2279,104 @@ fn an_output_named_by_a_link_is_written_through_it() {
     );
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
+
+/// A split that holds another's queries (the same qid with the same documents) is warned of, in
+/// words that say which files and what the figures then measure; the run goes on, as scoring
+/// the training queries can be meant.
+#[test]
+fn a_test_file_that_holds_training_queries_is_warned_of() {
+    let dir = tempfile::tempdir().unwrap();
+    let train = letor_data::data("mq2008/Fold1/vali.txt");
+    let test = letor_data::data("mq2008/Fold1/test.txt");
+    let out = dir.path().join("out").display().to_string();
+    let run = |valid: &str, test: &str| {
+        let (ok, _, stderr) = distillrank(&[
+            "compare",
+            "--train",
+            &train,
+            "--valid",
+            valid,
+            "--test",
+            test,
+            "--epochs",
+            "1",
+            "--widths",
+            "4",
+            "--seeds",
+            "1",
+            "--methods",
+            "no-distillation",
+            "--out",
+            &out,
+            "--quiet",
+        ]);
+        assert!(ok, "{stderr}");
+        stderr
+    };
+    let stderr = run(&test, &train);
+    assert!(
+        stderr.contains("the test file")
+            && stderr.contains("holds 157 of its 157 queries")
+            && stderr.contains("as the training file")
+            && stderr.contains("trained on"),
+        "{stderr}"
+    );
+    assert!(!run(&test, &test).contains("as the training file"));
+    assert!(run(&test, &test).contains("as the validation file"));
+    assert!(!run(&train, &test).is_empty());
+    let clean = run(&test, &letor_data::data("mq2008/Fold1/train.txt"));
+    assert!(!clean.contains("holds"), "{clean}");
+}
+
+/// `predict --json` prints one object (each document's qid and score, in the file's order);
+/// `--run` writes each score in the digits that read back to it, so that two scores never print
+/// as a tie.
+#[test]
+fn predict_prints_json_and_a_run_keeps_every_digit() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = letor_data::data("mq2008/Fold1/vali.txt");
+    let model = dir.path().join("m").display().to_string();
+    let (ok, _, stderr) = distillrank(&[
+        "train", "--train", &data, "--epochs", "1", "--widths", "4", "--quiet", "--save", &model,
+    ]);
+    assert!(ok, "{stderr}");
+    let (ok, plain, stderr) = distillrank(&["predict", "--model", &model, &data, "--quiet"]);
+    assert!(ok, "{stderr}");
+    let (ok, json, stderr) =
+        distillrank(&["predict", "--model", &model, &data, "--quiet", "--json"]);
+    assert!(ok, "{stderr}");
+    let json: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let scores: Vec<f32> = json["scores"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_f64().unwrap() as f32)
+        .collect();
+    let lines: Vec<f32> = plain
+        .split_whitespace()
+        .map(|v| v.parse().unwrap())
+        .collect();
+    assert_eq!(scores, lines);
+    assert_eq!(json["qid"].as_array().unwrap().len(), lines.len());
+    assert_eq!(json["docs"], lines.len());
+    let run = dir.path().join("run.trec");
+    let (ok, _, stderr) = distillrank(&[
+        "predict",
+        "--model",
+        &model,
+        &data,
+        "--quiet",
+        "--run",
+        run.to_str().unwrap(),
+    ]);
+    assert!(ok, "{stderr}");
+    let mut written: Vec<f32> = std::fs::read_to_string(&run)
+        .unwrap()
+        .lines()
+        .map(|l| l.split(' ').nth(4).unwrap().parse().unwrap())
+        .collect();
+    let mut expected = lines.clone();
+    written.sort_by(f32::total_cmp);
+    expected.sort_by(f32::total_cmp);
+    assert_eq!(written, expected);
+}

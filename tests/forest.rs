@@ -134,6 +134,10 @@ fn every_class_of_bad_lightgbm_file_is_refused_in_words() {
     refused("qid:1 1:0.5\n", &["expected a tree model"]);
     let ubjson = "{L\u{0}\u{0}\u{0}\u{0}\u{0}\u{0}\u{0}\u{7}learner{";
     refused(ubjson, &["UBJSON", "save_model"]);
+    // XGBoost's tree dump: no base score or objective to start from.
+    let dump = "[\n  { \"nodeid\": 0, \"depth\": 0, \"split\": \"f1\", \"split_condition\": 0.5, \"yes\": 1, \"no\": 2, \"children\": [] }\n]";
+    assert!(distillrank::forest::starts_like_tree_model(dump.as_bytes()));
+    refused(dump, &["tree dump", "save_model(\"model.json\")"]);
     let deep = format!("{}{}", "{\"a\":".repeat(100_000), "1");
     refused(&deep, &["nested deeper than 128"]);
 }

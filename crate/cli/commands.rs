@@ -995,6 +995,12 @@ pub fn predict(args: &PredictArgs, out: &Output) -> Result<()> {
     if let Some(warning) = model_io::constant_scores(&scores, &data.group_offsets, &args.model) {
         out.warn(warning);
     }
+    // Each score as written: a tree model's in f64, a saved model's in f32, in the fewest digits
+    // that read back to the same number (two scores that differ never print as a tie).
+    let shown = |doc: usize| match &exact {
+        Some(exact) => exact[doc].to_string(),
+        None => scores[doc].to_string(),
+    };
     let write = |path: &Path, w: &mut dyn Write| -> Result<()> {
         let io = |e| Error::io(path, e);
         match &args.run {
@@ -1005,11 +1011,11 @@ pub fn predict(args: &PredictArgs, out: &Output) -> Result<()> {
                     for (rank, &i) in order.iter().enumerate() {
                         writeln!(
                             w,
-                            "{} Q0 doc{} {} {:.6} distillrank",
+                            "{} Q0 doc{} {} {} distillrank",
                             data.qids[g],
                             i,
                             rank + 1,
-                            scores[docs.start + i]
+                            shown(docs.start + i)
                         )
                         .map_err(io)?;
                     }
@@ -1053,6 +1059,30 @@ pub fn predict(args: &PredictArgs, out: &Output) -> Result<()> {
                 data.n_groups(),
                 data.n_docs()
             ));
+            if out.json {
+                outln!(
+                    "{}",
+                    serde_json::json!({"file": args.file, "model": args.model, "run": path, "queries": data.n_groups(), "docs": data.n_docs()})
+                );
+            }
+        }
+        // One object: the file's query id of each document beside its score, in the file's order.
+        None if out.json => {
+            let qid: Vec<u64> = (0..data.n_groups())
+                .flat_map(|g| std::iter::repeat_n(data.qids[g], data.group(g).len()))
+                .collect();
+            let scores: serde_json::Value = match &exact {
+                Some(exact) => exact.clone().into(),
+                None => scores
+                    .iter()
+                    .map(|&s| f64::from(s))
+                    .collect::<Vec<_>>()
+                    .into(),
+            };
+            outln!(
+                "{}",
+                serde_json::json!({"file": args.file, "model": args.model, "queries": data.n_groups(), "docs": data.n_docs(), "qid": qid, "scores": scores})
+            );
         }
         None => write(
             &PathBuf::from("<stdout>"),

@@ -83,17 +83,26 @@ pub(super) fn setup_file(path: &Path, given: &[String], args_are_defaults: bool)
     // Checked here too, before the run checks it, so that a refusal names the file and the
     // file's fields rather than the flags the file does not have.
     setup.check(None).map_err(|e| in_file_words(path, e))?;
+    // So are its folds: a directory that is not there, or lacks a part.
+    if setup.data.folds.is_some() {
+        distillrank::pipeline::folds::folds_of_data(&setup.data)
+            .map_err(|e| in_file_words(path, e))?;
+    }
     Ok(setup)
 }
 
 /// A refusal of what a setup file holds, in the file's words: the file named, and each flag
-/// as the field that fills it (`--attention-heads` -> `attention_heads`).
+/// as the field that fills it (`--attention-heads` -> `attention_heads`, `--train` ->
+/// `source.files.train`).
 fn in_file_words(path: &Path, e: Error) -> Error {
+    let files = |flag: &str| {
+        matches!(flag, "train" | "valid" | "test").then(|| format!("source.files.{flag}"))
+    };
     match e {
         Error::Config(message) => Error::Config(format!(
             "--setup {}: {}",
             path.display(),
-            distillrank::settings::flags_in_words(&message, &|_| None)
+            distillrank::settings::flags_in_words(&message, &files)
         )),
         other => other,
     }

@@ -895,7 +895,8 @@ pub enum LabelsArg {
 pub struct PredictArgs {
     /// Saved model: PREFIX (or PREFIX.json / PREFIX.safetensors), or a tree model trained
     /// elsewhere (a LightGBM model file or dump_model() JSON, an XGBoost JSON model): its raw
-    /// scores (margins), as its library's predict gives them with raw_score / output_margin.
+    /// scores (margins), as its library's predict gives them with raw_score / output_margin
+    /// (a LightGBM random forest's: its trees' mean, which its raw_score leaves summed).
     #[arg(long)]
     pub model: PathBuf,
     /// A tree model's columns against the file's features, as for eval.

@@ -788,7 +788,7 @@ impl<'a> Iterator for Tokens<'a> {
 fn unquoted(message: &str) -> String {
     match (message.find('\''), message.rfind('\'')) {
         (Some(open), Some(close)) if close > open => format!(
-            "{}text not shown{} (a first line is never echoed; LETOR / SVMlight lines read `<grade> qid:<id> <index>:<value> ...`)",
+            "{}[not shown]{} (a first line's text is never echoed; LETOR / SVMlight lines read `<grade> qid:<id> <index>:<value> ...`)",
             &message[..open],
             &message[close + 1..]
         ),

@@ -147,6 +147,41 @@ impl Dataset {
         self.group_offsets[g]..self.group_offsets[g + 1]
     }
 
+    /// The qids, in order, of this dataset's queries that `other` holds too with the same
+    /// documents (grades and feature values, in order; a column one of them leaves out is 0):
+    /// the same query in two splits. Only queries of one qid are compared, so that files
+    /// numbering their groups 1..n by a `.query` file share a query only where the documents
+    /// agree as well.
+    pub fn shared_queries(&self, other: &Dataset) -> Vec<u64> {
+        let theirs: std::collections::HashMap<u64, usize> = other
+            .qids
+            .iter()
+            .enumerate()
+            .map(|(g, &q)| (q, g))
+            .collect();
+        let same_row = |a: &[f32], b: &[f32]| {
+            let (short, long) = if a.len() <= b.len() { (a, b) } else { (b, a) };
+            short
+                .iter()
+                .zip(long)
+                .all(|(x, y)| x.to_bits() == y.to_bits())
+                && long[short.len()..].iter().all(|&v| v == 0.0)
+        };
+        let mut shared: Vec<u64> = (0..self.n_groups())
+            .filter_map(|g| {
+                let &h = theirs.get(&self.qids[g])?;
+                let (mine, their) = (self.group(g), other.group(h));
+                let same = mine.len() == their.len()
+                    && mine.clone().zip(their).all(|(d, e)| {
+                        self.grades[d] == other.grades[e] && same_row(self.row(d), other.row(e))
+                    });
+                same.then_some(self.qids[g])
+            })
+            .collect();
+        shared.sort_unstable();
+        shared
+    }
+
     /// Checks every invariant the LETOR reader upholds, for data that did not come through it (a
     /// binary cache): at least one document, a feature matrix of `n_docs x n_features` finite
     /// values with at most [`letor::DEFAULT_MAX_FEATURE_INDEX`] columns, grades up to

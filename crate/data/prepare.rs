@@ -1307,13 +1307,6 @@ fn prepare_parts(
     let test = test.map(|t| keep("test", t, SPLIT_TEST));
 
     let train_source = sources[train.source].data();
-    if train.groups.is_empty() {
-        return Err(Error::Data(format!(
-            "no training groups left after filtering (groups need a document with grade > 0 and at least {} documents): {}",
-            options.min_group_size, filter[0].1
-        )));
-    }
-
     let report = |name: &str| filter.iter().find(|(n, _)| n == name).map(|(_, r)| r);
     let min = options.min_group_size;
     check_mixed_grades(&train, train_source, "training", report("train"), min)?;

@@ -231,7 +231,12 @@ pub fn apply(maps: &[ColumnMap], matrix: &mut [f32]) {
     map_rows(matrix);
 }
 
-/// (v - mean) / std; a constant column (std 0) maps to 0.
+/// The spread, in f32 steps (epsilon) of its mean's size, that a column must exceed for
+/// standardisation to keep it: below, its values differ by rounding.
+const ROUNDING_SPREAD: f64 = 4.0;
+
+/// (v - mean) / std; a constant column (std 0, or within [`ROUNDING_SPREAD`] steps of f32 of its
+/// mean) maps to 0.
 fn standardize(column: impl Iterator<Item = f32>) -> ColumnMap {
     let (mut n, mut mean, mut m2) = (0f64, 0f64, 0f64);
     // Welford's running mean and sum of squares: exact enough at any length.
@@ -244,11 +249,14 @@ fn standardize(column: impl Iterator<Item = f32>) -> ColumnMap {
     let std = if n > 0.0 { (m2 / n).sqrt() } else { 0.0 };
     // A spread too small for its reciprocal in f32 (below about 3e-39: values that differ only
     // in subnormal digits) is constant as well: its scale would be infinite, and v = mean would
-    // give 0 × inf = NaN.
+    // give 0 × inf = NaN. So is a spread of a few f32 steps of the mean (1e30 and 1.00001e30,
+    // 69.07755 and 69.07756 after the log1p): rounding, not signal, whose scale of 1e5 would
+    // send a value off that narrow range (1 on another split) to millions.
     let scale = (1.0 / std) as f32;
+    let resolved = std > ROUNDING_SPREAD * f64::from(f32::EPSILON) * mean.abs();
     ColumnMap::Affine {
         shift: mean as f32,
-        scale: if std > 0.0 && scale.is_finite() {
+        scale: if std > 0.0 && resolved && scale.is_finite() {
             scale
         } else {
             0.0
@@ -416,6 +424,18 @@ mod tests {
         }
         let maps = Transform::Standardize.fit(&[0.0, 1e-30, 0.0, 1e-30], 1);
         assert!([0.0, 1e-30].iter().all(|&v| maps[0].apply(v).abs() == 1.0));
+        // Values one or two f32 steps apart (1e30 and 1.00001e30 after the signed log1p) differ
+        // by rounding: constant, where a scale of 262,144 sent a 1 elsewhere to -1.8e7.
+        let steps = [69.07755f32, 69.07756, 69.07755, 69.07756];
+        let maps = Transform::Standardize.fit(&steps, 1);
+        for v in [69.07755f32, 69.07756, 1.0] {
+            assert_eq!(maps[0].apply(v), 0.0, "{v}");
+        }
+        // A spread of a thousandth of the mean is kept.
+        let maps = Transform::Standardize.fit(&[69.0, 69.07, 69.0, 69.07], 1);
+        assert!([69.0f32, 69.07]
+            .iter()
+            .all(|&v| (maps[0].apply(v).abs() - 1.0).abs() < 1e-3));
         let close = ColumnMap::Knots {
             knots: vec![0.0, 1e-40],
             values: vec![-1.0, 1.0],

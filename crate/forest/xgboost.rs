@@ -201,7 +201,10 @@ fn margin_of(objective: &str, base: f64) -> std::result::Result<(f64, Option<Str
     };
     match objective {
         "rank:ndcg" | "rank:pairwise" | "rank:map" => Ok((base, None)),
-        "binary:logistic" | "reg:logistic" | "binary:logitraw" => {
+        // `binary:logitraw` starts from base_score itself: its margin is its output (xgboost
+        // 3.x's `output_margin`, checked in tests/python/test_teachers.py).
+        "binary:logitraw" => Ok((base, pointwise("log-odds"))),
+        "binary:logistic" | "reg:logistic" => {
             if !(base > 0.0 && base < 1.0) {
                 return Err(format!("base_score {base} under {objective}: expected a probability in (0, 1)"));
             }

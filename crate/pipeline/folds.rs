@@ -41,6 +41,39 @@ pub struct Fold {
 }
 
 impl Fold {
+    /// `e`, an error of this fold's preparation or comparison, with the fold and its files
+    /// named where the message may not say them (a setting, the joined training parts, a split
+    /// without a y = 1); a divergence names the fold after the model.
+    pub fn named_in(&self, e: Error) -> Error {
+        let files = || {
+            let parts: Vec<String> = self
+                .train
+                .iter()
+                .map(|p| crate::error::printable(p))
+                .collect();
+            format!(
+                "fold {} (training {}, validation {}, test {})",
+                self.fold,
+                parts.join(" + "),
+                crate::error::printable(&self.valid),
+                crate::error::printable(&self.test)
+            )
+        };
+        // A split's flag is no remedy here: the folds name every split.
+        let unflagged =
+            |message: String| message.replace(" (--valid)", "").replace(" (--test)", "");
+        match e {
+            Error::Config(message) => Error::Config(format!("{}: {}", files(), unflagged(message))),
+            Error::Data(message) => Error::Data(format!("{}: {}", files(), unflagged(message))),
+            Error::Diverged { epoch, step, what } => Error::Diverged {
+                epoch,
+                step,
+                what: format!("{what}, fold {}", self.fold),
+            },
+            other => other,
+        }
+    }
+
     /// The name its training file goes by: its only file, or its parts joined
     /// (`DIR/S1+S2+S3.txt`), as the reports name it.
     pub fn train_name(&self) -> String {
@@ -62,6 +95,30 @@ impl Fold {
                 dir.map_or_else(|| stems.join("+"), |d| d.display().to_string())
             }
         }
+    }
+}
+
+/// What the folds run on, in a line: the directory's Fold1..Fold5, or LETOR 4.0's rotation of its
+/// parts S1..S5 (a directory may hold both, as MQ2008's release does).
+pub fn layout_note(folds: &[Fold]) -> String {
+    match folds.first() {
+        Some(fold) if fold.train.len() == 1 => {
+            let dir = std::path::Path::new(&fold.test)
+                .parent()
+                .and_then(|p| p.parent());
+            format!(
+                "folds: Fold1..Fold5 of {}, each with train.txt, vali.txt and test.txt",
+                crate::error::printable(&dir.map_or(String::new(), |d| d.display().to_string()))
+            )
+        }
+        Some(fold) => {
+            let dir = std::path::Path::new(&fold.test).parent();
+            format!(
+                "folds: LETOR 4.0's rotation of the parts S1.txt..S5.txt of {}",
+                crate::error::printable(&dir.map_or(String::new(), |d| d.display().to_string()))
+            )
+        }
+        None => "folds: none".into(),
     }
 }
 
@@ -180,6 +237,11 @@ pub fn folds_of_data(data: &crate::setup::DataSetup) -> Result<Vec<Fold>> {
 /// The folds of `setup.data.folds` on disk.
 #[cfg(not(target_arch = "wasm32"))]
 pub fn folds_on_disk(dir: &str) -> Result<Vec<Fold>> {
+    if dir.trim().is_empty() {
+        return Err(Error::Config(
+            "the folds directory's name is empty (--folds): name a directory of LETOR 4.0's parts S1.txt..S5.txt or of Fold1..Fold5".into(),
+        ));
+    }
     let path = std::path::Path::new(dir);
     if !path.is_dir() {
         let what = if path.exists() {
@@ -285,6 +347,105 @@ pub fn warnings(setup: &Setup) -> Vec<String> {
         }
     }
     out
+}
+
+/// Each query of `data` as its qid and a fingerprint of its documents (their grades and feature
+/// values, in order): two files' queries with both equal are the same query, whatever the files'
+/// formats.
+fn queries_of(data: &Dataset) -> std::collections::HashSet<(u64, u64)> {
+    use std::hash::{Hash as _, Hasher as _};
+    (0..data.n_groups())
+        .map(|g| {
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            for d in data.group(g) {
+                data.grades[d].hash(&mut h);
+                for v in data.row(d) {
+                    v.to_bits().hash(&mut h);
+                }
+            }
+            (data.qids[g], h.finish())
+        })
+        .collect()
+}
+
+/// A qid that `a` and `b` both hold, with the same documents; the smallest, so that a message
+/// names the same one on every run.
+fn shared_query(
+    a: &std::collections::HashSet<(u64, u64)>,
+    b: &std::collections::HashSet<(u64, u64)>,
+) -> Option<u64> {
+    a.intersection(b).map(|&(qid, _)| qid).min()
+}
+
+/// Refuses, before the first fold trains, folds whose splits share a query: within a fold, its
+/// test file and its training or validation files (the test would measure queries the model
+/// trained or was chosen on), or its validation and training files; across folds, two test
+/// files (the pooled tests would count a query twice, and their intervals would be too narrow).
+/// LETOR's five parts hold distinct queries, so a shared one is a copied or misnamed file. Every
+/// file is read once, through `store`. A query is its qid with its documents; files without
+/// qids (a `.query` file's group sizes) are not compared.
+pub fn check_distinct_queries(
+    folds: &[Fold],
+    store: &mut dyn Store,
+    reporter: &mut dyn Reporter,
+) -> Result<()> {
+    type Queries = std::collections::HashSet<(u64, u64)>;
+    let mut read: Vec<(String, Queries)> = Vec::new();
+    let mut queries = |name: &str, role: Role| -> Result<usize> {
+        if let Some(i) = read.iter().position(|(n, _)| n == name) {
+            return Ok(i);
+        }
+        let data = store.load(name, role, reporter)?;
+        // Groups numbered 1..n by a `.query` file have no identity to compare: two parts' first
+        // queries may hold the same documents (a small synthetic set) and be two queries.
+        let queries = match numbered_by_query_file(name, &data) {
+            true => Queries::new(),
+            false => queries_of(&data),
+        };
+        read.push((name.to_string(), queries));
+        Ok(read.len() - 1)
+    };
+    // (fold, its training files, its validation file, its test file), as indices into `read`.
+    let mut indexed = Vec::with_capacity(folds.len());
+    for fold in folds {
+        let test = queries(&fold.test, Role::Test)?;
+        let valid = queries(&fold.valid, Role::Valid)?;
+        let train = fold
+            .train
+            .iter()
+            .map(|part| queries(part, Role::Train))
+            .collect::<Result<Vec<_>>>()?;
+        indexed.push((fold.fold, train, valid, test));
+    }
+    let name = |i: usize| crate::error::printable(&read[i].0);
+    for (fold, train, valid, test) in &indexed {
+        let pairs = train
+            .iter()
+            .map(|&t| (*test, "test", t, "training"))
+            .chain([(*test, "test", *valid, "validation")])
+            .chain(train.iter().map(|&t| (*valid, "validation", t, "training")));
+        for (a, a_split, b, b_split) in pairs {
+            if let Some(qid) = shared_query(&read[a].1, &read[b].1) {
+                return Err(Error::Data(format!(
+                    "fold {fold}: qid {qid} of its {a_split} file {} is also in its {b_split} file {}, with the same documents: a fold's splits hold distinct queries (is a file copied, or named twice?)",
+                    name(a),
+                    name(b)
+                )));
+            }
+        }
+    }
+    for (i, (fold_a, _, _, test_a)) in indexed.iter().enumerate() {
+        for (fold_b, _, _, test_b) in &indexed[i + 1..] {
+            if let Some(qid) = shared_query(&read[*test_a].1, &read[*test_b].1) {
+                return Err(Error::Data(format!(
+                    "qid {qid} is in the test files of fold {fold_a} ({}) and fold {fold_b} ({}), with the same documents: the folds' test files hold distinct queries, each counted once in the tests pooled over the folds",
+                    name(*test_a),
+                    name(*test_b)
+                )));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// A store that reads the bundled MQ2008's parts ([`crate::data::bundled::MQ2008_PARTS`]: the

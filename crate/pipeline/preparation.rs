@@ -76,6 +76,39 @@ fn check_columns(
     Ok(())
 }
 
+/// Warns of a split that holds queries of another: the test file's queries in the training or the
+/// validation file, the validation file's in the training file (a file named twice, a test file
+/// appended to the training file). Its figures then measure queries the model trained on, or
+/// was chosen on. A warning, not a refusal: scoring the training queries can be meant (a
+/// check that a model fits); the folds, whose parts are distinct by definition, refuse it
+/// ([`super::folds::check_distinct_queries`]).
+fn warn_of_shared_queries(
+    splits: [(Option<&str>, Option<&Dataset>); 3],
+    reporter: &mut dyn Reporter,
+) {
+    let [train, valid, test] = [0, 1, 2];
+    let words = ["training", "validation", "test"];
+    for (this, other) in [(test, train), (test, valid), (valid, train)] {
+        let (split, other_split) = (words[this], words[other]);
+        let ((Some(name), Some(data)), (Some(other_name), Some(other))) =
+            (splits[this], splits[other])
+        else {
+            continue;
+        };
+        let shared = data.shared_queries(other);
+        if let Some(first) = shared.first() {
+            reporter.warn(&format!(
+                "the {split} file {} holds {} of its {} queries (qid {first} first) with the same documents as the {other_split} file {}: its figures measure queries the model {}",
+                crate::error::printable(name),
+                shared.len(),
+                data.n_groups(),
+                crate::error::printable(other_name),
+                if other_split == "training" { "trained on" } else { "was chosen on" }
+            ));
+        }
+    }
+}
+
 fn load(data: &DataSetup, store: &mut dyn Store, reporter: &mut dyn Reporter) -> Result<Loaded> {
     Ok(match &data.source {
         DataSource::Files { train, valid, test } => {
@@ -98,6 +131,14 @@ fn load(data: &DataSetup, store: &mut dyn Store, reporter: &mut dyn Reporter) ->
             };
             let valid_data = optional(valid, Role::Valid)?;
             let test_data = optional(test, Role::Test)?;
+            warn_of_shared_queries(
+                [
+                    (Some(train.as_str()), Some(&train_data)),
+                    (valid.as_deref(), valid_data.as_ref()),
+                    (test.as_deref(), test_data.as_ref()),
+                ],
+                reporter,
+            );
             // With logs, the log columns are checked against each file's sidecar instead
             // (`logged_splits`): a split without them is named as such.
             for (split, name) in [(&valid_data, valid), (&test_data, test)] {
@@ -819,6 +860,12 @@ pub fn dataset_from_arrays(
     let n_docs = grades.len();
     let bad =
         |message: String| Error::Data(format!("{}: {message}", crate::error::printable(name)));
+    // The grades and the query ids are arrays of their own: `y` and `qid` beside the training
+    // `X`, `eval_set y` beside an eval_set's.
+    let array = |array: &str| match name {
+        "X" | "scores" => array.to_string(),
+        split => format!("{} {array}", crate::error::printable(split)),
+    };
     if n_docs == 0 {
         return Err(bad("no rows: expected at least one document".into()));
     }
@@ -836,8 +883,9 @@ pub fn dataset_from_arrays(
     let mut graded = Vec::with_capacity(n_docs);
     for (row, &g) in grades.iter().enumerate() {
         if !(g.is_finite() && g >= 0.0 && g <= MAX_GRADE as f64 && g.fract() == 0.0) {
-            return Err(bad(format!(
-                "row {}: relevance grade {g} in y: expected an integer 0..={MAX_GRADE}",
+            return Err(Error::Data(format!(
+                "{}: row {}: relevance grade {g}: expected an integer 0..={MAX_GRADE}",
+                array("y"),
                 row + 1
             )));
         }
@@ -857,8 +905,9 @@ pub fn dataset_from_arrays(
     for (row, &q) in qids.iter().enumerate() {
         if group_qids.last() != Some(&q) {
             if let Some(&last) = seen.get(&q) {
-                return Err(bad(format!(
-                    "row {}: qid {q} reappears after other queries (its rows ended at row {}): the rows of a query must be contiguous",
+                return Err(Error::Data(format!(
+                    "{}: row {}: qid {q} reappears after other queries (its rows ended at row {}): the rows of a query must be contiguous",
+                    array("qid"),
                     row + 1,
                     last + 1
                 )));

@@ -981,7 +981,8 @@ pub async fn run_job(
             let (model, student_run) = run_model(engine, &x, &student, &guidance, true, &mut |e| {
                 on(&student_label, e)
             })
-            .await?;
+            .await
+            .map_err(|e| e.training(&student_label))?;
             results.push((
                 model,
                 SeedRun {
@@ -1047,7 +1048,8 @@ pub async fn run_job(
                 false,
                 &mut |e| on(&label, e),
             )
-            .await?;
+            .await
+            .map_err(|e| e.training(&label))?;
             let scores = engine.score_ensemble(&model, splits.train.inputs).await?;
             teachers.push(run.clone());
             scores_of.push(trained.len());
@@ -1103,7 +1105,8 @@ pub async fn run_job(
             run_model(&config.engine, &on_x, &student, &guidance, true, &mut |e| {
                 on(&student_label, e)
             })
-            .await?;
+            .await
+            .map_err(|e| e.training(&student_label))?;
         results.push((
             model,
             SeedRun {

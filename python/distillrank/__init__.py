@@ -317,6 +317,8 @@ def _features(name: str, x: Any) -> _np.ndarray:
         raise ValueError(f"{name}: expected a 2-D array (rows, features), got shape {x.shape}")
     if not (_np.issubdtype(x.dtype, _np.floating) or _np.issubdtype(x.dtype, _np.integer)):
         raise ValueError(f"{name}: expected numbers, got dtype {x.dtype}")
+    if x.shape[1] == 0:
+        raise ValueError(f"{name}: no feature columns (shape {x.shape}): expected one or more")
     # A value beyond float32's range becomes inf, which the library refuses by its row and
     # feature, saying so; numpy's own warning would only repeat it without the place.
     with _np.errstate(over="ignore"):

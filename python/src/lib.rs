@@ -61,6 +61,10 @@ fn python_words(message: &str, door: Door) -> String {
     // Python's own keywords first, where they differ from the setup field the table names:
     // `Ranker(teacher_columns=...)`, `sweep(param, values, ...)`, `predict(allow_missing_features=)`.
     let message = message
+        .replace(
+            "allow_missing_features true (--allow-missing-features true)",
+            "allow_missing_features=True",
+        )
         .replace("--teacher-columns", "teacher_columns")
         .replace("--allow-missing-features", "allow_missing_features=True")
         .replace("--values", "values");

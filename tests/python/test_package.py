@@ -698,8 +698,18 @@ def test_class_numpy_values_paths_and_bad_teachers_are_taken_or_refused_in_words
         distillrank.Setup(teacher=[np.array(["a", "b"])] * 3)
     grades = np.asarray(y, dtype=np.float64).copy()
     grades[3] = np.nan
-    with pytest.raises(ValueError, match=r"row 4: relevance grade NaN in y"):
+    with pytest.raises(ValueError, match=r"^y: row 4: relevance grade NaN: expected"):
         distillrank.Ranker(**small).fit(X, grades, qid=qid, verbose=False)
+    # Each array named as itself: y and qid are not X, and the training X must have columns.
+    with pytest.raises(ValueError, match=r"^y: row 1: relevance grade 0.5"):
+        distillrank.Ranker(**small).fit(X, grades * 0 + 0.5, qid=qid, verbose=False)
+    with pytest.raises(ValueError, match=r"^eval_set y: row 1: relevance grade -1"):
+        distillrank.Ranker(**small).fit(X, y, qid=qid, eval_set=(X, grades * 0 - 1, qid),
+                                        verbose=False)
+    with pytest.raises(ValueError, match=r"^qid: row \d+: qid \d+ reappears"):
+        distillrank.Ranker(**small).fit(X, y, qid=np.roll(qid, 1), verbose=False)
+    with pytest.raises(ValueError, match=r"^X: no feature columns"):
+        distillrank.Ranker(**small).fit(X[:, :0], y, qid=qid, eval_set=(X, y, qid), verbose=False)
     huge = np.asarray(X, dtype=np.float64).copy()
     huge[1, 2] = 1e39
     with pytest.raises(ValueError, match=r"row 2, feature 3: inf is not a finite number \(or a number beyond float32"):
@@ -829,6 +839,11 @@ def test_compare_on_the_letor_folds_equals_the_clis(tmp_path):
     for i in (1, 2, 3, 5):
         (parts / f"S{i}.txt").write_text((folds / f"S{i}.txt").read_text())
     with pytest.raises(ValueError, match="S4.txt"):
+        distillrank.compare(distillrank.Setup(folds=str(parts), **SMALL), verbose=False)
+    # A part that is a copy of another: fold 1 would test on queries it trains on.
+    (parts / "S4.txt").write_text((folds / "S4.txt").read_text())
+    (parts / "S5.txt").write_text((folds / "S1.txt").read_text())
+    with pytest.raises(ValueError, match=r"fold 1: qid \d+ of its test file .*S5.txt is also in its training file .*S1.txt"):
         distillrank.compare(distillrank.Setup(folds=str(parts), **SMALL), verbose=False)
     # The bundled MQ2008's five parts are the same folds, from the library itself.
     bundled = distillrank.Setup(source="mq2008_folds", methods=["no-distillation", "pfd"], seeds=2,

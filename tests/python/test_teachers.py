@@ -76,11 +76,17 @@ def test_lightgbm_scores_as_lightgbm_on_mq2008(mq2008, tmp_path):
     (tmp_path / "dump.json").write_text(json.dumps(booster.dump_model()))
     agree(predicted(tmp_path / "model.txt", MQ2008 / "test.txt"), theirs)
     agree(predicted(tmp_path / "dump.json", MQ2008 / "test.txt"), theirs)
+    # A random forest (boosting="rf"): the trees' mean, the margin LightGBM's predict() puts
+    # through its link; its raw_score is their sum.
+    forest = lightgbm_ranker(X, y, qid, boosting_type="rf", subsample=0.7, subsample_freq=1)
+    forest.save_model(str(tmp_path / "forest.txt"))
+    agree(predicted(tmp_path / "forest.txt", MQ2008 / "test.txt"),
+          forest.predict(Xt, raw_score=True) / forest.num_trees())
 
 
 def test_xgboost_scores_as_xgboost_on_mq2008(mq2008, tmp_path):
     X, y, qid, Xt = mq2008
-    for objective in ["rank:ndcg", "rank:pairwise", "binary:logistic"]:
+    for objective in ["rank:ndcg", "rank:pairwise", "binary:logistic", "binary:logitraw"]:
         labels = (y > 0).astype(float) if objective.startswith("binary") else y
         booster = xgboost_ranker(X, labels, qid, objective)
         booster.save_model(str(tmp_path / "model.json"))
