@@ -227,7 +227,7 @@ impl Forest {
         let head = &text[start..];
         let forest = if head.starts_with(b"tree") {
             lightgbm::parse_text(name, text)?
-        } else if head.first() == Some(&b'[') {
+        } else if head.first() == Some(&b'[') && starts_like_tree_model(head) {
             return Err(model_error(name, "this is XGBoost's tree dump (get_dump or dump_model with dump_format=\"json\"), which leaves out the base score and the objective its scores start from: save the model itself as JSON, booster.save_model(\"model.json\"), and give that file"));
         } else if head.first() == Some(&b'{') {
             // UBJSON opens an object with '{' too, then a key's length marker.

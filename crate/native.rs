@@ -376,7 +376,7 @@ pub mod pipeline {
         reporter.note(&crate::pipeline::folds::layout_note(&folds));
         let mut runs = Vec::new();
         let mut store = BundledParts { inner: store };
-        crate::pipeline::folds::check_distinct_queries(&folds, &mut store, reporter)?;
+        crate::pipeline::folds::check_distinct_test_queries(&folds, &mut store, reporter)?;
         for fold in folds {
             reporter.note(&format!(
                 "fold {}: train {}, validation {}, test {}",
@@ -394,6 +394,10 @@ pub mod pipeline {
             };
             let data =
                 crate::pipeline::preparation::prepare(&setup.data, &mut joined, true, reporter)
+                    .and_then(|data| {
+                        crate::pipeline::folds::shared_queries_in_fold(&data)?;
+                        Ok(data)
+                    })
                     .map_err(|e| fold.named_in(e))?;
             let comparison =
                 compare(&data, &setup, engine, stop, reporter).map_err(|e| fold.named_in(e))?;

@@ -2315,14 +2315,14 @@ fn a_test_file_that_holds_training_queries_is_warned_of() {
     };
     let stderr = run(&test, &train);
     assert!(
-        stderr.contains("the test file")
+        stderr.contains("the test split")
             && stderr.contains("holds 157 of its 157 queries")
-            && stderr.contains("as the training file")
+            && stderr.contains("as the training split")
             && stderr.contains("trained on"),
         "{stderr}"
     );
-    assert!(!run(&test, &test).contains("as the training file"));
-    assert!(run(&test, &test).contains("as the validation file"));
+    assert!(!run(&test, &test).contains("as the training split"));
+    assert!(run(&test, &test).contains("as the validation split"));
     assert!(!run(&train, &test).is_empty());
     let clean = run(&test, &letor_data::data("mq2008/Fold1/train.txt"));
     assert!(!clean.contains("holds"), "{clean}");

@@ -688,9 +688,12 @@ fn class_a_query_in_two_splits_of_the_folds_is_refused_in_every_door() {
             "each fold's test file appended to its training file",
             Box::new(|d: &Path| fold_layout(d, &|k| k, true)),
             vec![
-                "fold 1: qid 100 of its test file",
-                "Fold1/test.txt",
+                "fold 1 (training ",
+                "the test split",
+                "Fold1/test.txt holds 9 of its 9 queries (qid 100 first)",
+                "as the training split",
                 "Fold1/train.txt",
+                "is a file copied",
             ],
         ),
         (
@@ -700,11 +703,21 @@ fn class_a_query_in_two_splits_of_the_folds_is_refused_in_every_door() {
                 std::fs::copy(&parts[0], &parts[4]).unwrap();
             }),
             vec![
-                "fold 1: qid 100 of its test file",
-                "S5.txt",
-                "training file",
-                "S1.txt",
+                "qid 100 is in the test files of fold 1 (",
+                "S5.txt) and fold 2 (",
+                "S1.txt)",
             ],
+        ),
+        (
+            "S5.txt a copy of S1.txt written with a seventh column of zeros",
+            Box::new(|d: &Path| {
+                let parts = parts_in(d);
+                let wider = std::fs::read_to_string(&parts[0])
+                    .unwrap()
+                    .replace('\n', " 7:0\n");
+                std::fs::write(&parts[4], wider).unwrap();
+            }),
+            vec!["qid 100 is in the test files of fold 1 (", "S1.txt)"],
         ),
     ];
     for (what, make, words) in cases {
@@ -714,12 +727,12 @@ fn class_a_query_in_two_splits_of_the_folds_is_refused_in_every_door() {
         let setup = dir.path().join("setup.json");
         std::fs::write(
             &setup,
-            serde_json::json!({"data": {"folds": root}}).to_string(),
+            serde_json::json!({"data": {"folds": root, "tau_target": 1.5}}).to_string(),
         )
         .unwrap();
         let out = dir.path().join("out");
         for door in [
-            vec!["--folds", root],
+            vec!["--folds", root, "--tau-target", "1.5"],
             vec!["--setup", setup.to_str().unwrap()],
         ] {
             let mut args = vec!["compare", "--out", out.to_str().unwrap(), "--quiet"];
@@ -733,7 +746,7 @@ fn class_a_query_in_two_splits_of_the_folds_is_refused_in_every_door() {
                 );
             }
             assert!(
-                !stderr.contains("panicked") && !out.exists(),
+                !stderr.contains("panicked") && !out.join("results.json").exists(),
                 "{what}: {stderr}"
             );
         }

@@ -138,6 +138,9 @@ fn every_class_of_bad_lightgbm_file_is_refused_in_words() {
     let dump = "[\n  { \"nodeid\": 0, \"depth\": 0, \"split\": \"f1\", \"split_condition\": 0.5, \"yes\": 1, \"no\": 2, \"children\": [] }\n]";
     assert!(distillrank::forest::starts_like_tree_model(dump.as_bytes()));
     refused(dump, &["tree dump", "save_model(\"model.json\")"]);
+    // Another JSON list (a scores file given as a model) is not called one.
+    let scores = parse("[0.1, 0.2, 0.3]").unwrap_err().to_string();
+    assert!(!scores.contains("tree dump"), "{scores}");
     let deep = format!("{}{}", "{\"a\":".repeat(100_000), "1");
     refused(&deep, &["nested deeper than 128"]);
 }
@@ -353,6 +356,20 @@ fn an_xgboost_tree_decides_in_f32_from_its_base_margin() {
     let binary = parse(&xgboost("binary:logistic", "5E-1", "[1,-1,-1]")).unwrap();
     assert_eq!(binary.base_margin, 0.0);
     assert!(binary.note.as_deref().unwrap().contains("log-odds"));
+    // Under binary:logitraw it starts at base_score itself since xgboost 1.4, at its logit
+    // before (as the version that saved the model scores it).
+    let raw = xgboost("binary:logitraw", "3E-1", "[1,-1,-1]");
+    assert_eq!(parse(&raw).unwrap().base_margin, 0.3);
+    let old = parse(&raw.replace("[3,0,0]", "[1,3,2]"))
+        .unwrap()
+        .base_margin;
+    assert!((old - libm::log(0.3 / 0.7)).abs() < 1e-6, "{old}");
+    assert_eq!(
+        parse(&raw.replace("[3,0,0]", "[1,4,0]"))
+            .unwrap()
+            .base_margin,
+        0.3
+    );
 }
 
 #[test]

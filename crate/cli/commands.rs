@@ -939,7 +939,7 @@ fn show_eval(
     let convention: IdcgZero = args.idcg_zero.into();
     let report = metrics::report(scores, labels, &data.group_offsets, convention);
     if out.json {
-        outln!("{}", serde_json::to_string_pretty(&serde_json::json!({"file": args.file, "labels": format!("{:?}", args.labels).to_lowercase(), "metrics": report})).expect("serialise"));
+        outln!("{}", serde_json::to_string_pretty(&serde_json::json!({"file": args.file.display().to_string(), "labels": format!("{:?}", args.labels).to_lowercase(), "metrics": report})).expect("serialise"));
     } else {
         print_report(&args.file.display().to_string(), &report);
     }
@@ -1062,7 +1062,7 @@ pub fn predict(args: &PredictArgs, out: &Output) -> Result<()> {
             if out.json {
                 outln!(
                     "{}",
-                    serde_json::json!({"file": args.file, "model": args.model, "run": path, "queries": data.n_groups(), "docs": data.n_docs()})
+                    serde_json::json!({"file": args.file.display().to_string(), "model": args.model.display().to_string(), "run": path.display().to_string(), "queries": data.n_groups(), "docs": data.n_docs()})
                 );
             }
         }
@@ -1081,7 +1081,7 @@ pub fn predict(args: &PredictArgs, out: &Output) -> Result<()> {
             };
             outln!(
                 "{}",
-                serde_json::json!({"file": args.file, "model": args.model, "queries": data.n_groups(), "docs": data.n_docs(), "qid": qid, "scores": scores})
+                serde_json::json!({"file": args.file.display().to_string(), "model": args.model.display().to_string(), "queries": data.n_groups(), "docs": data.n_docs(), "qid": qid, "scores": scores})
             );
         }
         None => write(

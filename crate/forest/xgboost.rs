@@ -56,7 +56,14 @@ pub fn parse_json(name: &Path, value: &Value) -> Result<Forest> {
         as usize;
     let base_score = text_number(&param["base_score"])
         .ok_or_else(|| bad("learner_model_param.base_score is missing or not a number".into()))?;
-    let (base_margin, note) = margin_of(&objective, base_score).map_err(bad)?;
+    // The version that saved the model (`"version": [major, minor, patch]`); a file without one
+    // is taken as this decade's.
+    let version: Vec<u64> = value["version"]
+        .as_array()
+        .map(|v| v.iter().filter_map(Value::as_u64).collect())
+        .unwrap_or_default();
+    let before_1_4 = matches!(version.as_slice(), [0, ..] | [1, 0..=3, ..]);
+    let (base_margin, note) = margin_of(&objective, base_score, before_1_4).map_err(bad)?;
     let booster = &learner["gradient_booster"];
     let (model, weights) = match booster["name"].as_str() {
         Some("gbtree") => (&booster["model"], None),
@@ -193,7 +200,11 @@ fn best_iterations(
 
 /// The margin XGBoost starts every document from (its `ProbToMargin` of `base_score` under the
 /// objective), and what the objective makes of the scores when it does not rank.
-fn margin_of(objective: &str, base: f64) -> std::result::Result<(f64, Option<String>), String> {
+fn margin_of(
+    objective: &str,
+    base: f64,
+    before_1_4: bool,
+) -> std::result::Result<(f64, Option<String>), String> {
     let pointwise = |what: &str| {
         Some(format!(
             "the model's objective is {objective}, not a ranking objective: its margins ({what}) are used as the teacher's logits"
@@ -201,10 +212,10 @@ fn margin_of(objective: &str, base: f64) -> std::result::Result<(f64, Option<Str
     };
     match objective {
         "rank:ndcg" | "rank:pairwise" | "rank:map" => Ok((base, None)),
-        // `binary:logitraw` starts from base_score itself: its margin is its output (xgboost
-        // 3.x's `output_margin`, checked in tests/python/test_teachers.py).
-        "binary:logitraw" => Ok((base, pointwise("log-odds"))),
-        "binary:logistic" | "reg:logistic" => {
+        // `binary:logitraw` starts from base_score itself since xgboost 1.4 (dmlc/xgboost#6517;
+        // checked against 3.x in tests/python/test_teachers.py), from its logit before.
+        "binary:logitraw" if !before_1_4 => Ok((base, pointwise("log-odds"))),
+        "binary:logistic" | "reg:logistic" | "binary:logitraw" => {
             if !(base > 0.0 && base < 1.0) {
                 return Err(format!("base_score {base} under {objective}: expected a probability in (0, 1)"));
             }

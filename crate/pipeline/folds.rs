@@ -350,102 +350,88 @@ pub fn warnings(setup: &Setup) -> Vec<String> {
 }
 
 /// Each query of `data` as its qid and a fingerprint of its documents (their grades and feature
-/// values, in order): two files' queries with both equal are the same query, whatever the files'
-/// formats.
+/// values, in order, a row's trailing zeros left out as a file that leaves out its last
+/// columns does): two files' queries with both equal are the same query, whatever the files'
+/// formats and widths.
 fn queries_of(data: &Dataset) -> std::collections::HashSet<(u64, u64)> {
     use std::hash::{Hash as _, Hasher as _};
     (0..data.n_groups())
         .map(|g| {
             let mut h = std::collections::hash_map::DefaultHasher::new();
             for d in data.group(g) {
+                let row = data.row(d);
+                let width = row.iter().rposition(|&v| v != 0.0).map_or(0, |i| i + 1);
                 data.grades[d].hash(&mut h);
-                for v in data.row(d) {
-                    v.to_bits().hash(&mut h);
-                }
+                width.hash(&mut h);
+                h.write(bytemuck::cast_slice(&row[..width]));
             }
             (data.qids[g], h.finish())
         })
         .collect()
 }
 
-/// A qid that `a` and `b` both hold, with the same documents; the smallest, so that a message
-/// names the same one on every run.
-fn shared_query(
-    a: &std::collections::HashSet<(u64, u64)>,
-    b: &std::collections::HashSet<(u64, u64)>,
-) -> Option<u64> {
-    a.intersection(b).map(|&(qid, _)| qid).min()
-}
-
-/// Refuses, before the first fold trains, folds whose splits share a query: within a fold, its
-/// test file and its training or validation files (the test would measure queries the model
-/// trained or was chosen on), or its validation and training files; across folds, two test
-/// files (the pooled tests would count a query twice, and their intervals would be too narrow).
-/// LETOR's five parts hold distinct queries, so a shared one is a copied or misnamed file. Every
-/// file is read once, through `store`. A query is its qid with its documents; files without
-/// qids (a `.query` file's group sizes) are not compared.
-pub fn check_distinct_queries(
+/// Refuses, before the first fold trains, two folds' test files that share a query (its qid
+/// with the same documents): the pooled tests would count it twice, and their intervals would be
+/// too narrow. LETOR's five parts hold distinct queries, so a shared one is a copied or misnamed
+/// file. Only the test files are read here (the parts, in LETOR 4.0's layout: every two of
+/// them are one fold's test and another split, so this finds a copied part too); a fold's test or
+/// validation queries in its own training file are refused as the fold is prepared
+/// ([`shared_queries_in_fold`]). Files without qids (a `.query` file's group sizes) are not
+/// compared, and the reporter is told so.
+pub fn check_distinct_test_queries(
     folds: &[Fold],
     store: &mut dyn Store,
     reporter: &mut dyn Reporter,
 ) -> Result<()> {
+    reporter.note("checking that the folds' test files hold distinct queries");
+    // Each test file read so far: its fold, its name and its queries.
     type Queries = std::collections::HashSet<(u64, u64)>;
-    let mut read: Vec<(String, Queries)> = Vec::new();
-    let mut queries = |name: &str, role: Role| -> Result<usize> {
-        if let Some(i) = read.iter().position(|(n, _)| n == name) {
-            return Ok(i);
-        }
-        let data = store.load(name, role, reporter)?;
-        // Groups numbered 1..n by a `.query` file have no identity to compare: two parts' first
-        // queries may hold the same documents (a small synthetic set) and be two queries.
-        let queries = match numbered_by_query_file(name, &data) {
-            true => Queries::new(),
-            false => queries_of(&data),
-        };
-        read.push((name.to_string(), queries));
-        Ok(read.len() - 1)
-    };
-    // (fold, its training files, its validation file, its test file), as indices into `read`.
-    let mut indexed = Vec::with_capacity(folds.len());
+    let mut tests: Vec<(usize, &str, Queries)> = Vec::new();
+    let mut unnumbered = Vec::new();
     for fold in folds {
-        let test = queries(&fold.test, Role::Test)?;
-        let valid = queries(&fold.valid, Role::Valid)?;
-        let train = fold
-            .train
-            .iter()
-            .map(|part| queries(part, Role::Train))
-            .collect::<Result<Vec<_>>>()?;
-        indexed.push((fold.fold, train, valid, test));
-    }
-    let name = |i: usize| crate::error::printable(&read[i].0);
-    for (fold, train, valid, test) in &indexed {
-        let pairs = train
-            .iter()
-            .map(|&t| (*test, "test", t, "training"))
-            .chain([(*test, "test", *valid, "validation")])
-            .chain(train.iter().map(|&t| (*valid, "validation", t, "training")));
-        for (a, a_split, b, b_split) in pairs {
-            if let Some(qid) = shared_query(&read[a].1, &read[b].1) {
+        let data = store.load(&fold.test, Role::Test, reporter)?;
+        if numbered_by_query_file(&fold.test, &data) {
+            unnumbered.push(crate::error::printable(&fold.test));
+            continue;
+        }
+        let queries = queries_of(&data);
+        drop(data);
+        for (other, name, theirs) in &tests {
+            if let Some(qid) = queries.intersection(theirs).map(|&(q, _)| q).min() {
                 return Err(Error::Data(format!(
-                    "fold {fold}: qid {qid} of its {a_split} file {} is also in its {b_split} file {}, with the same documents: a fold's splits hold distinct queries (is a file copied, or named twice?)",
-                    name(a),
-                    name(b)
+                    "qid {qid} is in the test files of fold {other} ({}) and fold {} ({}), with the same documents: the folds' test files hold distinct queries, each counted once in the tests pooled over the folds",
+                    crate::error::printable(name),
+                    fold.fold,
+                    crate::error::printable(&fold.test)
                 )));
             }
         }
+        tests.push((fold.fold, &fold.test, queries));
     }
-    for (i, (fold_a, _, _, test_a)) in indexed.iter().enumerate() {
-        for (fold_b, _, _, test_b) in &indexed[i + 1..] {
-            if let Some(qid) = shared_query(&read[*test_a].1, &read[*test_b].1) {
-                return Err(Error::Data(format!(
-                    "qid {qid} is in the test files of fold {fold_a} ({}) and fold {fold_b} ({}), with the same documents: the folds' test files hold distinct queries, each counted once in the tests pooled over the folds",
-                    name(*test_a),
-                    name(*test_b)
-                )));
-            }
-        }
+    if !unnumbered.is_empty() {
+        reporter.note(&format!(
+            "{} number their queries by a .query file: no qids to tell two files' queries apart, so they are not checked for shared queries",
+            unnumbered.join(", ")
+        ));
     }
     Ok(())
+}
+
+/// A fold's refusal of a split that holds queries of another (preparation's warning of it,
+/// [`super::preparation::is_shared_queries`]): within a fold the splits are distinct parts, so
+/// the queries measured would be queries the model trained or was chosen on.
+pub fn shared_queries_in_fold(data: &PreparedData) -> Result<()> {
+    match data
+        .prepared
+        .warnings
+        .iter()
+        .find(|w| super::preparation::is_shared_queries(w))
+    {
+        Some(warning) => Err(Error::Data(format!(
+            "{warning}; a fold's splits hold distinct queries (is a file copied, or named twice?)"
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// A store that reads the bundled MQ2008's parts ([`crate::data::bundled::MQ2008_PARTS`]: the

@@ -47,6 +47,8 @@ struct Loaded {
     synthetic_z: Option<Vec<usize>>,
     description: String,
     names: [Option<String>; 3],
+    /// Warnings of a split that holds another's queries ([`shared_queries`]).
+    shared: Vec<String>,
 }
 
 /// A validation or test file `split` (named `name`) against the training file's columns: more
@@ -76,16 +78,23 @@ fn check_columns(
     Ok(())
 }
 
-/// Warns of a split that holds queries of another: the test file's queries in the training or the
-/// validation file, the validation file's in the training file (a file named twice, a test file
-/// appended to the training file). Its figures then measure queries the model trained on, or
-/// was chosen on. A warning, not a refusal: scoring the training queries can be meant (a
-/// check that a model fits); the folds, whose parts are distinct by definition, refuse it
-/// ([`super::folds::check_distinct_queries`]).
-fn warn_of_shared_queries(
-    splits: [(Option<&str>, Option<&Dataset>); 3],
-    reporter: &mut dyn Reporter,
-) {
+/// What every warning of a split holding another's queries says, and only those:
+/// [`is_shared_queries`] finds them among the prepared splits' warnings.
+const SHARED_QUERIES: &str = "with the same documents as the";
+
+/// Whether a prepared splits' warning is one of [`shared_queries`].
+pub fn is_shared_queries(warning: &str) -> bool {
+    warning.contains(SHARED_QUERIES)
+}
+
+/// The warnings of a split that holds queries of another: the test split's queries in the
+/// training or the validation split, the validation split's in the training split (a file named
+/// twice, a test file appended to the training file). Its figures then measure queries the
+/// model trained on, or was chosen on. Warnings, kept with the prepared splits, not refusals:
+/// scoring the training queries can be meant (a check that a model fits); the folds, whose parts
+/// are distinct by definition, refuse them ([`super::folds::shared_queries_in_fold`]).
+fn shared_queries(splits: &[(Option<&str>, Option<&Dataset>); 3]) -> Vec<String> {
+    let mut warnings = Vec::new();
     let [train, valid, test] = [0, 1, 2];
     let words = ["training", "validation", "test"];
     for (this, other) in [(test, train), (test, valid), (valid, train)] {
@@ -95,10 +104,16 @@ fn warn_of_shared_queries(
         else {
             continue;
         };
+        // Groups numbered 1..n (by a `.query` file, or a fold's parts joined) have no identity
+        // to compare: two files' first queries may hold the same documents and be two queries.
+        let numbered = |d: &Dataset| d.qids.iter().zip(1u64..).all(|(&q, n)| q == n);
+        if numbered(data) || numbered(other) {
+            continue;
+        }
         let shared = data.shared_queries(other);
         if let Some(first) = shared.first() {
-            reporter.warn(&format!(
-                "the {split} file {} holds {} of its {} queries (qid {first} first) with the same documents as the {other_split} file {}: its figures measure queries the model {}",
+            warnings.push(format!(
+                "the {split} split {} holds {} of its {} queries (qid {first} first) {SHARED_QUERIES} {other_split} split {}: its figures measure queries the model {}",
                 crate::error::printable(name),
                 shared.len(),
                 data.n_groups(),
@@ -107,6 +122,7 @@ fn warn_of_shared_queries(
             ));
         }
     }
+    warnings
 }
 
 fn load(data: &DataSetup, store: &mut dyn Store, reporter: &mut dyn Reporter) -> Result<Loaded> {
@@ -131,14 +147,11 @@ fn load(data: &DataSetup, store: &mut dyn Store, reporter: &mut dyn Reporter) ->
             };
             let valid_data = optional(valid, Role::Valid)?;
             let test_data = optional(test, Role::Test)?;
-            warn_of_shared_queries(
-                [
-                    (Some(train.as_str()), Some(&train_data)),
-                    (valid.as_deref(), valid_data.as_ref()),
-                    (test.as_deref(), test_data.as_ref()),
-                ],
-                reporter,
-            );
+            let shared = shared_queries(&[
+                (Some(train.as_str()), Some(&train_data)),
+                (valid.as_deref(), valid_data.as_ref()),
+                (test.as_deref(), test_data.as_ref()),
+            ]);
             // With logs, the log columns are checked against each file's sidecar instead
             // (`logged_splits`): a split without them is named as such.
             for (split, name) in [(&valid_data, valid), (&test_data, test)] {
@@ -153,6 +166,7 @@ fn load(data: &DataSetup, store: &mut dyn Store, reporter: &mut dyn Reporter) ->
                 synthetic_z: None,
                 description: train.clone(),
                 names: [Some(train.clone()), valid.clone(), test.clone()],
+                shared,
             }
         }
         DataSource::Mq2008Folds => return Err(Error::Config(
@@ -168,6 +182,7 @@ fn load(data: &DataSetup, store: &mut dyn Store, reporter: &mut dyn Reporter) ->
                 synthetic_z: None,
                 description: "MQ2008 Fold1, bundled".into(),
                 names: [None, None, None],
+                shared: Vec::new(),
             }
         }
         DataSource::Synthetic {
@@ -195,6 +210,7 @@ fn load(data: &DataSetup, store: &mut dyn Store, reporter: &mut dyn Reporter) ->
                 synthetic_z: Some(s.privileged_columns),
                 description,
                 names: [None, None, None],
+                shared: Vec::new(),
             }
         }
     })
@@ -567,6 +583,7 @@ fn prepare_in_memory(
         synthetic_z,
         description,
         names,
+        shared,
     } = load(data, store, reporter)?;
     // Data without a test split get one held out of the training queries. Preparation takes it
     // from the training matrix itself; only simulated logs, which rewrite the splits, need it
@@ -636,7 +653,8 @@ fn prepare_in_memory(
         steps.push((step.to_string(), started.elapsed()));
     });
     reporter.progress("preparing", "steps", total, total);
-    let prepared = prepared?;
+    let mut prepared = prepared?;
+    prepared.warnings.extend(shared);
     let clicks = clicks
         .map(|table| crate::ranking::clicks::matched(&table, &prepared.train))
         .transpose()?
