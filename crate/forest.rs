@@ -109,6 +109,18 @@ pub enum Rule {
     XgBoost { threshold: f32, default_left: bool },
 }
 
+/// A tree model's scores of a LETOR file ([`Forest::score_letor`]).
+#[derive(Debug, Default)]
+pub struct LetorScores {
+    /// One score a document, in the file's order.
+    pub scores: Vec<f64>,
+    /// Each document's qid (None in a file whose groups come from a `.query` file).
+    pub qids: Vec<Option<u64>>,
+    /// The documents that leave out an entry at a column where some split sends a missing value
+    /// and a zero different ways: those whose scores depend on how absent entries are read.
+    pub left_out: usize,
+}
+
 /// An inner node: the column it reads, its rule and its children.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Node {
@@ -524,8 +536,18 @@ impl Forest {
                 // way, unless column 0 is split on (then it cannot be feature 0, which no LETOR
                 // file has).
                 let used = self.split_columns();
+                // Under from-1 column c is feature c + 1; under from-0, feature c (never 0).
+                let fits_from1 = used.last().is_none_or(|&c| c < n_features);
+                let fits_from0 =
+                    used.first() != Some(&0) && used.last().is_none_or(|&c| c <= n_features);
                 if self.n_columns < n_features && used.first() == Some(&0) {
                     1
+                } else if !fits_from1 && !fits_from0 {
+                    return Err(model_error(name, format!(
+                        "the model has {} input columns and splits on column {}, past the data's {n_features} features under either column mapping: expected a model trained on these data's columns",
+                        self.n_columns,
+                        used.last().copied().unwrap_or_default()
+                    )));
                 } else {
                     return Err(model_error(name, format!(
                         "the model has {} input columns and the data {n_features} features: cannot tell whether column 0 is feature 1 (a model trained on arrays) or feature 0 (one trained by LightGBM's or XGBoost's own LETOR reader); say which with {setting} from-1 or from-0",
@@ -563,51 +585,71 @@ impl Forest {
         }
     }
 
-    /// The splits where a missing value and a zero take different branches (XGBoost's default
-    /// direction against where 0 goes; LightGBM reads an absent entry as 0 under either
-    /// mapping), and how many splits there are: where the first is not 0, reading a file's
-    /// absent entries as missing or as 0 changes scores, and the column mapping decides which.
-    pub fn missing_differs_from_zero(&self) -> (usize, usize) {
-        let mut differ = 0;
-        let mut splits = 0;
-        for node in self.trees.iter().flat_map(|t| &t.nodes) {
-            splits += 1;
-            let differs = match node.rule {
-                Rule::XgBoost {
-                    threshold,
-                    default_left,
-                } => default_left != (0.0f32 < threshold),
-                // Only a NaN-missing split sends a missing value by its default direction.
-                Rule::LightGbm {
-                    threshold,
-                    missing: Missing::NaN,
-                    default_left,
-                } => default_left != (0.0 <= threshold),
-                _ => false,
-            };
-            differ += usize::from(differs);
+    /// Whether `node` sends a missing value and a zero different ways (XGBoost's default
+    /// direction against where 0 goes; LightGBM reads an absent entry as 0 under either mapping,
+    /// so only its NaN-missing splits can).
+    fn missing_differs_at(node: &Node) -> bool {
+        match node.rule {
+            Rule::XgBoost {
+                threshold,
+                default_left,
+            } => default_left != (0.0f32 < threshold),
+            Rule::LightGbm {
+                threshold,
+                missing: Missing::NaN,
+                default_left,
+            } => default_left != (0.0 <= threshold),
+            _ => false,
         }
-        (differ, splits)
     }
 
-    /// A sentence on how absent entries are read where the reading was not given (`absent`
-    /// [`Absent::Auto`]) and it matters: some split sends a missing value and a zero different
-    /// ways. None otherwise.
-    pub fn absent_note(&self, absent: Absent) -> Option<String> {
+    /// The splits where a missing value and a zero take different branches, and how many splits
+    /// there are: where the first is not 0, reading a file's absent entries as missing or as 0
+    /// can change scores, and the column mapping decides which.
+    pub fn missing_differs_from_zero(&self) -> (usize, usize) {
+        let nodes = || self.trees.iter().flat_map(|t| &t.nodes);
+        let differ = nodes().filter(|n| Self::missing_differs_at(n)).count();
+        (differ, nodes().count())
+    }
+
+    /// The columns (of the model's rows) some split of which sends a missing value and a zero
+    /// different ways: a document that leaves one of them out scores differently under the two
+    /// readings.
+    fn columns_where_missing_differs(&self) -> Vec<bool> {
+        let mut columns = vec![false; self.row_width()];
+        for node in self.trees.iter().flat_map(|t| &t.nodes) {
+            if Self::missing_differs_at(node) {
+                columns[node.column as usize] = true;
+            }
+        }
+        columns
+    }
+
+    /// A sentence on how absent entries were read where the reading was not given (`absent`
+    /// [`Absent::Auto`]) and it mattered: `left_out` documents ([`LetorScores::left_out`]) left
+    /// out an entry at a split that sends a missing value and a zero different ways. None
+    /// otherwise: a dense file, or a model whose splits send both one way, scores alike under
+    /// either reading.
+    pub fn absent_note(&self, absent: Absent, left_out: usize) -> Option<String> {
         let (differ, splits) = self.missing_differs_from_zero();
-        if absent != Absent::Auto || differ == 0 {
+        if absent != Absent::Auto || differ == 0 || left_out == 0 {
             return None;
         }
         let library = self.library.name();
-        Some(if self.absent_value(absent).is_nan() {
-            format!(
-                "entries a LETOR file leaves out are read as missing, as {library}'s own LETOR reader reads them, and at {differ} of its {splits} splits a missing value and a zero go different ways: if the model was trained on dense arrays whose zeros were values, say absent zero"
+        let (read, other) = if self.absent_value(absent).is_nan() {
+            (
+                "missing",
+                "if the model was trained on dense arrays whose zeros were values, say absent zero",
             )
         } else {
-            format!(
-                "entries a LETOR file leaves out are read as 0, as {library}'s own LETOR reader reads them, and at {differ} of its {splits} splits a missing value and a zero go different ways: if the model was trained on rows with NaN where these are left out, say absent missing"
+            (
+                "0",
+                "if the model was trained on rows with NaN where these are left out, say absent missing",
             )
-        })
+        };
+        Some(format!(
+            "entries a LETOR file leaves out are read as {read}, as {library}'s own LETOR reader reads them, and {left_out} document(s) leave out a column at which some of its {differ} such splits (of {splits}) send a missing value and a zero different ways: {other}"
+        ))
     }
 
     /// The model's scores of every document of a LETOR file, in the file's order, with the
@@ -620,22 +662,28 @@ impl Forest {
         reader: impl std::io::Read,
         offset: u32,
         absent: Absent,
-    ) -> Result<(Vec<f64>, Vec<Option<u64>>)> {
+    ) -> Result<LetorScores> {
         let absent = self.absent_value(absent);
         let mut row = vec![absent; self.row_width()];
-        let (mut scores, mut qids) = (Vec::new(), Vec::new());
+        let differs = self.columns_where_missing_differs();
+        let n_differ = differs.iter().filter(|&&d| d).count();
+        let mut scored = LetorScores::default();
         crate::data::letor::scan_letor(
             name,
             reader,
             crate::data::letor::DEFAULT_MAX_FEATURE_INDEX,
             &mut |doc| {
                 row.fill(absent);
+                let mut given = 0;
                 for &(index, value) in doc.features {
                     let column = (index - offset) as usize;
                     if let Some(slot) = row.get_mut(column) {
                         *slot = value;
+                        given += usize::from(differs[column]);
                     }
                 }
+                // The reader takes each feature once, so fewer given means one left out.
+                scored.left_out += usize::from(given < n_differ);
                 let score = self.score(&row);
                 if !score.is_finite() {
                     return Err(Error::parse(
@@ -645,12 +693,12 @@ impl Forest {
                         format!("the model's score of this document is {score}"),
                     ));
                 }
-                scores.push(score);
-                qids.push(doc.qid);
+                scored.scores.push(score);
+                scored.qids.push(doc.qid);
                 Ok(())
             },
         )?;
-        Ok((scores, qids))
+        Ok(scored)
     }
 
     /// The model's scores of the rows of a row-major matrix of `width` feature columns (column

@@ -252,11 +252,19 @@ fn differing_fields(
                 } else {
                     format!("{at}.{key}")
                 };
-                let (x, y) = (
-                    a.get(key).unwrap_or(&Value::Null),
-                    b.get(key).unwrap_or(&Value::Null),
-                );
-                differing_fields(x, y, &path, out);
+                match (a.get(key), b.get(key)) {
+                    (Some(x), Some(y)) => differing_fields(x, y, &path, out),
+                    // A field at its default is left out of the JSON written (heads 0, one
+                    // member): said so, not printed as null.
+                    (x, y) => {
+                        let said = |v: Option<&Value>| v.map_or("the default".into(), short);
+                        out.push(format!(
+                            "{path}: {} in the weights, {} in the JSON",
+                            said(x),
+                            said(y)
+                        ));
+                    }
+                }
             }
         }
         _ if theirs == json => {}
@@ -633,5 +641,25 @@ pub fn check_scores(scores: &[f32], name: &Path) -> Result<()> {
                 scores[first]
             ),
         }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::differing_fields;
+
+    #[test]
+    fn a_field_left_out_at_its_default_is_named_as_the_default_not_null() {
+        let weights = serde_json::json!({"attention_heads": 4, "widths": [8]});
+        let json = serde_json::json!({"widths": [16]});
+        let mut out = Vec::new();
+        differing_fields(&weights, &json, "", &mut out);
+        assert_eq!(
+            out,
+            [
+                "attention_heads: 4 in the weights, the default in the JSON",
+                "widths: [8] in the weights, [16] in the JSON"
+            ]
+        );
     }
 }

@@ -392,13 +392,18 @@ pub mod pipeline {
                 parts: fold.train.clone(),
                 allow_missing_features: setup.data.allow_missing_features,
             };
-            let data =
-                crate::pipeline::preparation::prepare(&setup.data, &mut joined, true, reporter)
-                    .and_then(|data| {
-                        crate::pipeline::folds::shared_queries_in_fold(&data)?;
-                        Ok(data)
-                    })
-                    .map_err(|e| fold.named_in(e))?;
+            let mut preparing = crate::pipeline::folds::FoldPreparation { inner: reporter };
+            let data = crate::pipeline::preparation::prepare(
+                &setup.data,
+                &mut joined,
+                true,
+                &mut preparing,
+            )
+            .and_then(|data| {
+                crate::pipeline::folds::shared_queries_in_fold(&data)?;
+                Ok(data)
+            })
+            .map_err(|e| fold.named_in(e))?;
             let comparison =
                 compare(&data, &setup, engine, stop, reporter).map_err(|e| fold.named_in(e))?;
             runs.push(FoldRun {

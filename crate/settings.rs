@@ -349,7 +349,7 @@ pub const SETTINGS: &[Setting] = &[
         .help("Documents per mini-batch (whole query groups)"),
     whole("batch-size", 1, 10_000_000, SIZE).at(&[f("objectives.batch_size", "128")])
         .help("Examples per mini-batch"),
-    real("teacher-temperature", (0.0, 1e6), OPEN_BELOW, "a temperature; the teachers' logits are divided by it").at(&[f("teacher_temperature", "1")])
+    real("teacher-temperature", (1e-6, 1e6), CLOSED, "a temperature; the teachers' logits are divided by it, and below 1e-6 a logit of the teachers' scale leaves f32").at(&[f("teacher_temperature", "1")])
         .help("The teachers' logits are divided by this before they become soft labels (above 1: softer targets, below 1: sharper); a teacher trained elsewhere (LightGBM's raw scores) may need it"),
     whole("teachers", 2, 1024, "multi-teacher PFD needs two teachers or more").at(&[f("teachers", "2")])
         .help("Multi-teacher PFD: number of teachers, each seeing x and one share of z"),

@@ -484,6 +484,20 @@ impl Setup {
                 )));
             }
         }
+        // An empty name is a mistake (an unset shell variable), not "none": a model or scores
+        // are left out by leaving the setting out.
+        for (noun, outside) in [
+            ("teacher", &self.data.teacher),
+            ("reference", &self.data.reference),
+        ] {
+            for (kind, name) in [("model", &outside.model), ("scores", &outside.scores)] {
+                if name.as_deref().is_some_and(|n| n.trim().is_empty()) {
+                    return Err(Error::Config(format!(
+                        "the {noun}'s {kind} file's name is empty (--{noun}-{kind}): name a file, or leave the setting out"
+                    )));
+                }
+            }
+        }
         if !self.data.has_folds() {
             for (noun, outside) in [
                 ("teacher", &self.data.teacher),
@@ -594,9 +608,19 @@ impl Setup {
         serde_json::to_string_pretty(self).expect("a setup serialises")
     }
 
-    /// The files the setup names, each with its field.
+    /// Every file the setup names, each with its field: the data files, the folds directory, and
+    /// the teacher's and the reference's model and scores. A scores field is a list
+    /// (`TRAIN,VALID,TEST`), each of its names a file ([`for_each_name`]). Relative names are
+    /// read against one folder ([`resolve_files`]) and written from one (a run's `setup.json`).
     pub fn files_mut(&mut self) -> Vec<(&'static str, &mut String)> {
-        let mut files = match &mut self.data.source {
+        let DataSetup {
+            source,
+            folds,
+            teacher,
+            reference,
+            ..
+        } = &mut self.data;
+        let mut files = match source {
             DataSource::Files { train, valid, test } => {
                 let mut files = vec![("data.source.files.train", train)];
                 files.extend(valid.as_mut().map(|v| ("data.source.files.valid", v)));
@@ -605,7 +629,14 @@ impl Setup {
             }
             _ => Vec::new(),
         };
-        files.extend(self.data.folds.as_mut().map(|d| ("data.folds", d)));
+        files.extend(folds.as_mut().map(|d| ("data.folds", d)));
+        for (outside, model, scores) in [
+            (teacher, "data.teacher.model", "data.teacher.scores"),
+            (reference, "data.reference.model", "data.reference.scores"),
+        ] {
+            files.extend(outside.model.as_mut().map(|m| (model, m)));
+            files.extend(outside.scores.as_mut().map(|s| (scores, s)));
+        }
         files
     }
 
@@ -755,7 +786,12 @@ impl Setup {
                 methods(&self.methods)
             );
             out.push(("alpha", why.clone()));
-            out.push(("teacher-temperature", why));
+            out.push(("teacher-temperature", why.clone()));
+            out.push(("teacher-widths", why.clone()));
+            // Ranking Distillation's teacher is of the teachers' family too.
+            if !self.methods.contains(&Method::RankingDistillation) {
+                out.push(("teacher-attention-heads", why));
+            }
         }
         let column_labels = self.data.wants_logs() && self.data.log_labels != LogLabels::Gumbel;
         if self.data.labels == Labels::Grades || column_labels {
@@ -1087,6 +1123,31 @@ fn of_logs(path: &str) -> bool {
     path.starts_with("data.logs.") || path == "data.log_labels"
 }
 
+/// Rewrites each file name `value` (of `field`) holds with `f`: the whole value, or, for a list
+/// of names (a teacher's or a reference's scores, `TRAIN,VALID,TEST`), each part that is not
+/// empty (an empty part names no file: `,VALID,TEST`).
+pub fn for_each_name(
+    field: &str,
+    value: &mut String,
+    mut f: impl FnMut(&str) -> Result<String>,
+) -> Result<()> {
+    if !field.ends_with(".scores") {
+        if !value.trim().is_empty() {
+            *value = f(value)?;
+        }
+        return Ok(());
+    }
+    let parts: Vec<String> = value
+        .split(',')
+        .map(|part| match part.trim() {
+            "" => Ok(part.to_string()),
+            name => f(name),
+        })
+        .collect::<Result<_>>()?;
+    *value = parts.join(",");
+    Ok(())
+}
+
 /// Resolves a setup's relative file names (`files`, each with its field) the same way in every
 /// door: against `base`, the folder they are relative to (the CLI's: the setup file's own folder;
 /// Python's: the `base` it is given), or, where a door has no such folder, refused by field.
@@ -1096,18 +1157,18 @@ pub fn resolve_files(
     files: Vec<(&str, &mut String)>,
     base: Option<&std::path::Path>,
 ) -> Result<()> {
-    for (field, file) in files {
-        if file.is_empty() || std::path::Path::new(file.as_str()).is_absolute() {
-            continue;
-        }
-        match base {
-            Some(folder) => *file = folder.join(&*file).display().to_string(),
-            None => {
-                return Err(Error::Config(format!(
-                    "{field}: '{file}' is a relative path, and this setup came without the folder it is relative to: give an absolute path, or the folder (Python: base=FOLDER)"
-                )))
+    for (field, value) in files {
+        for_each_name(field, value, |file| {
+            if std::path::Path::new(file).is_absolute() {
+                return Ok(file.to_string());
             }
-        }
+            match base {
+                Some(folder) => Ok(folder.join(file).display().to_string()),
+                None => Err(Error::Config(format!(
+                    "{field}: '{file}' is a relative path, and this setup came without the folder it is relative to: give an absolute path, or the folder (Python: base=FOLDER)"
+                ))),
+            }
+        })?;
     }
     Ok(())
 }

@@ -499,15 +499,18 @@ fn bad_experiments_are_refused_before_training() {
         ),
     ] {
         // Small synthetic data: each refusal must come before training, not after a long one.
+        // (Files take no generator's flags: those are refused beside them.)
         let mut args = args;
-        args.extend([
-            "--queries",
-            "60",
-            "--valid-queries",
-            "20",
-            "--test-queries",
-            "20",
-        ]);
+        if !args.contains(&"--train") {
+            args.extend([
+                "--queries",
+                "60",
+                "--valid-queries",
+                "20",
+                "--test-queries",
+                "20",
+            ]);
+        }
         let (ok, _, stderr) = distillrank(&args);
         assert!(!ok, "{args:?}");
         assert!(stderr.contains(fragment), "{args:?}: {stderr}");
@@ -1229,6 +1232,15 @@ fn an_ensemble_trains_saves_scores_and_compares_as_one_model() {
     let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(v["members"], 3);
     assert_eq!(v["member_valid_ndcg"].as_array().unwrap().len(), 3);
+    let later = v["later_members"].as_array().unwrap();
+    assert_eq!(later.len(), 2);
+    for (member, ndcg) in later
+        .iter()
+        .zip(&v["member_valid_ndcg"].as_array().unwrap()[1..])
+    {
+        assert_eq!(&member["best_valid_ndcg"], ndcg);
+        assert!(!member["history"].as_array().unwrap().is_empty());
+    }
     let config: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(d("student.json")).unwrap()).unwrap();
     assert_eq!(config["members"], 3);
@@ -2289,11 +2301,11 @@ fn a_test_file_that_holds_training_queries_is_warned_of() {
     let train = letor_data::data("mq2008/Fold1/vali.txt");
     let test = letor_data::data("mq2008/Fold1/test.txt");
     let out = dir.path().join("out").display().to_string();
-    let run = |valid: &str, test: &str| {
+    let run_on = |train: &str, valid: &str, test: &str| {
         let (ok, _, stderr) = distillrank(&[
             "compare",
             "--train",
-            &train,
+            train,
             "--valid",
             valid,
             "--test",
@@ -2313,6 +2325,7 @@ fn a_test_file_that_holds_training_queries_is_warned_of() {
         assert!(ok, "{stderr}");
         stderr
     };
+    let run = |valid: &str, test: &str| run_on(&train, valid, test);
     let stderr = run(&test, &train);
     assert!(
         stderr.contains("the test split")
@@ -2326,6 +2339,28 @@ fn a_test_file_that_holds_training_queries_is_warned_of() {
     assert!(!run(&train, &test).is_empty());
     let clean = run(&test, &letor_data::data("mq2008/Fold1/train.txt"));
     assert!(!clean.contains("holds"), "{clean}");
+    // Qids numbered 1..n on the file's lines are the file's own: compared as any others.
+    let mut next = 0u64;
+    let mut last = String::new();
+    let numbered: String = std::fs::read_to_string(&train)
+        .unwrap()
+        .lines()
+        .map(|line| {
+            let qid = line.split(' ').nth(1).unwrap().to_string();
+            if qid != last {
+                (next, last) = (next + 1, qid.clone());
+            }
+            line.replacen(&qid, &format!("qid:{next}"), 1) + "\n"
+        })
+        .collect();
+    let renumbered = dir.path().join("numbered.txt");
+    std::fs::write(&renumbered, numbered).unwrap();
+    let renumbered = renumbered.display().to_string();
+    let stderr = run_on(&renumbered, &test, &renumbered);
+    assert!(
+        stderr.contains("holds 157 of its 157 queries (qid 1 first)"),
+        "{stderr}"
+    );
 }
 
 /// `predict --json` prints one object (each document's qid and score, in the file's order);
@@ -2379,4 +2414,190 @@ fn predict_prints_json_and_a_run_keeps_every_digit() {
     written.sort_by(f32::total_cmp);
     expected.sort_by(f32::total_cmp);
     assert_eq!(written, expected);
+}
+
+/// Class: every file a setup names (the data files, the folds directory, the teacher's and the
+/// reference's model or scores, each name of a scores list) is kept in a run's `setup.json` by
+/// its path from the run's folder, and `--setup` reads it against the setup's folder: the setup
+/// runs again from any working directory, with the same figures.
+#[test]
+fn class_every_file_a_setup_names_is_read_against_its_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    for split in ["train", "vali", "test"] {
+        let text = std::fs::read_to_string(letor_data::data(&format!("mq2008/Fold1/{split}.txt")))
+            .unwrap();
+        std::fs::write(data.join(format!("{split}.txt")), &text).unwrap();
+        // A teacher's scores and a reference's: feature 3 of each document, and its line's place.
+        let scores: String = text
+            .lines()
+            .enumerate()
+            .map(|(i, l)| {
+                let value = l.split(' ').find_map(|w| w.strip_prefix("3:")).unwrap();
+                format!(
+                    "{}\n",
+                    value.parse::<f64>().unwrap() + (i % 7) as f64 / 100.0
+                )
+            })
+            .collect();
+        std::fs::write(data.join(format!("{split}.scores")), scores).unwrap();
+    }
+    let parts = data.join("parts");
+    std::fs::create_dir(&parts).unwrap();
+    for k in 1..=5 {
+        std::fs::copy(
+            letor_data::data(&format!("mq2008/S{k}.txt")),
+            parts.join(format!("S{k}.txt")),
+        )
+        .unwrap();
+    }
+    let small = [
+        "--seeds",
+        "1",
+        "--epochs",
+        "1",
+        "--widths",
+        "8",
+        "--backend",
+        "cpu",
+        "--quiet",
+        "--tau-target",
+        "2.8",
+    ];
+    let run = |cwd: &Path, args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_distillrank"))
+            .args(args)
+            .current_dir(cwd)
+            .env("XDG_RUNTIME_DIR", std::env::temp_dir())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+        assert!(
+            out.status.success(),
+            "{args:?} in {}: {stderr}",
+            cwd.display()
+        );
+    };
+    let results = |folder: &Path| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(folder.join("results.json")).unwrap())
+            .unwrap()
+    };
+    let cases: [(&str, Vec<&str>); 2] = [
+        (
+            "files",
+            vec![
+                "--train",
+                "train.txt",
+                "--valid",
+                "vali.txt",
+                "--test",
+                "test.txt",
+                "--methods",
+                "no-distillation,pfd",
+                "--teacher-scores",
+                "train.scores,vali.scores,test.scores",
+                "--reference-scores",
+                ",vali.scores,test.scores",
+            ],
+        ),
+        (
+            "folds",
+            vec!["--folds", "parts", "--methods", "no-distillation"],
+        ),
+    ];
+    for (what, flags) in cases {
+        // Written from the data's folder, with names relative to it, into a folder elsewhere.
+        let first = dir.path().join(format!("{what}-first"));
+        let mut args = vec!["compare", "--out", first.to_str().unwrap()];
+        args.extend(&flags);
+        args.extend(small);
+        run(&data, &args);
+        let setup_path = first.join("setup.json");
+        let setup: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&setup_path).unwrap()).unwrap();
+        let text = setup.to_string();
+        assert!(
+            !text.contains(&data.display().to_string()),
+            "{what}: absolute names in {text}"
+        );
+        if what == "files" {
+            assert_eq!(
+                setup["data"]["teacher"]["scores"],
+                "../data/train.scores,../data/vali.scores,../data/test.scores"
+            );
+            assert_eq!(
+                setup["data"]["reference"]["scores"],
+                ",../data/vali.scores,../data/test.scores"
+            );
+        } else {
+            assert_eq!(setup["data"]["folds"], "../data/parts");
+        }
+        // Run again from another working directory.
+        let again = dir.path().join(format!("{what}-again"));
+        let elsewhere = tempfile::tempdir().unwrap();
+        run(
+            elsewhere.path(),
+            &[
+                "compare",
+                "--setup",
+                setup_path.to_str().unwrap(),
+                "--out",
+                again.to_str().unwrap(),
+                "--quiet",
+            ],
+        );
+        let (a, b) = (results(&first), results(&again));
+        let method = if what == "files" {
+            "pfd"
+        } else {
+            "no-distillation"
+        };
+        let ndcg = |r: &serde_json::Value| r["methods"][method]["ndcg@8"]["mean"].clone();
+        assert!(ndcg(&a).as_f64().is_some(), "{what}: {a}");
+        assert_eq!(ndcg(&a), ndcg(&b), "{what}");
+    }
+}
+
+/// Class: an empty name for a teacher's or a reference's model or scores (an unset shell
+/// variable) is refused by its setting in every door, not read as "none".
+#[test]
+fn class_an_empty_teacher_or_reference_name_is_refused_in_every_door() {
+    let dir = tempfile::tempdir().unwrap();
+    for (noun, kind) in [
+        ("teacher", "model"),
+        ("teacher", "scores"),
+        ("reference", "model"),
+        ("reference", "scores"),
+    ] {
+        let flag = format!("--{noun}-{kind}");
+        let (ok, _, stderr) = distillrank(&[
+            "compare",
+            "--bundled",
+            "mq2008",
+            &flag,
+            "",
+            "--epochs",
+            "1",
+            "--quiet",
+        ]);
+        assert!(
+            !ok && stderr.contains(&format!(
+                "the {noun}'s {kind} file's name is empty ({flag})"
+            )),
+            "{flag}: {stderr}"
+        );
+        let setup = dir.path().join(format!("{noun}-{kind}.json"));
+        std::fs::write(
+            &setup,
+            serde_json::json!({"data": {"source": "mq2008", noun: {kind: " "}}}).to_string(),
+        )
+        .unwrap();
+        let (ok, _, stderr) = distillrank(&["compare", "--setup", setup.to_str().unwrap()]);
+        assert!(
+            !ok && stderr.contains(&format!("name is empty ({noun}.{kind})"))
+                && stderr.matches("--").count() == 1,
+            "{setup:?}: {stderr}"
+        );
+    }
 }

@@ -216,7 +216,19 @@ fn a_folds_setup_reads_its_files_and_its_own_teacher() {
     let warned = distillrank::pipeline::folds::warnings(&shared);
     assert_eq!(warned.len(), 1);
     assert!(
-        warned[0].contains("teacher.txt") && warned[0].contains("{fold}"),
+        warned[0].contains("teacher.txt")
+            && warned[0].contains("{fold}")
+            && warned[0].contains("--teacher-model"),
+        "{warned:?}"
+    );
+    // A scores list: each of its files by name, with the scores' flag.
+    let mut listed = setup.clone();
+    listed.data.reference.scores = Some(",d/ref.vali,d/ref{fold}.test".into());
+    let warned = distillrank::pipeline::folds::warnings(&listed);
+    assert_eq!(warned.len(), 1, "{warned:?}");
+    assert!(
+        warned[0].contains("file d/ref.vali is")
+            && warned[0].contains("--reference-scores ',dir/vali{fold}.scores"),
         "{warned:?}"
     );
     assert_eq!(
@@ -381,9 +393,14 @@ fn class_a_folds_part_wider_than_the_others_is_named_in_every_door() {
     let allowed = ["--allow-missing-features", "true"];
     let (ok, _, stderr) = compare_small_folds(dir.path(), &out, 1, &allowed);
     assert!(
-        !ok && stderr.contains("S1.txt: the data have 7") && stderr.contains("S2+S3+S4.txt has 6"),
+        !ok && stderr.contains("S1.txt: the data have 7")
+            && stderr.contains("S2.txt + ")
+            && stderr.contains("S4.txt) has 6"),
         "{stderr}"
     );
+    // The parts are named, not their joined name, which no file has.
+    let error = stderr.lines().find(|l| l.starts_with("error")).unwrap();
+    assert!(!error.contains("S2+S3+S4.txt"), "{error}");
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
 
@@ -747,6 +764,11 @@ fn class_a_query_in_two_splits_of_the_folds_is_refused_in_every_door() {
             }
             assert!(
                 !stderr.contains("panicked") && !out.join("results.json").exists(),
+                "{what}: {stderr}"
+            );
+            // Said once: as the refusal, not first as preparation's warning too.
+            assert!(
+                stderr.matches("with the same documents as the").count() <= 1,
                 "{what}: {stderr}"
             );
         }

@@ -1040,7 +1040,7 @@ fn class_absent_entries_are_read_as_the_model_expects_and_named_where_it_matters
         forest
             .score_letor(name, line.as_bytes(), 1, absent)
             .unwrap()
-            .0[0]
+            .scores[0]
     };
     assert!(forest.absent_value(Absent::Auto).is_nan());
     assert_eq!(
@@ -1061,18 +1061,38 @@ fn class_absent_entries_are_read_as_the_model_expects_and_named_where_it_matters
         score(Absent::Missing)
     );
     assert_eq!(forest.score(&[0.3, 0.0, 0.0, 0.0]), score(Absent::Zero));
-    let note = forest.absent_note(Absent::Auto).unwrap();
+    // The line leaves column 2 out: one document whose score depends on the reading.
+    let scored = forest
+        .score_letor(name, line.as_bytes(), 1, Absent::Auto)
+        .unwrap();
+    assert_eq!(scored.left_out, 1);
+    let note = forest.absent_note(Absent::Auto, scored.left_out).unwrap();
     assert!(
         note.contains("read as missing")
-            && note.contains("1 of its 1 splits")
+            && note.contains("1 document(s) leave out")
+            && note.contains("its 1 such splits (of 1)")
             && note.contains("absent zero"),
         "{note}"
     );
+    // A file that writes the column on every line (a dense file, its zeros written) scores
+    // alike under both readings: nothing to say.
+    let dense = "1 qid:1 1:0.3 2:0 3:0\n0 qid:1 1:0.1 2:0.5 3:0\n";
+    let scored = forest
+        .score_letor(name, dense.as_bytes(), 1, Absent::Auto)
+        .unwrap();
+    assert_eq!(scored.left_out, 0);
+    assert!(forest.absent_note(Absent::Auto, scored.left_out).is_none());
+    // Leaving out a column no such split reads does not count either.
+    let other = "1 qid:1 3:0\n";
+    let scored = forest
+        .score_letor(name, other.as_bytes(), 1, Absent::Auto)
+        .unwrap();
+    assert_eq!(scored.left_out, 0);
     // Said explicitly, or where a zero and a missing value take one branch: nothing to say.
-    assert!(forest.absent_note(Absent::Zero).is_none());
+    assert!(forest.absent_note(Absent::Zero, 1).is_none());
     let same = parse(&xgboost("rank:ndcg", "5E-1", "[1,-1,-1]")).unwrap();
     assert_eq!(same.missing_differs_from_zero(), (0, 1));
-    assert!(same.absent_note(Absent::Auto).is_none());
+    assert!(same.absent_note(Absent::Auto, 1).is_none());
     // LightGBM reads an absent entry as 0 by default, NaN when told.
     let lgb = parse(&lightgbm("2 0", "1 -1", "-2 -3", "")).unwrap();
     assert_eq!(lgb.absent_value(Absent::Auto), 0.0);
@@ -1108,6 +1128,24 @@ fn class_absent_entries_are_read_as_the_model_expects_and_named_where_it_matters
     );
     let (zero, quiet) = run("zero");
     assert!(!quiet.contains("read as"), "{quiet}");
+    // The same model on a file that writes column 2 (feature 3) on every line: no warning.
+    let written = dir.path().join("written.txt");
+    std::fs::write(&written, "1 qid:1 1:0.3 3:1\n0 qid:1 1:0.1 3:0\n").unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_distillrank"))
+        .args([
+            "predict",
+            "--model",
+            model.to_str().unwrap(),
+            written.to_str().unwrap(),
+        ])
+        .args(["--columns", "from-1"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && !stderr.contains("read as"),
+        "{stderr}"
+    );
     let first = |text: &str| text.lines().nth(1).unwrap().parse::<f64>().unwrap();
     assert_eq!(first(&auto), 0.25);
     assert_eq!(first(&zero), 1.25);
@@ -1134,6 +1172,34 @@ fn an_undecidable_column_mapping_is_asked_for_by_the_callers_setting() {
             assert!(!message.contains("teacher"), "{message}");
         }
     }
+}
+
+/// A model wider than the data, splitting past them under either column mapping, is refused as
+/// another dataset's: asking for a mapping, which neither would satisfy, is no remedy.
+#[test]
+fn a_model_past_the_data_under_either_mapping_is_refused_as_another_datasets() {
+    // Splits on columns 0 and 1; the data have one feature.
+    let forest = parse(&lightgbm("2 0", "1 -1", "-2 -3", "")).unwrap();
+    let message = forest
+        .feature_offset(Columns::Auto, 1, Path::new("m.txt"), "--columns")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        message.contains("past the data's 1 features under either column mapping")
+            && !message.contains("say which"),
+        "{message}"
+    );
+    // Where a mapping would fit (six columns, splits on 1 and 2, three features), the mapping
+    // is still asked for.
+    let wide = lightgbm("2 0", "1 -1", "-2 -3", "")
+        .replace("split_feature=0 1", "split_feature=1 2")
+        .replace("max_feature_idx=2", "max_feature_idx=5");
+    let message = parse(&wide)
+        .unwrap()
+        .feature_offset(Columns::Auto, 3, Path::new("m.txt"), "--columns")
+        .unwrap_err()
+        .to_string();
+    assert!(message.contains("say which with --columns"), "{message}");
 }
 
 /// A teacher whose tree has a 1e308 leaf gives scores no soft label can carry: it is refused as
@@ -1175,4 +1241,61 @@ fn a_nan_measurement_round_trips_through_json() {
     assert!(serde_json::from_str::<Run>(&text).unwrap().ms.is_nan());
     let back: Run = serde_json::from_str(r#"{"ms":2.5}"#).unwrap();
     assert_eq!(back.ms, 2.5);
+}
+
+/// The teacher's door says how absent entries were read only where the file leaves out an
+/// entry that a split reads both ways: a dense file scores alike under both readings.
+#[test]
+fn a_teacher_warns_of_the_absent_reading_only_where_a_file_leaves_an_entry_out() {
+    struct Warnings(Vec<String>);
+    impl pipeline::Reporter for Warnings {
+        fn warn(&mut self, text: &str) {
+            self.0.push(text.to_string());
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let files = letor_files(dir.path());
+    // XGBoost, column 2 (feature 3 from 1) split at -0.5 with missing to the left: a zero goes
+    // right.
+    let model = dir.path().join("xgb.json");
+    let text = xgboost("rank:ndcg", "5E-1", "[1,-1,-1]")
+        .replace("\"split_conditions\":[0.5,", "\"split_conditions\":[-0.5,");
+    std::fs::write(&model, text).unwrap();
+    let warnings = |files: &[PathBuf; 3]| {
+        let mut setup = files_setup(
+            files,
+            ExternalTeacher {
+                model: Some(model.display().to_string()),
+                columns: Columns::From1,
+                ..ExternalTeacher::default()
+            },
+        );
+        setup.data.privileged = Some("cols:6".into());
+        let mut seen = Warnings(Vec::new());
+        pipeline::preparation::prepare(
+            &setup.data,
+            &mut pipeline::store::Disk::default(),
+            true,
+            &mut seen,
+        )
+        .unwrap();
+        seen.0
+    };
+    // Every line writes feature 3 (0 where the grade is 0).
+    let dense = warnings(&files);
+    assert!(!dense.iter().any(|w| w.contains("read as")), "{dense:?}");
+    // Written sparse, as LETOR files leave zeros out: the rows without it are counted.
+    for file in &files {
+        let text = std::fs::read_to_string(file).unwrap();
+        std::fs::write(file, text.replace(" 3:0 ", " ")).unwrap();
+    }
+    let sparse = warnings(&files);
+    let note = sparse
+        .iter()
+        .find(|w| w.contains("read as missing"))
+        .unwrap_or_else(|| panic!("no note in {sparse:?}"));
+    assert!(
+        note.contains("document(s) leave out") && note.contains("(teacher_absent)"),
+        "{note}"
+    );
 }

@@ -578,6 +578,7 @@ fn an_ensemble_is_its_members_trained_alone_and_scores_their_mean() {
     .unwrap();
     assert_eq!(ensemble.model.len(), k);
     assert_eq!(ensemble.member_valid_ndcg.len(), k);
+    assert_eq!(ensemble.later_members.len(), k - 1);
     // Each member is the model its own seed trains alone; the first is the config's seed's.
     for i in 0..k {
         let alone = train(
@@ -596,9 +597,20 @@ fn an_ensemble_is_its_members_trained_alone_and_scores_their_mean() {
             "member {i}"
         );
         assert_eq!(alone.best_valid_ndcg, ensemble.member_valid_ndcg[i]);
-        if i == 0 {
-            assert_eq!(alone.history.len(), ensemble.history.len());
-        }
+        // The first member's epochs are the model's; the others' are kept beside them.
+        let (best_epoch, history) = match i {
+            0 => (ensemble.best_epoch, &ensemble.history),
+            _ => {
+                let member = &ensemble.later_members[i - 1];
+                assert_eq!(member.best_valid_ndcg, alone.best_valid_ndcg);
+                (member.best_epoch, &member.history)
+            }
+        };
+        assert_eq!(alone.best_epoch, best_epoch, "member {i}");
+        let curve = |h: &[distillrank::ranking::train::EpochLog]| -> Vec<f64> {
+            h.iter().map(|e| e.valid_ndcg).collect()
+        };
+        assert_eq!(curve(&alone.history), curve(history), "member {i}");
     }
     assert_ne!(ensemble.model.members[0], ensemble.model.members[1]);
     assert_eq!(

@@ -728,6 +728,7 @@ pub fn train(args: &TrainArgs, out: &Output) -> Result<()> {
             "member_valid_ndcg": trained.member_valid_ndcg,
             "parameters": trained.model.n_parameters(),
             "history": trained.history,
+            "later_members": trained.later_members,
             "test": test_report,
             "saved": saved,
         });
@@ -817,12 +818,13 @@ fn forest_scores(
         out.warn(format!("{}: {note}", model.display()));
     }
     let offset = forest.feature_offset(columns.into(), data.n_features, model, "--columns")?;
-    if let Some(note) = forest.absent_note(absent.into()) {
-        out.warn(format!("{}: {note} (--absent)", model.display()));
-    }
     distillrank::data::check_rereadable(file, "a tree model scoring it")?;
     let text = std::fs::File::open(file).map_err(|e| Error::io(file, e))?;
-    let (scores, _) = forest.score_letor(file, text, offset, absent.into())?;
+    let scored = forest.score_letor(file, text, offset, absent.into())?;
+    if let Some(note) = forest.absent_note(absent.into(), scored.left_out) {
+        out.warn(format!("{}: {note} (--absent)", model.display()));
+    }
+    let scores = scored.scores;
     if scores.len() != data.n_docs() {
         return Err(Error::Data(format!(
             "{}: {} documents scored, {} read: the file changed while it was read",

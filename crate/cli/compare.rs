@@ -14,7 +14,7 @@ use distillrank::pipeline;
 use distillrank::pipeline::preparation::PreparedData;
 use distillrank::ranking::distill::Method;
 use distillrank::ranking::experiment::{ndcg, CompareConfig, Comparison};
-use distillrank::setup::{DataSource, Setup};
+use distillrank::setup::Setup;
 use distillrank::stats::PairedTest;
 use distillrank::stop::Stop;
 
@@ -148,35 +148,29 @@ pub(super) fn read_setup_file<T>(path: &Path, parse: impl FnOnce(&str) -> Result
     })
 }
 
-/// Every file name a setup's data source holds.
-pub(super) fn files_of(setup: &mut Setup) -> Vec<&mut String> {
-    match &mut setup.data.source {
-        DataSource::Files { train, valid, test } => std::iter::once(train)
-            .chain(valid.iter_mut())
-            .chain(test.iter_mut())
-            .collect(),
-        _ => Vec::new(),
-    }
-}
-
 /// The setup as `setup.json` in `folder` keeps it (see [`files_to_keep`]).
 fn setup_to_keep(setup: &Setup, folder: &Path) -> Setup {
     let mut kept = setup.clone();
-    files_to_keep(files_of(&mut kept), folder);
+    files_to_keep(kept.files_mut(), folder);
     kept
 }
 
-/// A setup's files as `setup.json` in `folder` keeps them: by their paths from that folder, as
-/// `--setup` reads them (against the setup's own folder), so that the folder and its data can
-/// move together; a file on another root stays absolute.
-pub(super) fn files_to_keep(files: Vec<&mut String>, folder: &Path) {
+/// A setup's files (every one it names, [`Setup::files_mut`]) as `setup.json` in `folder` keeps
+/// them: by their paths from that folder, as `--setup` reads them (against the setup's own
+/// folder), so that the folder and its data can move together; a file on another root stays
+/// absolute.
+pub(super) fn files_to_keep(files: Vec<(&str, &mut String)>, folder: &Path) {
     let Ok(from) = std::path::absolute(folder) else {
         return;
     };
-    for file in files {
-        if let Ok(to) = std::path::absolute(file.as_str()) {
-            *file = relative_path(&from, &to).display().to_string();
-        }
+    for (field, value) in files {
+        let kept = distillrank::setup::for_each_name(field, value, |file| {
+            Ok(match std::path::absolute(file) {
+                Ok(to) => relative_path(&from, &to).display().to_string(),
+                Err(_) => file.to_string(),
+            })
+        });
+        debug_assert!(kept.is_ok(), "keeping a name refuses none");
     }
 }
 

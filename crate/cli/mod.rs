@@ -578,12 +578,7 @@ impl DataArgs {
                 valid: files.valid.as_ref().map(path),
                 test: files.test.as_ref().map(path),
             },
-            (None, None) => {
-                if files.valid.is_some() || files.test.is_some() {
-                    return Err(Error::Config("--valid/--test need --train".into()));
-                }
-                DataSetup::default().source
-            }
+            (None, None) => DataSetup::default().source,
         };
         let synthetic = matches!(source, DataSource::Synthetic { .. });
         let mut setup = distillrank::setup::Setup {
@@ -594,12 +589,28 @@ impl DataArgs {
             ..Default::default()
         }
         .with_flags(self.data.given())?;
+        files.refuse_unread(setup.data.has_folds())?;
+        // A group's flags that these data leave unread are refused by name, not dropped.
+        let named = |given: &[(&str, Vec<String>)]| -> String {
+            let flags: Vec<String> = given.iter().map(|(f, _)| format!("--{f}")).collect();
+            flags.join(", ")
+        };
         if synthetic {
             setup = setup.with_flags(self.synth.given())?;
+        } else if !self.synth.given().is_empty() {
+            return Err(Error::Config(format!(
+                "{} describe the generated data, and these data are read (--train, --folds or --bundled): drop them",
+                named(self.synth.given())
+            )));
         }
         if setup.data.wants_logs() {
             setup = setup.with_flags(self.logs.given())?;
             setup.data.logs.validate()?;
+        } else if !self.logs.given().is_empty() {
+            return Err(Error::Config(format!(
+                "{} describe the simulated logs, which only --privileged logs simulates: give it, or drop them",
+                named(self.logs.given())
+            )));
         }
         Ok(setup.data)
     }
@@ -692,6 +703,53 @@ impl SplitFiles {
         reads
     }
 
+    /// Refuses split files that nothing would read, each by its flag: any beside the folds
+    /// (`folds`: `--folds` or `--bundled mq2008-folds`), whose parts are every split's files and
+    /// take their group sizes from `PART.query` beside them; a validation or test file without
+    /// the training file; a `--*-query` file without the split file it gives groups to.
+    pub fn refuse_unread(&self, folds: bool) -> distillrank::error::Result<()> {
+        use distillrank::error::Error;
+        let given = |flags: &[(&'static str, bool)]| -> Vec<&'static str> {
+            flags.iter().filter(|(_, g)| *g).map(|(f, _)| *f).collect()
+        };
+        let splits = [
+            ("--valid", self.valid.is_some()),
+            ("--test", self.test.is_some()),
+            ("--train-query", self.train_query.is_some()),
+            ("--valid-query", self.valid_query.is_some()),
+            ("--test-query", self.test_query.is_some()),
+        ];
+        let beside = given(&splits);
+        if folds && !beside.is_empty() {
+            return Err(Error::Config(format!(
+                "the folds name every split's files (each fold's parts; a part without qid: takes its group sizes from PART.query beside it): drop {}",
+                beside.join(", ")
+            )));
+        }
+        if self.train.is_none() && self.bundled.is_none() {
+            let without = given(&splits[..2]);
+            if !without.is_empty() {
+                let verb = if without.len() == 1 { "needs" } else { "need" };
+                return Err(Error::Config(format!(
+                    "{} {verb} --train (the training file)",
+                    without.join(" and ")
+                )));
+            }
+        }
+        for (query, flag, file) in [
+            ("--train-query", "--train", self.train.is_some()),
+            ("--valid-query", "--valid", self.valid.is_some()),
+            ("--test-query", "--test", self.test.is_some()),
+        ] {
+            if beside.contains(&query) && !file {
+                return Err(Error::Config(format!(
+                    "{query} gives the group sizes of the {flag} file, and no {flag} file is named: name it, or drop {query}"
+                )));
+            }
+        }
+        Ok(())
+    }
+
     /// Refuses files given beside `--bundled`: the bundled data have their own three splits, and
     /// a file beside them would be dropped without a word.
     pub fn refuse_beside_bundled(&self) -> distillrank::error::Result<()> {
@@ -699,6 +757,9 @@ impl SplitFiles {
             ("--train", self.train.is_some()),
             ("--valid", self.valid.is_some()),
             ("--test", self.test.is_some()),
+            ("--train-query", self.train_query.is_some()),
+            ("--valid-query", self.valid_query.is_some()),
+            ("--test-query", self.test_query.is_some()),
         ]
         .iter()
         .filter(|(_, given)| *given)
@@ -834,10 +895,10 @@ pub struct EvalArgs {
     #[arg(long, value_enum)]
     pub idcg_zero: IdcgZeroArg,
 
-    /// Accept a file narrower than the model's training data (its last columns absent, as in a
-    /// sparse file whose last features are zero everywhere) and read the missing columns as 0.
-    /// Without it a file of another width is refused.
-    #[arg(long)]
+    /// Here: the file scored may be narrower than the model's training data (its last columns
+    /// absent, as in a sparse file whose last features are zero everywhere), its missing columns
+    /// read as 0. `--allow-missing-features` alone is true, as in every command.
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", default_value = "false", action = clap::ArgAction::Set)]
     pub allow_missing_features: bool,
     #[arg(long, value_enum)]
     pub backend: Backend,
@@ -913,10 +974,10 @@ pub struct PredictArgs {
     /// Write a TREC run file (qid Q0 doc rank score tag) here instead of one score a line on stdout.
     #[arg(long)]
     pub run: Option<PathBuf>,
-    /// Accept a file narrower than the model's training data (its last columns absent, as in a
-    /// sparse file whose last features are zero everywhere) and read the missing columns as 0.
-    /// Without it a file of another width is refused.
-    #[arg(long)]
+    /// Here: the file scored may be narrower than the model's training data (its last columns
+    /// absent, as in a sparse file whose last features are zero everywhere), its missing columns
+    /// read as 0. `--allow-missing-features` alone is true, as in every command.
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", default_value = "false", action = clap::ArgAction::Set)]
     pub allow_missing_features: bool,
     #[arg(long, value_enum)]
     pub backend: Backend,

@@ -195,19 +195,6 @@ impl ObjectivesArgs {
     }
 }
 
-/// Every file name the setup's data hold.
-fn files_of(setup: &mut ObjectivesSetup) -> Vec<&mut String> {
-    match &mut setup.data {
-        ObjectivesData::Files {
-            train, valid, test, ..
-        } => std::iter::once(train)
-            .chain(valid.iter_mut())
-            .chain(test.iter_mut())
-            .collect(),
-        ObjectivesData::Synthetic(_) | ObjectivesData::Mq2008 { .. } => Vec::new(),
-    }
-}
-
 pub fn run(args: &ObjectivesArgs, given: &[String], out: &Output) -> Result<()> {
     let setup = args.setup(given)?;
     // The run owns its folder: locked, and cleared of the previous run's outputs but those it
@@ -280,7 +267,7 @@ pub fn run(args: &ObjectivesArgs, given: &[String], out: &Output) -> Result<()> 
     )?;
     write(&folder.file("results.csv"), &csv(&results))?;
     let mut kept = setup.clone();
-    files_to_keep(files_of(&mut kept), &args.out);
+    files_to_keep(kept.files_mut(), &args.out);
     write(&folder.file("setup.json"), &(kept.to_json() + "\n"))?;
     let plots = plots(&args.out, &results, config.initial_lambda)?;
     for plot in &plots {

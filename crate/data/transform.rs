@@ -184,9 +184,11 @@ impl ColumnMap {
                 }
             }
             ColumnMap::Knots { knots, values } => {
-                if knots.is_empty() || knots.len() != values.len() || knots.len() > MAX_KNOTS {
+                // One more than MAX_KNOTS: the knot at 0 of a gap f32 cannot subtract.
+                let most = MAX_KNOTS + 1;
+                if knots.is_empty() || knots.len() != values.len() || knots.len() > most {
                     return Err(format!(
-                        "a knots map holds {} knots and {} values: expected as many of each, 1 to {MAX_KNOTS}",
+                        "a knots map holds {} knots and {} values: expected as many of each, 1 to {most}",
                         knots.len(),
                         values.len()
                     ));
@@ -196,6 +198,12 @@ impl ColumnMap {
                 }
                 if knots.windows(2).any(|w| w[0] >= w[1]) {
                     return Err("a knots map's knots must strictly increase".into());
+                }
+                if knots.windows(2).any(|w| !(w[1] - w[0]).is_finite()) {
+                    return Err(
+                        "a knots map holds two knots further apart than f32 can subtract (about 3.4e38)"
+                            .into(),
+                    );
                 }
                 if knots.windows(2).any(|w| !is_gap(w[0], w[1])) {
                     return Err(
@@ -306,8 +314,26 @@ fn rank_gauss(mut column: Vec<f32>) -> ColumnMap {
     if apart.len() == 1 {
         apart[0].1 = 0.0;
     }
-    let (knots, values) = apart.into_iter().unzip();
+    let (knots, values) = split_wide_gap(apart).into_iter().unzip();
     ColumnMap::Knots { knots, values }
+}
+
+/// Knots further apart than f32 can subtract (one below 0, one above, more than about 3.4e38
+/// apart in all) get a knot at 0 between them, its value on their line (computed in f64): the
+/// interpolation subtracts a knot from the one after it, and from any value between them. Only
+/// the gap across 0 can be so wide, so a map has at most one knot more than [`MAX_KNOTS`].
+fn split_wide_gap(knots: Vec<(f32, f32)>) -> Vec<(f32, f32)> {
+    let mut split = Vec::with_capacity(knots.len() + 1);
+    for (i, &(b, vb)) in knots.iter().enumerate() {
+        if let Some(&(a, va)) = i.checked_sub(1).map(|p| &knots[p]) {
+            if !(b - a).is_finite() {
+                let (a, va, b, vb) = (f64::from(a), f64::from(va), f64::from(b), f64::from(vb));
+                split.push((0.0, (va + (0.0 - a) / (b - a) * (vb - va)) as f32));
+            }
+        }
+        split.push((b, vb));
+    }
+    split
 }
 
 /// Whether knots `a < b` are far enough apart for [`ColumnMap::apply`] to divide by their gap.
@@ -465,6 +491,42 @@ mod tests {
         assert!((mapped[0] - extreme).abs() < 1e-4 && (mapped[999] + extreme).abs() < 1e-4);
         assert_eq!(maps[1].apply(2.5), 0.0);
         assert_eq!(maps[1].apply(-7.0), 0.0);
+    }
+
+    #[test]
+    fn knots_further_apart_than_f32_can_subtract_are_split_at_zero() {
+        // Two values whose gap overflows f32: the values between them are interpolated, not
+        // read as the first knot's (the gap's reciprocal 0) or NaN (inf × 0).
+        let column: Vec<f32> = (0..100)
+            .map(|i| if i % 2 == 0 { -2e38 } else { 2e38 })
+            .collect();
+        let map = &Transform::RankGauss.fit(&column, 1)[0];
+        map.check().unwrap();
+        let ColumnMap::Knots { knots, values } = map else {
+            panic!("{map:?}")
+        };
+        assert_eq!(knots, &[-2e38, 0.0, 2e38]);
+        assert!(values[1].abs() < 1e-6 && (values[0] + values[2]).abs() < 1e-6);
+        let mapped: Vec<f32> = [-3e38f32, -2e38, -1e38, 0.0, 1e38, 1.5e38, 2e38, 3e38]
+            .iter()
+            .map(|&v| map.apply(v))
+            .collect();
+        assert!(mapped.iter().all(|v| v.is_finite()), "{mapped:?}");
+        assert!(mapped[1..7].windows(2).all(|w| w[0] < w[1]), "{mapped:?}");
+        assert_eq!((mapped[0], mapped[7]), (mapped[1], mapped[6]));
+        assert!((mapped[2] - values[0] / 2.0).abs() < 1e-6, "{mapped:?}");
+        // Such a map from a file, without its knot at 0, is refused.
+        let wide = ColumnMap::Knots {
+            knots: vec![-2e38, 2e38],
+            values: vec![-1.0, 1.0],
+        };
+        assert!(wide.check().unwrap_err().contains("further apart"));
+        // A gap f32 holds is left as it is.
+        let map = &Transform::RankGauss.fit(&[-1e38, 1e38, 5.0, -5.0], 1)[0];
+        let ColumnMap::Knots { knots, .. } = map else {
+            panic!("{map:?}")
+        };
+        assert_eq!(knots, &[-1e38, -5.0, 5.0, 1e38]);
     }
 
     #[test]

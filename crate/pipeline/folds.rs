@@ -59,9 +59,26 @@ impl Fold {
                 crate::error::printable(&self.test)
             )
         };
-        // A split's flag is no remedy here: the folds name every split.
-        let unflagged =
-            |message: String| message.replace(" (--valid)", "").replace(" (--test)", "");
+        // A split's flag is no remedy here: the folds name every split. The training parts
+        // joined go by a name no file has (`DIR/S1+S2+S3.txt`): a message names the parts.
+        let joined = (self.train.len() > 1).then(|| {
+            let parts: Vec<String> = self
+                .train
+                .iter()
+                .map(|p| crate::error::printable(p))
+                .collect();
+            (
+                crate::error::printable(&self.train_name()),
+                parts.join(" + "),
+            )
+        });
+        let unflagged = |message: String| {
+            let message = message.replace(" (--valid)", "").replace(" (--test)", "");
+            match &joined {
+                Some((name, parts)) => message.replace(name.as_str(), &format!("({parts})")),
+                None => message,
+            }
+        };
         match e {
             Error::Config(message) => Error::Config(format!("{}: {}", files(), unflagged(message))),
             Error::Data(message) => Error::Data(format!("{}: {}", files(), unflagged(message))),
@@ -333,16 +350,26 @@ pub fn warnings(setup: &Setup) -> Vec<String> {
         ("teacher", &setup.data.teacher),
         ("reference", &setup.data.reference),
     ] {
-        let named = [&outside.model, &outside.scores]
+        let named = [("model", &outside.model), ("scores", &outside.scores)]
             .into_iter()
-            .flatten()
-            .filter(|n| !n.trim().is_empty());
-        for name in named {
-            if !name.contains("{fold}") {
-                out.push(format!(
-                    "the {noun}'s file {} is the same on every fold: unless it was trained on none of the five test parts, it has seen some fold's test queries; name one file per fold with {{fold}} (--{noun}-model 'dir/fold{{fold}}.txt')",
-                    crate::error::printable(name)
-                ));
+            .filter_map(|(kind, name)| Some((kind, name.as_deref()?)));
+        for (kind, list) in named {
+            // A scores list names a file per split: each is one.
+            let names: Vec<&str> = match kind {
+                "scores" => list.split(',').map(str::trim).collect(),
+                _ => vec![list.trim()],
+            };
+            for name in names.into_iter().filter(|n| !n.is_empty()) {
+                if !name.contains("{fold}") {
+                    let example = match kind {
+                        "scores" => "',dir/vali{fold}.scores,dir/test{fold}.scores'",
+                        _ => "'dir/fold{fold}.txt'",
+                    };
+                    out.push(format!(
+                        "the {noun}'s file {} is the same on every fold: unless it was trained on none of the five test parts, it has seen some fold's test queries; name one file per fold with {{fold}} (--{noun}-{kind} {example})",
+                        crate::error::printable(name)
+                    ));
+                }
             }
         }
     }
@@ -431,6 +458,34 @@ pub fn shared_queries_in_fold(data: &PreparedData) -> Result<()> {
             "{warning}; a fold's splits hold distinct queries (is a file copied, or named twice?)"
         ))),
         None => Ok(()),
+    }
+}
+
+/// The reporter of a fold's preparation: everything passes to `inner` but preparation's warning
+/// of a split that holds another's queries, which [`shared_queries_in_fold`] then refuses in the
+/// same words.
+pub struct FoldPreparation<'a> {
+    pub inner: &'a mut dyn Reporter,
+}
+
+impl Reporter for FoldPreparation<'_> {
+    fn note(&mut self, text: &str) {
+        self.inner.note(text);
+    }
+    fn warn(&mut self, text: &str) {
+        if !super::preparation::is_shared_queries(text) {
+            self.inner.warn(text);
+        }
+    }
+    fn progress(&mut self, label: &str, unit: &str, done: u64, total: u64) {
+        self.inner.progress(label, unit, done, total);
+    }
+    fn epoch(
+        &mut self,
+        model: &crate::ranking::experiment::Training,
+        log: &crate::ranking::train::EpochLog,
+    ) {
+        self.inner.epoch(model, log);
     }
 }
 
@@ -619,7 +674,7 @@ use std::io::Read as _;
 
 /// Whether the groups of `data`, read from the file `part`, came from `PART.query` (the file has
 /// no qid:): the reader numbers them 1..n, and a `.query` file is beside it.
-fn numbered_by_query_file(part: &str, data: &Dataset) -> bool {
+pub(crate) fn numbered_by_query_file(part: &str, data: &Dataset) -> bool {
     // The page's folds are the bundled MQ2008's, with qids: no file is beside them.
     let beside = cfg!(not(target_arch = "wasm32"))
         && std::path::Path::new(&format!("{part}.query")).is_file();
@@ -725,6 +780,7 @@ pub fn pooled(runs: &[FoldRun]) -> Comparison {
                                 .flat_map(|run| run.student.per_query_graded.clone())
                                 .collect(),
                             history: Vec::new(),
+                            later_members: Vec::new(),
                             ..r.runs[s].student.clone()
                         },
                         teachers: Vec::new(),

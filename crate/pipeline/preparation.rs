@@ -104,10 +104,11 @@ fn shared_queries(splits: &[(Option<&str>, Option<&Dataset>); 3]) -> Vec<String>
         else {
             continue;
         };
-        // Groups numbered 1..n (by a `.query` file, or a fold's parts joined) have no identity
-        // to compare: two files' first queries may hold the same documents and be two queries.
-        let numbered = |d: &Dataset| d.qids.iter().zip(1u64..).all(|(&q, n)| q == n);
-        if numbered(data) || numbered(other) {
+        // Groups numbered 1..n by a `.query` file have no identity to compare, as in the
+        // folds' check; qids a file or an array gives are compared, whatever their numbers.
+        if super::folds::numbered_by_query_file(name, data)
+            || super::folds::numbered_by_query_file(other_name, other)
+        {
             continue;
         }
         let shared = data.shared_queries(other);

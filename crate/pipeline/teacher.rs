@@ -156,6 +156,8 @@ fn outside_scores(
     let started = crate::clock::Instant::now();
     let mut files: Vec<(usize, FileScores)> = Vec::new();
     let mut docs = 0usize;
+    // Documents that leave out an entry where the reading of absent entries matters.
+    let mut left_out = 0usize;
     let mut file_of = |role: usize, store: &mut dyn Store| -> Result<usize> {
         let source = if names[role].is_some() || names[0].is_none() {
             role
@@ -210,10 +212,11 @@ fn outside_scores(
         };
         let file = match &forest {
             Some((forest, offset)) => {
-                let (scores, qids) = forest.score_letor(&name, text, *offset, teacher.absent)?;
+                let scored = forest.score_letor(&name, text, *offset, teacher.absent)?;
+                left_out += scored.left_out;
                 FileScores {
-                    groups: groups(&name, &qids, query)?,
-                    scores,
+                    groups: groups(&name, &scored.qids, query)?,
+                    scores: scored.scores,
                     name,
                 }
             }
@@ -312,7 +315,7 @@ fn outside_scores(
     }
     if let Some(note) = forest
         .as_ref()
-        .and_then(|(f, _)| f.absent_note(teacher.absent))
+        .and_then(|(f, _)| f.absent_note(teacher.absent, left_out))
     {
         reporter.warn(&format!("external {noun}: {note} ({noun}_absent)"));
     }

@@ -52,6 +52,10 @@ pub struct ModelRun {
     /// Models averaged ([`crate::model::Ensemble`]); 1 for one model.
     #[serde(default = "one", skip_serializing_if = "is_one")]
     pub members: usize,
+    /// An ensemble's second and later members: each one's epochs and the one kept (`history`
+    /// and `best_epoch` are the first member's; `best_valid_ndcg` the whole model's).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub later_members: Vec<crate::ranking::train::MemberRun>,
     /// Scoring time per 1,000 documents, milliseconds, on the engine that trained it; NaN for a
     /// teacher given as scores (no model to time), null in JSON ([`nan_as_null`]).
     #[serde(with = "nan_as_null")]
@@ -134,6 +138,7 @@ pub async fn run_model(
         history: trained.history,
         parameters: trained.model.n_parameters(),
         members: trained.model.len(),
+        later_members: trained.later_members,
         ms_per_1k_docs: 1000.0 * seconds * 1000.0 / test.n_docs().max(1) as f64,
         per_query,
         per_query_graded,
@@ -327,9 +332,9 @@ impl CompareConfig {
                 "method {twice} is listed twice: list each method once (its seeds give its spread)"
             )));
         }
-        if !(self.teacher_temperature > 0.0 && self.teacher_temperature <= 1e6) {
+        if !(self.teacher_temperature >= 1e-6 && self.teacher_temperature <= 1e6) {
             return Err(Error::Config(format!(
-                "teacher temperature {} must lie in (0, 1e6]: the teachers' logits are divided by it",
+                "teacher temperature {} must lie in [1e-6, 1e6]: the teachers' logits are divided by it",
                 crate::error::shown(self.teacher_temperature)
             )));
         }
@@ -933,11 +938,21 @@ pub async fn run_method_seed(
 }
 
 /// A teacher's logits divided by the temperature `t` (borrowed as they are at 1).
-fn tempered(logits: &[f32], t: f64) -> std::borrow::Cow<'_, [f32]> {
+fn tempered(logits: &[f32], t: f64) -> Result<std::borrow::Cow<'_, [f32]>> {
     if t == 1.0 {
-        return logits.into();
+        return Ok(logits.into());
     }
-    logits.iter().map(|&f| (f64::from(f) / t) as f32).collect()
+    let soft: Vec<f32> = logits.iter().map(|&f| (f64::from(f) / t) as f32).collect();
+    // A small temperature can send a large logit past f32: refused by name, before training
+    // would diverge on it and blame the learning rate.
+    if let Some(i) = soft.iter().position(|v| !v.is_finite()) {
+        return Err(Error::Config(format!(
+            "a teacher's logit {} divided by --teacher-temperature {} is beyond f32: raise --teacher-temperature",
+            logits[i],
+            crate::error::shown(t)
+        )));
+    }
+    Ok(soft.into())
 }
 
 /// One job ([`CompareConfig::jobs_on`]): each of its methods at its seed, the teachers trained on
@@ -973,7 +988,7 @@ pub async fn run_job(
         if let Some(external) = config.external_for(method) {
             // A teacher trained elsewhere: its scores are the soft labels; its figures are its
             // scores' on the validation and test splits.
-            let soft = tempered(&external.train, config.teacher_temperature);
+            let soft = tempered(&external.train, config.teacher_temperature)?;
             let guidance = Guidance {
                 teachers: vec![&soft],
                 ..Guidance::default()
@@ -1058,7 +1073,7 @@ pub async fn run_job(
         let soft: Vec<_> = scores_of
             .iter()
             .map(|&i| tempered(&trained[i].2, config.teacher_temperature))
-            .collect();
+            .collect::<Result<_>>()?;
         let guidance = match method.entry().student {
             Student::TeacherLoss => Guidance {
                 teachers: soft.iter().map(|s| &s[..]).collect(),
@@ -1143,6 +1158,7 @@ fn external_run(
         history: Vec::new(),
         parameters: 0,
         members: 1,
+        later_members: Vec::new(),
         ms_per_1k_docs: external.ms_per_1k_docs.unwrap_or(f64::NAN),
         per_query: Vec::new(),
         per_query_graded: Vec::new(),

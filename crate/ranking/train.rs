@@ -266,14 +266,23 @@ pub struct Trained {
     pub history: Vec<EpochLog>,
     /// Each member's own best validation NDCG@k, in member order.
     pub member_valid_ndcg: Vec<f64>,
+    /// The second and later members' epochs, in member order (empty for one model).
+    pub later_members: Vec<MemberRun>,
+}
+
+/// How an ensemble's member after the first trained: its epochs and the one kept.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct MemberRun {
+    pub best_epoch: usize,
+    /// Its own validation NDCG@k at that epoch.
+    pub best_valid_ndcg: f64,
+    pub history: Vec<EpochLog>,
 }
 
 /// One member's training: its model of the best validation epoch and how it got there.
 struct Member {
     model: Mlp<f32>,
-    best_epoch: usize,
-    best_valid_ndcg: f64,
-    history: Vec<EpochLog>,
+    run: MemberRun,
 }
 
 /// A split and the inputs a model sees of it (`n_docs x width`).
@@ -371,12 +380,18 @@ pub async fn fit_async(
         };
         members.push(fit_member_async(engine, train, valid, test, &member, guidance, on).await?);
     }
-    let member_valid_ndcg: Vec<f64> = members.iter().map(|m| m.best_valid_ndcg).collect();
+    let member_valid_ndcg: Vec<f64> = members.iter().map(|m| m.run.best_valid_ndcg).collect();
     let first = members.remove(0);
     let mut model = Ensemble::single(first.model);
-    model.members.extend(members.into_iter().map(|m| m.model));
+    let later_members = members
+        .into_iter()
+        .map(|m| {
+            model.members.push(m.model);
+            m.run
+        })
+        .collect();
     let best_valid_ndcg = if model.len() == 1 {
-        first.best_valid_ndcg
+        first.run.best_valid_ndcg
     } else {
         let scores = engine.score_ensemble(&model, valid.inputs).await?;
         mean_ndcg(
@@ -390,10 +405,11 @@ pub async fn fit_async(
     };
     Ok(Trained {
         model,
-        best_epoch: first.best_epoch,
+        best_epoch: first.run.best_epoch,
         best_valid_ndcg,
-        history: first.history,
+        history: first.run.history,
         member_valid_ndcg,
+        later_members,
     })
 }
 
@@ -716,9 +732,11 @@ impl Selection {
     fn finish(self) -> Member {
         Member {
             model: self.best.2,
-            best_epoch: self.best.1,
-            best_valid_ndcg: self.best.0,
-            history: self.history,
+            run: MemberRun {
+                best_epoch: self.best.1,
+                best_valid_ndcg: self.best.0,
+                history: self.history,
+            },
         }
     }
 }

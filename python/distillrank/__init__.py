@@ -315,7 +315,8 @@ def _features(name: str, x: Any) -> _np.ndarray:
     x = _np.asarray(x)
     if x.ndim != 2:
         raise ValueError(f"{name}: expected a 2-D array (rows, features), got shape {x.shape}")
-    if not (_np.issubdtype(x.dtype, _np.floating) or _np.issubdtype(x.dtype, _np.integer)):
+    if not (_np.issubdtype(x.dtype, _np.floating) or _np.issubdtype(x.dtype, _np.integer)
+            or x.dtype == _np.bool_):
         raise ValueError(f"{name}: expected numbers, got dtype {x.dtype}")
     if x.shape[1] == 0:
         raise ValueError(f"{name}: no feature columns (shape {x.shape}): expected one or more")
@@ -325,12 +326,29 @@ def _features(name: str, x: Any) -> _np.ndarray:
         return _np.ascontiguousarray(x, dtype=_np.float32)
 
 
+def _is_arrow(x: Any) -> bool:
+    """A pyarrow Table or RecordBatch: named columns of (chunked) arrays, no ``to_numpy``."""
+    return hasattr(x, "column_names") and hasattr(x, "columns") and not hasattr(x, "to_numpy")
+
+
+def _arrow_index_columns(x: Any) -> List[str]:
+    """The columns of a pyarrow table that hold a pandas index it was made from
+    (``Table.from_pandas`` stores a filtered frame's row labels as ``__index_level_0__``): row
+    labels, not features."""
+    schema = getattr(x, "schema", None)
+    metadata = getattr(schema, "pandas_metadata", None) or {}
+    return [c for c in metadata.get("index_columns", []) if isinstance(c, str)]
+
+
 def _column_names(x: Any) -> Optional[List[str]]:
     """The column names of a data frame (pandas, polars: anything with ``columns``; a pyarrow
-    table's ``column_names``), as strings; None for an array."""
+    table's ``column_names``, a stored pandas index left out), as strings; None for an array."""
     if isinstance(x, _np.ndarray):
         return None
     names = getattr(x, "column_names", None)
+    if names is not None and _is_arrow(x):
+        index = _arrow_index_columns(x)
+        names = [c for c in names if c not in index]
     if names is None:
         names = getattr(x, "columns", None)
     if names is None:
@@ -338,17 +356,42 @@ def _column_names(x: Any) -> Optional[List[str]]:
     return [str(c) for c in names]
 
 
-def _as_array(x: Any) -> Any:
+def _frame_column(name: str, column: str, values: Any) -> _np.ndarray:
+    """One column of a data frame as numbers: booleans as 0 and 1, pandas' nullable integers
+    and floats (without a missing value) as their numbers; anything else refused by its name."""
+    values = _np.asarray(values)
+    if values.dtype == _np.bool_ or _np.issubdtype(values.dtype, _np.number):
+        return values
+    try:
+        return _np.asarray(values, dtype=_np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"{name}: column {column!r} holds {values.dtype} values that are not numbers "
+            "(strings, categories or missing values of a nullable column): expected numbers"
+        ) from None
+
+
+def _as_array(x: Any, name: str = "X") -> Any:
     """A data frame's values as a numpy array (pandas, polars, a pyarrow table, column by
-    column); anything else as given."""
+    column, a pyarrow table's stored pandas index left out); a scipy sparse matrix dense, its
+    absent entries 0 (as LightGBM reads one); anything else as given."""
     if isinstance(x, _np.ndarray):
         return x
-    if hasattr(x, "column_names") and hasattr(x, "columns") and not hasattr(x, "to_numpy"):
+    if hasattr(x, "toarray") and hasattr(x, "tocsr") and hasattr(x, "nnz"):
+        return x.toarray()
+    names = _column_names(x)
+    if _is_arrow(x):
         # A pyarrow Table or RecordBatch: its columns are (chunked) arrays.
-        columns = [_np.asarray(c) for c in x.columns]
+        columns = [_frame_column(name, c, x.column(c)) for c in names]
         return _np.column_stack(columns) if columns else _np.zeros((x.num_rows, 0), _np.float32)
     if hasattr(x, "to_numpy") and hasattr(x, "columns"):
-        return x.to_numpy()
+        values = x.to_numpy()
+        if values.ndim == 2 and values.dtype == object and names is not None:
+            # Mixed column types (a bool or nullable integer column beside floats): column by
+            # column, each named where it is not numbers.
+            columns = [_frame_column(name, c, values[:, i]) for i, c in enumerate(names)]
+            return _np.column_stack(columns) if columns else values
+        return values
     return x
 
 
@@ -401,7 +444,14 @@ def _split(prefix: str, x: Any, y: Any, qid: Any, z: Any) -> Tuple[Any, ...]:
         raise ValueError(f"{prefix}qid: a query id per row is required (rows of a query contiguous)")
     x = _features(prefix + "X", x)
     z = None if z is None else _features(prefix + "privileged", z)
-    return (x, _grades(prefix + "y", y), _qids(prefix + "qid", qid), z)
+    grades, qids = _grades(prefix + "y", y), _qids(prefix + "qid", qid)
+    # Each array of the wrong length is named as itself, against X's rows.
+    for what, values, per in [("y", grades, "relevance grade"), ("qid", qids, "query id")]:
+        if len(values) != x.shape[0]:
+            raise ValueError(
+                f"{prefix}{what}: {len(values)} values for {x.shape[0]} rows of {prefix}X: expected one {per} per row"
+            )
+    return (x, grades, qids, z)
 
 
 class Ranker(_EstimatorBase):
@@ -448,13 +498,20 @@ class Ranker(_EstimatorBase):
     feature_names_in_ : numpy.ndarray of str
         X's column names, when fit saw a data frame; :meth:`predict` checks them.
     best_epoch_ : int
-        The epoch whose model was kept (best validation NDCG@8).
+        The epoch whose model was kept (best validation NDCG@8); of an ensemble, the first
+        member's (each member keeps its own best epoch).
     best_valid_ndcg_ : float
-        The validation NDCG@8 of the kept epoch.
+        The validation NDCG@8 of the kept model (of an ensemble, of its members' mean scores).
     evals_result_ : dict
-        Per epoch, as LightGBM's: ``{"training": {"loss": [...]}, "valid_0": {"ndcg@8": [...]}}``.
+        Per epoch, as LightGBM's: ``{"training": {"loss": [...]}, "valid_0": {"ndcg@8": [...]}}``;
+        of an ensemble, the first member's.
+    members_evals_result_ : list of dict
+        Each member's ``evals_result_``, in member order (one entry for one model).
+    members_best_epoch_ : list of int
+        Each member's kept epoch, in member order.
     history_ : list of dict
-        The student's epochs as the library logs them (loss, validation NDCG@8, time).
+        The student's epochs as the library logs them (loss, validation NDCG@8, time); of an
+        ensemble, the first member's (``run_["student"]["later_members"]`` holds the others').
     run_ : dict
         The whole training run: the student, the teachers, the preparation.
     """
@@ -605,7 +662,7 @@ class Ranker(_EstimatorBase):
             xv, yv, qv = eval_set[:3]
             zv = eval_set[3] if len(eval_set) == 4 else None
             _check_names("eval_set X", _column_names(xv), names)
-            valid = _split("eval_set ", _as_array(xv), yv, qv, zv)
+            valid = _split("eval_set ", _as_array(xv, "eval_set X"), yv, qv, zv)
             if valid[0].shape[1] != train[0].shape[1]:
                 raise ValueError(
                     f"eval_set: X has {valid[0].shape[1]} columns, the training X {train[0].shape[1]}"
@@ -631,10 +688,10 @@ class Ranker(_EstimatorBase):
         self.best_epoch_ = student["best_epoch"]
         self.best_valid_ndcg_ = student["best_valid_ndcg"]
         self.history_ = student["history"]
-        self.evals_result_ = {
-            "training": {"loss": [e["data_loss"] for e in self.history_]},
-            "valid_0": {"ndcg@8": [e["valid_ndcg"] for e in self.history_]},
-        }
+        later = student.get("later_members", [])
+        self.members_evals_result_ = [_evals_result(h) for h in [self.history_] + [m["history"] for m in later]]
+        self.members_best_epoch_ = [self.best_epoch_] + [m["best_epoch"] for m in later]
+        self.evals_result_ = self.members_evals_result_[0]
         self.n_features_in_ = int(train[0].shape[1])
         # A data frame's column names, checked at predict as scikit-learn checks them.
         if names is None:
@@ -681,8 +738,12 @@ class Ranker(_EstimatorBase):
         counts."""
         if qid is None:
             raise ValueError("qid: a query id per row is required to score a ranking (NDCG@k per query)")
+        if isinstance(k, bool) or not isinstance(k, (int, _np.integer)) or not 1 <= k <= 1_000_000:
+            raise ValueError(f"k: {k!r}: expected a whole number of places in 1..=1,000,000")
         scores = self.predict(X, qid=qid)
         grades = _grades("y", y)
+        if len(grades) != len(scores):
+            raise ValueError(f"y: {len(grades)} values for {len(scores)} rows of X: expected one relevance grade per row")
         value = _distillrank.ndcg(scores.tolist(), grades.tolist(), _qids("qid", qid).tolist(), int(k),
                                   self._setup["idcg_zero"])
         return float("nan") if value is None else float(value)
@@ -716,6 +777,14 @@ def _setup_keywords(params: Dict[str, Any]) -> Dict[str, Any]:
     """A ranker's keywords as :func:`_setup_dict` takes them: the teacher's two stay out (they
     are checked when fit scores the teacher)."""
     return {k: v for k, v in params.items() if k not in ("teacher", "teacher_columns")}
+
+
+def _evals_result(history: List[Dict[str, Any]]) -> Dict[str, Dict[str, List[float]]]:
+    """A model's epochs as LightGBM's ``evals_result_`` shapes them."""
+    return {
+        "training": {"loss": [e["data_loss"] for e in history]},
+        "valid_0": {"ndcg@8": [e["valid_ndcg"] for e in history]},
+    }
 
 
 def _one_eval_set(eval_set: Any) -> Optional[Tuple[Any, ...]]:

@@ -63,6 +63,8 @@ class Ranker:
     best_valid_ndcg_: float
     history_: List[Dict[str, Any]]
     evals_result_: Dict[str, Dict[str, List[float]]]
+    members_evals_result_: List[Dict[str, Dict[str, List[float]]]]
+    members_best_epoch_: List[int]
 
     def __init__(
         self,

@@ -33,6 +33,8 @@ from . import Setup
 # The compiled library and the package's setup reader, which the typed stub leaves out.
 _distillrank: Any = _importlib.import_module("distillrank._distillrank")
 _setup_json: Any = getattr(_importlib.import_module("distillrank"), "_setup_json")
+_numbers: Any = getattr(_importlib.import_module("distillrank"), "_numbers")
+_check_names: Any = getattr(_importlib.import_module("distillrank"), "_check_names")
 
 
 def _run_job(setup: str, job: str, base: Optional[str]) -> str:
@@ -85,6 +87,10 @@ def sweep(
     text = _setup_json(Setup() if setup is None else setup)
     name = param.replace("_", "-")
     folder = None if base is None else str(base)
+    # The values as the in-process sweep reads them (numbers, at least one), refused by name.
+    values = _numbers(values, "values")
+    if not values:
+        raise ValueError(f"values: a sweep of {param} needs at least one value")
     submitted = []
     for value in values:
         at = _distillrank.sweep_setup(text, name, float(value))
@@ -111,6 +117,11 @@ def _scorer(model: Any) -> Any:
         prefix = path[: -len(".json")] if path.endswith(".json") else path
         if os.path.exists(prefix + ".json") and os.path.exists(prefix + ".safetensors"):
             return lambda x, q: _load(prefix).predict(x, qid=q)
+        if not os.path.isfile(path):
+            raise ValueError(
+                f"model: {path}: no such file (expected a saved model's prefix, PREFIX.json + "
+                "PREFIX.safetensors, or a LightGBM or XGBoost model file)"
+            )
         with open(path, "rb") as f:
             data = f.read()
         return lambda x, q: np.asarray(_distillrank.forest_scores(data, path, np.asarray(x, np.float64), "auto"),
@@ -149,6 +160,11 @@ def _load(prefix: str) -> Any:
 
 def _columns(frame: Any, columns: Optional[Sequence[str]], exclude: Sequence[str]) -> List[str]:
     """The feature columns: those given, or every column but `exclude`, in the frame's order."""
+    if not hasattr(frame, "map_partitions"):
+        raise TypeError(
+            f"frame: expected a Dask dataframe, not {type(frame).__name__} (dask.dataframe.from_pandas(df, "
+            "npartitions=N); a frame in memory is scored by Ranker.predict)"
+        )
     if columns is not None:
         missing = [c for c in columns if c not in frame.columns]
         if missing:
@@ -321,8 +337,17 @@ def click_table(impressions: Any, data: str, query: Optional[str] = None, out: O
     return table
 
 
+def _check_feature_names(model: Any, features: Sequence[str]) -> None:
+    """The frame's feature columns against those a ranker fitted on a data frame saw
+    (``feature_names_in_``), checked here before any task runs, as ``Ranker.predict`` checks
+    them: the same names in the same order."""
+    expected = getattr(model, "feature_names_in_", None)
+    if expected is not None:
+        _check_names("frame", [str(c) for c in features], [str(c) for c in expected])
+
+
 def predict(
-    model: Any, frame: Any, columns: Optional[Sequence[str]] = None, exclude: Sequence[str] = ("qid", "label"),
+    model: Any, frame: Any, columns: Optional[Sequence[str]] = None, exclude: Optional[Sequence[str]] = None,
     qid: str = "qid",
 ) -> Any:
     """Scores the rows of a Dask dataframe on the cluster's workers, partition by partition
@@ -332,17 +357,23 @@ def predict(
     but ``exclude``, the query id and the grade, which are never features). The ``qid`` column,
     when the frame has it, groups each partition's rows into queries for a listwise model
     (``attention_heads`` above 0), which then needs each query whole in one partition
-    (:func:`check_queries_whole`)."""
+    (:func:`check_queries_whole`). ``exclude`` defaults to the ``qid`` column and ``label``. A
+    ranker fitted on a data frame checks the feature columns' names and order, as
+    ``Ranker.predict`` does."""
     pd: Any = _importlib.import_module("pandas")
 
-    features = _columns(frame, columns, exclude)
+    features = _columns(frame, columns, (qid, "label") if exclude is None else exclude)
+    _check_feature_names(model, features)
     score = _scorer(model)
     if _attends(model):
         check_queries_whole(frame, qid)
 
     def scores(part: Any) -> Any:
+        # An empty partition (a filter's) scores no row.
+        if len(part) == 0:
+            return pd.Series([], index=part.index, dtype="float32", name="score")
         qids = part[qid].to_numpy() if qid in part.columns else None
-        return pd.Series(score(part[features].to_numpy(), qids), index=part.index, dtype="float32", name="score")
+        return pd.Series(score(part[features], qids), index=part.index, dtype="float32", name="score")
 
     return frame.map_partitions(
         _OfPartitions(scores),
@@ -366,14 +397,15 @@ def evaluate(
     None for a query without a relevant document)."""
     pd: Any = _importlib.import_module("pandas")
 
-    check_queries_whole(frame, qid)
     features = _columns(frame, columns, (qid, label))
+    _check_feature_names(model, features)
+    check_queries_whole(frame, qid)
     score = _scorer(model)
 
     def per_query(part: Any) -> Any:
         if len(part) == 0:
             return pd.DataFrame({"qid": pd.Series([], dtype="u8"), "ndcg": pd.Series([], dtype="f8")})
-        scores = _np_f32(score(part[features].to_numpy(), part[qid].to_numpy()))
+        scores = _np_f32(score(part[features], part[qid].to_numpy()))
         qids, values = _distillrank.ndcg_per_query(scores.tolist(), part[label].astype("f8").tolist(),
                                                    part[qid].astype("u8").tolist(), int(k))
         return pd.DataFrame({"qid": pd.Series(qids, dtype="u8"),
@@ -429,7 +461,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     from dask.distributed import Client
 
     path = pathlib.Path(args.setup)
-    text = path.read_text()
+    try:
+        text = path.read_text()
+    except (OSError, UnicodeDecodeError) as e:
+        print(f"python -m distillrank: --setup {path}: {e.strerror if isinstance(e, OSError) else e}: "
+              "expected a setup.json (as distillrank compare or the page writes it)", file=_sys.stderr)
+        return 1
     try:
         client = Client(args.scheduler, timeout=args.timeout)
     except (OSError, TimeoutError, ValueError) as e:
@@ -438,7 +475,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
               file=_sys.stderr)
         return 1
     with client:
-        results = compare(text, client, base=str(path.resolve().parent))
+        try:
+            results = compare(text, client, base=str(path.resolve().parent))
+        except ValueError as e:
+            # A refusal of the setup (a setting out of range, a file not there): its message.
+            print(f"python -m distillrank: --setup {path}: {e}", file=_sys.stderr)
+            return 1
     shown = _json.dumps(results, indent=1)
     if args.out:
         pathlib.Path(args.out).write_text(shown + "\n")

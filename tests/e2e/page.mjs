@@ -1215,6 +1215,28 @@ await check("class_12_regular_features_constant_within_queries_are_named", async
   }
 });
 
+await check("class_a_test_upload_holding_training_queries_is_warned_of", async () => {
+  // The same queries uploaded as the training and the test file: warned of, as the CLI and
+  // Python warn, since the test figures would measure queries the model trained on.
+  const p = await freshPage("#backend=cpu&epochs=1&seeds=1&widths=8&method=no-distillation");
+  try {
+    const text = letor(40, 10);
+    const dir = path.dirname(tempFile("train.txt", text));
+    fs.writeFileSync(path.join(dir, "test.txt"), text);
+    await p.check("input[name=source][value=upload]");
+    await p.setInputFiles("#files", [path.join(dir, "train.txt"), path.join(dir, "test.txt")]);
+    await p.waitForFunction(() => /test: test\.txt/.test(document.getElementById("stats").textContent), null, { timeout: 30_000 });
+    await p.locator("[name=tau_target]").fill("2");
+    const status = await clickAndWait(p, "#run", 120_000);
+    expect(status.startsWith("Done"), `the run failed: ${status} ${await errorText(p)}`);
+    const warnings = await p.locator("#run-warnings").textContent();
+    expect(/the test split test\.txt holds \d+ of its 40 queries \(qid \d+ first\) with the same documents as the (training|validation) split/.test(warnings),
+      `warnings: ${warnings}`);
+  } finally {
+    await p.close();
+  }
+});
+
 await check("class_12_run_after_a_failed_upload_says_the_upload_failed", async () => {
   const p = await freshPage();
   try {

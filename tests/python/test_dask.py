@@ -201,6 +201,15 @@ def test_python_m_distillrank_compare_on_a_scheduler(client, tmp_path):
     )
     assert done.returncode == 0, done.stderr
     same_figures(json.loads((tmp_path / "results.json").read_text()), distillrank.compare(setup, verbose=False))
+    # A setup that is not there, or that a setting refuses: one line naming it, no traceback.
+    (tmp_path / "bad.json").write_text(json.dumps({"epochs": 0}))
+    for name, words in [("absent.json", "No such file"), ("bad.json", "epochs")]:
+        done = subprocess.run(
+            [sys.executable, "-m", "distillrank", "compare", "--setup", str(tmp_path / name),
+             "--scheduler", client.scheduler.address],
+            capture_output=True, text=True, timeout=600, env=dict(os.environ),
+        )
+        assert done.returncode == 1 and words in done.stderr and "Traceback" not in done.stderr, done.stderr
 
 
 def test_without_a_client_or_on_folds_the_reason_is_named(client):
@@ -258,6 +267,41 @@ def test_scoring_and_evaluation_on_the_workers_equal_one_machines(client):
     direct = distillrank._distillrank.forest_scores(lgbm.read_bytes(), str(lgbm), X.astype("f8"), "auto")
     expected = distillrank._distillrank.ndcg(direct.astype("f4").tolist(), y.astype("f8").tolist(), qid.tolist(), 8, "exclude")
     assert abs(tree["ndcg@8"] - expected) < 1e-12
+
+
+def test_the_workers_check_what_one_machine_checks(client):
+    """A ranker fitted on a frame checks the Dask frame's feature names and order, as
+    Ranker.predict does; an empty partition scores no row; the qid column named by ``qid=`` is no
+    feature; a sweep's values and a model's file are refused by name; a frame in memory is named
+    as not Dask's."""
+    dd = pytest.importorskip("dask.dataframe")
+    pd = pytest.importorskip("pandas")
+    frame, X, y, qid = mq2008_frame()
+    features = [c for c in frame.columns if c.startswith("f")]
+    ranker = distillrank.Ranker(method="no-distillation", labels="grades", epochs=1, widths=[8], backend="cpu")
+    ranker.fit(frame[features], y, qid=qid, verbose=False)
+    reordered = dd.from_pandas(frame[features[::-1] + ["label", "qid"]], npartitions=2)
+    for call in (lambda: dr_dask.predict(ranker, reordered), lambda: dr_dask.evaluate(ranker, reordered)):
+        with pytest.raises(ValueError, match=r"^frame: column 0 is 'f46' where fit saw 'f1'"):
+            call()
+    # A filter that empties partitions.
+    whole = dd.from_pandas(frame.set_index("qid", drop=False), npartitions=3, sort=True)
+    first = int(frame["qid"].min())
+    kept = whole[whole.qid == first]
+    scores = dr_dask.predict(ranker, kept).compute()
+    assert scores.tolist() == ranker.predict(frame[frame.qid == first][features]).tolist()
+    # The query id under another name is no feature.
+    renamed = dd.from_pandas(frame.rename(columns={"qid": "query"}), npartitions=2)
+    np.testing.assert_array_equal(dr_dask.predict(ranker, renamed, qid="query").compute().to_numpy(),
+                                  ranker.predict(frame[features]))
+    with pytest.raises(ValueError, match="^values: a sweep of alpha needs at least one value"):
+        dr_dask.sweep("alpha", [], distillrank.Setup(epochs=1, seeds=1), client)
+    with pytest.raises(ValueError, match="^values: expected numbers"):
+        dr_dask.sweep("alpha", ["x"], distillrank.Setup(epochs=1, seeds=1), client)
+    with pytest.raises(ValueError, match="^model: /nonexistent.txt: no such file"):
+        dr_dask.predict("/nonexistent.txt", whole)
+    with pytest.raises(TypeError, match="^frame: expected a Dask dataframe, not DataFrame"):
+        dr_dask.predict(ranker, pd.DataFrame(frame))
 
 
 def test_a_query_split_across_partitions_is_refused_by_name(client):

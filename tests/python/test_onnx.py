@@ -201,6 +201,33 @@ def test_opset_and_dynamic_batch(workdir, synthetic_file):
         np.testing.assert_allclose(got, expected[:n], rtol=RTOL, atol=ATOL)
 
 
+@pytest.mark.parametrize("transform", TRANSFORMS)
+def test_values_near_the_f32_limit_score_alike_in_the_graph(workdir, transform):
+    """A column of values near f32's limit, on both sides of 0 (their gap beyond f32): each fitted
+    map scores the values between and beyond them finitely, and the graph as `predict` does."""
+    lines = []
+    for q in range(1, 41):
+        for d in range(12):
+            grade = (q + d) % 3
+            lines.append(f"{grade} qid:{q} 1:{grade + d / 10} 2:{(-2e38, 2e38)[(q + d) % 2]} 3:{d}")
+    train = workdir / f"wide-{transform}.txt"
+    train.write_text("\n".join(lines) + "\n")
+    edge = workdir / f"wide-edge-{transform}.txt"
+    values = [-3e38, -2e38, -1e38, 0, 1e38, 1.5e38, 2e38, 3e38]
+    edge.write_text("".join(f"0 qid:1 1:1 2:{v} 3:1\n" for v in values))
+    prefix = workdir / f"wide-{transform}"
+    distillrank("train", "--train", train, "--epochs", 1, "--widths", 8, "--transform", transform,
+                "--training-labels", "grades", "--backend", "cpu", "--quiet", "--save", prefix)
+    path = export(prefix, workdir / f"wide-{transform}.onnx")
+    expected = predict(prefix, edge)
+    got = onnx_scores(path, read_letor(edge, 3))
+    assert np.isfinite(expected).all() and np.isfinite(got).all(), (expected, got)
+    np.testing.assert_allclose(got, expected, rtol=RTOL, atol=ATOL)
+    if transform == "rank-gauss":
+        # The values inside the fitted range are interpolated: not all at the first knot's score.
+        assert len(set(expected[1:7].tolist())) > 2, expected
+
+
 def test_unknown_transform_is_refused(workdir, synthetic_file):
     prefix, _ = trained(workdir, synthetic_file, "synthetic", "ranknet")
     edited = workdir / "edited"

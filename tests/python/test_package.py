@@ -525,6 +525,40 @@ def test_class_one_setup_document_one_meaning_relative_files_and_the_other_jobs_
         distillrank.objectives({"seeds": 2, "epochs": 3}, verbose=False)
 
 
+def test_class_every_file_a_setup_names_is_read_against_base_and_an_empty_name_is_refused(tmp_path):
+    """A teacher's and a reference's files are read against ``base`` as the data files are (a
+    scores list name by name), refused by field without it; an empty name is refused, not read
+    as none."""
+    for split in ["train", "vali", "test"]:
+        lines = (MQ2008 / f"{split}.txt").read_text().splitlines()
+        (tmp_path / f"{split}.txt").write_text("\n".join(lines) + "\n")
+        (tmp_path / f"{split}.scores").write_text("".join(f"{i % 5}\n" for i in range(len(lines))))
+    setup = {
+        "data": {
+            "source": {"files": {"train": "train.txt", "valid": "vali.txt", "test": "test.txt"}},
+            "tau_target": 2.8,
+            "reference": {"scores": ",vali.scores,test.scores"},
+        },
+        "methods": ["no-distillation"], "epochs": 1, "seeds": 1, "widths": [8],
+    }
+    with pytest.raises(ValueError, match=r"data\.source\.files\.train: 'train\.txt' is a relative path"):
+        distillrank.compare(setup, verbose=False)
+    result = distillrank.compare(setup, verbose=False, base=str(tmp_path))
+    assert result["reference"] is not None
+    absolute = json.loads(json.dumps(setup))
+    for split, name in [("train", "train.txt"), ("valid", "vali.txt"), ("test", "test.txt")]:
+        absolute["data"]["source"]["files"][split] = str(tmp_path / name)
+    with pytest.raises(ValueError, match=r"data\.reference\.scores: 'vali\.scores' is a relative path"):
+        distillrank.compare(absolute, verbose=False)
+    for noun in ["teacher", "reference"]:
+        for kind in ["model", "scores"]:
+            empty = json.loads(json.dumps(absolute))
+            empty["data"].pop("reference")
+            empty["data"][noun] = {kind: ""}
+            with pytest.raises(ValueError, match=rf"the {noun}'s {kind} file's name is empty \({noun}\.{kind}\)"):
+                distillrank.compare(empty, verbose=False)
+
+
 def test_paired_test_from_python():
     a = [[0.5, 0.7, None, 0.9], [0.6, 0.8, None, 0.7]]
     b = [[0.4, 0.6, None, 0.8], [0.5, 0.5, None, 0.7]]
@@ -879,3 +913,53 @@ def test_class_column_identity_frames_keep_their_column_names(tmp_path):
     with pytest.raises(ValueError, match="eval_set X"):
         distillrank.Ranker("no-distillation", labels="grades", **SMALL).fit(
             frame, y, qid=qid, eval_set=(reordered, y, qid), verbose=False)
+
+
+def test_class_every_kind_of_table_is_its_numbers_or_refused_by_column():
+    """A pyarrow table keeps a pandas index it was made from out of the features; boolean and
+    nullable integer columns are numbers; a scipy sparse matrix is its dense values (absent
+    entries 0, as LightGBM reads one); a column that holds no numbers is named; arrays of the
+    wrong length are named as themselves."""
+    pd = pytest.importorskip("pandas")
+    pa = pytest.importorskip("pyarrow")
+    sparse = pytest.importorskip("scipy.sparse")
+    rng = np.random.default_rng(1)
+    n, width = 400, 5
+    X = rng.normal(size=(n, width)).astype(np.float32)
+    X[X < -0.5] = 0.0
+    y = (X[:, 0] > 0.3).astype(int) + (X[:, 1] > 1.0)
+    qid = np.repeat(np.arange(n // 20), 20)
+    names = [f"f{j}" for j in range(width)]
+    frame = pd.DataFrame(X, columns=names)
+    fit = lambda data, yy=y, q=qid: distillrank.Ranker("no-distillation", labels="grades", **SMALL).fit(
+        data, yy, qid=q, verbose=False)
+    expected = fit(X).predict(X)
+    # A filtered frame's row labels stored by pyarrow are not a sixth feature.
+    keep = np.isin(qid, np.arange(0, n // 20, 2))
+    table = pa.Table.from_pandas(frame[keep])
+    assert "__index_level_0__" in table.column_names
+    ranker = fit(table, y[keep], qid[keep])
+    assert ranker.n_features_in_ == width and list(ranker.feature_names_in_) == names
+    np.testing.assert_array_equal(ranker.predict(table), fit(X[keep], y[keep], qid[keep]).predict(X[keep]))
+    # Sparse: its dense values.
+    np.testing.assert_array_equal(fit(sparse.csr_matrix(X)).predict(sparse.csr_matrix(X)), expected)
+    # Boolean and nullable integer columns.
+    mixed = frame.copy()
+    mixed["flag"] = X[:, 0] > 0
+    mixed["count"] = pd.array((X[:, 1] > 0).astype(int), dtype="Int64")
+    numbers = np.column_stack([X, X[:, 0] > 0, X[:, 1] > 0]).astype(np.float32)
+    np.testing.assert_array_equal(fit(mixed).predict(mixed), fit(numbers).predict(numbers))
+    text = frame.assign(name="a")
+    with pytest.raises(ValueError, match=r"^X: column 'name' holds object values that are not numbers"):
+        fit(text)
+    # Arrays of the wrong length, each by its name.
+    with pytest.raises(ValueError, match=rf"^y: {n - 1} values for {n} rows of X"):
+        fit(X, y[:-1])
+    with pytest.raises(ValueError, match=rf"^qid: {n - 1} values for {n} rows of X"):
+        fit(X, y, qid[:-1])
+    ranker = fit(X)
+    with pytest.raises(ValueError, match=rf"^y: {n - 1} values for {n} rows of X"):
+        ranker.score(X, y[:-1], qid=qid)
+    for k in (-1, 0, 10**30, 2.5):
+        with pytest.raises(ValueError, match=r"^k: .*expected a whole number of places"):
+            ranker.score(X, y, qid=qid, k=k)

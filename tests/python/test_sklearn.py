@@ -68,6 +68,24 @@ def test_fitted_attributes_appear_only_after_fit(mq2008, fitted):
     assert max(history["valid_0"]["ndcg@8"]) == pytest.approx(fitted.best_valid_ndcg_)
 
 
+def test_an_ensemble_reports_each_members_epochs(mq2008):
+    X, y, qid = mq2008["train"]
+    ranker = distillrank.Ranker(method="no-distillation", **dict(SMALL, epochs=3, ensemble=3))
+    ranker.fit(X, y, qid=qid, eval_set=[mq2008["valid"]], verbose=False)
+    members = ranker.members_evals_result_
+    assert len(members) == len(ranker.members_best_epoch_) == 3
+    assert members[0] == ranker.evals_result_ and ranker.members_best_epoch_[0] == ranker.best_epoch_
+    for curves, best in zip(members, ranker.members_best_epoch_):
+        valid = curves["valid_0"]["ndcg@8"]
+        assert 1 <= len(valid) == len(curves["training"]["loss"]) <= 3
+        # Each member keeps its own first best epoch.
+        assert best == 1 + int(np.argmax(valid))
+    # The members start from their own seeds: their curves differ.
+    assert members[1] != members[0] and members[2] != members[1]
+    single = distillrank.Ranker(method="no-distillation", **SMALL).fit(X, y, qid=qid, verbose=False)
+    assert len(single.members_evals_result_) == 1 and single.members_best_epoch_ == [single.best_epoch_]
+
+
 def ndcg_reference(scores, y, qid, k):
     """NDCG@k with gains 2^y - 1, tied scores sharing their places' discounts equally (the mean
     over the orders of the ties), queries without a relevant document left out."""
@@ -167,6 +185,24 @@ def test_progress_goes_through_logging(mq2008, caplog):
     with caplog.at_level(logging.INFO, logger="distillrank"):
         distillrank.Ranker(method="no-distillation", **SMALL).fit(X, y, qid=qid, verbose=False)
     assert not [r for r in caplog.records if r.levelno < logging.WARNING]
+
+
+def test_an_eval_set_of_training_queries_is_warned_of(mq2008, caplog):
+    X, y, qid = mq2008["valid"]
+    # Qids numbered 1..n are the array's own, compared as any others.
+    _, first = np.unique(qid, return_inverse=True)
+    for q in [qid, first + 1]:
+        caplog.clear()
+        with caplog.at_level(logging.WARNING, logger="distillrank"):
+            distillrank.Ranker(method="no-distillation", **SMALL).fit(X, y, qid=q, eval_set=(X, y, q), verbose=False)
+        warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+        assert any("the validation split" in w and "with the same documents as the training split" in w
+                   for w in warned), warned
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="distillrank"):
+        distillrank.Ranker(method="no-distillation", **SMALL).fit(*mq2008["train"][:2], qid=mq2008["train"][2],
+                                                                  eval_set=mq2008["valid"], verbose=False)
+    assert not [r for r in caplog.records if "with the same documents" in r.getMessage()]
 
 
 def test_scikit_learns_estimator_checks_pass_or_need_query_ids():
