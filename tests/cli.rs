@@ -482,6 +482,10 @@ fn bad_experiments_are_refused_before_training() {
             "at least one feature must stay regular",
         ),
         (
+            vec!["compare", "--teacher-temperature", "1e-7"],
+            "expected a finite number in [0.000001, 1,000,000]",
+        ),
+        (
             vec!["sweep", "--param", "alpha", "--values", "0.5,1.0"],
             "--values: alpha = 1: expected a finite number in (0, 1)",
         ),
@@ -2599,5 +2603,74 @@ fn class_an_empty_teacher_or_reference_name_is_refused_in_every_door() {
                 && stderr.matches("--").count() == 1,
             "{setup:?}: {stderr}"
         );
+    }
+}
+
+/// Class: files and flags that nothing would read are refused by flag, not dropped: split files
+/// beside the folds, a `--*-query` without its split's file, the generator's flags beside files
+/// or folds, the log simulator's without `--privileged logs`; beside `--setup`, as flags beside
+/// the setup.
+#[test]
+fn class_files_and_flags_nothing_would_read_are_refused_by_flag() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = letor_data::data("mq2008/Fold1/vali.txt");
+    let folds = letor_data::data("mq2008");
+    let setup = dir.path().join("setup.json");
+    std::fs::write(&setup, r#"{"data": {"source": "mq2008"}}"#).unwrap();
+    let setup = setup.to_str().unwrap();
+    let cases: [(&[&str], &str); 10] = [
+        (
+            &["compare", "--folds", &folds, "--valid", &file],
+            "drop --valid",
+        ),
+        (
+            &["compare", "--folds", &folds, "--test-query", &file],
+            "drop --test-query",
+        ),
+        (
+            &["compare", "--folds", &folds, "--queries", "50"],
+            "--queries describe the generated data",
+        ),
+        (
+            &["compare", "--train", &file, "--noise", "0.5"],
+            "--noise describe the generated data",
+        ),
+        (
+            &["compare", "--bundled", "mq2008", "--queries", "50"],
+            "describe the generated data",
+        ),
+        (
+            &["compare", "--train", &file, "--sessions", "5"],
+            "--sessions describe the simulated logs, which only --privileged logs simulates",
+        ),
+        (&["compare", "--valid", &file], "--valid needs --train"),
+        (
+            &["train", "--train", &file, "--valid-query", &file],
+            "--valid-query gives the group sizes of the --valid file, and no --valid file is named",
+        ),
+        (
+            &["compare", "--setup", setup, "--sessions", "5"],
+            "holds the whole setup: --sessions beside it",
+        ),
+        (
+            &[
+                "sweep",
+                "--param",
+                "alpha",
+                "--values",
+                "0.5",
+                "--setup",
+                setup,
+                "--valid-query",
+                &file,
+            ],
+            "holds the whole setup: --valid-query beside it",
+        ),
+    ];
+    for (args, words) in cases {
+        let mut args = args.to_vec();
+        args.push("--quiet");
+        let (ok, _, stderr) = distillrank(&args);
+        assert!(!ok && stderr.contains(words), "{args:?}: {stderr}");
     }
 }

@@ -493,6 +493,10 @@ fn field_in_context(
     if command.starts_with("bench") {
         return None;
     }
+    // `predict`'s and `eval`'s switch about the file they score, not the setup's field.
+    if matches!(command, "predict" | "eval") && setting.name == "allow-missing-features" {
+        return None;
+    }
     let objectives = command == "objectives";
     setting
         .fields

@@ -44,6 +44,11 @@ impl CompareArgs {
     /// are the flags the command line gave (by presence): beside `--setup`, any of them is
     /// refused, even one that equals its default.
     pub fn setup(&self, given: &[String]) -> Result<Setup> {
+        // Flags beside --setup are refused as such first, before the flags' own checks would
+        // offer a remedy (another flag) that --setup refuses too.
+        if let Some(path) = &self.setup {
+            refuse_beside_setup(path, given, true)?;
+        }
         let from_args = self.experiment.setup(self.data.setup()?)?;
         let Some(path) = &self.setup else {
             return Ok(from_args);

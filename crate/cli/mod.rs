@@ -70,6 +70,9 @@ pub fn command() -> clap::Command {
         Comparison,
         Objectives,
         Measurement,
+        /// `predict` and `eval`: a comparison's flags, but their `--allow-missing-features`,
+        /// a switch of their own about the file scored, not the setup's field.
+        Scoring,
     }
     fn from_table(c: clap::Command, context: Context) -> clap::Command {
         c.mut_args(|a| {
@@ -77,6 +80,7 @@ pub fn command() -> clap::Command {
             let a = a.allow_hyphen_values(numeric);
             let row = match (context, a.get_long()) {
                 (Context::Measurement, _) | (_, None) => None,
+                (Context::Scoring, Some("allow-missing-features")) => None,
                 (_, Some(long)) => table_field(long, context == Context::Objectives),
             };
             let a = match row {
@@ -98,6 +102,7 @@ pub fn command() -> clap::Command {
             let context = match sub.get_name() {
                 "objectives" => Context::Objectives,
                 "bench" => Context::Measurement,
+                "predict" | "eval" => Context::Scoring,
                 _ => context,
             };
             from_table(sub, context)
@@ -396,6 +401,9 @@ pub fn given_flags(matches: &clap::ArgMatches) -> Vec<String> {
     }
     m.ids()
         .filter(|id| m.value_source(id.as_str()) == Some(clap::parser::ValueSource::CommandLine))
+        // The derive's argument groups (a flattened struct's, `SplitFiles`) are ids too, named
+        // after their struct; they are no flag.
+        .filter(|id| !id.as_str().starts_with(|c: char| c.is_ascii_uppercase()))
         .map(|id| id.as_str().to_string())
         .collect()
 }
@@ -580,7 +588,6 @@ impl DataArgs {
             },
             (None, None) => DataSetup::default().source,
         };
-        let synthetic = matches!(source, DataSource::Synthetic { .. });
         let mut setup = distillrank::setup::Setup {
             data: DataSetup {
                 source,
@@ -590,6 +597,9 @@ impl DataArgs {
         }
         .with_flags(self.data.given())?;
         files.refuse_unread(setup.data.has_folds())?;
+        // The folds leave the source at its default (generated data) and read files.
+        let synthetic =
+            matches!(setup.data.source, DataSource::Synthetic { .. }) && !setup.data.has_folds();
         // A group's flags that these data leave unread are refused by name, not dropped.
         let named = |given: &[(&str, Vec<String>)]| -> String {
             let flags: Vec<String> = given.iter().map(|(f, _)| format!("--{f}")).collect();
@@ -895,10 +905,10 @@ pub struct EvalArgs {
     #[arg(long, value_enum)]
     pub idcg_zero: IdcgZeroArg,
 
-    /// Here: the file scored may be narrower than the model's training data (its last columns
-    /// absent, as in a sparse file whose last features are zero everywhere), its missing columns
-    /// read as 0. `--allow-missing-features` alone is true, as in every command.
-    #[arg(long, num_args = 0..=1, default_missing_value = "true", default_value = "false", action = clap::ArgAction::Set)]
+    /// Accept a file narrower than the model's training data (its last columns absent, as in a
+    /// sparse file whose last features are zero everywhere) and read the missing columns as 0.
+    /// Without it a file of another width is refused. A switch: it takes no value.
+    #[arg(long)]
     pub allow_missing_features: bool,
     #[arg(long, value_enum)]
     pub backend: Backend,
@@ -974,10 +984,10 @@ pub struct PredictArgs {
     /// Write a TREC run file (qid Q0 doc rank score tag) here instead of one score a line on stdout.
     #[arg(long)]
     pub run: Option<PathBuf>,
-    /// Here: the file scored may be narrower than the model's training data (its last columns
-    /// absent, as in a sparse file whose last features are zero everywhere), its missing columns
-    /// read as 0. `--allow-missing-features` alone is true, as in every command.
-    #[arg(long, num_args = 0..=1, default_missing_value = "true", default_value = "false", action = clap::ArgAction::Set)]
+    /// Accept a file narrower than the model's training data (its last columns absent, as in a
+    /// sparse file whose last features are zero everywhere) and read the missing columns as 0.
+    /// Without it a file of another width is refused. A switch: it takes no value.
+    #[arg(long)]
     pub allow_missing_features: bool,
     #[arg(long, value_enum)]
     pub backend: Backend,

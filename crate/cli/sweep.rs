@@ -49,15 +49,19 @@ impl SweepArgs {
     /// flags beside `--setup` refused as `compare` refuses them; `param` and `values` are the
     /// sweep's own).
     fn setup(&self, given: &[String]) -> Result<Setup> {
-        let from_args = self.experiment.setup(self.data.setup()?)?;
-        let Some(path) = &self.setup else {
-            return Ok(from_args);
-        };
         let beside: Vec<String> = given
             .iter()
             .filter(|id| !matches!(id.as_str(), "param" | "values"))
             .cloned()
             .collect();
+        // As compare: flags beside --setup refused as such first.
+        if let Some(path) = &self.setup {
+            super::compare::refuse_beside_setup(path, &beside, true)?;
+        }
+        let from_args = self.experiment.setup(self.data.setup()?)?;
+        let Some(path) = &self.setup else {
+            return Ok(from_args);
+        };
         with_jobs(from_args, |args_are_defaults| {
             setup_file(path, &beside, args_are_defaults)
         })

@@ -196,8 +196,9 @@ _TEACHER_FILES: list = []
 
 
 def _teacher_setting(teacher: Any, columns: Any) -> Dict[str, Any]:
-    """``data.teacher`` for a comparison, which reads files: a path as it is; a Booster or scores
-    (arrays for the training, validation and test files) written to files first."""
+    """``data.teacher`` for a comparison, which reads files: a path as Python opens it (a
+    relative one against the working directory, as ``Ranker(teacher=...)`` reads it); a Booster
+    or scores (arrays for the training, validation and test files) written to files first."""
     import tempfile
 
     setting: Dict[str, Any] = {} if columns is None else {"columns": columns}
@@ -206,7 +207,9 @@ def _teacher_setting(teacher: Any, columns: Any) -> Dict[str, Any]:
     if isinstance(teacher, dict):
         return dict(teacher, **setting)
     if isinstance(teacher, (str, _os.PathLike)):
-        return dict(setting, model=str(teacher))
+        path = _os.fspath(teacher)
+        # An empty name stays empty: the library refuses it by name.
+        return dict(setting, model=_os.path.abspath(path) if path.strip() else path)
     folder = tempfile.mkdtemp(prefix="distillrank-teacher-")
     _TEACHER_FILES.append(folder)
     if _is_scores(teacher):
@@ -443,7 +446,7 @@ def _split(prefix: str, x: Any, y: Any, qid: Any, z: Any) -> Tuple[Any, ...]:
     if qid is None:
         raise ValueError(f"{prefix}qid: a query id per row is required (rows of a query contiguous)")
     x = _features(prefix + "X", x)
-    z = None if z is None else _features(prefix + "privileged", z)
+    z = None if z is None else _features(prefix + "privileged", _as_array(z, prefix + "privileged"))
     grades, qids = _grades(prefix + "y", y), _qids(prefix + "qid", qid)
     # Each array of the wrong length is named as itself, against X's rows.
     for what, values, per in [("y", grades, "relevance grade"), ("qid", qids, "query id")]:
@@ -573,9 +576,10 @@ class Ranker(_EstimatorBase):
         model, name = _teacher_model(teacher)
 
         def score(x: Any, z: Any) -> list:
-            full = _np.asarray(x, dtype=_np.float64)
+            # Any table fit takes, as fit reads it (a sparse matrix dense, no stored index).
+            full = _np.asarray(_as_array(x), dtype=_np.float64)
             if z is not None:
-                full = _np.hstack([full, _np.asarray(z, dtype=_np.float64)])
+                full = _np.hstack([full, _np.asarray(_as_array(z, "privileged"), dtype=_np.float64)])
             return _distillrank.forest_scores(model, name, _np.ascontiguousarray(full), self._teacher_columns).tolist()
 
         held = None if valid is None else score(valid[0], valid[3] if len(valid) == 4 else None)

@@ -525,6 +525,17 @@ def test_class_one_setup_document_one_meaning_relative_files_and_the_other_jobs_
         distillrank.objectives({"seeds": 2, "epochs": 3}, verbose=False)
 
 
+def test_a_setups_teacher_keyword_is_a_path_as_python_opens_it(tmp_path, monkeypatch):
+    """``Setup(teacher="m.txt")`` reads the model against the working directory, as
+    ``Ranker(teacher="m.txt")`` does (a setup document's names are read against ``base``)."""
+    model = ROOT / "tests" / "data" / "mq2008-lightgbm.txt"
+    (tmp_path / "m.txt").write_bytes(model.read_bytes())
+    monkeypatch.chdir(tmp_path)
+    setup = distillrank.Setup(source="mq2008", teacher="m.txt", methods=["pfd"], epochs=1, seeds=1, widths=[8])
+    assert setup.to_dict()["data"]["teacher"]["model"] == str(tmp_path / "m.txt")
+    assert distillrank.compare(setup, verbose=False)["methods"]["pfd"]["ndcg@8"]["mean"] is not None
+
+
 def test_class_every_file_a_setup_names_is_read_against_base_and_an_empty_name_is_refused(tmp_path):
     """A teacher's and a reference's files are read against ``base`` as the data files are (a
     scores list name by name), refused by field without it; an empty name is refused, not read
