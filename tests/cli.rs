@@ -2618,7 +2618,7 @@ fn class_files_and_flags_nothing_would_read_are_refused_by_flag() {
     let setup = dir.path().join("setup.json");
     std::fs::write(&setup, r#"{"data": {"source": "mq2008"}}"#).unwrap();
     let setup = setup.to_str().unwrap();
-    let cases: [(&[&str], &str); 10] = [
+    let cases: [(&[&str], &str); 11] = [
         (
             &["compare", "--folds", &folds, "--valid", &file],
             "drop --valid",
@@ -2665,6 +2665,10 @@ fn class_files_and_flags_nothing_would_read_are_refused_by_flag() {
                 &file,
             ],
             "holds the whole setup: --valid-query beside it",
+        ),
+        (
+            &["objectives", "--setup", setup, "--train", &file],
+            "holds the whole setup: --train beside it",
         ),
     ];
     for (args, words) in cases {

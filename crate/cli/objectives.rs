@@ -111,6 +111,10 @@ impl ObjectivesArgs {
     /// are the flags the command line gave (by presence): beside `--setup`, any of them is
     /// refused, even one that equals its default.
     pub fn setup(&self, given: &[String]) -> Result<ObjectivesSetup> {
+        // As compare: flags beside --setup refused as such before their own checks.
+        if let Some(path) = &self.setup {
+            refuse_beside_setup(path, given, true)?;
+        }
         let from_args = self.setup_from_args()?;
         let Some(path) = &self.setup else {
             return Ok(from_args);
