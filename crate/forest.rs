@@ -44,7 +44,9 @@ impl Library {
 #[serde(rename_all = "kebab-case")]
 pub enum Columns {
     /// By the model's width against the data's: as many columns as the data have features is
-    /// `from-1`; one more is `from-0`; anything else is refused, asking for one of them.
+    /// `from-1`; one more is `from-0` (unless a tree splits on column 0). Any other width takes
+    /// the one mapping under which every column split on is a feature of the data; where both
+    /// are, it is refused, asking for one of them.
     #[default]
     Auto,
     /// Column 0 is feature 1: a model trained on arrays (`load_svmlight_file`, pandas,
@@ -511,8 +513,9 @@ impl Forest {
     }
 
     /// The 1-based LETOR feature of each column under `columns` against data of `n_features`
-    /// features (Auto decided by the widths; see [`Columns`]); an error when the model splits on
-    /// a feature the data lack, or Auto cannot tell. `setting` is the flag that chooses the
+    /// features (Auto decided by the widths, else by the columns the trees split on; see
+    /// [`Columns`]); an error when the model splits on a feature the data lack, or Auto cannot
+    /// tell. `setting` is the flag that chooses the
     /// mapping where the caller reads it (`--teacher-columns`, `--reference-columns`, `eval`'s
     /// `--columns`), named in the message that asks for it.
     pub fn feature_offset(
@@ -532,27 +535,25 @@ impl Forest {
                 u32::from(self.split_columns().first() == Some(&0))
             }
             Columns::Auto => {
-                // A model narrower than the data: its columns are the data's first ones either
-                // way, unless column 0 is split on (then it cannot be feature 0, which no LETOR
-                // file has).
+                // A model narrower or wider than the data: the mapping its splits allow. Under
+                // from-1 column c is feature c + 1; under from-0, feature c (never 0, which no
+                // LETOR file has). Where both fit, the width cannot tell, and the user is asked.
                 let used = self.split_columns();
-                // Under from-1 column c is feature c + 1; under from-0, feature c (never 0).
                 let fits_from1 = used.last().is_none_or(|&c| c < n_features);
                 let fits_from0 =
                     used.first() != Some(&0) && used.last().is_none_or(|&c| c <= n_features);
-                if self.n_columns < n_features && used.first() == Some(&0) {
-                    1
-                } else if !fits_from1 && !fits_from0 {
-                    return Err(model_error(name, format!(
+                match (fits_from1, fits_from0) {
+                    (true, false) => 1,
+                    (false, true) => 0,
+                    (false, false) => return Err(model_error(name, format!(
                         "the model has {} input columns and splits on column {}, past the data's {n_features} features under either column mapping: expected a model trained on these data's columns",
                         self.n_columns,
                         used.last().copied().unwrap_or_default()
-                    )));
-                } else {
-                    return Err(model_error(name, format!(
+                    ))),
+                    (true, true) => return Err(model_error(name, format!(
                         "the model has {} input columns and the data {n_features} features: cannot tell whether column 0 is feature 1 (a model trained on arrays) or feature 0 (one trained by LightGBM's or XGBoost's own LETOR reader); say which with {setting} from-1 or from-0",
                         self.n_columns
-                    )));
+                    ))),
                 }
             }
         };

@@ -59,6 +59,35 @@ pub struct ModelConfig {
     /// The setup that trained it, when a comparison or Python's `fit` did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub setup: Option<serde_json::Value>,
+    /// The Gumbel labelling that gave its training data their binary labels, when it trained
+    /// on them (not on the grades or a label column): `eval --labels binary` gives a file the
+    /// labels training gave it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub labelling: Option<Labelling>,
+}
+
+/// The settings of the Gumbel labelling and of the group filter that made a model's binary
+/// training labels (spec §1.2): the same give a validation or test file the labels its run gave.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Labelling {
+    pub t: f64,
+    pub tau_target: f64,
+    pub data_seed: u64,
+    pub min_group_size: usize,
+}
+
+impl Labelling {
+    /// The labelling of data prepared with `options`; none when its labels were not drawn
+    /// (the grades, or a label column).
+    pub fn of(options: &crate::data::prepare::PrepareOptions) -> Option<Labelling> {
+        (!options.grades && options.label_column.is_none()).then_some(Labelling {
+            t: options.t,
+            tau_target: options.tau_target,
+            data_seed: options.seed,
+            min_group_size: options.min_group_size,
+        })
+    }
 }
 
 fn one() -> usize {
@@ -103,6 +132,7 @@ impl ModelConfig {
             source_features,
             training_data: None,
             setup: None,
+            labelling: None,
         }
     }
 
@@ -125,6 +155,14 @@ impl ModelConfig {
         ModelConfig {
             training_data: Some(training_data.to_string()),
             setup,
+            ..self
+        }
+    }
+
+    /// The same config, with the labelling of its training data, prepared with `options`.
+    pub fn labelled_as(self, options: &crate::data::prepare::PrepareOptions) -> Self {
+        ModelConfig {
+            labelling: Labelling::of(options),
             ..self
         }
     }

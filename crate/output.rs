@@ -100,6 +100,23 @@ pub fn stage_with(
     Ok(Staged { temporary, target })
 }
 
+/// [`stage_with`] for text: gzip-compressed where `path` ends in `.gz`, as every reader of
+/// LETOR text takes such a name (and `data convert` writes it).
+pub fn stage_text(
+    path: &Path,
+    write: impl FnOnce(&mut (dyn std::io::Write + Send)) -> std::io::Result<()>,
+) -> Result<Staged> {
+    if path.extension().is_some_and(|e| e == "gz") {
+        stage_with(path, |out| {
+            let mut gz = flate2::write::GzEncoder::new(out, flate2::Compression::default());
+            write(&mut gz)?;
+            gz.try_finish()
+        })
+    } else {
+        stage_with(path, write)
+    }
+}
+
 /// Writes `bytes` to `path` atomically: readers see the old file or the new one, never a part.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     stage(path, bytes)?.commit()
@@ -259,6 +276,11 @@ pub struct RunFolder {
     /// The folders the claim created, outermost first: a run that ends before
     /// [`RunFolder::finish`] removes those it left empty, so a refused run leaves no trace.
     created: Vec<PathBuf>,
+    /// The run's inputs (its setup file and the files it names), canonical: never removed as
+    /// the last run's outputs.
+    inputs: Vec<PathBuf>,
+    /// Whether the last run's outputs were removed ([`RunFolder::replace_last`]).
+    replaced: bool,
     finished: std::cell::Cell<bool>,
 }
 
@@ -268,9 +290,9 @@ impl RunFolder {
     /// The files and folders the last run wrote, one name a line.
     pub const MANIFEST: &'static str = ".distillrank-outputs";
 
-    /// Takes `dir` for this run: creates it, locks it, and removes what the last run wrote, but
-    /// for the files and folders that hold one of the run's inputs (its `setup` file and the
-    /// `files` it names). `writes` are the names the run writes in it (a file, or a folder of
+    /// Takes `dir` for this run: creates it and locks it. What the last run wrote is removed at
+    /// this run's first output ([`RunFolder::file`]), but for the files and folders that hold
+    /// one of the run's inputs (its `setup` file and the `files` it names). `writes` are the names the run writes in it (a file, or a folder of
     /// files): one that is one of the `files`, or holds one, is refused before any work, where
     /// the run would have written over it at its end. The setup file is read whole before the
     /// run and written back as the setup that ran: a run may take its folder's own
@@ -309,11 +331,13 @@ impl RunFolder {
         let mut file = taken.map_err(|e| Error::io(&lock, e))?;
         std::io::Write::write_all(&mut file, std::process::id().to_string().as_bytes())
             .map_err(|e| Error::io(&lock, e))?;
-        let folder = RunFolder {
+        let mut folder = RunFolder {
             dir: dir.to_path_buf(),
             written: Vec::new(),
             writes: writes.to_vec(),
             created,
+            inputs: Vec::new(),
+            replaced: false,
             finished: std::cell::Cell::new(false),
         };
         let named = |flag: &str, paths: Vec<PathBuf>| -> Vec<Named> {
@@ -327,15 +351,22 @@ impl RunFolder {
             ),
             &[],
         )?;
-        let manifest = dir.join(Self::MANIFEST);
-        let inputs: Vec<PathBuf> = setup
+        folder.inputs = setup
             .into_iter()
             .chain(files.iter().copied())
             .filter_map(|p| std::fs::canonicalize(p).ok())
             .collect();
+        Ok(folder)
+    }
+
+    /// Removes what the last run wrote (the names its manifest lists), but for the files and
+    /// folders that hold one of this run's inputs. Done at this run's first output, once its
+    /// work is done: a run refused or stopped before then leaves the last run's outputs whole.
+    fn replace_last(&mut self) -> Result<()> {
+        let manifest = self.dir.join(Self::MANIFEST);
         let read_here = |path: &Path| {
             std::fs::canonicalize(path)
-                .is_ok_and(|path| inputs.iter().any(|i| i.starts_with(&path)))
+                .is_ok_and(|path| self.inputs.iter().any(|i| i.starts_with(&path)))
         };
         if let Ok(list) = std::fs::read_to_string(&manifest) {
             for name in list.lines().map(str::trim).filter(|n| !n.is_empty()) {
@@ -343,7 +374,7 @@ impl RunFolder {
                 if name.contains('/') || name.contains('\\') || name.starts_with('.') {
                     continue;
                 }
-                let path = dir.join(name);
+                let path = self.dir.join(name);
                 if read_here(&path) {
                     continue;
                 }
@@ -360,21 +391,26 @@ impl RunFolder {
                 }
             }
         }
-        Ok(folder)
+        self.replaced = true;
+        Ok(())
     }
 
-    /// The path of `name` in the folder, recorded as this run's output.
-    pub fn file(&mut self, name: &str) -> PathBuf {
+    /// The path of `name` in the folder, recorded as this run's output. The first one replaces
+    /// the last run's outputs ([`RunFolder::replace_last`]).
+    pub fn file(&mut self, name: &str) -> Result<PathBuf> {
         let first = name.split('/').next().unwrap_or(name);
         debug_assert!(
             self.writes.contains(&first),
             "{name} is not among the names the run claimed to write ({:?})",
             self.writes
         );
+        if !self.replaced {
+            self.replace_last()?;
+        }
         if !self.written.iter().any(|n| n == name) {
             self.written.push(name.to_string());
         }
-        self.dir.join(name)
+        Ok(self.dir.join(name))
     }
 
     /// Writes the manifest of this run's outputs.

@@ -248,7 +248,7 @@ pub const SETTINGS: &[Setting] = &[
     text("teacher-scores").at(&[f("data.teacher.scores", "")])
         .help("A teacher's scores from files, for PFD: TRAIN[,VALID[,TEST]], one score a line for each document of the training, validation and test files, in their order, or a TREC run (qid Q0 docno rank score tag; docno the line's docid comment, or docN, the document's 0-based place in its query, as predict --run writes): any model computed elsewhere"),
     text("teacher-columns").at(&[f("data.teacher.columns", "auto")])
-        .help("How the teacher model's input columns map to the files' features: from-1 (column 0 is feature 1: a model trained on arrays), from-0 (column j is feature j: LightGBM's or XGBoost's own LETOR reader), or auto (by the model's width against the data's)"),
+        .help("How the teacher model's input columns map to the files' features: from-1 (column 0 is feature 1: a model trained on arrays), from-0 (column j is feature j: LightGBM's or XGBoost's own LETOR reader), or auto (by the model's width against the data's, else by the columns its trees split on)"),
     text("folds").at(&[f("data.folds", "")])
         .help("A directory of LETOR folds, for the LETOR protocol: LETOR 4.0's five parts S1.txt..S5.txt (rotated: Fold1 trains on S1+S2+S3, validates on S4, tests on S5, and so on) or Fold1..Fold5 each with train.txt, vali.txt and test.txt (MSLR-WEB); the comparison runs on every fold, reports the mean over the folds and tests on the per-query results pooled over the five test folds; {fold} in --teacher-model, --teacher-scores, --reference-model or --reference-scores is the fold's number"),
     text("teacher-absent").at(&[f("data.teacher.absent", "auto")])
@@ -351,7 +351,7 @@ pub const SETTINGS: &[Setting] = &[
         .help("Examples per mini-batch"),
     real("teacher-temperature", (1e-6, 1e6), CLOSED, "a temperature; the teachers' logits are divided by it, and below 1e-6 a logit of the teachers' scale leaves f32").at(&[f("teacher_temperature", "1")])
         .help("The teachers' logits are divided by this before they become soft labels (above 1: softer targets, below 1: sharper); a teacher trained elsewhere (LightGBM's raw scores) may need it"),
-    whole("teachers", 2, 1024, "multi-teacher PFD needs two teachers or more").at(&[f("teachers", "2")])
+    whole("teachers", 2, 1024, "multi-teacher PFD needs two teachers or more; one teacher on x and z is the method pfd").at(&[f("teachers", "2")])
         .help("Multi-teacher PFD: number of teachers, each seeing x and one share of z"),
     text("idcg-zero").at(&[f("idcg_zero", "exclude")])
         .help("NDCG of groups with IDCG = 0: exclude them from the mean (default), count 0 (zero), or count 1 (one)"),

@@ -47,7 +47,78 @@ pub enum DataSource {
         valid: Option<String>,
         #[serde(default)]
         test: Option<String>,
+        /// A split's LightGBM `.query` file (its groups' sizes, for a file without qid) where
+        /// it is not `FILE.query` beside the file, which is read when there is one.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        train_query: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        valid_query: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        test_query: Option<String>,
     },
+}
+
+/// Refuses a validation or test split's `.query` file where the setup names no file of that
+/// split: it gives that file's groups, and nothing else would read it.
+fn check_query_files(
+    valid: &Option<String>,
+    test: &Option<String>,
+    [_, valid_query, test_query]: [Option<&str>; 3],
+) -> Result<()> {
+    for (query, split, file) in [
+        (valid_query, "valid", valid.is_some()),
+        (test_query, "test", test.is_some()),
+    ] {
+        if query.is_some() && !file {
+            return Err(Error::Config(format!(
+                "--{split}-query gives the group sizes of the --{split} file, and no --{split} file is named: name it, or drop --{split}-query"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The field of a setup's `Files` source that a split's flag fills (`--train` ->
+/// `source.files.train`, `--test-query` -> `source.files.test_query`), for a message in a
+/// setup document's words.
+pub fn files_field(flag: &str) -> Option<String> {
+    matches!(
+        flag,
+        "train" | "valid" | "test" | "train-query" | "valid-query" | "test-query"
+    )
+    .then(|| format!("source.files.{}", flag.replace('-', "_")))
+}
+
+impl DataSource {
+    /// LETOR files, each split's groups from its qids or the `.query` file beside it.
+    pub fn files(train: String, valid: Option<String>, test: Option<String>) -> DataSource {
+        DataSource::Files {
+            train,
+            valid,
+            test,
+            train_query: None,
+            valid_query: None,
+            test_query: None,
+        }
+    }
+
+    /// The `.query` files named for the training, validation and test files (none but for
+    /// files).
+    pub fn query_files(&self) -> [Option<&str>; 3] {
+        match self {
+            DataSource::Files {
+                train_query,
+                valid_query,
+                test_query,
+                ..
+            } => [
+                train_query.as_deref(),
+                valid_query.as_deref(),
+                test_query.as_deref(),
+            ],
+            _ => [None; 3],
+        }
+    }
 }
 
 /// The shares of the training queries held out as the missing splits, by both front doors:
@@ -231,9 +302,20 @@ impl DataSetup {
     /// The files the setup reads: its data files, and its teacher's model or scores files.
     pub fn files(&self) -> Vec<&str> {
         let data = match &self.source {
-            DataSource::Files { train, valid, test } => {
-                std::iter::once(train).chain(valid).chain(test).collect()
-            }
+            DataSource::Files {
+                train,
+                valid,
+                test,
+                train_query,
+                valid_query,
+                test_query,
+            } => std::iter::once(train)
+                .chain(valid)
+                .chain(test)
+                .chain(train_query)
+                .chain(valid_query)
+                .chain(test_query)
+                .collect(),
             DataSource::Synthetic { .. } | DataSource::Mq2008 | DataSource::Mq2008Folds => {
                 Vec::new()
             }
@@ -483,6 +565,22 @@ impl Setup {
                     self.data.folds.as_deref().unwrap_or_default()
                 )));
             }
+            // The folds leave the source at its default; any other source is data they would
+            // not read.
+            let default = DataSetup::default().source;
+            if self.data.source != default {
+                let other = match &self.data.source {
+                    DataSource::Mq2008 => "the bundled mq2008 (data.source: \"mq2008\")",
+                    _ => "generated data (data.source.synthetic, with options other than the defaults)",
+                };
+                return Err(Error::Config(format!(
+                    "--folds {} reads the folds' files, and the setup also names {other}, which the folds would not read: name one",
+                    crate::error::printable(self.data.folds.as_deref().unwrap_or_default())
+                )));
+            }
+        }
+        if let DataSource::Files { valid, test, .. } = &self.data.source {
+            check_query_files(valid, test, self.data.source.query_files())?;
         }
         // An empty name is a mistake (an unset shell variable), not "none": a model or scores
         // are left out by leaving the setting out.
@@ -621,10 +719,24 @@ impl Setup {
             ..
         } = &mut self.data;
         let mut files = match source {
-            DataSource::Files { train, valid, test } => {
+            DataSource::Files {
+                train,
+                valid,
+                test,
+                train_query,
+                valid_query,
+                test_query,
+            } => {
                 let mut files = vec![("data.source.files.train", train)];
                 files.extend(valid.as_mut().map(|v| ("data.source.files.valid", v)));
                 files.extend(test.as_mut().map(|t| ("data.source.files.test", t)));
+                for (field, query) in [
+                    ("data.source.files.train_query", train_query),
+                    ("data.source.files.valid_query", valid_query),
+                    ("data.source.files.test_query", test_query),
+                ] {
+                    files.extend(query.as_mut().map(|q| (field, q)));
+                }
                 files
             }
             _ => Vec::new(),
@@ -645,14 +757,14 @@ impl Setup {
         if self.methods.is_empty() {
             return Err(Error::Config("choose at least one method".into()));
         }
-        if self.data.labels == Labels::Grades && !self.loss.entry().graded {
-            return Err(Error::Config(
-                format!(
-                    "--loss {} learns y in {{0, 1}}, and --training-labels grades gives the grades: choose --loss {}, or --training-labels gumbel",
-                    self.loss.name(),
+        if self.data.labels == Labels::Grades {
+            let learner = crate::ranking::train::binary_learner(self.loss, self.objective.as_ref());
+            if let Some(learner) = learner {
+                return Err(Error::Config(format!(
+                    "{learner}, and --training-labels grades gives the grades: choose --loss {} without --objective, or --training-labels gumbel",
                     crate::model::loss::LossKind::graded_names()
-                ),
-            ));
+                )));
+            }
         }
         let setup = serde_json::to_value(self).expect("a setup serialises");
         let config = CompareConfig {
@@ -722,13 +834,25 @@ impl Setup {
             DataSource::Synthetic { .. } => {}
             DataSource::Mq2008 => put("bundled", "mq2008".into()),
             DataSource::Mq2008Folds => put("bundled", "mq2008-folds".into()),
-            DataSource::Files { train, valid, test } => {
+            DataSource::Files {
+                train, valid, test, ..
+            } => {
                 put("train", train.clone());
                 if let Some(v) = valid {
                     put("valid", v.clone());
                 }
                 if let Some(t) = test {
                     put("test", t.clone());
+                }
+                let [train, valid, test] = self.data.source.query_files();
+                for (flag, query) in [
+                    ("train-query", train),
+                    ("valid-query", valid),
+                    ("test-query", test),
+                ] {
+                    if let Some(q) = query {
+                        put(flag, q.to_string());
+                    }
                 }
             }
         }
@@ -912,7 +1036,34 @@ pub enum ObjectivesData {
         #[serde(default)]
         test: Option<String>,
         threshold: u8,
+        /// A split's `.query` file, as [`DataSource::Files`]'.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        train_query: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        valid_query: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        test_query: Option<String>,
     },
+}
+
+impl ObjectivesData {
+    /// The `.query` files named for the training, validation and test files (none but for
+    /// files).
+    pub fn query_files(&self) -> [Option<&str>; 3] {
+        match self {
+            ObjectivesData::Files {
+                train_query,
+                valid_query,
+                test_query,
+                ..
+            } => [
+                train_query.as_deref(),
+                valid_query.as_deref(),
+                test_query.as_deref(),
+            ],
+            _ => [None; 3],
+        }
+    }
 }
 
 /// Whether a setup's JSON is the global objectives' section alone (as `objectives` wrote it
@@ -987,10 +1138,19 @@ impl ObjectivesSetup {
     pub fn files(&self) -> Vec<&str> {
         match &self.data {
             ObjectivesData::Files {
-                train, valid, test, ..
+                train,
+                valid,
+                test,
+                train_query,
+                valid_query,
+                test_query,
+                ..
             } => std::iter::once(train)
                 .chain(valid)
                 .chain(test)
+                .chain(train_query)
+                .chain(valid_query)
+                .chain(test_query)
                 .map(String::as_str)
                 .collect(),
             ObjectivesData::Synthetic(_) | ObjectivesData::Mq2008 { .. } => Vec::new(),
@@ -1027,11 +1187,24 @@ impl ObjectivesSetup {
     pub fn files_mut(&mut self) -> Vec<(&'static str, &mut String)> {
         match &mut self.data {
             ObjectivesData::Files {
-                train, valid, test, ..
+                train,
+                valid,
+                test,
+                train_query,
+                valid_query,
+                test_query,
+                ..
             } => {
                 let mut files = vec![("objectives.data.files.train", train)];
                 files.extend(valid.as_mut().map(|v| ("objectives.data.files.valid", v)));
                 files.extend(test.as_mut().map(|t| ("objectives.data.files.test", t)));
+                for (field, query) in [
+                    ("objectives.data.files.train_query", train_query),
+                    ("objectives.data.files.valid_query", valid_query),
+                    ("objectives.data.files.test_query", test_query),
+                ] {
+                    files.extend(query.as_mut().map(|q| (field, q)));
+                }
                 files
             }
             _ => Vec::new(),
@@ -1055,6 +1228,9 @@ impl ObjectivesSetup {
     pub fn check(&self) -> Result<()> {
         crate::settings::check_objectives_fields(&serde_json::to_value(self).unwrap_or_default())?;
         self.config()?;
+        if let ObjectivesData::Files { valid, test, .. } = &self.data {
+            check_query_files(valid, test, self.data.query_files())?;
+        }
         // The model's size before any data are made or read: on the synthetic task's features,
         // or on one input for files (too large on one is too large on any).
         let inputs = match &self.data {

@@ -17,11 +17,11 @@ use distillrank::stop::Stop;
 fn main() -> distillrank::error::Result<()> {
     let fold = "target/data/mq2008/Fold1";
     let mut setup = Setup::default();
-    setup.data.source = DataSource::Files {
-        train: format!("{fold}/train.txt"),
-        valid: Some(format!("{fold}/vali.txt")),
-        test: Some(format!("{fold}/test.txt")),
-    };
+    setup.data.source = DataSource::files(
+        format!("{fold}/train.txt"),
+        Some(format!("{fold}/vali.txt")),
+        Some(format!("{fold}/test.txt")),
+    );
     setup.data.labels = Labels::Grades;
     setup.data.privileged = Some("top:30%".into());
     setup.data.teacher = ExternalTeacher {

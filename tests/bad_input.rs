@@ -639,11 +639,8 @@ fn files_of_another_width_are_refused() {
             &fragments,
         );
         let mut document = distillrank::setup::Setup::default();
-        document.data.source = distillrank::setup::DataSource::Files {
-            train: train.clone(),
-            valid: None,
-            test: Some(test.clone()),
-        };
+        document.data.source =
+            distillrank::setup::DataSource::files(train.clone(), None, Some(test.clone()));
         std::fs::write(&setup, document.to_json()).unwrap();
         refused(
             &["compare", "--setup", setup.to_str().unwrap(), "--out", &out],

@@ -261,6 +261,18 @@ fn eval_with_binary_labels_reproduces_the_test_report_of_train() {
         trained["test"], evaluated["metrics"],
         "eval must score the file exactly as train's test split"
     );
+    // Without the flags, the labelling the model records: the same labels. (Before, tau_target
+    // came from the file's own largest grade and the data seed was 0.)
+    let (ok, stdout, stderr) = distillrank(&[
+        "eval", "--model", &model, &test, "--labels", "binary", "--json",
+    ]);
+    assert!(ok, "{stderr}");
+    let recorded: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(trained["test"], recorded["metrics"]);
+    let config: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(format!("{model}.json")).unwrap()).unwrap();
+    assert_eq!(config["labelling"]["tau_target"], 2.8);
+    assert_eq!(config["labelling"]["data_seed"], 3);
 }
 
 const TINY: [&str; 12] = [
@@ -488,6 +500,10 @@ fn bad_experiments_are_refused_before_training() {
         (
             vec!["sweep", "--param", "alpha", "--values", "0.5,1.0"],
             "--values: alpha = 1: expected a finite number in (0, 1)",
+        ),
+        (
+            vec!["sweep", "--param", "alpha", "--values", "0.3,0.5,0.30"],
+            "--values: alpha = 0.3 is given twice (values 1 and 3)",
         ),
         (
             vec![
@@ -1110,6 +1126,212 @@ fn class_a_refused_threshold_comes_with_one_that_works() {
             let (ok, _, stderr) = distillrank(&args);
             assert!(ok, "{command} --tau-target {value} (suggested): {stderr}");
         }
+    }
+}
+
+/// Class: a text output named `.gz` is gzip, as every reader takes such a name and as `data
+/// convert` writes it: `data synth`, `data simulate-logs` and `predict --run` (which wrote plain
+/// text under the name before).
+#[test]
+fn class_a_text_output_named_gz_is_gzip_in_every_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = |name: &str| dir.path().join(name).display().to_string();
+    let gzip = |path: &str| {
+        let bytes = std::fs::read(path).unwrap();
+        assert_eq!(bytes[..2], [0x1f, 0x8b], "{path} is not gzip");
+    };
+    let (ok, _, stderr) = distillrank(&["data", "synth", "--queries", "30", "-o", &d("s.txt.gz")]);
+    assert!(ok, "{stderr}");
+    gzip(&d("s.txt.gz"));
+    let (ok, _, stderr) = distillrank(&["data", "synth", "--queries", "30", "-o", &d("s.txt")]);
+    assert!(ok, "{stderr}");
+    // The same documents, read back.
+    let (_, plain, _) = distillrank(&["data", "stats", &d("s.txt"), "--json"]);
+    let (ok, packed, stderr) = distillrank(&["data", "stats", &d("s.txt.gz"), "--json"]);
+    assert!(ok, "{stderr}");
+    let docs =
+        |stats: &str| serde_json::from_str::<serde_json::Value>(stats).unwrap()["docs"].clone();
+    assert_eq!(docs(&plain), docs(&packed));
+    assert!(docs(&plain).as_u64().is_some_and(|n| n > 0), "{plain}");
+    let mq = letor_data::data("mq2008/Fold1/test.txt");
+    let (ok, _, stderr) = distillrank(&[
+        "data",
+        "simulate-logs",
+        &mq,
+        "-o",
+        &d("logged.txt.gz"),
+        "--sessions",
+        "2",
+    ]);
+    assert!(ok, "{stderr}");
+    gzip(&d("logged.txt.gz"));
+    let (ok, _, stderr) = distillrank(&["data", "stats", &d("logged.txt.gz")]);
+    assert!(ok, "{stderr}");
+    let model = d("m");
+    let (ok, _, stderr) = distillrank(&[
+        "train",
+        "--train",
+        &d("s.txt"),
+        "--epochs",
+        "1",
+        "--widths",
+        "8",
+        "--backend",
+        "cpu",
+        "--quiet",
+        "--save",
+        &model,
+        "--tau-target",
+        "3",
+    ]);
+    assert!(ok, "{stderr}");
+    let (ok, _, stderr) = distillrank(&[
+        "predict",
+        "--model",
+        &model,
+        &d("s.txt"),
+        "--run",
+        &d("run.txt.gz"),
+        "--quiet",
+    ]);
+    assert!(ok, "{stderr}");
+    gzip(&d("run.txt.gz"));
+}
+
+/// Class: RankBCE and the global objectives learn y in [0, 1]. On grades their loss falls
+/// below 0 and rewards nothing, so the pair is refused by both, in `train` (which trained on
+/// it before) and `compare`; Python's `Ranker` in `test_graded_labels_...`.
+#[test]
+fn class_a_binary_learner_on_grades_is_refused_in_every_door() {
+    let out = tempfile::tempdir().unwrap();
+    let out = out.path().join("out");
+    for command in ["train", "compare"] {
+        for (learner, named) in [
+            (["--loss", "rankbce"], "--loss rankbce"),
+            (["--objective", "logloss"], "--objective logloss"),
+        ] {
+            let mut args = vec![
+                command,
+                "--bundled",
+                "mq2008",
+                "--training-labels",
+                "grades",
+            ];
+            args.extend(learner);
+            args.extend([
+                "--epochs",
+                "1",
+                "--widths",
+                "8",
+                "--backend",
+                "cpu",
+                "--quiet",
+            ]);
+            if command == "compare" {
+                args.extend(["--seeds", "1", "--out", out.to_str().unwrap()]);
+            }
+            let (ok, _, stderr) = distillrank(&args);
+            assert!(
+                !ok && stderr.contains(named) && stderr.contains("grades"),
+                "{args:?}: {stderr}"
+            );
+        }
+    }
+    assert!(!out.exists());
+    // Graded losses train on grades.
+    let (ok, _, stderr) = distillrank(&[
+        "train",
+        "--bundled",
+        "mq2008",
+        "--training-labels",
+        "grades",
+        "--loss",
+        "ranknet",
+        "--epochs",
+        "1",
+        "--widths",
+        "8",
+        "--backend",
+        "cpu",
+        "--quiet",
+    ]);
+    assert!(ok, "{stderr}");
+}
+
+/// Class: a run refused after it took its folder (a data file that is not there, found as the
+/// data are read) leaves the last run's outputs whole, in every command that owns a folder:
+/// they are replaced at the run's first output, not when it starts.
+#[test]
+fn class_a_refused_run_leaves_the_last_runs_outputs() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let out_str = out.to_str().unwrap();
+    let mut args = vec![
+        "compare",
+        "--methods",
+        "no-distillation",
+        "--out",
+        out_str,
+        "--quiet",
+    ];
+    args.extend(TINY);
+    let (ok, _, stderr) = distillrank(&args);
+    assert!(ok, "{stderr}");
+    let listing = || -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(&out)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    };
+    let before = listing();
+    let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(before.contains(&"students".to_string()), "{before:?}");
+    let missing = dir.path().join("missing.txt");
+    let missing = missing.to_str().unwrap();
+    let small = [
+        "--epochs",
+        "1",
+        "--widths",
+        "8",
+        "--backend",
+        "cpu",
+        "--quiet",
+    ];
+    let refused: [Vec<&str>; 3] = [
+        vec!["compare", "--train", missing, "--seeds", "1"],
+        vec![
+            "sweep",
+            "--train",
+            missing,
+            "--param",
+            "tau-target",
+            "--values",
+            "3,3.5",
+        ],
+        vec![
+            "objectives",
+            "--train",
+            missing,
+            "--valid",
+            missing,
+            "--test",
+            missing,
+            "--seeds",
+            "1",
+        ],
+    ];
+    for mut args in refused {
+        args.extend(["--out", out_str]);
+        args.extend(small);
+        let (ok, _, stderr) = distillrank(&args);
+        assert!(!ok && stderr.contains("missing.txt"), "{args:?}: {stderr}");
+        assert_eq!(listing(), before, "{args:?}");
+        assert_eq!(
+            std::fs::read_to_string(out.join("report.md")).unwrap(),
+            report
+        );
     }
 }
 
@@ -2447,6 +2669,28 @@ fn class_every_file_a_setup_names_is_read_against_its_folder() {
             .collect();
         std::fs::write(data.join(format!("{split}.scores")), scores).unwrap();
     }
+    // The test split without its qids, its group sizes in a `.query` file of another name.
+    let test = std::fs::read_to_string(data.join("test.txt")).unwrap();
+    let mut sizes: Vec<(String, usize)> = Vec::new();
+    let mut unnumbered = String::new();
+    for line in test.lines() {
+        let mut words = line.split(' ');
+        let grade = words.next().unwrap();
+        let qid = words.next().unwrap().to_string();
+        match sizes.last_mut() {
+            Some((last, n)) if *last == qid => *n += 1,
+            _ => sizes.push((qid, 1)),
+        }
+        unnumbered.push_str(grade);
+        for word in words {
+            unnumbered.push(' ');
+            unnumbered.push_str(word);
+        }
+        unnumbered.push('\n');
+    }
+    std::fs::write(data.join("test-unnumbered.txt"), unnumbered).unwrap();
+    let sizes: String = sizes.iter().map(|(_, n)| format!("{n}\n")).collect();
+    std::fs::write(data.join("test.groups"), sizes).unwrap();
     let parts = data.join("parts");
     std::fs::create_dir(&parts).unwrap();
     for k in 1..=5 {
@@ -2487,7 +2731,22 @@ fn class_every_file_a_setup_names_is_read_against_its_folder() {
         serde_json::from_str(&std::fs::read_to_string(folder.join("results.json")).unwrap())
             .unwrap()
     };
-    let cases: [(&str, Vec<&str>); 2] = [
+    let cases: [(&str, Vec<&str>); 3] = [
+        (
+            "query files",
+            vec![
+                "--train",
+                "train.txt",
+                "--valid",
+                "vali.txt",
+                "--test",
+                "test-unnumbered.txt",
+                "--test-query",
+                "test.groups",
+                "--methods",
+                "no-distillation",
+            ],
+        ),
         (
             "files",
             vec![
@@ -2510,6 +2769,7 @@ fn class_every_file_a_setup_names_is_read_against_its_folder() {
             vec!["--folds", "parts", "--methods", "no-distillation"],
         ),
     ];
+    let mut test_queries = Vec::new();
     for (what, flags) in cases {
         // Written from the data's folder, with names relative to it, into a folder elsewhere.
         let first = dir.path().join(format!("{what}-first"));
@@ -2534,8 +2794,16 @@ fn class_every_file_a_setup_names_is_read_against_its_folder() {
                 setup["data"]["reference"]["scores"],
                 ",../data/vali.scores,../data/test.scores"
             );
-        } else {
+        } else if what == "folds" {
             assert_eq!(setup["data"]["folds"], "../data/parts");
+        } else {
+            assert_eq!(
+                setup["data"]["source"]["files"]["test_query"],
+                "../data/test.groups"
+            );
+            // The report's command gives the file its flag.
+            let report = std::fs::read_to_string(first.join("report.md")).unwrap();
+            assert!(report.contains("--test-query"), "{report}");
         }
         // Run again from another working directory.
         let again = dir.path().join(format!("{what}-again"));
@@ -2552,6 +2820,8 @@ fn class_every_file_a_setup_names_is_read_against_its_folder() {
             ],
         );
         let (a, b) = (results(&first), results(&again));
+        // The test split's groups are its own: the same number of queries as the numbered file.
+        test_queries.push(b["test_qids"].as_array().map(Vec::len));
         let method = if what == "files" {
             "pfd"
         } else {
@@ -2561,6 +2831,10 @@ fn class_every_file_a_setup_names_is_read_against_its_folder() {
         assert!(ndcg(&a).as_f64().is_some(), "{what}: {a}");
         assert_eq!(ndcg(&a), ndcg(&b), "{what}");
     }
+    // The test split's groups are its own: as many test queries from the `.query` file as
+    // from the numbered file.
+    assert!(test_queries[0].is_some_and(|n| n > 0), "{test_queries:?}");
+    assert_eq!(test_queries[0], test_queries[1]);
 }
 
 /// Class: an empty name for a teacher's or a reference's model or scores (an unset shell

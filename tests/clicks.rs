@@ -734,10 +734,12 @@ fn files_from_simulate_logs_give_the_clicks_of_a_simulation_in_the_run() {
     let dir = tempfile::tempdir().unwrap();
     let fold = simulate_logs_of_mq2008(dir.path());
     assert!(dir.path().join("train.txt.impressions.tsv").exists());
-    let source = |folder: &std::path::Path| DataSource::Files {
-        train: folder.join("train.txt").display().to_string(),
-        valid: Some(folder.join("vali.txt").display().to_string()),
-        test: Some(folder.join("test.txt").display().to_string()),
+    let source = |folder: &std::path::Path| {
+        DataSource::files(
+            folder.join("train.txt").display().to_string(),
+            Some(folder.join("vali.txt").display().to_string()),
+            Some(folder.join("test.txt").display().to_string()),
+        )
     };
     let mut setup = clicks_setup(LossKind::RankNet);
     setup.data.source = source(dir.path());
@@ -773,11 +775,11 @@ fn class_a_sidecar_pointing_at_another_file_names_what_it_found() {
         json["impressions"] = target.into();
         std::fs::write(&sidecar, json.to_string()).unwrap();
         let mut setup = clicks_setup(LossKind::RankNet);
-        setup.data.source = DataSource::Files {
-            train: dir.path().join("train.txt").display().to_string(),
-            valid: Some(dir.path().join("vali.txt").display().to_string()),
-            test: Some(dir.path().join("test.txt").display().to_string()),
-        };
+        setup.data.source = DataSource::files(
+            dir.path().join("train.txt").display().to_string(),
+            Some(dir.path().join("vali.txt").display().to_string()),
+            Some(dir.path().join("test.txt").display().to_string()),
+        );
         let message = prepare(&setup).unwrap_err().to_string();
         assert!(
             message.contains(target)
@@ -1173,11 +1175,11 @@ fn an_impressions_log_may_name_documents_by_docid() {
     let b = read_impressions(by_docid.as_bytes(), "log", &data, &[], None, &mut read_ids).unwrap();
     assert_eq!(a, b);
     // Through a compare on the files, the sidecar naming the log.
-    let source = DataSource::Files {
-        train: train.display().to_string(),
-        valid: Some(dir.path().join("vali.txt").display().to_string()),
-        test: Some(dir.path().join("test.txt").display().to_string()),
-    };
+    let source = DataSource::files(
+        train.display().to_string(),
+        Some(dir.path().join("vali.txt").display().to_string()),
+        Some(dir.path().join("test.txt").display().to_string()),
+    );
     let mut setup = clicks_setup(LossKind::RankNet);
     setup.data.source = source;
     let numbered = prepare(&setup).unwrap().clicks;

@@ -202,11 +202,11 @@ fn a_folds_setup_reads_its_files_and_its_own_teacher() {
     assert_eq!(s.data.folds, None);
     assert_eq!(
         s.data.source,
-        DataSource::Files {
-            train: Path::new("d").join("S3+S4+S5.txt").display().to_string(),
-            valid: Some("d/S1.txt".into()),
-            test: Some("d/S2.txt".into()),
-        }
+        DataSource::files(
+            Path::new("d").join("S3+S4+S5.txt").display().to_string(),
+            Some("d/S1.txt".into()),
+            Some("d/S2.txt".into()),
+        )
     );
     assert_eq!(s.data.teacher.model.as_deref(), Some("teachers/fold3.txt"));
     // Named per fold: nothing to warn; one file for every fold: it has seen test queries.
@@ -592,11 +592,7 @@ fn class_a_teacher_or_reference_named_by_fold_is_checked_before_any_fold_runs() 
         );
     }
     let mut setup = Setup::default();
-    setup.data.source = DataSource::Files {
-        train: train.into(),
-        valid: None,
-        test: Some(train.into()),
-    };
+    setup.data.source = DataSource::files(train.into(), None, Some(train.into()));
     setup.data.teacher.model = Some(pattern.into());
     let e = setup.check(None).unwrap_err().to_string();
     assert!(
@@ -872,6 +868,57 @@ fn a_folds_refusal_names_the_fold_and_its_files() {
     ]);
     assert!(
         !ok && stderr.contains("--setup") && stderr.contains("name is empty"),
+        "{stderr}"
+    );
+    assert!(!out.exists());
+}
+
+/// The folds read their files: a setup document that also names other data (the bundled
+/// Fold1, or the generator with options of its own) is refused, as the CLI refuses the
+/// generator's flags beside `--folds`, rather than running on the folds and dropping them.
+#[test]
+fn a_folds_setup_naming_other_data_too_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    parts_in(dir.path());
+    let out = dir.path().join("out");
+    let root = dir.path().to_str().unwrap();
+    for (source, named) in [
+        (serde_json::json!("mq2008"), "bundled mq2008"),
+        (
+            serde_json::json!({"synthetic": {"options": {"queries": 60}}}),
+            "generated data",
+        ),
+    ] {
+        let setup = dir.path().join("setup.json");
+        let document = serde_json::json!({"data": {"folds": root, "source": source}});
+        std::fs::write(&setup, document.to_string()).unwrap();
+        let (ok, _, stderr) = distillrank(&[
+            "compare",
+            "--setup",
+            setup.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert!(
+            !ok && stderr.contains("folds")
+                && stderr.contains(named)
+                && stderr.contains("name one"),
+            "{document}: {stderr}"
+        );
+        assert!(!out.exists());
+    }
+    // The CLI's door to the same pair.
+    let (ok, _, stderr) = distillrank(&[
+        "compare",
+        "--folds",
+        root,
+        "--bundled",
+        "mq2008",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(
+        !ok && stderr.contains("--folds") && stderr.contains("bundled mq2008"),
         "{stderr}"
     );
     assert!(!out.exists());

@@ -554,11 +554,11 @@ fn letor_files(dir: &Path) -> [PathBuf; 3] {
 }
 
 fn files_setup(files: &[PathBuf; 3], teacher: ExternalTeacher) -> Setup {
-    let mut setup = common::engines::small_setup(DataSource::Files {
-        train: files[0].display().to_string(),
-        valid: Some(files[1].display().to_string()),
-        test: Some(files[2].display().to_string()),
-    });
+    let mut setup = common::engines::small_setup(DataSource::files(
+        files[0].display().to_string(),
+        Some(files[1].display().to_string()),
+        Some(files[2].display().to_string()),
+    ));
     setup.data.privileged = Some("cols:6".into());
     setup.data.teacher = teacher;
     setup
@@ -1189,8 +1189,8 @@ fn a_model_past_the_data_under_either_mapping_is_refused_as_another_datasets() {
             && !message.contains("say which"),
         "{message}"
     );
-    // Where a mapping would fit (six columns, splits on 1 and 2, three features), the mapping
-    // is still asked for.
+    // Where both mappings would fit (six columns, splits on 1 and 2, three features), the
+    // mapping is asked for.
     let wide = lightgbm("2 0", "1 -1", "-2 -3", "")
         .replace("split_feature=0 1", "split_feature=1 2")
         .replace("max_feature_idx=2", "max_feature_idx=5");
@@ -1200,6 +1200,19 @@ fn a_model_past_the_data_under_either_mapping_is_refused_as_another_datasets() {
         .unwrap_err()
         .to_string();
     assert!(message.contains("say which with --columns"), "{message}");
+    // Where one mapping fits and the other does not, the one that fits is taken: a split on
+    // column 0 (feature 0 under from-0, which no file has) is from-1; a split on column 3 of
+    // three features (feature 4 under from-1) is from-0.
+    for (splits, offset) in [("0 2", 1), ("1 3", 0)] {
+        let model = wide.replace("split_feature=1 2", &format!("split_feature={splits}"));
+        let found = parse(&model).unwrap().feature_offset(
+            Columns::Auto,
+            3,
+            Path::new("m.txt"),
+            "--columns",
+        );
+        assert_eq!(found.unwrap(), offset, "splits on {splits}");
+    }
 }
 
 /// A teacher whose tree has a 1e308 leaf gives scores no soft label can carry: it is refused as

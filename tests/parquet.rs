@@ -486,6 +486,7 @@ fn a_comparison_on_parquet_files_is_the_comparison_on_their_text() {
         train,
         valid: Some(valid),
         test: Some(test),
+        ..
     } = common::engines::mq2008_files_in(&text)
     else {
         panic!("three files")
@@ -505,19 +506,19 @@ fn a_comparison_on_parquet_files_is_the_comparison_on_their_text() {
         ),
         ..ExternalTeacher::default()
     };
-    let mut on_text = common::engines::small_setup(DataSource::Files {
-        train: train.clone(),
-        valid: Some(valid.clone()),
-        test: Some(test.clone()),
-    });
+    let mut on_text = common::engines::small_setup(DataSource::files(
+        train.clone(),
+        Some(valid.clone()),
+        Some(test.clone()),
+    ));
     on_text.data.privileged = Some("top:30%".into());
     on_text.data.teacher = teacher();
     let mut on_parquet = on_text.clone();
-    on_parquet.data.source = DataSource::Files {
-        train: names[0].clone(),
-        valid: Some(names[1].clone()),
-        test: Some(names[2].clone()),
-    };
+    on_parquet.data.source = DataSource::files(
+        names[0].clone(),
+        Some(names[1].clone()),
+        Some(names[2].clone()),
+    );
     let (_, a) = common::engines::compare_on_cpu(&on_text);
     let (_, b) = common::engines::compare_on_cpu(&on_parquet);
     let (a, b) = (without_timings(&a), without_timings(&b));

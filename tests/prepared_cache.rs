@@ -24,11 +24,7 @@ fn copy_of_train(dir: &Path) -> PathBuf {
 
 fn files(train: &Path, prepared_cache: bool) -> DataSetup {
     DataSetup {
-        source: DataSource::Files {
-            train: train.display().to_string(),
-            valid: None,
-            test: None,
-        },
+        source: DataSource::files(train.display().to_string(), None, None),
         // MQ2008's grades are 0..2.
         tau_target: Some(2.8),
         prepared_cache,
@@ -333,11 +329,7 @@ fn the_setting_is_refused_by_name_without_files() {
         ..InMemory::default()
     };
     let setup = DataSetup {
-        source: DataSource::Files {
-            train: "train".into(),
-            valid: None,
-            test: None,
-        },
+        source: DataSource::files("train".into(), None, None),
         ..files(&train, true)
     };
     let err = refusal(&setup, &mut store);

@@ -24,7 +24,7 @@ use distillrank::ranking::train::{self, Event, TrainConfig};
 use super::progress::{Bars, Output, Progress};
 use super::{
     AggregateLogsArgs, DataArgs, EvalArgs, FileArgs, LabelsArg, PredictArgs, SimulateLogsArgs,
-    SplitArg, SplitFiles, StatsArgs, TrainArgs,
+    SplitArg, StatsArgs, TrainArgs,
 };
 use distillrank::data::inputs::Inputs;
 use distillrank::data::logs;
@@ -133,7 +133,7 @@ pub fn synth(
         }
         staged?.commit()?;
     } else {
-        output::stage_with(path, |w| synthetic.dataset.write_letor(w))?.commit()?;
+        output::stage_text(path, |w| synthetic.dataset.write_letor(w))?.commit()?;
     }
     let d = &synthetic.dataset;
     let z = &synthetic.privileged_columns;
@@ -267,21 +267,9 @@ pub fn load(path: &Path, query: Option<&Path>, out: &Output) -> Result<Dataset> 
 
 /// Loads (or generates) and prepares the data `args` describe, through the library's pipeline.
 pub fn prepare_data(args: &DataArgs, needs_test: bool, out: &Output) -> Result<PreparedData> {
-    let mut store = disk(&args.files);
-    pipeline::preparation::prepare(&args.setup()?, &mut store, needs_test, &mut Bars::new(out))
-}
-
-/// The files on disk the split options name, with their `.query` files.
-pub fn disk(files: &SplitFiles) -> Disk {
-    Disk {
-        queries: [
-            files.train_query.clone(),
-            files.valid_query.clone(),
-            files.test_query.clone(),
-        ],
-        scratch: Scratch::Memory,
-        pipes_read: Vec::new(),
-    }
+    let data = args.setup()?;
+    let mut store = Disk::with_queries(data.source.query_files());
+    pipeline::preparation::prepare(&data, &mut store, needs_test, &mut Bars::new(out))
 }
 
 /// Parses `--privileged`.
@@ -367,13 +355,13 @@ pub fn simulate_logs(args: &SimulateLogsArgs, out: &Output) -> Result<()> {
         let input = &args.files[i];
         let text = std::fs::File::open(input).map_err(|e| Error::io(input, e))?;
         let docids = logs::docid_comments(input, text)?;
-        output::stage_with(target, |w| dataset.write_letor_sparse(w, &docids))?.commit()?;
+        output::stage_text(target, |w| dataset.write_letor_sparse(w, &docids))?.commit()?;
         let mut sidecar = simulated.sidecar(i, &options, &names[i]);
         if i == 0 {
             // The training file's impressions, one line per shown document: what the methods
             // that learn from clicks read back.
             let log = impressions_path(target);
-            output::stage_with(&log, |w| simulated.write_impressions(&data[0], &options, w))?
+            output::stage_text(&log, |w| simulated.write_impressions(&data[0], &options, w))?
                 .commit()?;
             sidecar["impressions"] = file_name(&log);
             sidecar["examination"] = serde_json::json!(simulated.clicks.examination);
@@ -567,7 +555,7 @@ pub fn aggregate_logs(args: &AggregateLogsArgs, out: &Output) -> Result<()> {
         let input = &args.files[i];
         let text = std::fs::File::open(input).map_err(|e| Error::io(input, e))?;
         let docids = logs::docid_comments(input, text)?;
-        output::stage_with(target, |w| dataset.write_letor_sparse(w, &docids))?.commit()?;
+        output::stage_text(target, |w| dataset.write_letor_sparse(w, &docids))?.commit()?;
         let mut sidecar = logs::logged_sidecar(c, &sources, &names[i], &stats[i]);
         if i == 0 {
             // The training file's clicks by rank: what the methods that learn from clicks read.
@@ -713,7 +701,8 @@ pub fn train(args: &TrainArgs, out: &Output) -> Result<()> {
                 data.source_features,
             )
             .with_input_maps(&p.input_maps, config.view)
-            .trained_on(&data.description, None);
+            .trained_on(&data.description, None)
+            .labelled_as(&data.options);
             Some(model_io::save(prefix, &trained.model, &model_config)?)
         }
         None => None,
@@ -864,13 +853,13 @@ fn is_tree_model(model: &Path) -> Result<bool> {
     Ok(distillrank::forest::looks_like_tree_model(model))
 }
 
-pub fn eval(args: &EvalArgs, out: &Output) -> Result<()> {
+pub fn eval(args: &EvalArgs, given: &[String], out: &Output) -> Result<()> {
     if is_tree_model(&args.model)? {
-        return eval_forest(args, out);
+        return eval_forest(args, given, out);
     }
     let (model, config) = distillrank::pipeline::run::load_model(&args.model, true)?;
     let data = load(&args.file, args.query.as_deref(), out)?;
-    let (data, labels) = eval_labels(args, data, out)?;
+    let (data, labels) = eval_labels(args, given, config.labelling, data, out)?;
     let inputs = model_io::model_inputs(&data, &config, &args.file, args.allow_missing_features)?;
     let engine = super::engine(args.backend, out)?;
     let scores = distillrank::native::block_on(engine.score_ensemble(
@@ -885,22 +874,55 @@ pub fn eval(args: &EvalArgs, out: &Output) -> Result<()> {
 }
 
 /// The file's labels as `eval --labels` asks: the grades, or the binary labels training gives it
-/// (with the groups it keeps).
-fn eval_labels(args: &EvalArgs, data: Dataset, out: &Output) -> Result<(Dataset, Vec<f32>)> {
+/// (with the groups it keeps). A setting not `given` is the one the model's training used
+/// (`recorded`); a model that records none (a tree model) takes the defaults, tau_target from
+/// this file's largest grade, and says so.
+fn eval_labels(
+    args: &EvalArgs,
+    given: &[String],
+    recorded: Option<model_io::Labelling>,
+    data: Dataset,
+    out: &Output,
+) -> Result<(Dataset, Vec<f32>)> {
     Ok(match args.labels {
         LabelsArg::Graded => {
             let labels = data.grades.iter().map(|&g| g as f32).collect();
             (data, labels)
         }
         LabelsArg::Binary => {
-            let options = PrepareOptions {
-                min_group_size: args.min_group_size,
-                t: args.t.unwrap_or(FILES_T),
-                tau_target: args.tau_target.unwrap_or_else(|| {
-                    files_tau_target(data.grades.iter().copied().max().unwrap_or(0))
-                }),
-                seed: args.data_seed,
-                ..Default::default()
+            let flag = |id: &str| given.iter().any(|g| g == id);
+            let options = match recorded {
+                Some(model) => PrepareOptions {
+                    min_group_size: if flag("min_group_size") {
+                        args.min_group_size
+                    } else {
+                        model.min_group_size
+                    },
+                    t: args.t.unwrap_or(model.t),
+                    tau_target: args.tau_target.unwrap_or(model.tau_target),
+                    seed: if flag("data_seed") {
+                        args.data_seed
+                    } else {
+                        model.data_seed
+                    },
+                    ..Default::default()
+                },
+                None => {
+                    let largest = data.grades.iter().copied().max().unwrap_or(0);
+                    if args.tau_target.is_none() {
+                        out.note(format!(
+                            "the model records no labelling of its training data: tau_target {} from this file's largest grade ({largest}); give --tau-target (and --t, --data-seed, --min-group-size) as its training had them",
+                            files_tau_target(largest)
+                        ));
+                    }
+                    PrepareOptions {
+                        min_group_size: args.min_group_size,
+                        t: args.t.unwrap_or(FILES_T),
+                        tau_target: args.tau_target.unwrap_or_else(|| files_tau_target(largest)),
+                        seed: args.data_seed,
+                        ..Default::default()
+                    }
+                }
             };
             let split = match args.split {
                 SplitArg::Valid => SPLIT_VALID,
@@ -914,7 +936,7 @@ fn eval_labels(args: &EvalArgs, data: Dataset, out: &Output) -> Result<(Dataset,
 }
 
 /// `eval` with a tree model trained elsewhere.
-fn eval_forest(args: &EvalArgs, out: &Output) -> Result<()> {
+fn eval_forest(args: &EvalArgs, given: &[String], out: &Output) -> Result<()> {
     let data = load(&args.file, args.query.as_deref(), out)?;
     let all = forest_scores(
         &args.model,
@@ -925,7 +947,7 @@ fn eval_forest(args: &EvalArgs, out: &Output) -> Result<()> {
         out,
     )?;
     let full = data.clone();
-    let (data, labels) = eval_labels(args, data, out)?;
+    let (data, labels) = eval_labels(args, given, None, data, out)?;
     let scores = kept_scores(&all, &full, &data);
     show_eval(args, &scores, &labels, &data, out)
 }
@@ -1041,7 +1063,7 @@ pub fn predict(args: &PredictArgs, out: &Output) -> Result<()> {
     match &args.run {
         Some(path) => {
             let mut failed = None;
-            let staged = output::stage_with(path, |w| {
+            let staged = output::stage_text(path, |w| {
                 write(path, w).map_err(|e| {
                     let message = e.to_string();
                     failed = Some(e);

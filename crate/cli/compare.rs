@@ -98,16 +98,13 @@ pub(super) fn setup_file(path: &Path, given: &[String], args_are_defaults: bool)
 
 /// A refusal of what a setup file holds, in the file's words: the file named, and each flag
 /// as the field that fills it (`--attention-heads` -> `attention_heads`, `--train` ->
-/// `source.files.train`).
+/// `source.files.train`: [`distillrank::setup::files_field`]).
 fn in_file_words(path: &Path, e: Error) -> Error {
-    let files = |flag: &str| {
-        matches!(flag, "train" | "valid" | "test").then(|| format!("source.files.{flag}"))
-    };
     match e {
         Error::Config(message) => Error::Config(format!(
             "--setup {}: {}",
             path.display(),
-            distillrank::settings::flags_in_words(&message, &files)
+            distillrank::settings::flags_in_words(&message, &distillrank::setup::files_field)
         )),
         other => other,
     }
@@ -360,7 +357,7 @@ pub fn run(args: &CompareArgs, given: &[String], out: &Output) -> Result<()> {
     }
     let config = setup.compare_config(engine.clone())?;
     let started = std::time::Instant::now();
-    let mut store = super::commands::disk(&args.data.files);
+    let mut store = pipeline::store::Disk::with_queries(setup.data.source.query_files());
     let data = pipeline::preparation::prepare(&setup.data, &mut store, true, &mut Bars::new(out))?;
     let comparison = run_comparison(&data, &setup, &engine, out)?;
     let seconds = started.elapsed().as_secs_f64();
@@ -380,7 +377,7 @@ pub fn run(args: &CompareArgs, given: &[String], out: &Output) -> Result<()> {
     let shared = pipeline::report::shared_teachers(&data, &setup);
     let command = reproduce_command();
     write_report(
-        &folder.file("report.md"),
+        &folder.file("report.md")?,
         &report(
             &data,
             &config,
@@ -397,20 +394,20 @@ pub fn run(args: &CompareArgs, given: &[String], out: &Output) -> Result<()> {
     results["command"] = command.clone().into();
     results["throughput"] = serde_json::to_value(&throughput).expect("serialise");
     write(
-        &folder.file("results.json"),
+        &folder.file("results.json")?,
         &(serde_json::to_string_pretty(&results).expect("serialise") + "\n"),
     )?;
-    write(&folder.file("results.csv"), &csv(&comparison))?;
-    write(&folder.file("tests.csv"), &tests_csv(&tests))?;
+    write(&folder.file("results.csv")?, &csv(&comparison))?;
+    write(&folder.file("tests.csv")?, &tests_csv(&tests))?;
     write(
-        &folder.file("setup.json"),
+        &folder.file("setup.json")?,
         &(setup_to_keep(&setup, &args.out).to_json() + "\n"),
     )?;
-    save_students(&folder.file("students"), &data, &setup, &comparison)?;
-    plot::ndcg_per_epoch(&folder.file("ndcg_per_epoch.svg"), &comparison)?;
-    plot::loss_terms(&folder.file("loss_terms.svg"), &comparison)?;
+    save_students(&folder.file("students")?, &data, &setup, &comparison)?;
+    plot::ndcg_per_epoch(&folder.file("ndcg_per_epoch.svg")?, &comparison)?;
+    plot::loss_terms(&folder.file("loss_terms.svg")?, &comparison)?;
     if let Some(clicks) = results.get("clicks") {
-        plot::propensities(&folder.file("propensities.svg"), clicks)?;
+        plot::propensities(&folder.file("propensities.svg")?, clicks)?;
     }
     folder.finish()?;
     if out.json {
@@ -472,7 +469,7 @@ fn run_folds(
 ) -> Result<()> {
     use distillrank::pipeline::folds;
     let started = std::time::Instant::now();
-    let mut store = super::commands::disk(&args.data.files);
+    let mut store = pipeline::store::Disk::with_queries(setup.data.source.query_files());
     let runs = distillrank::native::pipeline::compare_folds(
         setup,
         &mut store,
@@ -481,11 +478,11 @@ fn run_folds(
         &mut Bars::new(out),
     )?;
     for run in &runs {
-        let dir = folder.file(&format!("fold{}", run.fold.fold));
+        let dir = folder.file(&format!("fold{}", run.fold.fold))?;
         std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
         let results = pipeline::report::results_json(&run.data, &run.setup, &run.comparison);
         write(
-            &folder.file(&format!("fold{}/results.json", run.fold.fold)),
+            &folder.file(&format!("fold{}/results.json", run.fold.fold))?,
             &(serde_json::to_string_pretty(&results).expect("serialise") + "\n"),
         )?;
     }
@@ -508,19 +505,19 @@ fn run_folds(
     let sentences = sentences(&tests, &metric);
     let seconds = started.elapsed().as_secs_f64();
     write_report(
-        &folder.file("report.md"),
+        &folder.file("report.md")?,
         &format!(
             "# distillrank compare: the LETOR folds\n\n{}\n\n{table}\n{sentences}\n\n```sh\n{command}\n```\n\nEach fold's comparison is in foldK/results.json. Ran in {seconds:.0} s.\n",
             verdicts.join("\n")
         ),
     )?;
     write(
-        &folder.file("results.json"),
+        &folder.file("results.json")?,
         &(serde_json::to_string_pretty(&results).expect("serialise") + "\n"),
     )?;
-    write(&folder.file("tests.csv"), &tests_csv(&tests))?;
+    write(&folder.file("tests.csv")?, &tests_csv(&tests))?;
     write(
-        &folder.file("setup.json"),
+        &folder.file("setup.json")?,
         &(setup_to_keep(setup, &args.out).to_json() + "\n"),
     )?;
     folder.finish()?;
@@ -996,11 +993,7 @@ mod tests {
         logs.teacher_widths = Some(vec![128, 64]);
 
         let mut files = Setup::default();
-        files.data.source = DataSource::Files {
-            train: "train.txt".into(),
-            valid: None,
-            test: Some("test.txt".into()),
-        };
+        files.data.source = DataSource::files("train.txt".into(), None, Some("test.txt".into()));
         files.data.privileged = Some("top:30%".into());
         files.data.min_group_size = 5;
         files.data.data_seed = 9;

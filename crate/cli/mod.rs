@@ -197,7 +197,7 @@ pub const EXAMPLES: &[(&str, &[&str])] = &[
     (
         "sweep",
         &[
-            "distillrank sweep --param alpha --values 0,0.25,0.5,0.75,1",
+            "distillrank sweep --param alpha --values 0.1,0.3,0.5,0.7,0.9",
             "distillrank sweep --param tau-target --values 2,3,4 --methods no-distillation,pfd",
         ],
     ),
@@ -585,6 +585,9 @@ impl DataArgs {
                 train: path(train),
                 valid: files.valid.as_ref().map(path),
                 test: files.test.as_ref().map(path),
+                train_query: files.train_query.as_ref().map(path),
+                valid_query: files.valid_query.as_ref().map(path),
+                test_query: files.test_query.as_ref().map(path),
             },
             (None, None) => DataSetup::default().source,
         };
@@ -887,16 +890,19 @@ pub struct EvalArgs {
     /// file as its --test (or --valid) split: same group filter, same seeded Gumbel draws.
     #[arg(long, value_enum, default_value = "graded")]
     pub labels: LabelsArg,
-    /// With --labels binary.
+    /// With --labels binary (default: the model's training's; for a model that records none,
+    /// as a tree model, from this file's largest grade).
     #[arg(value_parser = bounded::<f64>("tau-target"), long)]
     pub tau_target: Option<f64>,
-    /// With --labels binary.
+    /// With --labels binary (default: the model's training's, when it records one).
     #[arg(value_parser = bounded::<f64>("t"), long)]
     pub t: Option<f64>,
-    /// With --labels binary: train's --data-seed.
+    /// With --labels binary: train's --data-seed (default: the model's training's, when it
+    /// records one).
     #[arg(value_parser = bounded::<u64>("data-seed"), long)]
     pub data_seed: u64,
-    /// With --labels binary, as training does.
+    /// With --labels binary, as training does (default: the model's training's, when it records
+    /// one).
     #[arg(value_parser = bounded::<usize>("min-group-size"), long)]
     pub min_group_size: usize,
     /// With --labels binary: which split of training this file played.
@@ -1019,7 +1025,7 @@ pub fn run(cli: Cli) -> distillrank::error::Result<()> {
         Command::Data(DataCommand::SimulateLogs(args)) => commands::simulate_logs(&args, &out),
         Command::Data(DataCommand::AggregateLogs(args)) => commands::aggregate_logs(&args, &out),
         Command::Train(args) => commands::train(&args, &out),
-        Command::Eval(args) => commands::eval(&args, &out),
+        Command::Eval(args) => commands::eval(&args, &cli.given, &out),
         Command::Predict(args) => commands::predict(&args, &out),
         Command::Export(args) => export::run(&args, &out),
         Command::Compare(args) => compare::run(&args, &cli.given, &out),

@@ -165,6 +165,9 @@ impl ObjectivesArgs {
                 valid: name(&files.valid),
                 test: name(&files.test),
                 threshold: self.label_threshold,
+                train_query: name(&files.train_query),
+                valid_query: name(&files.valid_query),
+                test_query: name(&files.test_query),
             },
         };
         let setup = ObjectivesSetup {
@@ -218,7 +221,7 @@ pub fn run(args: &ObjectivesArgs, given: &[String], out: &Output) -> Result<()> 
     )?;
     let config = setup.config()?;
     let started = std::time::Instant::now();
-    let mut store = super::commands::disk(&args.files);
+    let mut store = pipeline::store::Disk::with_queries(setup.data.query_files());
     let splits = pipeline::objectives::objectives_data(&setup, &mut store, &mut Bars::new(out))?;
     out.note(format!("data: {}", splits.description));
     let engine = engine(setup.backend, out)?;
@@ -254,7 +257,7 @@ pub fn run(args: &ObjectivesArgs, given: &[String], out: &Output) -> Result<()> 
     json["command"] = command.clone().into();
     json["seconds"] = seconds.into();
     write_report(
-        &folder.file("report.md"),
+        &folder.file("report.md")?,
         &report(
             &splits,
             &config,
@@ -266,16 +269,16 @@ pub fn run(args: &ObjectivesArgs, given: &[String], out: &Output) -> Result<()> 
         ),
     )?;
     write(
-        &folder.file("results.json"),
+        &folder.file("results.json")?,
         &(serde_json::to_string_pretty(&json).expect("serialise") + "\n"),
     )?;
-    write(&folder.file("results.csv"), &csv(&results))?;
+    write(&folder.file("results.csv")?, &csv(&results))?;
     let mut kept = setup.clone();
     files_to_keep(kept.files_mut(), &args.out);
-    write(&folder.file("setup.json"), &(kept.to_json() + "\n"))?;
+    write(&folder.file("setup.json")?, &(kept.to_json() + "\n"))?;
     let plots = plots(&args.out, &results, config.initial_lambda)?;
     for plot in &plots {
-        folder.file(plot);
+        folder.file(plot)?;
     }
     folder.finish()?;
     if out.json {
@@ -597,6 +600,9 @@ mod tests {
                 valid: Some("b.txt".into()),
                 test: Some("c.txt".into()),
                 threshold: 2,
+                train_query: None,
+                valid_query: None,
+                test_query: None,
             }
         );
     }
@@ -613,6 +619,9 @@ mod tests {
                 valid: None,
                 test: Some("/data/test.txt".into()),
                 threshold: 1,
+                train_query: None,
+                valid_query: None,
+                test_query: None,
             },
             ..ObjectivesSetup::default()
         };

@@ -16,7 +16,6 @@ use distillrank::pipeline::sweep::{sweep, SweepParam};
 use distillrank::setup::Setup;
 use distillrank::stop::Stop;
 
-use super::commands::disk;
 use super::compare::{reproduce_command, setup_file, with_jobs, write, write_report};
 use super::flags::{TableFlags, Training};
 use super::plot::{lines, Series};
@@ -89,7 +88,8 @@ pub fn run(args: &SweepArgs, given: &[String], out: &Output) -> Result<()> {
     setup.check(None)?;
     let base = setup.compare_config(super::engine(setup.backend, out)?)?;
     let name = args.param.name();
-    let mut store = disk(&args.data.files);
+    let mut store =
+        distillrank::pipeline::store::Disk::with_queries(setup.data.source.query_files());
     let result = sweep(
         &setup,
         args.param,
@@ -114,7 +114,7 @@ pub fn run(args: &SweepArgs, given: &[String], out: &Output) -> Result<()> {
         })
         .collect();
     lines(
-        &folder.file("sweep.svg"),
+        &folder.file("sweep.svg")?,
         &format!(
             "Student test {} against {name} (mean ± std, {} seed(s))",
             result.metric_label(),
@@ -139,7 +139,7 @@ pub fn run(args: &SweepArgs, given: &[String], out: &Output) -> Result<()> {
         .collect();
     if !gains.is_empty() {
         lines(
-            &folder.file("sweep_gain.svg"),
+            &folder.file("sweep_gain.svg")?,
             &format!("Gain in mean test {} over no-distillation (95% CI, paired over queries), against {name}", result.metric_label()),
             name,
             "gain over no-distillation (%)",
@@ -151,17 +151,17 @@ pub fn run(args: &SweepArgs, given: &[String], out: &Output) -> Result<()> {
     let mut json = result.json(serde_json::to_value(&base).expect("a configuration serialises"));
     json["command"] = command.clone().into();
     write(
-        &folder.file("sweep.json"),
+        &folder.file("sweep.json")?,
         &(serde_json::to_string_pretty(&json).expect("serialise") + "\n"),
     )?;
-    write(&folder.file("sweep.csv"), &result.csv())?;
+    write(&folder.file("sweep.csv")?, &result.csv())?;
     let table = result.table();
     let report = format!(
         "# distillrank sweep: {name}\n\n{table}\n{}\n\n{}\nThe same students' test NDCG@8 on the graded relevance, and the (first) teacher's test NDCG@8 on y.\n\n![sweep](sweep.svg)\n\n![gain over no-distillation](sweep_gain.svg)\n\n```sh\n{command}\n```\n\nRan in {seconds:.0} s.\n",
         result.caption(),
         result.graded_table(),
     );
-    write_report(&folder.file("sweep.md"), &report)?;
+    write_report(&folder.file("sweep.md")?, &report)?;
     folder.finish()?;
     if out.json {
         outln!("{json}");

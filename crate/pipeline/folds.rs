@@ -279,11 +279,11 @@ pub fn folds_on_disk(dir: &str) -> Result<Vec<Fold>> {
 pub fn fold_setup(setup: &Setup, fold: &Fold) -> Setup {
     let mut s = setup.clone();
     s.data.folds = None;
-    s.data.source = DataSource::Files {
-        train: fold.train_name(),
-        valid: Some(fold.valid.clone()),
-        test: Some(fold.test.clone()),
-    };
+    s.data.source = DataSource::files(
+        fold.train_name(),
+        Some(fold.valid.clone()),
+        Some(fold.test.clone()),
+    );
     let number = fold.fold.to_string();
     for outside in [&mut s.data.teacher, &mut s.data.reference] {
         for name in [&mut outside.model, &mut outside.scores]

@@ -39,6 +39,7 @@ pub fn objectives_data(
             valid,
             test,
             threshold,
+            ..
         } => (train, valid, test, *threshold),
     };
     let train_data = store.load(train, Role::Train, reporter)?;

@@ -128,7 +128,9 @@ fn shared_queries(splits: &[(Option<&str>, Option<&Dataset>); 3]) -> Vec<String>
 
 fn load(data: &DataSetup, store: &mut dyn Store, reporter: &mut dyn Reporter) -> Result<Loaded> {
     Ok(match &data.source {
-        DataSource::Files { train, valid, test } => {
+        DataSource::Files {
+            train, valid, test, ..
+        } => {
             for (name, split) in [
                 (Some(train), "training"),
                 (valid.as_ref(), "validation"),
@@ -392,7 +394,10 @@ pub fn prepared_path(train: &Path, key: u64) -> PathBuf {
 #[cfg(not(target_arch = "wasm32"))]
 pub fn prepared_key(data: &DataSetup, store: &mut dyn Store, needs_test: bool) -> Result<u64> {
     use crate::data::prepared_cache::{Fnv1a, PREPARED_VERSION};
-    let DataSource::Files { train, valid, test } = &data.source else {
+    let DataSource::Files {
+        train, valid, test, ..
+    } = &data.source
+    else {
         let what = match data.source {
             DataSource::Mq2008 => "the bundled MQ2008, which load in a moment",
             _ => "synthetic data, generated in memory",

@@ -140,6 +140,19 @@ pub struct Disk {
 }
 
 #[cfg(not(target_arch = "wasm32"))]
+impl Disk {
+    /// The files on disk, each split's groups from the `.query` file its setup names for it
+    /// (`queries`: training, validation, test; [`crate::setup::DataSource::query_files`]), else
+    /// from its qids or the `.query` file beside it.
+    pub fn with_queries(queries: [Option<&str>; 3]) -> Disk {
+        Disk {
+            queries: queries.map(|q| q.map(PathBuf::from)),
+            ..Disk::default()
+        }
+    }
+}
+
+#[cfg(not(target_arch = "wasm32"))]
 impl Store for Disk {
     fn load(&mut self, name: &str, role: Role, reporter: &mut dyn Reporter) -> Result<Dataset> {
         let path = Path::new(name);

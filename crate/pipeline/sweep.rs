@@ -121,6 +121,19 @@ impl SweepParam {
                 bound.expected()
             )));
         }
+        // A value given twice trains the same models twice, as a method listed twice would.
+        if let Some((i, &again)) = values
+            .iter()
+            .enumerate()
+            .find(|&(i, v)| values[..i].contains(v))
+        {
+            return Err(Error::Config(format!(
+                "--values: {name} = {} is given twice (values {} and {}): give each value once",
+                shown(again),
+                values.iter().position(|v| *v == again).unwrap_or(0) + 1,
+                i + 1
+            )));
+        }
         // A setting no part of the comparison reads: every value would train the same models.
         if let Some((_, why)) = setup.not_read().into_iter().find(|(flag, _)| *flag == name) {
             return Err(Error::Config(format!(

@@ -132,9 +132,9 @@ fn outside_scores(
     // The files each split comes from: a split held out of the training file is the training
     // file's.
     let names: [Option<String>; 3] = match &data.source {
-        DataSource::Files { train, valid, test } => {
-            [Some(train.clone()), valid.clone(), test.clone()]
-        }
+        DataSource::Files {
+            train, valid, test, ..
+        } => [Some(train.clone()), valid.clone(), test.clone()],
         _ => [None, None, None],
     };
     // The model, read and checked once, and its column of feature 1.

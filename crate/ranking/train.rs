@@ -742,6 +742,23 @@ impl Selection {
 }
 
 /// Checks the configuration and the inputs before any training; returns the input width.
+/// What learns y in [0, 1] alone, in words, where `loss` or `objective` does: a global
+/// objective, or RankBCE; none for the losses that take grades.
+pub fn binary_learner(
+    loss: crate::model::LossKind,
+    objective: Option<&crate::model::Objective>,
+) -> Option<String> {
+    match objective {
+        Some(objective) => Some(format!(
+            "a global objective (--objective {}) learns binary labels",
+            objective.name()
+        )),
+        None => {
+            (!loss.entry().graded).then(|| format!("--loss {} learns y in {{0, 1}}", loss.name()))
+        }
+    }
+}
+
 fn check(train: Split, valid: Split, config: &TrainConfig, guidance: &Guidance) -> Result<usize> {
     config.validate()?;
     let n_train = train.set.n_docs();
@@ -760,6 +777,17 @@ fn check(train: Split, valid: Split, config: &TrainConfig, guidance: &Guidance) 
             return Err(Error::Config(format!(
                 "a teacher scores {} documents, the training set has {n_train}",
                 t.len()
+            )));
+        }
+    }
+    // RankBCE and the global objectives learn y in [0, 1]: on grades their loss goes below 0
+    // and rewards nothing (`train --training-labels grades --loss rankbce`).
+    let largest = train.set.labels.iter().copied().fold(0.0f32, f32::max);
+    if largest > 1.0 {
+        if let Some(learner) = binary_learner(config.loss, config.objective.as_ref()) {
+            return Err(Error::Config(format!(
+                "{learner}, and the training labels reach {largest} (grades): choose --loss {} without --objective, or binary labels (--training-labels gumbel)",
+                crate::model::loss::LossKind::graded_names()
             )));
         }
     }

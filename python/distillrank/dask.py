@@ -92,8 +92,7 @@ def sweep(
     if not values:
         raise ValueError(f"values: a sweep of {param} needs at least one value")
     submitted = []
-    for value in values:
-        at = _distillrank.sweep_setup(text, name, float(value))
+    for at in _distillrank.sweep_setups(text, name, [float(v) for v in values]):
         submitted.append((at, *_submit(client, at, folder)))
     out = []
     for at, jobs, futures in submitted:

@@ -72,7 +72,7 @@ fn python_words(message: &str, door: Door) -> String {
         (Door::Arrays, "train") => Some("X".into()),
         (Door::Arrays, "valid") => Some("eval_set".into()),
         (Door::Arrays, "test") => Some("a test split".into()),
-        (Door::Setup, "train" | "valid" | "test") => Some(format!("source.files.{flag}")),
+        (Door::Setup, _) => distillrank::setup::files_field(flag),
         _ => None,
     })
 }
@@ -523,11 +523,11 @@ fn fit(
             store.teacher_scores.push((EVAL_SET.into(), scores));
         }
     }
-    setup.data.source = DataSource::Files {
-        train: TRAIN.into(),
-        valid: eval_set.is_some().then(|| EVAL_SET.into()),
-        test: None,
-    };
+    setup.data.source = DataSource::files(
+        TRAIN.into(),
+        eval_set.is_some().then(|| EVAL_SET.into()),
+        None,
+    );
     if let Some(z) = &train.3 {
         let columns: Vec<String> = (n_x + 1..=n_x + z.shape()[1])
             .map(|c| c.to_string())
@@ -592,7 +592,7 @@ fn compare(
         // Every setting is checked before the data load, as the CLI does.
         setup.check(None)?;
         let engine = engine(setup.backend, &mut reporter)?;
-        let mut store = pipeline::store::Disk::default();
+        let mut store = pipeline::store::Disk::with_queries(setup.data.source.query_files());
         if setup.data.has_folds() {
             // The LETOR protocol: a comparison on each fold, the folds' summary.
             let stop = reporter.stop.clone();
@@ -630,7 +630,7 @@ fn job_data(
     let mut setup = Setup::comparison_from_json(setup)?;
     resolve_files(setup.files_mut(), base)?;
     setup.check(None)?;
-    let mut store = pipeline::store::Disk::default();
+    let mut store = pipeline::store::Disk::with_queries(setup.data.source.query_files());
     let data = pipeline::preparation::prepare(&setup.data, &mut store, true, reporter)?;
     Ok((setup, data))
 }
@@ -717,10 +717,10 @@ fn summarize_compare(
     Ok(serde_json::to_string(&results).expect("results serialise"))
 }
 
-/// The setup of one value of a sweep: `setup` with `param` at `value`, checked as `sweep`
-/// checks it (JSON), for a runner that sends each value's comparison elsewhere.
+/// The setups of a sweep: `setup` with `param` at each of `values`, checked as `sweep` checks
+/// them (JSON), for a runner that sends each value's comparison elsewhere.
 #[pyfunction]
-fn sweep_setup(setup: &str, param: &str, value: f64) -> PyResult<String> {
+fn sweep_setups(setup: &str, param: &str, values: Vec<f64>) -> PyResult<Vec<String>> {
     let setup = Setup::comparison_from_json(setup).map_err(value_error)?;
     let param = SweepParam::parse(param).ok_or_else(|| {
         PyValueError::new_err(format!(
@@ -728,9 +728,14 @@ fn sweep_setup(setup: &str, param: &str, value: f64) -> PyResult<String> {
             SweepParam::ALL.map(SweepParam::name).join(", ")
         ))
     })?;
-    param.check(&setup, &[value]).map_err(value_error)?;
-    let at = param.at(&setup, value).map_err(value_error)?;
-    Ok(serde_json::to_string(&at).expect("a setup serialises"))
+    param.check(&setup, &values).map_err(value_error)?;
+    values
+        .iter()
+        .map(|&value| {
+            let at = param.at(&setup, value).map_err(value_error)?;
+            Ok(serde_json::to_string(&at).expect("a setup serialises"))
+        })
+        .collect()
 }
 
 /// Sweeps `param` (a name of [`SweepParam`]: alpha, tau-target, ...) over `values`, every
@@ -762,7 +767,7 @@ fn sweep(
         param.check(&setup, &values)?;
         let engine = engine(setup.backend, &mut reporter)?;
         let stop = reporter.stop.clone();
-        let mut store = pipeline::store::Disk::default();
+        let mut store = pipeline::store::Disk::with_queries(setup.data.source.query_files());
         let result = pipeline::sweep::sweep(
             &setup,
             param,
@@ -796,7 +801,7 @@ fn objectives(
     resolve_files(setup.files_mut(), base.as_deref()).map_err(value_error)?;
     let mut reporter = Stderr::new(verbose, log);
     let result = py.detach(|| {
-        let mut store = pipeline::store::Disk::default();
+        let mut store = pipeline::store::Disk::with_queries(setup.data.query_files());
         let splits = pipeline::objectives::objectives_data(&setup, &mut store, &mut reporter)?;
         reporter.note(&format!("data: {}", splits.description));
         let engine = engine(setup.backend, &mut reporter)?;
@@ -1081,7 +1086,7 @@ fn _distillrank(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(compare_jobs, m)?)?;
     m.add_function(wrap_pyfunction!(run_compare_job, m)?)?;
     m.add_function(wrap_pyfunction!(summarize_compare, m)?)?;
-    m.add_function(wrap_pyfunction!(sweep_setup, m)?)?;
+    m.add_function(wrap_pyfunction!(sweep_setups, m)?)?;
     m.add_function(wrap_pyfunction!(ndcg_per_query, m)?)?;
     m.add_function(wrap_pyfunction!(objectives, m)?)?;
     m.add_function(wrap_pyfunction!(read_letor, m)?)?;

@@ -98,11 +98,11 @@ pub fn mq2008_files_in(dir: &std::path::Path) -> DataSource {
         std::fs::copy(fold.join(file), dir.join(file)).unwrap();
         names.push(dir.join(file).display().to_string());
     }
-    DataSource::Files {
-        train: names[0].clone(),
-        valid: Some(names[1].clone()),
-        test: Some(names[2].clone()),
-    }
+    DataSource::files(
+        names[0].clone(),
+        Some(names[1].clone()),
+        Some(names[2].clone()),
+    )
 }
 
 /// The student's data loss is the same on both engines at every epoch (`what` names the case).

@@ -291,6 +291,10 @@ def test_graded_labels_give_the_clis_numbers_and_refuse_rankbce(tmp_path):
     with pytest.raises(ValueError, match="rankbce"):
         distillrank.Ranker(method="no-distillation", labels="grades", loss="rankbce", epochs=1).fit(
             train[0], train[1], qid=train[2])
+    # A global objective learns binary labels too.
+    with pytest.raises(ValueError, match="objective"):
+        distillrank.Ranker(method="no-distillation", labels="grades", objective="logloss", epochs=1).fit(
+            train[0], train[1], qid=train[2])
 
 
 def test_learning_from_clicks_gives_the_clis_numbers(tmp_path):
@@ -890,6 +894,9 @@ def test_compare_on_the_letor_folds_equals_the_clis(tmp_path):
     (parts / "S5.txt").write_text((folds / "S1.txt").read_text())
     with pytest.raises(ValueError, match=r"qid \d+ is in the test files of fold 1 \(.*S5.txt\) and fold 2 \(.*S1.txt\)"):
         distillrank.compare(distillrank.Setup(folds=str(parts), **SMALL), verbose=False)
+    # The folds beside other data (the bundled Fold1) are refused, not run with those dropped.
+    with pytest.raises(ValueError, match=r"folds.*bundled mq2008.*name one"):
+        distillrank.compare(distillrank.Setup(folds=str(folds), source="mq2008", **SMALL), verbose=False)
     # The bundled MQ2008's five parts are the same folds, from the library itself.
     bundled = distillrank.Setup(source="mq2008_folds", methods=["no-distillation", "pfd"], seeds=2,
                                 labels="grades", **{**SMALL, "tau_target": None})
