@@ -64,6 +64,10 @@ pub struct ModelConfig {
     /// labels training gave it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub labelling: Option<Labelling>,
+    /// The names of the source data's features, in order, when it had names (a data frame's
+    /// columns, in Python): a model read back checks a frame's columns against them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub feature_names: Option<Vec<String>>,
 }
 
 /// The settings of the Gumbel labelling and of the group filter that made a model's binary
@@ -133,6 +137,7 @@ impl ModelConfig {
             training_data: None,
             setup: None,
             labelling: None,
+            feature_names: None,
         }
     }
 
@@ -178,6 +183,25 @@ pub fn paths(prefix: &Path) -> (PathBuf, PathBuf) {
         PathBuf::from(format!("{}.safetensors", stem.display())),
         PathBuf::from(format!("{}.json", stem.display())),
     )
+}
+
+/// Refuses a prefix that names no file: empty, a folder (`out/`, an existing directory), whose
+/// files would be the hidden `out/.safetensors` and `out/.json`.
+pub fn check_prefix(prefix: &Path) -> Result<()> {
+    let text = prefix.to_string_lossy();
+    if text.is_empty()
+        || text.ends_with(std::path::MAIN_SEPARATOR)
+        || text.ends_with('/')
+        || prefix.is_dir()
+    {
+        return Err(Error::Config(format!(
+            "{}: a model is saved as PREFIX.safetensors and PREFIX.json, and this names {}: give a prefix such as {}",
+            if text.is_empty() { "''".to_string() } else { crate::error::printable(&text) },
+            if text.is_empty() { "nothing" } else { "a folder" },
+            prefix.join("model").display()
+        )));
+    }
+    Ok(())
 }
 
 /// The key of the safetensors header's metadata that holds the model's config: the weights
@@ -479,6 +503,25 @@ pub fn parse_config(text: &str, name: &Path) -> Result<ModelConfig> {
     if config.n_in == 0 || config.widths.contains(&0) {
         return Err(bad("n_in and every width must be positive".into()));
     }
+    if let Some(names) = &config.feature_names {
+        if names.len() != config.source_features {
+            return Err(bad(format!(
+                "feature_names holds {} names for {} source features: expected one per feature",
+                names.len(),
+                config.source_features
+            )));
+        }
+        if let Some((i, again)) = names
+            .iter()
+            .enumerate()
+            .find(|&(i, n)| names[..i].contains(n))
+        {
+            return Err(bad(format!(
+                "feature_names names {again:?} twice (at {} and {i}): expected distinct names",
+                names.iter().position(|n| n == again).unwrap_or(0)
+            )));
+        }
+    }
     crate::model::attention::check_heads(
         config.attention_heads,
         &config.widths,
@@ -529,6 +572,7 @@ pub fn parse_config(text: &str, name: &Path) -> Result<ModelConfig> {
 /// without their config.
 #[cfg(not(target_arch = "wasm32"))]
 pub fn save(prefix: &Path, model: &Ensemble, config: &ModelConfig) -> Result<(PathBuf, PathBuf)> {
+    check_prefix(prefix)?;
     let (weights, json) = paths(prefix);
     if !model.all_finite() {
         return Err(Error::Model {

@@ -344,6 +344,32 @@ pub fn export(
     Ok(model_proto(model, config, metadata)?.encode_to_vec())
 }
 
+/// Refuses to write an ONNX model over an existing file that is neither named `.onnx` nor an
+/// ONNX model (its first byte is not the ModelProto's `ir_version` field): `--onnx data.txt`
+/// would replace the data.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn check_target(path: &std::path::Path) -> Result<()> {
+    use std::io::Read as _;
+    if !path.is_file()
+        || path
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("onnx"))
+    {
+        return Ok(());
+    }
+    let mut first = [0u8; 1];
+    let read = std::fs::File::open(path).and_then(|mut f| f.read(&mut first));
+    match read {
+        Ok(0) => Ok(()),
+        Ok(_) if first[0] == 0x08 => Ok(()),
+        Ok(_) => Err(Error::Config(format!(
+            "{} exists and is not an ONNX model: an export would replace it; remove it, or name another file",
+            path.display()
+        ))),
+        Err(e) => Err(Error::io(path, e)),
+    }
+}
+
 /// [`export`]'s model as protobuf messages, before encoding.
 pub fn model_proto(
     model: &Ensemble,

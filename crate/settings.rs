@@ -413,6 +413,17 @@ pub fn flag_fields() -> impl Iterator<Item = (&'static str, &'static str)> {
         .filter(|(_, field)| !field.starts_with(OBJECTIVES))
 }
 
+/// The field of the global objectives' section that a flag fills, as the section spells it
+/// (`--at-precision` -> `at_precision`, `--train-examples` -> `data.synthetic.train`): a
+/// message in the words of a door that takes the section alone (Python's `objectives`).
+pub fn objectives_field(flag: &str) -> Option<String> {
+    SETTINGS
+        .iter()
+        .filter(|s| s.flag && s.name == flag)
+        .flat_map(|s| s.fields.iter())
+        .find_map(|field| field.path.strip_prefix(OBJECTIVES).map(str::to_string))
+}
+
 /// The row of a flag that fills a field of a comparison's setup, and the field.
 pub fn comparison_field(flag: &str) -> Option<(&'static Setting, &'static str)> {
     let (_, path) = flag_fields().find(|(name, _)| *name == flag)?;
@@ -574,7 +585,26 @@ impl Range {
         } else {
             v <= self.max
         };
-        above && below && (!self.integer || v.fract() == 0.0)
+        above && below && (!self.integer || v.fract() == 0.0) && !self.below_f32(v)
+    }
+
+    /// Whether `v` is above a range's open 0 and yet 0 to the f32 arithmetic training runs in
+    /// (or subnormal there): `--lr 1e-46` would train nothing.
+    fn below_f32(&self, v: f64) -> bool {
+        !self.integer && self.min_open && self.min == 0.0 && v > 0.0 && v < f32::MIN_POSITIVE as f64
+    }
+
+    /// Why `v` is refused: what was expected, and for a value f32 cannot hold, that first.
+    pub fn refusal(&self, v: f64) -> String {
+        if self.below_f32(v) {
+            format!(
+                "below f32's smallest normal number ({:e}), the precision training computes in: expected {}",
+                f32::MIN_POSITIVE,
+                self.expected()
+            )
+        } else {
+            format!("expected {}", self.expected())
+        }
     }
 
     /// `1..=10,000` or `(0, 1]`.
@@ -621,6 +651,11 @@ impl Setting {
 
     pub fn contains(&self, v: f64) -> bool {
         self.numbers().contains(v)
+    }
+
+    /// Why `v` is refused ([`Range::refusal`]).
+    pub fn refusal(&self, v: f64) -> String {
+        self.numbers().refusal(v)
     }
 
     /// What a value must be: "a whole number in 1..=10,000 (each seed trains ...)".
@@ -680,10 +715,10 @@ impl Setting {
             return Ok(());
         }
         Err(Error::Config(format!(
-            "{} = {}: expected {}",
+            "{} = {}: {}",
             self.spelled(),
             shown(v),
-            self.expected()
+            self.numbers().refusal(v)
         )))
     }
 
@@ -713,7 +748,7 @@ impl Setting {
         if self.contains(value.as_f64()) {
             Ok(value)
         } else {
-            Err(expected())
+            Err(self.numbers().refusal(value.as_f64()))
         }
     }
 }
@@ -800,9 +835,9 @@ fn check_fields(setup: &serde_json::Value, prefix: &str) -> Result<()> {
                     String::new()
                 };
                 return Err(Error::Config(format!(
-                    "setup field {path}{flag} = {}: expected {}",
+                    "setup field {path}{flag} = {}: {}",
                     shown(v),
-                    b.expected()
+                    b.numbers().refusal(v)
                 )));
             }
         }

@@ -1377,6 +1377,9 @@ pub fn shell_words<'a>(args: impl IntoIterator<Item = &'a str>) -> String {
 /// byte-order mark is accepted, as in LETOR files.
 fn read_setup<T: serde::de::DeserializeOwned>(text: &str, section: &str) -> Result<T> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    // A key twice in one object would read as its last value: one of them is a mistake.
+    serde_json::from_str::<DistinctKeys>(text)
+        .map_err(|e| Error::Config(format!("the setup: {}", json_error(".", &e))))?;
     read_json(text, section).map_err(|e| Error::Config(format!("the setup: {e}")))
 }
 
@@ -1392,6 +1395,65 @@ pub fn read_json<T: serde::de::DeserializeOwned>(
     let value: serde_json::Value = serde_json::from_str(text).map_err(|e| json_error(".", &e))?;
     crate::settings::read_section(value, section)
         .map_err(|e| json_error(&e.path().to_string(), e.inner()))
+}
+
+/// JSON whose every object names each key once: read only to refuse one that names a key twice.
+struct DistinctKeys;
+
+impl<'de> serde::Deserialize<'de> for DistinctKeys {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        d.deserialize_any(DistinctKeys)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for DistinctKeys {
+    type Value = DistinctKeys;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("JSON")
+    }
+    fn visit_bool<E>(self, _: bool) -> std::result::Result<Self, E> {
+        Ok(DistinctKeys)
+    }
+    fn visit_i64<E>(self, _: i64) -> std::result::Result<Self, E> {
+        Ok(DistinctKeys)
+    }
+    fn visit_u64<E>(self, _: u64) -> std::result::Result<Self, E> {
+        Ok(DistinctKeys)
+    }
+    fn visit_f64<E>(self, _: f64) -> std::result::Result<Self, E> {
+        Ok(DistinctKeys)
+    }
+    fn visit_str<E>(self, _: &str) -> std::result::Result<Self, E> {
+        Ok(DistinctKeys)
+    }
+    fn visit_unit<E>(self) -> std::result::Result<Self, E> {
+        Ok(DistinctKeys)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(
+        self,
+        mut seq: A,
+    ) -> std::result::Result<Self, A::Error> {
+        while seq.next_element::<DistinctKeys>()?.is_some() {}
+        Ok(DistinctKeys)
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(
+        self,
+        mut map: A,
+    ) -> std::result::Result<Self, A::Error> {
+        let mut seen = std::collections::HashSet::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if seen.contains(&key) {
+                return Err(serde::de::Error::custom(format!(
+                    "\"{}\" is given twice in one object: give each setting once",
+                    crate::error::printable(&key)
+                )));
+            }
+            map.next_value::<DistinctKeys>()?;
+            seen.insert(key);
+        }
+        Ok(DistinctKeys)
+    }
 }
 
 /// A serde_json error at `path` in words.

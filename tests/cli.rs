@@ -185,6 +185,11 @@ fn bad_options_are_refused_before_training() {
             "expected top:N",
         ),
         (vec!["train", "--epochs", "0"], "epochs"),
+        // Above the open 0 of its range, and yet 0 in f32: nothing would train.
+        (
+            vec!["train", "--lr", "1e-46"],
+            "below f32's smallest normal number",
+        ),
         (
             vec!["train", "--train", "/nonexistent.txt"],
             "/nonexistent.txt",
@@ -1196,6 +1201,66 @@ fn class_a_text_output_named_gz_is_gzip_in_every_command() {
     ]);
     assert!(ok, "{stderr}");
     gzip(&d("run.txt.gz"));
+}
+
+/// Class: a model's outputs that would land where no one meant them are refused in every door
+/// (Python's `save` and `to_onnx` in `test_package.py`): a `--save` prefix that names a folder
+/// (it wrote the hidden `out/.safetensors` and `out/.json`), and an ONNX export over a file that
+/// is neither named `.onnx` nor an ONNX model (it replaced a LETOR file).
+#[test]
+fn class_a_model_output_over_what_it_is_not_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = |name: &str| dir.path().join(name).display().to_string();
+    let folder = format!("{}/", d("out"));
+    std::fs::create_dir(d("out")).unwrap();
+    for prefix in [folder.as_str(), &d("out")] {
+        let (ok, _, stderr) = distillrank(&[
+            "train",
+            "--bundled",
+            "mq2008",
+            "--epochs",
+            "1",
+            "--widths",
+            "8",
+            "--backend",
+            "cpu",
+            "--quiet",
+            "--save",
+            prefix,
+        ]);
+        assert!(
+            !ok && stderr.contains("--save") && stderr.contains("PREFIX.safetensors"),
+            "{prefix:?}: {stderr}"
+        );
+    }
+    assert_eq!(std::fs::read_dir(d("out")).unwrap().count(), 0);
+    let model = d("m");
+    let (ok, _, stderr) = distillrank(&[
+        "train",
+        "--bundled",
+        "mq2008",
+        "--epochs",
+        "1",
+        "--widths",
+        "8",
+        "--backend",
+        "cpu",
+        "--quiet",
+        "--save",
+        &model,
+    ]);
+    assert!(ok, "{stderr}");
+    let data = d("data.txt");
+    std::fs::write(&data, "1 qid:1 1:0.5\n").unwrap();
+    let (ok, _, stderr) = distillrank(&["export", "--model", &model, "--onnx", &data]);
+    assert!(!ok && stderr.contains("is not an ONNX model"), "{stderr}");
+    assert_eq!(std::fs::read_to_string(&data).unwrap(), "1 qid:1 1:0.5\n");
+    // An ONNX model is written over, as any output of its kind.
+    let onnx = d("m.onnx");
+    for _ in 0..2 {
+        let (ok, _, stderr) = distillrank(&["export", "--model", &model, "--onnx", &onnx]);
+        assert!(ok, "{stderr}");
+    }
 }
 
 /// Class: RankBCE and the global objectives learn y in [0, 1]. On grades their loss falls

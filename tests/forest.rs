@@ -767,6 +767,18 @@ fn scores_files_are_checked_line_by_line() {
         e.contains(&format!("word.scores:{train}")) && e.contains("'high' is not a number"),
         "{e}"
     );
+    // An empty line among the scores would pair every later score with the document before
+    // its own: refused by its line. Empty lines at the end are the end of the file.
+    let gap = write("gap.scores", lines(train, None).replacen('\n', "\n\n", 2));
+    let e = prepare(&with(format!("{gap},{},{}", good[1], good[2])))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("gap.scores:2") && e.contains("an empty line before more scores"),
+        "{e}"
+    );
+    let trailing = write("trailing.scores", lines(train, None) + "\n\n");
+    assert!(prepare(&with(format!("{trailing},{},{}", good[1], good[2]))).is_ok());
     // A byte-order mark before the first score is not part of it.
     let bom = write("bom.scores", format!("\u{feff}{}", lines(train, None)));
     let data = prepare(&with(format!("{bom},{},{}", good[1], good[2]))).unwrap();

@@ -414,6 +414,22 @@ fn every_kind_of_bad_parquet_file_is_refused_by_name() {
             vec![qid(&[]), label(&[]), feature("f1", &[])],
             &["no rows"],
         ),
+        // A name twice: which is the label, or which feature, cannot be told.
+        (
+            "twolabels",
+            vec![qid(&[1]), label(&[1]), label(&[0]), feature("f1", &[0.5])],
+            &["column 'label' appears twice (columns 1 and 2)"],
+        ),
+        (
+            "twofeatures",
+            vec![
+                qid(&[1]),
+                label(&[1]),
+                feature("f1", &[0.5]),
+                feature("f1", &[0.2]),
+            ],
+            &["column 'f1' appears twice (columns 2 and 3)"],
+        ),
     ];
     for (name, columns, words) in cases {
         let path = dir.path().join(format!("{name}.parquet"));
@@ -546,4 +562,33 @@ fn without_timings(comparison: &impl serde::Serialize) -> serde_json::Value {
     let mut value = serde_json::to_value(comparison).unwrap();
     strip(&mut value);
     value
+}
+
+/// A folder without part files is refused by what it holds, not as a file that is a folder:
+/// an empty one, and a dataset partitioned into folders (`split=a/`), whose folders are named.
+#[test]
+fn a_folder_without_part_files_says_what_it_holds() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let message = read(&empty).unwrap_err().to_string();
+    assert!(
+        message.contains("a folder without part files") && !message.contains("os error"),
+        "{message}"
+    );
+    let partitioned = dir.path().join("partitioned");
+    for split in ["split=a", "split=b"] {
+        std::fs::create_dir_all(partitioned.join(split)).unwrap();
+        hand_made(
+            &partitioned.join(split).join("part.0.parquet"),
+            &[qid(&[1]), label(&[1]), feature("f1", &[0.5])],
+        );
+    }
+    let message = read(&partitioned).unwrap_err().to_string();
+    assert!(
+        message.contains("its folders (split=a, split=b) are not read"),
+        "{message}"
+    );
+    // One partition's folder reads.
+    assert_eq!(read(&partitioned.join("split=a")).unwrap().n_docs(), 1);
 }

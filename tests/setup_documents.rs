@@ -388,3 +388,49 @@ fn every_float_reads_back_from_json_exactly() {
     let back: f64 = serde_json::from_str("0.12384333239042729").unwrap();
     assert_eq!(back, 0.123_843_332_390_427_29);
 }
+
+/// A document read as the global objectives' setup where it holds their section, else as a
+/// comparison's.
+fn read_either(document: &str) -> distillrank::error::Result<()> {
+    if document.contains("objectives") {
+        ObjectivesSetup::from_json(document).map(drop)
+    } else {
+        Setup::from_json(document).map(drop)
+    }
+}
+
+/// A value above a range's open 0 that f32, the precision training computes in, holds as 0 (or
+/// subnormal) is refused in a setup document as on the command line, saying so.
+#[test]
+fn a_number_f32_holds_as_zero_is_refused_in_a_setup() {
+    for (document, field) in [
+        (r#"{"lr": 1e-46}"#, "lr"),
+        (r#"{"objectives": {"lr": 1e-40}}"#, "lr"),
+    ] {
+        let message = read_either(document).unwrap_err().to_string();
+        assert!(
+            message.contains(field) && message.contains("below f32's smallest normal number"),
+            "{document}: {message}"
+        );
+    }
+    assert!(Setup::from_json(r#"{"lr": 1e-30}"#).is_ok());
+}
+
+/// A key given twice in one object of a setup document is refused, naming it, where it read as
+/// its last value: at the top, inside a section, and in the objectives' document.
+#[test]
+fn a_key_given_twice_in_a_setup_is_refused() {
+    for (document, key) in [
+        (r#"{"epochs": 2, "epochs": 3}"#, "epochs"),
+        (r#"{"data": {"t": 3, "t": 4}}"#, "t"),
+        (r#"{"objectives": {"seeds": 1, "seeds": 2}}"#, "seeds"),
+    ] {
+        let message = read_either(document).unwrap_err().to_string();
+        assert!(
+            message.contains(&format!("\"{key}\" is given twice")),
+            "{document}: {message}"
+        );
+    }
+    // The same key in two objects is two settings.
+    assert!(Setup::from_json(r#"{"seeds": 2, "objectives": {"seeds": 3}}"#).is_ok());
+}

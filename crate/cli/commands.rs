@@ -619,6 +619,8 @@ pub fn train(args: &TrainArgs, out: &Output) -> Result<()> {
     };
     config.validate()?;
     if let Some(prefix) = &args.save {
+        model_io::check_prefix(prefix)
+            .map_err(|e| Error::Config(format!("--save {}", e.message())))?;
         let (weights, json) = model_io::paths(prefix);
         output::check_file(&weights)?;
         output::check_file(&json)?;

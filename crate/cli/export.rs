@@ -31,6 +31,7 @@ pub fn run(args: &ExportArgs, out: &Output) -> Result<()> {
         &super::commands::model_reads(&args.model),
         &[],
     )?;
+    distillrank::onnx::check_target(&args.onnx)?;
     let (model, config) = distillrank::pipeline::run::load_model(&args.model, false)?;
     let (weights, json) = model_io::paths(&args.model);
     // The prefix's file name: `runs/student.json` -> `student`.

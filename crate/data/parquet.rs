@@ -58,12 +58,14 @@ pub fn is_parquet(head: &[u8]) -> bool {
 #[cfg(not(target_arch = "wasm32"))]
 pub fn is_parquet_path(path: &Path) -> bool {
     let file = if path.is_dir() {
+        // A folder is read as Parquet parts or not at all: one without parts is refused by the
+        // Parquet reader, which says what it found.
         match part_files(path) {
             Ok(parts) => match parts.into_iter().next() {
                 Some(first) => first,
-                None => return false,
+                None => return true,
             },
-            Err(_) => return false,
+            Err(_) => return true,
         }
     } else if std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
         path.to_path_buf()
@@ -82,6 +84,8 @@ pub fn is_parquet_path(path: &Path) -> bool {
 #[derive(Debug, Clone, PartialEq)]
 struct Layout {
     qid: usize,
+    /// Whether the qid column holds unsigned integers (read as i64, its bits a u64).
+    qid_unsigned: bool,
     label: usize,
     /// (leaf index, name) of each feature column, in the file's order.
     features: Vec<(usize, String)>,
@@ -160,6 +164,18 @@ fn layout(
             )));
         }
     }
+    // A name twice: the reader could not say which is the qid, the label or which feature.
+    if let Some((i, again)) = columns
+        .iter()
+        .enumerate()
+        .find(|&(i, c)| columns[..i].contains(c))
+    {
+        return Err(refuse(format!(
+            "column '{}' appears twice (columns {} and {i}): expected one column of each name",
+            crate::error::printable(again),
+            columns.iter().position(|c| c == again).unwrap_or(0)
+        )));
+    }
     let find = |wanted: &str| columns.iter().position(|c| c == wanted);
     let qid = find(QID).ok_or_else(|| {
         refuse(format!(
@@ -214,8 +230,16 @@ fn layout(
             features.len()
         )));
     }
+    let qid_unsigned = matches!(
+        schema.column(qid).logical_type_ref(),
+        Some(parquet::basic::LogicalType::Integer(int)) if !int.is_signed
+    ) || matches!(
+        schema.column(qid).converted_type(),
+        parquet::basic::ConvertedType::UINT_32 | parquet::basic::ConvertedType::UINT_64
+    );
     Ok(Layout {
         qid,
+        qid_unsigned,
         label,
         features,
     })
@@ -435,7 +459,7 @@ fn each_batch_of_group<R: ChunkReader + 'static>(
             name,
             &mut qid_reader,
             n,
-            max_def(part.layout.qid),
+            (max_def(part.layout.qid), part.layout.qid_unsigned),
             first_row,
             &mut qids_exact,
         )?;
@@ -478,12 +502,17 @@ fn read_qids(
     name: &Path,
     column: &mut ColumnReader,
     rows: usize,
-    max_def: i16,
+    (max_def, unsigned): (i16, bool),
     first_row: u64,
     out: &mut Vec<u64>,
 ) -> Result<()> {
     let mut raw: Vec<Option<i64>> = Vec::with_capacity(rows);
     let result = match column {
+        // An unsigned column's bits are its value: a uint32 above i32's range, a uint64 above
+        // i64's (read back as their u64 below).
+        ColumnReader::Int32ColumnReader(r) if unsigned => {
+            read_column(r, rows, max_def, |&v| v as u32 as i64, &mut raw)
+        }
         ColumnReader::Int32ColumnReader(r) => {
             read_column(r, rows, max_def, |&v| v as i64, &mut raw)
         }
@@ -496,7 +525,7 @@ fn read_qids(
     for (k, qid) in raw.into_iter().enumerate() {
         let row = first_row + k as u64;
         match qid {
-            Some(q) if q >= 0 => out.push(q as u64),
+            Some(q) if q >= 0 || unsigned => out.push(q as u64),
             Some(q) => {
                 return Err(Error::parse(
                     name,
@@ -810,11 +839,27 @@ pub fn part_files(folder: &Path) -> Result<Vec<PathBuf>> {
     let mut files = if parquet.is_empty() { files } else { parquet };
     files.sort_by(|a, b| natural_order(&a.to_string_lossy(), &b.to_string_lossy()));
     if files.is_empty() {
+        let mut folders: Vec<String> = std::fs::read_dir(folder)
+            .map_err(|e| Error::io(folder, e))?
+            .filter_map(|e| e.ok())
+            .filter(|e| e.path().is_dir())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        folders.sort();
+        let inside = match folders.as_slice() {
+            [] => String::new(),
+            some => format!(
+                "; its folders ({}) are not read: a dataset partitioned into folders (split=a/, ...) is read one partition's folder at a time",
+                crate::error::printable(&some.iter().take(4).cloned().collect::<Vec<_>>().join(", "))
+            ),
+        };
         return Err(Error::parse(
             folder,
             0,
             0,
-            "a folder without part files: expected Parquet files (part.0.parquet, ...)",
+            format!(
+                "a folder without part files: expected Parquet files (part.0.parquet, ...){inside}"
+            ),
         ));
     }
     Ok(files)

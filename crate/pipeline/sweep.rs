@@ -116,9 +116,9 @@ impl SweepParam {
         })?;
         if let Some(&bad) = values.iter().find(|&&v| !bound.contains(v)) {
             return Err(Error::Config(format!(
-                "--values: {name} = {}: expected {}",
+                "--values: {name} = {}: {}",
                 shown(bad),
-                bound.expected()
+                bound.refusal(bad)
             )));
         }
         // A value given twice trains the same models twice, as a method listed twice would.

@@ -448,11 +448,24 @@ fn read_scores(
         run_scores(path, name, text, &rows, &score)?
     } else {
         let mut scores = Vec::with_capacity(rows.len());
+        // Blank lines end the file; one before a score would pair every later score with the
+        // document before its own.
+        let mut blank = None;
         for (i, line) in text.lines().enumerate() {
             let line = line.trim();
-            if !line.is_empty() {
-                scores.push(score(line, i, 1, "one score a line")?);
+            if line.is_empty() {
+                blank = blank.or(Some(i));
+                continue;
             }
+            if let Some(at) = blank {
+                return Err(Error::parse(
+                    path,
+                    at as u64 + 1,
+                    1,
+                    "an empty line before more scores: expected one score a line, each the score of the next document (an empty line would pair every later score with another document)",
+                ));
+            }
+            scores.push(score(line, i, 1, "one score a line")?);
         }
         if scores.len() != rows.len() {
             return Err(Error::parse(path, 0, 0, format!(

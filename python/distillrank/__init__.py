@@ -153,10 +153,28 @@ def _numbers(values: Any, what: str, flat: bool = False) -> list:
 
 
 def _is_scores(teacher: Any) -> bool:
-    """Whether ``teacher`` is scores (an array, or a list / tuple of arrays) rather than a model."""
+    """Whether ``teacher`` is scores (an array, a list of numbers, or a list / tuple of arrays)
+    rather than a model."""
     if isinstance(teacher, (list, tuple)):
-        return len(teacher) > 0 and all(_np.ndim(t) == 1 and not isinstance(t, (str, bytes)) for t in teacher)
+        return len(teacher) > 0 and (
+            all(_np.ndim(t) == 1 and not isinstance(t, (str, bytes)) for t in teacher)
+            or _is_one_split(teacher)
+        )
     return isinstance(teacher, _np.ndarray)
+
+
+def _is_one_split(teacher: Any) -> bool:
+    """Whether ``teacher`` is one split's scores: an array, or a list of numbers."""
+    if isinstance(teacher, _np.ndarray):
+        return True
+    return isinstance(teacher, (list, tuple)) and all(
+        _np.ndim(t) == 0 and not isinstance(t, (str, bytes)) for t in teacher
+    )
+
+
+def _score_splits(teacher: Any) -> List[Any]:
+    """Scores as one array per split: one split's scores (an array, a list of numbers) alone."""
+    return [teacher] if _is_one_split(teacher) else list(teacher)
 
 
 def _teacher_model(teacher: Any) -> Tuple[bytes, str]:
@@ -213,7 +231,7 @@ def _teacher_setting(teacher: Any, columns: Any) -> Dict[str, Any]:
     folder = tempfile.mkdtemp(prefix="distillrank-teacher-")
     _TEACHER_FILES.append(folder)
     if _is_scores(teacher):
-        splits = [teacher] if isinstance(teacher, _np.ndarray) else list(teacher)
+        splits = _score_splits(teacher)
         paths = []
         for i, scores in enumerate(splits):
             path = _os.path.join(folder, f"split{i}.scores")
@@ -361,17 +379,53 @@ def _column_names(x: Any) -> Optional[List[str]]:
 
 def _frame_column(name: str, column: str, values: Any) -> _np.ndarray:
     """One column of a data frame as numbers: booleans as 0 and 1, pandas' nullable integers
-    and floats (without a missing value) as their numbers; anything else refused by its name."""
+    and floats (without a missing value) as their numbers; anything else (text, even text of
+    numbers, dates, times and durations, categories) refused by its name."""
     values = _np.asarray(values)
+    kind = values.dtype.kind
+    if kind in "mM":
+        raise ValueError(
+            f"{name}: column {column!r} holds dates, times or durations ({values.dtype}): expected "
+            "numbers (a date as a feature is a number you derive from it, such as days since an event)"
+        )
     if values.dtype == _np.bool_ or _np.issubdtype(values.dtype, _np.number):
         return values
-    try:
-        return _np.asarray(values, dtype=_np.float64)
-    except (TypeError, ValueError):
-        raise ValueError(
-            f"{name}: column {column!r} holds {values.dtype} values that are not numbers "
-            "(strings, categories or missing values of a nullable column): expected numbers"
-        ) from None
+    text = kind in "USO" and (kind != "O" or any(isinstance(v, (str, bytes)) for v in values))
+    if not text:
+        try:
+            return _np.asarray(values, dtype=_np.float64)
+        except (TypeError, ValueError):
+            pass
+    raise ValueError(
+        f"{name}: column {column!r} holds {values.dtype} values that are not numbers "
+        "(strings, categories or missing values of a nullable column): expected numbers"
+    ) from None
+
+
+def _distinct(name: str, names: List[str]) -> None:
+    """Refuses a frame with two columns of one name: they cannot be told apart when predict
+    checks the columns' order (nor read by name)."""
+    seen: Dict[str, int] = {}
+    for i, c in enumerate(names):
+        if c in seen:
+            raise ValueError(
+                f"{name}: columns {seen[c]} and {i} are both named {c!r}: give each column its own name "
+                "(predict checks the columns by name)"
+            )
+        seen[c] = i
+
+
+def _frame_columns(name: str, x: Any, names: List[str]) -> _np.ndarray:
+    """A pandas or polars data frame's columns, each as :func:`_frame_column` reads it, so that
+    a frame's own conversion to one array (which turns polars' dates into numbers) never
+    decides."""
+    if hasattr(x, "iloc"):
+        columns = [_frame_column(name, c, x.iloc[:, i].to_numpy()) for i, c in enumerate(names)]
+    elif hasattr(x, "to_series"):
+        columns = [_frame_column(name, c, x.to_series(i).to_numpy()) for i, c in enumerate(names)]
+    else:
+        columns = [_frame_column(name, c, _np.asarray(x[c])) for c in names]
+    return _np.column_stack(columns) if columns else _np.zeros((len(x), 0), _np.float32)
 
 
 def _as_array(x: Any, name: str = "X") -> Any:
@@ -382,19 +436,17 @@ def _as_array(x: Any, name: str = "X") -> Any:
         return x
     if hasattr(x, "toarray") and hasattr(x, "tocsr") and hasattr(x, "nnz"):
         return x.toarray()
+    if hasattr(x, "collect") and hasattr(x, "columns") and not hasattr(x, "to_numpy"):
+        raise ValueError(f"{name}: a lazy frame (polars' LazyFrame) holds no values yet: give {name}.collect()")
     names = _column_names(x)
+    if names is not None:
+        _distinct(name, names)
     if _is_arrow(x):
         # A pyarrow Table or RecordBatch: its columns are (chunked) arrays.
         columns = [_frame_column(name, c, x.column(c)) for c in names]
         return _np.column_stack(columns) if columns else _np.zeros((x.num_rows, 0), _np.float32)
-    if hasattr(x, "to_numpy") and hasattr(x, "columns"):
-        values = x.to_numpy()
-        if values.ndim == 2 and values.dtype == object and names is not None:
-            # Mixed column types (a bool or nullable integer column beside floats): column by
-            # column, each named where it is not numbers.
-            columns = [_frame_column(name, c, values[:, i]) for i, c in enumerate(names)]
-            return _np.column_stack(columns) if columns else values
-        return values
+    if hasattr(x, "to_numpy") and hasattr(x, "columns") and names is not None:
+        return _frame_columns(name, x, names)
     return x
 
 
@@ -550,6 +602,12 @@ class Ranker(_EstimatorBase):
         """The setup the settings make (the library's, checked and completed)."""
         return _setup_dict(_setup_keywords(self._params))
 
+    def _serving(self, name: str) -> Any:
+        """A setting that scoring reads (``backend``, ``idcg_zero``), checked alone: a training
+        setting changed by ``set_params`` since fit (checked at the next fit) does not stop a
+        fitted ranker from scoring."""
+        return _setup_dict({k: v for k, v in self._params.items() if k == name})[name]
+
     @property
     def _teacher(self) -> Any:
         return self._params.get("teacher")
@@ -565,7 +623,7 @@ class Ranker(_EstimatorBase):
         was trained on), as its library does; scores are taken as given."""
         teacher = self._teacher
         if _is_scores(teacher):
-            splits = [teacher] if isinstance(teacher, _np.ndarray) else list(teacher)
+            splits = _score_splits(teacher)
             if valid is not None and len(splits) < 2:
                 raise ValueError(
                     "teacher: with an eval_set, give the teacher's scores of both, (train_scores, eval_scores)"
@@ -686,6 +744,9 @@ class Ranker(_EstimatorBase):
             # y holds the clicks: the labels are y itself.
             setup["data"]["labels"] = "grades"
         model, run = _distillrank.fit(_json.dumps(setup), train, valid, verbose, scores, positions, _log)
+        if names is not None:
+            # Kept in the model, so that a saved and loaded ranker checks a frame's columns too.
+            model = model.with_feature_names(names)
         self._model = model
         self.run_ = _json.loads(run)
         student = self.run_["student"]
@@ -732,7 +793,7 @@ class Ranker(_EstimatorBase):
         qids = None if qid is None else _qids("qid", qid).tolist()
         if qids is not None and len(qids) != x.shape[0]:
             raise ValueError(f"qid: {len(qids)} query ids for {x.shape[0]} rows of X: expected one per row")
-        return fitted.predict(x, backend or self._setup["backend"], bool(allow_missing_features), qids)
+        return fitted.predict(x, backend or self._serving("backend"), bool(allow_missing_features), qids)
 
     def score(self, X: Any, y: Any, qid: Any = None, k: int = 8) -> float:
         """Mean NDCG@k of :meth:`predict`'s scores against the relevance grades ``y`` over the
@@ -749,7 +810,7 @@ class Ranker(_EstimatorBase):
         if len(grades) != len(scores):
             raise ValueError(f"y: {len(grades)} values for {len(scores)} rows of X: expected one relevance grade per row")
         value = _distillrank.ndcg(scores.tolist(), grades.tolist(), _qids("qid", qid).tolist(), int(k),
-                                  self._setup["idcg_zero"])
+                                  self._serving("idcg_zero"))
         return float("nan") if value is None else float(value)
 
     def save(self, prefix: str) -> Tuple[str, str]:
@@ -811,12 +872,19 @@ def _one_eval_set(eval_set: Any) -> Optional[Tuple[Any, ...]]:
 def load(prefix: str, **settings: Any) -> Ranker:
     """A fitted :class:`Ranker` from ``PREFIX.safetensors`` + ``PREFIX.json`` (saved by
     :meth:`Ranker.save`, ``distillrank train --save``, ``compare``'s students or the page).
-    Keywords set the ranker's settings (``backend="cpu"``)."""
+    Keywords set the ranker's settings (``backend="cpu"``): its ``get_params()`` are those
+    keywords and the defaults, not the settings that trained the saved model (``model_config_``
+    says what the model is, and its ``setup`` what trained it, where recorded), so a ``clone``
+    of it fits with the defaults. A model saved from a data frame checks a frame's columns
+    against the names it was fitted on (``feature_names_in_``), as the fitted ranker did."""
     ranker = Ranker(**settings)
     ranker._model = _distillrank.Model.load(str(prefix))
     # It predicts, so it is fitted as scikit-learn sees it (check_is_fitted): the width of the X
     # it reads. The training run's attributes (run_, best_epoch_, ...) stay with the run that made it.
     ranker.n_features_in_ = int(ranker.model_config_["source_features"])
+    names = ranker.model_config_.get("feature_names")
+    if names is not None:
+        ranker.feature_names_in_ = _np.array(names, dtype=object)
     return ranker
 
 
@@ -922,6 +990,23 @@ def paired_test(
     """The paired significance test of methods ``a`` and ``b``, each given per seed per test
     query (``None`` where the metric is undefined): the mean difference a - b, its bootstrap 95%
     interval, the sign-flip test's p and the smallest detectable difference."""
-    a = [[None if v is None else float(v) for v in seed_values] for seed_values in a]
-    b = [[None if v is None else float(v) for v in seed_values] for seed_values in b]
-    return _json.loads(_distillrank.paired_test(a_name, b_name, metric, a, b, seed))
+    def per_seed(name: str, values: Any) -> List[List[Optional[float]]]:
+        rows = []
+        for s, seed_values in enumerate(values):
+            if isinstance(seed_values, (str, bytes)) or not hasattr(seed_values, "__iter__"):
+                raise ValueError(
+                    f"{name}: seed {s} is {seed_values!r}: expected one list of per-query values per seed "
+                    "([[q1, q2, ...], ...]; one seed is [[q1, q2, ...]])"
+                )
+            row = []
+            for q, v in enumerate(seed_values):
+                try:
+                    row.append(None if v is None else float(v))
+                except (TypeError, ValueError):
+                    raise ValueError(f"{name}: seed {s}, query {q}: {v!r} is not a number or None") from None
+            rows.append(row)
+        return rows
+
+    if isinstance(seed, bool) or not isinstance(seed, (int, _np.integer)) or not 0 <= seed < 2**64:
+        raise ValueError(f"seed: {seed!r}: expected a whole number in 0..2**64")
+    return _json.loads(_distillrank.paired_test(a_name, b_name, metric, per_seed("a", a), per_seed("b", b), int(seed)))

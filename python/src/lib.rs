@@ -39,8 +39,10 @@ use distillrank::stop::Stop;
 enum Door {
     /// `fit`'s arrays: the training split is `X`, the validation split `eval_set`.
     Arrays,
-    /// A setup (`compare`, `sweep`, `objectives`, `Setup`): the splits are its files.
+    /// A setup (`compare`, `sweep`, `Setup`): the splits are its files.
     Setup,
+    /// The global objectives' section (`objectives`): its settings are the section's fields.
+    Objectives,
 }
 
 /// A library error as Python sees it: `ValueError` with the library's message in Python's words
@@ -56,7 +58,8 @@ fn door_error(door: Door, e: distillrank::error::Error) -> PyErr {
 
 /// A message in Python's words ([`distillrank::settings::flags_in_words`]): the settings'
 /// flags as their keywords, and the data's files as `door` names them: `fit`'s arrays
-/// (`--valid` -> `eval_set`) or a setup's files (`--valid` -> `source.files.valid`).
+/// (`--valid` -> `eval_set`), a setup's files (`--valid` -> `source.files.valid`), or the
+/// global objectives' section's settings and files (`--at-precision` -> `at_precision`).
 fn python_words(message: &str, door: Door) -> String {
     // Python's own keywords first, where they differ from the setup field the table names:
     // `Ranker(teacher_columns=...)`, `sweep(param, values, ...)`, `predict(allow_missing_features=)`.
@@ -73,6 +76,10 @@ fn python_words(message: &str, door: Door) -> String {
         (Door::Arrays, "valid") => Some("eval_set".into()),
         (Door::Arrays, "test") => Some("a test split".into()),
         (Door::Setup, _) => distillrank::setup::files_field(flag),
+        // The section's files are `data.files.train`, ...
+        (Door::Objectives, _) => distillrank::settings::objectives_field(flag).or_else(|| {
+            distillrank::setup::files_field(flag).map(|f| f.replacen("source.", "data.", 1))
+        }),
         _ => None,
     })
 }
@@ -356,6 +363,21 @@ impl Model {
         Ok((rebuild, state))
     }
 
+    /// The same model, its config naming the source data's features (a data frame's columns),
+    /// checked as a saved config's are.
+    fn with_feature_names(&self, names: Vec<String>) -> PyResult<Model> {
+        let config = ModelConfig {
+            feature_names: Some(names),
+            ..self.config.clone()
+        };
+        let text = serde_json::to_string(&config).expect("a model config serialises");
+        let config = model_io::parse_config(&text, Path::new("X")).map_err(value_error)?;
+        Ok(Model {
+            model: self.model.clone(),
+            config,
+        })
+    }
+
     /// The JSON half of the saved model.
     fn config_json(&self) -> String {
         serde_json::to_string_pretty(&self.config).expect("a model config serialises")
@@ -413,6 +435,7 @@ impl Model {
         metadata: Vec<(String, String)>,
     ) -> PyResult<()> {
         py.detach(|| {
+            distillrank::onnx::check_target(&path)?;
             let bytes = distillrank::onnx::export(&self.model, &self.config, &metadata)?;
             distillrank::output::write_atomic(&path, &bytes)
         })
@@ -548,6 +571,18 @@ fn fit(
     let result = py.detach(|| {
         // Every setting is checked before the data are prepared, as the CLI does.
         setup.check(None)?;
+        // A setting nothing reads is named, as a comparison names it; so is `seeds`, since fit
+        // trains one model (`seed` sets it).
+        let mut unused = setup.unused_settings();
+        if setup.seeds != Setup::default().seeds {
+            unused.push(format!(
+                "--seeds {} is not used: fit trains one model, from its one seed (seed=)",
+                setup.seeds
+            ));
+        }
+        for sentence in unused {
+            reporter.warn(&python_words(&sentence, Door::Arrays));
+        }
         let mut data =
             pipeline::preparation::prepare(&setup.data, &mut store, false, &mut reporter)?;
         // The student reads X's columns only: it serves on X without the privileged features.
@@ -797,9 +832,11 @@ fn objectives(
     log: Option<Py<PyAny>>,
 ) -> PyResult<String> {
     use distillrank::objectives::train::Event;
-    let mut setup = ObjectivesSetup::from_json(setup).map_err(value_error)?;
-    resolve_files(setup.files_mut(), base.as_deref()).map_err(value_error)?;
+    let words = |e| door_error(Door::Objectives, e);
+    let mut setup = ObjectivesSetup::from_json(setup).map_err(words)?;
+    resolve_files(setup.files_mut(), base.as_deref()).map_err(words)?;
     let mut reporter = Stderr::new(verbose, log);
+    reporter.door = Door::Objectives;
     let result = py.detach(|| {
         let mut store = pipeline::store::Disk::with_queries(setup.data.query_files());
         let splits = pipeline::objectives::objectives_data(&setup, &mut store, &mut reporter)?;

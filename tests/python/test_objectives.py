@@ -63,21 +63,29 @@ NO_TRAINING = dict(SETUP, data={"synthetic": dict(SETUP["data"]["synthetic"], tr
 
 def refused_alike(setup, field, tmp_path):
     """Runs a refused setup from Python and from the CLI (`objectives --setup`): both must name
-    `field` with the same words (the CLI names the file first)."""
+    `field` with the same words (the CLI names the file first, and the flag beside the field;
+    Python has no flags)."""
     path = tmp_path / "setup.json"
     path.write_text(json.dumps(setup))
     theirs = cli_error("objectives", "--setup", path, "--out", tmp_path / "out")
     with pytest.raises(ValueError) as ours:
         distillrank.objectives(setup, verbose=False)
     message = str(ours.value)
-    assert f"setup field {field} (--train-examples)" in message
-    assert theirs.endswith(message.split(": ", 1)[1]), (theirs, message)
+    assert f"setup field {field} = 0" in message and "--" not in message, message
+    assert f"setup field {field} (--train-examples) = 0" in theirs, theirs
+    assert theirs.endswith(message.split(" = 0", 1)[1]), (theirs, message)
 
 
 def test_a_refused_objectives_setup_says_what_the_cli_says(tmp_path):
     refused_alike(NO_TRAINING, "data.synthetic.train", tmp_path)
     with pytest.raises(ValueError, match="unknown field `bogus`"):
         distillrank.objectives(dict(SETUP, bogus=1), verbose=False)
+    # The section's settings by their keywords, not the CLI's flags.
+    for extra, words in [({"objectives": []}, "objectives lists no objective"),
+                         ({"at_precision": 1.0}, "at_precision = 1")]:
+        with pytest.raises(ValueError) as refused:
+            distillrank.objectives(dict(SETUP, **extra), verbose=False)
+        assert words in str(refused.value) and "--" not in str(refused.value), str(refused.value)
 
 
 def test_one_setup_document_for_both_jobs_at_every_door(tmp_path):

@@ -7,6 +7,7 @@ The data are the repository's real LETOR files (tests/data/letor, unpacked into 
 """
 
 import json
+import tempfile
 import os
 import signal
 import subprocess
@@ -583,6 +584,13 @@ def test_paired_test_from_python():
     assert result["mean_diff"] == pytest.approx((0.1 + 0.2 + 0.05) / 3)
     with pytest.raises(ValueError):
         distillrank.paired_test(a, b[:1])
+    # Each argument is named: a seed out of range, a flat list, a value that is no number.
+    with pytest.raises(ValueError, match=r"^seed: -1: expected a whole number"):
+        distillrank.paired_test(a, b, seed=-1)
+    with pytest.raises(ValueError, match=r"^a: seed 0 is 0.5: expected one list of per-query values per seed"):
+        distillrank.paired_test(a[0], b)
+    with pytest.raises(ValueError, match=r"^b: seed 1, query 2: 'x' is not a number or None"):
+        distillrank.paired_test(a, [b[0], [0.5, 0.5, "x", 0.7]])
 
 
 # Bad input: ValueError with the CLI's words.
@@ -933,6 +941,22 @@ def test_class_column_identity_frames_keep_their_column_names(tmp_path):
             frame, y, qid=qid, eval_set=(reordered, y, qid), verbose=False)
 
 
+def test_a_model_output_over_what_it_is_not_is_refused(tmp_path):
+    """save's prefix names a file (a folder or nothing wrote hidden `.safetensors` and `.json`);
+    to_onnx does not replace a file that is not an ONNX model, as the CLI's doors refuse them."""
+    X, y, qid = distillrank.mq2008()["train"]
+    ranker = distillrank.Ranker("no-distillation", labels="grades", **SMALL).fit(X, y, qid=qid, verbose=False)
+    for prefix in (str(tmp_path) + "/", str(tmp_path), ""):
+        with pytest.raises(ValueError, match="PREFIX.safetensors"):
+            ranker.save(prefix)
+    assert list(tmp_path.iterdir()) == []
+    data = tmp_path / "data.txt"
+    data.write_text("1 qid:1 1:0.5\n")
+    with pytest.raises(ValueError, match="is not an ONNX model"):
+        ranker.to_onnx(str(data))
+    assert data.read_text() == "1 qid:1 1:0.5\n"
+
+
 def test_class_every_kind_of_table_is_its_numbers_or_refused_by_column():
     """A pyarrow table keeps a pandas index it was made from out of the features; boolean and
     nullable integer columns are numbers; a scipy sparse matrix is its dense values (absent
@@ -970,6 +994,32 @@ def test_class_every_kind_of_table_is_its_numbers_or_refused_by_column():
     text = frame.assign(name="a")
     with pytest.raises(ValueError, match=r"^X: column 'name' holds object values that are not numbers"):
         fit(text)
+    # Text of numbers is text too; dates and durations (which polars' own conversion turns into
+    # microseconds) are named, in pandas, polars and pyarrow alike.
+    with pytest.raises(ValueError, match=r"^X: column 'name' holds object values that are not numbers"):
+        fit(frame.assign(name="1.5"))
+    pl = pytest.importorskip("polars")
+    dated = frame.assign(when=pd.Timestamp("2024-01-01") + pd.to_timedelta(np.arange(n), unit="D"))
+    for table in (dated, pl.from_pandas(dated), pa.Table.from_pandas(dated, preserve_index=False)):
+        with pytest.raises(ValueError, match=r"^X: column 'when' holds dates, times or durations"):
+            fit(table)
+    with pytest.raises(ValueError, match=r"^X: column 'wait' holds dates, times or durations"):
+        fit(pl.from_pandas(frame).with_columns(wait=pl.duration(days=pl.lit(1))))
+    with pytest.raises(ValueError, match=r"^X: a lazy frame .* give X.collect\(\)"):
+        fit(pl.from_pandas(frame).lazy())
+    # Two columns of one name cannot be told apart by predict's check of the columns: refused.
+    twice = pd.DataFrame(X, columns=["a", "b", "a", "c", "d"])
+    with pytest.raises(ValueError, match=r"^X: columns 0 and 2 are both named 'a'"):
+        fit(twice)
+    # A frame-fitted ranker saved and loaded keeps its columns' names, and checks them.
+    ranker = fit(frame)
+    prefix = tempfile.mkdtemp() + "/m"
+    ranker.save(prefix)
+    loaded = distillrank.load(prefix)
+    assert list(loaded.feature_names_in_) == names
+    np.testing.assert_array_equal(loaded.predict(frame), ranker.predict(frame))
+    with pytest.raises(ValueError, match=r"^X: column 0 is 'f4' where fit saw 'f0'"):
+        loaded.predict(frame[names[::-1]])
     # Arrays of the wrong length, each by its name.
     with pytest.raises(ValueError, match=rf"^y: {n - 1} values for {n} rows of X"):
         fit(X, y[:-1])

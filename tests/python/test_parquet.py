@@ -121,6 +121,21 @@ def cli(*args):
     return done
 
 
+def test_unsigned_query_ids_read_as_their_values(tmp_path):
+    """A uint32 or uint64 qid column (pyarrow writes them as int32 and int64 bits with an
+    unsigned type) is read as its values, where one above the signed range was called negative."""
+    features = pa.array([0.5, 0.25, 0.75], pa.float64())
+    labels = pa.array([1, 0, 2], pa.int32())
+    big32 = pa.table({"qid": pa.array([3_000_000_000, 3_000_000_000, 7], pa.uint32()), "label": labels, "f1": features})
+    pq.write_table(big32, tmp_path / "u32.parquet")
+    X, y, qid = distillrank.read_letor(tmp_path / "u32.parquet")
+    assert qid.tolist() == [3_000_000_000, 3_000_000_000, 7] and y.tolist() == [1, 0, 2]
+    big64 = pa.table({"qid": pa.array([2**63 + 5, 2**63 + 5, 7], pa.uint64()), "label": labels, "f1": features})
+    pq.write_table(big64, tmp_path / "u64.parquet")
+    stats = json.loads(cli("data", "stats", tmp_path / "u64.parquet", "--json").stdout)
+    assert stats["queries"] == 2 and stats["docs"] == 3, stats
+
+
 def test_an_impressions_log_in_parquet_reads_as_its_text(tmp_path):
     """The log data simulate-logs writes, as Parquet (pandas' types: int64 ids, a bool click, a
     string docid), gives the same click table through read_impressions and the same comparison

@@ -68,6 +68,21 @@ def test_fitted_attributes_appear_only_after_fit(mq2008, fitted):
     assert max(history["valid_0"]["ndcg@8"]) == pytest.approx(fitted.best_valid_ndcg_)
 
 
+def test_a_training_setting_set_after_fit_leaves_scoring_alone(mq2008, fitted):
+    """set_params of a bad training value is refused at the next fit; the fitted model still
+    predicts and scores, as it reads only the scoring settings."""
+    X, y, qid = mq2008["test"]
+    twin = pickle.loads(pickle.dumps(fitted))
+    expected = fitted.predict(X)
+    twin.set_params(epochs=-1)
+    np.testing.assert_array_equal(twin.predict(X), expected)
+    assert twin.score(X, y, qid=qid) == fitted.score(X, y, qid=qid)
+    with pytest.raises(ValueError, match="epochs"):
+        twin.fit(X, y, qid=qid)
+    with pytest.raises(ValueError, match="backend"):
+        twin.set_params(epochs=2, backend="abacus").predict(X)
+
+
 def test_an_ensemble_reports_each_members_epochs(mq2008):
     X, y, qid = mq2008["train"]
     ranker = distillrank.Ranker(method="no-distillation", **dict(SMALL, epochs=3, ensemble=3))
@@ -185,6 +200,22 @@ def test_progress_goes_through_logging(mq2008, caplog):
     with caplog.at_level(logging.INFO, logger="distillrank"):
         distillrank.Ranker(method="no-distillation", **SMALL).fit(X, y, qid=qid, verbose=False)
     assert not [r for r in caplog.records if r.levelno < logging.WARNING]
+
+
+def test_settings_fit_does_not_read_are_warned_of(mq2008, caplog):
+    """A setting nothing of the fit reads is named, as a comparison names it (results.json's
+    unused_settings): the teacher's weight without a teacher, and seeds (fit trains one model)."""
+    X, y, qid = mq2008["train"]
+    with caplog.at_level(logging.WARNING, logger="distillrank"):
+        distillrank.Ranker(method="no-distillation", alpha=0.2, seeds=3, **SMALL).fit(X, y, qid=qid, verbose=False)
+    warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert any(w.startswith("alpha 0.2 is not used") for w in warned), warned
+    assert any(w.startswith("seeds 3 is not used") for w in warned), warned
+    assert not any("--" in w for w in warned if "is not used" in w), warned
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="distillrank"):
+        distillrank.Ranker(method="self-distillation", alpha=0.2, **SMALL).fit(X, y, qid=qid, verbose=False)
+    assert not [r for r in caplog.records if "alpha" in r.getMessage()]
 
 
 def test_an_eval_set_of_training_queries_is_warned_of(mq2008, caplog):

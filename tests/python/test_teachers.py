@@ -224,6 +224,10 @@ def test_a_ranker_learns_from_a_booster_or_from_scores(mq2008):
     given = distillrank.Ranker(method="pfd", teacher=ours, epochs=2, widths=[16], backend="cpu")
     given.fit(dense, y.astype(int), qid=qid, verbose=False)
     np.testing.assert_array_equal(given.predict(dense), ranker.predict(dense))
+    # And as a plain list of numbers: the training rows' scores, as the array is.
+    listed = distillrank.Ranker(method="pfd", teacher=[float(v) for v in ours], epochs=2, widths=[16], backend="cpu")
+    listed.fit(dense, y.astype(int), qid=qid, verbose=False)
+    np.testing.assert_array_equal(listed.predict(dense), ranker.predict(dense))
     # Scores of the wrong length are refused by their count.
     with pytest.raises(ValueError, match="teacher scores for the"):
         distillrank.Ranker(method="pfd", teacher=ours[:-1], epochs=1, backend="cpu").fit(
