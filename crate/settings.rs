@@ -436,12 +436,30 @@ pub fn comparison_field(flag: &str) -> Option<(&'static Setting, &'static str)> 
 /// `tau_target`, `--sessions` -> `logs.sessions`), or what `other` calls it (the data's files);
 /// a flag neither knows stays as it is.
 pub fn flags_in_words(message: &str, other: &dyn Fn(&str) -> Option<String>) -> String {
-    let word = |flag: &str| {
+    in_words(message, &|flag: &str| {
         flag_fields()
             .find(|(name, _)| *name == flag)
             .map(|(_, path)| path.strip_prefix("data.").unwrap_or(path).to_string())
             .or_else(|| other(flag))
-    };
+    })
+}
+
+/// [`flags_in_words`] for a door of the global objectives' section alone (Python's
+/// `objectives`): a flag is the section's field (`--noise` -> `data.synthetic.noise`) where it
+/// fills one, else as [`flags_in_words`] says it (`other` for the data's files).
+pub fn flags_in_objectives_words(message: &str, other: &dyn Fn(&str) -> Option<String>) -> String {
+    in_words(message, &|flag: &str| {
+        objectives_field(flag).or_else(|| {
+            flag_fields()
+                .find(|(name, _)| *name == flag)
+                .map(|(_, path)| path.strip_prefix("data.").unwrap_or(path).to_string())
+                .or_else(|| other(flag))
+        })
+    })
+}
+
+/// A message with each flag as `word` says it ([`flags_in_words`]).
+fn in_words(message: &str, word: &dyn Fn(&str) -> Option<String>) -> String {
     let mut out = String::with_capacity(message.len());
     let mut rest = message;
     while let Some(at) = rest.find("--") {

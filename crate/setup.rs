@@ -570,7 +570,7 @@ impl Setup {
             let default = DataSetup::default().source;
             if self.data.source != default {
                 let other = match &self.data.source {
-                    DataSource::Mq2008 => "the bundled mq2008 (data.source: \"mq2008\")",
+                    DataSource::Mq2008 => "the bundled mq2008 (--bundled mq2008)",
                     _ => "generated data (data.source.synthetic, with options other than the defaults)",
                 };
                 return Err(Error::Config(format!(
@@ -758,10 +758,12 @@ impl Setup {
             return Err(Error::Config("choose at least one method".into()));
         }
         if self.data.labels == Labels::Grades {
-            let learner = crate::ranking::train::binary_learner(self.loss, self.objective.as_ref());
+            // The loss alone: an objective on grades is refused by the training loop, on the
+            // labels themselves (clicks given as `labels: grades` are 0 and 1).
+            let learner = crate::ranking::train::binary_learner(self.loss, None);
             if let Some(learner) = learner {
                 return Err(Error::Config(format!(
-                    "{learner}, and --training-labels grades gives the grades: choose --loss {} without --objective, or --training-labels gumbel",
+                    "{learner}, and --training-labels grades gives the grades: choose --loss {}, or --training-labels gumbel",
                     crate::model::loss::LossKind::graded_names()
                 )));
             }

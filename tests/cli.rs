@@ -1158,6 +1158,12 @@ fn class_a_text_output_named_gz_is_gzip_in_every_command() {
         |stats: &str| serde_json::from_str::<serde_json::Value>(stats).unwrap()["docs"].clone();
     assert_eq!(docs(&plain), docs(&packed));
     assert!(docs(&plain).as_u64().is_some_and(|n| n > 0), "{plain}");
+    // A binary cache keeps no record of the entries its text left out: converting it says so.
+    assert!(distillrank(&["data", "cache", &d("s.txt")]).0);
+    let (ok, _, stderr) =
+        distillrank(&["data", "convert", &d("s.txt.drcache"), "-o", &d("c.txt.gz")]);
+    assert!(ok && stderr.contains("is a binary cache"), "{stderr}");
+    gzip(&d("c.txt.gz"));
     let mq = letor_data::data("mq2008/Fold1/test.txt");
     let (ok, _, stderr) = distillrank(&[
         "data",

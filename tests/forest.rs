@@ -779,6 +779,32 @@ fn scores_files_are_checked_line_by_line() {
     );
     let trailing = write("trailing.scores", lines(train, None) + "\n\n");
     assert!(prepare(&with(format!("{trailing},{},{}", good[1], good[2]))).is_ok());
+    // Gzip, as `predict --run run.txt.gz` writes a run: the same scores.
+    let packed = dir.path().join("train.scores.gz");
+    let mut gz = flate2::write::GzEncoder::new(
+        std::fs::File::create(&packed).unwrap(),
+        flate2::Compression::default(),
+    );
+    std::io::Write::write_all(&mut gz, lines(train, None).as_bytes()).unwrap();
+    gz.finish().unwrap();
+    let unpacked = prepare(&with(good.join(",")))
+        .unwrap()
+        .teacher
+        .unwrap()
+        .train
+        .clone();
+    let from_gzip = prepare(&with(format!(
+        "{},{},{}",
+        packed.display(),
+        good[1],
+        good[2]
+    )))
+    .unwrap()
+    .teacher
+    .unwrap()
+    .train
+    .clone();
+    assert_eq!(from_gzip, unpacked);
     // A byte-order mark before the first score is not part of it.
     let bom = write("bom.scores", format!("\u{feff}{}", lines(train, None)));
     let data = prepare(&with(format!("{bom},{},{}", good[1], good[2]))).unwrap();
@@ -1272,12 +1298,6 @@ fn a_nan_measurement_round_trips_through_json() {
 /// entry that a split reads both ways: a dense file scores alike under both readings.
 #[test]
 fn a_teacher_warns_of_the_absent_reading_only_where_a_file_leaves_an_entry_out() {
-    struct Warnings(Vec<String>);
-    impl pipeline::Reporter for Warnings {
-        fn warn(&mut self, text: &str) {
-            self.0.push(text.to_string());
-        }
-    }
     let dir = tempfile::tempdir().unwrap();
     let files = letor_files(dir.path());
     // XGBoost, column 2 (feature 3 from 1) split at -0.5 with missing to the left: a zero goes
@@ -1296,15 +1316,7 @@ fn a_teacher_warns_of_the_absent_reading_only_where_a_file_leaves_an_entry_out()
             },
         );
         setup.data.privileged = Some("cols:6".into());
-        let mut seen = Warnings(Vec::new());
-        pipeline::preparation::prepare(
-            &setup.data,
-            &mut pipeline::store::Disk::default(),
-            true,
-            &mut seen,
-        )
-        .unwrap();
-        seen.0
+        warnings_of(&setup)
     };
     // Every line writes feature 3 (0 where the grade is 0).
     let dense = warnings(&files);
@@ -1322,5 +1334,72 @@ fn a_teacher_warns_of_the_absent_reading_only_where_a_file_leaves_an_entry_out()
     assert!(
         note.contains("document(s) leave out") && note.contains("(teacher_absent)"),
         "{note}"
+    );
+}
+
+/// Collects a preparation's warnings.
+struct Warnings(Vec<String>);
+
+impl pipeline::Reporter for Warnings {
+    fn warn(&mut self, text: &str) {
+        self.0.push(text.to_string());
+    }
+}
+
+/// The warnings of preparing `setup`'s data (which must prepare).
+fn warnings_of(setup: &distillrank::setup::Setup) -> Vec<String> {
+    let mut seen = Warnings(Vec::new());
+    pipeline::preparation::prepare(
+        &setup.data,
+        &mut pipeline::store::Disk::default(),
+        true,
+        &mut seen,
+    )
+    .unwrap();
+    seen.0
+}
+
+/// A teacher whose training scores are alike within every query ranks nothing: preparation
+/// warns of it (Python's `teacher=np.zeros(n)` too), and not of scores that order the documents.
+#[test]
+fn a_teacher_that_ranks_nothing_is_warned_of() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = letor_files(dir.path());
+    let (train, valid, test) = (40 * 12, 12 * 12, 12 * 12);
+    let write = |name: &str, n: usize, constant: bool| {
+        let path = dir.path().join(name);
+        let text: String = (0..n)
+            .map(|i| format!("{}\n", if constant { 0.5 } else { i as f64 / 10.0 }))
+            .collect();
+        std::fs::write(&path, text).unwrap();
+        path.display().to_string()
+    };
+    let warnings = |constant: bool| {
+        let scores = [
+            write("train.scores", train, constant),
+            write("valid.scores", valid, false),
+            write("test.scores", test, false),
+        ];
+        let setup = files_setup(
+            &files,
+            ExternalTeacher {
+                scores: Some(scores.join(",")),
+                ..ExternalTeacher::default()
+            },
+        );
+        warnings_of(&setup)
+    };
+    let constant = warnings(true);
+    assert!(
+        constant
+            .iter()
+            .any(|w| w.contains("the same for every document of each query")
+                && w.contains("training split")),
+        "{constant:?}"
+    );
+    let ordered = warnings(false);
+    assert!(
+        !ordered.iter().any(|w| w.contains("ranks nothing")),
+        "{ordered:?}"
     );
 }

@@ -591,4 +591,15 @@ fn a_folder_without_part_files_says_what_it_holds() {
     );
     // One partition's folder reads.
     assert_eq!(read(&partitioned.join("split=a")).unwrap().n_docs(), 1);
+    // A folder of LETOR text (a fold's files) is not a dataset of parts.
+    let fold = dir.path().join("Fold1");
+    std::fs::create_dir(&fold).unwrap();
+    std::fs::write(fold.join("train.txt"), "1 qid:1 1:0.5\n").unwrap();
+    let message = read(&fold).unwrap_err().to_string();
+    assert!(
+        message.contains("a folder whose files (train.txt) are not Parquet")
+            && message.contains("--folds")
+            && !message.contains("os error"),
+        "{message}"
+    );
 }

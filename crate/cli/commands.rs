@@ -186,6 +186,12 @@ pub fn convert(args: &FileArgs, path: &Path, out: &Output) -> Result<()> {
         None => return staged.map(|_| ()),
     };
     staged?.commit()?;
+    if args.file.extension().is_some_and(|e| e == "drcache") {
+        out.warn(format!(
+            "{} is a binary cache, which keeps the values and not which entries its text left out: every entry is written (0 where the text had none); convert the text file to keep them",
+            args.file.display()
+        ));
+    }
     let seconds = started.elapsed().as_secs_f64();
     if out.json {
         let mut v = serde_json::to_value(&converted).unwrap_or_default();
@@ -913,7 +919,7 @@ fn eval_labels(
                     let largest = data.grades.iter().copied().max().unwrap_or(0);
                     if args.tau_target.is_none() {
                         out.note(format!(
-                            "the model records no labelling of its training data: tau_target {} from this file's largest grade ({largest}); give --tau-target (and --t, --data-seed, --min-group-size) as its training had them",
+                            "the model records no Gumbel labelling (a tree model, one trained on the grades or a label column, or one saved before models recorded it): tau_target {} from this file's largest grade ({largest}); give --tau-target (and --t, --data-seed, --min-group-size) to draw the labels a training gave",
                             files_tau_target(largest)
                         ));
                     }

@@ -501,7 +501,8 @@ pub enum DataCommand {
     /// Build the binary cache FILE.drcache, which later commands load instead of parsing FILE.
     Cache(FileArgs),
     /// Convert ranking data between LETOR text and Parquet, keeping which entries the input
-    /// left out. FILE: LETOR / SVMlight text (optionally .gz), a Parquet file or a folder of
+    /// left out (a .drcache keeps the values only: every entry is written, with a warning).
+    /// FILE: LETOR / SVMlight text (optionally .gz), a Parquet file or a folder of
     /// Parquet part files, or a .drcache. OUT: Parquet when it ends in .parquet (columns qid,
     /// label, f1, f2, ...; row groups cut at query boundaries), LETOR text otherwise (gzip when
     /// it ends in .gz).
@@ -872,7 +873,8 @@ pub struct EvalArgs {
     pub model: PathBuf,
     /// A tree model's columns against the file's features: from-1 (column 0 is feature 1: a
     /// model trained on arrays), from-0 (column j is feature j: LightGBM's or XGBoost's own LETOR
-    /// reader), or auto (by the model's width).
+    /// reader), or auto (by the model's width against the file's, else by the columns its trees
+    /// split on).
     #[arg(long, value_enum, default_value = "auto")]
     pub columns: ColumnsArg,
     /// What an entry the file leaves out is to a tree model: zero (a model trained on dense
@@ -897,12 +899,12 @@ pub struct EvalArgs {
     /// With --labels binary (default: the model's training's, when it records one).
     #[arg(value_parser = bounded::<f64>("t"), long)]
     pub t: Option<f64>,
-    /// With --labels binary: train's --data-seed (default: the model's training's, when it
-    /// records one).
+    /// With --labels binary: train's --data-seed. Not given: the model's training's, when it
+    /// records one; else the default below.
     #[arg(value_parser = bounded::<u64>("data-seed"), long)]
     pub data_seed: u64,
-    /// With --labels binary, as training does (default: the model's training's, when it records
-    /// one).
+    /// With --labels binary, as training does. Not given: the model's training's, when it
+    /// records one; else the default below.
     #[arg(value_parser = bounded::<usize>("min-group-size"), long)]
     pub min_group_size: usize,
     /// With --labels binary: which split of training this file played.

@@ -1,7 +1,8 @@
 //! Ranking data in Parquet, read and written through the `parquet` crate's column API.
 //!
 //! The layout, one row per document:
-//! - a `qid` column of integers (int32 or int64), the rows of each query together;
+//! - a `qid` column of integers (int32 or int64, signed or unsigned), the rows of each query
+//!   together;
 //! - a `label` column: the relevance grade, an integer 0..=[`MAX_GRADE`] (int32, int64, or a
 //!   float or double holding a whole number);
 //! - every other column a feature, float (f32) or double (f64), in the file's order: the k-th
@@ -53,29 +54,21 @@ pub fn is_parquet(head: &[u8]) -> bool {
     head.starts_with(MAGIC)
 }
 
-/// Whether the file (or a folder's first part file) at `path` is Parquet: by its first bytes,
-/// never by its name.
+/// Whether the file at `path` is Parquet: by its first bytes, never by its name. A folder is
+/// read as Parquet part files or not at all: one whose files are not Parquet is refused by the
+/// Parquet reader, which says what it found ([`part_files`]).
 #[cfg(not(target_arch = "wasm32"))]
 pub fn is_parquet_path(path: &Path) -> bool {
-    let file = if path.is_dir() {
-        // A folder is read as Parquet parts or not at all: one without parts is refused by the
-        // Parquet reader, which says what it found.
-        match part_files(path) {
-            Ok(parts) => match parts.into_iter().next() {
-                Some(first) => first,
-                None => return true,
-            },
-            Err(_) => return true,
-        }
-    } else if std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
-        path.to_path_buf()
-    } else {
+    if path.is_dir() {
+        return true;
+    }
+    if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
         // A pipe (`/dev/stdin`, `<(zcat f.gz)`) cannot be read twice: its first bytes are left
         // for the reader, which tells Parquet from text by them as well.
         return false;
-    };
+    }
     let mut head = [0u8; 4];
-    std::fs::File::open(file)
+    std::fs::File::open(path)
         .and_then(|mut f| f.read_exact(&mut head))
         .is_ok_and(|_| is_parquet(&head))
 }
@@ -836,8 +829,35 @@ pub fn part_files(folder: &Path) -> Result<Vec<PathBuf>> {
         .filter(|p| p.extension().is_some_and(|e| e == "parquet"))
         .cloned()
         .collect();
-    let mut files = if parquet.is_empty() { files } else { parquet };
+    let named = !parquet.is_empty();
+    let mut files = if named { parquet } else { files };
     files.sort_by(|a, b| natural_order(&a.to_string_lossy(), &b.to_string_lossy()));
+    // Files without the `.parquet` name (Spark's `part-00000`) are parts when they are Parquet;
+    // a folder of LETOR text (a fold's `train.txt`, or LETOR's `S1.txt`) is not a dataset of parts.
+    if !named {
+        if let Some(first) = files.first() {
+            let mut head = [0u8; 4];
+            let is_part = std::fs::File::open(first)
+                .and_then(|mut f| f.read_exact(&mut head))
+                .is_ok_and(|_| is_parquet(&head));
+            if !is_part {
+                let names: Vec<String> = files
+                    .iter()
+                    .take(4)
+                    .filter_map(|f| f.file_name().map(|n| n.to_string_lossy().into_owned()))
+                    .collect();
+                return Err(Error::parse(
+                    folder,
+                    0,
+                    0,
+                    format!(
+                        "a folder whose files ({}) are not Parquet: a folder is read as Parquet part files; give one file, or a LETOR folds directory (S1.txt..S5.txt, Fold1..Fold5) as --folds",
+                        crate::error::printable(&names.join(", "))
+                    ),
+                ));
+            }
+        }
+    }
     if files.is_empty() {
         let mut folders: Vec<String> = std::fs::read_dir(folder)
             .map_err(|e| Error::io(folder, e))?
@@ -849,7 +869,7 @@ pub fn part_files(folder: &Path) -> Result<Vec<PathBuf>> {
         let inside = match folders.as_slice() {
             [] => String::new(),
             some => format!(
-                "; its folders ({}) are not read: a dataset partitioned into folders (split=a/, ...) is read one partition's folder at a time",
+                "; its folders ({}) are not read: a dataset partitioned into folders (split=a/, ...) is read one partition's folder at a time, and LETOR's Fold1..Fold5 as --folds",
                 crate::error::printable(&some.iter().take(4).cloned().collect::<Vec<_>>().join(", "))
             ),
         };
@@ -1213,11 +1233,17 @@ impl<W: std::io::Write + Send> ParquetWriter<W> {
     /// Appends one document: its qid, grade and features as a LETOR line has them (index,
     /// value), indices increasing; those left out are written as nulls.
     pub fn push(&mut self, qid: u64, grade: u8, features: &[(u32, f64)]) -> Result<()> {
-        let starts_query = self.pending.qids.last() != Some(&(qid as i64));
+        // The qid column is int64: a qid read from an unsigned column may be past it.
+        let qid = i64::try_from(qid).map_err(|_| {
+            Error::Config(format!(
+                "qid {qid} is above what the written file's qid column (int64) holds, 2^63 - 1: renumber the queries"
+            ))
+        })?;
+        let starts_query = self.pending.qids.last() != Some(&qid);
         if starts_query && self.pending.qids.len() >= self.row_group_rows {
             self.flush()?;
         }
-        self.pending.qids.push(qid as i64);
+        self.pending.qids.push(qid);
         self.pending.labels.push(grade as i32);
         let mut given = features.iter().peekable();
         for k in 0..self.n_features {

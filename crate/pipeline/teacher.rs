@@ -245,7 +245,8 @@ fn outside_scores(
                     rows.len(),
                     name.display()
                 );
-                let bytes = store.file(path, 256 * (rows.len() as u64 + 1), &what)?;
+                let cap = 256 * (rows.len() as u64 + 1);
+                let bytes = gunzipped(Path::new(path), store.file(path, cap, &what)?, cap, &what)?;
                 read_scores(Path::new(path), &name, &bytes, rows, query)?
             }
         };
@@ -318,6 +319,31 @@ fn outside_scores(
         .and_then(|(f, _)| f.absent_note(teacher.absent, left_out))
     {
         reporter.warn(&format!("external {noun}: {note} ({noun}_absent)"));
+    }
+    // Scores alike within every query rank nothing: a teacher's soft labels then say nothing
+    // of order (a constant model, or scores of another file's order).
+    let ranks_nothing = |scores: &[f32], set: &RankingSet| {
+        !scores.is_empty()
+            && (0..set.n_groups()).all(|g| {
+                let group = &scores[set.group(g)];
+                group.iter().all(|&s| s == group[0])
+            })
+    };
+    let learned_from = if role == Outside::Teacher {
+        (&train, &prepared.train, "training")
+    } else {
+        (&valid, &prepared.valid, "validation")
+    };
+    if ranks_nothing(learned_from.0, learned_from.1) {
+        reporter.warn(&format!(
+            "external {noun}: its scores of the {} split are the same for every document of each query: it ranks nothing{}",
+            learned_from.2,
+            if role == Outside::Teacher {
+                ", and its soft labels teach no order"
+            } else {
+                ""
+            }
+        ));
     }
     if role == Outside::Reference && !described.privileged_features.is_empty() {
         reporter.warn(&format!(
@@ -393,6 +419,24 @@ fn document_rows(name: &Path, text: Box<dyn std::io::Read + '_>) -> Result<Docum
         },
     )?;
     Ok(rows)
+}
+
+/// A scores file's text: `bytes` themselves, or, where they are gzip (a run written to a `.gz`
+/// name, as `predict --run run.txt.gz` writes it), what they decompress to, within `cap`.
+fn gunzipped(path: &Path, bytes: Vec<u8>, cap: u64, what: &str) -> Result<Vec<u8>> {
+    use std::io::Read as _;
+    if !bytes.starts_with(&[0x1f, 0x8b]) {
+        return Ok(bytes);
+    }
+    let mut text = Vec::new();
+    flate2::read::MultiGzDecoder::new(bytes.as_slice())
+        .take(cap + 1)
+        .read_to_end(&mut text)
+        .map_err(|e| Error::io(path, e))?;
+    if text.len() as u64 > cap {
+        return Err(crate::data::too_large(path, None, cap, what));
+    }
+    Ok(text)
 }
 
 /// Scores read from the file `path` (its `bytes`) for the documents `rows` of the data file

@@ -741,7 +741,6 @@ impl Selection {
     }
 }
 
-/// Checks the configuration and the inputs before any training; returns the input width.
 /// What learns y in [0, 1] alone, in words, where `loss` or `objective` does: a global
 /// objective, or RankBCE; none for the losses that take grades.
 pub fn binary_learner(
@@ -759,6 +758,7 @@ pub fn binary_learner(
     }
 }
 
+/// Checks the configuration and the inputs before any training; returns the input width.
 fn check(train: Split, valid: Split, config: &TrainConfig, guidance: &Guidance) -> Result<usize> {
     config.validate()?;
     let n_train = train.set.n_docs();

@@ -436,7 +436,8 @@ def _as_array(x: Any, name: str = "X") -> Any:
         return x
     if hasattr(x, "toarray") and hasattr(x, "tocsr") and hasattr(x, "nnz"):
         return x.toarray()
-    if hasattr(x, "collect") and hasattr(x, "columns") and not hasattr(x, "to_numpy"):
+    # Asked by the type alone: a LazyFrame's `columns` resolves its schema, with a warning.
+    if type(x).__name__ == "LazyFrame" and hasattr(x, "collect"):
         raise ValueError(f"{name}: a lazy frame (polars' LazyFrame) holds no values yet: give {name}.collect()")
     names = _column_names(x)
     if names is not None:

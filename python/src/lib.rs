@@ -35,7 +35,7 @@ use distillrank::setup::{resolve_files, DataSource, ObjectivesSetup, Setup};
 use distillrank::stop::Stop;
 
 /// Where a Python call's data come from, for the words its messages use.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 enum Door {
     /// `fit`'s arrays: the training split is `X`, the validation split `eval_set`.
     Arrays,
@@ -71,15 +71,18 @@ fn python_words(message: &str, door: Door) -> String {
         .replace("--teacher-columns", "teacher_columns")
         .replace("--allow-missing-features", "allow_missing_features=True")
         .replace("--values", "values");
+    if door == Door::Objectives {
+        // The section's own fields first (`--noise` is `data.synthetic.noise` there), and its
+        // files `data.files.train`, ...
+        return distillrank::settings::flags_in_objectives_words(&message, &|flag| {
+            distillrank::setup::files_field(flag).map(|f| f.replacen("source.", "data.", 1))
+        });
+    }
     distillrank::settings::flags_in_words(&message, &|flag| match (door, flag) {
         (Door::Arrays, "train") => Some("X".into()),
         (Door::Arrays, "valid") => Some("eval_set".into()),
         (Door::Arrays, "test") => Some("a test split".into()),
         (Door::Setup, _) => distillrank::setup::files_field(flag),
-        // The section's files are `data.files.train`, ...
-        (Door::Objectives, _) => distillrank::settings::objectives_field(flag).or_else(|| {
-            distillrank::setup::files_field(flag).map(|f| f.replacen("source.", "data.", 1))
-        }),
         _ => None,
     })
 }

@@ -81,8 +81,10 @@ def test_a_refused_objectives_setup_says_what_the_cli_says(tmp_path):
     with pytest.raises(ValueError, match="unknown field `bogus`"):
         distillrank.objectives(dict(SETUP, bogus=1), verbose=False)
     # The section's settings by their keywords, not the CLI's flags.
+    noisy = {"data": {"synthetic": dict(SETUP["data"]["synthetic"], noise=-1)}}
     for extra, words in [({"objectives": []}, "objectives lists no objective"),
-                         ({"at_precision": 1.0}, "at_precision = 1")]:
+                         ({"at_precision": 1.0}, "at_precision = 1"),
+                         (noisy, "data.synthetic.noise = -1")]:
         with pytest.raises(ValueError) as refused:
             distillrank.objectives(dict(SETUP, **extra), verbose=False)
         assert words in str(refused.value) and "--" not in str(refused.value), str(refused.value)

@@ -7,7 +7,6 @@ The data are the repository's real LETOR files (tests/data/letor, unpacked into 
 """
 
 import json
-import tempfile
 import os
 import signal
 import subprocess
@@ -957,7 +956,7 @@ def test_a_model_output_over_what_it_is_not_is_refused(tmp_path):
     assert data.read_text() == "1 qid:1 1:0.5\n"
 
 
-def test_class_every_kind_of_table_is_its_numbers_or_refused_by_column():
+def test_class_every_kind_of_table_is_its_numbers_or_refused_by_column(tmp_path):
     """A pyarrow table keeps a pandas index it was made from out of the features; boolean and
     nullable integer columns are numbers; a scipy sparse matrix is its dense values (absent
     entries 0, as LightGBM reads one); a column that holds no numbers is named; arrays of the
@@ -1013,7 +1012,7 @@ def test_class_every_kind_of_table_is_its_numbers_or_refused_by_column():
         fit(twice)
     # A frame-fitted ranker saved and loaded keeps its columns' names, and checks them.
     ranker = fit(frame)
-    prefix = tempfile.mkdtemp() + "/m"
+    prefix = str(tmp_path / "m")
     ranker.save(prefix)
     loaded = distillrank.load(prefix)
     assert list(loaded.feature_names_in_) == names

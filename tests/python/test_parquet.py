@@ -134,6 +134,10 @@ def test_unsigned_query_ids_read_as_their_values(tmp_path):
     pq.write_table(big64, tmp_path / "u64.parquet")
     stats = json.loads(cli("data", "stats", tmp_path / "u64.parquet", "--json").stdout)
     assert stats["queries"] == 2 and stats["docs"] == 3, stats
+    # Written back, a qid past int64 is refused by name rather than written as a negative one.
+    done = subprocess.run([str(BIN), "data", "convert", tmp_path / "u64.parquet", "--out", tmp_path / "back.parquet"],
+                          capture_output=True, text=True)
+    assert done.returncode != 0 and "qid 9223372036854775813 is above" in done.stderr, done.stderr
 
 
 def test_an_impressions_log_in_parquet_reads_as_its_text(tmp_path):
