@@ -292,11 +292,11 @@ impl RunFolder {
 
     /// Takes `dir` for this run: creates it and locks it. What the last run wrote is removed at
     /// this run's first output ([`RunFolder::file`]), but for the files and folders that hold
-    /// one of the run's inputs (its `setup` file and the `files` it names). `writes` are the names the run writes in it (a file, or a folder of
-    /// files): one that is one of the `files`, or holds one, is refused before any work, where
-    /// the run would have written over it at its end. The setup file is read whole before the
-    /// run and written back as the setup that ran: a run may take its folder's own
-    /// `setup.json` and run it again in place.
+    /// one of the run's inputs (its `setup` file and the `files` it names). `writes` are the
+    /// names the run writes in it (a file, or a folder of files): one that is one of the
+    /// `files`, or holds one, is refused before any work, where the run would have written over
+    /// it at its end. The setup file is read whole before the run and written back as the setup
+    /// that ran: a run may take its folder's own `setup.json` and run it again in place.
     pub fn claim(
         dir: &Path,
         setup: Option<&Path>,

@@ -584,6 +584,10 @@ fn fit(
             ));
         }
         for sentence in unused {
+            // fit's one method is `method=`, not a list of them.
+            let sentence = sentence
+                .replace("no method of --methods ", "the method ")
+                .replace(" learns from a teacher", " learns from no teacher");
             reporter.warn(&python_words(&sentence, Door::Arrays));
         }
         let mut data =
