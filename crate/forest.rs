@@ -161,6 +161,20 @@ pub struct Forest {
     /// What the objective makes of the scores, when it is not a ranking objective: said once,
     /// beside the figures.
     pub note: Option<String>,
+    /// The names of the model's input columns where it was trained on named ones (a data
+    /// frame's); None for the library's own (LightGBM's `Column_0`, ...) or none (XGBoost's
+    /// empty list).
+    pub feature_names: Option<Vec<String>>,
+}
+
+/// A model's column names as read, kept where they name the columns: one per column, and not
+/// LightGBM's defaults (`Column_0`, `Column_1`, ...), which name none.
+pub fn named_columns(names: Vec<String>, n_columns: usize) -> Option<Vec<String>> {
+    let defaults = names
+        .iter()
+        .enumerate()
+        .all(|(i, n)| *n == format!("Column_{i}"));
+    (names.len() == n_columns && !defaults).then_some(names)
 }
 
 /// The most trees and nodes a model file may declare: far past any ranker (LightGBM's default is
@@ -572,6 +586,47 @@ impl Forest {
             }
         }
         Ok(offset)
+    }
+
+    /// The model's column names as the data's features under the mapping `offset`
+    /// ([`Forest::feature_offset`]): feature 1's first. Under from-0 the model's column 0 is no
+    /// feature and is left out. None where the model names no column.
+    pub fn names_as_features(&self, offset: u32) -> Option<&[String]> {
+        let names = self.feature_names.as_deref()?;
+        Some(if offset == 0 {
+            names.get(1..).unwrap_or(&[])
+        } else {
+            names
+        })
+    }
+
+    /// A note of the column mapping [`Forest::feature_offset`] chose under [`Columns::Auto`] by
+    /// the columns the trees split on, the widths not telling (a model of another width than
+    /// the data, or one more column with a split on column 0): `offset` read, the other ruled
+    /// out by the splits. None where the mapping was given or the widths decided. `setting`
+    /// names the flag that gives it.
+    pub fn columns_note(
+        &self,
+        columns: Columns,
+        n_features: usize,
+        offset: u32,
+        setting: &str,
+    ) -> Option<String> {
+        // Widths that decide: as many columns as features, or one more without a split on
+        // column 0 (which makes it from-1 instead).
+        let by_width =
+            self.n_columns == n_features || (self.n_columns == n_features + 1 && offset == 0);
+        if columns != Columns::Auto || by_width {
+            return None;
+        }
+        let (read, other) = match offset {
+            1 => ("from-1 (column 0 is feature 1)", "from-0"),
+            _ => ("from-0 (column j is feature j)", "from-1"),
+        };
+        Some(format!(
+            "the model has {} input columns and the data {n_features} features: its columns are read {read}, the one mapping under which every column it splits on is a feature of the data ({other} would not be); give {setting} from-1 or from-0 to choose",
+            self.n_columns
+        ))
     }
 
     /// What an entry a LETOR file leaves out is to the model under `absent`; under

@@ -64,8 +64,9 @@ pub struct ModelConfig {
     /// labels training gave it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub labelling: Option<Labelling>,
-    /// The names of the source data's features, in order, when it had names (a data frame's
-    /// columns, in Python): a model read back checks a frame's columns against them.
+    /// The names of the source data's features, in order, when they had names (a Python data
+    /// frame's columns, a Parquet training file's): the files and frames the model scores are
+    /// checked against them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub feature_names: Option<Vec<String>>,
 }
@@ -160,6 +161,15 @@ impl ModelConfig {
         ModelConfig {
             training_data: Some(training_data.to_string()),
             setup,
+            ..self
+        }
+    }
+
+    /// The same config, naming the source data's feature columns (`None`: unnamed, as LETOR
+    /// text's): the files it scores are checked against them ([`model_inputs`]).
+    pub fn named(self, feature_names: Option<Vec<String>>) -> Self {
+        ModelConfig {
+            feature_names,
             ..self
         }
     }
@@ -676,6 +686,11 @@ pub fn model_inputs(
             data.n_features, config.source_features
         )));
     }
+    data.check_columns_named_as(
+        &name.display().to_string(),
+        config.feature_names.as_deref(),
+        "the model's training data",
+    )?;
     let mut out = Vec::with_capacity(data.n_docs() * config.columns.len());
     for d in 0..data.n_docs() {
         let row = data.row(d);

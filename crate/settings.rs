@@ -444,17 +444,25 @@ pub fn flags_in_words(message: &str, other: &dyn Fn(&str) -> Option<String>) -> 
     })
 }
 
-/// [`flags_in_words`] for a door of the global objectives' section alone (Python's
-/// `objectives`): a flag is the section's field (`--noise` -> `data.synthetic.noise`) where it
-/// fills one, else as [`flags_in_words`] says it (`other` for the data's files).
-pub fn flags_in_objectives_words(message: &str, other: &dyn Fn(&str) -> Option<String>) -> String {
+/// [`flags_in_words`] for a door of the global objectives' section: a flag is the section's
+/// field (`--noise` -> `data.synthetic.noise`) where it fills one, or what `files` calls it
+/// (`--test-query` -> `data.files.test_query`), each under `section` (`objectives.` in a whole
+/// setup document, as `objectives` writes it; empty for the section alone), else as
+/// [`flags_in_words`] says it.
+pub fn flags_in_objectives_words(
+    message: &str,
+    section: &str,
+    files: &dyn Fn(&str) -> Option<String>,
+) -> String {
     in_words(message, &|flag: &str| {
-        objectives_field(flag).or_else(|| {
-            flag_fields()
-                .find(|(name, _)| *name == flag)
-                .map(|(_, path)| path.strip_prefix("data.").unwrap_or(path).to_string())
-                .or_else(|| other(flag))
-        })
+        objectives_field(flag)
+            .or_else(|| files(flag))
+            .map(|field| format!("{section}{field}"))
+            .or_else(|| {
+                flag_fields()
+                    .find(|(name, _)| *name == flag)
+                    .map(|(_, path)| path.strip_prefix("data.").unwrap_or(path).to_string())
+            })
     })
 }
 
@@ -474,8 +482,13 @@ fn in_words(message: &str, word: &dyn Fn(&str) -> Option<String>) -> String {
             .nth(40)
             .map_or(before, |(i, _)| &before[i..]);
         match (word(flag), after.find(')')) {
-            // `(--flag)` or `(--flag VALUE)` right after what it names: that says it already.
-            (Some(w), Some(close)) if before.ends_with(" (") && recent.contains(&w) => {
+            // `(--flag)` or `(--flag VALUE)` right after what it names (the word for it, or any
+            // field it fills: a whole setup's `epochs` beside its objectives' section's): that
+            // says it already.
+            (Some(w), Some(close))
+                if before.ends_with(" (")
+                    && (recent.contains(&w) || names_a_field(flag, recent)) =>
+            {
                 out.push_str(&before[..before.len() - 2]);
                 rest = &after[close + 1..];
             }
@@ -492,6 +505,16 @@ fn in_words(message: &str, word: &dyn Fn(&str) -> Option<String>) -> String {
     }
     out.push_str(rest);
     out
+}
+
+/// Whether `text` names a field the flag `flag` fills, as a setup document (`data.logs.sessions`)
+/// or a message (`logs.sessions`) names it.
+fn names_a_field(flag: &str, text: &str) -> bool {
+    SETTINGS
+        .iter()
+        .filter(|s| s.flag && s.name == flag)
+        .flat_map(|s| s.fields.iter())
+        .any(|f| text.contains(f.path.strip_prefix("data.").unwrap_or(f.path)))
 }
 
 /// The row of a numeric setting, by its flag's name.

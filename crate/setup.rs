@@ -89,6 +89,12 @@ pub fn files_field(flag: &str) -> Option<String> {
     .then(|| format!("source.files.{}", flag.replace('-', "_")))
 }
 
+/// The global objectives' section's field that a files flag fills (`--test-query` ->
+/// `data.files.test_query`), for a message in that section's words.
+pub fn objectives_files_field(flag: &str) -> Option<String> {
+    files_field(flag).map(|f| f.replacen("source.", "data.", 1))
+}
+
 impl DataSource {
     /// LETOR files, each split's groups from its qids or the `.query` file beside it.
     pub fn files(train: String, valid: Option<String>, test: Option<String>) -> DataSource {
@@ -998,6 +1004,7 @@ impl Setup {
                 "t" => format!("{SYNTHETIC_T} (synthetic) / {FILES_T} (files)"),
                 "teacher-widths" => "the student's".into(),
                 "train" | "valid" | "test" | "bundled" => "synthetic data".into(),
+                "train-query" | "valid-query" | "test-query" => "FILE.query beside the file".into(),
                 _ => crate::settings::flag_fields()
                     .find(|(f, _)| *f == flag)
                     .and_then(|(_, path)| {
@@ -1065,6 +1072,17 @@ impl ObjectivesData {
             ],
             _ => [None; 3],
         }
+    }
+}
+
+/// Where a global objectives' setup document ([`ObjectivesSetup::from_json`]) holds the
+/// section's fields, for a message that names them: `objectives.` in a whole setup (as
+/// `objectives` writes it), nothing in the section alone.
+pub fn objectives_section_in(text: &str) -> &'static str {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    match serde_json::from_str::<serde_json::Value>(text) {
+        Ok(value) if !is_section_alone(&value) => "objectives.",
+        _ => "",
     }
 }
 

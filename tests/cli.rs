@@ -653,6 +653,42 @@ fn cli_objectives_rejects_bad_options_without_panicking() {
     }
 }
 
+/// An objectives `--setup` file's refusals name its fields, as `compare --setup`'s do, not the
+/// flags it does not have: under `objectives.` in a whole setup document (as `objectives` writes
+/// it), at the top in the section alone.
+#[test]
+fn an_objectives_setup_file_is_refused_in_its_own_fields() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = serde_json::json!({"files": {"train": "x.txt", "test_query": "t.query"}});
+    let cases = [
+        (
+            serde_json::json!({"objectives": {"epochs": 0}}),
+            "setup field objectives.epochs = 0",
+        ),
+        (
+            serde_json::json!({"objectives": {"data": files}}),
+            "objectives.data.files.test_query gives the group sizes of the objectives.data.files.test file",
+        ),
+        (
+            serde_json::json!({"objectives": ["logloss"], "data": files}),
+            "--setup SETUP: data.files.test_query gives the group sizes of the data.files.test file",
+        ),
+    ];
+    for (document, words) in cases {
+        let path = dir.path().join("setup.json");
+        std::fs::write(&path, document.to_string()).unwrap();
+        let setup = path.display().to_string();
+        let out = dir.path().join("out").display().to_string();
+        let (ok, _, stderr) = distillrank(&["objectives", "--setup", &setup, "--out", &out]);
+        let stderr = stderr.replace(&setup, "SETUP");
+        assert!(!ok && stderr.contains(words), "{document}: {stderr}");
+        assert!(
+            !stderr.contains(" (--") && !stderr.contains("--test"),
+            "{stderr}"
+        );
+    }
+}
+
 #[test]
 fn cli_objectives_reads_letor_documents_with_binary_labels() {
     let dir = tempfile::tempdir().unwrap();

@@ -684,6 +684,7 @@ fn a_click_table_file_reads_as_the_log_it_was_summed_from() {
             group_offsets: data.group_offsets[..=keep].to_vec(),
             qids: data.qids[..keep].to_vec(),
             source: None,
+            feature_names: None,
         };
         assert_eq!(
             read(&file, &kept, &held_out).unwrap(),

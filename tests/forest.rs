@@ -54,6 +54,48 @@ fn a_lightgbm_tree_decides_as_lightgbm_does() {
     assert_eq!(forest.split_columns(), vec![0, 1]);
 }
 
+/// A model's column names are kept where they name its columns: LightGBM's defaults
+/// (`Column_0`, ...) and XGBoost's empty list name none. Under from-0 the model's column 0 is no
+/// feature of the data.
+#[test]
+fn a_model_keeps_the_names_of_the_columns_it_was_trained_on() {
+    let names = |text: &str| parse(text).unwrap().feature_names;
+    let abc = ["a", "b", "c"].map(String::from).to_vec();
+    assert_eq!(
+        names(&lightgbm("2 0", "1 -1", "-2 -3", "feature_names=a b c")),
+        Some(abc.clone())
+    );
+    assert_eq!(
+        names(&lightgbm(
+            "2 0",
+            "1 -1",
+            "-2 -3",
+            "feature_names=Column_0 Column_1 Column_2"
+        )),
+        None
+    );
+    assert_eq!(
+        names(&lightgbm("2 0", "1 -1", "-2 -3", "feature_names=a b")),
+        None
+    );
+    assert_eq!(names(&lightgbm("2 0", "1 -1", "-2 -3", "")), None);
+    let forest = parse(&lightgbm("2 0", "1 -1", "-2 -3", "feature_names=a b c")).unwrap();
+    assert_eq!(forest.names_as_features(1), Some(&abc[..]));
+    assert_eq!(forest.names_as_features(0), Some(&abc[1..]));
+    // XGBoost: the learner's list, empty unless the model was trained on named columns.
+    let xgb = |json: &serde_json::Value| {
+        Forest::parse(Path::new("m.json"), json.to_string().as_bytes())
+            .unwrap()
+            .feature_names
+    };
+    let mut json: serde_json::Value =
+        serde_json::from_str(&xgboost("rank:ndcg", "5E-1", "[1,-1,-1]")).unwrap();
+    assert_eq!(xgb(&json), None);
+    let abcd = ["a", "b", "c", "d"].map(String::from).to_vec();
+    json["learner"]["feature_names"] = serde_json::json!(abcd);
+    assert_eq!(xgb(&json), Some(abcd));
+}
+
 #[test]
 fn lightgbm_missing_types_take_the_default_direction() {
     // Node 0: missing type Zero (bit 2), default right (no bit 1): 0 goes right even though
@@ -1250,6 +1292,30 @@ fn a_model_past_the_data_under_either_mapping_is_refused_as_another_datasets() {
             "--columns",
         );
         assert_eq!(found.unwrap(), offset, "splits on {splits}");
+        // And said, with the setting that gives it; a mapping given, or one the widths decide,
+        // is not.
+        let forest = parse(&model).unwrap();
+        let note = forest
+            .columns_note(Columns::Auto, 3, offset, "--columns")
+            .unwrap_or_default();
+        let read = if offset == 1 {
+            "read from-1"
+        } else {
+            "read from-0"
+        };
+        assert!(
+            note.contains("6 input columns and the data 3 features")
+                && note.contains(read)
+                && note.contains("give --columns from-1 or from-0 to choose"),
+            "{note}"
+        );
+        assert_eq!(forest.columns_note(Columns::From1, 3, 1, "--columns"), None);
+        assert_eq!(forest.columns_note(Columns::Auto, 6, 1, "--columns"), None);
+        assert_eq!(forest.columns_note(Columns::Auto, 5, 0, "--columns"), None);
+        // One column more than the data, read from-1 for a split on column 0: said too.
+        assert!(forest
+            .columns_note(Columns::Auto, 5, 1, "--columns")
+            .is_some_and(|n| n.contains("read from-1")));
     }
 }
 

@@ -99,6 +99,7 @@ fn letor_documents_become_examples_labelled_by_grade() {
         qids: vec![1],
         grades,
         source: None,
+        feature_names: None,
     };
     let train = dataset(vec![0, 1, 2, 0], 3);
     let valid = dataset(vec![2, 0], 2); // fewer trailing columns: padded with 0

@@ -101,6 +101,7 @@ fn predict(model: &Ensemble, config: &ModelConfig, rows: &[f32], n: usize) -> Ve
         group_offsets: vec![0, n],
         qids: vec![1],
         source: None,
+        feature_names: None,
     };
     let inputs = model_io::model_inputs(&data, config, Path::new("rows"), false).unwrap();
     model.predict(&inputs)

@@ -4,6 +4,8 @@
 
 #![cfg(not(target_arch = "wasm32"))]
 
+#[path = "common/cli.rs"]
+mod cli_run;
 mod common;
 
 use std::path::{Path, PathBuf};
@@ -32,9 +34,11 @@ fn convert(input: &Path, query: Option<&Path>, out: &Path) {
     distillrank::data::convert::convert(input, query, out, &mut file).unwrap();
 }
 
-/// A data set without the file it came from, to compare two readings.
+/// A data set without the file it came from and its columns' names (LETOR text has none), to
+/// compare two readings.
 fn unsourced(mut data: Dataset) -> Dataset {
     data.source = None;
+    data.feature_names = None;
     data
 }
 
@@ -601,5 +605,208 @@ fn a_folder_without_part_files_says_what_it_holds() {
             && message.contains("--folds")
             && !message.contains("os error"),
         "{message}"
+    );
+}
+
+/// Class: columns are read by position, and Parquet files name theirs. A file of the training
+/// file's columns in another order is refused wherever two files meet: a run's splits, a fold's
+/// parts, and a saved model scoring a file (`predict`, `eval`), which keeps the names of the
+/// columns it was trained on. The same columns in the same order are read, and LETOR text,
+/// which names none, is read by position.
+#[test]
+fn class_columns_named_in_another_order_are_refused_in_every_door() {
+    use cli_run::distillrank;
+    let dir = tempfile::tempdir().unwrap();
+    let d = |name: &str| dir.path().join(name).display().to_string();
+    let (queries, docs) = (40, 12);
+    let qids: Vec<i64> = (0..queries * docs).map(|i| (i / docs) as i64 + 1).collect();
+    let grades: Vec<i32> = (0..queries * docs)
+        .map(|i| ((i % docs + i / docs) % 3) as i32)
+        .collect();
+    let column = |k: f64| -> Vec<f64> {
+        (0..queries * docs)
+            .map(|i| ((i * 7) % 11) as f64 * k + f64::from(grades[i]))
+            .collect()
+    };
+    let (a, b, c) = (column(0.5), column(-0.25), column(1.5));
+    // `first`: the first qid (a fold's parts hold distinct queries).
+    let write_from = |first: i64, name: &str, order: [(&'static str, &Vec<f64>); 3]| {
+        let qids: Vec<i64> = qids.iter().map(|q| q + first - 1).collect();
+        let mut columns = vec![qid(&qids), label(&grades)];
+        columns.extend(order.iter().map(|(n, v)| feature(n, v)));
+        hand_made(Path::new(&d(name)), &columns);
+        d(name)
+    };
+    let write = |name: &str, order| write_from(1, name, order);
+    let train = write("train.parquet", [("a", &a), ("b", &b), ("c", &c)]);
+    let same = write("same.parquet", [("a", &a), ("b", &b), ("c", &c)]);
+    let swapped = write("swapped.parquet", [("b", &b), ("a", &a), ("c", &c)]);
+    let text = d("text.txt");
+    std::fs::write(&text, "1 qid:1 1:0.5 2:1 3:2\n0 qid:1 1:0.1 2:0 3:1\n").unwrap();
+    // Binary caches beside the files keep their values; the names come from the files' footers.
+    for file in [&train, &swapped] {
+        let (ok, _, stderr) = distillrank(&["data", "cache", file]);
+        assert!(ok, "{stderr}");
+        assert!(Path::new(&format!("{file}.drcache")).exists());
+    }
+    let refused = |stderr: &str, file: &str, theirs: &str| {
+        stderr.contains(&format!(
+            "{file}: feature column 1 is \"b\", which is column 2 in {theirs}"
+        )) && stderr.contains("same order")
+    };
+    let train_args = |test: &str, save: &str| {
+        [
+            "train",
+            "--train",
+            &train,
+            "--test",
+            test,
+            "--epochs",
+            "1",
+            "--widths",
+            "8",
+            "--backend",
+            "cpu",
+            "--quiet",
+            "--save",
+            save,
+        ]
+        .map(String::from)
+    };
+    let run = |args: &[String]| distillrank(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    // A run's splits.
+    let training_file = format!("the training file {train}");
+    let (ok, _, stderr) = run(&train_args(&swapped, &d("refused")));
+    assert!(
+        !ok && refused(&stderr, &swapped, &training_file),
+        "{stderr}"
+    );
+    let (ok, _, stderr) = run(&train_args(&same, &d("m")));
+    assert!(ok, "{stderr}");
+    // The saved model keeps the names, and scoring checks them.
+    let config: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d("m.json")).unwrap()).unwrap();
+    assert_eq!(config["feature_names"], serde_json::json!(["a", "b", "c"]));
+    for command in ["predict", "eval"] {
+        let (ok, _, stderr) = distillrank(&[command, "--model", &d("m"), &swapped]);
+        assert!(
+            !ok && refused(&stderr, &swapped, "the model's training data"),
+            "{command}: {stderr}"
+        );
+        for file in [&same, &text] {
+            let (ok, _, stderr) = distillrank(&[command, "--model", &d("m"), file]);
+            assert!(ok, "{command} {file}: {stderr}");
+        }
+    }
+    // A file converted keeps its columns' names.
+    let again = d("again.parquet");
+    let (ok, _, stderr) = distillrank(&["data", "convert", &same, "--out", &again]);
+    assert!(ok, "{stderr}");
+    let (ok, _, stderr) = distillrank(&["predict", "--model", &d("m"), &again]);
+    assert!(ok, "{stderr}");
+    // The global objectives' splits.
+    let (ok, _, stderr) = distillrank(&[
+        "objectives",
+        "--train",
+        &train,
+        "--valid",
+        &same,
+        "--test",
+        &swapped,
+        "--epochs",
+        "1",
+        "--seeds",
+        "1",
+        "--quiet",
+        "--out",
+        &d("objectives"),
+    ]);
+    assert!(
+        !ok && refused(&stderr, &swapped, &training_file),
+        "{stderr}"
+    );
+    // A column of another name where the model has "c": another dataset's, or renamed.
+    let renamed = write("renamed.parquet", [("a", &a), ("b", &b), ("clicks", &c)]);
+    let (ok, _, stderr) = distillrank(&["predict", "--model", &d("m"), &renamed]);
+    assert!(
+        !ok && stderr.contains(&format!("{renamed}: feature column 3 is \"clicks\" where the model's training data has \"c\", and the model's training data has no column \"clicks\"")),
+        "{stderr}"
+    );
+    // A tree model trained on named columns (LightGBM's `feature_names=`) reads them by name:
+    // scoring a file, and as a teacher of the training file.
+    let tree = |names: &str| {
+        let path = d(&format!("lightgbm-{}.txt", names.replace(' ', "")));
+        std::fs::write(&path, format!(
+            "tree\nversion=v4\nnum_class=1\nnum_tree_per_iteration=1\nlabel_index=0\nmax_feature_idx=2\nobjective=lambdarank\nfeature_names={names}\n\n\
+Tree=0\nnum_leaves=2\nnum_cat=0\nsplit_feature=0\nsplit_gain=1\nthreshold=0.5\ndecision_type=2\nleft_child=-1\nright_child=-2\nleaf_value=0.1 0.3\nis_linear=0\nshrinkage=1\n\n\nend of trees\n"
+        )).unwrap();
+        path
+    };
+    let (abc, bac) = (tree("a b c"), tree("b a c"));
+    let (ok, _, stderr) = distillrank(&["predict", "--model", &abc, &same]);
+    assert!(ok, "{stderr}");
+    let (ok, _, stderr) = distillrank(&["predict", "--model", &bac, &same]);
+    assert!(
+        !ok && stderr.contains(&format!(
+            "{same}: feature column 1 is \"a\", which is column 2 in the model {bac}"
+        )),
+        "{stderr}"
+    );
+    let (ok, _, stderr) = distillrank(&[
+        "compare",
+        "--train",
+        &train,
+        "--valid",
+        &same,
+        "--test",
+        &same,
+        "--teacher-model",
+        &bac,
+        "--methods",
+        "pfd",
+        "--epochs",
+        "1",
+        "--seeds",
+        "1",
+        "--quiet",
+        "--out",
+        &d("teacher"),
+    ]);
+    assert!(
+        !ok && stderr.contains(&format!(
+            "{train}: feature column 1 is \"a\", which is column 2 in the teacher model {bac}"
+        )),
+        "{stderr}"
+    );
+    // A fold's training parts (Parquet under the parts' names).
+    let folds = d("folds");
+    std::fs::create_dir(&folds).unwrap();
+    for k in 1..=5 {
+        let part = format!("folds/S{k}.txt");
+        match k {
+            2 => write_from(k * 100, &part, [("b", &b), ("a", &a), ("c", &c)]),
+            _ => write_from(k * 100, &part, [("a", &a), ("b", &b), ("c", &c)]),
+        };
+    }
+    let (ok, _, stderr) = distillrank(&[
+        "compare",
+        "--folds",
+        &folds,
+        "--epochs",
+        "1",
+        "--widths",
+        "8",
+        "--seeds",
+        "1",
+        "--backend",
+        "cpu",
+        "--quiet",
+        "--out",
+        &d("out"),
+    ]);
+    let first = format!("the fold's training part {folds}/S1.txt");
+    assert!(
+        !ok && refused(&stderr, &format!("{folds}/S2.txt"), &first),
+        "{stderr}"
     );
 }

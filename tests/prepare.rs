@@ -498,6 +498,7 @@ fn parallel_preparation_gives_the_same_bits_for_any_number_of_threads() {
         group_offsets: vec![0, n],
         qids: vec![1],
         source: None,
+        feature_names: None,
     };
     let run = |threads: usize| {
         rayon::ThreadPoolBuilder::new()

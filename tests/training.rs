@@ -503,6 +503,7 @@ fn saved_students_read_raw_rows_as_preparation_did_under_every_transform() {
             group_offsets,
             qids: test.qids.clone(),
             source: None,
+            feature_names: None,
         };
         let model = distillrank::model::Ensemble::single(distillrank::model::Mlp::<f32>::new(
             test.d_x,

@@ -710,7 +710,8 @@ pub fn train(args: &TrainArgs, out: &Output) -> Result<()> {
             )
             .with_input_maps(&p.input_maps, config.view)
             .trained_on(&data.description, None)
-            .labelled_as(&data.options);
+            .labelled_as(&data.options)
+            .named(data.feature_names.clone());
             Some(model_io::save(prefix, &trained.model, &model_config)?)
         }
         None => None,
@@ -815,6 +816,14 @@ fn forest_scores(
         out.warn(format!("{}: {note}", model.display()));
     }
     let offset = forest.feature_offset(columns.into(), data.n_features, model, "--columns")?;
+    if let Some(note) = forest.columns_note(columns.into(), data.n_features, offset, "--columns") {
+        out.note(format!("{}: {note}", model.display()));
+    }
+    data.check_columns_named_as(
+        &file.display().to_string(),
+        forest.names_as_features(offset),
+        &format!("the model {}", model.display()),
+    )?;
     distillrank::data::check_rereadable(file, "a tree model scoring it")?;
     let text = std::fs::File::open(file).map_err(|e| Error::io(file, e))?;
     let scored = forest.score_letor(file, text, offset, absent.into())?;

@@ -100,12 +100,18 @@ pub(super) fn setup_file(path: &Path, given: &[String], args_are_defaults: bool)
 /// as the field that fills it (`--attention-heads` -> `attention_heads`, `--train` ->
 /// `source.files.train`: [`distillrank::setup::files_field`]).
 fn in_file_words(path: &Path, e: Error) -> Error {
+    in_setup_words(path, e, &|message| {
+        distillrank::settings::flags_in_words(message, &distillrank::setup::files_field)
+    })
+}
+
+/// A refusal of what the setup file at `path` holds, the file named and the message in the
+/// file's `words` (a comparison's fields, or the objectives' section's).
+pub(super) fn in_setup_words(path: &Path, e: Error, words: &dyn Fn(&str) -> String) -> Error {
     match e {
-        Error::Config(message) => Error::Config(format!(
-            "--setup {}: {}",
-            path.display(),
-            distillrank::settings::flags_in_words(&message, &distillrank::setup::files_field)
-        )),
+        Error::Config(message) => {
+            Error::Config(format!("--setup {}: {}", path.display(), words(&message)))
+        }
         other => other,
     }
 }

@@ -21,9 +21,7 @@ use distillrank::pipeline;
 use distillrank::pipeline::objectives::metric_columns;
 use distillrank::setup::{ObjectivesData, ObjectivesSetup};
 
-use super::compare::{
-    files_to_keep, read_setup_file, refuse_beside_setup, reproduce_command, write, write_report,
-};
+use super::compare::{files_to_keep, refuse_beside_setup, reproduce_command, write, write_report};
 use super::plot::{self, Series};
 use super::progress::{Bars, Output, Progress};
 use super::{engine, SplitFiles};
@@ -120,11 +118,26 @@ impl ObjectivesArgs {
             return Ok(from_args);
         };
         refuse_beside_setup(path, given, from_args == ObjectivesSetup::default())?;
-        let mut setup = read_setup_file(path, ObjectivesSetup::from_json)?;
+        // A refusal in the file's words: its fields, under `objectives.` in a whole setup
+        // document (as `objectives` writes it), not the flags it does not have.
+        let bytes = distillrank::data::read_capped(path, 1 << 20, "a setup")?;
+        let text = String::from_utf8_lossy(&bytes);
+        let section = distillrank::setup::objectives_section_in(&text);
+        let in_words = |e| {
+            super::compare::in_setup_words(path, e, &|message| {
+                distillrank::settings::flags_in_objectives_words(
+                    message,
+                    section,
+                    &distillrank::setup::objectives_files_field,
+                )
+            })
+        };
+        let mut setup = ObjectivesSetup::from_json(&text).map_err(in_words)?;
         distillrank::setup::resolve_files(
             setup.files_mut(),
             Some(path.parent().unwrap_or(std::path::Path::new(""))),
-        )?;
+        )
+        .map_err(in_words)?;
         Ok(setup)
     }
 

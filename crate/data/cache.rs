@@ -256,6 +256,7 @@ pub fn read_cache(cache: &Path, source: Option<&Path>) -> Result<(Dataset, Cache
         group_offsets,
         qids,
         source: source.map(Path::to_path_buf),
+        feature_names: None,
     };
     // A cache holds what the text reader accepted, and nothing else: a damaged or hand-made one
     // is refused here rather than trained on.

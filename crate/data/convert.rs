@@ -48,7 +48,7 @@ pub fn convert(
     };
     let parquet = writes_parquet(out_name);
     let mut sink: Box<dyn Sink + '_> = if parquet {
-        Box::new(ParquetWriter::new(out_name, out, data.n_features)?)
+        Box::new(ParquetWriter::for_data(out_name, out, &data)?)
     } else if out_name.extension().is_some_and(|e| e == "gz") {
         Box::new(GzText(Text(flate2::write::GzEncoder::new(
             out,
@@ -126,7 +126,7 @@ fn each_row_of(data: &Dataset, on_row: &mut OnRow) -> Result<()> {
 /// Writes a data set as Parquet, every entry present (its matrix does not know which entries a
 /// file left out; [`convert`] keeps them out). Returns the rows written.
 pub fn write_parquet(name: &Path, data: &Dataset, out: impl Write + Send) -> Result<u64> {
-    let mut writer = ParquetWriter::new(name, out, data.n_features)?;
+    let mut writer = ParquetWriter::for_data(name, out, data)?;
     each_row_of(data, &mut |qid, doc, row| {
         writer.push(qid, data.grades[doc], row)
     })?;

@@ -1006,6 +1006,7 @@ impl Builder {
             group_offsets: self.group_offsets,
             qids: self.qids,
             source: None,
+            feature_names: None,
         })
     }
 }

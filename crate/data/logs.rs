@@ -835,6 +835,7 @@ pub fn simulate_with_progress(
             group_offsets: file.group_offsets.clone(),
             qids: file.qids.clone(),
             source: file.source.clone(),
+            feature_names: None,
         });
     }
     Ok(SimulatedLogs {
@@ -921,6 +922,7 @@ pub fn logged_columns(
         group_offsets: data.group_offsets.clone(),
         qids: data.qids.clone(),
         source: data.source.clone(),
+        feature_names: None,
     };
     Ok((logged, stats))
 }

@@ -115,6 +115,43 @@ pub fn too_large(
     )
 }
 
+/// Refuses the feature columns of the file `name`, named `mine`, where they are named otherwise
+/// than `names` (another file's, or those a model was trained on), position by position over the
+/// columns both have: columns are read by position, so a file of the same columns in another
+/// order would be read silently wrong. `theirs` says whose `names` are. Columns without names
+/// (LETOR text's) are read by position alone.
+pub fn check_columns_named(
+    name: &str,
+    mine: Option<&[String]>,
+    names: Option<&[String]>,
+    theirs: &str,
+) -> crate::error::Result<()> {
+    let (Some(mine), Some(names)) = (mine, names) else {
+        return Ok(());
+    };
+    let Some(i) = mine.iter().zip(names).position(|(a, b)| a != b) else {
+        return Ok(());
+    };
+    let name = crate::error::printable(name);
+    Err(crate::error::Error::Data(
+        match names.iter().position(|n| *n == mine[i]) {
+            Some(j) => format!(
+                "{name}: feature column {} is {:?}, which is column {} in {theirs}: columns are read by position, so the same columns must come in the same order (select them in the order of {theirs})",
+                i + 1,
+                mine[i],
+                j + 1
+            ),
+            None => format!(
+                "{name}: feature column {} is {:?} where {theirs} has {:?}, and {theirs} has no column {:?}: another dataset? Columns are read by position; if they are the same features, name them as {theirs} does",
+                i + 1,
+                mine[i],
+                names[i],
+                mine[i]
+            ),
+        },
+    ))
+}
+
 /// A parsed ranking dataset: documents in query-group order.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Dataset {
@@ -130,6 +167,10 @@ pub struct Dataset {
     pub qids: Vec<u64>,
     /// The file it came from, if any.
     pub source: Option<PathBuf>,
+    /// The feature columns' names, in order, where the file names them (Parquet's columns):
+    /// columns are matched by position, and names tell two files' orders apart
+    /// ([`Dataset::check_columns_named_as`]).
+    pub feature_names: Option<Vec<String>>,
 }
 
 impl Dataset {
@@ -180,6 +221,17 @@ impl Dataset {
             .collect();
         shared.sort_unstable();
         shared
+    }
+
+    /// Refuses data whose feature columns are named, and named otherwise than `names` (another
+    /// file's, or those a model was trained on): [`check_columns_named`] with this data's names.
+    pub fn check_columns_named_as(
+        &self,
+        name: &str,
+        names: Option<&[String]>,
+        theirs: &str,
+    ) -> crate::error::Result<()> {
+        check_columns_named(name, self.feature_names.as_deref(), names, theirs)
     }
 
     /// Checks every invariant the LETOR reader upholds, for data that did not come through it (a

@@ -770,6 +770,7 @@ fn read_parts<R: ChunkReader + 'static>(
         group_offsets: groups.offsets,
         qids: groups.qids,
         source: None,
+        feature_names: Some(names),
     })
 }
 
@@ -930,6 +931,17 @@ fn open_path(path: &Path, options: &ReadOptions) -> Result<Vec<Part<std::fs::Fil
             open(file, handle, options)
         })
         .collect()
+}
+
+/// The feature columns' names of the Parquet file (or folder of part files) at `path`, read from
+/// its footer alone: what a binary cache of its data does not keep.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn feature_names_of(path: &Path) -> Result<Vec<String>> {
+    let parts = open_path(path, &ReadOptions::default())?;
+    Ok(parts
+        .first()
+        .map(|p| p.layout.features.iter().map(|(_, n)| n.clone()).collect())
+        .unwrap_or_default())
 }
 
 /// Reads a Parquet file, or a folder of part files, in the layout above. `on_rows` hears the
@@ -1178,6 +1190,22 @@ impl<W: std::io::Write + Send> ParquetWriter<W> {
     /// A writer of `n_features` feature columns named `f1`, `f2`, ...; `name` names the output
     /// in errors.
     pub fn new(name: &Path, out: W, n_features: usize) -> Result<Self> {
+        let names: Vec<String> = (1..=n_features).map(|k| format!("f{k}")).collect();
+        Self::named(name, out, &names)
+    }
+
+    /// A writer of `data`'s feature columns, under their names where the data keep them (read
+    /// from Parquet), else `f1`, `f2`, ...: a file converted keeps its columns' names.
+    pub fn for_data(name: &Path, out: W, data: &Dataset) -> Result<Self> {
+        match &data.feature_names {
+            Some(names) if names.len() == data.n_features => Self::named(name, out, names),
+            _ => Self::new(name, out, data.n_features),
+        }
+    }
+
+    /// A writer of feature columns named `names`, in order.
+    fn named(name: &Path, out: W, names: &[String]) -> Result<Self> {
+        let n_features = names.len();
         let fail = |e: parquet::errors::ParquetError| {
             Error::io(name, std::io::Error::other(e.to_string()))
         };
@@ -1195,9 +1223,9 @@ impl<W: std::io::Write + Send> ParquetWriter<W> {
                     .map_err(fail)?,
             ),
         ];
-        for k in 1..=n_features {
+        for column in names {
             fields.push(Arc::new(
-                Type::primitive_type_builder(&format!("f{k}"), Physical::FLOAT)
+                Type::primitive_type_builder(column, Physical::FLOAT)
                     .with_repetition(Repetition::OPTIONAL)
                     .build()
                     .map_err(fail)?,

@@ -331,6 +331,7 @@ pub fn select_groups(data: &Dataset, keep: &[usize]) -> Dataset {
         group_offsets: Vec::with_capacity(keep.len() + 1),
         qids: Vec::with_capacity(keep.len()),
         source: data.source.clone(),
+        feature_names: data.feature_names.clone(),
     };
     out.group_offsets.push(0);
     for &g in keep {
@@ -783,6 +784,8 @@ impl Part {
             group_offsets,
             qids: self.groups.iter().map(|&g| data.qids[g]).collect(),
             source: data.source.clone(),
+            // Prepared columns: no longer the source's.
+            feature_names: None,
         }
     }
 }

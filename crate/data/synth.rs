@@ -194,6 +194,7 @@ pub fn generate(options: &SynthOptions) -> crate::error::Result<Synthetic> {
             group_offsets,
             qids: (1..=o.queries as u64).collect(),
             source: None,
+            feature_names: None,
         },
         privileged_columns: (dx + 1..=dx + du).collect(),
     })

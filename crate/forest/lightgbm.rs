@@ -154,6 +154,9 @@ pub fn parse_text(name: &Path, text: &[u8]) -> Result<Forest> {
             weight: 1.0,
         });
     }
+    let feature_names = header.get("feature_names").and_then(|v| {
+        super::named_columns(v.split_whitespace().map(String::from).collect(), n_columns)
+    });
     Ok(Forest {
         library: Library::LightGbm,
         trees,
@@ -162,6 +165,7 @@ pub fn parse_text(name: &Path, text: &[u8]) -> Result<Forest> {
         n_columns,
         note: note_of(&objective),
         objective,
+        feature_names,
     })
 }
 
@@ -450,5 +454,9 @@ pub fn parse_dump(name: &Path, value: &serde_json::Value) -> Result<Forest> {
         n_columns,
         note: note_of(&objective),
         objective,
+        feature_names: value
+            .get("feature_names")
+            .and_then(|v| serde_json::from_value::<Vec<String>>(v.clone()).ok())
+            .and_then(|names| super::named_columns(names, n_columns)),
     })
 }

@@ -141,6 +141,9 @@ pub fn parse_json(name: &Path, value: &Value) -> Result<Forest> {
         n_columns,
         objective,
         note,
+        feature_names: serde_json::from_value::<Vec<String>>(learner["feature_names"].clone())
+            .ok()
+            .and_then(|names| super::named_columns(names, n_columns)),
     })
 }
 

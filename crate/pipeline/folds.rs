@@ -713,7 +713,21 @@ fn concat(names: &[String], parts: Vec<Dataset>) -> Result<Dataset> {
         group_offsets: vec![0],
         qids: Vec::new(),
         source: None,
+        // Parts that name their columns (Parquet) name them alike: the widest part's names.
+        feature_names: parts
+            .iter()
+            .filter(|d| d.n_features == width)
+            .find_map(|d| d.feature_names.clone()),
     };
+    if let Some(first) = parts.iter().position(|d| d.feature_names.is_some()) {
+        let theirs = format!(
+            "the fold's training part {}",
+            crate::error::printable(&names[first])
+        );
+        for (part, name) in parts.iter().zip(names) {
+            part.check_columns_named_as(name, parts[first].feature_names.as_deref(), &theirs)?;
+        }
+    }
     let mut features = Vec::with_capacity(parts.iter().map(|d| d.n_docs()).sum::<usize>() * width);
     for (i, part) in parts.iter().enumerate() {
         for (g, &qid) in part.qids.iter().enumerate() {

@@ -51,6 +51,13 @@ pub fn objectives_data(
         .as_deref()
         .map(|name| store.load(name, Role::Test, reporter))
         .transpose()?;
+    // Columns are read by position: named ones (Parquet's) in the training file's order.
+    let theirs = format!("the training file {}", crate::error::printable(train));
+    for (data, name) in [(&valid_data, valid), (&test_data, test)] {
+        if let (Some(data), Some(name)) = (data, name) {
+            data.check_columns_named_as(name, train_data.feature_names.as_deref(), &theirs)?;
+        }
+    }
     let (train_data, test_data) = match test_data {
         Some(test) => (train_data, test),
         None => hold_out_test(&train_data, HOLDOUT.1, 0)?,

@@ -22,6 +22,10 @@ pub struct PreparedData {
     /// Feature columns of the source data a student reads from (the original file's, without
     /// simulated logs or separately given privileged features).
     pub source_features: usize,
+    /// The source data's feature columns' names, where its training file names them (Parquet)
+    /// and a student reads them all: kept in a saved student ([`crate::model_io::ModelConfig`]),
+    /// which checks the columns of the files it scores against them.
+    pub feature_names: Option<Vec<String>>,
     pub description: String,
     pub options: PrepareOptions,
     /// The simulated logs' summary, when z comes from logs simulated here.
@@ -161,6 +165,13 @@ fn load(data: &DataSetup, store: &mut dyn Store, reporter: &mut dyn Reporter) ->
                 if let (Some(split), Some(name), false) = (split, name, data.wants_logs()) {
                     check_columns(split, name, &train_data, train, data.allow_missing_features)?;
                 }
+                if let (Some(split), Some(name)) = (split, name) {
+                    split.check_columns_named_as(
+                        name,
+                        train_data.feature_names.as_deref(),
+                        &format!("the training file {}", crate::error::printable(train)),
+                    )?;
+                }
             }
             Loaded {
                 train: train_data,
@@ -258,6 +269,7 @@ pub fn prepare(
         data,
         &prepared.prepared,
         prepared.source_features,
+        prepared.feature_names.as_deref(),
         store,
         reporter,
     )?
@@ -266,6 +278,7 @@ pub fn prepare(
         data,
         &prepared.prepared,
         prepared.source_features,
+        prepared.feature_names.as_deref(),
         store,
         reporter,
     )?
@@ -463,6 +476,7 @@ impl PreparedData {
     fn about(&self) -> serde_json::Value {
         serde_json::json!({
             "source_features": self.source_features,
+            "feature_names": self.feature_names,
             "description": self.description,
             "options": self.options,
             "logs": self.logs,
@@ -481,6 +495,7 @@ impl PreparedData {
         Ok(PreparedData {
             prepared,
             source_features: serde_json::from_value(field("source_features"))?,
+            feature_names: serde_json::from_value(field("feature_names"))?,
             description: serde_json::from_value(field("description"))?,
             options: serde_json::from_value(field("options"))?,
             logs: serde_json::from_value(field("logs"))?,
@@ -591,6 +606,8 @@ fn prepare_in_memory(
         names,
         shared,
     } = load(data, store, reporter)?;
+    // The names of the source's columns, before logs add theirs.
+    let source_names = train.feature_names.clone();
     // Data without a test split get one held out of the training queries. Preparation takes it
     // from the training matrix itself; only simulated logs, which rewrite the splits, need it
     // as a dataset of its own first.
@@ -645,6 +662,13 @@ fn prepare_in_memory(
     // With simulated logs the regular columns are the original file's: a student serves on
     // files without logs.
     let source_features = logged.map_or(train.n_features, |c| c.impressions - 1);
+    // The source's own columns come first (a file's log columns after them).
+    let feature_names = source_names
+        .filter(|names| names.len() >= source_features)
+        .map(|mut names| {
+            names.truncate(source_features);
+            names
+        });
     let started = crate::clock::Instant::now();
     let total = PREPARE_STEPS.len() as u64;
     let mut steps: Vec<(String, f64)> = Vec::new();
@@ -679,6 +703,7 @@ fn prepare_in_memory(
     Ok(PreparedData {
         prepared,
         source_features,
+        feature_names,
         description,
         options,
         logs,
@@ -951,6 +976,7 @@ pub fn dataset_from_arrays(
         group_offsets: offsets,
         qids: group_qids,
         source: Some(PathBuf::from(name)),
+        feature_names: None,
     };
     dataset.check_invariants().map_err(bad)?;
     Ok(dataset)

@@ -64,6 +64,7 @@ pub fn student_config(data: &PreparedData, setup: &Setup, model: &Ensemble) -> M
     .with_input_maps(&data.prepared.input_maps, FeatureView::Regular)
     .trained_on(&data.description, serde_json::to_value(setup).ok())
     .labelled_as(&data.options)
+    .named(data.feature_names.clone())
 }
 
 /// Checks a saved model's config beyond its own fields ([`crate::model_io::parse_config`]): the

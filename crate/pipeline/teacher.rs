@@ -54,6 +54,7 @@ pub fn external_scores(
     data: &DataSetup,
     prepared: &Prepared,
     source_features: usize,
+    source_names: Option<&[String]>,
     store: &mut dyn Store,
     reporter: &mut dyn Reporter,
 ) -> Result<Option<ExternalScores>> {
@@ -62,6 +63,7 @@ pub fn external_scores(
         data,
         prepared,
         source_features,
+        source_names,
         store,
         reporter,
     )
@@ -73,6 +75,7 @@ pub fn reference_scores(
     data: &DataSetup,
     prepared: &Prepared,
     source_features: usize,
+    source_names: Option<&[String]>,
     store: &mut dyn Store,
     reporter: &mut dyn Reporter,
 ) -> Result<Option<ExternalScores>> {
@@ -81,6 +84,7 @@ pub fn reference_scores(
         data,
         prepared,
         source_features,
+        source_names,
         store,
         reporter,
     )
@@ -92,6 +96,7 @@ fn outside_scores(
     data: &DataSetup,
     prepared: &Prepared,
     source_features: usize,
+    source_names: Option<&[String]>,
     store: &mut dyn Store,
     reporter: &mut dyn Reporter,
 ) -> Result<Option<ExternalScores>> {
@@ -149,6 +154,20 @@ fn outside_scores(
                 Path::new(path),
                 &setting,
             )?;
+            if let Some(note) =
+                forest.columns_note(teacher.columns, source_features, offset, &setting)
+            {
+                reporter.note(&format!("external {noun}: {path}: {note}"));
+            }
+            // A model trained on named columns reads the training file's by their names.
+            if let Some(train) = &names[0] {
+                crate::data::check_columns_named(
+                    train,
+                    source_names,
+                    forest.names_as_features(offset),
+                    &format!("the {noun} model {}", crate::error::printable(path)),
+                )?;
+            }
             Some((forest, offset))
         }
         None => None,

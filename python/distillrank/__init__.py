@@ -361,10 +361,17 @@ def _arrow_index_columns(x: Any) -> List[str]:
     return [c for c in metadata.get("index_columns", []) if isinstance(c, str)]
 
 
+def _is_lazy(x: Any) -> bool:
+    """Whether `x` is a polars LazyFrame, asked by its type alone: its `columns` resolves its
+    schema, with a warning."""
+    return type(x).__name__ == "LazyFrame" and hasattr(x, "collect")
+
+
 def _column_names(x: Any) -> Optional[List[str]]:
     """The column names of a data frame (pandas, polars: anything with ``columns``; a pyarrow
     table's ``column_names``, a stored pandas index left out), as strings; None for an array."""
-    if isinstance(x, _np.ndarray):
+    if isinstance(x, _np.ndarray) or _is_lazy(x):
+        # A LazyFrame's `columns` resolves its schema, with a warning; `_as_array` refuses it.
         return None
     names = getattr(x, "column_names", None)
     if names is not None and _is_arrow(x):
@@ -375,6 +382,17 @@ def _column_names(x: Any) -> Optional[List[str]]:
     if names is None:
         return None
     return [str(c) for c in names]
+
+
+def _feature_names(x: Any) -> Optional[List[str]]:
+    """The names of a frame's columns as feature names, as scikit-learn takes them: only where
+    every one is a string (pandas' default 0, 1, ... name no feature, and a frame of them is
+    taken by position, as an array is)."""
+    names = _column_names(x)
+    columns = getattr(x, "columns", None)
+    if names is None or _is_arrow(x) or columns is None:
+        return names
+    return names if all(isinstance(c, str) for c in columns) else None
 
 
 def _frame_column(name: str, column: str, values: Any) -> _np.ndarray:
@@ -436,8 +454,7 @@ def _as_array(x: Any, name: str = "X") -> Any:
         return x
     if hasattr(x, "toarray") and hasattr(x, "tocsr") and hasattr(x, "nnz"):
         return x.toarray()
-    # Asked by the type alone: a LazyFrame's `columns` resolves its schema, with a warning.
-    if type(x).__name__ == "LazyFrame" and hasattr(x, "collect"):
+    if _is_lazy(x):
         raise ValueError(f"{name}: a lazy frame (polars' LazyFrame) holds no values yet: give {name}.collect()")
     names = _column_names(x)
     if names is not None:
@@ -697,7 +714,7 @@ class Ranker(_EstimatorBase):
             ``self``. Training releases the GIL and stops on Ctrl-C (``KeyboardInterrupt``).
         """
         setup = self._setup
-        names = _column_names(X)
+        names = _feature_names(X)
         X = _as_array(X)
         train = _split("", X, y, qid, privileged)
         positions = None
@@ -724,7 +741,7 @@ class Ranker(_EstimatorBase):
         if eval_set is not None:
             xv, yv, qv = eval_set[:3]
             zv = eval_set[3] if len(eval_set) == 4 else None
-            _check_names("eval_set X", _column_names(xv), names)
+            _check_names("eval_set X", _feature_names(xv), names)
             valid = _split("eval_set ", _as_array(xv, "eval_set X"), yv, qv, zv)
             if valid[0].shape[1] != train[0].shape[1]:
                 raise ValueError(
@@ -789,7 +806,7 @@ class Ranker(_EstimatorBase):
         query, and checked but not needed by an MLP."""
         fitted = self._fitted()
         expected = getattr(self, "feature_names_in_", None)
-        _check_names("X", _column_names(X), None if expected is None else list(expected))
+        _check_names("X", _feature_names(X), None if expected is None else list(expected))
         x = _features("X", _as_array(X))
         qids = None if qid is None else _qids("qid", qid).tolist()
         if qids is not None and len(qids) != x.shape[0]:

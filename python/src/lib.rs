@@ -41,8 +41,10 @@ enum Door {
     Arrays,
     /// A setup (`compare`, `sweep`, `Setup`): the splits are its files.
     Setup,
-    /// The global objectives' section (`objectives`): its settings are the section's fields.
-    Objectives,
+    /// The global objectives' section (`objectives`): its settings are the section's fields,
+    /// under the prefix the document gives them (`objectives.` in a whole setup document,
+    /// [`distillrank::setup::objectives_section_in`]).
+    Objectives(&'static str),
 }
 
 /// A library error as Python sees it: `ValueError` with the library's message in Python's words
@@ -71,12 +73,14 @@ fn python_words(message: &str, door: Door) -> String {
         .replace("--teacher-columns", "teacher_columns")
         .replace("--allow-missing-features", "allow_missing_features=True")
         .replace("--values", "values");
-    if door == Door::Objectives {
-        // The section's own fields first (`--noise` is `data.synthetic.noise` there), and its
-        // files `data.files.train`, ...
-        return distillrank::settings::flags_in_objectives_words(&message, &|flag| {
-            distillrank::setup::files_field(flag).map(|f| f.replacen("source.", "data.", 1))
-        });
+    if let Door::Objectives(section) = door {
+        // The section's own fields (`--noise` is `data.synthetic.noise` there), and its files
+        // `data.files.train`, ...
+        return distillrank::settings::flags_in_objectives_words(
+            &message,
+            section,
+            &distillrank::setup::objectives_files_field,
+        );
     }
     distillrank::settings::flags_in_words(&message, &|flag| match (door, flag) {
         (Door::Arrays, "train") => Some("X".into()),
@@ -839,11 +843,12 @@ fn objectives(
     log: Option<Py<PyAny>>,
 ) -> PyResult<String> {
     use distillrank::objectives::train::Event;
-    let words = |e| door_error(Door::Objectives, e);
+    let door = Door::Objectives(distillrank::setup::objectives_section_in(setup));
+    let words = |e| door_error(door, e);
     let mut setup = ObjectivesSetup::from_json(setup).map_err(words)?;
     resolve_files(setup.files_mut(), base.as_deref()).map_err(words)?;
     let mut reporter = Stderr::new(verbose, log);
-    reporter.door = Door::Objectives;
+    reporter.door = door;
     let result = py.detach(|| {
         let mut store = pipeline::store::Disk::with_queries(setup.data.query_files());
         let splits = pipeline::objectives::objectives_data(&setup, &mut store, &mut reporter)?;
@@ -1032,6 +1037,7 @@ fn impressions_cells<'py>(
                 group_offsets,
                 qids,
                 source: Some(data.clone()),
+                feature_names: None,
             };
             let mut docids = || {
                 let text = std::fs::File::open(&data)

@@ -888,6 +888,26 @@ await check("a_parquet_upload_reads_as_its_text", async () => {
   } finally {
     await p.close();
   }
+  // Columns are read by position: a test file whose columns f12 and f13 trade places (the same
+  // bytes, the names swapped) is refused by name, as the CLI refuses it.
+  const test = path.join(dir, "test.parquet");
+  const convertedTest = spawnSync(bin, ["data", "convert", path.join(root, "target/data/mq2008/Fold1/test.txt"), "--out", test], { encoding: "utf8" });
+  expect(convertedTest.status === 0, `data convert: ${convertedTest.stderr}`);
+  const swapped = fs.readFileSync(test).toString("latin1").replaceAll("f12", "f~~").replaceAll("f13", "f12").replaceAll("f~~", "f13");
+  fs.writeFileSync(test, Buffer.from(swapped, "latin1"));
+  const q = await freshPage("#source=upload&backend=cpu&epochs=1&seeds=1&widths=8&method=no-distillation");
+  try {
+    await q.setInputFiles("#files", [parquet, test]);
+    await q.waitForFunction(() => /test\.parquet/.test(document.getElementById("stats").textContent), null, { timeout: 60_000 });
+    const status = await clickAndWait(q, "#run", 60_000);
+    const message = await errorText(q);
+    expect(status === "Failed." && /test\.parquet: feature column 12 is "f13", which is column 13 in the training file train\.parquet/.test(message),
+      `columns in another order: ${status} ${message}`);
+    console.log(`    ${message.slice(0, 120)}`);
+  } finally {
+    await q.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 await check("the_pool_shares_one_copy_of_the_data", async () => {
@@ -2240,6 +2260,51 @@ await check("class_36_uploads_follow_one_rule_for_their_files_and_columns", asyn
   } finally {
     await p.close();
     fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+await check("class_every_file_a_setup_names_survives_upload_download_and_open", async () => {
+  // The LightGBM rank example's files take their groups from .query files. A setup downloaded
+  // after their upload names each split's .query file (the CLI's --train-query), in the
+  // comparison's files and the objectives'; opened on a page without the uploads, the setup
+  // keeps them. The form rebuilt a setup's files from the uploads' names and dropped them.
+  const dir = path.join(root, "target/data/lightgbm_rank");
+  const files = ["rank.train", "rank.train.query", "rank.test", "rank.test.query"].map((f) => path.join(dir, f));
+  const download = async (p) => {
+    const [d] = await Promise.all([p.waitForEvent("download"), p.click("#setup-download")]);
+    return JSON.parse(fs.readFileSync(await d.path(), "utf8"));
+  };
+  const want = { train: "rank.train", train_query: "rank.train.query", test: "rank.test", test_query: "rank.test.query" };
+  const named = (files, where) => {
+    for (const [k, v] of Object.entries(want)) expect(files?.[k] === v, `${where}.${k}: ${JSON.stringify(files)}`);
+    expect(files.valid == null && files.valid_query == null, `${where}: no validation file: ${JSON.stringify(files)}`);
+  };
+  const p = await freshPage("#source=upload&backend=cpu&epochs=1&seeds=1&widths=8&method=no-distillation,pfd");
+  let saved;
+  try {
+    await p.setInputFiles("#files", files);
+    await p.waitForFunction(() => /rank\.train/.test(document.getElementById("stats").textContent), null, { timeout: 60_000 });
+    await p.check("input[name=obj_source][value=upload]");
+    await p.waitForFunction(() => /--train-query rank\.train\.query/.test(document.getElementById("setup-command").textContent) &&
+      /--test-query rank\.test\.query/.test(document.getElementById("setup-command").textContent), null, { timeout: 10_000 });
+    // The uploads' .query files are the form's, not settings kept from an opened setup.
+    const kept = await p.locator("#setup-kept").textContent();
+    expect(!/query/.test(kept), `kept from an opened setup: ${kept}`);
+    saved = await download(p);
+    named(saved.data.source.files, "data.source.files");
+    named(saved.objectives.data.files, "objectives.data.files");
+  } finally {
+    await p.close();
+  }
+  const q = await freshPage();
+  try {
+    await q.setInputFiles("#setup-file", tempFile("ranked.json", JSON.stringify(saved)));
+    await q.waitForFunction(() => /--train-query rank\.train\.query/.test(document.getElementById("setup-command").textContent), null, { timeout: 10_000 });
+    const again = await download(q);
+    named(again.data.source.files, "opened: data.source.files");
+    named(again.objectives.data.files, "opened: objectives.data.files");
+  } finally {
+    await q.close();
   }
 });
 

@@ -934,6 +934,14 @@ def test_class_column_identity_frames_keep_their_column_names(tmp_path):
         ranker.predict(reordered)
     with pytest.raises(ValueError, match=r"missing \['f5'\]"):
         ranker.predict(frame.rename(columns={"f5": "g5"}))
+    # Pandas' default column labels (0, 1, ...) name no feature, as in scikit-learn: the frame
+    # is taken by position, and a saved model keeps no names for the CLI to check.
+    unnamed = distillrank.Ranker("no-distillation", labels="grades", **SMALL).fit(
+        pd.DataFrame(X), y, qid=qid, verbose=False)
+    assert not hasattr(unnamed, "feature_names_in_")
+    np.testing.assert_array_equal(unnamed.predict(frame), unnamed.predict(X))
+    unnamed.save(str(tmp_path / "unnamed"))
+    assert "feature_names" not in json.loads((tmp_path / "unnamed.json").read_text())
     # The eval_set's frame is checked against the training frame's.
     with pytest.raises(ValueError, match="eval_set X"):
         distillrank.Ranker("no-distillation", labels="grades", **SMALL).fit(
@@ -1019,6 +1027,14 @@ def test_class_every_kind_of_table_is_its_numbers_or_refused_by_column(tmp_path)
     np.testing.assert_array_equal(loaded.predict(frame), ranker.predict(frame))
     with pytest.raises(ValueError, match=r"^X: column 0 is 'f4' where fit saw 'f0'"):
         loaded.predict(frame[names[::-1]])
+    # The CLI checks a Parquet file's columns against the saved names too.
+    pq = pytest.importorskip("pyarrow.parquet")
+    for columns, path in ((names, tmp_path / "same.parquet"), (names[::-1], tmp_path / "reversed.parquet")):
+        pq.write_table(pa.Table.from_pandas(frame[columns].assign(qid=qid, label=y), preserve_index=False), path)
+    scores = np.array(cli("predict", "--model", prefix, tmp_path / "same.parquet").stdout.split(), dtype=np.float32)
+    np.testing.assert_array_equal(scores, ranker.predict(frame))
+    assert cli_error("predict", "--model", prefix, tmp_path / "reversed.parquet").startswith(
+        f"{tmp_path / 'reversed.parquet'}: feature column 1 is \"f4\", which is column 5 in the model's training data")
     # Arrays of the wrong length, each by its name.
     with pytest.raises(ValueError, match=rf"^y: {n - 1} values for {n} rows of X"):
         fit(X, y[:-1])

@@ -12,8 +12,9 @@ import { state } from "./state.js";
 /// other settings (teacher widths, multi-teacher PFD's teachers, the first seed, the generator's
 /// kind and privileged count, ...) come from the last opened setup and are listed as kept.
 function formFlags() {
-  // The teacher's files come from its own upload box.
-  const flags = new Set(["bundled", "train", "valid", "test", "privileged", "teacher-model", "teacher-scores"]);
+  // The teacher's files come from its own upload box, the `.query` files with their data's.
+  const flags = new Set(["bundled", "train", "valid", "test", "train-query", "valid-query", "test-query",
+    "privileged", "teacher-model", "teacher-scores"]);
   for (const el of form.querySelectorAll("[data-field]")) {
     const row = rowOf(el.dataset.field);
     if (row) flags.add(row.name);

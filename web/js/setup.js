@@ -285,15 +285,25 @@ export function dataSource(v) {
   if (v.source === "mq2008") return "mq2008";
   if (v.source === "mq2008-folds") return "mq2008_folds";
   const opened = baseSetup().data.source;
-  if (v.source === "upload") {
-    // The uploads' names; without uploads, those of the opened setup.
-    const name = (role) => state.uploads.find((u) => u.role === role)?.name ?? opened.files?.[role] ?? null;
-    return { files: { train: name("train") ?? "train.txt", valid: name("valid"), test: name("test") } };
-  }
+  if (v.source === "upload") return { files: uploadedFiles(opened.files) };
   const base = opened.synthetic ?? state.defaults.data.source.synthetic;
   const source = { synthetic: structuredClone(base) };
   fillFields(source, "data.source.", v);
   return source;
+}
+
+/// The files of a setup (crate/setup.rs, `DataSource::Files`, and the objectives' files) from the
+/// uploads by name: each split's upload and the `.query` file paired with it; a split without an
+/// upload keeps what the opened setup (`opened`, its files) names, its `.query` file included.
+function uploadedFiles(opened = {}) {
+  const files = {};
+  for (const role of ["train", "valid", "test"]) {
+    const upload = state.uploads.find((u) => u.role === role);
+    files[role] = upload ? upload.name : opened[role] ?? null;
+    files[`${role}_query`] = upload ? upload.query?.name ?? null : opened[`${role}_query`] ?? null;
+  }
+  files.train ??= "train.txt";
+  return files;
 }
 
 /// The privileged split (`data.privileged`) from its two controls: the kind and its k or columns.
@@ -355,8 +365,7 @@ export function objectivesSection(backend) {
     section.data = { synthetic: section.data.synthetic ?? state.defaults.objectives.data.synthetic };
   } else {
     const opened = section.data.files ?? {};
-    const name = (role) => state.uploads.find((u) => u.role === role)?.name ?? opened[role] ?? null;
-    section.data = { files: { train: name("train") ?? "train.txt", valid: name("valid"), test: name("test"), threshold: opened.threshold ?? 1 } };
+    section.data = { files: { ...uploadedFiles(opened), threshold: opened.threshold ?? 1 } };
   }
   const setup = { objectives: section };
   for (const el of objectivesForm.querySelectorAll("[data-field]")) {
