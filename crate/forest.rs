@@ -168,13 +168,15 @@ pub struct Forest {
 }
 
 /// A model's column names as read, kept where they name the columns: one per column, and not
-/// LightGBM's defaults (`Column_0`, `Column_1`, ...), which name none.
+/// a library's defaults, which name none: LightGBM's `Column_0`, `Column_1`, ... (arrays, LETOR
+/// text), or `0`, `1`, ... (a pandas frame's default labels, as both libraries write them).
 pub fn named_columns(names: Vec<String>, n_columns: usize) -> Option<Vec<String>> {
-    let defaults = names
-        .iter()
-        .enumerate()
-        .all(|(i, n)| *n == format!("Column_{i}"));
-    (names.len() == n_columns && !defaults).then_some(names)
+    let defaults =
+        |name: &dyn Fn(usize) -> String| names.iter().enumerate().all(|(i, n)| *n == name(i));
+    let named = names.len() == n_columns
+        && !defaults(&|i| format!("Column_{i}"))
+        && !defaults(&|i| i.to_string());
+    named.then_some(names)
 }
 
 /// The most trees and nodes a model file may declare: far past any ranker (LightGBM's default is
@@ -597,6 +599,43 @@ impl Forest {
             names.get(1..).unwrap_or(&[])
         } else {
             names
+        })
+    }
+
+    /// Refuses the features of the file `file`, named `names` (a Parquet file's columns, a
+    /// frame's), where the model was trained on columns named otherwise under the mapping
+    /// `offset` ([`crate::data::check_columns_named`]). LightGBM writes a name's spaces as
+    /// underscores, so they are compared so. Where the names fit under the other mapping, the
+    /// message says so and names `setting`, which chooses it. `model` says which model this is.
+    pub fn check_data_names(
+        &self,
+        file: &str,
+        names: Option<&[String]>,
+        offset: u32,
+        model: &str,
+        setting: &str,
+    ) -> Result<()> {
+        let names: Option<Vec<String>> = names.map(|names| match self.library {
+            Library::LightGbm => names.iter().map(|n| n.replace(' ', "_")).collect(),
+            Library::XgBoost => names.to_vec(),
+        });
+        let check = |offset| {
+            crate::data::check_columns_named(
+                file,
+                names.as_deref(),
+                self.names_as_features(offset),
+                model,
+            )
+        };
+        check(offset).map_err(|e| {
+            let other = 1 - offset.min(1);
+            match (check(other), e) {
+                (Ok(()), Error::Data(message)) => Error::Data(format!(
+                    "{message}; the names fit under the other column mapping: give {setting} {}",
+                    if other == 0 { "from-0" } else { "from-1" }
+                )),
+                (_, e) => e,
+            }
         })
     }
 

@@ -487,7 +487,7 @@ fn in_words(message: &str, word: &dyn Fn(&str) -> Option<String>) -> String {
             // says it already.
             (Some(w), Some(close))
                 if before.ends_with(" (")
-                    && (recent.contains(&w) || names_a_field(flag, recent)) =>
+                    && (recent.contains(&w) || names_a_field(flag, before)) =>
             {
                 out.push_str(&before[..before.len() - 2]);
                 rest = &after[close + 1..];
@@ -507,14 +507,18 @@ fn in_words(message: &str, word: &dyn Fn(&str) -> Option<String>) -> String {
     out
 }
 
-/// Whether `text` names a field the flag `flag` fills, as a setup document (`data.logs.sessions`)
-/// or a message (`logs.sessions`) names it.
-fn names_a_field(flag: &str, text: &str) -> bool {
+/// Whether the word right before ` (` at the end of `before` (`epochs` in `setup field epochs
+/// (`) is a field the flag `flag` fills, as a setup document (`data.logs.sessions`,
+/// `objectives.epochs`) or a message (`logs.sessions`) names it.
+fn names_a_field(flag: &str, before: &str) -> bool {
+    let Some(word) = before.strip_suffix(" (").and_then(|b| b.rsplit(' ').next()) else {
+        return false;
+    };
     SETTINGS
         .iter()
         .filter(|s| s.flag && s.name == flag)
         .flat_map(|s| s.fields.iter())
-        .any(|f| text.contains(f.path.strip_prefix("data.").unwrap_or(f.path)))
+        .any(|f| word == f.path || Some(word) == f.path.strip_prefix("data."))
 }
 
 /// The row of a numeric setting, by its flag's name.

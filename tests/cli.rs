@@ -673,6 +673,12 @@ fn an_objectives_setup_file_is_refused_in_its_own_fields() {
             serde_json::json!({"objectives": ["logloss"], "data": files}),
             "--setup SETUP: data.files.test_query gives the group sizes of the data.files.test file",
         ),
+        // A comparison's field of a whole document is named as itself, not as the objectives'
+        // field of the same flag.
+        (
+            serde_json::json!({"epochs": 0, "objectives": {"epochs": 1}}),
+            "setup field epochs = 0",
+        ),
     ];
     for (document, words) in cases {
         let path = dir.path().join("setup.json");
@@ -683,7 +689,9 @@ fn an_objectives_setup_file_is_refused_in_its_own_fields() {
         let stderr = stderr.replace(&setup, "SETUP");
         assert!(!ok && stderr.contains(words), "{document}: {stderr}");
         assert!(
-            !stderr.contains(" (--") && !stderr.contains("--test"),
+            !stderr.contains(" (--")
+                && !stderr.contains("--test")
+                && !stderr.contains(" (objectives."),
             "{stderr}"
         );
     }

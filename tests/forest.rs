@@ -82,6 +82,42 @@ fn a_model_keeps_the_names_of_the_columns_it_was_trained_on() {
     let forest = parse(&lightgbm("2 0", "1 -1", "-2 -3", "feature_names=a b c")).unwrap();
     assert_eq!(forest.names_as_features(1), Some(&abc[..]));
     assert_eq!(forest.names_as_features(0), Some(&abc[1..]));
+    // LightGBM writes a name's spaces as underscores: the data's names are compared so. Where
+    // the names fit under the other column mapping, the message names the setting.
+    let spaced = parse(&lightgbm(
+        "2 0",
+        "1 -1",
+        "-2 -3",
+        "feature_names=doc_length b c",
+    ))
+    .unwrap();
+    let data = |names: &[&str]| names.iter().map(|n| n.to_string()).collect::<Vec<_>>();
+    let check = |names: &[&str], offset| {
+        spaced.check_data_names(
+            "f.parquet",
+            Some(&data(names)),
+            offset,
+            "the model m.txt",
+            "--columns",
+        )
+    };
+    assert!(check(&["doc length", "b", "c"], 1).is_ok());
+    assert!(check(&["b", "c"], 0).is_ok());
+    let message = check(&["b", "doc length", "c"], 1).unwrap_err().to_string();
+    assert!(
+        message
+            .contains("f.parquet: feature column 1 is \"b\", which is column 2 in the model m.txt")
+            && !message.contains("other column mapping"),
+        "{message}"
+    );
+    let message = check(&["doc length", "b"], 0).unwrap_err().to_string();
+    assert!(
+        message.contains("the names fit under the other column mapping: give --columns from-1"),
+        "{message}"
+    );
+    assert!(spaced
+        .check_data_names("f", None, 1, "m", "--columns")
+        .is_ok());
     // XGBoost: the learner's list, empty unless the model was trained on named columns.
     let xgb = |json: &serde_json::Value| {
         Forest::parse(Path::new("m.json"), json.to_string().as_bytes())

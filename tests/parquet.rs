@@ -693,6 +693,8 @@ fn class_columns_named_in_another_order_are_refused_in_every_door() {
             !ok && refused(&stderr, &swapped, "the model's training data"),
             "{command}: {stderr}"
         );
+        // Through its cache, not parsed again.
+        assert!(!stderr.contains("again"), "{stderr}");
         for file in [&same, &text] {
             let (ok, _, stderr) = distillrank(&[command, "--model", &d("m"), file]);
             assert!(ok, "{command} {file}: {stderr}");

@@ -819,10 +819,12 @@ fn forest_scores(
     if let Some(note) = forest.columns_note(columns.into(), data.n_features, offset, "--columns") {
         out.note(format!("{}: {note}", model.display()));
     }
-    data.check_columns_named_as(
+    forest.check_data_names(
         &file.display().to_string(),
-        forest.names_as_features(offset),
+        data.feature_names.as_deref(),
+        offset,
         &format!("the model {}", model.display()),
+        "--columns",
     )?;
     distillrank::data::check_rereadable(file, "a tree model scoring it")?;
     let text = std::fs::File::open(file).map_err(|e| Error::io(file, e))?;

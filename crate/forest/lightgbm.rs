@@ -154,8 +154,12 @@ pub fn parse_text(name: &Path, text: &[u8]) -> Result<Forest> {
             weight: 1.0,
         });
     }
+    // One space between names, as LightGBM writes them (a name's own spaces are underscores).
     let feature_names = header.get("feature_names").and_then(|v| {
-        super::named_columns(v.split_whitespace().map(String::from).collect(), n_columns)
+        super::named_columns(
+            v.trim_end().split(' ').map(String::from).collect(),
+            n_columns,
+        )
     });
     Ok(Forest {
         library: Library::LightGbm,

@@ -713,19 +713,23 @@ fn concat(names: &[String], parts: Vec<Dataset>) -> Result<Dataset> {
         group_offsets: vec![0],
         qids: Vec::new(),
         source: None,
-        // Parts that name their columns (Parquet) name them alike: the widest part's names.
-        feature_names: parts
-            .iter()
-            .filter(|d| d.n_features == width)
-            .find_map(|d| d.feature_names.clone()),
+        feature_names: None,
     };
-    if let Some(first) = parts.iter().position(|d| d.feature_names.is_some()) {
+    // Parts that name their columns (Parquet) name them alike, each against the widest named
+    // part's names, which the joined data keep where that part is as wide as they are.
+    let widest_named = (0..parts.len())
+        .filter(|&i| parts[i].feature_names.is_some())
+        .max_by_key(|&i| (parts[i].n_features, usize::MAX - i));
+    if let Some(kept) = widest_named {
         let theirs = format!(
             "the fold's training part {}",
-            crate::error::printable(&names[first])
+            crate::error::printable(&names[kept])
         );
         for (part, name) in parts.iter().zip(names) {
-            part.check_columns_named_as(name, parts[first].feature_names.as_deref(), &theirs)?;
+            part.check_columns_named_as(name, parts[kept].feature_names.as_deref(), &theirs)?;
+        }
+        if parts[kept].n_features == width {
+            out.feature_names = parts[kept].feature_names.clone();
         }
     }
     let mut features = Vec::with_capacity(parts.iter().map(|d| d.n_docs()).sum::<usize>() * width);

@@ -161,11 +161,12 @@ fn outside_scores(
             }
             // A model trained on named columns reads the training file's by their names.
             if let Some(train) = &names[0] {
-                crate::data::check_columns_named(
+                forest.check_data_names(
                     train,
                     source_names,
-                    forest.names_as_features(offset),
+                    offset,
                     &format!("the {noun} model {}", crate::error::printable(path)),
+                    &setting,
                 )?;
             }
             Some((forest, offset))

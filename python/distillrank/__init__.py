@@ -634,11 +634,14 @@ class Ranker(_EstimatorBase):
     def _teacher_columns(self) -> str:
         return self._params.get("teacher_columns", "auto")
 
-    def _teacher_scores(self, X: Any, Z: Any, valid: Any) -> Tuple[Any, Dict[str, Any]]:
-        """The teacher's scores of the training rows (``X`` beside ``Z``, as given to fit) and of
-        the eval_set's (``valid``, as given), and ``data.teacher``
-        saying what they are: a model scores X beside the privileged features (the columns it
-        was trained on), as its library does; scores are taken as given."""
+    def _teacher_scores(
+        self, X: Any, Z: Any, valid: Any, names: Optional[List[str]] = None
+    ) -> Tuple[Any, Dict[str, Any]]:
+        """The teacher's scores of the training rows (``X`` beside ``Z``, as given to fit; the
+        names of X's columns where it was a frame) and of the eval_set's (``valid``, as given),
+        and ``data.teacher`` saying what they are: a model scores X beside the privileged
+        features (the columns it was trained on), as its library does, checking their names
+        against its own; scores are taken as given."""
         teacher = self._teacher
         if _is_scores(teacher):
             splits = _score_splits(teacher)
@@ -651,15 +654,21 @@ class Ranker(_EstimatorBase):
             return (train, held), {"scores": "arrays given to fit"}
         model, name = _teacher_model(teacher)
 
-        def score(x: Any, z: Any) -> list:
+        def score(x: Any, z: Any, x_names: Optional[List[str]]) -> list:
             # Any table fit takes, as fit reads it (a sparse matrix dense, no stored index).
             full = _np.asarray(_as_array(x), dtype=_np.float64)
+            # The frames' column names, checked against a model trained on named columns.
+            columns = x_names
             if z is not None:
                 full = _np.hstack([full, _np.asarray(_as_array(z, "privileged"), dtype=_np.float64)])
-            return _distillrank.forest_scores(model, name, _np.ascontiguousarray(full), self._teacher_columns).tolist()
+                z_names = _feature_names(z)
+                columns = None if x_names is None or z_names is None else x_names + z_names
+            return _distillrank.forest_scores(
+                model, name, _np.ascontiguousarray(full), self._teacher_columns, columns).tolist()
 
-        held = None if valid is None else score(valid[0], valid[3] if len(valid) == 4 else None)
-        return (score(X, Z), held), {"scores": f"{name}'s scores of the arrays given to fit"}
+        held = None if valid is None else score(
+            valid[0], valid[3] if len(valid) == 4 else None, _feature_names(valid[0]))
+        return (score(X, Z, names), held), {"scores": f"{name}'s scores of the arrays given to fit"}
 
     @property
     def setup(self) -> Setup:
@@ -756,7 +765,7 @@ class Ranker(_EstimatorBase):
                 )
         scores = None
         if self._teacher is not None:
-            scores, described = self._teacher_scores(X, privileged, eval_set)
+            scores, described = self._teacher_scores(X, privileged, eval_set, names)
             setup["data"]["teacher"] = described
         if positions is not None:
             # y holds the clicks: the labels are y itself.

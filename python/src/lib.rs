@@ -908,14 +908,17 @@ fn letor_arrays<'py>(py: Python<'py>, data: Dataset) -> PyResult<Letor<'py>> {
 
 /// A tree model trained elsewhere (`model`: the bytes of a LightGBM model file or dump, or of an
 /// XGBoost JSON model) scoring the rows of `x` (float64; NaN a missing value), as its library
-/// does; `columns`: `auto`, `from-1` or `from-0`, the model's columns against X's.
+/// does; `columns`: `auto`, `from-1` or `from-0`, the model's columns against X's; `names`: X's
+/// columns' names, where a frame gave them, checked against the model's own.
 #[pyfunction]
+#[pyo3(signature = (model, name, x, columns, names=None))]
 fn forest_scores<'py>(
     py: Python<'py>,
     model: &[u8],
     name: &str,
     x: PyReadonlyArray2<'py, f64>,
     columns: &str,
+    names: Option<Vec<String>>,
 ) -> PyResult<Bound<'py, PyArray1<f64>>> {
     let columns: distillrank::forest::Columns =
         serde_json::from_value(serde_json::Value::String(columns.into())).map_err(|_| {
@@ -929,6 +932,13 @@ fn forest_scores<'py>(
         let name = Path::new(name);
         let forest = distillrank::forest::Forest::parse(name, model)?;
         let offset = forest.feature_offset(columns, width, name, "--teacher-columns")?;
+        forest.check_data_names(
+            "X",
+            names.as_deref(),
+            offset,
+            &format!("the teacher model {}", name.display()),
+            "teacher_columns",
+        )?;
         let scores = forest.score_rows(&values, width, offset);
         match scores.iter().position(|s| !s.is_finite()) {
             Some(i) => Err(distillrank::error::Error::Data(format!(

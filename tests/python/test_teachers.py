@@ -243,6 +243,40 @@ def test_a_ranker_learns_from_a_booster_or_from_scores(mq2008):
         dense, y.astype(int), qid=qid, verbose=False)
 
 
+def test_a_tree_teacher_trained_on_named_columns_reads_them_by_name(mq2008, tmp_path):
+    """A LightGBM or XGBoost model trained on a data frame keeps its columns' names (LightGBM
+    writes spaces as underscores): a frame given to fit, or a Parquet file given to the CLI, must
+    name them in the same order. Pandas' default labels (0, 1, ...) name nothing."""
+    import distillrank
+    pd = pytest.importorskip("pandas")
+    pq = pytest.importorskip("pyarrow.parquet")
+    pa = pytest.importorskip("pyarrow")
+    X, y, qid, _ = mq2008
+    names = [f"feature {j}" for j in range(X.shape[1])]
+    frame = pd.DataFrame(X.toarray(), columns=names)
+    swapped = frame[[names[1], names[0], *names[2:]]]
+    grades = y.astype(int)
+    for library, booster in [
+        ("LightGBM", lightgbm.LGBMRanker(n_estimators=5, verbose=-1).fit(frame, y, group=groups(qid)).booster_),
+        ("XGBoost", xgboost.XGBRanker(n_estimators=5).fit(frame, y, qid=qid).get_booster()),
+    ]:
+        ranker = lambda: distillrank.Ranker(method="pfd", teacher=booster, epochs=1, widths=[8], backend="cpu")
+        ranker().fit(frame, grades, qid=qid, verbose=False)
+        with pytest.raises(ValueError, match=r'X: feature column 1 is "feature.1", which is column 2 in the teacher model'):
+            ranker().fit(swapped, grades, qid=qid, verbose=False)
+        # Arrays, and a frame of pandas' default labels, are read by position.
+        ranker().fit(pd.DataFrame(X.toarray()), grades, qid=qid, verbose=False)
+        # The CLI on Parquet files of the frame's columns, in order and not.
+        model = tmp_path / f"{library}.{'txt' if library == 'LightGBM' else 'json'}"
+        booster.save_model(str(model))
+        for table, path in [(frame, tmp_path / "same.parquet"), (swapped, tmp_path / "swapped.parquet")]:
+            pq.write_table(pa.Table.from_pandas(table.assign(qid=qid, label=grades), preserve_index=False), path)
+        agree(predicted(model, tmp_path / "same.parquet"), booster.predict(
+            frame if library == "LightGBM" else xgboost.DMatrix(frame), **({"raw_score": True} if library == "LightGBM" else {"output_margin": True})))
+        refused = subprocess.run([str(BIN), "predict", "--model", model, tmp_path / "swapped.parquet"], capture_output=True, text=True)
+        assert refused.returncode != 0 and "feature column 1 is" in refused.stderr, refused.stderr
+
+
 def test_unbiased_gbdt_bench_trains_on_every_impression_and_scores_the_compare_queries(tmp_path):
     """bench/unbiased_gbdt.py: every impression of the simulated log is one training row (471
     queries x 100 sessions of MQ2008's training file, 10 shown), LightGBM's `position` changes its
