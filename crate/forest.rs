@@ -615,22 +615,27 @@ impl Forest {
         model: &str,
         setting: &str,
     ) -> Result<()> {
-        let names: Option<Vec<String>> = names.map(|names| match self.library {
-            Library::LightGbm => names.iter().map(|n| n.replace(' ', "_")).collect(),
-            Library::XgBoost => names.to_vec(),
-        });
+        let same = |mine: &str, theirs: &str| match self.library {
+            Library::LightGbm => mine.replace(' ', "_") == theirs,
+            Library::XgBoost => mine == theirs,
+        };
         let check = |offset| {
-            crate::data::check_columns_named(
+            crate::data::check_columns_named_by(
                 file,
-                names.as_deref(),
+                names,
                 self.names_as_features(offset),
                 model,
+                &same,
             )
         };
         check(offset).map_err(|e| {
             let other = 1 - offset.min(1);
+            // The other mapping fits only where it names every column the data name.
+            let covers = self
+                .names_as_features(other)
+                .is_some_and(|theirs| theirs.len() >= names.map_or(0, <[String]>::len));
             match (check(other), e) {
-                (Ok(()), Error::Data(message)) => Error::Data(format!(
+                (Ok(()), Error::Data(message)) if covers => Error::Data(format!(
                     "{message}; the names fit under the other column mapping: give {setting} {}",
                     if other == 0 { "from-0" } else { "from-1" }
                 )),

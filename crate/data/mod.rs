@@ -126,15 +126,27 @@ pub fn check_columns_named(
     names: Option<&[String]>,
     theirs: &str,
 ) -> crate::error::Result<()> {
+    check_columns_named_by(name, mine, names, theirs, &|a, b| a == b)
+}
+
+/// [`check_columns_named`], where `same(mine, theirs)` says whether two names are one (a library
+/// that rewrites names: LightGBM's underscores for spaces). Messages quote `mine` as given.
+pub fn check_columns_named_by(
+    name: &str,
+    mine: Option<&[String]>,
+    names: Option<&[String]>,
+    theirs: &str,
+    same: &dyn Fn(&str, &str) -> bool,
+) -> crate::error::Result<()> {
     let (Some(mine), Some(names)) = (mine, names) else {
         return Ok(());
     };
-    let Some(i) = mine.iter().zip(names).position(|(a, b)| a != b) else {
+    let Some(i) = mine.iter().zip(names).position(|(a, b)| !same(a, b)) else {
         return Ok(());
     };
     let name = crate::error::printable(name);
     Err(crate::error::Error::Data(
-        match names.iter().position(|n| *n == mine[i]) {
+        match names.iter().position(|n| same(&mine[i], n)) {
             Some(j) => format!(
                 "{name}: feature column {} is {:?}, which is column {} in {theirs}: columns are read by position, so the same columns must come in the same order (select them in the order of {theirs})",
                 i + 1,

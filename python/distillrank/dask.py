@@ -101,12 +101,13 @@ def sweep(
     return out
 
 
-def _scorer(model: Any) -> Any:
+def _scorer(model: Any, features: Sequence[Any]) -> Any:
     """A function from a partition's feature matrix and query ids (None when the frame has
     none; a listwise model needs them, the others ignore them) to its scores, for `model`: a fitted
     :class:`distillrank.Ranker` (sent to the workers pickled), a saved model's prefix (read on
     each worker), or a LightGBM or XGBoost model file (read here, scored on the workers by the
-    library's reader, as its library scores it)."""
+    library's reader, as its library scores it). ``features``: the frame's feature columns,
+    whose names a tree model trained on named columns checks here, before any task runs."""
     import numpy as np
 
     if isinstance(model, str) or hasattr(model, "__fspath__"):
@@ -123,8 +124,12 @@ def _scorer(model: Any) -> Any:
             )
         with open(path, "rb") as f:
             data = f.read()
-        return lambda x, q: np.asarray(_distillrank.forest_scores(data, path, np.asarray(x, np.float64), "auto"),
-                                       np.float32)
+        # String labels name features (pandas' default 0, 1, ... do not), as Ranker.fit takes them.
+        names = [str(c) for c in features] if all(isinstance(c, str) for c in features) else None
+        # No row yet: the column mapping and the names, checked before any task.
+        _distillrank.forest_scores(data, path, np.zeros((0, len(features))), "auto", names)
+        return lambda x, q: np.asarray(
+            _distillrank.forest_scores(data, path, np.asarray(x, np.float64), "auto", names), np.float32)
     if isinstance(model, _importlib.import_module("distillrank").Ranker):
         return lambda x, q: model.predict(x, qid=q)
     if hasattr(model, "predict"):
@@ -363,7 +368,7 @@ def predict(
 
     features = _columns(frame, columns, (qid, "label") if exclude is None else exclude)
     _check_feature_names(model, features)
-    score = _scorer(model)
+    score = _scorer(model, features)
     if _attends(model):
         check_queries_whole(frame, qid)
 
@@ -398,8 +403,8 @@ def evaluate(
 
     features = _columns(frame, columns, (qid, label))
     _check_feature_names(model, features)
+    score = _scorer(model, features)
     check_queries_whole(frame, qid)
-    score = _scorer(model)
 
     def per_query(part: Any) -> Any:
         if len(part) == 0:

@@ -936,7 +936,7 @@ fn forest_scores<'py>(
             "X",
             names.as_deref(),
             offset,
-            &format!("the teacher model {}", name.display()),
+            &format!("the model {}", name.display()),
             "teacher_columns",
         )?;
         let scores = forest.score_rows(&values, width, offset);

@@ -269,7 +269,7 @@ def test_scoring_and_evaluation_on_the_workers_equal_one_machines(client):
     assert abs(tree["ndcg@8"] - expected) < 1e-12
 
 
-def test_the_workers_check_what_one_machine_checks(client):
+def test_the_workers_check_what_one_machine_checks(client, tmp_path):
     """A ranker fitted on a frame checks the Dask frame's feature names and order, as
     Ranker.predict does; an empty partition scores no row; the qid column named by ``qid=`` is no
     feature; a sweep's values and a model's file are refused by name; a frame in memory is named
@@ -284,6 +284,16 @@ def test_the_workers_check_what_one_machine_checks(client):
     for call in (lambda: dr_dask.predict(ranker, reordered), lambda: dr_dask.evaluate(ranker, reordered)):
         with pytest.raises(ValueError, match=r"^frame: column 0 is 'f46' where fit saw 'f1'"):
             call()
+    # So does a tree model trained on the frame's named columns, before any task.
+    lightgbm = pytest.importorskip("lightgbm")
+    _, starts, counts = np.unique(qid, return_index=True, return_counts=True)
+    named = tmp_path / "named.txt"
+    lightgbm.LGBMRanker(n_estimators=3, verbose=-1).fit(
+        frame[features], y, group=counts[np.argsort(starts)]).booster_.save_model(str(named))
+    for call in (lambda: dr_dask.predict(str(named), reordered), lambda: dr_dask.evaluate(str(named), reordered)):
+        with pytest.raises(ValueError, match=r'feature column 1 is "f46", which is column 46 in the model'):
+            call()
+    assert len(dr_dask.predict(str(named), dd.from_pandas(frame, npartitions=2)).compute()) == len(frame)
     # A filter that empties partitions.
     whole = dd.from_pandas(frame.set_index("qid", drop=False), npartitions=3, sort=True)
     first = int(frame["qid"].min())

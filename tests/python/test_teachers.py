@@ -262,7 +262,7 @@ def test_a_tree_teacher_trained_on_named_columns_reads_them_by_name(mq2008, tmp_
     ]:
         ranker = lambda: distillrank.Ranker(method="pfd", teacher=booster, epochs=1, widths=[8], backend="cpu")
         ranker().fit(frame, grades, qid=qid, verbose=False)
-        with pytest.raises(ValueError, match=r'X: feature column 1 is "feature.1", which is column 2 in the teacher model'):
+        with pytest.raises(ValueError, match=r'X: feature column 1 is "feature 1", which is column 2 in the model'):
             ranker().fit(swapped, grades, qid=qid, verbose=False)
         # Arrays, and a frame of pandas' default labels, are read by position.
         ranker().fit(pd.DataFrame(X.toarray()), grades, qid=qid, verbose=False)
