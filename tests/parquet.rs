@@ -674,6 +674,12 @@ fn class_columns_named_in_another_order_are_refused_in_every_door() {
         .map(String::from)
     };
     let run = |args: &[String]| distillrank(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    // A command with the flags of a short run.
+    let short = |args: &[&str]| {
+        let mut all = args.to_vec();
+        all.extend(["--epochs", "1", "--seeds", "1", "--widths", "8", "--quiet"]);
+        distillrank(&all)
+    };
     // A run's splits.
     let training_file = format!("the training file {train}");
     let (ok, _, stderr) = run(&train_args(&swapped, &d("refused")));
@@ -683,6 +689,22 @@ fn class_columns_named_in_another_order_are_refused_in_every_door() {
     );
     let (ok, _, stderr) = run(&train_args(&same, &d("m")));
     assert!(ok, "{stderr}");
+    // Through the prepared cache too: written by the first run, read by the second, each
+    // student keeping the names.
+    for save in ["cached1", "cached2"] {
+        let mut args = train_args(&same, &d(save)).to_vec();
+        args.extend(["--prepared-cache".to_string(), "true".to_string()]);
+        let (ok, _, stderr) = run(&args);
+        assert!(ok, "{stderr}");
+        let config: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(d(&format!("{save}.json"))).unwrap())
+                .unwrap();
+        assert_eq!(
+            config["feature_names"],
+            serde_json::json!(["a", "b", "c"]),
+            "{save}"
+        );
+    }
     // The saved model keeps the names, and scoring checks them.
     let config: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(d("m.json")).unwrap()).unwrap();
@@ -707,7 +729,7 @@ fn class_columns_named_in_another_order_are_refused_in_every_door() {
     let (ok, _, stderr) = distillrank(&["predict", "--model", &d("m"), &again]);
     assert!(ok, "{stderr}");
     // The global objectives' splits.
-    let (ok, _, stderr) = distillrank(&[
+    let (ok, _, stderr) = short(&[
         "objectives",
         "--train",
         &train,
@@ -715,11 +737,6 @@ fn class_columns_named_in_another_order_are_refused_in_every_door() {
         &same,
         "--test",
         &swapped,
-        "--epochs",
-        "1",
-        "--seeds",
-        "1",
-        "--quiet",
         "--out",
         &d("objectives"),
     ]);
@@ -754,7 +771,7 @@ Tree=0\nnum_leaves=2\nnum_cat=0\nsplit_feature=0\nsplit_gain=1\nthreshold=0.5\nd
         )),
         "{stderr}"
     );
-    let (ok, _, stderr) = distillrank(&[
+    let (ok, _, stderr) = short(&[
         "compare",
         "--train",
         &train,
@@ -766,11 +783,6 @@ Tree=0\nnum_leaves=2\nnum_cat=0\nsplit_feature=0\nsplit_gain=1\nthreshold=0.5\nd
         &bac,
         "--methods",
         "pfd",
-        "--epochs",
-        "1",
-        "--seeds",
-        "1",
-        "--quiet",
         "--out",
         &d("teacher"),
     ]);
@@ -790,19 +802,12 @@ Tree=0\nnum_leaves=2\nnum_cat=0\nsplit_feature=0\nsplit_gain=1\nthreshold=0.5\nd
             _ => write_from(k * 100, &part, [("a", &a), ("b", &b), ("c", &c)]),
         };
     }
-    let (ok, _, stderr) = distillrank(&[
+    let (ok, _, stderr) = short(&[
         "compare",
         "--folds",
         &folds,
-        "--epochs",
-        "1",
-        "--widths",
-        "8",
-        "--seeds",
-        "1",
         "--backend",
         "cpu",
-        "--quiet",
         "--out",
         &d("out"),
     ]);
