@@ -34,6 +34,65 @@ fn cache_loads_back_exactly_what_was_parsed() {
 }
 
 #[test]
+fn a_cache_keeps_its_columns_names_and_refuses_names_that_do_not_fit() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = copy_of_vali(dir.path());
+    let mut named = read_letor_file(&source, None, &ReadOptions::default()).unwrap();
+    let names: Vec<String> = (1..=named.n_features)
+        .map(|j| format!("f\"{j}\""))
+        .collect();
+    named.feature_names = Some(names.clone());
+    let cache = cache_path(&source);
+    write_cache(&named, &source, &cache).unwrap();
+    let (loaded, state) = read_cache(&cache, Some(&source)).unwrap();
+    assert_eq!(state, CacheState::Fresh);
+    assert_eq!(loaded.feature_names.as_deref(), Some(&names[..]));
+    assert!(
+        loaded == named,
+        "the cache reads back otherwise than written"
+    );
+    // Names a Parquet file could not have given, written with a checksum that matches.
+    let good = std::fs::read(&cache).unwrap();
+    let first = good.iter().rposition(|&b| b == b'[').unwrap();
+    let with = |at: usize, name: &str| {
+        let mut names = names.clone();
+        names[at] = name.into();
+        serde_json::to_string(&names).unwrap()
+    };
+    for (what, names, message) in [
+        (
+            "one name fewer",
+            r#"["a"]"#.to_string(),
+            "1 column names for 46 features",
+        ),
+        ("not strings", "[1]".to_string(), "its column names"),
+        (
+            "a name twice",
+            with(1, "f\"1\""),
+            "feature column 2 is named 'f\"1\"', as an earlier one is",
+        ),
+        (
+            "a Parquet file's query ids",
+            with(3, "qid"),
+            "feature column 4 is named 'qid', which names the query ids",
+        ),
+    ] {
+        let mut bytes = good[..first].to_vec();
+        bytes.extend_from_slice(names.as_bytes());
+        bytes[72..80].copy_from_slice(&(names.len() as u64).to_le_bytes());
+        let checksum = crc32fast::hash(&bytes[128..]);
+        bytes[12..16].copy_from_slice(&checksum.to_le_bytes());
+        let path = dir.path().join("bad.drcache");
+        std::fs::write(&path, &bytes).unwrap();
+        let e = read_cache(&path, None).unwrap_err().to_string();
+        assert!(
+            e.contains("corrupt cache") && e.contains(message),
+            "{what}: {e}"
+        );
+    }
+}
+
+#[test]
 fn a_changed_source_makes_the_cache_stale_and_it_is_rebuilt() {
     let dir = tempfile::tempdir().unwrap();
     let source = copy_of_vali(dir.path());

@@ -643,7 +643,7 @@ fn class_columns_named_in_another_order_are_refused_in_every_door() {
     let swapped = write("swapped.parquet", [("b", &b), ("a", &a), ("c", &c)]);
     let text = d("text.txt");
     std::fs::write(&text, "1 qid:1 1:0.5 2:1 3:2\n0 qid:1 1:0.1 2:0 3:1\n").unwrap();
-    // Binary caches beside the files keep their values; the names come from the files' footers.
+    // Binary caches beside the files keep their values and their names.
     for file in [&train, &swapped] {
         let (ok, _, stderr) = distillrank(&["data", "cache", file]);
         assert!(ok, "{stderr}");
@@ -722,6 +722,21 @@ fn class_columns_named_in_another_order_are_refused_in_every_door() {
             assert!(ok, "{command} {file}: {stderr}");
         }
     }
+    // A cache named directly keeps them too, and so does a file converted from it.
+    let cache = format!("{swapped}.drcache");
+    let (ok, _, stderr) = distillrank(&["predict", "--model", &d("m"), &cache]);
+    assert!(
+        !ok && refused(&stderr, &cache, "the model's training data"),
+        "{stderr}"
+    );
+    let from_cache = d("from-cache.parquet");
+    let (ok, _, stderr) = distillrank(&["data", "convert", &cache, "--out", &from_cache]);
+    assert!(ok, "{stderr}");
+    let (ok, _, stderr) = distillrank(&["predict", "--model", &d("m"), &from_cache]);
+    assert!(
+        !ok && refused(&stderr, &from_cache, "the model's training data"),
+        "{stderr}"
+    );
     // A file converted keeps its columns' names.
     let again = d("again.parquet");
     let (ok, _, stderr) = distillrank(&["data", "convert", &same, "--out", &again]);
@@ -792,6 +807,83 @@ Tree=0\nnum_leaves=2\nnum_cat=0\nsplit_feature=0\nsplit_gain=1\nthreshold=0.5\nd
         )),
         "{stderr}"
     );
+    // Beside a training file of LETOR text (the same values, unnamed), the named splits are
+    // checked against the first of them, and a tree model's names against it: in a comparison,
+    // a run and the global objectives. A student keeps its names.
+    let letor = d("train.txt");
+    let rows: String = (0..queries * docs)
+        .map(|i| {
+            format!(
+                "{} qid:{} 1:{} 2:{} 3:{}\n",
+                grades[i], qids[i], a[i], b[i], c[i]
+            )
+        })
+        .collect();
+    std::fs::write(&letor, rows).unwrap();
+    let validation_file = format!("the validation file {same}");
+    for (command, out) in [("compare", "unnamed"), ("objectives", "unnamed-objectives")] {
+        let (ok, _, stderr) = short(&[
+            command,
+            "--train",
+            &letor,
+            "--valid",
+            &same,
+            "--test",
+            &swapped,
+            "--out",
+            &d(out),
+        ]);
+        assert!(
+            !ok && refused(&stderr, &swapped, &validation_file),
+            "{command}: {stderr}"
+        );
+    }
+    // A teacher, through the prepared cache too (written by the first run, read by the
+    // second, which must still know which file names the columns), and a reference.
+    for (flag, noun, cache) in [
+        ("--teacher-model", "teacher", "false"),
+        ("--teacher-model", "teacher", "true"),
+        ("--teacher-model", "teacher", "true"),
+        ("--reference-model", "reference", "false"),
+    ] {
+        let (ok, _, stderr) = short(&[
+            "compare",
+            "--train",
+            &letor,
+            "--test",
+            &swapped,
+            flag,
+            &abc,
+            "--methods",
+            "pfd",
+            "--prepared-cache",
+            cache,
+            "--out",
+            &d("unnamed-teacher"),
+        ]);
+        assert!(
+            !ok && stderr.contains(&format!(
+                "{swapped}: feature column 1 is \"b\", which is column 2 in the {noun} model {abc}"
+            )),
+            "{flag} (prepared cache {cache}): {stderr}"
+        );
+    }
+    let prepared = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.starts_with("train.txt.") && name.ends_with(".drprep"))
+        .count();
+    assert_eq!(
+        prepared, 1,
+        "the prepared cache the second teacher run read"
+    );
+    let mut args = train_args(&same, &d("unnamed-student")).to_vec();
+    args[2] = letor.clone();
+    let (ok, _, stderr) = run(&args);
+    assert!(ok, "{stderr}");
+    let config: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d("unnamed-student.json")).unwrap()).unwrap();
+    assert_eq!(config["feature_names"], serde_json::json!(["a", "b", "c"]));
     // A fold's training parts (Parquet under the parts' names).
     let folds = d("folds");
     std::fs::create_dir(&folds).unwrap();

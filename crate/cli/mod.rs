@@ -501,7 +501,8 @@ pub enum DataCommand {
     /// Build the binary cache FILE.drcache, which later commands load instead of parsing FILE.
     Cache(FileArgs),
     /// Convert ranking data between LETOR text and Parquet, keeping which entries the input
-    /// left out (a .drcache keeps the values only: every entry is written, with a warning).
+    /// left out (a .drcache keeps the values and a Parquet source's column names, not which
+    /// entries were left out: every entry is written, with a warning).
     /// FILE: LETOR / SVMlight text (optionally .gz), a Parquet file or a folder of
     /// Parquet part files, or a .drcache. OUT: Parquet when it ends in .parquet (columns qid,
     /// label, f1, f2, ...; row groups cut at query boundaries), LETOR text otherwise (gzip when

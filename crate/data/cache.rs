@@ -15,11 +15,13 @@
 //!   source_id    u64      its identity ([`file_identity`]: times, inode, sampled contents)
 //!   query_len    u64      size of the LightGBM `SOURCE.query` file beside it (0 if none)
 //!   query_id     u64      its identity (0 if none)
+//!   names_len    u64      bytes of the names section (0: the columns are not named)
 //!   (zeros up to 128 bytes)
 //! features       f32[n_docs * n_features]   row-major
 //! grades         u8[n_docs]
 //! group_offsets  u64[n_groups + 1]
 //! qids           u64[n_groups]
+//! names          JSON array of the n_features column names (a Parquet source's), where named
 //! ```
 //!
 //! A cache is used only when it matches its source and itself: one whose recorded sizes or
@@ -36,7 +38,7 @@ use crate::data::{Dataset, Features};
 use crate::error::{Error, Result};
 
 pub const MAGIC: [u8; 8] = *b"DRLETOR\0";
-pub const CACHE_VERSION: u32 = 3;
+pub const CACHE_VERSION: u32 = 4;
 const HEADER_BYTES: usize = 128;
 
 /// Where the cache of `source` lives: beside it, with `.drcache` appended.
@@ -120,6 +122,11 @@ pub fn file_identity(path: &Path) -> Result<(u64, u64)> {
 /// Writes `dataset`, parsed from `source`, to `cache`, streamed (no second copy of the matrix).
 pub fn write_cache(dataset: &Dataset, source: &Path, cache: &Path) -> Result<()> {
     let stamp = stamp(source)?;
+    // A Parquet source's column names, which its readers check by name.
+    let names = match &dataset.feature_names {
+        Some(names) => serde_json::to_vec(names).map_err(|e| Error::Config(e.to_string()))?,
+        None => Vec::new(),
+    };
     let write = |checksum: u32, out: &mut dyn std::io::Write| -> std::io::Result<()> {
         let mut header = Vec::with_capacity(HEADER_BYTES);
         header.extend_from_slice(&MAGIC);
@@ -133,19 +140,23 @@ pub fn write_cache(dataset: &Dataset, source: &Path, cache: &Path) -> Result<()>
             stamp.id,
             stamp.query_len,
             stamp.query_id,
+            names.len() as u64,
         ] {
             header.extend_from_slice(&v.to_le_bytes());
         }
         header.resize(HEADER_BYTES, 0);
         let offsets: Vec<u64> = dataset.group_offsets.iter().map(|&o| o as u64).collect();
         // Little-endian on the only machines that write caches (checked below).
-        let sections: [&[u8]; 5] = [
+        let mut sections: Vec<&[u8]> = vec![
             &header,
             bytemuck::cast_slice(&dataset.features),
             &dataset.grades,
             bytemuck::cast_slice(&offsets),
             bytemuck::cast_slice(&dataset.qids),
         ];
+        if !names.is_empty() {
+            sections.push(&names);
+        }
         // Each section after the features starts on an ALIGN boundary.
         write_sections(out, sections, 2)
     };
@@ -199,9 +210,10 @@ pub fn read_cache(cache: &Path, source: Option<&Path>) -> Result<(Dataset, Cache
         query_len: u64_at(56),
         query_id: u64_at(64),
     };
+    let names_len = u64_at(72) as u128;
 
     // Section offsets in u128 with checked arithmetic: a corrupt header cannot overflow them.
-    let sections = || -> Option<(u128, u128, u128, u128)> {
+    let sections = || -> Option<(u128, u128, u128, u128, u128)> {
         let align128 =
             |n: u128| Some(n.checked_add(ALIGN as u128 - 1)? / ALIGN as u128 * ALIGN as u128);
         let (docs, feats, groups) = (n_docs as u128, n_features as u128, n_groups as u128);
@@ -210,14 +222,20 @@ pub fn read_cache(cache: &Path, source: Option<&Path>) -> Result<(Dataset, Cache
         )?;
         let offsets_at = align128(grades_at.checked_add(docs)?)?;
         let qids_at = align128(offsets_at.checked_add((groups + 1).checked_mul(8)?)?)?;
-        Some((
-            grades_at,
-            offsets_at,
-            qids_at,
-            qids_at.checked_add(groups.checked_mul(8)?)?,
-        ))
+        let qids_end = qids_at.checked_add(groups.checked_mul(8)?)?;
+        let names_at = align128(qids_end)?;
+        Some(match names_len {
+            0 => (grades_at, offsets_at, qids_at, qids_end, qids_end),
+            n => (
+                grades_at,
+                offsets_at,
+                qids_at,
+                qids_end,
+                names_at.checked_add(n)?,
+            ),
+        })
     };
-    let Some((grades_at, offsets_at, qids_at, end)) = sections() else {
+    let Some((grades_at, offsets_at, qids_at, qids_end, end)) = sections() else {
         return Err(bad("corrupt cache: its header's sizes overflow".into()));
     };
     if map.len() as u128 != end {
@@ -233,15 +251,49 @@ pub fn read_cache(cache: &Path, source: Option<&Path>) -> Result<(Dataset, Cache
         ))
     })?;
     // The file is exactly `end` bytes long, so every offset fits in usize.
-    let (features_at, grades_at, offsets_at, qids_at, end) = (
+    let (features_at, grades_at, offsets_at, qids_at, qids_end, end) = (
         HEADER_BYTES,
         grades_at as usize,
         offsets_at as usize,
         qids_at as usize,
+        qids_end as usize,
         end as usize,
     );
     let offsets: &[u64] = bytemuck::cast_slice(&map[offsets_at..offsets_at + 8 * (n_groups + 1)]);
-    let qids: &[u64] = bytemuck::cast_slice(&map[qids_at..end]);
+    let qids: &[u64] = bytemuck::cast_slice(&map[qids_at..qids_end]);
+    let feature_names = match names_len {
+        0 => None,
+        n => {
+            let names: Vec<String> = serde_json::from_slice(&map[end - n as usize..end])
+                .map_err(|e| bad(format!("corrupt cache: its column names: {e}")))?;
+            if names.len() != n_features {
+                return Err(bad(format!(
+                    "corrupt cache: {} column names for {n_features} features",
+                    names.len()
+                )));
+            }
+            // Names a Parquet file could give its features: distinct, and neither of the
+            // columns its reader takes by name.
+            use crate::data::parquet::{LABEL, QID};
+            if let Some((i, again)) = names
+                .iter()
+                .enumerate()
+                .find(|&(i, n)| names[..i].contains(n) || n == QID || n == LABEL)
+            {
+                return Err(bad(format!(
+                    "corrupt cache: feature column {} is named '{}', {}",
+                    i + 1,
+                    crate::error::printable(again),
+                    if again == QID || again == LABEL {
+                        "which names the query ids or the grades in a Parquet file"
+                    } else {
+                        "as an earlier one is: expected distinct names"
+                    }
+                )));
+            }
+            Some(names)
+        }
+    };
     let (grades, group_offsets, qids) = (
         map[grades_at..grades_at + n_docs].to_vec(),
         offsets.iter().map(|&o| o as usize).collect(),
@@ -256,7 +308,7 @@ pub fn read_cache(cache: &Path, source: Option<&Path>) -> Result<(Dataset, Cache
         group_offsets,
         qids,
         source: source.map(Path::to_path_buf),
-        feature_names: None,
+        feature_names,
     };
     // A cache holds what the text reader accepted, and nothing else: a damaged or hand-made one
     // is refused here rather than trained on.

@@ -164,6 +164,38 @@ pub fn check_columns_named_by(
     ))
 }
 
+/// The widest of a run's named splits (training, validation, test: each its file's name and
+/// data; the earliest of equal width), with its names, after every other split whose file names
+/// its columns (Parquet's) is checked against them: columns are read by position, so named
+/// ones must come in the same order in every file. Beside a training file of LETOR text, which
+/// names none, the validation and test files in Parquet are so checked against each other.
+pub fn check_splits_named<'a>(
+    splits: [(Option<&'a str>, Option<&'a Dataset>); 3],
+) -> crate::error::Result<Option<(&'a str, &'a [String])>> {
+    const SPLITS: [&str; 3] = ["training", "validation", "test"];
+    let named: Vec<(usize, &str, &[String])> = (0..3)
+        .filter_map(|k| match splits[k] {
+            (Some(file), Some(data)) => Some((k, file, data.feature_names.as_deref()?)),
+            _ => None,
+        })
+        .collect();
+    let Some(&(widest, file, names)) = named
+        .iter()
+        .max_by_key(|&&(k, _, names)| (names.len(), std::cmp::Reverse(k)))
+    else {
+        return Ok(None);
+    };
+    let theirs = format!(
+        "the {} file {}",
+        SPLITS[widest],
+        crate::error::printable(file)
+    );
+    for &(_, name, mine) in named.iter().filter(|&&(k, ..)| k != widest) {
+        check_columns_named(name, Some(mine), Some(names), &theirs)?;
+    }
+    Ok(Some((file, names)))
+}
+
 /// A parsed ranking dataset: documents in query-group order.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Dataset {

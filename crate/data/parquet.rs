@@ -933,17 +933,6 @@ fn open_path(path: &Path, options: &ReadOptions) -> Result<Vec<Part<std::fs::Fil
         .collect()
 }
 
-/// The feature columns' names of the Parquet file (or folder of part files) at `path`, read from
-/// its footer alone: what a binary cache of its data does not keep.
-#[cfg(not(target_arch = "wasm32"))]
-pub fn feature_names_of(path: &Path) -> Result<Vec<String>> {
-    let parts = open_path(path, &ReadOptions::default())?;
-    Ok(parts
-        .first()
-        .map(|p| p.layout.features.iter().map(|(_, n)| n.clone()).collect())
-        .unwrap_or_default())
-}
-
 /// Reads a Parquet file, or a folder of part files, in the layout above. `on_rows` hears the
 /// number of rows read so far.
 #[cfg(not(target_arch = "wasm32"))]

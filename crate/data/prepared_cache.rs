@@ -59,8 +59,9 @@ use crate::error::{Error, Result};
 
 pub const MAGIC: [u8; 8] = *b"DRPREP\0\0";
 /// The layout's version; part of every key, so a new layout never reads an old file. 3: the
-/// description beside the splits keeps the source's column names.
-pub const PREPARED_VERSION: u32 = 3;
+/// description beside the splits keeps the source's column names; 4: and the file that names
+/// them, which may be a validation or test file beside a training file of LETOR text.
+pub const PREPARED_VERSION: u32 = 4;
 const HEADER_BYTES: usize = 64;
 /// The most bytes of JSON a header may announce (a corrupt length fails here, not in an
 /// allocation).

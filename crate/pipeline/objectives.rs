@@ -51,13 +51,12 @@ pub fn objectives_data(
         .as_deref()
         .map(|name| store.load(name, Role::Test, reporter))
         .transpose()?;
-    // Columns are read by position: named ones (Parquet's) in the training file's order.
-    let theirs = format!("the training file {}", crate::error::printable(train));
-    for (data, name) in [(&valid_data, valid), (&test_data, test)] {
-        if let (Some(data), Some(name)) = (data, name) {
-            data.check_columns_named_as(name, train_data.feature_names.as_deref(), &theirs)?;
-        }
-    }
+    // Columns are read by position: named ones (Parquet's) in the same order in every file.
+    crate::data::check_splits_named([
+        (Some(train.as_str()), Some(&train_data)),
+        (valid.as_deref(), valid_data.as_ref()),
+        (test.as_deref(), test_data.as_ref()),
+    ])?;
     let (train_data, test_data) = match test_data {
         Some(test) => (train_data, test),
         None => hold_out_test(&train_data, HOLDOUT.1, 0)?,

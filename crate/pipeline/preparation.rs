@@ -22,10 +22,13 @@ pub struct PreparedData {
     /// Feature columns of the source data a student reads from (the original file's, without
     /// simulated logs or separately given privileged features).
     pub source_features: usize,
-    /// The source data's feature columns' names, where its training file names them (Parquet)
-    /// and a student reads them all: kept in a saved student ([`crate::model_io::ModelConfig`]),
+    /// The source data's feature columns' names, where its files name them (Parquet) and a
+    /// student reads them all: kept in a saved student ([`crate::model_io::ModelConfig`]),
     /// which checks the columns of the files it scores against them.
     pub feature_names: Option<Vec<String>>,
+    /// The file that names them: the training file, or where it names none (LETOR text) the
+    /// first validation or test file that does.
+    pub names_from: Option<String>,
     pub description: String,
     pub options: PrepareOptions,
     /// The simulated logs' summary, when z comes from logs simulated here.
@@ -51,6 +54,8 @@ struct Loaded {
     synthetic_z: Option<Vec<usize>>,
     description: String,
     names: [Option<String>; 3],
+    /// The file that names the columns, and its names ([`crate::data::check_splits_named`]).
+    feature_names: Option<(String, Vec<String>)>,
     /// Warnings of a split that holds another's queries ([`shared_queries`]).
     shared: Vec<String>,
 }
@@ -165,14 +170,13 @@ fn load(data: &DataSetup, store: &mut dyn Store, reporter: &mut dyn Reporter) ->
                 if let (Some(split), Some(name), false) = (split, name, data.wants_logs()) {
                     check_columns(split, name, &train_data, train, data.allow_missing_features)?;
                 }
-                if let (Some(split), Some(name)) = (split, name) {
-                    split.check_columns_named_as(
-                        name,
-                        train_data.feature_names.as_deref(),
-                        &format!("the training file {}", crate::error::printable(train)),
-                    )?;
-                }
             }
+            let feature_names = crate::data::check_splits_named([
+                (Some(train.as_str()), Some(&train_data)),
+                (valid.as_deref(), valid_data.as_ref()),
+                (test.as_deref(), test_data.as_ref()),
+            ])?
+            .map(|(file, names)| (file.to_string(), names.to_vec()));
             Loaded {
                 train: train_data,
                 valid: valid_data,
@@ -180,6 +184,7 @@ fn load(data: &DataSetup, store: &mut dyn Store, reporter: &mut dyn Reporter) ->
                 synthetic_z: None,
                 description: train.clone(),
                 names: [Some(train.clone()), valid.clone(), test.clone()],
+                feature_names,
                 shared,
             }
         }
@@ -196,6 +201,7 @@ fn load(data: &DataSetup, store: &mut dyn Store, reporter: &mut dyn Reporter) ->
                 synthetic_z: None,
                 description: "MQ2008 Fold1, bundled".into(),
                 names: [None, None, None],
+                feature_names: None,
                 shared: Vec::new(),
             }
         }
@@ -224,6 +230,7 @@ fn load(data: &DataSetup, store: &mut dyn Store, reporter: &mut dyn Reporter) ->
                 synthetic_z: Some(s.privileged_columns),
                 description,
                 names: [None, None, None],
+                feature_names: None,
                 shared: Vec::new(),
             }
         }
@@ -265,11 +272,15 @@ pub fn prepare(
     } else {
         prepare_in_memory(data, store, needs_test, &Scratch::Memory, reporter)?
     };
+    let named = prepared
+        .names_from
+        .as_deref()
+        .zip(prepared.feature_names.as_deref());
     prepared.teacher = super::teacher::external_scores(
         data,
         &prepared.prepared,
         prepared.source_features,
-        prepared.feature_names.as_deref(),
+        named,
         store,
         reporter,
     )?
@@ -278,7 +289,7 @@ pub fn prepare(
         data,
         &prepared.prepared,
         prepared.source_features,
-        prepared.feature_names.as_deref(),
+        named,
         store,
         reporter,
     )?
@@ -477,6 +488,7 @@ impl PreparedData {
         serde_json::json!({
             "source_features": self.source_features,
             "feature_names": self.feature_names,
+            "names_from": self.names_from,
             "description": self.description,
             "options": self.options,
             "logs": self.logs,
@@ -496,6 +508,7 @@ impl PreparedData {
             prepared,
             source_features: serde_json::from_value(field("source_features"))?,
             feature_names: serde_json::from_value(field("feature_names"))?,
+            names_from: serde_json::from_value(field("names_from"))?,
             description: serde_json::from_value(field("description"))?,
             options: serde_json::from_value(field("options"))?,
             logs: serde_json::from_value(field("logs"))?,
@@ -604,10 +617,9 @@ fn prepare_in_memory(
         synthetic_z,
         description,
         names,
+        feature_names: source_names,
         shared,
     } = load(data, store, reporter)?;
-    // The names of the source's columns, before logs add theirs.
-    let source_names = train.feature_names.clone();
     // Data without a test split get one held out of the training queries. Preparation takes it
     // from the training matrix itself; only simulated logs, which rewrite the splits, need it
     // as a dataset of its own first.
@@ -663,12 +675,13 @@ fn prepare_in_memory(
     // files without logs.
     let source_features = logged.map_or(train.n_features, |c| c.impressions - 1);
     // The source's own columns come first (a file's log columns after them).
-    let feature_names = source_names
-        .filter(|names| names.len() >= source_features)
-        .map(|mut names| {
+    let (names_from, feature_names) = source_names
+        .filter(|(_, names)| names.len() >= source_features)
+        .map(|(file, mut names)| {
             names.truncate(source_features);
-            names
-        });
+            (file, names)
+        })
+        .unzip();
     let started = crate::clock::Instant::now();
     let total = PREPARE_STEPS.len() as u64;
     let mut steps: Vec<(String, f64)> = Vec::new();
@@ -704,6 +717,7 @@ fn prepare_in_memory(
         prepared,
         source_features,
         feature_names,
+        names_from,
         description,
         options,
         logs,

@@ -308,13 +308,7 @@ pub fn load_file(
     let cached = cache::cache_path(path);
     if query.is_none() && cached.exists() {
         match cache::read_cache(&cached, Some(path)) {
-            Ok((mut data, cache::CacheState::Fresh)) => {
-                // A cache keeps the values; a Parquet source's column names are in its footer.
-                if crate::data::parquet::is_parquet_path(path) {
-                    data.feature_names = Some(crate::data::parquet::feature_names_of(path)?);
-                }
-                return Ok(data);
-            }
+            Ok((data, cache::CacheState::Fresh)) => return Ok(data),
             Ok((_, cache::CacheState::Stale)) => reporter.note(&format!(
                 "{} is stale: parsing {} again",
                 cached.display(),

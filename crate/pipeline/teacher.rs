@@ -54,7 +54,7 @@ pub fn external_scores(
     data: &DataSetup,
     prepared: &Prepared,
     source_features: usize,
-    source_names: Option<&[String]>,
+    source_names: Option<(&str, &[String])>,
     store: &mut dyn Store,
     reporter: &mut dyn Reporter,
 ) -> Result<Option<ExternalScores>> {
@@ -75,7 +75,7 @@ pub fn reference_scores(
     data: &DataSetup,
     prepared: &Prepared,
     source_features: usize,
-    source_names: Option<&[String]>,
+    source_names: Option<(&str, &[String])>,
     store: &mut dyn Store,
     reporter: &mut dyn Reporter,
 ) -> Result<Option<ExternalScores>> {
@@ -96,7 +96,7 @@ fn outside_scores(
     data: &DataSetup,
     prepared: &Prepared,
     source_features: usize,
-    source_names: Option<&[String]>,
+    source_names: Option<(&str, &[String])>,
     store: &mut dyn Store,
     reporter: &mut dyn Reporter,
 ) -> Result<Option<ExternalScores>> {
@@ -159,11 +159,11 @@ fn outside_scores(
             {
                 reporter.note(&format!("external {noun}: {path}: {note}"));
             }
-            // A model trained on named columns reads the training file's by their names.
-            if let Some(train) = &names[0] {
+            // A model trained on named columns reads the data's by their names.
+            if let Some((file, source_names)) = source_names {
                 forest.check_data_names(
-                    train,
-                    source_names,
+                    file,
+                    Some(source_names),
                     offset,
                     &format!("the {noun} model {}", crate::error::printable(path)),
                     &setting,

@@ -107,7 +107,8 @@ def _scorer(model: Any, features: Sequence[Any]) -> Any:
     :class:`distillrank.Ranker` (sent to the workers pickled), a saved model's prefix (read on
     each worker), or a LightGBM or XGBoost model file (read here, scored on the workers by the
     library's reader, as its library scores it). ``features``: the frame's feature columns,
-    whose names a tree model trained on named columns checks here, before any task runs."""
+    whose names a saved model or a tree model trained on named columns checks here, before any
+    task runs."""
     import numpy as np
 
     if isinstance(model, str) or hasattr(model, "__fspath__"):
@@ -116,6 +117,10 @@ def _scorer(model: Any, features: Sequence[Any]) -> Any:
         path = os.fspath(model)
         prefix = path[: -len(".json")] if path.endswith(".json") else path
         if os.path.exists(prefix + ".json") and os.path.exists(prefix + ".safetensors"):
+            # Its config's column names are checked here, before any task; the weights are read
+            # on each worker, so that they never travel through the scheduler.
+            with open(prefix + ".json") as f:
+                _check_names("frame", _names_of(features), _json.load(f).get("feature_names"))
             return lambda x, q: _load(prefix).predict(x, qid=q)
         if not os.path.isfile(path):
             raise ValueError(
@@ -124,8 +129,7 @@ def _scorer(model: Any, features: Sequence[Any]) -> Any:
             )
         with open(path, "rb") as f:
             data = f.read()
-        # String labels name features (pandas' default 0, 1, ... do not), as Ranker.fit takes them.
-        names = [str(c) for c in features] if all(isinstance(c, str) for c in features) else None
+        names = _names_of(features)
         # No row yet: the column mapping and the names, checked before any task.
         _distillrank.forest_scores(data, path, np.zeros((0, len(features))), "auto", names)
         return lambda x, q: np.asarray(
@@ -341,13 +345,19 @@ def click_table(impressions: Any, data: str, query: Optional[str] = None, out: O
     return table
 
 
-def _check_feature_names(model: Any, features: Sequence[str]) -> None:
+def _names_of(features: Sequence[Any]) -> Optional[List[str]]:
+    """The frame's feature columns as feature names, as ``Ranker.fit`` takes them: only where
+    every label is a string (pandas' default 0, 1, ... name none, and are read by position)."""
+    return [str(c) for c in features] if all(isinstance(c, str) for c in features) else None
+
+
+def _check_feature_names(model: Any, features: Sequence[Any]) -> None:
     """The frame's feature columns against those a ranker fitted on a data frame saw
     (``feature_names_in_``), checked here before any task runs, as ``Ranker.predict`` checks
     them: the same names in the same order."""
     expected = getattr(model, "feature_names_in_", None)
     if expected is not None:
-        _check_names("frame", [str(c) for c in features], [str(c) for c in expected])
+        _check_names("frame", _names_of(features), [str(c) for c in expected])
 
 
 def predict(
@@ -362,8 +372,9 @@ def predict(
     when the frame has it, groups each partition's rows into queries for a listwise model
     (``attention_heads`` above 0), which then needs each query whole in one partition
     (:func:`check_queries_whole`). ``exclude`` defaults to the ``qid`` column and ``label``. A
-    ranker fitted on a data frame checks the feature columns' names and order, as
-    ``Ranker.predict`` does."""
+    ranker fitted on a data frame (or saved from one), and a tree model trained on named
+    columns, check the feature columns' names and order before any task, as ``Ranker.predict``
+    does."""
     pd: Any = _importlib.import_module("pandas")
 
     features = _columns(frame, columns, (qid, "label") if exclude is None else exclude)

@@ -270,10 +270,10 @@ def test_scoring_and_evaluation_on_the_workers_equal_one_machines(client):
 
 
 def test_the_workers_check_what_one_machine_checks(client, tmp_path):
-    """A ranker fitted on a frame checks the Dask frame's feature names and order, as
-    Ranker.predict does; an empty partition scores no row; the qid column named by ``qid=`` is no
-    feature; a sweep's values and a model's file are refused by name; a frame in memory is named
-    as not Dask's."""
+    """A ranker fitted on a frame, fitted or saved, checks the Dask frame's feature names and
+    order before any task, as Ranker.predict does (pandas' default labels name none); an empty
+    partition scores no row; the qid column named by ``qid=`` is no feature; a sweep's values
+    and a model's file are refused by name; a frame in memory is named as not Dask's."""
     dd = pytest.importorskip("dask.dataframe")
     pd = pytest.importorskip("pandas")
     frame, X, y, qid = mq2008_frame()
@@ -281,9 +281,19 @@ def test_the_workers_check_what_one_machine_checks(client, tmp_path):
     ranker = distillrank.Ranker(method="no-distillation", labels="grades", epochs=1, widths=[8], backend="cpu")
     ranker.fit(frame[features], y, qid=qid, verbose=False)
     reordered = dd.from_pandas(frame[features[::-1] + ["label", "qid"]], npartitions=2)
-    for call in (lambda: dr_dask.predict(ranker, reordered), lambda: dr_dask.evaluate(ranker, reordered)):
-        with pytest.raises(ValueError, match=r"^frame: column 0 is 'f46' where fit saw 'f1'"):
-            call()
+    # Saved, it checks them here too, read once before any task (as a prefix or its .json).
+    saved = tmp_path / "saved"
+    ranker.save(str(saved))
+    for model in (ranker, str(saved), str(saved) + ".json"):
+        for call in (lambda: dr_dask.predict(model, reordered), lambda: dr_dask.evaluate(model, reordered)):
+            with pytest.raises(ValueError, match=r"^frame: column 0 is 'f46' where fit saw 'f1'"):
+                call()
+    assert len(dr_dask.predict(str(saved), dd.from_pandas(frame, npartitions=2)).compute()) == len(frame)
+    # Pandas' default labels name no column: read by position, as Ranker.predict reads them.
+    unnamed = pd.DataFrame(frame[features].to_numpy()).assign(qid=frame["qid"].to_numpy())
+    for model in (ranker, str(saved)):
+        np.testing.assert_array_equal(dr_dask.predict(model, dd.from_pandas(unnamed, npartitions=2)).compute(),
+                                      ranker.predict(frame[features]))
     # So does a tree model trained on the frame's named columns, before any task.
     lightgbm = pytest.importorskip("lightgbm")
     _, starts, counts = np.unique(qid, return_index=True, return_counts=True)

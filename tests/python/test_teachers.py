@@ -245,8 +245,9 @@ def test_a_ranker_learns_from_a_booster_or_from_scores(mq2008):
 
 def test_a_tree_teacher_trained_on_named_columns_reads_them_by_name(mq2008, tmp_path):
     """A LightGBM or XGBoost model trained on a data frame keeps its columns' names (LightGBM
-    writes spaces as underscores): a frame given to fit, or a Parquet file given to the CLI, must
-    name them in the same order. Pandas' default labels (0, 1, ...) name nothing."""
+    writes spaces as underscores, in its text and its dump_model() JSON): a frame given to fit,
+    or a Parquet file given to the CLI, must name them in the same order. Pandas' default labels
+    (0, 1, ...) name nothing."""
     import distillrank
     pd = pytest.importorskip("pandas")
     pq = pytest.importorskip("pyarrow.parquet")
@@ -269,12 +270,20 @@ def test_a_tree_teacher_trained_on_named_columns_reads_them_by_name(mq2008, tmp_
         # The CLI on Parquet files of the frame's columns, in order and not.
         model = tmp_path / f"{library}.{'txt' if library == 'LightGBM' else 'json'}"
         booster.save_model(str(model))
+        models = [model]
+        if library == "LightGBM":
+            # Its dump_model() JSON keeps the names as its text does.
+            models.append(tmp_path / "LightGBM.dump.json")
+            models[-1].write_text(json.dumps(booster.dump_model()))
         for table, path in [(frame, tmp_path / "same.parquet"), (swapped, tmp_path / "swapped.parquet")]:
             pq.write_table(pa.Table.from_pandas(table.assign(qid=qid, label=grades), preserve_index=False), path)
-        agree(predicted(model, tmp_path / "same.parquet"), booster.predict(
-            frame if library == "LightGBM" else xgboost.DMatrix(frame), **({"raw_score": True} if library == "LightGBM" else {"output_margin": True})))
-        refused = subprocess.run([str(BIN), "predict", "--model", model, tmp_path / "swapped.parquet"], capture_output=True, text=True)
-        assert refused.returncode != 0 and "feature column 1 is" in refused.stderr, refused.stderr
+        for model in models:
+            agree(predicted(model, tmp_path / "same.parquet"), booster.predict(
+                frame if library == "LightGBM" else xgboost.DMatrix(frame),
+                **({"raw_score": True} if library == "LightGBM" else {"output_margin": True})))
+            refused = subprocess.run([str(BIN), "predict", "--model", model, tmp_path / "swapped.parquet"],
+                                     capture_output=True, text=True)
+            assert refused.returncode != 0 and 'feature column 1 is "feature 1"' in refused.stderr, refused.stderr
 
 
 def test_unbiased_gbdt_bench_trains_on_every_impression_and_scores_the_compare_queries(tmp_path):
