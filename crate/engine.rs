@@ -343,6 +343,28 @@ pub async fn run_epoch<T: Trainer>(
     }
 }
 
+/// Divergence that stays finite: every loss here starts near ln 2 per pair, document or example,
+/// and a step whose loss grows a million times past the first step's (at least 1) has run away,
+/// as with a learning rate so large that the weights jump by billions while every number stays
+/// finite. Both tasks check each step's loss with it, on either engine.
+#[derive(Default)]
+pub struct Runaway {
+    first: Option<f64>,
+}
+
+impl Runaway {
+    pub const FACTOR: f64 = 1e6;
+
+    /// How the finite `loss` of the next step has run away, if it has: "reached ..., over a
+    /// million times its first value ...", for the caller to say whose loss.
+    pub fn check(&mut self, loss: f64) -> Option<String> {
+        let first = *self.first.get_or_insert(loss);
+        let bound = Self::FACTOR * first.abs().max(1.0);
+        (loss.abs() > bound)
+            .then(|| format!("reached {loss:.3e}, over a million times its first value {first:.4}"))
+    }
+}
+
 /// A classifier's batch: examples row-major, one label each.
 #[derive(Clone, Copy)]
 pub struct Examples<'a> {

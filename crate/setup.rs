@@ -813,16 +813,31 @@ impl Setup {
         }
         let setup: Setup = crate::settings::read_section(json, "").map_err(|e| {
             let path = e.path().to_string();
-            let named = crate::settings::flag_fields()
+            let flag = crate::settings::flag_fields()
                 .find(|(_, field)| {
                     path == *field
                         || path.starts_with(&format!("{field}."))
                         || path.starts_with(&format!("{field}["))
                 })
-                .map_or(format!("setup field {path}"), |(flag, _)| {
-                    format!("--{flag}")
-                });
-            Error::Config(format!("{named}: {}", e.inner()))
+                .map(|(flag, _)| flag);
+            // Several values (`--ensemble 2,3`) where the field holds one.
+            let several = flag.and_then(|flag| {
+                let (_, values) = given.iter().find(|(f, _)| *f == flag)?;
+                let (setting, _) = crate::settings::comparison_field(flag)?;
+                (values.len() > 1 && e.inner().to_string().starts_with("invalid type: sequence"))
+                    .then(|| {
+                        format!(
+                            "--{flag}: {} values ({}) where it takes one: expected {}",
+                            values.len(),
+                            crate::error::printable(&values.join(",")),
+                            setting.expected()
+                        )
+                    })
+            });
+            Error::Config(several.unwrap_or_else(|| match flag {
+                Some(flag) => format!("--{flag}: {}", e.inner()),
+                None => format!("setup field {path}: {}", e.inner()),
+            }))
         })?;
         crate::settings::check_setup_fields(&serde_json::to_value(&setup).unwrap_or_default())?;
         Ok(setup)
@@ -1510,6 +1525,7 @@ fn json_error(path: &str, e: &serde_json::Error) -> String {
         ("expected u32", "a whole number"),
         ("expected u8", "a whole number"),
         ("expected f64", "a number"),
+        ("expected a sequence", "a list"),
     ];
     if let Some((_, kind)) = types.iter().find(|(t, _)| message.ends_with(t)) {
         let found = message

@@ -206,6 +206,30 @@ fn bad_options_are_refused_before_training() {
             vec!["train", "--dual-rate-factor=-1", "--objective", "auc-pr"],
             "--dual-rate-factor",
         ),
+        // A target that f32 holds as 0.
+        (
+            vec!["compare", "--objective", "tpr-at-fpr:1e-320"],
+            "neither 0 nor 1 in f32",
+        ),
+        (
+            vec!["train", "--privileged", "top:0"],
+            "top:0 makes no feature privileged",
+        ),
+        // Several values where a flag takes one, in every command of the table's flags.
+        (
+            vec!["train", "--ensemble", "2,3"],
+            "--ensemble: 2 values (2,3) where it takes one: expected a whole number in 1..=64",
+        ),
+        (
+            vec!["compare", "--lr", "0.1,0.2"],
+            "--lr: 2 values (0.1,0.2) where it takes one: expected a finite number in (0, 10]",
+        ),
+        (
+            vec![
+                "sweep", "--param", "alpha", "--values", "0.5", "--seeds", "1,2",
+            ],
+            "--seeds: 2 values (1,2) where it takes one",
+        ),
     ] {
         let (ok, _, stderr) = distillrank(&args);
         assert!(!ok);
@@ -540,6 +564,46 @@ fn bad_experiments_are_refused_before_training() {
         assert!(!ok, "{args:?}");
         assert!(stderr.contains(fragment), "{args:?}: {stderr}");
     }
+}
+
+#[test]
+fn a_run_away_loss_stops_the_global_objectives_as_it_stops_a_comparison() {
+    // Every loss stays finite while it grows by billions: the run stops and says so.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().display().to_string();
+    let (ok, _, stderr) = distillrank(&[
+        "objectives",
+        "--objectives",
+        "auc-pr",
+        "--seeds",
+        "1",
+        "--epochs",
+        "3",
+        "--widths",
+        "8",
+        "--backend",
+        "cpu",
+        "--train-examples",
+        "2000",
+        "--valid-examples",
+        "500",
+        "--test-examples",
+        "500",
+        "--features",
+        "10",
+        "--lr",
+        "10",
+        "--dual-rate-factor",
+        "1e9",
+        "--out",
+        &out,
+    ]);
+    assert!(
+        !ok && stderr.contains("training diverged at epoch 1")
+            && stderr.contains("the auc-pr loss reached")
+            && stderr.contains("over a million times its first value"),
+        "{stderr}"
+    );
 }
 
 #[test]

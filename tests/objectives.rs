@@ -428,6 +428,10 @@ fn objectives_parse_and_print_back() {
     );
     assert_eq!(Objective::parse("f-beta").unwrap(), Objective::FBeta(1.0));
     assert_eq!(Objective::parse("f-beta:0.5").unwrap().name(), "f-beta:0.5");
+    // The extremes f32 still holds.
+    assert!(Objective::parse("tpr-at-fpr:1.2e-38").is_ok());
+    assert!(Objective::parse("recall-at-precision:0.9999999").is_ok());
+    assert!(Objective::parse("f-beta:1.1e-19").is_ok());
     assert_eq!(Objective::AucPr { anchors: 20 }.name(), "auc-pr");
     assert_eq!(Surrogate::parse("hinge").unwrap(), Surrogate::Hinge);
     assert!(matches!(Surrogate::parse("square"), Err(Error::Config(_))));
@@ -445,6 +449,16 @@ fn bad_objectives_are_config_errors_that_say_why() {
         ("f-beta:0", "must be positive"),
         ("f-beta:-2", "must be positive"),
         ("f-beta:inf", "must be positive"),
+        // 0 or 1 to the f32 arithmetic training runs in.
+        ("f-beta:1e-320", "its square is 0 in f32"),
+        ("f-beta:1e-20", "its square is 0 in f32"),
+        ("tpr-at-fpr:1e-320", "neither 0 nor 1 in f32"),
+        ("tpr-at-fpr:1e-46", "neither 0 nor 1 in f32"),
+        ("precision-at-recall:1e-320", "neither 0 nor 1 in f32"),
+        (
+            "recall-at-precision:0.99999999999",
+            "neither 0 nor 1 in f32",
+        ),
         ("auc-pr:0", "from 1 to 1000"),
         ("auc-pr:2.5", "from 1 to 1000"),
         ("logloss:3", "takes no value"),

@@ -127,6 +127,16 @@ fn privileged_split_takes_the_most_correlated_training_features() {
     assert_eq!(p.privileged_columns.len(), 10);
     assert_eq!(p.regular_columns.len(), 36);
     assert_eq!((p.train.d_x, p.train.d_z), (36, 10));
+    // A share of the 40 informative columns, rounded, one at least: a share above 0 makes
+    // some feature privileged.
+    for (percent, d_z) in [(30.0, 12), (1.0, 1), (1e-300, 1)] {
+        let options = PrepareOptions {
+            privileged: PrivilegedSplit::TopShare(percent / 100.0),
+            ..options.clone()
+        };
+        let p = prepare(&train, Some(&valid), Some(&test), &options).unwrap();
+        assert_eq!(p.train.d_z, d_z, "top:{percent}%");
+    }
     // Every privileged column correlates at least as much as every regular one.
     let min_z = p
         .privileged_columns

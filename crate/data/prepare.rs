@@ -59,11 +59,14 @@ impl PrivilegedSplit {
                     Ok(p) if p > 0.0 && p < 100.0 => Ok(PrivilegedSplit::TopShare(p / 100.0)),
                     _ => Err(bad()),
                 },
-                None => value
-                    .trim()
-                    .parse()
-                    .map(PrivilegedSplit::TopCorrelation)
-                    .map_err(|_| bad()),
+                None => match value.trim().parse() {
+                    Ok(0) => Err(Error::Config(format!(
+                        "privileged features '{}': top:0 makes no feature privileged: expected top:N with N at least 1, top:P% (0 < P < 100), cols:3,7,12 or discriminative:TAU_PRIV",
+                        crate::error::printable(spec)
+                    ))),
+                    Ok(n) => Ok(PrivilegedSplit::TopCorrelation(n)),
+                    Err(_) => Err(bad()),
+                },
             },
             // Columns and ranges, as `spec` writes them: `cols:3,7,12` or `cols:3-5,9`.
             "cols" => {
@@ -1042,9 +1045,12 @@ fn choose_columns(
     let informative = nf - constant.len();
     let top = match &options.privileged {
         PrivilegedSplit::TopCorrelation(d_z) => Some(*d_z),
-        PrivilegedSplit::TopShare(share) => {
-            Some(((informative as f64 * share).round() as usize).min(informative - 1))
-        }
+        // A share above 0 makes one column privileged at least.
+        PrivilegedSplit::TopShare(share) => Some(
+            ((informative as f64 * share).round() as usize)
+                .max(1)
+                .min(informative - 1),
+        ),
         _ => None,
     };
     // The label column and the unused ones are neither regular nor privileged.

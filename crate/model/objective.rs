@@ -171,11 +171,23 @@ impl Objective {
         };
         let target = |what: &str| -> Result<f64> {
             let v = number(what)?;
-            if v > 0.0 && v < 1.0 {
+            // Strictly between 0 and 1 in the f32 arithmetic training runs in, too.
+            let in_f32 = v as f32 >= f32::MIN_POSITIVE && (v as f32) < 1.0;
+            if v > 0.0 && v < 1.0 && in_f32 {
                 Ok(v)
             } else {
                 Err(Error::Config(format!(
-                    "objective '{text}': {what} {v} must lie strictly between 0 and 1"
+                    "objective '{text}': {what} {} must lie strictly between 0 and 1{}",
+                    crate::error::shown(v),
+                    if v > 0.0 && v < 1.0 {
+                        format!(
+                            ", and be neither 0 nor 1 in f32, the precision training computes in (from {:e} to {})",
+                            f32::MIN_POSITIVE,
+                            1.0 - f32::EPSILON / 2.0
+                        )
+                    } else {
+                        String::new()
+                    }
                 )))
             }
         };
@@ -211,12 +223,15 @@ impl Objective {
                 } else {
                     number("beta")?
                 };
-                // Past 100 F-beta is recall alone, and beta^2 in the bound overflows the loss.
-                if beta.is_finite() && beta > 0.0 && beta <= 100.0 {
+                // Past 100 F-beta is recall alone, and beta^2 in the bound overflows the loss;
+                // below the square root of f32's smallest normal number, beta^2 is 0 to the
+                // f32 arithmetic training runs in.
+                let smallest = f64::from(f32::MIN_POSITIVE).sqrt();
+                if beta.is_finite() && beta >= smallest && beta <= 100.0 {
                     Ok(Objective::FBeta(beta))
                 } else {
                     Err(Error::Config(format!(
-                        "objective '{text}': beta {} must be positive, and at most 100 (F-beta is recall alone past it)",
+                        "objective '{text}': beta {} must be positive, at least {smallest:.3e} (its square is 0 in f32 below it, the precision training computes in), and at most 100 (F-beta is recall alone past it)",
                         crate::error::shown(beta)
                     )))
                 }

@@ -310,6 +310,7 @@ pub async fn fit_async(
     let mut trainer = engine.objective_trainer(model, config, batch)?;
     let (mut inputs, mut labels) = (Vec::new(), Vec::new());
     let mut step = 0;
+    let mut runaway = crate::engine::Runaway::default();
     for epoch in 1..=config.epochs {
         let started = Instant::now();
         let order = epoch_order(train.len(), config.seed, epoch);
@@ -331,13 +332,17 @@ pub async fn fit_async(
                     last: chunks.peek().is_none(),
                 })
             },
-            |step, &l| match l.is_finite() {
-                true => Ok(()),
-                false => Err(Error::Diverged {
-                    epoch,
-                    step,
-                    what: format!("the {} loss is {l}", config.objective),
-                }),
+            |step, &l| {
+                let what = match l.is_finite() {
+                    true => runaway
+                        .check(f64::from(l))
+                        .map(|how| format!("the {} loss {how}", config.objective)),
+                    false => Some(format!("the {} loss is {l}", config.objective)),
+                };
+                match what {
+                    Some(what) => Err(Error::Diverged { epoch, step, what }),
+                    None => Ok(()),
+                }
             },
             |examples, _| {
                 on(Event::Step { examples });

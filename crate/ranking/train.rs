@@ -611,18 +611,14 @@ async fn score_for_ndcg(
     Ok(scores)
 }
 
-/// Divergence that stays finite: every loss here starts near ln 2 per pair or document, and a
-/// step whose loss grows a million times past the first step's (at least 1) has run away, as
-/// with a learning rate so large that the weights jump by billions while every number stays
-/// finite. Both engines check each step's loss with it.
+/// A ranking step's losses: each finite, and their sum not run away
+/// ([`crate::engine::Runaway`]).
 #[derive(Default)]
 struct Divergence {
-    first: Option<f64>,
+    runaway: crate::engine::Runaway,
 }
 
 impl Divergence {
-    const FACTOR: f64 = 1e6;
-
     /// Checks one step's losses: each finite, and their sum not run away.
     fn check(&mut self, epoch: usize, step: usize, losses: &StepLosses) -> Result<()> {
         if !losses.all_finite() {
@@ -635,19 +631,14 @@ impl Divergence {
                 ),
             });
         }
-        let loss = losses.sum();
-        let first = *self.first.get_or_insert(loss);
-        let bound = Self::FACTOR * first.abs().max(1.0);
-        if loss.abs() > bound {
-            return Err(Error::Diverged {
+        match self.runaway.check(losses.sum()) {
+            Some(how) => Err(Error::Diverged {
                 epoch,
                 step,
-                what: format!(
-                    "the loss reached {loss:.3e}, over a million times its first value {first:.4}"
-                ),
-            });
+                what: format!("the loss {how}"),
+            }),
+            None => Ok(()),
         }
-        Ok(())
     }
 }
 
