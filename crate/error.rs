@@ -43,7 +43,8 @@ pub enum Error {
     #[error("{0}")]
     Data(String),
 
-    /// Training produced a non-finite loss or weight.
+    /// Training produced a non-finite loss or weight, or a finite loss that ran away
+    /// ([`crate::engine::Runaway`]).
     #[error("training diverged at epoch {epoch}, step {step}: {what}; try a smaller --lr (or smaller loss weights: --alpha, --rd-alpha, --dual-rate-factor)")]
     Diverged {
         epoch: usize,

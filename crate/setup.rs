@@ -824,19 +824,24 @@ impl Setup {
             let several = flag.and_then(|flag| {
                 let (_, values) = given.iter().find(|(f, _)| *f == flag)?;
                 let (setting, _) = crate::settings::comparison_field(flag)?;
-                (values.len() > 1 && e.inner().to_string().starts_with("invalid type: sequence"))
-                    .then(|| {
-                        format!(
-                            "--{flag}: {} values ({}) where it takes one: expected {}",
-                            values.len(),
-                            crate::error::printable(&values.join(",")),
-                            setting.expected()
-                        )
-                    })
+                let one_number = setting.range.is_some() && setting.empty_list.is_none();
+                let sequence = e.inner().to_string().starts_with("invalid type: sequence");
+                (values.len() > 1 && one_number && sequence).then(|| {
+                    format!(
+                        "--{flag}: {} values ({}) where it takes one: expected {}",
+                        values.len(),
+                        crate::error::printable(&values.join(",")),
+                        setting.expected()
+                    )
+                })
             });
+            // Otherwise the field's words, under the flag's name where a flag filled it.
+            let words = json_error(&path, e.inner());
             Error::Config(several.unwrap_or_else(|| match flag {
-                Some(flag) => format!("--{flag}: {}", e.inner()),
-                None => format!("setup field {path}: {}", e.inner()),
+                Some(flag) => {
+                    words.replacen(&format!("setup field {path}"), &format!("--{flag}"), 1)
+                }
+                None => words,
             }))
         })?;
         crate::settings::check_setup_fields(&serde_json::to_value(&setup).unwrap_or_default())?;
@@ -1526,6 +1531,8 @@ fn json_error(path: &str, e: &serde_json::Error) -> String {
         ("expected u8", "a whole number"),
         ("expected f64", "a number"),
         ("expected a sequence", "a list"),
+        ("expected a boolean", "true or false"),
+        ("expected a string", "text"),
     ];
     if let Some((_, kind)) = types.iter().find(|(t, _)| message.ends_with(t)) {
         let found = message

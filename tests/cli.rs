@@ -215,6 +215,11 @@ fn bad_options_are_refused_before_training() {
             vec!["train", "--privileged", "top:0"],
             "top:0 makes no feature privileged",
         ),
+        // A switch given something else, in words.
+        (
+            vec!["compare", "--prepared-cache", "true,false"],
+            "'--prepared-cache [<PREPARED_CACHE>]': string \"true,false\", expected true or false",
+        ),
         // Several values where a flag takes one, in every command of the table's flags.
         (
             vec!["train", "--ensemble", "2,3"],
@@ -604,6 +609,59 @@ fn a_run_away_loss_stops_the_global_objectives_as_it_stops_a_comparison() {
             && stderr.contains("over a million times its first value"),
         "{stderr}"
     );
+    // A ranker trained on the same objective, by the same rule.
+    let (ok, _, stderr) = distillrank(&[
+        "compare",
+        "--queries",
+        "60",
+        "--valid-queries",
+        "20",
+        "--test-queries",
+        "20",
+        "--epochs",
+        "3",
+        "--seeds",
+        "1",
+        "--widths",
+        "8",
+        "--backend",
+        "cpu",
+        "--methods",
+        "no-distillation",
+        "--objective",
+        "auc-pr",
+        "--lr",
+        "10",
+        "--dual-rate-factor",
+        "1e9",
+        "--quiet",
+        "--out",
+        &format!("{out}/compare"),
+    ]);
+    assert!(
+        !ok && stderr.contains("training diverged")
+            && stderr.contains("over a million times its first value"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_loss_a_million_times_its_first_has_run_away() {
+    use distillrank::engine::Runaway;
+    // The first loss counts as 1 at least: a bound of a million.
+    let mut runaway = Runaway::default();
+    assert_eq!(runaway.check(0.01), None);
+    assert_eq!(runaway.check(9.9e5), None);
+    let how = runaway.check(-1.1e6).expect("run away");
+    assert!(
+        how.contains("reached -1.100e6") && how.contains("first value 0.0100"),
+        "{how}"
+    );
+    // A negative first loss (F-beta's) counts by its size.
+    let mut runaway = Runaway::default();
+    assert_eq!(runaway.check(-5.0), None);
+    assert_eq!(runaway.check(4.9e6), None);
+    assert!(runaway.check(5.1e6).is_some());
 }
 
 #[test]
@@ -2357,6 +2415,15 @@ fn widths_none_is_a_linear_model_in_every_command() {
     let (ok, _, stderr) = distillrank(&["compare", "--setup", &at("worded.json")]);
     assert!(
         !ok && stderr.contains("or [] for no hidden layer"),
+        "{stderr}"
+    );
+    // So is null, in words.
+    worded["widths"] = serde_json::Value::Null;
+    std::fs::write(at("null.json"), worded.to_string()).unwrap();
+    let (ok, _, stderr) = distillrank(&["compare", "--setup", &at("null.json")]);
+    assert!(
+        !ok && stderr.contains("setup field widths: null, expected a list of whole numbers in")
+            && stderr.contains("or [] for no hidden layer"),
         "{stderr}"
     );
 

@@ -450,8 +450,14 @@ fn bad_objectives_are_config_errors_that_say_why() {
         ("f-beta:-2", "must be positive"),
         ("f-beta:inf", "must be positive"),
         // 0 or 1 to the f32 arithmetic training runs in.
-        ("f-beta:1e-320", "its square is 0 in f32"),
-        ("f-beta:1e-20", "its square is 0 in f32"),
+        (
+            "f-beta:1e-320",
+            "its square is below f32's smallest normal number",
+        ),
+        (
+            "f-beta:1e-20",
+            "its square is below f32's smallest normal number",
+        ),
         ("tpr-at-fpr:1e-320", "neither 0 nor 1 in f32"),
         ("tpr-at-fpr:1e-46", "neither 0 nor 1 in f32"),
         ("precision-at-recall:1e-320", "neither 0 nor 1 in f32"),

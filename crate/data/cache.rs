@@ -275,10 +275,11 @@ pub fn read_cache(cache: &Path, source: Option<&Path>) -> Result<(Dataset, Cache
             // Names a Parquet file could give its features: distinct, and neither of the
             // columns its reader takes by name.
             use crate::data::parquet::{LABEL, QID};
+            let mut seen = std::collections::HashSet::with_capacity(names.len());
             if let Some((i, again)) = names
                 .iter()
                 .enumerate()
-                .find(|&(i, n)| names[..i].contains(n) || n == QID || n == LABEL)
+                .find(|&(_, n)| !seen.insert(n) || n == QID || n == LABEL)
             {
                 return Err(bad(format!(
                     "corrupt cache: feature column {} is named '{}', {}",

@@ -158,11 +158,8 @@ fn layout(
         }
     }
     // A name twice: the reader could not say which is the qid, the label or which feature.
-    if let Some((i, again)) = columns
-        .iter()
-        .enumerate()
-        .find(|&(i, c)| columns[..i].contains(c))
-    {
+    let mut seen = std::collections::HashSet::with_capacity(columns.len());
+    if let Some((i, again)) = columns.iter().enumerate().find(|&(_, c)| !seen.insert(c)) {
         return Err(refuse(format!(
             "column '{}' appears twice (columns {} and {i}): expected one column of each name",
             crate::error::printable(again),

@@ -16,7 +16,7 @@ pub enum PrivilegedSplit {
     /// The `d_z` features with the largest |Pearson correlation| with y on the training split.
     TopCorrelation(usize),
     /// The same, with `d_z` a share of the informative (non-constant) training features, rounded,
-    /// and at least one informative feature left regular. [`PrivilegedSplit::FILE_DEFAULT`] is
+    /// one at least, and at least one informative feature left regular. [`PrivilegedSplit::FILE_DEFAULT`] is
     /// the PFD paper's share (top 40 of MSLR-WEB30K's 136 features is 29%): 30%.
     TopShare(f64),
     /// Explicit 1-based feature columns.
@@ -1024,6 +1024,14 @@ fn hold_out_valid(
     Ok(valid)
 }
 
+/// How many of `informative` columns a share makes privileged: the share, rounded, one at least
+/// (a share above 0 asks for some), and one informative column left regular.
+fn top_share(informative: usize, share: f64) -> usize {
+    ((informative as f64 * share).round() as usize)
+        .max(1)
+        .min(informative.saturating_sub(1))
+}
+
 /// The training split's columns (1-based) as the privileged split makes them, and which of each
 /// are constant there.
 struct Columns {
@@ -1045,12 +1053,7 @@ fn choose_columns(
     let informative = nf - constant.len();
     let top = match &options.privileged {
         PrivilegedSplit::TopCorrelation(d_z) => Some(*d_z),
-        // A share above 0 makes one column privileged at least.
-        PrivilegedSplit::TopShare(share) => Some(
-            ((informative as f64 * share).round() as usize)
-                .max(1)
-                .min(informative - 1),
-        ),
+        PrivilegedSplit::TopShare(share) => Some(top_share(informative, *share)),
         _ => None,
     };
     // The label column and the unused ones are neither regular nor privileged.
@@ -1112,11 +1115,14 @@ fn choose_columns(
     );
     if constant_regular.len() == regular_columns.len() {
         return Err(Error::Data(format!(
-            "the regular features x are all constant on the training split (columns {}), so a student that sees only x cannot learn: the privileged split {} ({} columns) took every one of the {informative} informative columns; leave some regular: --privileged top:{} (30% of them, the default for files), or fewer cols:",
+            "the regular features x are all constant on the training split (columns {}), so a student that sees only x cannot learn: the privileged split {} ({} columns) took every one of the {informative} informative columns; {}",
             column_ranges(&regular_columns),
             options.privileged.spec(),
             privileged_columns.len(),
-            ((informative as f64 * 0.3).round() as usize).min(informative - 1),
+            match top_share(informative, 0.3) {
+                0 => "one informative column cannot be both regular and privileged".to_string(),
+                n => format!("leave some regular: --privileged top:{n} (30% of them, the default for files), or fewer cols:"),
+            },
         )));
     }
     Ok(Columns {

@@ -151,7 +151,8 @@ impl Objective {
 
     /// Parses `logloss`, `auc-pr` (or `auc-pr:K` for K anchors), `recall-at-precision:ALPHA`,
     /// `precision-at-recall:BETA`, `tpr-at-fpr:R`, `roc-auc`, `f-beta:BETA` (`f-beta` is F1).
-    /// Targets must lie in (0, 1); beta and K must be positive.
+    /// Targets must lie in (0, 1), and be neither 0 nor 1 in f32; beta in [sqrt of f32's smallest
+    /// normal number, 100]; K in 1..=1000.
     pub fn parse(text: &str) -> Result<Self> {
         let text = text.trim();
         let (kind, value) = match text.split_once(':') {
@@ -224,14 +225,14 @@ impl Objective {
                     number("beta")?
                 };
                 // Past 100 F-beta is recall alone, and beta^2 in the bound overflows the loss;
-                // below the square root of f32's smallest normal number, beta^2 is 0 to the
-                // f32 arithmetic training runs in.
+                // below the square root of f32's smallest normal number, beta^2 is below it, in
+                // the f32 arithmetic training runs in.
                 let smallest = f64::from(f32::MIN_POSITIVE).sqrt();
                 if beta.is_finite() && beta >= smallest && beta <= 100.0 {
                     Ok(Objective::FBeta(beta))
                 } else {
                     Err(Error::Config(format!(
-                        "objective '{text}': beta {} must be positive, at least {smallest:.3e} (its square is 0 in f32 below it, the precision training computes in), and at most 100 (F-beta is recall alone past it)",
+                        "objective '{text}': beta {} must be positive, at least {smallest:.3e} (below it, its square is below f32's smallest normal number, the precision training computes in), and at most 100 (F-beta is recall alone past it)",
                         crate::error::shown(beta)
                     )))
                 }
