@@ -344,13 +344,13 @@ pub async fn run_epoch<T: Trainer>(
 }
 
 /// Divergence that stays finite: every loss here starts within a few units of 0 (near ln 2 per
-/// pair, document or example; a global objective's near its constant terms, as its multipliers
-/// start at 0), and a step whose loss grows a million times past the first step's (at least 1)
-/// has run away, as with a learning rate so large that the weights jump by billions while every
-/// number stays finite. Both tasks check each step's loss with it, on either engine. A global
-/// objective's loss grows with its multipliers too: a constraint missed for hundreds of
-/// thousands of steps at the largest `--dual-rate-factor` reaches the bound as well, by
-/// multipliers no run learns from.
+/// pair, document or example; a global objective's near its terms at the initial multipliers,
+/// `initial_lambda`, 1 by default), and a step whose loss grows a million times past the first
+/// step's (at least 1) has run away, as with a learning rate so large that the weights jump by
+/// billions while every number stays finite. Both tasks check each step's loss with it, on
+/// either engine. A global objective's loss grows with its multipliers too, so a constraint
+/// missed long enough under a large `dual_rate_factor` reaches the bound as well: the
+/// multipliers are then a million times their start.
 #[derive(Default)]
 pub struct Runaway {
     first: Option<f64>,

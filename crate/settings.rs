@@ -228,7 +228,7 @@ pub const SETTINGS: &[Setting] = &[
         .help("Seed of the synthetic data"),
     // Labelling and filtering.
     text("privileged").at(&[f("data.privileged", "")])
-        .help("Privileged features: top:N (the N >= 1 largest |correlation| with y on the training split), top:P% (P% of the training split's informative features, rounded, one at least, leaving at least one regular), cols:3,7,12 (1-based columns), discriminative:TAU_PRIV (Figure 5's z) or logs (simulated interaction logs: the columns FILE.logs.json names, written by data simulate-logs; without it, logs simulated here with the --sessions ... options). Default for files: top:30%, the PFD paper's share; for synthetic data, the generator's z columns"),
+        .help("Privileged features: top:N (the N >= 1 largest |correlation| with y on the training split), top:P% (P% of the training split's informative features, rounded, leaving at least one regular, and one at least where two are informative), cols:3,7,12 (1-based columns), discriminative:TAU_PRIV (Figure 5's z) or logs (simulated interaction logs: the columns FILE.logs.json names, written by data simulate-logs; without it, logs simulated here with the --sessions ... options). Default for files: top:30%, the PFD paper's share; for synthetic data, the generator's z columns"),
     real("tau-target", (-1e6, 1e6), CLOSED, "a threshold on the grade scale").at(&[fp("data.tau_target", "", "3.5")])
         .help("Gumbel labelling threshold tau_target. Default for files: the largest training grade + 0.8 (the paper's 4.8 on grades 0..4, 2.8 on MQ2008's 0..2); 3.5 for synthetic data"),
     real("t", (0.0, 1e6), OPEN_BELOW, "a temperature").at(&[f("data.t", "")])
@@ -709,7 +709,8 @@ impl Setting {
     }
 
     /// A value as a flag gives it (`0.3`, `pfd`, `top:30%`), as its field's JSON: a number
-    /// checked against the range, `true` or `false`, or the text.
+    /// checked against the range, `true` or `false` for a switch (a row whose default is one of
+    /// them), or the text (`--teacher-model true` names a file `true`).
     pub fn json_value(&self, text: &str) -> std::result::Result<serde_json::Value, String> {
         let text = text.trim();
         if let Some(word) = self.empty_list {
@@ -737,11 +738,17 @@ impl Setting {
                 let real: f64 = self.parse(text)?;
                 Ok(serde_json::Value::from(real))
             }
-            None => Ok(match text {
-                "true" => serde_json::Value::Bool(true),
-                "false" => serde_json::Value::Bool(false),
-                _ => serde_json::Value::String(text.to_string()),
-            }),
+            None => {
+                let switch = self
+                    .fields
+                    .iter()
+                    .any(|f| matches!(f.default, "true" | "false"));
+                Ok(match text {
+                    "true" if switch => serde_json::Value::Bool(true),
+                    "false" if switch => serde_json::Value::Bool(false),
+                    _ => serde_json::Value::String(text.to_string()),
+                })
+            }
         }
     }
 

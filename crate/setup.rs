@@ -837,10 +837,12 @@ impl Setup {
             });
             // Otherwise the field's words, under the flag's name where a flag filled it.
             let words = json_error(&path, e.inner());
+            let field = format!("setup field {path}");
             Error::Config(several.unwrap_or_else(|| match flag {
-                Some(flag) => {
-                    words.replacen(&format!("setup field {path}"), &format!("--{flag}"), 1)
-                }
+                Some(flag) => match words.strip_prefix(&field) {
+                    Some(rest) => format!("--{flag}{rest}"),
+                    None => format!("--{flag}: {words}"),
+                },
                 None => words,
             }))
         })?;
@@ -1532,7 +1534,7 @@ fn json_error(path: &str, e: &serde_json::Error) -> String {
         ("expected f64", "a number"),
         ("expected a sequence", "a list"),
         ("expected a boolean", "true or false"),
-        ("expected a string", "text"),
+        ("expected a string", "text in quotes"),
     ];
     if let Some((_, kind)) = types.iter().find(|(t, _)| message.ends_with(t)) {
         let found = message
@@ -1546,12 +1548,14 @@ fn json_error(path: &str, e: &serde_json::Error) -> String {
             .or_else(|| found.strip_prefix("integer `"))
             .and_then(|n| n.strip_suffix('`'))
             .and_then(|n| n.parse::<f64>().ok().map(|x| (n, x)));
+        // Out of range only where the field holds a number: `"privileged": 30` is text's.
+        let numeric = matches!(*kind, "a whole number" | "a number");
         let found = match number {
             Some((n, x)) if *kind == "a whole number" && x.fract() != 0.0 => {
                 format!("{n} is not a whole number")
             }
-            Some((n, _)) => format!("{n} is out of range"),
-            None => found.to_string(),
+            Some((n, _)) if numeric => format!("{n} is out of range"),
+            _ => found.to_string(),
         };
         // The fields of the objectives' setup have their rows under their own prefix.
         let row = crate::settings::bound_of_field(&field).or_else(|| {

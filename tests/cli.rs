@@ -209,11 +209,16 @@ fn bad_options_are_refused_before_training() {
         // A target that f32 holds as 0.
         (
             vec!["compare", "--objective", "tpr-at-fpr:1e-320"],
-            "neither 0 nor 1 in f32",
+            "below 1 in f32, the precision training computes in",
         ),
         (
             vec!["train", "--privileged", "top:0"],
             "top:0 makes no feature privileged",
+        ),
+        // Text that reads as true or false is text where the flag takes text.
+        (
+            vec!["train", "--privileged", "true"],
+            "privileged features 'true': expected top:N",
         ),
         // A switch given something else, in words.
         (
@@ -569,6 +574,39 @@ fn bad_experiments_are_refused_before_training() {
         assert!(!ok, "{args:?}");
         assert!(stderr.contains(fragment), "{args:?}: {stderr}");
     }
+}
+
+#[test]
+fn a_split_of_one_informative_column_is_refused_without_advice_that_cannot_work() {
+    // One informative column among constant ones: it cannot be both regular and privileged, so
+    // no `top:` split is offered (30% of one column would be top:0, itself refused).
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("one.txt");
+    let rows: String = (0..40)
+        .map(|i| format!("{} qid:{} 1:{} 2:1 3:2\n", i % 3, i / 10 + 1, i % 7))
+        .collect();
+    std::fs::write(&file, rows).unwrap();
+    let (ok, _, stderr) = distillrank(&[
+        "train",
+        "--train",
+        file.to_str().unwrap(),
+        "--privileged",
+        "cols:1",
+        "--training-labels",
+        "grades",
+        "--min-group-size",
+        "1",
+        "--epochs",
+        "1",
+        "--backend",
+        "cpu",
+        "--quiet",
+    ]);
+    assert!(
+        !ok && stderr.contains("one informative column cannot be both regular and privileged")
+            && !stderr.contains("top:0"),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -2417,7 +2455,8 @@ fn widths_none_is_a_linear_model_in_every_command() {
         !ok && stderr.contains("or [] for no hidden layer"),
         "{stderr}"
     );
-    // So is null, in words.
+    // So is null, in words; and a number where a field holds text or a switch is no number
+    // out of range.
     worded["widths"] = serde_json::Value::Null;
     std::fs::write(at("null.json"), worded.to_string()).unwrap();
     let (ok, _, stderr) = distillrank(&["compare", "--setup", &at("null.json")]);
@@ -2426,6 +2465,20 @@ fn widths_none_is_a_linear_model_in_every_command() {
             && stderr.contains("or [] for no hidden layer"),
         "{stderr}"
     );
+    for (field, words) in [
+        (
+            r#"{"data": {"privileged": 30}}"#,
+            "setup field data.privileged: integer `30`, expected text in quotes",
+        ),
+        (
+            r#"{"data": {"prepared_cache": 1}}"#,
+            "setup field data.prepared_cache: integer `1`, expected true or false",
+        ),
+    ] {
+        std::fs::write(at("typed.json"), field).unwrap();
+        let (ok, _, stderr) = distillrank(&["compare", "--setup", &at("typed.json")]);
+        assert!(!ok && stderr.contains(words), "{field}: {stderr}");
+    }
 
     let (ok, _, stderr) = distillrank(&[
         "objectives",

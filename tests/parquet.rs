@@ -422,7 +422,7 @@ fn every_kind_of_bad_parquet_file_is_refused_by_name() {
         (
             "twolabels",
             vec![qid(&[1]), label(&[1]), label(&[0]), feature("f1", &[0.5])],
-            &["column 'label' appears twice (columns 1 and 2)"],
+            &["column 'label' appears twice (columns 2 and 3)"],
         ),
         (
             "twofeatures",
@@ -432,7 +432,7 @@ fn every_kind_of_bad_parquet_file_is_refused_by_name() {
                 feature("f1", &[0.5]),
                 feature("f1", &[0.2]),
             ],
-            &["column 'f1' appears twice (columns 2 and 3)"],
+            &["column 'f1' appears twice (columns 3 and 4)"],
         ),
     ];
     for (name, columns, words) in cases {

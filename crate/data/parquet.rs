@@ -158,12 +158,14 @@ fn layout(
         }
     }
     // A name twice: the reader could not say which is the qid, the label or which feature.
+    // Columns are numbered from 1, as the file's schema lists them.
     let mut seen = std::collections::HashSet::with_capacity(columns.len());
     if let Some((i, again)) = columns.iter().enumerate().find(|&(_, c)| !seen.insert(c)) {
         return Err(refuse(format!(
-            "column '{}' appears twice (columns {} and {i}): expected one column of each name",
+            "column '{}' appears twice (columns {} and {}): expected one column of each name",
             crate::error::printable(again),
-            columns.iter().position(|c| c == again).unwrap_or(0)
+            columns.iter().position(|c| c == again).unwrap_or(0) + 1,
+            i + 1
         )));
     }
     let find = |wanted: &str| columns.iter().position(|c| c == wanted);

@@ -16,7 +16,7 @@ pub enum PrivilegedSplit {
     /// The `d_z` features with the largest |Pearson correlation| with y on the training split.
     TopCorrelation(usize),
     /// The same, with `d_z` a share of the informative (non-constant) training features, rounded,
-    /// one at least, and at least one informative feature left regular. [`PrivilegedSplit::FILE_DEFAULT`] is
+    /// at least one informative feature left regular, and one at least where two are informative. [`PrivilegedSplit::FILE_DEFAULT`] is
     /// the PFD paper's share (top 40 of MSLR-WEB30K's 136 features is 29%): 30%.
     TopShare(f64),
     /// Explicit 1-based feature columns.

@@ -151,8 +151,8 @@ impl Objective {
 
     /// Parses `logloss`, `auc-pr` (or `auc-pr:K` for K anchors), `recall-at-precision:ALPHA`,
     /// `precision-at-recall:BETA`, `tpr-at-fpr:R`, `roc-auc`, `f-beta:BETA` (`f-beta` is F1).
-    /// Targets must lie in (0, 1), and be neither 0 nor 1 in f32; beta in [sqrt of f32's smallest
-    /// normal number, 100]; K in 1..=1000.
+    /// Targets must lie in (0, 1): from f32's smallest normal number to the largest f32 below 1;
+    /// beta in [sqrt of f32's smallest normal number, 100]; K in 1..=1000.
     pub fn parse(text: &str) -> Result<Self> {
         let text = text.trim();
         let (kind, value) = match text.split_once(':') {
@@ -182,7 +182,7 @@ impl Objective {
                     crate::error::shown(v),
                     if v > 0.0 && v < 1.0 {
                         format!(
-                            ", and be neither 0 nor 1 in f32, the precision training computes in (from {:e} to {})",
+                            ", at least f32's smallest normal number and below 1 in f32, the precision training computes in (from {:e} to {})",
                             f32::MIN_POSITIVE,
                             1.0 - f32::EPSILON / 2.0
                         )
