@@ -1535,6 +1535,11 @@ fn json_error(path: &str, e: &serde_json::Error) -> String {
         ("expected a sequence", "a list"),
         ("expected a boolean", "true or false"),
         ("expected a string", "text in quotes"),
+        // An entry by name or with its settings (`"transform": "rank-gauss"` or `{...}`).
+        (
+            "expected string or map",
+            "a name in quotes, or a section of settings",
+        ),
     ];
     if let Some((_, kind)) = types.iter().find(|(t, _)| message.ends_with(t)) {
         let found = message

@@ -2474,6 +2474,10 @@ fn widths_none_is_a_linear_model_in_every_command() {
             r#"{"data": {"prepared_cache": 1}}"#,
             "setup field data.prepared_cache: integer `1`, expected true or false",
         ),
+        (
+            r#"{"data": {"transform": null}}"#,
+            "setup field data.transform: null, expected a name in quotes, or a section of settings",
+        ),
     ] {
         std::fs::write(at("typed.json"), field).unwrap();
         let (ok, _, stderr) = distillrank(&["compare", "--setup", &at("typed.json")]);
