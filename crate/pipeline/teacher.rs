@@ -91,6 +91,8 @@ pub fn reference_scores(
 }
 
 /// The scores of the model `data` names as `role`, matched to `prepared`'s splits.
+/// `source_features`: the source's columns; `source_names`: the file that names them and its
+/// names (`PreparedData::names_from`), which a tree model trained on named columns must match.
 fn outside_scores(
     role: Outside,
     data: &DataSetup,
