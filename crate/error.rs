@@ -181,6 +181,21 @@ pub fn printable_text(text: &str) -> String {
         .collect()
 }
 
+/// A JSON value in the words serde uses for what it found (integer \`5\`, string "x", a list), for
+/// a message on a field that expected something else.
+pub fn json_kind(value: &serde_json::Value) -> String {
+    use serde_json::Value;
+    match value {
+        Value::Null => "null".into(),
+        Value::Bool(b) => format!("boolean `{b}`"),
+        Value::Number(n) if n.is_f64() => format!("floating point `{n}`"),
+        Value::Number(n) => format!("integer `{n}`"),
+        Value::String(text) => format!("string \"{}\"", printable(text)),
+        Value::Array(_) => "a list".into(),
+        Value::Object(_) => "a section".into(),
+    }
+}
+
 /// A number as a message shows it: plainly in the everyday range, in scientific notation past it
 /// (`1e308`, not 309 digits), `NaN` and `inf` as themselves.
 pub fn shown(v: f64) -> String {

@@ -844,7 +844,7 @@ real_numbers!(f64, f32);
 
 /// A JSON number that a count or seed field reads: an integer, or a float that is whole and
 /// below 2^64 (`1e3`, `1000.0`), as [`Setting::parse`] reads a flag's value.
-fn whole_json(value: &serde_json::Value) -> Option<u64> {
+pub(crate) fn whole_json(value: &serde_json::Value) -> Option<u64> {
     let serde_json::Value::Number(n) = value else {
         return None;
     };
@@ -922,7 +922,7 @@ pub fn numeric_fields(value: &serde_json::Value, path: String, out: &mut Vec<(St
 
 /// The table's default of a field as JSON ([`default_of`]'s reading of its text), or None when
 /// no row fills it.
-fn default_json(path: &str) -> Option<serde_json::Value> {
+pub(crate) fn default_json(path: &str) -> Option<serde_json::Value> {
     let (_, field) = field(path)?;
     let item = |t: &str| {
         serde_json::from_str::<serde_json::Value>(t)
@@ -1076,10 +1076,17 @@ impl<'de> serde::de::VariantAccess<'de> for FilledVariant {
     type Error = serde_json::Error;
 
     fn unit_variant(self) -> std::result::Result<(), Self::Error> {
-        if self.named_alone {
-            return Ok(());
+        match self.contents.value {
+            _ if self.named_alone => Ok(()),
+            serde_json::Value::Null => Ok(()),
+            // `{"gumbel": 1}`: serde would say `expected unit`.
+            other => Err(serde::de::Error::custom(format!(
+                "{}: {} takes no settings; give it by its name alone, \"{}\"",
+                crate::error::json_kind(&other),
+                crate::error::printable(&self.name),
+                crate::error::printable(&self.name)
+            ))),
         }
-        serde::Deserialize::deserialize(self.contents.value)
     }
 
     fn newtype_variant_seed<T: serde::de::DeserializeSeed<'de>>(
@@ -1156,12 +1163,17 @@ impl<'de> serde::Deserializer<'de> for Filled {
 
     fn deserialize_struct<V: serde::de::Visitor<'de>>(
         self,
-        name: &'static str,
+        _: &'static str,
         fields: &'static [&'static str],
         visitor: V,
     ) -> std::result::Result<V::Value, Self::Error> {
+        // A section is an object: serde would also read a list of its fields by position, or
+        // refuse another value in the words of its Rust type (`expected struct LogOptions`).
         let serde_json::Value::Object(mut given) = self.value else {
-            return self.value.deserialize_struct(name, fields, visitor);
+            return Err(serde::de::Error::custom(format!(
+                "{}, expected a section of settings in braces ({{}} for every default)",
+                crate::error::json_kind(&self.value)
+            )));
         };
         for field in fields {
             if given.contains_key(*field) {
@@ -1196,17 +1208,25 @@ impl<'de> serde::Deserializer<'de> for Filled {
                 let (variant, contents) = one.into_iter().next().expect("one field");
                 (variant, Some(contents))
             }
-            // Several keys: the first names the variant, as when read from the text.
+            // Several keys, or none: the first names the variant, as when read from the text.
             serde_json::Value::Object(many) => {
                 use serde::de::Error;
                 return match many.keys().next() {
                     Some(first) if !variants.contains(&first.as_str()) => {
                         Err(serde_json::Error::unknown_variant(first, variants))
                     }
-                    _ => Err(serde_json::Error::invalid_length(
+                    _ => Err(serde_json::Error::custom(format!(
+                        "a section of {} keys{}, expected one of `{}` in quotes, or a section of one of them alone holding its settings",
                         many.len(),
-                        &"a map with a single key",
-                    )),
+                        match many.len() {
+                            0 => String::new(),
+                            _ => format!(
+                                " ({})",
+                                many.keys().map(|k| crate::error::printable(k)).collect::<Vec<_>>().join(", ")
+                            ),
+                        },
+                        variants.join("`, `")
+                    ))),
                 };
             }
             other => return other.deserialize_enum(name, variants, visitor),

@@ -38,6 +38,8 @@ pub enum DataSource {
     Mq2008,
     /// The bundled MQ2008 as its five parts (S1..S5): the comparison runs on each of LETOR 4.0's
     /// five folds, as with a folds directory (`data.folds`, [`crate::pipeline::folds`]).
+    /// `mq2008-folds` too, as `--bundled` spells it.
+    #[serde(alias = "mq2008-folds")]
     Mq2008Folds,
     /// LETOR files: paths for the CLI; the page records the names of its uploads. A missing
     /// validation or test split is held out of the training queries ([`HOLDOUT`]).
@@ -895,7 +897,13 @@ impl Setup {
             let Some(value) = value_at(&mine, path).filter(|v| !v.is_null()) else {
                 continue;
             };
-            if value_at(&defaults, path) != Some(value) {
+            // A section the defaults leave out of the JSON (a reference with no model named):
+            // its fields' defaults from the table.
+            let default = match value_at(&defaults, path) {
+                Some(default) => Some(default.clone()),
+                None => crate::settings::default_json(path),
+            };
+            if default.as_ref() != Some(value) {
                 put(flag, self.flag_value(path, value));
             }
         }
@@ -935,16 +943,24 @@ impl Setup {
         if !self.methods.iter().any(|m| {
             matches!(m.entry().student, Student::TeacherLoss) && *m != Method::NoDistillation
         }) {
-            let why = format!(
-                "it weighs or scales a teacher's soft labels, and no method of --methods {} learns from a teacher",
-                methods(&self.methods)
-            );
-            out.push(("alpha", why.clone()));
-            out.push(("teacher-temperature", why.clone()));
-            out.push(("teacher-widths", why.clone()));
+            let why = |what: &str| {
+                format!(
+                    "{what}, and no method of --methods {} learns from a teacher",
+                    methods(&self.methods)
+                )
+            };
+            out.push(("alpha", why("it weighs a teacher's soft labels")));
+            out.push((
+                "teacher-temperature",
+                why("it scales a teacher's soft labels"),
+            ));
+            out.push((
+                "teacher-widths",
+                why("it sizes the teacher's hidden layers"),
+            ));
             // Ranking Distillation's teacher is of the teachers' family too.
             if !self.methods.contains(&Method::RankingDistillation) {
-                out.push(("teacher-attention-heads", why));
+                out.push(("teacher-attention-heads", why("it shapes the teacher")));
             }
         }
         let column_labels = self.data.wants_logs() && self.data.log_labels != LogLabels::Gumbel;
@@ -1507,6 +1523,19 @@ fn json_error(path: &str, e: &serde_json::Error) -> String {
     };
     if !matches!(e.classify(), serde_json::error::Category::Data) || path == "." {
         return format!("{message} (line {}, column {})", e.line(), e.column());
+    }
+    field_error(path, message)
+}
+
+/// [`json_error`]'s words for the data error `message` at the field `path`. A section read
+/// field by field (a logging ranker's) names the field that failed, `field `NAME`: ...`: the
+/// words are then that field's.
+fn field_error(path: &str, message: String) -> String {
+    if let Some((name, rest)) = message
+        .strip_prefix("field `")
+        .and_then(|m| m.split_once("`: "))
+    {
+        return field_error(&format!("{path}.{name}"), rest.to_string());
     }
     // A setting's name where its field is another (`training_labels` for `data.labels`, `queries`
     // at the top level): the field.

@@ -607,6 +607,23 @@ fn a_split_of_one_informative_column_is_refused_without_advice_that_cannot_work(
             && !stderr.contains("top:0"),
         "{stderr}"
     );
+    // A split by correlation keeps that column regular, so PFD's refusal says why there is no
+    // privileged feature, under the default share and any other.
+    let out = dir.path().join("out").display().to_string();
+    for split in [&[][..], &["--privileged", "top:90%"]] {
+        let mut args = vec!["compare", "--train", file.to_str().unwrap(), "--methods"];
+        args.extend(["no-distillation,pfd", "--training-labels", "grades"]);
+        args.extend(["--min-group-size", "1", "--epochs", "1", "--seeds", "1"]);
+        args.extend(["--backend", "cpu", "--quiet", "--out", &out]);
+        args.extend(split);
+        let (ok, _, stderr) = distillrank(&args);
+        assert!(
+            !ok && stderr.contains(
+                "PFD needs privileged features; the data have none: column 1 is the only one that varies on the training split, and the student keeps it in x"
+            ),
+            "{split:?}: {stderr}"
+        );
+    }
 }
 
 #[test]

@@ -18,6 +18,7 @@ mod cli_run;
 
 #[path = "common/letor_data.rs"]
 mod letor_data;
+use distillrank::data::logs::LoggingRanker;
 use distillrank::engine::Engine;
 use distillrank::setup::{DataSource, ObjectivesData, ObjectivesSetup, Setup};
 use std::path::Path;
@@ -363,6 +364,21 @@ fn settings_that_nothing_reads_are_named_and_cannot_be_swept() {
         ..Setup::default()
     };
     assert!(quiet.unused_settings().is_empty());
+    // A reference section with no model: the field given is named, not the section's other
+    // fields at their defaults; each setting of the teacher's says what it does.
+    let reference = Setup::from_json(
+        r#"{"methods": ["no-distillation"], "teacher_widths": [], "data": {"reference": {"columns": "from-1"}}}"#,
+    )
+    .unwrap()
+    .unused_settings();
+    assert!(
+        reference.len() == 2
+            && reference[0].starts_with(
+                "--teacher-widths none is not used: it sizes the teacher's hidden layers"
+            )
+            && reference[1].starts_with("--reference-columns from-1 is not used"),
+        "{reference:?}"
+    );
     // In the words of a door without flags.
     let mut results = serde_json::json!({"unused_settings": base.unused_settings()});
     distillrank::pipeline::report::unused_settings_in_words(&mut results);
@@ -433,4 +449,140 @@ fn a_key_given_twice_in_a_setup_is_refused() {
     }
     // The same key in two objects is two settings.
     assert!(Setup::from_json(r#"{"seeds": 2, "objectives": {"seeds": 3}}"#).is_ok());
+}
+
+/// The logging ranker's section (`{"kind": ..., ...}`) is read field by field: a bad field is
+/// named under its own path with what it holds and what it takes, a missing `kind` or `column`
+/// is named, and `fraction` may be left out (its default). Serde's words for an internally
+/// tagged enum named the section only, or the Rust type.
+#[test]
+fn a_logging_rankers_section_names_the_field_that_is_wrong() {
+    let at = |ranker: &str| format!(r#"{{"data": {{"logs": {{"logging_ranker": {ranker}}}}}}}"#);
+    for (ranker, words) in [
+        (
+            r#"{"kind": "linear", "fraction": "NaN"}"#,
+            r#"setup field data.logs.logging_ranker.fraction: string "NaN", expected a finite number in (0, 1]"#,
+        ),
+        (
+            r#"{"kind": "feature", "column": -1}"#,
+            "setup field data.logs.logging_ranker.column: integer `-1`, expected a feature's number, from 1",
+        ),
+        (
+            r#"{"kind": "feature", "column": 0}"#,
+            "setup field data.logs.logging_ranker.column: integer `0`, expected a feature's number, from 1",
+        ),
+        (
+            r#"{"kind": "feature", "column": 2.5}"#,
+            "setup field data.logs.logging_ranker.column: floating point `2.5`, expected a feature's number, from 1",
+        ),
+        (
+            r#"{"kind": "feature"}"#,
+            r#"the feature logging ranker needs "column""#,
+        ),
+        (
+            r#"{"kind": "wide"}"#,
+            "setup field data.logs.logging_ranker.kind: 'wide', expected linear, feature or random",
+        ),
+        (
+            r#"{"kind": 3}"#,
+            "setup field data.logs.logging_ranker.kind: integer `3`, expected linear, feature or random in quotes",
+        ),
+        (r#"{"fraction": 0.2}"#, r#"a section needs "kind""#),
+        (
+            r#"{"kind": "random", "fraction": 0.5}"#,
+            "unknown field `fraction`: the random logging ranker has no settings",
+        ),
+        (
+            r#"{"kind": "linear", "fraction": 0.5, "extra": 1}"#,
+            "unknown field `extra`, expected `fraction`",
+        ),
+        (
+            "5",
+            "setup field data.logs.logging_ranker: integer `5`, expected a spec in quotes",
+        ),
+        ("null", "setup field data.logs.logging_ranker: null, expected"),
+    ] {
+        let message = Setup::from_json(&at(ranker)).unwrap_err().to_string();
+        assert!(message.contains(words), "{ranker}: {message}");
+    }
+    let read = |ranker: &str| {
+        Setup::from_json(&at(ranker))
+            .unwrap()
+            .data
+            .logs
+            .logging_ranker
+    };
+    assert_eq!(
+        read(r#"{"kind": "linear"}"#),
+        read(r#""linear""#),
+        "fraction left out: its default"
+    );
+    assert_eq!(
+        read(r#"{"kind": "linear", "fraction": 0.25}"#),
+        LoggingRanker::Linear { fraction: 0.25 }
+    );
+    assert_eq!(
+        read(r#"{"kind": "feature", "column": 3}"#),
+        LoggingRanker::Feature { column: 3 }
+    );
+    // A count reads as every count of a setup: a whole number written as a float too.
+    assert_eq!(
+        read(r#"{"kind": "feature", "column": 3.0}"#),
+        LoggingRanker::Feature { column: 3 }
+    );
+    assert_eq!(read(r#"{"kind": "random"}"#), LoggingRanker::Random);
+    let flag = LoggingRanker::parse("feature:0").unwrap_err().to_string();
+    assert!(flag.contains("feature columns count from 1"), "{flag}");
+}
+
+/// A section given as another value (a list, which serde read by its fields' positions where
+/// its length fit, `null`, a number), a choice given an empty or a two-key section, and a choice
+/// given settings it has none of, are refused by the field in words, not in serde's (`expected
+/// struct LogOptions`, `a map with a single key`, `expected unit`).
+#[test]
+fn a_section_given_as_another_value_is_refused_in_words() {
+    for (document, words) in [
+        (
+            r#"{"rd": [10, 1.0, 0.1, 1.0, "hybrid", 2]}"#,
+            "setup field rd: a list, expected a section of settings in braces ({} for every default)",
+        ),
+        (
+            r#"{"data": {"logs": null}}"#,
+            "setup field data.logs: null, expected a section of settings in braces",
+        ),
+        (
+            r#"{"data": {"logs": 5}}"#,
+            "setup field data.logs: integer `5`, expected a section of settings in braces",
+        ),
+        (
+            r#"{"data": {"source": {}}}"#,
+            "setup field data.source: a section of 0 keys, expected one of `synthetic`, `mq2008`",
+        ),
+        (
+            r#"{"data": {"source": {"mq2008": null, "synthetic": {}}}}"#,
+            "setup field data.source: a section of 2 keys (mq2008, synthetic), expected one of",
+        ),
+        (
+            r#"{"data": {"labels": {"gumbel": 1}}}"#,
+            r#"integer `1`: gumbel takes no settings; give it by its name alone, "gumbel""#,
+        ),
+    ] {
+        let message = Setup::from_json(document).unwrap_err().to_string();
+        assert!(
+            message.contains(words) && !message.contains("struct"),
+            "{document}: {message}"
+        );
+    }
+    // The spellings that work: a section, a choice's name alone or with null, the bundled
+    // folds as `--bundled` spells them.
+    let read = |document: &str| Setup::from_json(document).unwrap();
+    assert_eq!(
+        read(r#"{"data": {"labels": {"gumbel": null}}}"#),
+        read("{}")
+    );
+    assert_eq!(
+        read(r#"{"data": {"source": "mq2008-folds"}}"#).data.source,
+        DataSource::Mq2008Folds
+    );
+    assert_eq!(read(r#"{"rd": {}}"#), read("{}"));
 }

@@ -64,13 +64,8 @@ impl ClickModel {
 
 /// The ranker whose orderings the logs record. In JSON, `{"kind": "linear", "fraction": 0.1}`, or
 /// its spec as the flag takes it (`"linear:0.1"`, the table of settings' default `"linear"`).
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-#[serde(
-    remote = "Self",
-    tag = "kind",
-    rename_all = "lowercase",
-    deny_unknown_fields
-)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(remote = "Self", tag = "kind", rename_all = "lowercase")]
 pub enum LoggingRanker {
     /// Least squares of the grade on the standardised signed-log1p features of this share of the
     /// first file's queries (100 steps of gradient descent): a weak linear model.
@@ -89,16 +84,84 @@ impl serde::Serialize for LoggingRanker {
 
 impl<'de> serde::Deserialize<'de> for LoggingRanker {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        use serde::de::Error as _;
         match serde_json::Value::deserialize(d)? {
             serde_json::Value::String(spec) => {
-                LoggingRanker::parse(&spec).map_err(|e| serde::de::Error::custom(e.message()))
+                LoggingRanker::parse(&spec).map_err(|e| D::Error::custom(e.message()))
             }
-            tagged => LoggingRanker::deserialize(tagged).map_err(serde::de::Error::custom),
+            serde_json::Value::Object(section) => {
+                LoggingRanker::of_section(section).map_err(D::Error::custom)
+            }
+            other => Err(D::Error::custom(format!(
+                "{}, expected a spec in quotes (linear, linear:FRACTION, feature:N or random) or a section {{\"kind\": \"linear\", \"fraction\": 0.1}}",
+                crate::error::json_kind(&other)
+            ))),
         }
     }
 }
 
 impl LoggingRanker {
+    /// Reads the section `{"kind": ..., ...}`, field by field: an internally tagged enum reads
+    /// its fields after the tag, so serde's own error would name the section, not the field. A
+    /// field's error starts `` field `NAME`: ``, which the setup's reader words under the field's
+    /// own path. `fraction` may be left out (its default).
+    fn of_section(
+        mut section: serde_json::Map<String, serde_json::Value>,
+    ) -> std::result::Result<Self, String> {
+        use serde::Deserialize as _;
+        let kind = match section.remove("kind") {
+            Some(serde_json::Value::String(kind)) => kind,
+            Some(other) => {
+                return Err(format!(
+                    "field `kind`: {}, expected linear, feature or random in quotes",
+                    crate::error::json_kind(&other)
+                ))
+            }
+            None => return Err("a section needs \"kind\": linear, feature or random".into()),
+        };
+        let known: &[&str] = match kind.as_str() {
+            "linear" => &["fraction"],
+            "feature" => &["column"],
+            "random" => &[],
+            other => {
+                return Err(format!(
+                    "field `kind`: '{}', expected linear, feature or random",
+                    crate::error::printable(other)
+                ))
+            }
+        };
+        if let Some(extra) = section.keys().find(|k| !known.contains(&k.as_str())) {
+            return Err(match known {
+                [] => format!("unknown field `{extra}`: the {kind} logging ranker has no settings"),
+                _ => format!("unknown field `{extra}`, expected `{}`", known.join("`, `")),
+            });
+        }
+        let field = |name: &str, e: serde_json::Error| format!("field `{name}`: {e}");
+        match kind.as_str() {
+            "linear" => Ok(LoggingRanker::Linear {
+                fraction: match section.remove("fraction") {
+                    Some(v) => f64::deserialize(v).map_err(|e| field("fraction", e))?,
+                    None => default_of("data.logs.logging_ranker.fraction"),
+                },
+            }),
+            // A count as every count of a setup reads it: a whole number, `3.0` and `3e0` too.
+            "feature" => match section.remove("column") {
+                Some(v) => match crate::settings::whole_json(&v).map(usize::try_from) {
+                    Some(Ok(column)) if column >= 1 => Ok(LoggingRanker::Feature { column }),
+                    _ => Err(format!(
+                        "field `column`: {}, expected a feature's number, from 1",
+                        crate::error::json_kind(&v)
+                    )),
+                },
+                None => Err(
+                    "the feature logging ranker needs \"column\": a feature's number (1-based)"
+                        .into(),
+                ),
+            },
+            _ => Ok(LoggingRanker::Random),
+        }
+    }
+
     /// Reads `linear`, `linear:FRACTION`, `feature:N` or `random`.
     pub fn parse(spec: &str) -> Result<LoggingRanker> {
         let bad = || {
@@ -124,6 +187,9 @@ impl LoggingRanker {
             },
             ("feature", Some(v)) => match v.parse::<usize>() {
                 Ok(column) if column >= 1 => Ok(LoggingRanker::Feature { column }),
+                Ok(_) => Err(Error::Config(
+                    "logging ranker 'feature:0': feature columns count from 1".into(),
+                )),
                 _ => Err(bad()),
             },
             ("random", None) => Ok(LoggingRanker::Random),
@@ -225,6 +291,11 @@ impl LogOptions {
                 "--dwell-seconds = {} must be a number of seconds in (0, {MAX_DWELL_SECONDS}]",
                 crate::error::shown(self.dwell_seconds)
             )));
+        }
+        if self.logging_ranker == (LoggingRanker::Feature { column: 0 }) {
+            return Err(Error::Config(
+                "logging ranker feature:0: feature columns count from 1".into(),
+            ));
         }
         if let LoggingRanker::Linear { fraction } = self.logging_ranker {
             if !(fraction > 0.0 && fraction <= 1.0) {

@@ -206,7 +206,7 @@ impl SynthOptions {
         let o = self;
         if o.queries == 0 || o.min_docs == 0 || o.max_docs < o.min_docs {
             return Err(crate::error::Error::Config(format!(
-                "synthetic data needs queries > 0 and 1 <= min_docs <= max_docs (got {}, {}, {})",
+                "synthetic data needs a query and 1 <= min_docs <= max_docs: {} queries over the splits, min_docs {}, max_docs {}",
                 o.queries, o.min_docs, o.max_docs
             )));
         }

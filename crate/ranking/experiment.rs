@@ -254,7 +254,8 @@ impl CompareConfig {
                 _ => (format!("{} and {last}", rest.join(", ")), "need"),
             };
             return Err(Error::Config(format!(
-                "{names} {verb} privileged features; the data have none"
+                "{names} {verb} privileged features; the data have none{}",
+                why_no_privileged(p)
             )));
         }
         if self.external_named && self.external.is_none() {
@@ -1199,5 +1200,27 @@ fn splits<'a>(
         train: split(&p.train),
         valid: split(&p.valid),
         test: split(test),
+    }
+}
+
+/// Why the privileged split left no column privileged, where the training split tells: a split
+/// by correlation keeps one informative column regular, so one informative column (or none) is
+/// the student's alone.
+fn why_no_privileged(p: &Prepared) -> String {
+    if !p.privileged_columns.is_empty() {
+        return String::new();
+    }
+    let informative: Vec<usize> = p
+        .regular_columns
+        .iter()
+        .copied()
+        .filter(|c| !p.constant_regular.contains(c))
+        .collect();
+    match informative.as_slice() {
+        [] => ": no column varies on the training split".into(),
+        [only] => format!(
+            ": column {only} is the only one that varies on the training split, and the student keeps it in x; privileged features need a second"
+        ),
+        _ => String::new(),
     }
 }

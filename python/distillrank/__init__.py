@@ -468,6 +468,14 @@ def _as_array(x: Any, name: str = "X") -> Any:
     return x
 
 
+def _say(notes: Sequence[Tuple[bool, str]], verbose: bool = True) -> None:
+    """What the library says beside a result, as (is a warning, text): warnings whatever
+    ``verbose`` says, notes where it is on, as a training run logs them."""
+    for warning, text in notes:
+        if warning or verbose:
+            _log(_logging.WARNING if warning else _logging.INFO, text)
+
+
 def _check_names(name: str, names: Optional[List[str]], expected: Optional[List[str]]) -> None:
     """A frame's columns against those fit saw (``feature_names_in_``), as scikit-learn checks
     them: the same names in the same order, or a ValueError naming the first that differs. An
@@ -632,10 +640,17 @@ class Ranker(_EstimatorBase):
 
     @property
     def _teacher_columns(self) -> str:
-        return self._params.get("teacher_columns", "auto")
+        """The tree teacher's columns against X's, checked whether a teacher is given or not (as
+        ``Setup`` checks it): None is ``auto``, its default."""
+        columns = self._params.get("teacher_columns", "auto")
+        if columns is None:
+            return "auto"
+        if not isinstance(columns, str) or columns not in ("auto", "from-1", "from-0"):
+            raise ValueError(f"teacher_columns {columns!r}: expected auto, from-1 or from-0")
+        return columns
 
     def _teacher_scores(
-        self, X: Any, Z: Any, valid: Any, names: Optional[List[str]] = None
+        self, X: Any, Z: Any, valid: Any, names: Optional[List[str]] = None, verbose: bool = True
     ) -> Tuple[Any, Dict[str, Any]]:
         """The teacher's scores of the training rows (``X`` beside ``Z``, as given to fit; the
         names of X's columns where it was a frame) and of the eval_set's (``valid``, as given),
@@ -654,7 +669,7 @@ class Ranker(_EstimatorBase):
             return (train, held), {"scores": "arrays given to fit"}
         model, name = _teacher_model(teacher)
 
-        def score(x: Any, z: Any, x_names: Optional[List[str]]) -> list:
+        def score(x: Any, z: Any, x_names: Optional[List[str]], say: bool = False) -> list:
             # Any table fit takes, as fit reads it (a sparse matrix dense, no stored index).
             full = _np.asarray(_as_array(x), dtype=_np.float64)
             # The frames' column names, checked against a model trained on named columns.
@@ -663,12 +678,15 @@ class Ranker(_EstimatorBase):
                 full = _np.hstack([full, _np.asarray(_as_array(z, "privileged"), dtype=_np.float64)])
                 z_names = _feature_names(z)
                 columns = None if x_names is None or z_names is None else x_names + z_names
-            return _distillrank.forest_scores(
-                model, name, _np.ascontiguousarray(full), self._teacher_columns, columns).tolist()
+            scores, notes = _distillrank.forest_scores(
+                model, name, _np.ascontiguousarray(full), self._teacher_columns, columns, "teacher_columns")
+            if say:
+                _say(notes, verbose)
+            return scores.tolist()
 
         held = None if valid is None else score(
             valid[0], valid[3] if len(valid) == 4 else None, _feature_names(valid[0]))
-        return (score(X, Z, names), held), {"scores": f"{name}'s scores of the arrays given to fit"}
+        return (score(X, Z, names, say=True), held), {"scores": f"{name}'s scores of the arrays given to fit"}
 
     @property
     def setup(self) -> Setup:
@@ -723,6 +741,7 @@ class Ranker(_EstimatorBase):
             ``self``. Training releases the GIL and stops on Ctrl-C (``KeyboardInterrupt``).
         """
         setup = self._setup
+        self._teacher_columns  # refuses a bad value here, whether a teacher is given or not
         names = _feature_names(X)
         X = _as_array(X)
         train = _split("", X, y, qid, privileged)
@@ -765,7 +784,7 @@ class Ranker(_EstimatorBase):
                 )
         scores = None
         if self._teacher is not None:
-            scores, described = self._teacher_scores(X, privileged, eval_set, names)
+            scores, described = self._teacher_scores(X, privileged, eval_set, names, verbose)
             setup["data"]["teacher"] = described
         if positions is not None:
             # y holds the clicks: the labels are y itself.
@@ -964,14 +983,20 @@ def objectives(setup: Any = None, verbose: bool = True, base: Optional[str] = No
     return _json.loads(_distillrank.objectives(text, verbose, None if base is None else str(base), _log))
 
 
-def read_letor(path: str, query: Optional[str] = None) -> Tuple[_np.ndarray, _np.ndarray, _np.ndarray]:
+def read_letor(path: str, query: Optional[str] = None, feature_names: bool = False) -> Tuple[Any, ...]:
     """Reads a LETOR / SVMlight ranking file (gzip or not), or Parquet (a file or a folder of
     part files: columns ``qid``, ``label`` and float or double features; nulls are entries left
     out), with the library's reader: ``X`` float32 (n_docs, n_features), ``y`` int32 grades,
     ``qid`` int64 per row. ``query``: a LightGBM ``.query`` file of group sizes, for files
-    without ``qid:``. A malformed file raises ``ValueError`` naming file:line:column (a Parquet
-    file: its row and column)."""
-    return _distillrank.read_letor(str(path), None if query is None else str(query))
+    without ``qid:``. ``feature_names``: also return the feature columns' names, a list of str
+    where the file names them (Parquet), None where it does not (LETOR text), as
+    ``(X, y, qid, names)``; a frame of X under those names (``pandas.DataFrame(X,
+    columns=names)``) gives ``Ranker.fit`` the names it checks at ``predict``. A malformed file
+    raises ``ValueError`` naming file:line:column (a Parquet file: its row and column)."""
+    if not isinstance(feature_names, (bool, _np.bool_)):
+        raise ValueError(f"feature_names: {feature_names!r}, expected True or False")
+    split, names = _distillrank.read_letor(str(path), None if query is None else str(query))
+    return (*split, names) if feature_names else split
 
 
 def read_impressions(path: str, data: str, query: Optional[str] = None) -> Dict[str, Any]:

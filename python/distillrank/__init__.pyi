@@ -1,7 +1,7 @@
 """Type stubs of distillrank, the Python door of the Rust library."""
 
 import logging
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Literal, Optional, Sequence, Tuple, Union, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -33,6 +33,7 @@ TRANSFORMS: Tuple[str, ...]
 
 _ArrayLike = npt.ArrayLike
 _Split = Tuple[npt.NDArray[np.float32], npt.NDArray[np.int32], npt.NDArray[np.int64]]
+_NamedSplit = Tuple[npt.NDArray[np.float32], npt.NDArray[np.int32], npt.NDArray[np.int64], Optional[List[str]]]
 
 class Setup:
     """One comparison: data, privileged split, methods, losses, training settings, backend."""
@@ -142,7 +143,14 @@ def sweep(
 def objectives(
     setup: Union[Dict[str, Any], str, None] = ..., verbose: bool = ..., base: Optional[str] = ...
 ) -> Dict[str, Any]: ...
-def read_letor(path: str, query: Optional[str] = ...) -> _Split: ...
+@overload
+def read_letor(path: str, query: Optional[str] = ..., feature_names: Literal[False] = ...) -> _Split: ...
+@overload
+def read_letor(path: str, query: Optional[str] = ..., *, feature_names: Literal[True]) -> _NamedSplit: ...
+@overload
+def read_letor(path: str, query: Optional[str], feature_names: Literal[True]) -> _NamedSplit: ...
+@overload
+def read_letor(path: str, query: Optional[str] = ..., feature_names: bool = ...) -> Union[_Split, _NamedSplit]: ...
 def read_impressions(path: str, data: str, query: Optional[str] = ...) -> Dict[str, Any]: ...
 def mq2008() -> Dict[str, _Split]: ...
 def paired_test(

@@ -35,6 +35,8 @@ _distillrank: Any = _importlib.import_module("distillrank._distillrank")
 _setup_json: Any = getattr(_importlib.import_module("distillrank"), "_setup_json")
 _numbers: Any = getattr(_importlib.import_module("distillrank"), "_numbers")
 _check_names: Any = getattr(_importlib.import_module("distillrank"), "_check_names")
+_say: Any = getattr(_importlib.import_module("distillrank"), "_say")
+_teacher_model: Any = getattr(_importlib.import_module("distillrank"), "_teacher_model")
 
 
 def _run_job(setup: str, job: str, base: Optional[str]) -> str:
@@ -101,15 +103,32 @@ def sweep(
     return out
 
 
-def _scorer(model: Any, features: Sequence[Any]) -> Any:
+def _scorer(model: Any, features: Sequence[Any], model_columns: str = "auto") -> Any:
     """A function from a partition's feature matrix and query ids (None when the frame has
     none; a listwise model needs them, the others ignore them) to its scores, for `model`: a fitted
     :class:`distillrank.Ranker` (sent to the workers pickled), a saved model's prefix (read on
-    each worker), or a LightGBM or XGBoost model file (read here, scored on the workers by the
-    library's reader, as its library scores it). ``features``: the frame's feature columns,
+    each worker), or a LightGBM or XGBoost model, its file or the object (read here, scored on
+    the workers by the library's reader, as its library scores it). ``features``: the frame's feature columns,
     whose names a saved model or a tree model trained on named columns checks here, before any
-    task runs."""
+    task runs. ``model_columns``: a tree model's columns against the features (``auto``,
+    ``from-1`` or ``from-0``), checked whatever the model is; the others read the features in
+    the order they were fitted on."""
     import numpy as np
+
+    if model_columns not in ("auto", "from-1", "from-0"):
+        raise ValueError(f"model_columns {model_columns!r}: expected auto, from-1 or from-0")
+
+    def tree(data: bytes, name: str) -> Any:
+        names = _names_of(features)
+        # No row yet: the column mapping and the names, checked before any task, and what the
+        # library says of them logged here, once.
+        _, notes = _distillrank.forest_scores(
+            data, name, np.zeros((0, len(features))), model_columns, names, "model_columns")
+        _say(notes)
+        return lambda x, q: np.asarray(
+            _distillrank.forest_scores(
+                data, name, np.asarray(x, np.float64), model_columns, names, "model_columns")[0],
+            np.float32)
 
     if isinstance(model, str) or hasattr(model, "__fspath__"):
         import os
@@ -117,31 +136,47 @@ def _scorer(model: Any, features: Sequence[Any]) -> Any:
         path = os.fspath(model)
         prefix = path[: -len(".json")] if path.endswith(".json") else path
         if os.path.exists(prefix + ".json") and os.path.exists(prefix + ".safetensors"):
-            # Its config's column names are checked here, before any task; the weights are read
-            # on each worker, so that they never travel through the scheduler.
+            # Its config's column names and width are checked here, before any task; the
+            # weights are read on each worker, so that they never travel through the scheduler.
             with open(prefix + ".json") as f:
-                _check_names("frame", _names_of(features), _json.load(f).get("feature_names"))
+                config = _json.load(f)
+            _check_names("frame", _names_of(features), config.get("feature_names"))
+            _check_width(features, config.get("source_features"))
             return lambda x, q: _load(prefix).predict(x, qid=q)
         if not os.path.isfile(path):
             raise ValueError(
                 f"model: {path}: no such file (expected a saved model's prefix, PREFIX.json + "
                 "PREFIX.safetensors, or a LightGBM or XGBoost model file)"
             )
-        with open(path, "rb") as f:
-            data = f.read()
-        names = _names_of(features)
-        # No row yet: the column mapping and the names, checked before any task.
-        _distillrank.forest_scores(data, path, np.zeros((0, len(features))), "auto", names)
-        return lambda x, q: np.asarray(
-            _distillrank.forest_scores(data, path, np.asarray(x, np.float64), "auto", names), np.float32)
+        with open(path, "rb") as file:
+            return tree(file.read(), path)
     if isinstance(model, _importlib.import_module("distillrank").Ranker):
+        _check_width(features, getattr(model, "n_features_in_", None))
         return lambda x, q: model.predict(x, qid=q)
+    if type(model).__module__.split(".")[0] in ("lightgbm", "xgboost"):
+        # A Booster or a fitted estimator: scored by the library's reader of its dump, as a
+        # model file is, so that model_columns and the names are read alike.
+        try:
+            data, name = _teacher_model(model)
+        except ValueError as e:
+            raise ValueError(str(e).replace("teacher: ", "model: ", 1)) from e
+        return tree(data, name)
     if hasattr(model, "predict"):
         return lambda x, q: model.predict(x)
     raise ValueError(
         "model: a fitted distillrank.Ranker, a saved model's prefix (PREFIX.json + PREFIX.safetensors), "
-        "or a LightGBM or XGBoost model file"
+        "a LightGBM or XGBoost model (a Booster, a fitted estimator or its file), or a model with predict"
     )
+
+
+def _check_width(features: Sequence[Any], trained: Any) -> None:
+    """The frame's feature columns against the width a distillrank model was trained on, checked
+    here before any task, as ``Ranker.predict`` checks it on each partition."""
+    if trained is not None and len(features) != int(trained):
+        raise ValueError(
+            f"frame: the data have {len(features)} feature columns, the model was trained on data "
+            f"with {int(trained)}: give the columns it was trained on (columns=, exclude=)"
+        )
 
 
 class _OfPartitions:
@@ -362,24 +397,28 @@ def _check_feature_names(model: Any, features: Sequence[Any]) -> None:
 
 def predict(
     model: Any, frame: Any, columns: Optional[Sequence[str]] = None, exclude: Optional[Sequence[str]] = None,
-    qid: str = "qid",
+    qid: str = "qid", model_columns: str = "auto",
 ) -> Any:
     """Scores the rows of a Dask dataframe on the cluster's workers, partition by partition
     (``map_partitions``): a Dask series of float32 scores, one per row, with the frame's index.
     ``model``: a fitted :class:`distillrank.Ranker`, a saved model's prefix, or a LightGBM or
-    XGBoost model file. ``columns``: the features in the model's order (default: every column
+    XGBoost model (its file, a Booster or a fitted estimator). ``columns``: the features in the model's order (default: every column
     but ``exclude``, the query id and the grade, which are never features). The ``qid`` column,
     when the frame has it, groups each partition's rows into queries for a listwise model
     (``attention_heads`` above 0), which then needs each query whole in one partition
     (:func:`check_queries_whole`). ``exclude`` defaults to the ``qid`` column and ``label``. A
     ranker fitted on a data frame (or saved from one), and a tree model trained on named
     columns, check the feature columns' names and order before any task, as ``Ranker.predict``
-    does."""
+    does. ``model_columns``: a tree model's input columns against the features, as the CLI's
+    ``predict --columns`` reads them: ``auto`` (by the widths, or where they do not tell, the
+    mapping under which every column the trees split on is a feature, said in a note),
+    ``from-1`` (column 0 is the first feature, as LightGBM's LETOR reader makes it) or
+    ``from-0``; a distillrank model reads its features in the order fit saw them."""
     pd: Any = _importlib.import_module("pandas")
 
     features = _columns(frame, columns, (qid, "label") if exclude is None else exclude)
     _check_feature_names(model, features)
-    score = _scorer(model, features)
+    score = _scorer(model, features, model_columns)
     if _attends(model):
         check_queries_whole(frame, qid)
 
@@ -403,18 +442,22 @@ def evaluate(
     qid: str = "qid",
     columns: Optional[Sequence[str]] = None,
     k: int = 8,
+    model_columns: str = "auto",
 ) -> Dict[str, Any]:
     """NDCG@k of ``model`` on a Dask dataframe of documents (a query id column, a grade column
     and the features), computed on the workers: each partition's queries scored and measured
     there, then the per-query figures reduced in qid order here. A query split across
     partitions is refused by name (:func:`check_queries_whole`). Returns ``ndcg@k`` (the mean
     over the queries with a relevant document), ``queries`` and ``per_query`` (``{qid: NDCG}``,
-    None for a query without a relevant document)."""
+    None for a query without a relevant document). ``model_columns``: as :func:`predict`."""
     pd: Any = _importlib.import_module("pandas")
 
     features = _columns(frame, columns, (qid, label))
+    if qid not in frame.columns:
+        raise ValueError(f"qid: the frame has no column {qid!r}")
+    # The checks on the client first, then the one that runs a graph.
     _check_feature_names(model, features)
-    score = _scorer(model, features)
+    score = _scorer(model, features, model_columns)
     check_queries_whole(frame, qid)
 
     def per_query(part: Any) -> Any:

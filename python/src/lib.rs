@@ -129,8 +129,10 @@ impl Stderr {
         }
     }
 
-    /// One message at `level`, through `log` when there is one (the GIL taken for it).
+    /// One message at `level` in Python's words (`teacher_columns`, not `--teacher-columns`),
+    /// through `log` when there is one (the GIL taken for it).
     fn say(&mut self, level: u8, text: &str) {
+        let text = &python_words(text, self.door);
         match &self.log {
             Some(log) => {
                 if let Err(e) = Python::attach(|py| log.call1(py, (level, text)).map(drop)) {
@@ -906,12 +908,18 @@ fn letor_arrays<'py>(py: Python<'py>, data: Dataset) -> PyResult<Letor<'py>> {
     Ok((x, grades.into_pyarray(py), qids.into_pyarray(py)))
 }
 
+/// What the library says beside a result: (is a warning, text).
+type Note = (bool, String);
+
 /// A tree model trained elsewhere (`model`: the bytes of a LightGBM model file or dump, or of an
 /// XGBoost JSON model) scoring the rows of `x` (float64; NaN a missing value), as its library
-/// does; `columns`: `auto`, `from-1` or `from-0`, the model's columns against X's; `names`: X's
-/// columns' names, where a frame gave them, checked against the model's own.
+/// does; `columns`: `auto`, `from-1` or `from-0`, the model's columns against X's, chosen by the
+/// setting `setting`; `names`: X's columns' names, where a frame gave them, checked against the
+/// model's own. Returns the scores and what the CLI says beside them, as (is a warning, text):
+/// the objective's note where it does not rank, and the column mapping `auto` chose where the
+/// widths did not decide it.
 #[pyfunction]
-#[pyo3(signature = (model, name, x, columns, names=None))]
+#[pyo3(signature = (model, name, x, columns, names=None, setting="teacher_columns"))]
 fn forest_scores<'py>(
     py: Python<'py>,
     model: &[u8],
@@ -919,26 +927,35 @@ fn forest_scores<'py>(
     x: PyReadonlyArray2<'py, f64>,
     columns: &str,
     names: Option<Vec<String>>,
-) -> PyResult<Bound<'py, PyArray1<f64>>> {
+    setting: &str,
+) -> PyResult<(Bound<'py, PyArray1<f64>>, Vec<Note>)> {
     let columns: distillrank::forest::Columns =
         serde_json::from_value(serde_json::Value::String(columns.into())).map_err(|_| {
             PyValueError::new_err(format!(
-                "teacher columns '{columns}': expected auto, from-1 or from-0"
+                "{setting} '{}': expected auto, from-1 or from-0",
+                distillrank::error::printable(columns)
             ))
         })?;
     let width = x.shape()[1];
     let values: Vec<f64> = x.as_array().iter().copied().collect();
-    let scores = py.detach(|| {
+    let scored = py.detach(|| {
         let name = Path::new(name);
         let forest = distillrank::forest::Forest::parse(name, model)?;
-        let offset = forest.feature_offset(columns, width, name, "--teacher-columns")?;
+        let offset = forest.feature_offset(columns, width, name, setting)?;
         forest.check_data_names(
             "X",
             names.as_deref(),
             offset,
             &format!("the model {}", name.display()),
-            "teacher_columns",
+            setting,
         )?;
+        let mut notes = Vec::new();
+        if let Some(note) = &forest.note {
+            notes.push((true, format!("{}: {note}", name.display())));
+        }
+        if let Some(note) = forest.columns_note(columns, width, offset, setting) {
+            notes.push((false, format!("{}: {note}", name.display())));
+        }
         let scores = forest.score_rows(&values, width, offset);
         match scores.iter().position(|s| !s.is_finite()) {
             Some(i) => Err(distillrank::error::Error::Data(format!(
@@ -946,22 +963,29 @@ fn forest_scores<'py>(
                 name.display(),
                 scores[i]
             ))),
-            None => Ok(scores),
+            None => Ok((scores, notes)),
         }
     });
-    Ok(scores.map_err(value_error)?.into_pyarray(py))
+    let (scores, notes) = scored.map_err(value_error)?;
+    Ok((scores.into_pyarray(py), notes))
 }
 
-/// Reads a LETOR / SVMlight file (gzip or not) with the library's reader; `query` names a
-/// LightGBM `.query` file of group sizes.
+/// Reads a LETOR / SVMlight file (gzip or not) or Parquet with the library's reader, and the
+/// feature columns' names where the file names them (Parquet); `query` names a LightGBM `.query`
+/// file of group sizes.
 #[pyfunction]
 #[pyo3(signature = (path, query=None))]
-fn read_letor(py: Python<'_>, path: PathBuf, query: Option<PathBuf>) -> PyResult<Letor<'_>> {
+fn read_letor(
+    py: Python<'_>,
+    path: PathBuf,
+    query: Option<PathBuf>,
+) -> PyResult<(Letor<'_>, Option<Vec<String>>)> {
     use distillrank::data::letor::{read_letor_file, ReadOptions};
-    let data = py
+    let mut data = py
         .detach(|| read_letor_file(&path, query.as_deref(), &ReadOptions::default()))
         .map_err(value_error)?;
-    letor_arrays(py, data)
+    let names = data.feature_names.take();
+    Ok((letor_arrays(py, data)?, names))
 }
 
 /// An impressions log (`qid session position doc click`, as `data simulate-logs` writes it)

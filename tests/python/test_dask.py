@@ -264,9 +264,50 @@ def test_scoring_and_evaluation_on_the_workers_equal_one_machines(client):
     # A LightGBM model file, scored on the workers as LightGBM scores it.
     lgbm = ROOT / "tests" / "data" / "mq2008-lightgbm.txt"
     tree = dr_dask.evaluate(str(lgbm), whole)
-    direct = distillrank._distillrank.forest_scores(lgbm.read_bytes(), str(lgbm), X.astype("f8"), "auto")
+    direct, _ = distillrank._distillrank.forest_scores(lgbm.read_bytes(), str(lgbm), X.astype("f8"), "auto")
     expected = distillrank._distillrank.ndcg(direct.astype("f4").tolist(), y.astype("f8").tolist(), qid.tolist(), 8, "exclude")
     assert abs(tree["ndcg@8"] - expected) < 1e-12
+
+
+def test_a_tree_models_column_mapping_is_said_once_and_chosen_by_model_columns(client, caplog, tmp_path):
+    """A frame one column wider than a tree model (a column after its features): where the widths
+    do not tell, the note of the mapping `auto` chose is logged once, before any task, naming
+    `model_columns`; given, the mapping scores as the model scores its own columns, from its
+    file or its Booster. A student's width is checked before any task."""
+    import logging
+
+    dd = pytest.importorskip("dask.dataframe")
+    frame, X, y, qid = mq2008_frame()
+    wider = dd.from_pandas(frame.assign(extra=0.0), npartitions=3)
+    lgbm = str(ROOT / "tests" / "data" / "mq2008-lightgbm.txt")
+    with caplog.at_level(logging.INFO, logger="distillrank"):
+        dr_dask.predict(lgbm, wider).compute()
+    said = [r.getMessage() for r in caplog.records if "input columns" in r.getMessage()]
+    assert len(said) == 1 and "46 input columns and the data 47 features" in said[0] and "model_columns" in said[0], said
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="distillrank"):
+        scores = dr_dask.predict(lgbm, wider, model_columns="from-1").compute()
+    assert "input columns" not in caplog.text
+    direct, _ = distillrank._distillrank.forest_scores(open(lgbm, "rb").read(), lgbm, X.astype("f8"), "auto")
+    np.testing.assert_array_equal(scores.to_numpy(), direct.astype("f4"))
+    with pytest.raises(ValueError, match="^model_columns 'sideways': expected auto, from-1 or from-0"):
+        dr_dask.predict(lgbm, wider, model_columns="sideways")
+    # The Booster itself reads the mapping as its file does (from-0 is refused: it splits on
+    # column 0), and a student's width is checked before any task, as its names are.
+    lightgbm = pytest.importorskip("lightgbm")
+    booster = lightgbm.Booster(model_file=lgbm)
+    np.testing.assert_array_equal(dr_dask.predict(booster, wider, model_columns="from-1").compute().to_numpy(),
+                                  scores.to_numpy())
+    with pytest.raises(ValueError, match="splits on column 0"):
+        dr_dask.predict(booster, wider, model_columns="from-0")
+    ranker = distillrank.Ranker(method="no-distillation", labels="grades", epochs=1, widths=[8], backend="cpu")
+    ranker.fit(X, y, qid=qid, verbose=False)
+    with pytest.raises(ValueError, match="^model_columns 'from-9': expected auto, from-1 or from-0"):
+        dr_dask.predict(ranker, wider, model_columns="from-9")
+    ranker.save(str(tmp_path / "student"))
+    for model in (ranker, str(tmp_path / "student")):
+        with pytest.raises(ValueError, match="^frame: the data have 47 feature columns, the model was trained on data with 46"):
+            dr_dask.predict(model, wider)
 
 
 def test_the_workers_check_what_one_machine_checks(client, tmp_path):

@@ -8,6 +8,7 @@ The data are the repository's real LETOR files (tests/data/letor, unpacked into 
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -505,6 +506,23 @@ def test_class_one_setup_document_one_meaning_a_section_left_partly_out(tmp_path
     cli("compare", "--setup", path, "--out", tmp_path / "out", "--quiet")
     theirs = json.loads((tmp_path / "out" / "setup.json").read_text())
     assert theirs["data"] == ours["data"] and theirs["rd"] == ours["rd"]
+
+
+def test_a_logging_rankers_section_is_read_as_the_cli_reads_it(tmp_path):
+    """The logging ranker's section, left partly out or wrong in a field, is read or refused by
+    Python's Setup and the CLI's --setup in the same words, naming the field."""
+    doc = lambda ranker: {"data": {"logs": {"logging_ranker": ranker}}}
+    assert distillrank.Setup.from_dict(doc({"kind": "linear"})).to_dict()["data"]["logs"] == \
+        distillrank.Setup().to_dict()["data"]["logs"]
+    path = tmp_path / "setup.json"
+    for ranker, words in [
+        ({"kind": "linear", "fraction": "NaN"}, "setup field data.logs.logging_ranker.fraction: string \"NaN\""),
+        ({"kind": "feature", "column": 0}, "setup field data.logs.logging_ranker.column: integer `0`"),
+    ]:
+        with pytest.raises(ValueError, match=re.escape(words)):
+            distillrank.Setup.from_dict(doc(ranker))
+        path.write_text(json.dumps(doc(ranker)))
+        assert words in cli_error("compare", "--setup", path, "--out", tmp_path / "out")
 
 
 def test_class_one_setup_document_one_meaning_relative_files_and_the_other_jobs_document():

@@ -81,6 +81,27 @@ def test_the_cli_writes_what_pyarrow_reads_and_a_ranker_fits_on_it(tmp_path, tex
     np.testing.assert_array_equal(ranker.predict(table.drop_columns(["qid", "label"])), ranker.predict(X))
 
 
+def test_read_letor_gives_the_columns_names_a_file_has_and_a_ranker_keeps_them(tmp_path, text):
+    """Parquet's column names come back beside the arrays where asked (LETOR text has none); a
+    frame under them fits a ranker that checks them at predict, as a frame read with pandas
+    does."""
+    X, y, qid = text
+    named = frame(X, y, qid).rename(columns={f"f{k + 1}": f"bm25_{k}" for k in range(X.shape[1])})
+    named.to_parquet(tmp_path / "named.parquet", index=False)
+    *arrays, names = distillrank.read_letor(tmp_path / "named.parquet", feature_names=True)
+    same(arrays, text)
+    assert names == [f"bm25_{k}" for k in range(X.shape[1])]
+    assert len(distillrank.read_letor(tmp_path / "named.parquet")) == 3
+    assert distillrank.read_letor(MQ2008 / "vali.txt", feature_names=True)[3] is None
+    with pytest.raises(ValueError, match="^feature_names: 'no', expected True or False"):
+        distillrank.read_letor(MQ2008 / "vali.txt", feature_names="no")
+    ranker = distillrank.Ranker("no-distillation", epochs=1, widths=[8], backend="cpu")
+    ranker.fit(pd.DataFrame(arrays[0], columns=names), arrays[1], qid=arrays[2])
+    assert list(ranker.feature_names_in_) == names
+    with pytest.raises(ValueError, match="column 0 is 'bm25_45' where fit saw 'bm25_0'"):
+        ranker.predict(pd.DataFrame(arrays[0], columns=names)[names[::-1]])
+
+
 def bad_files(tmp_path, text):
     """Each kind of bad Parquet file, written by pandas: {path: what its refusal says}. `mixed` is a
     folder of parts with other columns."""

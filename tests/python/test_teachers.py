@@ -9,6 +9,7 @@ distilled by `compare`, whose report names the privileged columns it splits on.
 
 import json
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -214,7 +215,8 @@ def test_a_ranker_learns_from_a_booster_or_from_scores(mq2008):
     dense = X.toarray()
     booster = lightgbm_ranker(X, y, qid)
     # The extension scores arrays as LightGBM does.
-    ours = distillrank._distillrank.forest_scores(booster.model_to_string().encode(), "b", dense, "auto")
+    ours, notes = distillrank._distillrank.forest_scores(booster.model_to_string().encode(), "b", dense, "auto")
+    assert notes == []
     agree(ours, booster.predict(dense, raw_score=True))
     ranker = distillrank.Ranker(method="pfd", teacher=booster, epochs=2, widths=[16], backend="cpu")
     ranker.fit(dense, y.astype(int), qid=qid, verbose=False)
@@ -241,6 +243,52 @@ def test_a_ranker_learns_from_a_booster_or_from_scores(mq2008):
     fitted = lightgbm.LGBMRanker(n_estimators=5, verbose=-1).fit(X, y, group=groups(qid))
     distillrank.Ranker(method="pfd", teacher=fitted, epochs=1, widths=[8], backend="cpu").fit(
         dense, y.astype(int), qid=qid, verbose=False)
+
+
+def test_a_tree_teacher_says_in_python_what_it_says_in_the_cli(mq2008, tmp_path, caplog):
+    """What the CLI says beside a tree model's scores, Ranker.fit and distillrank.dask say too,
+    through the package's logger: the column mapping that `auto` chose by the splits where the
+    widths did not tell (a note, with the setting of that door that chooses it), and an objective
+    that does not rank (a warning, whatever verbose says)."""
+    import logging
+
+    import distillrank
+
+    X, y, qid, _ = mq2008
+    dense = X.toarray()
+    narrow = lightgbm.LGBMRanker(n_estimators=5, verbose=-1).fit(dense[:, :40], y, group=groups(qid)).booster_
+    narrow.save_model(str(tmp_path / "narrow.txt"))
+    cli_note = cli("predict", "--model", tmp_path / "narrow.txt", MQ2008 / "train.txt").stderr
+    assert "the model has 40 input columns and the data 46 features" in cli_note, cli_note
+    regression = lightgbm.LGBMRegressor(n_estimators=5, verbose=-1).fit(dense, y).booster_
+    for booster, level, words, verbose in [
+        (narrow, logging.INFO, "the model has 40 input columns and the data 46 features: its columns are read "
+         r"from-\d.*give teacher_columns from-1 or from-0 to choose", True),
+        (regression, logging.WARNING, "the model's objective is regression, not a ranking objective", False),
+    ]:
+        caplog.clear()
+        with caplog.at_level(logging.INFO, logger="distillrank"):
+            distillrank.Ranker(method="pfd", teacher=booster, epochs=1, widths=[8], backend="cpu").fit(
+                dense, y.astype(int), qid=qid, verbose=verbose)
+        said = [r for r in caplog.records if re.search(words, r.getMessage())]
+        assert len(said) == 1 and said[0].levelno == level, caplog.text
+    # Quiet, the note is not said; given, the mapping needs no note.
+    for columns, verbose in [("auto", False), ("from-1", True)]:
+        caplog.clear()
+        with caplog.at_level(logging.INFO, logger="distillrank"):
+            distillrank.Ranker(method="pfd", teacher=narrow, teacher_columns=columns, epochs=1, widths=[8],
+                               backend="cpu").fit(dense, y.astype(int), qid=qid, verbose=verbose)
+        assert "input columns" not in caplog.text, columns
+    with pytest.raises(ValueError, match="^teacher_columns 'sideways': expected auto, from-1 or from-0"):
+        distillrank._distillrank.forest_scores(narrow.model_to_string().encode(), "b", dense, "sideways")
+    # The Ranker's keyword is checked by fit, a teacher given or not; None is its default.
+    for teacher in (narrow, None):
+        for columns in ("sideways", 1, True):
+            with pytest.raises(ValueError, match=f"^teacher_columns {columns!r}: expected auto, from-1 or from-0"):
+                distillrank.Ranker(method="pfd", teacher=teacher, teacher_columns=columns, epochs=1, widths=[8],
+                                   backend="cpu").fit(dense, y.astype(int), qid=qid, verbose=False)
+    distillrank.Ranker(method="pfd", teacher=narrow, teacher_columns=None, epochs=1, widths=[8],
+                       backend="cpu").fit(dense, y.astype(int), qid=qid, verbose=False)
 
 
 def test_a_tree_teacher_trained_on_named_columns_reads_them_by_name(mq2008, tmp_path):
