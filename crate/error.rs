@@ -181,8 +181,8 @@ pub fn printable_text(text: &str) -> String {
         .collect()
 }
 
-/// A JSON value in the words serde uses for what it found (integer \`5\`, string "x", a list), for
-/// a message on a field that expected something else.
+/// A JSON value in the words serde uses for what it found (``integer `5` ``, `string "x"`, a
+/// list), for a message on a field that expected something else.
 pub fn json_kind(value: &serde_json::Value) -> String {
     use serde_json::Value;
     match value {

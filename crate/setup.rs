@@ -1043,11 +1043,14 @@ impl Setup {
                 "teacher-widths" => "the student's".into(),
                 "train" | "valid" | "test" | "bundled" => "synthetic data".into(),
                 "train-query" | "valid-query" | "test-query" => "FILE.query beside the file".into(),
+                // A section the defaults leave out of the JSON: its fields' table defaults.
                 _ => crate::settings::flag_fields()
                     .find(|(f, _)| *f == flag)
                     .and_then(|(_, path)| {
-                        let value = value_at(&defaults, path)?;
-                        Some(Setup::default().flag_value(path, value))
+                        let value = value_at(&defaults, path)
+                            .cloned()
+                            .or_else(|| crate::settings::default_json(path))?;
+                        Some(Setup::default().flag_value(path, &value))
                     })
                     .unwrap_or_else(|| "default".into()),
             }
@@ -1575,6 +1578,12 @@ fn field_error(path: &str, message: String) -> String {
             .strip_prefix("invalid type: ")
             .or_else(|| message.strip_prefix("invalid value: "))
             .and_then(|m| m.split(", expected").next())
+            // A list and a section in the words of the rest of the message.
+            .map(|found| match found {
+                "sequence" => "a list",
+                "map" => "a section",
+                found => found,
+            })
             .unwrap_or("another value");
         // A number in words: a huge integer reaches serde as a float (`1e+23`).
         let number = found

@@ -566,6 +566,14 @@ fn a_section_given_as_another_value_is_refused_in_words() {
             r#"{"data": {"labels": {"gumbel": 1}}}"#,
             r#"integer `1`: gumbel takes no settings; give it by its name alone, "gumbel""#,
         ),
+        (
+            r#"{"data": {"source": []}}"#,
+            "setup field data.source: a list, expected a name in quotes",
+        ),
+        (
+            r#"{"seeds": {"n": 3}}"#,
+            "setup field seeds: a section, expected a whole number",
+        ),
     ] {
         let message = Setup::from_json(document).unwrap_err().to_string();
         assert!(

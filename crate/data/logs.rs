@@ -187,9 +187,10 @@ impl LoggingRanker {
             },
             ("feature", Some(v)) => match v.parse::<usize>() {
                 Ok(column) if column >= 1 => Ok(LoggingRanker::Feature { column }),
-                Ok(_) => Err(Error::Config(
-                    "logging ranker 'feature:0': feature columns count from 1".into(),
-                )),
+                Ok(_) => Err(Error::Config(format!(
+                    "logging ranker '{}': feature columns count from 1",
+                    crate::error::printable(spec)
+                ))),
                 _ => Err(bad()),
             },
             ("random", None) => Ok(LoggingRanker::Random),
@@ -294,7 +295,7 @@ impl LogOptions {
         }
         if self.logging_ranker == (LoggingRanker::Feature { column: 0 }) {
             return Err(Error::Config(
-                "logging ranker feature:0: feature columns count from 1".into(),
+                "logging ranker 'feature:0': feature columns count from 1".into(),
             ));
         }
         if let LoggingRanker::Linear { fraction } = self.logging_ranker {

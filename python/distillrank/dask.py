@@ -153,12 +153,12 @@ def _scorer(model: Any, features: Sequence[Any], model_columns: str = "auto") ->
     if isinstance(model, _importlib.import_module("distillrank").Ranker):
         _check_width(features, getattr(model, "n_features_in_", None))
         return lambda x, q: model.predict(x, qid=q)
-    if type(model).__module__.split(".")[0] in ("lightgbm", "xgboost"):
+    if _is_tree_model(model):
         # A Booster or a fitted estimator: scored by the library's reader of its dump, as a
         # model file is, so that model_columns and the names are read alike.
         try:
             data, name = _teacher_model(model)
-        except ValueError as e:
+        except (TypeError, ValueError) as e:
             raise ValueError(str(e).replace("teacher: ", "model: ", 1)) from e
         return tree(data, name)
     if hasattr(model, "predict"):
@@ -167,6 +167,13 @@ def _scorer(model: Any, features: Sequence[Any], model_columns: str = "auto") ->
         "model: a fitted distillrank.Ranker, a saved model's prefix (PREFIX.json + PREFIX.safetensors), "
         "a LightGBM or XGBoost model (a Booster, a fitted estimator or its file), or a model with predict"
     )
+
+
+def _is_tree_model(model: Any) -> bool:
+    """Whether `model` is a LightGBM or XGBoost Booster or estimator (a Dataset or a DMatrix is
+    not)."""
+    return type(model).__module__.split(".")[0] in ("lightgbm", "xgboost") and any(
+        hasattr(model, a) for a in ("model_to_string", "save_raw", "booster_", "get_booster"))
 
 
 def _check_width(features: Sequence[Any], trained: Any) -> None:
@@ -390,6 +397,10 @@ def _check_feature_names(model: Any, features: Sequence[Any]) -> None:
     """The frame's feature columns against those a ranker fitted on a data frame saw
     (``feature_names_in_``), checked here before any task runs, as ``Ranker.predict`` checks
     them: the same names in the same order."""
+    if _is_tree_model(model):
+        # A tree model's names are its library's (LightGBM's `Column_0` for none, underscores
+        # for spaces): the library's reader checks them as it checks a model file's.
+        return
     expected = getattr(model, "feature_names_in_", None)
     if expected is not None:
         _check_names("frame", _names_of(features), [str(c) for c in expected])
@@ -412,8 +423,9 @@ def predict(
     does. ``model_columns``: a tree model's input columns against the features, as the CLI's
     ``predict --columns`` reads them: ``auto`` (by the widths, or where they do not tell, the
     mapping under which every column the trees split on is a feature, said in a note),
-    ``from-1`` (column 0 is the first feature, as LightGBM's LETOR reader makes it) or
-    ``from-0``; a distillrank model reads its features in the order fit saw them."""
+    ``from-1`` (column 0 is the first feature: a model trained on arrays or frames) or
+    ``from-0`` (column j is feature j: a model trained by LightGBM's or XGBoost's own LETOR
+    reader); a distillrank model reads its features in the order fit saw them."""
     pd: Any = _importlib.import_module("pandas")
 
     features = _columns(frame, columns, (qid, "label") if exclude is None else exclude)

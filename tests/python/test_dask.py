@@ -300,6 +300,14 @@ def test_a_tree_models_column_mapping_is_said_once_and_chosen_by_model_columns(c
                                   scores.to_numpy())
     with pytest.raises(ValueError, match="splits on column 0"):
         dr_dask.predict(booster, wider, model_columns="from-0")
+    # An estimator fitted on arrays (its names LightGBM's Column_0, ...: none) scores a named
+    # frame as LightGBM does; a Dataset is no model.
+    _, starts, counts = np.unique(qid, return_index=True, return_counts=True)
+    estimator = lightgbm.LGBMRanker(n_estimators=3, verbose=-1).fit(X, y, group=counts[np.argsort(starts)])
+    np.testing.assert_allclose(dr_dask.predict(estimator, dd.from_pandas(frame, npartitions=2)).compute().to_numpy(),
+                               estimator.predict(X, raw_score=True), rtol=1e-5, atol=1e-6)
+    with pytest.raises(ValueError, match="^model: a fitted distillrank.Ranker"):
+        dr_dask.predict(lightgbm.Dataset(X), wider)
     ranker = distillrank.Ranker(method="no-distillation", labels="grades", epochs=1, widths=[8], backend="cpu")
     ranker.fit(X, y, qid=qid, verbose=False)
     with pytest.raises(ValueError, match="^model_columns 'from-9': expected auto, from-1 or from-0"):
