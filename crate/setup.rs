@@ -347,6 +347,17 @@ impl DataSetup {
         self.privileged.as_deref().map(str::trim) == Some("logs")
     }
 
+    /// Refuses a privileged split that [`PrivilegedSplit::parse`] cannot read, before any data
+    /// are read (`logs` and none are the data's to resolve).
+    pub fn check_privileged(&self) -> Result<()> {
+        match self.privileged.as_deref().map(str::trim) {
+            Some(spec) if !spec.is_empty() && !self.wants_logs() => {
+                PrivilegedSplit::parse(spec).map(drop)
+            }
+            _ => Ok(()),
+        }
+    }
+
     /// How to prepare the data: the labelling's defaults for the kind of data (for files, from
     /// `largest_grade`, the training split's), the privileged split (`synthetic_z`: the
     /// generator's z columns; `logs`: the simulated logs' columns, when `privileged` is `logs`)
@@ -504,6 +515,10 @@ impl Setup {
     pub fn from_json(text: &str) -> Result<Setup> {
         let setup: Setup = read_setup(text, "")?;
         crate::settings::check_setup_fields(&serde_json::to_value(&setup).unwrap_or_default())?;
+        setup
+            .data
+            .check_privileged()
+            .map_err(|e| Error::Config(format!("setup field data.privileged: {}", e.message())))?;
         Ok(setup)
     }
 

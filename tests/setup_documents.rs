@@ -581,6 +581,18 @@ fn a_section_given_as_another_value_is_refused_in_words() {
             "{document}: {message}"
         );
     }
+    // A privileged split the parser cannot read is refused when the setup is read, by its field.
+    let message = Setup::from_json(r#"{"data": {"privileged": "nope"}}"#)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        message.contains("setup field data.privileged: privileged features 'nope': expected top:N"),
+        "{message}"
+    );
+    for spec in ["logs", "top:30%", "cols:3,7", ""] {
+        let document = format!(r#"{{"data": {{"privileged": "{spec}"}}}}"#);
+        assert!(Setup::from_json(&document).is_ok(), "{spec}");
+    }
     // The spellings that work: a section, a choice's name alone or with null, the bundled
     // folds as `--bundled` spells them.
     let read = |document: &str| Setup::from_json(document).unwrap();
