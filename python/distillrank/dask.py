@@ -108,9 +108,9 @@ def _scorer(model: Any, features: Sequence[Any], model_columns: str = "auto") ->
     none; a listwise model needs them, the others ignore them) to its scores, for `model`: a fitted
     :class:`distillrank.Ranker` (sent to the workers pickled), a saved model's prefix (read on
     each worker), or a LightGBM or XGBoost model, its file or the object (read here, scored on
-    the workers by the library's reader, as its library scores it). ``features``: the frame's feature columns,
-    whose names a saved model or a tree model trained on named columns checks here, before any
-    task runs. ``model_columns``: a tree model's columns against the features (``auto``,
+    the workers by the library's reader, as its library scores it). ``features``: the frame's
+    feature columns, whose names a saved model or a tree model trained on named columns checks
+    here, before any task runs. ``model_columns``: a tree model's columns against the features (``auto``,
     ``from-1`` or ``from-0``), checked whatever the model is; the others read the features in
     the order they were fitted on."""
     import numpy as np
@@ -413,11 +413,11 @@ def predict(
     """Scores the rows of a Dask dataframe on the cluster's workers, partition by partition
     (``map_partitions``): a Dask series of float32 scores, one per row, with the frame's index.
     ``model``: a fitted :class:`distillrank.Ranker`, a saved model's prefix, or a LightGBM or
-    XGBoost model (its file, a Booster or a fitted estimator). ``columns``: the features in the model's order (default: every column
-    but ``exclude``, the query id and the grade, which are never features). The ``qid`` column,
-    when the frame has it, groups each partition's rows into queries for a listwise model
-    (``attention_heads`` above 0), which then needs each query whole in one partition
-    (:func:`check_queries_whole`). ``exclude`` defaults to the ``qid`` column and ``label``. A
+    XGBoost model (its file, a Booster or a fitted estimator). ``columns``: the features in the
+    model's order (default: every column but ``exclude``, the query id and the grade, which are
+    never features). The ``qid`` column, when the frame has it, groups each partition's rows
+    into queries for a listwise model (``attention_heads`` above 0), which then needs each query
+    whole in one partition (:func:`check_queries_whole`). ``exclude`` defaults to the ``qid`` column and ``label``. A
     ranker fitted on a data frame (or saved from one), and a tree model trained on named
     columns, check the feature columns' names and order before any task, as ``Ranker.predict``
     does. ``model_columns``: a tree model's input columns against the features, as the CLI's
