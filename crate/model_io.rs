@@ -83,6 +83,29 @@ pub struct Labelling {
 }
 
 impl Labelling {
+    /// Refuses a labelling no run could have made (`eval --labels binary` labels a file with
+    /// it): its field and what it should be, from the table of settings' ranges.
+    fn check(&self) -> std::result::Result<(), String> {
+        for (field, flag, value) in [
+            ("t", "t", self.t),
+            ("tau_target", "tau-target", self.tau_target),
+            (
+                "min_group_size",
+                "min-group-size",
+                self.min_group_size as f64,
+            ),
+        ] {
+            if let Some(row) = crate::settings::bound(flag).filter(|row| !row.contains(value)) {
+                return Err(format!(
+                    "{field} is {}: expected {}",
+                    crate::error::shown(value),
+                    row.expected()
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// The labelling of data prepared with `options`; none when its labels were not drawn
     /// (the grades, or a label column).
     pub fn of(options: &crate::data::prepare::PrepareOptions) -> Option<Labelling> {
@@ -364,35 +387,47 @@ pub fn from_safetensors(bytes: &[u8], config: &ModelConfig, name: &Path) -> Resu
         path: name.to_path_buf(),
         message,
     };
-    let tensors =
-        SafeTensors::deserialize(bytes).map_err(|e| bad(format!("not a safetensors file: {e}")))?;
-    // The weights name their config (models saved since the config moved into the header): it
-    // must be the JSON's, or the two files are not one model.
-    let (_, header) = SafeTensors::read_metadata(bytes)
-        .map_err(|e| bad(format!("not a safetensors file: {e}")))?;
+    // The safetensors reader's words, with what the file is and what it should have been.
+    let unreadable = |e: safetensors::SafeTensorError| {
+        bad(format!(
+            "{}, expected the weights a save writes (safetensors: {e}); a file cut short or of another kind: save the model again",
+            match bytes.len() {
+                0 => "an empty file".to_string(),
+                n => format!("{n} bytes that are not a whole safetensors file"),
+            }
+        ))
+    };
+    let tensors = SafeTensors::deserialize(bytes).map_err(unreadable)?;
+    // The weights name their config: it must be the JSON's, or the two files are not one
+    // model. Weights without it are not a save's (every save writes it), and would be read
+    // by whatever config lies beside them.
+    let (_, header) = SafeTensors::read_metadata(bytes).map_err(unreadable)?;
     let own = header
         .metadata()
         .as_ref()
-        .and_then(|m| m.get(CONFIG_KEY).cloned());
-    if let Some(own) = own {
-        let own: ModelConfig = serde_json::from_str(&own).map_err(|e| {
+        .and_then(|m| m.get(CONFIG_KEY).cloned())
+        .ok_or_else(|| {
             bad(format!(
-                "the config in the weights' header is not readable: {e}"
+                "the weights' header holds no config ({CONFIG_KEY}), which every save writes beside the tensors: these weights were not saved by distillrank, or their header was rewritten; save the model again"
             ))
         })?;
-        if &own != config {
-            let theirs = serde_json::to_value(&own).unwrap_or_default();
-            let json = serde_json::to_value(config).unwrap_or_default();
-            let mut differ = Vec::new();
-            differing_fields(&theirs, &json, "", &mut differ);
-            let shown: Vec<&str> = differ.iter().take(4).map(String::as_str).collect();
-            let more = differ.len().saturating_sub(shown.len());
-            return Err(bad(format!(
-                "these weights were saved with another config than the JSON beside them: {}{}; the two files are not one model, as when a save over them was cut short; save the model again",
-                shown.join("; "),
-                if more > 0 { format!(" (and {more} more)") } else { String::new() }
-            )));
-        }
+    let own: ModelConfig = serde_json::from_str(&own).map_err(|e| {
+        bad(format!(
+            "the config in the weights' header is not readable: {e}"
+        ))
+    })?;
+    if &own != config {
+        let theirs = serde_json::to_value(&own).unwrap_or_default();
+        let json = serde_json::to_value(config).unwrap_or_default();
+        let mut differ = Vec::new();
+        differing_fields(&theirs, &json, "", &mut differ);
+        let shown: Vec<&str> = differ.iter().take(4).map(String::as_str).collect();
+        let more = differ.len().saturating_sub(shown.len());
+        return Err(bad(format!(
+            "these weights were saved with another config than the JSON beside them: {}{}; the two files are not one model, as when a save over them was cut short; save the model again",
+            shown.join("; "),
+            if more > 0 { format!(" (and {more} more)") } else { String::new() }
+        )));
     }
     let mut dims = vec![config.n_in];
     dims.extend_from_slice(&config.widths);
@@ -496,6 +531,21 @@ pub fn parse_config(text: &str, name: &Path) -> Result<ModelConfig> {
     };
     // A byte-order mark is accepted, as in LETOR files.
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    if crate::forest::starts_like_tree_model(text.as_bytes()) {
+        return Err(bad(
+            "a LightGBM or XGBoost model, not a saved distillrank model's config (PREFIX.json beside PREFIX.safetensors)".into(),
+        ));
+    }
+    // Another JSON value than an object is named as such, not by the fields serde would read
+    // from a list by position.
+    if let Ok(value) = serde_json::from_str::<serde_json::Value>(text) {
+        if !value.is_object() {
+            return Err(bad(format!(
+                "{}, expected a distillrank model config: a JSON object, as a save writes it",
+                crate::error::json_kind(&value)
+            )));
+        }
+    }
     let config: ModelConfig = serde_json::from_str(text)
         .map_err(|e| bad(format!("not a distillrank model config: {e}")))?;
     if config.format != FORMAT {
@@ -546,16 +596,36 @@ pub fn parse_config(text: &str, name: &Path) -> Result<ModelConfig> {
             crate::model::ensemble::MAX_MEMBERS
         )));
     }
-    if config.columns.len() != config.n_in
-        || config
-            .columns
-            .iter()
-            .any(|&c| c == 0 || c > config.source_features)
-    {
-        return Err(bad("columns do not match n_in / source_features".into()));
+    if config.columns.len() != config.n_in {
+        return Err(bad(format!(
+            "columns holds {} columns for n_in {}: expected one per input",
+            config.columns.len(),
+            config.n_in
+        )));
+    }
+    for (i, &c) in config.columns.iter().enumerate() {
+        let why = if c == 0 || c > config.source_features {
+            format!(
+                "expected a column of the source data's 1..={} (source_features)",
+                config.source_features
+            )
+        } else if config.columns[..i].contains(&c) {
+            "expected distinct columns: it is named twice".to_string()
+        } else {
+            continue;
+        };
+        return Err(bad(format!("columns[{i}] is {c}: {why}")));
     }
     if config.transform != "signed_log1p" && config.transform != "none" {
-        return Err(bad(format!("unknown transform '{}'", config.transform)));
+        return Err(bad(format!(
+            "unknown transform '{}': expected signed_log1p or none (a standardize or rank-gauss model keeps its maps in input_maps beside one of them)",
+            crate::error::printable(&config.transform)
+        )));
+    }
+    if let Some(labelling) = &config.labelling {
+        labelling
+            .check()
+            .map_err(|why| bad(format!("labelling.{why}")))?;
     }
     if let Some(maps) = &config.input_maps {
         if maps.len() != config.n_in {
@@ -624,6 +694,15 @@ const MAX_WEIGHTS_BYTES: u64 = 4 << 30;
 pub fn load(prefix: &Path, reads_trees: bool) -> Result<(Ensemble, ModelConfig)> {
     let (weights, json) = paths(prefix);
     // A name given as a file (`m.txt`) that names no saved model: say what was looked for.
+    if !json.exists() && weights.is_file() {
+        return Err(Error::Model {
+            path: json,
+            message: format!(
+                "no such file, and the weights {} are there: a model is saved as the two (its config and its weights); save it again, or give the config back its place",
+                weights.display()
+            ),
+        });
+    }
     if !json.exists() && prefix != json && prefix != weights {
         let saved = format!("{} + {}", json.display(), weights.display());
         let message = match (prefix.is_file(), reads_trees) {

@@ -1198,7 +1198,7 @@ impl<'de> serde::Deserializer<'de> for Filled {
 
     fn deserialize_enum<V: serde::de::Visitor<'de>>(
         self,
-        name: &'static str,
+        _: &'static str,
         variants: &'static [&'static str],
         visitor: V,
     ) -> std::result::Result<V::Value, Self::Error> {
@@ -1229,7 +1229,23 @@ impl<'de> serde::Deserializer<'de> for Filled {
                     ))),
                 };
             }
-            other => return other.deserialize_enum(name, variants, visitor),
+            // Another value: the names it may take, and a section only where some choice has
+            // settings of its own (a source's, not a transform's).
+            other => {
+                let with_settings = variants
+                    .iter()
+                    .any(|variant| is_section(&below(&self.path, variant)));
+                return Err(serde::de::Error::custom(format!(
+                    "{}, expected one of `{}` in quotes{}",
+                    crate::error::json_kind(&other),
+                    variants.join("`, `"),
+                    if with_settings {
+                        ", or a section of one of them alone holding its settings"
+                    } else {
+                        ""
+                    }
+                )));
+            }
         };
         // A variant with fields given by its name alone is an empty section.
         let named_alone = contents.is_none();

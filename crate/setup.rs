@@ -573,6 +573,7 @@ impl Setup {
     pub fn check(&self, inputs: Option<usize>) -> Result<()> {
         crate::settings::check_setup_fields(&serde_json::to_value(self).unwrap_or_default())?;
         self.objectives.check()?;
+        self.data.check_privileged()?;
         let config = self.compare_config(Engine::Cpu)?;
         config.validate_settings()?;
         if let (Some(dir), DataSource::Mq2008Folds) = (&self.data.folds, &self.data.source) {
@@ -1469,8 +1470,28 @@ pub fn read_json<T: serde::de::DeserializeOwned>(
     section: &str,
 ) -> std::result::Result<T, String> {
     let value: serde_json::Value = serde_json::from_str(text).map_err(|e| json_error(".", &e))?;
+    let given = value.clone();
     crate::settings::read_section(value, section)
-        .map_err(|e| json_error(&e.path().to_string(), e.inner()))
+        .map_err(|e| json_error(&as_given(&given, &e.path().to_string()), e.inner()))
+}
+
+/// The field at `path` (`widths[0]`) as the setup gives it: a single value where a list goes is
+/// read as a list of one (`"widths": 8`), and one that cannot be read is the field's own
+/// (`widths`), not the first item of a list the setup does not have.
+fn as_given(given: &serde_json::Value, path: &str) -> String {
+    let Some(field) = path.strip_suffix("[0]") else {
+        return path.to_string();
+    };
+    let pointer: String = field
+        .replace('[', ".")
+        .replace(']', "")
+        .split('.')
+        .map(|key| format!("/{key}"))
+        .collect();
+    match given.pointer(&pointer) {
+        Some(value) if !value.is_array() => field.to_string(),
+        _ => path.to_string(),
+    }
 }
 
 /// JSON whose every object names each key once: read only to refuse one that names a key twice.

@@ -685,6 +685,14 @@ fn find_upload<'a, T>(files: &'a [(String, T)], name: &str) -> Option<&'a (Strin
         .or_else(|| files.iter().find(|(n, _)| last(n) == last(name)))
 }
 
+/// A file a setup names beside the data (`what`) that the page was not given.
+fn not_uploaded(name: &str, what: &str) -> Error {
+    Error::Config(format!(
+        "{}: no such file was uploaded; expected {what}: upload it under \"A teacher trained elsewhere\"",
+        crate::error::printable(name)
+    ))
+}
+
 impl Store for Uploads {
     fn load(&mut self, name: &str, role: Role, _: &mut dyn Reporter) -> Result<Dataset> {
         let role = role_name(role);
@@ -707,13 +715,15 @@ impl Store for Uploads {
         Ok((Box::new(reader), sizes.clone()))
     }
 
+    fn check_file(&mut self, name: &str, what: &str) -> Result<()> {
+        find_upload(&self.teacher, name)
+            .map(drop)
+            .ok_or_else(|| not_uploaded(name, what))
+    }
+
     fn file(&mut self, name: &str, cap: u64, what: &str) -> Result<Vec<u8>> {
-        let (_, bytes) = find_upload(&self.teacher, name).ok_or_else(|| {
-            Error::Config(format!(
-                "{}: no such file was uploaded ({what}): upload it under \"A teacher trained elsewhere\"",
-                crate::error::printable(name)
-            ))
-        })?;
+        let (_, bytes) =
+            find_upload(&self.teacher, name).ok_or_else(|| not_uploaded(name, what))?;
         if bytes.len() as u64 > cap {
             return Err(crate::data::too_large(
                 Path::new(name),

@@ -1441,6 +1441,151 @@ fn class_a_model_is_one_unit() {
     );
 }
 
+// Class: a saved model that cannot be read, or whose two files do not make one model. Each is
+// refused naming its file and what it should have been, in the library's words (not serde's or
+// safetensors'), before it scores anything. Weights whose header holds no config used to be read
+// by whatever config lay beside them, and scored with it.
+#[test]
+fn class_a_saved_model_that_cannot_be_read_is_refused_in_words() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = synth(dir.path(), "data.txt", 30, 10, 8);
+    let model = Ensemble::single(Mlp::<f32>::new(16, &[4], 1));
+    let config = ModelConfig::new(
+        &model,
+        LossKind::RankNet,
+        FeatureView::Regular,
+        (1..=16).collect(),
+        16,
+    );
+    let saved = dir.path().join("saved");
+    model_io::save(&saved, &model, &config).unwrap();
+    let weights = std::fs::read(saved.with_extension("safetensors")).unwrap();
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(saved.with_extension("json")).unwrap())
+            .unwrap();
+    // The weights with their header's config taken out (a safetensors header is its length, 8
+    // bytes little-endian, then JSON).
+    let length = u64::from_le_bytes(weights[..8].try_into().unwrap()) as usize;
+    let mut header: serde_json::Value = serde_json::from_slice(&weights[8..8 + length]).unwrap();
+    header.as_object_mut().unwrap().remove("__metadata__");
+    let mut text = header.to_string().into_bytes();
+    text.resize(text.len().div_ceil(8) * 8, b' ');
+    let mut bare = (text.len() as u64).to_le_bytes().to_vec();
+    bare.extend(text);
+    bare.extend(&weights[8 + length..]);
+    let edited = |change: &dyn Fn(&mut serde_json::Value)| {
+        let mut config = json.clone();
+        change(&mut config);
+        config.to_string().into_bytes()
+    };
+    let config_bytes = json.to_string().into_bytes();
+    let xgboost = br#"{"learner": {"gradient_booster": {}}, "version": [2, 1, 0]}"#.to_vec();
+    // A case: its prefix's name, its config's and its weights' bytes (None: no such file), and
+    // the words of its refusal.
+    type Case<'a> = (&'a str, Option<Vec<u8>>, Option<Vec<u8>>, &'a [&'a str]);
+    let cases: Vec<Case> = vec![
+        (
+            "bare",
+            Some(config_bytes.clone()),
+            Some(bare),
+            &[
+                "bare.safetensors",
+                "holds no config",
+                "save the model again",
+            ],
+        ),
+        (
+            "twice",
+            Some(edited(&|c| c["columns"][1] = 1.into())),
+            Some(weights.clone()),
+            &["twice.json", "columns[1] is 1", "distinct"],
+        ),
+        (
+            "past",
+            Some(edited(&|c| c["columns"][3] = 99.into())),
+            Some(weights.clone()),
+            &["past.json", "columns[3] is 99", "1..=16"],
+        ),
+        (
+            "labelling",
+            Some(edited(&|c| {
+                c["labelling"] = serde_json::json!(
+                    {"t": 0.0, "tau_target": 2.8, "data_seed": 0, "min_group_size": 10}
+                )
+            })),
+            Some(weights.clone()),
+            &["labelling.json", "labelling.t is 0", "expected"],
+        ),
+        (
+            "transform",
+            Some(edited(&|c| c["transform"] = "standardize".into())),
+            Some(weights.clone()),
+            &["transform.json", "expected signed_log1p or none"],
+        ),
+        (
+            "list",
+            Some(b"[]".to_vec()),
+            Some(weights.clone()),
+            &["list.json", "a list, expected a distillrank model config"],
+        ),
+        (
+            "xgboost",
+            Some(xgboost),
+            Some(weights.clone()),
+            &["xgboost.json", "a LightGBM or XGBoost model"],
+        ),
+        (
+            "empty",
+            Some(config_bytes.clone()),
+            Some(Vec::new()),
+            &["empty.safetensors", "an empty file", "save the model again"],
+        ),
+        (
+            "cut",
+            Some(config_bytes.clone()),
+            Some(weights[..weights.len() / 2].to_vec()),
+            &["cut.safetensors", "not a whole safetensors file"],
+        ),
+        (
+            "alone",
+            None,
+            Some(weights.clone()),
+            &[
+                "alone.json",
+                "no such file",
+                "alone.safetensors",
+                "are there",
+            ],
+        ),
+    ];
+    for (name, config, weights, words) in cases {
+        let prefix = dir.path().join(name);
+        if let Some(config) = config {
+            std::fs::write(prefix.with_extension("json"), config).unwrap();
+        }
+        if let Some(weights) = weights {
+            std::fs::write(prefix.with_extension("safetensors"), weights).unwrap();
+        }
+        let prefix = prefix.display().to_string();
+        for command in ["predict", "eval"] {
+            let stderr = refused(
+                &[command, "--model", &prefix, &data, "--backend", "cpu"],
+                words,
+            );
+            assert!(
+                !stderr.contains("SafeTensorError") && !stderr.contains("struct"),
+                "{name}: {stderr}"
+            );
+        }
+        let onnx = dir
+            .path()
+            .join(format!("{name}.onnx"))
+            .display()
+            .to_string();
+        refused(&["export", "--model", &prefix, "--onnx", &onnx], words);
+    }
+}
+
 // A run owns its --out folder: the last run's outputs go, and a second run at once is refused.
 #[test]
 fn class_a_run_owns_its_out_folder() {

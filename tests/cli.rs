@@ -2493,7 +2493,7 @@ fn widths_none_is_a_linear_model_in_every_command() {
         ),
         (
             r#"{"data": {"transform": null}}"#,
-            "setup field data.transform: null, expected a name in quotes, or a section of settings",
+            "setup field data.transform: null, expected one of `signed-log1p`, `standardize`, `rank-gauss` in quotes",
         ),
     ] {
         std::fs::write(at("typed.json"), field).unwrap();
@@ -3270,5 +3270,62 @@ fn class_files_and_flags_nothing_would_read_are_refused_by_flag() {
         args.push("--quiet");
         let (ok, _, stderr) = distillrank(&args);
         assert!(!ok && stderr.contains(words), "{args:?}: {stderr}");
+    }
+}
+
+/// Class: a file that is not there. Each file a comparison names (a split's, a teacher's or a
+/// reference's model or scores) is refused before any data are read, named with the setting
+/// that names it: the flag on the command line, the field in a setup file. A teacher's scores
+/// file that was not there used to be found only once the data were prepared, behind whatever
+/// the data had to say first (here: a validation split too small to pick an epoch), and a
+/// setup's file under no field.
+#[test]
+fn class_a_file_that_is_not_there_is_named_with_its_setting_before_anything_is_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let gone = dir.path().join("gone.txt").display().to_string();
+    let data = letor_data::data("mq2008/Fold1/vali.txt");
+    let at = |name: &str| dir.path().join(name).display().to_string();
+    for (flag, field) in [
+        ("--train", "source.files.train"),
+        ("--valid", "source.files.valid"),
+        ("--teacher-scores", "teacher.scores"),
+        ("--teacher-model", "teacher.model"),
+        ("--reference-model", "reference.model"),
+    ] {
+        // The command line: the flag.
+        let train = if flag == "--train" { &gone } else { &data };
+        let mut args = vec!["compare", "--train", train, "--seeds", "1", "--epochs", "1"];
+        if flag != "--train" {
+            args.extend([flag, &gone]);
+        }
+        let out = at("out");
+        args.extend(["--quiet", "--out", &out]);
+        let (ok, _, stderr) = distillrank(&args);
+        assert!(!ok, "{flag}");
+        assert!(
+            stderr.contains(&format!("{gone}: No such file"))
+                && stderr.contains(&format!("({flag})"))
+                && !stderr.contains("validation split"),
+            "{flag}: {stderr}"
+        );
+        // A setup file: the field.
+        let mut document = serde_json::json!({
+            "seeds": 1, "epochs": 1, "data": {"source": {"files": {"train": data}}}
+        });
+        let mut section = &mut document["data"];
+        let (path, last) = field.rsplit_once('.').unwrap();
+        for key in path.split('.') {
+            section = &mut section[key];
+        }
+        section[last] = gone.clone().into();
+        std::fs::write(at("setup.json"), document.to_string()).unwrap();
+        let (ok, _, stderr) = distillrank(&["compare", "--setup", &at("setup.json")]);
+        assert!(!ok, "{field}");
+        assert!(
+            stderr.contains(&format!("{gone}: No such file"))
+                && stderr.contains(&format!("({field})"))
+                && !stderr.contains("(--"),
+            "{field}: {stderr}"
+        );
     }
 }

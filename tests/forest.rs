@@ -1127,7 +1127,7 @@ fn a_reference_model_is_a_row_with_a_paired_test_of_every_method_against_it() {
     both.data.reference.scores = Some("a,b,c".into());
     let e = prepare(&both).unwrap_err().to_string();
     assert!(
-        e.contains("reference_model") && e.contains("reference_scores"),
+        e.contains("--reference-model") && e.contains("--reference-scores"),
         "{e}"
     );
     let mut missing = setup.clone();
@@ -1434,7 +1434,7 @@ fn a_teacher_warns_of_the_absent_reading_only_where_a_file_leaves_an_entry_out()
         .find(|w| w.contains("read as missing"))
         .unwrap_or_else(|| panic!("no note in {sparse:?}"));
     assert!(
-        note.contains("document(s) leave out") && note.contains("(teacher_absent)"),
+        note.contains("document(s) leave out") && note.contains("(--teacher-absent)"),
         "{note}"
     );
 }

@@ -568,7 +568,22 @@ fn a_section_given_as_another_value_is_refused_in_words() {
         ),
         (
             r#"{"data": {"source": []}}"#,
-            "setup field data.source: a list, expected a name in quotes",
+            "setup field data.source: a list, expected one of `synthetic`, `mq2008`",
+        ),
+        // A choice among names alone is offered no section.
+        (
+            r#"{"data": {"labels": 5}}"#,
+            "setup field data.labels: integer `5`, expected one of `gumbel`, `grades` in quotes",
+        ),
+        (
+            r#"{"data": {"teacher": {"columns": true}}}"#,
+            "setup field data.teacher.columns: boolean `true`, expected one of `auto`",
+        ),
+        // A single value where a list goes is a list of one; one that cannot be read is the
+        // field's, not the first item's of a list the setup does not have.
+        (
+            r#"{"widths": "8"}"#,
+            "setup field widths: string \"8\", expected a list of whole numbers",
         ),
         (
             r#"{"seeds": {"n": 3}}"#,
@@ -576,8 +591,14 @@ fn a_section_given_as_another_value_is_refused_in_words() {
         ),
     ] {
         let message = Setup::from_json(document).unwrap_err().to_string();
+        // No Rust type, no item of a list the document does not have, and no section offered
+        // to a choice of names alone.
+        let offers_a_section = document.contains("labels") && message.contains("section");
         assert!(
-            message.contains(words) && !message.contains("struct"),
+            message.contains(words)
+                && !message.contains("struct")
+                && !message.contains("[0]")
+                && !offers_a_section,
             "{document}: {message}"
         );
     }

@@ -88,6 +88,9 @@ pub(super) fn setup_file(path: &Path, given: &[String], args_are_defaults: bool)
     // Checked here too, before the run checks it, so that a refusal names the file and the
     // file's fields rather than the flags the file does not have.
     setup.check(None).map_err(|e| in_file_words(path, e))?;
+    // So are the files it names, before any is read.
+    distillrank::pipeline::preparation::check_files_there(&setup.data, true)
+        .map_err(|e| in_file_words(path, e))?;
     // So are its folds: a directory that is not there, or lacks a part.
     if setup.data.folds.is_some() {
         distillrank::pipeline::folds::folds_of_data(&setup.data)
@@ -106,12 +109,17 @@ fn in_file_words(path: &Path, e: Error) -> Error {
 }
 
 /// A refusal of what the setup file at `path` holds, the file named and the message in the
-/// file's `words` (a comparison's fields, or the objectives' section's).
+/// file's `words` (a comparison's fields, or the objectives' section's); a file it names that is
+/// not there keeps its own name, with the field that names it.
 pub(super) fn in_setup_words(path: &Path, e: Error, words: &dyn Fn(&str) -> String) -> Error {
     match e {
         Error::Config(message) => {
             Error::Config(format!("--setup {}: {}", path.display(), words(&message)))
         }
+        Error::Io { path, source } => Error::Io {
+            path,
+            source: std::io::Error::new(source.kind(), words(&source.to_string())),
+        },
         other => other,
     }
 }

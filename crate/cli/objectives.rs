@@ -138,6 +138,14 @@ impl ObjectivesArgs {
             Some(path.parent().unwrap_or(std::path::Path::new(""))),
         )
         .map_err(in_words)?;
+        if let distillrank::setup::ObjectivesData::Files {
+            train, valid, test, ..
+        } = &setup.data
+        {
+            let files = [Some(train.as_str()), valid.as_deref(), test.as_deref()];
+            distillrank::pipeline::preparation::check_split_files(files, setup.data.query_files())
+                .map_err(in_words)?;
+        }
         Ok(setup)
     }
 
@@ -626,11 +634,16 @@ mod tests {
     fn a_setup_file_runs_alone_and_names_its_files_from_its_folder() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("setup.json");
+        // The files are there: a setup's file that is not is refused as it is read.
+        let absolute = dir.path().join("test.txt").display().to_string();
+        for file in ["train.txt", "test.txt"] {
+            std::fs::write(dir.path().join(file), "1 qid:1 1:0.5\n").unwrap();
+        }
         let setup = ObjectivesSetup {
             data: ObjectivesData::Files {
                 train: "train.txt".into(),
                 valid: None,
-                test: Some("/data/test.txt".into()),
+                test: Some(absolute.clone()),
                 threshold: 1,
                 train_query: None,
                 valid_query: None,
@@ -645,7 +658,17 @@ mod tests {
             panic!("files: {:?}", read.data)
         };
         assert_eq!(train, &dir.path().join("train.txt").display().to_string());
-        assert_eq!(test.as_deref(), Some("/data/test.txt"));
+        assert_eq!(test.as_deref(), Some(absolute.as_str()));
+        std::fs::remove_file(dir.path().join("train.txt")).unwrap();
+        let err = parse(&["--setup", &file])
+            .setup(&["setup".into()])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("train.txt: No such file")
+                && err.contains("(objectives.data.files.train)"),
+            "{err}"
+        );
         let err = parse(&["--setup", &file, "--seeds", "2"])
             .setup(&["setup".into(), "seeds".into()])
             .unwrap_err()

@@ -59,6 +59,19 @@ pub fn check_cache_beside(path: &std::path::Path, what: &str) -> crate::error::R
     Ok(())
 }
 
+/// Refuses `path` where it is not there (or cannot be looked at), naming what it should have
+/// been: "t.txt: No such file or directory (os error 2); expected the training file (--train)".
+/// A folder is left to the reader, which may take one (a folder of Parquet parts, LETOR folds).
+#[cfg(not(target_arch = "wasm32"))]
+pub fn check_file_there(path: &std::path::Path, what: &str) -> crate::error::Result<()> {
+    std::fs::metadata(path).map(drop).map_err(|e| {
+        crate::error::Error::io(
+            path,
+            std::io::Error::new(e.kind(), format!("{e}; expected {what}")),
+        )
+    })
+}
+
 /// Reads a whole file of at most `cap` bytes (`what` names it in the error): a file its size
 /// says is larger is refused before anything is read, and a device such as `/dev/zero` (which
 /// has no size) stops at the cap, with an error, not with memory exhausted.

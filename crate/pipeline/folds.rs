@@ -551,6 +551,10 @@ impl Store for BundledParts<'_> {
         self.inner.file(name, cap, what)
     }
 
+    fn check_file(&mut self, name: &str, what: &str) -> Result<()> {
+        self.inner.check_file(name, what)
+    }
+
     fn text(&mut self, name: &str, role: Role) -> Result<Text<'_>> {
         let Some(parts) = Self::parts(name) else {
             return self.inner.text(name, role);
@@ -637,6 +641,10 @@ impl Store for Joined<'_> {
 
     fn file(&mut self, name: &str, cap: u64, what: &str) -> Result<Vec<u8>> {
         self.inner.file(name, cap, what)
+    }
+
+    fn check_file(&mut self, name: &str, what: &str) -> Result<()> {
+        self.inner.check_file(name, what)
     }
 
     fn text(&mut self, name: &str, role: Role) -> Result<Text<'_>> {

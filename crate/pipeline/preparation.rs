@@ -237,6 +237,44 @@ fn load(data: &DataSetup, store: &mut dyn Store, reporter: &mut dyn Reporter) ->
     })
 }
 
+/// Refuses, before anything is read, a file `data` names that is not there: its splits' files
+/// and `.query` files ([`check_split_files`]) and a teacher's or a reference's
+/// ([`super::teacher::check_named_files`]), each named with the setting that names it, which a
+/// door says in its own words (`--train`, a setup's `source.files.train`). `needs_test`: as
+/// [`prepare`]'s.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn check_files_there(data: &DataSetup, needs_test: bool) -> Result<()> {
+    if let DataSource::Files {
+        train, valid, test, ..
+    } = &data.source
+    {
+        let files = [Some(train.as_str()), valid.as_deref(), test.as_deref()];
+        check_split_files(files, data.source.query_files())?;
+    }
+    super::teacher::check_named_files(data, needs_test, &mut super::store::Disk::default())
+}
+
+/// Refuses a split's file (training, validation, test) or `.query` file (the same) that is not
+/// there, named with its flag (`--valid`, `--test-query`).
+#[cfg(not(target_arch = "wasm32"))]
+pub fn check_split_files(files: [Option<&str>; 3], queries: [Option<&str>; 3]) -> Result<()> {
+    for (role, (file, query)) in [Role::Train, Role::Valid, Role::Test]
+        .into_iter()
+        .zip(files.into_iter().zip(queries))
+    {
+        // An empty name is the reader's to name as such.
+        if let Some(file) = file.filter(|f| !f.trim().is_empty()) {
+            let what = format!("the {} file ({})", role.split(), role.flag());
+            crate::data::check_file_there(Path::new(file), &what)?;
+        }
+        if let Some(query) = query.filter(|q| !q.trim().is_empty()) {
+            let what = format!("a .query file ({}-query)", role.flag());
+            crate::data::check_file_there(Path::new(query), &what)?;
+        }
+    }
+    Ok(())
+}
+
 /// Loads (or generates) and prepares the data of `data`: every door's one path. With
 /// `needs_test`, data without a test split get one held out of the training queries
 /// ([`HOLDOUT`]); a missing validation split is always held out.
@@ -260,6 +298,7 @@ pub fn prepare(
             "{named} runs a comparison on each fold: compare (and Python's compare) take it; train, sweep and fit need one split: give its files (or --bundled mq2008)"
         )));
     }
+    super::teacher::check_named_files(data, needs_test, store)?;
     let mut prepared = if data.prepared_cache {
         #[cfg(not(target_arch = "wasm32"))]
         {

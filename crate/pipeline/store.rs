@@ -26,6 +26,15 @@ impl Role {
             Role::Test => "test",
         }
     }
+
+    /// The flag that names the split's file: --train, --valid or --test.
+    pub fn flag(self) -> &'static str {
+        match self {
+            Role::Train => "--train",
+            Role::Valid => "--valid",
+            Role::Test => "--test",
+        }
+    }
 }
 
 /// A file's LETOR text to read again, and its `.query` group sizes when it has them.
@@ -58,6 +67,18 @@ pub trait Store {
     /// displayed position beside it, its y the click (Python's `position=`); None otherwise.
     fn given_clicks(&mut self, _name: &str, _data: &Dataset) -> Result<Option<ClickTable>> {
         Ok(None)
+    }
+    /// Refuses the file `name`, which the setup names beside the data as `what` (the words of
+    /// the error: "a tree model (--teacher-model)"), where it is not there: checked before the
+    /// data are read ([`crate::pipeline::teacher::check_named_files`]).
+    fn check_file(&mut self, name: &str, what: &str) -> Result<()> {
+        #[cfg(not(target_arch = "wasm32"))]
+        return crate::data::check_file_there(Path::new(name), what);
+        #[cfg(target_arch = "wasm32")]
+        {
+            let _ = (name, what);
+            Ok(())
+        }
     }
     /// A file the setup names beside the data (a teacher's model, a teacher's scores), whole;
     /// one larger than `cap` bytes is refused, before it is read, as not `what` (the words of
@@ -156,6 +177,11 @@ impl Disk {
 impl Store for Disk {
     fn load(&mut self, name: &str, role: Role, reporter: &mut dyn Reporter) -> Result<Dataset> {
         let path = Path::new(name);
+        // A file that is not there is named with the split and the setting that name it (a
+        // door's own words: a setup's `source.files.train`).
+        let mut files = [None; 3];
+        files[role as usize] = Some(name);
+        crate::pipeline::preparation::check_split_files(files, [None; 3])?;
         let is_pipe = std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir());
         if is_pipe {
             if let Some((_, first)) = self.pipes_read.iter().find(|(p, _)| p == path) {

@@ -40,13 +40,129 @@ pub enum Outside {
 }
 
 impl Outside {
-    /// Its name in messages and in the setup's fields (`teacher_model`, `reference_scores`).
+    /// Its name in messages and in its flags (`--teacher-model`, `--reference-scores`).
     pub fn noun(self) -> &'static str {
         match self {
             Outside::Teacher => "teacher",
             Outside::Reference => "reference",
         }
     }
+
+    /// Its section of `data`.
+    fn of(self, data: &DataSetup) -> &crate::setup::ExternalTeacher {
+        match self {
+            Outside::Teacher => &data.teacher,
+            Outside::Reference => &data.reference,
+        }
+    }
+}
+
+/// The model and the scores `data` names as `role` (at most one of them; None where it names
+/// neither), each refused where the run cannot read it: both named, scores of more than three
+/// splits, or generated data, which no model trained elsewhere has seen.
+fn named_files(
+    role: Outside,
+    data: &DataSetup,
+) -> Result<Option<(Option<String>, Option<String>)>> {
+    let noun = role.noun();
+    let outside = role.of(data);
+    if outside.is_none() {
+        return Ok(None);
+    }
+    let named = |s: &Option<String>| {
+        s.as_deref()
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+    };
+    let (model, scores) = (named(&outside.model), named(&outside.scores));
+    if model.is_some() && scores.is_some() {
+        return Err(Error::Config(format!(
+            "both a {noun} model (--{noun}-model) and {noun} scores (--{noun}-scores) are named: name one"
+        )));
+    }
+    if let Some(list) = &scores {
+        let parts = list.split(',').count();
+        if parts > 3 {
+            return Err(Error::Config(format!(
+                "--{noun}-scores {}: {parts} comma-separated parts, expected at most 3: TRAIN,VALID,TEST in the data files' order",
+                crate::error::printable(list)
+            )));
+        }
+    }
+    if matches!(data.source, DataSource::Synthetic { .. }) {
+        return Err(Error::Config(format!(
+            "an external {noun} scores data files, and these data are generated: write them with distillrank data synth, train the {noun} on that file, and compare on it"
+        )));
+    }
+    Ok(Some((model, scores)))
+}
+
+/// The files each split comes from (training, validation, test): None for a split held out of
+/// the training file, and for every split of the bundled data.
+fn split_files(data: &DataSetup) -> [Option<String>; 3] {
+    match &data.source {
+        DataSource::Files {
+            train, valid, test, ..
+        } => [Some(train.clone()), valid.clone(), test.clone()],
+        _ => [None, None, None],
+    }
+}
+
+/// The file whose scores score split `role` (0 training, 1 validation, 2 test): its own, or,
+/// for a split held out of the training file, the training file's.
+fn source_of(role: usize, names: &[Option<String>; 3]) -> usize {
+    if names[role].is_some() || names[0].is_none() {
+        role
+    } else {
+        0
+    }
+}
+
+/// Refuses, before any data are read, a file of a teacher or a reference that the run would
+/// read and that is not there ([`Store::check_file`]): found once the data were prepared, it
+/// would cost their reading first, or hide behind a problem of theirs. `needs_test`: whether the
+/// run scores a test split. Scores the door gave beside its data (Python's arrays) are no file.
+pub fn check_named_files(data: &DataSetup, needs_test: bool, store: &mut dyn Store) -> Result<()> {
+    let names = split_files(data);
+    for role in [Outside::Teacher, Outside::Reference] {
+        let noun = role.noun();
+        let Some((model, scores)) = named_files(role, data)? else {
+            continue;
+        };
+        if let Some(path) = &model {
+            store.check_file(path, &format!("a tree model (--{noun}-model)"))?;
+        }
+        let Some(list) = &scores else {
+            continue;
+        };
+        // The splits whose scores the run reads: a reference's training scores are read only
+        // where a split is held out of the training file.
+        let first = usize::from(role == Outside::Reference);
+        let last = if needs_test || names[2].is_some() {
+            2
+        } else {
+            1
+        };
+        let mut sources: Vec<usize> = (first..=last).map(|r| source_of(r, &names)).collect();
+        sources.sort_unstable();
+        sources.dedup();
+        for source in sources {
+            let given = names[source]
+                .as_deref()
+                .is_some_and(|n| store.given_teacher_scores(n).is_some());
+            let part = list.split(',').map(str::trim).nth(source).unwrap_or("");
+            if given || part.is_empty() {
+                continue;
+            }
+            let split = ["training", "validation", "test"][source];
+            store.check_file(
+                part,
+                &format!("the {noun}'s scores of the {split} file (--{noun}-scores)"),
+            )?;
+        }
+    }
+    Ok(())
 }
 
 /// The external teacher's scores of `prepared`'s splits, when `data` names one.
@@ -103,47 +219,11 @@ fn outside_scores(
     reporter: &mut dyn Reporter,
 ) -> Result<Option<ExternalScores>> {
     let noun = role.noun();
-    let teacher = match role {
-        Outside::Teacher => &data.teacher,
-        Outside::Reference => &data.reference,
-    };
-    if teacher.is_none() {
+    let Some((model, scores)) = named_files(role, data)? else {
         return Ok(None);
-    }
-    let named = |s: &Option<String>| {
-        s.as_deref()
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-            .map(str::to_string)
     };
-    let (model, scores) = (named(&teacher.model), named(&teacher.scores));
-    if model.is_some() && scores.is_some() {
-        return Err(Error::Config(format!(
-            "both a {noun} model ({noun}_model) and {noun} scores ({noun}_scores) are named: name one"
-        )));
-    }
-    if let Some(list) = &scores {
-        let parts = list.split(',').count();
-        if parts > 3 {
-            return Err(Error::Config(format!(
-                "{noun}_scores {}: {parts} comma-separated parts, expected at most 3: TRAIN,VALID,TEST in the data files' order",
-                crate::error::printable(list)
-            )));
-        }
-    }
-    if matches!(data.source, DataSource::Synthetic { .. }) {
-        return Err(Error::Config(format!(
-            "an external {noun} scores data files, and these data are generated: write them with distillrank data synth, train the {noun} on that file, and compare on it"
-        )));
-    }
-    // The files each split comes from: a split held out of the training file is the training
-    // file's.
-    let names: [Option<String>; 3] = match &data.source {
-        DataSource::Files {
-            train, valid, test, ..
-        } => [Some(train.clone()), valid.clone(), test.clone()],
-        _ => [None, None, None],
-    };
+    let teacher = role.of(data);
+    let names = split_files(data);
     // The model, read and checked once, and its column of feature 1.
     let forest = match &model {
         Some(path) => {
@@ -181,11 +261,7 @@ fn outside_scores(
     // Documents that leave out an entry where the reading of absent entries matters.
     let mut left_out = 0usize;
     let mut file_of = |role: usize, store: &mut dyn Store| -> Result<usize> {
-        let source = if names[role].is_some() || names[0].is_none() {
-            role
-        } else {
-            0
-        };
+        let source = source_of(role, &names);
         if let Some(i) = files.iter().position(|(s, _)| *s == source) {
             return Ok(i);
         }
@@ -252,7 +328,7 @@ fn outside_scores(
                     .filter(|p| !p.is_empty())
                     .ok_or_else(|| {
                         Error::Config(format!(
-                            "{noun}_scores {} names no scores of the {} file {}, which the run needs: give TRAIN,VALID,TEST in the data files' order (a split held out of the training file is scored in TRAIN's)",
+                            "--{noun}-scores {} names no scores of the {} file {}, which the run needs: give TRAIN,VALID,TEST in the data files' order (a split held out of the training file is scored in TRAIN's)",
                             crate::error::printable(list),
                             ["training", "validation", "test"][source],
                             name.display()
@@ -340,7 +416,7 @@ fn outside_scores(
         .as_ref()
         .and_then(|(f, _)| f.absent_note(teacher.absent, left_out))
     {
-        reporter.warn(&format!("external {noun}: {note} ({noun}_absent)"));
+        reporter.warn(&format!("external {noun}: {note} (--{noun}-absent)"));
     }
     // Scores alike within every query rank nothing: a teacher's soft labels then say nothing
     // of order (a constant model, or scores of another file's order).

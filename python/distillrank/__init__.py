@@ -923,8 +923,15 @@ def load(prefix: str, **settings: Any) -> Ranker:
     says what the model is, and its ``setup`` what trained it, where recorded), so a ``clone``
     of it fits with the defaults. A model saved from a data frame checks a frame's columns
     against the names it was fitted on (``feature_names_in_``), as the fitted ranker did."""
+    if not isinstance(prefix, (str, _os.PathLike)):
+        raise TypeError(
+            f"prefix: expected a saved model's prefix (a str or a path: PREFIX.json + PREFIX.safetensors), "
+            f"not {type(prefix).__name__}"
+        )
+    if not _os.fspath(prefix).strip():
+        raise ValueError("prefix is empty: name a saved model's prefix (PREFIX.json + PREFIX.safetensors)")
     ranker = Ranker(**settings)
-    ranker._model = _distillrank.Model.load(str(prefix))
+    ranker._model = _distillrank.Model.load(_os.fspath(prefix))
     # It predicts, so it is fitted as scikit-learn sees it (check_is_fitted): the width of the X
     # it reads. The training run's attributes (run_, best_epoch_, ...) stay with the run that made it.
     ranker.n_features_in_ = int(ranker.model_config_["source_features"])

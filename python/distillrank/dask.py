@@ -134,12 +134,13 @@ def _scorer(model: Any, features: Sequence[Any], model_columns: str = "auto") ->
         import os
 
         path = os.fspath(model)
-        prefix = path[: -len(".json")] if path.endswith(".json") else path
-        if os.path.exists(prefix + ".json") and os.path.exists(prefix + ".safetensors"):
-            # Its config's column names and width are checked here, before any task; the
-            # weights are read on each worker, so that they never travel through the scheduler.
-            with open(prefix + ".json") as f:
-                config = _json.load(f)
+        prefix = _saved_prefix(path)
+        if prefix is not None:
+            # Read here as every door reads a saved model (its config, and its weights checked
+            # against it), so that a broken one is refused in the library's words before any
+            # task, and its column names and width are checked; each worker reads it again, so
+            # that the weights never travel through the scheduler.
+            config = _load(prefix).model_config_
             _check_names("frame", _names_of(features), config.get("feature_names"))
             _check_width(features, config.get("source_features"))
             return lambda x, q: _load(prefix).predict(x, qid=q)
@@ -206,6 +207,27 @@ class _OfPartitions:
 
 def _load(prefix: str) -> Any:
     return _importlib.import_module("distillrank").load(prefix)
+
+
+def _saved_prefix(path: str) -> Optional[str]:
+    """The prefix of the saved distillrank model that ``path`` names (the prefix, or either of
+    its two files, ``PREFIX.json`` and ``PREFIX.safetensors``), where either file is there and
+    ``path`` is not a model of another kind: a JSON file without weights beside it is one of a
+    tree model's unless its ``format`` says it is a distillrank model's config. None otherwise."""
+    import os
+
+    prefix = next((path[: -len(end)] for end in (".json", ".safetensors") if path.endswith(end)), path)
+    config, weights = prefix + ".json", prefix + ".safetensors"
+    if os.path.exists(weights) or (os.path.exists(config) and path != config):
+        return prefix
+    if path == config and os.path.isfile(config):
+        try:
+            with open(config, "rb") as f:
+                own = _json.loads(f.read(1 << 20)).get("format") == "distillrank-model"
+        except (ValueError, AttributeError):
+            own = False
+        return prefix if own else None
+    return None
 
 
 def _columns(frame: Any, columns: Optional[Sequence[str]], exclude: Sequence[str]) -> List[str]:
@@ -496,12 +518,10 @@ def _attends(model: Any) -> bool:
     if isinstance(model, str) or hasattr(model, "__fspath__"):
         import os
 
-        path = os.fspath(model)
-        prefix = path[: -len(".json")] if path.endswith(".json") else path
-        if not os.path.exists(prefix + ".json"):
+        prefix = _saved_prefix(os.fspath(model))
+        if prefix is None:
             return False
-        with open(prefix + ".json") as f:
-            return int(_json.load(f).get("attention_heads", 0)) > 0
+        return int(_load(prefix).model_config_.get("attention_heads", 0)) > 0
     try:
         return int(model.model_config_.get("attention_heads", 0)) > 0
     except (AttributeError, ValueError):

@@ -375,6 +375,51 @@ def test_the_workers_check_what_one_machine_checks(client, tmp_path):
         dr_dask.predict(ranker, pd.DataFrame(frame))
 
 
+def test_a_saved_model_that_cannot_be_read_is_refused_on_the_client_as_every_door_refuses_it(client, tmp_path):
+    """A saved model's prefix, or either of its files, is read on the client by the library's
+    loader before any task: a broken config, half a pair or weights without their header are
+    refused in the words ``distillrank.load`` and the CLI use (they were Python's JSON errors, a
+    tree model's, or scores). ``distillrank.load`` takes a path only."""
+    import shutil
+
+    dd = pytest.importorskip("dask.dataframe")
+    frame, X, y, qid = mq2008_frame()
+    features = [c for c in frame.columns if c.startswith("f")]
+    ranker = distillrank.Ranker(method="no-distillation", labels="grades", epochs=1, widths=[8], backend="cpu")
+    ranker.fit(X, y, qid=qid, verbose=False)
+    saved = tmp_path / "saved"
+    ranker.save(str(saved))
+    whole = dd.from_pandas(frame, npartitions=2)
+    # Its weights file names it too.
+    np.testing.assert_array_equal(dr_dask.predict(str(saved) + ".safetensors", whole).compute().to_numpy(),
+                                  ranker.predict(frame[features].to_numpy()))
+
+    def broken(name: str, config: "str | None", weights: bool = True) -> str:
+        prefix = tmp_path / name
+        if config is not None:
+            (tmp_path / f"{name}.json").write_text(config)
+        if weights:
+            shutil.copy(f"{saved}.safetensors", f"{prefix}.safetensors")
+        return str(prefix)
+
+    text = (tmp_path / "saved.json").read_text()
+    for model, words in [
+        (broken("empty", ""), "empty.json: not a distillrank model config"),
+        (broken("list", "[]"), "list.json: a list, expected a distillrank model config"),
+        (broken("other", text.replace('"source_features": 46', '"source_features": "abc"')), "other.json: "),
+        (broken("alone", None), "alone.json: no such file, and the weights"),
+        (broken("alone", None) + ".safetensors", "alone.json: no such file, and the weights"),
+        (broken("unweighted", text, weights=False) + ".json", "unweighted.safetensors: No such file"),
+    ]:
+        for call in (lambda: dr_dask.predict(model, whole), lambda: dr_dask.evaluate(model, whole)):
+            with pytest.raises(ValueError) as e:
+                call()
+            assert words in str(e.value), (model, str(e.value))
+    for prefix, error in [(None, TypeError), (5, TypeError), ("", ValueError)]:
+        with pytest.raises(error, match="prefix"):
+            distillrank.load(prefix)
+
+
 def test_a_query_split_across_partitions_is_refused_by_name(client):
     dd = pytest.importorskip("dask.dataframe")
     frame, *_ = mq2008_frame()

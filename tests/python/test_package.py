@@ -109,6 +109,28 @@ def test_a_malformed_file_names_file_line_and_column(tmp_path):
         distillrank.read_letor(tmp_path / "missing.txt")
 
 
+def test_a_file_that_is_not_there_is_named_with_its_setting_before_anything_is_read(tmp_path):
+    """As the CLI refuses it: a comparison's file that is not there, before the data are read
+    (a teacher's scores used to be looked for only once they were prepared), named with the
+    field of the setup that names it."""
+    gone = str(tmp_path / "gone.txt")
+    vali = str(MQ2008 / "vali.txt")
+    for files, teacher, field in [
+        ({"train": gone}, None, "source.files.train"),
+        ({"train": vali, "valid": gone}, None, "source.files.valid"),
+        ({"train": vali}, {"scores": gone}, "teacher.scores"),
+        ({"train": vali}, gone, "teacher.model"),
+    ]:
+        settings = dict(source={"files": files}, seeds=1, epochs=1)
+        if teacher is not None:
+            settings["teacher"] = teacher
+        with pytest.raises(ValueError) as e:
+            distillrank.compare(distillrank.Setup(**settings), verbose=False)
+        message = str(e.value)
+        assert f"{gone}: No such file" in message and f"({field})" in message, message
+        assert "validation split" not in message and "(--" not in message, message
+
+
 def test_the_bundled_mq2008_is_fold1(bundled):
     assert set(bundled) == {"train", "valid", "test"}
     for X, y, qid in bundled.values():
