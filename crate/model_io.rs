@@ -531,20 +531,21 @@ pub fn parse_config(text: &str, name: &Path) -> Result<ModelConfig> {
     };
     // A byte-order mark is accepted, as in LETOR files.
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    if crate::forest::starts_like_tree_model(text.as_bytes()) {
+    // Another JSON value than an object is named as such, not by the fields serde would read
+    // from a list by position; a tree model (whose words a config's own text may hold: a
+    // feature named `learner`) only where the text is not a config of this format.
+    let value = serde_json::from_str::<serde_json::Value>(text).ok();
+    if let Some(value) = value.as_ref().filter(|v| !v.is_object()) {
+        return Err(bad(format!(
+            "{}, expected a distillrank model config: a JSON object, as a save writes it",
+            crate::error::json_kind(value)
+        )));
+    }
+    let ours = value.as_ref().and_then(|v| v.get("format")) == Some(&FORMAT.into());
+    if !ours && crate::forest::starts_like_tree_model(text.as_bytes()) {
         return Err(bad(
             "a LightGBM or XGBoost model, not a saved distillrank model's config (PREFIX.json beside PREFIX.safetensors)".into(),
         ));
-    }
-    // Another JSON value than an object is named as such, not by the fields serde would read
-    // from a list by position.
-    if let Ok(value) = serde_json::from_str::<serde_json::Value>(text) {
-        if !value.is_object() {
-            return Err(bad(format!(
-                "{}, expected a distillrank model config: a JSON object, as a save writes it",
-                crate::error::json_kind(&value)
-            )));
-        }
     }
     let config: ModelConfig = serde_json::from_str(text)
         .map_err(|e| bad(format!("not a distillrank model config: {e}")))?;

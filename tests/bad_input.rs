@@ -1584,6 +1584,15 @@ fn class_a_saved_model_that_cannot_be_read_is_refused_in_words() {
             .to_string();
         refused(&["export", "--model", &prefix, "--onnx", &onnx], words);
     }
+    // A config whose own text holds a tree model's words (its training file's name) is read as
+    // the config it is.
+    let mut named = config.clone();
+    named.training_data = Some("learner/tree_info.txt".into());
+    let prefix = dir.path().join("learner");
+    model_io::save(&prefix, &model, &named).unwrap();
+    let prefix = prefix.display().to_string();
+    let (out, _, stderr) = run(&["predict", "--model", &prefix, &data, "--backend", "cpu"]);
+    assert!(out.status.success(), "{stderr}");
 }
 
 // A run owns its --out folder: the last run's outputs go, and a second run at once is refused.

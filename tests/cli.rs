@@ -1430,6 +1430,141 @@ fn class_a_text_output_named_gz_is_gzip_in_every_command() {
     gzip(&d("run.txt.gz"));
 }
 
+/// Class: a data file a command writes is what its name says, and keeps what it read. `convert`
+/// dropped LETOR lines' docid comments without a word, `simulate-logs` and `aggregate-logs` wrote
+/// LETOR text under a `.parquet` name, and `synth` and `convert` text under a `.drcache` one;
+/// `aggregate-logs` counted one log's impressions of a query into every file that had it.
+/// `data stats --privileged` took `logs` nowhere and a split the file cannot take with success;
+/// `synth` wrote files with more features than any reader takes; a cut gzip file was named in
+/// the decoder's words, and a qid past 2^64 - 1 as no number.
+#[test]
+fn class_a_data_file_written_is_what_its_name_says_and_keeps_what_it_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = |name: &str| dir.path().join(name).display().to_string();
+    let named = d("named.txt");
+    std::fs::write(
+        &named,
+        "2 qid:1 1:0.5 2:0.1 #docid = A\n0 qid:1 1:0.1 2:0.3 #docid = B\n1 qid:2 1:0.2 2:0.2 #docid = C\n0 qid:2 1:0.4 2:0.9 #docid = D\n",
+    )
+    .unwrap();
+    // Text keeps the docids; Parquet says it cannot.
+    let (ok, _, stderr) = distillrank(&["data", "convert", &named, "-o", &d("copy.txt")]);
+    assert!(ok, "{stderr}");
+    let copy = std::fs::read_to_string(d("copy.txt")).unwrap();
+    assert!(
+        copy.contains("#docid = A") && copy.contains("#docid = D"),
+        "{copy}"
+    );
+    let (ok, _, stderr) = distillrank(&["data", "convert", &named, "-o", &d("copy.parquet")]);
+    assert!(
+        ok && stderr.contains("the docid comments of 4 documents are not kept"),
+        "{stderr}"
+    );
+    // The logs commands write Parquet under its name, which reads back as such.
+    let mq = letor_data::data("mq2008/Fold1/test.txt");
+    let (ok, _, stderr) = distillrank(&[
+        "data",
+        "simulate-logs",
+        &mq,
+        "-o",
+        &d("logged.parquet"),
+        "--sessions",
+        "2",
+    ]);
+    assert!(ok && stderr.contains("docid comments"), "{stderr}");
+    assert_eq!(&std::fs::read(d("logged.parquet")).unwrap()[..4], b"PAR1");
+    let (ok, _, stderr) = distillrank(&["data", "stats", &d("logged.parquet")]);
+    assert!(ok, "{stderr}");
+    // ... and `stats` reads its logs' columns as a comparison does.
+    let (ok, stdout, stderr) = distillrank(&[
+        "data",
+        "stats",
+        &d("logged.parquet"),
+        "--privileged",
+        "logs",
+    ]);
+    assert!(
+        ok && stdout.contains("as training data (cols:") && !stdout.contains("n/a"),
+        "{stdout}{stderr}"
+    );
+    let (ok, _, stderr) = distillrank(&["data", "stats", &named, "--privileged", "logs"]);
+    assert!(!ok && stderr.contains("named.txt.logs.json"), "{stderr}");
+    // A split the file cannot take is an error; where the data are at fault whatever the split
+    // (groups of 2 documents, under --min-group-size), n/a.
+    let train = letor_data::data("mq2008/Fold1/train.txt");
+    let (ok, _, stderr) = distillrank(&["data", "stats", &train, "--privileged", "cols:99"]);
+    assert!(!ok && stderr.contains("--privileged cols:99"), "{stderr}");
+    let (ok, stdout, stderr) = distillrank(&["data", "stats", &named, "--privileged", "cols:2"]);
+    assert!(
+        ok && stdout.contains("n/a: no training groups"),
+        "{stdout}{stderr}"
+    );
+    // A cache's name takes no text, and a cache is not cached again.
+    for args in [
+        vec!["data", "synth", "--queries", "5"],
+        vec!["data", "convert", &named],
+    ] {
+        let mut args = args;
+        let cache = d("out.drcache");
+        args.extend(["-o", &cache]);
+        let (ok, _, stderr) = distillrank(&args);
+        assert!(
+            !ok && stderr.contains("a .drcache is the binary cache"),
+            "{stderr}"
+        );
+        assert!(!Path::new(&cache).exists());
+    }
+    assert!(distillrank(&["data", "cache", &named]).0);
+    let (ok, _, stderr) = distillrank(&["data", "cache", &d("named.txt.drcache")]);
+    assert!(!ok && stderr.contains("is a cache already"), "{stderr}");
+    // One log for two files that share a query is refused, not counted into both.
+    std::fs::copy(&named, d("twin.txt")).unwrap();
+    let log = d("log.tsv");
+    std::fs::write(&log, "qid\tsession\tposition\tdoc\tclick\n1\t1\t1\t1\t1\n").unwrap();
+    let (ok, _, stderr) = distillrank(&[
+        "data",
+        "aggregate-logs",
+        &named,
+        &d("twin.txt"),
+        "--impressions",
+        &log,
+        "-o",
+        &d("aggregated/"),
+    ]);
+    assert!(
+        !ok && stderr.contains("qid 1 is a query of both"),
+        "{stderr}"
+    );
+    // More features than a reader takes.
+    let (ok, _, stderr) = distillrank(&[
+        "data",
+        "synth",
+        "--queries",
+        "2",
+        "--regular",
+        "70000",
+        "-o",
+        &d("wide.txt"),
+    ]);
+    assert!(!ok && stderr.contains("70006 features"), "{stderr}");
+    // A gzip file cut short, and query ids past an int64, in the reader's own words.
+    let (ok, _, _) = distillrank(&["data", "convert", &mq, "-o", &d("whole.txt.gz")]);
+    assert!(ok);
+    let whole = std::fs::read(d("whole.txt.gz")).unwrap();
+    std::fs::write(d("cut.txt.gz"), &whole[..whole.len() / 2]).unwrap();
+    let (ok, _, stderr) = distillrank(&["data", "stats", &d("cut.txt.gz")]);
+    assert!(
+        !ok && stderr.contains("not a whole gzip stream"),
+        "{stderr}"
+    );
+    std::fs::write(d("qid.txt"), "1 qid:99999999999999999999 1:0.5\n").unwrap();
+    let (ok, _, stderr) = distillrank(&["data", "stats", &d("qid.txt")]);
+    assert!(
+        !ok && stderr.contains("qid: a number past 2^64 - 1"),
+        "{stderr}"
+    );
+}
+
 /// Class: a model's outputs that would land where no one meant them are refused in every door
 /// (Python's `save` and `to_onnx` in `test_package.py`): a `--save` prefix that names a folder
 /// (it wrote the hidden `out/.safetensors` and `out/.json`), and an ONNX export over a file that

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use distillrank::pipeline::folds::{fold_setup, folds_of, layout_warning, Fold, Joined, ROTATION};
 use distillrank::pipeline::store::{Disk, Role, Store};
 use distillrank::pipeline::Silent;
-use distillrank::setup::{DataSource, Setup};
+use distillrank::setup::{DataSetup, DataSource, Setup};
 
 #[path = "common/cli.rs"]
 mod cli_run;
@@ -625,6 +625,15 @@ fn fold_files_are_checked_against_any_store_of_files() {
     // Names without {fold} are not this check's: the folds' warning covers them.
     setup.data.teacher.model = Some("one.txt".into());
     check_fold_files(&setup, &bundled_folds(), &|_| false).unwrap();
+    // The check of a setup's files before any data are read leaves a folds setup's to this
+    // one: `{fold}` names no file of its own, and the folds' source is no data of their own.
+    use distillrank::pipeline::preparation::check_files_there;
+    setup.data.teacher.model = Some("nowhere/t{fold}.txt".into());
+    setup.data.reference.scores = Some(",nowhere/vali{fold},nowhere/test{fold}".into());
+    check_files_there(&setup.data, true).unwrap();
+    setup.data.source = DataSetup::default().source;
+    setup.data.folds = Some("nowhere".into());
+    check_files_there(&setup.data, true).unwrap();
 }
 
 /// Parts in LightGBM's layout, without qid: and each with its PART.query of group sizes, are the

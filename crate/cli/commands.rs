@@ -32,14 +32,22 @@ use distillrank::pipeline::store::{impressions_path, sidecar_path};
 use distillrank::setup::{files_tau_target, FILES_T};
 
 pub fn stats(args: &StatsArgs, out: &Output) -> Result<()> {
+    // `logs`: the columns the file's logs sidecar names (z, and the conversions, y), as a
+    // comparison reads them.
     let data = load(&args.file.file, args.file.query.as_deref(), out)?;
+    let logged = match args.privileged.as_deref().map(str::trim) {
+        Some("logs") => Some(logged_columns(&args.file.file)?),
+        _ => None,
+    };
     let s = data.stats();
     // The features each side would keep if this file were the training split.
     let options = PrepareOptions {
-        privileged: match &args.privileged {
-            Some(spec) => privileged_split(spec)?,
-            None => PrivilegedSplit::FILE_DEFAULT,
+        privileged: match (&args.privileged, &logged) {
+            (_, Some(columns)) => PrivilegedSplit::Columns(columns.privileged()),
+            (Some(spec), None) => privileged_split(spec)?,
+            (None, None) => PrivilegedSplit::FILE_DEFAULT,
         },
+        label_column: logged.map(|columns| columns.conversions),
         tau_target: args
             .tau_target
             .unwrap_or_else(|| files_tau_target(data.grades.iter().copied().max().unwrap_or(0))),
@@ -54,7 +62,29 @@ pub fn stats(args: &StatsArgs, out: &Output) -> Result<()> {
         test: None,
         hold_out_test: None,
     };
-    let sides = prepare_raw(raw, &options, &mut |_| {}).map(|p| {
+    let sides = prepare_raw(raw, &options, &mut |_| {});
+    // A split the command line asked for that this file cannot take is an error; where the
+    // default split fails too, the data are at fault (no positive group, too few informative
+    // features), which is shown as n/a.
+    if let (Err(e), Some(spec)) = (&sides, &args.privileged) {
+        let again = RawSplits {
+            train: load(&args.file.file, args.file.query.as_deref(), out)?,
+            valid: None,
+            test: None,
+            hold_out_test: None,
+        };
+        let default = PrepareOptions {
+            privileged: PrivilegedSplit::FILE_DEFAULT,
+            ..options.clone()
+        };
+        if prepare_raw(again, &default, &mut |_| {}).is_ok() {
+            return Err(Error::Config(format!(
+                "--privileged {spec}: {}",
+                e.message()
+            )));
+        }
+    }
+    let sides = sides.map(|p| {
         serde_json::json!({
             "privileged_split": options.privileged,
             "regular": {"features": p.regular_columns.len(), "constant": p.constant_regular},
@@ -119,22 +149,22 @@ pub fn synth(
     path: &Path,
     out: &Output,
 ) -> Result<()> {
-    output::check_file(path)?;
-    let synthetic = generate(&args.options()?)?;
-    if distillrank::data::convert::writes_parquet(path) {
-        let mut failed = None;
-        let staged = output::stage_with(path, |w| {
-            distillrank::data::convert::write_parquet(path, &synthetic.dataset, w)
-                .map(|_| ())
-                .map_err(|e| std::io::Error::other(failed.insert(e).to_string()))
-        });
-        if let Some(e) = failed {
-            return Err(e);
-        }
-        staged?.commit()?;
-    } else {
-        output::stage_text(path, |w| synthetic.dataset.write_letor(w))?.commit()?;
+    output::check_data_file(path)?;
+    let options = args.options()?;
+    // A file is read back by the LETOR reader, which takes feature indices up to its limit.
+    let features = options.regular.saturating_add(options.privileged);
+    let limit = distillrank::data::letor::DEFAULT_MAX_FEATURE_INDEX as usize;
+    if features > limit {
+        return Err(Error::Config(format!(
+            "--regular {} and --privileged-count {} make {features} features, past the {limit} a data file may have (feature indices 1..={limit}): the file could not be read back; choose fewer",
+            options.regular, options.privileged
+        )));
     }
+    let synthetic = generate(&options)?;
+    output::stage_data(path, &synthetic.dataset, |w| {
+        synthetic.dataset.write_letor(w)
+    })?
+    .commit()?;
     let d = &synthetic.dataset;
     let z = &synthetic.privileged_columns;
     if out.json {
@@ -160,7 +190,7 @@ pub fn synth(
 
 /// `data convert`: [`distillrank::data::convert::convert`] into a file staged beside `path`.
 pub fn convert(args: &FileArgs, path: &Path, out: &Output) -> Result<()> {
-    output::check_file(path)?;
+    output::check_data_file(path)?;
     // A folder of Parquet part files is read whole: no output goes inside it.
     let parts = [("FILE".to_string(), args.file.clone())];
     output::check_not_an_input(&[("-o".into(), path.to_path_buf())], &args.reads(), &parts)?;
@@ -186,6 +216,9 @@ pub fn convert(args: &FileArgs, path: &Path, out: &Output) -> Result<()> {
         None => return staged.map(|_| ()),
     };
     staged?.commit()?;
+    if converted.docids_left_out > 0 {
+        out.warn(docids_left_out(path, converted.docids_left_out));
+    }
     if args.file.extension().is_some_and(|e| e == "drcache") {
         out.warn(format!(
             "{} is a binary cache, which keeps the values and not which entries its text left out: every entry is written (0 where the text had none); convert the text file to keep them",
@@ -213,6 +246,12 @@ pub fn convert(args: &FileArgs, path: &Path, out: &Output) -> Result<()> {
 }
 
 pub fn cache(args: &FileArgs, out: &Output) -> Result<()> {
+    if args.file.extension().is_some_and(|e| e == "drcache") {
+        return Err(Error::Config(format!(
+            "{} is a cache already: data cache FILE writes FILE.drcache beside the LETOR or Parquet file FILE",
+            distillrank::error::printable(&args.file.display().to_string())
+        )));
+    }
     // A cache is written beside the file it caches: a device or a pipe has no such place.
     let metadata = std::fs::metadata(&args.file).map_err(|e| Error::io(&args.file, e))?;
     if !metadata.is_file() {
@@ -264,6 +303,25 @@ pub fn cache(args: &FileArgs, out: &Output) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// The log columns the logs sidecar of `file` names (`FILE.logs.json`, written by `data
+/// simulate-logs` or `data aggregate-logs`).
+fn logged_columns(file: &Path) -> Result<logs::LogColumns> {
+    use distillrank::pipeline::store::Store;
+    let name = file.display().to_string();
+    let sidecar = Disk::default().sidecar(&name)?.ok_or_else(|| {
+        Error::Config(format!(
+            "--privileged logs reads the columns named by {}, which is not there: write the logs with distillrank data simulate-logs or data aggregate-logs, or give top:N, top:P% or cols:...",
+            sidecar_path(file).display()
+        ))
+    })?;
+    serde_json::from_value(sidecar["columns"].clone()).map_err(|e| {
+        Error::Config(format!(
+            "{}: its columns: {e}",
+            sidecar_path(file).display()
+        ))
+    })
 }
 
 /// Loads a LETOR file (or its cache) with a progress bar over the bytes read.
@@ -339,7 +397,40 @@ fn logged_targets(
     for target in &written {
         output::check_file(target)?;
     }
+    for target in &targets {
+        output::check_data_file(target)?;
+    }
     Ok(targets)
+}
+
+/// The warning of a Parquet output `path` of data whose lines named `left_out` documents by
+/// docid comments, which Parquet has no column for.
+fn docids_left_out(path: &Path, left_out: usize) -> String {
+    format!(
+        "{}: the docid comments of {left_out} documents are not kept (Parquet has no place for them); an impressions log that names documents by docid reads a LETOR output (.txt, .txt.gz)",
+        path.display()
+    )
+}
+
+/// Writes each logged copy `dataset` of `input` to `target` in the format its name asks for,
+/// each line of a text output with its docid comment; a Parquet output says which it leaves out.
+fn write_logged(input: &Path, dataset: &Dataset, target: &Path, out: &Output) -> Result<()> {
+    // Only LETOR text has docid comments: a cache or Parquet (a file or a folder of parts) has
+    // none.
+    let text_input = !(input.extension().is_some_and(|e| e == "drcache")
+        || distillrank::data::parquet::is_parquet_path(input));
+    let docids = if text_input {
+        let text = std::fs::File::open(input).map_err(|e| Error::io(input, e))?;
+        logs::docid_comments(input, text)?
+    } else {
+        Vec::new()
+    };
+    output::stage_data(target, dataset, |w| dataset.write_letor_sparse(w, &docids))?.commit()?;
+    let named = docids.iter().filter(|d| d.is_some()).count();
+    if named > 0 && distillrank::data::convert::writes_parquet(target) {
+        out.warn(docids_left_out(target, named));
+    }
+    Ok(())
 }
 
 pub fn simulate_logs(args: &SimulateLogsArgs, out: &Output) -> Result<()> {
@@ -358,10 +449,7 @@ pub fn simulate_logs(args: &SimulateLogsArgs, out: &Output) -> Result<()> {
     let mut sidecars = Vec::new();
     for (i, (dataset, target)) in simulated.datasets.iter().zip(&targets).enumerate() {
         // Each line keeps its docid comment, which an impressions log may name documents by.
-        let input = &args.files[i];
-        let text = std::fs::File::open(input).map_err(|e| Error::io(input, e))?;
-        let docids = logs::docid_comments(input, text)?;
-        output::stage_text(target, |w| dataset.write_letor_sparse(w, &docids))?.commit()?;
+        write_logged(&args.files[i], dataset, target, out)?;
         let mut sidecar = simulated.sidecar(i, &options, &names[i]);
         if i == 0 {
             // The training file's impressions, one line per shown document: what the methods
@@ -511,6 +599,24 @@ pub fn aggregate_logs(args: &AggregateLogsArgs, out: &Output) -> Result<()> {
             )));
         }
     }
+    // One log for every file reads each query's impressions into the file that has it: a query
+    // of two files would be counted into both.
+    if logs_given.len() == 1 {
+        let mut owner = std::collections::HashMap::new();
+        for (file, path) in data.iter().zip(&args.files) {
+            for &qid in &file.qids {
+                if let Some(first) = owner.insert(qid, path) {
+                    if first != path {
+                        return Err(Error::Data(format!(
+                            "qid {qid} is a query of both {} and {}: one log for every file reads each query's impressions into the file that has it; give each file its own log (--impressions A,B), or number the files' queries apart",
+                            first.display(),
+                            path.display()
+                        )));
+                    }
+                }
+            }
+        }
+    }
     let names: Vec<String> = args.files.iter().map(|f| f.display().to_string()).collect();
     let started = std::time::Instant::now();
     let mut tables = Vec::new();
@@ -558,10 +664,7 @@ pub fn aggregate_logs(args: &AggregateLogsArgs, out: &Output) -> Result<()> {
     let clicks_file = click_table_path(&targets[0]);
     let mut sidecars = Vec::new();
     for (i, (dataset, target)) in columns.iter().zip(&targets).enumerate() {
-        let input = &args.files[i];
-        let text = std::fs::File::open(input).map_err(|e| Error::io(input, e))?;
-        let docids = logs::docid_comments(input, text)?;
-        output::stage_text(target, |w| dataset.write_letor_sparse(w, &docids))?.commit()?;
+        write_logged(&args.files[i], dataset, target, out)?;
         let mut sidecar = logs::logged_sidecar(c, &sources, &names[i], &stats[i]);
         if i == 0 {
             // The training file's clicks by rank: what the methods that learn from clicks read.

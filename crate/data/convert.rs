@@ -2,7 +2,7 @@
 //! which entries the input left out. In: LETOR text (gzip or not; groups from `FILE.query`
 //! where it has no qid), Parquet (a file or a folder of parts), or a `.drcache`. Out: Parquet
 //! ([`crate::data::parquet`]) when the name ends in `.parquet`, LETOR text otherwise (gzip when
-//! it ends in `.gz`).
+//! it ends in `.gz`), each line with its docid comment where the input's had one.
 
 use std::io::Write;
 use std::path::Path;
@@ -19,6 +19,13 @@ pub struct Converted {
     pub queries: usize,
     pub features: usize,
     pub format: &'static str,
+    /// Documents whose docid comment the output has no place for (Parquet's).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub docids_left_out: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// The output format a name asks for.
@@ -59,6 +66,7 @@ pub fn convert(
     };
     let mut doc = 0usize;
     let mut group = 0usize;
+    let mut docids_left_out = 0usize;
     let n_docs = data.n_docs();
     let changed = |second: &str| {
         Error::Config(format!(
@@ -67,27 +75,29 @@ pub fn convert(
             out_name.display()
         ))
     };
-    let mut on_row = |qid: Option<u64>, features: &[(u32, f64)]| -> Result<()> {
-        if doc == n_docs {
-            return Err(changed("more"));
-        }
-        while doc >= data.group_offsets[group + 1] {
-            group += 1;
-        }
-        // Groups from a .query file have no qid on their lines: numbered as the reader did.
-        let qid = qid.unwrap_or(data.qids[group]);
-        sink.push(out_name, qid, data.grades[doc], features)?;
-        doc += 1;
-        Ok(())
-    };
+    let mut on_row =
+        |qid: Option<u64>, features: &[(u32, f64)], docid: Option<&str>| -> Result<()> {
+            if doc == n_docs {
+                return Err(changed("more"));
+            }
+            while doc >= data.group_offsets[group + 1] {
+                group += 1;
+            }
+            // Groups from a .query file have no qid on their lines: numbered as the reader did.
+            let qid = qid.unwrap_or(data.qids[group]);
+            sink.push(out_name, qid, data.grades[doc], features, docid)?;
+            docids_left_out += usize::from(parquet && docid.is_some());
+            doc += 1;
+            Ok(())
+        };
     if cached {
-        each_row_of(&data, &mut |qid, _, row| on_row(Some(qid), row))?;
+        each_row_of(&data, &mut |qid, _, row| on_row(Some(qid), row, None))?;
     } else if is_parquet_path(input) {
-        scan_parquet_path(input, &mut |row| on_row(row.qid, row.features))?;
+        scan_parquet_path(input, &mut |row| on_row(row.qid, row.features, None))?;
     } else {
         let file = std::fs::File::open(input).map_err(|e| Error::io(input, e))?;
         scan_letor(input, file, DEFAULT_MAX_FEATURE_INDEX, &mut |row| {
-            on_row(row.qid, row.features)
+            on_row(row.qid, row.features, row.docid)
         })?;
     }
     if doc != n_docs {
@@ -99,6 +109,7 @@ pub fn convert(
         queries: data.n_groups(),
         features: data.n_features,
         format: if parquet { "parquet" } else { "letor" },
+        docids_left_out,
     })
 }
 
@@ -135,12 +146,28 @@ pub fn write_parquet(name: &Path, data: &Dataset, out: impl Write + Send) -> Res
 
 /// Where converted documents go.
 trait Sink {
-    fn push(&mut self, name: &Path, qid: u64, grade: u8, features: &[(u32, f64)]) -> Result<()>;
+    /// One document: its qid, grade and entries, and its docid comment where its line had one
+    /// (kept by text, which has a place for it).
+    fn push(
+        &mut self,
+        name: &Path,
+        qid: u64,
+        grade: u8,
+        features: &[(u32, f64)],
+        docid: Option<&str>,
+    ) -> Result<()>;
     fn finish(self: Box<Self>, name: &Path) -> Result<()>;
 }
 
 impl<W: Write + Send> Sink for ParquetWriter<W> {
-    fn push(&mut self, _: &Path, qid: u64, grade: u8, features: &[(u32, f64)]) -> Result<()> {
+    fn push(
+        &mut self,
+        _: &Path,
+        qid: u64,
+        grade: u8,
+        features: &[(u32, f64)],
+        _: Option<&str>,
+    ) -> Result<()> {
         ParquetWriter::push(self, qid, grade, features)
     }
     fn finish(self: Box<Self>, _: &Path) -> Result<()> {
@@ -163,18 +190,34 @@ fn shortest(v: f64) -> String {
 }
 
 impl<W: Write> Text<W> {
-    fn line(&mut self, qid: u64, grade: u8, features: &[(u32, f64)]) -> std::io::Result<()> {
+    fn line(
+        &mut self,
+        qid: u64,
+        grade: u8,
+        features: &[(u32, f64)],
+        docid: Option<&str>,
+    ) -> std::io::Result<()> {
         write!(self.0, "{grade} qid:{qid}")?;
         for &(index, value) in features {
             write!(self.0, " {index}:{}", shortest(value))?;
+        }
+        if let Some(id) = docid {
+            write!(self.0, " #docid = {id}")?;
         }
         writeln!(self.0)
     }
 }
 
 impl<W: Write> Sink for Text<W> {
-    fn push(&mut self, name: &Path, qid: u64, grade: u8, features: &[(u32, f64)]) -> Result<()> {
-        self.line(qid, grade, features)
+    fn push(
+        &mut self,
+        name: &Path,
+        qid: u64,
+        grade: u8,
+        features: &[(u32, f64)],
+        docid: Option<&str>,
+    ) -> Result<()> {
+        self.line(qid, grade, features, docid)
             .map_err(|e| Error::io(name, e))
     }
     fn finish(mut self: Box<Self>, name: &Path) -> Result<()> {
@@ -186,8 +229,15 @@ impl<W: Write> Sink for Text<W> {
 struct GzText<W: Write>(Text<flate2::write::GzEncoder<W>>);
 
 impl<W: Write> Sink for GzText<W> {
-    fn push(&mut self, name: &Path, qid: u64, grade: u8, features: &[(u32, f64)]) -> Result<()> {
-        self.0.push(name, qid, grade, features)
+    fn push(
+        &mut self,
+        name: &Path,
+        qid: u64,
+        grade: u8,
+        features: &[(u32, f64)],
+        docid: Option<&str>,
+    ) -> Result<()> {
+        self.0.push(name, qid, grade, features, docid)
     }
     fn finish(self: Box<Self>, name: &Path) -> Result<()> {
         self.0

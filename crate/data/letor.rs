@@ -245,15 +245,45 @@ pub fn read_letor(
         return crate::data::parquet::read_parquet_reader(name, reader, options);
     }
     if is_gzip {
-        read_blocks(
-            name,
-            flate2::read::MultiGzDecoder::new(reader),
-            query_sizes,
-            options,
-        )
+        read_blocks(name, Gunzip::new(reader), query_sizes, options)
     } else {
         read_blocks(name, reader, query_sizes, options)
     }
+}
+
+/// The text of a gzip-compressed file, whose errors say what the file is and what it should
+/// have been (the decoder's own: "incomplete deflate stream", "invalid gzip header").
+struct Gunzip<R: Read>(flate2::read::MultiGzDecoder<R>);
+
+impl<R: Read> Gunzip<R> {
+    fn new(reader: R) -> Self {
+        Gunzip(flate2::read::MultiGzDecoder::new(reader))
+    }
+}
+
+impl<R: Read> Read for Gunzip<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        use std::io::ErrorKind;
+        self.0.read(buf).map_err(|e| match e.kind() {
+            // The decoder's: the stream itself is broken (the reader's own errors pass).
+            ErrorKind::InvalidInput | ErrorKind::InvalidData | ErrorKind::UnexpectedEof => {
+                std::io::Error::new(
+                    e.kind(),
+                    format!(
+                        "{}; expected LETOR text, compressed or not",
+                        not_whole_gzip(&e)
+                    ),
+                )
+            }
+            _ => e,
+        })
+    }
+}
+
+/// What a gzip stream the decoder refused (`e`) is: "gzip-compressed, and not a whole gzip
+/// stream (incomplete deflate stream): a file cut short, or bytes after its end".
+pub fn not_whole_gzip(e: &std::io::Error) -> String {
+    format!("gzip-compressed, and not a whole gzip stream ({e}): a file cut short, or bytes after its end")
 }
 
 /// Parses LETOR text held in memory (an upload in the browser, a test).
@@ -565,11 +595,19 @@ fn parse_fields(
                 return Err((col, "qid: must come right after the grade".into()));
             }
             first = false;
+            let digits = !rest.is_empty() && rest.iter().all(u8::is_ascii_digit);
             let id = std::str::from_utf8(rest)
                 .ok()
                 .and_then(|s| s.parse::<u64>().ok());
             match id {
                 Some(id) => qid = Some(id),
+                // A number, too large: said so, without echoing a first line's text.
+                None if digits => {
+                    return Err((
+                        col,
+                        "qid: a number past 2^64 - 1: expected a query id that fits 64 bits".into(),
+                    ));
+                }
                 None => {
                     return Err((
                         col,
@@ -666,9 +704,7 @@ pub fn scan_letor(
         return crate::data::parquet::scan_parquet_bytes(name, bytes, on_row);
     }
     let mut text: Box<dyn BufRead> = if is_gzip {
-        Box::new(std::io::BufReader::new(flate2::read::MultiGzDecoder::new(
-            reader,
-        )))
+        Box::new(std::io::BufReader::new(Gunzip::new(reader)))
     } else {
         Box::new(reader)
     };

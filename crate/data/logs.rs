@@ -1609,6 +1609,8 @@ pub fn read_impressions(
         ..SessionList::default()
     };
     let mut read = 0u64;
+    // Impressions of the queries of the files read beside this one, skipped.
+    let mut others = 0u64;
     for (i, raw) in lines {
         let line = i + 1;
         let raw = String::from_utf8_lossy(raw);
@@ -1647,7 +1649,7 @@ pub fn read_impressions(
                 bad(
                     line,
                     format!(
-                        "{what} '{}': expected a whole number",
+                        "{what} '{}': expected a whole number, 0 or more",
                         crate::error::printable(fields[k])
                     ),
                 )
@@ -1659,6 +1661,7 @@ pub fn read_impressions(
         let click = number(4, "click")?;
         let Some(&g) = groups.get(&qid) else {
             if held_out.contains(&qid) {
+                others += 1;
                 continue;
             }
             return Err(bad(
@@ -1742,9 +1745,14 @@ pub fn read_impressions(
         read += 1;
     }
     if read == 0 {
-        return Err(Error::Data(format!(
-            "{name}: no impression of the data's queries: the log is empty"
-        )));
+        return Err(Error::Data(match others {
+            0 => format!("{name}: no impression of the data's queries: the log is empty"),
+            n => format!(
+                "{name}: no impression of this data file's queries ({} queries, first qid {}): the log's {n} impressions are all of the other files' queries",
+                data.n_groups(),
+                data.qids.first().copied().unwrap_or_default()
+            ),
+        }));
     }
     let sessions = sessions.values().map(|s| s.len()).max().unwrap_or(0);
     let mut table = tabulate(&cells, sessions, data, examination, name)?;

@@ -244,6 +244,10 @@ fn load(data: &DataSetup, store: &mut dyn Store, reporter: &mut dyn Reporter) ->
 /// [`prepare`]'s.
 #[cfg(not(target_arch = "wasm32"))]
 pub fn check_files_there(data: &DataSetup, needs_test: bool) -> Result<()> {
+    // Folds name their files per fold: [`super::folds::check_fold_files`] checks them.
+    if data.has_folds() {
+        return Ok(());
+    }
     if let DataSource::Files {
         train, valid, test, ..
     } = &data.source
@@ -298,6 +302,7 @@ pub fn prepare(
             "{named} runs a comparison on each fold: compare (and Python's compare) take it; train, sweep and fit need one split: give its files (or --bundled mq2008)"
         )));
     }
+    store.check_data_files(data)?;
     super::teacher::check_named_files(data, needs_test, store)?;
     let mut prepared = if data.prepared_cache {
         #[cfg(not(target_arch = "wasm32"))]

@@ -530,7 +530,13 @@ fn gunzipped(path: &Path, bytes: Vec<u8>, cap: u64, what: &str) -> Result<Vec<u8
     flate2::read::MultiGzDecoder::new(bytes.as_slice())
         .take(cap + 1)
         .read_to_end(&mut text)
-        .map_err(|e| Error::io(path, e))?;
+        .map_err(|e| {
+            let words = format!(
+                "{}; expected {what}",
+                crate::data::letor::not_whole_gzip(&e)
+            );
+            Error::io(path, std::io::Error::new(e.kind(), words))
+        })?;
     if text.len() as u64 > cap {
         return Err(crate::data::too_large(path, None, cap, what));
     }

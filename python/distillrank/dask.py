@@ -222,8 +222,9 @@ def _saved_prefix(path: str) -> Optional[str]:
         return prefix
     if path == config and os.path.isfile(config):
         try:
+            # A config is at most 16 MiB, as the library reads one.
             with open(config, "rb") as f:
-                own = _json.loads(f.read(1 << 20)).get("format") == "distillrank-model"
+                own = _json.loads(f.read(16 << 20)).get("format") == "distillrank-model"
         except (ValueError, AttributeError):
             own = False
         return prefix if own else None

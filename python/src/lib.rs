@@ -890,12 +890,17 @@ type Letor<'py> = (
     Bound<'py, PyArray1<i64>>,
 );
 
-fn letor_arrays<'py>(py: Python<'py>, data: Dataset) -> PyResult<Letor<'py>> {
+/// The arrays of `data`, read from the file `name`.
+fn letor_arrays<'py>(py: Python<'py>, data: Dataset, name: &str) -> PyResult<Letor<'py>> {
     let (rows, width) = (data.n_docs(), data.n_features);
     let mut qids = Vec::with_capacity(rows);
     for g in 0..data.n_groups() {
         let qid = i64::try_from(data.qids[g]).map_err(|_| {
-            PyValueError::new_err(format!("qid {} does not fit an int64", data.qids[g]))
+            PyValueError::new_err(format!(
+                "{name}: qid {} (query {} of the file) is past 2^63 - 1, which the int64 array of query ids cannot hold: renumber the queries",
+                data.qids[g],
+                g + 1
+            ))
         })?;
         qids.extend(std::iter::repeat_n(qid, data.group(g).len()));
     }
@@ -980,12 +985,21 @@ fn read_letor(
     path: PathBuf,
     query: Option<PathBuf>,
 ) -> PyResult<(Letor<'_>, Option<Vec<String>>)> {
-    use distillrank::data::letor::{read_letor_file, ReadOptions};
+    // As every command reads a data file: a `.drcache` as the cache it is, a file through its
+    // fresh cache beside it.
+    let mut reporter = Stderr::new(false, None);
     let mut data = py
-        .detach(|| read_letor_file(&path, query.as_deref(), &ReadOptions::default()))
+        .detach(|| {
+            distillrank::pipeline::store::load_file(
+                &path,
+                query.as_deref(),
+                &distillrank::data::features::Scratch::Memory,
+                &mut reporter,
+            )
+        })
         .map_err(value_error)?;
     let names = data.feature_names.take();
-    Ok((letor_arrays(py, data)?, names))
+    Ok((letor_arrays(py, data, &path.display().to_string())?, names))
 }
 
 /// An impressions log (`qid session position doc click`, as `data simulate-logs` writes it)
@@ -1137,7 +1151,7 @@ fn mq2008(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
         .map_err(value_error)?;
     let out = PyDict::new(py);
     for (name, data) in ["train", "valid", "test"].into_iter().zip(splits) {
-        out.set_item(name, letor_arrays(py, data)?)?;
+        out.set_item(name, letor_arrays(py, data, name)?)?;
     }
     Ok(out)
 }

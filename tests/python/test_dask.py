@@ -280,10 +280,25 @@ def test_a_tree_models_column_mapping_is_said_once_and_chosen_by_model_columns(c
     frame, X, y, qid = mq2008_frame()
     wider = dd.from_pandas(frame.assign(extra=0.0), npartitions=3)
     lgbm = str(ROOT / "tests" / "data" / "mq2008-lightgbm.txt")
-    with caplog.at_level(logging.INFO, logger="distillrank"):
-        dr_dask.predict(lgbm, wider).compute()
-    said = [r.getMessage() for r in caplog.records if "input columns" in r.getMessage()]
-    assert len(said) == 1 and "46 input columns and the data 47 features" in said[0] and "model_columns" in said[0], said
+    # Evaluated, each query whole in one partition.
+    by_query = dd.from_pandas(frame.assign(extra=0.0).set_index("qid", drop=False), npartitions=3, sort=True)
+    for call in (lambda: dr_dask.predict(lgbm, wider).compute(), lambda: dr_dask.evaluate(lgbm, by_query)):
+        caplog.clear()
+        with caplog.at_level(logging.INFO, logger="distillrank"):
+            call()
+        said = [r.getMessage() for r in caplog.records if "input columns" in r.getMessage()]
+        assert len(said) == 1 and "46 input columns and the data 47 features" in said[0] and "model_columns" in said[0], said
+    # A model whose objective does not rank is warned about, once, by evaluate too.
+    lightgbm = pytest.importorskip("lightgbm")
+    regression = tmp_path / "regression.txt"
+    lightgbm.LGBMRegressor(n_estimators=3, verbose=-1).fit(X, y).booster_.save_model(str(regression))
+    for call in (lambda: dr_dask.predict(str(regression), wider, model_columns="from-1").compute(),
+                 lambda: dr_dask.evaluate(str(regression), by_query, model_columns="from-1")):
+        caplog.clear()
+        with caplog.at_level(logging.INFO, logger="distillrank"):
+            call()
+        warned = [r for r in caplog.records if "not a ranking objective" in r.getMessage()]
+        assert len(warned) == 1 and warned[0].levelno == logging.WARNING, caplog.text
     caplog.clear()
     with caplog.at_level(logging.INFO, logger="distillrank"):
         scores = dr_dask.predict(lgbm, wider, model_columns="from-1").compute()
@@ -294,7 +309,6 @@ def test_a_tree_models_column_mapping_is_said_once_and_chosen_by_model_columns(c
         dr_dask.predict(lgbm, wider, model_columns="sideways")
     # The Booster itself reads the mapping as its file does (from-0 is refused: it splits on
     # column 0), and a student's width is checked before any task, as its names are.
-    lightgbm = pytest.importorskip("lightgbm")
     booster = lightgbm.Booster(model_file=lgbm)
     np.testing.assert_array_equal(dr_dask.predict(booster, wider, model_columns="from-1").compute().to_numpy(),
                                   scores.to_numpy())
@@ -406,7 +420,8 @@ def test_a_saved_model_that_cannot_be_read_is_refused_on_the_client_as_every_doo
     for model, words in [
         (broken("empty", ""), "empty.json: not a distillrank model config"),
         (broken("list", "[]"), "list.json: a list, expected a distillrank model config"),
-        (broken("other", text.replace('"source_features": 46', '"source_features": "abc"')), "other.json: "),
+        (broken("other", text.replace('"source_features": 46', '"source_features": "abc"')),
+         "other.json: not a distillrank model config: invalid type: string"),
         (broken("alone", None), "alone.json: no such file, and the weights"),
         (broken("alone", None) + ".safetensors", "alone.json: no such file, and the weights"),
         (broken("unweighted", text, weights=False) + ".json", "unweighted.safetensors: No such file"),

@@ -107,6 +107,26 @@ def test_a_malformed_file_names_file_line_and_column(tmp_path):
     assert cli_error("data", "stats", bad) == message
     with pytest.raises(ValueError, match="No such file"):
         distillrank.read_letor(tmp_path / "missing.txt")
+    # A query id past an int64 (which the CLI reads as its value) is refused by the arrays,
+    # naming the file and the query.
+    big = tmp_path / "big.txt"
+    big.write_text("1 qid:1 1:0.5\n0 qid:9223372036854775808 1:0.1\n")
+    with pytest.raises(ValueError, match=f"^{re.escape(str(big))}: qid 9223372036854775808 \\(query 2 of the file\\) is past 2\\^63 - 1"):
+        distillrank.read_letor(big)
+
+
+def test_read_letor_reads_a_cache_as_every_command_does(tmp_path):
+    """A ``.drcache`` is read as the cache it is (it was parsed as LETOR text), and gives the
+    arrays of the file it caches."""
+    text = tmp_path / "t.txt"
+    text.write_text("2 qid:1 1:0.5 2:0.1\n0 qid:1 1:0.1 2:0.3\n1 qid:2 1:0.2 2:0.2\n0 qid:2 1:0.4 2:0.9\n")
+    # The text's arrays read before the cache is made (a fresh cache beside it is read instead).
+    parsed = distillrank.read_letor(text)
+    subprocess.run([str(BIN), "data", "cache", str(text)], check=True, capture_output=True)
+    cached = distillrank.read_letor(str(text) + ".drcache")
+    assert len(cached) == len(parsed) == 3
+    for ours, theirs in zip(cached, parsed):
+        np.testing.assert_array_equal(ours, theirs)
 
 
 def test_a_file_that_is_not_there_is_named_with_its_setting_before_anything_is_read(tmp_path):

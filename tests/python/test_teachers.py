@@ -261,10 +261,16 @@ def test_a_tree_teacher_says_in_python_what_it_says_in_the_cli(mq2008, tmp_path,
     cli_note = cli("predict", "--model", tmp_path / "narrow.txt", MQ2008 / "train.txt").stderr
     assert "the model has 40 input columns and the data 46 features" in cli_note, cli_note
     regression = lightgbm.LGBMRegressor(n_estimators=5, verbose=-1).fit(dense, y).booster_
+    # XGBoost's Boosters say the same, through the same reader of their JSON.
+    xgb_narrow = xgboost_ranker(dense[:, :40], y, qid, rounds=5)
+    xgb_regression = xgboost_ranker(dense, y, qid, objective="reg:squarederror", rounds=5)
+    mapping = ("the model has 40 input columns and the data 46 features: its columns are read "
+               r"from-\d.*give teacher_columns from-1 or from-0 to choose")
     for booster, level, words, verbose in [
-        (narrow, logging.INFO, "the model has 40 input columns and the data 46 features: its columns are read "
-         r"from-\d.*give teacher_columns from-1 or from-0 to choose", True),
+        (narrow, logging.INFO, mapping, True),
         (regression, logging.WARNING, "the model's objective is regression, not a ranking objective", False),
+        (xgb_narrow, logging.INFO, mapping, True),
+        (xgb_regression, logging.WARNING, "the model's objective is reg:squarederror, not a ranking objective", False),
     ]:
         caplog.clear()
         with caplog.at_level(logging.INFO, logger="distillrank"):
