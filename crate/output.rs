@@ -117,43 +117,6 @@ pub fn stage_text(
     }
 }
 
-/// Stages the data set `data` at `path` in the format its name asks for: Parquet where it ends
-/// in `.parquet` (every entry present), LETOR text otherwise as `text` writes it (gzip where it
-/// ends in `.gz`). Every command that writes a data file writes it through here
-/// ([`check_data_file`] first).
-pub fn stage_data(
-    path: &Path,
-    data: &crate::data::Dataset,
-    text: impl FnOnce(&mut (dyn std::io::Write + Send)) -> std::io::Result<()>,
-) -> Result<Staged> {
-    if !crate::data::convert::writes_parquet(path) {
-        return stage_text(path, text);
-    }
-    let mut failed = None;
-    let staged = stage_with(path, |w| {
-        crate::data::convert::write_parquet(path, data, w)
-            .map(|_| ())
-            .map_err(|e| std::io::Error::other(failed.insert(e).to_string()))
-    });
-    match failed {
-        Some(e) => Err(e),
-        None => staged,
-    }
-}
-
-/// Refuses a data file's output name that no format of its own answers: a `.drcache` is the
-/// binary cache `data cache` writes beside the file it caches, and text under its name would be
-/// read as a cache; then [`check_file`].
-pub fn check_data_file(path: &Path) -> Result<()> {
-    if path.extension().is_some_and(|e| e == "drcache") {
-        return Err(Error::Config(format!(
-            "{}: a .drcache is the binary cache data cache writes beside the file it caches (FILE.drcache): name a LETOR output (.txt, .txt.gz) or a Parquet one (.parquet)",
-            crate::error::printable(&path.display().to_string())
-        )));
-    }
-    check_file(path)
-}
-
 /// Writes `bytes` to `path` atomically: readers see the old file or the new one, never a part.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     stage(path, bytes)?.commit()

@@ -149,7 +149,7 @@ pub fn synth(
     path: &Path,
     out: &Output,
 ) -> Result<()> {
-    output::check_data_file(path)?;
+    distillrank::data::convert::check_data_file(path)?;
     let options = args.options()?;
     // A file is read back by the LETOR reader, which takes feature indices up to its limit.
     let features = options.regular.saturating_add(options.privileged);
@@ -161,7 +161,7 @@ pub fn synth(
         )));
     }
     let synthetic = generate(&options)?;
-    output::stage_data(path, &synthetic.dataset, |w| {
+    distillrank::data::convert::stage_data(path, &synthetic.dataset, |w| {
         synthetic.dataset.write_letor(w)
     })?
     .commit()?;
@@ -190,7 +190,7 @@ pub fn synth(
 
 /// `data convert`: [`distillrank::data::convert::convert`] into a file staged beside `path`.
 pub fn convert(args: &FileArgs, path: &Path, out: &Output) -> Result<()> {
-    output::check_data_file(path)?;
+    distillrank::data::convert::check_data_file(path)?;
     // A folder of Parquet part files is read whole: no output goes inside it.
     let parts = [("FILE".to_string(), args.file.clone())];
     output::check_not_an_input(&[("-o".into(), path.to_path_buf())], &args.reads(), &parts)?;
@@ -398,7 +398,7 @@ fn logged_targets(
         output::check_file(target)?;
     }
     for target in &targets {
-        output::check_data_file(target)?;
+        distillrank::data::convert::check_data_file(target)?;
     }
     Ok(targets)
 }
@@ -425,7 +425,10 @@ fn write_logged(input: &Path, dataset: &Dataset, target: &Path, out: &Output) ->
     } else {
         Vec::new()
     };
-    output::stage_data(target, dataset, |w| dataset.write_letor_sparse(w, &docids))?.commit()?;
+    distillrank::data::convert::stage_data(target, dataset, |w| {
+        dataset.write_letor_sparse(w, &docids)
+    })?
+    .commit()?;
     let named = docids.iter().filter(|d| d.is_some()).count();
     if named > 0 && distillrank::data::convert::writes_parquet(target) {
         out.warn(docids_left_out(target, named));

@@ -144,6 +144,43 @@ pub fn write_parquet(name: &Path, data: &Dataset, out: impl Write + Send) -> Res
     writer.finish()
 }
 
+/// Stages the data set `data` at `path` in the format its name asks for: Parquet where it ends
+/// in `.parquet` (every entry present), LETOR text otherwise as `text` writes it (gzip where it
+/// ends in `.gz`). Every command that writes a data file writes it through here
+/// ([`check_data_file`] first).
+pub fn stage_data(
+    path: &Path,
+    data: &crate::data::Dataset,
+    text: impl FnOnce(&mut (dyn std::io::Write + Send)) -> std::io::Result<()>,
+) -> Result<crate::output::Staged> {
+    if !writes_parquet(path) {
+        return crate::output::stage_text(path, text);
+    }
+    let mut failed = None;
+    let staged = crate::output::stage_with(path, |w| {
+        write_parquet(path, data, w)
+            .map(|_| ())
+            .map_err(|e| std::io::Error::other(failed.insert(e).to_string()))
+    });
+    match failed {
+        Some(e) => Err(e),
+        None => staged,
+    }
+}
+
+/// Refuses a data file's output name that no format of its own answers: a `.drcache` is the
+/// binary cache `data cache` writes beside the file it caches, and text under its name would be
+/// read as a cache; then [`crate::output::check_file`].
+pub fn check_data_file(path: &Path) -> Result<()> {
+    if path.extension().is_some_and(|e| e == "drcache") {
+        return Err(Error::Config(format!(
+            "{}: a .drcache is the binary cache data cache writes beside the file it caches (FILE.drcache): name a LETOR output (.txt, .txt.gz) or a Parquet one (.parquet)",
+            crate::error::printable(&path.display().to_string())
+        )));
+    }
+    crate::output::check_file(path)
+}
+
 /// Where converted documents go.
 trait Sink {
     /// One document: its qid, grade and entries, and its docid comment where its line had one

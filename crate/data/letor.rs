@@ -818,6 +818,10 @@ impl<'a> Iterator for Tokens<'a> {
     }
 }
 
+/// How a command is given a file's `.query` file of group sizes, in the words of a file
+/// without qids: a door without these flags says it its own way (Python's `query=`).
+pub const QUERY_FILE_FLAGS: &str = "with the command's --query or --train-query flag";
+
 /// A message about a file's first line without the text it quotes. A file that fails on its first
 /// line may be any file at all (`--train /etc/passwd`), so its content is never echoed; past the
 /// first line the file has shown itself to be LETOR text, and the bad token helps to find it.
@@ -1032,7 +1036,7 @@ impl Builder {
                 self.qids = (1..=sizes.len() as u64).collect();
             }
             (_, None) => {
-                return Err(Error::parse(&self.name, 0, 0, format!("{NO_GROUPS}: give the group sizes, one a line, in a file beside it named {}.query (or with the command's --query or --train-query flag)", self.name.display())))
+                return Err(Error::parse(&self.name, 0, 0, format!("{NO_GROUPS}: give the group sizes, one a line, in a file beside it named {}.query (or {QUERY_FILE_FLAGS})", self.name.display())))
             }
         }
         Ok(Dataset {

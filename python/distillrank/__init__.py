@@ -990,6 +990,14 @@ def objectives(setup: Any = None, verbose: bool = True, base: Optional[str] = No
     return _json.loads(_distillrank.objectives(text, verbose, None if base is None else str(base), _log))
 
 
+def _path(name: str, value: Any) -> str:
+    """The file ``value`` names, as the argument ``name`` of a reader: a str or a path (``bytes``
+    and numbers name no file here)."""
+    if not isinstance(value, (str, _os.PathLike)) or isinstance(_os.fspath(value), bytes):
+        raise TypeError(f"{name}: expected a file's path (a str or a pathlib.Path), not {type(value).__name__}")
+    return _os.fspath(value)
+
+
 def read_letor(path: str, query: Optional[str] = None, feature_names: bool = False) -> Tuple[Any, ...]:
     """Reads a LETOR / SVMlight ranking file (gzip or not), or Parquet (a file or a folder of
     part files: columns ``qid``, ``label`` and float or double features; nulls are entries left
@@ -1002,7 +1010,7 @@ def read_letor(path: str, query: Optional[str] = None, feature_names: bool = Fal
     raises ``ValueError`` naming file:line:column (a Parquet file: its row and column)."""
     if not isinstance(feature_names, (bool, _np.bool_)):
         raise ValueError(f"feature_names: {feature_names!r}, expected True or False")
-    split, names = _distillrank.read_letor(str(path), None if query is None else str(query))
+    split, names = _distillrank.read_letor(_path("path", path), None if query is None else _path("query", query))
     return (*split, names) if feature_names else split
 
 
@@ -1016,7 +1024,8 @@ def read_impressions(path: str, data: str, query: Optional[str] = None) -> Dict[
     (int64 per document, summed over its sessions) and ``dwell_ms`` (int64 per document: its
     clicks' dwell summed in whole milliseconds). A bad log raises ``ValueError`` naming its line
     and field."""
-    table = _json.loads(_distillrank.read_impressions(str(path), str(data), None if query is None else str(query)))
+    table = _json.loads(_distillrank.read_impressions(
+        _path("path", path), _path("data", data), None if query is None else _path("query", query)))
     shown = table["shown"]
     offsets = table["group_offsets"]
     qid = _np.repeat(_np.asarray(table["qids"], dtype=_np.int64), _np.diff(_np.asarray(offsets, dtype=_np.int64)))

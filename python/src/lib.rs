@@ -53,6 +53,15 @@ fn value_error(e: distillrank::error::Error) -> PyErr {
     door_error(Door::Setup, e)
 }
 
+/// An error of Python's readers of data files (`read_letor`, `read_impressions`): a `.query`
+/// file is given to them as `query=`.
+fn read_error(e: distillrank::error::Error) -> PyErr {
+    let message = e
+        .to_string()
+        .replace(distillrank::data::letor::QUERY_FILE_FLAGS, "with query=");
+    PyValueError::new_err(python_words(&message, Door::Setup))
+}
+
 /// A library error in the words of `door`.
 fn door_error(door: Door, e: distillrank::error::Error) -> PyErr {
     PyValueError::new_err(python_words(&e.to_string(), door))
@@ -997,7 +1006,7 @@ fn read_letor(
                 &mut reporter,
             )
         })
-        .map_err(value_error)?;
+        .map_err(read_error)?;
     let names = data.feature_names.take();
     Ok((letor_arrays(py, data, &path.display().to_string())?, names))
 }
@@ -1030,7 +1039,7 @@ fn read_impressions(
         let table = read_impressions(&bytes, &name, &data, &[], None, &mut docids)?;
         Ok(serde_json::to_string(&table).expect("a click table serialises"))
     })
-    .map_err(value_error)
+    .map_err(read_error)
 }
 
 /// The cells of a click table with an impression: document, rank (0-based), impressions and

@@ -115,6 +115,22 @@ def test_a_malformed_file_names_file_line_and_column(tmp_path):
         distillrank.read_letor(big)
 
 
+def test_the_readers_take_paths_and_speak_of_their_own_keywords(tmp_path):
+    """A path that is no str or path is a TypeError (``b"f.txt"`` and ``123`` were looked up as
+    the files ``b'f.txt'`` and ``123``); a file without qids is told of ``query=``, not of the
+    CLI's flags."""
+    for value in (b"f.txt", 123, None):
+        with pytest.raises(TypeError, match="^path: expected a file's path"):
+            distillrank.read_letor(value)
+    with pytest.raises(TypeError, match="^data: expected a file's path"):
+        distillrank.read_impressions(tmp_path / "log.tsv", 5)
+    bare = tmp_path / "bare.txt"
+    bare.write_text("1 1:0.5\n0 1:0.1\n")
+    with pytest.raises(ValueError) as e:
+        distillrank.read_letor(bare)
+    assert "with query=" in str(e.value) and "--" not in str(e.value), str(e.value)
+
+
 def test_read_letor_reads_a_cache_as_every_command_does(tmp_path):
     """A ``.drcache`` is read as the cache it is (it was parsed as LETOR text), and gives the
     arrays of the file it caches."""
