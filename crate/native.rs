@@ -366,13 +366,13 @@ pub mod pipeline {
         reporter: &mut dyn Reporter,
     ) -> Result<Vec<crate::pipeline::folds::FoldRun>> {
         use crate::pipeline::folds::{fold_setup, folds_of_data, BundledParts, FoldRun, Joined};
-        for warning in crate::pipeline::folds::warnings(setup) {
-            reporter.warn(&warning);
-        }
         let folds = folds_of_data(&setup.data)?;
         crate::pipeline::folds::check_fold_files(setup, &folds, &|f| {
             std::path::Path::new(f).is_file()
         })?;
+        for warning in crate::pipeline::folds::warnings(setup) {
+            reporter.warn(&warning);
+        }
         reporter.note(&crate::pipeline::folds::layout_note(&folds));
         let mut runs = Vec::new();
         let mut store = BundledParts { inner: store };

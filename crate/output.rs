@@ -106,7 +106,7 @@ pub fn stage_text(
     path: &Path,
     write: impl FnOnce(&mut (dyn std::io::Write + Send)) -> std::io::Result<()>,
 ) -> Result<Staged> {
-    if path.extension().is_some_and(|e| e == "gz") {
+    if writes_gzip(path) {
         stage_with(path, |out| {
             let mut gz = flate2::write::GzEncoder::new(out, flate2::Compression::default());
             write(&mut gz)?;
@@ -115,6 +115,12 @@ pub fn stage_text(
     } else {
         stage_with(path, write)
     }
+}
+
+/// Whether a text output's name asks for gzip: it ends in `.gz`, in any case.
+pub fn writes_gzip(path: &Path) -> bool {
+    path.extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("gz"))
 }
 
 /// Writes `bytes` to `path` atomically: readers see the old file or the new one, never a part.

@@ -1514,6 +1514,19 @@ fn class_a_data_file_written_is_what_its_name_says_and_keeps_what_it_read() {
         );
         assert!(!Path::new(&cache).exists());
     }
+    // A name in capitals asks for what it asks for in small letters; a compression other than
+    // gzip, or gzip around Parquet, is refused.
+    let (ok, _, stderr) = distillrank(&["data", "convert", &named, "-o", &d("upper.TXT.GZ")]);
+    assert!(ok, "{stderr}");
+    assert_eq!(std::fs::read(d("upper.TXT.GZ")).unwrap()[..2], [0x1f, 0x8b]);
+    for name in ["x.DRCACHE", "x.txt.bz2", "x.txt.zst", "x.parquet.gz"] {
+        let (ok, _, stderr) = distillrank(&["data", "convert", &named, "-o", &d(name)]);
+        assert!(
+            !ok && stderr.contains(&format!("{name}: ")),
+            "{name}: {stderr}"
+        );
+        assert!(!dir.path().join(name).exists(), "{name}");
+    }
     assert!(distillrank(&["data", "cache", &named]).0);
     let (ok, _, stderr) = distillrank(&["data", "cache", &d("named.txt.drcache")]);
     assert!(!ok && stderr.contains("is a cache already"), "{stderr}");
@@ -3463,4 +3476,47 @@ fn class_a_file_that_is_not_there_is_named_with_its_setting_before_anything_is_r
             "{field}: {stderr}"
         );
     }
+    // The global objectives' files, a .query file among them.
+    let query = letor_data::data("mq2008/Fold1/test.txt");
+    let (ok, _, stderr) = distillrank(&[
+        "objectives",
+        "--train",
+        &data,
+        "--valid",
+        &data,
+        "--test",
+        &query,
+        "--test-query",
+        &gone,
+        "--out",
+        &at("objectives"),
+    ]);
+    assert!(
+        !ok && stderr.contains(&format!("{gone}: No such file"))
+            && stderr.contains("(--test-query)"),
+        "{stderr}"
+    );
+    // Folds: a teacher every fold reads, before any fold's data; from a setup file, by field.
+    let (ok, _, stderr) = distillrank(&[
+        "compare",
+        "--bundled",
+        "mq2008-folds",
+        "--teacher-model",
+        &gone,
+        "--out",
+        &at("folds"),
+    ]);
+    assert!(
+        !ok && stderr.contains(&format!("--teacher-model {gone}: no such file")),
+        "{stderr}"
+    );
+    let document = serde_json::json!({
+        "data": {"source": "mq2008_folds", "teacher": {"model": format!("{gone}{{fold}}")}}
+    });
+    std::fs::write(at("folds.json"), document.to_string()).unwrap();
+    let (ok, _, stderr) = distillrank(&["compare", "--setup", &at("folds.json")]);
+    assert!(
+        !ok && stderr.contains("teacher.model") && !stderr.contains("--teacher-model"),
+        "{stderr}"
+    );
 }

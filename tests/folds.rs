@@ -622,9 +622,16 @@ fn fold_files_are_checked_against_any_store_of_files() {
     let five = ["t1.txt", "t2.txt", "t3.txt", "t4.txt", "t5.txt"];
     let all = |f: &str| five.contains(&f);
     check_fold_files(&setup, &bundled_folds(), &all).unwrap();
-    // Names without {fold} are not this check's: the folds' warning covers them.
+    // A name without {fold} is one file every fold reads: checked once, before any fold.
     setup.data.teacher.model = Some("one.txt".into());
-    check_fold_files(&setup, &bundled_folds(), &|_| false).unwrap();
+    let e = check_fold_files(&setup, &bundled_folds(), &|_| false)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("--teacher-model one.txt: no such file one.txt"),
+        "{e}"
+    );
+    check_fold_files(&setup, &bundled_folds(), &|f| f == "one.txt").unwrap();
     // The check of a setup's files before any data are read leaves a folds setup's to this
     // one: `{fold}` names no file of its own, and the folds' source is no data of their own.
     use distillrank::pipeline::preparation::check_files_there;

@@ -91,9 +91,12 @@ pub(super) fn setup_file(path: &Path, given: &[String], args_are_defaults: bool)
     // So are the files it names, before any is read.
     distillrank::pipeline::preparation::check_files_there(&setup.data, true)
         .map_err(|e| in_file_words(path, e))?;
-    // So are its folds: a directory that is not there, or lacks a part.
-    if setup.data.folds.is_some() {
-        distillrank::pipeline::folds::folds_of_data(&setup.data)
+    // So are its folds: a directory that is not there, or lacks a part; and the teacher's or
+    // reference's files every fold reads.
+    if setup.data.has_folds() {
+        let folds = distillrank::pipeline::folds::folds_of_data(&setup.data)
+            .map_err(|e| in_file_words(path, e))?;
+        distillrank::pipeline::folds::check_fold_files(&setup, &folds, &|f| Path::new(f).is_file())
             .map_err(|e| in_file_words(path, e))?;
     }
     Ok(setup)

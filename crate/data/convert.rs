@@ -56,7 +56,7 @@ pub fn convert(
     let parquet = writes_parquet(out_name);
     let mut sink: Box<dyn Sink + '_> = if parquet {
         Box::new(ParquetWriter::for_data(out_name, out, &data)?)
-    } else if out_name.extension().is_some_and(|e| e == "gz") {
+    } else if crate::output::writes_gzip(out_name) {
         Box::new(GzText(Text(flate2::write::GzEncoder::new(
             out,
             flate2::Compression::default(),
@@ -172,13 +172,29 @@ pub fn stage_data(
 /// binary cache `data cache` writes beside the file it caches, and text under its name would be
 /// read as a cache; then [`crate::output::check_file`].
 pub fn check_data_file(path: &Path) -> Result<()> {
-    if path.extension().is_some_and(|e| e == "drcache") {
-        return Err(Error::Config(format!(
-            "{}: a .drcache is the binary cache data cache writes beside the file it caches (FILE.drcache): name a LETOR output (.txt, .txt.gz) or a Parquet one (.parquet)",
-            crate::error::printable(&path.display().to_string())
-        )));
-    }
-    crate::output::check_file(path)
+    let name = crate::error::printable(&path.display().to_string());
+    let last = path
+        .extension()
+        .map(|e| e.to_string_lossy().to_ascii_lowercase());
+    let before = path
+        .file_stem()
+        .map(Path::new)
+        .and_then(Path::extension)
+        .map(|e| e.to_string_lossy().to_ascii_lowercase());
+    let written = "name a LETOR output (.txt, or .txt.gz for gzip) or a Parquet one (.parquet)";
+    let why = match (last.as_deref(), before.as_deref()) {
+        (Some("drcache"), _) => {
+            "a .drcache is the binary cache data cache writes beside the file it caches (FILE.drcache)".to_string()
+        }
+        (Some(other @ ("bz2" | "xz" | "zst" | "zstd" | "lz4" | "zip" | "7z" | "br")), _) => {
+            format!("a .{other} name asks for a compression distillrank does not write (gzip only)")
+        }
+        (Some("gz"), Some("parquet")) => {
+            "Parquet compresses its own pages: a .parquet.gz would be gzip-compressed LETOR text".to_string()
+        }
+        _ => return crate::output::check_file(path),
+    };
+    Err(Error::Config(format!("{name}: {why}: {written}")))
 }
 
 /// Where converted documents go.

@@ -296,11 +296,11 @@ pub fn fold_setup(setup: &Setup, fold: &Fold) -> Setup {
     s
 }
 
-/// Refuses, before the first fold trains, a teacher's or reference's file named with `{fold}`
-/// that is missing on some fold (`exists` says whether a file is there: on disk, or uploaded to
-/// the page): the option, the fold and the file, rather than an error found after the folds
-/// before it have run. A model's name is one file; a scores list is `TRAIN,VALID,TEST`, of
-/// which a reference's TRAIN is never read on folds (every fold has its validation file).
+/// Refuses, before any fold's data are read, a teacher's or reference's file that is missing
+/// (`exists` says whether a file is there: on disk, or uploaded to the page): named with
+/// `{fold}`, on some fold (the option, the fold and the file); named without it, the one file
+/// every fold reads. A model's name is one file; a scores list is `TRAIN,VALID,TEST`, of which a
+/// reference's TRAIN is never read on folds (every fold has its validation file).
 pub fn check_fold_files(
     setup: &Setup,
     folds: &[Fold],
@@ -311,9 +311,25 @@ pub fn check_fold_files(
         ("reference", &setup.data.reference),
     ] {
         for (kind, name) in [("model", &outside.model), ("scores", &outside.scores)] {
-            let Some(pattern) = name.as_deref().filter(|n| n.contains("{fold}")) else {
+            let Some(pattern) = name.as_deref() else {
                 continue;
             };
+            if !pattern.contains("{fold}") {
+                let files: Vec<&str> = if kind == "model" {
+                    vec![pattern.trim()]
+                } else {
+                    let skip = usize::from(noun == "reference");
+                    pattern.split(',').map(str::trim).skip(skip).collect()
+                };
+                if let Some(file) = files.into_iter().find(|f| !f.is_empty() && !exists(f)) {
+                    return Err(Error::Config(format!(
+                        "--{noun}-{kind} {}: no such file {}; every fold reads it",
+                        crate::error::printable(pattern),
+                        crate::error::printable(file)
+                    )));
+                }
+                continue;
+            }
             for fold in folds {
                 let named = pattern.replace("{fold}", &fold.fold.to_string());
                 let files: Vec<&str> = if kind == "model" {

@@ -42,6 +42,8 @@ pub fn objectives_data(
             ..
         } => (train, valid, test, *threshold),
     };
+    // Every file there before any is read.
+    store.check_data_files([Some(train.as_str()), valid.as_deref(), test.as_deref()])?;
     let train_data = store.load(train, Role::Train, reporter)?;
     let valid_data = valid
         .as_deref()

@@ -302,7 +302,12 @@ pub fn prepare(
             "{named} runs a comparison on each fold: compare (and Python's compare) take it; train, sweep and fit need one split: give its files (or --bundled mq2008)"
         )));
     }
-    store.check_data_files(data)?;
+    if let DataSource::Files {
+        train, valid, test, ..
+    } = &data.source
+    {
+        store.check_data_files([Some(train.as_str()), valid.as_deref(), test.as_deref()])?;
+    }
     super::teacher::check_named_files(data, needs_test, store)?;
     let mut prepared = if data.prepared_cache {
         #[cfg(not(target_arch = "wasm32"))]

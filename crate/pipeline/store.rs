@@ -68,10 +68,10 @@ pub trait Store {
     fn given_clicks(&mut self, _name: &str, _data: &Dataset) -> Result<Option<ClickTable>> {
         Ok(None)
     }
-    /// Refuses, before any is read, a split's file (or `.query` file) of `data` that is not
-    /// there, where the store reads files of those names ([`Disk`]); the other stores hold
-    /// their data under names that are no files.
-    fn check_data_files(&mut self, _data: &crate::setup::DataSetup) -> Result<()> {
+    /// Refuses, before any is read, a split's file (training, validation, test: `files`) or
+    /// its `.query` file that is not there, where the store reads files of those names
+    /// ([`Disk`]); the other stores hold their data under names that are no files.
+    fn check_data_files(&mut self, _files: [Option<&str>; 3]) -> Result<()> {
         Ok(())
     }
     /// Refuses the file `name`, which the setup names beside the data as `what` (the words of
@@ -181,19 +181,12 @@ impl Disk {
 
 #[cfg(not(target_arch = "wasm32"))]
 impl Store for Disk {
-    fn check_data_files(&mut self, data: &crate::setup::DataSetup) -> Result<()> {
-        if let crate::setup::DataSource::Files {
-            train, valid, test, ..
-        } = &data.source
-        {
-            let files = [Some(train.as_str()), valid.as_deref(), test.as_deref()];
-            let queries = self
-                .queries
-                .each_ref()
-                .map(|q| q.as_deref().and_then(Path::to_str));
-            crate::pipeline::preparation::check_split_files(files, queries)?;
-        }
-        Ok(())
+    fn check_data_files(&mut self, files: [Option<&str>; 3]) -> Result<()> {
+        let queries = self
+            .queries
+            .each_ref()
+            .map(|q| q.as_deref().and_then(Path::to_str));
+        crate::pipeline::preparation::check_split_files(files, queries)
     }
 
     fn load(&mut self, name: &str, role: Role, reporter: &mut dyn Reporter) -> Result<Dataset> {

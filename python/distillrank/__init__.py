@@ -290,6 +290,8 @@ class Setup:
     @classmethod
     def from_json(cls, text: str) -> "Setup":
         """A setup from its JSON (fields left out take their defaults)."""
+        if isinstance(text, str):
+            _not_a_file_name(text)
         setup = cls.__new__(cls)
         setup._setup = _json.loads(_distillrank.check_setup(text))
         return setup
@@ -327,8 +329,20 @@ def _setup_json(setup: Any) -> str:
     if isinstance(setup, dict):
         return _json_text(setup)
     if isinstance(setup, str):
+        _not_a_file_name(setup)
         return setup
     raise TypeError(f"setup: expected a Setup, a dict or a JSON string, not {type(setup).__name__}")
+
+
+def _not_a_file_name(text: str) -> None:
+    """Refuses setup text that is a file's name (``"setup.json"``), which the JSON reader would
+    call an unexpected character: the setup is the file's text."""
+    stripped = text.strip()
+    if stripped and stripped[0] not in "{[\"" and (stripped.endswith(".json") or _os.path.isfile(stripped)):
+        raise ValueError(
+            f"setup: {stripped!r} is a file's name, and a setup is given as its JSON text: "
+            f"distillrank.Setup.from_json(open({stripped!r}).read()), a dict or a Setup"
+        )
 
 
 def _features(name: str, x: Any) -> _np.ndarray:

@@ -131,6 +131,16 @@ def test_the_readers_take_paths_and_speak_of_their_own_keywords(tmp_path):
     assert "with query=" in str(e.value) and "--" not in str(e.value), str(e.value)
 
 
+def test_a_setup_files_name_given_for_its_text_is_named_as_such(tmp_path):
+    """A setup is its JSON text: a file's name in its place was refused as JSON that starts with
+    an unexpected character."""
+    (tmp_path / "setup.json").write_text('{"epochs": 1}')
+    for call in (lambda name: distillrank.compare(name, verbose=False), distillrank.Setup.from_json):
+        for name in (str(tmp_path / "setup.json"), "missing.json"):
+            with pytest.raises(ValueError, match="is a file's name, and a setup is given as its JSON text"):
+                call(name)
+
+
 def test_read_letor_reads_a_cache_as_every_command_does(tmp_path):
     """A ``.drcache`` is read as the cache it is (it was parsed as LETOR text), and gives the
     arrays of the file it caches."""
