@@ -255,6 +255,11 @@ def _setup_dict(settings: Dict[str, Any], base: Optional[Dict[str, Any]] = None)
     if "teacher" in settings or "teacher_columns" in settings:
         settings = dict(settings)
         setup["data"]["teacher"] = _teacher_setting(settings.pop("teacher", None), settings.pop("teacher_columns", None))
+    # The reference, a field of ``data`` the defaults leave out: a model's path, its section, a
+    # Booster or scores, as a teacher is given.
+    if "reference" in settings:
+        settings = dict(settings)
+        setup["data"]["reference"] = _teacher_setting(settings.pop("reference"), None)
     for key, value in settings.items():
         if key == "seed":
             setup["first_seed"] = value

@@ -141,6 +141,16 @@ def test_a_setup_files_name_given_for_its_text_is_named_as_such(tmp_path):
                 call(name)
 
 
+def test_the_reference_is_set_by_its_keyword_as_the_teacher_is(tmp_path):
+    """``Setup(reference=...)`` sets ``data.reference``, a field of ``data`` that the defaults
+    leave out (it was refused as an unknown top-level field): a path, or its section."""
+    model = tmp_path / "model.txt"
+    for given, field in [(str(model), {"model": str(model)}), ({"scores": ",v.txt,t.txt", "columns": "from-1"},
+                                                                {"scores": ",v.txt,t.txt", "columns": "from-1"})]:
+        reference = distillrank.Setup(reference=given).to_dict()["data"]["reference"]
+        assert {k: reference[k] for k in field} == field, reference
+
+
 def test_read_letor_reads_a_cache_as_every_command_does(tmp_path):
     """A ``.drcache`` is read as the cache it is (it was parsed as LETOR text), and gives the
     arrays of the file it caches."""
