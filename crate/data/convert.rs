@@ -85,7 +85,15 @@ pub fn convert(
             }
             // Groups from a .query file have no qid on their lines: numbered as the reader did.
             let qid = qid.unwrap_or(data.qids[group]);
-            sink.push(out_name, qid, data.grades[doc], features, docid)?;
+            sink.push(
+                out_name,
+                &Document {
+                    qid,
+                    grade: data.grades[doc],
+                    features,
+                    docid,
+                },
+            )?;
             docids_left_out += usize::from(parquet && docid.is_some());
             doc += 1;
             Ok(())
@@ -197,31 +205,24 @@ pub fn check_data_file(path: &Path) -> Result<()> {
     Err(Error::Config(format!("{name}: {why}: {written}")))
 }
 
-/// Where converted documents go.
+/// One converted document: its qid, grade and entries as its input had them, and its docid
+/// comment where its line had one (kept by text, which has a place for it).
+struct Document<'a> {
+    qid: u64,
+    grade: u8,
+    features: &'a [(u32, f64)],
+    docid: Option<&'a str>,
+}
+
+/// Where converted documents go (`name`: the output, in errors).
 trait Sink {
-    /// One document: its qid, grade and entries, and its docid comment where its line had one
-    /// (kept by text, which has a place for it).
-    fn push(
-        &mut self,
-        name: &Path,
-        qid: u64,
-        grade: u8,
-        features: &[(u32, f64)],
-        docid: Option<&str>,
-    ) -> Result<()>;
+    fn push(&mut self, name: &Path, doc: &Document) -> Result<()>;
     fn finish(self: Box<Self>, name: &Path) -> Result<()>;
 }
 
 impl<W: Write + Send> Sink for ParquetWriter<W> {
-    fn push(
-        &mut self,
-        _: &Path,
-        qid: u64,
-        grade: u8,
-        features: &[(u32, f64)],
-        _: Option<&str>,
-    ) -> Result<()> {
-        ParquetWriter::push(self, qid, grade, features)
+    fn push(&mut self, _: &Path, doc: &Document) -> Result<()> {
+        ParquetWriter::push(self, doc.qid, doc.grade, doc.features)
     }
     fn finish(self: Box<Self>, _: &Path) -> Result<()> {
         ParquetWriter::finish(*self).map(|_| ())
@@ -243,18 +244,12 @@ fn shortest(v: f64) -> String {
 }
 
 impl<W: Write> Text<W> {
-    fn line(
-        &mut self,
-        qid: u64,
-        grade: u8,
-        features: &[(u32, f64)],
-        docid: Option<&str>,
-    ) -> std::io::Result<()> {
-        write!(self.0, "{grade} qid:{qid}")?;
-        for &(index, value) in features {
+    fn line(&mut self, doc: &Document) -> std::io::Result<()> {
+        write!(self.0, "{} qid:{}", doc.grade, doc.qid)?;
+        for &(index, value) in doc.features {
             write!(self.0, " {index}:{}", shortest(value))?;
         }
-        if let Some(id) = docid {
+        if let Some(id) = doc.docid {
             write!(self.0, " #docid = {id}")?;
         }
         writeln!(self.0)
@@ -262,16 +257,8 @@ impl<W: Write> Text<W> {
 }
 
 impl<W: Write> Sink for Text<W> {
-    fn push(
-        &mut self,
-        name: &Path,
-        qid: u64,
-        grade: u8,
-        features: &[(u32, f64)],
-        docid: Option<&str>,
-    ) -> Result<()> {
-        self.line(qid, grade, features, docid)
-            .map_err(|e| Error::io(name, e))
+    fn push(&mut self, name: &Path, doc: &Document) -> Result<()> {
+        self.line(doc).map_err(|e| Error::io(name, e))
     }
     fn finish(mut self: Box<Self>, name: &Path) -> Result<()> {
         self.0.flush().map_err(|e| Error::io(name, e))
@@ -282,15 +269,8 @@ impl<W: Write> Sink for Text<W> {
 struct GzText<W: Write>(Text<flate2::write::GzEncoder<W>>);
 
 impl<W: Write> Sink for GzText<W> {
-    fn push(
-        &mut self,
-        name: &Path,
-        qid: u64,
-        grade: u8,
-        features: &[(u32, f64)],
-        docid: Option<&str>,
-    ) -> Result<()> {
-        self.0.push(name, qid, grade, features, docid)
+    fn push(&mut self, name: &Path, doc: &Document) -> Result<()> {
+        self.0.push(name, doc)
     }
     fn finish(self: Box<Self>, name: &Path) -> Result<()> {
         self.0
