@@ -444,6 +444,18 @@ pub fn flags_in_words(message: &str, other: &dyn Fn(&str) -> Option<String>) -> 
     })
 }
 
+/// [`flags_in_words`] for a setup document the CLI runs (`compare --setup FILE`): a flag is its
+/// field's whole path in the document (`--tau-target` -> `data.tau_target`, `--teacher-scores`
+/// -> `data.teacher.scores`), or what `other` calls it (the data's files).
+pub fn flags_in_document_words(message: &str, other: &dyn Fn(&str) -> Option<String>) -> String {
+    in_words(message, &|flag: &str| {
+        flag_fields()
+            .find(|(name, _)| *name == flag)
+            .map(|(_, path)| path.to_string())
+            .or_else(|| other(flag))
+    })
+}
+
 /// [`flags_in_words`] for a door of the global objectives' section: a flag is the section's
 /// field (`--noise` -> `data.synthetic.noise`) where it fills one, or what `files` calls it
 /// (`--test-query` -> `data.files.test_query`), each under `section` (`objectives.` in a whole

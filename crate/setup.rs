@@ -974,6 +974,9 @@ impl Setup {
                 "teacher-widths",
                 why("it sizes the teacher's hidden layers"),
             ));
+            // A teacher trained elsewhere: its soft labels too.
+            out.push(("teacher-model", why("it is a teacher")));
+            out.push(("teacher-scores", why("they are a teacher's scores")));
             // Ranking Distillation's teacher is of the teachers' family too.
             if !self.methods.contains(&Method::RankingDistillation) {
                 out.push(("teacher-attention-heads", why("it shapes the teacher")));
@@ -993,14 +996,8 @@ impl Setup {
         }
         if !self.methods.contains(&Method::RankingDistillation) {
             let why = "only ranking-distillation reads it, and --methods does not list it";
-            for flag in [
-                "rd-k",
-                "rd-lambda",
-                "rd-mu",
-                "rd-alpha",
-                "rd-weighting",
-                "rd-teacher-factor",
-            ] {
+            // Every setting of its section (`rd.k`, `rd.hybrid_epochs`, ...).
+            for (flag, _) in crate::settings::flag_fields().filter(|(_, p)| p.starts_with("rd.")) {
                 out.push((flag, why.to_string()));
             }
         }
@@ -1036,13 +1033,35 @@ impl Setup {
     /// printed by the CLI, shown by the page, in Python's results.
     pub fn unused_settings(&self) -> Vec<String> {
         let set: Vec<(String, String, String)> = self.differences();
-        self.not_read()
+        let mut unused: Vec<String> = self
+            .not_read()
             .into_iter()
             .filter_map(|(flag, why)| {
                 let (_, value, _) = set.iter().find(|(f, _, _)| f == flag)?;
                 Some(format!("--{flag} {value} is not used: {why}"))
             })
-            .collect()
+            .collect();
+        // The simulated logs' settings, which a command line without --privileged logs cannot
+        // give (and [`Setup::differences`] leaves out), from a setup document that sets them.
+        if !self.data.wants_logs() {
+            let mine = serde_json::to_value(self).unwrap_or_default();
+            let defaults = serde_json::to_value(Setup::default()).unwrap_or_default();
+            for (flag, path) in crate::settings::flag_fields().filter(|(_, p)| of_logs(p)) {
+                let Some(value) = value_at(&mine, path).filter(|v| !v.is_null()) else {
+                    continue;
+                };
+                let default = value_at(&defaults, path)
+                    .cloned()
+                    .or_else(|| crate::settings::default_json(path));
+                if default.as_ref() != Some(value) {
+                    unused.push(format!(
+                        "--{flag} {} is not used: it describes the simulated logs, which only --privileged logs simulates",
+                        self.flag_value(path, value)
+                    ));
+                }
+            }
+        }
+        unused
     }
 
     /// The settings where this setup differs from the defaults: (setting, this value, the

@@ -240,9 +240,24 @@ fn paired_differences(
         }
         Some(sum / seeds)
     };
-    Ok((0..queries)
-        .filter_map(|q| Some(seed_mean(a, q)? - seed_mean(b, q)?))
-        .collect())
+    let d: Vec<(usize, f64)> = (0..queries)
+        .filter_map(|q| Some((q, seed_mean(a, q)? - seed_mean(b, q)?)))
+        .collect();
+    // Finite values whose means, differences or sums leave f64's range would give a p without
+    // a mean: the test needs them all finite.
+    let sum: f64 = d.iter().map(|(_, x)| x).sum();
+    let squares: f64 = d.iter().map(|(_, x)| x * x).sum();
+    if let Some(&(q, _)) = d.iter().find(|(_, x)| !x.is_finite()) {
+        return Err(Error::Data(format!(
+            "{what}: at query {q} the seeds' mean of {a_name} less that of {b_name} is past f64's range: the values are too large to compare; give them on a smaller scale"
+        )));
+    }
+    if !sum.is_finite() || !squares.is_finite() {
+        return Err(Error::Data(format!(
+            "{what}: the paired differences' sum or sum of squares is past f64's range: the values are too large to test; give them on a smaller scale"
+        )));
+    }
+    Ok(d.into_iter().map(|(_, x)| x).collect())
 }
 
 /// Running sums of the additions: independent lanes (lane = q mod [`LANES`]) let the processor

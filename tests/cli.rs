@@ -178,7 +178,7 @@ fn bad_options_are_refused_before_training() {
     for (args, fragment) in [
         (
             vec!["train", "--privileged", "cols:0"],
-            "privileged column 0 does not exist",
+            "column 0: expected columns counted from 1",
         ),
         (
             vec!["train", "--privileged", "sideways:3"],
@@ -1530,6 +1530,20 @@ fn class_a_data_file_written_is_what_its_name_says_and_keeps_what_it_read() {
     assert!(distillrank(&["data", "cache", &named]).0);
     let (ok, _, stderr) = distillrank(&["data", "cache", &d("named.txt.drcache")]);
     assert!(!ok && stderr.contains("is a cache already"), "{stderr}");
+    // A cache is told by its first bytes, as Parquet is: renamed, it is read as the cache it is
+    // (it was read as text, and refused as a bad LETOR line).
+    for renamed in ["NAMED.TXT.DRCACHE", "named.bin"] {
+        std::fs::copy(d("named.txt.drcache"), d(renamed)).unwrap();
+        let (ok, stdout, stderr) = distillrank(&["data", "stats", &d(renamed), "--json"]);
+        let queries = ok.then(|| serde_json::from_str::<serde_json::Value>(&stdout).unwrap());
+        assert_eq!(
+            queries.map(|v| v["queries"].clone()),
+            Some(2.into()),
+            "{renamed}: {stdout}{stderr}"
+        );
+        let (ok, _, stderr) = distillrank(&["data", "cache", &d(renamed)]);
+        assert!(!ok && stderr.contains("is a cache already"), "{stderr}");
+    }
     // One log for two files that share a query is refused, not counted into both.
     std::fs::copy(&named, d("twin.txt")).unwrap();
     let log = d("log.tsv");
@@ -1547,6 +1561,41 @@ fn class_a_data_file_written_is_what_its_name_says_and_keeps_what_it_read() {
     assert!(
         !ok && stderr.contains("qid 1 is a query of both"),
         "{stderr}"
+    );
+    // Aggregated logs under a Parquet name are Parquet, whose logs' columns a comparison reads.
+    std::fs::write(
+        &log,
+        "qid\tsession\tposition\tdoc\tclick\n1\t1\t1\t1\t1\n2\t2\t1\t2\t0\n",
+    )
+    .unwrap();
+    let (ok, _, stderr) = distillrank(&[
+        "data",
+        "aggregate-logs",
+        &named,
+        "--impressions",
+        &log,
+        "-o",
+        &d("aggregated.parquet"),
+    ]);
+    assert!(ok, "{stderr}");
+    assert_eq!(
+        &std::fs::read(d("aggregated.parquet")).unwrap()[..4],
+        b"PAR1"
+    );
+    let (ok, stdout, stderr) = distillrank(&[
+        "data",
+        "stats",
+        &d("aggregated.parquet"),
+        "--privileged",
+        "logs",
+        "--json",
+    ]);
+    let stats = ok.then(|| serde_json::from_str::<serde_json::Value>(&stdout).unwrap());
+    // The two columns read and the six the log gave each document.
+    assert_eq!(
+        stats.map(|v| v["features"].clone()),
+        Some(8.into()),
+        "{stdout}{stderr}"
     );
     // More features than a reader takes.
     let (ok, _, stderr) = distillrank(&[
@@ -2075,10 +2124,16 @@ fn a_dropout_that_keeps_less_than_one_unit_is_refused_in_every_command() {
     let setup = dir.path().join("setup.json");
     std::fs::write(&setup, r#"{"widths": [32, 8], "dropout": 0.9}"#).unwrap();
     let setup = setup.display().to_string();
-    let cases: [(Vec<String>, &str); 4] = [
+    let cases: [(Vec<String>, &str); 5] = [
+        // A layer of one unit takes no dropout: the message says so, and no rounding of what is
+        // kept contradicts it.
+        (
+            ["train", "--bundled", "mq2008", "--widths", "1", "--dropout", "0.0001"].map(String::from).to_vec(),
+            "dropout 0.0001 keeps 0.9999 of the narrowest hidden layer's 1 unit in expectation, less than one: nothing would be learnt; a layer of one unit takes none",
+        ),
         (
             ["compare", "--widths", "32,8", "--dropout", "0.9", "--out", &out("a")].map(String::from).to_vec(),
-            "dropout 0.9 keeps 0.800 of the narrowest hidden layer's 8 units",
+            "dropout 0.9 keeps 0.8 of the narrowest hidden layer's 8 units",
         ),
         (
             ["compare", "--widths", "32,8", "--teacher-widths", "4", "--dropout", "0.8", "--out", &out("b")]
@@ -2092,7 +2147,7 @@ fn a_dropout_that_keeps_less_than_one_unit_is_refused_in_every_command() {
         ),
         (
             ["compare", "--setup", &setup, "--out", &out("c")].map(String::from).to_vec(),
-            "dropout 0.9 keeps 0.800",
+            "dropout 0.9 keeps 0.8 of",
         ),
     ];
     for (args, words) in cases {
@@ -3341,7 +3396,7 @@ fn class_an_empty_teacher_or_reference_name_is_refused_in_every_door() {
         .unwrap();
         let (ok, _, stderr) = distillrank(&["compare", "--setup", setup.to_str().unwrap()]);
         assert!(
-            !ok && stderr.contains(&format!("name is empty ({noun}.{kind})"))
+            !ok && stderr.contains(&format!("name is empty (data.{noun}.{kind})"))
                 && stderr.matches("--").count() == 1,
             "{setup:?}: {stderr}"
         );
@@ -3421,6 +3476,212 @@ fn class_files_and_flags_nothing_would_read_are_refused_by_flag() {
     }
 }
 
+/// Class: a setting a run would not read, or could not hold. Each is refused before training,
+/// or named where the run goes on without it, in the words of the door it came through: a
+/// swept setting's own flag (dropped without a word, and recorded in sweep.json), settings
+/// `train` does not read (named by `compare` only), the simulated logs' settings in a setup
+/// without logs, the folds given to `train` (refused for `--valid` first, then for the folds),
+/// generated privileged features whose pairwise mixing cannot fit (an abort after gigabytes),
+/// and `--shown` past the longest query (a table of documents x shown, gigabytes for nothing).
+#[test]
+fn class_a_setting_a_run_would_not_read_or_could_not_hold_is_named_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let at = |name: &str| dir.path().join(name).display().to_string();
+    let small = [
+        "--queries",
+        "40",
+        "--valid-queries",
+        "10",
+        "--test-queries",
+        "10",
+        "--regular",
+        "8",
+    ];
+    let tiny = ["--widths", "8", "--epochs", "1", "--backend", "cpu"];
+    let at_model = at("model");
+    for (param, flag) in [
+        ("alpha", ["--alpha", "0.7"]),
+        ("tau-target", ["--tau-target", "3"]),
+        ("tau-priv", ["--privileged", "cols:1,2"]),
+        ("privileged-count", ["--privileged", "top:2"]),
+    ] {
+        let mut args = vec!["sweep", "--param", param, "--values", "0.3", "--out"];
+        let out = at(&format!("sweep-{param}"));
+        args.push(&out);
+        args.extend(flag);
+        let (ok, _, stderr) = distillrank(&args);
+        assert!(
+            !ok && stderr.contains(&format!("{} is given beside --param {param}", flag[0])),
+            "{args:?}: {stderr}"
+        );
+        assert!(!Path::new(&out).join("sweep.json").exists());
+    }
+    // train names what it does not read, as compare does.
+    let mut args = vec!["train", "--training-labels", "grades", "--tau-target", "3"];
+    args.extend(["--dual-rate-factor", "5"]);
+    args.extend(small);
+    args.extend(tiny);
+    let (ok, _, stderr) = distillrank(&args);
+    assert!(ok, "{stderr}");
+    for flag in ["--tau-target 3", "--dual-rate-factor 5"] {
+        assert!(
+            stderr
+                .lines()
+                .any(|l| l.contains(flag) && l.contains("is not used")),
+            "{flag}: {stderr}"
+        );
+    }
+    // eval's and predict's flags that a run does not read: the Gumbel labelling's without
+    // binary labels, a tree model's columns for a saved distillrank model.
+    let data = letor_data::data("mq2008/Fold1/vali.txt");
+    let mut args = vec!["train", "--train", &data, "--save", &at_model];
+    args.extend(tiny);
+    let (ok, _, stderr) = distillrank(&args);
+    assert!(ok, "{stderr}");
+    for (command, flags, words) in [
+        (
+            "eval",
+            &["--tau-target", "3", "--split", "valid"][..],
+            "--tau-target, --split are not used: they draw the Gumbel labels",
+        ),
+        (
+            "eval",
+            &["--columns", "from-1"][..],
+            "--columns is not used: they say how a LightGBM or XGBoost model reads the file",
+        ),
+        (
+            "predict",
+            &["--absent", "zero"][..],
+            "--absent is not used: they say how a LightGBM or XGBoost model reads the file",
+        ),
+    ] {
+        let mut args = vec![command, "--model", &at_model, &data];
+        args.extend(flags);
+        let (ok, _, stderr) = distillrank(&args);
+        assert!(ok && stderr.contains(words), "{args:?}: {stderr}");
+    }
+    // A setup file's logs without logs: named by their fields.
+    let setup = at("logs.json");
+    std::fs::write(
+        &setup,
+        r#"{"data": {"logs": {"sessions": 5}}, "methods": ["no-distillation"], "epochs": 1, "widths": [8], "seeds": 1, "backend": "cpu"}"#,
+    )
+    .unwrap();
+    let (ok, _, stderr) = distillrank(&["compare", "--setup", &setup, "--out", &at("logs")]);
+    assert!(
+        ok && stderr.contains("data.logs.sessions 5 is not used") && !stderr.contains("--sessions"),
+        "{stderr}"
+    );
+    // train takes one split: the folds are refused as such, before what lies beside them.
+    let folds = letor_data::data("mq2008");
+    let (ok, _, stderr) = distillrank(&["train", "--folds", &folds, "--valid", &folds]);
+    assert!(
+        !ok && stderr.contains("runs a comparison on each fold")
+            && !stderr.contains("drop --valid"),
+        "{stderr}"
+    );
+    // Generated privileged features are mixed pairwise: a count whose mixing cannot fit is
+    // refused with what it needs, before anything is drawn.
+    let mut args = vec!["train", "--privileged-count", "100000"];
+    args.extend(small);
+    args.extend(tiny);
+    let (ok, _, stderr) = distillrank(&args);
+    assert!(
+        !ok && stderr.contains("100000 privileged, mixed pairwise") && stderr.contains("GB"),
+        "{stderr}"
+    );
+    // Multi-teacher PFD names the setting that asks for too many teachers, and why.
+    let mut args = vec![
+        "compare",
+        "--methods",
+        "multi-teacher-pfd",
+        "--teachers",
+        "3",
+    ];
+    args.extend(["--privileged-count", "2", "--seeds", "1", "--out"]);
+    let out = at("teachers");
+    args.push(&out);
+    args.extend(small);
+    args.extend(tiny);
+    let (ok, _, stderr) = distillrank(&args);
+    assert!(
+        !ok && stderr.contains("--teachers 3: multi-teacher PFD needs 2..=2 teachers"),
+        "{stderr}"
+    );
+    // No session shows more documents than the longest query has: --shown past it simulates
+    // what the longest query's length does.
+    let train = letor_data::data("mq2008/Fold1/vali.txt");
+    let figures = |shown: &str| {
+        let mut args = vec![
+            "train",
+            "--train",
+            &train,
+            "--privileged",
+            "logs",
+            "--shown",
+            shown,
+        ];
+        args.extend(["--sessions", "20", "--json"]);
+        args.extend(tiny);
+        let (ok, stdout, stderr) = distillrank(&args);
+        assert!(ok, "--shown {shown}: {stderr}");
+        let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+        v["best_valid_ndcg"].clone()
+    };
+    assert_eq!(figures("100000"), figures("1000"));
+}
+
+/// A privileged split no data can take (`nope`, `cols:0`, `top:0`) is refused before any data
+/// are read, in every command that splits and from a setup file: here a training file whose
+/// first line is not LETOR would otherwise speak first.
+#[test]
+fn a_privileged_split_no_data_can_take_is_refused_before_the_data_are_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let at = |name: &str| dir.path().join(name).display().to_string();
+    let broken = at("broken.txt");
+    std::fs::write(&broken, "not a LETOR line\n").unwrap();
+    for spec in ["nope", "cols:0", "top:0", "top:100%"] {
+        for command in [
+            &["train"][..],
+            &["compare", "--seeds", "1", "--out", &at("c")],
+            &[
+                "sweep",
+                "--param",
+                "alpha",
+                "--values",
+                "0.1",
+                "--out",
+                &at("s"),
+            ],
+            &["data", "stats"],
+        ] {
+            let mut args = command.to_vec();
+            if command[0] == "data" {
+                args.push(&broken);
+            } else {
+                args.extend(["--train", &broken, "--epochs", "1"]);
+            }
+            args.extend(["--privileged", spec]);
+            let (ok, _, stderr) = distillrank(&args);
+            assert!(
+                !ok && stderr.contains(&format!("privileged features '{spec}'"))
+                    && !stderr.contains("broken.txt:1"),
+                "{args:?}: {stderr}"
+            );
+        }
+        let setup = at("setup.json");
+        let document = serde_json::json!({
+            "data": {"source": {"files": {"train": broken}}, "privileged": spec}
+        });
+        std::fs::write(&setup, document.to_string()).unwrap();
+        let (ok, _, stderr) = distillrank(&["compare", "--setup", &setup, "--out", &at("f")]);
+        assert!(
+            !ok && stderr.contains("data.privileged") && !stderr.contains("broken.txt:1"),
+            "{spec}: {stderr}"
+        );
+    }
+}
+
 /// Class: a file that is not there. Each file a comparison names (a split's, a teacher's or a
 /// reference's model or scores) is refused before any data are read, named with the setting
 /// that names it: the flag on the command line, the field in a setup file. A teacher's scores
@@ -3434,11 +3695,11 @@ fn class_a_file_that_is_not_there_is_named_with_its_setting_before_anything_is_r
     let data = letor_data::data("mq2008/Fold1/vali.txt");
     let at = |name: &str| dir.path().join(name).display().to_string();
     for (flag, field) in [
-        ("--train", "source.files.train"),
-        ("--valid", "source.files.valid"),
-        ("--teacher-scores", "teacher.scores"),
-        ("--teacher-model", "teacher.model"),
-        ("--reference-model", "reference.model"),
+        ("--train", "data.source.files.train"),
+        ("--valid", "data.source.files.valid"),
+        ("--teacher-scores", "data.teacher.scores"),
+        ("--teacher-model", "data.teacher.model"),
+        ("--reference-model", "data.reference.model"),
     ] {
         // The command line: the flag.
         let train = if flag == "--train" { &gone } else { &data };
@@ -3460,7 +3721,7 @@ fn class_a_file_that_is_not_there_is_named_with_its_setting_before_anything_is_r
         let mut document = serde_json::json!({
             "seeds": 1, "epochs": 1, "data": {"source": {"files": {"train": data}}}
         });
-        let mut section = &mut document["data"];
+        let mut section = &mut document;
         let (path, last) = field.rsplit_once('.').unwrap();
         for key in path.split('.') {
             section = &mut section[key];
@@ -3516,7 +3777,7 @@ fn class_a_file_that_is_not_there_is_named_with_its_setting_before_anything_is_r
     std::fs::write(at("folds.json"), document.to_string()).unwrap();
     let (ok, _, stderr) = distillrank(&["compare", "--setup", &at("folds.json")]);
     assert!(
-        !ok && stderr.contains("teacher.model") && !stderr.contains("--teacher-model"),
+        !ok && stderr.contains("data.teacher.model") && !stderr.contains("--teacher-model"),
         "{stderr}"
     );
 }

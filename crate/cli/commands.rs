@@ -34,6 +34,11 @@ use distillrank::setup::{files_tau_target, FILES_T};
 pub fn stats(args: &StatsArgs, out: &Output) -> Result<()> {
     // `logs`: the columns the file's logs sidecar names (z, and the conversions, y), as a
     // comparison reads them.
+    // A split is checked before the data are read.
+    let split = match args.privileged.as_deref().map(str::trim) {
+        Some("logs") | None => None,
+        Some(spec) => Some(privileged_split(spec)?),
+    };
     let data = load(&args.file.file, args.file.query.as_deref(), out)?;
     let logged = match args.privileged.as_deref().map(str::trim) {
         Some("logs") => Some(logged_columns(&args.file.file)?),
@@ -42,9 +47,9 @@ pub fn stats(args: &StatsArgs, out: &Output) -> Result<()> {
     let s = data.stats();
     // The features each side would keep if this file were the training split.
     let options = PrepareOptions {
-        privileged: match (&args.privileged, &logged) {
+        privileged: match (split, &logged) {
             (_, Some(columns)) => PrivilegedSplit::Columns(columns.privileged()),
-            (Some(spec), None) => privileged_split(spec)?,
+            (Some(split), None) => split,
             (None, None) => PrivilegedSplit::FILE_DEFAULT,
         },
         label_column: logged.map(|columns| columns.conversions),
@@ -219,7 +224,7 @@ pub fn convert(args: &FileArgs, path: &Path, out: &Output) -> Result<()> {
     if converted.docids_left_out > 0 {
         out.warn(docids_left_out(path, converted.docids_left_out));
     }
-    if args.file.extension().is_some_and(|e| e == "drcache") {
+    if distillrank::data::cache::is_cache_path(&args.file) {
         out.warn(format!(
             "{} is a binary cache, which keeps the values and not which entries its text left out: every entry is written (0 where the text had none); convert the text file to keep them",
             args.file.display()
@@ -246,7 +251,7 @@ pub fn convert(args: &FileArgs, path: &Path, out: &Output) -> Result<()> {
 }
 
 pub fn cache(args: &FileArgs, out: &Output) -> Result<()> {
-    if args.file.extension().is_some_and(|e| e == "drcache") {
+    if distillrank::data::cache::is_cache_path(&args.file) {
         return Err(Error::Config(format!(
             "{} is a cache already: data cache FILE writes FILE.drcache beside the LETOR or Parquet file FILE",
             distillrank::error::printable(&args.file.display().to_string())
@@ -417,7 +422,7 @@ fn docids_left_out(path: &Path, left_out: usize) -> String {
 fn write_logged(input: &Path, dataset: &Dataset, target: &Path, out: &Output) -> Result<()> {
     // Only LETOR text has docid comments: a cache or Parquet (a file or a folder of parts) has
     // none.
-    let text_input = !(input.extension().is_some_and(|e| e == "drcache")
+    let text_input = !(distillrank::data::cache::is_cache_path(input)
         || distillrank::data::parquet::is_parquet_path(input));
     let docids = if text_input {
         let text = std::fs::File::open(input).map_err(|e| Error::io(input, e))?;
@@ -730,6 +735,16 @@ pub fn train(args: &TrainArgs, out: &Output) -> Result<()> {
         ..TrainConfig::of_setup(&json)?
     };
     config.validate()?;
+    // A setting nothing of this run reads is named, as a comparison names it (train trains one
+    // model, without a teacher: its flags have none of a teacher's settings).
+    let whole = distillrank::setup::Setup {
+        data: args.data.one_split_setup()?,
+        methods: vec![distillrank::ranking::distill::Method::NoDistillation],
+        ..setup.clone()
+    };
+    for sentence in whole.unused_settings() {
+        out.warn(sentence);
+    }
     if let Some(prefix) = &args.save {
         model_io::check_prefix(prefix)
             .map_err(|e| Error::Config(format!("--save {}", e.message())))?;
@@ -978,10 +993,41 @@ fn is_tree_model(model: &Path) -> Result<bool> {
     Ok(distillrank::forest::looks_like_tree_model(model))
 }
 
+/// Names the flags among `ids` given (`given`, by their ids) that this run does not read, and
+/// why, as a comparison names its unused settings.
+fn warn_unread(given: &[String], ids: &[&str], why: &str, out: &Output) {
+    let unread: Vec<String> = ids
+        .iter()
+        .filter(|id| given.iter().any(|g| g == *id))
+        .map(|id| format!("--{}", id.replace('_', "-")))
+        .collect();
+    if !unread.is_empty() {
+        let verb = if unread.len() == 1 { "is" } else { "are" };
+        out.warn(format!("{} {verb} not used: {why}", unread.join(", ")));
+    }
+}
+
+/// The flags of `eval` and `predict` that say how a tree model reads a file.
+const TREE_FLAGS: [&str; 2] = ["columns", "absent"];
+
 pub fn eval(args: &EvalArgs, given: &[String], out: &Output) -> Result<()> {
+    if args.labels == LabelsArg::Graded {
+        warn_unread(
+            given,
+            &["tau_target", "t", "data_seed", "min_group_size", "split"],
+            "they draw the Gumbel labels, read only with --labels binary",
+            out,
+        );
+    }
     if is_tree_model(&args.model)? {
         return eval_forest(args, given, out);
     }
+    warn_unread(
+        given,
+        &TREE_FLAGS,
+        "they say how a LightGBM or XGBoost model reads the file, and this is a saved distillrank model, which records its columns",
+        out,
+    );
     let (model, config) = distillrank::pipeline::run::load_model(&args.model, true)?;
     let data = load(&args.file, args.query.as_deref(), out)?;
     let (data, labels) = eval_labels(args, given, config.labelling, data, out)?;
@@ -1105,7 +1151,15 @@ pub fn model_reads(model: &Path) -> Vec<output::Named> {
         .collect()
 }
 
-pub fn predict(args: &PredictArgs, out: &Output) -> Result<()> {
+pub fn predict(args: &PredictArgs, given: &[String], out: &Output) -> Result<()> {
+    if !is_tree_model(&args.model)? {
+        warn_unread(
+            given,
+            &TREE_FLAGS,
+            "they say how a LightGBM or XGBoost model reads the file, and this is a saved distillrank model, which records its columns",
+            out,
+        );
+    }
     if let Some(run) = &args.run {
         output::check_file(run)?;
         let mut reads = model_reads(&args.model);

@@ -103,11 +103,18 @@ pub(super) fn setup_file(path: &Path, given: &[String], args_are_defaults: bool)
 }
 
 /// A refusal of what a setup file holds, in the file's words: the file named, and each flag
-/// as the field that fills it (`--attention-heads` -> `attention_heads`, `--train` ->
-/// `source.files.train`: [`distillrank::setup::files_field`]).
+/// as the whole path of the field that fills it (`--attention-heads` -> `attention_heads`,
+/// `--teacher-scores` -> `data.teacher.scores`, `--train` -> `data.source.files.train`:
+/// [`distillrank::setup::files_field`]).
 fn in_file_words(path: &Path, e: Error) -> Error {
-    in_setup_words(path, e, &|message| {
-        distillrank::settings::flags_in_words(message, &distillrank::setup::files_field)
+    in_setup_words(path, e, &document_words)
+}
+
+/// A message in a setup document's words: each flag as its field's whole path.
+fn document_words(message: &str) -> String {
+    distillrank::settings::flags_in_document_words(message, &|flag| match flag {
+        "bundled" => Some("data.source".into()),
+        _ => distillrank::setup::files_field(flag).map(|field| format!("data.{field}")),
     })
 }
 
@@ -389,6 +396,11 @@ pub fn run(args: &CompareArgs, given: &[String], out: &Output) -> Result<()> {
         out.warn(format!("{sentence}."));
     }
     for sentence in setup.unused_settings() {
+        // From a setup file, in its words.
+        let sentence = match args.setup {
+            Some(_) => document_words(&sentence),
+            None => sentence,
+        };
         out.warn(format!("{sentence}."));
     }
     let shared = pipeline::report::shared_teachers(&data, &setup);

@@ -566,6 +566,16 @@ impl DataArgs {
     /// generator's, with its flags), then the data's flags, then the simulated logs' when the
     /// privileged features are the logs (their options are checked only where they are used).
     pub fn setup(&self) -> distillrank::error::Result<DataSetup> {
+        self.setup_for(false)
+    }
+
+    /// [`DataArgs::setup`] for a command that prepares one split (train, sweep): the folds are
+    /// refused first, before what they would refuse beside them.
+    pub fn one_split_setup(&self) -> distillrank::error::Result<DataSetup> {
+        self.setup_for(true)
+    }
+
+    fn setup_for(&self, one_split: bool) -> distillrank::error::Result<DataSetup> {
         use distillrank::error::Error;
         let files = &self.files;
         let path = |p: &PathBuf| p.display().to_string();
@@ -601,6 +611,9 @@ impl DataArgs {
             ..Default::default()
         }
         .with_flags(self.data.given())?;
+        if one_split {
+            distillrank::pipeline::preparation::check_one_split(&setup.data)?;
+        }
         files.refuse_unread(setup.data.has_folds())?;
         // The folds leave the source at its default (generated data) and read files.
         let synthetic =
@@ -1029,7 +1042,7 @@ pub fn run(cli: Cli) -> distillrank::error::Result<()> {
         Command::Data(DataCommand::AggregateLogs(args)) => commands::aggregate_logs(&args, &out),
         Command::Train(args) => commands::train(&args, &out),
         Command::Eval(args) => commands::eval(&args, &cli.given, &out),
-        Command::Predict(args) => commands::predict(&args, &out),
+        Command::Predict(args) => commands::predict(&args, &cli.given, &out),
         Command::Export(args) => export::run(&args, &out),
         Command::Compare(args) => compare::run(&args, &cli.given, &out),
         Command::Sweep(args) => sweep::run(&args, &cli.given, &out),

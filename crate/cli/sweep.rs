@@ -10,7 +10,7 @@ use clap::Args;
 
 use super::bounded;
 
-use distillrank::error::Result;
+use distillrank::error::{Error, Result};
 use distillrank::native::pipeline::compare;
 use distillrank::pipeline::sweep::{sweep, SweepParam};
 use distillrank::setup::Setup;
@@ -57,7 +57,25 @@ impl SweepArgs {
         if let Some(path) = &self.setup {
             super::compare::refuse_beside_setup(path, &beside, true)?;
         }
-        let from_args = self.experiment.setup(self.data.setup()?)?;
+        // The swept setting's own flag: each value replaces it.
+        let sets = self.param.sets();
+        if beside.iter().any(|id| id == sets) {
+            return Err(Error::Config(format!(
+                "--{sets} is given beside --param {}, which sets {} at each of its --values: the flag's value would not be used; leave it out{}",
+                self.param.name(),
+                if sets == "privileged" {
+                    "the privileged split"
+                } else {
+                    "it"
+                },
+                if sets == "privileged" {
+                    ""
+                } else {
+                    ", or add its value to --values"
+                }
+            )));
+        }
+        let from_args = self.experiment.setup(self.data.one_split_setup()?)?;
         let Some(path) = &self.setup else {
             return Ok(from_args);
         };

@@ -37,13 +37,35 @@ use crate::data::sections::{write_sections, ALIGN};
 use crate::data::{Dataset, Features};
 use crate::error::{Error, Result};
 
-pub const MAGIC: [u8; 8] = *b"DRLETOR\0";
+pub const MAGIC: [u8; 8] = crate::data::letor::CACHE_MAGIC;
 pub const CACHE_VERSION: u32 = 4;
 const HEADER_BYTES: usize = 128;
 
 /// Where the cache of `source` lives: beside it, with `.drcache` appended.
 pub fn cache_path(source: &Path) -> PathBuf {
     PathBuf::from(format!("{}.drcache", source.display()))
+}
+
+/// Whether `path`'s name is a cache's: `.drcache`, in any case. What a cache's name says is
+/// where its text lies (the name without it) and so its sidecar.
+pub fn has_cache_name(path: &Path) -> bool {
+    path.extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("drcache"))
+}
+
+/// Whether `path` is a cache, to be read as one: a file by its first bytes ([`MAGIC`]), whatever
+/// its name (a cache renamed `train.bin` or `TRAIN.DRCACHE`), as Parquet is told by its own; a
+/// pipe, whose bytes are the reader's, by its name.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn is_cache_path(path: &Path) -> bool {
+    use std::io::Read;
+    if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+        return has_cache_name(path);
+    }
+    let mut head = [0u8; 8];
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut head))
+        .is_ok_and(|_| head == MAGIC)
 }
 
 /// Size and identity ([`file_identity`]) of the source file and of its `.query` companion.

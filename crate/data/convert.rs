@@ -43,7 +43,7 @@ pub fn convert(
 ) -> Result<Converted> {
     // The first pass reads and checks everything and gives the grades and groups; the second
     // gives each document's entries as the input has them.
-    let cached = input.extension().is_some_and(|e| e == "drcache");
+    let cached = crate::data::cache::is_cache_path(input);
     crate::data::check_rereadable(
         input,
         "data convert (once to check it, once to copy each document)",

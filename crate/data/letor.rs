@@ -218,6 +218,21 @@ pub fn parse_query_sizes(name: &Path, bytes: &[u8]) -> Result<Vec<usize>> {
     Ok(sizes)
 }
 
+/// The first bytes of every binary cache (`data cache`'s `FILE.drcache`).
+pub const CACHE_MAGIC: [u8; 8] = *b"DRLETOR\0";
+
+/// Refuses a binary cache's bytes reached through a reader (a pipe, an upload, Python's bytes):
+/// a cache is mapped from its file, which the file readers tell by these same bytes.
+fn refuse_cache_bytes(name: &Path, head: &[u8]) -> Result<()> {
+    if head.starts_with(&CACHE_MAGIC) {
+        return Err(Error::Config(format!(
+            "{} is a distillrank binary cache, read from its file on disk: give the cache's file as a path, or the LETOR or Parquet file it was made from",
+            crate::error::printable(&name.display().to_string())
+        )));
+    }
+    Ok(())
+}
+
 /// Reads LETOR text from any reader (a file, a decompressor, an uploaded buffer). `name` is the
 /// file name used in errors. Gzip input is detected and decompressed; Parquet
 /// ([`crate::data::parquet`]) is detected and read as Parquet.
@@ -231,6 +246,7 @@ pub fn read_letor(
     let (is_gzip, is_parquet) = {
         use std::io::BufRead;
         let head = reader.fill_buf().map_err(|e| Error::io(name, e))?;
+        refuse_cache_bytes(name, head)?;
         let is_gzip = head.len() >= 2 && head[0] == 0x1f && head[1] == 0x8b;
         (is_gzip, crate::data::parquet::is_parquet(head))
     };
@@ -693,6 +709,7 @@ pub fn scan_letor(
     let mut reader = std::io::BufReader::new(reader);
     let (is_gzip, is_parquet) = {
         let head = reader.fill_buf().map_err(|e| Error::io(name, e))?;
+        refuse_cache_bytes(name, head)?;
         let is_gzip = head.len() >= 2 && head[0] == 0x1f && head[1] == 0x8b;
         (is_gzip, crate::data::parquet::is_parquet(head))
     };

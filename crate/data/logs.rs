@@ -789,6 +789,25 @@ pub fn simulate_with_progress(
         .max()
         .unwrap_or(1)
         .max(1);
+    // No session shows more documents than the longest query has: the tables by rank are that
+    // long, whatever `shown` asks (a table of documents x shown grew past memory, and the
+    // results were those of the longest query's length).
+    let longest = files
+        .iter()
+        .flat_map(|f| f.group_offsets.windows(2).map(|w| w[1] - w[0]))
+        .max()
+        .unwrap_or(1)
+        .max(1);
+    let shortened;
+    let options = if options.shown > longest {
+        shortened = LogOptions {
+            shown: longest,
+            ..options.clone()
+        };
+        &shortened
+    } else {
+        options
+    };
     let ranker = fit_logging_ranker(first, options)?;
     let scale = ranker.score_scale(first);
     let key = Rng::stream(options.seed, 0x6c6f_6773).uniform().to_bits();

@@ -85,6 +85,13 @@ impl PrivilegedSplit {
                         None => columns.push(item.trim().parse::<usize>().map_err(|_| bad())?),
                     }
                 }
+                // Columns count from 1, as LETOR's feature indices do.
+                if columns.contains(&0) {
+                    return Err(Error::Config(format!(
+                        "privileged features '{}': column 0: expected columns counted from 1, as a LETOR file's features are (cols:1 is feature 1)",
+                        crate::error::printable(spec)
+                    )));
+                }
                 // A column named twice (`cols:1,1`, `cols:1-3,2`) is a slip, not one column.
                 let mut seen = std::collections::HashSet::new();
                 if let Some(twice) = columns.iter().find(|&&c| !seen.insert(c)) {
@@ -97,7 +104,13 @@ impl PrivilegedSplit {
             }
             "discriminative" => match value.trim().parse::<f64>() {
                 Ok(tau_priv) if tau_priv.is_finite() => {
-                    crate::settings::check("tau-priv", tau_priv)?;
+                    crate::settings::check("tau-priv", tau_priv).map_err(|e| {
+                        Error::Config(format!(
+                            "privileged features '{}': {}",
+                            crate::error::printable(spec),
+                            e.message()
+                        ))
+                    })?;
                     Ok(PrivilegedSplit::Discriminative { tau_priv })
                 }
                 _ => Err(bad()),
@@ -1241,9 +1254,13 @@ fn check_labels(
     Ok(())
 }
 
+/// Fewer validation groups with a y = 1 than this are warned of: the epoch kept rests on them.
+pub const FEW_VALIDATION_GROUPS: usize = 5;
+
 /// What preparation warns of its splits: regular features constant within every query (a
 /// student cannot rank there), privileged ones likewise (a teacher that sees z alone, GenD's,
-/// cannot), and a test split whose NDCG cannot be measured or cannot move.
+/// cannot), a validation split with few groups to choose the epoch by, and a test split whose
+/// NDCG cannot be measured or cannot move.
 fn split_warnings(
     [train_set, valid_set]: [&RankingSet; 2],
     test_set: Option<&RankingSet>,
@@ -1283,6 +1300,17 @@ fn split_warnings(
                 ));
             }
         }
+    }
+    // The epoch kept is the one best on the validation groups with a y = 1: a handful of them
+    // choose it by chance (a split held out of a small training file, a high tau_target).
+    let positive = valid_set.positive_groups();
+    if positive < FEW_VALIDATION_GROUPS {
+        warnings.push(format!(
+            "the validation split has {positive} group{} with a y = 1 (of {} after filtering): the epoch kept rests on {}, and early stopping on chance; give more validation queries (--valid), or lower --tau-target",
+            if positive == 1 { "" } else { "s" },
+            valid_set.n_groups(),
+            if positive == 1 { "it" } else { "them" },
+        ));
     }
     if let Some(test) = test_set {
         if test.positive_groups() == 0 {

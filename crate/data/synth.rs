@@ -91,19 +91,25 @@ impl SynthOptions {
         s
     }
 
-    /// Checks, before anything is allocated, that `queries` queries of these options fit in
-    /// memory: up to `max_docs` documents each, every feature drawn in double precision, then
-    /// stored and cut into splits in single precision. The error names the bytes needed.
+    /// Checks the options ([`SynthOptions::validate`]) and, before anything is allocated, that
+    /// `queries` queries of these options fit in memory: up to `max_docs` documents each, every
+    /// feature drawn in double precision, then stored and cut into splits in single precision;
+    /// and the generator's truth
+    /// ([`Truth::draw`]), whose mixing of the privileged factors grows with their count squared.
+    /// The error names the bytes needed.
     pub fn check_size(&self, queries: usize) -> crate::error::Result<()> {
-        let features = self.regular as u128 + self.privileged as u128;
-        let bytes = queries as u128 * self.max_docs as u128 * (16 * features + 32);
+        self.validate()?;
+        let (dx, du) = (self.regular as u128, self.privileged as u128);
+        let features = dx + du;
+        let truth = 8 * (du * du + du * dx + (TRUTH_HIDDEN_UNITS as u128 + 1) * dx + du);
+        let bytes = queries as u128 * self.max_docs as u128 * (16 * features + 32) + truth;
         crate::memory::check_fits(
             bytes,
             &format!(
-                "synthetic data of {queries} queries of up to {} documents with {features} features each",
-                self.max_docs
+                "synthetic data of {queries} queries of up to {} documents with {features} features each ({} privileged, mixed pairwise)",
+                self.max_docs, self.privileged
             ),
-            "choose fewer queries, documents per query or regular features",
+            "choose fewer queries, documents per query, regular or privileged features",
         )
     }
 }
@@ -204,7 +210,13 @@ impl SynthOptions {
     /// Checks the options a generator can be given wrong, before anything is drawn.
     fn validate(&self) -> crate::error::Result<()> {
         let o = self;
-        if o.queries == 0 || o.min_docs == 0 || o.max_docs < o.min_docs {
+        if o.max_docs < o.min_docs {
+            return Err(crate::error::Error::Config(format!(
+                "--min-docs {} is above --max-docs {}: a generated group has min-docs to max-docs documents",
+                o.min_docs, o.max_docs
+            )));
+        }
+        if o.queries == 0 || o.min_docs == 0 {
             return Err(crate::error::Error::Config(format!(
                 "synthetic data needs a query and 1 <= min_docs <= max_docs: {} queries over the splits, min_docs {}, max_docs {}",
                 o.queries, o.min_docs, o.max_docs
@@ -242,6 +254,9 @@ impl SynthOptions {
 }
 
 /// The ground truth: fixed random unit directions drawn from the seed (stream 1).
+/// The hidden units of the regular signal g(x).
+const TRUTH_HIDDEN_UNITS: usize = 8;
+
 struct Truth {
     /// The hidden units of the regular signal (letor data).
     x_directions: Vec<Vec<f64>>,
@@ -262,8 +277,7 @@ impl Truth {
             let norm = v.iter().map(|a| a * a).sum::<f64>().sqrt().max(1e-12);
             v.into_iter().map(|a| a / norm).collect()
         };
-        const HIDDEN_UNITS: usize = 8;
-        let x_directions: Vec<Vec<f64>> = (0..HIDDEN_UNITS).map(|_| unit(dx)).collect();
+        let x_directions: Vec<Vec<f64>> = (0..TRUTH_HIDDEN_UNITS).map(|_| unit(dx)).collect();
         let x_linear = unit(dx);
         let u_direction = unit(du.max(1));
         let z_mixing: Vec<Vec<f64>> = (0..du).map(|_| unit(du)).collect();

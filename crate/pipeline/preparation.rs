@@ -279,6 +279,21 @@ pub fn check_split_files(files: [Option<&str>; 3], queries: [Option<&str>; 3]) -
     Ok(())
 }
 
+/// Refuses the folds where one split is prepared (train, sweep, Python's fit): the folds are
+/// a comparison on each fold.
+pub fn check_one_split(data: &DataSetup) -> Result<()> {
+    if data.has_folds() {
+        let named = match &data.folds {
+            Some(dir) => format!("--folds {}", crate::error::printable(dir)),
+            None => "--bundled mq2008-folds".into(),
+        };
+        return Err(Error::Config(format!(
+            "{named} runs a comparison on each fold: compare (and Python's compare) take it; train, sweep and fit need one split: give its files (or --bundled mq2008)"
+        )));
+    }
+    Ok(())
+}
+
 /// Loads (or generates) and prepares the data of `data`: every door's one path. With
 /// `needs_test`, data without a test split get one held out of the training queries
 /// ([`HOLDOUT`]); a missing validation split is always held out.
@@ -293,15 +308,10 @@ pub fn prepare(
     needs_test: bool,
     reporter: &mut dyn Reporter,
 ) -> Result<PreparedData> {
-    if data.has_folds() {
-        let named = match &data.folds {
-            Some(dir) => format!("--folds {}", crate::error::printable(dir)),
-            None => "--bundled mq2008-folds".into(),
-        };
-        return Err(Error::Config(format!(
-            "{named} runs a comparison on each fold: compare (and Python's compare) take it; train, sweep and fit need one split: give its files (or --bundled mq2008)"
-        )));
-    }
+    check_one_split(data)?;
+    // What no data can change is checked before any are read: the privileged split's spelling,
+    // and the files named.
+    data.check_privileged()?;
     if let DataSource::Files {
         train, valid, test, ..
     } = &data.source

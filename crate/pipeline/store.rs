@@ -225,14 +225,20 @@ impl Store for Disk {
     fn text(&mut self, name: &str, role: Role) -> Result<Text<'_>> {
         let mut path = PathBuf::from(name);
         // A binary cache's text is the file it was made from, beside it.
-        if path.extension().is_some_and(|e| e == "drcache") {
-            path = path.with_extension("");
-            if !path.exists() {
+        if crate::data::cache::is_cache_path(&path) {
+            let text = path.with_extension("");
+            if !crate::data::cache::has_cache_name(&path) {
                 return Err(Error::Config(format!(
-                    "{name} is a binary cache, and an external teacher scores the LETOR text it was made from, which is not beside it ({}): give the text file",
-                    path.display()
+                    "{name} is a binary cache, and an external teacher scores the LETOR text it was made from: give the text file"
                 )));
             }
+            if !text.exists() {
+                return Err(Error::Config(format!(
+                    "{name} is a binary cache, and an external teacher scores the LETOR text it was made from, which is not beside it ({}): give the text file",
+                    text.display()
+                )));
+            }
+            path = text;
         }
         if path.is_dir() {
             return Err(Error::Config(format!(
@@ -258,7 +264,7 @@ impl Store for Disk {
     fn sidecar(&mut self, name: &str) -> Result<Option<serde_json::Value>> {
         let path = Path::new(name);
         let mut candidates = vec![sidecar_path(path)];
-        if path.extension().is_some_and(|e| e == "drcache") {
+        if crate::data::cache::has_cache_name(path) {
             candidates.push(sidecar_path(&path.with_extension("")));
         }
         match candidates.into_iter().find(|p| p.exists()) {
@@ -311,7 +317,7 @@ impl Store for Disk {
         files.push(PathBuf::from(format!("{name}.query")));
         files.extend(self.queries[role as usize].clone());
         files.push(sidecar_path(path));
-        if path.extension().is_some_and(|e| e == "drcache") {
+        if crate::data::cache::has_cache_name(path) {
             files.push(sidecar_path(&path.with_extension("")));
         }
         // A prepared cache is kept beside a file, and known by its stamps: a pipe has neither.
@@ -342,7 +348,7 @@ pub fn load_file(
 ) -> Result<Dataset> {
     use crate::data::cache;
     use crate::data::letor::{read_letor_file_with_progress, ReadOptions};
-    if path.extension().is_some_and(|e| e == "drcache") {
+    if cache::is_cache_path(path) {
         return Ok(cache::read_cache(path, None)?.0);
     }
     let cached = cache::cache_path(path);

@@ -75,6 +75,15 @@ impl SweepParam {
         }
     }
 
+    /// The setting the sweep sets at each value: its own, or the privileged split that the
+    /// discriminative threshold and the count of top features are written into.
+    pub fn sets(self) -> &'static str {
+        match self {
+            SweepParam::TauPriv | SweepParam::PrivilegedCount => "privileged",
+            other => other.name(),
+        }
+    }
+
     pub fn parse(name: &str) -> Option<SweepParam> {
         SweepParam::ALL.into_iter().find(|p| p.name() == name)
     }
@@ -225,6 +234,7 @@ pub fn sweep(
     compare: &mut dyn FnMut(&PreparedData, &Setup, &mut dyn Reporter) -> Result<Comparison>,
 ) -> Result<Sweep> {
     param.check(setup, values)?;
+    crate::pipeline::preparation::check_one_split(&setup.data)?;
     let mut points = Vec::with_capacity(values.len());
     for &value in values {
         reporter.note(&format!("{} = {value}", param.name()));

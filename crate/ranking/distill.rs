@@ -324,7 +324,7 @@ pub const METHODS: &[MethodEntry] = &[
             if s.d_z < 2 {
                 Err(format!("multi-teacher PFD needs at least 2 privileged features, one per teacher; the data have {}", s.d_z))
             } else if s.teachers < 2 || s.teachers > s.d_z {
-                Err(format!("multi-teacher PFD needs 2..={} teachers (one privileged feature each at least), got {}", s.d_z, s.teachers))
+                Err(format!("--teachers {}: multi-teacher PFD needs 2..={} teachers here, one privileged feature each at least, and the data have {} privileged features (--privileged, or --privileged-count for generated data)", s.teachers, s.d_z, s.d_z))
             } else {
                 Ok(())
             }

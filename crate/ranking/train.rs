@@ -210,10 +210,27 @@ pub fn check_hidden_layers(dropout: f64, norm: crate::model::Norm, widths: &[usi
     };
     let kept = (1.0 - dropout) * narrowest as f64;
     if dropout > 0.0 && kept < 1.0 {
+        // A layer of one unit takes no dropout at all: (1 - p) * 1 < 1 for every p > 0.
+        let most = if narrowest == 1 {
+            "a layer of one unit takes none: give it more units, or dropout 0".to_string()
+        } else {
+            format!(
+                "choose a dropout of at most 1 − 1/{narrowest} = {}",
+                ((1.0 - 1.0 / narrowest as f64) * 1e4).floor() / 1e4
+            )
+        };
+        // Four decimals, unless they would round it to the one it falls short of.
+        let four = format!("{kept:.4}");
+        let four = four.trim_end_matches('0').trim_end_matches('.');
+        let kept = if four.parse::<f64>().is_ok_and(|k| k < 1.0) {
+            four.to_string()
+        } else {
+            kept.to_string()
+        };
         return Err(Error::Config(format!(
-            "dropout {} keeps {kept:.3} of the narrowest hidden layer's {narrowest} units in expectation, less than one: nothing would be learnt; choose a dropout of at most 1 − 1/{narrowest} = {}",
+            "dropout {} keeps {kept} of the narrowest hidden layer's {narrowest} unit{} in expectation, less than one: nothing would be learnt; {most}",
             crate::error::shown(dropout),
-            ((1.0 - 1.0 / narrowest as f64) * 1e4).floor() / 1e4
+            if narrowest == 1 { "" } else { "s" },
         )));
     }
     Ok(())

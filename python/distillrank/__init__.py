@@ -118,6 +118,9 @@ def _json_text(setup: Any, at: str = "") -> str:
             value = _os.fspath(value)
         if isinstance(value, float) and not _math.isfinite(value):
             raise ValueError(f"{where} = {value}: expected a finite number")
+        # A whole number JSON's readers hold only as a rounded float (past 2^64 - 1).
+        if isinstance(value, int) and not isinstance(value, bool) and not -2**63 <= value < 2**64:
+            raise ValueError(f"{where} = {value} is out of range: a whole number past 2^64 - 1, which no setting takes")
         if isinstance(value, dict):
             return {key: plain(inner, f"{path}.{key}" if path else str(key)) for key, inner in value.items()}
         if isinstance(value, (list, tuple)):
@@ -133,9 +136,10 @@ def _json_text(setup: Any, at: str = "") -> str:
 
 
 def _numbers(values: Any, what: str, flat: bool = False) -> list:
-    """``values`` (an array, a list or any iterable of numbers, one dimension, or any shape
-    read in order with ``flat``) as a list of floats, refused by ``what`` where one of them is
-    not a number or the values are not a list."""
+    """``values`` (an array, a list or any iterable of numbers, one dimension, or one column
+    with ``flat``) as a list of floats, refused by ``what`` where one of them is not a number
+    or the values are not one list: read row by row, a matrix of several columns would put
+    its values on other rows."""
     if not isinstance(values, _np.ndarray):
         try:
             values = list(values)
@@ -145,27 +149,36 @@ def _numbers(values: Any, what: str, flat: bool = False) -> list:
         array = _np.asarray(values, dtype=_np.float64)
     except (TypeError, ValueError) as e:
         raise ValueError(f"{what}: expected numbers ({e})") from e
-    if flat:
+    if flat and array.ndim == 2 and array.shape[1] == 1:
         array = array.ravel()
     if array.ndim != 1:
         raise ValueError(f"{what}: expected one list of numbers, got shape {array.shape}")
     return array.tolist()
 
 
+def _is_array_like(values: Any) -> bool:
+    """Whether ``values`` is an array of numbers by its type: a numpy array, or anything numpy
+    reads as one (a pandas or polars Series, a pyarrow array), a model aside."""
+    if isinstance(values, _np.ndarray):
+        return True
+    library = type(values).__module__.split(".")[0]
+    return hasattr(values, "__array__") and library not in ("lightgbm", "xgboost")
+
+
 def _is_scores(teacher: Any) -> bool:
-    """Whether ``teacher`` is scores (an array, a list of numbers, or a list / tuple of arrays)
-    rather than a model."""
+    """Whether ``teacher`` is scores (an array, a Series, a list of numbers, or a list / tuple
+    of those) rather than a model."""
     if isinstance(teacher, (list, tuple)):
         return len(teacher) > 0 and (
             all(_np.ndim(t) == 1 and not isinstance(t, (str, bytes)) for t in teacher)
             or _is_one_split(teacher)
         )
-    return isinstance(teacher, _np.ndarray)
+    return _is_array_like(teacher)
 
 
 def _is_one_split(teacher: Any) -> bool:
-    """Whether ``teacher`` is one split's scores: an array, or a list of numbers."""
-    if isinstance(teacher, _np.ndarray):
+    """Whether ``teacher`` is one split's scores: an array, a Series, or a list of numbers."""
+    if _is_array_like(teacher):
         return True
     return isinstance(teacher, (list, tuple)) and all(
         _np.ndim(t) == 0 and not isinstance(t, (str, bytes)) for t in teacher
@@ -355,6 +368,13 @@ def _features(name: str, x: Any) -> _np.ndarray:
     x = _np.asarray(x)
     if x.ndim != 2:
         raise ValueError(f"{name}: expected a 2-D array (rows, features), got shape {x.shape}")
+    if x.dtype == object:
+        # Numbers held as Python objects (an array built from mixed lists), as a frame's object
+        # column of numbers is read.
+        try:
+            x = x.astype(_np.float64)
+        except (TypeError, ValueError):
+            pass
     if not (_np.issubdtype(x.dtype, _np.floating) or _np.issubdtype(x.dtype, _np.integer)
             or x.dtype == _np.bool_):
         raise ValueError(f"{name}: expected numbers, got dtype {x.dtype}")
@@ -420,6 +440,15 @@ def _frame_column(name: str, column: str, values: Any) -> _np.ndarray:
     numbers, dates, times and durations, categories) refused by its name."""
     values = _np.asarray(values)
     kind = values.dtype.kind
+    # A list, an array or a struct in each row (polars' List, Array and Struct) is no one number:
+    # spread over columns it would shift every column after it.
+    nested = values.ndim != 1 or kind == "V" or (
+        kind == "O" and any(isinstance(v, (list, tuple, dict, _np.ndarray)) for v in values))
+    if nested:
+        raise ValueError(
+            f"{name}: column {column!r} holds a list, array or struct in each row: expected one "
+            "number per row (unnest it into columns of their own first)"
+        )
     if kind in "mM":
         raise ValueError(
             f"{name}: column {column!r} holds dates, times or durations ({values.dtype}): expected "
@@ -465,14 +494,25 @@ def _frame_columns(name: str, x: Any, names: List[str]) -> _np.ndarray:
     return _np.column_stack(columns) if columns else _np.zeros((len(x), 0), _np.float32)
 
 
-def _as_array(x: Any, name: str = "X") -> Any:
+def _as_array(x: Any, name: str = "X", dtype: Any = _np.float32) -> Any:
     """A data frame's values as a numpy array (pandas, polars, a pyarrow table, column by
-    column, a pyarrow table's stored pandas index left out); a scipy sparse matrix dense, its
-    absent entries 0 (as LightGBM reads one); anything else as given."""
+    column, a pyarrow table's stored pandas index left out); a scipy sparse matrix dense in
+    ``dtype`` (float32, what training reads; a tree model's scores read float64), its absent
+    entries 0 (as LightGBM reads one); anything else as given."""
     if isinstance(x, _np.ndarray):
         return x
     if hasattr(x, "toarray") and hasattr(x, "tocsr") and hasattr(x, "nnz"):
-        return x.toarray()
+        rows, columns = x.shape
+        try:
+            return x.astype(dtype).toarray()
+        except MemoryError:
+            gib = rows * columns * _np.dtype(dtype).itemsize / 2**30
+            raise MemoryError(
+                f"{name}: a sparse matrix of {rows} rows and {columns} columns is read dense "
+                f"({gib:.1f} GiB as {_np.dtype(dtype).name}), more than this machine could "
+                "allocate: distillrank trains on dense features; keep the columns that carry "
+                "information, or write the data to a LETOR file and train from it"
+            ) from None
     if _is_lazy(x):
         raise ValueError(f"{name}: a lazy frame (polars' LazyFrame) holds no values yet: give {name}.collect()")
     names = _column_names(x)
@@ -530,6 +570,14 @@ def _qids(name: str, qid: Any) -> _np.ndarray:
     qid = _np.asarray(qid)
     if qid.ndim != 1:
         raise ValueError(f"{name}: expected one query id per row (1-D), got shape {qid.shape}")
+    # A missing value (pandas' nullable Int64 with NA reads as float NaN or None): its row.
+    missing = [i for i, q in enumerate(qid.tolist()) if q is None or (isinstance(q, float) and q != q)] \
+        if qid.dtype.kind in "fO" else []
+    if missing:
+        raise ValueError(
+            f"{name}, row {missing[0] + 1}: a missing value: expected a query id on every row "
+            f"({len(missing)} row{'s' if len(missing) > 1 else ''} without one)"
+        )
     # An empty list reads as float64: the library says what is wrong with no rows.
     if qid.size and not _np.issubdtype(qid.dtype, _np.integer):
         raise ValueError(f"{name}: expected integer query ids, got dtype {qid.dtype}")
@@ -683,6 +731,14 @@ class Ranker(_EstimatorBase):
                 raise ValueError(
                     "teacher: with an eval_set, give the teacher's scores of both, (train_scores, eval_scores)"
                 )
+            # Scores of a split fit does not have are a slip (another run's, a test split's).
+            wanted = 1 if valid is None else 2
+            if len(splits) > wanted:
+                raise ValueError(
+                    f"teacher: {len(splits)} splits of scores, and fit reads {wanted}: "
+                    + ("X's alone (train_scores), as fit has no eval_set" if valid is None
+                       else "X's and the eval_set's, (train_scores, eval_scores)")
+                )
             train = _numbers(splits[0], "teacher's scores of X", flat=True)
             held = None if valid is None else _numbers(splits[1], "teacher's scores of the eval_set", flat=True)
             return (train, held), {"scores": "arrays given to fit"}
@@ -690,11 +746,11 @@ class Ranker(_EstimatorBase):
 
         def score(x: Any, z: Any, x_names: Optional[List[str]], say: bool = False) -> list:
             # Any table fit takes, as fit reads it (a sparse matrix dense, no stored index).
-            full = _np.asarray(_as_array(x), dtype=_np.float64)
+            full = _np.asarray(_as_array(x, dtype=_np.float64), dtype=_np.float64)
             # The frames' column names, checked against a model trained on named columns.
             columns = x_names
             if z is not None:
-                full = _np.hstack([full, _np.asarray(_as_array(z, "privileged"), dtype=_np.float64)])
+                full = _np.hstack([full, _np.asarray(_as_array(z, "privileged", _np.float64), dtype=_np.float64)])
                 z_names = _feature_names(z)
                 columns = None if x_names is None or z_names is None else x_names + z_names
             scores, notes = _distillrank.forest_scores(
@@ -762,6 +818,8 @@ class Ranker(_EstimatorBase):
         setup = self._setup
         self._teacher_columns  # refuses a bad value here, whether a teacher is given or not
         names = _feature_names(X)
+        # A tree teacher scores X as given (a sparse matrix in float64, as its library reads it).
+        given = X
         X = _as_array(X)
         train = _split("", X, y, qid, privileged)
         positions = None
@@ -803,7 +861,7 @@ class Ranker(_EstimatorBase):
                 )
         scores = None
         if self._teacher is not None:
-            scores, described = self._teacher_scores(X, privileged, eval_set, names, verbose)
+            scores, described = self._teacher_scores(given, privileged, eval_set, names, verbose)
             setup["data"]["teacher"] = described
         if positions is not None:
             # y holds the clicks: the labels are y itself.
@@ -852,9 +910,37 @@ class Ranker(_EstimatorBase):
         model (``attention_heads`` above 0), whose documents attend to the others of their
         query, and checked but not needed by an MLP."""
         fitted = self._fitted()
+        if not isinstance(allow_missing_features, (bool, _np.bool_)):
+            raise TypeError(
+                f"allow_missing_features: expected True or False, not {allow_missing_features!r}"
+            )
         expected = getattr(self, "feature_names_in_", None)
-        _check_names("X", _feature_names(X), None if expected is None else list(expected))
+        names = _feature_names(X)
+        _check_names("X", names, None if expected is None else list(expected))
+        # A frame for a ranker fitted on an array, or the reverse, is read by position, with the
+        # warning scikit-learn gives.
+        if (names is None) != (expected is None):
+            import warnings
+
+            warnings.warn(
+                "X has no feature names, but this Ranker was fitted with feature names: its "
+                "columns are read by position" if names is None else
+                "X has feature names, but this Ranker was fitted without feature names: its "
+                "columns are read by position",
+                UserWarning,
+                stacklevel=2,
+            )
         x = _features("X", _as_array(X))
+        # X's width against the training X's, in an array's words (the library's speak of a
+        # file's highest feature index).
+        width = getattr(self, "n_features_in_", None)
+        if width is not None and x.shape[1] > width:
+            raise ValueError(f"X: {x.shape[1]} columns, and the model was trained on {width}: another dataset?")
+        if width is not None and x.shape[1] < width and not allow_missing_features:
+            raise ValueError(
+                f"X: {x.shape[1]} columns, and the model was trained on {width}: another dataset? If X "
+                "only leaves out the last columns (all zero), allow_missing_features=True reads them as 0"
+            )
         qids = None if qid is None else _qids("qid", qid).tolist()
         if qids is not None and len(qids) != x.shape[0]:
             raise ValueError(f"qid: {len(qids)} query ids for {x.shape[0]} rows of X: expected one per row")

@@ -82,6 +82,14 @@ fn python_words(message: &str, door: Door) -> String {
         .replace("--teacher-columns", "teacher_columns")
         .replace("--allow-missing-features", "allow_missing_features=True")
         .replace("--values", "values");
+    // fit's arrays have no file: their query ids are `qid=`.
+    let message = match door {
+        Door::Arrays => message.replace(
+            "check the file's qid: column (each query's documents share one)",
+            "check qid= (each query's rows share one)",
+        ),
+        _ => message,
+    };
     if let Door::Objectives(section) = door {
         // The section's own fields (`--noise` is `data.synthetic.noise` there), and its files
         // `data.files.train`, ...
@@ -92,6 +100,8 @@ fn python_words(message: &str, door: Door) -> String {
         );
     }
     distillrank::settings::flags_in_words(&message, &|flag| match (door, flag) {
+        // `--bundled mq2008-folds` is `source="mq2008_folds"` here.
+        (_, "bundled") => Some("source".into()),
         (Door::Arrays, "train") => Some("X".into()),
         (Door::Arrays, "valid") => Some("eval_set".into()),
         (Door::Arrays, "test") => Some("a test split".into()),
@@ -432,12 +442,10 @@ impl Model {
                 pipeline::preparation::dataset_from_arrays(TRAIN, values, width, &grades, &qids)?;
             let inputs = model_io::model_inputs(&data, &self.config, name, allow_missing_features)?;
             let engine = engine(backend, &mut pipeline::Silent)?;
-            let scores = distillrank::native::block_on(
-                engine.score_ensemble(
-                    &self.model,
-                    Inputs::dense(&inputs, data.n_docs()).with_groups(&data.group_offsets),
-                ),
-            )?;
+            let scores = distillrank::native::block_on(engine.score_ensemble(
+                &self.model,
+                Inputs::dense(&inputs, data.n_docs()).with_groups(&data.group_offsets),
+            ))?;
             model_io::check_scores(&scores, name)?;
             Ok(scores)
         });
@@ -599,6 +607,16 @@ fn fit(
             ));
         }
         for sentence in unused {
+            // The teacher is `teacher=`, whatever it was given as (scores, a model).
+            let sentence = match sentence.split_once(" is not used") {
+                Some((given, why))
+                    if given.starts_with("--teacher-scores ")
+                        || given.starts_with("--teacher-model ") =>
+                {
+                    format!("teacher= is not used{why}")
+                }
+                _ => sentence,
+            };
             // fit's one method is `method=`, not a list of them.
             let sentence = sentence
                 .replace("no method of --methods ", "the method ")
@@ -718,8 +736,8 @@ fn run_compare_job(
     job: &str,
     base: Option<PathBuf>,
 ) -> PyResult<String> {
-    let job: distillrank::ranking::experiment::Job = serde_json::from_str(job)
-        .map_err(|e| PyValueError::new_err(format!("the job: {e}")))?;
+    let job: distillrank::ranking::experiment::Job =
+        serde_json::from_str(job).map_err(|e| PyValueError::new_err(format!("the job: {e}")))?;
     let mut reporter = Stderr::new(false, None);
     let result = py.detach(|| {
         let (setup, data) = job_data(setup, base.as_deref(), &mut reporter)?;
@@ -756,8 +774,8 @@ fn summarize_compare(
     results: &str,
     base: Option<PathBuf>,
 ) -> PyResult<String> {
-    let jobs: Vec<distillrank::ranking::experiment::Job> = serde_json::from_str(jobs)
-        .map_err(|e| PyValueError::new_err(format!("the jobs: {e}")))?;
+    let jobs: Vec<distillrank::ranking::experiment::Job> =
+        serde_json::from_str(jobs).map_err(|e| PyValueError::new_err(format!("the jobs: {e}")))?;
     type Runs = Vec<(
         distillrank::ranking::distill::Method,
         distillrank::ranking::experiment::SeedRun,
@@ -931,7 +949,7 @@ type Note = (bool, String);
 /// setting `setting`; `names`: X's columns' names, where a frame gave them, checked against the
 /// model's own. Returns the scores and what the CLI says beside them, as (is a warning, text):
 /// the objective's note where it does not rank, and the column mapping `auto` chose where the
-/// widths did not decide it.
+/// widths did not decide it (a warning here: arrays have no trailing columns left out).
 #[pyfunction]
 #[pyo3(signature = (model, name, x, columns, names=None, setting="teacher_columns"))]
 fn forest_scores<'py>(
@@ -967,8 +985,10 @@ fn forest_scores<'py>(
         if let Some(note) = &forest.note {
             notes.push((true, format!("{}: {note}", name.display())));
         }
+        // Arrays carry every column, so a model of another width is a guess by its splits, and
+        // LightGBM refuses one: a warning, said whatever verbose says.
         if let Some(note) = forest.columns_note(columns, width, offset, setting) {
-            notes.push((false, format!("{}: {note}", name.display())));
+            notes.push((true, format!("{}: {note}", name.display())));
         }
         let scores = forest.score_rows(&values, width, offset);
         match scores.iter().position(|s| !s.is_finite()) {

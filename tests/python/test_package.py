@@ -253,7 +253,7 @@ def test_fit_with_privileged_features_and_an_eval_set(bundled, tmp_path):
     np.testing.assert_array_equal(loaded.predict(Xt[:, :40]), scores)
     assert loaded.model_config_ == config
     # The student reads X alone: the full width is another dataset.
-    with pytest.raises(ValueError, match="46 feature columns"):
+    with pytest.raises(ValueError, match=r"^X: 46 columns, and the model was trained on 40: another dataset\?"):
         ranker.predict(Xt)
     # The same fit again gives the same model.
     again = distillrank.Ranker(**ranker.get_params()).fit(
@@ -1058,6 +1058,75 @@ def test_a_model_output_over_what_it_is_not_is_refused(tmp_path):
     with pytest.raises(ValueError, match="is not an ONNX model"):
         ranker.to_onnx(str(data))
     assert data.read_text() == "1 qid:1 1:0.5\n"
+
+
+def test_class_what_a_lightgbm_user_passes_is_read_as_meant_or_refused_before_training(bundled, caplog):
+    """What a LightGBM or XGBoost user passes to fit and predict: a nested column (polars' List,
+    Array, Struct) is refused by its name before training (it was spread over two columns and
+    refused after every epoch); numbers held as objects are numbers; a missing query id is named
+    by its row; a teacher's scores are any 1-D array (a Series too), never a matrix read row by
+    row, and never scores of a split fit does not have; a teacher no method reads is warned of;
+    predict's switch is a bool; a frame for an array-fitted ranker (or the reverse) is read by
+    position with scikit-learn's warning; a paired test's overflow is refused, not a p of 0."""
+    pd = pytest.importorskip("pandas")
+    pl = pytest.importorskip("polars")
+    X, y, qid = bundled["train"]
+    width = X.shape[1]
+    names = [f"f{j}" for j in range(width)]
+    fit = lambda data, method="no-distillation", **kw: distillrank.Ranker(
+        method, labels="grades", **SMALL, **kw).fit(data, y, qid=qid, verbose=False)
+    frame = pl.from_pandas(pd.DataFrame(X, columns=names))
+    for nested in (pl.struct(["f0", "f1"]), pl.concat_list(["f0", "f1"]),
+                   pl.concat_list(["f0", "f1"]).list.to_array(2)):
+        with pytest.raises(ValueError, match=r"^X: column 'f0' holds a list, array or struct in each row"):
+            fit(frame.with_columns(nested.alias("f0")))
+    ranker = fit(X)
+    np.testing.assert_array_equal(ranker.predict(X.astype(object)), ranker.predict(X))
+    missing = pd.array(qid, dtype="Int64")
+    missing[5] = pd.NA
+    with pytest.raises(ValueError, match=r"^qid, row 6: a missing value"):
+        distillrank.Ranker("no-distillation", **SMALL).fit(X, y, qid=missing, verbose=False)
+    with pytest.raises(TypeError, match=r"^allow_missing_features: expected True or False, not 'no'"):
+        ranker.predict(X[:, :-1], allow_missing_features="no")
+    with pytest.warns(UserWarning, match="X has feature names, but this Ranker was fitted without"):
+        ranker.predict(pd.DataFrame(X, columns=names))
+    named = fit(pd.DataFrame(X, columns=names))
+    with pytest.warns(UserWarning, match="X has no feature names, but this Ranker was fitted with"):
+        named.predict(X)
+    # A teacher's scores: a Series as an array; a matrix or a split too many refused.
+    scores = X[:, 0].astype(np.float64) + X[:, 1]
+    np.testing.assert_array_equal(
+        fit(X, "pfd", teacher=pd.Series(scores)).predict(X), fit(X, "pfd", teacher=scores).predict(X))
+    with pytest.raises(ValueError, match=r"^teacher's scores of X: expected one list of numbers, got shape \(\d+, 2\)"):
+        fit(X, "pfd", teacher=np.c_[scores, scores])
+    with pytest.raises(ValueError, match=r"^teacher: 2 splits of scores, and fit reads 1"):
+        fit(X, "pfd", teacher=(scores, scores))
+    with caplog.at_level("WARNING", logger="distillrank"):
+        fit(X, "no-distillation", teacher=scores)
+    warned = [r.getMessage() for r in caplog.records if r.levelno == 30]
+    assert any(w.startswith("teacher= is not used") for w in warned), warned
+    with pytest.raises(ValueError, match=r"past f64's range"):
+        distillrank.paired_test([[1e308, -1e308, 1e308]], [[-1e308, 1e308, 0.0]])
+    # In Python's words: X's columns, qid=, a seed past what JSON holds exactly.
+    with pytest.raises(ValueError, match=rf"^X: {width - 1} columns, and the model was trained on {width}"):
+        ranker.predict(X[:, :-1])
+    with pytest.raises(ValueError, match=r"check qid= \(each query's rows share one\)"):
+        distillrank.Ranker("no-distillation", min_group_size=1, **SMALL).fit(
+            X, y, qid=np.arange(len(y)), verbose=False)
+    with pytest.raises(ValueError, match=r"^seed = 18446744073709551616 is out of range: a whole number past 2\^64 - 1"):
+        distillrank.Ranker("no-distillation", seed=2**64, **SMALL).fit(X, y, qid=qid, verbose=False)
+
+
+def test_a_validation_split_with_few_positive_groups_is_warned_of(bundled, caplog):
+    """The epoch kept is the one best on the validation groups with a y = 1: a held-out split
+    with a handful of them chooses it by chance, and says so (it said nothing, at any
+    verbosity)."""
+    X, y, qid = bundled["valid"]
+    with caplog.at_level("WARNING", logger="distillrank"):
+        distillrank.Ranker("no-distillation", **SMALL).fit(X, y, qid=qid, verbose=False)
+    warned = [r.getMessage() for r in caplog.records if r.levelno == 30]
+    assert any(re.match(r"the validation split has [0-4] groups? with a y = 1", w) and "--" not in w
+               for w in warned), warned
 
 
 def test_class_every_kind_of_table_is_its_numbers_or_refused_by_column(tmp_path):
