@@ -45,11 +45,14 @@ pub enum Error {
 
     /// Training produced a non-finite loss or weight, or a finite loss that ran away
     /// ([`crate::engine::Runaway`]).
-    #[error("training diverged at epoch {epoch}, step {step}: {what}; try a smaller --lr (or smaller loss weights: --alpha, --rd-alpha, --dual-rate-factor)")]
+    #[error("training diverged at epoch {epoch}, step {step}: {what}; try a smaller --lr (or {smaller})")]
     Diverged {
         epoch: usize,
         step: usize,
         what: String,
+        /// What else the run can make smaller: its own settings
+        /// ([`crate::ranking::train::SMALLER`], [`crate::objectives::train::SMALLER`]).
+        smaller: &'static str,
     },
 
     /// The GPU could not be used: no adapter, a validation error, a lost device, a limit.
@@ -122,11 +125,23 @@ impl Error {
     /// The error of training `model` (a comparison's `pfd seed 0 teacher 1`): a divergence names
     /// the model that diverged, which a comparison of several would not otherwise say.
     pub fn training(self, model: &impl std::fmt::Display) -> Self {
+        self.diverged_in(|what| format!("{what} (training {model})"))
+    }
+
+    /// A divergence whose `what` says where it happened (`where_`: the model, the fold); any
+    /// other error as it is.
+    pub fn diverged_in(self, where_: impl FnOnce(String) -> String) -> Self {
         match self {
-            Error::Diverged { epoch, step, what } => Error::Diverged {
+            Error::Diverged {
                 epoch,
                 step,
-                what: format!("{what} (training {model})"),
+                what,
+                smaller,
+            } => Error::Diverged {
+                epoch,
+                step,
+                what: where_(what),
+                smaller,
             },
             other => other,
         }

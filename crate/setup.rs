@@ -1019,6 +1019,31 @@ impl Setup {
             out.push(("reference-columns", why.into()));
             out.push(("reference-absent", why.into()));
         }
+        // A click model reads its own parameter: PBM the position bias, DCM the chance of
+        // scanning on after a click.
+        if self.data.wants_logs() {
+            use crate::data::logs::ClickModel;
+            let name = |m: ClickModel| match serde_json::to_value(m) {
+                Ok(serde_json::Value::String(name)) => name,
+                _ => format!("{m:?}"),
+            };
+            let model = self.data.logs.click_model;
+            for (flag, reader) in [
+                ("position-bias", ClickModel::Pbm),
+                ("continue-after-click", ClickModel::Dcm),
+            ] {
+                if model != reader {
+                    out.push((
+                        flag,
+                        format!(
+                            "only the {} click model reads it, and --click-model is {}",
+                            name(reader),
+                            name(model)
+                        ),
+                    ));
+                }
+            }
+        }
         if self.objective.is_none() {
             out.push((
                 "dual-rate-factor",
@@ -1041,8 +1066,9 @@ impl Setup {
                 Some(format!("--{flag} {value} is not used: {why}"))
             })
             .collect();
-        // The simulated logs' settings, which a command line without --privileged logs cannot
-        // give (and [`Setup::differences`] leaves out), from a setup document that sets them.
+        // The simulated logs' settings where the data simulate none: [`Setup::differences`]
+        // leaves them out (a command line refuses most of them without --privileged logs, and
+        // --log-labels among them is named here), and a setup document may set any.
         if !self.data.wants_logs() {
             let mine = serde_json::to_value(self).unwrap_or_default();
             let defaults = serde_json::to_value(Setup::default()).unwrap_or_default();
@@ -1055,7 +1081,7 @@ impl Setup {
                     .or_else(|| crate::settings::default_json(path));
                 if default.as_ref() != Some(value) {
                     unused.push(format!(
-                        "--{flag} {} is not used: it describes the simulated logs, which only --privileged logs simulates",
+                        "--{flag} {} is not used: it describes the simulated logs, and the privileged features are not the logs (--privileged logs)",
                         self.flag_value(path, value)
                     ));
                 }
@@ -1230,6 +1256,49 @@ impl Default for ObjectivesSetup {
 }
 
 impl ObjectivesSetup {
+    /// The settings this setup gives another value than the default that none of its
+    /// objectives reads, each in words (as [`Setup::unused_settings`]): the multipliers' rate
+    /// and start without an objective that has a constraint, the bounds' surrogate with the log
+    /// loss alone.
+    pub fn unused_settings(&self) -> Vec<String> {
+        use crate::model::objective::Objective;
+        let defaults = ObjectivesSetup::default();
+        let listed = self
+            .objectives
+            .iter()
+            .map(Objective::name)
+            .collect::<Vec<_>>()
+            .join(",");
+        let mut unused = Vec::new();
+        if self.objectives.iter().all(|o| o.n_lambdas() == 0) {
+            let why = format!("no objective of --objectives {listed} has a constraint, and so no Lagrange multiplier");
+            if self.dual_rate_factor != defaults.dual_rate_factor {
+                unused.push(format!(
+                    "--dual-rate-factor {} is not used: {why}",
+                    crate::error::shown(self.dual_rate_factor)
+                ));
+            }
+            if self.initial_lambda != defaults.initial_lambda {
+                unused.push(format!(
+                    "--initial-lambda {} is not used: {why}",
+                    crate::error::shown(self.initial_lambda)
+                ));
+            }
+        }
+        if self.objectives.iter().all(|o| *o == Objective::LogLoss)
+            && self.surrogate != defaults.surrogate
+        {
+            unused.push(format!(
+                "--surrogate {} is not used: the log loss bounds nothing, and --objectives {listed} has no other objective",
+                serde_json::to_value(self.surrogate)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_default()
+            ));
+        }
+        unused
+    }
+
     /// The files the setup reads: its data files.
     pub fn files(&self) -> Vec<&str> {
         match &self.data {

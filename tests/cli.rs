@@ -819,7 +819,7 @@ fn cli_objectives_rejects_bad_options_without_panicking() {
         ),
         (
             &["objectives", "--train", "tests/malformed/value_nan.txt"][..],
-            "--valid and --test",
+            "value 'nan' is not finite",
         ),
         (&["objectives", "--seeds", "0"][..], "--seeds"),
     ] {
@@ -3542,23 +3542,43 @@ fn class_a_setting_a_run_would_not_read_or_could_not_hold_is_named_first() {
         (
             "eval",
             &["--tau-target", "3", "--split", "valid"][..],
-            "--tau-target, --split are not used: they draw the Gumbel labels",
+            "--tau-target, --split are not used: read only with --labels binary",
         ),
         (
             "eval",
             &["--columns", "from-1"][..],
-            "--columns is not used: they say how a LightGBM or XGBoost model reads the file",
+            "--columns is not used: read only for a LightGBM or XGBoost model",
         ),
         (
             "predict",
             &["--absent", "zero"][..],
-            "--absent is not used: they say how a LightGBM or XGBoost model reads the file",
+            "--absent is not used: read only for a LightGBM or XGBoost model",
         ),
     ] {
         let mut args = vec![command, "--model", &at_model, &data];
         args.extend(flags);
         let (ok, _, stderr) = distillrank(&args);
         assert!(ok && stderr.contains(words), "{args:?}: {stderr}");
+    }
+    // A click model's parameter under another click model.
+    let mut args = vec![
+        "train",
+        "--train",
+        &data,
+        "--privileged",
+        "logs",
+        "--sessions",
+        "20",
+    ];
+    args.extend(["--click-model", "cascade", "--position-bias", "2"]);
+    args.extend(["--continue-after-click", "0.9"]);
+    args.extend(tiny);
+    let (ok, _, stderr) = distillrank(&args);
+    for words in [
+        "--position-bias 2.0 is not used: only the pbm click model reads it, and --click-model is cascade",
+        "--continue-after-click 0.9 is not used: only the dcm click model reads it",
+    ] {
+        assert!(ok && stderr.contains(words), "{words}: {stderr}");
     }
     // A setup file's logs without logs: named by their fields.
     let setup = at("logs.json");
@@ -3609,26 +3629,133 @@ fn class_a_setting_a_run_would_not_read_or_could_not_hold_is_named_first() {
         "{stderr}"
     );
     // No session shows more documents than the longest query has: --shown past it simulates
-    // what the longest query's length does.
+    // tables by rank as long as that query, not as long as --shown.
     let train = letor_data::data("mq2008/Fold1/vali.txt");
-    let figures = |shown: &str| {
-        let mut args = vec![
-            "train",
-            "--train",
-            &train,
-            "--privileged",
-            "logs",
-            "--shown",
-            shown,
-        ];
-        args.extend(["--sessions", "20", "--json"]);
+    let (_, stats, _) = distillrank(&["data", "stats", &train, "--json"]);
+    let stats: serde_json::Value = serde_json::from_str(&stats).unwrap();
+    let longest = stats["docs_per_query_max"].as_u64().unwrap() as usize;
+    let logged = at("logged.txt");
+    let (ok, _, stderr) = distillrank(&[
+        "data",
+        "simulate-logs",
+        &train,
+        "-o",
+        &logged,
+        "--shown",
+        "100000",
+        "--sessions",
+        "5",
+    ]);
+    assert!(ok, "{stderr}");
+    let sidecar: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(format!("{logged}.logs.json")).unwrap())
+            .unwrap();
+    let ranks = sidecar["stats"]["ctr_by_rank"].as_array().map(Vec::len);
+    assert_eq!(ranks, Some(longest), "{}", sidecar["stats"]);
+}
+
+/// Class: what the global objectives' command would not read. A flag of the data it does not
+/// describe (the files' threshold and `.query` files for generated examples, the generator's
+/// settings beside files) is refused by name (they were dropped); the multipliers' settings
+/// without a constraint and the surrogate with the log loss alone are named; a file without its
+/// validation and test splits has them held out, as from a setup file (the command line alone
+/// refused it); a split with one class names its file and the setting that makes the classes; a
+/// diverged run names this command's settings, not a comparison's.
+#[test]
+fn class_what_the_objectives_command_would_not_read_is_named_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let at = |name: &str| dir.path().join(name).display().to_string();
+    let tiny = [
+        "--epochs",
+        "1",
+        "--seeds",
+        "1",
+        "--widths",
+        "4",
+        "--backend",
+        "cpu",
+    ];
+    let small = [
+        "--train-examples",
+        "300",
+        "--valid-examples",
+        "200",
+        "--test-examples",
+        "200",
+    ];
+    let train = letor_data::data("mq2008/Fold1/train.txt");
+    for (flags, words) in [
+        (
+            vec!["--label-threshold", "2", "--train-query", "q.txt"],
+            "--label-threshold, --train-query describe LETOR files, and these examples are generated",
+        ),
+        (
+            vec!["--bundled", "mq2008", "--features", "7", "--noise", "0.5"],
+            "--features, --noise describe the generated examples, and these data are read (--bundled)",
+        ),
+        (
+            vec!["--train", &train, "--positive-rate", "0.5"],
+            "--positive-rate describes the generated examples, and these data are read (--train)",
+        ),
+    ] {
+        let out = at("refused");
+        let mut args = vec!["objectives", "--out", &out];
+        args.extend(&flags);
         args.extend(tiny);
-        let (ok, stdout, stderr) = distillrank(&args);
-        assert!(ok, "--shown {shown}: {stderr}");
-        let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
-        v["best_valid_ndcg"].clone()
-    };
-    assert_eq!(figures("100000"), figures("1000"));
+        let (ok, _, stderr) = distillrank(&args);
+        assert!(!ok && stderr.contains(words), "{flags:?}: {stderr}");
+    }
+    // Held out, as from a setup; the settings no objective reads, named.
+    let out = at("held-out");
+    let mut args = vec!["objectives", "--train", &train, "--out", &out];
+    args.extend(["--objectives", "logloss,roc-auc", "--dual-rate-factor", "5"]);
+    args.extend(["--initial-lambda", "3"]);
+    args.extend(tiny);
+    let (ok, _, stderr) = distillrank(&args);
+    assert!(ok, "{stderr}");
+    for words in [
+        "--dual-rate-factor 5 is not used: no objective of --objectives logloss,roc-auc has a constraint",
+        "--initial-lambda 3 is not used",
+    ] {
+        assert!(stderr.contains(words), "{words}: {stderr}");
+    }
+    let mut args = vec!["objectives", "--out", &out, "--objectives", "logloss"];
+    args.extend(["--surrogate", "hinge"]);
+    args.extend(small);
+    args.extend(tiny);
+    let (ok, _, stderr) = distillrank(&args);
+    assert!(
+        ok && stderr.contains("--surrogate hinge is not used: the log loss bounds nothing"),
+        "{stderr}"
+    );
+    // One class: the split's file and the threshold.
+    let mut args = vec![
+        "objectives",
+        "--bundled",
+        "mq2008",
+        "--label-threshold",
+        "3",
+        "--out",
+        &out,
+    ];
+    args.extend(tiny);
+    let (ok, _, stderr) = distillrank(&args);
+    assert!(
+        !ok && stderr.contains("binary metrics need both classes; change --label-threshold 3"),
+        "{stderr}"
+    );
+    // Diverged: this command's settings.
+    let mut args = vec!["objectives", "--out", &out, "--objectives", "auc-pr"];
+    args.extend(["--dual-rate-factor", "1000000000", "--lr", "10"]);
+    args.extend(small);
+    args.extend(tiny);
+    let (ok, _, stderr) = distillrank(&args);
+    assert!(
+        !ok && stderr.contains("diverged")
+            && stderr.contains("--dual-rate-factor")
+            && !stderr.contains("--alpha"),
+        "{stderr}"
+    );
 }
 
 /// A privileged split no data can take (`nope`, `cols:0`, `top:0`) is refused before any data

@@ -1015,7 +1015,7 @@ pub fn eval(args: &EvalArgs, given: &[String], out: &Output) -> Result<()> {
         warn_unread(
             given,
             &["tau_target", "t", "data_seed", "min_group_size", "split"],
-            "they draw the Gumbel labels, read only with --labels binary",
+            "read only with --labels binary, to draw the Gumbel labels",
             out,
         );
     }
@@ -1025,7 +1025,7 @@ pub fn eval(args: &EvalArgs, given: &[String], out: &Output) -> Result<()> {
     warn_unread(
         given,
         &TREE_FLAGS,
-        "they say how a LightGBM or XGBoost model reads the file, and this is a saved distillrank model, which records its columns",
+        "read only for a LightGBM or XGBoost model, and this is a saved distillrank model, which records its columns",
         out,
     );
     let (model, config) = distillrank::pipeline::run::load_model(&args.model, true)?;
@@ -1156,7 +1156,7 @@ pub fn predict(args: &PredictArgs, given: &[String], out: &Output) -> Result<()>
         warn_unread(
             given,
             &TREE_FLAGS,
-            "they say how a LightGBM or XGBoost model reads the file, and this is a saved distillrank model, which records its columns",
+            "read only for a LightGBM or XGBoost model, and this is a saved distillrank model, which records its columns",
             out,
         );
     }

@@ -395,12 +395,16 @@ pub fn run(args: &CompareArgs, given: &[String], out: &Output) -> Result<()> {
     for sentence in &not_ranking {
         out.warn(format!("{sentence}."));
     }
-    for sentence in setup.unused_settings() {
-        // From a setup file, in its words.
-        let sentence = match args.setup {
+    // The settings nothing reads, from a setup file in its words: on stderr and in the report.
+    let unused: Vec<String> = setup
+        .unused_settings()
+        .into_iter()
+        .map(|sentence| match args.setup {
             Some(_) => document_words(&sentence),
             None => sentence,
-        };
+        })
+        .collect();
+    for sentence in &unused {
         out.warn(format!("{sentence}."));
     }
     let shared = pipeline::report::shared_teachers(&data, &setup);
@@ -417,6 +421,7 @@ pub fn run(args: &CompareArgs, given: &[String], out: &Output) -> Result<()> {
             &setup,
             &shared,
             &not_ranking,
+            &unused,
         ),
     )?;
     let mut results = pipeline::report::results_json_with(&data, &setup, &comparison, &tests);
@@ -828,6 +833,7 @@ fn report(
     setup: &Setup,
     shared_teachers: &[String],
     not_ranking: &[String],
+    unused: &[String],
 ) -> String {
     let seconds = throughput.end_to_end_seconds;
     let p = &data.prepared;
@@ -838,7 +844,7 @@ fn report(
     for sentence in not_ranking {
         let _ = writeln!(r, "**Does not rank:** {sentence}.\n");
     }
-    for sentence in setup.unused_settings() {
+    for sentence in unused {
         let _ = writeln!(r, "**{sentence}.**\n");
     }
     let _ = writeln!(

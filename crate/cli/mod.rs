@@ -685,11 +685,10 @@ pub struct SplitFiles {
     /// Training file. Without it, the command's synthetic data (see the synthetic options).
     #[arg(long)]
     pub train: Option<PathBuf>,
-    /// Validation file (train, compare, sweep: default 10% of the training queries held out;
-    /// objectives: needed with --train).
+    /// Validation file (default: 10% of the training queries held out).
     #[arg(long)]
     pub valid: Option<PathBuf>,
-    /// Test file (objectives: needed with --train).
+    /// Test file (compare, sweep, objectives; default: 20% of the training queries held out).
     #[arg(long)]
     pub test: Option<PathBuf>,
     /// Group sizes for a training file without qid: (LightGBM style).

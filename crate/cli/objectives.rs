@@ -113,7 +113,7 @@ impl ObjectivesArgs {
         if let Some(path) = &self.setup {
             refuse_beside_setup(path, given, true)?;
         }
-        let from_args = self.setup_from_args()?;
+        let from_args = self.setup_from_args(given)?;
         let Some(path) = &self.setup else {
             return Ok(from_args);
         };
@@ -149,8 +149,30 @@ impl ObjectivesArgs {
         Ok(setup)
     }
 
-    /// The setup the arguments describe, checked.
-    fn setup_from_args(&self) -> Result<ObjectivesSetup> {
+    /// The setup the arguments describe, checked: a flag of the data these arguments do not
+    /// describe (`given`: the flags given, by their ids) is refused by name, not dropped.
+    fn setup_from_args(&self, given: &[String]) -> Result<ObjectivesSetup> {
+        let flags_given = |ids: &[&str]| -> Vec<String> {
+            ids.iter()
+                .filter(|id| given.iter().any(|g| g == *id))
+                .map(|id| format!("--{}", id.replace('_', "-")))
+                .collect()
+        };
+        let read = flags_given(&[
+            "label_threshold",
+            "train_query",
+            "valid_query",
+            "test_query",
+        ]);
+        let generated = flags_given(&[
+            "train_examples",
+            "valid_examples",
+            "test_examples",
+            "features",
+            "positive_rate",
+            "noise",
+            "synth_seed",
+        ]);
         let objectives = self
             .objectives
             .iter()
@@ -168,28 +190,47 @@ impl ObjectivesArgs {
                     )));
                 }
                 files.refuse_beside_bundled()?;
+                refuse_unread(
+                    &generated,
+                    "the generated examples",
+                    "these data are read (--bundled)",
+                )?;
                 ObjectivesData::Mq2008 {
                     threshold: self.label_threshold,
                 }
             }
-            (None, None) => ObjectivesData::Synthetic(SynthBinaryOptions {
-                train: self.train_examples,
-                valid: self.valid_examples,
-                test: self.test_examples,
-                features: self.features,
-                positive_rate: self.positive_rate,
-                noise: self.noise,
-                seed: self.synth_seed,
-            }),
-            (None, Some(train)) => ObjectivesData::Files {
-                train: train.display().to_string(),
-                valid: name(&files.valid),
-                test: name(&files.test),
-                threshold: self.label_threshold,
-                train_query: name(&files.train_query),
-                valid_query: name(&files.valid_query),
-                test_query: name(&files.test_query),
-            },
+            (None, None) => {
+                refuse_unread(
+                    &read,
+                    "LETOR files",
+                    "these examples are generated (no --train or --bundled)",
+                )?;
+                ObjectivesData::Synthetic(SynthBinaryOptions {
+                    train: self.train_examples,
+                    valid: self.valid_examples,
+                    test: self.test_examples,
+                    features: self.features,
+                    positive_rate: self.positive_rate,
+                    noise: self.noise,
+                    seed: self.synth_seed,
+                })
+            }
+            (None, Some(train)) => {
+                refuse_unread(
+                    &generated,
+                    "the generated examples",
+                    "these data are read (--train)",
+                )?;
+                ObjectivesData::Files {
+                    train: train.display().to_string(),
+                    valid: name(&files.valid),
+                    test: name(&files.test),
+                    threshold: self.label_threshold,
+                    train_query: name(&files.train_query),
+                    valid_query: name(&files.valid_query),
+                    test_query: name(&files.test_query),
+                }
+            }
         };
         let setup = ObjectivesSetup {
             data,
@@ -209,18 +250,28 @@ impl ObjectivesArgs {
             backend: self.backend,
         };
         setup.check()?;
-        // The command line asks for all three files: the epoch is chosen on validation.
-        match &files.train {
-            _ if files.bundled.is_some() => Ok(setup),
-            None if files.valid.is_some() || files.test.is_some() => {
-                Err(Error::Config("--valid/--test need --train".into()))
-            }
-            Some(_) if files.valid.is_none() || files.test.is_none() => Err(Error::Config(
-                "with --train, give --valid and --test too: the epoch is chosen on validation, the figures are on test".into(),
-            )),
-            _ => Ok(setup),
+        // A split not given is held out of the training queries, as from a setup.
+        if files.train.is_none()
+            && files.bundled.is_none()
+            && (files.valid.is_some() || files.test.is_some())
+        {
+            return Err(Error::Config("--valid/--test need --train".into()));
         }
+        Ok(setup)
     }
+}
+
+/// Refuses `flags` (given) that describe `what`, which `why` leaves unread.
+fn refuse_unread(flags: &[String], what: &str, why: &str) -> Result<()> {
+    if flags.is_empty() {
+        return Ok(());
+    }
+    Err(Error::Config(format!(
+        "{} describe{} {what}, and {why}: drop {}",
+        flags.join(", "),
+        if flags.len() == 1 { "s" } else { "" },
+        if flags.len() == 1 { "it" } else { "them" }
+    )))
 }
 
 pub fn run(args: &ObjectivesArgs, given: &[String], out: &Output) -> Result<()> {

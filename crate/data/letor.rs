@@ -226,7 +226,7 @@ pub const CACHE_MAGIC: [u8; 8] = *b"DRLETOR\0";
 fn refuse_cache_bytes(name: &Path, head: &[u8]) -> Result<()> {
     if head.starts_with(&CACHE_MAGIC) {
         return Err(Error::Config(format!(
-            "{} is a distillrank binary cache, read from its file on disk: give the cache's file as a path, or the LETOR or Parquet file it was made from",
+            "{} is a distillrank binary cache, which is read from its file on disk (by its path, in the CLI and Python): give the LETOR or Parquet file it was made from",
             crate::error::printable(&name.display().to_string())
         )));
     }
@@ -837,7 +837,8 @@ impl<'a> Iterator for Tokens<'a> {
 
 /// How a command is given a file's `.query` file of group sizes, in the words of a file
 /// without qids: a door without these flags says it its own way (Python's `query=`).
-pub const QUERY_FILE_FLAGS: &str = "with the command's --query or --train-query flag";
+pub const QUERY_FILE_FLAGS: &str =
+    "with the command's setting for this file: --query, --train-query, --valid-query or --test-query";
 
 /// A message about a file's first line without the text it quotes. A file that fails on its first
 /// line may be any file at all (`--train /etc/passwd`), so its content is never echoed; past the

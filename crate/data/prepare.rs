@@ -1305,8 +1305,16 @@ fn split_warnings(
     // choose it by chance (a split held out of a small training file, a high tau_target).
     let positive = valid_set.positive_groups();
     if positive < FEW_VALIDATION_GROUPS {
+        // What makes more of them, by where y comes from.
+        let sparser = if options.label_column.is_some() {
+            ", or raise --sessions or --conversion-rate"
+        } else if options.grades {
+            ""
+        } else {
+            ", or lower --tau-target"
+        };
         warnings.push(format!(
-            "the validation split has {positive} group{} with a y = 1 (of {} after filtering): the epoch kept rests on {}, and early stopping on chance; give more validation queries (--valid), or lower --tau-target",
+            "the validation split has {positive} group{} with a y = 1 (of {} after filtering): the epoch kept rests on {}, and early stopping on chance; give more validation queries{sparser}",
             if positive == 1 { "" } else { "s" },
             valid_set.n_groups(),
             if positive == 1 { "it" } else { "them" },

@@ -253,10 +253,10 @@ impl SynthOptions {
     }
 }
 
-/// The ground truth: fixed random unit directions drawn from the seed (stream 1).
 /// The hidden units of the regular signal g(x).
 const TRUTH_HIDDEN_UNITS: usize = 8;
 
+/// The ground truth: fixed random unit directions drawn from the seed (stream 1).
 struct Truth {
     /// The hidden units of the regular signal (letor data).
     x_directions: Vec<Vec<f64>>,

@@ -61,17 +61,23 @@ pub struct BinarySplits {
 }
 
 impl BinarySplits {
-    /// Each split must hold positives and negatives (AUC-PR and AUC-ROC are undefined otherwise).
-    fn check(self) -> Result<Self> {
-        for (name, set) in [
+    /// Each split must hold positives and negatives (AUC-PR and AUC-ROC are undefined otherwise):
+    /// a split that does not is named (`files`: where each came from, where a file) with
+    /// `remedy`, the setting that makes the classes.
+    fn check(self, files: [Option<String>; 3], remedy: &str) -> Result<Self> {
+        for ((name, set), file) in [
             ("training", &self.train),
             ("validation", &self.valid),
             ("test", &self.test),
-        ] {
+        ]
+        .into_iter()
+        .zip(files)
+        {
             let p = set.positives();
             if p == 0 || p == set.len() {
+                let from = file.map(|f| format!(" ({f})")).unwrap_or_default();
                 return Err(Error::Data(format!(
-                    "the {name} split has {p} positive examples of {}: binary metrics need both classes; change the label threshold or the positive rate",
+                    "the {name} split{from} has {p} positive examples of {}: binary metrics need both classes; {remedy}",
                     set.len()
                 )));
             }
@@ -189,7 +195,10 @@ pub fn synthetic(options: &SynthBinaryOptions) -> Result<BinarySplits> {
             o.train, o.valid, o.test, d, 100.0 * o.positive_rate, o.noise, o.seed
         ),
     }
-    .check()
+    .check(
+        [None, None, None],
+        "change --positive-rate, or draw more examples (--train-examples, --valid-examples, --test-examples)",
+    )
 }
 
 /// LETOR splits read document by document: every document is one example with label
@@ -266,7 +275,12 @@ pub fn from_letor(
         test: binary(test)?,
         description,
     }
-    .check()
+    .check(
+        [train, valid, test].map(|d| d.source.as_ref().map(|p| p.display().to_string())),
+        &format!(
+            "change --label-threshold {threshold} (a document whose grade reaches it is positive)"
+        ),
+    )
 }
 
 /// The global objectives' examples in a buffer the page's workers share: one worker lays them

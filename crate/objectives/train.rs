@@ -15,6 +15,9 @@ use super::data::BinarySet;
 use crate::model::objective::Config;
 use crate::model::objective::{LabelPrior, Objective, Params};
 
+/// What a diverged run of the global objectives can make smaller besides the learning rate.
+pub const SMALLER: &str = "a smaller rate of the multipliers: --dual-rate-factor";
+
 /// The tolerance of the reports' "met within tolerance" counts: a constraint's quantity (precision,
 /// recall, false positive rate at f > 0) may miss its target by at most this much. The epoch choice
 /// itself ([`better_epoch`]) takes no tolerance.
@@ -202,6 +205,7 @@ pub(crate) fn check_finite(
             epoch,
             step,
             what: "a weight, bias or multiplier became NaN or infinite".into(),
+            smaller: SMALLER,
         })
     }
 }
@@ -340,7 +344,12 @@ pub async fn fit_async(
                     false => Some(format!("the {} loss is {l}", config.objective)),
                 };
                 match what {
-                    Some(what) => Err(Error::Diverged { epoch, step, what }),
+                    Some(what) => Err(Error::Diverged {
+                        epoch,
+                        step,
+                        what,
+                        smaller: SMALLER,
+                    }),
                     None => Ok(()),
                 }
             },

@@ -82,11 +82,9 @@ impl Fold {
         match e {
             Error::Config(message) => Error::Config(format!("{}: {}", files(), unflagged(message))),
             Error::Data(message) => Error::Data(format!("{}: {}", files(), unflagged(message))),
-            Error::Diverged { epoch, step, what } => Error::Diverged {
-                epoch,
-                step,
-                what: format!("{what}, fold {}", self.fold),
-            },
+            diverged @ Error::Diverged { .. } => {
+                diverged.diverged_in(|what| format!("{what}, fold {}", self.fold))
+            }
             other => other,
         }
     }

@@ -22,6 +22,11 @@ pub fn objectives_data(
     store: &mut dyn Store,
     reporter: &mut dyn Reporter,
 ) -> Result<BinarySplits> {
+    // Every door's run reads its data here first: the settings none of its objectives reads are
+    // named here, once.
+    for sentence in setup.unused_settings() {
+        reporter.warn(&sentence);
+    }
     let (train, valid, test, threshold) = match &setup.data {
         ObjectivesData::Synthetic(options) => return synthetic(options),
         ObjectivesData::Mq2008 { threshold } => {

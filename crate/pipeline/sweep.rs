@@ -235,6 +235,24 @@ pub fn sweep(
 ) -> Result<Sweep> {
     param.check(setup, values)?;
     crate::pipeline::preparation::check_one_split(&setup.data)?;
+    // The settings no comparison of the sweep reads, as a comparison names them; and a value the
+    // setup gives the swept setting, replaced at every point (the command line refuses its flag
+    // beside --param; a setup, Python's too, is told).
+    for sentence in setup.unused_settings() {
+        reporter.warn(&sentence);
+    }
+    let sets = param.sets();
+    if let Some((_, value, _)) = setup.differences().into_iter().find(|(f, _, _)| f == sets) {
+        reporter.warn(&format!(
+            "--{sets} {value} is not used: the sweep of {} sets {} at each of its values",
+            param.name(),
+            if sets == param.name() {
+                "it"
+            } else {
+                "the privileged split"
+            }
+        ));
+    }
     let mut points = Vec::with_capacity(values.len());
     for &value in values {
         reporter.note(&format!("{} = {value}", param.name()));

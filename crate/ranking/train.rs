@@ -635,6 +635,9 @@ struct Divergence {
     runaway: crate::engine::Runaway,
 }
 
+/// What a diverged ranking run can make smaller besides the learning rate.
+pub const SMALLER: &str = "smaller loss weights: --alpha, --rd-alpha, --dual-rate-factor";
+
 impl Divergence {
     /// Checks one step's losses: each finite, and their sum not run away.
     fn check(&mut self, epoch: usize, step: usize, losses: &StepLosses) -> Result<()> {
@@ -642,6 +645,7 @@ impl Divergence {
             return Err(Error::Diverged {
                 epoch,
                 step,
+                smaller: SMALLER,
                 what: format!(
                     "loss is {} (data) / {} (teacher) / {} (ranking distillation)",
                     losses.data, losses.teacher, losses.rd
@@ -652,6 +656,7 @@ impl Divergence {
             Some(how) => Err(Error::Diverged {
                 epoch,
                 step,
+                smaller: SMALLER,
                 what: format!("the loss {how}"),
             }),
             None => Ok(()),
@@ -695,6 +700,7 @@ impl Selection {
             return Err(Error::Diverged {
                 epoch,
                 step,
+                smaller: SMALLER,
                 what: "a weight became NaN or infinite".into(),
             });
         }
@@ -703,6 +709,7 @@ impl Selection {
             return Err(Error::Diverged {
                 epoch,
                 step,
+                smaller: SMALLER,
                 what: format!("the weights are finite but score validation documents {bad}"),
             });
         }

@@ -120,7 +120,7 @@ def _json_text(setup: Any, at: str = "") -> str:
             raise ValueError(f"{where} = {value}: expected a finite number")
         # A whole number JSON's readers hold only as a rounded float (past 2^64 - 1).
         if isinstance(value, int) and not isinstance(value, bool) and not -2**63 <= value < 2**64:
-            raise ValueError(f"{where} = {value} is out of range: a whole number past 2^64 - 1, which no setting takes")
+            raise ValueError(f"{where} = {value} is out of range: a whole number outside -2^63..=2^64 - 1, which no setting takes")
         if isinstance(value, dict):
             return {key: plain(inner, f"{path}.{key}" if path else str(key)) for key, inner in value.items()}
         if isinstance(value, (list, tuple)):
@@ -368,13 +368,11 @@ def _features(name: str, x: Any) -> _np.ndarray:
     x = _np.asarray(x)
     if x.ndim != 2:
         raise ValueError(f"{name}: expected a 2-D array (rows, features), got shape {x.shape}")
-    if x.dtype == object:
-        # Numbers held as Python objects (an array built from mixed lists), as a frame's object
-        # column of numbers is read.
-        try:
-            x = x.astype(_np.float64)
-        except (TypeError, ValueError):
-            pass
+    if x.dtype == object and all(
+            isinstance(v, (int, float, _np.number)) and not isinstance(v, _np.datetime64) for v in x.flat):
+        # Numbers held as Python objects (an array built from mixed lists); text, even text of
+        # numbers, and missing values stay refused, as a frame's are.
+        x = x.astype(_np.float64)
     if not (_np.issubdtype(x.dtype, _np.floating) or _np.issubdtype(x.dtype, _np.integer)
             or x.dtype == _np.bool_):
         raise ValueError(f"{name}: expected numbers, got dtype {x.dtype}")
@@ -571,7 +569,8 @@ def _qids(name: str, qid: Any) -> _np.ndarray:
     if qid.ndim != 1:
         raise ValueError(f"{name}: expected one query id per row (1-D), got shape {qid.shape}")
     # A missing value (pandas' nullable Int64 with NA reads as float NaN or None): its row.
-    missing = [i for i, q in enumerate(qid.tolist()) if q is None or (isinstance(q, float) and q != q)] \
+    missing = [i for i, q in enumerate(qid.tolist())
+               if q is None or (isinstance(q, float) and q != q) or type(q).__name__ == "NAType"] \
         if qid.dtype.kind in "fO" else []
     if missing:
         raise ValueError(

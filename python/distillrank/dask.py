@@ -143,7 +143,7 @@ def _scorer(model: Any, features: Sequence[Any], model_columns: str = "auto") ->
             config = _load(prefix).model_config_
             _check_names("frame", _names_of(features), config.get("feature_names"))
             _check_width(features, config.get("source_features"))
-            return lambda x, q: _load(prefix).predict(x, qid=q)
+            return lambda x, q: _predict_checked(_load(prefix), x, q)
         if not os.path.isfile(path):
             raise ValueError(
                 f"model: {path}: no such file (expected a saved model's prefix, PREFIX.json + "
@@ -153,7 +153,7 @@ def _scorer(model: Any, features: Sequence[Any], model_columns: str = "auto") ->
             return tree(file.read(), path)
     if isinstance(model, _importlib.import_module("distillrank").Ranker):
         _check_width(features, getattr(model, "n_features_in_", None))
-        return lambda x, q: model.predict(x, qid=q)
+        return lambda x, q: _predict_checked(model, x, q)
     if _is_tree_model(model):
         # A Booster or a fitted estimator: scored by the library's reader of its dump, as a
         # model file is, so that model_columns and the names are read alike.
@@ -168,6 +168,17 @@ def _scorer(model: Any, features: Sequence[Any], model_columns: str = "auto") ->
         "model: a fitted distillrank.Ranker, a saved model's prefix (PREFIX.json + PREFIX.safetensors), "
         "a LightGBM or XGBoost model (a Booster, a fitted estimator or its file), or a model with predict"
     )
+
+
+def _predict_checked(ranker: Any, x: Any, q: Any) -> Any:
+    """A ranker's scores of a partition's feature frame, whose columns this door checked against
+    the ranker's before any task: without the warning that a frame meets a ranker fitted on
+    arrays, which every partition would repeat."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="X has (no )?feature names", category=UserWarning)
+        return ranker.predict(x, qid=q)
 
 
 def _is_tree_model(model: Any) -> bool:

@@ -250,6 +250,15 @@ def test_scoring_and_evaluation_on_the_workers_equal_one_machines(client):
         again = dr_dask.evaluate(ranker, dd.from_pandas(frame.set_index("qid", drop=False), npartitions=n, sort=True))
         assert again == found, n
     assert dr_dask.predict(ranker, whole).compute().tolist() == scores.tolist()
+    # The frame's columns are checked here, before any task: no partition warns that a frame
+    # meets a ranker fitted on arrays.
+    import warnings
+
+    dask = pytest.importorskip("dask")
+    with warnings.catch_warnings(record=True) as caught, dask.config.set(scheduler="sync"):
+        warnings.simplefilter("always")
+        dr_dask.predict(ranker, whole, exclude=("qid", "label")).compute()
+    assert not [w for w in caught if "feature names" in str(w.message)], [str(w.message) for w in caught]
     # A listwise ranker is scored on the workers by each partition's queries, as one machine
     # scores them; a frame cut through a query is refused for it by name.
     listwise = distillrank.Ranker(method="no-distillation", labels="grades", epochs=1, widths=[16], backend="cpu",

@@ -552,6 +552,25 @@ def test_sweep_equals_the_clis_sweep(tmp_path):
         distillrank.sweep("bogus", [1.0], setup, verbose=False)
 
 
+def test_a_sweep_names_what_it_replaces_and_what_nothing_reads(caplog):
+    """The swept setting's value in the setup is replaced at every point, and said (the CLI
+    refuses its flag beside --param); a setting no comparison reads is named, as a comparison
+    names it; the folds are refused in Python's words before the first value."""
+    import logging
+
+    setup = distillrank.Setup(source="mq2008", seeds=1, methods=["no-distillation", "pfd"], alpha=0.7,
+                              rd={"k": 7}, **SMALL)
+    with caplog.at_level(logging.WARNING, logger="distillrank"):
+        distillrank.sweep("alpha", [0.3], setup, verbose=False)
+    warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert any(w.startswith("alpha 0.7 is not used: the sweep of alpha sets it") for w in warned), warned
+    assert any(w.startswith("rd.k 7 is not used") for w in warned), warned
+    assert not any("--" in w for w in warned), warned
+    with pytest.raises(ValueError) as refused:
+        distillrank.sweep("alpha", [0.3], distillrank.Setup(source="mq2008_folds", **SMALL), verbose=False)
+    assert "runs a comparison on each fold" in str(refused.value) and "--" not in str(refused.value)
+
+
 def test_every_loss_and_method_comes_from_the_librarys_entries():
     assert distillrank.LOSSES[:2] == ("rankbce", "ranknet") and "lambdarank" in distillrank.LOSSES
     assert distillrank.METHODS[0] == "no-distillation" and "pfd" in distillrank.METHODS
@@ -1082,6 +1101,9 @@ def test_class_what_a_lightgbm_user_passes_is_read_as_meant_or_refused_before_tr
             fit(frame.with_columns(nested.alias("f0")))
     ranker = fit(X)
     np.testing.assert_array_equal(ranker.predict(X.astype(object)), ranker.predict(X))
+    # Text stays text, in an object array as in a frame's column.
+    with pytest.raises(ValueError, match=r"^X: expected numbers, got dtype object"):
+        ranker.predict(X.astype(str).astype(object))
     missing = pd.array(qid, dtype="Int64")
     missing[5] = pd.NA
     with pytest.raises(ValueError, match=r"^qid, row 6: a missing value"):
@@ -1113,7 +1135,7 @@ def test_class_what_a_lightgbm_user_passes_is_read_as_meant_or_refused_before_tr
     with pytest.raises(ValueError, match=r"check qid= \(each query's rows share one\)"):
         distillrank.Ranker("no-distillation", min_group_size=1, **SMALL).fit(
             X, y, qid=np.arange(len(y)), verbose=False)
-    with pytest.raises(ValueError, match=r"^seed = 18446744073709551616 is out of range: a whole number past 2\^64 - 1"):
+    with pytest.raises(ValueError, match=r"^seed = 18446744073709551616 is out of range: a whole number outside -2\^63..=2\^64 - 1"):
         distillrank.Ranker("no-distillation", seed=2**64, **SMALL).fit(X, y, qid=qid, verbose=False)
 
 
