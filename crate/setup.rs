@@ -1415,7 +1415,9 @@ impl ObjectivesSetup {
     pub fn config(&self) -> Result<ObjectivesConfig> {
         for (i, o) in self.objectives.iter().enumerate() {
             if self.objectives[..i].contains(o) {
-                return Err(Error::Config(format!("objective '{o}' is listed twice")));
+                return Err(Error::Config(format!(
+                    "--objectives: objective '{o}' is listed twice: list each once"
+                )));
             }
         }
         let Some(&first) = self.objectives.first() else {

@@ -3705,6 +3705,21 @@ fn class_what_the_objectives_command_would_not_read_is_named_first() {
         let (ok, _, stderr) = distillrank(&args);
         assert!(!ok && stderr.contains(words), "{flags:?}: {stderr}");
     }
+    // A split file without its training file is said first, before the flags that follow
+    // from which data these are.
+    let (ok, _, stderr) = distillrank(&[
+        "objectives",
+        "--valid",
+        &train,
+        "--test",
+        &train,
+        "--label-threshold",
+        "2",
+    ]);
+    assert!(
+        !ok && stderr.contains("--valid/--test need --train"),
+        "{stderr}"
+    );
     // Held out, as from a setup; the settings no objective reads, named.
     let out = at("held-out");
     let mut args = vec!["objectives", "--train", &train, "--out", &out];

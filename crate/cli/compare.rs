@@ -111,8 +111,12 @@ fn in_file_words(path: &Path, e: Error) -> Error {
 }
 
 /// A message in a setup document's words: each flag as its field's whole path.
-fn document_words(message: &str) -> String {
-    distillrank::settings::flags_in_document_words(message, &|flag| match flag {
+pub(super) fn document_words(message: &str) -> String {
+    let message = message.replace(
+        distillrank::data::letor::QUERY_FILE_FLAGS,
+        "with its .query field (data.source.files.train_query, valid_query or test_query)",
+    );
+    distillrank::settings::flags_in_document_words(&message, &|flag| match flag {
         "bundled" => Some("data.source".into()),
         _ => distillrank::setup::files_field(flag).map(|field| format!("data.{field}")),
     })

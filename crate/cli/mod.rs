@@ -688,7 +688,8 @@ pub struct SplitFiles {
     /// Validation file (default: 10% of the training queries held out).
     #[arg(long)]
     pub valid: Option<PathBuf>,
-    /// Test file (compare, sweep, objectives; default: 20% of the training queries held out).
+    /// Test file (without one, compare, sweep and objectives hold out 20% of the training
+    /// queries).
     #[arg(long)]
     pub test: Option<PathBuf>,
     /// Group sizes for a training file without qid: (LightGBM style).

@@ -180,6 +180,14 @@ impl ObjectivesArgs {
             .map(|o| Objective::parse(o))
             .collect::<Result<_>>()?;
         let files = &self.files;
+        // A split file without the training file it splits beside, first: the rest follows
+        // from which data these are.
+        if files.train.is_none()
+            && files.bundled.is_none()
+            && (files.valid.is_some() || files.test.is_some())
+        {
+            return Err(Error::Config("--valid/--test need --train".into()));
+        }
         let name = |path: &Option<PathBuf>| path.as_ref().map(|p| p.display().to_string());
         let data = match (&files.bundled, &files.train) {
             (Some(bundled), _) => {
@@ -249,14 +257,8 @@ impl ObjectivesArgs {
             at_recall: self.at_recall,
             backend: self.backend,
         };
-        setup.check()?;
         // A split not given is held out of the training queries, as from a setup.
-        if files.train.is_none()
-            && files.bundled.is_none()
-            && (files.valid.is_some() || files.test.is_some())
-        {
-            return Err(Error::Config("--valid/--test need --train".into()));
-        }
+        setup.check()?;
         Ok(setup)
     }
 }
@@ -294,7 +296,26 @@ pub fn run(args: &ObjectivesArgs, given: &[String], out: &Output) -> Result<()> 
     let config = setup.config()?;
     let started = std::time::Instant::now();
     let mut store = pipeline::store::Disk::with_queries(setup.data.query_files());
-    let splits = pipeline::objectives::objectives_data(&setup, &mut store, &mut Bars::new(out))?;
+    // From a setup file, what the library warns of in the file's words (its section's fields).
+    let section = match &args.setup {
+        Some(path) => Some(distillrank::setup::objectives_section_in(
+            &String::from_utf8_lossy(&distillrank::data::read_capped(path, 1 << 20, "a setup")?),
+        )),
+        None => None,
+    };
+    let words = |message: &str| {
+        distillrank::settings::flags_in_objectives_words(
+            message,
+            section.unwrap_or_default(),
+            &distillrank::setup::objectives_files_field,
+        )
+    };
+    let mut bars = match section {
+        Some(_) => Bars::new(out).in_words(&words),
+        None => Bars::new(out),
+    };
+    let splits = pipeline::objectives::objectives_data(&setup, &mut store, &mut bars)?;
+    drop(bars);
     out.note(format!("data: {}", splits.description));
     let engine = engine(setup.backend, out)?;
     let total = (splits.train.len() * config.epochs * setup.seeds * setup.objectives.len()) as u64;

@@ -109,6 +109,9 @@ pub struct Bars<'a> {
     out: &'a Output,
     bar: Option<(String, u64, u64, Progress)>,
     pub epochs: bool,
+    /// The words of the door the run came through (a setup file's fields for its flags), for
+    /// what the library warns of.
+    words: Option<&'a dyn Fn(&str) -> String>,
 }
 
 impl<'a> Bars<'a> {
@@ -117,7 +120,14 @@ impl<'a> Bars<'a> {
             out,
             bar: None,
             epochs: false,
+            words: None,
         }
+    }
+
+    /// The library's warnings in `words` (a setup file's: [`super::compare::document_words`]).
+    pub fn in_words(mut self, words: &'a dyn Fn(&str) -> String) -> Self {
+        self.words = Some(words);
+        self
     }
 
     /// Ends the bar being drawn, if any.
@@ -145,7 +155,10 @@ impl distillrank::pipeline::Reporter for Bars<'_> {
     }
 
     fn warn(&mut self, text: &str) {
-        self.out.warn(text);
+        match self.words {
+            Some(words) => self.out.warn(words(text)),
+            None => self.out.warn(text),
+        }
     }
 
     fn progress(&mut self, label: &str, unit: &str, done: u64, total: u64) {

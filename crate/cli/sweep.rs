@@ -113,7 +113,11 @@ pub fn run(args: &SweepArgs, given: &[String], out: &Output) -> Result<()> {
         args.param,
         &args.values,
         &mut store,
-        &mut Bars::new(out),
+        &mut match args.setup {
+            // From a setup file, its warnings in the file's words.
+            Some(_) => Bars::new(out).in_words(&super::compare::document_words),
+            None => Bars::new(out),
+        },
         &mut |data, setup, reporter| compare(data, setup, &base.engine, &Stop::default(), reporter),
     )?;
     let seconds = started.elapsed().as_secs_f64();

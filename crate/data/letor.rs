@@ -199,7 +199,10 @@ pub fn parse_query_sizes(name: &Path, bytes: &[u8]) -> Result<Vec<usize>> {
                     shorten(text)
                 );
                 let message = if sizes.is_empty() {
-                    unquoted(&message)
+                    unquoted_as(
+                        &message,
+                        "a .query file's lines read one group size each, as LightGBM writes them",
+                    )
                 } else {
                     message
                 };
@@ -844,9 +847,17 @@ pub const QUERY_FILE_FLAGS: &str =
 /// line may be any file at all (`--train /etc/passwd`), so its content is never echoed; past the
 /// first line the file has shown itself to be LETOR text, and the bad token helps to find it.
 fn unquoted(message: &str) -> String {
+    unquoted_as(
+        message,
+        "LETOR / SVMlight lines read `<grade> qid:<id> <index>:<value> ...`",
+    )
+}
+
+/// [`unquoted`], with what a line of this kind of file reads (`shape`).
+fn unquoted_as(message: &str, shape: &str) -> String {
     match (message.find('\''), message.rfind('\'')) {
         (Some(open), Some(close)) if close > open => format!(
-            "{}[not shown]{} (a first line's text is never echoed; LETOR / SVMlight lines read `<grade> qid:<id> <index>:<value> ...`)",
+            "{}[not shown]{} (a first line's text is never echoed; {shape})",
             &message[..open],
             &message[close + 1..]
         ),

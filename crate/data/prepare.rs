@@ -1307,7 +1307,7 @@ fn split_warnings(
     if positive < FEW_VALIDATION_GROUPS {
         // What makes more of them, by where y comes from.
         let sparser = if options.label_column.is_some() {
-            ", or raise --sessions or --conversion-rate"
+            ", or raise --sessions (or --conversion-rate, where y is the conversions)"
         } else if options.grades {
             ""
         } else {

@@ -141,7 +141,7 @@ pub fn synthetic(options: &SynthBinaryOptions) -> Result<BinarySplits> {
             "a synthetic binary task of {examples} examples with {} features",
             o.features
         ),
-        "choose fewer examples or features",
+        "choose fewer examples (--train-examples, --valid-examples, --test-examples) or --features",
     )?;
     if !(o.positive_rate > 0.0 && o.positive_rate < 1.0) {
         return Err(Error::Config(format!(

@@ -16,7 +16,8 @@ use crate::model::objective::Config;
 use crate::model::objective::{LabelPrior, Objective, Params};
 
 /// What a diverged run of the global objectives can make smaller besides the learning rate.
-pub const SMALLER: &str = "a smaller rate of the multipliers: --dual-rate-factor";
+pub const SMALLER: &str =
+    "where an objective has a constraint, a smaller rate of its multipliers: --dual-rate-factor";
 
 /// The tolerance of the reports' "met within tolerance" counts: a constraint's quantity (precision,
 /// recall, false positive rate at f > 0) may miss its target by at most this much. The epoch choice

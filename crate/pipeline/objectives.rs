@@ -3,6 +3,7 @@
 use super::store::{Role, Store};
 use super::Reporter;
 use crate::data::prepare::hold_out_test;
+use crate::data::Dataset;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::model::objective::Targets;
@@ -22,8 +23,8 @@ pub fn objectives_data(
     store: &mut dyn Store,
     reporter: &mut dyn Reporter,
 ) -> Result<BinarySplits> {
-    // Every door's run reads its data here first: the settings none of its objectives reads are
-    // named here, once.
+    // The settings none of its objectives reads, warned of where a run reads its data (the CLI,
+    // Python; results.json's `unused_settings` holds them too).
     for sentence in setup.unused_settings() {
         reporter.warn(&sentence);
     }
@@ -64,13 +65,21 @@ pub fn objectives_data(
         (valid.as_deref(), valid_data.as_ref()),
         (test.as_deref(), test_data.as_ref()),
     ])?;
+    // A split held out of the training file is named as such in messages, not as the file.
+    let held_out = |(rest, mut held): (Dataset, Dataset), share: f64| {
+        held.source = Some(std::path::PathBuf::from(format!(
+            "{:.0}% of {train}'s queries, held out",
+            100.0 * share
+        )));
+        (rest, held)
+    };
     let (train_data, test_data) = match test_data {
         Some(test) => (train_data, test),
-        None => hold_out_test(&train_data, HOLDOUT.1, 0)?,
+        None => held_out(hold_out_test(&train_data, HOLDOUT.1, 0)?, HOLDOUT.1),
     };
     let (train_data, valid_data) = match valid_data {
         Some(valid) => (train_data, valid),
-        None => hold_out_test(&train_data, HOLDOUT.0, 1)?,
+        None => held_out(hold_out_test(&train_data, HOLDOUT.0, 1)?, HOLDOUT.0),
     };
     let named = |name: &Option<String>, share: f64| {
         name.clone()
@@ -199,7 +208,7 @@ pub fn objectives_results_json(
         );
         objectives.insert(r.objective.name(), serde_json::Value::Object(o));
     }
-    Ok(serde_json::json!({
+    let mut results = serde_json::json!({
         "data": splits.description,
         "examples": {
             "train": [splits.train.len(), splits.train.positives()],
@@ -210,7 +219,13 @@ pub fn objectives_results_json(
         "seeds": setup.seeds,
         "first_seed": setup.first_seed,
         "objectives": objectives,
-    }))
+    });
+    // What none of the objectives reads, as a comparison's results.json names it.
+    let unused = setup.unused_settings();
+    if !unused.is_empty() {
+        results["unused_settings"] = unused.into();
+    }
+    Ok(results)
 }
 
 /// One run: its best epoch's validation and test figures and anchor biases, and per epoch

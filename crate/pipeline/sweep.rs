@@ -225,6 +225,27 @@ pub struct Sweep {
 /// Runs every method of `setup` at each of `values` of `param`: the data prepared again at each
 /// value (from `store`), then compared with `compare` (the door's way of running the jobs: the
 /// CLI's and Python's `native::pipeline::compare`, on the setup's jobs side by side).
+/// What a sweep of `param` over `setup` warns of before its first value, in every door (the
+/// CLI, Python, Dask's client): the settings no comparison of the sweep reads, as a comparison
+/// names them, and a value the setup gives the swept setting, replaced at every point (the
+/// command line refuses its flag beside --param; a setup is told).
+pub fn warnings(setup: &Setup, param: SweepParam) -> Vec<String> {
+    let mut out = setup.unused_settings();
+    let sets = param.sets();
+    if let Some((_, value, _)) = setup.differences().into_iter().find(|(f, _, _)| f == sets) {
+        out.push(format!(
+            "--{sets} {value} is not used: the sweep of {} sets {} at each of its values",
+            param.name(),
+            if sets == param.name() {
+                "it"
+            } else {
+                "the privileged split"
+            }
+        ));
+    }
+    out
+}
+
 pub fn sweep(
     setup: &Setup,
     param: SweepParam,
@@ -235,23 +256,8 @@ pub fn sweep(
 ) -> Result<Sweep> {
     param.check(setup, values)?;
     crate::pipeline::preparation::check_one_split(&setup.data)?;
-    // The settings no comparison of the sweep reads, as a comparison names them; and a value the
-    // setup gives the swept setting, replaced at every point (the command line refuses its flag
-    // beside --param; a setup, Python's too, is told).
-    for sentence in setup.unused_settings() {
+    for sentence in warnings(setup, param) {
         reporter.warn(&sentence);
-    }
-    let sets = param.sets();
-    if let Some((_, value, _)) = setup.differences().into_iter().find(|(f, _, _)| f == sets) {
-        reporter.warn(&format!(
-            "--{sets} {value} is not used: the sweep of {} sets {} at each of its values",
-            param.name(),
-            if sets == param.name() {
-                "it"
-            } else {
-                "the privileged split"
-            }
-        ));
     }
     let mut points = Vec::with_capacity(values.len());
     for &value in values {

@@ -635,8 +635,9 @@ struct Divergence {
     runaway: crate::engine::Runaway,
 }
 
-/// What a diverged ranking run can make smaller besides the learning rate.
-pub const SMALLER: &str = "smaller loss weights: --alpha, --rd-alpha, --dual-rate-factor";
+/// What a diverged ranking run can make smaller besides the learning rate, where it has them.
+pub const SMALLER: &str =
+    "smaller loss weights where the run has them: a comparison's --alpha and --rd-alpha, an objective's --dual-rate-factor";
 
 impl Divergence {
     /// Checks one step's losses: each finite, and their sum not run away.

@@ -369,7 +369,7 @@ def _features(name: str, x: Any) -> _np.ndarray:
     if x.ndim != 2:
         raise ValueError(f"{name}: expected a 2-D array (rows, features), got shape {x.shape}")
     if x.dtype == object and all(
-            isinstance(v, (int, float, _np.number)) and not isinstance(v, _np.datetime64) for v in x.flat):
+            isinstance(v, (int, float, _np.number)) and not isinstance(v, _np.timedelta64) for v in x.flat):
         # Numbers held as Python objects (an array built from mixed lists); text, even text of
         # numbers, and missing values stay refused, as a frame's are.
         x = x.astype(_np.float64)
@@ -552,6 +552,21 @@ def _check_names(name: str, names: Optional[List[str]], expected: Optional[List[
         "another order would score other features; select them in fit's order "
         "(X[ranker.feature_names_in_])"
     )
+
+
+def _warn_by_position(name: str, names: Optional[List[str]], fitted: Any, stacklevel: int) -> None:
+    """Warns, as scikit-learn does, where a table's columns are read by position: a frame of
+    named columns for a model fitted on an array, or the reverse (``names``: the table's feature
+    names; ``fitted``: the model's, or None)."""
+    if (names is None) != (fitted is None):
+        import warnings
+
+        warnings.warn(
+            f"{name} has {'no ' if names is None else ''}feature names, but the model was fitted "
+            f"{'with' if names is None else 'without'} feature names: its columns are read by position",
+            UserWarning,
+            stacklevel=stacklevel,
+        )
 
 
 def _grades(name: str, y: Any) -> _np.ndarray:
@@ -916,19 +931,7 @@ class Ranker(_EstimatorBase):
         expected = getattr(self, "feature_names_in_", None)
         names = _feature_names(X)
         _check_names("X", names, None if expected is None else list(expected))
-        # A frame for a ranker fitted on an array, or the reverse, is read by position, with the
-        # warning scikit-learn gives.
-        if (names is None) != (expected is None):
-            import warnings
-
-            warnings.warn(
-                "X has no feature names, but this Ranker was fitted with feature names: its "
-                "columns are read by position" if names is None else
-                "X has feature names, but this Ranker was fitted without feature names: its "
-                "columns are read by position",
-                UserWarning,
-                stacklevel=2,
-            )
+        _warn_by_position("X", names, expected, stacklevel=3)
         x = _features("X", _as_array(X))
         # X's width against the training X's, in an array's words (the library's speak of a
         # file's highest feature index).

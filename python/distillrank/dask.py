@@ -36,6 +36,7 @@ _setup_json: Any = getattr(_importlib.import_module("distillrank"), "_setup_json
 _numbers: Any = getattr(_importlib.import_module("distillrank"), "_numbers")
 _check_names: Any = getattr(_importlib.import_module("distillrank"), "_check_names")
 _say: Any = getattr(_importlib.import_module("distillrank"), "_say")
+_warn_by_position: Any = getattr(_importlib.import_module("distillrank"), "_warn_by_position")
 _teacher_model: Any = getattr(_importlib.import_module("distillrank"), "_teacher_model")
 
 
@@ -94,7 +95,10 @@ def sweep(
     if not values:
         raise ValueError(f"values: a sweep of {param} needs at least one value")
     submitted = []
-    for at in _distillrank.sweep_setups(text, name, [float(v) for v in values]):
+    setups = _distillrank.sweep_setups(text, name, [float(v) for v in values])
+    # What a sweep warns of before its first value, as one machine's sweep says it.
+    _say([(True, sentence) for sentence in _distillrank.sweep_warnings(text, name)])
+    for at in setups:
         submitted.append((at, *_submit(client, at, folder)))
     out = []
     for at, jobs, futures in submitted:
@@ -143,6 +147,8 @@ def _scorer(model: Any, features: Sequence[Any], model_columns: str = "auto") ->
             config = _load(prefix).model_config_
             _check_names("frame", _names_of(features), config.get("feature_names"))
             _check_width(features, config.get("source_features"))
+            # Warned of once, here on the client, not by each partition's predict.
+            _warn_by_position("frame", _names_of(features), config.get("feature_names"), stacklevel=4)
             return lambda x, q: _predict_checked(_load(prefix), x, q)
         if not os.path.isfile(path):
             raise ValueError(
@@ -153,6 +159,7 @@ def _scorer(model: Any, features: Sequence[Any], model_columns: str = "auto") ->
             return tree(file.read(), path)
     if isinstance(model, _importlib.import_module("distillrank").Ranker):
         _check_width(features, getattr(model, "n_features_in_", None))
+        _warn_by_position("frame", _names_of(features), getattr(model, "feature_names_in_", None), stacklevel=4)
         return lambda x, q: _predict_checked(model, x, q)
     if _is_tree_model(model):
         # A Booster or a fitted estimator: scored by the library's reader of its dump, as a
@@ -172,8 +179,8 @@ def _scorer(model: Any, features: Sequence[Any], model_columns: str = "auto") ->
 
 def _predict_checked(ranker: Any, x: Any, q: Any) -> Any:
     """A ranker's scores of a partition's feature frame, whose columns this door checked against
-    the ranker's before any task: without the warning that a frame meets a ranker fitted on
-    arrays, which every partition would repeat."""
+    the ranker's before any task (and warned of, once, where they are read by position): without
+    the warning of that case, which every partition would repeat."""
     import warnings
 
     with warnings.catch_warnings():

@@ -82,13 +82,22 @@ fn python_words(message: &str, door: Door) -> String {
         .replace("--teacher-columns", "teacher_columns")
         .replace("--allow-missing-features", "allow_missing_features=True")
         .replace("--values", "values");
-    // fit's arrays have no file: their query ids are `qid=`.
+    // fit's arrays have no file: their query ids are `qid=`. A setup's file without groups
+    // takes its `.query` file from the setup's fields.
+    let query_flags = distillrank::data::letor::QUERY_FILE_FLAGS;
     let message = match door {
         Door::Arrays => message.replace(
             "check the file's qid: column (each query's documents share one)",
             "check qid= (each query's rows share one)",
         ),
-        _ => message,
+        Door::Setup => message.replace(
+            query_flags,
+            "with its .query field (source.files.train_query, valid_query or test_query)",
+        ),
+        Door::Objectives(section) => message.replace(
+            query_flags,
+            &format!("with its .query field ({section}data.files.train_query, valid_query or test_query)"),
+        ),
     };
     if let Door::Objectives(section) = door {
         // The section's own fields (`--noise` is `data.synthetic.noise` there), and its files
@@ -804,6 +813,7 @@ fn sweep_setups(setup: &str, param: &str, values: Vec<f64>) -> PyResult<Vec<Stri
         ))
     })?;
     param.check(&setup, &values).map_err(value_error)?;
+    distillrank::pipeline::preparation::check_one_split(&setup.data).map_err(value_error)?;
     values
         .iter()
         .map(|&value| {
@@ -811,6 +821,20 @@ fn sweep_setups(setup: &str, param: &str, values: Vec<f64>) -> PyResult<Vec<Stri
             Ok(serde_json::to_string(&at).expect("a setup serialises"))
         })
         .collect()
+}
+
+/// What a sweep of `param` over `setup` warns of before its first value, in Python's words
+/// ([`distillrank::pipeline::sweep::warnings`]): for a door that runs the sweep's points itself
+/// (`distillrank.dask.sweep`).
+#[pyfunction]
+fn sweep_warnings(setup: &str, param: &str) -> PyResult<Vec<String>> {
+    let setup = Setup::comparison_from_json(setup).map_err(value_error)?;
+    let param = SweepParam::parse(param)
+        .ok_or_else(|| PyValueError::new_err(format!("param: unknown parameter '{param}'")))?;
+    Ok(distillrank::pipeline::sweep::warnings(&setup, param)
+        .iter()
+        .map(|sentence| python_words(sentence, Door::Setup))
+        .collect())
 }
 
 /// Sweeps `param` (a name of [`SweepParam`]: alpha, tau-target, ...) over `values`, every
@@ -1214,6 +1238,7 @@ fn _distillrank(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_compare_job, m)?)?;
     m.add_function(wrap_pyfunction!(summarize_compare, m)?)?;
     m.add_function(wrap_pyfunction!(sweep_setups, m)?)?;
+    m.add_function(wrap_pyfunction!(sweep_warnings, m)?)?;
     m.add_function(wrap_pyfunction!(ndcg_per_query, m)?)?;
     m.add_function(wrap_pyfunction!(objectives, m)?)?;
     m.add_function(wrap_pyfunction!(read_letor, m)?)?;

@@ -171,6 +171,9 @@ def test_a_sweep_gives_each_values_comparison(client):
                                                                    alpha=alpha, **SMALL), verbose=False))
     with pytest.raises(ValueError, match="alpha"):
         dr_dask.sweep("alpha", [1.5], setup, client)
+    # One split a point, as one machine's sweep: the folds are refused before any job.
+    with pytest.raises(ValueError, match="runs a comparison on each fold"):
+        dr_dask.sweep("alpha", [0.3], distillrank.Setup(source="mq2008_folds", **SMALL), client)
 
 
 def test_a_sweeps_points_are_the_clis_results_json(client, tmp_path):
@@ -250,15 +253,16 @@ def test_scoring_and_evaluation_on_the_workers_equal_one_machines(client):
         again = dr_dask.evaluate(ranker, dd.from_pandas(frame.set_index("qid", drop=False), npartitions=n, sort=True))
         assert again == found, n
     assert dr_dask.predict(ranker, whole).compute().tolist() == scores.tolist()
-    # The frame's columns are checked here, before any task: no partition warns that a frame
-    # meets a ranker fitted on arrays.
+    # The frame's columns are checked here, before any task: that its named columns meet a
+    # ranker fitted on arrays is said once, on the client, not once a partition.
     import warnings
 
     dask = pytest.importorskip("dask")
     with warnings.catch_warnings(record=True) as caught, dask.config.set(scheduler="sync"):
         warnings.simplefilter("always")
         dr_dask.predict(ranker, whole, exclude=("qid", "label")).compute()
-    assert not [w for w in caught if "feature names" in str(w.message)], [str(w.message) for w in caught]
+    said = [str(w.message) for w in caught if "feature names" in str(w.message)]
+    assert len(said) == 1 and said[0].startswith("frame has feature names, but the model was fitted without"), said
     # A listwise ranker is scored on the workers by each partition's queries, as one machine
     # scores them; a frame cut through a query is refused for it by name.
     listwise = distillrank.Ranker(method="no-distillation", labels="grades", epochs=1, widths=[16], backend="cpu",
