@@ -1748,7 +1748,7 @@ fn class_sizes_are_checked_before_anything_grows() {
                 "--out",
                 &out,
             ],
-            &["need up to", "fewer examples or features"],
+            &["need up to", "choose fewer examples (--train-examples, --valid-examples, --test-examples) or --features"],
         ),
         (
             &[

@@ -3580,6 +3580,30 @@ fn class_a_setting_a_run_would_not_read_or_could_not_hold_is_named_first() {
     ] {
         assert!(ok && stderr.contains(words), "{words}: {stderr}");
     }
+    // ... and a sweep of it, every value of which would train the same models, refused.
+    let out = at("sweep-position-bias");
+    let mut args = vec![
+        "sweep",
+        "--train",
+        &data,
+        "--privileged",
+        "logs",
+        "--out",
+        &out,
+    ];
+    args.extend([
+        "--click-model",
+        "cascade",
+        "--param",
+        "position-bias",
+        "--values",
+        "0.5,2",
+    ]);
+    let (ok, _, stderr) = distillrank(&args);
+    assert!(
+        !ok && stderr.contains("a sweep of position-bias: only the pbm click model reads it"),
+        "{stderr}"
+    );
     // A setup file's logs without logs: named by their fields.
     let setup = at("logs.json");
     std::fs::write(

@@ -222,9 +222,6 @@ pub struct Sweep {
     tests: std::sync::OnceLock<Vec<Vec<PairedTest>>>,
 }
 
-/// Runs every method of `setup` at each of `values` of `param`: the data prepared again at each
-/// value (from `store`), then compared with `compare` (the door's way of running the jobs: the
-/// CLI's and Python's `native::pipeline::compare`, on the setup's jobs side by side).
 /// What a sweep of `param` over `setup` warns of before its first value, in every door (the
 /// CLI, Python, Dask's client): the settings no comparison of the sweep reads, as a comparison
 /// names them, and a value the setup gives the swept setting, replaced at every point (the
@@ -246,6 +243,9 @@ pub fn warnings(setup: &Setup, param: SweepParam) -> Vec<String> {
     out
 }
 
+/// Runs every method of `setup` at each of `values` of `param`: the data prepared again at each
+/// value (from `store`), then compared with `compare` (the door's way of running the jobs: the
+/// CLI's and Python's `native::pipeline::compare`, on the setup's jobs side by side).
 pub fn sweep(
     setup: &Setup,
     param: SweepParam,

@@ -1122,8 +1122,11 @@ def test_class_what_a_lightgbm_user_passes_is_read_as_meant_or_refused_before_tr
     scores = X[:, 0].astype(np.float64) + X[:, 1]
     np.testing.assert_array_equal(
         fit(X, "pfd", teacher=pd.Series(scores)).predict(X), fit(X, "pfd", teacher=scores).predict(X))
+    # A matrix whose values number the rows, read row by row, put scores on other documents.
+    rows = len(scores) - len(scores) % 2
     with pytest.raises(ValueError, match=r"^teacher's scores of X: expected one list of numbers, got shape \(\d+, 2\)"):
-        fit(X, "pfd", teacher=np.c_[scores, scores])
+        distillrank.Ranker("pfd", labels="grades", teacher=scores[:rows].reshape(-1, 2), **SMALL).fit(
+            X[:rows], y[:rows], qid=qid[:rows], verbose=False)
     with pytest.raises(ValueError, match=r"^teacher: 2 splits of scores, and fit reads 1"):
         fit(X, "pfd", teacher=(scores, scores))
     with caplog.at_level("WARNING", logger="distillrank"):
