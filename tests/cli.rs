@@ -3689,24 +3689,13 @@ fn class_a_setting_a_run_would_not_read_or_could_not_hold_is_named_first() {
 fn class_what_the_objectives_command_would_not_read_is_named_first() {
     let dir = tempfile::tempdir().unwrap();
     let at = |name: &str| dir.path().join(name).display().to_string();
-    let tiny = [
-        "--epochs",
-        "1",
-        "--seeds",
-        "1",
-        "--widths",
-        "4",
-        "--backend",
-        "cpu",
-    ];
-    let small = [
-        "--train-examples",
-        "300",
-        "--valid-examples",
-        "200",
-        "--test-examples",
-        "200",
-    ];
+    // The smallest run of the synthetic task, as words.
+    let tiny: Vec<&str> = "--epochs 1 --seeds 1 --widths 4 --backend cpu"
+        .split(' ')
+        .collect();
+    let small: Vec<&str> = "--train-examples 300 --valid-examples 200 --test-examples 200"
+        .split(' ')
+        .collect();
     let train = letor_data::data("mq2008/Fold1/train.txt");
     for (flags, words) in [
         (
@@ -3725,7 +3714,7 @@ fn class_what_the_objectives_command_would_not_read_is_named_first() {
         let out = at("refused");
         let mut args = vec!["objectives", "--out", &out];
         args.extend(&flags);
-        args.extend(tiny);
+        args.extend(&tiny);
         let (ok, _, stderr) = distillrank(&args);
         assert!(!ok && stderr.contains(words), "{flags:?}: {stderr}");
     }
@@ -3749,7 +3738,7 @@ fn class_what_the_objectives_command_would_not_read_is_named_first() {
     let mut args = vec!["objectives", "--train", &train, "--out", &out];
     args.extend(["--objectives", "logloss,roc-auc", "--dual-rate-factor", "5"]);
     args.extend(["--initial-lambda", "3"]);
-    args.extend(tiny);
+    args.extend(&tiny);
     let (ok, _, stderr) = distillrank(&args);
     assert!(ok, "{stderr}");
     for words in [
@@ -3760,8 +3749,8 @@ fn class_what_the_objectives_command_would_not_read_is_named_first() {
     }
     let mut args = vec!["objectives", "--out", &out, "--objectives", "logloss"];
     args.extend(["--surrogate", "hinge"]);
-    args.extend(small);
-    args.extend(tiny);
+    args.extend(&small);
+    args.extend(&tiny);
     let (ok, _, stderr) = distillrank(&args);
     assert!(
         ok && stderr.contains("--surrogate hinge is not used: the log loss bounds nothing"),
@@ -3777,7 +3766,7 @@ fn class_what_the_objectives_command_would_not_read_is_named_first() {
         "--out",
         &out,
     ];
-    args.extend(tiny);
+    args.extend(&tiny);
     let (ok, _, stderr) = distillrank(&args);
     assert!(
         !ok && stderr.contains("binary metrics need both classes; change --label-threshold 3"),
@@ -3786,8 +3775,8 @@ fn class_what_the_objectives_command_would_not_read_is_named_first() {
     // Diverged: this command's settings.
     let mut args = vec!["objectives", "--out", &out, "--objectives", "auc-pr"];
     args.extend(["--dual-rate-factor", "1000000000", "--lr", "10"]);
-    args.extend(small);
-    args.extend(tiny);
+    args.extend(&small);
+    args.extend(&tiny);
     let (ok, _, stderr) = distillrank(&args);
     assert!(
         !ok && stderr.contains("diverged")
