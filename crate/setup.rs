@@ -343,6 +343,28 @@ impl DataSetup {
     }
 
     /// Whether z is the simulated logs.
+    /// The simulated logs' settings (`data.logs`) this setup gives another value than the
+    /// default, each as the command line writes it (`--sessions 50`): what a run leaves unread
+    /// where its files already hold logs.
+    pub fn logs_settings_given(&self) -> Vec<String> {
+        let mine = serde_json::to_value(&self.logs).unwrap_or_default();
+        let defaults = serde_json::to_value(LogOptions::default()).unwrap_or_default();
+        crate::settings::flag_fields()
+            .filter_map(|(flag, path)| {
+                let field = path.strip_prefix("data.logs.")?;
+                let value = mine
+                    .get(field)
+                    .filter(|v| defaults.get(field) != Some(*v))?;
+                let shown = match value {
+                    serde_json::Value::String(text) => text.clone(),
+                    serde_json::Value::Object(_) => self.logs.logging_ranker.spec(),
+                    other => other.to_string(),
+                };
+                Some(format!("--{flag} {shown}"))
+            })
+            .collect()
+    }
+
     pub fn wants_logs(&self) -> bool {
         self.privileged.as_deref().map(str::trim) == Some("logs")
     }
@@ -1022,27 +1044,7 @@ impl Setup {
         // A click model reads its own parameter: PBM the position bias, DCM the chance of
         // scanning on after a click.
         if self.data.wants_logs() {
-            use crate::data::logs::ClickModel;
-            let name = |m: ClickModel| match serde_json::to_value(m) {
-                Ok(serde_json::Value::String(name)) => name,
-                _ => format!("{m:?}"),
-            };
-            let model = self.data.logs.click_model;
-            for (flag, reader) in [
-                ("position-bias", ClickModel::Pbm),
-                ("continue-after-click", ClickModel::Dcm),
-            ] {
-                if model != reader {
-                    out.push((
-                        flag,
-                        format!(
-                            "only the {} click model reads it, and --click-model is {}",
-                            name(reader),
-                            name(model)
-                        ),
-                    ));
-                }
-            }
+            out.extend(self.data.logs.not_read());
         }
         if self.objective.is_none() {
             out.push((

@@ -1027,7 +1027,8 @@ pub fn summarize_compare(
             "regular_columns": prepared.regular_columns.len(),
             "constant_regular": prepared.constant_regular.len(),
             "constant_privileged": prepared.constant_privileged.len(),
-            "warnings": prepared.warnings,
+            // In the page's words, as results' `warnings` are (`pipeline::jobs::summary`).
+            "warnings": results["warnings"].clone(),
         },
         "backend": engine_for(&setup).map_or_else(|_| format!("{:?}", setup.backend), |e| format!("{e:?}")),
         "verdicts": pipeline::report::verdicts(&tests, &verdict_metric, run.prepared.reference.as_deref()),
@@ -1418,6 +1419,13 @@ async fn objectives_on(
         "description": splits.description,
         "positive_rate": splits.train.positives() as f64 / splits.train.len().max(1) as f64,
         "runs": results,
+        // What none of the objectives reads, as the CLI warns of it and results.json holds it,
+        // in the words of the page's objectives section (`dual_rate_factor`).
+        "unused_settings": setup
+            .unused_settings()
+            .iter()
+            .map(|s| crate::settings::flags_in_objectives_words(s, "", &crate::setup::objectives_files_field))
+            .collect::<Vec<_>>(),
     }))
 }
 

@@ -1945,6 +1945,130 @@ fn class_a_logs_sidecar_is_checked_against_its_file() {
         &strs(&compare(&logged_train, &cascade)),
         &["other parameters", "cascade"],
     );
+    // Logs written over a file that holds logs: a second set appended, the first read as x.
+    let logged_train_name = logged_train.display().to_string();
+    let again = dir.path().join("again.txt").display().to_string();
+    for command in [
+        vec!["data", "simulate-logs", &logged_train_name, "-o", &again],
+        vec![
+            "data",
+            "aggregate-logs",
+            &logged_train_name,
+            "--impressions",
+            "unread.tsv",
+            "-o",
+            &again,
+        ],
+    ] {
+        refused(
+            &command,
+            &[
+                "already holds logs in its columns 17..=22",
+                "train.txt.logs.json",
+            ],
+        );
+    }
+    // The training file's sidecar lost beside splits that keep theirs: refused, where the run
+    // would simulate logs over the training file's logs and read those as x.
+    let lost = dir.path().join("lost");
+    std::fs::create_dir_all(&lost).unwrap();
+    for name in ["train.txt", "test.txt", "test.txt.logs.json"] {
+        std::fs::copy(logged.join(name), lost.join(name)).unwrap();
+    }
+    refused(
+        &strs(&compare(&lost.join("train.txt"), &lost.join("test.txt"))),
+        &[
+            "test.txt holds logs",
+            "has none",
+            "train.txt.logs.json is missing",
+        ],
+    );
+    // The simulation's settings beside files that hold logs: named as not used, on stderr and
+    // in the report.
+    let mut args = compare(&logged_train, &logged_test);
+    args.extend(["--sessions", "50", "--log-seed", "9"].map(String::from));
+    let (out, _, stderr) = run(&strs(&args));
+    assert!(out.status.success(), "{stderr}");
+    let unread = "--sessions 50, --log-seed 9 are not used: ";
+    assert!(
+        stderr.contains(unread) && stderr.contains("already holds logs"),
+        "{stderr}"
+    );
+    let report = std::fs::read_to_string(dir.path().join("out/report.md")).unwrap();
+    assert!(report.contains(unread), "{report}");
+    // A sidecar's examination probabilities, which inverse propensity weights divide by.
+    let sidecar_path = logged.join("train.txt.logs.json");
+    let kept = std::fs::read_to_string(&sidecar_path).unwrap();
+    let mut sidecar: serde_json::Value = serde_json::from_str(&kept).unwrap();
+    let ranks = sidecar["examination"].as_array().unwrap().len();
+    for (examination, fragment) in [
+        (
+            serde_json::json!(vec![5.0; ranks]),
+            "at rank 1 is 5: expected a probability in (0, 1]",
+        ),
+        (serde_json::json!(vec![0.0; ranks]), "at rank 1 is 0"),
+        (
+            serde_json::json!("garbage"),
+            "expected the examination probability at each rank",
+        ),
+    ] {
+        sidecar["examination"] = examination;
+        std::fs::write(&sidecar_path, sidecar.to_string()).unwrap();
+        let mut args = compare(&logged_train, &logged_test);
+        args.extend(["--methods", "no-distillation,ips"].map(String::from));
+        refused(
+            &strs(&args),
+            &["train.txt.logs.json: \"examination\"", fragment],
+        );
+    }
+    std::fs::write(&sidecar_path, kept).unwrap();
+    // A click model's parameter under another click model, as a comparison names it.
+    let (out, _, stderr) = run(&[
+        "data",
+        "simulate-logs",
+        &train,
+        "-o",
+        &again,
+        "--click-model",
+        "cascade",
+        "--position-bias",
+        "2",
+    ]);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("--position-bias 2 is not used: only the pbm click model reads it"),
+        "{stderr}"
+    );
+    // A logging ranker's column past the data's, by its flag, and by its field from a setup.
+    refused(
+        &[
+            "data",
+            "simulate-logs",
+            &train,
+            "-o",
+            &again,
+            "--logging-ranker",
+            "feature:99",
+        ],
+        &["--logging-ranker feature:99: the data have columns 1..=16"],
+    );
+    let setup = dir.path().join("setup.json");
+    std::fs::write(
+        &setup,
+        serde_json::json!({
+            "data": {"source": {"files": {"train": train}}, "privileged": "logs",
+                     "logs": {"logging_ranker": {"kind": "feature", "column": 99}}},
+            "epochs": 1, "seeds": 1,
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let setup_name = setup.display().to_string();
+    let out_name = dir.path().join("from-setup").display().to_string();
+    refused(
+        &["compare", "--setup", &setup_name, "--out", &out_name],
+        &[&format!("--setup {setup_name}: data.logs.logging_ranker feature:99: the data have columns 1..=16")],
+    );
 }
 
 /// `data` with every column but `varying` (1-based) set, within each query, to its value on the

@@ -706,6 +706,47 @@ fn a_click_table_file_reads_as_the_log_it_was_summed_from() {
             .unwrap_err()
             .to_string();
         assert!(e.contains("documents in the click table"), "{e}");
+        // Counts no log sums to: more clicks than impressions at a rank, conversions or dwell
+        // without clicks, an examination probability outside (0, 1].
+        let unclicked = (0..whole.n_docs())
+            .find(|&d| whole.of(d).1.iter().all(|&c| c == 0))
+            .expect("a document never clicked");
+        type Edit = Box<dyn Fn(&mut ClickTable)>;
+        let edits: [(&str, Edit); 4] = [
+            (
+                "clicks in",
+                Box::new(|t| t.clicks[0] = t.impressions[0] + 1),
+            ),
+            (
+                "conversions and 0 ms of dwell from 0 clicks",
+                Box::new(move |t| {
+                    t.conversions = Some(vec![0; t.n_docs()]);
+                    t.conversions.as_mut().unwrap()[unclicked] = 1;
+                }),
+            ),
+            (
+                "0 conversions and 5 ms of dwell from 0 clicks",
+                Box::new(move |t| {
+                    t.dwell_ms = Some(vec![0; t.n_docs()]);
+                    t.dwell_ms.as_mut().unwrap()[unclicked] = 5;
+                }),
+            ),
+            (
+                "the examination probability at rank 2 is 0",
+                Box::new(|t| {
+                    t.examination = Some((0..t.shown).map(|k| (k != 1) as u8 as f64).collect())
+                }),
+            ),
+        ];
+        for (fragment, edit) in edits {
+            let mut other = whole.clone();
+            edit(&mut other);
+            write_click_table(&path, &other).unwrap();
+            let e = read(&std::fs::read(&path).unwrap(), &data, &[])
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(fragment), "{name}: {e}");
+        }
     }
 }
 

@@ -595,6 +595,26 @@ fn a_folder_without_part_files_says_what_it_holds() {
     );
     // One partition's folder reads.
     assert_eq!(read(&partitioned.join("split=a")).unwrap().n_docs(), 1);
+    // Parts beside a folder, or beside a file that is not a part: what would go unread is
+    // named; the markers Spark and Dask write (`_SUCCESS`, `.part.crc`) are not parts.
+    let beside = partitioned.join("split=a");
+    std::fs::write(beside.join("_SUCCESS"), b"").unwrap();
+    std::fs::write(beside.join(".part.0.parquet.crc"), b"").unwrap();
+    assert_eq!(read(&beside).unwrap().n_docs(), 1);
+    std::fs::write(beside.join("notes.txt"), b"read me").unwrap();
+    let message = read(&beside).unwrap_err().to_string();
+    assert!(
+        message.contains("also holds other files (notes.txt): they would not be read"),
+        "{message}"
+    );
+    std::fs::remove_file(beside.join("notes.txt")).unwrap();
+    std::fs::create_dir(beside.join("year=1")).unwrap();
+    let message = read(&beside).unwrap_err().to_string();
+    assert!(
+        message.contains("also holds folders or other files (year=1/)"),
+        "{message}"
+    );
+    std::fs::remove_dir(beside.join("year=1")).unwrap();
     // A folder of LETOR text (a fold's files) is not a dataset of parts.
     let fold = dir.path().join("Fold1");
     std::fs::create_dir(&fold).unwrap();

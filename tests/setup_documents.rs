@@ -381,7 +381,7 @@ fn settings_that_nothing_reads_are_named_and_cannot_be_swept() {
     );
     // In the words of a door without flags.
     let mut results = serde_json::json!({"unused_settings": base.unused_settings()});
-    distillrank::pipeline::report::unused_settings_in_words(&mut results);
+    distillrank::pipeline::report::results_in_words(&mut results);
     let words = results["unused_settings"][0].as_str().unwrap();
     assert!(
         words.starts_with("alpha 0.3 is not used") && !words.contains("--"),

@@ -364,6 +364,27 @@ fn logged_targets(
         .as_os_str()
         .to_string_lossy()
         .ends_with(std::path::is_separator);
+    // A file that already holds logs would get a second set appended, and its first would
+    // become regular features x: the logs (conversions among them) would leak into the student.
+    for file in files {
+        use distillrank::pipeline::store::Store;
+        if let Some(sidecar) = Disk::default().sidecar(&file.display().to_string())? {
+            let columns: logs::LogColumns = serde_json::from_value(sidecar["columns"].clone())
+                .map_err(|e| {
+                    Error::Config(format!(
+                        "{}: its columns: {e}",
+                        sidecar_path(file).display()
+                    ))
+                })?;
+            return Err(Error::Config(format!(
+                "{} already holds logs in its columns {}..={} ({} names them): logs written over it would be appended after them, and those columns would become regular features x; give the LETOR file without logs",
+                file.display(),
+                columns.impressions,
+                columns.conversions,
+                sidecar_path(file).display()
+            )));
+        }
+    }
     let into_folder = files.len() > 1 || out.is_dir() || names_a_folder;
     let targets: Vec<PathBuf> = if into_folder {
         output::check_folder(out)?;
@@ -443,6 +464,10 @@ fn write_logged(input: &Path, dataset: &Dataset, target: &Path, out: &Output) ->
 
 pub fn simulate_logs(args: &SimulateLogsArgs, out: &Output) -> Result<()> {
     let options = args.logs.options()?;
+    // A parameter of another click model than the one simulated, as a comparison names it.
+    for sentence in options.unused() {
+        out.warn(sentence);
+    }
     let targets = logged_targets(&args.files, &[], &args.out, impressions_path)?;
     let data: Vec<Dataset> = args
         .files

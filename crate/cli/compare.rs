@@ -138,6 +138,26 @@ pub(super) fn in_setup_words(path: &Path, e: Error, words: &dyn Fn(&str) -> Stri
     }
 }
 
+/// An error of a run from the setup file `path` (None: from flags), after its settings were
+/// read, in the file's `words` as its warnings are: a refusal of a setting names the file and
+/// the setting's field (`--setup s.json: data.logs.logging_ranker feature:99: ...`), a refusal
+/// of the data says its advice in fields.
+pub(super) fn run_error_in_words(
+    path: Option<&Path>,
+    e: Error,
+    words: &dyn Fn(&str) -> String,
+) -> Error {
+    match (path, e) {
+        (None, e) => e,
+        // Already the file's (its settings' checks, its folds' files).
+        (Some(_), Error::Config(message)) if message.starts_with("--setup ") => {
+            Error::Config(message)
+        }
+        (Some(_), Error::Data(message)) => Error::Data(words(&message)),
+        (Some(path), e) => in_setup_words(path, e, words),
+    }
+}
+
 /// Refuses the flags given beside `--setup FILE` (`given`, by their ids), and settings the
 /// arguments changed from the defaults (`args_are_defaults` false): the file holds the whole
 /// setup, so their values would be dropped.
@@ -358,6 +378,12 @@ const WRITES: &[&str] = &[
 
 pub fn run(args: &CompareArgs, given: &[String], out: &Output) -> Result<()> {
     let setup = args.setup(given)?;
+    run_setup(args, setup, out)
+        .map_err(|e| run_error_in_words(args.setup.as_deref(), e, &document_words))
+}
+
+/// [`run`] once the setup is read.
+fn run_setup(args: &CompareArgs, setup: Setup, out: &Output) -> Result<()> {
     // The run owns its folder: locked, and cleared of the previous run's outputs but those it
     // reads (its own setup.json given again as --setup).
     let mut files: Vec<PathBuf> = setup.data.files().into_iter().map(PathBuf::from).collect();
@@ -386,7 +412,13 @@ pub fn run(args: &CompareArgs, given: &[String], out: &Output) -> Result<()> {
     let config = setup.compare_config(engine.clone())?;
     let started = std::time::Instant::now();
     let mut store = pipeline::store::Disk::with_queries(setup.data.source.query_files());
-    let data = pipeline::preparation::prepare(&setup.data, &mut store, true, &mut Bars::new(out))?;
+    // From a setup file, its warnings in the file's words.
+    let mut bars = match args.setup {
+        Some(_) => Bars::new(out).in_words(&document_words),
+        None => Bars::new(out),
+    };
+    let data = pipeline::preparation::prepare(&setup.data, &mut store, true, &mut bars)?;
+    drop(bars);
     let comparison = run_comparison(&data, &setup, &engine, out)?;
     let seconds = started.elapsed().as_secs_f64();
     let d_z = data.prepared.train.d_z;
@@ -411,6 +443,16 @@ pub fn run(args: &CompareArgs, given: &[String], out: &Output) -> Result<()> {
     for sentence in &unused {
         out.warn(format!("{sentence}."));
     }
+    // What preparation warned of (on stderr as it prepared), for the report too.
+    let warnings: Vec<String> = data
+        .prepared
+        .warnings
+        .iter()
+        .map(|warning| match args.setup {
+            Some(_) => document_words(warning),
+            None => warning.clone(),
+        })
+        .collect();
     let shared = pipeline::report::shared_teachers(&data, &setup);
     let command = reproduce_command();
     write_report(
@@ -426,6 +468,7 @@ pub fn run(args: &CompareArgs, given: &[String], out: &Output) -> Result<()> {
             &shared,
             &not_ranking,
             &unused,
+            &warnings,
         ),
     )?;
     let mut results = pipeline::report::results_json_with(&data, &setup, &comparison, &tests);
@@ -838,6 +881,7 @@ fn report(
     shared_teachers: &[String],
     not_ranking: &[String],
     unused: &[String],
+    warnings: &[String],
 ) -> String {
     let seconds = throughput.end_to_end_seconds;
     let p = &data.prepared;
@@ -850,6 +894,9 @@ fn report(
     }
     for sentence in unused {
         let _ = writeln!(r, "**{sentence}.**\n");
+    }
+    for warning in warnings {
+        let _ = writeln!(r, "**Warning:** {warning}.\n");
     }
     let _ = writeln!(
         r,

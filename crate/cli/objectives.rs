@@ -314,34 +314,36 @@ pub fn run(args: &ObjectivesArgs, given: &[String], out: &Output) -> Result<()> 
         Some(_) => Bars::new(out).in_words(&words),
         None => Bars::new(out),
     };
-    let splits = pipeline::objectives::objectives_data(&setup, &mut store, &mut bars)?;
+    // Its refusals likewise, once the settings are read.
+    let in_words = |e| super::compare::run_error_in_words(args.setup.as_deref(), e, &words);
+    let splits =
+        pipeline::objectives::objectives_data(&setup, &mut store, &mut bars).map_err(in_words)?;
     drop(bars);
     out.note(format!("data: {}", splits.description));
     let engine = engine(setup.backend, out)?;
     let total = (splits.train.len() * config.epochs * setup.seeds * setup.objectives.len()) as u64;
     let mut bar = Progress::new(out, total, "examples");
     let mut current = String::new();
-    let results = distillrank::native::pipeline::objectives(
-        &splits,
-        &setup,
-        &engine,
-        &mut |label, event| match event {
-            Event::Step { examples } => {
-                if current != label {
-                    current = label.to_string();
-                    bar.message(current.clone());
+    let results =
+        distillrank::native::pipeline::objectives(&splits, &setup, &engine, &mut |label, event| {
+            match event {
+                Event::Step { examples } => {
+                    if current != label {
+                        current = label.to_string();
+                        bar.message(current.clone());
+                    }
+                    bar.inc(examples as u64);
                 }
-                bar.inc(examples as u64);
+                Event::Epoch(log) => bar.println(format!(
+                    "{label}: epoch {} loss {:.4} valid AUC-PR {:.4}{}",
+                    log.epoch,
+                    log.loss,
+                    log.valid.auc_pr,
+                    lambdas_text(&log.lambdas)
+                )),
             }
-            Event::Epoch(log) => bar.println(format!(
-                "{label}: epoch {} loss {:.4} valid AUC-PR {:.4}{}",
-                log.epoch,
-                log.loss,
-                log.valid.auc_pr,
-                lambdas_text(&log.lambdas)
-            )),
-        },
-    )?;
+        })
+        .map_err(in_words)?;
     bar.finish();
     let seconds = started.elapsed().as_secs_f64();
     let command = reproduce_command();

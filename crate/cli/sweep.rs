@@ -88,6 +88,22 @@ impl SweepArgs {
 pub fn run(args: &SweepArgs, given: &[String], out: &Output) -> Result<()> {
     let started = std::time::Instant::now();
     let setup = args.setup(given)?;
+    run_setup(args, setup, started, out).map_err(|e| {
+        super::compare::run_error_in_words(
+            args.setup.as_deref(),
+            e,
+            &super::compare::document_words,
+        )
+    })
+}
+
+/// [`run`] once the setup is read.
+fn run_setup(
+    args: &SweepArgs,
+    setup: Setup,
+    started: std::time::Instant,
+    out: &Output,
+) -> Result<()> {
     // The run owns its folder: locked, and cleared of the previous run's outputs but those it
     // reads.
     let mut folder = distillrank::output::RunFolder::claim(

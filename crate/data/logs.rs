@@ -241,7 +241,57 @@ impl Default for LogOptions {
 /// The most impressions per query a simulation takes.
 pub const MAX_SESSIONS: usize = 1_000_000;
 
+/// A click model's own parameter: its flag, the click model that reads it, and its value.
+type OwnParameter = (&'static str, ClickModel, fn(&LogOptions) -> f64);
+
 impl LogOptions {
+    /// Each click model's own parameter: its flag, the model that reads it and its value.
+    const OWN_PARAMETERS: [OwnParameter; 2] = [
+        ("position-bias", ClickModel::Pbm, |o| o.position_bias),
+        ("continue-after-click", ClickModel::Dcm, |o| {
+            o.continue_after_click
+        }),
+    ];
+
+    /// The click models' parameters this click model does not read, by flag, each with why:
+    /// PBM alone reads the position bias, DCM alone the chance of scanning on after a click.
+    pub fn not_read(&self) -> Vec<(&'static str, String)> {
+        let name = |m: ClickModel| match serde_json::to_value(m) {
+            Ok(serde_json::Value::String(name)) => name,
+            _ => format!("{m:?}"),
+        };
+        Self::OWN_PARAMETERS
+            .into_iter()
+            .filter(|(_, reader, _)| *reader != self.click_model)
+            .map(|(flag, reader, _)| {
+                let why = format!(
+                    "only the {} click model reads it, and --click-model is {}",
+                    name(reader),
+                    name(self.click_model)
+                );
+                (flag, why)
+            })
+            .collect()
+    }
+
+    /// [`Self::not_read`]'s parameters this setup gives another value than the default, each
+    /// in words (`--position-bias 2 is not used: only the pbm click model reads it, ...`).
+    pub fn unused(&self) -> Vec<String> {
+        let defaults = LogOptions::default();
+        let unread = self.not_read();
+        Self::OWN_PARAMETERS
+            .into_iter()
+            .filter(|(_, _, value)| value(self) != value(&defaults))
+            .filter_map(|(flag, _, value)| {
+                let (_, why) = unread.iter().find(|(f, _)| *f == flag)?;
+                Some(format!(
+                    "--{flag} {} is not used: {why}",
+                    crate::error::shown(value(self))
+                ))
+            })
+            .collect()
+    }
+
     /// Refuses parameters outside their ranges, naming the flag.
     pub fn validate(&self) -> Result<()> {
         let probability = |name: &str, v: f64| {
@@ -295,7 +345,7 @@ impl LogOptions {
         }
         if self.logging_ranker == (LoggingRanker::Feature { column: 0 }) {
             return Err(Error::Config(
-                "logging ranker 'feature:0': feature columns count from 1".into(),
+                "--logging-ranker feature:0: feature columns count from 1".into(),
             ));
         }
         if let LoggingRanker::Linear { fraction } = self.logging_ranker {
@@ -601,7 +651,69 @@ pub fn parse_click_table(name: &str, bytes: &[u8], expected: &str) -> Result<Cli
     let (impressions, clicks) = body.split_at(cells * 4);
     table.impressions = impressions.chunks_exact(4).map(word).collect();
     table.clicks = clicks.chunks_exact(4).map(word).collect();
+    check_click_counts(&table).map_err(|what| bad(&what))?;
     Ok(table)
+}
+
+/// Refuses examination probabilities (where the table has them) that are not one a rank, each
+/// in (0, 1]: inverse propensity weights divide by them.
+pub fn check_examination(table: &ClickTable) -> std::result::Result<(), String> {
+    let Some(examination) = &table.examination else {
+        return Ok(());
+    };
+    if examination.len() != table.shown {
+        return Err(format!(
+            "{} examination probabilities for {} ranks: expected one a rank",
+            examination.len(),
+            table.shown
+        ));
+    }
+    match examination
+        .iter()
+        .enumerate()
+        .find(|(_, p)| !(**p > 0.0 && **p <= 1.0))
+    {
+        Some((k, p)) => Err(format!(
+            "the examination probability at rank {} is {}: expected a probability in (0, 1]",
+            k + 1,
+            crate::error::shown(*p)
+        )),
+        None => Ok(()),
+    }
+}
+
+/// Refuses counts no log sums to: more clicks than impressions at a rank, conversions or dwell
+/// without clicks, examination probabilities outside (0, 1] or not one a rank.
+fn check_click_counts(table: &ClickTable) -> std::result::Result<(), String> {
+    check_examination(table)?;
+    let qid_of = |d: usize| {
+        let g = table.group_offsets.partition_point(|&start| start <= d) - 1;
+        table.qids[g]
+    };
+    for d in 0..table.n_docs() {
+        let (shown, clicked) = table.of(d);
+        if let Some(k) = (0..table.shown).find(|&k| clicked[k] > shown[k]) {
+            return Err(format!(
+                "document {} (qid {}) has {} clicks in {} impressions at rank {}: expected at most one click an impression",
+                d + 1,
+                qid_of(d),
+                clicked[k],
+                shown[k],
+                k + 1
+            ));
+        }
+        let clicks: u64 = clicked.iter().map(|&c| c as u64).sum();
+        let conversions = table.conversions.as_ref().map_or(0, |c| c[d] as u64);
+        let dwell = table.dwell_ms.as_ref().map_or(0, |w| w[d]);
+        if conversions > clicks || (dwell > 0 && clicks == 0) {
+            return Err(format!(
+                "document {} (qid {}) has {conversions} conversions and {dwell} ms of dwell from {clicks} clicks: expected at most one conversion a click, and dwell only where it was clicked",
+                d + 1,
+                qid_of(d)
+            ));
+        }
+    }
+    Ok(())
 }
 
 impl ClickTable {
@@ -779,7 +891,7 @@ pub fn simulate_with_progress(
     if let LoggingRanker::Feature { column } = options.logging_ranker {
         if column > nf {
             return Err(Error::Config(format!(
-                "logging ranker feature:{column}: the data have columns 1..={nf}"
+                "--logging-ranker feature:{column}: the data have columns 1..={nf}, and the logging ranker sorts by one of them"
             )));
         }
     }

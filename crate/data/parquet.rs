@@ -812,24 +812,43 @@ fn scan_parts<R: ChunkReader + 'static>(
 
 /// The part files of a folder: `*.parquet` (or, where there is none, every file not starting
 /// with `.` or `_`, which are Spark's and Hadoop's markers), in name order with numbers
-/// compared as numbers.
+/// compared as numbers. A folder (or another file, beside `*.parquet` files) among the parts is
+/// refused: its rows would go unread.
 #[cfg(not(target_arch = "wasm32"))]
 pub fn part_files(folder: &Path) -> Result<Vec<PathBuf>> {
     let mut files = Vec::new();
+    let mut folders = Vec::new();
     for entry in std::fs::read_dir(folder).map_err(|e| Error::io(folder, e))? {
         let entry = entry.map_err(|e| Error::io(folder, e))?;
         let path = entry.path();
         let name = entry.file_name().to_string_lossy().into_owned();
-        if path.is_file() && !name.starts_with('.') && !name.starts_with('_') {
+        if name.starts_with('.') || name.starts_with('_') {
+            continue;
+        }
+        if path.is_file() {
             files.push(path);
+        } else if path.is_dir() {
+            folders.push(name);
         }
     }
+    folders.sort();
     let parquet: Vec<PathBuf> = files
         .iter()
         .filter(|p| p.extension().is_some_and(|e| e == "parquet"))
         .cloned()
         .collect();
     let named = !parquet.is_empty();
+    // Beside the parts, what would be left unread without a word: their rows would be missing.
+    let skipped: Vec<String> = folders
+        .iter()
+        .map(|f| format!("{f}/"))
+        .chain(
+            files
+                .iter()
+                .filter(|f| named && !parquet.contains(f))
+                .filter_map(|f| f.file_name().map(|n| n.to_string_lossy().into_owned())),
+        )
+        .collect();
     let mut files = if named { parquet } else { files };
     files.sort_by(|a, b| natural_order(&a.to_string_lossy(), &b.to_string_lossy()));
     // Files without the `.parquet` name (Spark's `part-00000`) are parts when they are Parquet;
@@ -858,14 +877,19 @@ pub fn part_files(folder: &Path) -> Result<Vec<PathBuf>> {
             }
         }
     }
+    if !files.is_empty() && !skipped.is_empty() {
+        return Err(Error::parse(
+            folder,
+            0,
+            0,
+            format!(
+                "a folder of Parquet part files that also holds {} ({}): they would not be read, and their rows would be missing; move them out, or name them with a leading _ (as Spark's and Dask's own files are), or give one partition's folder",
+                if folders.is_empty() { "other files" } else { "folders or other files" },
+                crate::error::printable(&skipped.iter().take(4).cloned().collect::<Vec<_>>().join(", "))
+            ),
+        ));
+    }
     if files.is_empty() {
-        let mut folders: Vec<String> = std::fs::read_dir(folder)
-            .map_err(|e| Error::io(folder, e))?
-            .filter_map(|e| e.ok())
-            .filter(|e| e.path().is_dir())
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .collect();
-        folders.sort();
         let inside = match folders.as_slice() {
             [] => String::new(),
             some => format!(

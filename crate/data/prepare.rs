@@ -1208,6 +1208,10 @@ fn check_gumbel_labels(
     }))
 }
 
+/// What gives logs' labels (their conversions) more documents with a y = 1, by where the logs
+/// come from.
+const MORE_CONVERSIONS: &str = "logs simulated here or by data simulate-logs convert more with more --sessions or a higher --conversion-rate; a user's logs (data aggregate-logs) can be labelled by the grades instead (--log-labels gumbel --training-labels grades)";
+
 /// Refuses labels a model cannot learn from or be chosen by: a training split without a y = 1,
 /// or with nothing but y = 1; a validation split without a y = 1, or whose NDCG is 1.0 whatever
 /// the model.
@@ -1223,7 +1227,7 @@ fn check_labels(
     }
     if train_set.positive_groups() == 0 {
         return Err(Error::Data(match options.label_column {
-            Some(column) => format!("no positive training groups: column {column}, the label y, is 0 on every training document; with simulated logs, raise --sessions or --conversion-rate"),
+            Some(column) => format!("no positive training groups: column {column}, the label y, is 0 on every training document; {MORE_CONVERSIONS}"),
             None => format!(
                 "no positive training groups: with t = {} and tau_target = {} no document got y = 1; lower --tau-target",
                 options.t, options.tau_target
@@ -1241,8 +1245,12 @@ fn check_labels(
     }
     if valid_set.positive_groups() == 0 {
         return Err(Error::Data(format!(
-            "the validation split has no group with a y = 1 ({} groups after filtering), so validation NDCG cannot pick an epoch; lower --tau-target (with simulated logs: raise --sessions or --conversion-rate), or give more validation queries (--valid)",
-            valid_set.n_groups()
+            "the validation split has no group with a y = 1 ({} groups after filtering), so validation NDCG cannot pick an epoch; {}, or give more validation queries (--valid)",
+            valid_set.n_groups(),
+            match options.label_column {
+                Some(_) => MORE_CONVERSIONS,
+                None => "lower --tau-target",
+            }
         )));
     }
     if !valid_set.ranks_models() {
@@ -1307,11 +1315,11 @@ fn split_warnings(
     if positive < FEW_VALIDATION_GROUPS {
         // What makes more of them, by where y comes from.
         let sparser = if options.label_column.is_some() {
-            ", or raise --sessions (or --conversion-rate, where y is the conversions)"
+            format!("; {MORE_CONVERSIONS}")
         } else if options.grades {
-            ""
+            String::new()
         } else {
-            ", or lower --tau-target"
+            ", or lower --tau-target".into()
         };
         warnings.push(format!(
             "the validation split has {positive} group{} with a y = 1 (of {} after filtering): the epoch kept rests on {}, and early stopping on chance; give more validation queries{sparser}",

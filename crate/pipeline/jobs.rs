@@ -81,6 +81,6 @@ pub fn summary(data: &PreparedData, setup: &Setup, methods: Vec<MethodRuns>) -> 
     };
     let tests = super::report::tests(data, setup, &comparison);
     let mut results = super::report::results_json_with(data, setup, &comparison, &tests);
-    super::report::unused_settings_in_words(&mut results);
+    super::report::results_in_words(&mut results);
     results
 }

@@ -677,7 +677,7 @@ fn prepare_in_memory(
         description,
         names,
         feature_names: source_names,
-        shared,
+        mut shared,
     } = load(data, store, reporter)?;
     // Data without a test split get one held out of the training queries. Preparation takes it
     // from the training matrix itself; only simulated logs, which rewrite the splits, need it
@@ -716,6 +716,7 @@ fn prepare_in_memory(
         };
         let logged = logged_splits(&names, data, store, train, valid, test, reporter)?;
         clicks = logged.clicks;
+        shared.extend(logged.warnings);
         (
             logged.train,
             logged.valid,
@@ -798,6 +799,8 @@ struct Logged {
     description: String,
     /// The training file's clicks by rank, when simulated here.
     clicks: Option<ClickTable>,
+    /// What the logs leave unread (the setup's simulation settings, where the files hold logs).
+    warnings: Vec<String>,
 }
 
 /// The splits with their simulated-log columns for `privileged: logs`: read from files that
@@ -858,6 +861,17 @@ fn logged_splits(
                 }
             }
         }
+        // The files' logs are read as they are: the settings that would simulate others are not.
+        let given = data.logs_settings_given();
+        let warnings = match given.len() {
+            0 => Vec::new(),
+            n => vec![format!(
+                "{} {} not used: {train_name} already holds logs ({} names them), which are read as they are; to change them, write the logs again over the LETOR files without logs",
+                given.join(", "),
+                if n == 1 { "is" } else { "are" },
+                sidecar_name.display()
+            )],
+        };
         let description = if sidecar["aggregated_from"].is_array() {
             format!(
                 "logs summed by data aggregate-logs ({})",
@@ -883,8 +897,20 @@ fn logged_splits(
                     "an impressions log",
                 )?;
                 let held_out = test.as_ref().map_or_else(Vec::new, |t| t.qids.clone());
+                // The simulator's examination by rank (PBM's), which inverse propensity
+                // weights divide by: refused by the sidecar's name where it is not that.
+                let bad_examination = |what: String| {
+                    Error::Config(format!(
+                        "{}: \"examination\": {what}",
+                        sidecar_name.display()
+                    ))
+                };
                 let examination: Option<Vec<f64>> =
-                    serde_json::from_value(sidecar["examination"].clone()).unwrap_or(None);
+                    serde_json::from_value(sidecar["examination"].clone()).map_err(|e| {
+                        bad_examination(format!(
+                            "{e}: expected the examination probability at each rank, or null"
+                        ))
+                    })?;
                 // A log may name documents by the training file's docid comments.
                 let mut docids = || {
                     let (text, _) = store.text(train_name, Role::Train)?;
@@ -899,13 +925,15 @@ fn logged_splits(
                     &mut docids,
                 );
                 // A sidecar may name the wrong file: say which sidecar points at it.
-                Some(read.map_err(|e| match e {
+                let table = read.map_err(|e| match e {
                     Error::Data(why) if why.contains(", line 1: ") => Error::Data(format!(
                         "{why}; {} names it as the training file's impressions log",
                         sidecar_path(Path::new(train_name)).display()
                     )),
                     e => e,
-                })?)
+                })?;
+                crate::data::logs::check_examination(&table).map_err(bad_examination)?;
+                Some(table)
             }
             None => None,
         };
@@ -917,7 +945,20 @@ fn logged_splits(
             summary: None,
             description,
             clicks,
+            warnings,
         });
+    }
+    // Splits that hold logs beside a training file without them: the training file's logs
+    // would be simulated here, and the columns of the others' logs read as regular features.
+    for name in [valid_name, test_name].into_iter().flatten() {
+        if store.sidecar(name)?.is_some() {
+            return Err(Error::Config(format!(
+                "{name} holds logs ({} names them) but the training file {} has none ({} is missing): give the files the logs were written into together, each with its sidecar",
+                sidecar_path(Path::new(name)).display(),
+                train_name.as_deref().unwrap_or("the training split"),
+                train_name.as_deref().map_or_else(|| "its logs sidecar".into(), |t| sidecar_path(Path::new(t)).display().to_string())
+            )));
+        }
     }
     let options = &data.logs;
     let present = [valid.is_some(), test.is_some()];
@@ -965,6 +1006,7 @@ fn logged_splits(
         summary: Some(summary),
         description,
         clicks: Some(simulated.clicks),
+        warnings: Vec::new(),
     })
 }
 

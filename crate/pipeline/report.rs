@@ -151,6 +151,10 @@ pub fn results_json_with(
     if !not_ranking.is_empty() {
         results["not_ranking"] = not_ranking.into();
     }
+    // What preparation warned of the splits (few validation groups, shared queries, ...).
+    if !data.prepared.warnings.is_empty() {
+        results["warnings"] = data.prepared.warnings.clone().into();
+    }
     // Settings given another value than the default that no part of the comparison reads.
     let unused = setup.unused_settings();
     if !unused.is_empty() {
@@ -181,16 +185,16 @@ pub fn results_json_with(
     results
 }
 
-/// results.json's `unused_settings` in the words of a door without flags (the page, Python):
-/// each flag as its setting's field ([`crate::settings::flags_in_words`]).
-pub fn unused_settings_in_words(results: &mut serde_json::Value) {
-    if let Some(list) = results
-        .get_mut("unused_settings")
-        .and_then(|v| v.as_array_mut())
-    {
-        for sentence in list {
-            if let Some(text) = sentence.as_str() {
-                *sentence = crate::settings::flags_in_words(text, &|_| None).into();
+/// results.json's sentences (`unused_settings`, `warnings`) in the words of a door without
+/// flags (the page, Python): each flag as its setting's field
+/// ([`crate::settings::flags_in_words`]).
+pub fn results_in_words(results: &mut serde_json::Value) {
+    for key in ["unused_settings", "warnings"] {
+        if let Some(list) = results.get_mut(key).and_then(|v| v.as_array_mut()) {
+            for sentence in list {
+                if let Some(text) = sentence.as_str() {
+                    *sentence = crate::settings::flags_in_words(text, &|_| None).into();
+                }
             }
         }
     }

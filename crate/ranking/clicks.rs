@@ -865,7 +865,7 @@ pub fn training_set(
         ClickLabel::Naive | ClickLabel::Dla | ClickLabel::TwoTower => clicks()?.naive.clone(),
         ClickLabel::Ips => clicks()?.ips.clone().ok_or_else(|| {
             Error::Config(format!(
-                "{method} weighs clicks by the simulator's true examination by rank, which only the position-based model has (--click-model pbm); compare ips-estimated under cascade and DCM"
+                "{method} weighs clicks by the true examination by rank, which only logs simulated under the position-based model have (--click-model pbm); logs simulated under cascade or DCM, a user's logs (data aggregate-logs) and positions given beside clicks have none: compare ips-estimated, which estimates the propensities from the clicks"
             ))
         })?,
         ClickLabel::IpsEstimated => clicks()?

@@ -139,7 +139,10 @@ def _numbers(values: Any, what: str, flat: bool = False) -> list:
     """``values`` (an array, a list or any iterable of numbers, one dimension, or one column
     with ``flat``) as a list of floats, refused by ``what`` where one of them is not a number
     or the values are not one list: read row by row, a matrix of several columns would put
-    its values on other rows."""
+    its values on other rows. A string is no list (its letters are not the numbers), and a
+    bool no number."""
+    if isinstance(values, (str, bytes)):
+        raise ValueError(f"{what}: {values!r} is text: expected a list of numbers, such as [0.3, 0.5]")
     if not isinstance(values, _np.ndarray):
         try:
             values = list(values)
@@ -149,6 +152,9 @@ def _numbers(values: Any, what: str, flat: bool = False) -> list:
         array = _np.asarray(values, dtype=_np.float64)
     except (TypeError, ValueError) as e:
         raise ValueError(f"{what}: expected numbers ({e})") from e
+    if isinstance(values, _np.ndarray) and values.dtype == _np.bool_ or \
+            not isinstance(values, _np.ndarray) and any(isinstance(v, (bool, _np.bool_)) for v in values):
+        raise ValueError(f"{what}: expected numbers, not True or False")
     if flat and array.ndim == 2 and array.shape[1] == 1:
         array = array.ravel()
     if array.ndim != 1:
@@ -190,10 +196,11 @@ def _score_splits(teacher: Any) -> List[Any]:
     return [teacher] if _is_one_split(teacher) else list(teacher)
 
 
-def _teacher_model(teacher: Any) -> Tuple[bytes, str]:
+def _teacher_model(teacher: Any, keyword: str = "teacher") -> Tuple[bytes, str]:
     """A tree model's bytes and name: a path, a ``lightgbm.Booster`` or ``LGBMRanker`` (its
     ``model_to_string()``), an ``xgboost.Booster`` or ``XGBRanker`` (its JSON, ``save_raw``).
-    Neither package is imported: their objects are read through their own dumps."""
+    Neither package is imported: their objects are read through their own dumps. Refusals name
+    ``keyword`` (``teacher``, ``reference``)."""
     library = type(teacher).__module__.split(".")[0]
     if library in ("lightgbm", "xgboost") and not hasattr(type(teacher), "model_to_string") \
             and not hasattr(type(teacher), "save_raw"):
@@ -202,7 +209,7 @@ def _teacher_model(teacher: Any) -> Tuple[bytes, str]:
             teacher = teacher.booster_ if library == "lightgbm" else teacher.get_booster()
         except (ValueError, AttributeError) as e:
             raise ValueError(
-                f"teacher: this {type(teacher).__name__} is not fitted: fit it first, or give a fitted "
+                f"{keyword}: this {type(teacher).__name__} is not fitted: fit it first, or give a fitted "
                 "model or its saved file"
             ) from e
     if hasattr(teacher, "model_to_string"):
@@ -214,9 +221,9 @@ def _teacher_model(teacher: Any) -> Tuple[bytes, str]:
             with open(teacher, "rb") as f:
                 return f.read(), str(teacher)
         except OSError as e:
-            raise ValueError(f"teacher: {teacher}: {e.strerror or e}; expected a tree model's file") from e
+            raise ValueError(f"{keyword}: {teacher}: {e.strerror or e}; expected a tree model's file") from e
     raise TypeError(
-        "teacher: expected a model file's path, a lightgbm.Booster, an xgboost.Booster, or "
+        f"{keyword}: expected a model file's path, a lightgbm.Booster, an xgboost.Booster, or "
         f"scores (an array per split), not {type(teacher).__name__}"
     )
 
@@ -226,10 +233,11 @@ def _teacher_model(teacher: Any) -> Tuple[bytes, str]:
 _TEACHER_FILES: list = []
 
 
-def _teacher_setting(teacher: Any, columns: Any) -> Dict[str, Any]:
-    """``data.teacher`` for a comparison, which reads files: a path as Python opens it (a
-    relative one against the working directory, as ``Ranker(teacher=...)`` reads it); a Booster
-    or scores (arrays for the training, validation and test files) written to files first."""
+def _teacher_setting(teacher: Any, columns: Any, keyword: str = "teacher") -> Dict[str, Any]:
+    """``data.teacher`` (or ``data.reference``: ``keyword``) for a comparison, which reads files:
+    a path as Python opens it (a relative one against the working directory, as
+    ``Ranker(teacher=...)`` reads it); a Booster or scores (arrays for the training, validation
+    and test files) written to files first."""
     import tempfile
 
     setting: Dict[str, Any] = {} if columns is None else {"columns": columns}
@@ -248,10 +256,10 @@ def _teacher_setting(teacher: Any, columns: Any) -> Dict[str, Any]:
         paths = []
         for i, scores in enumerate(splits):
             path = _os.path.join(folder, f"split{i}.scores")
-            _np.savetxt(path, _np.asarray(_numbers(scores, f"teacher's scores of split {i + 1}", flat=True)), fmt="%.17g")
+            _np.savetxt(path, _np.asarray(_numbers(scores, f"{keyword}'s scores of split {i + 1}", flat=True)), fmt="%.17g")
             paths.append(path)
         return dict(setting, scores=",".join(paths))
-    model, name = _teacher_model(teacher)
+    model, name = _teacher_model(teacher, keyword)
     path = _os.path.join(folder, "model.json" if name.startswith("xgboost") else "model.txt")
     with open(path, "wb") as f:
         f.write(model)
@@ -272,14 +280,20 @@ def _setup_dict(settings: Dict[str, Any], base: Optional[Dict[str, Any]] = None)
     # Booster or scores, as a teacher is given.
     if "reference" in settings:
         settings = dict(settings)
-        setup["data"]["reference"] = _teacher_setting(settings.pop("reference"), None)
+        setup["data"]["reference"] = _teacher_setting(settings.pop("reference"), None, "reference")
+    # Two keywords of one field would leave the last one's value without a word.
+    for one, other in (("seed", "first_seed"), ("method", "methods")):
+        if one in settings and other in settings:
+            raise ValueError(f"{one}= and {other}= both set {other}: give one")
     for key, value in settings.items():
         if key == "seed":
             setup["first_seed"] = value
         elif key == "method":
             setup["methods"] = [_method_name(value)]
         elif key == "methods":
-            setup["methods"] = [_method_name(m) for m in value]
+            # One name is one method, as a setup document reads it (never its letters).
+            names = [value] if isinstance(value, str) else value
+            setup["methods"] = [_method_name(m) for m in names]
         elif key in data_fields and key not in setup:
             setup["data"][key] = value
         else:
@@ -577,6 +591,12 @@ def _grades(name: str, y: Any) -> _np.ndarray:
             or y.dtype == _np.bool_):
         raise ValueError(f"{name}: expected integer relevance grades, got dtype {y.dtype}")
     return _np.ascontiguousarray(y, dtype=_np.float64)
+
+
+def _check_k(k: Any) -> None:
+    """Refuses a cutoff of NDCG@k that is not a whole number of places."""
+    if isinstance(k, bool) or not isinstance(k, (int, _np.integer)) or not 1 <= k <= 1_000_000:
+        raise ValueError(f"k: {k!r}: expected a whole number of places in 1..=1,000,000")
 
 
 def _qids(name: str, qid: Any) -> _np.ndarray:
@@ -956,8 +976,7 @@ class Ranker(_EstimatorBase):
         counts."""
         if qid is None:
             raise ValueError("qid: a query id per row is required to score a ranking (NDCG@k per query)")
-        if isinstance(k, bool) or not isinstance(k, (int, _np.integer)) or not 1 <= k <= 1_000_000:
-            raise ValueError(f"k: {k!r}: expected a whole number of places in 1..=1,000,000")
+        _check_k(k)
         scores = self.predict(X, qid=qid)
         grades = _grades("y", y)
         if len(grades) != len(scores):
@@ -975,8 +994,14 @@ class Ranker(_EstimatorBase):
     def to_onnx(self, path: str, metadata: Optional[Dict[str, str]] = None) -> None:
         """Writes the model as ONNX: raw feature vectors in (float32 [batch, X's width], input
         "features"), the scores of :meth:`predict` out (float32 [batch], output "score")."""
-        pairs = [(str(k), str(v)) for k, v in (metadata or {}).items()]
-        self._fitted().to_onnx(str(path), pairs)
+        if metadata is not None and not isinstance(metadata, dict):
+            raise TypeError(f"metadata: expected a dict of text keys and values, not {type(metadata).__name__}")
+        for key, value in (metadata or {}).items():
+            # ONNX's metadata_props hold text: None or a number written as text would read back
+            # as what it was not.
+            if not isinstance(key, str) or not isinstance(value, str):
+                raise TypeError(f"metadata: {key!r}: {value!r}: expected text keys and values")
+        self._fitted().to_onnx(str(path), list((metadata or {}).items()))
 
     def __repr__(self) -> str:
         given = ", ".join(f"{k}={v!r}" for k, v in self._params.items() if k != "method")

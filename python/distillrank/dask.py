@@ -38,12 +38,22 @@ _check_names: Any = getattr(_importlib.import_module("distillrank"), "_check_nam
 _say: Any = getattr(_importlib.import_module("distillrank"), "_say")
 _warn_by_position: Any = getattr(_importlib.import_module("distillrank"), "_warn_by_position")
 _teacher_model: Any = getattr(_importlib.import_module("distillrank"), "_teacher_model")
+_check_k: Any = getattr(_importlib.import_module("distillrank"), "_check_k")
+_grades: Any = getattr(_importlib.import_module("distillrank"), "_grades")
 
 
 def _run_job(setup: str, job: str, base: Optional[str]) -> str:
     """One job on a worker: the library's ``run_compare_job`` (imported there)."""
     native: Any = _importlib.import_module("distillrank._distillrank")
     return str(native.run_compare_job(setup, job, base))
+
+
+def _check_client(client: Any) -> None:
+    """Refuses a client that is not one (None, or the scheduler's address itself)."""
+    if client is None or not callable(getattr(client, "submit", None)):
+        raise ValueError(
+            "client: a dask.distributed.Client is needed (Client(\"tcp://scheduler:8786\"), or "
+            f"Client(LocalCluster())), not {type(client).__name__}")
 
 
 def _submit(client: Any, text: str, folder: Optional[str]) -> Any:
@@ -70,13 +80,16 @@ def compare(setup: Any = None, client: Any = None, base: Optional[str] = None) -
     same setup: the same figures and paired tests. Relative file names are read against ``base``,
     as in :func:`distillrank.compare`; the workers must read the same paths. A setup of folds runs
     on one machine: give ``distillrank.compare`` it."""
-    if client is None:
-        raise ValueError("client: a dask.distributed.Client is needed (Client(\"tcp://scheduler:8786\"), or Client(LocalCluster()))")
+    _check_client(client)
     text = _setup_json(Setup() if setup is None else setup)
     folder = None if base is None else str(base)
     jobs, futures = _submit(client, text, folder)
     results = [_json.loads(r) for r in client.gather(futures)]
-    return _json.loads(_distillrank.summarize_compare(text, _json.dumps(jobs), _json.dumps(results), folder))
+    out = _json.loads(_distillrank.summarize_compare(text, _json.dumps(jobs), _json.dumps(results), folder))
+    # What one machine's comparison warns of (the splits, the settings nothing reads), said once
+    # here on the client.
+    _say([(True, sentence) for key in ("warnings", "unused_settings") for sentence in out.get(key, [])])
+    return out
 
 
 def sweep(
@@ -85,8 +98,9 @@ def sweep(
     """The comparison of ``setup`` at each of ``values`` of ``param`` (a name of
     :data:`distillrank.SWEEP_PARAMS`), every value's jobs submitted at once: a list of each
     value's results, as :func:`compare` returns them, in the order of ``values``."""
-    if client is None:
-        raise ValueError("client: a dask.distributed.Client is needed")
+    _check_client(client)
+    if not isinstance(param, str):
+        raise TypeError(f"param: expected a name of distillrank.SWEEP_PARAMS, not {type(param).__name__}")
     text = _setup_json(Setup() if setup is None else setup)
     name = param.replace("_", "-")
     folder = None if base is None else str(base)
@@ -264,6 +278,19 @@ def _columns(frame: Any, columns: Optional[Sequence[str]], exclude: Sequence[str
     return [c for c in frame.columns if c not in exclude]
 
 
+def _check_partition_columns(part: Any, expected: Sequence[Any]) -> None:
+    """Refuses a partition whose columns are not the frame's (a folder of part files whose
+    columns differ, read by ``dd.read_parquet``): by position, its features would be misread."""
+    if list(part.columns) != list(expected):
+        missing = [c for c in expected if c not in part.columns]
+        extra = [c for c in part.columns if c not in expected]
+        raise ValueError(
+            f"a partition's columns are not the frame's: missing {missing}, unexpected {extra}"
+            + ("" if missing or extra else ", in another order")
+            + "; every partition (every part file) must have the frame's columns, in its order"
+        )
+
+
 def check_queries_whole(frame: Any, qid: str = "qid", contiguous: bool = True) -> None:
     """Refuses a Dask dataframe in which a query's rows lie in two partitions (or, with
     ``contiguous``, are not contiguous within one), naming the query and the partitions: a
@@ -278,7 +305,12 @@ def check_queries_whole(frame: Any, qid: str = "qid", contiguous: bool = True) -
         raise ValueError(f"qid: the frame has no column {qid!r}")
 
     def runs(part: Any, partition_info: Any = None) -> Any:
-        # Each run of equal query ids in the partition, once.
+        # Each run of equal query ids in the partition, once; a missing id is no query.
+        missing = part[qid].isna().to_numpy()
+        if missing.any():
+            raise ValueError(
+                f"qid: partition {(partition_info or {}).get('number', '?')}, its row "
+                f"{int(missing.argmax()) + 1}: a missing value; every row needs its query's id")
         q = part[qid].to_numpy()
         if not contiguous:
             q = np.unique(q)
@@ -475,7 +507,10 @@ def predict(
     if _attends(model):
         check_queries_whole(frame, qid)
 
+    columns = list(frame.columns)
+
     def scores(part: Any) -> Any:
+        _check_partition_columns(part, columns)
         # An empty partition (a filter's) scores no row.
         if len(part) == 0:
             return pd.Series([], index=part.index, dtype="float32", name="score")
@@ -505,19 +540,24 @@ def evaluate(
     None for a query without a relevant document). ``model_columns``: as :func:`predict`."""
     pd: Any = _importlib.import_module("pandas")
 
+    _check_k(k)
     features = _columns(frame, columns, (qid, label))
-    if qid not in frame.columns:
-        raise ValueError(f"qid: the frame has no column {qid!r}")
+    for name, column in (("qid", qid), ("label", label)):
+        if column not in frame.columns:
+            raise ValueError(f"{name}: the frame has no column {column!r}")
+    frame_columns = list(frame.columns)
     # The checks on the client first, then the one that runs a graph.
     _check_feature_names(model, features)
     score = _scorer(model, features, model_columns)
     check_queries_whole(frame, qid)
 
     def per_query(part: Any) -> Any:
+        _check_partition_columns(part, frame_columns)
         if len(part) == 0:
             return pd.DataFrame({"qid": pd.Series([], dtype="u8"), "ndcg": pd.Series([], dtype="f8")})
         scores = _np_f32(score(part[features], part[qid].to_numpy()))
-        qids, values = _distillrank.ndcg_per_query(scores.tolist(), part[label].astype("f8").tolist(),
+        grades = _grades(f"label column {label!r}", part[label].to_numpy())
+        qids, values = _distillrank.ndcg_per_query(scores.tolist(), grades.tolist(),
                                                    part[qid].astype("u8").tolist(), int(k))
         return pd.DataFrame({"qid": pd.Series(qids, dtype="u8"),
                              "ndcg": pd.Series([float("nan") if v is None else v for v in values], dtype="f8")})

@@ -94,10 +94,13 @@ fn python_words(message: &str, door: Door) -> String {
             query_flags,
             "with its .query field (source.files.train_query, valid_query or test_query)",
         ),
-        Door::Objectives(section) => message.replace(
-            query_flags,
-            &format!("with its .query field ({section}data.files.train_query, valid_query or test_query)"),
-        ),
+        // The objectives' files under the document's own section (none for the section alone).
+        Door::Objectives(section) => message
+            .replace(
+                query_flags,
+                &format!("with its .query field ({section}data.files.train_query, valid_query or test_query)"),
+            )
+            .replace("objectives.data.files.", &format!("{section}data.files.")),
     };
     if let Door::Objectives(section) = door {
         // The section's own fields (`--noise` is `data.synthetic.noise` there), and its files
@@ -673,8 +676,12 @@ fn compare(
     resolve_files(setup.files_mut(), base.as_deref()).map_err(value_error)?;
     let mut reporter = Stderr::new(verbose, log);
     let result = py.detach(|| {
-        // Every setting is checked before the data load, as the CLI does.
+        // Every setting is checked before the data load, as the CLI does, and a setting
+        // nothing reads is named, as the CLI names it.
         setup.check(None)?;
+        for sentence in setup.unused_settings() {
+            reporter.warn(&sentence);
+        }
         let engine = engine(setup.backend, &mut reporter)?;
         let mut store = pipeline::store::Disk::with_queries(setup.data.source.query_files());
         if setup.data.has_folds() {
@@ -697,7 +704,7 @@ fn compare(
         let comparison =
             distillrank::native::pipeline::compare(&data, &setup, &engine, &stop, &mut reporter)?;
         let mut results = pipeline::report::results_json(&data, &setup, &comparison);
-        pipeline::report::unused_settings_in_words(&mut results);
+        pipeline::report::results_in_words(&mut results);
         Ok(results)
     });
     let results = reporter.finish(result)?;

@@ -589,6 +589,20 @@ await check("objectives_view_compares_log_loss_with_global_objectives", async ()
   const onGpu = await page.locator("#objectives-status").textContent();
   expect(/^Done.* on gpu/.test(onGpu), `objectives on WebGPU: ${onGpu} ${await page.locator("#error-text").textContent()}`);
   console.log(`    ${onGpu.split(":")[0]}`);
+  // The default run warned of nothing; a setting none of the objectives reads is named as the
+  // CLI names it (log-loss and AUC-ROC hold no constraint, so no multiplier: the dual rate is unread).
+  expect((await page.locator("#objectives-warnings").textContent()) === "", "the default objectives warn of nothing");
+  const checked = await page.$$eval("input[name=objective]:checked", (boxes) => boxes.map((b) => b.value));
+  for (const name of ["auc-pr", "recall-at-precision"]) await page.uncheck(`input[name=objective][value=${name}]`);
+  await page.locator("[name=obj_dual]").fill("2");
+  await page.evaluate(() => { document.getElementById("objectives-status").textContent = ""; });
+  await page.click("#objectives-run");
+  await page.waitForFunction(() => /^Done|^Failed/.test(document.getElementById("objectives-status").textContent), null, { timeout: 300_000 });
+  const unread = await page.locator("#objectives-warnings").textContent();
+  expect(/^dual_rate_factor 2 is not used: no objective of objectives logloss,roc-auc has a constraint/.test(unread),
+    `the unread dual rate: ${unread} (${await page.locator("#objectives-status").textContent()})`);
+  await page.locator("[name=obj_dual]").fill("");
+  for (const name of checked) await page.check(`input[name=objective][value=${name}]`);
   await page.selectOption("select[name=backend]", "cpu");
 });
 

@@ -232,12 +232,17 @@ def mq2008_frame(split="test"):
     return frame, X, y, qid
 
 
+def grades_ranker(**settings):
+    """A ranker without distillation fitted on MQ2008 Fold1's training file, its grades as labels."""
+    X, y, qid = distillrank.mq2008()["train"]
+    ranker = distillrank.Ranker(method="no-distillation", labels="grades", backend="cpu", **settings)
+    return ranker.fit(X, y, qid=qid, verbose=False)
+
+
 def test_scoring_and_evaluation_on_the_workers_equal_one_machines(client):
     dd = pytest.importorskip("dask.dataframe")
     frame, X, y, qid = mq2008_frame()
-    train = distillrank.mq2008()["train"]
-    ranker = distillrank.Ranker(method="no-distillation", labels="grades", epochs=2, widths=[16], backend="cpu")
-    ranker.fit(*train[:2], qid=train[2], verbose=False)
+    ranker = grades_ranker(epochs=2, widths=[16])
     # Partitions cut at query boundaries: indexed by qid, every query in one partition.
     whole = dd.from_pandas(frame.set_index("qid", drop=False), npartitions=4, sort=True)
     assert whole.npartitions > 1
@@ -265,9 +270,7 @@ def test_scoring_and_evaluation_on_the_workers_equal_one_machines(client):
     assert len(said) == 1 and said[0].startswith("frame has feature names, but the model was fitted without"), said
     # A listwise ranker is scored on the workers by each partition's queries, as one machine
     # scores them; a frame cut through a query is refused for it by name.
-    listwise = distillrank.Ranker(method="no-distillation", labels="grades", epochs=1, widths=[16], backend="cpu",
-                                  attention_heads=2)
-    listwise.fit(*train[:2], qid=train[2], verbose=False)
+    listwise = grades_ranker(epochs=1, widths=[16], attention_heads=2)
     np.testing.assert_allclose(dr_dask.predict(listwise, whole).compute().to_numpy(), listwise.predict(X, qid=qid),
                                rtol=1e-6, atol=1e-6)
     assert abs(dr_dask.evaluate(listwise, whole)["ndcg@8"] - listwise.score(X, y, qid=qid)) < 1e-6
@@ -558,3 +561,52 @@ def test_the_clusters_conversions_and_dwell_are_the_librarys_and_aggregate_into_
         columns[name] = distillrank.read_letor(str(tmp_path / f"{name}.txt"))[0][:, -6:]
     np.testing.assert_array_equal(columns["table"], columns["log"])
     np.testing.assert_array_equal(columns["log"][:, 5], want["conversions"].astype("f4"))
+
+
+def test_class_what_a_frame_holds_is_read_as_meant_or_refused_by_name(client, caplog):
+    """What a Dask user hands the cluster is checked as one machine's Ranker checks it: the cutoff
+    k, the label column, a missing query id, partitions whose columns are not the frame's; the
+    client and the swept setting; and a comparison warns on the client as one machine's does."""
+    import logging
+
+    dd = pytest.importorskip("dask.dataframe")
+    dask = pytest.importorskip("dask")
+    pd = pytest.importorskip("pandas")
+    frame, X, y, qid = mq2008_frame()
+    ranker = grades_ranker(epochs=1, widths=[8])
+    whole = dd.from_pandas(frame.set_index("qid", drop=False), npartitions=2, sort=True)
+    # k as Ranker.score reads it: a whole number of places, refused before any task.
+    for k in (2.5, True, 0, -1):
+        with pytest.raises(ValueError, match=r"^k: .*expected a whole number of places"):
+            dr_dask.evaluate(ranker, whole, k=k)
+    with pytest.raises(ValueError, match=r"^label: the frame has no column 'grade'"):
+        dr_dask.evaluate(ranker, whole, label="grade")
+    text = frame.assign(label=frame["label"].astype(int).astype(str))
+    with pytest.raises(ValueError, match=r"label column 'label': expected integer relevance grades"):
+        dr_dask.evaluate(ranker, dd.from_pandas(text, npartitions=1, sort=False))
+    # A missing query id is named by its partition and row, not as a query split in two.
+    holed = frame.assign(qid=pd.array(frame["qid"].tolist(), dtype="Int64"))
+    holed.loc[2, "qid"] = pd.NA
+    with pytest.raises(ValueError, match=r"qid: partition 0, its row 3: a missing value"):
+        dr_dask.evaluate(ranker, dd.from_pandas(holed, npartitions=1, sort=False))
+    # A partition whose columns are not the frame's (part files that differ): one column
+    # renamed, or one more, would be misread or dropped.
+    half = len(frame) // 2
+    first, second = frame.iloc[:half], frame.iloc[half:]
+    for other in (second.rename(columns={"f3": "g3"}), second.assign(f47=1.0)):
+        parts = dd.from_delayed([dask.delayed(lambda p=first: p)(), dask.delayed(lambda p=other: p)()],
+                                meta=first.iloc[:0], verify_meta=False)
+        with pytest.raises(ValueError, match=r"a partition's columns are not the frame's: missing \[.*\], unexpected"):
+            dr_dask.predict(ranker, parts, exclude=("qid", "label")).compute()
+    # The client and the swept setting, by name.
+    for not_a_client in (None, "tcp://127.0.0.1:8786"):
+        with pytest.raises(ValueError, match=r"^client: a dask.distributed.Client is needed"):
+            dr_dask.compare(distillrank.Setup(source="mq2008", **SMALL), not_a_client)
+    with pytest.raises(TypeError, match=r"^param: expected a name of distillrank.SWEEP_PARAMS"):
+        dr_dask.sweep(None, [0.3], distillrank.Setup(source="mq2008", **SMALL), client)
+    # A setting no comparison reads, said on the client as one machine's comparison says it.
+    setup = distillrank.Setup(source="mq2008", methods=["no-distillation"], alpha=0.7, **SMALL)
+    with caplog.at_level(logging.WARNING, logger="distillrank"):
+        dr_dask.compare(setup, client)
+    warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert [w for w in warned if w.startswith("alpha 0.7 is not used")], warned

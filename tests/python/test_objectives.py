@@ -87,6 +87,14 @@ def test_a_refused_objectives_setup_says_what_the_cli_says(tmp_path):
         with pytest.raises(ValueError) as refused:
             distillrank.objectives(dict(SETUP, **extra), verbose=False)
         assert words in str(refused.value) and "--" not in str(refused.value), str(refused.value)
+    # A relative file without the folder it is relative to, named by the field of the document
+    # given: the section alone, or the whole setup under `objectives`.
+    files = {"data": {"files": {"train": "train.txt", "threshold": 1}}}
+    for document, field in [(dict(SETUP, **files), "data.files.train"),
+                            ({"objectives": dict(SETUP, **files)}, "objectives.data.files.train")]:
+        with pytest.raises(ValueError, match="is a relative path") as refused:
+            distillrank.objectives(document, verbose=False)
+        assert str(refused.value).startswith(f"invalid configuration: {field}: 'train.txt'"), str(refused.value)
 
 
 def test_one_setup_document_for_both_jobs_at_every_door(tmp_path):

@@ -574,6 +574,44 @@ def test_a_sweep_names_what_it_replaces_and_what_nothing_reads(caplog):
     assert [w for w in said if w.startswith("alpha 0.7 is not used")] and not [w for w in said if "--" in w], said
 
 
+def test_class_a_keyword_is_read_as_meant_or_refused_by_its_name(caplog, tmp_path):
+    """Setup's keywords, a comparison's unread settings, a sweep's values and an export's
+    metadata: each read as a user means it, or refused by its own name; never a value of two
+    dropped, a string read letter by letter, nor None written as text."""
+    import logging
+
+    # Two keywords of one field: neither value wins without a word.
+    for given in (dict(method="pfd", methods=["gend"]), dict(seed=3, first_seed=5)):
+        with pytest.raises(ValueError, match=r"both set (methods|first_seed): give one"):
+            distillrank.Setup(**given)
+    # One method's name is one method, as a setup document reads it.
+    assert distillrank.Setup(methods="pfd").methods == ["pfd"]
+    assert distillrank.Setup(methods="self_distillation").methods == ["self-distillation"]
+    # The reference is named as the reference, not as the teacher.
+    with pytest.raises(TypeError, match=r"^reference: expected a model file's path"):
+        distillrank.Setup(reference=5)
+    # A setting no part of the comparison reads is said, as the CLI says it.
+    setup = distillrank.Setup(source="mq2008", seeds=1, methods=["no-distillation"], alpha=0.7, rd={"k": 5}, **SMALL)
+    with caplog.at_level(logging.WARNING, logger="distillrank"):
+        results = distillrank.compare(setup, verbose=False)
+    warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    for unread in ("alpha 0.7 is not used", "rd.k 5 is not used"):
+        assert [w for w in warned if w.startswith(unread)], warned
+        assert [w for w in results["unused_settings"] if w.startswith(unread)], results["unused_settings"]
+    # A sweep's values are numbers: text and booleans are refused.
+    for values, said in (("0.3,0.5", "is text"), ([True], "not True or False")):
+        with pytest.raises(ValueError, match=f"^values: .*{said}"):
+            distillrank.sweep("alpha", values, setup, verbose=False)
+    # ONNX's metadata holds text.
+    X, y, qid = distillrank.mq2008()["train"]
+    ranker = distillrank.Ranker(method="no-distillation", labels="grades", epochs=1, widths=[8], backend="cpu")
+    ranker.fit(X, y, qid=qid, verbose=False)
+    for metadata in ({"b": None}, {"version": 2}, [("a", "b")]):
+        with pytest.raises(TypeError, match=r"^metadata: "):
+            ranker.to_onnx(str(tmp_path / "m.onnx"), metadata=metadata)
+    assert not (tmp_path / "m.onnx").exists()
+
+
 def test_every_loss_and_method_comes_from_the_librarys_entries():
     assert distillrank.LOSSES[:2] == ("rankbce", "ranknet") and "lambdarank" in distillrank.LOSSES
     assert distillrank.METHODS[0] == "no-distillation" and "pfd" in distillrank.METHODS

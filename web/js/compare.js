@@ -438,7 +438,8 @@ export async function run(focus = null) {
     $("run-warnings").innerHTML = [
       ...(result.prepared?.warnings ?? result.warnings ?? []).map((w) => `Warning: ${w}`),
       ...(result.not_ranking ?? []).map((w) => `Does not rank: ${w}.`),
-      ...(result.unused_settings ?? []).map((w) => `${w[0].toUpperCase()}${w.slice(1)}.`),
+      // Each begins with its setting's field (`tau_target 2.7 is not used: ...`), kept as written.
+      ...(result.unused_settings ?? []).map((w) => `${w}.`),
     ].map((w) => `<li>${escapeHtml(w)}</li>`).join("");
     const select = $("student-method");
     select.innerHTML = setup.methods.map((m) => `<option>${m}</option>`).join("");

@@ -101,12 +101,16 @@ export async function runObjectives() {
   $("objectives-export").disabled = true;
   for (const c of [aucChart, lambdaChart]) { c.data.datasets = []; c.update("none"); }
   $("objectives-status").textContent = "Generating the data…";
+  $("objectives-warnings").innerHTML = "";
   const started = performance.now();
   try {
     const result = await runObjectivesPool(setup, onObjectiveEpoch);
     lastObjectives = { setup, ...result };
     $("objectives-export").disabled = false;
     $("objectives-results").innerHTML = objectivesTable(result);
+    // What none of the objectives reads, as the CLI warns of it (`dual_rate_factor 2 is not used: ...`).
+    $("objectives-warnings").innerHTML = (result.unused_settings ?? [])
+      .map((w) => `<li>${escapeHtml(w)}.</li>`).join("");
     const pooled = ` on ${result.backend}` + (result.workers > 1 ? ` with ${result.workers} workers` : "");
     $("objectives-status").textContent = `Done in ${((performance.now() - started) / 1000).toFixed(1)} s${pooled}: ` +
       `${result.description}; ${(100 * result.positive_rate).toFixed(1)}% positives in training.`;

@@ -468,7 +468,7 @@ export async function inPool(size, jobs, order, load, start) {
 }
 
 /// The global objectives over their seeds: one job per objective and seed, in the pool (one
-/// worker on WebGPU). Resolves to `{backend, description, positive_rate, runs}` as
+/// worker on WebGPU). Resolves to `{backend, description, positive_rate, unused_settings, runs}` as
 /// `run_objectives` gives it.
 export async function runObjectivesPool(setup, onEvent) {
   const at = dataNow();
@@ -497,7 +497,7 @@ export async function runObjectivesPool(setup, onEvent) {
   });
   return {
     backend: results[0].backend, description: results[0].description,
-    positive_rate: results[0].positive_rate, runs, workers: used,
+    positive_rate: results[0].positive_rate, unused_settings: results[0].unused_settings, runs, workers: used,
     memory: await measurePool(used, entry, "objectives-pool-memory"),
   };
 }
