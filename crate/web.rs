@@ -156,11 +156,46 @@ fn js_error(e: Error) -> JsError {
 }
 
 /// A serde value as the JS object its JSON would parse to (plain objects, map keys as strings).
+/// A whole number JavaScript cannot hold exactly (a seed past 2^53 - 1) is refused by its
+/// field ([`beyond_javascript`]), where it would change on its way.
 fn to_js<T: Serialize + ?Sized>(value: &T) -> std::result::Result<JsValue, JsError> {
-    serde_json::to_value(value)
-        .map_err(|e| JsError::new(&e.to_string()))?
+    let value = serde_json::to_value(value).map_err(|e| JsError::new(&e.to_string()))?;
+    if let Some((path, n)) = beyond_javascript(&value, "") {
+        return Err(JsError::new(&format!(
+            "setup field {path} = {n}: the page holds whole numbers up to {MAX_SAFE_INTEGER} (JavaScript's exact ones); run it with distillrank compare --setup, or Python, which take any"
+        )));
+    }
+    value
         .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
         .map_err(|e| JsError::new(&e.to_string()))
+}
+
+/// JavaScript's largest exact whole number, 2^53 - 1 (`Number.MAX_SAFE_INTEGER`).
+const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
+
+/// The first whole number of `value` past [`MAX_SAFE_INTEGER`] either way, with its path
+/// under `at` (`first_seed`, `data.logs.seed`).
+fn beyond_javascript(value: &serde_json::Value, at: &str) -> Option<(String, String)> {
+    let under = |key: &str| match at {
+        "" => key.to_string(),
+        _ => format!("{at}.{key}"),
+    };
+    match value {
+        serde_json::Value::Number(n) => {
+            let past = n.as_u64().is_some_and(|u| u > MAX_SAFE_INTEGER)
+                || n.as_i64()
+                    .is_some_and(|i| i.unsigned_abs() > MAX_SAFE_INTEGER);
+            past.then(|| (at.to_string(), n.to_string()))
+        }
+        serde_json::Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .find_map(|(i, v)| beyond_javascript(v, &format!("{at}[{i}]"))),
+        serde_json::Value::Object(map) => map
+            .iter()
+            .find_map(|(k, v)| beyond_javascript(v, &under(k))),
+        _ => None,
+    }
 }
 
 /// Sends events to a JS callback; the first failure is kept and reported when training ends
@@ -329,7 +364,11 @@ pub fn describe_setup(json: &str) -> std::result::Result<JsValue, JsError> {
 /// [`describe_setup`] gives them.
 #[wasm_bindgen]
 pub fn open_setup(json: &str) -> std::result::Result<JsValue, JsError> {
-    describe(&ExperimentSetup::from_file_json(json).map_err(js_error)?)
+    let setup = ExperimentSetup::from_file_json(json).map_err(js_error)?;
+    // Its settings together, as `compare --setup` checks them when it reads the file (a method
+    // listed twice, which the form's boxes would reduce to one without a word).
+    setup.check(None).map_err(js_error)?;
+    describe(&setup)
 }
 
 /// Checks a setup before anything is loaded, timed or trained ([`ExperimentSetup::check`]): its
@@ -391,7 +430,8 @@ pub fn load_letor(
     }
     let path = Path::new(name);
     let sizes = query
-        .map(|q| parse_query_sizes(&Path::new(name).with_extension("query"), &q))
+        // The file's `.query` file is its name and `.query`, as the page pairs them.
+        .map(|q| parse_query_sizes(Path::new(&format!("{name}.query")), &q))
         .transpose()
         .map_err(js_error)?;
     let reader = BlobReader::told(file.clone(), format!("reading {name}"))
@@ -1358,11 +1398,24 @@ fn objectives_examples(setup: &ObjectivesSetup) -> Result<Examples> {
     Ok(examples)
 }
 
-/// The objectives' setup from the page (`ObjectivesSetup` as JSON), read as the CLI reads it.
+/// The objectives' setup from the page (`ObjectivesSetup` as JSON, the section alone), read as
+/// the CLI reads it: as the `objectives` section of a whole setup, so that a refusal names the
+/// field as the page's setup does (`objectives.lr`, not the comparison's `lr`).
 fn objectives_setup_of(setup: JsValue) -> Result<ObjectivesSetup> {
     let json: serde_json::Value = serde_wasm_bindgen::from_value(setup)
         .map_err(|e| Error::Config(format!("the setup: {e}")))?;
-    ObjectivesSetup::from_json(&json.to_string())
+    ObjectivesSetup::from_json(&serde_json::json!({ "objectives": json }).to_string())
+}
+
+/// A refusal of an objectives run in the page's words: each flag as the field of the page's
+/// objectives section (`--label-threshold` -> `objectives.data.files.threshold`), not as the
+/// comparison's setting of the same name.
+fn objectives_error(e: Error) -> JsError {
+    JsError::new(&crate::settings::flags_in_objectives_words(
+        &e.to_string(),
+        "objectives.",
+        &crate::setup::objectives_files_field,
+    ))
 }
 
 /// Makes the examples of the objectives' `setup` (as a job would) and lays them out in a new
@@ -1371,7 +1424,7 @@ fn objectives_setup_of(setup: JsValue) -> Result<ObjectivesSetup> {
 #[wasm_bindgen]
 pub fn share_examples(setup: JsValue) -> std::result::Result<js_sys::SharedArrayBuffer, JsError> {
     let setup = objectives_setup_of(setup).map_err(js_error)?;
-    share(objectives_examples(&setup).map_err(js_error)?).map_err(js_error)
+    share(objectives_examples(&setup).map_err(objectives_error)?).map_err(js_error)
 }
 
 /// Takes the examples another worker made for the objectives' `setup` and shared
@@ -1395,11 +1448,11 @@ async fn objectives_on(
     only: Option<(usize, u64)>,
     on_event: js_sys::Function,
 ) -> std::result::Result<JsValue, JsError> {
-    let json: serde_json::Value = serde_wasm_bindgen::from_value(setup)
-        .map_err(|e| JsError::new(&format!("the setup: {e}")))?;
     // Through its text, so that a refusal names the field as the CLI's does.
-    let setup = ObjectivesSetup::from_json(&json.to_string()).map_err(js_error)?;
-    let splits = objectives_examples(&setup).map_err(js_error)?.splits;
+    let setup = objectives_setup_of(setup).map_err(js_error)?;
+    let splits = objectives_examples(&setup)
+        .map_err(objectives_error)?
+        .splits;
     let gpu = STATE.with(|s| s.borrow().gpu.clone());
     let (engine, _) = Engine::with_device(setup.backend, gpu).map_err(js_error)?;
     let mut sink = EventSink::new(on_event);
@@ -1412,7 +1465,7 @@ async fn objectives_on(
         }
     })
     .await
-    .map_err(js_error)?;
+    .map_err(objectives_error)?;
     sink.finish()?;
     to_js(&serde_json::json!({
         "backend": format!("{engine:?}"),

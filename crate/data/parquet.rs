@@ -715,8 +715,9 @@ fn read_parts<R: ChunkReader + 'static>(
                                 0,
                                 0,
                                 format!(
-                                    "row {row}, column '{}': value {v} is not finite (NaN or infinity, or beyond the f32 range): a feature left out is a null",
-                                    crate::error::printable(&names[k])
+                                    "row {row}, column '{}': value {} is not finite (NaN or infinity, or beyond the f32 range): a feature left out is a null",
+                                    crate::error::printable(&names[k]),
+                                    crate::error::shown(v)
                                 ),
                             ));
                             }

@@ -11,13 +11,26 @@ import { state } from "./state.js";
 // ---------------------------------------------------------------- data
 
 /// One line per split: queries, documents, features, group sizes and the grade histogram.
+/// 1-based column numbers as `data stats` writes them: runs as ranges (`6-10, 43`).
+function columnRanges(columns) {
+  const runs = [];
+  for (const c of columns) {
+    const last = runs[runs.length - 1];
+    if (last && c === last[1] + 1) last[1] = c;
+    else runs.push([c, c]);
+  }
+  return runs.map(([a, b]) => (a === b ? `${a}` : `${a}-${b}`)).join(", ");
+}
+
 export function statsTable(rows) {
   return rows.map(([name, s]) => {
     const grades = Object.entries(s.grades).map(([g, n]) => `${g}: ${n.toLocaleString()}`).join(" · ");
     // Features that vary between queries only cannot order a query's documents.
     const within = s.varying_between_queries_only ?? [];
+    const constant = s.constant_features ?? [];
     return `<p><b>${escapeHtml(name)}</b>: ${s.queries.toLocaleString("en")} queries, ${s.docs.toLocaleString()} documents, ` +
       `${s.features} features, ${s.docs_per_query_min}–${s.docs_per_query_max} per query; grades ${grades}` +
+      (constant.length ? `; ${constant.length} constant (${columnRanges(constant)})` : "") +
       (s.groups_without_positive ? `; ${s.groups_without_positive} queries without a relevant document` : "") +
       (within.length ? `; <span class="warning">feature${within.length > 1 ? "s" : ""} ${escapeHtml(within.join(", "))} ` +
         `constant within every query (varying between queries only: no information within a query)</span>` : "") + "</p>";
@@ -101,6 +114,8 @@ export async function onUpload() {
     }
     state.uploadFailure = e.message;
     $("stats").textContent = "";
+    // The setup shown and downloaded no longer names the dropped files.
+    await describeSetup();
     showError(await recover(e));
   } finally {
     $("stop").disabled = !running;
@@ -360,9 +375,13 @@ export async function prepareRun(overrides = {}) {
   if (problem) throw new Error(problem);
   const v = { ...readForm(), ...overrides };
   if (v.source === "upload" && !state.uploads.length) {
+    // The training file an opened setup names, which the page reads only as an upload.
+    const named = state.base?.data?.source?.files?.train;
     throw new Error(state.uploadFailure
       ? `the upload failed (${state.uploadFailure}), so there are no data to run on: choose a valid LETOR training file under "Upload LETOR files", or another data source`
-      : `no data uploaded yet: choose a LETOR training file under "Upload LETOR files", or another data source`);
+      : named
+        ? `${named}: the opened setup names it as the training file, and it was not uploaded: upload it under "Upload LETOR files", or choose another data source`
+        : `no data uploaded yet: choose a LETOR training file under "Upload LETOR files", or another data source`);
   }
   const setup = compareSetup(v, chosenBackend());
   await request({ type: "check", setup });

@@ -3,14 +3,24 @@
 export const $ = (id) => document.getElementById(id);
 export const form = $("setup");
 
+/// A decimal number as the command line reads one (JavaScript's Number() would also read
+/// `0x10`, `0b1` and `0o7`, and an empty text as 0).
+const DECIMAL = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
 export const number = (v, what) => {
-  const x = Number(v);
-  if (v === "" || !Number.isFinite(x)) throw new Error(`${what}: '${v}' is not a number`);
+  const text = String(v).trim();
+  const x = Number(text);
+  if (!DECIMAL.test(text) || !Number.isFinite(x)) throw new Error(`${what}: '${v}' is not a number`);
   return x;
 };
+/// A whole number of digits, as the command line reads one, that JavaScript holds exactly (a
+/// seed past 2^53 - 1 would change on its way: the command line and Python take it).
 export const integer = (v, what) => {
-  const x = number(v, what);
-  if (!Number.isInteger(x) || x < 0) throw new Error(`${what}: '${v}' is not a whole number`);
+  const text = String(v).trim();
+  if (!/^\+?\d+$/.test(text)) throw new Error(`${what}: '${v}' is not a whole number`);
+  const x = Number(text);
+  if (!Number.isSafeInteger(x)) {
+    throw new Error(`${what}: ${text} is past the whole numbers the page holds exactly (up to ${Number.MAX_SAFE_INTEGER}): run it with distillrank compare, or Python, which take any`);
+  }
   return x;
 };
 
@@ -39,8 +49,13 @@ export function controlName(el) {
 /// field epochs`), the command line's flag left out.
 export function inPageWords(message) {
   return String(message).replace(/setup field ([\w.]+)(?: \(--[\w-]+\))?/g, (all, path) => {
-    const el = document.querySelector(`[data-field="${path}"]`);
-    return el ? `${controlName(el)}: setup field ${path}` : all;
+    const controls = document.querySelectorAll(`[data-field="${path}"]`);
+    if (!controls.length) return all;
+    // A list filled by several boxes (the methods) is named by their group, not its first box.
+    const name = controls.length > 1
+      ? controls[0].closest("fieldset")?.querySelector("legend")?.textContent.trim() ?? path
+      : controlName(controls[0]);
+    return `${name}: setup field ${path}`;
   });
 }
 

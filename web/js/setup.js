@@ -299,8 +299,14 @@ function uploadedFiles(opened = {}) {
   const files = {};
   for (const role of ["train", "valid", "test"]) {
     const upload = state.uploads.find((u) => u.role === role);
+    const query = opened[`${role}_query`];
+    // The opened setup's file uploaded without the `.query` file it names: its groups would
+    // come from the file's own qids without a word.
+    if (upload && upload.name === opened[role] && query && !upload.query) {
+      throw new Error(`${query}: the opened setup names it as ${upload.name}'s .query file, and it was not uploaded: upload the two together`);
+    }
     files[role] = upload ? upload.name : opened[role] ?? null;
-    files[`${role}_query`] = upload ? upload.query?.name ?? null : opened[`${role}_query`] ?? null;
+    files[`${role}_query`] = upload ? upload.query?.name ?? null : query ?? null;
   }
   files.train ??= "train.txt";
   return files;
