@@ -520,17 +520,22 @@ fn in_words(message: &str, word: &dyn Fn(&str) -> Option<String>) -> String {
 }
 
 /// Whether the word right before ` (` at the end of `before` (`epochs` in `setup field epochs
-/// (`) is a field the flag `flag` fills, as a setup document (`data.logs.sessions`,
-/// `objectives.epochs`) or a message (`logs.sessions`) names it.
+/// (`), or the word before that and its value (`allow_missing_features` in
+/// `allow_missing_features true (`), is a field the flag `flag` fills, as a setup document
+/// (`data.logs.sessions`, `objectives.epochs`) or a message (`logs.sessions`) names it.
 fn names_a_field(flag: &str, before: &str) -> bool {
-    let Some(word) = before.strip_suffix(" (").and_then(|b| b.rsplit(' ').next()) else {
+    let Some(said) = before.strip_suffix(" (") else {
         return false;
     };
-    SETTINGS
-        .iter()
-        .filter(|s| s.flag && s.name == flag)
-        .flat_map(|s| s.fields.iter())
-        .any(|f| word == f.path || Some(word) == f.path.strip_prefix("data."))
+    let mut words = said.rsplit(' ').take(2);
+    let named = |word: &str| {
+        SETTINGS
+            .iter()
+            .filter(|s| s.flag && s.name == flag)
+            .flat_map(|s| s.fields.iter())
+            .any(|f| word == f.path || Some(word) == f.path.strip_prefix("data."))
+    };
+    words.any(named)
 }
 
 /// The row of a numeric setting, by its flag's name.

@@ -342,7 +342,6 @@ impl DataSetup {
             .collect()
     }
 
-    /// Whether z is the simulated logs.
     /// The simulated logs' settings (`data.logs`) this setup gives another value than the
     /// default, each as the command line writes it (`--sessions 50`): what a run leaves unread
     /// where its files already hold logs.
@@ -365,6 +364,7 @@ impl DataSetup {
             .collect()
     }
 
+    /// Whether z is the simulated logs.
     pub fn wants_logs(&self) -> bool {
         self.privileged.as_deref().map(str::trim) == Some("logs")
     }

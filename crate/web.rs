@@ -162,7 +162,7 @@ fn to_js<T: Serialize + ?Sized>(value: &T) -> std::result::Result<JsValue, JsErr
     let value = serde_json::to_value(value).map_err(|e| JsError::new(&e.to_string()))?;
     if let Some((path, n)) = beyond_javascript(&value, "") {
         return Err(JsError::new(&format!(
-            "setup field {path} = {n}: the page holds whole numbers up to {MAX_SAFE_INTEGER} (JavaScript's exact ones); run it with distillrank compare --setup, or Python, which take any"
+            "{path} = {n}: the page holds whole numbers up to {MAX_SAFE_INTEGER} (JavaScript's exact ones), and this one would change on its way; the command line and Python take any"
         )));
     }
     value

@@ -912,6 +912,12 @@ fn library_messages_read_in_the_words_of_a_door_without_flags() {
         words("lower --tau-target, raise --sessions or give a larger --valid; --bogus stays"),
         "lower tau_target, raise logs.sessions or give a larger eval_set; --bogus stays"
     );
+    // A flag and its value beside the field and its value: said already, in a setup's words
+    // too.
+    let beside = "allow_missing_features true (--allow-missing-features true) reads them as 0";
+    let said = "allow_missing_features true reads them as 0";
+    assert_eq!(words(beside), said);
+    assert_eq!(settings::flags_in_document_words(beside, &|_| None), said);
     let long = format!("{}−0.0097 ±±±± (--alpha) and --alpha", "é".repeat(60));
     assert!(
         words(&long).ends_with("±±±± (alpha) and alpha"),

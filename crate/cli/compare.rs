@@ -154,6 +154,8 @@ pub(super) fn run_error_in_words(
             Error::Config(message)
         }
         (Some(_), Error::Data(message)) => Error::Data(words(&message)),
+        // A refusal that names no setting of the file (`--out`, `--param`) is not the file's.
+        (Some(_), Error::Config(message)) if words(&message) == message => Error::Config(message),
         (Some(path), e) => in_setup_words(path, e, words),
     }
 }

@@ -556,7 +556,11 @@ def evaluate(
         if len(part) == 0:
             return pd.DataFrame({"qid": pd.Series([], dtype="u8"), "ndcg": pd.Series([], dtype="f8")})
         scores = _np_f32(score(part[features], part[qid].to_numpy()))
-        grades = _grades(f"label column {label!r}", part[label].to_numpy())
+        # Numbers of any pandas dtype (nullable ones among them) as floats; text is refused.
+        column = part[label]
+        values = (column.to_numpy(dtype="float64", na_value=float("nan"))
+                  if pd.api.types.is_numeric_dtype(column.dtype) else column.to_numpy())
+        grades = _grades(f"label column {label!r}", values)
         qids, values = _distillrank.ndcg_per_query(scores.tolist(), grades.tolist(),
                                                    part[qid].astype("u8").tolist(), int(k))
         return pd.DataFrame({"qid": pd.Series(qids, dtype="u8"),

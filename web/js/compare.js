@@ -10,7 +10,6 @@ import { state } from "./state.js";
 
 // ---------------------------------------------------------------- data
 
-/// One line per split: queries, documents, features, group sizes and the grade histogram.
 /// 1-based column numbers as `data stats` writes them: runs as ranges (`6-10, 43`).
 function columnRanges(columns) {
   const runs = [];
@@ -22,6 +21,8 @@ function columnRanges(columns) {
   return runs.map(([a, b]) => (a === b ? `${a}` : `${a}-${b}`)).join(", ");
 }
 
+/// One line per split: queries, documents, features, group sizes, the grade histogram and the
+/// constant columns.
 export function statsTable(rows) {
   return rows.map(([name, s]) => {
     const grades = Object.entries(s.grades).map(([g, n]) => `${g}: ${n.toLocaleString()}`).join(" · ");
@@ -30,7 +31,7 @@ export function statsTable(rows) {
     const constant = s.constant_features ?? [];
     return `<p><b>${escapeHtml(name)}</b>: ${s.queries.toLocaleString("en")} queries, ${s.docs.toLocaleString()} documents, ` +
       `${s.features} features, ${s.docs_per_query_min}–${s.docs_per_query_max} per query; grades ${grades}` +
-      (constant.length ? `; ${constant.length} constant (${columnRanges(constant)})` : "") +
+      (constant.length ? `; constant feature${constant.length > 1 ? "s" : ""} ${columnRanges(constant)}` : "") +
       (s.groups_without_positive ? `; ${s.groups_without_positive} queries without a relevant document` : "") +
       (within.length ? `; <span class="warning">feature${within.length > 1 ? "s" : ""} ${escapeHtml(within.join(", "))} ` +
         `constant within every query (varying between queries only: no information within a query)</span>` : "") + "</p>";
@@ -110,13 +111,15 @@ export async function onUpload() {
     if (e.message === "stopped") {
       state.uploadFailure = "its reading was stopped";
       $("stats").textContent = `Stopped: ${[...picked].map((f) => f.name).join(", ")} not read.`;
+      await describeSetup();
       return;
     }
     state.uploadFailure = e.message;
     $("stats").textContent = "";
-    // The setup shown and downloaded no longer names the dropped files.
-    await describeSetup();
     showError(await recover(e));
+    // The setup shown and downloaded no longer names the dropped files (described once the
+    // workers are running again, after a failure that stopped them).
+    await describeSetup();
   } finally {
     $("stop").disabled = !running;
   }

@@ -12,12 +12,13 @@ export const number = (v, what) => {
   if (!DECIMAL.test(text) || !Number.isFinite(x)) throw new Error(`${what}: '${v}' is not a number`);
   return x;
 };
-/// A whole number of digits, as the command line reads one, that JavaScript holds exactly (a
-/// seed past 2^53 - 1 would change on its way: the command line and Python take it).
+/// A whole number in any decimal notation, as the command line reads one (`1e3`, `1000.0`), that
+/// JavaScript holds exactly (a seed past 2^53 - 1 would change on its way: the command line and
+/// Python take it).
 export const integer = (v, what) => {
+  const x = number(v, what);
   const text = String(v).trim();
-  if (!/^\+?\d+$/.test(text)) throw new Error(`${what}: '${v}' is not a whole number`);
-  const x = Number(text);
+  if (!Number.isInteger(x) || x < 0) throw new Error(`${what}: '${v}' is not a whole number`);
   if (!Number.isSafeInteger(x)) {
     throw new Error(`${what}: ${text} is past the whole numbers the page holds exactly (up to ${Number.MAX_SAFE_INTEGER}): run it with distillrank compare, or Python, which take any`);
   }

@@ -302,7 +302,8 @@ function uploadedFiles(opened = {}) {
     const query = opened[`${role}_query`];
     // The opened setup's file uploaded without the `.query` file it names: its groups would
     // come from the file's own qids without a word.
-    if (upload && upload.name === opened[role] && query && !upload.query) {
+    const openedName = String(opened[role] ?? "").split(/[\\/]/).pop();
+    if (upload && upload.name === openedName && query && !upload.query) {
       throw new Error(`${query}: the opened setup names it as ${upload.name}'s .query file, and it was not uploaded: upload the two together`);
     }
     files[role] = upload ? upload.name : opened[role] ?? null;
