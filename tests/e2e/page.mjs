@@ -604,6 +604,16 @@ await check("objectives_view_compares_log_loss_with_global_objectives", async ()
     `the unread dual rate: ${unread} (${await page.locator("#objectives-status").textContent()})`);
   await page.locator("[name=obj_dual]").fill(dual);
   for (const name of checked) await page.check(`input[name=objective][value=${name}]`);
+  // A refusal of the objectives' own setting names their field, not the comparison's.
+  const lr = await page.locator("[name=obj_lr]").inputValue();
+  await page.locator("[name=obj_lr]").fill("0");
+  await page.evaluate(() => { document.getElementById("objectives-status").textContent = ""; });
+  await page.click("#objectives-run");
+  await page.waitForFunction(() => /^Done|^Failed/.test(document.getElementById("objectives-status").textContent), null, { timeout: 300_000 });
+  const refused = await page.locator("#error-text").textContent();
+  expect(/Learning rate: setup field objectives\.lr = 0/.test(refused), `objectives at lr 0: ${refused}`);
+  await page.locator("[name=obj_lr]").fill(lr);
+  await page.evaluate(() => { document.getElementById("error").hidden = true; });
   await page.selectOption("select[name=backend]", "cpu");
 });
 
@@ -1395,6 +1405,41 @@ await check("every_field_control_reads_and_writes_its_setup_path", async () => {
     expect(result.wrong.length === 0, `read: ${result.wrong.join("; ")}`);
     expect(result.back.length === 0, `written back: ${result.back.join("; ")}`);
     console.log(`    ${result.count} controls, each at its path and back`);
+  } finally {
+    await p.close();
+  }
+});
+
+await check("class_a_typed_number_is_read_as_the_command_line_reads_it", async () => {
+  // Decimals in any notation the command line takes (`1e3`); not JavaScript's `0x10`, and not a
+  // whole number past those JavaScript holds exactly, which would change on its way.
+  const p = await freshPage();
+  try {
+    const result = await p.evaluate(async () => {
+      const { compareSetup, readForm } = await import("./js/setup.js");
+      const refusal = (selector, value) => {
+        const el = document.querySelector(selector);
+        const kept = el.value;
+        el.value = value;
+        try {
+          compareSetup(readForm(), "cpu");
+          return null;
+        } catch (e) {
+          return String(e.message ?? e);
+        } finally {
+          el.value = kept;
+        }
+      };
+      return {
+        hex: refusal('#setup [data-field="widths"]', "0x10"),
+        seed: refusal("[name=data_seed]", "9007199254740993"),
+        notation: refusal("[name=data_seed]", "1e3"),
+      };
+    });
+    expect(/^Hidden widths: '0x10' is not a number/.test(result.hex), `0x10: ${result.hex}`);
+    expect(/^Data seed: 9007199254740993 is past the whole numbers the page holds exactly \(up to 9007199254740991\)/.test(result.seed),
+      `a seed past 2^53: ${result.seed}`);
+    expect(result.notation === null, `1e3: ${result.notation}`);
   } finally {
     await p.close();
   }
