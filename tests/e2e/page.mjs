@@ -551,9 +551,7 @@ await check("objectives_view_compares_log_loss_with_global_objectives", async ()
   for (const [k, v] of [["obj_train", 3000], ["obj_valid", 2000], ["obj_test", 3000], ["obj_seeds", 2], ["obj_epochs", 6]]) {
     await page.locator(`[name=${k}]`).fill(String(v));
   }
-  await page.click("#objectives-run");
-  await page.waitForFunction(() => /^Done|^Failed/.test(document.getElementById("objectives-status").textContent), null, { timeout: 300_000 });
-  const status = await page.locator("#objectives-status").textContent();
+  const status = await runObjectives(page);
   expect(status.startsWith("Done"), `objectives: ${status} ${await page.locator("#error-text").textContent()}`);
   const rows = await page.$$eval("#objectives-results tbody tr", (trs) =>
     trs.map((tr) => [...tr.querySelectorAll("td")].map((td) => td.textContent.trim())));
@@ -571,9 +569,7 @@ await check("objectives_view_compares_log_loss_with_global_objectives", async ()
   await page.locator("#objectives-view").screenshot({ path: path.join(root, "docs/page-objectives.png") });
   // The same objectives on one worker: the same table.
   await setField("workers", 1);
-  await page.evaluate(() => { document.getElementById("objectives-status").textContent = ""; });
-  await page.click("#objectives-run");
-  await page.waitForFunction(() => /^Done|^Failed/.test(document.getElementById("objectives-status").textContent), null, { timeout: 300_000 });
+  await runObjectives(page);
   const again = await page.$$eval("#objectives-results tbody tr", (trs) =>
     trs.map((tr) => [...tr.querySelectorAll("td")].map((td) => td.textContent.trim())));
   expect(JSON.stringify(again) === JSON.stringify(rows), `one worker: ${JSON.stringify(again)}\n    the pool: ${JSON.stringify(rows)}`);
@@ -583,10 +579,7 @@ await check("objectives_view_compares_log_loss_with_global_objectives", async ()
   for (const [k, v] of [["obj_train", 600], ["obj_valid", 400], ["obj_test", 600], ["obj_seeds", 1], ["obj_epochs", 2]]) {
     await page.locator(`[name=${k}]`).fill(String(v));
   }
-  await page.evaluate(() => { document.getElementById("objectives-status").textContent = ""; });
-  await page.click("#objectives-run");
-  await page.waitForFunction(() => /^Done|^Failed/.test(document.getElementById("objectives-status").textContent), null, { timeout: 300_000 });
-  const onGpu = await page.locator("#objectives-status").textContent();
+  const onGpu = await runObjectives(page);
   expect(/^Done.* on gpu/.test(onGpu), `objectives on WebGPU: ${onGpu} ${await page.locator("#error-text").textContent()}`);
   console.log(`    ${onGpu.split(":")[0]}`);
   // The default run warned of nothing; a setting none of the objectives reads is named as the
@@ -596,9 +589,7 @@ await check("objectives_view_compares_log_loss_with_global_objectives", async ()
   for (const name of ["auc-pr", "recall-at-precision"]) await page.uncheck(`input[name=objective][value=${name}]`);
   const dual = await page.locator("[name=obj_dual]").inputValue();
   await page.locator("[name=obj_dual]").fill("2");
-  await page.evaluate(() => { document.getElementById("objectives-status").textContent = ""; });
-  await page.click("#objectives-run");
-  await page.waitForFunction(() => /^Done|^Failed/.test(document.getElementById("objectives-status").textContent), null, { timeout: 300_000 });
+  await runObjectives(page);
   const unread = await page.locator("#objectives-warnings").textContent();
   expect(/^dual_rate_factor 2 is not used: no objective of objectives logloss,roc-auc has a constraint/.test(unread),
     `the unread dual rate: ${unread} (${await page.locator("#objectives-status").textContent()})`);
@@ -607,9 +598,7 @@ await check("objectives_view_compares_log_loss_with_global_objectives", async ()
   // A refusal of the objectives' own setting names their field, not the comparison's.
   const lr = await page.locator("[name=obj_lr]").inputValue();
   await page.locator("[name=obj_lr]").fill("0");
-  await page.evaluate(() => { document.getElementById("objectives-status").textContent = ""; });
-  await page.click("#objectives-run");
-  await page.waitForFunction(() => /^Done|^Failed/.test(document.getElementById("objectives-status").textContent), null, { timeout: 300_000 });
+  await runObjectives(page);
   const refused = await page.locator("#error-text").textContent();
   expect(/Learning rate: setup field objectives\.lr = 0/.test(refused), `objectives at lr 0: ${refused}`);
   await page.locator("[name=obj_lr]").fill(lr);
@@ -817,6 +806,15 @@ async function errorText(p) {
   return await p.locator("#error").isVisible() ? await p.locator("#error-text").textContent() : "";
 }
 
+/// Runs the objectives (its status cleared first) and waits for it to end; returns the status.
+async function runObjectives(p, timeoutMs = 300_000) {
+  await p.evaluate(() => { document.getElementById("objectives-status").textContent = ""; });
+  await p.click("#objectives-run");
+  await p.waitForFunction(() => /^Done|^Failed/.test(document.getElementById("objectives-status").textContent),
+    null, { timeout: timeoutMs });
+  return p.locator("#objectives-status").textContent();
+}
+
 /// Clicks `button` and waits for the status to end (Done, Failed, Stopped or the sweep's end).
 async function clickAndWait(p, button, timeoutMs) {
   await p.evaluate(() => { document.getElementById("status").textContent = ""; });
@@ -982,10 +980,7 @@ await check("the_pool_shares_one_copy_of_the_data", async () => {
       // The global objectives on the same upload, one example a document, in the same pool.
       await p.check("input[name=obj_source][value=upload]");
       for (const [k, v] of [["obj_seeds", 2], ["obj_epochs", 1]]) await p.locator(`[name=${k}]`).fill(String(v));
-      await p.evaluate(() => { document.getElementById("objectives-status").textContent = ""; });
-      await p.click("#objectives-run");
-      await p.waitForFunction(() => /^Done|^Failed/.test(document.getElementById("objectives-status").textContent), null, { timeout: 300_000 });
-      const objectives = await p.locator("#objectives-status").textContent();
+      const objectives = await runObjectives(p);
       expect(objectives.startsWith("Done"), `objectives: ${objectives} ${await errorText(p)}`);
       return {
         ...comparison,
@@ -2157,10 +2152,7 @@ await check("the_clicks_button_and_the_objectives_give_their_commands_figures_on
     const { onPage, byCli } = await pageAndCli(p);
     expectSameFigures(onPage, byCli, "the Learning from clicks button");
 
-    await p.evaluate(() => { document.getElementById("objectives-status").textContent = ""; });
-    await p.click("#objectives-run");
-    await p.waitForFunction(() => /^Done|^Failed/.test(document.getElementById("objectives-status").textContent), null, { timeout: 900_000 });
-    const done = await p.locator("#objectives-status").textContent();
+    const done = await runObjectives(p, 900_000);
     expect(done.startsWith("Done") && / on cpu/.test(done), `the objectives' run: ${done} ${await errorText(p)}`);
     console.log(`    the objectives: ${done.split(":")[0]}`);
     const [json] = await Promise.all([p.waitForEvent("download"), p.click("#objectives-export")]);
