@@ -256,21 +256,10 @@ impl LogOptions {
     /// The click models' parameters this click model does not read, by flag, each with why:
     /// PBM alone reads the position bias, DCM alone the chance of scanning on after a click.
     pub fn not_read(&self) -> Vec<(&'static str, String)> {
-        let name = |m: ClickModel| match serde_json::to_value(m) {
-            Ok(serde_json::Value::String(name)) => name,
-            _ => format!("{m:?}"),
-        };
         Self::OWN_PARAMETERS
             .into_iter()
             .filter(|(_, reader, _)| *reader != self.click_model)
-            .map(|(flag, reader, _)| {
-                let why = format!(
-                    "only the {} click model reads it, and --click-model is {}",
-                    name(reader),
-                    name(self.click_model)
-                );
-                (flag, why)
-            })
+            .map(|(flag, reader, _)| (flag, self.why_not_read(reader)))
             .collect()
     }
 
@@ -278,18 +267,32 @@ impl LogOptions {
     /// in words (`--position-bias 2 is not used: only the pbm click model reads it, ...`).
     pub fn unused(&self) -> Vec<String> {
         let defaults = LogOptions::default();
-        let unread = self.not_read();
         Self::OWN_PARAMETERS
             .into_iter()
-            .filter(|(_, _, value)| value(self) != value(&defaults))
-            .filter_map(|(flag, _, value)| {
-                let (_, why) = unread.iter().find(|(f, _)| *f == flag)?;
-                Some(format!(
-                    "--{flag} {} is not used: {why}",
-                    crate::error::shown(value(self))
-                ))
+            .filter(|(_, reader, value)| {
+                *reader != self.click_model && value(self) != value(&defaults)
+            })
+            .map(|(flag, reader, value)| {
+                format!(
+                    "--{flag} {} is not used: {}",
+                    crate::error::shown(value(self)),
+                    self.why_not_read(reader)
+                )
             })
             .collect()
+    }
+
+    /// Why a parameter only `reader` reads goes unread under this click model.
+    fn why_not_read(&self, reader: ClickModel) -> String {
+        let name = |m: ClickModel| match serde_json::to_value(m) {
+            Ok(serde_json::Value::String(name)) => name,
+            _ => format!("{m:?}"),
+        };
+        format!(
+            "only the {} click model reads it, and --click-model is {}",
+            name(reader),
+            name(self.click_model)
+        )
     }
 
     /// Refuses parameters outside their ranges, naming the flag.

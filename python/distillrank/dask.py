@@ -561,6 +561,10 @@ def evaluate(
         values = (column.to_numpy(dtype="float64", na_value=float("nan"))
                   if pd.api.types.is_numeric_dtype(column.dtype) else column.to_numpy())
         grades = _grades(f"label column {label!r}", values)
+        missing = grades != grades
+        if missing.any():
+            raise ValueError(f"label column {label!r}: a partition's row {int(missing.argmax()) + 1}: a missing value; "
+                             "expected a relevance grade on every row")
         qids, values = _distillrank.ndcg_per_query(scores.tolist(), grades.tolist(),
                                                    part[qid].astype("u8").tolist(), int(k))
         return pd.DataFrame({"qid": pd.Series(qids, dtype="u8"),

@@ -584,6 +584,10 @@ def test_class_what_a_frame_holds_is_read_as_meant_or_refused_by_name(client, ca
     text = frame.assign(label=frame["label"].astype(int).astype(str))
     with pytest.raises(ValueError, match=r"label column 'label': expected integer relevance grades"):
         dr_dask.evaluate(ranker, dd.from_pandas(text, npartitions=1, sort=False))
+    holed = frame.assign(label=frame["label"].astype(float))
+    holed.loc[4, "label"] = float("nan")
+    with pytest.raises(ValueError, match=r"^label column 'label': a partition's row 5: a missing value"):
+        dr_dask.evaluate(ranker, dd.from_pandas(holed, npartitions=1, sort=False))
     # A missing query id is named by its partition and row, not as a query split in two.
     holed = frame.assign(qid=pd.array(frame["qid"].tolist(), dtype="Int64"))
     holed.loc[2, "qid"] = pd.NA
