@@ -377,6 +377,11 @@ pub fn any_group_ranks(labels: &[f32], offsets: &[usize]) -> bool {
     })
 }
 
+/// Why a run's metrics are `None` where no group holds two different labels
+/// ([`any_group_ranks`]): what every door says beside them.
+pub const UNMEASURABLE: &str =
+    "no query holds documents of two different labels, so no ranking metric can be measured";
+
 /// A run's metrics on `labels`: NDCG at [`NDCG_CUTOFFS`], MAP, MRR and P@1/5/10; each `None`
 /// where it cannot be measured: no group holds two different labels ([`any_group_ranks`]).
 pub fn report(scores: &[f32], labels: &[f32], offsets: &[usize], convention: IdcgZero) -> Report {

@@ -307,13 +307,12 @@ pub fn to_safetensors(model: &Ensemble, config: &ModelConfig) -> Result<Vec<u8>>
             path: PathBuf::from("<memory>"),
             message: e.to_string(),
         })?;
-    let info = HashMap::from([
-        ("format".to_string(), FORMAT.to_string()),
-        (
-            CONFIG_KEY.to_string(),
-            serde_json::to_string(config).expect("a model config always serialises"),
-        ),
-    ]);
+    // One entry, the config (whose `format` names the file's kind): the header writes its
+    // metadata in a map's order, which two entries would make differ from one save to the next.
+    let info = HashMap::from([(
+        CONFIG_KEY.to_string(),
+        serde_json::to_string(config).expect("a model config always serialises"),
+    )]);
     safetensors::tensor::serialize(views, Some(info)).map_err(|e| Error::Model {
         path: PathBuf::from("<memory>"),
         message: e.to_string(),
@@ -794,10 +793,15 @@ pub fn model_inputs(
 /// A warning when a model gives every document of every group one score: it does not rank at all,
 /// and the metrics (which average over the orders of tied documents) are those of a random order.
 pub fn constant_scores(scores: &[f32], offsets: &[usize], name: &Path) -> Option<String> {
+    ties_note(scores, offsets).map(|note| format!("{}: {note}", name.display()))
+}
+
+/// [`constant_scores`]'s words without the model's name: what `train`, Python's `score` and a
+/// cluster's `evaluate` say of the model they measure.
+pub fn ties_note(scores: &[f32], offsets: &[usize]) -> Option<String> {
     crate::metrics::ties_every_group(scores, offsets).then(|| {
         format!(
-            "{}: the model gives every document of each query the same score ({}): it does not rank at all: each metric is its expected value over every order of each query's documents, what a random ranking gets",
-            name.display(),
+            "the model gives every document of each query the same score ({}): it does not rank at all: each metric is its expected value over every order of each query's documents, what a random ranking gets",
             scores[0]
         )
     })

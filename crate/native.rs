@@ -376,7 +376,8 @@ pub mod pipeline {
         reporter.note(&crate::pipeline::folds::layout_note(&folds));
         let mut runs = Vec::new();
         let mut store = BundledParts { inner: store };
-        crate::pipeline::folds::check_distinct_test_queries(&folds, &mut store, reporter)?;
+        crate::pipeline::folds::check_distinct_test_queries(&folds, &mut store, reporter)
+            .map_err(crate::pipeline::folds::without_query_flags)?;
         for fold in folds {
             reporter.note(&format!(
                 "fold {}: train {}, validation {}, test {}",

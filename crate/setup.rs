@@ -23,6 +23,9 @@ use crate::objectives::data::SynthBinaryOptions;
 use crate::ranking::distill::{Method, RdConfig};
 use crate::ranking::experiment::CompareConfig;
 
+/// What a folds directory (`data.folds`) holds, in words for the messages that name it.
+pub const FOLDS_LAYOUT: &str = "LETOR 4.0's five parts S1..S5, or Fold1..Fold5 each with train, vali and test (each file .txt, .txt.gz or .parquet)";
+
 /// Where the data come from.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
@@ -602,6 +605,16 @@ impl Setup {
             return Err(Error::Config(format!(
                 "--folds {} and --bundled mq2008-folds both name the folds: name one",
                 crate::error::printable(dir)
+            )));
+        }
+        if self
+            .data
+            .folds
+            .as_deref()
+            .is_some_and(|d| d.trim().is_empty())
+        {
+            return Err(Error::Config(format!(
+                "the folds directory's name is empty (--folds): name a directory of {FOLDS_LAYOUT}"
             )));
         }
         if self.data.folds.is_some() {

@@ -31,7 +31,7 @@ use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
 use crate::clock::Instant;
-use crate::data::letor::{parse_query_sizes, read_letor, ReadOptions};
+use crate::data::letor::{naming_query_file, parse_query_sizes, read_letor, ReadOptions};
 use crate::data::prepare::hold_out_test;
 use crate::data::synth::generate_splits;
 use crate::data::Dataset;
@@ -436,8 +436,14 @@ pub fn load_letor(
         .map_err(js_error)?;
     let reader = BlobReader::told(file.clone(), format!("reading {name}"))
         .map_err(|e| js_error(Error::io(path, e)))?;
-    let dataset =
-        read_letor(path, reader, sizes.clone(), &ReadOptions::default()).map_err(js_error)?;
+    let mut dataset = naming_query_file(
+        read_letor(path, reader, sizes.clone(), &ReadOptions::default()),
+        Path::new(&format!("{name}.query")),
+    )
+    .map_err(js_error)?;
+    // Named in the refusals of its splits (`no validation groups left in v.txt after
+    // filtering`), as a file the command line reads is.
+    dataset.source = Some(path.to_path_buf());
     let stats = dataset.stats();
     STATE.with(|st| {
         let mut st = st.borrow_mut();
@@ -1473,11 +1479,12 @@ async fn objectives_on(
         "positive_rate": splits.train.positives() as f64 / splits.train.len().max(1) as f64,
         "runs": results,
         // What none of the objectives reads, as the CLI warns of it and results.json holds it,
-        // in the words of the page's objectives section (`dual_rate_factor`).
+        // in the words of the page's refusals of its objectives section
+        // (`objectives.dual_rate_factor`).
         "unused_settings": setup
             .unused_settings()
             .iter()
-            .map(|s| crate::settings::flags_in_objectives_words(s, "", &crate::setup::objectives_files_field))
+            .map(|s| crate::settings::flags_in_objectives_words(s, "objectives.", &crate::setup::objectives_files_field))
             .collect::<Vec<_>>(),
     }))
 }

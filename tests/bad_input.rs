@@ -1412,6 +1412,12 @@ fn class_a_model_is_one_unit() {
         ModelConfig::new(m, LossKind::RankNet, FeatureView::Regular, columns, 16)
     };
     let (ma, mb) = (model(&[4]), model(&[4]));
+    // One model is one sequence of bytes, however often it is saved: the header's metadata is
+    // written in one order (a map's random order made two runs of one seed differ).
+    let once = model_io::to_safetensors(&ma, &config(&ma, (1..=16).collect())).unwrap();
+    for _ in 0..8 {
+        assert!(model_io::to_safetensors(&ma, &config(&ma, (1..=16).collect())).unwrap() == once);
+    }
     model_io::save(&a, &ma, &config(&ma, (1..=16).collect())).unwrap();
     model_io::save(&b, &mb, &config(&mb, (1..=16).rev().collect())).unwrap();
     // A save over `a` cut between its two renames: b's weights beside a's config.
@@ -2144,6 +2150,100 @@ fn class_inputs_without_information_within_a_query_are_named() {
             "{split}: {stderr}"
         );
     }
+}
+
+// A column that varies on the training split by less than f32 resolves once transformed (0 and
+// 1e-40) is named as the model sees it, one value, where the statistics count it as varying and
+// the warnings blamed the data; and `train` says of its test split what `eval` says of a model
+// that gives every document of each query one score (it printed its figures without a word).
+#[test]
+fn class_a_column_the_transform_makes_one_value_and_a_model_that_does_not_rank_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    // Twelve queries of eight documents from `first` on: column 1 the grade and more, column 2
+    // `second` of the row and the document, column 3 constant.
+    let split = |name: &str, first: usize, second: &dyn Fn(usize, usize) -> String| {
+        let mut text = String::new();
+        for (row, (q, d)) in (first..first + 12)
+            .flat_map(|q| (0..8usize).map(move |d| (q, d)))
+            .enumerate()
+        {
+            let grade = (q + d) % 3;
+            let second = second(row, d);
+            text.push_str(&format!("{grade} qid:{q} 1:{grade}.{d} 2:{second} 3:7\n"));
+        }
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path.display().to_string()
+    };
+    let tiny = |_: usize, d: usize| {
+        if d % 2 == 0 {
+            "0".into()
+        } else {
+            "1e-40".into()
+        }
+    };
+    let (train, valid, test) = (
+        split("tr.txt", 1, &tiny),
+        split("va.txt", 100, &tiny),
+        split("te.txt", 200, &tiny),
+    );
+    let run_train = |[train, valid, test]: [&str; 3], transform: &str| {
+        run(&[
+            "train",
+            "--train",
+            train,
+            "--valid",
+            valid,
+            "--test",
+            test,
+            "--privileged",
+            "cols:1",
+            "--epochs",
+            "2",
+            "--widths",
+            "8",
+            "--backend",
+            "cpu",
+            "--min-group-size",
+            "1",
+            "--training-labels",
+            "grades",
+            "--transform",
+            transform,
+        ])
+    };
+    for transform in ["standardize", "rank-gauss"] {
+        let (out, _, stderr) = run_train([&train, &valid, &test], transform);
+        assert!(!out.status.success(), "{stderr}");
+        assert!(
+            stderr.contains(&format!("warning: column 2 varies on the training split by less than f32 resolves once transformed (--transform {transform}): the model sees each as one value")),
+            "{transform}: {stderr}"
+        );
+        assert!(
+            !stderr.contains("they vary only between queries"),
+            "{stderr}"
+        );
+    }
+    let (out, _, stderr) = run_train([&train, &valid, &test], "signed-log1p");
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(
+            "warning: test split: the model gives every document of each query the same score"
+        ),
+        "{stderr}"
+    );
+    // A test split whose x lies beyond the training split's range is made constant by the
+    // quantile map, not by the data, which vary within every query.
+    let (train, valid) = (
+        split("tr2.txt", 1, &|row, _| (row % 5).to_string()),
+        split("va2.txt", 100, &|row, _| (row % 7).to_string()),
+    );
+    let far = split("far.txt", 200, &|row, _| format!("{}e6", row + 1));
+    let (_, _, stderr) = run_train([&train, &valid, &far], "rank-gauss");
+    assert!(
+        stderr.contains("warning: the test split's regular features x (columns 2-3) are each constant within every query once transformed (--transform rank-gauss maps the values beyond the training split's range to its ends)"),
+        "{stderr}"
+    );
 }
 
 // 13. Metrics do not depend on the order of rows within a query: tied scores are averaged over

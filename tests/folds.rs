@@ -683,6 +683,94 @@ fn parts_with_query_files_are_the_same_folds_as_parts_with_qids() {
     let (a, b) = (run(with.path()), run(without.path()));
     assert_eq!(a["pooled_test_queries"], b["pooled_test_queries"]);
     assert_eq!(a["methods"], b["methods"]);
+    // A part without its .query file is told of the file beside it, not of the flags that name
+    // a split's .query file, which the folds refuse.
+    std::fs::remove_file(without.path().join("S3.txt.query")).unwrap();
+    let (ok, _, stderr) = compare_small_folds(without.path(), &without.path().join("o"), 1, &[]);
+    assert!(
+        !ok && stderr.contains("S3.txt.query") && !stderr.contains("--train-query"),
+        "{stderr}"
+    );
+}
+
+/// A folds directory's files in any format a split's file may have: gzipped text and Parquet
+/// parts (a Parquet file, or a folder of part files under the part's `.parquet` name) give the
+/// text parts' folds and figures; a part there in two formats is refused naming
+/// both, and a missing one names the formats looked for. (They were refused as a missing
+/// `Fold1/train.txt`.)
+#[test]
+fn a_folds_directory_of_gzipped_or_parquet_parts_runs_as_its_text() {
+    use std::io::Write as _;
+    let (text, gz, pq) = (
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+    );
+    for part in parts_in(text.path()) {
+        let name = part.file_name().unwrap().to_str().unwrap().to_string();
+        let mut zipped = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        zipped.write_all(&std::fs::read(&part).unwrap()).unwrap();
+        std::fs::write(
+            gz.path().join(format!("{name}.gz")),
+            zipped.finish().unwrap(),
+        )
+        .unwrap();
+        let parquet = pq.path().join(name.replace(".txt", ".parquet"));
+        let (ok, _, stderr) = distillrank(&[
+            "data",
+            "convert",
+            part.to_str().unwrap(),
+            "-o",
+            parquet.to_str().unwrap(),
+            "--quiet",
+        ]);
+        assert!(ok, "{stderr}");
+    }
+    let run = |dir: &Path| -> serde_json::Value {
+        let out = dir.join("out");
+        let (ok, _, stderr) = compare_small_folds(dir, &out, 1, &[]);
+        assert!(ok, "{}: {stderr}", dir.display());
+        serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap()
+    };
+    let want = run(text.path());
+    for dir in [gz.path(), pq.path()] {
+        let got = run(dir);
+        assert_eq!(got["pooled_test_queries"], want["pooled_test_queries"]);
+        assert_eq!(got["methods"], want["methods"], "{}", dir.display());
+    }
+    let on_disk = |f: &str| Path::new(f).is_file();
+    let folds = folds_of(&pq.path().display().to_string(), &on_disk).unwrap();
+    assert_eq!(
+        folds[0].train_name(),
+        pq.path().join("S1+S2+S3.txt").display().to_string()
+    );
+    // A part that is a folder of Parquet part files (as Spark writes one) is that part.
+    let folder = pq.path().join("S3.parquet");
+    let moved = pq.path().join("part-0.parquet");
+    std::fs::rename(&folder, &moved).unwrap();
+    std::fs::create_dir(&folder).unwrap();
+    std::fs::rename(&moved, folder.join("part-0.parquet")).unwrap();
+    assert_eq!(run(pq.path())["methods"], want["methods"]);
+    // One part in two formats: which one is meant is not for the run to guess.
+    std::fs::copy(text.path().join("S3.txt"), pq.path().join("S3.txt")).unwrap();
+    let e = folds_of(
+        &pq.path().display().to_string(),
+        &distillrank::pipeline::folds::fold_file_there,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("S3.txt and ") && e.contains("S3.parquet are both there"),
+        "{e}"
+    );
+    std::fs::remove_file(pq.path().join("S3.txt")).unwrap();
+    std::fs::remove_dir_all(pq.path().join("S3.parquet")).unwrap();
+    let (ok, _, stderr) = compare_small_folds(pq.path(), &pq.path().join("o"), 1, &[]);
+    assert!(
+        !ok && stderr.contains("S3.txt: no such file")
+            && stderr.contains(".txt, .txt.gz or .parquet"),
+        "{stderr}"
+    );
 }
 
 /// A query in two of a fold's splits, or in two folds' test files, is refused before any fold

@@ -580,6 +580,14 @@ fn a_folder_without_part_files_says_what_it_holds() {
         message.contains("a folder without part files") && !message.contains("os error"),
         "{message}"
     );
+    // An empty file under a Parquet name is told by its name, not as LETOR lines.
+    let empty_file = dir.path().join("empty.parquet");
+    std::fs::write(&empty_file, b"").unwrap();
+    let message = read(&empty_file).unwrap_err().to_string();
+    assert!(
+        message.contains("empty file: no documents (expected a Parquet file, as its name says)"),
+        "{message}"
+    );
     let partitioned = dir.path().join("partitioned");
     for split in ["split=a", "split=b"] {
         std::fs::create_dir_all(partitioned.join(split)).unwrap();

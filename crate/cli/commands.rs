@@ -823,6 +823,10 @@ pub fn train(args: &TrainArgs, out: &Output) -> Result<()> {
             let inputs = Inputs::of(test, config.view);
             let scores =
                 distillrank::native::block_on(engine.score_ensemble(&trained.model, inputs))?;
+            // As `eval` and `compare` say it of a model that does not rank.
+            if let Some(note) = model_io::ties_note(&scores, &test.group_offsets) {
+                out.warn(format!("test split: {note}"));
+            }
             Some(metrics::report(
                 &scores,
                 &test.labels,
@@ -923,7 +927,7 @@ fn print_report(name: &str, r: &metrics::Report) {
         .collect();
     outln!("{name}: {}", ndcg.join("  "));
     if r.ndcg.iter().all(|(_, v)| v.is_none()) {
-        outln!("{name}: n/a: no query holds documents of two different labels, so no ranking metric can be measured");
+        outln!("{name}: n/a: {}", metrics::UNMEASURABLE);
     }
     // An unmeasurable figure (no relevant document anywhere) is n/a, never 0.
     let figure = |v: Option<f64>| v.map_or("n/a".to_string(), |v| format!("{v:.4}"));

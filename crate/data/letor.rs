@@ -128,8 +128,7 @@ pub fn read_letor_file_with_progress(
 
 /// Names the `.query` file `query` where its group sizes and the data file's documents disagree:
 /// either file may be the wrong one.
-#[cfg(not(target_arch = "wasm32"))]
-fn naming_query_file(read: Result<Dataset>, query: &Path) -> Result<Dataset> {
+pub fn naming_query_file(read: Result<Dataset>, query: &Path) -> Result<Dataset> {
     read.map_err(|e| match e {
         Error::Parse { at, message } if message.starts_with(QUERY_SIZES_DISAGREE) => {
             let message = message.replacen(
@@ -1034,11 +1033,17 @@ impl Builder {
     fn finish(mut self, query_sizes: Option<Vec<usize>>) -> Result<Dataset> {
         let n_docs = self.grades.len();
         if n_docs == 0 {
+            // An empty file has no first bytes to tell its format by: it is told by its name.
+            let expected = if self.name.extension().is_some_and(|e| e == "parquet") {
+                "a Parquet file, as its name says"
+            } else {
+                "lines '<grade> qid:<id> <index>:<value> ...'"
+            };
             return Err(Error::parse(
                 &self.name,
                 0,
                 0,
-                "empty file: no documents (expected lines '<grade> qid:<id> <index>:<value> ...')",
+                format!("empty file: no documents (expected {expected})"),
             ));
         }
         match (self.has_qid, query_sizes) {

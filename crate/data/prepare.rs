@@ -1273,6 +1273,7 @@ fn split_warnings(
     [train_set, valid_set]: [&RankingSet; 2],
     test_set: Option<&RankingSet>,
     [regular_columns, privileged_columns]: [&[usize]; 2],
+    varied_before: &[[bool; 2]],
     options: &PrepareOptions,
 ) -> Vec<String> {
     let mut warnings = Vec::new();
@@ -1281,20 +1282,34 @@ fn split_warnings(
         ("validation", Some(valid_set)),
         ("test", test_set),
     ];
-    for (split, set) in splits {
+    // Where x (side 0) or z (side 1) of the split at `index` varied within some query before
+    // the fitted transform, it is the transform that makes it constant, not the data.
+    let once_transformed = |index: usize, side: usize| {
+        let transform = options.transform.name();
+        match (index, varied_before.get(index).is_some_and(|v| v[side])) {
+            (_, false) => String::new(),
+            // On the split it was fitted on, by columns too close to resolve (named above).
+            (0, true) => format!(" once transformed (--transform {transform})"),
+            _ => format!(
+                " once transformed (--transform {transform} maps the values beyond the training split's range to its ends)"
+            ),
+        }
+    };
+    for (index, (split, set)) in splits.into_iter().enumerate() {
         let Some(set) = set.filter(|s| s.d_x > 0 && s.n_docs() > 0) else {
             continue;
         };
         if constant_within_queries(&set.regular, set.d_x, &set.group_offsets).len() == set.d_x {
             warnings.push(format!(
-                "the {split} split's regular features x (columns {}) are each constant within every query (they vary only between queries): a student that sees only x gives every document of a query the same score and cannot rank; its metrics there are those of a random order",
-                column_ranges(regular_columns)
+                "the {split} split's regular features x (columns {}) are each constant within every query{} (at most they vary between queries): a student that sees only x gives every document of a query the same score and cannot rank; its metrics there are those of a random order",
+                column_ranges(regular_columns),
+                once_transformed(index, 0)
             ));
         }
     }
     // The same of z, where z is columns of the data (not Figure 5's discriminative labels).
     if !privileged_columns.is_empty() {
-        for (split, set) in splits {
+        for (index, (split, set)) in splits.into_iter().enumerate() {
             let Some(set) = set.filter(|s| s.d_z == privileged_columns.len() && s.n_docs() > 0)
             else {
                 continue;
@@ -1303,8 +1318,9 @@ fn split_warnings(
                 == set.d_z
             {
                 warnings.push(format!(
-                    "the {split} split's privileged features z (columns {}) are each constant within every query (they vary only between queries): a teacher that sees only z (GenD's) gives every document of a query the same score and cannot rank; its figures there are those of a random order",
-                    column_ranges(privileged_columns)
+                    "the {split} split's privileged features z (columns {}) are each constant within every query{} (at most they vary between queries): a teacher that sees only z (GenD's) gives every document of a query the same score and cannot rank; its figures there are those of a random order",
+                    column_ranges(privileged_columns),
+                    once_transformed(index, 1)
                 ));
             }
         }
@@ -1510,6 +1526,26 @@ fn prepare_parts(
         privileged: options.transform.fit(&train_set.privileged, train_set.d_z),
         signed_log1p: options.transform.signed_log1p(),
     };
+    // Whether each split's x and z vary within some query before the fitted maps (none for the
+    // signed log1p alone, which fits nothing), for the warnings that they do not after them.
+    let varied = |matrix: &[f32], width: usize, set: &RankingSet| {
+        width > 0 && constant_within_queries(matrix, width, &set.group_offsets).len() < width
+    };
+    let varied_before: Vec<[bool; 2]> =
+        if input_maps.regular.is_empty() && input_maps.privileged.is_empty() {
+            Vec::new()
+        } else {
+            [&train_set, &valid_set]
+                .into_iter()
+                .chain(test_set.as_ref())
+                .map(|set| {
+                    [
+                        varied(&set.regular, set.d_x, set),
+                        varied(&set.privileged, set.d_z, set),
+                    ]
+                })
+                .collect()
+        };
     for set in [&mut train_set, &mut valid_set]
         .into_iter()
         .chain(test_set.as_mut())
@@ -1517,12 +1553,19 @@ fn prepare_parts(
         crate::data::transform::apply(&input_maps.regular, set.regular.as_mut_slice());
         crate::data::transform::apply(&input_maps.privileged, set.privileged.as_mut_slice());
     }
-    let warnings = split_warnings(
+    let mut warnings = collapsed_by_transform(
+        &train_set,
+        [&regular_columns, &privileged_columns],
+        &constant,
+        options.transform,
+    );
+    warnings.extend(split_warnings(
         [&train_set, &valid_set],
         test_set.as_ref(),
         [&regular_columns, &privileged_columns],
+        &varied_before,
         options,
-    );
+    ));
     Ok(Prepared {
         train: train_set,
         valid: valid_set,
@@ -1537,6 +1580,48 @@ fn prepare_parts(
         holdout,
         input_maps,
     })
+}
+
+/// A warning naming the columns that vary on the training split (not `constant` there) but take
+/// one value once transformed: values closer than f32 resolves after the signed log1p (0 and
+/// 1e-40), or a spread of a few f32 steps, which standardisation maps to 0. The model sees each
+/// as a constant column, and the data's statistics do not.
+fn collapsed_by_transform(
+    train: &RankingSet,
+    [regular_columns, privileged_columns]: [&[usize]; 2],
+    constant: &[usize],
+    transform: crate::data::transform::Transform,
+) -> Vec<String> {
+    let views = [
+        (&train.regular[..], train.d_x, regular_columns),
+        (&train.privileged[..], train.d_z, privileged_columns),
+    ];
+    let collapsed: Vec<usize> = views
+        .into_iter()
+        // Figure 5's discriminative z is a label, not columns of the data.
+        .filter(|(_, width, columns)| *width > 0 && *width == columns.len())
+        .flat_map(|(matrix, width, columns)| {
+            constant_columns(matrix, width)
+                .into_iter()
+                .map(|j| columns[j - 1])
+                .filter(|c| !constant.contains(c))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    if collapsed.is_empty() {
+        return Vec::new();
+    }
+    let mut collapsed = collapsed;
+    collapsed.sort_unstable();
+    let (columns, vary) = match collapsed.len() {
+        1 => ("column", "varies"),
+        _ => ("columns", "vary"),
+    };
+    vec![format!(
+        "{columns} {} {vary} on the training split by less than f32 resolves once transformed (--transform {}): the model sees each as one value, as it sees a constant column",
+        column_ranges(&collapsed),
+        transform.name()
+    )]
 }
 
 /// Pads a split with fewer (trailing, all-zero sparse) columns to `n_features`.

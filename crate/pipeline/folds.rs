@@ -2,7 +2,8 @@
 //! with the paired tests on the per-query results pooled over the five test folds.
 //!
 //! A folds directory (`data.folds`) holds either `Fold1..Fold5/{train,vali,test}.txt` (the
-//! MSLR-WEB layout) or LETOR 4.0's five parts `S1.txt..S5.txt`, rotated into train, validation
+//! MSLR-WEB layout) or LETOR 4.0's five parts `S1.txt..S5.txt` (each file may be gzipped,
+//! `.txt.gz`, or Parquet, `.parquet`, as a split's file may), rotated into train, validation
 //! and test as its readme defines ([`ROTATION`]: Fold1 trains on S1+S2+S3, validates on S4 and
 //! tests on S5). A fold's training parts are read as one file ([`Joined`]), so that preparation,
 //! the prepared cache and a teacher trained elsewhere see one training file, as on one split.
@@ -16,7 +17,7 @@ use super::Reporter;
 use crate::data::Dataset;
 use crate::error::{Error, Result};
 use crate::ranking::experiment::{Comparison, MethodRuns, ModelRun, SeedRun};
-use crate::setup::{DataSource, Setup};
+use crate::setup::{DataSource, Setup, FOLDS_LAYOUT};
 use crate::stats::PairedTest;
 
 /// LETOR 4.0's rotation of the parts S1..S5: (training parts, validation part, test part) of
@@ -82,6 +83,7 @@ impl Fold {
         match e {
             Error::Config(message) => Error::Config(format!("{}: {}", files(), unflagged(message))),
             Error::Data(message) => Error::Data(format!("{}: {}", files(), unflagged(message))),
+            parse @ Error::Parse { .. } => without_query_flags(parse),
             diverged @ Error::Diverged { .. } => {
                 diverged.diverged_in(|what| format!("{what}, fold {}", self.fold))
             }
@@ -95,13 +97,18 @@ impl Fold {
         match self.train.as_slice() {
             [one] => one.clone(),
             parts => {
+                // `S1` of `S1.txt`, `S1.txt.gz` or `S1.parquet`.
                 let stems: Vec<&str> = parts
                     .iter()
                     .map(|p| {
-                        std::path::Path::new(p)
-                            .file_stem()
+                        let name = std::path::Path::new(p)
+                            .file_name()
                             .and_then(|s| s.to_str())
-                            .unwrap_or(p)
+                            .unwrap_or(p);
+                        FOLD_FILE_FORMATS
+                            .iter()
+                            .find_map(|format| name.strip_suffix(format))
+                            .unwrap_or(name)
                     })
                     .collect();
                 let dir = std::path::Path::new(&parts[0])
@@ -110,6 +117,21 @@ impl Fold {
                 dir.map_or_else(|| stems.join("+"), |d| d.display().to_string())
             }
         }
+    }
+}
+
+/// A refusal of a folds part's text without the flags that name a split's `.query` file, which
+/// the folds refuse: a part without qid: takes its groups from the file beside it alone.
+pub fn without_query_flags(e: Error) -> Error {
+    match e {
+        Error::Parse { at, message } => Error::Parse {
+            at,
+            message: message.replace(
+                &format!(" (or {})", crate::data::letor::QUERY_FILE_FLAGS),
+                "",
+            ),
+        },
+        other => other,
     }
 }
 
@@ -122,14 +144,14 @@ pub fn layout_note(folds: &[Fold]) -> String {
                 .parent()
                 .and_then(|p| p.parent());
             format!(
-                "folds: Fold1..Fold5 of {}, each with train.txt, vali.txt and test.txt",
+                "folds: Fold1..Fold5 of {}, each with train, vali and test",
                 crate::error::printable(&dir.map_or(String::new(), |d| d.display().to_string()))
             )
         }
         Some(fold) => {
             let dir = std::path::Path::new(&fold.test).parent();
             format!(
-                "folds: LETOR 4.0's rotation of the parts S1.txt..S5.txt of {}",
+                "folds: LETOR 4.0's rotation of the parts S1..S5 of {}",
                 crate::error::printable(&dir.map_or(String::new(), |d| d.display().to_string()))
             )
         }
@@ -137,28 +159,43 @@ pub fn layout_note(folds: &[Fold]) -> String {
     }
 }
 
+/// The names a fold's file may go by, in the formats the readers take: LETOR text, gzipped or
+/// not, or Parquet.
+pub const FOLD_FILE_FORMATS: [&str; 3] = [".txt", ".txt.gz", ".parquet"];
+
 /// The five folds of `dir` (`exists` says whether a file is there): `Fold1..Fold5` where the
-/// directory has all five, otherwise the rotation of `S1..S5.txt`. A missing file is named.
+/// directory has all five, otherwise the rotation of the parts `S1..S5`. Each file is the one
+/// of its names ([`FOLD_FILE_FORMATS`]) that is there; one there under two names, and a missing
+/// one, are named.
 pub fn folds_of(dir: &str, exists: &dyn Fn(&str) -> bool) -> Result<Vec<Fold>> {
-    let parts = part_files(dir);
-    let by_fold: Vec<[String; 3]> = (1..=5).map(|k| fold_files(dir, k)).collect();
-    let missing_fold = by_fold.iter().flatten().find(|f| !exists(f));
-    let missing_part = parts.iter().find(|f| !exists(f));
+    let parts = present(&part_files(dir), exists)?;
+    let by_fold = (1..=5)
+        .map(|k| present(&fold_files(dir, k), exists))
+        .collect::<Result<Vec<_>>>()?;
+    let missing_fold = by_fold.iter().flatten().find_map(|f| f.as_ref().err());
+    let missing_part = parts.iter().find_map(|f| f.as_ref().err());
+    let found = |files: &[std::result::Result<String, String>]| -> Vec<String> {
+        files.iter().filter_map(|f| f.clone().ok()).collect()
+    };
     match (missing_fold, missing_part) {
         (None, _) => Ok(by_fold
-            .into_iter()
+            .iter()
             .enumerate()
-            .map(|(i, [train, valid, test])| Fold {
-                fold: i + 1,
-                train: vec![train],
-                valid,
-                test,
+            .map(|(i, files)| {
+                let [train, valid, test]: [String; 3] =
+                    found(files).try_into().expect("three files a fold");
+                Fold {
+                    fold: i + 1,
+                    train: vec![train],
+                    valid,
+                    test,
+                }
             })
             .collect()),
-        (Some(_), None) => Ok(rotated(&parts)),
+        (Some(_), None) => Ok(rotated(&found(&parts))),
         (Some(fold), Some(part)) => {
             // The layout the directory comes closer to names its missing file.
-            let has_parts = parts.iter().any(|f| exists(f));
+            let has_parts = parts.iter().any(|f| f.is_ok());
             let missing = if has_parts { part } else { fold };
             // A name that is there but is not a file (a folder, a link that leads to no file)
             // is told so, not called missing.
@@ -170,11 +207,34 @@ pub fn folds_of(dir: &str, exists: &dyn Fn(&str) -> bool) -> Result<Vec<Fold>> {
                 "no such file"
             };
             Err(Error::Config(format!(
-                "{}: {what}; a folds directory (--folds) holds LETOR 4.0's five parts S1.txt..S5.txt, or Fold1..Fold5 each with train.txt, vali.txt and test.txt",
+                "{}: {what}; a folds directory (--folds) holds {FOLDS_LAYOUT}",
                 crate::error::printable(missing)
             )))
         }
     }
+}
+
+/// Of each file's names (its name in each format), the one that is there (`Ok`), or the text
+/// name when none is (`Err`); a file there under two names is refused, naming both.
+fn present(
+    files: &[[String; 3]],
+    exists: &dyn Fn(&str) -> bool,
+) -> Result<Vec<std::result::Result<String, String>>> {
+    files
+        .iter()
+        .map(|names| {
+            let there: Vec<&String> = names.iter().filter(|n| exists(n)).collect();
+            match there.as_slice() {
+                [] => Ok(Err(names[0].clone())),
+                [one] => Ok(Ok((*one).clone())),
+                [first, second, ..] => Err(Error::Config(format!(
+                    "{} and {} are both there: a folds directory holds each file once, in one format; remove one",
+                    crate::error::printable(first),
+                    crate::error::printable(second)
+                ))),
+            }
+        })
+        .collect()
 }
 
 /// `dir/name`, as the reports name it.
@@ -182,29 +242,38 @@ fn in_dir(dir: &str, name: String) -> String {
     std::path::Path::new(dir).join(name).display().to_string()
 }
 
-/// Fold `k`'s train, vali and test files in the MSLR-WEB layout.
-fn fold_files(dir: &str, k: usize) -> [String; 3] {
-    ["train", "vali", "test"].map(|split| in_dir(dir, format!("Fold{k}/{split}.txt")))
+/// `dir/stem` in each of [`FOLD_FILE_FORMATS`].
+fn in_formats(dir: &str, stem: &str) -> [String; 3] {
+    FOLD_FILE_FORMATS.map(|format| in_dir(dir, format!("{stem}{format}")))
 }
 
-/// LETOR 4.0's five parts, S1.txt..S5.txt.
-fn part_files(dir: &str) -> Vec<String> {
-    (1..=5).map(|i| in_dir(dir, format!("S{i}.txt"))).collect()
+/// Fold `k`'s train, vali and test files in the MSLR-WEB layout, each by its names.
+fn fold_files(dir: &str, k: usize) -> Vec<[String; 3]> {
+    ["train", "vali", "test"]
+        .iter()
+        .map(|split| in_formats(dir, &format!("Fold{k}/{split}")))
+        .collect()
+}
+
+/// LETOR 4.0's five parts, S1..S5, each by its names.
+fn part_files(dir: &str) -> Vec<[String; 3]> {
+    (1..=5).map(|i| in_formats(dir, &format!("S{i}"))).collect()
 }
 
 /// Where `dir` holds the five parts and some file of every one of Fold1..Fold5, but not all
 /// fifteen: the folds run are the parts' rotation, and the user is told which Fold file sent
 /// them there. (MQ2008's release with Fold1 alone beside the parts is not told.)
 pub fn layout_warning(dir: &str, exists: &dyn Fn(&str) -> bool) -> Option<String> {
-    let by_fold: Vec<[String; 3]> = (1..=5).map(|k| fold_files(dir, k)).collect();
-    let every_fold_begun = by_fold.iter().all(|files| files.iter().any(|f| exists(f)));
-    if !every_fold_begun || !part_files(dir).iter().all(|f| exists(f)) {
+    let any = |names: &[String; 3]| names.iter().any(|n| exists(n));
+    let by_fold: Vec<Vec<[String; 3]>> = (1..=5).map(|k| fold_files(dir, k)).collect();
+    let every_fold_begun = by_fold.iter().all(|files| files.iter().any(any));
+    if !every_fold_begun || !part_files(dir).iter().all(any) {
         return None;
     }
-    let missing = by_fold.iter().flatten().find(|f| !exists(f))?;
+    let missing = by_fold.iter().flatten().find(|names| !any(names))?;
     Some(format!(
-        "{}: no such file, so the folds run are LETOR 4.0's rotation of S1.txt..S5.txt, not the directory's Fold1..Fold5",
-        crate::error::printable(missing)
+        "{}: no such file, so the folds run are LETOR 4.0's rotation of its parts S1..S5, not the directory's Fold1..Fold5",
+        crate::error::printable(&missing[0])
     ))
 }
 
@@ -253,9 +322,9 @@ pub fn folds_of_data(data: &crate::setup::DataSetup) -> Result<Vec<Fold>> {
 #[cfg(not(target_arch = "wasm32"))]
 pub fn folds_on_disk(dir: &str) -> Result<Vec<Fold>> {
     if dir.trim().is_empty() {
-        return Err(Error::Config(
-            "the folds directory's name is empty (--folds): name a directory of LETOR 4.0's parts S1.txt..S5.txt or of Fold1..Fold5".into(),
-        ));
+        return Err(Error::Config(format!(
+            "the folds directory's name is empty (--folds): name a directory of {FOLDS_LAYOUT}"
+        )));
     }
     let path = std::path::Path::new(dir);
     if !path.is_dir() {
@@ -265,11 +334,19 @@ pub fn folds_on_disk(dir: &str) -> Result<Vec<Fold>> {
             "no such directory"
         };
         return Err(Error::Config(format!(
-            "{}: {what}; --folds names a directory of LETOR 4.0's parts S1.txt..S5.txt or of Fold1..Fold5",
+            "{}: {what}; --folds names a directory of {FOLDS_LAYOUT}",
             crate::error::printable(dir)
         )));
     }
-    folds_of(dir, &|f| std::path::Path::new(f).is_file())
+    folds_of(dir, &fold_file_there)
+}
+
+/// Whether a fold's file is there on disk: a file, or under a `.parquet` name a folder of
+/// Parquet part files, which the readers take as one file.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn fold_file_there(name: &str) -> bool {
+    let path = std::path::Path::new(name);
+    path.is_file() || (name.ends_with(".parquet") && path.is_dir())
 }
 
 /// Fold `fold`'s comparison: `setup` with its data the fold's files, `{fold}` in the teacher's
@@ -358,7 +435,7 @@ pub fn warnings(setup: &Setup) -> Vec<String> {
     let mut out = Vec::new();
     #[cfg(not(target_arch = "wasm32"))]
     if let Some(dir) = setup.data.folds.as_deref() {
-        out.extend(layout_warning(dir, &|f| std::path::Path::new(f).is_file()));
+        out.extend(layout_warning(dir, &fold_file_there));
     }
     for (noun, outside) in [
         ("teacher", &setup.data.teacher),

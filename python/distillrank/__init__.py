@@ -973,7 +973,8 @@ class Ranker(_EstimatorBase):
         queries of ``qid`` (required; rows of a query contiguous), with the gains of ``distillrank
         eval`` and the ranker's ``idcg_zero`` convention for queries without a relevant
         document. Higher is better, as scikit-learn's model selection expects. NaN when no query
-        counts."""
+        counts, or when no query holds two different grades (any order is as good: ``distillrank
+        eval``'s n/a), said in a warning."""
         if qid is None:
             raise ValueError("qid: a query id per row is required to score a ranking (NDCG@k per query)")
         _check_k(k)
@@ -981,8 +982,11 @@ class Ranker(_EstimatorBase):
         grades = _grades("y", y)
         if len(grades) != len(scores):
             raise ValueError(f"y: {len(grades)} values for {len(scores)} rows of X: expected one relevance grade per row")
-        value = _distillrank.ndcg(scores.tolist(), grades.tolist(), _qids("qid", qid).tolist(), int(k),
-                                  self._serving("idcg_zero"))
+        value, notes = _distillrank.ndcg(scores.tolist(), grades.tolist(), _qids("qid", qid).tolist(), int(k),
+                                         self._serving("idcg_zero"))
+        # What ``distillrank eval`` says beside its figures: a model that does not rank, labels
+        # no query mixes (NaN, as eval's n/a).
+        _say([(True, note) for note in notes])
         return float("nan") if value is None else float(value)
 
     def save(self, prefix: str) -> Tuple[str, str]:

@@ -222,7 +222,9 @@ def _check_width(features: Sequence[Any], trained: Any) -> None:
 class _OfPartitions:
     """A function of a partition that holds a model: dask names its tasks by a hash of their
     function, and a model has no deterministic hash, so each such function carries a token of
-    its own (a new one per call: the tasks are never reused)."""
+    its own (a new one per call: the tasks are never reused). A refusal of the partition's rows
+    is named by the partition's number (dask passes it as ``partition_info``), since its rows
+    are counted from the partition's first: ``partition 3: X: row 12: ...``."""
 
     def __init__(self, function: Any) -> None:
         import uuid
@@ -230,8 +232,14 @@ class _OfPartitions:
         self.function = function
         self.token = uuid.uuid4().hex
 
-    def __call__(self, part: Any) -> Any:
-        return self.function(part)
+    def __call__(self, part: Any, partition_info: Any = None) -> Any:
+        try:
+            return self.function(part)
+        except (ValueError, TypeError) as error:
+            number = (partition_info or {}).get("number")
+            if number is None or type(error) not in (ValueError, TypeError):
+                raise
+            raise type(error)(f"partition {number}: {error}") from None
 
     def __dask_tokenize__(self) -> str:
         return self.token
@@ -285,7 +293,7 @@ def _check_partition_columns(part: Any, expected: Sequence[Any]) -> None:
         missing = [c for c in expected if c not in part.columns]
         extra = [c for c in part.columns if c not in expected]
         raise ValueError(
-            f"a partition's columns are not the frame's: missing {missing}, unexpected {extra}"
+            f"its columns are not the frame's: missing {missing}, unexpected {extra}"
             + ("" if missing or extra else ", in another order")
             + "; every partition (every part file) must have the frame's columns, in its order"
         )
@@ -537,7 +545,12 @@ def evaluate(
     there, then the per-query figures reduced in qid order here. A query split across
     partitions is refused by name (:func:`check_queries_whole`). Returns ``ndcg@k`` (the mean
     over the queries with a relevant document), ``queries`` and ``per_query`` (``{qid: NDCG}``,
-    None for a query without a relevant document). ``model_columns``: as :func:`predict`."""
+    None for a query without a relevant document); every figure is None, said in a warning,
+    where no query holds two different grades (``distillrank eval``'s n/a), and a model that
+    gives every document of each query one score is said not to rank. ``model_columns``: as
+    :func:`predict`."""
+    import numpy as np
+
     pd: Any = _importlib.import_module("pandas")
 
     _check_k(k)
@@ -554,7 +567,9 @@ def evaluate(
     def per_query(part: Any) -> Any:
         _check_partition_columns(part, frame_columns)
         if len(part) == 0:
-            return pd.DataFrame({"qid": pd.Series([], dtype="u8"), "ndcg": pd.Series([], dtype="f8")})
+            return pd.DataFrame({"qid": pd.Series([], dtype="u8"), "ndcg": pd.Series([], dtype="f8"),
+                                 "documents": pd.Series([], dtype="i8"), "mixed": pd.Series([], dtype="bool"),
+                                 "note": pd.Series([], dtype="object")})
         scores = _np_f32(score(part[features], part[qid].to_numpy()))
         # Numbers of any pandas dtype (nullable ones among them) as floats; text is refused.
         column = part[label]
@@ -563,14 +578,31 @@ def evaluate(
         grades = _grades(f"label column {label!r}", values)
         missing = grades != grades
         if missing.any():
-            raise ValueError(f"label column {label!r}: a partition's row {int(missing.argmax()) + 1}: a missing value; "
+            raise ValueError(f"label column {label!r}: its row {int(missing.argmax()) + 1}: a missing value; "
                              "expected a relevance grade on every row")
-        qids, values = _distillrank.ndcg_per_query(scores.tolist(), grades.tolist(),
-                                                   part[qid].astype("u8").tolist(), int(k))
+        ids = part[qid].astype("u8").to_numpy()
+        qids, values, mixed = _distillrank.ndcg_per_query(scores.tolist(), grades.tolist(), ids.tolist(), int(k))
+        # Each query's documents, and the library's note where the model gives every document of
+        # each of the partition's queries one score: it does not rank where every partition's
+        # note is there, which is said once the partitions are reduced.
+        starts = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]])
+        note = _distillrank.ties_note(scores.tolist(), ids.tolist())
         return pd.DataFrame({"qid": pd.Series(qids, dtype="u8"),
-                             "ndcg": pd.Series([float("nan") if v is None else v for v in values], dtype="f8")})
+                             "ndcg": pd.Series([float("nan") if v is None else v for v in values], dtype="f8"),
+                             "documents": pd.Series(np.diff(np.r_[starts, len(ids)]), dtype="i8"),
+                             "mixed": pd.Series(mixed, dtype="bool"),
+                             "note": pd.Series([note] * len(qids), dtype="object")})
 
-    found = frame.map_partitions(_OfPartitions(per_query), meta={"qid": "u8", "ndcg": "f8"}).compute().sort_values("qid")
+    found = frame.map_partitions(_OfPartitions(per_query),
+                                 meta={"qid": "u8", "ndcg": "f8", "documents": "i8", "mixed": "bool",
+                                       "note": "object"}).compute().sort_values("qid")
+    ranked = found[found["documents"] >= 2]
+    if len(ranked) and bool(ranked["note"].notna().all()):
+        _say([(True, ranked["note"].iloc[0])])
+    if not bool(found["mixed"].any()):
+        # As ``distillrank eval``'s n/a: every order of every query is as good as any other.
+        _say([(True, _distillrank.UNMEASURABLE)])
+        return {f"ndcg@{k}": None, "queries": 0, "per_query": {int(q): None for q in found["qid"]}}
     measured = [v for v in found["ndcg"].tolist() if v == v]
     return {
         f"ndcg@{k}": (sum(measured) / len(measured)) if measured else None,

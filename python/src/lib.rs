@@ -31,7 +31,7 @@ use distillrank::pipeline::sweep::SweepParam;
 use distillrank::pipeline::{self, Reporter};
 use distillrank::ranking::experiment::Training;
 use distillrank::ranking::train::EpochLog;
-use distillrank::setup::{resolve_files, DataSource, ObjectivesSetup, Setup};
+use distillrank::setup::{resolve_files, DataSetup, DataSource, ObjectivesSetup, Setup};
 use distillrank::stop::Stop;
 
 /// Where a Python call's data come from, for the words its messages use.
@@ -483,7 +483,10 @@ impl Model {
 
 /// Mean NDCG@`k` of `scores` against the relevance grades `y`, over the queries of `qid` (the
 /// rows of a query contiguous), with the gains and the IDCG = 0 convention (`idcg_zero`:
-/// "exclude", "zero", "one") of `distillrank eval`. `None` when no query counts.
+/// "exclude", "zero", "one") of `distillrank eval`, and what `eval` says beside it: `None` with
+/// the reason where no query holds two grades (every order is as good), and that the model does
+/// not rank where it gives every document of each query one score. `None` also when no query
+/// counts.
 #[pyfunction]
 fn ndcg(
     scores: Vec<f32>,
@@ -491,7 +494,7 @@ fn ndcg(
     qid: Vec<u64>,
     k: usize,
     idcg_zero: &str,
-) -> PyResult<Option<f64>> {
+) -> PyResult<(Option<f64>, Vec<String>)> {
     let convention: distillrank::metrics::IdcgZero =
         serde_json::from_value(serde_json::Value::String(idcg_zero.into()))
             .map_err(|e| PyValueError::new_err(format!("idcg_zero '{idcg_zero}': {e}")))?;
@@ -503,25 +506,43 @@ fn ndcg(
     let data = pipeline::preparation::dataset_from_arrays("scores", scores.clone(), 1, &y, &qid)
         .map_err(value_error)?;
     let labels: Vec<f32> = data.grades.iter().map(|&g| g as f32).collect();
-    Ok(distillrank::metrics::mean_ndcg(
-        k,
+    let offsets = &data.group_offsets;
+    let mut notes: Vec<String> = distillrank::model_io::ties_note(&scores, offsets)
+        .into_iter()
+        .collect();
+    if !distillrank::metrics::any_group_ranks(&labels, offsets) {
+        notes.push(distillrank::metrics::UNMEASURABLE.to_string());
+        return Ok((None, notes));
+    }
+    let value = distillrank::metrics::mean_ndcg(k, &scores, &labels, offsets, convention);
+    Ok((value, notes))
+}
+
+/// Where `scores` give every document of each query of `qid` (the rows of a query contiguous)
+/// one score, the words that say the model does not rank (as `distillrank eval` warns); else
+/// `None`.
+#[pyfunction]
+fn ties_note(scores: Vec<f32>, qid: Vec<u64>) -> PyResult<Option<String>> {
+    let y = vec![0.0; scores.len()];
+    let data = pipeline::preparation::dataset_from_arrays("scores", scores.clone(), 1, &y, &qid)
+        .map_err(value_error)?;
+    Ok(distillrank::model_io::ties_note(
         &scores,
-        &labels,
         &data.group_offsets,
-        convention,
     ))
 }
 
+/// Each query's id, its NDCG (`None` without a relevant document) and whether it holds two
+/// different grades.
+type PerQuery = (Vec<u64>, Vec<Option<f64>>, Vec<bool>);
+
 /// NDCG@`k` of each query of `qid` (the rows of a query contiguous), in their order: the
-/// queries' ids and their figures, `None` for a query without a relevant document (IDCG = 0).
-/// What a cluster's partitions report, to be reduced in qid order.
+/// queries' ids, their figures (`None` for a query without a relevant document, IDCG = 0) and
+/// whether each holds two different grades (where none of a run's does, no figure measures
+/// anything: [`distillrank::metrics::UNMEASURABLE`]). What a cluster's partitions report, to be
+/// reduced in qid order.
 #[pyfunction]
-fn ndcg_per_query(
-    scores: Vec<f32>,
-    y: Vec<f64>,
-    qid: Vec<u64>,
-    k: usize,
-) -> PyResult<(Vec<u64>, Vec<Option<f64>>)> {
+fn ndcg_per_query(scores: Vec<f32>, y: Vec<f64>, qid: Vec<u64>, k: usize) -> PyResult<PerQuery> {
     if k == 0 {
         return Err(PyValueError::new_err("k: expected 1 or more"));
     }
@@ -529,7 +550,12 @@ fn ndcg_per_query(
         .map_err(value_error)?;
     let labels: Vec<f32> = data.grades.iter().map(|&g| g as f32).collect();
     let values = distillrank::metrics::ndcg_per_group(k, &scores, &labels, &data.group_offsets);
-    Ok((data.qids, values))
+    let mixed = data
+        .group_offsets
+        .windows(2)
+        .map(|w| distillrank::metrics::any_group_ranks(&labels[w[0]..w[1]], &[0, w[1] - w[0]]))
+        .collect();
+    Ok((data.qids, values, mixed))
 }
 
 /// Trains the one method of `setup` (`setup.methods[0]`, seed `setup.first_seed`) on arrays:
@@ -583,6 +609,15 @@ fn fit(
         if let Some(scores) = eval_scores {
             store.teacher_scores.push((EVAL_SET.into(), scores));
         }
+    }
+    // X and eval_set are the data: a source given beside them would be recorded in the
+    // ranker's setup and read by nothing (folds are refused as the setup's check refuses them
+    // beside a file).
+    if setup.data.folds.is_none() && setup.data.source != DataSetup::default().source {
+        return Err(PyValueError::new_err(format!(
+            "source {}: fit trains on X (and eval_set), which are the data; leave source out, or give the source to distillrank.compare",
+            serde_json::to_string(&setup.data.source).unwrap_or_default()
+        )));
     }
     setup.data.source = DataSource::files(
         TRAIN.into(),
@@ -721,6 +756,12 @@ fn job_data(
     let mut setup = Setup::comparison_from_json(setup)?;
     resolve_files(setup.files_mut(), base)?;
     setup.check(None)?;
+    // A cluster runs one split's jobs; the folds' comparisons, one a fold, run on one machine.
+    if setup.data.has_folds() {
+        return Err(distillrank::error::Error::Config(
+            "folds: distillrank.dask.compare and sweep send one split's jobs to the cluster; the folds run one comparison a fold, on one machine: distillrank.compare takes them".into(),
+        ));
+    }
     let mut store = pipeline::store::Disk::with_queries(setup.data.source.query_files());
     let data = pipeline::preparation::prepare(&setup.data, &mut store, true, reporter)?;
     Ok((setup, data))
@@ -1256,6 +1297,8 @@ fn _distillrank(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(mq2008, m)?)?;
     m.add_function(wrap_pyfunction!(paired_test, m)?)?;
     m.add_function(wrap_pyfunction!(ndcg, m)?)?;
+    m.add_function(wrap_pyfunction!(ties_note, m)?)?;
+    m.add("UNMEASURABLE", distillrank::metrics::UNMEASURABLE)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

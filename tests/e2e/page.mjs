@@ -591,7 +591,7 @@ await check("objectives_view_compares_log_loss_with_global_objectives", async ()
   await page.locator("[name=obj_dual]").fill("2");
   await runObjectives(page);
   const unread = await page.locator("#objectives-warnings").textContent();
-  expect(/^dual_rate_factor 2 is not used: no objective of objectives logloss,roc-auc has a constraint/.test(unread),
+  expect(/^objectives\.dual_rate_factor 2 is not used: no objective of objectives\.objectives logloss,roc-auc has a constraint/.test(unread),
     `the unread dual rate: ${unread} (${await page.locator("#objectives-status").textContent()})`);
   await page.locator("[name=obj_dual]").fill(dual);
   for (const name of checked) await page.check(`input[name=objective][value=${name}]`);
@@ -631,15 +631,35 @@ await check("malformed_upload_names_its_line", async () => {
   await page.waitForSelector("#error:not([hidden])", { timeout: 30_000 });
   await page.waitForFunction(() => !/kept-before\.txt/.test(document.getElementById("setup-command").textContent), null, { timeout: 10_000 })
     .catch(async () => expect(false, `the dropped upload is still in the setup: ${await page.locator("#setup-command").textContent()}`));
-  // A .query file's refusal names that file: the data file's name and `.query`.
+  // A data file and its .query file uploaded together, refused: the error shown.
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "distillrank-e2e-"));
-  fs.writeFileSync(path.join(dir, "grouped.txt"), "2 1:0.5\n0 1:0.2\n");
-  fs.writeFileSync(path.join(dir, "grouped.txt.query"), "0\n2\n");
-  await page.evaluate(() => { document.getElementById("error").hidden = true; });
-  await page.setInputFiles("#files", [path.join(dir, "grouped.txt"), path.join(dir, "grouped.txt.query")]);
-  await page.waitForSelector("#error:not([hidden])", { timeout: 30_000 });
-  const grouped = await page.locator("#error-text").textContent();
+  const refusedWithQuery = async (name, text, sizes) => {
+    fs.writeFileSync(path.join(dir, name), text);
+    fs.writeFileSync(path.join(dir, `${name}.query`), sizes);
+    await page.evaluate(() => { document.getElementById("error").hidden = true; });
+    await page.setInputFiles("#files", [path.join(dir, name), path.join(dir, `${name}.query`)]);
+    await page.waitForSelector("#error:not([hidden])", { timeout: 30_000 });
+    return page.locator("#error-text").textContent();
+  };
+  // A .query file's refusal names that file: the data file's name and `.query`.
+  const grouped = await refusedWithQuery("grouped.txt", "2 1:0.5\n0 1:0.2\n", "0\n2\n");
   expect(/grouped\.txt\.query:1:/.test(grouped), `the .query file's error: ${grouped}`);
+  // Group sizes that do not add up to the file's documents name the .query file too (either
+  // file may be the wrong one), as the command line names it.
+  const summed = await refusedWithQuery("summed.txt", "2 1:0.5\n0 1:0.2\n1 1:0.4\n", "2\n2\n");
+  expect(/the group sizes in summed\.txt\.query add up to 4 documents, but the file has 3/.test(summed),
+    `the .query file's sum: ${summed}`);
+  // A filter that leaves a split nothing names the uploaded file, as the command line names it.
+  await page.evaluate(() => { document.getElementById("error").hidden = true; });
+  await page.setInputFiles("#files", tempFile("filtered.txt", letor(20, 6)));
+  await page.waitForFunction(() => /filtered\.txt/.test(document.getElementById("setup-command").textContent), null, { timeout: 30_000 });
+  const minimum = await page.locator("[name=min_group_size]").inputValue();
+  await setField("min_group_size", 50);
+  const status = await clickAndWait(page, "#run", 120_000);
+  const filtered = await page.locator("#error-text").textContent();
+  expect(/^Failed/.test(status) && /groups left in [^ ]*filtered\.txt after filtering/.test(filtered),
+    `the filter's refusal: ${status} ${filtered}`);
+  await setField("min_group_size", minimum);
 });
 
 await check("without_webgpu_the_cpu_engine_trains_and_says_so", async () => {

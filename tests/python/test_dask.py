@@ -218,7 +218,8 @@ def test_python_m_distillrank_compare_on_a_scheduler(client, tmp_path):
 def test_without_a_client_or_on_folds_the_reason_is_named(client):
     with pytest.raises(ValueError, match="client"):
         dr_dask.compare(distillrank.Setup(source="mq2008"), None)
-    with pytest.raises(ValueError, match="each fold"):
+    with pytest.raises(ValueError, match=r"folds: distillrank.dask.compare and sweep send one split's jobs to the "
+                                         r"cluster; the folds run one comparison a fold, on one machine"):
         dr_dask.compare(distillrank.Setup(source="mq2008_folds", **SMALL), client)
 
 
@@ -281,7 +282,7 @@ def test_scoring_and_evaluation_on_the_workers_equal_one_machines(client):
     lgbm = ROOT / "tests" / "data" / "mq2008-lightgbm.txt"
     tree = dr_dask.evaluate(str(lgbm), whole)
     direct, _ = distillrank._distillrank.forest_scores(lgbm.read_bytes(), str(lgbm), X.astype("f8"), "auto")
-    expected = distillrank._distillrank.ndcg(direct.astype("f4").tolist(), y.astype("f8").tolist(), qid.tolist(), 8, "exclude")
+    expected, _ = distillrank._distillrank.ndcg(direct.astype("f4").tolist(), y.astype("f8").tolist(), qid.tolist(), 8, "exclude")
     assert abs(tree["ndcg@8"] - expected) < 1e-12
 
 
@@ -584,10 +585,12 @@ def test_class_what_a_frame_holds_is_read_as_meant_or_refused_by_name(client, ca
     text = frame.assign(label=frame["label"].astype(int).astype(str))
     with pytest.raises(ValueError, match=r"label column 'label': expected integer relevance grades"):
         dr_dask.evaluate(ranker, dd.from_pandas(text, npartitions=1, sort=False))
-    holed = frame.assign(label=frame["label"].astype(float))
-    holed.loc[4, "label"] = float("nan")
-    with pytest.raises(ValueError, match=r"^label column 'label': a partition's row 5: a missing value"):
-        dr_dask.evaluate(ranker, dd.from_pandas(holed, npartitions=1, sort=False))
+    # A refusal of a partition's rows names the partition, whose rows it counts from its first.
+    parts = [whole.get_partition(n).compute().assign(label=lambda p: p["label"].astype(float)) for n in (0, 1)]
+    parts[1].iloc[4, parts[1].columns.get_loc("label")] = float("nan")
+    holed = dd.from_delayed([dask.delayed(lambda p=p: p)() for p in parts], meta=parts[0].iloc[:0])
+    with pytest.raises(ValueError, match=r"^partition 1: label column 'label': its row 5: a missing value"):
+        dr_dask.evaluate(ranker, holed)
     # A missing query id is named by its partition and row, not as a query split in two.
     holed = frame.assign(qid=pd.array(frame["qid"].tolist(), dtype="Int64"))
     holed.loc[2, "qid"] = pd.NA
@@ -600,8 +603,49 @@ def test_class_what_a_frame_holds_is_read_as_meant_or_refused_by_name(client, ca
     for other in (second.rename(columns={"f3": "g3"}), second.assign(f47=1.0)):
         parts = dd.from_delayed([dask.delayed(lambda p=first: p)(), dask.delayed(lambda p=other: p)()],
                                 meta=first.iloc[:0], verify_meta=False)
-        with pytest.raises(ValueError, match=r"a partition's columns are not the frame's: missing \[.*\], unexpected"):
+        with pytest.raises(ValueError, match=r"^partition 1: its columns are not the frame's: missing \[.*\], unexpected"):
             dr_dask.predict(ranker, parts, exclude=("qid", "label")).compute()
+    # A model that gives every document of each query one score (its inputs vary only between
+    # queries) is said not to rank by Ranker.score and by the cluster's evaluate, as
+    # `distillrank eval` says it.
+    def flattened(X, qid):
+        starts = np.flatnonzero(np.r_[True, qid[1:] != qid[:-1]])
+        means = np.add.reduceat(X, starts) / np.diff(np.r_[starts, len(qid)])[:, None]
+        return np.repeat(means, np.diff(np.r_[starts, len(qid)]), axis=0).astype(np.float32)
+
+    Xt, yt, qt = distillrank.mq2008()["train"]
+    flat = distillrank.Ranker(method="no-distillation", labels="grades", backend="cpu", epochs=1,
+                              widths=[8]).fit(flattened(Xt, qt), yt, qid=qt, verbose=False)
+    flat_test = frame.copy()
+    flat_test[[f"f{j + 1}" for j in range(X.shape[1])]] = flattened(X, qid)
+    for measure in (lambda: flat.score(flattened(X, qid), y, qid=qid),
+                    lambda: dr_dask.evaluate(flat, dd.from_pandas(flat_test.set_index("qid", drop=False),
+                                                                  npartitions=2, sort=True))):
+        caplog.clear()
+        with caplog.at_level(logging.WARNING, logger="distillrank"):
+            measure()
+        warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+        assert [w for w in warned if w.startswith("the model gives every document of each query the same score")], warned
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="distillrank"):
+        dr_dask.evaluate(ranker, whole)
+    assert not [r for r in caplog.records if "same score" in r.getMessage()]
+    # Labels no query mixes (a query's first row alone) measure nothing: NaN from Ranker.score
+    # and None from evaluate, with eval's reason, where both gave 1.0.
+    one = frame.groupby("qid", sort=False).head(1)
+    features = [f"f{j + 1}" for j in range(X.shape[1])]
+    for measure, unmeasured in (
+            (lambda: ranker.score(one[features].to_numpy(), one["label"].to_numpy(), qid=one["qid"].to_numpy()),
+             lambda value: value != value),
+            (lambda: dr_dask.evaluate(ranker, dd.from_pandas(one.set_index("qid", drop=False), npartitions=2,
+                                                             sort=True)),
+             lambda value: value["ndcg@8"] is None and value["queries"] == 0)):
+        caplog.clear()
+        with caplog.at_level(logging.WARNING, logger="distillrank"):
+            value = measure()
+        assert unmeasured(value), value
+        warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+        assert distillrank._distillrank.UNMEASURABLE in warned, warned
     # The client and the swept setting, by name.
     for not_a_client in (None, "tcp://127.0.0.1:8786"):
         with pytest.raises(ValueError, match=r"^client: a dask.distributed.Client is needed"):

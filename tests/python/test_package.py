@@ -590,6 +590,14 @@ def test_class_a_keyword_is_read_as_meant_or_refused_by_its_name(caplog, tmp_pat
     # The reference is named as the reference, not as the teacher.
     with pytest.raises(TypeError, match=r"^reference: expected a model file's path"):
         distillrank.Setup(reference=5)
+    # A data source beside fit's arrays would be read by nothing and recorded as the data.
+    X, y, qid = distillrank.mq2008()["train"]
+    for source in ("mq2008", {"files": {"train": "/nope.txt"}}):
+        with pytest.raises(ValueError, match=r"^source .*: fit trains on X \(and eval_set\), which are the data"):
+            distillrank.Ranker(source=source, **SMALL).fit(X, y, qid=qid, verbose=False)
+    # An empty folds name is named as such, beside fit's arrays too.
+    with pytest.raises(ValueError, match=r"the folds directory's name is empty: name a directory of"):
+        distillrank.Ranker(folds="", **SMALL).fit(X, y, qid=qid, verbose=False)
     # A setting no part of the comparison reads is said, as the CLI says it.
     setup = distillrank.Setup(source="mq2008", seeds=1, methods=["no-distillation"], alpha=0.7, rd={"k": 5}, **SMALL)
     with caplog.at_level(logging.WARNING, logger="distillrank"):

@@ -108,7 +108,7 @@ export async function runObjectives() {
     lastObjectives = { setup, ...result };
     $("objectives-export").disabled = false;
     $("objectives-results").innerHTML = objectivesTable(result);
-    // What none of the objectives reads, as the CLI warns of it (`dual_rate_factor 2 is not used: ...`).
+    // What none of the objectives reads, as the CLI warns of it (`objectives.dual_rate_factor 2 is not used: ...`).
     $("objectives-warnings").innerHTML = (result.unused_settings ?? [])
       .map((w) => `<li>${escapeHtml(w)}.</li>`).join("");
     const pooled = ` on ${result.backend}` + (result.workers > 1 ? ` with ${result.workers} workers` : "");
