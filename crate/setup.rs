@@ -211,7 +211,8 @@ pub struct DataSetup {
         skip_serializing_if = "ExternalTeacher::is_reference_default"
     )]
     pub reference: ExternalTeacher,
-    /// A directory of LETOR folds (`S1.txt..S5.txt`, or `Fold1..Fold5`): the comparison runs
+    /// A directory of LETOR folds ([`FOLDS_LAYOUT`]: `S1..S5` or `Fold1..Fold5`, each file text,
+    /// gzipped text or Parquet): the comparison runs
     /// on each fold and reports the mean over them ([`crate::pipeline::folds`]); the source is
     /// then the folds' files.
     pub folds: Option<String>,

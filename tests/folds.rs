@@ -738,6 +738,57 @@ fn a_folds_directory_of_gzipped_or_parquet_parts_runs_as_its_text() {
         assert_eq!(got["pooled_test_queries"], want["pooled_test_queries"]);
         assert_eq!(got["methods"], want["methods"], "{}", dir.display());
     }
+    // A teacher's scores of each fold, matched to the training parts' text read as one: the
+    // gzipped parts unpacked one by one (joined, their streams were one broken stream); Parquet
+    // parts, which have no text, refused by name.
+    let scores = tempfile::tempdir().unwrap();
+    for (k, (train, valid, test)) in ROTATION.iter().enumerate() {
+        for (split, parts) in [
+            ("train", train.to_vec()),
+            ("vali", vec![*valid]),
+            ("test", vec![*test]),
+        ] {
+            let lines: String = parts
+                .iter()
+                .flat_map(|&p| {
+                    part_text(p, 8 + p)
+                        .lines()
+                        .map(str::to_string)
+                        .collect::<Vec<_>>()
+                })
+                .map(|line| format!("{}\n", line.rsplit(':').next().unwrap()))
+                .collect();
+            std::fs::write(scores.path().join(format!("f{}.{split}", k + 1)), lines).unwrap();
+        }
+    }
+    let s = |split: &str| {
+        scores
+            .path()
+            .join(format!("f{{fold}}.{split}"))
+            .display()
+            .to_string()
+    };
+    let teacher = format!("{},{},{}", s("train"), s("vali"), s("test"));
+    let taught = |dir: &Path| {
+        let out = dir.join("taught");
+        let (ok, _, stderr) = compare_small_folds(dir, &out, 1, &["--teacher-scores", &teacher]);
+        (ok, stderr, out)
+    };
+    let (ok, stderr, out) = taught(text.path());
+    assert!(ok, "{stderr}");
+    let want_taught = std::fs::read_to_string(out.join("results.json")).unwrap();
+    let (ok, stderr, out) = taught(gz.path());
+    assert!(ok, "{stderr}");
+    let got: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
+    let want_taught: serde_json::Value = serde_json::from_str(&want_taught).unwrap();
+    assert_eq!(got["methods"], want_taught["methods"]);
+    let (ok, stderr, _) = taught(pq.path());
+    assert!(
+        !ok && stderr.contains("S1.parquet: a Parquet training part")
+            && stderr.contains("as one LETOR text"),
+        "{stderr}"
+    );
     let on_disk = |f: &str| Path::new(f).is_file();
     let folds = folds_of(&pq.path().display().to_string(), &on_disk).unwrap();
     assert_eq!(
@@ -751,7 +802,8 @@ fn a_folds_directory_of_gzipped_or_parquet_parts_runs_as_its_text() {
     std::fs::create_dir(&folder).unwrap();
     std::fs::rename(&moved, folder.join("part-0.parquet")).unwrap();
     assert_eq!(run(pq.path())["methods"], want["methods"]);
-    // One part in two formats: which one is meant is not for the run to guess.
+    // One part in two formats: which one is meant is not for the run to guess. (A missing part
+    // is named in the format of the others.)
     std::fs::copy(text.path().join("S3.txt"), pq.path().join("S3.txt")).unwrap();
     let e = folds_of(
         &pq.path().display().to_string(),
@@ -767,7 +819,7 @@ fn a_folds_directory_of_gzipped_or_parquet_parts_runs_as_its_text() {
     std::fs::remove_dir_all(pq.path().join("S3.parquet")).unwrap();
     let (ok, _, stderr) = compare_small_folds(pq.path(), &pq.path().join("o"), 1, &[]);
     assert!(
-        !ok && stderr.contains("S3.txt: no such file")
+        !ok && stderr.contains("S3.parquet: no such file")
             && stderr.contains(".txt, .txt.gz or .parquet"),
         "{stderr}"
     );

@@ -1282,17 +1282,25 @@ fn split_warnings(
         ("validation", Some(valid_set)),
         ("test", test_set),
     ];
-    // Where x (side 0) or z (side 1) of the split at `index` varied within some query before
-    // the fitted transform, it is the transform that makes it constant, not the data.
+    // Whether x (side 0) or z (side 1) of the training split is constant within every query as
+    // the model sees it.
+    let train_flat = [
+        (&train_set.regular[..], train_set.d_x),
+        (&train_set.privileged[..], train_set.d_z),
+    ]
+    .map(|(m, d)| d > 0 && constant_within_queries(m, d, &train_set.group_offsets).len() == d);
+    // Where x or z of the split at `index` varied within some query before the fitted transform,
+    // it is the transform that makes it constant, not the data: on any split, by columns too
+    // close to resolve on the training split (named in a warning of their own); on another
+    // split, by the quantile map's ends, which take every value beyond the training range.
     let once_transformed = |index: usize, side: usize| {
-        let transform = options.transform.name();
-        match (index, varied_before.get(index).is_some_and(|v| v[side])) {
-            (_, false) => String::new(),
-            // On the split it was fitted on, by columns too close to resolve (named above).
-            (0, true) => format!(" once transformed (--transform {transform})"),
-            _ => format!(
-                " once transformed (--transform {transform} maps the values beyond the training split's range to its ends)"
-            ),
+        let transform = options.transform;
+        if !varied_before.get(index).is_some_and(|v| v[side]) {
+            String::new()
+        } else if index > 0 && transform == Transform::RankGauss && !train_flat[side] {
+            " once transformed (--transform rank-gauss maps the values beyond the training split's range to its ends)".into()
+        } else {
+            format!(" once transformed (--transform {})", transform.name())
         }
     };
     for (index, (split, set)) in splits.into_iter().enumerate() {
@@ -1613,14 +1621,15 @@ fn collapsed_by_transform(
     }
     let mut collapsed = collapsed;
     collapsed.sort_unstable();
-    let (columns, vary) = match collapsed.len() {
-        1 => ("column", "varies"),
-        _ => ("columns", "vary"),
+    let (columns, take, vary) = match collapsed.len() {
+        1 => ("column", "takes", "varies"),
+        _ => ("columns", "each take", "vary"),
     };
     vec![format!(
-        "{columns} {} {vary} on the training split by less than f32 resolves once transformed (--transform {}): the model sees each as one value, as it sees a constant column",
+        "{columns} {} {take} one value once transformed (--transform {}), though {} on the training split (by less than f32 resolves at its scale): the model sees each as a constant column",
         column_ranges(&collapsed),
-        transform.name()
+        transform.name(),
+        if collapsed.len() == 1 { format!("it {vary}") } else { format!("they {vary}") }
     )]
 }
 

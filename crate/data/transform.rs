@@ -111,7 +111,7 @@ impl Transform {
         }
         let n_rows = matrix.len() / width;
         let stride = n_rows.div_ceil(MAX_FIT_ROWS).max(1);
-        let fit_column = |j: usize| {
+        let fit_every = |j: usize, stride: usize| {
             let column = matrix
                 .chunks_exact(width)
                 .step_by(stride)
@@ -120,6 +120,12 @@ impl Transform {
                 Transform::Standardize => standardize(column),
                 _ => rank_gauss(column.collect()),
             }
+        };
+        // A sparse column whose values all lie on rows the sample skips would look constant:
+        // one that does is fitted again on every row.
+        let fit_column = |j: usize| match fit_every(j, stride) {
+            map if stride > 1 && map.is_constant() => fit_every(j, 1),
+            map => map,
         };
         #[cfg(not(target_arch = "wasm32"))]
         {
@@ -152,6 +158,14 @@ pub enum ColumnMap {
 }
 
 impl ColumnMap {
+    /// Whether it maps every value to one (a column constant where it was fitted).
+    pub fn is_constant(&self) -> bool {
+        match self {
+            ColumnMap::Affine { scale, .. } => *scale == 0.0,
+            ColumnMap::Knots { knots, .. } => knots.len() < 2,
+        }
+    }
+
     pub fn apply(&self, v: f32) -> f32 {
         match self {
             ColumnMap::Affine { shift, scale } => (v - shift) * scale,
@@ -429,6 +443,20 @@ mod tests {
         assert!(out.iter().skip(1).step_by(2).all(|&v| v == 0.0), "{out:?}");
         // A value never seen in training on the constant column is still 0, finite.
         assert_eq!(maps[1].apply(1e30), 0.0);
+    }
+
+    #[test]
+    fn a_column_whose_values_the_sample_skips_is_fitted_on_every_row() {
+        // More rows than a fit samples: every other row is read, and the one value that
+        // varies lies on a row it skips. The map is fitted again on every row, not constant.
+        let n = MAX_FIT_ROWS + 2;
+        let mut column = vec![0f32; n];
+        column[1] = 5.0;
+        for transform in [Transform::Standardize, Transform::RankGauss] {
+            let maps = transform.fit(&column, 1);
+            assert!(!maps[0].is_constant(), "{transform:?}: {:?}", maps[0]);
+            assert!(maps[0].apply(5.0) > maps[0].apply(0.0), "{transform:?}");
+        }
     }
 
     /// A column whose values differ by less than f32 can take the reciprocal of (subnormal

@@ -168,73 +168,118 @@ pub const FOLD_FILE_FORMATS: [&str; 3] = [".txt", ".txt.gz", ".parquet"];
 /// of its names ([`FOLD_FILE_FORMATS`]) that is there; one there under two names, and a missing
 /// one, are named.
 pub fn folds_of(dir: &str, exists: &dyn Fn(&str) -> bool) -> Result<Vec<Fold>> {
-    let parts = present(&part_files(dir), exists)?;
-    let by_fold = (1..=5)
-        .map(|k| present(&fold_files(dir, k), exists))
-        .collect::<Result<Vec<_>>>()?;
-    let missing_fold = by_fold.iter().flatten().find_map(|f| f.as_ref().err());
-    let missing_part = parts.iter().find_map(|f| f.as_ref().err());
-    let found = |files: &[std::result::Result<String, String>]| -> Vec<String> {
-        files.iter().filter_map(|f| f.clone().ok()).collect()
+    let look = |files: Vec<[String; 3]>| -> Vec<Found> {
+        files
+            .into_iter()
+            .map(|names| Found::of(names, exists))
+            .collect()
     };
-    match (missing_fold, missing_part) {
-        (None, _) => Ok(by_fold
+    let parts = look(part_files(dir));
+    let by_fold: Vec<Vec<Found>> = (1..=5).map(|k| look(fold_files(dir, k))).collect();
+    let whole = |files: &[Found]| files.iter().all(|f| !matches!(f, Found::Missing(_)));
+    // The layout whose files are all there is read; a file there in two formats is refused
+    // only in the layout that reads it.
+    let chosen =
+        |files: &[Found]| -> Result<Vec<String>> { files.iter().map(Found::file).collect() };
+    if by_fold.iter().all(|files| whole(files)) {
+        return by_fold
             .iter()
             .enumerate()
             .map(|(i, files)| {
                 let [train, valid, test]: [String; 3] =
-                    found(files).try_into().expect("three files a fold");
-                Fold {
+                    chosen(files)?.try_into().expect("three files a fold");
+                Ok(Fold {
                     fold: i + 1,
                     train: vec![train],
                     valid,
                     test,
-                }
+                })
             })
-            .collect()),
-        (Some(_), None) => Ok(rotated(&found(&parts))),
-        (Some(fold), Some(part)) => {
-            // The layout the directory comes closer to names its missing file.
-            let has_parts = parts.iter().any(|f| f.is_ok());
-            let missing = if has_parts { part } else { fold };
-            // A name that is there but is not a file (a folder, a link that leads to no file)
-            // is told so, not called missing.
-            let there =
-                cfg!(not(target_arch = "wasm32")) && std::fs::symlink_metadata(missing).is_ok();
-            let what = if there {
-                "not a file (a folder, or a link that leads to no file)"
-            } else {
-                "no such file"
-            };
-            Err(Error::Config(format!(
-                "{}: {what}; a folds directory (--folds) holds {FOLDS_LAYOUT}",
-                crate::error::printable(missing)
-            )))
-        }
+            .collect();
     }
+    if whole(&parts) {
+        return Ok(rotated(&chosen(&parts)?));
+    }
+    // Neither whole: the layout the directory comes closer to names its missing file.
+    let flat: Vec<Found> = by_fold.into_iter().flatten().collect();
+    let layout = if parts.iter().any(|f| !matches!(f, Found::Missing(_))) {
+        &parts
+    } else {
+        &flat
+    };
+    let missing = layout
+        .iter()
+        .find_map(|f| match f {
+            Found::Missing(names) => Some(names),
+            _ => None,
+        })
+        .expect("a layout that is not whole has a missing file");
+    // Named in the format of the layout's files that are there (`S3.parquet` among Parquet
+    // parts), else as text.
+    let format = layout.iter().find_map(Found::format).unwrap_or(0);
+    // A name that is there but is not a file (a folder, a link that leads to no file) is told
+    // so, not called missing.
+    let there = missing
+        .iter()
+        .find(|n| cfg!(not(target_arch = "wasm32")) && std::fs::symlink_metadata(n).is_ok());
+    let (name, what) = match there {
+        Some(name) => (
+            name,
+            "not a file (a folder, or a link that leads to no file)",
+        ),
+        None => (&missing[format], "no such file"),
+    };
+    Err(Error::Config(format!(
+        "{}: {what}; a folds directory (--folds) holds {FOLDS_LAYOUT}",
+        crate::error::printable(name)
+    )))
 }
 
-/// Of each file's names (its name in each format), the one that is there (`Ok`), or the text
-/// name when none is (`Err`); a file there under two names is refused, naming both.
-fn present(
-    files: &[[String; 3]],
-    exists: &dyn Fn(&str) -> bool,
-) -> Result<Vec<std::result::Result<String, String>>> {
-    files
-        .iter()
-        .map(|names| {
-            let there: Vec<&String> = names.iter().filter(|n| exists(n)).collect();
-            match there.as_slice() {
-                [] => Ok(Err(names[0].clone())),
-                [one] => Ok(Ok((*one).clone())),
-                [first, second, ..] => Err(Error::Config(format!(
-                    "{} and {} are both there: a folds directory holds each file once, in one format; remove one",
-                    crate::error::printable(first),
-                    crate::error::printable(second)
-                ))),
-            }
-        })
-        .collect()
+/// A fold's file among its names (its name in each of [`FOLD_FILE_FORMATS`]).
+enum Found {
+    /// There under one name.
+    There(String),
+    /// There under none: every name.
+    Missing([String; 3]),
+    /// There under two names (or more): the first two.
+    Twice(String, String),
+}
+
+impl Found {
+    fn of(names: [String; 3], exists: &dyn Fn(&str) -> bool) -> Found {
+        let there: Vec<&String> = names.iter().filter(|n| exists(n)).collect();
+        match there.as_slice() {
+            [] => Found::Missing(names),
+            [one] => Found::There((*one).clone()),
+            [first, second, ..] => Found::Twice((*first).clone(), (*second).clone()),
+        }
+    }
+
+    /// The file read: refused where it is there in two formats.
+    fn file(&self) -> Result<String> {
+        match self {
+            Found::There(name) => Ok(name.clone()),
+            Found::Twice(first, second) => Err(Error::Config(format!(
+                "{} and {} are both there: a folds directory holds each file once, in one format; remove one",
+                crate::error::printable(first),
+                crate::error::printable(second)
+            ))),
+            Found::Missing(names) => Err(Error::Config(format!(
+                "{}: no such file",
+                crate::error::printable(&names[0])
+            ))),
+        }
+    }
+
+    /// The index in [`FOLD_FILE_FORMATS`] of the name it is there under.
+    fn format(&self) -> Option<usize> {
+        match self {
+            Found::There(name) => FOLD_FILE_FORMATS
+                .iter()
+                .rposition(|format| name.ends_with(format)),
+            _ => None,
+        }
+    }
 }
 
 /// `dir/name`, as the reports name it.
@@ -743,13 +788,28 @@ impl Store for Joined<'_> {
             return self.inner.text(name, role);
         }
         // Each part's text in turn, read whole (a part is a fifth of a small LETOR set; the large
-        // ones ship their folds whole).
+        // ones ship their folds whole), a gzipped part unpacked: the reader tells the format by
+        // the first bytes of all.
         let mut bytes = Vec::new();
         let mut queries: Option<Vec<usize>> = None;
         for (i, part) in self.parts.iter().enumerate() {
+            let path = std::path::Path::new(part);
+            if path.is_dir() {
+                return Err(parquet_part(part));
+            }
             let (mut text, query) = self.inner.text(part, role)?;
-            text.read_to_end(&mut bytes)
-                .map_err(|e| Error::io(std::path::Path::new(part), e))?;
+            let mut raw = Vec::new();
+            text.read_to_end(&mut raw).map_err(|e| Error::io(path, e))?;
+            if crate::data::parquet::is_parquet(&raw) {
+                return Err(parquet_part(part));
+            }
+            if raw.starts_with(&[0x1f, 0x8b]) {
+                flate2::read::MultiGzDecoder::new(raw.as_slice())
+                    .read_to_end(&mut bytes)
+                    .map_err(|e| Error::io(path, e))?;
+            } else {
+                bytes.extend(raw);
+            }
             if !bytes.is_empty() && !bytes.ends_with(b"\n") {
                 bytes.push(b'\n');
             }
@@ -770,6 +830,16 @@ impl Store for Joined<'_> {
 }
 
 use std::io::Read as _;
+
+/// The refusal of a fold's Parquet training part (a file, or a folder of part files) where its
+/// text is read again: the training parts are read as one LETOR text, for the tree model of a
+/// teacher or reference, their score files or a log's docids.
+fn parquet_part(part: &str) -> Error {
+    Error::Config(format!(
+        "{}: a Parquet training part, and a teacher's or reference's tree model or score files (or a log's docids) read a fold's training parts again as one LETOR text: give the parts as LETOR text (distillrank data convert PART -o S1.txt), the folds as Fold1..Fold5 (each training file whole), or the teacher's scores of each fold (--teacher-scores with {{fold}})",
+        crate::error::printable(part)
+    ))
+}
 
 /// Whether the groups of `data`, read from the file `part`, came from `PART.query` (the file has
 /// no qid:): the reader numbers them 1..n, and a `.query` file is beside it.

@@ -851,6 +851,13 @@ class Ranker(_EstimatorBase):
         """
         setup = self._setup
         self._teacher_columns  # refuses a bad value here, whether a teacher is given or not
+        if "source" in self._params:
+            # X and eval_set are the data: a source beside them would be read by nothing and
+            # recorded as the ranker's data.
+            raise ValueError(
+                f"source {self._params['source']!r}: fit trains on X (and eval_set), which are the data; "
+                "leave source out, or give the source to distillrank.compare"
+            )
         names = _feature_names(X)
         # A tree teacher scores X as given (a sparse matrix in float64, as its library reads it).
         given = X

@@ -236,10 +236,11 @@ class _OfPartitions:
         try:
             return self.function(part)
         except (ValueError, TypeError) as error:
-            number = (partition_info or {}).get("number")
-            if number is None or type(error) not in (ValueError, TypeError):
+            if type(error) not in (ValueError, TypeError):
                 raise
-            raise type(error)(f"partition {number}: {error}") from None
+            number = (partition_info or {}).get("number")
+            where = "a partition" if number is None else f"partition {number}"
+            raise type(error)(f"{where}: {error}") from error
 
     def __dask_tokenize__(self) -> str:
         return self.token

@@ -31,7 +31,7 @@ use distillrank::pipeline::sweep::SweepParam;
 use distillrank::pipeline::{self, Reporter};
 use distillrank::ranking::experiment::Training;
 use distillrank::ranking::train::EpochLog;
-use distillrank::setup::{resolve_files, DataSetup, DataSource, ObjectivesSetup, Setup};
+use distillrank::setup::{resolve_files, DataSource, ObjectivesSetup, Setup};
 use distillrank::stop::Stop;
 
 /// Where a Python call's data come from, for the words its messages use.
@@ -609,15 +609,6 @@ fn fit(
         if let Some(scores) = eval_scores {
             store.teacher_scores.push((EVAL_SET.into(), scores));
         }
-    }
-    // X and eval_set are the data: a source given beside them would be recorded in the
-    // ranker's setup and read by nothing (folds are refused as the setup's check refuses them
-    // beside a file).
-    if setup.data.folds.is_none() && setup.data.source != DataSetup::default().source {
-        return Err(PyValueError::new_err(format!(
-            "source {}: fit trains on X (and eval_set), which are the data; leave source out, or give the source to distillrank.compare",
-            serde_json::to_string(&setup.data.source).unwrap_or_default()
-        )));
     }
     setup.data.source = DataSource::files(
         TRAIN.into(),

@@ -592,7 +592,7 @@ def test_class_a_keyword_is_read_as_meant_or_refused_by_its_name(caplog, tmp_pat
         distillrank.Setup(reference=5)
     # A data source beside fit's arrays would be read by nothing and recorded as the data.
     X, y, qid = distillrank.mq2008()["train"]
-    for source in ("mq2008", {"files": {"train": "/nope.txt"}}):
+    for source in ("mq2008", "synthetic", {"files": {"train": "/nope.txt"}}):
         with pytest.raises(ValueError, match=r"^source .*: fit trains on X \(and eval_set\), which are the data"):
             distillrank.Ranker(source=source, **SMALL).fit(X, y, qid=qid, verbose=False)
     # An empty folds name is named as such, beside fit's arrays too.
