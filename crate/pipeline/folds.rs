@@ -836,7 +836,7 @@ use std::io::Read as _;
 /// teacher or reference, their score files or a log's docids.
 fn parquet_part(part: &str) -> Error {
     Error::Config(format!(
-        "{}: a Parquet training part, and a teacher's or reference's tree model or score files (or a log's docids) read a fold's training parts again as one LETOR text: give the parts as LETOR text (distillrank data convert PART -o S1.txt), the folds as Fold1..Fold5 (each training file whole), or the teacher's scores of each fold (--teacher-scores with {{fold}})",
+        "{}: a Parquet training part, and a teacher's or reference's tree model or score files (or a log's docids) read a fold's training parts again as one LETOR text: give the parts as LETOR text (distillrank data convert PART -o S1.txt), or the folds as Fold1..Fold5, each fold's training file whole",
         crate::error::printable(part)
     ))
 }
