@@ -290,6 +290,10 @@ impl Forest {
                 xgboost::parse_json(name, &value)?
             } else if value.get("tree_info").is_some() {
                 lightgbm::parse_dump(name, &value)?
+            } else if value.get("format").and_then(|f| f.as_str()) == Some("distillrank-model") {
+                // A saved distillrank model's config (model_io's format), given where a tree
+                // model is read (a teacher's, a reference's).
+                return Err(model_error(name, "a saved distillrank model's config, not a tree model: give its scores of each split as score files instead (distillrank predict FILE --model PREFIX writes them)"));
             } else {
                 return Err(model_error(name, "a JSON file that is neither an XGBoost model (no \"learner\") nor a LightGBM dump_model() (no \"tree_info\")"));
             }

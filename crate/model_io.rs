@@ -522,6 +522,31 @@ pub fn from_safetensors(bytes: &[u8], config: &ModelConfig, name: &Path) -> Resu
     Ok(Ensemble { members })
 }
 
+/// The config in `text`, or what is wrong with it in words that name the field (`field
+/// widths[1]: invalid type: string "8", expected usize (line 6, column 7)`), where serde's alone
+/// would give only the type it expected and the place.
+fn read_config(text: &str) -> std::result::Result<ModelConfig, String> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    let words = |e: &serde_json::Error, path: Option<String>| {
+        let message = e.to_string();
+        let message = message
+            .rfind(" at line ")
+            .map_or(message.as_str(), |at| &message[..at]);
+        let field = path.map_or_else(String::new, |p| format!("field {p}: "));
+        format!(
+            "not a distillrank model config: {field}{message} (line {}, column {})",
+            e.line(),
+            e.column()
+        )
+    };
+    let config: ModelConfig = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+        let path = e.path().to_string();
+        words(e.inner(), (path != ".").then_some(path))
+    })?;
+    de.end().map_err(|e| words(&e, None))?;
+    Ok(config)
+}
+
 /// Parses and checks the JSON config.
 pub fn parse_config(text: &str, name: &Path) -> Result<ModelConfig> {
     let bad = |message: String| Error::Model {
@@ -546,8 +571,7 @@ pub fn parse_config(text: &str, name: &Path) -> Result<ModelConfig> {
             "a LightGBM or XGBoost model, not a saved distillrank model's config (PREFIX.json beside PREFIX.safetensors)".into(),
         ));
     }
-    let config: ModelConfig = serde_json::from_str(text)
-        .map_err(|e| bad(format!("not a distillrank model config: {e}")))?;
+    let config: ModelConfig = read_config(text).map_err(bad)?;
     if config.format != FORMAT {
         return Err(bad(format!(
             "format is '{}', expected '{FORMAT}'",
@@ -560,8 +584,15 @@ pub fn parse_config(text: &str, name: &Path) -> Result<ModelConfig> {
             config.format_version
         )));
     }
-    if config.n_in == 0 || config.widths.contains(&0) {
-        return Err(bad("n_in and every width must be positive".into()));
+    if config.n_in == 0 {
+        return Err(bad(
+            "n_in is 0: expected the model's number of input columns, at least 1".into(),
+        ));
+    }
+    if let Some(at) = config.widths.iter().position(|&w| w == 0) {
+        return Err(bad(format!(
+            "widths[{at}] is 0: expected every hidden layer's width to be at least 1"
+        )));
     }
     if let Some(names) = &config.feature_names {
         if names.len() != config.source_features {

@@ -31,7 +31,7 @@ use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
 use crate::clock::Instant;
-use crate::data::letor::{naming_query_file, parse_query_sizes, read_letor, ReadOptions};
+use crate::data::letor::{naming_query_file, read_letor, read_query_sizes, ReadOptions};
 use crate::data::prepare::hold_out_test;
 use crate::data::synth::generate_splits;
 use crate::data::Dataset;
@@ -143,9 +143,14 @@ pub fn take_panic() -> Option<String> {
 }
 
 fn js_error(e: Error) -> JsError {
-    // In the page's words: settings by their fields, files by what the form calls them.
+    // In the page's words: settings by their fields, files by what the form calls them, and a
+    // `.query` file as the page takes it (chosen with its data file), not by a command's flags.
+    let message = e.to_string().replace(
+        &format!("(or {})", crate::data::letor::QUERY_FILE_FLAGS),
+        "(chosen together with it)",
+    );
     JsError::new(&crate::settings::flags_in_words(
-        &e.to_string(),
+        &message,
         &|flag| match flag {
             "train" => Some("the training file".into()),
             "valid" => Some("the validation file".into()),
@@ -411,17 +416,18 @@ pub fn load_mq2008() -> std::result::Result<JsValue, JsError> {
     to_js(&stats)
 }
 
-/// Reads an uploaded LETOR file (gzip or text; `query`: the bytes of its LightGBM `.query` file)
-/// as the `role` split ("train", "valid" or "test") and returns its statistics. The file is read
-/// a piece at a time ([`BlobReader`]), so its text is never in this worker's memory whole: only
-/// the parsed matrix is. Without a test (or validation) file, a comparison holds out 20% (or 10%)
-/// of the training queries, as the CLI does ([`crate::setup::HOLDOUT`]).
+/// Reads an uploaded LETOR file (gzip or text; `query`: its LightGBM `.query` file, read whole)
+/// as the `role` split ("train", "valid" or "test") and returns its statistics. A text file is
+/// read a piece at a time ([`BlobReader`]), so its text is never in this worker's memory whole:
+/// only the parsed matrix is (a Parquet file, whose footer comes last, is read whole). Without a
+/// test (or validation) file, a comparison holds out 20% (or 10%) of the training queries, as the
+/// CLI does ([`crate::setup::HOLDOUT`]).
 #[wasm_bindgen]
 pub fn load_letor(
     role: &str,
     name: &str,
     file: web_sys::Blob,
-    query: Option<Vec<u8>>,
+    query: Option<web_sys::Blob>,
 ) -> std::result::Result<JsValue, JsError> {
     if !matches!(role, "train" | "valid" | "test") {
         return Err(JsError::new(&format!(
@@ -430,8 +436,14 @@ pub fn load_letor(
     }
     let path = Path::new(name);
     let sizes = query
-        // The file's `.query` file is its name and `.query`, as the page pairs them.
-        .map(|q| parse_query_sizes(Path::new(&format!("{name}.query")), &q))
+        // The file's `.query` file is its name and `.query`, as the page pairs them; one larger
+        // than any door reads is refused before it is read.
+        .map(|q| {
+            let query_name = format!("{name}.query");
+            let reader =
+                BlobReader::new(q.clone()).map_err(|e| Error::io(Path::new(&query_name), e))?;
+            read_query_sizes(Path::new(&query_name), q.size() as u64, reader)
+        })
         .transpose()
         .map_err(js_error)?;
     let reader = BlobReader::told(file.clone(), format!("reading {name}"))
@@ -569,6 +581,15 @@ pub fn load_teacher_file(name: &str, file: web_sys::Blob) -> std::result::Result
     let (kind, description) = if crate::forest::starts_like_tree_model(&bytes) {
         let forest = crate::forest::Forest::parse(path, &bytes).map_err(js_error)?;
         ("model", forest.describe())
+    } else if std::str::from_utf8(bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&bytes)).is_err() {
+        // Neither a model nor text (a safetensors file, an archive): refused now, by what a
+        // teacher's file may be, where the scores' reader would refuse it only at Run.
+        return Err(js_error(Error::parse(
+            path,
+            0,
+            0,
+            "not UTF-8 text: expected a teacher's LightGBM or XGBoost model (text or JSON), or its scores: one a line, or a TREC run",
+        )));
     } else {
         let lines = bytes
             .split(|&b| b == b'\n')
@@ -632,19 +653,14 @@ struct DataStats {
     test: Option<crate::data::Stats>,
 }
 
-/// The three splits of the loaded data, the missing ones held out of the training queries
-/// (test first, then validation from the rest, with `seed`), for the views that need all three
-/// up front (the global objectives, scoring a saved model).
-fn complete_splits(data: &Data, seed: u64) -> Result<(Dataset, Dataset, Dataset)> {
-    let (train, test) = match &data.test {
-        Some(test) => (data.train.clone(), test.clone()),
-        None => hold_out_test(&data.train, HOLDOUT.1, seed)?,
-    };
-    let (train, valid) = match &data.valid {
-        Some(valid) => (train, valid.clone()),
-        None => hold_out_test(&train, HOLDOUT.0, seed.wrapping_add(1))?,
-    };
-    Ok((train, valid, test))
+/// The test split of the loaded data: the test upload, or the queries a comparison of these data
+/// holds out of the training queries with `data_seed` (the setup's `data.data_seed`), as
+/// preparation draws them (before its filters, which a saved model's scoring does not apply).
+fn test_split(data: &Data, data_seed: u64) -> Result<Dataset> {
+    match &data.test {
+        Some(test) => Ok(test.clone()),
+        None => Ok(hold_out_test(&data.train, HOLDOUT.1, data_seed)?.1),
+    }
 }
 
 fn data_stats(d: &Data) -> DataStats {
@@ -1183,9 +1199,23 @@ pub fn summarize_sweep(
     let points: Vec<Point> = serde_wasm_bindgen::from_value(points)
         .map_err(|e| JsError::new(&format!("the sweep's points: {e}")))?;
     let mut swept = Vec::with_capacity(points.len());
+    // What the CLI's sweep warns of, in the page's words: the settings it does not read, and
+    // each value's data (once, where the values share them).
+    let in_words = |list: &[String]| {
+        list.iter()
+            .map(|w| crate::settings::flags_in_words(w, &|_| None))
+            .collect::<Vec<_>>()
+    };
+    let unused_settings = in_words(&pipeline::sweep::warnings(&setup, param));
+    let mut warnings: Vec<String> = Vec::new();
     for point in points {
         let at = param.at(&setup, point.value).map_err(js_error)?;
         let run = prepared_run(&at).map_err(js_error)?;
+        for warning in &run.prepared.prepared.warnings {
+            if !warnings.contains(warning) {
+                warnings.push(warning.clone());
+            }
+        }
         let train = &run.prepared.prepared.train;
         swept.push(SweepPoint {
             value: point.value,
@@ -1204,6 +1234,8 @@ pub fn summarize_sweep(
         .unwrap_or(serde_json::Value::Null);
     let mut json = sweep.json(config);
     json["table"] = sweep.table().into();
+    json["unused_settings"] = unused_settings.into();
+    json["warnings"] = in_words(&warnings).into();
     to_js(&json)
 }
 
@@ -1371,15 +1403,15 @@ pub async fn run_objectives(
 }
 
 /// One job of the objectives' comparison for the page's pool of workers: the `objective`-th
-/// objective of the setup at `seed`. Returns what [`run_objectives`] returns, with one run.
+/// objective of the setup at its `seed_index`-th seed (`first_seed + seed_index`). Returns what [`run_objectives`] returns, with one run.
 #[wasm_bindgen]
 pub async fn run_objectives_job(
     setup: JsValue,
     objective: usize,
-    seed: u32,
+    seed_index: u32,
     on_event: js_sys::Function,
 ) -> std::result::Result<JsValue, JsError> {
-    objectives_on(setup, Some((objective, seed as u64)), on_event).await
+    objectives_on(setup, Some((objective, seed_index as u64)), on_event).await
 }
 
 /// The examples of `setup`'s data: the worker's own from its last objectives' run, or shared by
@@ -1489,8 +1521,9 @@ async fn objectives_on(
     }))
 }
 
-/// Scores the test split of the loaded data (synthetic or uploaded) with a saved model — the
-/// safetensors + JSON pair that this page downloads and `distillrank compare` / `train --save`
+/// Scores the test split of the loaded data (synthetic or uploaded; without a test upload, the
+/// queries a Run holds out with `data_seed`, the setup's `data.data_seed`) with a saved model —
+/// the safetensors + JSON pair that this page downloads and `distillrank compare` / `train --save`
 /// write — and returns `{model, test_queries, metrics}`, the metrics against the graded
 /// relevance (as `distillrank eval` reports them).
 #[wasm_bindgen]
@@ -1499,8 +1532,15 @@ pub fn evaluate_model(
     safetensors: &[u8],
     config_name: &str,
     config: &str,
+    data_seed: JsValue,
 ) -> std::result::Result<JsValue, JsError> {
     use crate::model_io::{from_safetensors, model_inputs, parse_config};
+    let data_seed: u64 = serde_wasm_bindgen::from_value(data_seed).map_err(|e| {
+        js_error(Error::Config(format!(
+            "setup field data.data_seed: {e} (expected a whole number from 0 to {})",
+            u64::MAX
+        )))
+    })?;
     let config = parse_config(config, Path::new(config_name)).map_err(js_error)?;
     pipeline::run::check_model_config(&config, Path::new(config_name)).map_err(js_error)?;
     let model =
@@ -1508,7 +1548,7 @@ pub fn evaluate_model(
     let data = STATE
         .with(|s| s.borrow().data.clone())
         .ok_or_else(|| JsError::new("no data: generate synthetic data or upload LETOR files"))?;
-    let (_, _, test) = complete_splits(&data, 0).map_err(js_error)?;
+    let test = test_split(&data, data_seed).map_err(js_error)?;
     let inputs =
         model_inputs(&test, &config, Path::new("the test split"), false).map_err(js_error)?;
     let scores = model.predict_groups(&inputs, &test.group_offsets);

@@ -2405,6 +2405,97 @@ fn class_a_model_config_with_an_unknown_value_is_refused_by_every_door() {
     }
 }
 
+// 12b. A model config whose field holds the wrong type or an impossible value names the field by
+// its path in every door that reads a model (serde's words alone gave the type it expected and
+// a line and column: `invalid type: string "4", expected usize at line 6 column 7`).
+#[test]
+fn class_a_model_configs_wrong_field_is_named_by_its_path_in_every_door() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = synth(dir.path(), "data.txt", 20, 10, 2);
+    let saved = dir.path().join("saved");
+    let model = Ensemble::single(Mlp::<f32>::new(16, &[4], 0));
+    model_io::save(&saved, &model, &student_config(&model)).unwrap();
+    let config: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(saved.with_extension("json")).unwrap())
+            .unwrap();
+    let onnx = dir.path().join("odd.onnx").display().to_string();
+    for (field, value, words) in [
+        (
+            "n_in",
+            serde_json::json!("16"),
+            "field n_in: invalid type: string \"16\", expected usize (line",
+        ),
+        (
+            "widths",
+            serde_json::json!(["4"]),
+            "field widths[0]: invalid type: string \"4\"",
+        ),
+        (
+            "widths",
+            serde_json::json!([0]),
+            "widths[0] is 0: expected every hidden layer's width to be at least 1",
+        ),
+        ("n_in", serde_json::json!(0), "n_in is 0: expected"),
+        (
+            "loss",
+            serde_json::json!("bogus"),
+            "field loss: unknown variant `bogus`",
+        ),
+    ] {
+        let mut edited = config.clone();
+        edited[field] = value;
+        let prefix = dir.path().join("odd");
+        std::fs::copy(
+            saved.with_extension("safetensors"),
+            prefix.with_extension("safetensors"),
+        )
+        .unwrap();
+        std::fs::write(
+            prefix.with_extension("json"),
+            serde_json::to_string_pretty(&edited).unwrap(),
+        )
+        .unwrap();
+        let prefix = prefix.to_str().unwrap();
+        for args in [
+            vec!["eval", "--model", prefix, &data, "--backend", "cpu"],
+            vec!["predict", "--model", prefix, &data],
+            vec!["export", "--model", prefix, "--onnx", &onnx],
+        ] {
+            refused(&args, &["odd.json", words]);
+        }
+    }
+    // The config given where a tree model is read: named for what it is.
+    let json = saved.with_extension("json").display().to_string();
+    let out = dir.path().join("out").display().to_string();
+    for flag in ["--teacher-model", "--reference-model"] {
+        refused(
+            &[
+                "compare",
+                "--bundled",
+                "mq2008",
+                flag,
+                &json,
+                "--methods",
+                "pfd",
+                "--seeds",
+                "1",
+                "--epochs",
+                "1",
+                "--widths",
+                "4",
+                "--backend",
+                "cpu",
+                "--out",
+                &out,
+            ],
+            &[
+                "saved.json",
+                "a saved distillrank model's config, not a tree model",
+            ],
+        );
+    }
+}
+
 /// A split with nothing to rank says why, naming its file (its rows as wide as MQ2008's 46
 /// columns): every group filtered out (too few documents for `--min-group-size`) is the filter's
 /// doing, with its report, and every group of one document is the qid column's; before, both

@@ -215,6 +215,35 @@ fn query_file_errors_name_their_line() {
     }
 }
 
+/// The page's `.query` upload is read through the library's own reader: one larger than any door
+/// reads is refused by its size before a byte is read (the CLI's file the same way), and the rest
+/// are parsed as the CLI parses them.
+#[test]
+fn a_query_file_is_capped_and_parsed_alike_in_every_door() {
+    use distillrank::data::letor::{read_query_sizes, MAX_QUERY_FILE_BYTES};
+    let name = Path::new("train.txt.query");
+    struct Unread;
+    impl std::io::Read for Unread {
+        fn read(&mut self, _: &mut [u8]) -> std::io::Result<usize> {
+            panic!("a .query file over the cap was read")
+        }
+    }
+    let err = read_query_sizes(name, MAX_QUERY_FILE_BYTES + 1, Unread).unwrap_err();
+    assert!(
+        err.to_string().starts_with("train.txt.query")
+            && err.to_string().contains("64 MiB")
+            && err.to_string().contains("a .query file"),
+        "{err}"
+    );
+    assert_eq!(read_query_sizes(name, 6, &b"2\n\n3\n"[..]).unwrap(), [2, 3]);
+    let bad = read_query_sizes(name, 4, &b"2\nx\n"[..]).unwrap_err();
+    assert!(
+        bad.to_string().starts_with("train.txt.query:2:")
+            && bad.to_string().contains("expected a group size"),
+        "{bad}"
+    );
+}
+
 #[test]
 fn query_sizes_that_overflow_are_an_error() {
     let err = parse_letor_bytes(

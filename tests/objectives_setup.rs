@@ -152,6 +152,17 @@ fn the_list_of_objectives_is_checked() {
     assert!(err.contains("setup field objectives[0]"), "{err}");
 }
 
+/// The examples of `setup`'s data, made through the library's pipeline as every door makes them.
+fn splits_of(setup: &ObjectivesSetup) -> distillrank::objectives::data::BinarySplits {
+    let mut store = distillrank::pipeline::store::InMemory::default();
+    distillrank::pipeline::objectives::objectives_data(
+        setup,
+        &mut store,
+        &mut distillrank::pipeline::Silent,
+    )
+    .unwrap()
+}
+
 /// The comparison through the library's pipeline, as every door runs it: the same numbers on
 /// the same setup.
 #[test]
@@ -164,13 +175,7 @@ fn the_pipeline_runs_a_small_setup_the_same_twice() {
     )
     .unwrap();
     let run = || {
-        let mut store = distillrank::pipeline::store::InMemory::default();
-        let splits = distillrank::pipeline::objectives::objectives_data(
-            &setup,
-            &mut store,
-            &mut distillrank::pipeline::Silent,
-        )
-        .unwrap();
+        let splits = splits_of(&setup);
         let engine = distillrank::engine::Engine::Cpu;
         let runs =
             distillrank::native::pipeline::objectives(&splits, &setup, &engine, &mut |_, _| {})
@@ -185,6 +190,46 @@ fn the_pipeline_runs_a_small_setup_the_same_twice() {
     }
     assert_eq!(a["seeds"], 2);
     assert_eq!(a["config"]["targets"]["precision"], 0.7);
+}
+
+/// The page's pool of workers runs one job per objective and seed: the `k`-th job of an
+/// objective is the setup's `k`-th seed (`first_seed + k`), the same run as the whole comparison's,
+/// and a job past the setup's seeds is refused.
+#[test]
+fn one_job_per_seed_is_the_whole_comparisons_run_from_its_first_seed() {
+    let setup = ObjectivesSetup::from_json(
+        r#"{"data": {"synthetic": {"train": 300, "valid": 150, "test": 150, "features": 4,
+            "positive_rate": 0.2, "noise": 0.5, "seed": 1}},
+            "objectives": ["logloss", "auc-pr"], "seeds": 2, "first_seed": 7, "epochs": 1,
+            "widths": [4], "backend": "cpu"}"#,
+    )
+    .unwrap();
+    let splits = splits_of(&setup);
+    let engine = distillrank::engine::Engine::Cpu;
+    let whole = distillrank::native::pipeline::objectives(&splits, &setup, &engine, &mut |_, _| {})
+        .unwrap();
+    let job = |index: usize, k: u64| {
+        distillrank::native::block_on(distillrank::pipeline::objectives::objectives_async(
+            &splits,
+            &setup,
+            Some((index, k)),
+            &engine,
+            &mut |_, _| {},
+        ))
+    };
+    for (index, runs) in whole.iter().enumerate() {
+        assert_eq!(runs.runs.iter().map(|r| r.seed).collect::<Vec<_>>(), [7, 8]);
+        for (k, run) in runs.runs.iter().enumerate() {
+            let one = job(index, k as u64).unwrap();
+            assert_eq!(one[0].runs[0].seed, run.seed);
+            assert_eq!(one[0].runs[0].test.auc_pr, run.test.auc_pr);
+        }
+    }
+    let past = job(0, 2).unwrap_err().to_string();
+    assert!(
+        past.contains("seed 2 of the objectives: the setup has 2"),
+        "{past}"
+    );
 }
 
 #[test]

@@ -38,7 +38,7 @@
 //                                         -> {type: "event", id, event}*, then {type: "result", id, result}
 //   {type: "student", method}             -> {type: "student", method, safetensors, config}
 //   {type: "onnx", method}                -> {type: "onnx", method, onnx}  (the student as ONNX bytes)
-//   {type: "evaluate", safetensors, config} (Files) -> {type: "evaluated", result}
+//   {type: "evaluate", safetensors, config, data_seed} (Files) -> {type: "evaluated", result}
 // Any failure answers {type: "error", id, message}; a failure that stopped the engine (a Rust
 // panic or running out of memory: a WebAssembly trap) also says `fatal: true`, with the panic's
 // words, and the worker answers every later message with that failure.
@@ -117,9 +117,8 @@ async function handle(msg) {
       clear_uploads();
       const files = [];
       for (const f of msg.files) {
-        // The file itself: the engine reads it a piece at a time, never whole.
-        const query = f.query ? new Uint8Array(await f.query.arrayBuffer()) : undefined;
-        files.push({ role: f.role, name: f.name, stats: load_letor(f.role, f.name, f.file, query) });
+        // The files themselves: the engine reads them a piece at a time, never whole.
+        files.push({ role: f.role, name: f.name, stats: load_letor(f.role, f.name, f.file, f.query ?? undefined) });
       }
       return { type: "uploaded", files };
     }
@@ -177,7 +176,7 @@ async function handle(msg) {
     case "evaluate": {
       const weights = new Uint8Array(await msg.safetensors.arrayBuffer());
       const config = await msg.config.text();
-      return { type: "evaluated", result: evaluate_model(msg.safetensors.name, weights, msg.config.name, config) };
+      return { type: "evaluated", result: evaluate_model(msg.safetensors.name, weights, msg.config.name, config, msg.data_seed) };
     }
     case "student": {
       const files = student_files(msg.method);

@@ -163,13 +163,36 @@ impl<R: Read> Read for Counting<'_, R> {
     }
 }
 
+/// The largest `.query` file any door reads: it holds one number a line, and 64 MiB is millions
+/// of groups.
+pub const MAX_QUERY_FILE_BYTES: u64 = 64 << 20;
+
+/// What a `.query` file should be, in the refusal of one too large.
+pub const QUERY_FILE: &str = "a .query file";
+
 /// Reads a `.query` file: one positive group size a line (blank lines ignored).
 #[cfg(not(target_arch = "wasm32"))]
 pub fn read_query_file(path: &Path) -> Result<Vec<usize>> {
-    /// A `.query` file holds one number a line; 64 MiB is millions of groups.
-    const MAX_QUERY_FILE_BYTES: u64 = 64 << 20;
-    let bytes = crate::data::read_capped(path, MAX_QUERY_FILE_BYTES, "a .query file")?;
+    let bytes = crate::data::read_capped(path, MAX_QUERY_FILE_BYTES, QUERY_FILE)?;
     parse_query_sizes(path, &bytes)
+}
+
+/// Reads the `.query` file `name` of `size` bytes from `reader` (the page's upload), refused
+/// before a byte is read when it is larger than any door reads ([`MAX_QUERY_FILE_BYTES`]).
+pub fn read_query_sizes(name: &Path, size: u64, mut reader: impl Read) -> Result<Vec<usize>> {
+    if size > MAX_QUERY_FILE_BYTES {
+        return Err(crate::data::too_large(
+            name,
+            Some(size),
+            MAX_QUERY_FILE_BYTES,
+            QUERY_FILE,
+        ));
+    }
+    let mut bytes = Vec::new();
+    reader
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::io(name, e))?;
+    parse_query_sizes(name, &bytes)
 }
 
 /// Parses the text of a `.query` file (see [`read_query_file`]); `name` is used in errors.

@@ -99,8 +99,9 @@ pub fn objectives_data(
 }
 
 /// Trains every objective of `setup` over its seeds on `splits`, on `engine`; with
-/// `only = Some((i, seed))`, the `i`-th objective at `seed` alone (one job of the page's pool of
-/// workers). `on` hears each model's progress with its label (`objective, seed N`).
+/// `only = Some((i, k))`, the `i`-th objective at the setup's `k`-th seed alone (`first_seed + k`:
+/// one job of the page's pool of workers). `on` hears each model's progress with its label
+/// (`objective, seed N`).
 pub async fn objectives_async(
     splits: &BinarySplits,
     setup: &ObjectivesSetup,
@@ -111,14 +112,20 @@ pub async fn objectives_async(
     let config = setup.config()?;
     let (objectives, seeds) = match only {
         None => (setup.objectives.clone(), (setup.seeds, setup.first_seed)),
-        Some((index, seed)) => {
+        Some((index, k)) => {
+            if k >= setup.seeds as u64 {
+                return Err(Error::Config(format!(
+                    "seed {k} of the objectives: the setup has {}",
+                    setup.seeds
+                )));
+            }
             let objective = *setup.objectives.get(index).ok_or_else(|| {
                 Error::Config(format!(
                     "objective {index}: the setup has {}",
                     setup.objectives.len()
                 ))
             })?;
-            (vec![objective], (1, seed))
+            (vec![objective], (1, setup.first_seed.wrapping_add(k)))
         }
     };
     objectives_over_seeds(splits, &objectives, &config, seeds, engine, on).await

@@ -649,6 +649,22 @@ await check("malformed_upload_names_its_line", async () => {
   const summed = await refusedWithQuery("summed.txt", "2 1:0.5\n0 1:0.2\n1 1:0.4\n", "2\n2\n");
   expect(/the group sizes in summed\.txt\.query add up to 4 documents, but the file has 3/.test(summed),
     `the .query file's sum: ${summed}`);
+  // A .query file named for no data file chosen with it is refused, not dropped; a file without
+  // qids asks for its .query file as the page takes one, not by a command's flag.
+  const noQid = "2 1:0.5\n0 1:0.2\n";
+  fs.writeFileSync(path.join(dir, "stem.txt"), noQid);
+  fs.writeFileSync(path.join(dir, "stem.query"), "2\n");
+  await page.evaluate(() => { document.getElementById("error").hidden = true; });
+  await page.setInputFiles("#files", [path.join(dir, "stem.txt"), path.join(dir, "stem.query")]);
+  await page.waitForSelector("#error:not([hidden])", { timeout: 30_000 });
+  const stray = await page.locator("#error-text").textContent();
+  expect(/stem\.query: no data file stem was chosen with it; .*train\.txt\.query for train\.txt/.test(stray), `a stray .query file: ${stray}`);
+  await page.evaluate(() => { document.getElementById("error").hidden = true; });
+  await page.setInputFiles("#files", path.join(dir, "stem.txt"));
+  await page.waitForSelector("#error:not([hidden])", { timeout: 30_000 });
+  const unpaired = await page.locator("#error-text").textContent();
+  expect(/no qid: .*named stem\.txt\.query \(chosen together with it\)/.test(unpaired) && !/--train-query|--query/.test(unpaired),
+    `a file without qids: ${unpaired}`);
   // A filter that leaves a split nothing names the uploaded file, as the command line names it.
   await page.evaluate(() => { document.getElementById("error").hidden = true; });
   await page.setInputFiles("#files", tempFile("filtered.txt", letor(20, 6)));
@@ -778,10 +794,13 @@ await check("class_36_a_sweep_owns_the_data_it_starts_from", async () => {
 });
 
 await check("an_alpha_sweep_is_marked_stale_when_the_form_changes_and_cleared_when_the_data_do", async () => {
-  const p = await freshPage("#backend=cpu&epochs=1&seeds=1&widths=8&queries=40&valid_queries=20&test_queries=20&workers=1");
+  const p = await freshPage("#backend=cpu&epochs=1&seeds=1&widths=8&queries=40&valid_queries=20&test_queries=20&workers=1&alpha=0.7");
   try {
     const status = await clickAndWait(p, "#sweep", 300_000);
     expect(status.startsWith("Alpha sweep done"), `the sweep failed: ${status} ${await errorText(p)}`);
+    // The form's alpha is not the sweep's: said as the CLI's sweep says it.
+    const warned = await p.locator("#sweep-warnings").textContent();
+    expect(/^alpha 0\.7 is not used: the sweep of alpha sets it at each of its values\./.test(warned), `the sweep's warnings: ${warned}`);
     const stale = () => p.evaluate(() => [document.querySelector("figure.sweep").classList.contains("stale"), !document.getElementById("sweep-stale").hidden]);
     expect(JSON.stringify(await stale()) === "[false,false]", "a fresh sweep is marked stale");
     // The sweep sets its own methods and alpha: changing them leaves it fresh; the workers too.
@@ -1178,6 +1197,30 @@ await check("a_teacher_two_methods_share_is_trained_once", async () => {
     expect(charts.losses.length >= 2 && charts.bold.join() === "self-distillation/3,ranking-distillation/3",
       `charts: ${JSON.stringify(charts)}`);
     console.log(`    ${said[0].slice(0, 120)}…; teachers seen training: ${[...teachers].join(", ") || "none caught"}`);
+  } finally {
+    await p.close();
+  }
+});
+
+await check("a_setups_folds_directory_gets_the_pages_own_refusal", async () => {
+  // A setup from the CLI naming a folds directory: the page runs the bundled MQ2008's folds
+  // only, and says so, where the one-split path told it to use compare.
+  const p = await freshPage("#backend=cpu");
+  try {
+    const [d] = await Promise.all([p.waitForEvent("download"), p.click("#setup-download")]);
+    const setup = JSON.parse(fs.readFileSync(await d.path(), "utf8"));
+    // The folds are the data: the setup's source left at its default, as `compare --folds` writes it.
+    delete setup.data.source;
+    setup.data.folds = "letor/MQ2008";
+    await p.setInputFiles("#setup-file", tempFile("folds.json", JSON.stringify(setup)));
+    await p.waitForFunction(() => /--folds/.test(document.getElementById("setup-command").textContent)
+      || !document.getElementById("error").hidden, null, { timeout: 10_000 });
+    const opened = await errorText(p);
+    const status = opened ? "" : await clickAndWait(p, "#run", 60_000);
+    const error = opened || await errorText(p);
+    expect(/letor\/MQ2008: the page runs the folds of the bundled MQ2008/.test(error) && !/compare \(and Python/.test(error),
+      `a folds directory: ${status} ${error}`);
+    console.log(`    ${error.slice(0, 140)}`);
   } finally {
     await p.close();
   }
@@ -1670,14 +1713,16 @@ async function pageAndCli(p, edit = () => {}) {
   const cli = spawnSync(bin, ["compare", "--setup", path.join(dir, "setup.json"), "--out", path.join(dir, "out"), "--quiet"],
     { encoding: "utf8", env: { ...process.env, XDG_RUNTIME_DIR: os.tmpdir() } });
   expect(cli.status === 0, `distillrank compare: ${cli.stderr}`);
-  return { onPage, byCli: JSON.parse(fs.readFileSync(path.join(dir, "out/results.json"), "utf8")), setup };
+  return { onPage, byCli: JSON.parse(fs.readFileSync(path.join(dir, "out/results.json"), "utf8")), setup, out: path.join(dir, "out") };
 }
 
 await check("the_five_folds_of_mq2008_run_on_the_page_as_the_cli_runs_them", async () => {
   // LETOR 4.0's five folds of the bundled MQ2008 on a pool of two workers: each fold's
   // comparison, the mean over the folds and the paired tests on the pooled test queries, equal
-  // to the CLI's on the page's own setup.json (`--bundled mq2008-folds`).
-  const p = await freshPage("#source=mq2008-folds&privileged_kind=top&privileged_value=30%25&labels=grades&tau_target=" +
+  // to the CLI's on the page's own setup.json (`--bundled mq2008-folds`), and each fold's
+  // warnings (fold 2's validation split holds 4 queries with a y = 1 at the files' tau_target)
+  // where the CLI has them.
+  const p = await freshPage("#source=mq2008-folds&privileged_kind=top&privileged_value=30%25&tau_target=" +
     "&method=no-distillation,pfd&seeds=2&epochs=2&widths=16&backend=cpu&workers=2");
   try {
     await p.waitForFunction(() => /MQ2008/.test(document.getElementById("stats").textContent), null, { timeout: 60_000 });
@@ -1689,8 +1734,16 @@ await check("the_five_folds_of_mq2008_run_on_the_page_as_the_cli_runs_them", asy
     expect(/NDCG@8 fold 1/.test(head) && /NDCG@8 fold 5/.test(head), `the table's head: ${head}`);
     const notes = await p.locator("#run-notes").textContent();
     expect(/five folds of MQ2008: 293 test queries pooled/.test(notes), `the notes: ${notes}`);
-    const { onPage, byCli, setup } = await pageAndCli(p);
+    const { onPage, byCli, setup, out } = await pageAndCli(p);
     expect(setup.data.source === "mq2008_folds", `the page's setup: ${JSON.stringify(setup.data.source)}`);
+    const shown = await p.locator("#run-warnings").textContent();
+    for (let k = 1; k <= 5; k++) {
+      const cli = JSON.parse(fs.readFileSync(path.join(out, `fold${k}/results.json`), "utf8")).warnings ?? [];
+      const page = onPage.warnings.filter((w) => w.startsWith(`fold ${k}: `));
+      expect(page.length === cli.length, `fold ${k}'s warnings: page ${JSON.stringify(page)}, CLI ${JSON.stringify(cli)}`);
+    }
+    expect(/Warning: fold 2: the validation split has 4 groups with a y = 1 .*lower tau_target/.test(shown),
+      `fold 2's warning on the page: ${shown}`);
     expect(onPage.pooled_test_queries === 293 && byCli.pooled_test_queries === 293,
       `pooled queries: page ${onPage.pooled_test_queries}, CLI ${byCli.pooled_test_queries}`);
     for (const m of ["no-distillation", "pfd"]) {
@@ -1704,6 +1757,64 @@ await check("the_five_folds_of_mq2008_run_on_the_page_as_the_cli_runs_them", asy
     expect(await p.locator("#export-onnx").isDisabled(), "a folds run has no one student to export");
     console.log(`    five folds: PFD ${onPage.methods.pfd["ndcg@8"].mean.toFixed(4)}, alone ` +
       `${onPage.methods["no-distillation"]["ndcg@8"].mean.toFixed(4)} on the page and the CLI`);
+  } finally {
+    await p.close();
+  }
+});
+
+await check("a_setups_seeds_reach_every_view", async () => {
+  // The seeds an opened setup names are the ones the page runs: the objectives from their
+  // first_seed (charted from it), and a saved student scored on the queries its Run held out
+  // with data.data_seed, where no test file was uploaded: its NDCG@8 is the Run's own.
+  const p = await freshPage("#backend=cpu");
+  try {
+    await p.check("input[name=source][value=upload]");
+    await p.setInputFiles("#files", path.join(root, "target/data/mq2008/Fold1/train.txt"));
+    await p.waitForFunction(() => /471 queries/.test(document.getElementById("stats").textContent)
+      && / --train train\.txt/.test(document.getElementById("setup-command").textContent), null, { timeout: 60_000 });
+    const [d] = await Promise.all([p.waitForEvent("download"), p.click("#setup-download")]);
+    const original = JSON.parse(fs.readFileSync(await d.path(), "utf8"));
+    expect(original.data.source.files?.train === "train.txt", `the setup's data: ${JSON.stringify(original.data.source)}`);
+    const setup = {
+      ...original, methods: ["no-distillation"], epochs: 2, seeds: 1, widths: [16],
+      // Every query kept (no group-size filter), so that the Run's test split is the held-out
+      // queries a saved model is scored on.
+      data: { ...original.data, data_seed: 3, labels: "grades", tau_target: null, min_group_size: 1 },
+      objectives: { ...original.objectives, first_seed: 5, seeds: 2, epochs: 1 },
+    };
+    await p.setInputFiles("#setup-file", tempFile("seeds.json", JSON.stringify(setup)));
+    await p.waitForFunction(() => document.querySelector("[name=epochs]").value === "2", null, { timeout: 10_000 });
+    // The objectives, on the synthetic task.
+    await p.check("input[name=obj_source][value=synthetic]");
+    for (const [k, v] of [["obj_train", 600], ["obj_valid", 400], ["obj_test", 600]]) await p.locator(`[name=${k}]`).fill(String(v));
+    const done = await runObjectives(p);
+    expect(done.startsWith("Done"), `objectives: ${done} ${await errorText(p)}`);
+    const [o] = await Promise.all([p.waitForEvent("download"), p.click("#objectives-export")]);
+    const objectives = JSON.parse(fs.readFileSync(await o.path(), "utf8"));
+    const seeds = objectives.runs.map((r) => r.runs.map((run) => run.seed).join(","));
+    expect(seeds.every((s) => s === "5,6"), `the objectives' seeds: ${JSON.stringify(seeds)}`);
+    const charted = await p.evaluate(() => Chart.getChart("objectives-auc-chart").data.datasets.length);
+    expect(charted === objectives.runs.length, `${charted} lines on the AUC-PR chart for ${objectives.runs.length} objectives`);
+    // The Run on the upload, then its student scored on the test split it held out.
+    const status = await clickAndWait(p, "#run", 300_000);
+    expect(status.startsWith("Done"), `the run: ${status} ${await errorText(p)}`);
+    const [json] = await Promise.all([p.waitForEvent("download"), p.click("#export-json")]);
+    const results = JSON.parse(fs.readFileSync(await json.path(), "utf8"));
+    expect(results.setup.data.data_seed === 3, `the Run's data seed: ${JSON.stringify(results.setup.data)}`);
+    const run = results.methods["no-distillation"]["graded_ndcg@8"].per_seed[0];
+    await p.selectOption("#student-method", "no-distillation");
+    const downloads = [];
+    p.on("download", (x) => downloads.push(x));
+    await p.click("#export-student");
+    for (let i = 0; i < 50 && downloads.length < 2; i++) await p.waitForTimeout(100);
+    const saved = fs.mkdtempSync(path.join(os.tmpdir(), "distillrank-e2e-seeds-"));
+    for (const x of downloads) await x.saveAs(path.join(saved, x.suggestedFilename()));
+    await p.setInputFiles("#model-files", ["no-distillation.safetensors", "no-distillation.json"].map((f) => path.join(saved, f)));
+    await p.waitForFunction(() => /NDCG@8 0\.\d{4}/.test(document.getElementById("model-score").textContent), null, { timeout: 30_000 });
+    const score = await p.locator("#model-score").textContent();
+    const scored = Number(score.match(/NDCG@8 (0\.\d{4})/)[1]);
+    expect(Math.abs(scored - run) < 6e-5, `the saved student scores NDCG@8 ${scored}, its Run ${run.toFixed(6)}: ${score}`);
+    console.log(`    objectives' seeds 5,6; the saved student's NDCG@8 ${scored} on the Run's held-out queries (data seed 3)`);
   } finally {
     await p.close();
   }
@@ -1958,6 +2069,14 @@ await check("class_34_a_bad_teacher_file_is_named_on_the_page", async () => {
     await p.waitForFunction(() => !document.getElementById("error").hidden, null, { timeout: 30_000 });
     const error = await errorText(p);
     expect(/truncated\.txt/.test(error), `a truncated model: ${error}`);
+    // A file that is neither a model nor text (a saved student's weights) is refused when uploaded.
+    const binary = path.join(dir, "student.safetensors");
+    fs.writeFileSync(binary, Buffer.from([0x48, 0, 0, 0, 0, 0, 0, 0, 0x7b, 0xff, 0xfe, 0x00]));
+    await p.evaluate(() => { document.getElementById("error").hidden = true; });
+    await p.setInputFiles("#teacher-files", binary);
+    await p.waitForFunction(() => !document.getElementById("error").hidden, null, { timeout: 30_000 });
+    const notText = await errorText(p);
+    expect(/student\.safetensors: not UTF-8 text: expected a teacher's LightGBM or XGBoost model/.test(notText), `a binary file: ${notText}`);
     await p.setInputFiles("#teacher-files", scores);
     await p.waitForFunction(() => /scores\.txt: 2 lines of scores/.test(document.getElementById("teacher-stats").textContent),
       null, { timeout: 30_000 });

@@ -438,7 +438,7 @@ def test_a_saved_model_that_cannot_be_read_is_refused_on_the_client_as_every_doo
         (broken("empty", ""), "empty.json: not a distillrank model config"),
         (broken("list", "[]"), "list.json: a list, expected a distillrank model config"),
         (broken("other", text.replace('"source_features": 46', '"source_features": "abc"')),
-         "other.json: not a distillrank model config: invalid type: string"),
+         "other.json: not a distillrank model config: field source_features: invalid type: string"),
         (broken("alone", None), "alone.json: no such file, and the weights"),
         (broken("alone", None) + ".safetensors", "alone.json: no such file, and the weights"),
         (broken("unweighted", text, weights=False) + ".json", "unweighted.safetensors: No such file"),

@@ -2,7 +2,7 @@
 // the exports.
 
 import { $, form, showError, clearError, escapeHtml, download, formProblem } from "./dom.js";
-import { readForm, writeForm, saveToUrl, dataSource, compareSetup } from "./setup.js";
+import { readForm, writeForm, saveToUrl, dataSource, compareSetup, baseSetup } from "./setup.js";
 import { adapter, workers, data, studentWorker, request, loadData, loadTeacher, isCurrentData, runPool, chosenBackend, autoChoice, measureAuto, autoLine, recover, restarting, dataNow } from "./workers.js";
 import { describeSetup } from "./describe.js";
 import { METHOD_COLOURS, sweepChart, dataset, resetCharts, onEpoch, summarizeNdcg, showPropensities } from "./charts.js";
@@ -68,6 +68,14 @@ export function planUploads(fileList) {
   const queries = new Map(files.filter((f) => f.name.endsWith(".query")).map((f) => [f.name.slice(0, -6), f]));
   const data = files.filter((f) => !f.name.endsWith(".query"));
   if (data.length === 0) throw new Error("choose a LETOR data file (the .query files alone hold no features)");
+  // A .query file is its data file's name and .query, as the CLI looks for it: one that names
+  // none of the data files would be dropped without a word.
+  const names = new Set(data.map((f) => f.name));
+  const stray = [...queries.keys()].filter((stem) => !names.has(stem));
+  if (stray.length) {
+    throw new Error(`${stray.map((stem) => `${stem}.query`).join(" and ")}: no data file ${stray.join(" or ")} was chosen with it; ` +
+      `a .query file holds the group sizes of the data file whose name it ends (train.txt.query for train.txt): choose both together`);
+  }
   const role = (name) => /test/i.test(name) ? "test" : /vali/i.test(name) ? "valid" : "train";
   const plan = data.map((f) => ({ role: role(f.name), name: f.name, file: f, query: queries.get(f.name) ?? null }));
   if (!plan.some((p) => p.role === "train")) plan[0].role = "train";
@@ -338,16 +346,33 @@ async function runFolds(setup, onEvent) {
   const { setups } = await request({ type: "fold-setups", setup });
   const perFold = [];
   let used = 1;
+  // Each fold's warnings, named by their fold as the CLI prints them under its fold's line;
+  // the settings no method reads are the same on every fold: said once.
+  const warnings = [], notRanking = [];
+  let unused = [];
   for (const [k, foldSetup] of setups.entries()) {
-    const r = await runPool(foldSetup, (ev) => {
-      onEvent(ev);
-      $("status").textContent = `Fold ${k + 1} of ${setups.length}: ${$("status").textContent}`;
-    }, dataNow(), `fold ${k + 1}`);
+    let r;
+    try {
+      r = await runPool(foldSetup, (ev) => {
+        onEvent(ev);
+        $("status").textContent = `Fold ${k + 1} of ${setups.length}: ${$("status").textContent}`;
+      }, dataNow(), `fold ${k + 1}`);
+    } catch (e) {
+      // Named by its fold, as the CLI names it; Stop is no failure of a fold.
+      if (e instanceof Error && e.message !== "stopped") e.message = `fold ${k + 1} of ${setups.length}: ${e.message}`;
+      throw e;
+    }
     perFold.push(r.runs);
     used = Math.max(used, r.workers);
+    warnings.push(...(r.prepared?.warnings ?? []).map((w) => `fold ${k + 1}: ${w}`));
+    notRanking.push(...(r.not_ranking ?? []).map((w) => `fold ${k + 1}: ${w}`));
+    unused = r.unused_settings ?? unused;
   }
   const { result } = await request({ type: "folds-summary", setup, folds: perFold });
-  return { ...result, workers: used };
+  return {
+    ...result, workers: used, warnings: [...(result.warnings ?? []), ...warnings],
+    not_ranking: notRanking, unused_settings: unused,
+  };
 }
 
 // ---------------------------------------------------------------- running
@@ -422,7 +447,9 @@ export async function run(focus = null) {
     const setup = await prepareRun();
     resetCharts(setup.first_seed ?? 0);
     $("status").textContent = "Starting…";
-    const folds = setup.data.source === "mq2008_folds";
+    // A setup's folds directory (from the CLI) goes the folds' way too, where the library says
+    // what the page runs instead.
+    const folds = setup.data.source === "mq2008_folds" || setup.data.folds != null;
     const result = await (folds ? runFolds : runPool)(setup, (ev) => {
       if (ev.type === "epoch") {
         onEpoch(ev.model, ev.log);
@@ -514,6 +541,7 @@ function clearSweep(why) {
   sweepChart.data.datasets = [];
   sweepChart.update("none");
   $("sweep-summary").textContent = why;
+  $("sweep-warnings").innerHTML = "";
   document.querySelector("figure.sweep").classList.remove("stale");
   $("sweep-stale").hidden = true;
 }
@@ -584,6 +612,12 @@ function drawSweep(summary) {
     line.data = summary.points.map((p) => ({ x: p.value, y: p.methods[method]["ndcg@8"].mean ?? NaN }));
   }
   sweepChart.update("none");
+  // What the CLI's sweep warns of, as a Run's warnings show: what the data hold, then the
+  // settings it does not read (`alpha 0.5 is not used: ...`).
+  $("sweep-warnings").innerHTML = [
+    ...(summary.warnings ?? []).map((w) => `Warning: ${w}`),
+    ...(summary.unused_settings ?? []).map((w) => `${w}.`),
+  ].map((w) => `<li>${escapeHtml(w)}</li>`).join("");
   // Each value's test of PFD against no distillation, in the library's words (crate/stats.rs).
   $("sweep-summary").textContent = summary.points.map((p) => {
     const sentence = p.sentences.find((t) => t.startsWith("pfd − no-distillation"));
@@ -628,7 +662,9 @@ export async function scoreSavedModel() {
   }
   try {
     await loadSource(readForm().source);
-    const { result } = await request({ type: "evaluate", safetensors: weights, config });
+    // The test split a Run on these data holds out (with the setup's data seed) when none was uploaded.
+    const data_seed = baseSetup().data?.data_seed ?? 0;
+    const { result } = await request({ type: "evaluate", safetensors: weights, config, data_seed });
     const ndcg = result.metrics.ndcg.map(([k, v]) => `NDCG@${k} ${v === null ? "—" : v.toFixed(4)}`).join(", ");
     $("model-score").textContent = `${weights.name} (${result.model.inputs} inputs, widths ${result.model.widths.join("-") || "none"}) on ` +
       `${result.test_queries} test queries, graded relevance: ${ndcg}; MAP ${result.metrics.map === null ? "n/a (no relevant document)" : result.metrics.map.toFixed(4)}.` +

@@ -44,11 +44,14 @@ export function constraintText(c) {
   return `${c.quantity} ${value} ${c.at_least ? "≥" : "≤"} ${c.target}: ${c.holds ? "holds" : "not met"}`;
 }
 
+/// The first seed of the Run under way (the section's first_seed): the charts follow its models.
+let chartedSeed = 0;
+
 export function onObjectiveEpoch(ev) {
   const { objective, seed, log } = ev;
   $("objectives-status").textContent = `${objective}, seed ${seed}, epoch ${log.epoch}: validation AUC-PR ` +
     `${log.valid.auc_pr.toFixed(4)}${log.constraint ? "; " + constraintText(log.constraint) : ""}.`;
-  if (seed !== 0) return;
+  if (seed !== chartedSeed) return;
   const colour = objectiveColour(objective);
   dataset(aucChart, objective, () => ({ label: objective, borderColor: colour, backgroundColor: colour }))
     .data.push({ x: log.epoch, y: log.valid.auc_pr });
@@ -100,6 +103,7 @@ export async function runObjectives() {
   setRunning(true);
   $("objectives-export").disabled = true;
   for (const c of [aucChart, lambdaChart]) { c.data.datasets = []; c.update("none"); }
+  chartedSeed = setup.first_seed ?? 0;
   $("objectives-status").textContent = "Generating the data…";
   $("objectives-warnings").innerHTML = "";
   const started = performance.now();
