@@ -581,17 +581,22 @@ pub fn load_teacher_file(name: &str, file: web_sys::Blob) -> std::result::Result
     let (kind, description) = if crate::forest::starts_like_tree_model(&bytes) {
         let forest = crate::forest::Forest::parse(path, &bytes).map_err(js_error)?;
         ("model", forest.describe())
-    } else if std::str::from_utf8(bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&bytes)).is_err() {
-        // Neither a model nor text (a safetensors file, an archive): refused now, by what a
-        // teacher's file may be, where the scores' reader would refuse it only at Run.
-        return Err(js_error(Error::parse(
-            path,
-            0,
-            0,
-            "not UTF-8 text: expected a teacher's LightGBM or XGBoost model (text or JSON), or its scores: one a line, or a TREC run",
-        )));
     } else {
-        let lines = bytes
+        // Scores, read as their text where they are gzip (as the comparison reads them).
+        let what = "a teacher's model or scores";
+        let text = crate::pipeline::teacher::gunzipped(path, bytes.clone(), cap, what)
+            .map_err(js_error)?;
+        if std::str::from_utf8(text.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&text)).is_err() {
+            // Neither a model nor text (a safetensors file, an archive): refused now, by what
+            // the file may be, where the scores' reader would refuse it only at Run.
+            return Err(js_error(Error::parse(
+                path,
+                0,
+                0,
+                "not UTF-8 text: expected a LightGBM or XGBoost model (text or JSON), or its scores: one a line, or a TREC run (either may be gzipped)",
+            )));
+        }
+        let lines = text
             .split(|&b| b == b'\n')
             .filter(|l| !l.trim_ascii().is_empty());
         ("scores", format!("{} lines of scores", lines.count()))
@@ -1522,7 +1527,8 @@ async fn objectives_on(
 }
 
 /// Scores the test split of the loaded data (synthetic or uploaded; without a test upload, the
-/// queries a Run holds out with `data_seed`, the setup's `data.data_seed`) with a saved model —
+/// queries a Run holds out, before its filters, with the data seed the model's config records,
+/// else `data_seed`, the page's setup's `data.data_seed`) with a saved model —
 /// the safetensors + JSON pair that this page downloads and `distillrank compare` / `train --save`
 /// write — and returns `{model, test_queries, metrics}`, the metrics against the graded
 /// relevance (as `distillrank eval` reports them).
@@ -1548,7 +1554,14 @@ pub fn evaluate_model(
     let data = STATE
         .with(|s| s.borrow().data.clone())
         .ok_or_else(|| JsError::new("no data: generate synthetic data or upload LETOR files"))?;
-    let test = test_split(&data, data_seed).map_err(js_error)?;
+    // The model's own Run's data seed where its config records it (a student the CLI trained
+    // with --data-seed 7, scored on a page with another setup open); else the page's setup's.
+    let recorded = config
+        .setup
+        .as_ref()
+        .and_then(|s| s.pointer("/data/data_seed"))
+        .and_then(|v| v.as_u64());
+    let test = test_split(&data, recorded.unwrap_or(data_seed)).map_err(js_error)?;
     let inputs =
         model_inputs(&test, &config, Path::new("the test split"), false).map_err(js_error)?;
     let scores = model.predict_groups(&inputs, &test.group_offsets);

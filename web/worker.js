@@ -34,7 +34,7 @@
 //                                            methods, as "summary" takes them)
 //   {type: "measure", backend, shape, steps, warmup, min_seconds} -> {type: "measured", throughput}
 //   {type: "decide", cpu, gpu}            -> {type: "decided", backend}  (auto's choice from both throughputs)
-//   {type: "objectives-job", id, setup, objective, seed}
+//   {type: "objectives-job", id, setup, objective, seed_index} (the setup's seed first_seed + seed_index)
 //                                         -> {type: "event", id, event}*, then {type: "result", id, result}
 //   {type: "student", method}             -> {type: "student", method, safetensors, config}
 //   {type: "onnx", method}                -> {type: "onnx", method, onnx}  (the student as ONNX bytes)
@@ -169,7 +169,7 @@ async function handle(msg) {
     case "sweep-summary":
       return { type: "sweep-summary", sweep: summarize_sweep(msg.setup, msg.param, msg.points) };
     case "objectives-job": {
-      const result = await run_objectives_job(msg.setup, msg.objective, msg.seed, (event) =>
+      const result = await run_objectives_job(msg.setup, msg.objective, msg.seed_index, (event) =>
         postMessage({ type: "event", id: msg.id, event }));
       return { type: "result", id: msg.id, result };
     }

@@ -179,7 +179,7 @@ pub fn read_query_file(path: &Path) -> Result<Vec<usize>> {
 
 /// Reads the `.query` file `name` of `size` bytes from `reader` (the page's upload), refused
 /// before a byte is read when it is larger than any door reads ([`MAX_QUERY_FILE_BYTES`]).
-pub fn read_query_sizes(name: &Path, size: u64, mut reader: impl Read) -> Result<Vec<usize>> {
+pub fn read_query_sizes(name: &Path, size: u64, reader: impl Read) -> Result<Vec<usize>> {
     if size > MAX_QUERY_FILE_BYTES {
         return Err(crate::data::too_large(
             name,
@@ -190,8 +190,17 @@ pub fn read_query_sizes(name: &Path, size: u64, mut reader: impl Read) -> Result
     }
     let mut bytes = Vec::new();
     reader
+        .take(MAX_QUERY_FILE_BYTES + 1)
         .read_to_end(&mut bytes)
         .map_err(|e| Error::io(name, e))?;
+    if bytes.len() as u64 > MAX_QUERY_FILE_BYTES {
+        return Err(crate::data::too_large(
+            name,
+            None,
+            MAX_QUERY_FILE_BYTES,
+            QUERY_FILE,
+        ));
+    }
     parse_query_sizes(name, &bytes)
 }
 

@@ -521,7 +521,7 @@ fn document_rows(name: &Path, text: Box<dyn std::io::Read + '_>) -> Result<Docum
 
 /// A scores file's text: `bytes` themselves, or, where they are gzip (a run written to a `.gz`
 /// name, as `predict --run run.txt.gz` writes it), what they decompress to, within `cap`.
-fn gunzipped(path: &Path, bytes: Vec<u8>, cap: u64, what: &str) -> Result<Vec<u8>> {
+pub(crate) fn gunzipped(path: &Path, bytes: Vec<u8>, cap: u64, what: &str) -> Result<Vec<u8>> {
     use std::io::Read as _;
     if !bytes.starts_with(&[0x1f, 0x8b]) {
         return Ok(bytes);

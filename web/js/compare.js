@@ -359,8 +359,8 @@ async function runFolds(setup, onEvent) {
       }, dataNow(), `fold ${k + 1}`);
     } catch (e) {
       // Named by its fold, as the CLI names it; Stop is no failure of a fold.
-      if (e instanceof Error && e.message !== "stopped") e.message = `fold ${k + 1} of ${setups.length}: ${e.message}`;
-      throw e;
+      if (e?.message === undefined || e.message === "stopped") throw e;
+      throw Object.assign(new Error(`fold ${k + 1} of ${setups.length}: ${e.message}`), { fatal: e.fatal, cause: e });
     }
     perFold.push(r.runs);
     used = Math.max(used, r.workers);

@@ -475,8 +475,10 @@ export async function runObjectivesPool(setup, onEvent) {
   const at = dataNow();
   const what = "the global objectives";
   const jobs = [];
-  for (let seed = 0; seed < setup.seeds; seed++) {
-    setup.objectives.forEach((objective, index) => jobs.push({ index, seed, label: `${objective} seed ${seed}` }));
+  // Each job is the setup's k-th seed (first_seed + k), as the library runs it.
+  for (let k = 0; k < setup.seeds; k++) {
+    const seed = (setup.first_seed ?? 0) + k;
+    setup.objectives.forEach((objective, index) => jobs.push({ index, k, label: `${objective} seed ${seed}` }));
   }
   const size = Math.min(setup.backend === "gpu" ? 1 : poolSize(), jobs.length);
   // Several workers read one copy of the examples where the browser allows it.
@@ -484,7 +486,7 @@ export async function runObjectivesPool(setup, onEvent) {
   const load = entry ? (w) => useShared(w, entry, setup) : withData;
   const { results, workers: used } = await inPool(size, jobs, jobs.map((_, k) => k), load, (w, job, onLabel) => {
     keepsData(at, what);
-    return w.train({ type: "objectives-job", setup, objective: job.index, seed: job.seed }, (ev) => {
+    return w.train({ type: "objectives-job", setup, objective: job.index, seed_index: job.k }, (ev) => {
       onLabel(job.label);
       onEvent(ev);
     });
@@ -494,7 +496,7 @@ export async function runObjectivesPool(setup, onEvent) {
   jobs.forEach((job, k) => {
     const only = results[k].runs[0];
     runs[job.index].objective = only.objective;
-    runs[job.index].runs[job.seed] = only.runs[0];
+    runs[job.index].runs[job.k] = only.runs[0];
   });
   return {
     backend: results[0].backend, description: results[0].description,
