@@ -596,6 +596,11 @@ pub fn load_teacher_file(name: &str, file: web_sys::Blob) -> std::result::Result
                 "not UTF-8 text: expected a LightGBM or XGBoost model (text or JSON), or its scores: one a line, or a TREC run (either may be gzipped)",
             )));
         }
+        // Scores are numbers a line or a TREC run: a JSON object is a model (a saved
+        // distillrank config among them), named by the forest reader as the CLI's flags name it.
+        if text.trim_ascii_start().starts_with(b"{") {
+            crate::forest::Forest::parse(path, &text).map_err(js_error)?;
+        }
         let lines = text
             .split(|&b| b == b'\n')
             .filter(|l| !l.trim_ascii().is_empty());

@@ -1202,6 +1202,22 @@ await check("a_teacher_two_methods_share_is_trained_once", async () => {
   }
 });
 
+await check("a_folds_failure_names_its_fold", async () => {
+  // The page's default threshold leaves fold 1's validation split of the bundled MQ2008 without
+  // a positive query: the refusal names the fold, as the CLI's does.
+  const p = await freshPage("#source=mq2008-folds&privileged_kind=top&privileged_value=30%25" +
+    "&method=no-distillation&seeds=1&epochs=1&widths=8&backend=cpu&workers=1");
+  try {
+    await p.waitForFunction(() => /MQ2008/.test(document.getElementById("stats").textContent), null, { timeout: 60_000 });
+    const status = await clickAndWait(p, "#run", 120_000);
+    const error = await errorText(p);
+    expect(status === "Failed." && /^fold 1 of 5: the validation split has no group with a y = 1/.test(error),
+      `a fold's failure: ${status} ${error}`);
+  } finally {
+    await p.close();
+  }
+});
+
 await check("a_setups_folds_directory_gets_the_pages_own_refusal", async () => {
   // A setup from the CLI naming a folds directory: the page runs the bundled MQ2008's folds
   // only, and says so, where the one-split path told it to use compare.
@@ -2077,6 +2093,14 @@ await check("class_34_a_bad_teacher_file_is_named_on_the_page", async () => {
     await p.waitForFunction(() => !document.getElementById("error").hidden, null, { timeout: 30_000 });
     const notText = await errorText(p);
     expect(/student\.safetensors: not UTF-8 text: expected a LightGBM or XGBoost model/.test(notText), `a binary file: ${notText}`);
+    // A saved distillrank model's config is named for what it is, as the CLI's --teacher-model names it.
+    const config = path.join(dir, "student.json");
+    fs.writeFileSync(config, JSON.stringify({ format: "distillrank-model", format_version: 1, n_in: 46 }));
+    await p.evaluate(() => { document.getElementById("error").hidden = true; });
+    await p.setInputFiles("#teacher-files", config);
+    await p.waitForFunction(() => !document.getElementById("error").hidden, null, { timeout: 30_000 });
+    const saved = await errorText(p);
+    expect(/student\.json: .*a saved distillrank model's config, not a tree model/.test(saved), `a saved model's config: ${saved}`);
     // Gzipped scores (as `predict --run run.txt.gz` writes them) are read as their text.
     const gzipped = path.join(dir, "scores.txt.gz");
     fs.writeFileSync(gzipped, zlib.gzipSync("0.5\n0.25\n0.125\n"));
