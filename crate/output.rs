@@ -239,9 +239,37 @@ pub fn read_with_companions(flag: &str, file: &Path) -> Vec<Named> {
     ]
 }
 
-/// Checks that `folder` can take output files, creating it (and its parents) if needed.
-pub fn check_folder(folder: &Path) -> Result<()> {
-    create_folder(folder).map(|_| ())
+/// Checks that `folder` can take output files, creating it (and its parents) if needed: the
+/// folders it created are taken back, where still empty, unless the command [`CreatedFolders::keep`]s
+/// them, so that a command that fails before it writes leaves no folder behind.
+pub fn check_folder(folder: &Path) -> Result<CreatedFolders> {
+    create_folder(folder).map(CreatedFolders)
+}
+
+/// The folders [`check_folder`] created, outermost first: removed again when dropped, each only
+/// if empty, unless kept.
+#[must_use = "dropped, the folders are taken back"]
+pub struct CreatedFolders(Vec<PathBuf>);
+
+impl CreatedFolders {
+    /// None created: nothing to take back.
+    pub fn none() -> CreatedFolders {
+        CreatedFolders(Vec::new())
+    }
+
+    /// The command wrote its outputs: the folders stay.
+    pub fn keep(mut self) {
+        self.0.clear();
+    }
+}
+
+impl Drop for CreatedFolders {
+    fn drop(&mut self) {
+        // `remove_dir` refuses a folder that holds anything.
+        for folder in self.0.iter().rev() {
+            let _ = std::fs::remove_dir(folder);
+        }
+    }
 }
 
 /// [`check_folder`], returning the folders it created, outermost first (none when `folder`

@@ -173,6 +173,9 @@ const OPEN_ABOVE: (bool, bool) = (false, true);
 
 const SEED: &str = "any 64-bit seed";
 const SIZE: &str = "a larger value alone would ask for more memory than any machine has";
+/// The generator's columns: x and z together are at most the 65,536 a data file may have.
+const COLUMNS: &str =
+    "features of a generated file; x and z together are at most the 65,536 a data file may have";
 const PROBABILITY: &str = "a probability";
 const SPREAD: &str = "a standard deviation; the signal has unit variance";
 
@@ -205,9 +208,9 @@ pub const SETTINGS: &[Setting] = &[
         .help("Fewest documents in a generated group"),
     whole("max-docs", 1, 100_000, SIZE).at(&[f("data.source.synthetic.options.max_docs", "40")])
         .help("Most documents in a generated group"),
-    whole("regular", 1, 100_000, SIZE).at(&[fp("data.source.synthetic.options.regular", "100", "24")])
+    whole("regular", 1, 65_535, COLUMNS).at(&[fp("data.source.synthetic.options.regular", "100", "24")])
         .help("Regular features x of the generated data"),
-    whole("privileged-count", 1, 100_000, SIZE).at(&[f("data.source.synthetic.options.privileged", "6")])
+    whole("privileged-count", 1, 65_535, COLUMNS).at(&[f("data.source.synthetic.options.privileged", "6")])
         .help("Privileged features z of the generated data (its last columns)"),
     real("privileged-strength", (0.0, 1.0), CLOSED, "a share of the relevance signal")
         .at(&[fp("data.source.synthetic.options.privileged_strength", "0.5", "0.6")])

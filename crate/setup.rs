@@ -569,8 +569,11 @@ impl Setup {
     /// list, a string or `{}` is not a setup someone meant to open.
     pub fn from_file_json(text: &str) -> Result<Setup> {
         let trimmed = text.strip_prefix('\u{feff}').unwrap_or(text);
-        let value: serde_json::Value = read_json(trimmed, "")
-            .map_err(|e| Error::Config(format!("the setup is not JSON: {e}")))?;
+        // A number past f64 is JSON a reader cannot hold: its field's refusal says so.
+        let value: serde_json::Value = parse_json(trimmed).map_err(|e| match e {
+            field if field.starts_with("setup field ") => Error::Config(field),
+            e => Error::Config(format!("the setup is not JSON: {e}")),
+        })?;
         let what = match &value {
             serde_json::Value::Object(fields) if fields.is_empty() => {
                 return Err(Error::Config(
@@ -1561,8 +1564,7 @@ pub fn shell_words<'a>(args: impl IntoIterator<Item = &'a str>) -> String {
 fn read_setup<T: serde::de::DeserializeOwned>(text: &str, section: &str) -> Result<T> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     // A key twice in one object would read as its last value: one of them is a mistake.
-    serde_json::from_str::<DistinctKeys>(text)
-        .map_err(|e| Error::Config(format!("the setup: {}", json_error(".", &e))))?;
+    parse_json::<DistinctKeys>(text).map_err(|e| Error::Config(format!("the setup: {e}")))?;
     read_json(text, section).map_err(|e| Error::Config(format!("the setup: {e}")))
 }
 
@@ -1575,10 +1577,35 @@ pub fn read_json<T: serde::de::DeserializeOwned>(
     text: &str,
     section: &str,
 ) -> std::result::Result<T, String> {
-    let value: serde_json::Value = serde_json::from_str(text).map_err(|e| json_error(".", &e))?;
+    let value: serde_json::Value = parse_json(text)?;
     let given = value.clone();
     crate::settings::read_section(value, section)
         .map_err(|e| json_error(&as_given(&given, &e.path().to_string()), e.inner()))
+}
+
+/// Parses JSON text as `T`; a refusal names the field it was reading where it has one: a number
+/// no JSON reader holds (`"ensemble": 1e400`) is its field's, with the range the table of
+/// settings gives it.
+fn parse_json<T: serde::de::DeserializeOwned>(text: &str) -> std::result::Result<T, String> {
+    let mut reader = serde_json::Deserializer::from_str(text);
+    let value = serde_path_to_error::deserialize(&mut reader).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        let at = format!("(line {}, column {})", inner.line(), inner.column());
+        if path == "." || !inner.to_string().starts_with("number out of range") {
+            return json_error(".", &inner);
+        }
+        let field: String = path.split('[').next().unwrap_or(&path).to_string();
+        let expected = crate::settings::bound_of_field(&field)
+            .or_else(|| {
+                crate::settings::bound_of_field(&format!("{}{field}", crate::settings::OBJECTIVES))
+            })
+            .map(|b| b.expected())
+            .unwrap_or_else(|| "a number a 64-bit float holds".to_string());
+        format!("setup field {path}: a number out of range {at}, expected {expected}")
+    })?;
+    reader.end().map_err(|e| json_error(".", &e))?;
+    Ok(value)
 }
 
 /// The field at `path` (`widths[0]`) as the setup gives it: a single value where a list goes is

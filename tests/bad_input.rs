@@ -358,6 +358,37 @@ fn class_refusals_name_their_thing_first_and_leave_nothing_behind() {
             "{command} left its folder behind"
         );
     }
+    // The logs commands' output folder, created once the outputs' names are checked, is taken
+    // back when the command fails before it writes: two inputs of one name, a log without the
+    // file's impressions.
+    let data = synth(dir.path(), "data.txt", 10, 4, 1);
+    let log = dir.path().join("empty.tsv");
+    std::fs::write(&log, "qid\tsession\tposition\tdoc\tclick\n").unwrap();
+    let log = log.to_str().unwrap();
+    for (args, words) in [
+        (
+            vec!["data", "aggregate-logs", &data, &data, "--impressions", log],
+            "two inputs are named data.txt",
+        ),
+        (
+            vec!["data", "aggregate-logs", &data, "--impressions", log],
+            "the log is empty",
+        ),
+        (
+            vec!["data", "simulate-logs", &data, &data],
+            "two inputs are named data.txt",
+        ),
+    ] {
+        let out = dir.path().join("logged").join("deeper");
+        let out = format!("{}/", out.display());
+        let mut args = args;
+        args.extend(["-o", &out]);
+        refused(&args, &[words]);
+        assert!(
+            !dir.path().join("logged").exists(),
+            "{args:?} left its folder behind"
+        );
+    }
     // A folder that takes no new file: the refusal names the file asked for, never the
     // temporary name it would be written under.
     let stderr = refused(
@@ -2545,4 +2576,153 @@ fn class_a_split_with_nothing_to_rank_names_its_file_and_the_cause() {
             "qid:",
         ],
     );
+}
+
+/// One epoch of a model of width 8 on the CPU engine, on [`synth`]'s files with 10 regular
+/// features: their last column privileged, feature 1 regular.
+const TINY_RUN: [&str; 8] = [
+    "--epochs",
+    "1",
+    "--widths",
+    "8",
+    "--backend",
+    "cpu",
+    "--privileged",
+    "cols:16",
+];
+
+/// `src` with feature 1 of its `i`-th line set to `value(i)`, written to `dir/name`.
+fn with_feature_one(
+    src: &str,
+    dir: &Path,
+    name: &str,
+    value: impl Fn(usize) -> &'static str,
+) -> String {
+    let text = std::fs::read_to_string(src).unwrap();
+    let lines: Vec<String> = text
+        .lines()
+        .enumerate()
+        .map(|(i, line)| {
+            line.split(' ')
+                .map(|t| match t.strip_prefix("1:") {
+                    Some(_) => format!("1:{}", value(i)),
+                    None => t.to_string(),
+                })
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect();
+    let path = dir.join(name);
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    path.display().to_string()
+}
+
+// Issue classes: a model whose scores of a split overflow (a column of tiny spread on the training
+// split, standardised, and a value far outside it on another split) reports no metric, in every
+// command that trains: the validation split's every epoch, the test split's at the end. `eval`
+// and `predict` refused such scores; `train`, `compare` and `sweep` measured them.
+#[test]
+fn class_scores_that_overflow_are_refused_not_measured_in_every_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let tiny = |i: usize| if i.is_multiple_of(2) { "0" } else { "1e-37" };
+    let huge = |i: usize| if i.is_multiple_of(3) { "1e30" } else { "0" };
+    let train = with_feature_one(&synth(d, "train.txt", 40, 10, 1), d, "tiny.txt", tiny);
+    let plain = synth(d, "plain.txt", 20, 10, 2);
+    let far = with_feature_one(&synth(d, "far0.txt", 20, 10, 3), d, "far.txt", huge);
+    let mut common = TINY_RUN.to_vec();
+    common.extend(["--quiet", "--transform", "standardize"]);
+    let out = d.join("out").display().to_string();
+    for (command, valid, test, split) in [
+        ("train", &plain, &far, "test"),
+        ("train", &far, &plain, "validation"),
+        ("compare", &plain, &far, "test"),
+        ("compare", &far, &plain, "validation"),
+        ("sweep", &plain, &far, "test"),
+    ] {
+        let mut args = vec![command, "--train", &train, "--valid", valid, "--test", test];
+        args.extend(&common);
+        match command {
+            "train" => {}
+            "sweep" => args.extend([
+                "--param", "alpha", "--values", "0.5", "--seeds", "1", "--out", &out,
+            ]),
+            _ => args.extend([
+                "--seeds",
+                "1",
+                "--methods",
+                "no-distillation",
+                "--out",
+                &out,
+            ]),
+        }
+        refused(
+            &args,
+            &[
+                &format!("documents of the {split} split as NaN or infinite"),
+                "no metric is reported",
+            ],
+        );
+    }
+}
+
+// Issue classes (a transform and a constant column): a column constant on the training split that
+// takes other values on the validation or test split is named under the signed log1p alone, which
+// fits nothing and passes those values to the model, in every command that prepares data; a
+// fitted transform maps it to 0 on every split, and nothing is said.
+#[test]
+fn class_a_column_constant_on_the_training_split_alone_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let train = with_feature_one(&synth(d, "train.txt", 40, 10, 1), d, "flat.txt", |_| "0");
+    let valid = synth(d, "valid.txt", 20, 10, 2);
+    let test = with_feature_one(&synth(d, "test0.txt", 20, 10, 3), d, "test.txt", |i| {
+        if i.is_multiple_of(4) {
+            "2.5"
+        } else {
+            "0"
+        }
+    });
+    let out = d.join("out").display().to_string();
+    let common = TINY_RUN;
+    for command in ["train", "compare"] {
+        let mut args = vec![
+            command, "--train", &train, "--valid", &valid, "--test", &test,
+        ];
+        args.extend(common);
+        if command == "compare" {
+            args.extend([
+                "--seeds",
+                "1",
+                "--methods",
+                "no-distillation",
+                "--quiet",
+                "--out",
+                &out,
+            ]);
+        }
+        let (status, _, stderr) = run(&args);
+        assert!(status.status.success(), "{args:?}: {stderr}");
+        let warned: Vec<&str> = stderr
+            .lines()
+            .filter(|l| l.contains("constant on the training split,"))
+            .collect();
+        // The validation split holds feature 1 of the generator: it varies there too.
+        assert_eq!(warned.len(), 2, "{args:?}: {stderr}");
+        for (line, split) in warned.iter().zip(["validation", "test"]) {
+            assert!(
+                line.contains(&format!(
+                    "column 1, constant on the training split, takes other values on the {split} split"
+                )) && line.contains("--transform standardize or rank-gauss"),
+                "{stderr}"
+            );
+        }
+        args.extend(["--transform", "rank-gauss"]);
+        let (status, _, stderr) = run(&args);
+        assert!(status.status.success(), "{args:?}: {stderr}");
+        assert!(
+            !stderr.contains("constant on the training split,"),
+            "{args:?}: {stderr}"
+        );
+    }
 }

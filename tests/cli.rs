@@ -1494,6 +1494,15 @@ fn class_a_data_file_written_is_what_its_name_says_and_keeps_what_it_read() {
     let train = letor_data::data("mq2008/Fold1/train.txt");
     let (ok, _, stderr) = distillrank(&["data", "stats", &train, "--privileged", "cols:99"]);
     assert!(!ok && stderr.contains("--privileged cols:99"), "{stderr}");
+    // ... whatever the default split makes of the file: a column it does not have.
+    let part = letor_data::data("mq2008/S1.txt");
+    for spec in ["cols:999", "top:46"] {
+        let (ok, stdout, stderr) = distillrank(&["data", "stats", &part, "--privileged", spec]);
+        assert!(
+            !ok && stderr.contains(&format!("--privileged {spec}")) && stdout.is_empty(),
+            "{stdout}{stderr}"
+        );
+    }
     let (ok, stdout, stderr) = distillrank(&["data", "stats", &named, "--privileged", "cols:2"]);
     assert!(
         ok && stdout.contains("n/a: no training groups"),
@@ -1604,11 +1613,11 @@ fn class_a_data_file_written_is_what_its_name_says_and_keeps_what_it_read() {
         "--queries",
         "2",
         "--regular",
-        "70000",
+        "65534",
         "-o",
         &d("wide.txt"),
     ]);
-    assert!(!ok && stderr.contains("70006 features"), "{stderr}");
+    assert!(!ok && stderr.contains("65540 features"), "{stderr}");
     // A gzip file cut short, and query ids past an int64, in the reader's own words.
     let (ok, _, _) = distillrank(&["data", "convert", &mq, "-o", &d("whole.txt.gz")]);
     assert!(ok);
@@ -2070,6 +2079,35 @@ fn json_errors_are_json_objects_with_the_exit_code() {
         !ok && stderr.starts_with("error: /nonexistent/train.txt"),
         "{stderr}"
     );
+}
+
+/// Several values where a flag takes one are refused as clap refuses a value out of its range: a
+/// usage error (exit 2, `kind` "usage" under `--json`), in every command of the table's flags.
+#[test]
+fn several_values_where_a_flag_takes_one_are_a_usage_error() {
+    for args in [
+        &["train", "--ensemble", "2,3"][..],
+        &["compare", "--lr", "0.1,0.2"],
+        &[
+            "sweep", "--param", "alpha", "--values", "0.5", "--seeds", "1,2",
+        ],
+        &["train", "--epochs", "0"],
+    ] {
+        let out = cli_run::command().args(args).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(args[args.len() - 2]), "{args:?}: {stderr}");
+        let out = cli_run::command()
+            .args(args)
+            .arg("--json")
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let object: serde_json::Value = serde_json::from_str(stderr.trim())
+            .unwrap_or_else(|e| panic!("{args:?}: not one JSON object ({e}): {stderr}"));
+        assert_eq!(object["kind"], "usage", "{args:?}: {object}");
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {object}");
+    }
 }
 
 /// `distillrank completions SHELL` writes each shell's script, naming every subcommand and the
@@ -2614,6 +2652,48 @@ fn a_piped_data_file_is_read_once_or_refused_by_name_in_every_command() {
         assert!(!stderr.contains("panicked"), "{stderr}");
     }
     assert!(!converted.exists());
+}
+
+/// `export` of a listwise model (attention over the query's documents) says that its graph's
+/// batch is one query's documents, whole, in words and in `--json`, where it named a batch of
+/// feature vectors alone, as an MLP's.
+#[test]
+fn export_of_a_listwise_model_says_a_batch_is_one_query() {
+    let dir = tempfile::tempdir().unwrap();
+    let at = |name: &str| dir.path().join(name).display().to_string();
+    let (ok, _, stderr) = distillrank(&[
+        "train",
+        "--queries",
+        "60",
+        "--epochs",
+        "1",
+        "--widths",
+        "8",
+        "--attention-heads",
+        "2",
+        "--backend",
+        "cpu",
+        "--quiet",
+        "--save",
+        &at("m"),
+    ]);
+    assert!(ok, "{stderr}");
+    let (ok, _, stderr) = distillrank(&["export", "--model", &at("m"), "--onnx", &at("m.onnx")]);
+    assert!(
+        ok && stderr.contains("the documents of one query, whole"),
+        "{stderr}"
+    );
+    let (ok, stdout, stderr) = distillrank(&[
+        "--json",
+        "export",
+        "--model",
+        &at("m"),
+        "--onnx",
+        &at("m.onnx"),
+    ]);
+    assert!(ok, "{stderr}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(v["batch_is_one_query"], true, "{v}");
 }
 
 /// `--widths none` is a model without hidden layers, a linear model (the PFD paper's section 5),
@@ -3165,6 +3245,93 @@ fn predict_prints_json_and_a_run_keeps_every_digit() {
     assert_eq!(written, expected);
 }
 
+/// `predict --run` names each document as qrels do, by its line's docid comment (MQ2008's
+/// `#docid = GX...`), where every line has one and no query names one twice; a file without
+/// them by `docN`, its 0-based place in its query. It wrote `docN` whatever the file held.
+#[test]
+fn a_run_names_documents_by_their_docids() {
+    let dir = tempfile::tempdir().unwrap();
+    let at = |name: &str| dir.path().join(name).display().to_string();
+    let test = letor_data::data("mq2008/Fold1/test.txt");
+    let (ok, _, stderr) = distillrank(&[
+        "train",
+        "--bundled",
+        "mq2008",
+        "--epochs",
+        "1",
+        "--widths",
+        "8",
+        "--backend",
+        "cpu",
+        "--quiet",
+        "--save",
+        &at("m"),
+    ]);
+    assert!(ok, "{stderr}");
+    let (ok, _, stderr) = distillrank(&[
+        "predict",
+        "--model",
+        &at("m"),
+        &test,
+        "--quiet",
+        "--run",
+        &at("run"),
+    ]);
+    assert!(ok, "{stderr}");
+    // (qid, docid) of each line of the file.
+    let text = std::fs::read_to_string(&test).unwrap();
+    let named: std::collections::HashSet<(String, String)> = text
+        .lines()
+        .map(|line| {
+            let qid = line
+                .split_whitespace()
+                .nth(1)
+                .unwrap()
+                .trim_start_matches("qid:");
+            let docid = line
+                .split("docid = ")
+                .nth(1)
+                .unwrap()
+                .split_whitespace()
+                .next()
+                .unwrap();
+            (qid.to_string(), docid.to_string())
+        })
+        .collect();
+    let run = std::fs::read_to_string(at("run")).unwrap();
+    assert_eq!(run.lines().count(), text.lines().count());
+    for line in run.lines() {
+        let fields: Vec<&str> = line.split(' ').collect();
+        assert!(
+            named.contains(&(fields[0].to_string(), fields[2].to_string())),
+            "{line}"
+        );
+    }
+    // Without docid comments: each document's place in its query.
+    let plain = at("plain.txt");
+    let stripped: String = text
+        .lines()
+        .map(|l| l.split('#').next().unwrap().trim_end().to_string() + "\n")
+        .collect();
+    std::fs::write(&plain, stripped).unwrap();
+    let (ok, _, stderr) = distillrank(&[
+        "predict",
+        "--model",
+        &at("m"),
+        &plain,
+        "--quiet",
+        "--run",
+        &at("run2"),
+    ]);
+    assert!(ok, "{stderr}");
+    let run = std::fs::read_to_string(at("run2")).unwrap();
+    assert!(
+        run.lines()
+            .all(|l| l.split(' ').nth(2).unwrap().starts_with("doc")),
+        "{run}"
+    );
+}
+
 /// Class: every file a setup names (the data files, the folds directory, the teacher's and the
 /// reference's model or scores, each name of a scores list) is kept in a run's `setup.json` by
 /// its path from the run's folder, and `--setup` reads it against the setup's folder: the setup
@@ -3626,12 +3793,12 @@ fn class_a_setting_a_run_would_not_read_or_could_not_hold_is_named_first() {
     );
     // Generated privileged features are mixed pairwise: a count whose mixing cannot fit is
     // refused with what it needs, before anything is drawn.
-    let mut args = vec!["train", "--privileged-count", "100000"];
+    let mut args = vec!["train", "--privileged-count", "65535"];
     args.extend(small);
     args.extend(tiny);
     let (ok, _, stderr) = distillrank(&args);
     assert!(
-        !ok && stderr.contains("100000 privileged, mixed pairwise") && stderr.contains("GB"),
+        !ok && stderr.contains("65535 privileged, mixed pairwise") && stderr.contains("GB"),
         "{stderr}"
     );
     // Multi-teacher PFD names the setting that asks for too many teachers, and why.

@@ -908,8 +908,9 @@ fn a_bad_impressions_log_is_refused_by_line_and_field() {
 }
 
 /// Class: impressions logs whose sessions are not lists. A session shows each document at most
-/// once and each rank at most once, on consecutive lines; a log appended to itself, one document
-/// at two ranks and two documents at one rank are refused by session and line. A compressed log,
+/// once and each rank at most once, on consecutive lines, with one list probability; a log
+/// appended to itself, one document at two ranks, two documents at one rank and two
+/// probabilities of one list are refused by session and line. A compressed log,
 /// or one that starts with a byte-order mark, reads as the plain one.
 #[test]
 fn class_impressions_logs_whose_sessions_are_not_lists_are_refused_by_session_and_line() {
@@ -945,6 +946,22 @@ fn class_impressions_logs_whose_sessions_are_not_lists_are_refused_by_session_an
             assert!(message.contains(w), "{message:?} lacks {w:?}\n{text}");
         }
     }
+    // The list's probability is the whole session's: one value a session, each its own.
+    let with = "qid\tsession\tposition\tdoc\tclick\tlist_log_probability\n";
+    let message = read(format!("{with}{qid}\t0\t1\t1\t1\t-1\n{qid}\t0\t2\t2\t0\t-3\n").as_bytes())
+        .unwrap_err()
+        .to_string();
+    for w in [
+        "line 3",
+        "list_log_probability -3 in session 0",
+        "line 2 gave -1",
+        "one value a session",
+    ] {
+        assert!(message.contains(w), "{message:?} lacks {w:?}");
+    }
+    let each =
+        format!("{with}{qid}\t0\t1\t1\t1\t-1\n{qid}\t0\t2\t2\t0\t-1\n{qid}\t1\t1\t2\t0\t-2\n");
+    assert!(read(each.as_bytes()).is_ok());
     // The same session id in two queries is two sessions; ranks may skip.
     let two = format!("{header}{qid}\t7\t1\t1\t1\n{other}\t7\t1\t1\t0\n{other}\t7\t4\t2\t0\n");
     assert!(read(two.as_bytes()).is_ok());

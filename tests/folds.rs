@@ -1083,3 +1083,43 @@ fn a_folds_setup_naming_other_data_too_is_refused() {
     );
     assert!(!out.exists());
 }
+
+/// A directory with both layouts whole runs its Fold1..Fold5; where a Fold file is not what LETOR
+/// 4.0's rotation of the parts makes it (MQ2008's release has them byte for byte), the folds'
+/// run says that the layouts disagree, naming the file and the parts; where they agree, nothing.
+#[test]
+fn both_layouts_whole_that_disagree_are_told() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().display().to_string();
+    let parts: Vec<String> = (1..=5).map(|i| part_text(i, 3)).collect();
+    for (i, text) in parts.iter().enumerate() {
+        std::fs::write(dir.path().join(format!("S{}.txt", i + 1)), text).unwrap();
+    }
+    for (k, (train, valid, test)) in ROTATION.iter().enumerate() {
+        let fold = dir.path().join(format!("Fold{}", k + 1));
+        std::fs::create_dir(&fold).unwrap();
+        let joined: String = train.iter().map(|&s| parts[s - 1].as_str()).collect();
+        std::fs::write(fold.join("train.txt"), joined).unwrap();
+        std::fs::write(fold.join("vali.txt"), &parts[valid - 1]).unwrap();
+        std::fs::write(fold.join("test.txt"), &parts[test - 1]).unwrap();
+    }
+    let mut setup = Setup::default();
+    setup.data.folds = Some(root.clone());
+    assert_eq!(distillrank::pipeline::folds::layouts_disagree(&root), None);
+    assert!(distillrank::pipeline::folds::warnings(&setup).is_empty());
+    // Fold2 tests on S1: another file there.
+    std::fs::write(dir.path().join("Fold2/test.txt"), part_text(9, 2)).unwrap();
+    let warning = distillrank::pipeline::folds::layouts_disagree(&root).expect("a warning");
+    assert!(
+        warning.contains("Fold2/test.txt: not the part S1.txt")
+            && warning.contains("the folds run are its Fold1..Fold5"),
+        "{warning}"
+    );
+    assert!(distillrank::pipeline::folds::warnings(&setup).contains(&warning));
+    assert_eq!(
+        folds_of(&root, &|f: &str| Path::new(f).is_file()).unwrap()[0]
+            .train
+            .len(),
+        1
+    );
+}

@@ -868,6 +868,7 @@ fn export_command_writes_the_model_with_its_config() {
     assert_eq!(v["nodes"], 12);
     assert_eq!(v["opset"], 17);
     assert_eq!(v["input"]["shape"][1], 46);
+    assert_eq!(v["batch_is_one_query"], false);
 
     // A config edited to a transform the graph cannot express: refused, nothing written.
     let text = std::fs::read_to_string(&json).unwrap();

@@ -432,6 +432,49 @@ fn a_number_f32_holds_as_zero_is_refused_in_a_setup() {
     assert!(Setup::from_json(r#"{"lr": 1e-30}"#).is_ok());
 }
 
+/// A number no JSON reader holds (`1e400`, past f64) is its field's in a setup document, with the
+/// range the table of settings gives the field, where it was a line and column alone: at the top,
+/// inside a section, in a list, and in the objectives' document.
+#[test]
+fn a_number_past_f64_in_a_setup_names_its_field() {
+    for (document, words) in [
+        (
+            r#"{"ensemble": 1e400}"#,
+            "setup field ensemble: a number out of range (line 1, column 18), expected a whole number in 1..=64",
+        ),
+        (
+            r#"{"data": {"t": -1e999}}"#,
+            "setup field data.t: a number out of range",
+        ),
+        (r#"{"widths": [8, 1e400]}"#, "setup field widths[1]: a number out of range"),
+        (
+            r#"{"objectives": {"lr": 2e308}}"#,
+            "setup field objectives.lr: a number out of range",
+        ),
+    ] {
+        let message = read_either(document).unwrap_err().to_string();
+        assert!(message.contains(words), "{document}: {message}");
+    }
+    // A setup file's reader (`compare --setup`, the page's Open setup) says the same, not that
+    // the file is not JSON.
+    let message = Setup::from_file_json(r#"{"ensemble": 1e400}"#)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        message.contains("setup field ensemble: a number out of range")
+            && !message.contains("not JSON"),
+        "{message}"
+    );
+    // A broken document is still named by its line and column.
+    let message = Setup::from_json("{\n\"epochs\": 1e400")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        message.contains("epochs: a number out of range (line 2"),
+        "{message}"
+    );
+}
+
 /// A key given twice in one object of a setup document is refused, naming it, where it read as
 /// its last value: at the top, inside a section, and in the objectives' document.
 #[test]

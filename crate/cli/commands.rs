@@ -68,9 +68,16 @@ pub fn stats(args: &StatsArgs, out: &Output) -> Result<()> {
         hold_out_test: None,
     };
     let sides = prepare_raw(raw, &options, &mut |_| {});
-    // A split the command line asked for that this file cannot take is an error; where the
-    // default split fails too, the data are at fault (no positive group, too few informative
-    // features), which is shown as n/a.
+    // A split the command line asked for that this file cannot take is an error: one it cannot
+    // be (a column the file does not have), or one that fails where the default split does not.
+    // Where the default split fails too on the data (no positive group, too few informative
+    // features), the data are at fault, which is shown as n/a.
+    if let (Err(e @ Error::Config(_)), Some(spec)) = (&sides, &args.privileged) {
+        return Err(Error::Config(format!(
+            "--privileged {spec}: {}",
+            e.message()
+        )));
+    }
     if let (Err(e), Some(spec)) = (&sides, &args.privileged) {
         let again = RawSplits {
             train: load(&args.file.file, args.file.query.as_deref(), out)?,
@@ -359,7 +366,7 @@ fn logged_targets(
     read_too: &[PathBuf],
     out: &Path,
     written_beside_first: fn(&Path) -> PathBuf,
-) -> Result<Vec<PathBuf>> {
+) -> Result<(Vec<PathBuf>, output::CreatedFolders)> {
     let names_a_folder = out
         .as_os_str()
         .to_string_lossy()
@@ -387,7 +394,6 @@ fn logged_targets(
     }
     let into_folder = files.len() > 1 || out.is_dir() || names_a_folder;
     let targets: Vec<PathBuf> = if into_folder {
-        output::check_folder(out)?;
         let mut seen = std::collections::HashSet::new();
         files
             .iter()
@@ -408,6 +414,11 @@ fn logged_targets(
     } else {
         vec![out.to_path_buf()]
     };
+    // Created once the names are checked; taken back if the command fails before it writes.
+    let created = match into_folder {
+        true => output::check_folder(out)?,
+        false => output::CreatedFolders::none(),
+    };
     let mut written: Vec<PathBuf> = targets
         .iter()
         .flat_map(|t| [t.clone(), sidecar_path(t)])
@@ -426,7 +437,43 @@ fn logged_targets(
     for target in &targets {
         distillrank::data::convert::check_data_file(target)?;
     }
-    Ok(targets)
+    Ok((targets, created))
+}
+
+/// The docno of each document of `data` (read from `file`) in a TREC run: its line's docid
+/// comment (`#docid = GX...`, as qrels name documents), where every line of the file has one and
+/// no query names one twice, else `docN`, its 0-based place in its query. The teacher's and the
+/// reference's score readers take either.
+fn run_docnos(file: &Path, data: &Dataset) -> Result<Vec<String>> {
+    let by_place = || -> Vec<String> {
+        (0..data.n_groups())
+            .flat_map(|g| data.group(g).map(move |d| d - data.group_offsets[g]))
+            .map(|i| format!("doc{i}"))
+            .collect()
+    };
+    // Only LETOR text has docid comments: a cache or Parquet has none.
+    if distillrank::data::cache::is_cache_path(file)
+        || distillrank::data::parquet::is_parquet_path(file)
+    {
+        return Ok(by_place());
+    }
+    // Gzipped text is read as its text.
+    let text = std::fs::File::open(file).map_err(|e| Error::io(file, e))?;
+    let docids = logs::docid_comments(file, text)?;
+    let named: Option<Vec<String>> = docids
+        .into_iter()
+        .map(|d| d.filter(|d| !d.is_empty() && !d.contains(char::is_whitespace)))
+        .collect();
+    let distinct = |docids: &[String]| {
+        (0..data.n_groups()).all(|g| {
+            let mut seen = std::collections::HashSet::new();
+            docids[data.group(g)].iter().all(|d| seen.insert(d))
+        })
+    };
+    Ok(match named {
+        Some(docids) if docids.len() == data.n_docs() && distinct(&docids) => docids,
+        _ => by_place(),
+    })
 }
 
 /// The warning of a Parquet output `path` of data whose lines named `left_out` documents by
@@ -468,7 +515,7 @@ pub fn simulate_logs(args: &SimulateLogsArgs, out: &Output) -> Result<()> {
     for sentence in options.unused() {
         out.warn(sentence);
     }
-    let targets = logged_targets(&args.files, &[], &args.out, impressions_path)?;
+    let (targets, created) = logged_targets(&args.files, &[], &args.out, impressions_path)?;
     let data: Vec<Dataset> = args
         .files
         .iter()
@@ -495,6 +542,7 @@ pub fn simulate_logs(args: &SimulateLogsArgs, out: &Output) -> Result<()> {
         }
         sidecars.push(write_sidecar(target, sidecar)?);
     }
+    created.keep();
     if out.json {
         outln!(
             "{}",
@@ -615,7 +663,7 @@ pub fn aggregate_logs(args: &AggregateLogsArgs, out: &Output) -> Result<()> {
             args.files.len()
         )));
     }
-    let targets = logged_targets(&args.files, &logs_given, &args.out, click_table_path)?;
+    let (targets, created) = logged_targets(&args.files, &logs_given, &args.out, click_table_path)?;
     let data: Vec<Dataset> = args
         .files
         .iter()
@@ -706,6 +754,7 @@ pub fn aggregate_logs(args: &AggregateLogsArgs, out: &Output) -> Result<()> {
         }
         sidecars.push(write_sidecar(target, sidecar)?);
     }
+    created.keep();
     if out.json {
         outln!(
             "{}",
@@ -823,6 +872,7 @@ pub fn train(args: &TrainArgs, out: &Output) -> Result<()> {
             let inputs = Inputs::of(test, config.view);
             let scores =
                 distillrank::native::block_on(engine.score_ensemble(&trained.model, inputs))?;
+            train::check_split_scores(&scores, test, "test")?;
             // As `eval` and `compare` say it of a model that does not rank.
             if let Some(note) = model_io::ties_note(&scores, &test.group_offsets) {
                 out.warn(format!("test split: {note}"));
@@ -1233,6 +1283,10 @@ pub fn predict(args: &PredictArgs, given: &[String], out: &Output) -> Result<()>
         Some(exact) => exact[doc].to_string(),
         None => scores[doc].to_string(),
     };
+    let docnos = match &args.run {
+        Some(_) => run_docnos(&args.file, &data)?,
+        None => Vec::new(),
+    };
     let write = |path: &Path, w: &mut dyn Write| -> Result<()> {
         let io = |e| Error::io(path, e);
         match &args.run {
@@ -1243,9 +1297,9 @@ pub fn predict(args: &PredictArgs, given: &[String], out: &Output) -> Result<()>
                     for (rank, &i) in order.iter().enumerate() {
                         writeln!(
                             w,
-                            "{} Q0 doc{} {} {} distillrank",
+                            "{} Q0 {} {} {} distillrank",
                             data.qids[g],
-                            i,
+                            docnos[docs.start + i],
                             rank + 1,
                             shown(docs.start + i)
                         )

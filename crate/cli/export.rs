@@ -66,6 +66,8 @@ pub fn run(args: &ExportArgs, out: &Output) -> Result<()> {
             "ir_version": onnx::IR_VERSION,
             "bytes": bytes.len(),
             "input": {"name": onnx::INPUT, "shape": [onnx::BATCH, config.source_features]},
+            // A listwise model's batch is one query's documents, whole.
+            "batch_is_one_query": config.attention_heads > 0,
             "output": {"name": onnx::OUTPUT, "shape": [onnx::BATCH]},
         });
         outln!("{v}");
@@ -75,8 +77,13 @@ pub fn run(args: &ExportArgs, out: &Output) -> Result<()> {
             args.onnx.display(),
             onnx::OPSET
         );
+        // A listwise model's scores depend on the whole list: a batch is one query.
+        let batch = match config.attention_heads {
+            0 => "",
+            _ => ": the documents of one query, whole (the model attends over them)",
+        };
         out.note(format!(
-            "input '{}' float32 [batch, {}]: raw feature vectors (column j at index j - 1, absent sparse entries 0); output '{}' float32 [batch]: the scores",
+            "input '{}' float32 [batch, {}]: raw feature vectors (column j at index j - 1, absent sparse entries 0){batch}; output '{}' float32 [batch]: the scores",
             onnx::INPUT,
             config.source_features,
             onnx::OUTPUT

@@ -245,6 +245,19 @@ impl<S: FlagSet> clap::FromArgMatches for TableFlags<S> {
                 } else {
                     continue;
                 };
+            // Several numbers where the field holds one (`--ensemble 2,3`): a usage error, as
+            // clap's own refusal of a value is, not a failure of the run.
+            if values.len() > 1 {
+                if let Err(e) = Setup::default().with_flags(&[(flag, values.clone())]) {
+                    let message = e.message();
+                    if message.contains("values (") && message.contains("where it takes one") {
+                        return Err(clap::Error::raw(
+                            clap::error::ErrorKind::ValueValidation,
+                            format!("{message}\n"),
+                        ));
+                    }
+                }
+            }
             self.given.retain(|(f, _)| *f != flag);
             self.given.push((flag, values));
         }

@@ -105,7 +105,14 @@ pub fn command() -> clap::Command {
                 "predict" | "eval" => Context::Scoring,
                 _ => context,
             };
-            from_table(sub, context)
+            let sub = from_table(sub, context);
+            // A command that prepares one split takes the data's flags but the folds, which it
+            // refuses in the library's words ([`DataArgs::one_split_setup`]): not in its help.
+            let has_folds = sub.get_arguments().any(|a| a.get_id() == "folds");
+            match sub.get_name() {
+                "train" | "sweep" if has_folds => sub.mut_arg("folds", |a| a.hide(true)),
+                _ => sub,
+            }
         })
     }
     with_examples(from_table(
@@ -1003,7 +1010,9 @@ pub struct PredictArgs {
     /// Group sizes for a file without qid:.
     #[arg(long)]
     pub query: Option<PathBuf>,
-    /// Write a TREC run file (qid Q0 doc rank score tag) here instead of one score a line on stdout.
+    /// Write a TREC run file (qid Q0 docno rank score tag) here instead of one score a line on
+    /// stdout; docno is the line's docid comment (#docid = ...) where every line has one, unique
+    /// within its query, else docN, the document's 0-based place in its query.
     #[arg(long)]
     pub run: Option<PathBuf>,
     /// Accept a file narrower than the model's training data (its last columns absent, as in a

@@ -1541,6 +1541,9 @@ struct SessionList {
     ranks: std::collections::HashMap<u64, usize>,
     /// Every session read to its end, with its first line.
     ended: std::collections::HashMap<(usize, u64), usize>,
+    /// The session's list probability (its log), where the log has the column: one value a
+    /// session, as its first line gives it.
+    probability: Option<f64>,
     /// Lines are a Parquet log's rows ([`place`]).
     from_parquet: bool,
 }
@@ -1557,7 +1560,9 @@ fn place(from_parquet: bool, line: usize) -> String {
 
 impl SessionList {
     /// Checks one impression (document `doc` at rank `position` of `session` of query `qid`,
-    /// group `g`, at `line`); the reason in words when the session is not a list.
+    /// group `g`, at `line`, with the list's log probability where the log gives it); the reason
+    /// in words when the session is not a list.
+    #[allow(clippy::too_many_arguments)]
     fn check(
         &mut self,
         g: usize,
@@ -1565,6 +1570,7 @@ impl SessionList {
         session: u64,
         doc: u64,
         position: u64,
+        probability: Option<f64>,
         line: usize,
     ) -> std::result::Result<(), String> {
         let place = |line: usize| place(self.from_parquet, line);
@@ -1581,6 +1587,16 @@ impl SessionList {
             self.current = Some((g, session, line));
             self.docs.clear();
             self.ranks.clear();
+            self.probability = probability;
+        }
+        if let (Some(p), Some(first)) = (probability, self.probability) {
+            if p != first {
+                let began = self.current.map_or(line, |(_, _, at)| at);
+                return Err(format!(
+                    "list_log_probability {p} in session {session} of query {qid}, whose {} gave {first}: it is the probability of the session's whole list, one value a session",
+                    place(began)
+                ));
+            }
         }
         if let Some(&other) = self.docs.get(&doc) {
             return Err(format!(
@@ -1763,10 +1779,11 @@ pub fn read_impressions(
                 ),
             ));
         }
+        let mut probability = None;
         if let Some(k) = probability_at {
             let field = fields[k].trim();
             match field.parse::<f64>() {
-                Ok(p) if p.is_finite() && p <= 0.0 => {}
+                Ok(p) if p.is_finite() && p <= 0.0 => probability = Some(p),
                 _ => {
                     return Err(bad(
                         line,
@@ -1778,21 +1795,22 @@ pub fn read_impressions(
                 }
             }
         }
-        let number = |k: usize, what: &str| -> Result<u64> {
+        let number = |k: usize, what: &str, expected: &str| -> Result<u64> {
             fields[k].trim().parse::<u64>().map_err(|_| {
                 bad(
                     line,
                     format!(
-                        "{what} '{}': expected a whole number, 0 or more",
+                        "{what} '{}': expected {expected}",
                         crate::error::printable(fields[k])
                     ),
                 )
             })
         };
-        let qid = number(0, "qid")?;
-        let session = number(1, "session")?;
-        let position = number(2, "position")?;
-        let click = number(4, "click")?;
+        let whole = "a whole number, 0 or more";
+        let qid = number(0, "qid", whole)?;
+        let session = number(1, "session", whole)?;
+        let position = number(2, "position", "a displayed rank, a whole number from 1")?;
+        let click = number(4, "click", whole)?;
         let Some(&g) = groups.get(&qid) else {
             if held_out.contains(&qid) {
                 others += 1;
@@ -1854,7 +1872,7 @@ pub fn read_impressions(
         }
         let outcome = Outcome::read(&fields, conversion_at, dwell_at, click == 1)
             .map_err(|message| bad(line, message))?;
-        list.check(g, qid, session, doc, position, line)
+        list.check(g, qid, session, doc, position, probability, line)
             .map_err(|message| bad(line, message))?;
         let row = data.group(g).start + doc as usize - 1;
         if let Some(sums) = conversions.as_mut() {

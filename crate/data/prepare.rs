@@ -1574,6 +1574,17 @@ fn prepare_parts(
         &varied_before,
         options,
     ));
+    if options.transform == Transform::SignedLog1p {
+        warnings.extend(constant_on_training_alone(
+            &train_set,
+            [
+                ("validation", Some(&valid_set)),
+                ("test", test_set.as_ref()),
+            ],
+            [&regular_columns, &privileged_columns],
+            &constant,
+        ));
+    }
     Ok(Prepared {
         train: train_set,
         valid: valid_set,
@@ -1588,6 +1599,66 @@ fn prepare_parts(
         holdout,
         input_maps,
     })
+}
+
+/// Warnings naming the columns `constant` on the training split that take other values on the
+/// validation or test split, under the signed log1p alone: a model learned nothing of how they
+/// vary, yet their other values move its scores there, as its weights of them happen to be. A
+/// fitted transform maps such a column to 0 on every split, and LightGBM never splits on it.
+fn constant_on_training_alone(
+    train: &RankingSet,
+    others: [(&str, Option<&RankingSet>); 2],
+    [regular_columns, privileged_columns]: [&[usize]; 2],
+    constant: &[usize],
+) -> Vec<String> {
+    let mut warnings = Vec::new();
+    for (split, set) in others {
+        let Some(set) = set else { continue };
+        let (mut columns, mut documents) = (Vec::new(), vec![false; set.n_docs()]);
+        for (matrix, trained, width, names) in [
+            (&set.regular, &train.regular, set.d_x, regular_columns),
+            (
+                &set.privileged,
+                &train.privileged,
+                set.d_z,
+                privileged_columns,
+            ),
+        ] {
+            // The discriminative z is a label, not a column of the file.
+            if names.len() != width || train.n_docs() == 0 {
+                continue;
+            }
+            for (j, column) in names.iter().enumerate() {
+                if !constant.contains(column) {
+                    continue;
+                }
+                let value = trained[j];
+                let mut varies = false;
+                for (row, seen) in matrix.chunks_exact(width).zip(documents.iter_mut()) {
+                    if row[j] != value {
+                        (varies, *seen) = (true, true);
+                    }
+                }
+                if varies {
+                    columns.push(*column);
+                }
+            }
+        }
+        if !columns.is_empty() {
+            columns.sort_unstable();
+            let (n, take, what) = match columns.len() {
+                1 => ("column", "takes", "it varies"),
+                _ => ("columns", "take", "they vary"),
+            };
+            warnings.push(format!(
+                "{n} {}, constant on the training split, {take} other values on the {split} split ({} of {} documents): a model learned nothing of how {what}, yet under the signed log1p alone (nothing fitted) those values move its scores there; --transform standardize or rank-gauss maps a column constant on the training split to 0 on every split",
+                column_ranges(&columns),
+                documents.iter().filter(|&&d| d).count(),
+                set.n_docs()
+            ));
+        }
+    }
+    warnings
 }
 
 /// A warning naming the columns that vary on the training split (not `constant` there) but take

@@ -322,6 +322,52 @@ pub fn layout_warning(dir: &str, exists: &dyn Fn(&str) -> bool) -> Option<String
     ))
 }
 
+/// Where `dir` holds both layouts whole as LETOR text, the first Fold file that is not what LETOR
+/// 4.0's rotation of the parts makes it (by size: MQ2008's release has each fold's files the
+/// parts' bytes): the folds run are the directory's Fold1..Fold5, and its parts say otherwise.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn layouts_disagree(dir: &str) -> Option<String> {
+    let size = |name: &str| {
+        std::fs::metadata(in_dir(dir, name.to_string()))
+            .ok()
+            .filter(|m| m.is_file())
+            .map(|m| m.len())
+    };
+    let parts: Vec<u64> = (1..=5)
+        .map(|i| size(&format!("S{i}.txt")))
+        .collect::<Option<_>>()?;
+    let mut found = Vec::new();
+    for (k, (train, valid, test)) in ROTATION.iter().enumerate() {
+        for (split, named, bytes) in [
+            (
+                "train",
+                train.to_vec(),
+                train.iter().map(|&s| parts[s - 1]).sum(),
+            ),
+            ("vali", vec![*valid], parts[valid - 1]),
+            ("test", vec![*test], parts[test - 1]),
+        ] {
+            found.push((format!("Fold{}/{split}.txt", k + 1), named, bytes));
+        }
+    }
+    let sizes: Vec<u64> = found
+        .iter()
+        .map(|(name, _, _)| size(name))
+        .collect::<Option<_>>()?;
+    let ((name, named, bytes), size) = found
+        .iter()
+        .zip(sizes)
+        .find(|((_, _, bytes), size)| bytes != size)?;
+    let parts: Vec<String> = named.iter().map(|s| format!("S{s}.txt")).collect();
+    Some(format!(
+        "{}: not {} {} that LETOR 4.0's rotation makes it ({size} bytes, where {} {bytes}): the directory's two layouts disagree, and the folds run are its Fold1..Fold5",
+        crate::error::printable(&in_dir(dir, name.clone())),
+        if parts.len() == 1 { "the part" } else { "the parts" },
+        parts.join("+"),
+        if parts.len() == 1 { "it holds" } else { "they hold" },
+    ))
+}
+
 /// LETOR 4.0's five folds of the parts `parts` (S1..S5, in order), by [`ROTATION`].
 fn rotated(parts: &[String]) -> Vec<Fold> {
     ROTATION
@@ -481,6 +527,7 @@ pub fn warnings(setup: &Setup) -> Vec<String> {
     #[cfg(not(target_arch = "wasm32"))]
     if let Some(dir) = setup.data.folds.as_deref() {
         out.extend(layout_warning(dir, &fold_file_there));
+        out.extend(layouts_disagree(dir));
     }
     for (noun, outside) in [
         ("teacher", &setup.data.teacher),

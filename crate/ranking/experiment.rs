@@ -115,6 +115,7 @@ pub async fn run_model(
         .await?;
     let seconds = started.elapsed();
     let test = splits.test.set;
+    crate::ranking::train::check_split_scores(&scores, test, "test")?;
     let report = metrics::report(&scores, &test.labels, &test.group_offsets, config.idcg_zero);
     let grades: Vec<f32> = test.grades.iter().map(|&r| r as f32).collect();
     // The graded relevance as the binary: measured where some query holds two grades.

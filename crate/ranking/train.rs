@@ -411,6 +411,7 @@ pub async fn fit_async(
         first.run.best_valid_ndcg
     } else {
         let scores = engine.score_ensemble(&model, valid.inputs).await?;
+        check_split_scores(&scores, valid.set, "validation")?;
         mean_ndcg(
             config.eval_k,
             &scores,
@@ -563,9 +564,12 @@ async fn fit_member_async(
             propensity_seconds = Some(started.elapsed());
         }
         let valid_scores = score_for_ndcg(&trainer, valid, &valid_ranked, attends).await?;
+        check_split_scores(&valid_scores, valid.set, "validation")?;
         let test_scores = match (test, &test_ranked) {
             (Some(t), Some(ranked)) => {
-                Some((t, score_for_ndcg(&trainer, t, ranked, attends).await?))
+                let scores = score_for_ndcg(&trainer, t, ranked, attends).await?;
+                check_split_scores(&scores, t.set, "test")?;
+                Some((t, scores))
             }
             _ => None,
         };
@@ -589,6 +593,25 @@ async fn fit_member_async(
         }
     }
     Ok(selection.finish())
+}
+
+/// Refuses a split's scores that hold a NaN or an infinity: a model whose weights overflow on the
+/// split's inputs (a feature far outside the training split's range, as the transform fitted
+/// there scales it) has no metric to report, in training as in `eval` and `predict`
+/// ([`crate::model_io::check_scores`]).
+pub fn check_split_scores(scores: &[f32], set: &RankingSet, split: &str) -> Result<()> {
+    let Some(first) = scores.iter().position(|s| !s.is_finite()) else {
+        return Ok(());
+    };
+    let bad = scores.iter().filter(|s| !s.is_finite()).count();
+    let group = set.group_offsets.partition_point(|&o| o <= first) - 1;
+    Err(Error::Data(format!(
+        "the model scores {bad} of {} documents of the {split} split as NaN or infinite (the first: query {}, its document {}, {}): its weights overflow on these inputs, a feature far outside the training split's range as the transform fitted there scales it; no metric is reported",
+        scores.len(),
+        set.qids.get(group).copied().unwrap_or(group as u64),
+        first - set.group_offsets[group] + 1,
+        scores[first]
+    )))
 }
 
 /// The documents whose scores can move NDCG on y: those of the groups that hold both a y = 1 and
