@@ -22,6 +22,12 @@ fn main() -> ExitCode {
         Err(e) => e.exit(),
     };
     let json = args.json;
+    // Ended by Ctrl-C or SIGTERM mid-write: the temporary files of unfinished outputs go too
+    // (no destructor runs), and the exit status says how it ended (128 + SIGINT).
+    let _ = ctrlc::set_handler(|| {
+        distillrank::output::remove_unfinished();
+        std::process::exit(130);
+    });
     distillrank::native::quiet_gpu_probe();
     match cli::check_utf8_arguments(std::env::args_os()).and_then(|()| cli::run(args)) {
         Ok(()) => ExitCode::SUCCESS,

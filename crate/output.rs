@@ -7,27 +7,64 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 
-/// A file written under a temporary name, waiting to be renamed onto its target.
+/// A file written under a temporary name, waiting to be renamed onto its target. Dropped
+/// uncommitted (a later output of the command failed), the temporary file is removed.
 pub struct Staged {
     temporary: PathBuf,
     target: PathBuf,
+    committed: bool,
 }
 
 impl Staged {
     /// Renames the file onto its target.
-    pub fn commit(self) -> Result<()> {
-        if let Err(e) = regular_or_absent(&self.target) {
-            let _ = std::fs::remove_file(&self.temporary);
-            return Err(e);
-        }
-        std::fs::rename(&self.temporary, &self.target).map_err(|e| {
-            let _ = std::fs::remove_file(&self.temporary);
-            Error::io(&self.target, e)
-        })
+    pub fn commit(mut self) -> Result<()> {
+        regular_or_absent(&self.target)?;
+        std::fs::rename(&self.temporary, &self.target).map_err(|e| Error::io(&self.target, e))?;
+        self.committed = true;
+        Ok(())
     }
     /// Removes the temporary file.
-    pub fn discard(self) {
-        let _ = std::fs::remove_file(&self.temporary);
+    pub fn discard(self) {}
+}
+
+impl Drop for Staged {
+    fn drop(&mut self) {
+        if !self.committed {
+            let _ = std::fs::remove_file(&self.temporary);
+        }
+        unfinished(|files| files.retain(|f| f != &self.temporary));
+    }
+}
+
+/// The temporary files being written or staged, for [`remove_unfinished`]: a process that a
+/// signal ends runs no destructor.
+static UNFINISHED: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+fn unfinished(change: impl FnOnce(&mut Vec<PathBuf>)) {
+    let mut files = UNFINISHED
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    change(&mut files);
+}
+
+/// Removes every temporary file not yet renamed into place: what the command line calls when
+/// Ctrl-C or SIGTERM ends it, so that no `.NAME.PID.tmp` stays beside the outputs.
+pub fn remove_unfinished() {
+    unfinished(|files| {
+        for file in files.drain(..) {
+            let _ = std::fs::remove_file(file);
+        }
+    });
+}
+
+/// A temporary file about to be written at `temporary` for `target`, removed if the process
+/// ends before it is committed.
+fn staging(temporary: PathBuf, target: PathBuf) -> Staged {
+    unfinished(|files| files.push(temporary.clone()));
+    Staged {
+        temporary,
+        target,
+        committed: false,
     }
 }
 
@@ -71,12 +108,9 @@ fn temporary(path: &Path) -> PathBuf {
 /// Writes `bytes` under a temporary name beside `path`; [`Staged::commit`] puts them in place.
 pub fn stage(path: &Path, bytes: &[u8]) -> Result<Staged> {
     let target = through_links(path);
-    let temporary = temporary(&target);
-    if let Err(e) = std::fs::write(&temporary, bytes) {
-        let _ = std::fs::remove_file(&temporary);
-        return Err(Error::io(path, e));
-    }
-    Ok(Staged { temporary, target })
+    let staged = staging(temporary(&target), target);
+    std::fs::write(&staged.temporary, bytes).map_err(|e| Error::io(path, e))?;
+    Ok(staged)
 }
 
 /// Streams a file under a temporary name beside `path` through `write` (buffered);
@@ -87,17 +121,15 @@ pub fn stage_with(
 ) -> Result<Staged> {
     use std::io::Write as _;
     let target = through_links(path);
-    let temporary = temporary(&target);
-    let written = std::fs::File::create(&temporary).and_then(|file| {
-        let mut out = std::io::BufWriter::new(file);
-        write(&mut out)?;
-        out.flush()
-    });
-    if let Err(e) = written {
-        let _ = std::fs::remove_file(&temporary);
-        return Err(Error::io(path, e));
-    }
-    Ok(Staged { temporary, target })
+    let staged = staging(temporary(&target), target);
+    std::fs::File::create(&staged.temporary)
+        .and_then(|file| {
+            let mut out = std::io::BufWriter::new(file);
+            write(&mut out)?;
+            out.flush()
+        })
+        .map_err(|e| Error::io(path, e))?;
+    Ok(staged)
 }
 
 /// [`stage_with`] for text: gzip-compressed where `path` ends in `.gz`, as every reader of

@@ -173,9 +173,9 @@ const OPEN_ABOVE: (bool, bool) = (false, true);
 
 const SEED: &str = "any 64-bit seed";
 const SIZE: &str = "a larger value alone would ask for more memory than any machine has";
-/// The generator's columns: x and z together are at most the 65,536 a data file may have.
-const COLUMNS: &str =
-    "features of a generated file; x and z together are at most the 65,536 a data file may have";
+/// The generator's columns: a data file holds at most 65,536 (`data synth` checks x and z
+/// together).
+const COLUMNS: &str = "features of the generated data; a data file holds at most 65,536";
 const PROBABILITY: &str = "a probability";
 const SPREAD: &str = "a standard deviation; the signal has unit variance";
 

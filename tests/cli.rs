@@ -3278,11 +3278,14 @@ fn a_run_names_documents_by_their_docids() {
         &at("run"),
     ]);
     assert!(ok, "{stderr}");
-    // (qid, docid) of each line of the file.
+    // Each line's score, by (qid, docid): the run gives each document its own line's score.
+    let (ok, scores, stderr) = distillrank(&["predict", "--model", &at("m"), &test, "--quiet"]);
+    assert!(ok, "{stderr}");
     let text = std::fs::read_to_string(&test).unwrap();
-    let named: std::collections::HashSet<(String, String)> = text
+    let named: std::collections::HashMap<(String, String), &str> = text
         .lines()
-        .map(|line| {
+        .zip(scores.lines())
+        .map(|(line, score)| {
             let qid = line
                 .split_whitespace()
                 .nth(1)
@@ -3295,17 +3298,15 @@ fn a_run_names_documents_by_their_docids() {
                 .split_whitespace()
                 .next()
                 .unwrap();
-            (qid.to_string(), docid.to_string())
+            ((qid.to_string(), docid.to_string()), score)
         })
         .collect();
     let run = std::fs::read_to_string(at("run")).unwrap();
     assert_eq!(run.lines().count(), text.lines().count());
     for line in run.lines() {
         let fields: Vec<&str> = line.split(' ').collect();
-        assert!(
-            named.contains(&(fields[0].to_string(), fields[2].to_string())),
-            "{line}"
-        );
+        let key = (fields[0].to_string(), fields[2].to_string());
+        assert_eq!(named.get(&key), Some(&fields[4]), "{line}");
     }
     // Without docid comments: each document's place in its query.
     let plain = at("plain.txt");

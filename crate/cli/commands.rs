@@ -443,8 +443,8 @@ fn logged_targets(
 /// The docno of each document of `data` (read from `file`) in a TREC run: its line's docid
 /// comment (`#docid = GX...`, as qrels name documents), where every line of the file has one and
 /// no query names one twice, else `docN`, its 0-based place in its query. The teacher's and the
-/// reference's score readers take either.
-fn run_docnos(file: &Path, data: &Dataset) -> Result<Vec<String>> {
+/// reference's score readers take either. A pipe, read once already, gives `docN`, said in a note.
+fn run_docnos(file: &Path, data: &Dataset, out: &Output) -> Result<Vec<String>> {
     let by_place = || -> Vec<String> {
         (0..data.n_groups())
             .flat_map(|g| data.group(g).map(move |d| d - data.group_offsets[g]))
@@ -455,6 +455,13 @@ fn run_docnos(file: &Path, data: &Dataset) -> Result<Vec<String>> {
     if distillrank::data::cache::is_cache_path(file)
         || distillrank::data::parquet::is_parquet_path(file)
     {
+        return Ok(by_place());
+    }
+    if !std::fs::metadata(file).is_ok_and(|m| m.is_file()) {
+        out.note(format!(
+            "{} is not a regular file (a pipe): the run names documents docN, their places in their queries, where a file's docid comments would take a second read",
+            file.display()
+        ));
         return Ok(by_place());
     }
     // Gzipped text is read as its text.
@@ -872,7 +879,7 @@ pub fn train(args: &TrainArgs, out: &Output) -> Result<()> {
             let inputs = Inputs::of(test, config.view);
             let scores =
                 distillrank::native::block_on(engine.score_ensemble(&trained.model, inputs))?;
-            train::check_split_scores(&scores, test, "test")?;
+            train::check_split_scores(&scores, test, "the test split")?;
             // As `eval` and `compare` say it of a model that does not rank.
             if let Some(note) = model_io::ties_note(&scores, &test.group_offsets) {
                 out.warn(format!("test split: {note}"));
@@ -1284,7 +1291,7 @@ pub fn predict(args: &PredictArgs, given: &[String], out: &Output) -> Result<()>
         None => scores[doc].to_string(),
     };
     let docnos = match &args.run {
-        Some(_) => run_docnos(&args.file, &data)?,
+        Some(_) => run_docnos(&args.file, &data, out)?,
         None => Vec::new(),
     };
     let write = |path: &Path, w: &mut dyn Write| -> Result<()> {

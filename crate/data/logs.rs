@@ -1630,8 +1630,8 @@ impl SessionList {
 /// Each session must be a list (`SessionList`), refused by session and line otherwise. A log
 /// may be gzip-compressed, and may start with a byte-order mark.
 /// An impressions log's first line as a message shows it when it is not the header: what it
-/// looks like (LETOR text, binary bytes) rather than the line itself, which could be a whole
-/// row of another file; a short line as it is.
+/// looks like (LETOR text, binary bytes), or a header of other names (`qid\tsession\tpos...`)
+/// as it is; never other text, which could be a line of any file (`--impressions /etc/passwd`).
 fn what_the_first_line_is(line: &str) -> String {
     let looks_binary = line
         .chars()
@@ -1642,11 +1642,15 @@ fn what_the_first_line_is(line: &str) -> String {
         "binary bytes, not text".into()
     } else if line.contains(" qid:") || line.starts_with("qid:") {
         "a line of LETOR text (it holds qid:), not an impressions log's header".into()
-    } else if line.chars().count() > 60 {
-        let start: String = line.chars().take(60).collect();
-        format!("the header '{}…'", crate::error::printable(&start))
-    } else {
+    } else if line.chars().count() <= 200
+        && line.split('\t').all(|name| {
+            !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        })
+    {
         format!("the header '{}'", crate::error::printable(line))
+    } else {
+        "a first line that is no header of column names (not shown: it could be a line of any file)"
+            .into()
     }
 }
 

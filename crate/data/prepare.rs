@@ -1601,7 +1601,7 @@ fn prepare_parts(
     })
 }
 
-/// Warnings naming the columns `constant` on the training split that take other values on the
+/// Warnings naming the columns `constant` (sorted) on the training split that take other values on the
 /// validation or test split, under the signed log1p alone: a model learned nothing of how they
 /// vary, yet their other values move its scores there, as its weights of them happen to be. A
 /// fitted transform maps such a column to 0 on every split, and LightGBM never splits on it.
@@ -1625,24 +1625,28 @@ fn constant_on_training_alone(
             ),
         ] {
             // The discriminative z is a label, not a column of the file.
-            if names.len() != width || train.n_docs() == 0 {
+            if width == 0 || names.len() != width || train.n_docs() == 0 {
                 continue;
             }
-            for (j, column) in names.iter().enumerate() {
-                if !constant.contains(column) {
-                    continue;
-                }
-                let value = trained[j];
-                let mut varies = false;
-                for (row, seen) in matrix.chunks_exact(width).zip(documents.iter_mut()) {
+            // Each constant column's place in the matrix and its one training value.
+            let flat: Vec<(usize, f32)> = (0..width)
+                .filter(|&j| constant.binary_search(&names[j]).is_ok())
+                .map(|j| (j, trained[j]))
+                .collect();
+            let mut varies = vec![false; flat.len()];
+            for (row, seen) in matrix.chunks_exact(width).zip(documents.iter_mut()) {
+                for (k, &(j, value)) in flat.iter().enumerate() {
                     if row[j] != value {
-                        (varies, *seen) = (true, true);
+                        (varies[k], *seen) = (true, true);
                     }
                 }
-                if varies {
-                    columns.push(*column);
-                }
             }
+            columns.extend(
+                flat.iter()
+                    .zip(&varies)
+                    .filter(|(_, &v)| v)
+                    .map(|(&(j, _), _)| names[j]),
+            );
         }
         if !columns.is_empty() {
             columns.sort_unstable();

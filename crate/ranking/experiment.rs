@@ -115,7 +115,12 @@ pub async fn run_model(
         .await?;
     let seconds = started.elapsed();
     let test = splits.test.set;
-    crate::ranking::train::check_split_scores(&scores, test, "test")?;
+    // Without a test split, the validation split stands in for it.
+    let split = match std::ptr::eq(test, splits.valid.set) {
+        true => "the validation split",
+        false => "the test split",
+    };
+    crate::ranking::train::check_split_scores(&scores, test, split)?;
     let report = metrics::report(&scores, &test.labels, &test.group_offsets, config.idcg_zero);
     let grades: Vec<f32> = test.grades.iter().map(|&r| r as f32).collect();
     // The graded relevance as the binary: measured where some query holds two grades.

@@ -411,7 +411,7 @@ pub async fn fit_async(
         first.run.best_valid_ndcg
     } else {
         let scores = engine.score_ensemble(&model, valid.inputs).await?;
-        check_split_scores(&scores, valid.set, "validation")?;
+        check_split_scores(&scores, valid.set, "the validation split")?;
         mean_ndcg(
             config.eval_k,
             &scores,
@@ -564,12 +564,9 @@ async fn fit_member_async(
             propensity_seconds = Some(started.elapsed());
         }
         let valid_scores = score_for_ndcg(&trainer, valid, &valid_ranked, attends).await?;
-        check_split_scores(&valid_scores, valid.set, "validation")?;
         let test_scores = match (test, &test_ranked) {
             (Some(t), Some(ranked)) => {
-                let scores = score_for_ndcg(&trainer, t, ranked, attends).await?;
-                check_split_scores(&scores, t.set, "test")?;
-                Some((t, scores))
+                Some((t, score_for_ndcg(&trainer, t, ranked, attends).await?))
             }
             _ => None,
         };
@@ -595,10 +592,10 @@ async fn fit_member_async(
     Ok(selection.finish())
 }
 
-/// Refuses a split's scores that hold a NaN or an infinity: a model whose weights overflow on the
-/// split's inputs (a feature far outside the training split's range, as the transform fitted
-/// there scales it) has no metric to report, in training as in `eval` and `predict`
-/// ([`crate::model_io::check_scores`]).
+/// Refuses a split's scores that hold a NaN or an infinity from finite weights (`split`: "the
+/// test split"): a model whose weights overflow on the split's inputs (a feature far outside the
+/// training split's range, as the transform fitted there scales it) has no metric to report, in
+/// training as in `eval` and `predict` ([`crate::model_io::check_scores`]).
 pub fn check_split_scores(scores: &[f32], set: &RankingSet, split: &str) -> Result<()> {
     let Some(first) = scores.iter().position(|s| !s.is_finite()) else {
         return Ok(());
@@ -606,7 +603,7 @@ pub fn check_split_scores(scores: &[f32], set: &RankingSet, split: &str) -> Resu
     let bad = scores.iter().filter(|s| !s.is_finite()).count();
     let group = set.group_offsets.partition_point(|&o| o <= first) - 1;
     Err(Error::Data(format!(
-        "the model scores {bad} of {} documents of the {split} split as NaN or infinite (the first: query {}, its document {}, {}): its weights overflow on these inputs, a feature far outside the training split's range as the transform fitted there scales it; no metric is reported",
+        "the model scores {bad} of {} documents of {split} as NaN or infinite (the first: query {}, its document {}, {}): its finite weights overflow on these inputs, a feature far outside the training split's range as the transform fitted there scales it (or weights grown too large: a smaller --lr); no metric is reported",
         scores.len(),
         set.qids.get(group).copied().unwrap_or(group as u64),
         first - set.group_offsets[group] + 1,
@@ -728,15 +725,13 @@ impl Selection {
                 what: "a weight became NaN or infinite".into(),
             });
         }
-        // Finite weights can still be so large that scores overflow.
-        if let Some(bad) = valid.1.iter().find(|s| !s.is_finite()) {
-            return Err(Error::Diverged {
-                epoch,
-                step,
-                smaller: SMALLER,
-                what: format!("the weights are finite but score validation documents {bad}"),
-            });
-        }
+        // Finite weights can still give scores that overflow, on inputs far from the training
+        // split's.
+        check_split_scores(
+            valid.1,
+            valid.0.set,
+            &format!("the validation split after epoch {epoch}"),
+        )?;
         let ndcg = |split: Split, scores: &[f32]| {
             mean_ndcg(
                 config.eval_k,
@@ -754,7 +749,11 @@ impl Selection {
             teacher_loss: losses.1,
             rd_loss: losses.2,
             valid_ndcg,
-            test_ndcg: test.and_then(|(split, scores)| ndcg(split, &scores)),
+            // The test curve's point of an epoch whose test scores overflow is missing: only
+            // the model kept is refused for them ([`crate::ranking::experiment::run_model`]).
+            test_ndcg: test
+                .filter(|(_, scores)| scores.iter().all(|s| s.is_finite()))
+                .and_then(|(split, scores)| ndcg(split, &scores)),
             propensities,
             propensity_seconds,
             seconds,

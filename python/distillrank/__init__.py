@@ -379,7 +379,12 @@ def _not_a_file_name(text: str) -> None:
 
 def _features(name: str, x: Any) -> _np.ndarray:
     """A 2-D float32 C-contiguous matrix (no copy when it is one already)."""
-    x = _np.asarray(x)
+    try:
+        x = _np.asarray(x)
+    except ValueError as e:
+        # Rows of different lengths (a ragged list of lists): numpy's words name neither.
+        raise ValueError(f"{name}: rows of different lengths: expected a 2-D array (rows, features), "
+                         f"every row as long as the first ({e})") from None
     if x.ndim != 2:
         raise ValueError(f"{name}: expected a 2-D array (rows, features), got shape {x.shape}")
     if x.dtype == object and all(

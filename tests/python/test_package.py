@@ -860,6 +860,10 @@ def test_class_messages_name_what_python_calls_it(bundled):
     Xv[3, 0] = np.inf
     with pytest.raises(ValueError, match=r"^eval_set's X: row 4, feature 1: inf is not a finite number"):
         distillrank.Ranker(**SMALL).fit(X, y, qid=qid, eval_set=(Xv, y[:40], qid[:40]), verbose=False)
+    # Rows of different lengths: X's, not numpy's words alone.
+    ragged = [[0.1, 0.2], [0.3]] * 10
+    with pytest.raises(ValueError, match=r"^X: rows of different lengths: expected a 2-D array"):
+        distillrank.Ranker(**SMALL).fit(ragged, [0, 1] * 10, qid=[1] * 20, verbose=False)
     for keyword in ("lr", "alpha"):
         with pytest.raises(ValueError, match=rf"^{keyword} = nan: expected a finite number"):
             distillrank.Ranker(**{keyword: float("nan")}).fit(X, y, qid=qid)
