@@ -22,13 +22,9 @@ fn main() -> ExitCode {
         Err(e) => e.exit(),
     };
     let json = args.json;
-    // Ended by Ctrl-C or SIGTERM mid-write: the temporary files of unfinished outputs go too
-    // (no destructor runs), and the exit status says how it ended (128 + SIGINT).
-    let _ = ctrlc::set_handler(|| {
-        distillrank::output::remove_unfinished();
-        std::process::exit(130);
-    });
+    // Before any thread: it sets an environment variable.
     distillrank::native::quiet_gpu_probe();
+    remove_unfinished_outputs_on_signals();
     match cli::check_utf8_arguments(std::env::args_os()).and_then(|()| cli::run(args)) {
         Ok(()) => ExitCode::SUCCESS,
         // The reader of our output went away (`| head`): not an error.
@@ -48,3 +44,25 @@ fn main() -> ExitCode {
         }
     }
 }
+
+/// Ended by Ctrl-C, SIGTERM or SIGHUP mid-write, the command removes the temporary files of its
+/// unfinished outputs (a signal runs no destructor), then ends by that signal, as it would have
+/// without the handler: a shell's loop stops at Ctrl-C, and the status names the signal.
+#[cfg(unix)]
+fn remove_unfinished_outputs_on_signals() {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) else {
+        return;
+    };
+    std::thread::spawn(move || {
+        if let Some(signal) = signals.forever().next() {
+            // Held until the process ends: nothing is staged after the removal.
+            let _unfinished = distillrank::output::remove_unfinished();
+            let _ = signal_hook::low_level::emulate_default_handler(signal);
+            std::process::abort();
+        }
+    });
+}
+
+#[cfg(not(unix))]
+fn remove_unfinished_outputs_on_signals() {}

@@ -47,14 +47,18 @@ fn unfinished(change: impl FnOnce(&mut Vec<PathBuf>)) {
     change(&mut files);
 }
 
-/// Removes every temporary file not yet renamed into place: what the command line calls when
-/// Ctrl-C or SIGTERM ends it, so that no `.NAME.PID.tmp` stays beside the outputs.
-pub fn remove_unfinished() {
-    unfinished(|files| {
-        for file in files.drain(..) {
-            let _ = std::fs::remove_file(file);
-        }
-    });
+/// Removes every temporary file not yet renamed into place, and the run folder's lock: what the
+/// command line calls when Ctrl-C or SIGTERM ends it, so that no `.NAME.PID.tmp` stays beside
+/// the outputs. The registry stays locked while the returned guard lives (until the process
+/// ends), so that no file is staged after it.
+pub fn remove_unfinished() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
+    let mut files = UNFINISHED
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    for file in files.drain(..) {
+        let _ = std::fs::remove_file(file);
+    }
+    files
 }
 
 /// A temporary file about to be written at `temporary` for `target`, removed if the process
@@ -378,7 +382,11 @@ impl RunFolder {
         if matches!(&taken, Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists) {
             let holder = std::fs::read_to_string(&lock).unwrap_or_default();
             let pid = holder.trim();
-            let alive = !pid.is_empty() && Path::new("/proc").join(pid).exists();
+            // This process's own id is a lock left by an earlier process of that id (a
+            // container's first process): a run that holds it does not claim it again.
+            let alive = !pid.is_empty()
+                && pid != std::process::id().to_string()
+                && Path::new("/proc").join(pid).exists();
             if alive || !Path::new("/proc/self").exists() {
                 return Err(Error::Config(format!(
                     "{} is being written by another run (process {}): wait for it, or choose another --out (remove {} if no run is left)",
@@ -395,6 +403,8 @@ impl RunFolder {
                 .open(&lock);
         }
         let mut file = taken.map_err(|e| Error::io(&lock, e))?;
+        // Removed with the unfinished outputs when a signal ends the run.
+        unfinished(|files| files.push(lock.clone()));
         std::io::Write::write_all(&mut file, std::process::id().to_string().as_bytes())
             .map_err(|e| Error::io(&lock, e))?;
         let mut folder = RunFolder {
@@ -490,7 +500,9 @@ impl RunFolder {
 
 impl Drop for RunFolder {
     fn drop(&mut self) {
-        let _ = std::fs::remove_file(self.dir.join(Self::LOCK));
+        let lock = self.dir.join(Self::LOCK);
+        let _ = std::fs::remove_file(&lock);
+        unfinished(|files| files.retain(|f| f != &lock));
         if !self.finished.get() {
             // Only folders this run created, and only if empty (`remove_dir` refuses others).
             for folder in self.created.iter().rev() {
@@ -509,6 +521,11 @@ fn probe(target: &Path, path: &Path) -> Result<()> {
             std::io::Error::new(e.kind(), format!("cannot be written there ({e})")),
         )
     };
-    std::fs::write(path, b"").map_err(cannot)?;
-    std::fs::remove_file(path).map_err(cannot)
+    unfinished(|files| files.push(path.to_path_buf()));
+    let probed = std::fs::write(path, b"")
+        .and_then(|()| std::fs::remove_file(path))
+        .map_err(cannot);
+    let _ = std::fs::remove_file(path);
+    unfinished(|files| files.retain(|f| f != path));
+    probed
 }

@@ -2430,6 +2430,29 @@ fn class_a_file_that_is_not_ranking_data_is_never_echoed() {
             "{args:?} echoed the file: {stderr}"
         );
     }
+    // A file of one word (a token, a key) is no header of an impressions log: not shown either.
+    let token = dir.path().join("token");
+    std::fs::write(&token, "ghp_SECRET0123456789\n").unwrap();
+    let log = |path: &Path| {
+        let args = [
+            "data",
+            "aggregate-logs",
+            &data,
+            "--impressions",
+            path.to_str().unwrap(),
+            "-o",
+            &out,
+        ];
+        refused(&args, &[])
+    };
+    let stderr = log(&token);
+    assert!(!stderr.contains("SECRET"), "echoed the token: {stderr}");
+    // A header of names is shown; one separated by commas is told so.
+    let header = dir.path().join("header.tsv");
+    std::fs::write(&header, "qid\tsession\tpos\tdoc\tclick\n").unwrap();
+    assert!(log(&header).contains("the header 'qid\\tsession\\tpos\\tdoc\\tclick'"));
+    std::fs::write(&header, "qid,session,position,doc,click\n").unwrap();
+    assert!(log(&header).contains("separated by commas or spaces"));
     // Past the first line, a LETOR file's bad token is shown: it helps to find the line.
     let broken = dir.path().join("broken.txt");
     std::fs::write(&broken, "1 qid:1 1:0.5\n1 qid:1 junk\n").unwrap();
@@ -2759,8 +2782,8 @@ fn class_a_column_constant_on_the_training_split_alone_is_named() {
 
 // Outputs: a command that Ctrl-C or SIGTERM ends while it writes leaves no temporary file beside
 // its outputs (a signal runs no destructor: the command line removes its unfinished outputs),
-// and exits with 130. A simulated log of a million sessions was left as a `.tmp` file of
-// hundreds of megabytes.
+// and still ends by the signal. A simulated log of a million sessions was left as a `.tmp` file
+// of hundreds of megabytes.
 #[test]
 fn class_an_interrupted_command_leaves_no_temporary_file() {
     let dir = tempfile::tempdir().unwrap();
@@ -2774,7 +2797,7 @@ fn class_an_interrupted_command_leaves_no_temporary_file() {
             })
             .unwrap_or(false)
     };
-    for signal in ["TERM", "INT"] {
+    for (signal, number) in [("TERM", 15), ("INT", 2)] {
         let out = dir.path().join(signal);
         let folder = format!("{}/", out.display());
         let mut child = command(&[
@@ -2802,7 +2825,8 @@ fn class_an_interrupted_command_leaves_no_temporary_file() {
             .unwrap();
         assert!(killed.success());
         let status = child.wait().unwrap();
-        assert_eq!(status.code(), Some(130), "SIG{signal}");
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(status.signal(), Some(number), "SIG{signal}: {status}");
         assert!(!temporary(&out), "SIG{signal} left a temporary file");
     }
 }

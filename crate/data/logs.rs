@@ -1642,16 +1642,29 @@ fn what_the_first_line_is(line: &str) -> String {
         "binary bytes, not text".into()
     } else if line.contains(" qid:") || line.starts_with("qid:") {
         "a line of LETOR text (it holds qid:), not an impressions log's header".into()
-    } else if line.chars().count() <= 200
-        && line.split('\t').all(|name| {
-            !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-        })
-    {
+    } else if line.trim().is_empty() {
+        "an empty first line".into()
+    } else if names(line.split('\t')) {
         format!("the header '{}'", crate::error::printable(line))
+    } else if line.starts_with("qid")
+        && names(line.split([',', ';', ' ']).filter(|f| !f.is_empty()))
+    {
+        "a header of names separated by commas or spaces: an impressions log's columns are separated by tabs".into()
     } else {
         "a first line that is no header of column names (not shown: it could be a line of any file)"
             .into()
     }
+}
+
+/// Whether `fields` are a header's column names: five or more (a log's first five are fixed),
+/// each of letters, digits and `_`. One word alone is no header (a token, a key).
+fn names<'a>(fields: impl Iterator<Item = &'a str>) -> bool {
+    let fields: Vec<&str> = fields.collect();
+    fields.len() >= 5
+        && fields.iter().all(|name| {
+            (1..=40).contains(&name.len())
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        })
 }
 
 pub fn read_impressions(

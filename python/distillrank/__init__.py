@@ -383,8 +383,10 @@ def _features(name: str, x: Any) -> _np.ndarray:
         x = _np.asarray(x)
     except ValueError as e:
         # Rows of different lengths (a ragged list of lists): numpy's words name neither.
-        raise ValueError(f"{name}: rows of different lengths: expected a 2-D array (rows, features), "
-                         f"every row as long as the first ({e})") from None
+        if "inhomogeneous" in str(e) or "setting an array element with a sequence" in str(e):
+            raise ValueError(f"{name}: rows of different lengths: expected a 2-D array (rows, features), "
+                             f"every row as long as the first ({e})") from None
+        raise ValueError(f"{name}: {e}") from None
     if x.ndim != 2:
         raise ValueError(f"{name}: expected a 2-D array (rows, features), got shape {x.shape}")
     if x.dtype == object and all(
