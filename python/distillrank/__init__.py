@@ -1011,7 +1011,8 @@ class Ranker(_EstimatorBase):
 
     def to_onnx(self, path: str, metadata: Optional[Dict[str, str]] = None) -> None:
         """Writes the model as ONNX: raw feature vectors in (float32 [batch, X's width], input
-        "features"), the scores of :meth:`predict` out (float32 [batch], output "score")."""
+        "features"), the scores of :meth:`predict` out (float32 [batch], output "score"). A
+        listwise model's (``attention_heads`` above 0) batch is one query's documents, whole."""
         if metadata is not None and not isinstance(metadata, dict):
             raise TypeError(f"metadata: expected a dict of text keys and values, not {type(metadata).__name__}")
         for key, value in (metadata or {}).items():
