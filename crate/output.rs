@@ -23,8 +23,10 @@ impl Staged {
         self.committed = true;
         Ok(())
     }
-    /// Removes the temporary file.
-    pub fn discard(self) {}
+    /// Removes the temporary file: dropped uncommitted, [`Drop`] removes it.
+    pub fn discard(self) {
+        drop(self);
+    }
 }
 
 impl Drop for Staged {
@@ -40,11 +42,15 @@ impl Drop for Staged {
 /// signal ends runs no destructor.
 static UNFINISHED: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
 
-fn unfinished(change: impl FnOnce(&mut Vec<PathBuf>)) {
-    let mut files = UNFINISHED
+/// The registry, locked (a thread that panicked holding it left nothing half-changed in it).
+fn registry() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
+    UNFINISHED
         .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
-    change(&mut files);
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+fn unfinished(change: impl FnOnce(&mut Vec<PathBuf>)) {
+    change(&mut registry());
 }
 
 /// Removes every temporary file not yet renamed into place, and the run folder's lock: what the
@@ -52,9 +58,7 @@ fn unfinished(change: impl FnOnce(&mut Vec<PathBuf>)) {
 /// the outputs. The registry stays locked while the returned guard lives (until the process
 /// ends), so that no file is staged after it.
 pub fn remove_unfinished() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
-    let mut files = UNFINISHED
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let mut files = registry();
     for file in files.drain(..) {
         let _ = std::fs::remove_file(file);
     }
